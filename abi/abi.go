@@ -1,0 +1,123 @@
+// Package abi is the host-side description of Ordinal's wasm ABI v1: the JSON a
+// host sends to the reconcile module (Snapshot), the JSON it gets back (Plan,
+// Describe), and JSON Schemas for all three. README.md in this directory is the
+// normative document; these types mirror it.
+//
+// Kubernetes objects travel as json.RawMessage: the ABI carries Kubernetes JSON
+// exactly as the API server returns it, not a new object model.
+package abi
+
+import "encoding/json"
+
+// Version is the ABI version this package describes. A host must refuse a module
+// whose describe output reports a different "abi", and a module answers a
+// snapshot with another "abi" with an UnsupportedABI error plan.
+const Version = 1
+
+// Snapshot is the reconcile input: one StatefulSet and the objects it owns or may
+// adopt, as the controller's informers would see them.
+type Snapshot struct {
+	ABI         int               `json:"abi"`
+	Now         string            `json:"now,omitempty"` // RFC 3339; the guest never reads a clock
+	StatefulSet json.RawMessage   `json:"statefulSet"`
+	Pods        []json.RawMessage `json:"pods,omitempty"`
+	Revisions   []json.RawMessage `json:"revisions,omitempty"` // ControllerRevisions
+	Claims      []json.RawMessage `json:"claims,omitempty"`    // PersistentVolumeClaims
+	Features    map[string]bool   `json:"features,omitempty"`  // overrides of gate defaults
+}
+
+// Plan is the reconcile output: the writes upstream's sync would issue, in order.
+type Plan struct {
+	ABI                 int      `json:"abi"`
+	Actions             []Action `json:"actions"`
+	RequeueAfterSeconds float64  `json:"requeueAfterSeconds"`
+	Events              []Event  `json:"events"`
+	Error               *Error   `json:"error,omitempty"`
+}
+
+// Action is one API write. Object is set for create, update and updateStatus
+// (for updateStatus it is {"status":{...}}); PatchType and Patch for patch.
+// Error is set only when the API server, as the snapshot shows it, rejects the
+// write (for example AlreadyExists): upstream still issues it.
+type Action struct {
+	Verb      string          `json:"verb"`
+	Kind      string          `json:"kind"`
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	Object    json.RawMessage `json:"object,omitempty"`
+	PatchType string          `json:"patchType,omitempty"`
+	Patch     json.RawMessage `json:"patch,omitempty"`
+	Error     string          `json:"error,omitempty"`
+}
+
+// Event is a Kubernetes event the controller would record for the StatefulSet.
+type Event struct {
+	Type    string `json:"type"` // EventNormal or EventWarning
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Error is the plan-level error. Path, when present, is a dotted/indexed JSON
+// path into the snapshot, e.g. "statefulSet.spec.replicas" or "pods[3].metadata.name".
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Path    string `json:"path,omitempty"`
+}
+
+// Error makes a plan error usable as a Go error.
+func (e *Error) Error() string {
+	if e.Path != "" {
+		return e.Code + " at " + e.Path + ": " + e.Message
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Describe is the module's self-description, read once by the host at load.
+type Describe struct {
+	ABI               int             `json:"abi"`
+	Module            string          `json:"module"`
+	ModuleVersion     string          `json:"moduleVersion"`
+	KubernetesVersion string          `json:"kubernetesVersion"`
+	Features          map[string]bool `json:"features"` // gate name -> default
+}
+
+// Error codes of Plan.Error.
+const (
+	CodeInvalidJSON        = "InvalidJSON"        // the snapshot is not valid JSON
+	CodeInvalidSnapshot    = "InvalidSnapshot"    // valid JSON, wrong shape or types
+	CodeUnsupportedABI     = "UnsupportedABI"     // snapshot "abi" missing or not Version
+	CodeUnknownFeatureGate = "UnknownFeatureGate" // a gate in "features" the module does not know
+	CodeSyncFailed         = "SyncFailed"         // upstream's sync returned an error; actions still listed
+)
+
+// Action verbs.
+const (
+	VerbCreate       = "create"
+	VerbUpdate       = "update"
+	VerbPatch        = "patch"
+	VerbDelete       = "delete"
+	VerbUpdateStatus = "updateStatus"
+)
+
+// Object kinds an action can write.
+const (
+	KindPod                   = "Pod"
+	KindPersistentVolumeClaim = "PersistentVolumeClaim"
+	KindControllerRevision    = "ControllerRevision"
+	KindStatefulSet           = "StatefulSet"
+)
+
+// Event types.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+)
+
+// Feature gates understood by ABI v1 modules (defaults are in Describe.Features).
+const (
+	GateMaxUnavailableStatefulSet             = "MaxUnavailableStatefulSet"
+	GateStatefulSetRecreateStrategy           = "StatefulSetRecreateStrategy"
+	GateStatefulSetSemanticRevisionComparison = "StatefulSetSemanticRevisionComparison"
+	GateStaleControllerConsistencyStatefulSet = "StaleControllerConsistencyStatefulSet"
+)
