@@ -1,0 +1,115 @@
+package statefulset
+
+import (
+	"sort"
+
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+)
+
+// controllerRefValue is metav1.NewControllerRef(owner, kind) as JSON.
+func controllerRefValue(apiVersion, kind, name, uid string) jsonv.Value {
+	return jsonv.Obj(
+		jsonv.M("apiVersion", jsonv.Str(apiVersion)),
+		jsonv.M("kind", jsonv.Str(kind)),
+		jsonv.M("name", jsonv.Str(name)),
+		jsonv.M("uid", jsonv.Str(uid)),
+		jsonv.M("controller", jsonv.BoolV(true)),
+		jsonv.M("blockOwnerDeletion", jsonv.BoolV(true)),
+	)
+}
+
+func (s *syncer) setControllerRef() jsonv.Value {
+	return controllerRefValue(appsV1, kindStatefulSet, s.set.Meta.Name, s.set.Meta.UID)
+}
+
+// adoptPatch is the strategic merge patch that makes the set the controller of an object.
+func (s *syncer) adoptPatch(uid string) jsonv.Value {
+	return jsonv.Obj(jsonv.M("metadata", jsonv.Obj(
+		jsonv.M("ownerReferences", jsonv.Arr(s.setControllerRef())),
+		jsonv.M("uid", jsonv.Str(uid)),
+	)))
+}
+
+// releasePatch is the strategic merge patch that removes the set's owner reference.
+func (s *syncer) releasePatch(uid string) jsonv.Value {
+	return jsonv.Obj(jsonv.M("metadata", jsonv.Obj(
+		jsonv.M("uid", jsonv.Str(uid)),
+		jsonv.M("ownerReferences", jsonv.Arr(jsonv.Obj(
+			jsonv.M("$patch", jsonv.Str("delete")),
+			jsonv.M("uid", jsonv.Str(s.set.Meta.UID)),
+		))),
+	)))
+}
+
+// deletedAtError is RecheckDeletionTimestamp's error for a set being deleted.
+func (s *syncer) deletedAtError() string {
+	return s.set.Meta.Namespace + "/" + s.set.Meta.Name + " has just been deleted at " + s.set.Meta.DeletionTimestamp.UTC().String()
+}
+
+// adoptOrphanRevisions patches every selected revision without a controller to be controlled by
+// the set (before anything else happens in the sync).
+func (s *syncer) adoptOrphanRevisions() error {
+	var orphans []*revision
+	for _, r := range s.listRevisions() {
+		if r.Meta.controllerRef() == nil {
+			orphans = append(orphans, r)
+		}
+	}
+	if len(orphans) == 0 {
+		return nil
+	}
+	if s.set.Meta.Deleting {
+		return simpleError("can't adopt ControllerRevisions: " + s.deletedAtError())
+	}
+	sort.SliceStable(orphans, func(i, j int) bool { return naturalLess(orphans[i].Meta.Name, orphans[j].Meta.Name) })
+	for _, r := range orphans {
+		p := s.adoptPatch(r.Meta.UID)
+		s.record(action{Verb: verbPatch, Kind: kindRevision, Namespace: s.set.Meta.Namespace, Name: r.Meta.Name, PatchType: patchTypeSMP, Patch: &p})
+	}
+	return nil
+}
+
+// claimPods mirrors getPodsForStatefulSet: list the set's pods and the namespace's orphans,
+// keep the set's pods that still match, release those that do not, adopt matching orphans.
+func (s *syncer) claimPods() ([]*pod, error) {
+	if s.set.Meta.UID == "" {
+		return nil, simpleError("no owner uid provided")
+	}
+	var candidates []*pod
+	for _, p := range s.snap.Pods {
+		if p.Meta.Namespace != s.set.Meta.Namespace {
+			continue
+		}
+		ref := p.Meta.controllerRef()
+		if ref != nil && (ref.Kind != kindStatefulSet || ref.Name != s.set.Meta.Name || ref.UID != s.set.Meta.UID) {
+			continue
+		}
+		candidates = append(candidates, p)
+	}
+	sort.SliceStable(candidates, func(i, j int) bool { return naturalLess(candidates[i].Meta.Name, candidates[j].Meta.Name) })
+	match := func(p *pod) bool {
+		return s.sel.matches(p.Meta.Labels) && p.Parent == s.set.Meta.Name
+	}
+	claimed := make([]*pod, 0, len(candidates))
+	for _, p := range candidates {
+		if p.Meta.controllerRef() != nil {
+			if match(p) {
+				claimed = append(claimed, p)
+				continue
+			}
+			if s.set.Meta.Deleting {
+				continue
+			}
+			patch := s.releasePatch(p.Meta.UID)
+			s.record(action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch})
+			continue
+		}
+		if s.set.Meta.Deleting || !match(p) || p.Meta.Deleting {
+			continue
+		}
+		patch := s.adoptPatch(p.Meta.UID)
+		s.record(action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch})
+		claimed = append(claimed, p)
+	}
+	return claimed, nil
+}

@@ -1,0 +1,66 @@
+package statefulset
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOracleExamples runs the oracle's own example snapshots (/tmp/oracle/testdata, when
+// present) and compares with its plans converted to ABI v1 as hack/conformance does.
+func TestOracleExamples(t *testing.T) {
+	snaps, _ := filepath.Glob("/tmp/oracle/testdata/*.snapshot.json")
+	if len(snaps) == 0 {
+		t.Skip("no oracle examples")
+	}
+	pass := 0
+	for _, sp := range snaps {
+		want, err := os.ReadFile(strings.TrimSuffix(sp, ".snapshot.json") + ".plan.json")
+		if err != nil {
+			continue
+		}
+		in, _ := os.ReadFile(sp)
+		var snap map[string]any
+		if err := json.Unmarshal(in, &snap); err != nil {
+			t.Fatal(err)
+		}
+		// keep the original bytes (revision data is compared verbatim): splice "abi" in front.
+		in = append([]byte(`{"abi":1,`), strings.TrimSpace(string(in))[1:]...)
+		got := Reconcile(in)
+		if d := diffJSON(oracleToABI(t, want), got); d != "" {
+			t.Errorf("%s:\n%s", filepath.Base(sp), d)
+			continue
+		}
+		pass++
+	}
+	t.Logf("oracle examples: %d/%d pass", pass, len(snaps))
+}
+
+func oracleToABI(t *testing.T, b []byte) []byte {
+	var p map[string]any
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	p["abi"] = 1
+	if e, _ := p["error"].(string); e != "" {
+		p["error"] = map[string]any{"code": "SyncFailed", "message": e}
+	} else {
+		delete(p, "error")
+	}
+	evs := []any{}
+	if raw, ok := p["events"].([]any); ok {
+		for _, e := range raw {
+			s := e.(string)
+			parts := strings.SplitN(s, " ", 3)
+			for len(parts) < 3 {
+				parts = append(parts, "")
+			}
+			evs = append(evs, map[string]any{"type": parts[0], "reason": parts[1], "message": parts[2]})
+		}
+	}
+	p["events"] = evs
+	out, _ := json.Marshal(p)
+	return out
+}

@@ -1,0 +1,125 @@
+package statefulset
+
+import (
+	"strconv"
+
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+)
+
+// Action verbs and kinds of ABI v1.
+const (
+	verbCreate       = "create"
+	verbUpdate       = "update"
+	verbPatch        = "patch"
+	verbDelete       = "delete"
+	verbUpdateStatus = "updateStatus"
+	patchTypeSMP     = "application/strategic-merge-patch+json"
+)
+
+// action is one API write, in issue order.
+type action struct {
+	Verb, Kind, Namespace, Name string
+	Object                      *jsonv.Value
+	PatchType                   string
+	Patch                       *jsonv.Value
+	Err                         string // the API server's rejection, if any
+	gid                         int    // simulated goroutine (0 = main) for canonical ordering
+}
+
+// plan is the result of one sync.
+type plan struct {
+	Actions      []action
+	RequeueAfter float64 // seconds
+	Events       []event
+	Err          *PlanError
+}
+
+// encodePlan writes the ABI v1 plan JSON.
+func encodePlan(p *plan) []byte {
+	b := make([]byte, 0, 4096)
+	b = append(b, `{"abi":1,"actions":[`...)
+	for i := range p.Actions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		a := &p.Actions[i]
+		b = append(b, `{"verb":`...)
+		b = jsonv.AppendString(b, a.Verb)
+		b = append(b, `,"kind":`...)
+		b = jsonv.AppendString(b, a.Kind)
+		b = append(b, `,"namespace":`...)
+		b = jsonv.AppendString(b, a.Namespace)
+		b = append(b, `,"name":`...)
+		b = jsonv.AppendString(b, a.Name)
+		if a.PatchType != "" {
+			b = append(b, `,"patchType":`...)
+			b = jsonv.AppendString(b, a.PatchType)
+		}
+		if a.Patch != nil {
+			b = append(b, `,"patch":`...)
+			b = jsonv.AppendEncode(b, *a.Patch)
+		}
+		if a.Object != nil {
+			b = append(b, `,"object":`...)
+			b = jsonv.AppendEncode(b, *a.Object)
+		}
+		if a.Err != "" {
+			b = append(b, `,"error":`...)
+			b = jsonv.AppendString(b, a.Err)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"requeueAfterSeconds":`...)
+	b = jsonv.AppendFloat(b, p.RequeueAfter)
+	b = append(b, `,"events":[`...)
+	for i, e := range p.Events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":`...)
+		b = jsonv.AppendString(b, e.Type)
+		b = append(b, `,"reason":`...)
+		b = jsonv.AppendString(b, e.Reason)
+		b = append(b, `,"message":`...)
+		b = jsonv.AppendString(b, e.Message)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if p.Err != nil {
+		b = append(b, `,"error":{"code":`...)
+		b = jsonv.AppendString(b, p.Err.Code)
+		b = append(b, `,"message":`...)
+		b = jsonv.AppendString(b, p.Err.Message)
+		if p.Err.Path != "" {
+			b = append(b, `,"path":`...)
+			b = jsonv.AppendString(b, p.Err.Path)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// errorPlan is a plan with no actions and the given error.
+func errorPlan(e *PlanError) []byte {
+	return encodePlan(&plan{Err: e})
+}
+
+// Describe returns the module's describe JSON.
+func Describe() []byte {
+	b := []byte(`{"abi":1,"module":"ordinal","moduleVersion":"` + ModuleVersion + `","kubernetesVersion":"` + KubernetesVersion + `","features":{`)
+	for i, g := range gateDefaults {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonv.AppendString(b, g.name)
+		b = append(b, ':')
+		b = strconv.AppendBool(b, g.def)
+	}
+	return append(b, "}}"...)
+}
+
+// Module identity.
+const (
+	ModuleVersion     = "0.1.0"
+	KubernetesVersion = "v1.37.1"
+)

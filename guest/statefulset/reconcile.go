@@ -1,0 +1,147 @@
+package statefulset
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+)
+
+// Reconcile runs one sync of the upstream StatefulSet controller (Kubernetes v1.37.1) over
+// an ABI v1 snapshot and returns the plan JSON. It never panics: every failure is an error
+// inside the plan.
+func Reconcile(input []byte) (out []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = errorPlan(&PlanError{Code: CodeSyncFailed, Message: fmt.Sprint("internal error: ", r)})
+		}
+	}()
+	root, err := jsonv.Parse(input)
+	if err != nil {
+		return errorPlan(&PlanError{Code: CodeInvalidJSON, Message: err.Error()})
+	}
+	snap, perr := decodeSnapshot(root, input)
+	if perr != nil {
+		return errorPlan(perr)
+	}
+	return encodePlan(run(snap))
+}
+
+// syncer is the state of one sync: the snapshot as informers and API server see it, and the
+// plan being recorded.
+type syncer struct {
+	snap     *snapshot
+	set      *statefulSet
+	features Features
+	now      time.Time
+	sel      compiledSelector
+	plan     *plan
+
+	// API server contents (by namespace/name) used to answer writes.
+	podExists   map[string]bool
+	revByKey    map[string]*revision
+	claims      map[string]*claim // claims in the set's namespace, by name (the lister)
+	claimExists map[string]bool   // claims the API server has in the set's namespace
+
+	gid, nextGid int // simulated goroutine of the current write (0 = main)
+}
+
+func key(ns, name string) string { return ns + "/" + name }
+
+// run performs the sync shell: mirrors StatefulSetController.sync + syncStatefulSet.
+func run(snap *snapshot) *plan {
+	s := &syncer{snap: snap, set: snap.Set, features: snap.Features, now: snap.Now, plan: &plan{}}
+	s.podExists = make(map[string]bool, len(snap.Pods))
+	for _, p := range snap.Pods {
+		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = true
+	}
+	s.revByKey = make(map[string]*revision, len(snap.Revisions))
+	for _, r := range snap.Revisions {
+		s.revByKey[key(r.Meta.Namespace, r.Meta.Name)] = r
+	}
+	s.claims = make(map[string]*claim, len(snap.Claims))
+	for _, c := range snap.Claims {
+		if c.Meta.Namespace == s.set.Meta.Namespace {
+			s.claims[c.Meta.Name] = c
+		}
+	}
+	s.claimExists = make(map[string]bool, len(s.claims))
+	for name := range s.claims {
+		s.claimExists[name] = true
+	}
+	s.nextGid = 1
+
+	defer canonicalOrder(s.plan)
+	sel, ok := compileSelector(s.set.Selector)
+	if !ok {
+		// upstream logs the conversion error and does not retry: nothing happens.
+		return s.plan
+	}
+	s.sel = sel
+
+	if err := s.adoptOrphanRevisions(); err != nil {
+		return s.fail(err)
+	}
+	pods, err := s.claimPods()
+	if err != nil {
+		return s.fail(err)
+	}
+	status, err := s.updateStatefulSet(pods)
+	if err != nil {
+		return s.fail(err)
+	}
+	if status != nil {
+		s.plan.RequeueAfter = requeueAfter(s.set.MinReadySeconds, status.ReadyReplicas, status.AvailableReplicas, pods, s.now)
+	}
+	return s.plan
+}
+
+func (s *syncer) fail(err error) *plan {
+	s.plan.Err = &PlanError{Code: CodeSyncFailed, Message: err.Error()}
+	return s.plan
+}
+
+// record appends a write to the plan.
+func (s *syncer) record(a action) {
+	a.gid = s.gid
+	s.plan.Actions = append(s.plan.Actions, a)
+}
+
+// listRevisions returns the revisions of the set: same namespace, labels match the selector,
+// controlled by the set or by nobody.
+func (s *syncer) listRevisions() []*revision {
+	var out []*revision
+	for _, r := range s.snap.Revisions {
+		if r.Meta.Namespace != s.set.Meta.Namespace {
+			continue
+		}
+		ref := r.Meta.controllerRef()
+		if ref != nil {
+			// indexed by the controller ref: kind/name/uid must all be the set's
+			if ref.Kind != kindStatefulSet || ref.Name != s.set.Meta.Name || ref.UID != s.set.Meta.UID {
+				continue
+			}
+		}
+		if !s.sel.matches(r.Meta.Labels) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// sortRevisions is history.SortControllerRevisions: stable by revision number, then creation
+// time, then name.
+func sortRevisions(revs []*revision) {
+	sort.SliceStable(revs, func(i, j int) bool {
+		a, b := revs[i], revs[j]
+		if a.Revision == b.Revision {
+			if a.Meta.Created.Equal(b.Meta.Created) {
+				return a.Meta.Name < b.Meta.Name
+			}
+			return a.Meta.Created.Before(b.Meta.Created)
+		}
+		return a.Revision < b.Revision
+	})
+}

@@ -1,0 +1,205 @@
+package statefulset
+
+import (
+	"bytes"
+
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+)
+
+// revisionPatch is getPatch: the canonical JSON (as Go marshals a map) of
+// {"spec":{"template":<template with "$patch":"replace">}}, where the template is what the typed
+// API object serialises to.
+func revisionPatch(template jsonv.Value) ([]byte, error) {
+	t := normalizeTemplate(template)
+	t.Set("$patch", jsonv.Str("replace"))
+	obj := jsonv.Obj(jsonv.M("spec", jsonv.Obj(jsonv.M("template", t))))
+	b, ok := jsonv.Canonical(obj)
+	if !ok {
+		return nil, simpleError("json: unsupported number in pod template")
+	}
+	return b, nil
+}
+
+// newRevision builds the ControllerRevision for template (history.NewControllerRevision +
+// the set's annotations).
+func (s *syncer) newRevision(template jsonv.Value, number int64, collisionCount int32) (*revision, error) {
+	data, err := revisionPatch(template)
+	if err != nil {
+		return nil, err
+	}
+	hash := hashRevision(data, collisionCount)
+	labels := map[string]string{}
+	for k, v := range templateLabels(template) {
+		labels[k] = v
+	}
+	labels[labelRevisionHash] = hash
+	r := &revision{DataRaw: data, Revision: number, created: true}
+	r.Meta.Name = revisionName(s.set.Meta.Name, hash)
+	r.Meta.Namespace = s.set.Meta.Namespace
+	r.Meta.Labels = labels
+	return r, nil
+}
+
+// revisionObject is the object sent to create a revision (no namespace: it is in the path).
+func (s *syncer) revisionObject(r *revision) jsonv.Value {
+	data, _ := jsonv.Parse(r.DataRaw)
+	meta := jsonv.Obj(jsonv.M("name", jsonv.Str(r.Meta.Name)), jsonv.M("labels", jsonv.FromStringMap(r.Meta.Labels)))
+	if len(s.set.Meta.Annotations) > 0 {
+		meta.Set("annotations", jsonv.FromStringMap(s.set.Meta.Annotations))
+	}
+	meta.Set("ownerReferences", jsonv.Arr(s.setControllerRef()))
+	return jsonv.Obj(
+		jsonv.M("kind", jsonv.Str(kindRevision)),
+		jsonv.M("apiVersion", jsonv.Str(appsV1)),
+		jsonv.M("metadata", meta),
+		jsonv.M("data", data),
+		jsonv.M("revision", jsonv.Int(r.Revision)),
+	)
+}
+
+func templateLabels(t jsonv.Value) map[string]string {
+	return t.Path("metadata", "labels").StringMap()
+}
+
+func equalRevision(a, b *revision) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return bytes.Equal(a.DataRaw, b.DataRaw)
+}
+
+// getRevisions mirrors getStatefulSetRevisions: find or create the update revision (reusing the
+// newest equal one, rolling back to an older equal one, or creating one, handling name
+// collisions), and find the current revision.
+func (s *syncer) getRevisions(revisions []*revision) (current, update *revision, collisionCount int32, err error) {
+	count := len(revisions)
+	collisionCount = s.set.Status.CollisionCount
+	next := int64(1)
+	if count > 0 {
+		next = revisions[count-1].Revision + 1
+	}
+	update, err = s.newRevision(s.set.Template, next, collisionCount)
+	if err != nil {
+		return nil, nil, collisionCount, err
+	}
+	var equal []*revision
+	for _, r := range revisions {
+		if equalRevision(r, update) {
+			equal = append(equal, r)
+		}
+	}
+	switch {
+	case len(equal) > 0 && equalRevision(revisions[count-1], equal[len(equal)-1]):
+		update = revisions[count-1]
+	case len(equal) > 0:
+		update = s.updateRevisionNumber(equal[len(equal)-1], update.Revision)
+	case count > 0 && s.features.SemanticRevisionComparison && s.semanticallyEqual(update, revisions[count-1]):
+		update = revisions[count-1]
+	default:
+		update, err = s.createRevision(update, &collisionCount)
+		if err != nil {
+			return nil, nil, collisionCount, err
+		}
+	}
+	for _, r := range revisions {
+		if r.Meta.Name == s.set.Status.CurrentRevision {
+			current = r
+			break
+		}
+	}
+	if current == nil {
+		current = update
+	}
+	return current, update, collisionCount, nil
+}
+
+// updateRevisionNumber renumbers an existing revision (rollback). The update carries the whole
+// object as stored.
+func (s *syncer) updateRevisionNumber(r *revision, number int64) *revision {
+	if r.Revision == number {
+		return r
+	}
+	clone := *r
+	clone.Revision = number
+	obj := withTypeMeta(r.Raw, appsV1, kindRevision, r.Meta.Namespace)
+	obj.Set("revision", jsonv.Int(number))
+	s.record(action{Verb: verbUpdate, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name, Object: &obj})
+	return &clone
+}
+
+// createRevision is realHistory.CreateControllerRevision: create under the hashed name; when
+// the name is taken, reuse the existing revision if its data is identical, else bump the
+// collision count and try the next name.
+func (s *syncer) createRevision(r *revision, collisionCount *int32) (*revision, error) {
+	ns := s.set.Meta.Namespace
+	for {
+		hash := hashRevision(r.DataRaw, *collisionCount)
+		clone := *r
+		clone.Meta.Name = revisionName(s.set.Meta.Name, hash)
+		labels := map[string]string{}
+		for k, v := range r.Meta.Labels {
+			labels[k] = v
+		}
+		// the hash label keeps the first hash, as upstream (the clone's labels are not updated)
+		clone.Meta.Labels = labels
+		obj := s.revisionObject(&clone)
+		if existing, ok := s.revByKey[key(ns, clone.Meta.Name)]; ok {
+			s.record(action{Verb: verbCreate, Kind: kindRevision, Namespace: ns, Name: clone.Meta.Name, Object: &obj,
+				Err: errAlreadyExists(resRevisions, clone.Meta.Name).Error()})
+			if bytes.Equal(existing.DataRaw, clone.DataRaw) {
+				return existing, nil
+			}
+			*collisionCount++
+			continue
+		}
+		s.record(action{Verb: verbCreate, Kind: kindRevision, Namespace: ns, Name: clone.Meta.Name, Object: &obj})
+		created := clone
+		s.revByKey[key(ns, clone.Meta.Name)] = &created
+		return &created, nil
+	}
+}
+
+// truncateHistory deletes the oldest non-live revisions beyond revisionHistoryLimit. Live: the
+// current and update revisions and every revision a pod is labelled with.
+func (s *syncer) truncateHistory(pods []*pod, revisions []*revision, current, update *revision) {
+	live := map[string]bool{}
+	if current != nil {
+		live[current.Meta.Name] = true
+	}
+	if update != nil {
+		live[update.Meta.Name] = true
+	}
+	for _, p := range pods {
+		live[p.revisionLabel()] = true
+	}
+	var history []*revision
+	for _, r := range revisions {
+		if !live[r.Meta.Name] {
+			history = append(history, r)
+		}
+	}
+	limit := int(s.set.RevisionHistoryLimit)
+	if limit < 0 || len(history) <= limit {
+		return
+	}
+	for _, r := range history[:len(history)-limit] {
+		s.record(action{Verb: verbDelete, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name})
+	}
+}
+
+// withTypeMeta returns a copy of an object as the client sends it: apiVersion and kind set,
+// metadata.namespace filled in, and fields the typed object would not carry dropped.
+func withTypeMeta(raw jsonv.Value, apiVersion, kind, namespace string) jsonv.Value {
+	obj := normalizeObject(raw)
+	obj.Set("kind", jsonv.Str(kind))
+	obj.Set("apiVersion", jsonv.Str(apiVersion))
+	meta := obj.G("metadata")
+	if meta.K != jsonv.Object {
+		meta = jsonv.EmptyObj()
+	}
+	if meta.G("namespace").Str() == "" && namespace != "" {
+		meta.Set("namespace", jsonv.Str(namespace))
+	}
+	obj.Set("metadata", meta)
+	return obj
+}

@@ -1,0 +1,172 @@
+package statefulset
+
+import (
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+)
+
+// podClaimVolume is the pod volume for a claim template.
+func podClaimVolume(tmpl, claim string) jsonv.Value {
+	return jsonv.Obj(
+		jsonv.M("name", jsonv.Str(tmpl)),
+		jsonv.M("persistentVolumeClaim", jsonv.Obj(jsonv.M("claimName", jsonv.Str(claim)))),
+	)
+}
+
+// storageMatches: every claim template has a pod volume backed by the right claim.
+func (s *syncer) storageMatches(p *pod) bool {
+	if p.Ordinal < 0 {
+		return false
+	}
+	vols := p.Raw.Path("spec", "volumes")
+	for i, tmpl := range s.set.ClaimTemplateNames {
+		_ = i
+		var found *jsonv.Value
+		for j := range vols.A {
+			if vols.A[j].G("name").Str() == tmpl {
+				found = &vols.A[j] // last one wins (map semantics)
+			}
+		}
+		if found == nil {
+			return false
+		}
+		pvc := found.G("persistentVolumeClaim")
+		if pvc.K != jsonv.Object || pvc.G("claimName").Str() != claimName(tmpl, s.set.Meta.Name, p.Ordinal) {
+			return false
+		}
+	}
+	return true
+}
+
+// updateStorage rebuilds the pod's volumes: one per claim template first (template order),
+// then the pod's other volumes.
+func (s *syncer) updateStorage(p *pod) {
+	spec := p.Raw.G("spec")
+	if spec.K != jsonv.Object {
+		spec = jsonv.EmptyObj()
+	}
+	cur := spec.G("volumes")
+	isTmpl := make(map[string]bool, len(s.set.ClaimTemplateNames))
+	var out []jsonv.Value
+	for _, tmpl := range s.set.ClaimTemplateNames {
+		if isTmpl[tmpl] {
+			continue
+		}
+		isTmpl[tmpl] = true
+		out = append(out, podClaimVolume(tmpl, claimName(tmpl, s.set.Meta.Name, p.Ordinal)))
+	}
+	for _, v := range cur.A {
+		if !isTmpl[v.G("name").Str()] {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		spec.Delete("volumes")
+	} else {
+		spec.Set("volumes", jsonv.Value{K: jsonv.Array, A: out})
+	}
+	p.Raw.Set("spec", spec)
+}
+
+// podClaim is one PVC the set wants for a pod.
+type podClaim struct {
+	Template string
+	Name     string
+	Object   jsonv.Value
+}
+
+// podClaims is getPersistentVolumeClaims: the claims of the pod, built from the templates.
+func (s *syncer) podClaims(p *pod) []podClaim {
+	out := make([]podClaim, 0, len(s.set.ClaimTemplates))
+	seen := map[string]int{}
+	for i, t := range s.set.ClaimTemplates {
+		tmpl := s.set.ClaimTemplateNames[i]
+		name := claimName(tmpl, s.set.Meta.Name, p.Ordinal)
+		obj := normalizeObject(t)
+		meta := obj.G("metadata")
+		if meta.K != jsonv.Object {
+			meta = jsonv.EmptyObj()
+		}
+		meta.Set("name", jsonv.Str(name))
+		meta.Set("namespace", jsonv.Str(s.set.Meta.Namespace))
+		if lv, ok := meta.Get("labels"); ok && lv.K == jsonv.Object {
+			labels := lv.StringMap()
+			for k, v := range s.set.Selector.MatchLabels {
+				labels[k] = v
+			}
+			meta.Set("labels", jsonv.FromStringMap(labels))
+		} else if len(s.set.Selector.MatchLabels) > 0 {
+			meta.Set("labels", jsonv.FromStringMap(s.set.Selector.MatchLabels))
+		} else {
+			meta.Delete("labels")
+		}
+		obj.Set("metadata", meta)
+		obj.Set("kind", jsonv.Str(kindPVC))
+		obj.Set("apiVersion", jsonv.Str("v1"))
+		if !obj.Has("spec") {
+			obj.Set("spec", jsonv.EmptyObj())
+		}
+		if !obj.Has("status") {
+			obj.Set("status", jsonv.EmptyObj())
+		}
+		pc := podClaim{Template: tmpl, Name: name, Object: obj}
+		if j, ok := seen[tmpl]; ok {
+			out[j] = pc // map keyed by template name
+			continue
+		}
+		seen[tmpl] = len(out)
+		out = append(out, pc)
+	}
+	return out
+}
+
+// createClaims is createPersistentVolumeClaims: create the pod's missing claims; a claim being
+// deleted is an error.
+func (s *syncer) createClaims(p *pod) error {
+	var errs []error
+	for _, c := range s.podClaims(p) {
+		existing, ok := s.claims[c.Name]
+		if !ok {
+			obj := c.Object
+			var err error
+			if s.claimExists[c.Name] {
+				err = errAlreadyExists(resClaims, c.Name)
+			}
+			a := action{Verb: verbCreate, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: c.Name, Object: &obj}
+			if err != nil {
+				a.Err = err.Error()
+			}
+			s.record(a)
+			if err != nil {
+				errs = append(errs, simpleError("failed to create PVC "+c.Name+": "+err.Error()))
+			} else {
+				s.claimExists[c.Name] = true
+			}
+			if err == nil || !isAlreadyExists(err) {
+				s.claimEvent("create", c.Name, p.Meta.Name, err)
+			}
+			continue
+		}
+		if existing.Meta.Deleting {
+			errs = append(errs, simpleError("pvc "+c.Name+" is being deleted"))
+		}
+	}
+	return newAggregate(errs)
+}
+
+// podClaimIsStale: with whenScaled=Delete, a claim of the pod still owned by an earlier pod of
+// the same name blocks the pod's creation.
+func (s *syncer) podClaimIsStale(p *pod) bool {
+	if s.set.WhenScaled == policyRetain {
+		return false
+	}
+	for _, c := range s.podClaims(p) {
+		existing, ok := s.claims[c.Name]
+		if !ok {
+			continue
+		}
+		if hasStaleOwnerRef(existing, "v1", kindPod, p.Meta.Name, p.Meta.UID) {
+			return true
+		}
+	}
+	return false
+}

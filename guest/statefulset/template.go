@@ -1,0 +1,126 @@
+package statefulset
+
+import (
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+)
+
+// normalizeObject approximates the round trip of API JSON through the typed Go object. API
+// JSON is already what the typed objects serialise to, except for fields whose encoding changed:
+// since v1.34 ObjectMeta.creationTimestamp is omitzero, so an old "creationTimestamp": null
+// disappears.
+func normalizeObject(v jsonv.Value) jsonv.Value {
+	switch v.K {
+	case jsonv.Object:
+		out := jsonv.Value{K: jsonv.Object, O: make([]jsonv.Member, 0, len(v.O))}
+		for _, m := range v.O {
+			if m.Val.K == jsonv.Null && m.Key == "creationTimestamp" {
+				continue
+			}
+			out.O = append(out.O, jsonv.Member{Key: m.Key, Val: normalizeObject(m.Val)})
+		}
+		return out
+	case jsonv.Array:
+		out := jsonv.Value{K: jsonv.Array, A: make([]jsonv.Value, len(v.A))}
+		for i := range v.A {
+			out.A[i] = normalizeObject(v.A[i])
+		}
+		return out
+	}
+	return v
+}
+
+// normalizeTemplate is the pod template as the typed StatefulSet serialises it.
+func normalizeTemplate(t jsonv.Value) jsonv.Value {
+	n := normalizeObject(t)
+	if n.K != jsonv.Object {
+		n = jsonv.EmptyObj()
+	}
+	if !n.Has("metadata") {
+		n.Set("metadata", jsonv.EmptyObj())
+	}
+	return n
+}
+
+// applyRevisionTemplate is the template ApplyRevision(set, rev) gives the set: the revision's
+// data is a strategic merge patch whose spec.template normally replaces the template.
+func applyRevisionTemplate(setTemplate jsonv.Value, dataRaw []byte) (jsonv.Value, error) {
+	if len(dataRaw) == 0 {
+		return setTemplate, nil
+	}
+	data, err := jsonv.Parse(dataRaw)
+	if err != nil {
+		return jsonv.Value{}, simpleError("invalid revision data: " + err.Error())
+	}
+	if data.K != jsonv.Object {
+		return jsonv.Value{}, simpleError("invalid revision data: not an object")
+	}
+	spec, ok := data.Get("spec")
+	if !ok {
+		return setTemplate, nil
+	}
+	if spec.K == jsonv.Null {
+		return jsonv.EmptyObj(), nil
+	}
+	if spec.K != jsonv.Object {
+		return jsonv.Value{}, simpleError("invalid revision data: spec is not an object")
+	}
+	tmpl, ok := spec.Get("template")
+	if !ok {
+		return setTemplate, nil
+	}
+	if tmpl.K == jsonv.Null {
+		return jsonv.EmptyObj(), nil
+	}
+	if tmpl.K != jsonv.Object {
+		return jsonv.Value{}, simpleError("invalid revision data: spec.template is not an object")
+	}
+	if tmpl.G("$patch").Str() == "replace" {
+		out := tmpl.Clone()
+		out.Delete("$patch")
+		return out, nil
+	}
+	return mergePatch(setTemplate, tmpl), nil
+}
+
+// mergePatch merges patch into base (objects recursively, null deletes, anything else replaces).
+func mergePatch(base, patch jsonv.Value) jsonv.Value {
+	if patch.K != jsonv.Object || base.K != jsonv.Object {
+		return patch.Clone()
+	}
+	out := base.Clone()
+	for _, m := range patch.O {
+		if m.Key == "$patch" {
+			continue
+		}
+		if m.Val.K == jsonv.Null {
+			out.Delete(m.Key)
+			continue
+		}
+		out.Set(m.Key, mergePatch(out.G(m.Key), m.Val))
+	}
+	return out
+}
+
+// semanticallyEqual is setMatchesLatestExistingRevision: restoring latest onto the set, applying
+// API defaults and re-serialising gives exactly the proposed revision's data.
+func (s *syncer) semanticallyEqual(proposed, latest *revision) bool {
+	t, err := applyRevisionTemplate(s.set.Template, latest.DataRaw)
+	if err != nil {
+		return false
+	}
+	t = defaultPodTemplate(normalizeTemplate(t))
+	data, err := revisionPatch(t)
+	if err != nil {
+		return false
+	}
+	return string(data) == string(proposed.DataRaw)
+}
+
+// revisionTemplate is the template of the set restored to revision r (currentSet/updateSet).
+func (s *syncer) revisionTemplate(r *revision) (jsonv.Value, error) {
+	t, err := applyRevisionTemplate(s.set.Template, r.DataRaw)
+	if err != nil {
+		return jsonv.Value{}, err
+	}
+	return normalizeTemplate(t), nil
+}

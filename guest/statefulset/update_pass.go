@@ -1,0 +1,343 @@
+package statefulset
+
+import (
+	"sort"
+
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+)
+
+// maxBatchSize caps slow-start batches (upstream MaxBatchSize).
+const maxBatchSize = 500
+
+// updateStatefulSet mirrors UpdateStatefulSet + performUpdate: revisions, one update pass,
+// the status write, and history truncation. It returns the status (nil on error).
+func (s *syncer) updateStatefulSet(pods []*pod) (*setStatus, error) {
+	revisions := s.listRevisions()
+	sortRevisions(revisions)
+
+	current, update, collisionCount, err := s.getRevisions(revisions)
+	var status *setStatus
+	if err == nil {
+		status, err = s.updatePass(current, update, collisionCount, pods)
+		if !(err != nil && status == nil) {
+			statusErr := s.writeStatus(status)
+			if err == nil {
+				err = statusErr
+			}
+		}
+	}
+	s.truncateHistory(pods, revisions, current, update)
+	if err != nil {
+		return nil, newAggregate(errorsOf(err))
+	}
+	return status, nil
+}
+
+// updatePass is updateStatefulSet: create, repair and delete pods and claims for one pass.
+func (s *syncer) updatePass(current, update *revision, collisionCount int32, pods []*pod) (*setStatus, error) {
+	set := s.set
+	currentTemplate, err := s.revisionTemplate(current)
+	if err != nil {
+		return nil, err
+	}
+	updateTemplate, err := s.revisionTemplate(update)
+	if err != nil {
+		return nil, err
+	}
+	if set.StrategyType == strategyRecreate && !s.features.RecreateStrategy {
+		msg := "statefulset " + set.Meta.Namespace + "/" + set.Meta.Name + " uses Recreate strategy but feature gate " +
+			GateStatefulSetRecreateStrategy + " is disabled"
+		s.event(eventWarning, "UnknownStrategy", msg)
+		return nil, simpleError(msg)
+	}
+
+	status := &setStatus{
+		ObservedGeneration: set.Meta.Generation,
+		CurrentRevision:    current.Meta.Name,
+		UpdateRevision:     update.Meta.Name,
+		CollisionCount:     collisionCount,
+		HasCollisionCount:  true,
+	}
+	status.Conditions = append(status.Conditions, set.Status.Conditions...)
+	s.countStatus(status, current, update, pods)
+
+	replicas := make([]*pod, set.Replicas)
+	condemned := make([]*pod, 0, len(pods))
+	for _, p := range pods {
+		if set.inRange(p.Ordinal) {
+			replicas[p.Ordinal-set.startOrdinal()] = p
+		} else if p.Ordinal >= 0 {
+			condemned = append(condemned, p)
+		}
+	}
+	for ord := set.startOrdinal(); ord <= set.endOrdinal(); ord++ {
+		i := ord - set.startOrdinal()
+		if replicas[i] == nil {
+			if s.useCurrentRevisionForNewPod(ord) {
+				replicas[i] = s.newPod(currentTemplate, ord, current.Meta.Name)
+			} else {
+				replicas[i] = s.newPod(updateTemplate, ord, update.Meta.Name)
+			}
+		}
+	}
+	sort.SliceStable(condemned, func(i, j int) bool { return condemned[i].Ordinal > condemned[j].Ordinal })
+
+	var firstUnavailable *pod
+	for _, p := range replicas {
+		if p.isUnavailable(set.MinReadySeconds, s.now) && firstUnavailable == nil {
+			firstUnavailable = p
+		}
+	}
+	for i := len(condemned) - 1; i >= 0; i-- {
+		if condemned[i].isUnavailable(set.MinReadySeconds, s.now) && firstUnavailable == nil {
+			firstUnavailable = condemned[i]
+		}
+	}
+
+	if set.Meta.Deleting {
+		return status, nil
+	}
+	monotonic := set.PodManagementPolicy != managementParallel
+	recount := func() { s.countStatus(status, current, update, replicas, condemned) }
+
+	if set.StrategyType == strategyRecreate {
+		done, err := s.recreateDeleteAndWait(update, replicas, condemned, status)
+		if err != nil || !done {
+			recount()
+			return status, err
+		}
+		if current.Meta.Name != update.Meta.Name {
+			s.setProgressingCondition(status, "True", reasonRecreateInProgress, "Waiting for new-revision pods to be created")
+		}
+	}
+
+	if exit, err := s.runForAll(len(replicas), func(i int) (bool, error) {
+		return s.processReplica(replicas, i, monotonic)
+	}, monotonic); exit || err != nil {
+		recount()
+		return status, err
+	}
+
+	if exit, err := s.runForAll(len(condemned), func(i int) (bool, error) {
+		if !s.claimsMatchRetentionPolicy(condemned[i]) {
+			s.updatePodClaimForRetentionPolicy(condemned[i])
+		}
+		return false, nil
+	}, monotonic); exit || err != nil {
+		recount()
+		return status, err
+	}
+
+	if exit, err := s.runForAll(len(condemned), func(i int) (bool, error) {
+		return s.processCondemned(firstUnavailable, monotonic, condemned, i)
+	}, monotonic); exit || err != nil {
+		recount()
+		return status, err
+	}
+
+	recount()
+
+	if set.StrategyType == strategyOnDelete || set.StrategyType == strategyRecreate {
+		return status, nil
+	}
+	if s.features.MaxUnavailable {
+		return s.rollingUpdateWithMaxUnavailable(replicas, update, status)
+	}
+	return s.rollingUpdateClassic(replicas, update, status)
+}
+
+// runForAll runs fn over n items: in order, stopping at the first exit or error (monotonic),
+// or in slow-start batches (1, 2, 4, ...) that stop after a batch with errors (burst). Burst
+// items run as if each in its own goroutine, in start order; a batch's errors are reported in
+// the order a single-P Go scheduler completes them (the last started first).
+func (s *syncer) runForAll(n int, fn func(i int) (bool, error), monotonic bool) (bool, error) {
+	if monotonic {
+		for i := 0; i < n; i++ {
+			if exit, err := fn(i); exit || err != nil {
+				return true, err
+			}
+		}
+		return false, nil
+	}
+	remaining, j := n, 0
+	for batch := min(remaining, 1); batch > 0; batch = min(min(2*batch, remaining), maxBatchSize) {
+		errs := make([]error, batch)
+		failed := 0
+		for k := 0; k < batch; k++ {
+			s.gid = s.nextGid
+			s.nextGid++
+			if _, err := fn(j); err != nil {
+				errs[k] = err
+				failed++
+			}
+			j++
+		}
+		s.gid = 0
+		if failed > 0 {
+			ordered := make([]error, 0, failed)
+			if errs[batch-1] != nil {
+				ordered = append(ordered, errs[batch-1])
+			}
+			for k := 0; k < batch-1; k++ {
+				if errs[k] != nil {
+					ordered = append(ordered, errs[k])
+				}
+			}
+			return true, aggregate(ordered)
+		}
+		remaining -= batch
+	}
+	return false, nil
+}
+
+// processReplica handles one replica slot; true means "stop here" (monotonic only).
+func (s *syncer) processReplica(replicas []*pod, i int, monotonic bool) (bool, error) {
+	p := replicas[i]
+	set := s.set
+	if p.isTerminal() {
+		if !p.Meta.Deleting {
+			if err := s.deletePod(p); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	}
+	if !p.isCreated() {
+		if s.podClaimIsStale(p) {
+			return true, nil
+		}
+		if err := s.createPod(p); err != nil {
+			return true, err
+		}
+		if monotonic {
+			return true, nil
+		}
+	}
+	if p.isPending() {
+		if err := s.createClaims(p); err != nil {
+			return true, err
+		}
+		s.updatePodClaimForRetentionPolicy(p)
+	}
+	if monotonic {
+		if p.isTerminating() || !p.isRunningAndReady() || !p.isRunningAndAvailable(set.MinReadySeconds, s.now) {
+			return true, nil
+		}
+	}
+	retentionMatch := s.claimsMatchRetentionPolicy(p)
+	if s.identityMatches(p) && s.storageMatches(p) && retentionMatch {
+		return false, nil
+	}
+	if err := s.updatePod(copyPod(p)); err != nil {
+		return true, err
+	}
+	return false, nil
+}
+
+// createPod is CreateStatefulPod: claims first, then the pod, then claim owner references.
+func (s *syncer) createPod(p *pod) error {
+	if err := s.createClaims(p); err != nil {
+		s.podEvent("create", p.Meta.Name, err)
+		return err
+	}
+	k := key(p.Meta.Namespace, p.Meta.Name)
+	obj := p.Raw
+	if !p.synthetic {
+		// a pod of the snapshot without a phase: upstream sends the object it has
+		obj = withTypeMeta(p.Raw, "v1", kindPod, p.Meta.Namespace)
+	}
+	a := action{Verb: verbCreate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}
+	if s.podExists[k] {
+		err := errAlreadyExists(resPods, p.Meta.Name)
+		a.Err = err.Error()
+		s.record(a)
+		return err
+	}
+	s.record(a)
+	s.podExists[k] = true
+	s.updatePodClaimForRetentionPolicy(p)
+	s.podEvent("create", p.Meta.Name, nil)
+	return nil
+}
+
+// updatePod is UpdateStatefulPod: repair identity and storage (creating claims), fix claim
+// owner references, and update the pod if anything changed.
+func (s *syncer) updatePod(p *pod) error {
+	consistent := true
+	if !s.identityMatches(p) {
+		s.updateIdentity(p)
+		consistent = false
+	}
+	if !s.storageMatches(p) {
+		s.updateStorage(p)
+		consistent = false
+		if err := s.createClaims(p); err != nil {
+			s.podEvent("update", p.Meta.Name, err)
+			return err
+		}
+	}
+	if !s.claimsMatchRetentionPolicy(p) {
+		s.updatePodClaimForRetentionPolicy(p)
+		consistent = false
+	}
+	if consistent {
+		return nil
+	}
+	obj := withTypeMeta(p.Raw, "v1", kindPod, p.Meta.Namespace)
+	a := action{Verb: verbUpdate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}
+	var err error
+	if !s.podExists[key(p.Meta.Namespace, p.Meta.Name)] {
+		err = errNotFound(resPods, p.Meta.Name)
+		a.Err = err.Error()
+	}
+	s.record(a)
+	s.podEvent("update", p.Meta.Name, err)
+	return err
+}
+
+// deletePod is DeleteStatefulPod (NotFound counts as success).
+func (s *syncer) deletePod(p *pod) error {
+	k := key(p.Meta.Namespace, p.Meta.Name)
+	a := action{Verb: verbDelete, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name}
+	if !s.podExists[k] {
+		a.Err = errNotFound(resPods, p.Meta.Name).Error()
+	}
+	s.record(a)
+	s.podExists[k] = false
+	s.podEvent("delete", p.Meta.Name, nil)
+	return nil
+}
+
+// recreateDeleteAndWait: the alpha Recreate strategy deletes every old-revision pod and waits
+// until all are gone before creating new ones.
+func (s *syncer) recreateDeleteAndWait(update *revision, replicas, condemned []*pod, status *setStatus) (bool, error) {
+	all := make([]*pod, 0, len(replicas)+len(condemned))
+	all = append(all, replicas...)
+	all = append(all, condemned...)
+	inProgress := false
+	if _, err := s.runForAll(len(all), func(i int) (bool, error) {
+		p := all[i]
+		if p == nil || !p.isCreated() {
+			return false, nil
+		}
+		if p.revisionLabel() != update.Meta.Name {
+			inProgress = true
+			if p.isTerminating() {
+				return false, nil
+			}
+			if err := s.deletePod(p); err != nil && !isNotFound(err) {
+				return false, err
+			}
+		}
+		return true, nil
+	}, false); err != nil {
+		return false, err
+	}
+	if inProgress {
+		s.setProgressingCondition(status, "True", reasonRecreateInProgress, "Deleting old revision pods")
+		return false, nil
+	}
+	return true, nil
+}
+
+var _ = jsonv.Null
