@@ -1,0 +1,151 @@
+package wasm_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/guest/statefulset"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+)
+
+// Benchmarks compare one reconcile of a RollingUpdate template change (see
+// rollingUpdateSnapshot) natively, through the direct exports and through the
+// Extism SDK, with a reused instance and with a fresh instance per call.
+// Custom metrics: x-native (time relative to the native call for the same
+// snapshot), guest-MiB (guest memory after the call), and for fresh instances
+// acquire-ms (instantiation, included in ns/op).
+//
+// ORDINAL_TEST_WASM selects another build of the guest (e.g. -gc=leaking).
+
+var benchSizes = []int{10, 100, 1000, 5000}
+
+var snapshots sync.Map // pods -> []byte
+
+func benchSnapshot(n int) []byte {
+	if s, ok := snapshots.Load(n); ok {
+		return s.([]byte)
+	}
+	s, _ := snapshots.LoadOrStore(n, rollingUpdateSnapshot(n))
+	return s.([]byte)
+}
+
+var nativeNs sync.Map // pods -> float64 ns/op
+
+// nativeNsPerOp measures the native call once per size, for the x-native ratio.
+func nativeNsPerOp(n int) float64 {
+	if v, ok := nativeNs.Load(n); ok {
+		return v.(float64)
+	}
+	snap := benchSnapshot(n)
+	r := testing.Benchmark(func(b *testing.B) {
+		for b.Loop() {
+			statefulset.Reconcile(snap)
+		}
+	})
+	ns := float64(r.T.Nanoseconds()) / float64(r.N)
+	nativeNs.Store(n, ns)
+	return ns
+}
+
+func BenchmarkReconcile(b *testing.B) {
+	wasmBytes := guestWasm(b)
+	ctx := context.Background()
+	modes := []struct {
+		name string
+		cfg  wasm.Config
+	}{
+		// Recycling is pushed out of the way so "reuse" measures pure reuse.
+		{"reuse", wasm.Config{MaxInstances: 1, RecycleAbovePages: 65536, MemoryLimitPages: 65536}},
+		{"fresh", wasm.Config{MaxInstances: 1, MaxCallsPerInstance: 1, MemoryLimitPages: 65536}},
+	}
+	for _, n := range benchSizes {
+		snap := benchSnapshot(n)
+		b.Run(fmt.Sprintf("pods=%d/native", n), func(b *testing.B) {
+			b.SetBytes(int64(len(snap)))
+			for b.Loop() {
+				statefulset.Reconcile(snap)
+			}
+		})
+		for _, mode := range modes {
+			m := load(b, wasmBytes, mode.cfg)
+			paths := []struct {
+				name string
+				call func(context.Context, []byte) ([]byte, wasm.CallStats, error)
+			}{{"direct", m.ReconcileWithStats}, {"extism", m.ReconcileExtismWithStats}}
+			for _, path := range paths {
+				b.Run(fmt.Sprintf("pods=%d/%s/%s", n, path.name, mode.name), func(b *testing.B) {
+					b.SetBytes(int64(len(snap)))
+					var st wasm.CallStats
+					var acquire float64
+					for b.Loop() {
+						var err error
+						if _, st, err = path.call(ctx, snap); err != nil {
+							b.Fatal(err)
+						}
+						acquire += float64(st.Acquire.Nanoseconds())
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/nativeNsPerOp(n), "x-native")
+					b.ReportMetric(float64(st.MemoryPages)/16, "guest-MiB")
+					if mode.name == "fresh" {
+						b.ReportMetric(acquire/float64(b.N)/1e6, "acquire-ms")
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkInstantiate is the cost of a fresh instance (plus _initialize) on
+// each path: a fresh instance per call with a tiny snapshot that fails fast.
+func BenchmarkInstantiate(b *testing.B) {
+	m := loadGuest(b, wasm.Config{MaxInstances: 1, MaxCallsPerInstance: 1})
+	ctx := context.Background()
+	tiny := []byte(`{}`)
+	for _, path := range []struct {
+		name string
+		call func(context.Context, []byte) ([]byte, wasm.CallStats, error)
+	}{{"direct", m.ReconcileWithStats}, {"extism", m.ReconcileExtismWithStats}} {
+		b.Run(path.name, func(b *testing.B) {
+			var acquire float64
+			for b.Loop() {
+				_, st, err := path.call(ctx, tiny)
+				if err != nil {
+					b.Fatal(err)
+				}
+				acquire += float64(st.Acquire.Nanoseconds())
+			}
+			b.ReportMetric(acquire/float64(b.N), "instantiate-ns")
+		})
+	}
+}
+
+// BenchmarkLoad is wasm.Load (compile, instantiate, describe) without and with
+// a warm on-disk compilation cache, as the CLI pays on every run.
+func BenchmarkLoad(b *testing.B) {
+	wasmBytes := guestWasm(b)
+	ctx := context.Background()
+	dir := b.TempDir()
+	for _, c := range []struct {
+		name string
+		cfg  wasm.Config
+	}{{"no-cache", wasm.Config{}}, {"warm-dir-cache", wasm.Config{CacheDir: dir}}} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.cfg.CacheDir != "" { // warm it
+				m, err := wasm.Load(ctx, wasmBytes, c.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.Close(ctx)
+			}
+			for b.Loop() {
+				m, err := wasm.Load(ctx, wasmBytes, c.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.Close(ctx)
+			}
+		})
+	}
+}

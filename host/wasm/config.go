@@ -1,0 +1,67 @@
+package wasm
+
+import (
+	"runtime"
+	"time"
+)
+
+// Config bounds what a module may cost the host. Zero values take the defaults
+// documented on each field.
+type Config struct {
+	// CacheDir, when set, keeps wazero's compiled code on disk so the next process
+	// skips compilation (a TinyGo module: ~0.3 s cold, ~10 ms warm). The CLI sets
+	// it; servers that compile once per process can leave it empty.
+	CacheDir string
+
+	// MemoryLimitPages caps each guest memory, in 64 KiB wasm pages.
+	// Default 4096 (256 MiB). At most 65536 (4 GiB).
+	MemoryLimitPages uint32
+
+	// Timeout bounds each call into the module (reconcile, and _initialize plus
+	// describe when an instance is created). Default 10s; negative disables it
+	// (the caller's context still applies).
+	Timeout time.Duration
+
+	// RecycleAbovePages closes an instance after a call that left its memory
+	// larger than this many pages, instead of returning it to the pool. TinyGo's
+	// GC keeps large dead buffers alive, so a reused instance fed multi-MB
+	// snapshots only grows; recycling keeps host memory bounded.
+	// Default 1024 (64 MiB); see docs/host-findings.md.
+	RecycleAbovePages uint32
+
+	// MaxCallsPerInstance closes an instance after this many calls. 0 means no
+	// limit; 1 means a fresh instance for every call.
+	MaxCallsPerInstance int
+
+	// MaxInstances caps how many instances of each call path exist at once, and
+	// so how many calls run concurrently; further calls wait. Each instance can
+	// hold up to MemoryLimitPages of memory. Default GOMAXPROCS.
+	MaxInstances int
+}
+
+const (
+	wasmPageSize             = 65536
+	defaultMemoryLimitPages  = 4096
+	defaultRecycleAbovePages = 1024
+	defaultTimeout           = 10 * time.Second
+	maxMemoryPages           = 65536
+)
+
+func (c Config) withDefaults() Config {
+	if c.MemoryLimitPages == 0 {
+		c.MemoryLimitPages = defaultMemoryLimitPages
+	}
+	if c.MemoryLimitPages > maxMemoryPages {
+		c.MemoryLimitPages = maxMemoryPages
+	}
+	if c.RecycleAbovePages == 0 {
+		c.RecycleAbovePages = defaultRecycleAbovePages
+	}
+	if c.Timeout == 0 {
+		c.Timeout = defaultTimeout
+	}
+	if c.MaxInstances <= 0 {
+		c.MaxInstances = runtime.GOMAXPROCS(0)
+	}
+	return c
+}

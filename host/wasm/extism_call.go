@@ -1,0 +1,156 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+const pathExtism = "extism"
+
+// extismPath calls the module's Extism-PDK exports through the Extism Go SDK,
+// exactly as any Extism host would: the portable path. The plugin is compiled
+// once (NewCompiledPlugin, sharing the Module's compilation cache) and each
+// pooled instance is a Plugin, which the SDK documents as not goroutine-safe.
+type extismPath struct {
+	compiled *extism.CompiledPlugin
+	pool     *pool[*extismInstance]
+}
+
+type extismInstance struct {
+	plugin *extism.Plugin
+	mem    *memTracker
+	output *tailBuffer
+	calls  int
+}
+
+func (i *extismInstance) close() { i.plugin.Close(context.Background()) }
+
+func (p *extismPath) close(ctx context.Context) error {
+	p.pool.close()
+	return p.compiled.Close(ctx)
+}
+
+// extismExports are the PDK exports the Extism path needs: () -> i32 each.
+var extismExports = []string{"describe", "reconcile"}
+
+func (m *Module) extismPath(ctx context.Context) (*extismPath, error) {
+	m.extismOnce.Do(func() {
+		exports := m.compiled.ExportedFunctions()
+		for _, name := range extismExports {
+			if _, ok := exports[name]; !ok {
+				m.extismErr = badModule("load", "module has no Extism export %q; only the direct path can call it", name)
+				return
+			}
+		}
+		manifest := extism.Manifest{
+			Wasm:   []extism.Wasm{extism.WasmData{Data: m.wasm, Name: "main"}},
+			Memory: &extism.ManifestMemory{MaxPages: m.cfg.MemoryLimitPages},
+		}
+		if m.cfg.Timeout > 0 {
+			// Also turns on wazero's close-on-context-done in the SDK's runtime.
+			manifest.Timeout = uint64(m.cfg.Timeout.Milliseconds())
+		}
+		cp, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+			EnableWasi:    true,
+			RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(m.cache).WithCloseOnContextDone(true),
+		}, nil)
+		if err != nil {
+			m.extismErr = &Error{Kind: ErrBadModule, Op: "load", Path: pathExtism, Msg: err.Error(), Err: err}
+			return
+		}
+		p := &extismPath{compiled: cp}
+		p.pool = newPool(m.cfg.MaxInstances, &m.extismCounters, p.newInstance, (*extismInstance).close)
+		m.extism = p
+	})
+	return m.extism, m.extismErr
+}
+
+func (p *extismPath) newInstance(ctx context.Context) (*extismInstance, error) {
+	inst := &extismInstance{mem: &memTracker{}, output: &tailBuffer{}}
+	ctx = experimental.WithMemoryAllocator(ctx, inst.mem)
+	mc := wazero.NewModuleConfig().WithStdout(inst.output).WithStderr(inst.output)
+	plugin, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	if err != nil {
+		return nil, classify(ctx, "instantiate", pathExtism, err, inst.output.take())
+	}
+	plugin.SetLogger(func(extism.LogLevel, string) {}) // the guest does not log; never write to the host's log
+	inst.plugin = plugin
+	return inst, nil
+}
+
+// ReconcileExtism runs the snapshot through the module's Extism "reconcile"
+// export via the Extism Go SDK. Its plan must be byte-identical to Reconcile's.
+func (m *Module) ReconcileExtism(ctx context.Context, snapshot []byte) ([]byte, error) {
+	out, _, err := m.ReconcileExtismWithStats(ctx, snapshot)
+	return out, err
+}
+
+// ReconcileExtismWithStats is ReconcileExtism plus measurements of the call.
+// The first call compiles the Extism plugin (fast: the compilation is cached).
+func (m *Module) ReconcileExtismWithStats(ctx context.Context, snapshot []byte) ([]byte, CallStats, error) {
+	st := CallStats{Path: pathExtism, InputBytes: len(snapshot)}
+	p, err := m.extismPath(ctx)
+	if err != nil {
+		return nil, st, err
+	}
+	// The input is held twice (Extism kernel memory, then the guest's copy).
+	if err := m.checkInputSize(pathExtism, len(snapshot)); err != nil {
+		return nil, st, err
+	}
+	m.extismCounters.calls.Add(1)
+	ctx, cancel := m.callContext(ctx)
+	defer cancel()
+
+	start := time.Now()
+	inst, fresh, err := p.pool.get(ctx)
+	st.Acquire, st.FreshInstance = time.Since(start), fresh
+	if err != nil {
+		return nil, st, poolError(ctx, pathExtism, err)
+	}
+
+	inst.output.take()
+	inst.calls++
+	start = time.Now()
+	rc, out, err := inst.plugin.CallWithContext(ctx, "reconcile", snapshot)
+	st.Guest = time.Since(start)
+	st.MemoryPages = inst.mem.pages()
+	st.OutputBytes = len(out)
+	if err == nil && rc != 0 {
+		err = fmt.Errorf("reconcile returned %d; ABI v1 modules always return 0", rc)
+	} else if err != nil && !isGuestFailure(err) {
+		err = fmt.Errorf("module reported an error through the Extism API (code %d): %w", rc, err)
+	}
+
+	keep := m.extismCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages)
+	st.Recycled = !keep
+	output := inst.output.take()
+	p.pool.put(inst, keep)
+	if err != nil {
+		if !isGuestFailure(err) {
+			// The guest returned normally but reported failure (nonzero code or
+			// pdk.SetError): a contract violation, not a trap.
+			return nil, st, &Error{Kind: ErrBadModule, Op: "reconcile", Path: pathExtism, Msg: err.Error(), Output: output, Err: err}
+		}
+		return nil, st, classify(ctx, "reconcile", pathExtism, err, output)
+	}
+	return out, st, nil
+}
+
+// isGuestFailure tells a failed guest call (trap, exit, timeout, stub called)
+// from the SDK's "the call returned but the guest set an error" case.
+func isGuestFailure(err error) bool {
+	var exit *sys.ExitError
+	var stub *stubCalledError
+	msg := err.Error()
+	return errors.As(err, &exit) || errors.As(err, &stub) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		strings.HasPrefix(msg, "wasm error:") || strings.Contains(msg, "wasm stack trace:")
+}

@@ -1,0 +1,239 @@
+// Package wasm runs an Ordinal reconcile module (ABI v1, see abi/README.md)
+// under wazero. A Module is compiled once and serves concurrent calls from a
+// pool of instances, through either the direct exports (one copy in, one copy
+// out; the production path) or the portable Extism-PDK exports via the Extism
+// Go SDK (what any Extism host would do; used to check both paths agree).
+package wasm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// Module is a loaded, verified reconcile module. It is safe for concurrent use.
+type Module struct {
+	cfg         Config
+	wasm        []byte // kept for the Extism path, which compiles lazily
+	digest      [sha256.Size]byte
+	cache       wazero.CompilationCache
+	rt          wazero.Runtime
+	compiled    wazero.CompiledModule
+	describe    abi.Describe
+	describeRaw []byte
+
+	directCounters counters
+	direct         *pool[*directInstance]
+
+	extismCounters counters
+	extismOnce     sync.Once
+	extism         *extismPath
+	extismErr      error
+
+	closeOnce sync.Once
+}
+
+// directExports are the exports Load requires, with their signatures.
+var directExports = map[string]struct{ params, results []api.ValueType }{
+	"ordinal_alloc":     {[]api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}},
+	"ordinal_reconcile": {[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}},
+	"ordinal_describe":  {nil, []api.ValueType{api.ValueTypeI64}},
+}
+
+// Load compiles wasmBytes, checks its exports and imports, instantiates it once
+// and reads its describe output. It refuses (ErrBadModule, ErrUnsupportedABI) a
+// module that lacks the direct exports or whose ABI is not abi.Version. The
+// first instance goes into the pool.
+func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
+	cfg = cfg.withDefaults()
+	m := &Module{cfg: cfg, wasm: wasmBytes, digest: sha256.Sum256(wasmBytes)}
+
+	// An in-memory cache is used even without CacheDir so the Extism path's
+	// runtime reuses this compilation instead of compiling the module again.
+	var err error
+	if cfg.CacheDir != "" {
+		if m.cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir); err != nil {
+			return nil, fmt.Errorf("ordinal module: compilation cache %s: %w", cfg.CacheDir, err)
+		}
+	} else {
+		m.cache = wazero.NewCompilationCache()
+	}
+	rc := wazero.NewRuntimeConfig().
+		WithCompilationCache(m.cache).
+		WithCloseOnContextDone(true). // lets timeouts interrupt a looping guest
+		WithMemoryLimitPages(cfg.MemoryLimitPages)
+	m.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+
+	if err := m.load(ctx); err != nil {
+		m.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Module) load(ctx context.Context) error {
+	var err error
+	m.compiled, err = m.rt.CompileModule(ctx, m.wasm)
+	if err != nil {
+		return &Error{Kind: ErrBadModule, Op: "load", Msg: "not a valid wasm module: " + err.Error(), Err: err}
+	}
+	if err := checkDirectExports(m.compiled); err != nil {
+		return err
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, m.rt); err != nil {
+		return fmt.Errorf("ordinal module: load: WASI: %w", err)
+	}
+	if err := instantiateStubs(ctx, m.rt, m.compiled); err != nil {
+		return err
+	}
+	m.direct = newPool(m.cfg.MaxInstances, &m.directCounters, m.newDirectInstance, (*directInstance).close)
+
+	inst, _, err := m.direct.get(ctx)
+	if err != nil {
+		return err
+	}
+	raw, err := m.describeOn(ctx, inst)
+	m.direct.put(inst, err == nil)
+	if err != nil {
+		return err
+	}
+	var d abi.Describe
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return badModule("describe", "output is not describe JSON (%v): %.200q", err, raw)
+	}
+	if d.ABI != abi.Version {
+		return &Error{Kind: ErrUnsupportedABI, Op: "describe",
+			Msg: fmt.Sprintf("module %q speaks ABI %d; this host speaks ABI %d", d.Module, d.ABI, abi.Version)}
+	}
+	m.describe, m.describeRaw = d, raw
+	return nil
+}
+
+func checkDirectExports(compiled wazero.CompiledModule) error {
+	exports := compiled.ExportedFunctions()
+	var problems []string
+	for _, name := range []string{"ordinal_alloc", "ordinal_reconcile", "ordinal_describe"} {
+		want := directExports[name]
+		def, ok := exports[name]
+		switch {
+		case !ok:
+			problems = append(problems, "missing export "+name)
+		case !sameTypes(def.ParamTypes(), want.params) || !sameTypes(def.ResultTypes(), want.results):
+			problems = append(problems, fmt.Sprintf("export %s has signature %s, want %s",
+				name, signature(def.ParamTypes(), def.ResultTypes()), signature(want.params, want.results)))
+		}
+	}
+	if _, ok := compiled.ExportedMemories()["memory"]; !ok {
+		problems = append(problems, "missing exported memory \"memory\"")
+	}
+	if len(problems) > 0 {
+		return badModule("load", "not an Ordinal ABI v%d module: %s", abi.Version, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func signature(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return "(" + strings.Join(s, ",") + ")"
+	}
+	return names(params) + "->" + names(results)
+}
+
+// Describe returns the module's self-description, read at Load.
+func (m *Module) Describe() abi.Describe { return m.describe }
+
+// DescribeJSON returns the module's describe output exactly as it produced it.
+func (m *Module) DescribeJSON() []byte { return append([]byte(nil), m.describeRaw...) }
+
+// Digest is the sha256 of the module's wasm bytes.
+func (m *Module) Digest() [sha256.Size]byte { return m.digest }
+
+// Config returns the effective configuration (defaults applied).
+func (m *Module) Config() Config { return m.cfg }
+
+// Stats returns the instance counters of both call paths.
+func (m *Module) Stats() Stats {
+	return Stats{Direct: m.directCounters.snapshot(), Extism: m.extismCounters.snapshot()}
+}
+
+// Close releases all instances and compiled code. Calls in flight fail.
+func (m *Module) Close(ctx context.Context) error {
+	var errs []error
+	m.closeOnce.Do(func() {
+		if m.direct != nil {
+			m.direct.close()
+		}
+		m.extismOnce.Do(func() { // no lazy compile after Close
+			m.extismErr = &Error{Kind: ErrClosed, Op: "reconcile", Path: pathExtism, Msg: "module is closed"}
+		})
+		if m.extism != nil {
+			errs = append(errs, m.extism.close(ctx))
+		}
+		if m.rt != nil {
+			errs = append(errs, m.rt.Close(ctx))
+		}
+		if m.cache != nil {
+			errs = append(errs, m.cache.Close(ctx))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// callContext applies Config.Timeout to one guest call; the cause lets errors
+// say which limit was hit.
+func (m *Module) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if m.cfg.Timeout < 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, m.cfg.Timeout, &timeoutCause{limit: m.cfg.Timeout.String()})
+}
+
+// checkInputSize refuses, without touching an instance, a snapshot that cannot
+// fit in guest memory at all.
+func (m *Module) checkInputSize(path string, n int) error {
+	limit := uint64(m.cfg.MemoryLimitPages) * wasmPageSize
+	if uint64(n) >= limit {
+		return &Error{Kind: ErrOutOfMemory, Op: "reconcile", Path: path,
+			Msg: fmt.Sprintf("snapshot of %d bytes cannot fit in the %d MiB guest memory limit", n, limit>>20)}
+	}
+	return nil
+}
+
+// poolError maps a failure to get an instance from a pool to an *Error.
+func poolError(ctx context.Context, path string, err error) error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return err
+	case errors.Is(err, ErrClosed):
+		return &Error{Kind: ErrClosed, Op: "reconcile", Path: path, Msg: "module is closed"}
+	default:
+		return classify(ctx, "reconcile", path, err, "")
+	}
+}
