@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/host/replay"
 )
 
 // Intermediate states of a simulated rollout.
@@ -20,9 +21,6 @@ import (
 // went through.
 
 const simTick = 5 * time.Second
-
-// simUIDPrefix marks objects created by the oracle's simulated API server.
-const simUIDPrefix = "00000000-0000-4000-8000-"
 
 func (g *Gen) sim(group, desc string, s0 M, maxSteps int) {
 	g.group(group, desc)
@@ -78,101 +76,12 @@ func shortRev(r string) string {
 }
 
 // advanceWorld applies one tick of the simulator's world rules to a world that was written
-// right after a sync.
+// right after a sync. The rules live in host/replay (the replay engine's tick model runs the same
+// code), so the fixtures and the replays cannot drift apart.
 func advanceWorld(fin M, tick time.Duration) M {
-	s := clone(fin)
-	now := ts(nowOf(s).Add(tick))
-	s["now"] = now
-	rv := maxRV(s)
-	bump := func(o any) {
-		rv++
-		set(obj(o), "metadata.resourceVersion", strconv.Itoa(rv))
+	b, err := replay.AdvanceTickSnapshot(encodeSnapshot(clone(fin)), tick)
+	if err != nil {
+		fatalf("advancing the world: %v", err)
 	}
-	// terminating pods are gone
-	var pods []any
-	for _, p := range podsOf(s) {
-		if get(p, "metadata.deletionTimestamp") == nil {
-			pods = append(pods, p)
-		}
-	}
-	// pods the simulation created start
-	for _, p := range pods {
-		if getStr(p, "status.phase") != "Pending" || !strings.HasPrefix(getStr(p, "metadata.uid"), simUIDPrefix) {
-			continue
-		}
-		ready := "True"
-		if ann := obj(get(p, "metadata.annotations")); ann != nil && ann["oracle.test/never-ready"] == "true" {
-			ready = "False"
-		}
-		cond := func(t, st string) M { return M{"type": t, "status": st, "lastTransitionTime": now} }
-		st := obj(obj(p)["status"])
-		st["phase"] = "Running"
-		st["startTime"] = now
-		st["conditions"] = []any{cond("PodScheduled", "True"), cond("Initialized", "True"),
-			cond("ContainersReady", ready), cond("Ready", ready)}
-		bump(p)
-	}
-	// PVCs bind
-	for _, c := range arr(s["claims"]) {
-		if getStr(c, "status.phase") == "Pending" && get(c, "metadata.deletionTimestamp") == nil {
-			set(obj(c), "status.phase", "Bound")
-			bump(c)
-		}
-	}
-	// garbage collection of objects whose owners are all gone
-	live := map[string]bool{getStr(setOf(s), "metadata.uid"): true}
-	for _, list := range [][]any{pods, arr(s["revisions"]), arr(s["claims"])} {
-		for _, o := range list {
-			live[getStr(o, "metadata.uid")] = true
-		}
-	}
-	orphan := func(o any) bool {
-		refs := arr(get(o, "metadata.ownerReferences"))
-		if len(refs) == 0 {
-			return false
-		}
-		for _, r := range refs {
-			if live[getStr(r, "uid")] {
-				return false
-			}
-		}
-		return true
-	}
-	keep := func(list []any) []any {
-		out := []any{}
-		for _, o := range list {
-			if !orphan(o) {
-				out = append(out, o)
-			}
-		}
-		return out
-	}
-	s["claims"] = keep(arr(s["claims"]))
-	s["revisions"] = keep(arr(s["revisions"]))
-	for _, p := range pods {
-		if orphan(p) && get(p, "metadata.deletionTimestamp") == nil {
-			set(obj(p), "metadata.deletionTimestamp", now)
-		}
-	}
-	if pods == nil {
-		pods = []any{}
-	}
-	s["pods"] = pods
-	return s
-}
-
-func maxRV(s M) int {
-	best := 0
-	check := func(o any) {
-		if n, err := strconv.Atoi(getStr(o, "metadata.resourceVersion")); err == nil && n > best {
-			best = n
-		}
-	}
-	check(setOf(s))
-	for _, k := range []string{"pods", "revisions", "claims"} {
-		for _, o := range arr(s[k]) {
-			check(o)
-		}
-	}
-	return best
+	return prepareSnapshot(mustDecodeObj(b))
 }

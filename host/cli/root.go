@@ -76,5 +76,7 @@ The default module is embedded in this binary; --module runs another one.
 	opts := &moduleOptions{}
 	opts.bind(root)
 	root.AddCommand(newReconcileCommand(opts), newVersionCommand(opts))
+	root.AddCommand(newReplayCommand(opts), newPreviewCommand(opts))
+	root.AddCommand(newControllerCommand(opts), newSnapshotCommand())
 	return root
 }

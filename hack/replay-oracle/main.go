@@ -1,0 +1,165 @@
+// Command replay-oracle captures the reference oracle's timelines for the replay scenarios, so
+// that host/replay's tests can check, step for step and without the oracle, that a scenario replayed
+// with the tick kubelet model is exactly what `oracle simulate` does.
+//
+//	ORACLE=/tmp/oracle/oracle go run ./hack/replay-oracle [-dir testdata/scenarios]
+//
+// For every scenario the tick model can express, the scenario is replayed with the embedded module
+// and the tick model. Each segment (the part between two user events) starts from a world the
+// replay recorded; the oracle simulates from exactly that world for as many steps as the segment
+// has (to convergence for the last one). The result, converted to the ABI plan shape, goes to
+// <dir>/oracle/<scenario>.json with the sha256 of the segment's starting world.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+)
+
+func main() {
+	dir := flag.String("dir", "testdata/scenarios", "scenario directory")
+	flag.Parse()
+	bin := os.Getenv("ORACLE")
+	if bin == "" {
+		fatal("set ORACLE to the oracle binary (see /work/shared/tools/oracle/README.md)")
+	}
+	ctx := context.Background()
+	m, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
+	if err != nil {
+		fatal("%v", err)
+	}
+	defer m.Close(ctx)
+	files, _ := filepath.Glob(filepath.Join(*dir, "*.yaml"))
+	if err := os.MkdirAll(filepath.Join(*dir, "oracle"), 0o755); err != nil {
+		fatal("%v", err)
+	}
+	version, _ := exec.Command(bin, "version").Output()
+	for _, f := range files {
+		sc, err := replay.LoadScenario(f)
+		if err != nil {
+			fatal("%v", err)
+		}
+		if why := replay.TickExpressible(sc); why != "" {
+			fmt.Printf("%-40s skipped: %s\n", sc.Name, why)
+			continue
+		}
+		tl, err := replay.Run(ctx, sc, replay.Options{Module: m, Model: replay.ModelTick,
+			LoadModule: func(ctx context.Context, _ string) (replay.Reconciler, error) { return m, nil }})
+		if err != nil {
+			fatal("%s: %v", f, err)
+		}
+		capture := replay.OracleCapture{Scenario: sc.Name, Oracle: strings.SplitN(string(version), "\n", 2)[0]}
+		compared := 0
+		for i, seg := range tl.Segments {
+			end := len(tl.Steps)
+			last := i == len(tl.Segments)-1
+			if !last {
+				end = tl.Segments[i+1].FirstStep
+			}
+			sum := sha256.Sum256(seg.Snapshot)
+			cs := replay.OracleSegment{FirstStep: seg.FirstStep, SnapshotSHA256: hex.EncodeToString(sum[:])}
+			if !seg.Comparable {
+				cs.Skipped = "a pod was still starting when the segment began; the oracle starts only pods it created itself"
+				capture.Segments = append(capture.Segments, cs)
+				continue
+			}
+			steps := end - seg.FirstStep
+			if last {
+				steps = replay.DefaultMaxSteps
+			}
+			cs.Steps, cs.StopReason = simulate(bin, seg.Snapshot, steps)
+			if !last {
+				cs.StopReason = ""
+			}
+			compared++
+			capture.Segments = append(capture.Segments, cs)
+		}
+		b, _ := json.MarshalIndent(capture, "", "  ")
+		out := filepath.Join(*dir, "oracle", sc.Name+".json")
+		if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+			fatal("%v", err)
+		}
+		fmt.Printf("%-40s %d/%d segments, %d steps -> %s\n", sc.Name, compared, len(tl.Segments), len(tl.Steps), out)
+	}
+}
+
+// simulate runs `oracle simulate -json -events` on a snapshot and converts its steps.
+func simulate(bin string, snapshot []byte, steps int) ([]replay.OracleStep, string) {
+	tmp, err := os.CreateTemp("", "replay-oracle-*.json")
+	if err != nil {
+		fatal("%v", err)
+	}
+	defer os.Remove(tmp.Name())
+	tmp.Write(snapshot)
+	tmp.Close()
+	cmd := exec.Command(bin, "simulate", "-json", "-events", "-steps", fmt.Sprint(steps), tmp.Name())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		fatal("oracle simulate: %v\n%s", err, errb.String())
+	}
+	var tl struct {
+		Steps []struct {
+			Step int                `json:"step"`
+			Now  string             `json:"now"`
+			Pods []replay.OraclePod `json:"pods"`
+			Plan struct {
+				Actions             []json.RawMessage `json:"actions"`
+				RequeueAfterSeconds float64           `json:"requeueAfterSeconds"`
+				Error               string            `json:"error"`
+				Events              []string          `json:"events"`
+			} `json:"plan"`
+		} `json:"steps"`
+		StopReason string `json:"stopReason"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &tl); err != nil {
+		fatal("oracle output: %v", err)
+	}
+	var res []replay.OracleStep
+	for _, s := range tl.Steps {
+		// The ABI v1 plan shape (as hack/conformance converts): events as objects, error as SyncFailed.
+		plan := map[string]any{"abi": 1, "requeueAfterSeconds": s.Plan.RequeueAfterSeconds}
+		actions := s.Plan.Actions
+		if actions == nil {
+			actions = []json.RawMessage{}
+		}
+		plan["actions"] = actions
+		events := []any{}
+		for _, e := range s.Plan.Events {
+			p := strings.SplitN(e, " ", 3)
+			for len(p) < 3 {
+				p = append(p, "")
+			}
+			events = append(events, map[string]string{"type": p[0], "reason": p[1], "message": p[2]})
+		}
+		plan["events"] = events
+		if s.Plan.Error != "" {
+			plan["error"] = map[string]string{"code": "SyncFailed", "message": s.Plan.Error}
+		}
+		pb, _ := json.Marshal(plan)
+		pods := s.Pods
+		if pods == nil {
+			pods = []replay.OraclePod{}
+		}
+		res = append(res, replay.OracleStep{Now: s.Now, Pods: pods, Plan: pb})
+	}
+	return res, tl.StopReason
+}
+
+func fatal(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "replay-oracle: "+format+"\n", args...)
+	os.Exit(1)
+}

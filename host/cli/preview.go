@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+)
+
+func newPreviewCommand(opts *moduleOptions) *cobra.Command {
+	var file, from, scenario, model string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)",
+		Short: "Show what applying an edited StatefulSet will do: the ordered steps, batches, duration and traps",
+		Long: `preview applies an edited StatefulSet manifest to a world and replays it with the same engine as
+` + "`ordinal replay`" + ` (the reconcile module, an in-memory API server and the kubelet model), so the steps are what the
+controller will do. The world is a snapshot (--from, ABI v1 JSON as ` + "`ordinal reconcile`" + ` reads it) or the end
+state of a scenario (--scenario). It prints the steps until the rollout completes or stops, the batches of pods
+taken down together, the pods a partition holds back, how long it takes under the kubelet model, and warnings
+for known traps (OrderedReady with a pod that is not Ready blocks everything; whenScaled=Delete deletes PVCs;
+maxUnavailable counts unavailable pods below the partition).
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" || (from == "") == (scenario == "") {
+				return withCode(ExitUsage, fmt.Errorf("need -f and exactly one of --from or --scenario"))
+			}
+			edited, err := readInput(cmd.InOrStdin(), file)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			if edited, err = yaml.YAMLToJSON(edited); err != nil {
+				return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
+			}
+			var base *replay.Scenario
+			if from != "" {
+				snap, err := readInput(cmd.InOrStdin(), from)
+				if err != nil {
+					return withCode(ExitUsage, err)
+				}
+				if base, err = replay.ScenarioFromSnapshot(snap); err != nil {
+					return withCode(ExitUsage, err)
+				}
+			} else {
+				sc, err := replay.LoadScenario(scenario)
+				if err != nil {
+					return withCode(ExitUsage, err)
+				}
+				tl, err := runReplay(cmd.Context(), opts, sc, model, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if base, err = replay.ScenarioFromSnapshot(tl.Final); err != nil {
+					return withCode(ExitUsage, err)
+				}
+				base.Kubelet = sc.Kubelet
+			}
+			m, err := opts.load(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer m.Close(cmd.Context())
+			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, Model: model})
+			if err != nil {
+				if _, ok := err.(*wasm.Error); ok {
+					return withCode(ExitModuleFailure, err)
+				}
+				return withCode(ExitUsage, err)
+			}
+			var out bytes.Buffer
+			if asJSON {
+				err = p.WriteJSON(&out)
+			} else {
+				err = p.WriteText(&out)
+			}
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			_, err = cmd.OutOrStdout().Write(out.Bytes())
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "file", "f", "", "the edited StatefulSet (YAML or JSON), or - for standard input")
+	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON)")
+	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
+	f.StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
+	f.BoolVar(&asJSON, "json", false, "print the preview as JSON")
+	return cmd
+}

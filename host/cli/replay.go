@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+)
+
+// ExitGoldenDiffers is `replay --golden`'s exit code when the timeline differs from the golden file.
+const ExitGoldenDiffers = 5
+
+func newReplayCommand(opts *moduleOptions) *cobra.Command {
+	var golden, htmlOut, model string
+	var update, asJSON, verbose bool
+	cmd := &cobra.Command{
+		Use:   "replay SCENARIO.yaml",
+		Short: "Replay a scenario in virtual time and print the rollout timeline",
+		Long: `replay runs a scenario (initial manifests, a kubelet model and timed events; see
+testdata/scenarios/README.md) against an in-memory API server, a simulated kubelet and the reconcile
+module, in virtual time, and prints the timeline: per controller sync the time, what changed, a one-line
+pod grid (ordinal:revision/state) and the writes.
+
+  --golden FILE   compare the output with FILE; exit 5 and show the first difference when it differs
+  --update        with --golden, rewrite FILE instead
+  --json          machine-readable timeline (every step's full plan included)
+  --html FILE     also write a self-contained page with the rollout as a picture (pods x time)
+  --model tick    replay with the reference harness's kubelet model (oracle simulate) instead
+
+` + exitCodesHelp + `
+  5  --golden: the timeline differs from the golden file`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if update && golden == "" {
+				return withCode(ExitUsage, fmt.Errorf("--update needs --golden FILE"))
+			}
+			sc, err := replay.LoadScenario(args[0])
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			tl, err := runReplay(cmd.Context(), opts, sc, model, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			var out bytes.Buffer
+			if asJSON {
+				err = tl.WriteJSON(&out)
+			} else {
+				err = tl.WriteText(&out, verbose)
+			}
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			if htmlOut != "" {
+				if err := writeFileAtomic(htmlOut, func(w io.Writer) error { return tl.WriteHTML(w) }); err != nil {
+					return withCode(ExitUsage, err)
+				}
+			}
+			if golden != "" {
+				return checkGolden(cmd.OutOrStdout(), golden, out.Bytes(), update)
+			}
+			_, err = cmd.OutOrStdout().Write(out.Bytes())
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&golden, "golden", "", "compare with this golden file (exit 5 on difference)")
+	f.BoolVar(&update, "update", false, "rewrite the golden file")
+	f.BoolVar(&asJSON, "json", false, "print the timeline as JSON")
+	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
+	f.StringVar(&model, "model", "", `kubelet model: "delays" or "tick" (default: the scenario's)`)
+	f.BoolVarP(&verbose, "verbose", "v", false, "also print syncs that wrote nothing, and the controller's events")
+	return cmd
+}
+
+// runReplay loads the module and replays sc, drawing a progress line on a terminal.
+func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, model string, stderr io.Writer) (*replay.Timeline, error) {
+	m, err := opts.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close(ctx)
+	var loaded []*wasm.Module
+	defer func() {
+		for _, l := range loaded {
+			l.Close(ctx)
+		}
+	}()
+	ro := replay.Options{
+		Module: m,
+		Model:  model,
+		LoadModule: func(ctx context.Context, path string) (replay.Reconciler, error) {
+			o := *opts
+			o.path = path
+			lm, err := o.load(ctx)
+			if err != nil {
+				return nil, err
+			}
+			loaded = append(loaded, lm)
+			return lm, nil
+		},
+	}
+	prog := newProgress(stderr)
+	ro.Progress = prog.update
+	tl, err := replay.Run(ctx, sc, ro)
+	prog.done()
+	if err != nil {
+		return nil, withCode(ExitModuleFailure, err)
+	}
+	return tl, nil
+}
+
+// progress draws "replaying: step N (+virtual time)" on a terminal, at most every 100ms of real
+// time and only once a replay has run for half a second, so short replays print nothing.
+type progress struct {
+	w       io.Writer
+	tty     bool
+	started time.Time
+	last    time.Time
+	drawn   bool
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, started: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb" {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(step int, elapsed time.Duration) {
+	if !p.tty {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.started) < 500*time.Millisecond || now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	p.drawn = true
+	fmt.Fprintf(p.w, "\rreplaying: step %d, virtual time +%s   ", step, elapsed.Round(time.Second))
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func checkGolden(stdout io.Writer, path string, got []byte, update bool) error {
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			return withCode(ExitUsage, err)
+		}
+		fmt.Fprintf(stdout, "updated %s\n", path)
+		return nil
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("reading golden: %w", err))
+	}
+	if bytes.Equal(want, got) {
+		fmt.Fprintf(stdout, "matches %s\n", path)
+		return nil
+	}
+	return withCode(ExitGoldenDiffers, fmt.Errorf("timeline differs from %s:\n%s", path, firstDifference(string(want), string(got))))
+}
+
+// firstDifference shows the first differing line with a little context.
+func firstDifference(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g || i >= len(wl) || i >= len(gl) {
+			return fmt.Sprintf("line %d:\n  golden: %s\n  got:    %s", i+1, w, g)
+		}
+	}
+	return "(no line differs; trailing bytes differ)"
+}
+
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReplayPrintsTimeline(t *testing.T) {
+	code, out, errs := run(t, "", "replay", "../../examples/rolling-update.yaml")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"revisions: A=web-6cbd9df98d B=web-54cb854cf9", "pods: 0:A/Ready 1:A/Ready 2:A/Ready 3:A/Ready 4:A/Ready",
+		"delete Pod web-4\n  delete Pod web-3", "== complete"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestReplayGolden(t *testing.T) {
+	golden := "../../testdata/scenarios/rolling-update.timeline.txt"
+	code, out, errs := run(t, "", "replay", "../../testdata/scenarios/rolling-update.yaml", "--golden", golden)
+	if code != ExitOK || !strings.Contains(out, "matches") {
+		t.Fatalf("exit %d, out %q, stderr %s", code, out, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	os.WriteFile(bad, []byte("something else\n"), 0o644)
+	code, _, errs = run(t, "", "replay", "../../testdata/scenarios/rolling-update.yaml", "--golden", bad)
+	if code != ExitGoldenDiffers || !strings.Contains(errs, "line 1") {
+		t.Fatalf("exit %d (want %d), stderr %s", code, ExitGoldenDiffers, errs)
+	}
+	code, _, errs = run(t, "", "replay", "../../testdata/scenarios/rolling-update.yaml", "--golden", bad, "--update")
+	if code != ExitOK {
+		t.Fatalf("--update: exit %d: %s", code, errs)
+	}
+	want, _ := os.ReadFile(golden)
+	got, _ := os.ReadFile(bad)
+	if string(want) != string(got) {
+		t.Fatal("--update did not write the timeline")
+	}
+}
+
+func TestReplayJSONAndHTML(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "t.html")
+	code, out, errs := run(t, "", "replay", "../../testdata/scenarios/create-parallel.yaml", "--json", "--html", page)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var tl struct {
+		Steps   []json.RawMessage       `json:"steps"`
+		Outcome struct{ Result string } `json:"outcome"`
+	}
+	if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Steps) == 0 || tl.Outcome.Result != "complete" {
+		t.Fatalf("bad JSON timeline (%v): %.300s", err, out)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(b), `id="timeline-data"`) {
+		t.Fatalf("no HTML page written: %v", err)
+	}
+}
+
+func TestReplayBadScenario(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte("name: x\nmanifests: []\nevents: [{at: 1s, deletPod: web-0}]\n"), 0o644)
+	code, _, errs := run(t, "", "replay", f)
+	if code != ExitUsage || !strings.Contains(errs, "deletPod") {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+}
+
+func TestPreviewForcedRollbackTrap(t *testing.T) {
+	dir := "../../testdata/replay/preview/"
+	code, out, errs := run(t, "", "preview", "-f", dir+"forced-rollback.edit.yaml", "--scenario", dir+"forced-rollback.scenario.yaml")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want, _ := os.ReadFile(dir + "forced-rollback.preview.txt")
+	if out != string(want) {
+		t.Fatalf("preview differs from the library's golden:\n%s", out)
+	}
+}
+
+func TestPreviewFromSnapshot(t *testing.T) {
+	edit := filepath.Join(t.TempDir(), "edit.json")
+	snap, err := os.ReadFile("../../examples/web-fresh.snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ StatefulSet map[string]any }
+	json.Unmarshal(snap, &s)
+	s.StatefulSet["spec"].(map[string]any)["replicas"] = 2
+	b, _ := json.Marshal(s.StatefulSet)
+	os.WriteFile(edit, b, 0o644)
+	code, out, errs := run(t, "", "preview", "-f", edit, "--from", "../../examples/web-fresh.snapshot.json", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var p struct {
+		Outcome struct{ Result string } `json:"outcome"`
+		Steps   []json.RawMessage       `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil || p.Outcome.Result != "complete" || len(p.Steps) == 0 {
+		t.Fatalf("bad preview (%v): %.500s", err, out)
+	}
+	code, _, errs = run(t, "", "preview", "-f", edit)
+	if code != ExitUsage {
+		t.Fatalf("missing --from: exit %d %s", code, errs)
+	}
+}

@@ -1,0 +1,351 @@
+package replay
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Kinds the replayed world stores. The StatefulSet is kept apart: a world holds exactly one.
+const (
+	kindPod      = "Pod"
+	kindRevision = "ControllerRevision"
+	kindClaim    = "PersistentVolumeClaim"
+	kindSet      = "StatefulSet"
+)
+
+// APIError is a rejected write, with the reason a real API server would give.
+type APIError struct {
+	Reason  string // AlreadyExists, NotFound, Conflict, Invalid
+	Message string
+}
+
+func (e *APIError) Error() string { return e.Reason + ": " + e.Message }
+
+func apiErr(reason, format string, args ...any) *APIError {
+	return &APIError{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// SimUIDPrefix marks objects created during a replay (the reference harness uses the same form).
+const SimUIDPrefix = "00000000-0000-4000-8000-"
+
+// ids assigns uids and resourceVersions the way the reference harness's API server does: a counter
+// per simulation, uids 00000000-0000-4000-8000-NNNNNNNNNNNN and resourceVersions 100001+. Determinism
+// of the whole replay rests on this being a plain counter.
+type ids struct {
+	seq, rv int
+	rvBase  int // 0 means 100000; a world loaded from a snapshot continues above its highest
+}
+
+func (a *ids) uid() string {
+	a.seq++
+	return fmt.Sprintf("%s%012d", SimUIDPrefix, a.seq)
+}
+
+func (a *ids) resourceVersion() string {
+	a.rv++
+	base := a.rvBase
+	if base == 0 {
+		base = 100000
+	}
+	return fmt.Sprint(base + a.rv)
+}
+
+// APIServer is an in-memory API server for one StatefulSet's namespace: it stores the set, its
+// pods, ControllerRevisions and PVCs and applies writes with the semantics kube-apiserver has for
+// them (metadata assignment, preconditions, the status subresource, graceful pod deletion).
+type APIServer struct {
+	ns    string
+	clock *Clock
+	ids   ids
+	set   Obj
+	objs  map[string]map[string]Obj // kind -> name -> object
+
+	// Hooks the kubelet and the engine use to learn about changes.
+	onPodCreated func(name string)
+	onPodDeleted func(name string) // a deletionTimestamp was set
+	notes        []string          // what happened outside the controller, for the timeline
+}
+
+// NewAPIServer returns an empty server for namespace ns.
+func NewAPIServer(ns string, clock *Clock) *APIServer {
+	return &APIServer{ns: ns, clock: clock, objs: map[string]map[string]Obj{
+		kindPod: {}, kindRevision: {}, kindClaim: {},
+	}}
+}
+
+func (s *APIServer) now() string { return s.clock.Now().UTC().Format(time.RFC3339) }
+
+func (s *APIServer) note(format string, args ...any) {
+	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+}
+
+// takeNotes returns and clears the notes gathered since the last call.
+func (s *APIServer) takeNotes() []string {
+	n := s.notes
+	s.notes = nil
+	return n
+}
+
+// Get returns the stored object (not a copy) or nil.
+func (s *APIServer) Get(kind, name string) Obj {
+	if kind == kindSet {
+		if s.set != nil && getStr(s.set, "metadata.name") == name {
+			return s.set
+		}
+		return nil
+	}
+	return s.objs[kind][name]
+}
+
+// Names lists the stored objects of a kind in natural order (web-2 before web-10).
+func (s *APIServer) Names(kind string) []string {
+	m := s.objs[kind]
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return naturalLess(out[i], out[j]) })
+	return out
+}
+
+// StatefulSet returns the stored set (not a copy), nil before it is created.
+func (s *APIServer) StatefulSet() Obj { return s.set }
+
+func (s *APIServer) stamp(o Obj) {
+	md := ensureObj(o, "metadata")
+	md["uid"] = s.ids.uid()
+	md["resourceVersion"] = s.ids.resourceVersion()
+	md["creationTimestamp"] = s.now()
+	if getStr(md, "namespace") == "" {
+		md["namespace"] = s.ns
+	}
+}
+
+func (s *APIServer) bump(o Obj) {
+	ensureObj(o, "metadata")["resourceVersion"] = s.ids.resourceVersion()
+}
+
+// stripTypeMeta drops apiVersion/kind: list results carry none per item, and that is what the
+// controller's informers hold.
+func stripTypeMeta(o Obj) {
+	delete(o, "apiVersion")
+	delete(o, "kind")
+}
+
+// Create stores a new object. Pods and PVCs are defaulted and start Pending; the server assigns
+// uid, resourceVersion and creationTimestamp (and generation 1 for pods and sets), as on a real
+// cluster. A taken name is AlreadyExists.
+func (s *APIServer) Create(kind string, obj Obj) error {
+	o := cloneObj(obj)
+	name := getStr(o, "metadata.name")
+	if name == "" {
+		return apiErr("Invalid", "%s: metadata.name is required", kind)
+	}
+	if kind == kindSet {
+		if s.set != nil {
+			return apiErr("AlreadyExists", "statefulsets.apps %q already exists", name)
+		}
+		DefaultStatefulSet(o)
+		s.stamp(o)
+		set(o, "metadata.generation", num(1))
+		s.set = o
+		return nil
+	}
+	store, ok := s.objs[kind]
+	if !ok {
+		return apiErr("Invalid", "cannot create %s", kind)
+	}
+	if _, exists := store[name]; exists {
+		return apiErr("AlreadyExists", "%s %q already exists", resourceName(kind), name)
+	}
+	stripTypeMeta(o)
+	s.stamp(o)
+	switch kind {
+	case kindPod:
+		set(o, "metadata.generation", num(1))
+		DefaultPod(o, s.ns)
+		o["status"] = Obj{"phase": "Pending"} // PrepareForCreate resets the status
+	case kindClaim:
+		DefaultClaim(o, s.ns)
+		o["status"] = Obj{"phase": "Pending"}
+	}
+	store[name] = o
+	if kind == kindPod && s.onPodCreated != nil {
+		s.onPodCreated(name)
+	}
+	return nil
+}
+
+// Update replaces an object. The status of pods, PVCs and sets is a subresource and is kept; a
+// resourceVersion in the new object is a precondition (Conflict when stale); a spec change of the
+// set bumps its generation.
+func (s *APIServer) Update(kind string, obj Obj) error {
+	name := getStr(obj, "metadata.name")
+	old := s.Get(kind, name)
+	if old == nil {
+		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
+	}
+	if rv := getStr(obj, "metadata.resourceVersion"); rv != "" && rv != getStr(old, "metadata.resourceVersion") {
+		return apiErr("Conflict", "Operation cannot be fulfilled on %s %q: the object has been modified; please apply your changes to the latest version and try again", resourceName(kind), name)
+	}
+	o := cloneObj(obj)
+	md := ensureObj(o, "metadata")
+	omd := getObj(old, "metadata")
+	// Immutable or server-owned metadata survives a PUT that omits it.
+	for _, k := range []string{"uid", "creationTimestamp", "namespace", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+		if v, ok := omd[k]; ok {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
+	}
+	switch kind {
+	case kindSet:
+		DefaultStatefulSet(o)
+		o["status"] = cloneJSON(old["status"])
+		if !jsonEqual(old["spec"], o["spec"]) {
+			g, _ := getInt(old, "metadata.generation")
+			md["generation"] = num(g + 1)
+		}
+		s.bump(o)
+		s.set = o
+		return nil
+	case kindPod, kindClaim:
+		stripTypeMeta(o)
+		o["status"] = cloneJSON(old["status"])
+	case kindRevision:
+		stripTypeMeta(o)
+	}
+	s.bump(o)
+	s.objs[kind][name] = o
+	return nil
+}
+
+// UpdateStatus writes the status subresource of the set: only .status changes.
+func (s *APIServer) UpdateStatus(name string, status any) error {
+	if s.set == nil || getStr(s.set, "metadata.name") != name {
+		return apiErr("NotFound", "statefulsets.apps %q not found", name)
+	}
+	s.set["status"] = cloneJSON(status)
+	s.bump(s.set)
+	return nil
+}
+
+// Patch applies a strategic merge patch. A metadata.uid in the patch is a precondition.
+func (s *APIServer) Patch(kind, name string, patch Obj) error {
+	old := s.Get(kind, name)
+	if old == nil || kind == kindSet {
+		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
+	}
+	if uid := getStr(patch, "metadata.uid"); uid != "" && uid != getStr(old, "metadata.uid") {
+		return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, getStr(old, "metadata.uid"))
+	}
+	o := strategicMerge(cloneObj(old), patch)
+	s.bump(o)
+	s.objs[kind][name] = o
+	return nil
+}
+
+// Delete removes an object. Pods are deleted gracefully: they get a deletionTimestamp and grace
+// period and stay until the kubelet reports them gone; deleting a terminating pod changes nothing.
+func (s *APIServer) Delete(kind, name string) error {
+	old := s.Get(kind, name)
+	if old == nil {
+		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
+	}
+	switch kind {
+	case kindSet:
+		s.set = nil
+	case kindPod:
+		if get(old, "metadata.deletionTimestamp") != nil {
+			return nil
+		}
+		s.markTerminating(old)
+		s.bump(old)
+	default:
+		delete(s.objs[kind], name)
+	}
+	return nil
+}
+
+func (s *APIServer) markTerminating(pod Obj) {
+	grace, ok := getInt(pod, "spec.terminationGracePeriodSeconds")
+	if !ok {
+		grace = 30
+	}
+	md := ensureObj(pod, "metadata")
+	md["deletionTimestamp"] = s.now()
+	md["deletionGracePeriodSeconds"] = num(grace)
+	if s.onPodDeleted != nil {
+		s.onPodDeleted(getStr(pod, "metadata.name"))
+	}
+}
+
+// removePod is the kubelet confirming termination: the object disappears.
+func (s *APIServer) removePod(name string) {
+	delete(s.objs[kindPod], name)
+}
+
+// mutatePod changes a pod's status as the kubelet would (a status write: resourceVersion bumps).
+func (s *APIServer) mutatePod(name string, f func(p Obj)) bool {
+	p := s.objs[kindPod][name]
+	if p == nil {
+		return false
+	}
+	f(p)
+	s.bump(p)
+	return true
+}
+
+func resourceName(kind string) string {
+	switch kind {
+	case kindPod:
+		return "pods"
+	case kindClaim:
+		return "persistentvolumeclaims"
+	case kindRevision:
+		return "controllerrevisions.apps"
+	case kindSet:
+		return "statefulsets.apps"
+	}
+	return kind
+}
+
+// naturalLess orders names with numeric runs compared as numbers (web-2 < web-10).
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := isDigit(a[0]), isDigit(b[0])
+		if da && db {
+			na, ra := splitDigits(a)
+			nb, rb := splitDigits(b)
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func splitDigits(s string) (string, string) {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	d := s[:i]
+	for len(d) > 1 && d[0] == '0' {
+		d = d[1:]
+	}
+	return d, s[i:]
+}

@@ -1,0 +1,136 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Clock is the replay's virtual time. Nothing in a replay reads the wall clock, so a rollout of
+// hours replays in milliseconds and always gives the same timeline.
+type Clock struct{ now time.Time }
+
+// NewClock starts virtual time at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t.UTC()} }
+
+// Now is the current virtual time.
+func (c *Clock) Now() time.Time { return c.now }
+
+func (c *Clock) set(t time.Time) {
+	if t.After(c.now) {
+		c.now = t
+	}
+}
+
+// timer is something scheduled in virtual time: a kubelet transition or a controller requeue.
+type timer struct {
+	at   time.Time
+	seq  int // insertion order breaks ties, so simultaneous timers fire in a fixed order
+	what string
+	fire func()
+}
+
+// timers is a small priority queue ordered by (at, seq).
+type timers struct {
+	list []*timer
+	seq  int
+}
+
+func (t *timers) add(at time.Time, what string, fire func()) {
+	t.seq++
+	t.list = append(t.list, &timer{at: at, seq: t.seq, what: what, fire: fire})
+	sort.SliceStable(t.list, func(i, j int) bool {
+		if !t.list[i].at.Equal(t.list[j].at) {
+			return t.list[i].at.Before(t.list[j].at)
+		}
+		return t.list[i].seq < t.list[j].seq
+	})
+}
+
+// next is the time of the earliest timer.
+func (t *timers) next() (time.Time, bool) {
+	if len(t.list) == 0 {
+		return time.Time{}, false
+	}
+	return t.list[0].at, true
+}
+
+// popDue removes and returns the timers due at or before now, in order.
+func (t *timers) popDue(now time.Time) []*timer {
+	i := 0
+	for i < len(t.list) && !t.list[i].at.After(now) {
+		i++
+	}
+	due := t.list[:i:i]
+	t.list = t.list[i:]
+	return due
+}
+
+func (t *timers) pending() int { return len(t.list) }
+
+// Duration is a time.Duration that reads from YAML/JSON as "90s", "2m30s" or a number of seconds.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return fmtDuration(time.Duration(d)) }
+
+// MarshalJSON writes the Go duration form ("1m30s").
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON accepts a duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if strings.HasPrefix(s, `"`) {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		v, err := time.ParseDuration(str)
+		if err != nil {
+			if f, ferr := strconv.ParseFloat(str, 64); ferr == nil {
+				*d = Duration(f * float64(time.Second))
+				return nil
+			}
+			return fmt.Errorf("bad duration %q: %w", str, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("bad duration %s", s)
+	}
+	*d = Duration(f * float64(time.Second))
+	return nil
+}
+
+// fmtDuration prints a duration compactly: 0s, 5s, 1m30s, 2h5s, 1.5s.
+func fmtDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	var b strings.Builder
+	if d < 0 {
+		b.WriteByte('-')
+		d = -d
+	}
+	h := d / time.Hour
+	d -= h * time.Hour
+	m := d / time.Minute
+	d -= m * time.Minute
+	if h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+	}
+	if d > 0 {
+		b.WriteString(strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s")
+	}
+	return b.String()
+}

@@ -1,0 +1,235 @@
+package replay
+
+import "strings"
+
+// API-server defaulting for the fields a StatefulSet, its pod template, its pods and its claims use.
+//
+// The revision name is a hash of the pod template as the API server stores it, so a manifest must
+// be defaulted exactly like kube-apiserver does (SetDefaults_* in k8s.io/kubernetes/pkg/apis/{apps,
+// core}/v1) or the replay computes revisions no real cluster would. This is a focused subset: the
+// fields StatefulSet manifests commonly use. defaults_test.go checks it against the reference
+// oracle's `defaults` output (the real defaulting functions) captured in testdata/replay/defaults.
+
+// DefaultStatefulSet applies API-server defaulting to a StatefulSet in place.
+func DefaultStatefulSet(set Obj) {
+	md := ensureObj(set, "metadata")
+	if getStr(md, "namespace") == "" {
+		md["namespace"] = "default"
+	}
+	spec := ensureObj(set, "spec")
+	setDefault(spec, "replicas", num(1))
+	setDefault(spec, "serviceName", "")
+	setDefault(spec, "podManagementPolicy", "OrderedReady")
+	setDefault(spec, "revisionHistoryLimit", num(10))
+	us := ensureObj(spec, "updateStrategy")
+	setDefault(us, "type", "RollingUpdate")
+	if us["type"] == "RollingUpdate" {
+		ru := ensureObj(us, "rollingUpdate")
+		setDefault(ru, "partition", num(0))
+		setDefault(ru, "maxUnavailable", num(1))
+	}
+	rp := ensureObj(spec, "persistentVolumeClaimRetentionPolicy")
+	setDefault(rp, "whenDeleted", "Retain")
+	setDefault(rp, "whenScaled", "Retain")
+	tmpl := ensureObj(spec, "template")
+	defaultPodSpec(ensureObj(tmpl, "spec"))
+	for _, v := range getArr(spec, "volumeClaimTemplates") {
+		if c, ok := v.(Obj); ok {
+			defaultClaimSpec(ensureObj(c, "spec"))
+			st := ensureObj(c, "status")
+			setDefault(st, "phase", "Pending")
+		}
+	}
+	st := ensureObj(set, "status")
+	setDefault(st, "replicas", num(0))
+	setDefault(st, "availableReplicas", num(0))
+}
+
+// DefaultPod applies API-server defaulting to a pod in place (what pod creation does on top of the
+// template's defaults).
+func DefaultPod(pod Obj, namespace string) {
+	md := ensureObj(pod, "metadata")
+	if getStr(md, "namespace") == "" {
+		md["namespace"] = namespace
+	}
+	spec := ensureObj(pod, "spec")
+	defaultPodSpec(spec)
+	setDefault(spec, "enableServiceLinks", true)
+	hostNetwork := spec["hostNetwork"] == true
+	for _, key := range []string{"initContainers", "containers"} {
+		for _, c := range getArr(spec, key) {
+			co, ok := c.(Obj)
+			if !ok {
+				continue
+			}
+			// SetDefaults_Pod: requests default to limits.
+			if lim := getObj(co, "resources.limits"); len(lim) > 0 {
+				req := ensureObj(ensureObj(co, "resources"), "requests")
+				for k, v := range lim {
+					setDefault(req, k, v)
+				}
+			}
+			if hostNetwork {
+				for _, p := range getArr(co, "ports") {
+					if po, ok := p.(Obj); ok {
+						setDefault(po, "hostPort", po["containerPort"])
+					}
+				}
+			}
+		}
+	}
+	setDefault(pod, "status", Obj{})
+}
+
+// DefaultClaim applies API-server defaulting to a PersistentVolumeClaim in place.
+func DefaultClaim(claim Obj, namespace string) {
+	md := ensureObj(claim, "metadata")
+	if getStr(md, "namespace") == "" {
+		md["namespace"] = namespace
+	}
+	defaultClaimSpec(ensureObj(claim, "spec"))
+	st := ensureObj(claim, "status")
+	setDefault(st, "phase", "Pending")
+}
+
+func defaultClaimSpec(spec Obj) {
+	setDefault(spec, "volumeMode", "Filesystem")
+}
+
+func defaultPodSpec(spec Obj) {
+	for _, key := range []string{"initContainers", "containers"} {
+		for _, c := range getArr(spec, key) {
+			if co, ok := c.(Obj); ok {
+				defaultContainer(co)
+			}
+		}
+	}
+	if _, ok := spec["containers"]; !ok {
+		spec["containers"] = nil
+	}
+	// The API server stores typed objects: false booleans tagged omitempty do not survive.
+	for _, k := range []string{"hostNetwork", "hostPID", "hostIPC"} {
+		if spec[k] == false {
+			delete(spec, k)
+		}
+	}
+	setDefault(spec, "restartPolicy", "Always")
+	setDefault(spec, "terminationGracePeriodSeconds", num(30))
+	setDefault(spec, "dnsPolicy", "ClusterFirst")
+	setDefault(spec, "securityContext", Obj{})
+	setDefault(spec, "schedulerName", "default-scheduler")
+	// The deprecated serviceAccount field mirrors serviceAccountName.
+	if san := getStr(spec, "serviceAccountName"); san != "" {
+		setDefault(spec, "serviceAccount", san)
+	}
+	for _, v := range getArr(spec, "volumes") {
+		if vo, ok := v.(Obj); ok {
+			defaultVolume(vo)
+		}
+	}
+}
+
+func defaultVolume(v Obj) {
+	const mode = 420 // 0644
+	if s := getObj(v, "configMap"); s != nil {
+		setDefault(s, "defaultMode", num(mode))
+	}
+	if s := getObj(v, "secret"); s != nil {
+		setDefault(s, "defaultMode", num(mode))
+	}
+	if s := getObj(v, "hostPath"); s != nil {
+		setDefault(s, "type", "")
+	}
+	if s := getObj(v, "downwardAPI"); s != nil {
+		setDefault(s, "defaultMode", num(mode))
+		defaultDownwardItems(getArr(s, "items"))
+	}
+	if s := getObj(v, "projected"); s != nil {
+		setDefault(s, "defaultMode", num(mode))
+		for _, src := range getArr(s, "sources") {
+			if t := getObj(src, "serviceAccountToken"); t != nil {
+				setDefault(t, "expirationSeconds", num(3600))
+			}
+			if d := getObj(src, "downwardAPI"); d != nil {
+				defaultDownwardItems(getArr(d, "items"))
+			}
+		}
+	}
+	if t := getObj(v, "ephemeral.volumeClaimTemplate"); t != nil {
+		setDefault(t, "metadata", Obj{})
+		defaultClaimSpec(ensureObj(t, "spec"))
+	}
+}
+
+func defaultDownwardItems(items []any) {
+	for _, it := range items {
+		if fr := getObj(it, "fieldRef"); fr != nil {
+			setDefault(fr, "apiVersion", "v1")
+		}
+		if rf := getObj(it, "resourceFieldRef"); rf != nil {
+			setDefault(rf, "divisor", "0")
+		}
+	}
+}
+
+func defaultContainer(c Obj) {
+	for _, k := range []string{"stdin", "stdinOnce", "tty"} {
+		if c[k] == false {
+			delete(c, k)
+		}
+	}
+	for _, p := range getArr(c, "ports") {
+		if po, ok := p.(Obj); ok {
+			setDefault(po, "protocol", "TCP")
+		}
+	}
+	for _, e := range getArr(c, "env") {
+		if fr := getObj(e, "valueFrom.fieldRef"); fr != nil {
+			setDefault(fr, "apiVersion", "v1")
+		}
+		if rf := getObj(e, "valueFrom.resourceFieldRef"); rf != nil {
+			setDefault(rf, "divisor", "0")
+		}
+	}
+	setDefault(c, "resources", Obj{})
+	for _, key := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
+		if p := getObj(c, key); p != nil {
+			setDefault(p, "timeoutSeconds", num(1))
+			setDefault(p, "periodSeconds", num(10))
+			setDefault(p, "successThreshold", num(1))
+			setDefault(p, "failureThreshold", num(3))
+			defaultHTTPGet(getObj(p, "httpGet"))
+		}
+	}
+	for _, key := range []string{"postStart", "preStop"} {
+		defaultHTTPGet(getObj(c, "lifecycle."+key+".httpGet"))
+	}
+	setDefault(c, "terminationMessagePath", "/dev/termination-log")
+	setDefault(c, "terminationMessagePolicy", "File")
+	if _, ok := c["imagePullPolicy"]; !ok {
+		c["imagePullPolicy"] = defaultPullPolicy(getStr(c, "image"))
+	}
+}
+
+func defaultHTTPGet(h Obj) {
+	if h != nil {
+		setDefault(h, "scheme", "HTTP")
+	}
+}
+
+// defaultPullPolicy: Always for ":latest" or an untagged image, IfNotPresent otherwise (digests
+// included), as SetDefaults_Container does.
+func defaultPullPolicy(image string) string {
+	if strings.Contains(image, "@") {
+		return "IfNotPresent"
+	}
+	name := image
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	i := strings.LastIndex(name, ":")
+	if i < 0 || name[i+1:] == "latest" {
+		return "Always"
+	}
+	return "IfNotPresent"
+}

@@ -1,0 +1,705 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// Reconciler runs one controller sync: *wasm.Module is one.
+type Reconciler interface {
+	Reconcile(ctx context.Context, snapshot []byte) ([]byte, error)
+}
+
+// Options configure a replay.
+type Options struct {
+	Module Reconciler
+	// LoadModule loads a module for a swapModule event (path already resolved).
+	LoadModule func(ctx context.Context, path string) (Reconciler, error)
+	// Progress, when set, is called after every sync (the CLI draws a progress line with it).
+	Progress func(step int, elapsed time.Duration)
+	// Model, when set, overrides the scenario's kubelet model ("tick" or "delays").
+	Model string
+}
+
+// Defaults for Limits.
+const (
+	DefaultMaxSteps    = 2000
+	DefaultMaxDuration = 6 * time.Hour
+	// maxSyncsPerInstant bounds the re-syncs the controller's own writes trigger at one instant.
+	maxSyncsPerInstant = 25
+)
+
+// engine is one replay in progress.
+type engine struct {
+	ctx    context.Context
+	opts   Options
+	sc     *Scenario
+	cfg    KubeletConfig
+	start  time.Time
+	clock  *Clock
+	timers *timers
+	api    *APIServer
+	kube   *kubelet
+	module Reconciler
+
+	tl        *Timeline
+	revLabels map[string]string
+
+	requeueAt *time.Time
+	failures  int // consecutive failed syncs, for the rate-limited retry
+	dirty     bool
+	triggers  []string
+
+	next       int       // index of the next user event
+	lastEvent  time.Time // when the previous event happened
+	settledAt  *time.Time
+	eventDue   *time.Time // due time of events[next] once known
+	newSegment bool
+}
+
+// Run replays a scenario with the given reconcile module and returns its timeline.
+func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
+	if opts.Module == nil {
+		return nil, fmt.Errorf("replay: no module")
+	}
+	cfg := sc.Kubelet
+	if opts.Model != "" {
+		cfg.Model = opts.Model
+	}
+	if cfg.Model == "" {
+		cfg.Model = ModelDelays
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	e := &engine{ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
+		module: opts.Module, revLabels: map[string]string{}}
+	e.clock = NewClock(e.start)
+	e.lastEvent = e.start
+	e.tl = &Timeline{Scenario: sc.Name, Description: sc.Description, Model: cfg.Model, Start: e.start.Format(time.RFC3339)}
+	if err := e.initWorld(); err != nil {
+		return nil, err
+	}
+	e.kube = newKubelet(cfg, e.api, e.clock, e.timers)
+	e.seedKubelet()
+	var err error
+	if cfg.Model == ModelTick {
+		err = e.runTick()
+	} else {
+		err = e.runDelays()
+	}
+	if err != nil {
+		return e.tl, err
+	}
+	e.finish()
+	return e.tl, nil
+}
+
+// initialUID gives objects that exist before the replay starts a name-derived uid, distinct from
+// the counter uids of objects the replay creates.
+func initialUID(kind, name string) string {
+	h := fnv.New64a()
+	h.Write([]byte(kind + "/" + name))
+	s := h.Sum64()
+	return fmt.Sprintf("%08x-%04x-4%03x-9%03x-%012x", uint32(s>>32)|1, (s>>16)&0xffff, s&0xfff, (s>>40)&0xfff, s&0xffffffffffff)
+}
+
+// initWorld builds the initial world: from a snapshot as it is, or from manifests as if they had
+// been created just before the start (defaulted, existing pods Running and Ready unless they carry
+// a status, claims Bound).
+func (e *engine) initWorld() error {
+	if e.sc.snapshot != nil {
+		return e.loadSnapshot(e.sc.snapshot)
+	}
+	var ss Obj
+	var others []Obj
+	for _, m := range e.sc.Manifests {
+		o, _ := decodeObj(m)
+		if getStr(o, "kind") == kindSet {
+			ss = o
+		} else {
+			others = append(others, o)
+		}
+	}
+	DefaultStatefulSet(ss)
+	setDefault(ss, "apiVersion", "apps/v1")
+	setDefault(ss, "kind", "StatefulSet")
+	ns := getStr(ss, "metadata.namespace")
+	e.api = NewAPIServer(ns, e.clock)
+	md := ensureObj(ss, "metadata")
+	md["uid"] = initialUID(kindSet, getStr(md, "name"))
+	md["resourceVersion"] = "1000"
+	md["generation"] = num(1)
+	md["creationTimestamp"] = e.start.Format(time.RFC3339)
+	e.api.set = ss
+	now := e.start.Format(time.RFC3339)
+	for i, o := range others {
+		kind := getStr(o, "kind")
+		name := getStr(o, "metadata.name")
+		stripTypeMeta(o)
+		omd := ensureObj(o, "metadata")
+		setDefault(omd, "uid", initialUID(kind, name))
+		setDefault(omd, "resourceVersion", fmt.Sprint(1001+i))
+		setDefault(omd, "creationTimestamp", now)
+		switch kind {
+		case kindPod:
+			hasStatus := o["status"] != nil
+			DefaultPod(o, ns)
+			setDefault(omd, "generation", num(1))
+			if !hasStatus || getStr(o, "status.phase") == "" {
+				setRunning(o, e.start, true)
+			}
+		case kindClaim:
+			DefaultClaim(o, ns)
+			if getStr(o, "status.phase") == "Pending" {
+				set(o, "status.phase", "Bound")
+			}
+		}
+		if _, dup := e.api.objs[kind][name]; dup {
+			return fmt.Errorf("manifests: duplicate %s %s", kind, name)
+		}
+		e.api.objs[kind][name] = o
+	}
+	return nil
+}
+
+func (e *engine) loadSnapshot(s Obj) error {
+	ss := cloneObj(getObj(s, "statefulSet"))
+	ns := getStr(ss, "metadata.namespace")
+	if ns == "" {
+		ns = "default"
+		ensureObj(ss, "metadata")["namespace"] = ns
+	}
+	e.api = NewAPIServer(ns, e.clock)
+	e.api.set = ss
+	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
+		for _, v := range getArr(s, key) {
+			o, ok := v.(Obj)
+			if !ok {
+				continue
+			}
+			o = cloneObj(o)
+			if getStr(o, "metadata.namespace") == "" {
+				set(o, "metadata.namespace", ns)
+			}
+			e.api.objs[kind][getStr(o, "metadata.name")] = o
+		}
+	}
+	// Continue the resourceVersion sequence above what the snapshot holds.
+	e.api.ids.rvBase = maxResourceVersion(e.api)
+	return nil
+}
+
+func maxResourceVersion(api *APIServer) int {
+	best := 0
+	check := func(o Obj) {
+		var n int
+		if _, err := fmt.Sscan(getStr(o, "metadata.resourceVersion"), &n); err == nil && n > best {
+			best = n
+		}
+	}
+	if api.set != nil {
+		check(api.set)
+	}
+	for _, m := range api.objs {
+		for _, o := range m {
+			check(o)
+		}
+	}
+	return best
+}
+
+// seedKubelet gives pods that already exist their pending transitions: Pending pods start,
+// terminating pods go away (the tick model does this through its own rules).
+func (e *engine) seedKubelet() {
+	if e.cfg.Model == ModelTick {
+		return
+	}
+	for _, n := range e.api.Names(kindPod) {
+		p := e.api.objs[kindPod][n]
+		if get(p, "metadata.deletionTimestamp") != nil {
+			e.kube.podDeleted(n)
+		} else if getStr(p, "status.phase") == "Pending" {
+			e.kube.podCreated(n)
+		}
+	}
+}
+
+// ---- the two loops ----
+
+// runDelays is the event-driven loop: at each instant, due user events and kubelet transitions
+// change the world, then the controller syncs while something changed (its own writes included)
+// or a requeue is due; then virtual time jumps to the next thing scheduled.
+func (e *engine) runDelays() error {
+	e.dirty = true
+	e.triggers = []string{"start"}
+	e.newSegment = true
+	for {
+		now := e.clock.Now()
+		e.fireEvents(now)
+		for _, t := range e.timers.popDue(now) {
+			before := len(e.api.notes)
+			t.fire()
+			if len(e.api.notes) > before && !e.dirty {
+				e.dirty = true
+				e.triggers = appendOnce(e.triggers, "kubelet")
+			}
+		}
+		if n := len(e.api.notes); n > 0 {
+			e.api.collectGarbage()
+			e.dirty = true
+		}
+		requeue := e.requeueAt != nil && !e.requeueAt.After(now)
+		if requeue {
+			e.requeueAt = nil
+			e.triggers = append(e.triggers, "requeue")
+			e.dirty = true
+		}
+		for n := 0; e.dirty; n++ {
+			if n == maxSyncsPerInstant {
+				e.tl.Notes = append(e.tl.Notes, fmt.Sprintf("at +%s the controller kept writing; stopped re-syncing after %d syncs", fmtDuration(now.Sub(e.start)), n))
+				e.dirty = false
+				break
+			}
+			st, err := e.sync()
+			if err != nil {
+				return err
+			}
+			e.api.collectGarbage()
+			e.kube.bindClaims()
+			e.dirty = st.wrote || len(e.api.notes) > 0
+			if e.dirty {
+				e.triggers = []string{"watch"}
+			}
+			if stop := e.checkLimits(); stop {
+				return nil
+			}
+		}
+		// What happens next?
+		var next *time.Time
+		consider := func(t time.Time) {
+			if next == nil || t.Before(*next) {
+				next = &t
+			}
+		}
+		if t, ok := e.timers.next(); ok {
+			consider(t)
+		}
+		if e.requeueAt != nil {
+			consider(*e.requeueAt)
+		}
+		settled := next == nil && len(e.api.awaitingGC()) == 0
+		if t, ok := e.nextEventTime(now, settled); ok {
+			consider(t)
+		}
+		if next == nil {
+			return nil
+		}
+		if next.After(now) {
+			e.triggers = nil
+		}
+		e.clock.set(*next)
+		if e.clock.Now().Sub(e.start) > e.maxDuration() {
+			e.tl.StopReason = fmt.Sprintf("time limit (%s) reached", fmtDuration(e.maxDuration()))
+			return nil
+		}
+	}
+}
+
+// runTick is the reference harness's loop: one sync per tick, world rules at the start of every
+// tick after the first, stop when a sync writes nothing, asks for no requeue and nothing is
+// pending. User events happen after the tick's world rules, before its sync.
+func (e *engine) runTick() error {
+	tick := e.cfg.tick()
+	settled := false
+	e.newSegment = true
+	e.triggers = []string{"start"}
+	for step := 0; ; step++ {
+		if step > 0 {
+			e.clock.set(e.clock.Now().Add(tick))
+			e.kube.tickProgress(step)
+			e.triggers = []string{"tick"}
+		}
+		e.kube.step = step
+		e.fireEvents(e.clock.Now())
+		_ = settled
+		st, err := e.sync()
+		if err != nil {
+			return err
+		}
+		if stop := e.checkLimits(); stop {
+			return nil
+		}
+		converged := st.actions == 0 && st.requeue == 0 && len(e.kube.pendingTick()) == 0
+		settled = converged
+		if converged {
+			t, ok := e.nextEventTime(e.clock.Now(), true)
+			if !ok {
+				if st.syncErr {
+					e.tl.StopReason = fmt.Sprintf("stuck at step %d: sync error with no writes and nothing pending", step)
+				}
+				return nil
+			}
+			// Nothing happens until the event: jump so that the next tick is at its time.
+			if t.After(e.clock.Now().Add(tick)) {
+				e.clock.set(t.Add(-tick))
+			}
+		}
+		if e.clock.Now().Add(tick).Sub(e.start) > e.maxDuration() {
+			e.tl.StopReason = fmt.Sprintf("time limit (%s) reached", fmtDuration(e.maxDuration()))
+			return nil
+		}
+	}
+}
+
+func (e *engine) maxDuration() time.Duration {
+	if e.sc.Limits.Duration != nil {
+		return e.sc.Limits.Duration.D()
+	}
+	return DefaultMaxDuration
+}
+
+func (e *engine) checkLimits() bool {
+	max := e.sc.Limits.Steps
+	if max <= 0 {
+		max = DefaultMaxSteps
+	}
+	if len(e.tl.Steps) >= max {
+		e.tl.StopReason = fmt.Sprintf("step limit (%d) reached", max)
+		return true
+	}
+	return false
+}
+
+// nextEventTime is when the next user event becomes due, if it can be known now.
+func (e *engine) nextEventTime(now time.Time, settled bool) (time.Time, bool) {
+	if e.next >= len(e.sc.Events) {
+		return time.Time{}, false
+	}
+	if e.eventDue != nil {
+		return *e.eventDue, true
+	}
+	ev := e.sc.Events[e.next]
+	var t time.Time
+	switch {
+	case ev.At != nil:
+		t = e.start.Add(ev.At.D())
+	case ev.Settled:
+		if !settled {
+			return time.Time{}, false
+		}
+		t = now.Add(durOr(ev.After, 0))
+	default:
+		t = e.lastEvent.Add(durOr(ev.After, 0))
+	}
+	if t.Before(now) {
+		t = now
+	}
+	e.eventDue = &t
+	return t, true
+}
+
+// fireEvents applies every user event due at now, in order.
+func (e *engine) fireEvents(now time.Time) {
+	for e.next < len(e.sc.Events) {
+		t, ok := e.nextEventTime(now, false)
+		if !ok || t.After(now) {
+			return
+		}
+		ev := e.sc.Events[e.next]
+		e.next++
+		e.eventDue = nil
+		e.lastEvent = now
+		e.applyEvent(ev)
+		e.dirty = true
+		e.newSegment = true
+		e.triggers = appendOnce(e.triggers, "user")
+	}
+}
+
+// ---- one sync ----
+
+type syncResult struct {
+	actions int
+	wrote   bool
+	requeue float64
+	syncErr bool
+}
+
+func (e *engine) snapshot() []byte {
+	s := Obj{"abi": abi.Version, "now": e.clock.Now().Format(time.RFC3339), "statefulSet": e.api.set}
+	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
+		list := []any{}
+		for _, n := range e.api.Names(kind) {
+			list = append(list, e.api.objs[kind][n])
+		}
+		s[key] = list
+	}
+	if len(e.sc.Features) > 0 {
+		s["features"] = e.sc.Features
+	}
+	return mustJSON(s)
+}
+
+func (e *engine) sync() (syncResult, error) {
+	var res syncResult
+	if e.newSegment {
+		e.newSegment = false
+		if e.cfg.Model == ModelTick {
+			// The harness starts a fresh simulation (counters from 1) on the world as it is.
+			e.api.ids = ids{}
+		}
+		e.tl.Segments = append(e.tl.Segments, Segment{FirstStep: len(e.tl.Steps), Comparable: e.segmentComparable()})
+	}
+	snap := e.snapshot()
+	seg := &e.tl.Segments[len(e.tl.Segments)-1]
+	if seg.FirstStep == len(e.tl.Steps) {
+		seg.Snapshot = snap
+	}
+	raw, err := e.module.Reconcile(e.ctx, snap)
+	if err != nil {
+		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
+	}
+	var plan abi.Plan
+	if err := json.Unmarshal(raw, &plan); err != nil {
+		return res, fmt.Errorf("step %d: undecodable plan: %w", len(e.tl.Steps), err)
+	}
+	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
+		return res, fmt.Errorf("step %d: the module rejected the world: %s", len(e.tl.Steps), plan.Error.Error())
+	}
+	now := e.clock.Now()
+	step := Step{
+		Index:   len(e.tl.Steps),
+		Segment: len(e.tl.Segments) - 1,
+		Time:    now.Format(time.RFC3339),
+		Offset:  Duration(now.Sub(e.start)),
+		Trigger: e.triggers,
+		World:   e.api.takeNotes(),
+		Pods:    e.podStates(snap),
+		Plan:    raw,
+		Requeue: plan.RequeueAfterSeconds,
+	}
+	e.triggers = nil
+	e.labelRevisions()
+	aborted := false
+	for _, a := range plan.Actions {
+		rec := e.describe(a)
+		switch {
+		case a.Error != "":
+			rec.Error = a.Error
+		case aborted:
+			rec.Error = "not issued: the sync stopped at an earlier error"
+		default:
+			if err := e.apply(a); err != nil {
+				rec.Error = err.Error()
+				aborted = true
+			} else {
+				res.wrote = true
+			}
+		}
+		step.Actions = append(step.Actions, rec)
+	}
+	e.labelRevisions()
+	for _, ev := range plan.Events {
+		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
+	}
+	res.actions = len(plan.Actions)
+	res.requeue = plan.RequeueAfterSeconds
+	if plan.Error != nil {
+		step.Error = plan.Error.Message
+		res.syncErr = true
+	} else if aborted {
+		step.Error = "a write was rejected"
+		res.syncErr = true
+	}
+	if e.cfg.Model != ModelTick {
+		e.scheduleRequeue(now, plan.RequeueAfterSeconds, res.syncErr)
+	}
+	step.Revisions = e.statusLine()
+	e.tl.Steps = append(e.tl.Steps, step)
+	if e.opts.Progress != nil {
+		e.opts.Progress(step.Index, now.Sub(e.start))
+	}
+	return res, nil
+}
+
+// scheduleRequeue models the work queue: AddAfter for requeueAfterSeconds (the earliest wins), and
+// the rate-limited retry after a failed sync (5ms doubling up to 1000s, client-go's default).
+func (e *engine) scheduleRequeue(now time.Time, after float64, failed bool) {
+	at := func(d time.Duration) {
+		t := now.Add(d)
+		if e.requeueAt == nil || t.Before(*e.requeueAt) {
+			e.requeueAt = &t
+		}
+	}
+	if after > 0 {
+		at(time.Duration(after * float64(time.Second)))
+	}
+	if failed {
+		d := 5 * time.Millisecond << min(e.failures, 20)
+		if d > 1000*time.Second {
+			d = 1000 * time.Second
+		}
+		e.failures++
+		at(d)
+	} else {
+		e.failures = 0
+	}
+}
+
+// segmentComparable: the harness can replay a segment only if no pod is still starting (it
+// starts only pods it created itself).
+func (e *engine) segmentComparable() bool {
+	if e.cfg.Model != ModelTick {
+		return false
+	}
+	for _, n := range e.api.Names(kindPod) {
+		if _, ok := e.kube.createdStep[n]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// apply executes one plan action against the API server.
+func (e *engine) apply(a abi.Action) error {
+	var obj Obj
+	if len(a.Object) > 0 {
+		o, err := decodeObj(a.Object)
+		if err != nil {
+			return err
+		}
+		obj = o
+	}
+	switch a.Verb {
+	case abi.VerbCreate:
+		return e.api.Create(a.Kind, obj)
+	case abi.VerbUpdate:
+		return e.api.Update(a.Kind, obj)
+	case abi.VerbUpdateStatus:
+		return e.api.UpdateStatus(a.Name, obj["status"])
+	case abi.VerbPatch:
+		p, err := decodeObj(a.Patch)
+		if err != nil {
+			return err
+		}
+		return e.api.Patch(a.Kind, a.Name, p)
+	case abi.VerbDelete:
+		return e.api.Delete(a.Kind, a.Name)
+	}
+	return apiErr("Invalid", "unknown verb %q", a.Verb)
+}
+
+// ---- user events ----
+
+func (e *engine) applyEvent(ev Event) {
+	api := e.api
+	note := func(format string, args ...any) { api.note("user: "+format, args...) }
+	if ev.Note != "" {
+		api.note("note: %s", ev.Note)
+	}
+	switch ev.action() {
+	case "apply":
+		o, _ := decodeObj(ev.Apply)
+		cur := api.StatefulSet()
+		md := ensureObj(o, "metadata")
+		md["resourceVersion"] = getStr(cur, "metadata.resourceVersion")
+		if err := api.Update(kindSet, o); err != nil {
+			note("apply StatefulSet failed: %v", err)
+			return
+		}
+		note("applied an edited StatefulSet %s (generation %s)", getStr(o, "metadata.name"), fmt.Sprint(get(api.set, "metadata.generation")))
+	case "set":
+		edits, _ := decodeObj(ev.Set)
+		o := cloneObj(api.StatefulSet())
+		keys := make([]string, 0, len(edits))
+		for k := range edits {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if edits[k] == nil {
+				// null removes the field (an empty map would hash differently from an absent one)
+				deletePath(o, k)
+				continue
+			}
+			if err := set(o, k, edits[k]); err != nil {
+				note("set failed: %v", err)
+				return
+			}
+		}
+		if err := api.Update(kindSet, o); err != nil {
+			note("set failed: %v", err)
+			return
+		}
+		for _, k := range keys {
+			note("set %s = %s", k, string(mustJSON(edits[k])))
+		}
+	case "deletePod":
+		if err := api.Delete(kindPod, ev.DeletePod); err != nil {
+			note("delete pod %s: %v", ev.DeletePod, err)
+		} else {
+			note("deleted pod %s", ev.DeletePod)
+		}
+	case "failPod", "completePod":
+		name, phase := ev.FailPod, "Failed"
+		if ev.CompletePod != "" {
+			name, phase = ev.CompletePod, "Succeeded"
+		}
+		if api.Get(kindPod, name) == nil {
+			note("pod %s does not exist", name)
+			return
+		}
+		setPhase(api, name, phase, e.clock.Now())
+		note("pod %s is now %s", name, phase)
+	case "unreadyPod":
+		if !api.mutatePod(ev.UnreadyPod, func(p Obj) { setReady(p, e.clock.Now(), false) }) {
+			note("pod %s does not exist", ev.UnreadyPod)
+			return
+		}
+		note("pod %s lost readiness", ev.UnreadyPod)
+	case "kubelet":
+		e.kube.cfg.Pods = append(e.kube.cfg.Pods, ev.Kubelet...)
+		note("kubelet behaviour changed: %s", string(mustJSON(ev.Kubelet)))
+	case "restartController":
+		e.requeueAt = nil
+		e.failures = 0
+		note("controller restarted (work queue emptied, full resync)")
+	case "swapModule":
+		path := ev.SwapModule
+		if !filepath.IsAbs(path) && e.sc.Dir != "" {
+			path = filepath.Join(e.sc.Dir, path)
+		}
+		if e.opts.LoadModule == nil {
+			note("swap module %s: no module loader", ev.SwapModule)
+			return
+		}
+		m, err := e.opts.LoadModule(e.ctx, path)
+		if err != nil {
+			note("swap module %s failed: %v", ev.SwapModule, err)
+			return
+		}
+		e.module = m
+		note("controller now runs module %s", ev.SwapModule)
+	case "wait":
+		if ev.Note == "" {
+			note("time passes")
+		}
+	}
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}

@@ -1,0 +1,431 @@
+package replay
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kubelet models.
+const (
+	// ModelDelays is the default: every pod starts, becomes Ready and terminates after its own
+	// delays, and the controller re-syncs on every change and on its requeue, like the real
+	// controller's work queue.
+	ModelDelays = "delays"
+	// ModelTick reproduces the reference harness (`oracle simulate`) exactly: a fixed tick, one sync
+	// per tick, a pod becomes Running+Ready one tick after it was created, a deleted pod disappears
+	// one tick later, PVCs bind one tick after creation, garbage collection once per tick.
+	ModelTick = "tick"
+)
+
+// NeverReadyAnnotation on a pod (usually set through the template) keeps it Running but not Ready
+// in both models; the reference harness honours the same annotation.
+const NeverReadyAnnotation = "oracle.test/never-ready"
+
+// Default delays of the delays model.
+const (
+	DefaultTick             = 5 * time.Second
+	DefaultStartDelay       = 2 * time.Second
+	DefaultReadyDelay       = 3 * time.Second
+	DefaultTerminationDelay = 5 * time.Second
+)
+
+// KubeletConfig is the kubelet model of a replay.
+type KubeletConfig struct {
+	Model            string        `json:"model,omitempty"`            // "delays" (default) or "tick"
+	Tick             *Duration     `json:"tick,omitempty"`             // tick model: time per step (5s)
+	StartDelay       *Duration     `json:"startDelay,omitempty"`       // creation -> Running (2s)
+	ReadyDelay       *Duration     `json:"readyDelay,omitempty"`       // Running -> Ready (3s)
+	TerminationDelay *Duration     `json:"terminationDelay,omitempty"` // deletion -> gone (5s, capped by the grace period)
+	Pods             []PodBehavior `json:"pods,omitempty"`             // per-pod overrides, later rules win
+}
+
+// PodBehavior overrides the kubelet's defaults for the pods it matches (every given selector must
+// match; no selector matches every pod). A rule keyed by image follows a revision rather than a
+// pod name: "pods running image X never become ready" survives the pod being recreated.
+type PodBehavior struct {
+	Pod     string `json:"pod,omitempty"`
+	Ordinal *int   `json:"ordinal,omitempty"`
+	Image   string `json:"image,omitempty"`
+
+	StartDelay         *Duration `json:"startDelay,omitempty"`
+	ReadyDelay         *Duration `json:"readyDelay,omitempty"`
+	TerminationDelay   *Duration `json:"terminationDelay,omitempty"`
+	NeverReady         *bool     `json:"neverReady,omitempty"`
+	FailAfter          *Duration `json:"failAfter,omitempty"`          // phase Failed this long after Running
+	CompleteAfter      *Duration `json:"completeAfter,omitempty"`      // phase Succeeded this long after Running
+	LoseReadinessAfter *Duration `json:"loseReadinessAfter,omitempty"` // Ready=False this long after becoming Ready
+}
+
+func (c KubeletConfig) tick() time.Duration { return durOr(c.Tick, DefaultTick) }
+
+func (c KubeletConfig) validate() error {
+	switch c.Model {
+	case "", ModelDelays:
+	case ModelTick:
+		if len(c.Pods) > 0 {
+			return fmt.Errorf("kubelet rules: the tick model (the reference harness's) has none; mark never-ready pods with the template annotation %s", NeverReadyAnnotation)
+		}
+		if c.tick() <= 0 {
+			return fmt.Errorf("kubelet.tick must be positive")
+		}
+	default:
+		return fmt.Errorf("kubelet.model %q: want %q or %q", c.Model, ModelDelays, ModelTick)
+	}
+	return nil
+}
+
+func durOr(d *Duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return d.D()
+}
+
+// behavior is the effective behaviour of one pod incarnation.
+type behavior struct {
+	start, ready, termination time.Duration
+	neverReady                bool
+	failAfter, completeAfter  *time.Duration
+	loseReadinessAfter        *time.Duration
+}
+
+func (b PodBehavior) matches(p Obj) bool {
+	name := getStr(p, "metadata.name")
+	if b.Pod != "" && b.Pod != name {
+		return false
+	}
+	if b.Ordinal != nil {
+		if o, ok := ordinalOf(name); !ok || o != *b.Ordinal {
+			return false
+		}
+	}
+	if b.Image != "" {
+		found := false
+		for _, c := range getArr(p, "spec.containers") {
+			found = found || getStr(c, "image") == b.Image
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func (c KubeletConfig) behaviorOf(p Obj) behavior {
+	b := behavior{
+		start:       durOr(c.StartDelay, DefaultStartDelay),
+		ready:       durOr(c.ReadyDelay, DefaultReadyDelay),
+		termination: durOr(c.TerminationDelay, DefaultTerminationDelay),
+		neverReady:  neverReadyAnnotated(p),
+	}
+	opt := func(d *Duration) *time.Duration {
+		if d == nil {
+			return nil
+		}
+		v := d.D()
+		return &v
+	}
+	for _, r := range c.Pods {
+		if !r.matches(p) {
+			continue
+		}
+		b.start = durOr(r.StartDelay, b.start)
+		b.ready = durOr(r.ReadyDelay, b.ready)
+		b.termination = durOr(r.TerminationDelay, b.termination)
+		if r.NeverReady != nil {
+			b.neverReady = *r.NeverReady
+		}
+		if r.FailAfter != nil {
+			b.failAfter = opt(r.FailAfter)
+		}
+		if r.CompleteAfter != nil {
+			b.completeAfter = opt(r.CompleteAfter)
+		}
+		if r.LoseReadinessAfter != nil {
+			b.loseReadinessAfter = opt(r.LoseReadinessAfter)
+		}
+	}
+	return b
+}
+
+// ordinalOf parses the ordinal from a pod name "<set>-<n>".
+func ordinalOf(name string) (int, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	return n, err == nil && n >= 0
+}
+
+// kubelet moves pods through their lifecycle in virtual time.
+type kubelet struct {
+	cfg    KubeletConfig
+	api    *APIServer
+	clock  *Clock
+	timers *timers
+
+	// tick model: the step at which a pod was created / given a deletionTimestamp
+	step        int
+	createdStep map[string]int
+	deletedStep map[string]int
+}
+
+func newKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *timers) *kubelet {
+	k := &kubelet{cfg: cfg, api: api, clock: clock, timers: t, createdStep: map[string]int{}, deletedStep: map[string]int{}}
+	api.onPodCreated = k.podCreated
+	api.onPodDeleted = k.podDeleted
+	return k
+}
+
+func (k *kubelet) tickModel() bool { return k.cfg.Model == ModelTick }
+
+func (k *kubelet) podCreated(name string) {
+	if k.tickModel() {
+		k.createdStep[name] = k.step
+		return
+	}
+	p := k.api.Get(kindPod, name)
+	uid := getStr(p, "metadata.uid")
+	b := k.cfg.behaviorOf(p)
+	now := k.clock.Now()
+	k.timers.add(now.Add(b.start), "kubelet start "+name, func() { k.start(name, uid, b) })
+}
+
+// same reports whether the pod named name is still the incarnation uid (a timer for a pod that
+// was deleted and recreated in the meantime must not touch the new one).
+func (k *kubelet) same(name, uid string) Obj {
+	p := k.api.Get(kindPod, name)
+	if p == nil || getStr(p, "metadata.uid") != uid {
+		return nil
+	}
+	return p
+}
+
+func (k *kubelet) start(name, uid string, b behavior) {
+	p := k.same(name, uid)
+	if p == nil || get(p, "metadata.deletionTimestamp") != nil || getStr(p, "status.phase") != "Pending" {
+		return
+	}
+	now := k.clock.Now()
+	ready := !b.neverReady && b.ready == 0
+	k.api.mutatePod(name, func(p Obj) { setRunning(p, now, ready) })
+	switch {
+	case b.neverReady:
+		k.api.note("kubelet: pod %s Running, never Ready", name)
+	case ready:
+		k.api.note("kubelet: pod %s Running and Ready", name)
+	default:
+		k.api.note("kubelet: pod %s Running", name)
+		k.timers.add(now.Add(b.ready), "kubelet ready "+name, func() { k.becomeReady(name, uid, b) })
+	}
+	if ready {
+		k.scheduleLoss(name, uid, b)
+	}
+	if b.failAfter != nil {
+		k.timers.add(now.Add(*b.failAfter), "kubelet fail "+name, func() { k.finish(name, uid, "Failed") })
+	}
+	if b.completeAfter != nil {
+		k.timers.add(now.Add(*b.completeAfter), "kubelet complete "+name, func() { k.finish(name, uid, "Succeeded") })
+	}
+}
+
+func (k *kubelet) becomeReady(name, uid string, b behavior) {
+	p := k.same(name, uid)
+	if p == nil || get(p, "metadata.deletionTimestamp") != nil || getStr(p, "status.phase") != "Running" {
+		return
+	}
+	now := k.clock.Now()
+	k.api.mutatePod(name, func(p Obj) { setReady(p, now, true) })
+	k.api.note("kubelet: pod %s Ready", name)
+	k.scheduleLoss(name, uid, b)
+}
+
+func (k *kubelet) scheduleLoss(name, uid string, b behavior) {
+	if b.loseReadinessAfter == nil {
+		return
+	}
+	k.timers.add(k.clock.Now().Add(*b.loseReadinessAfter), "kubelet unready "+name, func() {
+		p := k.same(name, uid)
+		if p == nil || get(p, "metadata.deletionTimestamp") != nil || !podReady(p) {
+			return
+		}
+		k.api.mutatePod(name, func(p Obj) { setReady(p, k.clock.Now(), false) })
+		k.api.note("kubelet: pod %s lost readiness", name)
+	})
+}
+
+// finish ends a pod's containers: phase Failed or Succeeded, not Ready.
+func (k *kubelet) finish(name, uid, phase string) {
+	p := k.same(name, uid)
+	if p == nil || get(p, "metadata.deletionTimestamp") != nil {
+		return
+	}
+	if ph := getStr(p, "status.phase"); ph == "Failed" || ph == "Succeeded" {
+		return
+	}
+	setPhase(k.api, name, phase, k.clock.Now())
+	k.api.note("kubelet: pod %s %s", name, phase)
+}
+
+func setPhase(api *APIServer, name, phase string, now time.Time) {
+	api.mutatePod(name, func(p Obj) {
+		setReady(p, now, false)
+		set(p, "status.phase", phase)
+	})
+}
+
+func (k *kubelet) podDeleted(name string) {
+	if k.tickModel() {
+		k.deletedStep[name] = k.step
+		return
+	}
+	p := k.api.Get(kindPod, name)
+	uid := getStr(p, "metadata.uid")
+	d := k.cfg.behaviorOf(p).termination
+	if g, ok := getInt(p, "metadata.deletionGracePeriodSeconds"); ok && time.Duration(g)*time.Second < d {
+		d = time.Duration(g) * time.Second
+	}
+	k.timers.add(k.clock.Now().Add(d), "kubelet remove "+name, func() {
+		if k.same(name, uid) != nil {
+			k.api.removePod(name)
+			k.api.note("kubelet: pod %s terminated and removed", name)
+		}
+	})
+}
+
+// claimCreated binds a new PVC at once in the delays model (the tick model binds at the next tick).
+func (k *kubelet) bindClaims() {
+	for _, n := range k.api.Names(kindClaim) {
+		c := k.api.objs[kindClaim][n]
+		if getStr(c, "status.phase") == "Pending" && get(c, "metadata.deletionTimestamp") == nil {
+			set(c, "status.phase", "Bound")
+			k.api.bump(c)
+		}
+	}
+}
+
+// tickProgress applies the reference harness's world rules at the start of step `step`.
+func (k *kubelet) tickProgress(step int) {
+	k.step = step
+	advanceTick(k.api, k.clock.Now(),
+		func(name string) bool {
+			ds, ok := k.deletedStep[name]
+			return !ok || ds < step
+		},
+		func(name string) bool {
+			cs, ok := k.createdStep[name]
+			return ok && cs < step
+		},
+		func(name string) {
+			delete(k.deletedStep, name)
+			delete(k.createdStep, name)
+		},
+		func(name string) { delete(k.createdStep, name) })
+}
+
+// pendingTick lists what the tick model still has to do (the harness's stop condition).
+func (k *kubelet) pendingTick() []string {
+	var out []string
+	for _, n := range k.api.Names(kindPod) {
+		p := k.api.objs[kindPod][n]
+		if get(p, "metadata.deletionTimestamp") != nil {
+			out = append(out, n+" terminating")
+		} else if _, ok := k.createdStep[n]; ok {
+			out = append(out, n+" starting")
+		}
+	}
+	return append(out, k.api.awaitingGC()...)
+}
+
+// advanceTick is one tick of the reference harness's world, in its order: terminating pods that
+// may go disappear; pods that may start become Running and Ready (Ready=False with the
+// never-ready annotation), all conditions stamped now; Pending claims bind; then garbage
+// collection. hack/conformance reconstructs the harness's intermediate worlds with the same rules
+// (AdvanceTickSnapshot).
+func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string) bool, removed, started func(string)) {
+	for _, n := range api.Names(kindPod) {
+		p := api.objs[kindPod][n]
+		if get(p, "metadata.deletionTimestamp") != nil && mayRemove(n) {
+			api.removePod(n)
+			removed(n)
+			api.note("kubelet: pod %s terminated and removed", n)
+		}
+	}
+	for _, n := range api.Names(kindPod) {
+		p := api.objs[kindPod][n]
+		if !mayStart(n) || get(p, "metadata.deletionTimestamp") != nil || getStr(p, "status.phase") != "Pending" {
+			continue
+		}
+		started(n)
+		ready := !neverReadyAnnotated(p)
+		api.mutatePod(n, func(p Obj) { setRunning(p, now, ready) })
+		if ready {
+			api.note("kubelet: pod %s Running and Ready", n)
+		} else {
+			api.note("kubelet: pod %s Running, not Ready (%s)", n, NeverReadyAnnotation)
+		}
+	}
+	for _, n := range api.Names(kindClaim) {
+		c := api.objs[kindClaim][n]
+		if getStr(c, "status.phase") == "Pending" && get(c, "metadata.deletionTimestamp") == nil {
+			set(c, "status.phase", "Bound")
+			api.bump(c)
+		}
+	}
+	api.collectGarbage()
+}
+
+func condition(typ string, status bool, now time.Time) Obj {
+	s := "False"
+	if status {
+		s = "True"
+	}
+	return Obj{"type": typ, "status": s, "lastProbeTime": nil, "lastTransitionTime": now.UTC().Format(time.RFC3339)}
+}
+
+// setRunning is the kubelet's first status report: Running, scheduled and initialized.
+func setRunning(p Obj, now time.Time, ready bool) {
+	st := ensureObj(p, "status")
+	st["phase"] = "Running"
+	st["startTime"] = now.UTC().Format(time.RFC3339)
+	st["conditions"] = []any{
+		condition("PodScheduled", true, now), condition("Initialized", true, now),
+		condition("ContainersReady", ready, now), condition("Ready", ready, now),
+	}
+}
+
+// setReady flips ContainersReady and Ready.
+func setReady(p Obj, now time.Time, ready bool) {
+	st := ensureObj(p, "status")
+	conds := getArr(st, "conditions")
+	for _, typ := range []string{"ContainersReady", "Ready"} {
+		found := false
+		for i, c := range conds {
+			if getStr(c, "type") == typ {
+				conds[i] = condition(typ, ready, now)
+				found = true
+			}
+		}
+		if !found {
+			conds = append(conds, condition(typ, ready, now))
+		}
+	}
+	st["conditions"] = conds
+}
+
+func podReady(p Obj) bool {
+	for _, c := range getArr(p, "status.conditions") {
+		if getStr(c, "type") == "Ready" {
+			return getStr(c, "status") == "True"
+		}
+	}
+	return false
+}
+
+// neverReadyAnnotated reads the annotation directly: its key contains dots, which paths split on.
+func neverReadyAnnotated(p Obj) bool {
+	return getObj(p, "metadata.annotations")[NeverReadyAnnotation] == "true"
+}

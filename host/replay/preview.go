@@ -1,0 +1,249 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Preview answers "what will this edit do": the edited StatefulSet is applied to a world (a
+// snapshot, or the end of a scenario) and replayed with the same engine, so the steps are what the
+// controller will do under the kubelet model; known traps are called out.
+type Preview struct {
+	Set       string        `json:"statefulSet"`
+	From      RevisionLabel `json:"from"` // the current revision before the edit
+	To        RevisionLabel `json:"to"`   // the update revision the edit leads to
+	Settings  string        `json:"settings"`
+	Steps     []PreviewStep `json:"steps"`
+	Batches   [][]string    `json:"batches"`  // pods taken down together, in order
+	HeldBack  []string      `json:"heldBack"` // pods the partition keeps at their revision
+	Warnings  []string      `json:"warnings"`
+	Outcome   Outcome       `json:"outcome"`
+	KubeModel string        `json:"kubeletModel"`
+	Timeline  *Timeline     `json:"-"`
+	features  map[string]bool
+}
+
+// PreviewStep is a sync after the edit that changed pods or claims.
+type PreviewStep struct {
+	Offset  Duration `json:"offset"`
+	Actions []string `json:"actions"`
+	World   []string `json:"world,omitempty"`
+}
+
+// PreviewEdit replays `edited` (a StatefulSet manifest) applied at once to the world `base`
+// (a scenario whose initial state is a snapshot: ScenarioFromSnapshot).
+func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Options) (*Preview, error) {
+	o, err := decodeObj(edited)
+	if err != nil {
+		return nil, fmt.Errorf("edited StatefulSet: %w", err)
+	}
+	if k := getStr(o, "kind"); k != "" && k != kindSet {
+		return nil, fmt.Errorf("edited manifest is a %s, want a StatefulSet", k)
+	}
+	setDefault(o, "kind", kindSet)
+	setDefault(o, "apiVersion", "apps/v1")
+	cur := getObj(base.snapshot, "statefulSet")
+	if n := getStr(o, "metadata.name"); n != "" && n != getStr(cur, "metadata.name") {
+		return nil, fmt.Errorf("edited StatefulSet %q is not the snapshot's %q", n, getStr(cur, "metadata.name"))
+	}
+	sc := *base
+	zero := Duration(0)
+	sc.Events = []Event{{At: &zero, Apply: mustJSON(o), Note: "the edit being previewed"}}
+	tl, err := Run(ctx, &sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Preview{Set: getStr(cur, "metadata.name"), Timeline: tl, features: base.Features, Outcome: tl.Outcome, KubeModel: tl.Model,
+		Warnings: []string{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}}
+	labels := map[string]string{}
+	for _, r := range tl.Revisions {
+		labels[r.Name] = r.Label
+	}
+	p.From = RevisionLabel{Name: getStr(cur, "status.currentRevision")}
+	p.From.Label = labels[p.From.Name]
+	final, _ := decodeObj(tl.Final)
+	fs := getObj(final, "statefulSet")
+	p.To = RevisionLabel{Name: getStr(fs, "status.updateRevision")}
+	p.To.Label = labels[p.To.Name]
+	p.Settings = settingsLine(fs, base.Features)
+	for _, st := range tl.Steps {
+		var acts, deleted []string
+		for _, a := range st.Actions {
+			if a.Kind == kindPod || a.Kind == kindClaim || a.Error != "" {
+				acts = append(acts, a.String())
+			}
+			if a.Kind == kindPod && a.Verb == "delete" && a.Error == "" {
+				deleted = append(deleted, a.Name)
+			}
+		}
+		var world []string
+		for _, w := range st.World {
+			if strings.HasPrefix(w, "gc:") || strings.Contains(w, "Failed") || strings.Contains(w, "lost readiness") {
+				world = append(world, w)
+			}
+		}
+		if len(acts) > 0 || len(world) > 0 {
+			p.Steps = append(p.Steps, PreviewStep{Offset: st.Offset, Actions: acts, World: world})
+		}
+		if len(deleted) > 0 {
+			p.Batches = append(p.Batches, deleted)
+		}
+	}
+	p.warn(base.snapshot, o, fs, final, tl)
+	return p, nil
+}
+
+func settingsLine(ss Obj, features map[string]bool) string {
+	replicas, _ := getInt(ss, "spec.replicas")
+	s := fmt.Sprintf("%d replicas, %s, %s", replicas, getStr(ss, "spec.podManagementPolicy"), getStr(ss, "spec.updateStrategy.type"))
+	if getStr(ss, "spec.updateStrategy.type") == "RollingUpdate" {
+		part, _ := getInt(ss, "spec.updateStrategy.rollingUpdate.partition")
+		s += fmt.Sprintf(" (partition %d, maxUnavailable %v)", part, get(ss, "spec.updateStrategy.rollingUpdate.maxUnavailable"))
+	}
+	if m, _ := getInt(ss, "spec.minReadySeconds"); m > 0 {
+		s += fmt.Sprintf(", minReadySeconds %d", m)
+	}
+	s += fmt.Sprintf(", PVC retention whenDeleted=%s whenScaled=%s", getStr(ss, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted"),
+		getStr(ss, "spec.persistentVolumeClaimRetentionPolicy.whenScaled"))
+	return s
+}
+
+// warn adds the known traps that apply to this edit and world.
+func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
+	w := func(format string, args ...any) { p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...)) }
+	spec := getObj(after, "spec")
+	start, _ := getInt(spec, "ordinals.start")
+	replicas, _ := getInt(spec, "replicas")
+	// 1. OrderedReady waits for every pod to be Running and Ready before doing anything else.
+	if getStr(spec, "podManagementPolicy") == "OrderedReady" {
+		var notReady []string
+		for _, v := range getArr(before, "pods") {
+			pod := v.(Obj)
+			if get(pod, "metadata.deletionTimestamp") == nil && !(getStr(pod, "status.phase") == "Running" && podReady(pod)) {
+				notReady = append(notReady, getStr(pod, "metadata.name"))
+			}
+		}
+		if len(notReady) > 0 {
+			w("OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
+				"so this edit changes nothing until then. Reverting the template does not help either (forced rollback): delete the broken pod(s) after fixing the template",
+				strings.Join(notReady, ", "), pronoun(len(notReady)))
+		}
+	}
+	// 2. whenScaled=Delete deletes the claims of the pods a scale-down removes.
+	oldReplicas, _ := getInt(before, "statefulSet.spec.replicas")
+	if getStr(spec, "persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete" && replicas < oldReplicas {
+		var claims []string
+		for _, v := range getArr(before, "claims") {
+			name := getStr(v, "metadata.name")
+			if o, ok := ordinalOf(name); ok && int64(o) >= start+replicas {
+				for _, t := range getArr(spec, "volumeClaimTemplates") {
+					if strings.HasPrefix(name, getStr(t, "metadata.name")+"-") {
+						claims = append(claims, name)
+					}
+				}
+			}
+		}
+		sort.Slice(claims, func(i, j int) bool { return naturalLess(claims[i], claims[j]) })
+		if len(claims) > 0 {
+			w("persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling %d -> %d deletes these PVCs and their data: %s",
+				oldReplicas, replicas, strings.Join(claims, ", "))
+		}
+	}
+	// 3. maxUnavailable counts unavailable pods below the partition too.
+	if getStr(spec, "updateStrategy.type") == "RollingUpdate" {
+		part, _ := getInt(spec, "updateStrategy.rollingUpdate.partition")
+		mu := get(spec, "updateStrategy.rollingUpdate.maxUnavailable")
+		var below []string
+		for _, v := range getArr(before, "pods") {
+			pod := v.(Obj)
+			o, _ := ordinalOf(getStr(pod, "metadata.name"))
+			if int64(o) < start+part && !podReady(pod) {
+				below = append(below, getStr(pod, "metadata.name"))
+			}
+		}
+		if part > 0 {
+			for _, v := range getArr(final, "pods") {
+				name := getStr(v, "metadata.name")
+				if o, ok := ordinalOf(name); ok && int64(o) < start+part {
+					p.HeldBack = append(p.HeldBack, name)
+				}
+			}
+		}
+		if part > 0 && len(below) > 0 {
+			w("maxUnavailable %v counts unavailable pods below the partition as well: %s (ordinal < %d, held back) already count against it, so fewer pods (or none) are updated at a time",
+				mu, strings.Join(below, ", "), start+part)
+		}
+		if n, ok := asInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff(tl, "MaxUnavailableStatefulSet") {
+			w("maxUnavailable %v is ignored: the MaxUnavailableStatefulSet feature gate is off, pods are updated one at a time", mu)
+		}
+	}
+	if getStr(spec, "updateStrategy.type") == "OnDelete" && p.From.Name != p.To.Name {
+		w("OnDelete: no pod is replaced by the controller; each pod moves to revision %s only when you delete it", p.To.Label)
+	}
+	if p.Outcome.Result == "stuck" || p.Outcome.Result == "limit" {
+		w("the rollout does not finish: %s", p.Outcome.Summary)
+	}
+	_ = edited
+}
+
+// featureOff: the gate is explicitly disabled (every gate the warnings name is on by default).
+func (p *Preview) featureOff(_ *Timeline, gate string) bool {
+	on, set := p.features[gate]
+	return set && !on
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// WriteText prints the preview for people.
+func (p *Preview) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s (%s) -> %s (%s)\n", p.Set, p.From.Label, p.From.Name, p.To.Label, p.To.Name)
+	fmt.Fprintf(&b, "settings: %s\n", p.Settings)
+	fmt.Fprintf(&b, "kubelet model: %s\n\n", p.KubeModel)
+	if len(p.Steps) == 0 {
+		b.WriteString("steps: none (the controller changes no pod)\n")
+	} else {
+		b.WriteString("steps:\n")
+	}
+	for _, s := range p.Steps {
+		fmt.Fprintf(&b, "  +%-7s %s\n", s.Offset, strings.Join(append(append([]string{}, s.World...), s.Actions...), "; "))
+	}
+	if len(p.Batches) > 0 {
+		var parts []string
+		for _, bt := range p.Batches {
+			parts = append(parts, "["+strings.Join(bt, " ")+"]")
+		}
+		fmt.Fprintf(&b, "\npods taken down, in batches: %s\n", strings.Join(parts, " -> "))
+	}
+	if len(p.HeldBack) > 0 {
+		fmt.Fprintf(&b, "held back by the partition: %s\n", strings.Join(p.HeldBack, ", "))
+	}
+	fmt.Fprintf(&b, "\noutcome: %s after %s: %s\n", p.Outcome.Result, p.Outcome.Duration, p.Outcome.Summary)
+	if len(p.Warnings) > 0 {
+		b.WriteString("\nwarnings:\n")
+		for _, x := range p.Warnings {
+			fmt.Fprintf(&b, "  ! %s\n", x)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON prints the preview as JSON.
+func (p *Preview) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,76 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const previewDir = "../../testdata/replay/preview"
+
+// Previews of the trap cases: <case>.scenario.yaml builds the world, <case>.edit.yaml is the
+// edited StatefulSet, <case>.preview.txt the expected output (-update rewrites it). Each case must
+// also name its trap.
+func TestPreviewTraps(t *testing.T) {
+	mustMention := map[string][]string{
+		"forced-rollback":       {"OrderedReady: web-2 not Running and Ready", "forced rollback", "outcome: stuck", "steps: none"},
+		"scale-down-delete":     {"whenScaled=Delete", "data-web-2, data-web-3, data-web-4", "[web-4] -> [web-3] -> [web-2]", "outcome: complete"},
+		"partition-unavailable": {"counts unavailable pods below the partition", "web-0", "held back by the partition: web-0, web-1, web-2", "[web-4] -> [web-3]"},
+	}
+	for name, wants := range mustMention {
+		t.Run(name, func(t *testing.T) {
+			base := filepath.Join(previewDir, name)
+			sc, err := LoadScenario(base + ".scenario.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl, err := Run(context.Background(), sc, testOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			world, err := ScenarioFromSnapshot(tl.Final)
+			if err != nil {
+				t.Fatal(err)
+			}
+			world.Kubelet = sc.Kubelet
+			edit, err := os.ReadFile(base + ".edit.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, err := yamlToJSON(edit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := PreviewEdit(context.Background(), world, js, testOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := p.WriteText(&got); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range wants {
+				if !strings.Contains(got.String(), w) {
+					t.Errorf("preview does not mention %q:\n%s", w, got.String())
+				}
+			}
+			golden := base + ".preview.txt"
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (-update creates it)", err)
+			}
+			if !bytes.Equal(want, got.Bytes()) {
+				t.Fatalf("preview differs from %s:\n%s", golden, lineDiff(string(want), got.String()))
+			}
+		})
+	}
+}

@@ -1,0 +1,212 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultStart is the virtual time a scenario starts at unless it says otherwise.
+var DefaultStart = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// Scenario is a replay input: the initial manifests, the kubelet model and timed events.
+// See testdata/scenarios/README.md for the format.
+type Scenario struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Start       string            `json:"start,omitempty"` // RFC 3339; DefaultStart when empty
+	Features    map[string]bool   `json:"features,omitempty"`
+	Kubelet     KubeletConfig     `json:"kubelet,omitempty"`
+	Limits      Limits            `json:"limits,omitempty"`
+	Manifests   []json.RawMessage `json:"manifests"`
+	Events      []Event           `json:"events,omitempty"`
+
+	// Dir resolves relative paths (swapModule); the scenario file's directory when loaded.
+	Dir string `json:"-"`
+	// snapshot, when set, is the initial world instead of Manifests (preview --from).
+	snapshot Obj
+}
+
+// Limits stop a replay that would not settle by itself.
+type Limits struct {
+	Steps    int       `json:"steps,omitempty"`    // syncs; default 2000
+	Duration *Duration `json:"duration,omitempty"` // virtual time; default 6h
+}
+
+// Event is one thing that happens to the world. Timing: `at` is an offset from the start;
+// `settled: true` waits until nothing is pending any more; `after` adds a delay to the previous
+// event's time (or to the moment the world settled); with neither, it happens together with the
+// previous event. Events happen in order. Exactly one action per event (or none: a marker that
+// only lets time pass).
+type Event struct {
+	At      *Duration `json:"at,omitempty"`
+	Settled bool      `json:"settled,omitempty"`
+	After   *Duration `json:"after,omitempty"`
+	Note    string    `json:"note,omitempty"`
+
+	Apply             json.RawMessage `json:"apply,omitempty"`       // an edited StatefulSet manifest, applied as a PUT
+	Set               json.RawMessage `json:"set,omitempty"`         // {"spec.replicas": 3, "spec.template.spec.containers[0].image": "x"}
+	DeletePod         string          `json:"deletePod,omitempty"`   // a user deletes the pod
+	FailPod           string          `json:"failPod,omitempty"`     // the pod's phase becomes Failed
+	CompletePod       string          `json:"completePod,omitempty"` // the pod's phase becomes Succeeded
+	UnreadyPod        string          `json:"unreadyPod,omitempty"`  // the pod loses readiness
+	Kubelet           []PodBehavior   `json:"kubelet,omitempty"`     // kubelet rules added from now on
+	RestartController bool            `json:"restartController,omitempty"`
+	SwapModule        string          `json:"swapModule,omitempty"` // path of another reconcile module
+}
+
+func (e Event) action() string {
+	n := 0
+	kind := "wait"
+	add := func(ok bool, k string) {
+		if ok {
+			n++
+			kind = k
+		}
+	}
+	add(len(e.Apply) > 0, "apply")
+	add(len(e.Set) > 0, "set")
+	add(e.DeletePod != "", "deletePod")
+	add(e.FailPod != "", "failPod")
+	add(e.CompletePod != "", "completePod")
+	add(e.UnreadyPod != "", "unreadyPod")
+	add(len(e.Kubelet) > 0, "kubelet")
+	add(e.RestartController, "restartController")
+	add(e.SwapModule != "", "swapModule")
+	if n > 1 {
+		return ""
+	}
+	return kind
+}
+
+// LoadScenario reads a scenario file (YAML or JSON).
+func LoadScenario(path string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := ParseScenario(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sc.Dir = filepath.Dir(path)
+	return sc, nil
+}
+
+// ParseScenario decodes and validates a scenario. Unknown fields are errors: a misspelt event
+// would otherwise silently do nothing.
+func ParseScenario(b []byte) (*Scenario, error) {
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(j))
+	d.DisallowUnknownFields()
+	var sc Scenario
+	if err := d.Decode(&sc); err != nil {
+		return nil, err
+	}
+	return &sc, sc.validate()
+}
+
+func (sc *Scenario) validate() error {
+	if err := sc.Kubelet.validate(); err != nil {
+		return err
+	}
+	if sc.Start != "" {
+		if _, err := time.Parse(time.RFC3339, sc.Start); err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+	}
+	if sc.snapshot == nil {
+		sets := 0
+		for i, m := range sc.Manifests {
+			o, err := decodeObj(m)
+			if err != nil {
+				return fmt.Errorf("manifests[%d]: %w", i, err)
+			}
+			switch k := getStr(o, "kind"); k {
+			case kindSet:
+				sets++
+			case kindPod, kindClaim, kindRevision:
+			default:
+				return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim or ControllerRevision", i, k)
+			}
+			if getStr(o, "metadata.name") == "" {
+				return fmt.Errorf("manifests[%d]: metadata.name is required", i)
+			}
+		}
+		if sets != 1 {
+			return fmt.Errorf("manifests: want exactly one StatefulSet, found %d", sets)
+		}
+	}
+	for i, e := range sc.Events {
+		if e.action() == "" {
+			return fmt.Errorf("events[%d]: more than one action in one event", i)
+		}
+		if e.At != nil && (e.Settled || e.After != nil) {
+			return fmt.Errorf("events[%d]: `at` excludes `settled` and `after`", i)
+		}
+		if len(e.Set) > 0 {
+			if _, err := decodeObj(e.Set); err != nil {
+				return fmt.Errorf("events[%d].set: %w", i, err)
+			}
+		}
+		if len(e.Apply) > 0 {
+			o, err := decodeObj(e.Apply)
+			if err != nil || getStr(o, "kind") != kindSet {
+				return fmt.Errorf("events[%d].apply: want a StatefulSet manifest", i)
+			}
+		}
+		if sc.Kubelet.Model == ModelTick && len(e.Kubelet) > 0 {
+			for _, b := range e.Kubelet {
+				if err := (KubeletConfig{Model: ModelTick, Pods: []PodBehavior{b}}).validate(); err != nil {
+					return fmt.Errorf("events[%d]: %w", i, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (sc *Scenario) start() time.Time {
+	if sc.Start == "" {
+		return DefaultStart
+	}
+	t, _ := time.Parse(time.RFC3339, sc.Start)
+	return t.UTC()
+}
+
+// ScenarioFromSnapshot makes a scenario whose initial world is an ABI snapshot (objects as the
+// API server returned them), starting at the snapshot's `now`.
+func ScenarioFromSnapshot(snapshot []byte) (*Scenario, error) {
+	o, err := decodeObj(snapshot)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if getObj(o, "statefulSet") == nil {
+		return nil, fmt.Errorf("snapshot: no statefulSet")
+	}
+	sc := &Scenario{Name: getStr(o, "statefulSet.metadata.name"), snapshot: o, Start: getStr(o, "now")}
+	if f := getObj(o, "features"); f != nil {
+		sc.Features = map[string]bool{}
+		for k, v := range f {
+			b, _ := v.(bool)
+			sc.Features[k] = b
+		}
+	}
+	if sc.Start != "" {
+		if t, err := time.Parse(time.RFC3339Nano, sc.Start); err == nil {
+			sc.Start = t.UTC().Format(time.RFC3339)
+		}
+	}
+	return sc, sc.validate()
+}
+
+// yamlToJSON converts a YAML (or JSON) document to JSON.
+func yamlToJSON(b []byte) ([]byte, error) { return yaml.YAMLToJSON(b) }

@@ -1,0 +1,45 @@
+package replay
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// AdvanceTickSnapshot applies one tick of the reference harness's world rules to a snapshot taken
+// right after a sync (`oracle simulate -final`): terminating pods disappear, Pending pods the
+// harness created (uid prefix SimUIDPrefix) become Running and Ready, Pending claims bind, orphans
+// are collected; resourceVersions continue above the snapshot's highest. The result is the world
+// the harness's next sync sees. hack/conformance uses it to reconstruct intermediate states; the
+// replay engine's tick model runs the same rules (advanceTick).
+func AdvanceTickSnapshot(snapshot []byte, tick time.Duration) ([]byte, error) {
+	s, err := decodeObj(snapshot)
+	if err != nil {
+		return nil, err
+	}
+	now, err := time.Parse(time.RFC3339Nano, getStr(s, "now"))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot now: %w", err)
+	}
+	e := &engine{clock: NewClock(now.Add(tick))}
+	if err := e.loadSnapshot(s); err != nil {
+		return nil, err
+	}
+	api := e.api
+	advanceTick(api, api.clock.Now(),
+		func(string) bool { return true },
+		func(name string) bool {
+			return strings.HasPrefix(getStr(api.objs[kindPod][name], "metadata.uid"), SimUIDPrefix)
+		},
+		func(string) {}, func(string) {})
+	s["now"] = api.clock.Now().Format(time.RFC3339)
+	s["statefulSet"] = api.set
+	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
+		list := []any{}
+		for _, n := range api.Names(kind) {
+			list = append(list, api.objs[kind][n])
+		}
+		s[key] = list
+	}
+	return mustJSON(s), nil
+}

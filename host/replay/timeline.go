@@ -1,0 +1,398 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// Timeline is the result of a replay: every controller sync in virtual time, what it saw and
+// what it did.
+type Timeline struct {
+	Scenario    string          `json:"scenario"`
+	Description string          `json:"description,omitempty"`
+	Model       string          `json:"model"`
+	Start       string          `json:"start"`
+	Revisions   []RevisionLabel `json:"revisions"`
+	Steps       []Step          `json:"steps"`
+	Segments    []Segment       `json:"segments"`
+	Outcome     Outcome         `json:"outcome"`
+	StopReason  string          `json:"stopReason"`
+	Notes       []string        `json:"notes,omitempty"`
+
+	// Final is the world at the end, as an ABI snapshot (preview --scenario starts from it).
+	Final json.RawMessage `json:"-"`
+}
+
+// RevisionLabel is the short letter the timeline uses for a ControllerRevision (A, B, ...), in
+// order of first appearance; a rollback shows the old letter again.
+type RevisionLabel struct {
+	Label string `json:"label"`
+	Name  string `json:"name"`
+}
+
+// Segment is the part of a replay between two user events. In the tick model each segment is what
+// `oracle simulate` computes when started on the world at the segment's first step.
+type Segment struct {
+	FirstStep  int  `json:"firstStep"`
+	Comparable bool `json:"comparable"` // tick model and no pod still starting at its start
+	// Snapshot is the world the first sync of the segment saw (ABI snapshot).
+	Snapshot json.RawMessage `json:"-"`
+}
+
+// Step is one controller sync.
+type Step struct {
+	Index     int             `json:"step"`
+	Segment   int             `json:"segment"`
+	Time      string          `json:"time"`
+	Offset    Duration        `json:"offset"`
+	Trigger   []string        `json:"trigger,omitempty"` // why the controller synced
+	World     []string        `json:"world,omitempty"`   // what changed since the previous sync
+	Pods      []PodState      `json:"pods"`              // as the sync saw them
+	Actions   []ActionRecord  `json:"actions"`
+	Requeue   float64         `json:"requeueAfterSeconds,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Events    []string        `json:"events,omitempty"`
+	Revisions string          `json:"status"` // the set's status after the step, one line
+	Plan      json.RawMessage `json:"plan"`   // the module's plan, as returned
+}
+
+// PodState is one pod in the grid.
+type PodState struct {
+	Name        string `json:"name"`
+	Ordinal     int    `json:"ordinal"`
+	Revision    string `json:"revision"` // controller-revision-hash label
+	Label       string `json:"label"`    // the revision's letter
+	Phase       string `json:"phase"`
+	Ready       bool   `json:"ready"`
+	Terminating bool   `json:"terminating"`
+}
+
+// State is the pod's one-word state: Ready, Running (not Ready), Pending, Failed or Succeeded.
+func (p PodState) State() string {
+	if p.Phase == "Running" && p.Ready {
+		return "Ready"
+	}
+	if p.Phase == "" {
+		return "-"
+	}
+	return p.Phase
+}
+
+// ActionRecord is one write of a sync, summarised.
+type ActionRecord struct {
+	Verb   string `json:"verb"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Detail string `json:"detail,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Outcome says how the replay ended.
+type Outcome struct {
+	// Result: "complete" (every pod at the update revision and Ready), "partitioned" (the rest is
+	// held back by the partition), "waiting" (OnDelete: old pods stay until deleted), "stuck"
+	// (nothing more will happen, yet pods are missing, not Ready or not updated) or "limit".
+	Result   string   `json:"result"`
+	Summary  string   `json:"summary"`
+	Duration Duration `json:"duration"` // from the start to the last step
+	Steps    int      `json:"steps"`
+}
+
+func (e *engine) podStates(snap []byte) []PodState {
+	s, _ := decodeObj(snap)
+	var out []PodState
+	for _, p := range getArr(s, "pods") {
+		name := getStr(p, "metadata.name")
+		ord, _ := ordinalOf(name)
+		rev := getStr(p, "metadata.labels.controller-revision-hash")
+		out = append(out, PodState{
+			Name: name, Ordinal: ord, Revision: rev, Label: e.label(rev),
+			Phase: getStr(p, "status.phase"), Ready: podReady(p.(Obj)),
+			Terminating: get(p, "metadata.deletionTimestamp") != nil,
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Ordinal < out[j].Ordinal })
+	return out
+}
+
+// labelRevisions gives every revision in the world a letter, oldest revision number first.
+func (e *engine) labelRevisions() {
+	type rv struct {
+		name string
+		n    int64
+	}
+	var list []rv
+	for _, n := range e.api.Names(kindRevision) {
+		num, _ := getInt(e.api.objs[kindRevision][n], "revision")
+		list = append(list, rv{n, num})
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].n < list[j].n })
+	for _, r := range list {
+		e.label(r.name)
+	}
+}
+
+func (e *engine) label(rev string) string {
+	if rev == "" {
+		return "?"
+	}
+	if l, ok := e.revLabels[rev]; ok {
+		return l
+	}
+	n := len(e.revLabels)
+	l := string(rune('A' + n%26))
+	if n >= 26 {
+		l += fmt.Sprint(n / 26)
+	}
+	e.revLabels[rev] = l
+	e.tl.Revisions = append(e.tl.Revisions, RevisionLabel{Label: l, Name: rev})
+	return l
+}
+
+func (e *engine) describe(a abi.Action) ActionRecord {
+	r := ActionRecord{Verb: a.Verb, Kind: a.Kind, Name: a.Name}
+	o, _ := decodeObj(a.Object)
+	switch {
+	case a.Kind == kindPod && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
+		r.Detail = "revision " + e.label(getStr(o, "metadata.labels.controller-revision-hash"))
+	case a.Kind == kindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
+		n, _ := getInt(o, "revision")
+		r.Detail = fmt.Sprintf("%s, revision %d", e.label(a.Name), n)
+	case a.Kind == kindClaim:
+		var owners []string
+		for _, ref := range getArr(o, "metadata.ownerReferences") {
+			owners = append(owners, getStr(ref, "kind")+"/"+getStr(ref, "name"))
+		}
+		if a.Verb != abi.VerbDelete {
+			r.Detail = "owners=[" + strings.Join(owners, ",") + "]"
+		}
+	case a.Verb == abi.VerbUpdateStatus:
+		r.Detail = e.statusOf(getObj(o, "status"))
+	case a.Verb == abi.VerbPatch:
+		r.Detail = string(a.Patch)
+	}
+	return r
+}
+
+func (e *engine) statusOf(st Obj) string {
+	i := func(k string) int64 { n, _ := getInt(st, k); return n }
+	return fmt.Sprintf("replicas=%d ready=%d available=%d current=%d updated=%d revisions %s->%s",
+		i("replicas"), i("readyReplicas"), i("availableReplicas"), i("currentReplicas"), i("updatedReplicas"),
+		e.label(getStr(st, "currentRevision")), e.label(getStr(st, "updateRevision")))
+}
+
+func (e *engine) statusLine() string {
+	if e.api.set == nil {
+		return "StatefulSet deleted"
+	}
+	return e.statusOf(getObj(e.api.set, "status"))
+}
+
+// finish classifies how the replay ended.
+func (e *engine) finish() {
+	tl := e.tl
+	tl.Final = e.snapshot()
+	if tl.StopReason == "" {
+		tl.StopReason = "settled: no writes, no requeue, nothing pending"
+	}
+	out := &tl.Outcome
+	out.Steps = len(tl.Steps)
+	if n := len(tl.Steps); n > 0 {
+		out.Duration = tl.Steps[n-1].Offset
+	}
+	if strings.Contains(tl.StopReason, "limit") {
+		out.Result, out.Summary = "limit", tl.StopReason
+		return
+	}
+	ss := e.api.set
+	if ss == nil {
+		out.Result, out.Summary = "complete", "the StatefulSet was deleted"
+		return
+	}
+	replicas, _ := getInt(ss, "spec.replicas")
+	start, _ := getInt(ss, "spec.ordinals.start")
+	update := getStr(ss, "status.updateRevision")
+	var notReady, old, missing []string
+	var oldOrdinals []int
+	present := map[int]bool{}
+	for _, n := range e.api.Names(kindPod) {
+		p := e.api.objs[kindPod][n]
+		ord, _ := ordinalOf(n)
+		present[ord] = true
+		if !podReady(p) || get(p, "metadata.deletionTimestamp") != nil {
+			notReady = append(notReady, fmt.Sprintf("%s (%s, %s)", n, e.label(getStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))
+		}
+		if rev := getStr(p, "metadata.labels.controller-revision-hash"); rev != update {
+			old = append(old, fmt.Sprintf("%s (%s)", n, e.label(rev)))
+			oldOrdinals = append(oldOrdinals, ord)
+		}
+	}
+	for o := start; o < start+replicas; o++ {
+		if !present[int(o)] {
+			missing = append(missing, fmt.Sprintf("%s-%d", getStr(ss, "metadata.name"), o))
+		}
+	}
+	partition, _ := getInt(ss, "spec.updateStrategy.rollingUpdate.partition")
+	heldBack := len(old) > 0
+	for _, o := range oldOrdinals {
+		heldBack = heldBack && int64(o) < start+partition
+	}
+	switch {
+	case len(notReady) > 0:
+		out.Result = "stuck"
+		out.Summary = "nothing more happens: not Ready: " + strings.Join(notReady, ", ")
+		if len(missing) > 0 {
+			out.Summary += "; missing: " + strings.Join(missing, ", ")
+		}
+	case len(missing) > 0:
+		out.Result, out.Summary = "stuck", "nothing more happens: missing pods: "+strings.Join(missing, ", ")
+	case len(old) == 0:
+		out.Result = "complete"
+		out.Summary = fmt.Sprintf("all %d pods Ready at revision %s", replicas, e.label(update))
+	case getStr(ss, "spec.updateStrategy.type") == "OnDelete":
+		out.Result = "waiting"
+		out.Summary = "OnDelete: " + strings.Join(old, ", ") + " keep their revision until deleted"
+	case heldBack:
+		out.Result = "partitioned"
+		out.Summary = fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", partition, strings.Join(old, ", "), e.label(update))
+	default:
+		out.Result, out.Summary = "stuck", "nothing more happens, yet not updated: "+strings.Join(old, ", ")
+	}
+}
+
+func podStateWord(p any) string {
+	ph := getStr(p, "status.phase")
+	if ph == "Running" && podReady(p.(Obj)) {
+		ph = "Ready"
+	} else if ph == "Running" {
+		ph = "Running, not Ready"
+	}
+	if get(p, "metadata.deletionTimestamp") != nil {
+		ph += ", terminating"
+	}
+	return ph
+}
+
+// ---- text ----
+
+// PodGrid is the one-line pod summary: ordinal:revision/state, "/term" while terminating.
+func PodGrid(pods []PodState) string {
+	if len(pods) == 0 {
+		return "(none)"
+	}
+	parts := make([]string, len(pods))
+	for i, p := range pods {
+		s := fmt.Sprintf("%d:%s/%s", p.Ordinal, p.Label, p.State())
+		if p.Terminating {
+			s += "/term"
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, " ")
+}
+
+func (a ActionRecord) String() string {
+	kind := a.Kind
+	if kind == kindClaim {
+		kind = "PVC"
+	}
+	s := a.Verb + " " + kind + " " + a.Name
+	if a.Detail != "" {
+		s += " (" + a.Detail + ")"
+	}
+	if a.Error != "" {
+		s += " -> error: " + a.Error
+	}
+	return s
+}
+
+// WriteText prints the timeline for people. verbose also prints syncs that wrote nothing and
+// the controller's events.
+func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replay %s (%s model)", tl.Scenario, tl.Model)
+	if tl.Description != "" {
+		fmt.Fprintf(&b, ": %s", oneLine(tl.Description))
+	}
+	b.WriteString("\n")
+	var revs []string
+	for _, r := range tl.Revisions {
+		revs = append(revs, r.Label+"="+r.Name)
+	}
+	fmt.Fprintf(&b, "revisions: %s\n", strings.Join(revs, " "))
+	fmt.Fprintf(&b, "grid: ordinal:revision/state (Ready, Running = not Ready, Pending, Failed, Succeeded), /term = terminating\n")
+	quiet := 0
+	for _, st := range tl.Steps {
+		if !verbose && len(st.Actions) == 0 && len(st.World) == 0 && st.Error == "" {
+			quiet++
+			continue
+		}
+		fmt.Fprintf(&b, "\n#%d +%s", st.Index, st.Offset)
+		if len(st.Trigger) > 0 {
+			fmt.Fprintf(&b, " [%s]", strings.Join(st.Trigger, ","))
+		}
+		b.WriteString("\n")
+		for _, n := range st.World {
+			fmt.Fprintf(&b, "  . %s\n", n)
+		}
+		fmt.Fprintf(&b, "  pods: %s\n", PodGrid(st.Pods))
+		if len(st.Actions) == 0 {
+			b.WriteString("  (no writes)\n")
+		}
+		for _, a := range st.Actions {
+			fmt.Fprintf(&b, "  %s\n", a)
+		}
+		if st.Requeue > 0 {
+			fmt.Fprintf(&b, "  requeue after %ss\n", trimFloat(st.Requeue))
+		}
+		if st.Error != "" {
+			fmt.Fprintf(&b, "  error: %s\n", oneLine(st.Error))
+		}
+		if verbose {
+			for _, ev := range st.Events {
+				fmt.Fprintf(&b, "  event: %s\n", ev)
+			}
+		}
+	}
+	if quiet > 0 {
+		fmt.Fprintf(&b, "\n(%d syncs that wrote nothing and saw no change are not shown; -v shows them)\n", quiet)
+	}
+	for _, n := range tl.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "\n== %s after %s, %d syncs: %s\n", tl.Outcome.Result, tl.Outcome.Duration, tl.Outcome.Steps, tl.Outcome.Summary)
+	fmt.Fprintf(&b, "   (%s)\n", tl.StopReason)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.Join(strings.Fields(s), " ")
+	}
+	return s
+}
+
+func trimFloat(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+}
+
+// Elapsed is the virtual time a step happened at, from the start.
+func (s Step) Elapsed() time.Duration { return s.Offset.D() }
+
+// WriteJSON prints the timeline as indented JSON.
+func (tl *Timeline) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(tl, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
