@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/klog/v2"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+)
+
+type controllerOptions struct {
+	kube             kubeOptions
+	selector         string
+	workers          int
+	leaderElect      bool
+	leNamespace      string
+	leID             string
+	identity         string
+	leaseDuration    time.Duration
+	renewDeadline    time.Duration
+	retryPeriod      time.Duration
+	metricsAddr      string
+	healthAddr       string
+	resync           time.Duration
+	staleTimeout     time.Duration
+	featureGates     string
+	logFormat        string
+	verbosity        int
+	shutdownDeadline time.Duration
+}
+
+func newControllerCommand(mopts *moduleOptions) *cobra.Command {
+	o := &controllerOptions{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the StatefulSet controller against a cluster, with the reconcile module making every plan",
+		Long: `controller manages apps/v1 StatefulSets in a cluster: it watches StatefulSets, Pods, ControllerRevisions
+and PersistentVolumeClaims, and for each sync of a set builds a snapshot from its caches, asks the reconcile
+module for the plan and carries the plan's writes out in order, as the upstream StatefulSet controller would.
+
+Run it only in a cluster whose kube-controller-manager has its own StatefulSet controller disabled
+(--controllers=*,-statefulset-controller); otherwise both controllers act on the same sets.
+
+The kubeconfig is --kubeconfig, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
+
+Leader election (on by default) uses a coordination.k8s.io Lease; only the leader starts its informers and
+workers. SIGTERM or SIGINT stops taking work, waits for the syncs in flight, releases the lease and exits 0.
+Losing the lease exits 1.
+
+Endpoints: /metrics on --metrics-addr; /healthz and /readyz on --health-addr (one server if both are the same
+address; "0" disables). /healthz is 200 unless this replica leads and has failed to renew its lease.
+/readyz is 200 once the informer caches have synced; with leader election a standby answers 200
+("ok: standby") and the leader 200 only once its caches have synced.
+
+Logs are structured (JSON by default, --log-format=text for key=value) on stderr; every sync logs one line
+"Synced StatefulSet" (or "Sync failed") with set, result, actions (issued), planned, duration.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runController(cmd, mopts, o) },
+	}
+	o.kube.bind(cmd, "watch only this namespace (default: all namespaces)")
+	o.kube.bindRate(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.selector, "selector", "", "label selector: watch only StatefulSets, Pods, ControllerRevisions and PVCs with these labels (pod and claim templates must carry them)")
+	f.IntVar(&o.workers, "workers", 2, "concurrent syncs (one set is never synced by two workers at once)")
+	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader with a Lease before running (for more than one replica)")
+	f.StringVar(&o.leNamespace, "leader-election-namespace", "", "namespace of the Lease (default: --namespace, else \"default\")")
+	f.StringVar(&o.leID, "leader-election-id", "ordinal-controller", "name of the Lease")
+	f.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease (default: hostname_pid)")
+	f.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standbys wait before taking over an unrenewed lease")
+	f.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up")
+	f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between lease acquire/renew attempts")
+	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of the Prometheus /metrics endpoint (\"0\" disables)")
+	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (\"0\" disables)")
+	f.DurationVar(&o.resync, "resync", 0, "informer resync period (0: no periodic resync)")
+	f.DurationVar(&o.staleTimeout, "stale-timeout", 30*time.Second, "longest a set waits for the informers to observe the controller's own writes before it is synced anyway")
+	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, e.g. MaxUnavailableStatefulSet=false (gates: ordinal version)")
+	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
+	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: skipped syncs, leader changes; 4: client-go detail)")
+	f.DurationVar(&o.shutdownDeadline, "shutdown-grace", 30*time.Second, "on SIGTERM, longest wait for syncs in flight before exiting")
+	return cmd
+}
+
+func setupLogging(stderr interface{ Write([]byte) (int, error) }, format string, v int) (*slog.Logger, error) {
+	hopts := &slog.HandlerOptions{Level: slog.Level(-v)}
+	var h slog.Handler
+	switch format {
+	case "json":
+		h = slog.NewJSONHandler(stderr, hopts)
+	case "text":
+		h = slog.NewTextHandler(stderr, hopts)
+	default:
+		return nil, fmt.Errorf("--log-format must be json or text, not %q", format)
+	}
+	l := slog.New(h)
+	klog.SetSlogLogger(l)
+	return l, nil
+}
+
+func parseFeatureGates(s string) (map[string]bool, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return nil, fmt.Errorf("--feature-gates: %q is not Name=true|false", kv)
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("--feature-gates: %q: %w", kv, err)
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOptions) error {
+	if _, err := setupLogging(cmd.ErrOrStderr(), o.logFormat, o.verbosity); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	features, err := parseFeatureGates(o.featureGates)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	base := cmd.Context()
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(base, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := klog.Background()
+	ctx = klog.NewContext(ctx, logger)
+
+	module, err := mopts.load(ctx)
+	if err != nil {
+		return err
+	}
+	defer module.Close(context.WithoutCancel(ctx))
+	ref := controller.NewModuleRef(module)
+	_, info := ref.Load()
+	for g := range features {
+		if _, ok := info.Describe.Features[g]; !ok {
+			return withCode(ExitUsage, fmt.Errorf("--feature-gates: the module does not know the gate %q (see `ordinal version`)", g))
+		}
+	}
+	logger.Info("Loaded reconcile module", "module", info.Describe.Module, "version", info.Describe.ModuleVersion,
+		"kubernetesVersion", info.Describe.KubernetesVersion, "digest", info.Digest)
+
+	restCfg, _, err := o.kube.restConfig()
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	ctrl, err := controller.New(controller.Config{
+		RESTConfig: restCfg, Module: ref, Namespace: o.kube.namespace, Selector: o.selector,
+		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout,
+	})
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	metrics := ctrl.Metrics()
+
+	health := &controller.Health{LeaderElection: o.leaderElect, Synced: ctrl.HasSynced}
+	var watchdog *leaderelection.HealthzAdaptor
+	if o.leaderElect {
+		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+		health.Watchdog = watchdog
+	}
+	servers, err := startServers(ctx, o, metrics, health)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		for _, s := range servers {
+			_ = s.Shutdown(sctx)
+		}
+	}()
+
+	run := func(rctx context.Context) error {
+		errc := make(chan error, 1)
+		go func() { errc <- ctrl.Run(rctx) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-rctx.Done():
+		}
+		// Drain: syncs in flight finish, bounded by --shutdown-grace.
+		select {
+		case err := <-errc:
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		case <-time.After(o.shutdownDeadline):
+			return fmt.Errorf("syncs still running after --shutdown-grace %s", o.shutdownDeadline)
+		}
+	}
+
+	if !o.leaderElect {
+		health.Leading.Store(true)
+		metrics.SetLeader(true)
+		err = run(ctx)
+	} else {
+		client, cerr := kubernetes.NewForConfig(restCfg)
+		if cerr != nil {
+			return withCode(ExitUsage, cerr)
+		}
+		ns := o.leNamespace
+		if ns == "" {
+			ns = o.kube.namespace
+		}
+		if ns == "" {
+			ns = "default"
+		}
+		id := o.identity
+		if id == "" {
+			host, _ := os.Hostname()
+			id = fmt.Sprintf("%s_%d", host, os.Getpid())
+		}
+		err = controller.RunLeaderElected(ctx, client, controller.LeaderElection{
+			Namespace: ns, Name: o.leID, Identity: id,
+			LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
+			Watchdog: watchdog,
+		}, func(leading bool) {
+			health.Leading.Store(leading)
+			metrics.SetLeader(leading)
+		}, run)
+	}
+	if err != nil {
+		logger.Error(err, "Controller stopped")
+		return withCode(ExitUsage, err)
+	}
+	logger.Info("Controller stopped")
+	return nil
+}
+
+// startServers serves /metrics and /healthz+/readyz (on one server when the addresses are equal).
+func startServers(ctx context.Context, o *controllerOptions, m *controller.Metrics, h *controller.Health) ([]*http.Server, error) {
+	logger := klog.FromContext(ctx)
+	muxes := map[string]*http.ServeMux{}
+	if o.healthAddr != "0" && o.healthAddr != "" {
+		muxes[o.healthAddr] = h.Handler()
+	}
+	if o.metricsAddr != "0" && o.metricsAddr != "" {
+		muxes[o.metricsAddr] = controller.MetricsHandler(m, muxes[o.metricsAddr])
+	}
+	var servers []*http.Server
+	for addr, mux := range muxes {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, s := range servers {
+				_ = s.Close()
+			}
+			return nil, fmt.Errorf("listen %s: %w", addr, err)
+		}
+		s := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, s)
+		logger.Info("Serving", "addr", ln.Addr().String())
+		go func() {
+			if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error(err, "HTTP server failed", "addr", addr)
+			}
+		}()
+	}
+	return servers, nil
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParseSetArg(t *testing.T) {
+	for in, want := range map[string]string{"statefulset/web": "web", "sts/web": "web", "statefulsets.apps/db": "db", "web": "web"} {
+		if got, err := parseSetArg(in); err != nil || got != want {
+			t.Errorf("parseSetArg(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"deployment/web", "statefulset/", ""} {
+		if _, err := parseSetArg(in); err == nil {
+			t.Errorf("parseSetArg(%q): want an error", in)
+		}
+	}
+}
+
+func TestParseFeatureGates(t *testing.T) {
+	g, err := parseFeatureGates("MaxUnavailableStatefulSet=false, StatefulSetRecreateStrategy=true")
+	if err != nil || g["MaxUnavailableStatefulSet"] || !g["StatefulSetRecreateStrategy"] || len(g) != 2 {
+		t.Fatalf("%v %v", g, err)
+	}
+	if g, err := parseFeatureGates(""); err != nil || g != nil {
+		t.Fatalf("empty: %v %v", g, err)
+	}
+	for _, bad := range []string{"X", "X=maybe"} {
+		if _, err := parseFeatureGates(bad); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}
+
+func TestControllerAndSnapshotHelp(t *testing.T) {
+	for _, args := range [][]string{{"controller", "--help"}, {"snapshot", "--help"}} {
+		var out, errb bytes.Buffer
+		if code := Main(args, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		for _, flag := range map[string][]string{
+			"controller": {"--kubeconfig", "--context", "--namespace", "--selector", "--workers", "--leader-elect",
+				"--leader-election-namespace", "--leader-election-id", "--identity", "--metrics-addr", "--health-addr", "--resync", "--module"},
+			"snapshot": {"--kubeconfig", "--context", "--namespace", "--output"},
+		}[args[0]] {
+			if !strings.Contains(out.String(), flag) {
+				t.Errorf("%s --help lacks %s", args[0], flag)
+			}
+		}
+	}
+}
+
+func TestControllerRejectsUnknownGate(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main([]string{"controller", "--feature-gates", "NoSuchGate=true", "--kubeconfig", "/nonexistent", "--cache-dir", ""},
+		strings.NewReader(""), &out, &errb)
+	if code != ExitUsage || !strings.Contains(errb.String(), "NoSuchGate") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// kubeOptions are the flags that reach a cluster, shared by controller and snapshot.
+type kubeOptions struct {
+	kubeconfig string
+	context    string
+	namespace  string
+	qps        float32
+	burst      int
+}
+
+func (o *kubeOptions) bind(cmd *cobra.Command, namespaceHelp string) {
+	f := cmd.Flags()
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then the in-cluster config, then ~/.kube/config)")
+	f.StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
+	f.StringVarP(&o.namespace, "namespace", "n", "", namespaceHelp)
+}
+
+func (o *kubeOptions) bindRate(cmd *cobra.Command) {
+	cmd.Flags().Float32Var(&o.qps, "kube-api-qps", 50, "client-side rate limit for API requests (queries per second)")
+	cmd.Flags().IntVar(&o.burst, "kube-api-burst", 100, "client-side burst for API requests")
+}
+
+// restConfig resolves the client configuration: --kubeconfig; else $KUBECONFIG;
+// else the in-cluster config; else ~/.kube/config. It also returns the
+// namespace of the chosen context ("" if none or in-cluster).
+func (o *kubeOptions) restConfig() (*rest.Config, string, error) {
+	var cfg *rest.Config
+	ctxNamespace := ""
+	loadKubeconfig := func(rules *clientcmd.ClientConfigLoadingRules) error {
+		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
+		c, err := cc.ClientConfig()
+		if err != nil {
+			return err
+		}
+		if ns, _, err := cc.Namespace(); err == nil {
+			ctxNamespace = ns
+		}
+		cfg = c
+		return nil
+	}
+	switch {
+	case o.kubeconfig != "":
+		if err := loadKubeconfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig}); err != nil {
+			return nil, "", fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
+		}
+	case os.Getenv("KUBECONFIG") != "":
+		if err := loadKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules()); err != nil {
+			return nil, "", fmt.Errorf("$KUBECONFIG: %w", err)
+		}
+	default:
+		c, err := rest.InClusterConfig()
+		if err == nil && o.context == "" {
+			cfg = c
+			if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+				ctxNamespace = string(b)
+			}
+			break
+		}
+		if err := loadKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules()); err != nil {
+			return nil, "", fmt.Errorf("no --kubeconfig, no $KUBECONFIG, not in a cluster, and ~/.kube/config: %w", err)
+		}
+	}
+	// Objects travel as JSON, exactly as the API server encodes them (see host/controller).
+	cfg.ContentType = "application/json"
+	cfg.AcceptContentTypes = "application/json"
+	if o.qps > 0 {
+		cfg.QPS, cfg.Burst = o.qps, o.burst
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "ordinal/" + hostVersion()
+	}
+	return cfg, ctxNamespace, nil
+}

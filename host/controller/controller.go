@@ -1,0 +1,574 @@
+// Package controller is Ordinal's cluster controller: it runs the upstream
+// StatefulSet controller's sync shell (informers, work queue, adoption
+// re-check, consistency store, events) around a reconcile module, building one
+// ABI v1 snapshot per sync from its informer caches and carrying out the plan
+// with client-go.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// Config configures a Controller.
+type Config struct {
+	// RESTConfig reaches the API server. Its rate limiter is shared by all clients.
+	RESTConfig *rest.Config
+	// Module is the active reconcile module.
+	Module *ModuleRef
+	// Target is the kind reconciled (default StatefulSetTarget).
+	Target Target
+	// Namespace limits the informers to one namespace ("" = all).
+	Namespace string
+	// Selector is a label selector applied to all four informers ("" = everything).
+	Selector string
+	// Workers is the number of concurrent syncs (default 2). A set is never synced by two workers at once.
+	Workers int
+	// Resync is the informers' resync period (0 = none).
+	Resync time.Duration
+	// Features are feature-gate overrides passed in every snapshot.
+	Features map[string]bool
+	// StaleTimeout bounds how long a set waits for the informers to catch up with
+	// the controller's own writes before it is synced anyway (default 30s).
+	StaleTimeout time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Metrics (default: a fresh registry).
+	Metrics *Metrics
+}
+
+// Controller is the cluster controller. Create it with New, start it with Run.
+type Controller struct {
+	cfg     Config
+	target  Target
+	client  kubernetes.Interface
+	rest    restClients
+	metrics *Metrics
+	now     func() time.Time
+
+	factory     informers.SharedInformerFactory
+	setInformer cache.SharedIndexInformer
+	podInformer cache.SharedIndexInformer
+	revInformer cache.SharedIndexInformer
+	pvcInformer cache.SharedIndexInformer
+	setLister   appslisters.StatefulSetLister
+	podLister   corelisters.PodLister
+	revLister   appslisters.ControllerRevisionLister
+	pvcLister   corelisters.PersistentVolumeClaimLister
+
+	queue       workqueue.TypedRateLimitingInterface[string]
+	consistency *consistencyStore
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+
+	synced atomic.Bool
+}
+
+// Index names on the informers (see candidates).
+const (
+	indexControllerUID = "ordinal/controller-uid" // namespace/controller UID ("" for orphans)
+	indexParent        = "ordinal/parent"         // namespace/name without its last -suffix
+	indexOwnerUID      = "ordinal/owner-uid"      // namespace/uid of any ownerReference
+)
+
+// New builds a controller: clients, informers (not started), queue, recorder.
+func New(cfg Config) (*Controller, error) {
+	if cfg.RESTConfig == nil || cfg.Module == nil {
+		return nil, fmt.Errorf("controller: RESTConfig and Module are required")
+	}
+	if cfg.Target.Kind == "" {
+		cfg.Target = StatefulSetTarget
+	}
+	if cfg.Target != StatefulSetTarget {
+		return nil, fmt.Errorf("controller: target %s %s is not supported yet", cfg.Target.APIVersion(), cfg.Target.Kind)
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	if cfg.StaleTimeout == 0 {
+		cfg.StaleTimeout = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Selector != "" {
+		if _, err := labels.Parse(cfg.Selector); err != nil {
+			return nil, fmt.Errorf("controller: --selector: %w", err)
+		}
+	}
+	// One rate limiter for every client of this controller.
+	cfg.RESTConfig = rest.CopyConfig(cfg.RESTConfig)
+	if cfg.RESTConfig.RateLimiter == nil {
+		qps, burst := cfg.RESTConfig.QPS, cfg.RESTConfig.Burst
+		if qps <= 0 {
+			qps, burst = rest.DefaultQPS, rest.DefaultBurst
+		}
+		cfg.RESTConfig.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	}
+	client, err := kubernetes.NewForConfig(cfg.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	rc, err := newRESTClients(cfg.RESTConfig, cfg.Target)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c := &Controller{cfg: cfg, target: cfg.Target, client: client, rest: rc, now: cfg.Now}
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "ordinal-statefulset"})
+	c.metrics = cfg.Metrics
+	if c.metrics == nil {
+		c.metrics = NewMetrics(func() float64 { return float64(c.queue.Len()) })
+	}
+	_, info := cfg.Module.Load()
+	c.metrics.SetModule(info)
+
+	opts := []informers.SharedInformerOption{}
+	if cfg.Namespace != "" {
+		opts = append(opts, informers.WithNamespace(cfg.Namespace))
+	}
+	if cfg.Selector != "" {
+		sel := cfg.Selector
+		opts = append(opts, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+	}
+	c.factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, opts...)
+	sets := c.factory.Apps().V1().StatefulSets()
+	pods := c.factory.Core().V1().Pods()
+	revs := c.factory.Apps().V1().ControllerRevisions()
+	pvcs := c.factory.Core().V1().PersistentVolumeClaims()
+	c.setInformer, c.podInformer, c.revInformer, c.pvcInformer = sets.Informer(), pods.Informer(), revs.Informer(), pvcs.Informer()
+	c.setLister, c.podLister, c.revLister, c.pvcLister = sets.Lister(), pods.Lister(), revs.Lister(), pvcs.Lister()
+
+	for _, inf := range []cache.SharedIndexInformer{c.podInformer, c.revInformer} {
+		if err := inf.AddIndexers(cache.Indexers{indexControllerUID: controllerUIDIndex, indexParent: parentIndex}); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.pvcInformer.AddIndexers(cache.Indexers{indexParent: parentIndex, indexOwnerUID: ownerUIDIndex}); err != nil {
+		return nil, err
+	}
+
+	c.consistency = newConsistencyStore(map[schema.GroupResource]rvGetter{
+		podResource:              c.podInformer.GetStore(),
+		claimResource:            c.pvcInformer.GetStore(),
+		revisionResource:         c.revInformer.GetStore(),
+		c.target.GroupResource(): c.setInformer.GetStore(),
+	}, cfg.StaleTimeout)
+	c.consistency.now = cfg.Now
+
+	c.broadcaster = record.NewBroadcaster()
+	c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: EventComponent})
+	return c, nil
+}
+
+// Metrics returns the controller's metrics.
+func (c *Controller) Metrics() *Metrics { return c.metrics }
+
+// HasSynced reports whether the informer caches have synced (readiness).
+func (c *Controller) HasSynced() bool { return c.synced.Load() }
+
+// Run starts the informers, waits for their caches, runs the workers and
+// blocks until ctx is done; then it stops taking work and waits for the syncs
+// in flight to finish.
+func (c *Controller) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	defer utilruntime.HandleCrashWithContext(ctx)
+
+	c.registerHandlers(logger)
+	c.broadcaster.StartStructuredLogging(3)
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	defer c.broadcaster.Shutdown()
+
+	c.factory.Start(ctx.Done())
+	defer c.factory.Shutdown()
+	logger.Info("Waiting for informer caches", "namespace", c.cfg.Namespace, "selector", c.cfg.Selector)
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.setInformer.HasSynced, c.podInformer.HasSynced,
+		c.revInformer.HasSynced, c.pvcInformer.HasSynced) {
+		return ctx.Err()
+	}
+	c.synced.Store(true)
+	logger.Info("Caches synced; starting workers", "workers", c.cfg.Workers)
+
+	// Syncs run on a context that shutdown does not cancel: a sync in flight
+	// finishes its plan (the module call and each request keep their own
+	// limits); workers take no new item once ctx is done.
+	workCtx := context.WithoutCancel(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < c.cfg.Workers; i++ {
+		wg.Go(func() {
+			wait.UntilWithContext(ctx, func(context.Context) {
+				for ctx.Err() == nil && c.processNextWorkItem(workCtx) {
+				}
+			}, time.Second)
+		})
+	}
+	<-ctx.Done()
+	logger.Info("Shutting down: waiting for syncs in flight")
+	c.queue.ShutDown()
+	wg.Wait()
+	c.synced.Store(false)
+	return nil
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	requeueAfter, err := c.sync(ctx, key)
+	switch {
+	case err != nil:
+		c.queue.AddRateLimited(key)
+	default:
+		c.queue.Forget(key)
+		if requeueAfter > 0 {
+			c.queue.AddAfter(key, requeueAfter)
+		}
+	}
+	return true
+}
+
+// ---------------------------------------------------------------- event handlers
+
+func (c *Controller) registerHandlers(logger klog.Logger) {
+	c.setInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.enqueue(obj) },
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		DeleteFunc: func(obj any) { c.enqueue(obj) },
+	})
+	c.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.addPod(logger, obj) },
+		UpdateFunc: func(old, cur any) { c.updatePod(logger, old, cur) },
+		DeleteFunc: func(obj any) { c.deleteOwned(obj) },
+	})
+	owned := cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { c.enqueueOwnerOrMatching(obj) },
+		UpdateFunc: func(old, cur any) {
+			if metaOf(old).GetResourceVersion() == metaOf(cur).GetResourceVersion() {
+				return
+			}
+			if !reflect.DeepEqual(metav1.GetControllerOfNoCopy(metaOf(old)), metav1.GetControllerOfNoCopy(metaOf(cur))) {
+				c.enqueueOwnerOrMatching(old)
+			}
+			c.enqueueOwnerOrMatching(cur)
+		},
+		DeleteFunc: func(obj any) { c.deleteOwned(obj) },
+	}
+	c.revInformer.AddEventHandler(owned)
+	c.pvcInformer.AddEventHandler(owned)
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+func metaOf(obj any) metav1.Object {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	m, _ := obj.(metav1.Object)
+	return m
+}
+
+// resolveControllerRef returns the set a controller reference points to, if it
+// is of the target kind and its UID matches.
+func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.StatefulSet {
+	if ref.Kind != c.target.Kind {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != c.target.GroupVersion.Group {
+		return nil
+	}
+	set, err := c.setLister.StatefulSets(namespace).Get(ref.Name)
+	if err != nil || set.UID != ref.UID {
+		return nil
+	}
+	return set
+}
+
+// setsMatching returns the sets in the object's namespace whose selector matches its labels.
+func (c *Controller) setsMatching(m metav1.Object) []*appsv1.StatefulSet {
+	sets, err := c.setLister.StatefulSets(m.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var out []*appsv1.StatefulSet
+	for _, s := range sets {
+		sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(m.GetLabels())) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// addPod: as upstream, a pod being deleted is handled as a delete; a
+// controlled pod enqueues its set; an orphan enqueues every matching set.
+func (c *Controller) addPod(logger klog.Logger, obj any) {
+	pod := obj.(*corev1.Pod)
+	if pod.DeletionTimestamp != nil {
+		c.deleteOwned(pod)
+		return
+	}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		if set := c.resolveControllerRef(pod.Namespace, ref); set != nil {
+			c.enqueue(set)
+		}
+		return
+	}
+	sets := c.setsMatching(pod)
+	if len(sets) > 1 {
+		logger.Info("More than one StatefulSet selects the pod's labels", "pod", klog.KObj(pod), "sets", len(sets))
+	}
+	for _, s := range sets {
+		c.enqueue(s)
+	}
+}
+
+// updatePod mirrors upstream's updatePod, including the availability requeue
+// after minReadySeconds+1s when a pod turns Ready.
+func (c *Controller) updatePod(logger klog.Logger, old, cur any) {
+	curPod, oldPod := cur.(*corev1.Pod), old.(*corev1.Pod)
+	if curPod.ResourceVersion == oldPod.ResourceVersion {
+		return
+	}
+	labelChanged := !reflect.DeepEqual(curPod.Labels, oldPod.Labels)
+	curRef, oldRef := metav1.GetControllerOfNoCopy(curPod), metav1.GetControllerOfNoCopy(oldPod)
+	refChanged := !reflect.DeepEqual(curRef, oldRef)
+	if refChanged && oldRef != nil {
+		if set := c.resolveControllerRef(oldPod.Namespace, oldRef); set != nil {
+			c.enqueue(set)
+		}
+	}
+	if curRef != nil {
+		set := c.resolveControllerRef(curPod.Namespace, curRef)
+		if set == nil {
+			return
+		}
+		c.enqueue(set)
+		if !podReady(oldPod) && podReady(curPod) && set.Spec.MinReadySeconds > 0 {
+			key, _ := cache.MetaNamespaceKeyFunc(set)
+			logger.V(2).Info("StatefulSet will be enqueued after minReadySeconds for availability check",
+				"statefulSet", klog.KObj(set), "minReadySeconds", set.Spec.MinReadySeconds)
+			c.queue.AddAfter(key, time.Duration(set.Spec.MinReadySeconds)*time.Second+time.Second)
+		}
+		return
+	}
+	if labelChanged || refChanged {
+		for _, s := range c.setsMatching(curPod) {
+			c.enqueue(s)
+		}
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// deleteOwned enqueues the set controlling a deleted pod, revision or claim
+// (claims: any ownerReference to a set).
+func (c *Controller) deleteOwned(obj any) {
+	m := metaOf(obj)
+	if m == nil {
+		return
+	}
+	if _, isClaim := unwrap(obj).(*corev1.PersistentVolumeClaim); isClaim {
+		c.enqueueOwnerOrMatching(obj)
+		return
+	}
+	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
+		if set := c.resolveControllerRef(m.GetNamespace(), ref); set != nil {
+			c.enqueue(set)
+		}
+	}
+}
+
+func unwrap(obj any) any {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return t.Obj
+	}
+	return obj
+}
+
+// enqueueOwnerOrMatching handles ControllerRevisions and claims: the set named
+// by a controller reference (revisions) or by any ownerReference (claims);
+// otherwise, for orphan revisions the sets whose selector matches, and for
+// claims the sets whose volumeClaimTemplates would produce the claim's name.
+func (c *Controller) enqueueOwnerOrMatching(obj any) {
+	m := metaOf(obj)
+	if m == nil {
+		return
+	}
+	_, isClaim := unwrap(obj).(*corev1.PersistentVolumeClaim)
+	if isClaim {
+		found := false
+		for i := range m.GetOwnerReferences() {
+			ref := m.GetOwnerReferences()[i]
+			if set := c.resolveControllerRef(m.GetNamespace(), &ref); set != nil {
+				c.enqueue(set)
+				found = true
+			}
+		}
+		if found {
+			return
+		}
+		sets, err := c.setLister.StatefulSets(m.GetNamespace()).List(labels.Everything())
+		if err != nil {
+			return
+		}
+		for _, s := range sets {
+			for _, t := range s.Spec.VolumeClaimTemplates {
+				if isOrdinalName(m.GetName(), t.Name+"-"+s.Name+"-") {
+					c.enqueue(s)
+					break
+				}
+			}
+		}
+		return
+	}
+	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
+		if set := c.resolveControllerRef(m.GetNamespace(), ref); set != nil {
+			c.enqueue(set)
+		}
+		return
+	}
+	for _, s := range c.setsMatching(m) {
+		c.enqueue(s)
+	}
+}
+
+// ---------------------------------------------------------------- indexes
+
+func controllerUIDIndex(obj any) ([]string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	uid := ""
+	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
+		uid = string(ref.UID)
+	}
+	return []string{m.GetNamespace() + "/" + uid}, nil
+}
+
+func ownerUIDIndex(obj any) ([]string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	var keys []string
+	for _, r := range m.GetOwnerReferences() {
+		keys = append(keys, m.GetNamespace()+"/"+string(r.UID))
+	}
+	return keys, nil
+}
+
+// parentIndex keys an object by its name without the last "-suffix":
+// web-3 -> web, web-6d4f9c -> web, data-web-0 -> data-web.
+func parentIndex(obj any) ([]string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	i := strings.LastIndexByte(m.GetName(), '-')
+	if i <= 0 {
+		return nil, nil
+	}
+	return []string{m.GetNamespace() + "/" + m.GetName()[:i]}, nil
+}
+
+// candidates collects, from the informer indexes, a superset of what
+// SelectObjects keeps for set (so the result equals SelectObjects over the
+// whole namespace, without listing it).
+func (c *Controller) candidates(set *appsv1.StatefulSet) (Objects, error) {
+	ns := set.Namespace
+	o := Objects{Set: set}
+	seen := map[string]bool{}
+	collect := func(inf cache.SharedIndexInformer, index string, keys ...string) error {
+		for _, k := range keys {
+			items, err := inf.GetIndexer().ByIndex(index, k)
+			if err != nil {
+				return err
+			}
+			for _, it := range items {
+				m := it.(metav1.Object)
+				id := fmt.Sprintf("%T/%s", it, m.GetName())
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+				switch x := it.(type) {
+				case *corev1.Pod:
+					o.Pods = append(o.Pods, x)
+				case *appsv1.ControllerRevision:
+					o.Revisions = append(o.Revisions, x)
+				case *corev1.PersistentVolumeClaim:
+					o.Claims = append(o.Claims, x)
+				}
+			}
+		}
+		return nil
+	}
+	own, orphan, parent := ns+"/"+string(set.UID), ns+"/", ns+"/"+set.Name
+	if err := collect(c.podInformer, indexControllerUID, own, orphan); err != nil {
+		return o, err
+	}
+	if err := collect(c.podInformer, indexParent, parent); err != nil {
+		return o, err
+	}
+	if err := collect(c.revInformer, indexControllerUID, own, orphan); err != nil {
+		return o, err
+	}
+	if err := collect(c.revInformer, indexParent, parent); err != nil {
+		return o, err
+	}
+	claimKeys := []string{}
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		claimKeys = append(claimKeys, ns+"/"+t.Name+"-"+set.Name)
+	}
+	if err := collect(c.pvcInformer, indexParent, claimKeys...); err != nil {
+		return o, err
+	}
+	if err := collect(c.pvcInformer, indexOwnerUID, own); err != nil {
+		return o, err
+	}
+	return o, nil
+}

@@ -1,0 +1,102 @@
+package controller
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the controller's Prometheus metrics, on their own registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	syncs         *prometheus.CounterVec // result
+	syncDuration  prometheus.Histogram   // whole sync
+	guestDuration prometheus.Histogram   // the module call
+	actions       *prometheus.CounterVec // verb, kind, result
+	errors        *prometheus.CounterVec // stage
+	staleSkips    *prometheus.CounterVec // group, resource
+	moduleInfo    *prometheus.GaugeVec   // version, digest, kubernetes_version, abi
+	leader        prometheus.Gauge       // 1 while leading
+	snapshotBytes prometheus.Histogram   // snapshot size
+	queueDepth    prometheus.GaugeFunc
+}
+
+// Label values of ordinal_syncs_total{result}.
+const (
+	resultSuccess  = "success"   // plan applied (possibly empty)
+	resultError    = "error"     // module failure, write failure, SyncFailed plan, rejected snapshot
+	resultStale    = "stale"     // skipped: the informers have not seen the controller's last writes
+	resultNotFound = "not_found" // the set is gone
+)
+
+// Label values of ordinal_errors_total{stage}.
+const (
+	stageSnapshot = "snapshot" // building the snapshot
+	stageGuest    = "guest"    // the module call failed (trap, timeout, OOM)
+	stagePlan     = "plan"     // the plan was undecodable or reports an error
+	stageApply    = "apply"    // a write failed
+	stageAdoption = "adoption" // the uncached re-check before adoption refused it
+)
+
+// NewMetrics registers the controller's metrics, plus Go and process collectors.
+func NewMetrics(queueDepth func() float64) *Metrics {
+	m := &Metrics{Registry: prometheus.NewRegistry()}
+	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	m.syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ordinal_syncs_total", Help: "StatefulSet syncs by result (success, error, stale, not_found).",
+	}, []string{"result"})
+	m.syncDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "ordinal_sync_duration_seconds", Help: "Duration of one sync: snapshot, module call and writes.", Buckets: buckets,
+	})
+	m.guestDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "ordinal_guest_duration_seconds", Help: "Duration of the reconcile module call.", Buckets: buckets,
+	})
+	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ordinal_actions_total", Help: "API writes issued from plans, by verb, kind and result (ok, error).",
+	}, []string{"verb", "kind", "result"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ordinal_errors_total", Help: "Sync errors by stage (snapshot, guest, plan, apply, adoption).",
+	}, []string{"stage"})
+	m.staleSkips = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ordinal_stale_skips_total", Help: "Syncs skipped because an informer had not yet seen the controller's own writes.",
+	}, []string{"group", "resource"})
+	m.moduleInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ordinal_module_info", Help: "The active reconcile module (value 1).",
+	}, []string{"module", "version", "digest", "kubernetes_version", "abi"})
+	m.leader = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ordinal_leader", Help: "1 while this replica holds the leader lease (or runs without leader election).",
+	})
+	m.snapshotBytes = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "ordinal_snapshot_bytes", Help: "Size of the snapshots sent to the module.",
+		Buckets: prometheus.ExponentialBuckets(1024, 4, 10),
+	})
+	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.actions, m.errors, m.staleSkips,
+		m.moduleInfo, m.leader, m.snapshotBytes,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+	if queueDepth != nil {
+		m.queueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ordinal_queue_depth", Help: "StatefulSets waiting in the work queue.",
+		}, queueDepth)
+		cs = append(cs, m.queueDepth)
+	}
+	m.Registry.MustRegister(cs...)
+	return m
+}
+
+// SetModule publishes the active module in ordinal_module_info.
+func (m *Metrics) SetModule(info ModuleInfo) {
+	m.moduleInfo.Reset()
+	m.moduleInfo.WithLabelValues(info.Describe.Module, info.Describe.ModuleVersion, info.Digest,
+		info.Describe.KubernetesVersion, strconv.Itoa(info.Describe.ABI)).Set(1)
+}
+
+// SetLeader sets ordinal_leader.
+func (m *Metrics) SetLeader(leading bool) {
+	if leading {
+		m.leader.Set(1)
+	} else {
+		m.leader.Set(0)
+	}
+}

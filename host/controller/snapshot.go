@@ -1,0 +1,229 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// Objects are the raw inputs of one snapshot: the set and every object in its
+// namespace the controller has (from informer caches, or from live List calls
+// for `ordinal snapshot`). SelectObjects narrows them to what the sync needs.
+type Objects struct {
+	Set       *appsv1.StatefulSet
+	Pods      []*corev1.Pod
+	Revisions []*appsv1.ControllerRevision
+	Claims    []*corev1.PersistentVolumeClaim
+}
+
+// Snapshot is a built snapshot plus what the applier needs from it.
+type Snapshot struct {
+	JSON []byte
+	// SetJSON is the set exactly as it went into the snapshot (the body for updateStatus).
+	SetJSON json.RawMessage
+	// UIDs of the objects in the snapshot by kind and name: the delete preconditions.
+	UIDs map[objectKey]types.UID
+	// Counts, for logs.
+	Pods, Revisions, Claims int
+}
+
+type objectKey struct{ kind, name string }
+
+// SelectObjects keeps, of everything in the set's namespace, the objects the
+// module can act on or must know about, as upstream's sync sees them:
+//
+//   - pods: controlled by the set (controller ownerReference with the set's
+//     UID), orphans matching the set's selector (adoption candidates), and any
+//     pod named <set>-<n> whatever its owner (so the module sees name clashes);
+//   - ControllerRevisions: controlled by the set, orphans matching the
+//     selector, and any named <set>-<hash> (no further "-");
+//   - claims: any named <template>-<set>-<n> for one of the set's
+//     volumeClaimTemplates, and any with an ownerReference to the set.
+//
+// Pods and revisions owned by other controllers and unrelated claims are left
+// out: the module would ignore them (abi/README.md §4 lets a host include them),
+// and a namespace may hold thousands. Each list is sorted by name, so the
+// snapshot is deterministic for a given cache state.
+func SelectObjects(o Objects) (Objects, error) {
+	set := o.Set
+	selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+	if err != nil {
+		return Objects{}, fmt.Errorf("invalid selector: %w", err)
+	}
+	out := Objects{Set: set}
+	for _, p := range o.Pods {
+		if p.Namespace != set.Namespace {
+			continue
+		}
+		if ownedOrAdoptable(&p.ObjectMeta, set, selector) || isOrdinalName(p.Name, set.Name+"-") {
+			out.Pods = append(out.Pods, p)
+		}
+	}
+	for _, r := range o.Revisions {
+		if r.Namespace != set.Namespace {
+			continue
+		}
+		if ownedOrAdoptable(&r.ObjectMeta, set, selector) || isRevisionName(r.Name, set.Name+"-") {
+			out.Revisions = append(out.Revisions, r)
+		}
+	}
+	prefixes := make([]string, 0, len(set.Spec.VolumeClaimTemplates))
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		prefixes = append(prefixes, t.Name+"-"+set.Name+"-")
+	}
+	for _, c := range o.Claims {
+		if c.Namespace != set.Namespace {
+			continue
+		}
+		keep := hasOwnerUID(&c.ObjectMeta, set.UID)
+		for _, pfx := range prefixes {
+			keep = keep || isOrdinalName(c.Name, pfx)
+		}
+		if keep {
+			out.Claims = append(out.Claims, c)
+		}
+	}
+	sort.Slice(out.Pods, func(i, j int) bool { return out.Pods[i].Name < out.Pods[j].Name })
+	sort.Slice(out.Revisions, func(i, j int) bool { return out.Revisions[i].Name < out.Revisions[j].Name })
+	sort.Slice(out.Claims, func(i, j int) bool { return out.Claims[i].Name < out.Claims[j].Name })
+	return out, nil
+}
+
+func ownedOrAdoptable(m *metav1.ObjectMeta, set *appsv1.StatefulSet, selector labels.Selector) bool {
+	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
+		return ref.UID == set.UID
+	}
+	return !selector.Empty() && selector.Matches(labels.Set(m.Labels))
+}
+
+func hasOwnerUID(m *metav1.ObjectMeta, uid types.UID) bool {
+	for _, r := range m.OwnerReferences {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// isRevisionName reports whether name is prefix followed by a non-empty suffix without "-".
+func isRevisionName(name, prefix string) bool {
+	return strings.HasPrefix(name, prefix) && len(name) > len(prefix) && !strings.Contains(name[len(prefix):], "-")
+}
+
+// isOrdinalName reports whether name is prefix followed by one or more digits.
+func isOrdinalName(name, prefix string) bool {
+	if !strings.HasPrefix(name, prefix) || len(name) == len(prefix) {
+		return false
+	}
+	for _, c := range name[len(prefix):] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// BuildSnapshot serializes selected objects (SelectObjects' output) into an ABI
+// v1 snapshot. Each object is encoded with encoding/json from its typed form,
+// which is how the API server encodes it, after setting apiVersion and kind
+// (informer and typed-client objects carry no TypeMeta). A ControllerRevision's
+// data is a RawExtension and passes through byte for byte. The target's
+// apiVersion and kind are stamped on the set.
+func BuildSnapshot(o Objects, target Target, now time.Time, features map[string]bool) (*Snapshot, error) {
+	s := &Snapshot{UIDs: map[objectKey]types.UID{}}
+	set := *o.Set
+	set.TypeMeta = metav1.TypeMeta{APIVersion: target.APIVersion(), Kind: target.Kind}
+	setJSON, err := json.Marshal(&set)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s %s/%s: %w", target.Kind, set.Namespace, set.Name, err)
+	}
+	s.SetJSON = setJSON
+	s.UIDs[objectKey{target.Kind, set.Name}] = set.UID
+	snap := abi.Snapshot{
+		ABI:         abi.Version,
+		Now:         now.UTC().Format(time.RFC3339Nano),
+		StatefulSet: setJSON,
+		Features:    features,
+	}
+	for _, p := range o.Pods {
+		c := *p
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+		b, err := json.Marshal(&c)
+		if err != nil {
+			return nil, fmt.Errorf("encoding pod %s: %w", p.Name, err)
+		}
+		snap.Pods = append(snap.Pods, b)
+		s.UIDs[objectKey{"Pod", p.Name}] = p.UID
+	}
+	for _, r := range o.Revisions {
+		c := *r
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"}
+		b, err := json.Marshal(&c)
+		if err != nil {
+			return nil, fmt.Errorf("encoding ControllerRevision %s: %w", r.Name, err)
+		}
+		snap.Revisions = append(snap.Revisions, b)
+		s.UIDs[objectKey{"ControllerRevision", r.Name}] = r.UID
+	}
+	for _, pvc := range o.Claims {
+		c := *pvc
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
+		b, err := json.Marshal(&c)
+		if err != nil {
+			return nil, fmt.Errorf("encoding claim %s: %w", pvc.Name, err)
+		}
+		snap.Claims = append(snap.Claims, b)
+		s.UIDs[objectKey{"PersistentVolumeClaim", pvc.Name}] = pvc.UID
+	}
+	s.Pods, s.Revisions, s.Claims = len(snap.Pods), len(snap.Revisions), len(snap.Claims)
+	s.JSON, err = json.Marshal(&snap)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LiveObjects GETs the set and Lists its namespace's pods, ControllerRevisions
+// and claims from the API server (uncached; `ordinal snapshot`). Feed the result
+// to SelectObjects and BuildSnapshot, as the controller does with its caches.
+func LiveObjects(ctx context.Context, client kubernetes.Interface, ns, name string) (Objects, error) {
+	set, err := client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return Objects{}, err
+	}
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Objects{}, err
+	}
+	revs, err := client.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Objects{}, err
+	}
+	claims, err := client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Objects{}, err
+	}
+	o := Objects{Set: set}
+	for i := range pods.Items {
+		o.Pods = append(o.Pods, &pods.Items[i])
+	}
+	for i := range revs.Items {
+		o.Revisions = append(o.Revisions, &revs.Items[i])
+	}
+	for i := range claims.Items {
+		o.Claims = append(o.Claims, &claims.Items[i])
+	}
+	return o, nil
+}

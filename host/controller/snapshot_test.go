@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+func testSet() *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "set-uid", ResourceVersion: "10"},
+		Spec: appsv1.StatefulSetSpec{
+			Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}},
+		},
+	}
+}
+
+func ctrlRef(kind, name string, uid types.UID) []metav1.OwnerReference {
+	t := true
+	return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &t}}
+}
+
+func pod(name, ns string, lbl map[string]string, refs []metav1.OwnerReference) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbl, OwnerReferences: refs, UID: types.UID("uid-" + name)}}
+}
+
+func names[T metav1.Object](objs []T) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetName())
+	}
+	return out
+}
+
+func TestSelectObjects(t *testing.T) {
+	set := testSet()
+	web := map[string]string{"app": "web"}
+	other := map[string]string{"app": "other"}
+	o := Objects{
+		Set: set,
+		Pods: []*corev1.Pod{
+			pod("web-2", "ns", web, ctrlRef("StatefulSet", "web", "set-uid")),        // owned
+			pod("web-0", "ns", web, nil),                                             // orphan, matches
+			pod("stray", "ns", web, nil),                                             // orphan, matches: adoption candidate (the module filters by name)
+			pod("lonely", "ns", other, nil),                                          // orphan, no match
+			pod("web-7", "ns", other, ctrlRef("ReplicaSet", "rs", "rs-uid")),         // someone else's, but takes an ordinal name
+			pod("web-db-0", "ns", web, ctrlRef("StatefulSet", "web-db", "db-uid")),   // another set's
+			pod("x-1", "ns", web, ctrlRef("ReplicaSet", "rs", "rs-uid")),             // someone else's
+			pod("web-1", "elsewhere", web, ctrlRef("StatefulSet", "web", "set-uid")), // other namespace
+			pod("renamed", "ns", other, ctrlRef("StatefulSet", "web", "set-uid")),    // owned, no longer matching: release candidate
+		},
+		Revisions: []*appsv1.ControllerRevision{
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-bbb", Namespace: "ns", OwnerReferences: ctrlRef("StatefulSet", "web", "set-uid")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-aaa", Namespace: "ns", Labels: web}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-ccc", Namespace: "ns", OwnerReferences: ctrlRef("StatefulSet", "x", "x-uid")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-db-ddd", Namespace: "ns", OwnerReferences: ctrlRef("StatefulSet", "web-db", "db-uid")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "unrelated-1", Namespace: "ns", Labels: other}},
+		},
+		Claims: []*corev1.PersistentVolumeClaim{
+			{ObjectMeta: metav1.ObjectMeta{Name: "data-web-1", Namespace: "ns"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "data-web-db-0", Namespace: "ns"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "logs-web-0", Namespace: "ns"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "odd", Namespace: "ns", OwnerReferences: ctrlRef("StatefulSet", "web", "set-uid")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns"}},
+		},
+	}
+	got, err := SelectObjects(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"renamed", "stray", "web-0", "web-2", "web-7"}; !reflect.DeepEqual(names(got.Pods), want) {
+		t.Errorf("pods = %v, want %v", names(got.Pods), want)
+	}
+	if want := []string{"web-aaa", "web-bbb", "web-ccc"}; !reflect.DeepEqual(names(got.Revisions), want) {
+		t.Errorf("revisions = %v, want %v", names(got.Revisions), want)
+	}
+	if want := []string{"data-web-0", "data-web-1", "odd"}; !reflect.DeepEqual(names(got.Claims), want) {
+		t.Errorf("claims = %v, want %v", names(got.Claims), want)
+	}
+}
+
+func TestSelectObjectsBadSelector(t *testing.T) {
+	set := testSet()
+	set.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}
+	if _, err := SelectObjects(Objects{Set: set}); err == nil {
+		t.Fatal("want an error for an invalid selector")
+	}
+}
+
+func TestBuildSnapshot(t *testing.T) {
+	set := testSet()
+	data := []byte(`{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"image":"a\u003cb","name":"c"}]}}}}`)
+	o := Objects{
+		Set:       set,
+		Pods:      []*corev1.Pod{pod("web-0", "ns", nil, ctrlRef("StatefulSet", "web", "set-uid"))},
+		Revisions: []*appsv1.ControllerRevision{{ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Namespace: "ns", UID: "rev-uid"}, Data: runtime.RawExtension{Raw: data}, Revision: 1}},
+		Claims:    []*corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns", UID: "pvc-uid"}}},
+	}
+	now := time.Date(2026, 5, 1, 12, 0, 0, 500, time.FixedZone("x", 3600))
+	s, err := BuildSnapshot(o, StatefulSetTarget, now, map[string]bool{abi.GateMaxUnavailableStatefulSet: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		ABI         int                          `json:"abi"`
+		Now         string                       `json:"now"`
+		StatefulSet map[string]any               `json:"statefulSet"`
+		Pods        []map[string]any             `json:"pods"`
+		Revisions   []map[string]json.RawMessage `json:"revisions"`
+		Claims      []map[string]any             `json:"claims"`
+		Features    map[string]bool              `json:"features"`
+	}
+	if err := json.Unmarshal(s.JSON, &snap); err != nil {
+		t.Fatal(err)
+	}
+	if snap.ABI != 1 || snap.Now != "2026-05-01T11:00:00.0000005Z" {
+		t.Errorf("abi %d now %q", snap.ABI, snap.Now)
+	}
+	if snap.StatefulSet["apiVersion"] != "apps/v1" || snap.StatefulSet["kind"] != "StatefulSet" {
+		t.Errorf("set TypeMeta: %v %v", snap.StatefulSet["apiVersion"], snap.StatefulSet["kind"])
+	}
+	if snap.Pods[0]["apiVersion"] != "v1" || snap.Pods[0]["kind"] != "Pod" || snap.Claims[0]["kind"] != "PersistentVolumeClaim" {
+		t.Errorf("pod/claim TypeMeta missing")
+	}
+	if string(snap.Revisions[0]["kind"]) != `"ControllerRevision"` {
+		t.Errorf("revision kind %s", snap.Revisions[0]["kind"])
+	}
+	if string(snap.Revisions[0]["data"]) != string(data) {
+		t.Errorf("revision data changed:\n got %s\nwant %s", snap.Revisions[0]["data"], data)
+	}
+	if snap.Features[abi.GateMaxUnavailableStatefulSet] {
+		t.Errorf("features not passed")
+	}
+	if s.UIDs[objectKey{"Pod", "web-0"}] != "uid-web-0" || s.UIDs[objectKey{"ControllerRevision", "web-abc"}] != "rev-uid" ||
+		s.UIDs[objectKey{"StatefulSet", "web"}] != "set-uid" || s.UIDs[objectKey{"PersistentVolumeClaim", "data-web-0"}] != "pvc-uid" {
+		t.Errorf("UIDs: %v", s.UIDs)
+	}
+	if set.APIVersion != "" || o.Pods[0].Kind != "" {
+		t.Errorf("BuildSnapshot mutated its input (cache objects are shared)")
+	}
+	if !strings.Contains(string(s.SetJSON), `"resourceVersion":"10"`) {
+		t.Errorf("SetJSON lacks the resourceVersion: %s", s.SetJSON)
+	}
+	// Deterministic: the same objects give the same bytes.
+	s2, _ := BuildSnapshot(o, StatefulSetTarget, now, map[string]bool{abi.GateMaxUnavailableStatefulSet: false})
+	if string(s2.JSON) != string(s.JSON) {
+		t.Error("snapshot is not deterministic")
+	}
+}
+
+func TestNameHelpers(t *testing.T) {
+	for _, c := range []struct {
+		name, prefix string
+		ord, rev     bool
+	}{
+		{"web-0", "web-", true, true}, {"web-12", "web-", true, true}, {"web-", "web-", false, false},
+		{"web-db-0", "web-", false, false}, {"web-6d4f9c", "web-", false, true}, {"webx-1", "web-", false, false},
+	} {
+		if got := isOrdinalName(c.name, c.prefix); got != c.ord {
+			t.Errorf("isOrdinalName(%q,%q)=%v", c.name, c.prefix, got)
+		}
+		if got := isRevisionName(c.name, c.prefix); got != c.rev {
+			t.Errorf("isRevisionName(%q,%q)=%v", c.name, c.prefix, got)
+		}
+	}
+}

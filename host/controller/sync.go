@@ -1,0 +1,214 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// sync runs one sync of the set with the given key. It returns the delay of a
+// timed requeue (the plan's requeueAfterSeconds) or an error (requeue with
+// backoff), as upstream's sync does.
+func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Duration, err error) {
+	start := time.Now()
+	logger := klog.FromContext(ctx)
+	result := resultSuccess
+	done, planned := 0, 0
+	var snapBytes int
+	defer func() {
+		d := time.Since(start)
+		c.metrics.syncs.WithLabelValues(result).Inc()
+		if result != resultStale {
+			c.metrics.syncDuration.Observe(d.Seconds())
+		}
+		kv := []any{"set", key, "result", result, "actions", done, "planned", planned,
+			"duration", d.String(), "snapshotBytes", snapBytes}
+		if requeueAfter > 0 {
+			kv = append(kv, "requeueAfter", requeueAfter.String())
+		}
+		switch {
+		case result == resultStale:
+			logger.V(2).Info("Sync skipped: informers behind the controller's own writes", append(kv, "reason", err.Error())...)
+		case err != nil:
+			logger.Error(err, "Sync failed", kv...)
+		default:
+			logger.Info("Synced StatefulSet", kv...)
+		}
+	}()
+
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		result = resultError
+		return 0, err
+	}
+	nn := types.NamespacedName{Namespace: ns, Name: name}
+
+	// Upstream's consistency store: never plan from a cache that lacks our own writes.
+	if expired, err := c.consistency.EnsureReady(nn); err != nil {
+		var se *staleError
+		if !expired {
+			result = resultStale
+			if errors.As(err, &se) {
+				c.metrics.staleSkips.WithLabelValues(se.Resource.Group, se.Resource.Resource).Inc()
+			}
+			return 0, err
+		}
+		logger.Info("Gave up waiting for the informers to observe the controller's writes; syncing anyway",
+			"set", key, "timeout", c.cfg.StaleTimeout.String(), "reason", err.Error())
+	}
+
+	set, err := c.setLister.StatefulSets(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.consistency.Clear(nn, "")
+		result = resultNotFound
+		return 0, nil
+	}
+	if err != nil {
+		result = resultError
+		return 0, err
+	}
+	if _, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err != nil {
+		// Upstream: a non-transient error, not retried.
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
+		logger.Error(err, "Invalid StatefulSet selector; not retrying", "set", key)
+		return 0, nil
+	}
+
+	snap, err := c.snapshotFor(set, c.now())
+	if err != nil {
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
+		return 0, err
+	}
+	snapBytes = len(snap.JSON)
+	c.metrics.snapshotBytes.Observe(float64(snapBytes))
+
+	module, _ := c.cfg.Module.Load()
+	t0 := time.Now()
+	planJSON, err := module.Reconcile(ctx, snap.JSON)
+	c.metrics.guestDuration.Observe(time.Since(t0).Seconds())
+	if err != nil {
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageGuest).Inc()
+		return 0, fmt.Errorf("reconcile module: %w", err)
+	}
+	var plan abi.Plan
+	if err := json.Unmarshal(planJSON, &plan); err != nil {
+		result = resultError
+		c.metrics.errors.WithLabelValues(stagePlan).Inc()
+		return 0, fmt.Errorf("reconcile module returned an undecodable plan: %w", err)
+	}
+	planned = len(plan.Actions)
+	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
+		result = resultError
+		c.metrics.errors.WithLabelValues(stagePlan).Inc()
+		return 0, fmt.Errorf("reconcile module rejected the snapshot: %w", plan.Error)
+	}
+
+	events := matchEvents(&plan)
+	a := &applier{
+		rest: c.rest, target: c.target, snap: snap, set: nn, setUID: set.UID,
+		wrote:   func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
+		recheck: func(ctx context.Context) error { return c.recheckSet(ctx, set) },
+		issued: func(act *abi.Action, err error) {
+			r := "ok"
+			if err != nil {
+				r = "error"
+			}
+			c.metrics.actions.WithLabelValues(act.Verb, act.Kind, r).Inc()
+		},
+	}
+	done, applyErr := a.apply(ctx, plan.Actions, func(i int, err error) {
+		if err == nil {
+			for _, ev := range events.byAction[i] {
+				c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+			}
+			return
+		}
+		if errors.Is(err, errAdoptionRefused) {
+			return
+		}
+		if ev, ok := failureEvent(set.Name, plan.Actions[i], err); ok {
+			c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+		}
+	})
+	if applyErr != nil {
+		result = resultError
+		stage := stageApply
+		if errors.Is(applyErr, errAdoptionRefused) {
+			stage = stageAdoption
+		}
+		c.metrics.errors.WithLabelValues(stage).Inc()
+		return 0, applyErr
+	}
+	for _, ev := range events.rest {
+		c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+	}
+	if plan.Error != nil { // SyncFailed: upstream's sync returned this error after these writes
+		result = resultError
+		c.metrics.errors.WithLabelValues(stagePlan).Inc()
+		return 0, fmt.Errorf("sync failed: %s", plan.Error.Message)
+	}
+	if plan.RequeueAfterSeconds > 0 {
+		requeueAfter = time.Duration(plan.RequeueAfterSeconds * float64(time.Second))
+	}
+	return requeueAfter, nil
+}
+
+// recheckSet is upstream's canAdopt (controller.RecheckDeletionTimestamp with
+// an uncached GET): adoption is refused when the set the cache holds has been
+// replaced by another with the same name, or is being deleted.
+func (c *Controller) recheckSet(ctx context.Context, set *appsv1.StatefulSet) error {
+	raw, err := c.rest[c.target.GroupVersion].Get().Namespace(set.Namespace).Resource(c.target.Resource).
+		Name(set.Name).Do(ctx).Raw()
+	if err != nil {
+		return err
+	}
+	var fresh metav1.PartialObjectMetadata
+	if err := json.Unmarshal(raw, &fresh); err != nil {
+		return err
+	}
+	if fresh.UID != set.UID {
+		return fmt.Errorf("original %s %v/%v is gone: got uid %v, wanted %v", c.target.Kind, set.Namespace, set.Name, fresh.UID, set.UID)
+	}
+	if fresh.DeletionTimestamp != nil {
+		return fmt.Errorf("%v/%v has just been deleted at %v", set.Namespace, set.Name, fresh.DeletionTimestamp)
+	}
+	return nil
+}
+
+// snapshotFor builds the snapshot of set from the informer caches.
+func (c *Controller) snapshotFor(set *appsv1.StatefulSet, now time.Time) (*Snapshot, error) {
+	cands, err := c.candidates(set)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := SelectObjects(cands)
+	if err != nil {
+		return nil, err
+	}
+	return BuildSnapshot(objs, c.target, now, c.cfg.Features)
+}
+
+// Snapshot returns the snapshot the controller would send for the set
+// namespace/name at time now, from its caches (for tests and debugging).
+func (c *Controller) Snapshot(namespace, name string, now time.Time) (*Snapshot, error) {
+	set, err := c.setLister.StatefulSets(namespace).Get(name)
+	if err != nil {
+		return nil, err
+	}
+	return c.snapshotFor(set, now)
+}
