@@ -48,19 +48,55 @@ build: guest
 	@mkdir -p bin
 	$(GO) build -o bin/ordinal ./cmd/ordinal
 
+# The 5-replica maxUnavailable rollout replayed in virtual time; the picture goes next to the scenario.
 demo: build
-	./bin/ordinal reconcile -f examples/web-fresh.snapshot.json
+	./bin/ordinal replay examples/rolling-update.yaml --html examples/rolling-update.html
+	@echo "HTML timeline: examples/rolling-update.html"
+
+# The Node.js host (examples/node-host): the module through the Extism JavaScript SDK, no Go involved.
+# node/npm come from Debian when missing (scripts/install-node.sh); the SDK is pinned by package-lock.json
+# and installed by `npm ci` whenever the lock is newer than node_modules. Its tests run every conformance
+# case and the error paths; examples/node-host/nodehost_test.go (in `go test ./...`) compares bytes with the Go host.
+NODE_HOST := examples/node-host
+NODE_DEPS := $(NODE_HOST)/node_modules/.package-lock.json
+.PHONY: node test-node
+node:
+	@command -v node >/dev/null && command -v npm >/dev/null || bash scripts/install-node.sh
+$(NODE_DEPS): $(NODE_HOST)/package.json $(NODE_HOST)/package-lock.json | node
+	cd $(NODE_HOST) && npm ci --no-audit --no-fund
+	@touch $@
+test-node: $(NODE_DEPS) $(GUEST_WASM)
+	cd $(NODE_HOST) && node --test $$(node --test-force-exit -e 0 2>/dev/null && echo --test-force-exit)
+
+# Headless Chromium from Debian for the HTML timeline test (host/replay); `make test` makes that test mandatory.
+.PHONY: chromium
+chromium:
+	@bash scripts/install-chromium.sh
+
+# End-to-end tests against a real local control plane on 127.0.0.1 (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kwok; scripts/cluster-up.sh). The first run builds it from the Go module proxy (20-35 min),
+# cached in ~/.cache/ordinal/localk8s; later runs take about 2 minutes. `make e2e E2E_RUN=TestRollingUpdate`
+# runs one test. scripts/cluster-kcm.sh restarts only kube-controller-manager (e.g. with its StatefulSet controller).
+.PHONY: cluster-up cluster-down e2e
+cluster-up:
+	bash scripts/cluster-up.sh
+cluster-down:
+	bash scripts/cluster-down.sh
+e2e:
+	bash scripts/e2e.sh
 
 check:
 	$(GO) vet ./...
 	$(GO) test ./...
 
-test: check-embedded guest-stdgo
+test: check-embedded guest-stdgo test-node chromium
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	ORDINAL_REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./...
+	$(MAKE) e2e
 
-bench: guest guest-stdgo
+bench: guest guest-stdgo $(NODE_DEPS)
 	$(GO) test -run '^$$' -bench . -benchmem ./host/... ./guest/...
+	cd $(NODE_HOST) && node bench.mjs
 
 clean:
 	rm -rf bin build
