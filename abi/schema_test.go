@@ -35,12 +35,14 @@ func TestSnapshotSchema(t *testing.T) {
 }
 
 // TestConformanceSnapshotsValidate checks the snapshot schema against every
-// snapshot the conformance generator wrote, and the plan schema against every
-// expected plan.
+// snapshot the conformance generator wrote (and the examples), and the plan
+// schema against every expected plan.
 func TestConformanceSnapshotsValidate(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/conformance/*/*.json")
-	golden, _ := filepath.Glob("../testdata/golden/*.json")
-	files = append(files, golden...)
+	for _, more := range []string{"../testdata/golden/*.json", "../examples/*.json"} {
+		extra, _ := filepath.Glob(more)
+		files = append(files, extra...)
+	}
 	if len(files) == 0 {
 		t.Skip("no testdata/conformance or testdata/golden files yet")
 	}

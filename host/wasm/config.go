@@ -18,8 +18,10 @@ type Config struct {
 	MemoryLimitPages uint32
 
 	// Timeout bounds each call into the module (reconcile, and _initialize plus
-	// describe when an instance is created). Default 10s; negative disables it
-	// (the caller's context still applies).
+	// describe when an instance is created). It is there to stop a looping
+	// module, not to police slow ones: a 5000-pod reconcile takes several
+	// seconds on a busy 2-core machine. Default 30s; negative disables it (the
+	// caller's context still applies).
 	Timeout time.Duration
 
 	// RecycleAbovePages closes an instance after a call that left its memory
@@ -43,7 +45,7 @@ const (
 	wasmPageSize             = 65536
 	defaultMemoryLimitPages  = 4096
 	defaultRecycleAbovePages = 1024
-	defaultTimeout           = 10 * time.Second
+	defaultTimeout           = 30 * time.Second
 	maxMemoryPages           = 65536
 )
 

@@ -90,6 +90,9 @@ func (d *directInstance) call(ctx context.Context, snapshot []byte) ([]byte, err
 	if bad != nil {
 		return nil, bad
 	}
+	if len(out) == 0 {
+		return nil, badModule("", "ordinal_reconcile returned an empty plan; ABI v1 modules always return a complete plan")
+	}
 	return out, nil
 }
 
@@ -141,11 +144,7 @@ func (m *Module) ReconcileWithStats(ctx context.Context, snapshot []byte) ([]byt
 	output := inst.output.take()
 	m.direct.put(inst, keep)
 	if err != nil {
-		if bad, ok := err.(*Error); ok { // output out of bounds
-			bad.Op, bad.Path, bad.Output = "reconcile", pathDirect, output
-			return nil, st, bad
-		}
-		return nil, st, classify(ctx, "reconcile", pathDirect, err, output)
+		return nil, st, m.callError(ctx, pathDirect, err, output)
 	}
 	return out, st, nil
 }

@@ -84,7 +84,7 @@ func badModule(op, format string, args ...any) *Error {
 	return &Error{Kind: ErrBadModule, Op: op, Msg: fmt.Sprintf(format, args...)}
 }
 
-// errTimeoutCause marks contexts whose deadline is ours (Config.Timeout), so a
+// timeoutCause marks contexts whose deadline is ours (Config.Timeout), so a
 // timeout can say which limit it hit.
 type timeoutCause struct{ limit string }
 

@@ -3,7 +3,6 @@ package wasm
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -55,8 +54,9 @@ func (m *Module) extismPath(ctx context.Context) (*extismPath, error) {
 			Memory: &extism.ManifestMemory{MaxPages: m.cfg.MemoryLimitPages},
 		}
 		if m.cfg.Timeout > 0 {
-			// Also turns on wazero's close-on-context-done in the SDK's runtime.
-			manifest.Timeout = uint64(m.cfg.Timeout.Milliseconds())
+			// A backstop only: the call's own context (Config.Timeout) fires first,
+			// so timeout errors name the configured limit.
+			manifest.Timeout = uint64((m.cfg.Timeout + time.Second).Milliseconds())
 		}
 		cp, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 			EnableWasi:    true,
@@ -101,7 +101,8 @@ func (m *Module) ReconcileExtismWithStats(ctx context.Context, snapshot []byte) 
 	if err != nil {
 		return nil, st, err
 	}
-	// The input is held twice (Extism kernel memory, then the guest's copy).
+	// The Extism kernel holds the input in its memory and the guest copies it into
+	// its own; the limit applies to each memory.
 	if err := m.checkInputSize(pathExtism, len(snapshot)); err != nil {
 		return nil, st, err
 	}
@@ -123,10 +124,14 @@ func (m *Module) ReconcileExtismWithStats(ctx context.Context, snapshot []byte) 
 	st.Guest = time.Since(start)
 	st.MemoryPages = inst.mem.pages()
 	st.OutputBytes = len(out)
-	if err == nil && rc != 0 {
-		err = fmt.Errorf("reconcile returned %d; ABI v1 modules always return 0", rc)
-	} else if err != nil && !isGuestFailure(err) {
-		err = fmt.Errorf("module reported an error through the Extism API (code %d): %w", rc, err)
+	switch {
+	case err != nil && !isGuestFailure(err):
+		// The guest returned normally but set an Extism error: a contract violation.
+		err = badModule("", "module reported an error through the Extism API (code %d): %v", rc, err)
+	case err == nil && rc != 0:
+		err = badModule("", "reconcile returned %d; ABI v1 modules always return 0", rc)
+	case err == nil && len(out) == 0:
+		err = badModule("", "reconcile returned an empty plan; ABI v1 modules always return a complete plan")
 	}
 
 	keep := m.extismCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages)
@@ -134,12 +139,7 @@ func (m *Module) ReconcileExtismWithStats(ctx context.Context, snapshot []byte) 
 	output := inst.output.take()
 	p.pool.put(inst, keep)
 	if err != nil {
-		if !isGuestFailure(err) {
-			// The guest returned normally but reported failure (nonzero code or
-			// pdk.SetError): a contract violation, not a trap.
-			return nil, st, &Error{Kind: ErrBadModule, Op: "reconcile", Path: pathExtism, Msg: err.Error(), Output: output, Err: err}
-		}
-		return nil, st, classify(ctx, "reconcile", pathExtism, err, output)
+		return nil, st, m.callError(ctx, pathExtism, err, output)
 	}
 	return out, st, nil
 }

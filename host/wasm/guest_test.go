@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -215,8 +216,8 @@ func TestGuestConcurrent(t *testing.T) {
 // TestGuestFreshAndReusedInstancesAgree: instance reuse must not change output.
 func TestGuestFreshAndReusedInstancesAgree(t *testing.T) {
 	wasmBytes := guestWasm(t)
-	reused := load(t, wasmBytes, wasm.Config{MaxInstances: 1})
-	fresh := load(t, wasmBytes, wasm.Config{MaxInstances: 1, MaxCallsPerInstance: 1})
+	reused := load(t, wasmBytes, wasm.Config{MaxInstances: 1, Timeout: 2 * time.Minute})
+	fresh := load(t, wasmBytes, wasm.Config{MaxInstances: 1, MaxCallsPerInstance: 1, Timeout: 2 * time.Minute})
 	ctx := context.Background()
 	for _, n := range []int{5, 50, 5, 0, 50} {
 		in := rollingUpdateSnapshot(n)

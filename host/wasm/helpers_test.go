@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -30,9 +31,13 @@ func guestWasm(tb testing.TB) []byte {
 	return b
 }
 
-// loadGuest loads the real module, closing it when the test ends.
+// loadGuest loads the real module, closing it when the test ends. The timeout
+// is only a bound: a precise-GC TinyGo build can take seconds per call.
 func loadGuest(tb testing.TB, cfg wasm.Config) *wasm.Module {
 	tb.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 2 * time.Minute
+	}
 	return load(tb, guestWasm(tb), cfg)
 }
 

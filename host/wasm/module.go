@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -41,6 +42,7 @@ type Module struct {
 	extismErr      error
 
 	closeOnce sync.Once
+	closed    atomic.Bool
 }
 
 // directExports are the exports Load requires, with their signatures.
@@ -100,12 +102,12 @@ func (m *Module) load(ctx context.Context) error {
 
 	inst, _, err := m.direct.get(ctx)
 	if err != nil {
-		return err
+		return startupError(err)
 	}
 	raw, err := m.describeOn(ctx, inst)
 	m.direct.put(inst, err == nil)
 	if err != nil {
-		return err
+		return startupError(err)
 	}
 	var d abi.Describe
 	if err := json.Unmarshal(raw, &d); err != nil {
@@ -115,8 +117,21 @@ func (m *Module) load(ctx context.Context) error {
 		return &Error{Kind: ErrUnsupportedABI, Op: "describe",
 			Msg: fmt.Sprintf("module %q speaks ABI %d; this host speaks ABI %d", d.Module, d.ABI, abi.Version)}
 	}
+	if err := abi.ValidateDescribe(raw); err != nil {
+		return badModule("describe", "%v", err)
+	}
 	m.describe, m.describeRaw = d, raw
 	return nil
+}
+
+// startupError reports a module that traps or runs out of memory in
+// _initialize or describe as a bad module: it can never serve a call.
+func startupError(err error) error {
+	if e, ok := err.(*Error); ok && (e.Kind == ErrTrap || e.Kind == ErrOutOfMemory) {
+		e.Msg = "module failed to start: " + e.Msg
+		e.Kind = ErrBadModule
+	}
+	return err
 }
 
 func checkDirectExports(compiled wazero.CompiledModule) error {
@@ -186,6 +201,7 @@ func (m *Module) Stats() Stats {
 func (m *Module) Close(ctx context.Context) error {
 	var errs []error
 	m.closeOnce.Do(func() {
+		m.closed.Store(true)
 		if m.direct != nil {
 			m.direct.close()
 		}
@@ -223,6 +239,19 @@ func (m *Module) checkInputSize(path string, n int) error {
 			Msg: fmt.Sprintf("snapshot of %d bytes cannot fit in the %d MiB guest memory limit", n, limit>>20)}
 	}
 	return nil
+}
+
+// callError turns the failure of a guest call into an *Error; calls cut short
+// by Close report ErrClosed rather than whatever wazero saw.
+func (m *Module) callError(ctx context.Context, path string, err error, output string) error {
+	if m.closed.Load() {
+		return &Error{Kind: ErrClosed, Op: "reconcile", Path: path, Msg: "module closed during the call", Err: err}
+	}
+	if bad, ok := err.(*Error); ok { // the module broke the ABI (e.g. output out of bounds)
+		bad.Op, bad.Path, bad.Output = "reconcile", path, output
+		return bad
+	}
+	return classify(ctx, "reconcile", path, err, output)
 }
 
 // poolError maps a failure to get an instance from a pool to an *Error.
