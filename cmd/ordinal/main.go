@@ -1,4 +1,5 @@
-// Command ordinal runs the StatefulSet reconcile module: see `ordinal --help`.
+// Command ordinal runs the StatefulSet reconcile module: see `ordinal --help`. Invoked as kubectl-ordinal
+// (a copy or a symlink on PATH) it is the kubectl plugin: `kubectl ordinal --help`.
 package main
 
 import (
@@ -7,4 +8,9 @@ import (
 	"github.com/ordinal-dev/ordinal/host/cli"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	if cli.IsPlugin(os.Args[0]) {
+		os.Exit(cli.PluginMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -1,0 +1,471 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/host/webhook"
+)
+
+// PluginName is the executable name kubectl looks for: `kubectl ordinal ...` runs `kubectl-ordinal ...`.
+const PluginName = "kubectl-ordinal"
+
+// IsPlugin reports whether the binary was invoked as the kubectl plugin (argv[0] kubectl-ordinal, directly
+// or through a symlink).
+func IsPlugin(argv0 string) bool {
+	b := strings.TrimSuffix(filepath.Base(argv0), ".exe")
+	return b == PluginName || strings.HasPrefix(b, PluginName+"-")
+}
+
+// PluginMain runs `kubectl ordinal` with the given arguments and returns the exit code.
+func PluginMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newPluginRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "error:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	return ExitUsage
+}
+
+// pluginOptions are kubectl's conventional flags, on every plugin command.
+type pluginOptions struct {
+	kube   kubeOptions
+	output string
+}
+
+func (o *pluginOptions) format() (string, error) {
+	switch o.output {
+	case "", "text":
+		return "text", nil
+	case "json", "yaml":
+		return o.output, nil
+	}
+	return "", withCode(ExitUsage, fmt.Errorf("-o/--output must be text, json or yaml, not %q", o.output))
+}
+
+func (o *pluginOptions) client() (kubernetes.Interface, string, error) {
+	cfg, ctxNS, err := o.kube.restConfig()
+	if err != nil {
+		return nil, "", withCode(ExitUsage, err)
+	}
+	// The webhook (if registered) answers our dry-run with the same preview as warnings: do not print them twice.
+	cfg.WarningHandler = rest.NoWarnings{}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, "", withCode(ExitUsage, err)
+	}
+	ns := o.kube.namespace
+	if ns == "" {
+		ns = ctxNS
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	return c, ns, nil
+}
+
+func newPluginRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubectl ordinal",
+		Short: "Preview StatefulSet edits and replay rollouts with the StatefulSet controller's own logic",
+		Long: `kubectl ordinal runs the Kubernetes StatefulSet controller's reconcile logic (a WebAssembly module,
+the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run) against the live cluster:
+
+  kubectl ordinal preview -f web.yaml            what applying this file would do: steps, batches, traps
+  kubectl ordinal timeline statefulset/web       the current rollout replayed to completion from the live state
+  kubectl ordinal snapshot statefulset/web       the controller's snapshot of the set (ABI v1 JSON)
+
+Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink).
+Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text.
+
+` + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	mopts := &moduleOptions{}
+	mopts.bind(root)
+	o := &pluginOptions{}
+	pf := root.PersistentFlags()
+	pf.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	pf.StringVar(&o.kube.context, "context", "", "the kubeconfig context to use")
+	pf.StringVarP(&o.kube.namespace, "namespace", "n", "", "the namespace (default: the context's, else \"default\")")
+	pf.StringVarP(&o.output, "output", "o", "", "output format: text (default), json or yaml")
+	root.AddCommand(newPluginPreview(mopts, o), newPluginTimeline(mopts, o), newPluginSnapshot(o))
+	return root
+}
+
+// liveSnapshot builds the controller's snapshot of a live set (the code `ordinal snapshot` runs).
+func liveSnapshot(ctx context.Context, c kubernetes.Interface, ns, name string, features map[string]bool) (*controller.Snapshot, controller.Objects, error) {
+	objs, err := controller.LiveObjects(ctx, c, ns, name)
+	if err != nil {
+		return nil, controller.Objects{}, err
+	}
+	sel, err := controller.SelectObjects(objs)
+	if err != nil {
+		return nil, controller.Objects{}, err
+	}
+	snap, err := controller.BuildSnapshot(sel, controller.StatefulSetTarget, time.Now(), features)
+	return snap, sel, err
+}
+
+func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) error) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	case "yaml":
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		y, err := yaml.JSONToYAML(b)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(y)
+		return err
+	}
+	return text(w)
+}
+
+func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
+	var file, model, featureGates string
+	cmd := &cobra.Command{
+		Use:   "preview -f web.yaml",
+		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
+		Long: `preview reads a StatefulSet manifest, has the API server default it exactly as ` + "`kubectl apply`" + ` would
+store it (a server-side apply with dryRun=All: nothing is changed), builds the controller's snapshot of the
+live set (its pods, ControllerRevisions and PVCs) and replays the edit with the reconcile module: the steps
+until the rollout completes or stops, the batches of pods taken down together, the pods a partition holds
+back, and warnings for known traps. A set that does not exist yet is previewed as a create.
+
+The namespace is the manifest's, else -n, else the context's. The dry run merges like server-side apply:
+fields other managers own and the file omits are kept.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			if file == "" {
+				return withCode(ExitUsage, fmt.Errorf("-f is required (a StatefulSet manifest, or - for standard input)"))
+			}
+			features, err := parseFeatureGates(featureGates)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			in, err := readInput(cmd.InOrStdin(), file)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			js, err := yaml.YAMLToJSON(in)
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
+			}
+			var manifest appsv1.StatefulSet
+			if err := json.Unmarshal(js, &manifest); err != nil {
+				return withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
+			}
+			if manifest.Kind != "StatefulSet" || manifest.Name == "" {
+				return withCode(ExitUsage, fmt.Errorf("%s: want one apps/v1 StatefulSet with metadata.name, got kind %q name %q", file, manifest.Kind, manifest.Name))
+			}
+			c, ns, err := o.client()
+			if err != nil {
+				return err
+			}
+			if manifest.Namespace != "" {
+				if o.kube.namespace != "" && o.kube.namespace != manifest.Namespace {
+					return withCode(ExitUsage, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q", manifest.Namespace, o.kube.namespace))
+				}
+				ns = manifest.Namespace
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			var old *appsv1.StatefulSet
+			live, err := c.AppsV1().StatefulSets(ns).Get(ctx, manifest.Name, metav1.GetOptions{})
+			switch {
+			case err == nil:
+				old = live
+			case apierrors.IsNotFound(err):
+			default:
+				return withCode(ExitUsage, err)
+			}
+			force := true
+			cur, err := c.AppsV1().StatefulSets(ns).Patch(ctx, manifest.Name, types.ApplyPatchType, js, metav1.PatchOptions{
+				DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl-ordinal-preview", Force: &force})
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("the API server does not accept this StatefulSet (server-side dry run): %w", err))
+			}
+			var objs controller.Objects
+			if pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+				for i := range pods.Items {
+					objs.Pods = append(objs.Pods, &pods.Items[i])
+				}
+			} else {
+				return withCode(ExitUsage, err)
+			}
+			if revs, err := c.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{}); err == nil {
+				for i := range revs.Items {
+					objs.Revisions = append(objs.Revisions, &revs.Items[i])
+				}
+			} else {
+				return withCode(ExitUsage, err)
+			}
+			if claims, err := c.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
+				for i := range claims.Items {
+					objs.Claims = append(objs.Claims, &claims.Items[i])
+				}
+			} else {
+				return withCode(ExitUsage, err)
+			}
+			m, err := mopts.load(ctx)
+			if err != nil {
+				return err
+			}
+			defer m.Close(ctx)
+			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m,
+				Features: features, Model: model, Now: time.Now()})
+			if err != nil {
+				var we *wasm.Error
+				if errors.As(err, &we) {
+					return withCode(ExitModuleFailure, err)
+				}
+				return withCode(ExitUsage, err)
+			}
+			out := struct {
+				Preview *replay.Preview `json:"preview"`
+				Summary webhook.Summary `json:"summary"`
+			}{res.Preview, res.Summary}
+			return writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error {
+				var b bytes.Buffer
+				op := "apply to StatefulSet " + ns + "/" + manifest.Name
+				if old == nil {
+					op = "create StatefulSet " + ns + "/" + manifest.Name
+				}
+				fmt.Fprintf(&b, "%s (live: %d pods, %d revisions, %d claims)\n", op, res.Pods, res.Revisions, res.Claims)
+				if len(res.Summary.Lines) > 0 {
+					b.WriteString("summary:\n")
+					for _, l := range res.Summary.Lines {
+						fmt.Fprintf(&b, "  * %s\n", l)
+					}
+				}
+				b.WriteString("\n")
+				b.WriteString(res.Text)
+				_, err := w.Write(b.Bytes())
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "the StatefulSet manifest (YAML or JSON), or - for standard input")
+	cmd.Flags().StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
+	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	return cmd
+}
+
+func newPluginTimeline(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
+	var model, featureGates string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "timeline statefulset/NAME",
+		Short: "Replay the set's current rollout to completion from the live state, in virtual time",
+		Long: `timeline builds the controller's snapshot of the live set and replays it with the reconcile module, an
+in-memory API server and a simulated kubelet until nothing more happens: every sync the controller would make
+from now on, with the pods' states and the writes, and how the rollout ends (complete, partitioned, stuck).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			name, err := parseSetArg(args[0])
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			features, err := parseFeatureGates(featureGates)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			c, ns, err := o.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			snap, _, err := liveSnapshot(ctx, c, ns, name, features)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			sc, err := replay.ScenarioFromSnapshot(snap.JSON)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			sc.Name = ns + "/" + name
+			m, err := mopts.load(ctx)
+			if err != nil {
+				return err
+			}
+			defer m.Close(ctx)
+			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, Model: model})
+			if err != nil {
+				var we *wasm.Error
+				if errors.As(err, &we) {
+					return withCode(ExitModuleFailure, err)
+				}
+				return withCode(ExitUsage, err)
+			}
+			if format == "yaml" {
+				var b bytes.Buffer
+				if err := tl.WriteJSON(&b); err != nil {
+					return err
+				}
+				y, err := yaml.JSONToYAML(b.Bytes())
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(y)
+				return err
+			}
+			if format == "json" {
+				return tl.WriteJSON(cmd.OutOrStdout())
+			}
+			return tl.WriteText(cmd.OutOrStdout(), verbose)
+		},
+	}
+	cmd.Flags().StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
+	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "also print syncs that wrote nothing, and the controller's events")
+	return cmd
+}
+
+func newPluginSnapshot(o *pluginOptions) *cobra.Command {
+	var featureGates string
+	cmd := &cobra.Command{
+		Use:   "snapshot statefulset/NAME",
+		Short: "Print the snapshot the controller would build for the set right now (ABI v1; -o json by default)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.output == "" {
+				o.output = "json"
+			}
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			name, err := parseSetArg(args[0])
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			features, err := parseFeatureGates(featureGates)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			c, ns, err := o.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			snap, sel, err := liveSnapshot(ctx, c, ns, name, features)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			switch format {
+			case "json":
+				_, err = cmd.OutOrStdout().Write(append(snap.JSON, '\n'))
+				return err
+			case "yaml":
+				y, err := yaml.JSONToYAML(snap.JSON)
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(y)
+				return err
+			}
+			var b bytes.Buffer
+			s := sel.Set
+			fmt.Fprintf(&b, "StatefulSet %s/%s: %d replicas, %s, %s; currentRevision %s, updateRevision %s\n", ns, name,
+				ptrInt(s.Spec.Replicas), s.Spec.PodManagementPolicy, s.Spec.UpdateStrategy.Type, s.Status.CurrentRevision, s.Status.UpdateRevision)
+			fmt.Fprintf(&b, "pods (%d):\n", len(sel.Pods))
+			for _, p := range sel.Pods {
+				fmt.Fprintf(&b, "  %-24s %-10s ready=%-5v revision=%s%s\n", p.Name, p.Status.Phase, podIsReady(p), p.Labels[appsv1.ControllerRevisionHashLabelKey], terminating(p))
+			}
+			fmt.Fprintf(&b, "revisions (%d):\n", len(sel.Revisions))
+			for _, r := range sel.Revisions {
+				fmt.Fprintf(&b, "  %-24s revision %d\n", r.Name, r.Revision)
+			}
+			fmt.Fprintf(&b, "claims (%d):\n", len(sel.Claims))
+			for _, pvc := range sel.Claims {
+				fmt.Fprintf(&b, "  %-24s %s\n", pvc.Name, pvc.Status.Phase)
+			}
+			_, err = cmd.OutOrStdout().Write(b.Bytes())
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides to put in the snapshot")
+	return cmd
+}
+
+func ptrInt(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+func podIsReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func terminating(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return " (terminating)"
+	}
+	return ""
+}

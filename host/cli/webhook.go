@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/ordinal-dev/ordinal/host/webhook"
+)
+
+type webhookOptions struct {
+	kube          kubeOptions
+	addr          string
+	certFile      string
+	keyFile       string
+	metricsAddr   string
+	timeout       time.Duration
+	failurePolicy string
+	denyStuck     bool
+	denyPVC       bool
+	events        bool
+	maxConcurrent int
+	maxReplicas   int32
+	model         string
+	featureGates  string
+	logFormat     string
+	verbosity     int
+}
+
+func newWebhookCommand(mopts *moduleOptions) *cobra.Command {
+	o := &webhookOptions{}
+	cmd := &cobra.Command{
+		Use:   "webhook --tls-cert-file FILE --tls-private-key-file FILE",
+		Short: "Serve a validating admission webhook that previews every StatefulSet edit at apply time",
+		Long: `webhook is a validating admission webhook (admission.k8s.io/v1 AdmissionReview over HTTPS) for apps/v1
+StatefulSet CREATE and UPDATE. For each edit it builds the controller's snapshot of the set from informer
+caches (its pods, ControllerRevisions and PVCs) with the object the API server is about to store, replays the
+edit with the reconcile module (the preview engine of ` + "`ordinal preview`" + `) and answers allowed, with warnings
+that kubectl prints:
+
+  Warning: ordinal: rolling update of 5 pods to revision web-6cbd9df98d, maxUnavailable 2: [web-4 web-3] then [web-2 web-1] then [web-0]; 3 steps
+  Warning: ordinal: partition 3 holds web-0..web-2 at web-5d8f6c7b9
+  Warning: ordinal: web-2 is not Ready: with OrderedReady this rollout will stop at web-2
+  Warning: ordinal: whenScaled=Delete: scaling 5→3 deletes PVCs data-web-3, data-web-4 and their data
+
+` + "`kubectl apply --dry-run=server`" + ` shows the same warnings and changes nothing (no Event either: register the
+webhook with sideEffects: NoneOnDryRun). The full preview is recorded as an Event (reason RolloutPreview) on
+the set and served on GET /preview/NAMESPACE/NAME (text; ?format=json) of the webhook's HTTPS address; the
+object is never modified.
+
+Policies (off by default) deny known-dangerous edits: --deny-stuck-rollouts (the rollout would block behind a
+pod that is not Ready under OrderedReady), --deny-pvc-deletion (a whenScaled=Delete scale-down would delete
+PVCs). Every review answers within --preview-timeout (lowered to 80% of the API server's own timeout for the
+call); a review that cannot be previewed (timeout, module failure, caches not synced) is allowed with a
+warning, or denied with --failure-policy=closed.
+
+TLS: --tls-cert-file/--tls-private-key-file, reloaded when the files change (a rotated Secret needs no
+restart). Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
+(200 once the caches synced). Prometheus metrics on --metrics-addr (HTTP): ordinal_webhook_requests_total
+{operation,decision}, ordinal_webhook_request_duration_seconds{decision},
+ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result}.
+
+Deployment: examples/deploy/webhook*.yaml; scripts/webhook-ca.sh makes a CA and serving certificate for tests.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd, mopts, o) },
+	}
+	o.kube.bind(cmd, "watch only this namespace's pods, revisions and PVCs (default: all namespaces)")
+	o.kube.bindRate(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", ":9443", "HTTPS address of /validate, /preview, /healthz, /readyz")
+	f.StringVar(&o.certFile, "tls-cert-file", "", "PEM serving certificate (chain), reloaded on change")
+	f.StringVar(&o.keyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
+	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "HTTP address of /metrics (\"0\" disables)")
+	f.DurationVar(&o.timeout, "preview-timeout", webhook.DefaultTimeout, "longest time one review may take, preview included")
+	f.StringVar(&o.failurePolicy, "failure-policy", "open", "when no preview can be made: open (allow with a warning) or closed (deny)")
+	f.BoolVar(&o.denyStuck, "deny-stuck-rollouts", false, "deny an edit whose rollout would block behind a pod that is not Ready under OrderedReady")
+	f.BoolVar(&o.denyPVC, "deny-pvc-deletion", false, "deny an edit that would delete PersistentVolumeClaims (a scale-down with whenScaled=Delete)")
+	f.BoolVar(&o.events, "events", true, "record the preview of every applied (not dry-run) edit as an Event on the StatefulSet")
+	f.IntVar(&o.maxConcurrent, "max-concurrent-previews", webhook.DefaultMaxConcurrent, "previews run at once; more wait for a slot within their timeout")
+	f.Int32Var(&o.maxReplicas, "max-replicas", webhook.DefaultMaxReplicas, "sets with more replicas are allowed with a warning and not previewed")
+	f.StringVar(&o.model, "model", "", `kubelet model of the replay: "delays" (default) or "tick"`)
+	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, as the controller's --feature-gates")
+	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
+	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity")
+	return cmd
+}
+
+func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) error {
+	logger, err := setupLogging(cmd.ErrOrStderr(), o.logFormat, o.verbosity)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if o.certFile == "" || o.keyFile == "" {
+		return withCode(ExitUsage, fmt.Errorf("--tls-cert-file and --tls-private-key-file are required (the API server calls webhooks over HTTPS)"))
+	}
+	if o.failurePolicy != "open" && o.failurePolicy != "closed" {
+		return withCode(ExitUsage, fmt.Errorf("--failure-policy must be open or closed, not %q", o.failurePolicy))
+	}
+	features, err := parseFeatureGates(o.featureGates)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	base := cmd.Context()
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(base, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	module, err := mopts.load(ctx)
+	if err != nil {
+		return err
+	}
+	defer module.Close(context.WithoutCancel(ctx))
+	for g := range features {
+		if _, ok := module.Describe().Features[g]; !ok {
+			return withCode(ExitUsage, fmt.Errorf("--feature-gates: the module does not know the gate %q (see `ordinal version`)", g))
+		}
+	}
+	restCfg, _, err := o.kube.restConfig()
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	metrics := webhook.NewMetrics()
+	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, metrics, func(err error) {
+		logger.Error("Keeping the previous serving certificate", "err", err)
+	})
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	src := webhook.NewInformerSource(client, o.kube.namespace, 0)
+	var events record.EventRecorder
+	if o.events {
+		b := record.NewBroadcaster(record.WithContext(ctx))
+		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+		defer b.Shutdown()
+		events = b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ordinal-webhook"})
+	}
+	cfg := webhook.Config{Module: module, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
+		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,
+		MaxConcurrent: o.maxConcurrent, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
+	if events != nil {
+		cfg.Events = events
+	}
+	srv, err := webhook.New(cfg)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	src.Start(ctx)
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("listen %s: %w", o.addr, err))
+	}
+	hs := &http.Server{Handler: srv.Handler(), TLSConfig: certs.TLSConfig(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	servers := []*http.Server{hs}
+	errc := make(chan error, 2)
+	go func() { errc <- hs.ServeTLS(ln, "", "") }()
+	logger.Info("Serving admission reviews", "addr", ln.Addr().String(), "module", module.Describe().ModuleVersion,
+		"failurePolicy", o.failurePolicy, "denyStuckRollouts", o.denyStuck, "denyPVCDeletion", o.denyPVC, "namespace", o.kube.namespace)
+	if o.metricsAddr != "" && o.metricsAddr != "0" {
+		mln, err := net.Listen("tcp", o.metricsAddr)
+		if err != nil {
+			_ = hs.Close()
+			return withCode(ExitUsage, fmt.Errorf("listen %s: %w", o.metricsAddr, err))
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler())
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, ms)
+		go func() { errc <- ms.Serve(mln) }()
+		logger.Info("Serving metrics", "addr", mln.Addr().String())
+	}
+	go func() {
+		if src.WaitForSync(ctx) {
+			logger.Info("Informer caches synced")
+		}
+	}()
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		_ = s.Shutdown(sctx)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error("Webhook stopped", "err", err)
+		return withCode(ExitUsage, err)
+	}
+	logger.Info("Webhook stopped")
+	return nil
+}

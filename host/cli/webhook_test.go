@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestIsPlugin(t *testing.T) {
+	for argv0, want := range map[string]bool{
+		"kubectl-ordinal": true, "/usr/local/bin/kubectl-ordinal": true, "kubectl-ordinal.exe": true,
+		"ordinal": false, "/bin/ordinal": false, "kubectl": false, "kubectl-ordinalx": false,
+	} {
+		if got := IsPlugin(argv0); got != want {
+			t.Errorf("IsPlugin(%q) = %v, want %v", argv0, got, want)
+		}
+	}
+}
+
+func plug(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := PluginMain(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestPluginFlags(t *testing.T) {
+	code, out, _ := plug("--help")
+	if code != ExitOK || !strings.Contains(out, "kubectl ordinal preview -f web.yaml") {
+		t.Fatalf("--help: %d\n%s", code, out)
+	}
+	for _, cmd := range []string{"preview", "timeline", "snapshot"} {
+		code, out, _ := plug(cmd, "--help")
+		for _, f := range []string{"--kubeconfig", "--context", "-n, --namespace", "-o, --output"} {
+			if code != ExitOK || !strings.Contains(out, f) {
+				t.Errorf("%s --help lacks %s (kubectl conventions)", cmd, f)
+			}
+		}
+	}
+	if code, _, errs := plug("preview", "-o", "xml", "-f", "x.yaml"); code != ExitUsage || !strings.Contains(errs, "-o/--output") {
+		t.Errorf("bad -o: %d %s", code, errs)
+	}
+	if code, _, errs := plug("timeline", "deployment/web"); code != ExitUsage || !strings.Contains(errs, "statefulset/NAME") {
+		t.Errorf("bad kind: %d %s", code, errs)
+	}
+	if code, _, errs := plug("preview", "-f", "-"); code != ExitUsage || !strings.Contains(errs, "StatefulSet") {
+		t.Errorf("empty manifest: %d %s", code, errs)
+	}
+}
+
+func TestWebhookFlags(t *testing.T) {
+	if code, _, errs := run(t, "", "webhook"); code != ExitUsage || !strings.Contains(errs, "--tls-cert-file") {
+		t.Errorf("no TLS files: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, "", "webhook", "--tls-cert-file", "a", "--tls-private-key-file", "b", "--failure-policy", "maybe"); code != ExitUsage || !strings.Contains(errs, "--failure-policy") {
+		t.Errorf("bad failure policy: %d %s", code, errs)
+	}
+	code, out, _ := run(t, "", "webhook", "--help")
+	for _, f := range []string{"--deny-stuck-rollouts", "--deny-pvc-deletion", "--preview-timeout", "--failure-policy", "NoneOnDryRun"} {
+		if code != ExitOK || !strings.Contains(out, f) {
+			t.Errorf("webhook --help lacks %s", f)
+		}
+	}
+}

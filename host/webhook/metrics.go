@@ -1,0 +1,57 @@
+package webhook
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics of the webhook, on their own registry (plus Go and process collectors).
+type Metrics struct {
+	Registry        *prometheus.Registry
+	Requests        *prometheus.CounterVec
+	Duration        *prometheus.HistogramVec
+	PreviewDuration prometheus.Histogram
+	CertReloads     *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and their registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ordinal_webhook_requests_total",
+			Help: "Admission reviews answered, by operation and decision (allowed, denied, skipped, failed_open, failed_closed, bad_request).",
+		}, []string{"operation", "decision"}),
+		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ordinal_webhook_request_duration_seconds",
+			Help:    "Time to answer one admission review, by decision.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"decision"}),
+		PreviewDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "ordinal_webhook_preview_duration_seconds",
+			Help:    "Time to build the snapshot and replay the edit.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}),
+		CertReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ordinal_webhook_certificate_reloads_total",
+			Help: "Serving certificate (re)loads from --tls-cert-file/--tls-private-key-file, by result (ok, error).",
+		}, []string{"result"}),
+	}
+	m.Registry.MustRegister(m.Requests, m.Duration, m.PreviewDuration, m.CertReloads,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *Metrics) observe(op, decision string, d time.Duration) {
+	m.Requests.WithLabelValues(op, decision).Inc()
+	m.Duration.WithLabelValues(decision).Observe(d.Seconds())
+}
+
+// Handler serves the registry.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}

@@ -1,0 +1,422 @@
+package webhook
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/replay"
+)
+
+// Summary is a preview reduced to what a person applying the edit needs to read: a few lines, each a
+// warning kubectl prints. Blocked and DeletedClaims feed the deny policies.
+type Summary struct {
+	Lines []string `json:"lines"`
+	// Change names the edit in a few words ("scaling 5→3", "rolling update", "create").
+	Change string `json:"change"`
+	// Blocked is non-empty when the edit would block behind a pod that is not Ready under OrderedReady.
+	Blocked string `json:"blocked,omitempty"`
+	// DeletedClaims are the PVCs the edit deletes (whenScaled=Delete).
+	DeletedClaims []string `json:"deletedClaims,omitempty"`
+}
+
+// Summarize reduces a preview of old -> cur (old nil: a create). sel are the objects the snapshot held.
+func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.Objects) Summary {
+	var s Summary
+	add := func(format string, args ...any) { s.Lines = append(s.Lines, fmt.Sprintf(format, args...)) }
+	name := cur.Name
+	var start int32
+	if cur.Spec.Ordinals != nil {
+		start = cur.Spec.Ordinals.Start
+	}
+	replicas := int32(1)
+	if cur.Spec.Replicas != nil {
+		replicas = *cur.Spec.Replicas
+	}
+	oldReplicas := int32(0)
+	if old != nil {
+		oldReplicas = 1
+		if old.Spec.Replicas != nil {
+			oldReplicas = *old.Spec.Replicas
+		}
+	}
+	inRange := func(pod string) bool {
+		o, ok := ordinalOf(pod, name)
+		return ok && o >= int(start) && o < int(start+replicas)
+	}
+	// What the replay did to pods.
+	var created, deletedOut []string
+	seenCreate, seenDelete := map[string]bool{}, map[string]bool{}
+	if p.Timeline != nil {
+		for _, st := range p.Timeline.Steps {
+			for _, a := range st.Actions {
+				if a.Kind != "Pod" || a.Error != "" {
+					continue
+				}
+				switch a.Verb {
+				case "create":
+					if !seenCreate[a.Name] && !seenDelete[a.Name] {
+						created = append(created, a.Name)
+					}
+					seenCreate[a.Name] = true
+				case "delete":
+					if !inRange(a.Name) && !seenDelete[a.Name] {
+						deletedOut = append(deletedOut, a.Name)
+					}
+					seenDelete[a.Name] = true
+				}
+			}
+		}
+	}
+	var batches [][]string // rolling-update batches: pods in range taken down together
+	for _, b := range p.Batches {
+		var in []string
+		for _, n := range b {
+			if inRange(n) {
+				in = append(in, n)
+			}
+		}
+		if len(in) > 0 {
+			batches = append(batches, in)
+		}
+	}
+	replaced := 0
+	for _, b := range batches {
+		replaced += len(b)
+	}
+	orderedReady := cur.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	policyWord := "one at a time, each after the previous is Running and Ready (OrderedReady)"
+	if !orderedReady {
+		policyWord = "all at once (Parallel)"
+	}
+	templateChanged := old != nil && !apiequality.Semantic.DeepEqual(old.Spec.Template, cur.Spec.Template)
+	rollingUpdate := cur.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
+	partition := int32(0)
+	maxUnavailable := "1"
+	if ru := cur.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		if ru.Partition != nil {
+			partition = *ru.Partition
+		}
+		if ru.MaxUnavailable != nil {
+			maxUnavailable = ru.MaxUnavailable.String()
+		}
+	}
+	toRev := p.To.Name
+
+	// 1. the headline: what happens to the pods
+	switch {
+	case old == nil:
+		s.Change = "create"
+		if replicas == 0 {
+			add("create StatefulSet %s with 0 replicas: no pods", name)
+		} else {
+			add("create StatefulSet %s: %s %s, %s, revision %s", name, plural(int(replicas), "pod"), podRange(name, start, start+replicas-1), policyWord, toRev)
+		}
+		var reused []string
+		for _, c := range sel.Claims {
+			if o, ok := claimOrdinal(c.Name, cur); ok && o >= int(start) && o < int(start+replicas) {
+				reused = append(reused, c.Name)
+			}
+		}
+		if len(reused) > 0 {
+			sortNatural(reused)
+			add("existing PVCs are reused with their data: %s", listNames(reused, 8))
+		}
+	default:
+		var parts []string
+		if templateChanged {
+			s.Change = "rolling update"
+			switch {
+			case !rollingUpdate:
+				s.Change = "template change"
+				parts = append(parts, fmt.Sprintf("template change to revision %s with updateStrategy OnDelete: no pod is replaced until you delete it", toRev))
+			case replaced == 0:
+				parts = append(parts, fmt.Sprintf("template change to revision %s: no pod is replaced now", toRev))
+			default:
+				parts = append(parts, fmt.Sprintf("rolling update of %s to revision %s, maxUnavailable %s: %s; %s",
+					plural(replaced, "pod"), toRev, maxUnavailable, batchList(batches, 6), plural(len(batches), "step")))
+			}
+		}
+		if replicas != oldReplicas {
+			s.Change = fmt.Sprintf("scaling %d→%d", oldReplicas, replicas)
+			if replicas > oldReplicas {
+				parts = append(parts, fmt.Sprintf("scaling %d→%d creates %s, %s", oldReplicas, replicas,
+					podRange(name, start+oldReplicas, start+replicas-1), policyWord))
+			} else {
+				gone := deletedOut
+				if len(gone) == 0 {
+					for o := start + oldReplicas - 1; o >= start+replicas; o-- {
+						gone = append(gone, fmt.Sprintf("%s-%d", name, o))
+					}
+				}
+				order := "highest ordinal first, one at a time"
+				if !orderedReady {
+					order = "all at once"
+				}
+				parts = append(parts, fmt.Sprintf("scaling %d→%d deletes %s (%s)", oldReplicas, replicas, listNames(gone, 8), order))
+			}
+		}
+		if len(parts) == 0 {
+			s.Change = "spec change"
+			parts = append(parts, "no pod is created, deleted or replaced")
+			if len(created) > 0 {
+				parts[0] = fmt.Sprintf("creates missing pods %s", listNames(created, 8))
+			}
+		}
+		add("%s", strings.Join(parts, "; "))
+	}
+
+	// 2. the partition
+	if old != nil && rollingUpdate && partition > 0 && len(p.HeldBack) > 0 && (templateChanged || old.Status.CurrentRevision != old.Status.UpdateRevision) {
+		held := append([]string(nil), p.HeldBack...)
+		sortNatural(held)
+		at := p.From.Name
+		if at == "" {
+			at = "their current revision"
+		}
+		add("partition %d holds %s at %s", partition, compactRange(held, name), at)
+	}
+
+	// 3. pods that are not Ready under OrderedReady: nothing happens past them
+	podChanges := old == nil || replicas != oldReplicas || (templateChanged && rollingUpdate && (replaced > 0 || p.Outcome.Result == "stuck"))
+	if orderedReady && podChanges {
+		var notReady []string
+		for _, pod := range sel.Pods {
+			if pod.DeletionTimestamp == nil && !(pod.Status.Phase == corev1.PodRunning && podReady(pod)) {
+				notReady = append(notReady, pod.Name)
+			}
+		}
+		sortNatural(notReady)
+		if len(notReady) > 0 && p.Outcome.Result != "complete" && p.Outcome.Result != "partitioned" {
+			first := notReady[0]
+			verb := "is"
+			if len(notReady) > 1 {
+				verb = "are"
+			}
+			var msg string
+			if len(p.Steps) == 0 {
+				msg = fmt.Sprintf("%s %s not Ready: with OrderedReady this rollout will not start until %s Ready (fix or delete the pod; reverting the template does not help)",
+					listNames(notReady, 4), verb, pronounIs(len(notReady)))
+			} else {
+				msg = fmt.Sprintf("%s %s not Ready: with OrderedReady this rollout will stop at %s", listNames(notReady, 4), verb, first)
+			}
+			add("%s", msg)
+			s.Blocked = msg
+		}
+	}
+
+	// 4. PVCs deleted
+	deleted := map[string]bool{}
+	for _, st := range p.Steps {
+		for _, w := range st.World {
+			if rest, ok := strings.CutPrefix(w, "gc: deleted PersistentVolumeClaim "); ok {
+				deleted[strings.Fields(rest)[0]] = true
+			}
+		}
+	}
+	if cur.Spec.PersistentVolumeClaimRetentionPolicy != nil && old != nil && replicas < oldReplicas {
+		policy := cur.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled
+		var beyond []string
+		for _, c := range sel.Claims {
+			if o, ok := claimOrdinal(c.Name, cur); ok && o >= int(start+replicas) && o < int(start+oldReplicas) {
+				beyond = append(beyond, c.Name)
+			}
+		}
+		sortNatural(beyond)
+		if policy == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			for _, c := range beyond {
+				deleted[c] = true
+			}
+		} else if len(beyond) > 0 {
+			add("whenScaled=Retain: the PVCs %s are kept (with their data) and reused if the set scales up again", listNames(beyond, 8))
+		}
+	}
+	for c := range deleted {
+		s.DeletedClaims = append(s.DeletedClaims, c)
+	}
+	sortNatural(s.DeletedClaims)
+	if len(s.DeletedClaims) > 0 {
+		add("whenScaled=Delete: %s deletes PVCs %s and their data", s.Change, listNames(s.DeletedClaims, 8))
+	}
+
+	// 5. the engine's other traps, and an unfinished rollout
+	for _, w := range p.Warnings {
+		if strings.HasPrefix(w, "OrderedReady:") || strings.HasPrefix(w, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete") ||
+			strings.HasPrefix(w, "the rollout does not finish") || strings.HasPrefix(w, "OnDelete:") {
+			continue
+		}
+		add("%s", w)
+	}
+	if (p.Outcome.Result == "stuck" || p.Outcome.Result == "limit") && s.Blocked == "" {
+		add("the rollout does not finish: %s", p.Outcome.Summary)
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func pronounIs(n int) string {
+	if n == 1 {
+		return "it is"
+	}
+	return "they are"
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ordinalOf parses <set>-<n>.
+func ordinalOf(pod, set string) (int, bool) {
+	rest, ok := strings.CutPrefix(pod, set+"-")
+	if !ok || rest == "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
+}
+
+// claimOrdinal parses <template>-<set>-<n> for one of the set's claim templates.
+func claimOrdinal(claim string, set *appsv1.StatefulSet) (int, bool) {
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		if rest, ok := strings.CutPrefix(claim, t.Name+"-"); ok {
+			if o, ok := ordinalOf(rest, set.Name); ok {
+				return o, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func podRange(set string, from, to int32) string {
+	switch {
+	case to < from:
+		return "none"
+	case to == from:
+		return fmt.Sprintf("%s-%d", set, from)
+	case to == from+1:
+		return fmt.Sprintf("%s-%d, %s-%d", set, from, set, to)
+	}
+	return fmt.Sprintf("%s-%d..%s-%d", set, from, set, to)
+}
+
+// compactRange writes sorted pod names as set-a..set-b when they are consecutive ordinals.
+func compactRange(pods []string, set string) string {
+	if len(pods) > 2 {
+		first, ok1 := ordinalOf(pods[0], set)
+		last, ok2 := ordinalOf(pods[len(pods)-1], set)
+		if ok1 && ok2 && last-first == len(pods)-1 {
+			return fmt.Sprintf("%s..%s", pods[0], pods[len(pods)-1])
+		}
+	}
+	return listNames(pods, 8)
+}
+
+// batchList writes [a b] then [c d] then [e], eliding the middle of long lists.
+func batchList(batches [][]string, max int) string {
+	f := func(b []string) string { return "[" + strings.Join(b, " ") + "]" }
+	var parts []string
+	if len(batches) <= max {
+		for _, b := range batches {
+			parts = append(parts, f(b))
+		}
+		return strings.Join(parts, " then ")
+	}
+	for _, b := range batches[:max-2] {
+		parts = append(parts, f(b))
+	}
+	parts = append(parts, fmt.Sprintf("... (%d more) ...", len(batches)-max+1), f(batches[len(batches)-1]))
+	return strings.Join(parts, " then ")
+}
+
+func listNames(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+}
+
+func sortNatural(s []string) {
+	sort.Slice(s, func(i, j int) bool {
+		a, b := s[i], s[j]
+		ia, ib := strings.LastIndexByte(a, '-'), strings.LastIndexByte(b, '-')
+		if ia >= 0 && ib >= 0 && a[:ia] == b[:ib] {
+			na, ea := strconv.Atoi(a[ia+1:])
+			nb, eb := strconv.Atoi(b[ib+1:])
+			if ea == nil && eb == nil {
+				return na < nb
+			}
+		}
+		return a < b
+	})
+}
+
+// Warning limits. The API server (k8s.io/apiserver/pkg/endpoints/filters/warning.go) keeps the warnings of
+// one request within 4096 runes in total, shared with every other webhook and its own deprecation warnings;
+// past that it truncates each warning to 256 runes and drops the rest. A warning with a control character
+// (a newline) is dropped (net.NewWarningHeader). So each warning here is one line of at most 256 runes,
+// there are at most 8, and together they use at most half the budget.
+const (
+	WarningPrefix        = "ordinal: "
+	MaxWarnings          = 8
+	MaxWarningRunes      = 256
+	MaxTotalWarningRunes = 2048
+)
+
+// limitWarnings prefixes, sanitises and bounds the warnings of one response.
+func limitWarnings(lines []string) []string {
+	out := []string{}
+	total := 0
+	for i, l := range lines {
+		l = WarningPrefix + sanitize(l)
+		l = truncateRunes(l, MaxWarningRunes)
+		n := utf8.RuneCountInString(l)
+		left := len(lines) - i - 1
+		if len(out) == MaxWarnings-1 && left > 0 || total+n > MaxTotalWarningRunes {
+			out = append(out, fmt.Sprintf("%s%d more warnings: see the full preview (GET /preview on the webhook, or kubectl ordinal preview)", WarningPrefix, len(lines)-i))
+			return out
+		}
+		out = append(out, l)
+		total += n
+	}
+	return out
+}
+
+// sanitize replaces control characters (newlines, tabs) with spaces: the API server drops a warning with one.
+func sanitize(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "?")
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func truncateRunes(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}

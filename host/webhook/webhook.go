@@ -1,0 +1,515 @@
+// Package webhook is `ordinal webhook`: a validating admission webhook for apps/v1 StatefulSets that tells
+// the user, at `kubectl apply` time, what the edit will do to the running set. For each CREATE and UPDATE it
+// builds the controller's snapshot (host/controller's SelectObjects + BuildSnapshot) from informer caches of
+// the set's namespace with the object the API server is about to store, replays the edit with the preview
+// engine (host/replay) on the reconcile module, and answers allowed with warnings that summarise the rollout
+// (batches, partition, blocking pods, PVCs deleted). The full preview goes to an Event on the set and to the
+// /preview endpoint, never into the object. Optional policies deny known-dangerous edits. Any failure answers
+// allowed with a warning (fail-open) unless FailClosed is set.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/replay"
+)
+
+// Source gives the objects of a namespace the snapshot is built from (informer caches in `ordinal webhook`).
+// The objects are shared and must not be modified.
+type Source interface {
+	Namespace(ns string) ([]*corev1.Pod, []*appsv1.ControllerRevision, []*corev1.PersistentVolumeClaim, error)
+	HasSynced() bool
+}
+
+// EventRecorder records the full preview on the StatefulSet (client-go's record.EventRecorder is one).
+type EventRecorder interface {
+	Event(object runtime.Object, eventtype, reason, message string)
+}
+
+// Config configures a Server.
+type Config struct {
+	// Module runs the syncs of the preview (a pooled *wasm.Module: safe for concurrent use).
+	Module replay.Reconciler
+	// Source of pods, revisions and claims.
+	Source Source
+	// Features are feature-gate overrides put in every snapshot (as the controller's --feature-gates).
+	Features map[string]bool
+	// Model is the kubelet model of the replay ("delays" by default).
+	Model string
+	// Timeout bounds one review, preview included (default 3s). The API server's own timeout for the
+	// webhook (the `timeout` query parameter it sends, 10s by default) lowers it to 80% of that.
+	Timeout time.Duration
+	// FailClosed denies the edit when no preview can be made (default: allow with a warning).
+	FailClosed bool
+	// DenyStuckRollouts denies an edit that would block behind a pod that is not Ready under OrderedReady.
+	DenyStuckRollouts bool
+	// DenyPVCDeletion denies an edit that would delete PersistentVolumeClaims (whenScaled=Delete scale-down).
+	DenyPVCDeletion bool
+	// MaxConcurrent previews at once (default 4); more wait for a slot until their deadline.
+	MaxConcurrent int
+	// MaxBodyBytes of an AdmissionReview (default 8 MiB; the API server's limit for one object is 3 MiB,
+	// a review of an UPDATE carries two).
+	MaxBodyBytes int64
+	// MaxReplicas previewed (default 2000): larger sets are allowed with a warning and not replayed.
+	MaxReplicas int32
+	// Events, when set, receives the full preview of every non-dry-run review as an Event on the set.
+	Events EventRecorder
+	// Metrics (default: a fresh registry).
+	Metrics *Metrics
+	// Logger (default: slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Server answers AdmissionReviews on /validate and serves the recent previews on /preview.
+type Server struct {
+	cfg     Config
+	sem     chan struct{}
+	metrics *Metrics
+	log     *slog.Logger
+	now     func() time.Time
+	store   *previewStore
+}
+
+// Defaults of Config.
+const (
+	DefaultTimeout       = 3 * time.Second
+	DefaultMaxConcurrent = 4
+	DefaultMaxBodyBytes  = 8 << 20
+	DefaultMaxReplicas   = 2000
+	// EventReason is the reason of the Event that carries the full preview.
+	EventReason = "RolloutPreview"
+)
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Module == nil {
+		return nil, errors.New("webhook: no module")
+	}
+	if cfg.Source == nil {
+		return nil, errors.New("webhook: no object source")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxReplicas <= 0 {
+		cfg.MaxReplicas = DefaultMaxReplicas
+	}
+	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), metrics: cfg.Metrics, log: cfg.Logger,
+		now: cfg.Now, store: newPreviewStore(256)}
+	if s.metrics == nil {
+		s.metrics = NewMetrics()
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Handler serves POST /validate, GET /preview/NAMESPACE/NAME, GET /preview (the recent previews),
+// /healthz and /readyz (200 once the caches have synced).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/validate", s.serveValidate)
+	mux.HandleFunc("/preview", s.servePreviewList)
+	mux.HandleFunc("/preview/", s.servePreview)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.cfg.Source.HasSynced() {
+			http.Error(w, "informer caches not synced", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	return mux
+}
+
+// Decisions, the `decision` label of ordinal_webhook_requests_total.
+const (
+	DecisionAllowed      = "allowed"       // previewed and allowed
+	DecisionDenied       = "denied"        // previewed and denied by a policy
+	DecisionSkipped      = "skipped"       // nothing to preview (not a StatefulSet, no spec change, ...)
+	DecisionFailedOpen   = "failed_open"   // no preview; allowed with a warning
+	DecisionFailedClosed = "failed_closed" // no preview; denied (FailClosed)
+	DecisionBadRequest   = "bad_request"   // not an AdmissionReview: HTTP 400/413, the API server's failurePolicy applies
+)
+
+func (s *Server) serveValidate(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST an admission.k8s.io/v1 AdmissionReview", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+	if err != nil {
+		s.badRequest(w, start, http.StatusBadRequest, fmt.Sprintf("reading the request: %v", err))
+		return
+	}
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		s.badRequest(w, start, http.StatusRequestEntityTooLarge, fmt.Sprintf("AdmissionReview larger than %d bytes", s.cfg.MaxBodyBytes))
+		return
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &review); err != nil {
+		s.badRequest(w, start, http.StatusBadRequest, fmt.Sprintf("not an AdmissionReview: %v", err))
+		return
+	}
+	if review.Request == nil || review.Request.UID == "" {
+		s.badRequest(w, start, http.StatusBadRequest, "AdmissionReview without request or request.uid")
+		return
+	}
+	if review.APIVersion != "" && review.APIVersion != admissionv1.SchemeGroupVersion.String() {
+		s.badRequest(w, start, http.StatusBadRequest, fmt.Sprintf("AdmissionReview %s: only %s is supported (admissionReviewVersions: [v1])",
+			review.APIVersion, admissionv1.SchemeGroupVersion))
+		return
+	}
+	budget := s.cfg.Timeout
+	if t, err := time.ParseDuration(r.URL.Query().Get("timeout")); err == nil && t > 0 && t*8/10 < budget {
+		budget = t * 8 / 10
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), budget)
+	defer cancel()
+	resp, decision := s.Review(ctx, review.Request)
+	op := string(review.Request.Operation)
+	s.metrics.observe(op, decision, time.Since(start))
+	out := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
+		Response: resp,
+	}
+	b, err := json.Marshal(&out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+func (s *Server) badRequest(w http.ResponseWriter, start time.Time, code int, msg string) {
+	s.metrics.observe("", DecisionBadRequest, time.Since(start))
+	s.log.Warn("Bad admission request", "status", code, "err", msg)
+	http.Error(w, msg, code)
+}
+
+// Review answers one admission request. It never fails: a review that cannot be previewed is answered
+// by the failure policy. The decision is the metrics label.
+func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
+	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	if req.Kind.Group != "apps" || req.Kind.Kind != "StatefulSet" || req.SubResource != "" ||
+		(req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+		return resp, DecisionSkipped
+	}
+	dryRun := req.DryRun != nil && *req.DryRun
+	budget := s.cfg.Timeout
+	if d, ok := ctx.Deadline(); ok {
+		budget = time.Until(d).Round(time.Millisecond)
+	}
+	fail := func(reason string) (*admissionv1.AdmissionResponse, string) {
+		s.log.Warn("No preview", "set", req.Namespace+"/"+req.Name, "operation", req.Operation, "uid", req.UID, "reason", reason)
+		if s.cfg.FailClosed {
+			resp.Allowed = false
+			resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+				Message: "ordinal: no rollout preview (" + reason + "); the webhook runs with --failure-policy=closed"}
+			return resp, DecisionFailedClosed
+		}
+		resp.Warnings = limitWarnings([]string{"no rollout preview (" + reason + "); the edit was not checked"})
+		return resp, DecisionFailedOpen
+	}
+	var cur, old appsv1.StatefulSet
+	if err := json.Unmarshal(req.Object.Raw, &cur); err != nil || len(req.Object.Raw) == 0 {
+		return fail(fmt.Sprintf("request.object is not a StatefulSet: %v", errOr(err, "empty")))
+	}
+	if req.Operation == admissionv1.Update {
+		if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil || len(req.OldObject.Raw) == 0 {
+			return fail(fmt.Sprintf("request.oldObject is not a StatefulSet: %v", errOr(err, "empty")))
+		}
+		if apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) {
+			return resp, DecisionSkipped // metadata-only change: the controller does nothing new
+		}
+		if cur.DeletionTimestamp != nil {
+			return resp, DecisionSkipped
+		}
+	}
+	if cur.Namespace == "" {
+		cur.Namespace = req.Namespace
+	}
+	if cur.Name == "" {
+		cur.Name = req.Name
+	}
+	if r := cur.Spec.Replicas; r != nil && *r > s.cfg.MaxReplicas {
+		resp.Warnings = limitWarnings([]string{fmt.Sprintf("no rollout preview: %d replicas is more than this webhook previews (%d)", *r, s.cfg.MaxReplicas)})
+		return resp, DecisionSkipped
+	}
+	if !s.cfg.Source.HasSynced() {
+		return fail("the webhook's informer caches have not synced yet")
+	}
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	case <-ctx.Done():
+		return fail("too many previews in flight: " + ctx.Err().Error())
+	}
+	var oldp *appsv1.StatefulSet
+	if req.Operation == admissionv1.Update {
+		oldp = &old
+	}
+	t0 := time.Now()
+	res, err := s.preview(ctx, oldp, &cur)
+	s.metrics.PreviewDuration.Observe(time.Since(t0).Seconds())
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(fmt.Sprintf("timed out: the replay took longer than the webhook's budget of %s", budget))
+		}
+		return fail(err.Error())
+	}
+	resp.Warnings = limitWarnings(res.Summary.Lines)
+	decision := DecisionAllowed
+	var denials []string
+	if s.cfg.DenyStuckRollouts && res.Summary.Blocked != "" {
+		denials = append(denials, "--deny-stuck-rollouts: "+res.Summary.Blocked)
+	}
+	if s.cfg.DenyPVCDeletion && len(res.Summary.DeletedClaims) > 0 {
+		denials = append(denials, fmt.Sprintf("--deny-pvc-deletion: %s deletes PersistentVolumeClaims and their data: %s (set persistentVolumeClaimRetentionPolicy.whenScaled: Retain to keep them)",
+			res.Summary.Change, strings.Join(res.Summary.DeletedClaims, ", ")))
+	}
+	if len(denials) > 0 {
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+			Message: "ordinal: edit of StatefulSet " + cur.Name + " denied by " + strings.Join(denials, "; ")}
+		decision = DecisionDenied
+	}
+	s.store.put(storedPreview{Namespace: cur.Namespace, Name: cur.Name, UID: string(req.UID), Operation: string(req.Operation),
+		DryRun: dryRun, Time: s.now().UTC().Format(time.RFC3339), Allowed: resp.Allowed, Warnings: resp.Warnings,
+		Text: res.Text, Preview: res.Preview})
+	if s.cfg.Events != nil && !dryRun && resp.Allowed {
+		s.cfg.Events.Event(&cur, corev1.EventTypeNormal, EventReason, eventMessage(res))
+	}
+	s.log.Info("Reviewed StatefulSet", "set", cur.Namespace+"/"+cur.Name, "operation", req.Operation, "dryRun", dryRun,
+		"decision", decision, "warnings", len(resp.Warnings), "outcome", res.Preview.Outcome.Result, "duration", time.Since(t0))
+	return resp, decision
+}
+
+func errOr(err error, s string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+// Result is one preview: the engine's answer, the summary the warnings are made of, and the full text.
+type Result struct {
+	Preview *replay.Preview
+	Summary Summary
+	Text    string
+	// Live objects the snapshot held.
+	Pods, Revisions, Claims int
+}
+
+// preview replays the edit old -> cur (old nil: a create) on the namespace's objects.
+func (s *Server) preview(ctx context.Context, old, cur *appsv1.StatefulSet) (*Result, error) {
+	pods, revs, claims, err := s.cfg.Source.Namespace(cur.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("listing the namespace's objects: %w", err)
+	}
+	return Preview(ctx, PreviewInput{Old: old, New: cur, Objects: controller.Objects{Pods: pods, Revisions: revs, Claims: claims},
+		Module: s.cfg.Module, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now()})
+}
+
+// PreviewInput is what Preview needs: the set before (nil for a create) and after the edit, the objects
+// of its namespace (Objects.Set is ignored), the module and the snapshot's features and clock.
+type PreviewInput struct {
+	Old, New *appsv1.StatefulSet
+	Objects  controller.Objects
+	Module   replay.Reconciler
+	Features map[string]bool
+	Model    string
+	Now      time.Time
+}
+
+// Preview builds the controller's snapshot of the set as it is (the old object, or for a create the new
+// object with an empty status) and replays the new object applied to it. `kubectl ordinal preview` and the
+// webhook share it.
+func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
+	base := in.Old
+	if base == nil {
+		b := in.New.DeepCopy()
+		b.Status = appsv1.StatefulSetStatus{}
+		if b.UID == "" {
+			b.UID = types.UID("00000000-0000-4000-8000-" + fmt.Sprintf("%012x", len(b.Name)))
+		}
+		base = b
+	}
+	objs := in.Objects
+	objs.Set = base
+	sel, err := controller.SelectObjects(objs)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := controller.BuildSnapshot(sel, controller.StatefulSetTarget, in.Now, in.Features)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := replay.ScenarioFromSnapshot(snap.JSON)
+	if err != nil {
+		return nil, err
+	}
+	edited := in.New.DeepCopy()
+	edited.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
+	if in.Old == nil {
+		edited.UID = base.UID
+	}
+	ej, err := json.Marshal(edited)
+	if err != nil {
+		return nil, err
+	}
+	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, Model: in.Model})
+	if err != nil {
+		return nil, err
+	}
+	var text bytes.Buffer
+	if err := p.WriteText(&text); err != nil {
+		return nil, err
+	}
+	return &Result{Preview: p, Summary: Summarize(p, in.Old, in.New, sel), Text: text.String(),
+		Pods: len(sel.Pods), Revisions: len(sel.Revisions), Claims: len(sel.Claims)}, nil
+}
+
+// eventMessage is the Event's message: the summary lines (an Event message is at most 1 KiB; the
+// complete preview is on /preview).
+func eventMessage(r *Result) string {
+	msg := strings.Join(r.Summary.Lines, "; ")
+	if msg == "" {
+		msg = "no pod changes"
+	}
+	return truncateRunes(msg, 1024)
+}
+
+// ---- recent previews ----
+
+type storedPreview struct {
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	UID       string          `json:"requestUID"`
+	Operation string          `json:"operation"`
+	DryRun    bool            `json:"dryRun"`
+	Time      string          `json:"time"`
+	Allowed   bool            `json:"allowed"`
+	Warnings  []string        `json:"warnings"`
+	Text      string          `json:"-"`
+	Preview   *replay.Preview `json:"preview"`
+}
+
+// previewStore keeps the latest preview per set, and at most max sets (the oldest go first).
+type previewStore struct {
+	mu    sync.Mutex
+	max   int
+	order []string
+	byKey map[string]storedPreview
+}
+
+func newPreviewStore(max int) *previewStore {
+	return &previewStore{max: max, byKey: map[string]storedPreview{}}
+}
+
+func (ps *previewStore) put(p storedPreview) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	key := p.Namespace + "/" + p.Name
+	if _, ok := ps.byKey[key]; ok {
+		for i, k := range ps.order {
+			if k == key {
+				ps.order = append(ps.order[:i], ps.order[i+1:]...)
+				break
+			}
+		}
+	}
+	ps.order = append(ps.order, key)
+	ps.byKey[key] = p
+	for len(ps.order) > ps.max {
+		delete(ps.byKey, ps.order[0])
+		ps.order = ps.order[1:]
+	}
+}
+
+func (ps *previewStore) get(key string) (storedPreview, bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p, ok := ps.byKey[key]
+	return p, ok
+}
+
+func (ps *previewStore) keys() []string {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return append([]string(nil), ps.order...)
+}
+
+// servePreview: GET /preview/NAMESPACE/NAME, the latest preview of that set as text (?format=json for JSON).
+func (s *Server) servePreview(w http.ResponseWriter, r *http.Request) {
+	key := strings.Trim(strings.TrimPrefix(r.URL.Path, "/preview/"), "/")
+	if strings.Count(key, "/") != 1 {
+		http.Error(w, "GET /preview/NAMESPACE/NAME", http.StatusNotFound)
+		return
+	}
+	p, ok := s.store.get(key)
+	if !ok {
+		http.Error(w, "no preview of StatefulSet "+key+" since this webhook started", http.StatusNotFound)
+		return
+	}
+	if r.URL.Query().Get("format") == "json" || strings.Contains(r.Header.Get("Accept"), "application/json") {
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.MarshalIndent(p, "", "  ")
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	verdict := "allowed"
+	if !p.Allowed {
+		verdict = "denied"
+	}
+	dry := ""
+	if p.DryRun {
+		dry = " (dry run)"
+	}
+	fmt.Fprintf(w, "%s %s/%s at %s%s: %s\n\n%s", p.Operation, p.Namespace, p.Name, p.Time, dry, verdict, p.Text)
+}
+
+// servePreviewList: GET /preview, the sets with a stored preview, oldest first.
+func (s *Server) servePreviewList(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	for _, k := range s.store.keys() {
+		fmt.Fprintln(w, k)
+	}
+}
