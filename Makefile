@@ -5,7 +5,7 @@ TINYGO_VERSION ?= 0.41.1
 TINYGO_PREFIX ?= $(HOME)/.cache/ordinal/tinygo-$(TINYGO_VERSION)-llvm19
 TINYGO ?= $(TINYGO_PREFIX)/bin/tinygo
 # Flags of the shipped module; RATIONALE.md explains the GC choice.
-TINYGO_FLAGS ?= -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -opt=2
+TINYGO_FLAGS ?= -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -opt=2 -gc=leaking
 GUEST_WASM := host/embedded/ordinal.wasm
 GUEST_STDGO_WASM := build/ordinal-stdgo.wasm
 GUEST_SRC := $(shell find guest -name '*.go' -not -name '*_test.go') go.mod go.sum
@@ -97,6 +97,13 @@ test: check-embedded guest-stdgo test-node chromium
 bench: guest guest-stdgo $(NODE_DEPS)
 	$(GO) test -run '^$$' -bench . -benchmem ./host/... ./guest/...
 	cd $(NODE_HOST) && node bench.mjs
+
+# One interleaved run of the shipped build against the default-GC and standard-Go builds (docs/host-findings.md).
+.PHONY: compare-builds
+compare-builds: $(GUEST_BUILD) $(GUEST_STDGO_WASM) | $(TINYGO)
+	$(TINYGO) build $(filter-out -gc=leaking,$(TINYGO_FLAGS)) -o build/ordinal-precise.wasm ./guest
+	ORDINAL_COMPARE_BUILDS=shipped=$(GUEST_BUILD),precise=build/ordinal-precise.wasm,stdgo=$(GUEST_STDGO_WASM) \
+	ORDINAL_COMPARE_MAX_PODS=1000 $(GO) test -run TestCompareBuilds -v -timeout 60m ./host/wasm/
 
 clean:
 	rm -rf bin build

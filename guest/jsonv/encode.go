@@ -79,6 +79,13 @@ func appendCanonical(b []byte, v Value, ok *bool) []byte {
 		return append(b, ']')
 	case Object:
 		members := dedupe(v.O)
+		if len(members) != len(v.O) {
+			// Go's decoder still converts the numbers of overwritten duplicates (and fails on
+			// out-of-range ones).
+			for _, m := range v.O {
+				checkNumbers(m.Val, ok)
+			}
+		}
 		sorted := true
 		for i := 1; i < len(members); i++ {
 			if members[i-1].Key >= members[i].Key {
@@ -102,6 +109,23 @@ func appendCanonical(b []byte, v Value, ok *bool) []byte {
 		return append(b, '}')
 	}
 	return AppendEncode(b, v)
+}
+
+func checkNumbers(v Value, ok *bool) {
+	switch v.K {
+	case Number:
+		if _, err := strconv.ParseFloat(v.S, 64); err != nil {
+			*ok = false
+		}
+	case Array:
+		for i := range v.A {
+			checkNumbers(v.A[i], ok)
+		}
+	case Object:
+		for i := range v.O {
+			checkNumbers(v.O[i].Val, ok)
+		}
+	}
 }
 
 // AppendFloat formats f as Go's encoding/json formats a float64.

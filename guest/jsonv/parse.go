@@ -2,15 +2,18 @@ package jsonv
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
 
 // MaxDepth is the deepest nesting of arrays/objects Parse accepts. Kubernetes objects nest a few
-// dozen levels; the limit keeps the (recursive) validator and builder far from the guest's stack.
-const MaxDepth = 1000
+// dozen levels; the limit keeps the recursive validator, builder and encoders far from the end
+// of the TinyGo guest's 64 KiB stack (measured: depth 500 still runs, 700 overflows).
+const MaxDepth = 256
 
 // SyntaxError describes why input is not acceptable JSON.
 type SyntaxError struct {
@@ -20,7 +23,9 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return e.Msg }
 
-// Parse validates data (gjson.Valid, after a depth check) and builds the value tree.
+// Parse validates data (gjson.Valid, after a depth check) and builds the value tree in one pass
+// over the validated bytes. (Building through gjson.Result.ForEach would rescan every nested
+// value once per enclosing level; ParseGJSON does that and serves as the cross-check.)
 func Parse(data []byte) (Value, error) {
 	if err := checkDepth(data); err != nil {
 		return Value{}, err
@@ -28,8 +33,167 @@ func Parse(data []byte) (Value, error) {
 	if !gjson.ValidBytes(data) {
 		return Value{}, diagnose(data)
 	}
-	r := gjson.ParseBytes(data)
-	return build(r), nil
+	if len(data) == 0 {
+		return Value{}, diagnose(data)
+	}
+	// No string of the tree aliases the input (see builder), so it is read in place.
+	b := builder{s: unsafe.String(&data[0], len(data)), strs: make(map[string]string, 256)}
+	b.ws()
+	return b.value(), nil
+}
+
+// ParseGJSON is Parse with the tree built through gjson's iteration (slower; for tests).
+func ParseGJSON(data []byte) (Value, error) {
+	if err := checkDepth(data); err != nil {
+		return Value{}, err
+	}
+	if !gjson.ValidBytes(data) {
+		return Value{}, diagnose(data)
+	}
+	return build(gjson.ParseBytes(data)), nil
+}
+
+// builder builds the tree from input already known to be valid JSON. Members and items of
+// open containers collect on shared stacks and are copied out into exact-size slices when the
+// container closes (one allocation per container).
+//
+// No string of the tree points into the input: TinyGo's collector resolves every interior
+// pointer by walking back to the start of its allocation, which for substrings of a multi-MB
+// input costs O(input) per string and made collections quadratic. Short strings are interned
+// (keys, names and values repeat a lot), longer ones copied.
+type builder struct {
+	s       string
+	i       int
+	members []Member
+	items   []Value
+	strs    map[string]string
+}
+
+func (b *builder) own(s string) string {
+	if len(s) > 48 {
+		return strings.Clone(s)
+	}
+	if v, ok := b.strs[s]; ok {
+		return v
+	}
+	c := strings.Clone(s)
+	b.strs[c] = c
+	return c
+}
+
+func (b *builder) ws() {
+	for b.i < len(b.s) {
+		switch b.s[b.i] {
+		case ' ', '\t', '\n', '\r':
+			b.i++
+		default:
+			return
+		}
+	}
+}
+
+func (b *builder) value() Value {
+	switch c := b.s[b.i]; c {
+	case '{':
+		b.i++
+		b.ws()
+		if b.s[b.i] == '}' {
+			b.i++
+			return Value{K: Object, O: []Member{}}
+		}
+		base := len(b.members)
+		for {
+			b.ws()
+			key := b.str()
+			b.ws()
+			b.i++ // ':'
+			b.ws()
+			val := b.value()
+			b.members = append(b.members, Member{Key: key, Val: val})
+			b.ws()
+			if b.s[b.i] == ',' {
+				b.i++
+				continue
+			}
+			b.i++ // '}'
+			o := make([]Member, len(b.members)-base)
+			copy(o, b.members[base:])
+			clear(b.members[base:])
+			b.members = b.members[:base]
+			return Value{K: Object, O: o}
+		}
+	case '[':
+		b.i++
+		b.ws()
+		if b.s[b.i] == ']' {
+			b.i++
+			return Value{K: Array, A: []Value{}}
+		}
+		base := len(b.items)
+		for {
+			b.ws()
+			val := b.value()
+			b.items = append(b.items, val)
+			b.ws()
+			if b.s[b.i] == ',' {
+				b.i++
+				continue
+			}
+			b.i++ // ']'
+			a := make([]Value, len(b.items)-base)
+			copy(a, b.items[base:])
+			clear(b.items[base:])
+			b.items = b.items[:base]
+			return Value{K: Array, A: a}
+		}
+	case '"':
+		return Value{K: String, S: b.str()}
+	case 't':
+		b.i += 4
+		return Value{K: Bool, B: true}
+	case 'f':
+		b.i += 5
+		return Value{K: Bool}
+	case 'n':
+		b.i += 4
+		return Value{}
+	}
+	start := b.i
+	for b.i < len(b.s) {
+		c := b.s[b.i]
+		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+			b.i++
+			continue
+		}
+		break
+	}
+	return Value{K: Number, S: b.own(b.s[start:b.i])}
+}
+
+// str reads a string literal at b.i (the opening quote) and returns its decoded value.
+func (b *builder) str() string {
+	start := b.i
+	b.i++
+	for {
+		c := b.s[b.i]
+		if c == '\\' {
+			b.i += 2
+			continue
+		}
+		b.i++
+		if c == '"' {
+			break
+		}
+	}
+	raw := b.s[start:b.i]
+	u := unquote(raw)
+	if len(u) == 0 {
+		return ""
+	}
+	if len(raw) >= 2 && unsafe.StringData(u) == unsafe.StringData(raw[1:]) {
+		return b.own(u) // a substring of the input
+	}
+	return u
 }
 
 func build(r gjson.Result) Value {

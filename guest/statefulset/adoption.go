@@ -65,6 +65,15 @@ func (s *syncer) adoptOrphanRevisions() error {
 	for _, r := range orphans {
 		p := s.adoptPatch(r.Meta.UID)
 		s.record(action{Verb: verbPatch, Kind: kindRevision, Namespace: s.set.Meta.Namespace, Name: r.Meta.Name, PatchType: patchTypeSMP, Patch: &p})
+		// The API server applies a strategic merge patch through a map: its copy's data is
+		// re-marshalled in canonical form (what a later AlreadyExists GET compares).
+		patched := *r
+		if data, err := jsonv.Parse(r.DataRaw); err == nil && len(r.DataRaw) > 0 {
+			if c, ok := jsonv.Canonical(data); ok {
+				patched.DataRaw = c
+			}
+		}
+		s.revByKey[key(r.Meta.Namespace, r.Meta.Name)] = &patched
 	}
 	return nil
 }

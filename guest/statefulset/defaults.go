@@ -11,6 +11,12 @@ func defaultPodTemplate(t jsonv.Value) jsonv.Value {
 		return t
 	}
 	spec = spec.Clone()
+	// serviceAccount mirrors serviceAccountName (and fills it when only the old field is set)
+	if sa := spec.G("serviceAccountName").Str(); sa != "" {
+		spec.Set("serviceAccount", jsonv.Str(sa))
+	} else if old := spec.G("serviceAccount").Str(); old != "" {
+		spec.Set("serviceAccountName", jsonv.Str(old))
+	}
 	setDefault(&spec, "dnsPolicy", jsonv.Str("ClusterFirst"))
 	setDefault(&spec, "restartPolicy", jsonv.Str("Always"))
 	setDefault(&spec, "terminationGracePeriodSeconds", jsonv.Int(30))
@@ -69,6 +75,31 @@ func defaultContainer(c *jsonv.Value) {
 			setDefault(&ports.A[i], "protocol", jsonv.Str("TCP"))
 		}
 		c.Set("ports", ports)
+	}
+	if env := c.G("env"); env.K == jsonv.Array {
+		env = env.Clone()
+		for i := range env.A {
+			vf := env.A[i].G("valueFrom")
+			if fr := vf.G("fieldRef"); fr.K == jsonv.Object {
+				setDefault(&fr, "apiVersion", jsonv.Str("v1"))
+				vf.Set("fieldRef", fr)
+				env.A[i].Set("valueFrom", vf)
+			}
+		}
+		c.Set("env", env)
+	}
+	if lc := c.G("lifecycle"); lc.K == jsonv.Object {
+		lc = lc.Clone()
+		for _, h := range []string{"postStart", "preStop"} {
+			hv := lc.G(h)
+			if hg := hv.G("httpGet"); hg.K == jsonv.Object {
+				setDefault(&hg, "path", jsonv.Str("/"))
+				setDefault(&hg, "scheme", jsonv.Str("HTTP"))
+				hv.Set("httpGet", hg)
+				lc.Set(h, hv)
+			}
+		}
+		c.Set("lifecycle", lc)
 	}
 	for _, probe := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
 		p := c.G(probe)
@@ -138,11 +169,25 @@ func defaultVolume(v *jsonv.Value) {
 	if s := v.G("downwardAPI"); s.K == jsonv.Object {
 		s = s.Clone()
 		setDefault(&s, "defaultMode", jsonv.Int(420))
+		defaultFieldRefItems(&s)
 		v.Set("downwardAPI", s)
 	}
 	if s := v.G("projected"); s.K == jsonv.Object {
 		s = s.Clone()
 		setDefault(&s, "defaultMode", jsonv.Int(420))
+		if srcs := s.G("sources"); srcs.K == jsonv.Array {
+			for i := range srcs.A {
+				if t := srcs.A[i].G("serviceAccountToken"); t.K == jsonv.Object {
+					setDefault(&t, "expirationSeconds", jsonv.Int(3600))
+					srcs.A[i].Set("serviceAccountToken", t)
+				}
+				if d := srcs.A[i].G("downwardAPI"); d.K == jsonv.Object {
+					defaultFieldRefItems(&d)
+					srcs.A[i].Set("downwardAPI", d)
+				}
+			}
+			s.Set("sources", srcs)
+		}
 		v.Set("projected", s)
 	}
 	if s := v.G("hostPath"); s.K == jsonv.Object {
@@ -162,4 +207,18 @@ func hasAnySource(v jsonv.Value) bool {
 		}
 	}
 	return false
+}
+
+func defaultFieldRefItems(d *jsonv.Value) {
+	items := d.G("items")
+	if items.K != jsonv.Array {
+		return
+	}
+	for i := range items.A {
+		if fr := items.A[i].G("fieldRef"); fr.K == jsonv.Object {
+			setDefault(&fr, "apiVersion", jsonv.Str("v1"))
+			items.A[i].Set("fieldRef", fr)
+		}
+	}
+	d.Set("items", items)
 }

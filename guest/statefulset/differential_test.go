@@ -2,7 +2,6 @@ package statefulset
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strconv"
@@ -49,5 +48,3 @@ func TestDifferentialOracle(t *testing.T) {
 	}
 	t.Logf("differential: %d/%d agree", n-fails, n)
 }
-
-var _ = json.Valid

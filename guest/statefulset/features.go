@@ -13,7 +13,7 @@ var gateDefaults = [...]struct {
 	name string
 	def  bool
 }{
-	{GateMaxUnavailableStatefulSet, true},
+	{GateMaxUnavailableStatefulSet, defaultMaxUnavailable},
 	{GateStatefulSetRecreateStrategy, false},
 	{GateStatefulSetSemanticRevisionComparison, true},
 	{GateStaleControllerConsistencyStatefulSet, true},
@@ -27,9 +27,9 @@ type Features struct {
 	StaleControllerConsistency bool
 }
 
-// DefaultFeatures returns the v1.37 defaults.
+// DefaultFeatures returns the v1.37 defaults (MaxUnavailableStatefulSet: see variant.go).
 func DefaultFeatures() Features {
-	return Features{MaxUnavailable: true, SemanticRevisionComparison: true, StaleControllerConsistency: true}
+	return Features{MaxUnavailable: defaultMaxUnavailable, SemanticRevisionComparison: true, StaleControllerConsistency: true}
 }
 
 // set applies one override; false when the gate is unknown.

@@ -26,7 +26,7 @@ func genSnapshot(seed int64) []byte {
 	uidN := 0
 	uid := func() string { uidN++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", uidN) }
 
-	images := []string{"nginx:1.25", "nginx:1.26", "nginx:1.27"}
+	images := []string{"nginx:1.25", "nginx:1.26", "nginx:1.27", "nginx:1.28", "nginx:1.29", "nginx:latest"}
 	template := func(img int) map[string]any {
 		t := map[string]any{
 			"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
@@ -84,8 +84,15 @@ func genSnapshot(seed int64) []byte {
 			"status": map[string]any{"phase": "Pending"},
 		})
 	}
-	curImg := r.Intn(3)
+	nImg := 3
+	if r.Intn(4) == 0 {
+		nImg = 6
+	}
+	curImg := r.Intn(nImg)
 	setTemplate := template(curImg)
+	if r.Intn(12) == 0 {
+		setTemplate["metadata"].(map[string]any)["labels"] = map[string]any{"app": "web", "tier": "x"}
+	}
 	if r.Intn(10) == 0 {
 		setTemplate["metadata"].(map[string]any)["creationTimestamp"] = nil
 	}
@@ -99,13 +106,13 @@ func genSnapshot(seed int64) []byte {
 		selector = map[string]any{"matchExpressions": []any{map[string]any{"key": "app", "operator": "Bogus"}}}
 	}
 	spec := map[string]any{
-		"replicas":             replicas,
-		"selector":             selector,
-		"template":             setTemplate,
-		"serviceName":          setName,
-		"podManagementPolicy":  policy,
-		"updateStrategy":       strategy,
-		"revisionHistoryLimit": pick2(r, 10, 10, 2, 0, 1),
+		"replicas":                             replicas,
+		"selector":                             selector,
+		"template":                             setTemplate,
+		"serviceName":                          setName,
+		"podManagementPolicy":                  policy,
+		"updateStrategy":                       strategy,
+		"revisionHistoryLimit":                 pick2(r, 10, 10, 2, 0, 1),
 		"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": whenDeleted, "whenScaled": whenScaled},
 	}
 	if minReady > 0 {
@@ -133,9 +140,12 @@ func genSnapshot(seed int64) []byte {
 	var revs []any
 	var revInfos []revInfo
 	nrev := r.Intn(4)
+	if nImg == 6 {
+		nrev = r.Intn(8)
+	}
 	used := map[int]bool{}
 	for i := 0; i < nrev; i++ {
-		img := r.Intn(3)
+		img := r.Intn(nImg)
 		if used[img] {
 			continue
 		}
@@ -211,6 +221,9 @@ func genSnapshot(seed int64) []byte {
 	if r.Intn(5) == 0 {
 		status["collisionCount"] = r.Intn(2)
 	}
+	if r.Intn(6) == 0 {
+		status = map[string]any{"replicas": 0, "availableReplicas": 0}
+	}
 	if r.Intn(8) == 0 {
 		status["conditions"] = []any{map[string]any{"type": "Progressing", "status": "True", "lastTransitionTime": ts(-30),
 			"reason": "RecreateInProgress", "message": "Deleting old revision pods"}}
@@ -238,7 +251,7 @@ func genSnapshot(seed int64) []byte {
 			continue
 		}
 		podOrds[ord] = true
-		name := podName(setName, ord)
+		name := podName(setName, int64(ord))
 		switch r.Intn(25) {
 		case 0:
 			if !podOrds[-100] {
@@ -256,6 +269,9 @@ func genSnapshot(seed int64) []byte {
 		if len(revInfos) > 0 {
 			ri := revInfos[r.Intn(len(revInfos))]
 			img, revName = ri.img, ri.name
+			if r.Intn(15) == 0 {
+				revName = setName + "-gone" // a revision that no longer exists
+			}
 		}
 		labels := map[string]any{"app": "web", "statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": fmt.Sprint(ord)}
 		if revName != "" {
@@ -293,20 +309,30 @@ func genSnapshot(seed int64) []byte {
 			if r.Intn(10) == 0 {
 				continue
 			}
-			vols = append(vols, map[string]any{"name": vctNames[v], "persistentVolumeClaim": map[string]any{"claimName": claimName(vctNames[v], setName, ord)}})
+			switch r.Intn(20) {
+			case 0:
+				vols = append(vols, map[string]any{"name": vctNames[v], "emptyDir": map[string]any{}})
+			case 1:
+				vols = append(vols, map[string]any{"name": vctNames[v], "persistentVolumeClaim": map[string]any{"claimName": "wrong"}})
+			default:
+				vols = append(vols, map[string]any{"name": vctNames[v], "persistentVolumeClaim": map[string]any{"claimName": claimName(vctNames[v], setName, int64(ord))}})
+			}
+			if r.Intn(10) == 0 {
+				vols = append(vols, map[string]any{"name": "scratch", "emptyDir": map[string]any{}})
+			}
 		}
 		if len(vols) > 0 {
 			pspec["volumes"] = vols
 		}
 		phase := pick("Running", "Running", "Running", "Pending", "Failed", "Succeeded", "Running")
-		ready := phase == "Running" && r.Intn(5) != 0
+		ready := (phase == "Running" && r.Intn(5) != 0) || (phase == "Pending" && r.Intn(6) == 0)
 		readyStr := "False"
 		if ready {
 			readyStr = "True"
 		}
 		conds := []any{
 			map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": ts(-100)},
-			map[string]any{"type": "Ready", "status": readyStr, "lastProbeTime": nil, "lastTransitionTime": ts(-pick2(r, 1, 5, 9, 10, 11, 100))},
+			map[string]any{"type": "Ready", "status": readyStr, "lastProbeTime": nil, "lastTransitionTime": ts(-pick2(r, 1, 5, 9, 10, 11, 100, -3))},
 		}
 		pstatus := map[string]any{"phase": phase, "conditions": conds, "startTime": ts(-100)}
 		if r.Intn(30) == 0 {
@@ -322,7 +348,7 @@ func genSnapshot(seed int64) []byte {
 			if ord < 0 || r.Intn(3) == 0 {
 				continue
 			}
-			name := claimName(vctNames[v], setName, ord)
+			name := claimName(vctNames[v], setName, int64(ord))
 			meta := map[string]any{"name": name, "namespace": ns, "uid": uid(), "resourceVersion": "100020", "creationTimestamp": ts(-300),
 				"labels": map[string]any{"app": "web"}}
 			var refs []any
@@ -330,7 +356,7 @@ func genSnapshot(seed int64) []byte {
 			case 0:
 				refs = append(refs, ownerRef("StatefulSet", setName, setUID))
 			case 1:
-				refs = append(refs, ownerRef("Pod", podName(setName, ord), "00000000-0000-4000-8000-999999999999"))
+				refs = append(refs, ownerRef("Pod", podName(setName, int64(ord)), "00000000-0000-4000-8000-999999999999"))
 			case 2:
 				refs = append(refs, ownerRef("StatefulSet", "other", "11111111-1111-4111-8111-111111111111"))
 			case 3:
@@ -350,7 +376,11 @@ func genSnapshot(seed int64) []byte {
 				"status": map[string]any{"phase": "Bound"}})
 		}
 	}
-	snap := map[string]any{"abi": 1, "now": now.Format(time.RFC3339), "statefulSet": set, "pods": nonNil(pods), "revisions": nonNil(revs), "claims": nonNil(claims)}
+	nowStr := now.Format(time.RFC3339)
+	if r.Intn(8) == 0 {
+		nowStr = now.Add(time.Duration(r.Intn(1000)) * time.Millisecond).Format(time.RFC3339Nano)
+	}
+	snap := map[string]any{"abi": 1, "now": nowStr, "statefulSet": set, "pods": nonNil(pods), "revisions": nonNil(revs), "claims": nonNil(claims)}
 	if r.Intn(3) == 0 {
 		f := map[string]any{}
 		for _, g := range gateDefaults {

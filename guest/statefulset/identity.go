@@ -18,7 +18,7 @@ func (s *syncer) identityMatches(p *pod) bool {
 
 // newPod is newVersionedStatefulSetPod's pod: GetPodFromTemplate + initIdentity + updateStorage +
 // the revision label. template is the template of the chosen revision.
-func (s *syncer) newPod(template jsonv.Value, ordinal int, revisionName string) *pod {
+func (s *syncer) newPod(template jsonv.Value, ordinal int64, revisionName string) *pod {
 	name := podName(s.set.Meta.Name, ordinal)
 	tmeta := template.G("metadata")
 	labels := map[string]string{}
@@ -26,7 +26,7 @@ func (s *syncer) newPod(template jsonv.Value, ordinal int, revisionName string) 
 		labels[k] = v
 	}
 	labels[labelPodName] = name
-	labels[labelPodIndex] = strconv.Itoa(ordinal)
+	labels[labelPodIndex] = strconv.FormatInt(ordinal, 10)
 	labels[labelRevision] = revisionName
 	annotations := tmeta.G("annotations").StringMap()
 
@@ -100,7 +100,7 @@ func (s *syncer) updateIdentity(p *pod) {
 	meta.Set("namespace", jsonv.Str(s.set.Meta.Namespace))
 	p.Raw.Set("metadata", meta)
 	setPodLabel(p, labelPodName, name)
-	setPodLabel(p, labelPodIndex, strconv.Itoa(p.Ordinal))
+	setPodLabel(p, labelPodIndex, strconv.FormatInt(p.Ordinal, 10))
 }
 
 // copyPod returns a deep copy (DeepCopy before mutating a lister object).

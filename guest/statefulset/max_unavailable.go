@@ -43,7 +43,7 @@ func atoiError(input string, err error) string {
 // rollingUpdateWithMaxUnavailable is updateStatefulSetAfterInvariantEstablished (gate on):
 // delete up to maxUnavailable-unavailable old-revision pods from the top down to the
 // partition; for Parallel, first the old pods that are already unavailable (two phases).
-func (s *syncer) rollingUpdateWithMaxUnavailable(replicas []*pod, update *revision, status *setStatus) (*setStatus, error) {
+func (s *syncer) rollingUpdateWithMaxUnavailable(replicas *replicaSlots, update *revision, status *setStatus) (*setStatus, error) {
 	set := s.set
 	updateMin := 0
 	maxUnavailable := 1
@@ -56,11 +56,10 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas []*pod, update *revisi
 	}
 	parallel := set.PodManagementPolicy == managementParallel
 	unavailable, unavailableNeedingUpdate := 0, 0
-	for target := len(replicas) - 1; target >= 0; target-- {
-		p := replicas[target]
-		if p.isUnavailable(set.MinReadySeconds, s.now) {
+	for target := replicas.len() - 1; target >= 0; target-- {
+		if replicas.unavailable(target) {
 			unavailable++
-			if parallel && p.revisionLabel() != update.Meta.Name && !p.isTerminating() {
+			if parallel && replicas.revision(target) != update.Meta.Name && !replicas.terminating(target) {
 				unavailableNeedingUpdate++
 			}
 		}
@@ -69,20 +68,19 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas []*pod, update *revisi
 		return status, nil
 	}
 	if parallel {
-		for target := len(replicas) - 1; target >= updateMin; target-- {
-			p := replicas[target]
-			if p.revisionLabel() != update.Meta.Name && !p.isRunningAndAvailable(set.MinReadySeconds, s.now) && !p.isTerminating() {
-				if err := s.deletePod(p); err != nil {
+		for target := replicas.len() - 1; target >= updateMin; target-- {
+			// (an empty slot is never available: it is "deleted" too, which the API answers NotFound)
+			if replicas.revision(target) != update.Meta.Name && replicas.unavailableStrict(target) && !replicas.terminating(target) {
+				if err := s.deletePod(replicas.at(target)); err != nil {
 					return status, err
 				}
 				status.CurrentReplicas--
 			}
 		}
 		budget := maxUnavailable - unavailable
-		for target := len(replicas) - 1; target >= updateMin && budget > 0; target-- {
-			p := replicas[target]
-			if p.revisionLabel() != update.Meta.Name && !p.isUnavailable(set.MinReadySeconds, s.now) {
-				if err := s.deletePod(p); err != nil {
+		for target := replicas.len() - 1; target >= updateMin && budget > 0; target-- {
+			if replicas.revision(target) != update.Meta.Name && !replicas.unavailable(target) {
+				if err := s.deletePod(replicas.at(target)); err != nil {
 					return status, err
 				}
 				budget--
@@ -93,10 +91,9 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas []*pod, update *revisi
 	}
 	toDelete := maxUnavailable - unavailable
 	deleted := 0
-	for target := len(replicas) - 1; target >= updateMin && deleted < toDelete; target-- {
-		p := replicas[target]
-		if p.revisionLabel() != update.Meta.Name && !p.isTerminating() {
-			if err := s.deletePod(p); err != nil {
+	for target := replicas.len() - 1; target >= updateMin && deleted < toDelete; target-- {
+		if replicas.revision(target) != update.Meta.Name && !replicas.terminating(target) {
+			if err := s.deletePod(replicas.at(target)); err != nil {
 				return status, err
 			}
 			deleted++
@@ -104,4 +101,10 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas []*pod, update *revisi
 		}
 	}
 	return status, nil
+}
+
+// unavailableStrict is !isRunningAndAvailable for slot i (without the terminating clause).
+func (r *replicaSlots) unavailableStrict(i int) bool {
+	p := r.pods[i]
+	return p == nil || !p.isRunningAndAvailable(r.s.set.MinReadySeconds, r.s.now)
 }

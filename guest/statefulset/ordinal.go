@@ -6,7 +6,7 @@ import "strconv"
 // regular expression does: the parent is everything before the last '-' that is followed only
 // by digits. An ordinal that does not fit an int32 is -1 (the parent still counts); a name
 // without the suffix has parent "" and ordinal -1.
-func parentAndOrdinal(name string) (string, int) {
+func parentAndOrdinal(name string) (string, int64) {
 	end := len(name)
 	i := end
 	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
@@ -28,24 +28,24 @@ func parentAndOrdinal(name string) (string, int) {
 	if err != nil {
 		return parent, -1
 	}
-	return parent, int(n)
+	return parent, n
 }
 
 // podName is the name of the set's pod with the given ordinal.
-func podName(setName string, ordinal int) string {
-	return setName + "-" + strconv.Itoa(ordinal)
+func podName(setName string, ordinal int64) string {
+	return setName + "-" + strconv.FormatInt(ordinal, 10)
 }
 
 // claimName is the name of the PVC of claim template tmpl for the pod with the given ordinal.
-func claimName(tmpl, setName string, ordinal int) string {
-	return tmpl + "-" + setName + "-" + strconv.Itoa(ordinal)
+func claimName(tmpl, setName string, ordinal int64) string {
+	return tmpl + "-" + setName + "-" + strconv.FormatInt(ordinal, 10)
 }
 
-func (s *statefulSet) startOrdinal() int { return int(s.Start) }
-func (s *statefulSet) endOrdinal() int   { return int(s.Start) + int(s.Replicas) - 1 }
+func (s *statefulSet) startOrdinal() int64 { return int64(s.Start) }
+func (s *statefulSet) endOrdinal() int64   { return int64(s.Start) + int64(s.Replicas) - 1 }
 
 // inRange reports whether ordinal is one of the set's replica ordinals.
-func (s *statefulSet) inRange(ordinal int) bool {
+func (s *statefulSet) inRange(ordinal int64) bool {
 	return ordinal >= s.startOrdinal() && ordinal <= s.endOrdinal()
 }
 

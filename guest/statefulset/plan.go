@@ -106,7 +106,7 @@ func errorPlan(e *PlanError) []byte {
 
 // Describe returns the module's describe JSON.
 func Describe() []byte {
-	b := []byte(`{"abi":1,"module":"ordinal","moduleVersion":"` + ModuleVersion + `","kubernetesVersion":"` + KubernetesVersion + `","features":{`)
+	b := []byte(`{"abi":1,"module":"ordinal","moduleVersion":"` + ModuleVersion + moduleVariant + `","kubernetesVersion":"` + KubernetesVersion + `","features":{`)
 	for i, g := range gateDefaults {
 		if i > 0 {
 			b = append(b, ',')

@@ -9,6 +9,10 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// MaxReplicas is the largest spec.replicas the module accepts (one slot per replica is kept
+// during a pass, as upstream does).
+const MaxReplicas = 1 << 22
+
 // PlanError is the plan-level error of ABI v1.
 type PlanError struct {
 	Code    string
@@ -87,7 +91,7 @@ type pod struct {
 	Ready      bool      // the Ready condition is True
 	ReadySince time.Time // lastTransitionTime of the Ready condition (zero if absent)
 	Parent     string
-	Ordinal    int
+	Ordinal    int64
 	synthetic  bool // built by the controller for an empty replica slot
 }
 
@@ -177,7 +181,22 @@ type snapshot struct {
 
 // decoder reads typed fields out of the value tree, remembering the first error with its path.
 type decoder struct {
-	err *PlanError
+	err  *PlanError
+	fast bool // skip building error paths (decodeSnapshot re-runs with paths on error)
+}
+
+func (d *decoder) join(path, key string) string {
+	if d.fast {
+		return ""
+	}
+	return join(path, key)
+}
+
+func (d *decoder) index(path string, i int) string {
+	if d.fast {
+		return ""
+	}
+	return index(path, i)
 }
 
 func (d *decoder) fail(path, msg string) {
@@ -221,30 +240,30 @@ func (d *decoder) array(v jsonv.Value, path string) []jsonv.Value {
 	return v.A
 }
 
-func (d *decoder) str(v jsonv.Value, path string) string {
+func (d *decoder) str(v jsonv.Value, base, key string) string {
 	switch v.K {
 	case jsonv.Null:
 		return ""
 	case jsonv.String:
 		return v.S
 	}
-	d.fail(path, typeErr("string", v))
+	d.fail(d.join(base, key), typeErr("string", v))
 	return ""
 }
 
-func (d *decoder) boolean(v jsonv.Value, path string) bool {
+func (d *decoder) boolean(v jsonv.Value, base, key string) bool {
 	switch v.K {
 	case jsonv.Null:
 		return false
 	case jsonv.Bool:
 		return v.B
 	}
-	d.fail(path, typeErr("boolean", v))
+	d.fail(d.join(base, key), typeErr("boolean", v))
 	return false
 }
 
 // integer decodes an integer that must fit in bits (32 or 64) bits, as Go's decoder requires.
-func (d *decoder) integer(v jsonv.Value, path string, bits int) (int64, bool) {
+func (d *decoder) integer(v jsonv.Value, base, key string, bits int) (int64, bool) {
 	switch v.K {
 	case jsonv.Null:
 		return 0, false
@@ -252,19 +271,19 @@ func (d *decoder) integer(v jsonv.Value, path string, bits int) (int64, bool) {
 		n, err := strconv.ParseInt(v.S, 10, bits)
 		if err != nil {
 			if strings.ContainsAny(v.S, ".eE") {
-				d.fail(path, "expected integer, got non-integer number "+v.S)
+				d.fail(d.join(base, key), "expected integer, got non-integer number "+v.S)
 			} else {
-				d.fail(path, "integer "+v.S+" out of range for int"+strconv.Itoa(bits))
+				d.fail(d.join(base, key), "integer "+v.S+" out of range for int"+strconv.Itoa(bits))
 			}
 			return 0, false
 		}
 		return n, true
 	}
-	d.fail(path, typeErr("integer", v))
+	d.fail(d.join(base, key), typeErr("integer", v))
 	return 0, false
 }
 
-func (d *decoder) timestamp(v jsonv.Value, path string) (time.Time, bool) {
+func (d *decoder) timestamp(v jsonv.Value, base, key string) (time.Time, bool) {
 	switch v.K {
 	case jsonv.Null:
 		return time.Time{}, false
@@ -272,23 +291,23 @@ func (d *decoder) timestamp(v jsonv.Value, path string) (time.Time, bool) {
 		if v.S == "" {
 			return time.Time{}, false
 		}
-		t, err := time.Parse(time.RFC3339, v.S)
+		t, err := parseTime(v.S)
 		if err != nil {
-			d.fail(path, "invalid RFC 3339 timestamp "+strconv.Quote(v.S))
+			d.fail(d.join(base, key), "invalid RFC 3339 timestamp "+strconv.Quote(v.S))
 			return time.Time{}, false
 		}
 		return t, true
 	}
-	d.fail(path, typeErr("string (RFC 3339 timestamp)", v))
+	d.fail(d.join(base, key), typeErr("string (RFC 3339 timestamp)", v))
 	return time.Time{}, false
 }
 
-func (d *decoder) stringMap(v jsonv.Value, path string) map[string]string {
+func (d *decoder) stringMap(v jsonv.Value, base, key string) map[string]string {
 	if v.K == jsonv.Null {
 		return nil
 	}
 	if v.K != jsonv.Object {
-		d.fail(path, typeErr("object", v))
+		d.fail(d.join(base, key), typeErr("object", v))
 		return nil
 	}
 	m := make(map[string]string, len(v.O))
@@ -298,7 +317,7 @@ func (d *decoder) stringMap(v jsonv.Value, path string) map[string]string {
 			continue
 		}
 		if mem.Val.K != jsonv.String {
-			d.fail(join(path, mem.Key), typeErr("string", mem.Val))
+			d.fail(d.join(d.join(base, key), mem.Key), typeErr("string", mem.Val))
 			continue
 		}
 		m[mem.Key] = mem.Val.S
@@ -306,29 +325,56 @@ func (d *decoder) stringMap(v jsonv.Value, path string) map[string]string {
 	return m
 }
 
-func (d *decoder) meta(v jsonv.Value, path string) objectMeta {
+// parseTime parses RFC 3339 like metav1.Time (fast path for the common "2006-01-02T15:04:05Z").
+func parseTime(s string) (time.Time, error) {
+	if len(s) == 20 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' && s[19] == 'Z' {
+		n := func(a, b int) int {
+			v := 0
+			for i := a; i < b; i++ {
+				c := s[i]
+				if c < '0' || c > '9' {
+					return -1
+				}
+				v = v*10 + int(c-'0')
+			}
+			return v
+		}
+		y, mo, d, h, mi, se := n(0, 4), n(5, 7), n(8, 10), n(11, 13), n(14, 16), n(17, 19)
+		if y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 && se >= 0 && se < 60 {
+			t := time.Date(y, time.Month(mo), d, h, mi, se, 0, time.UTC)
+			if t.Day() == d {
+				return t, nil
+			}
+		}
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+func (d *decoder) meta(v jsonv.Value, path string, full bool) objectMeta {
 	v = d.object(v, path)
 	var m objectMeta
-	m.Name = d.str(v.G("name"), join(path, "name"))
-	m.Namespace = d.str(v.G("namespace"), join(path, "namespace"))
-	m.UID = d.str(v.G("uid"), join(path, "uid"))
-	m.Generation, _ = d.integer(v.G("generation"), join(path, "generation"), 64)
-	m.Created, _ = d.timestamp(v.G("creationTimestamp"), join(path, "creationTimestamp"))
-	m.DeletionTimestamp, m.Deleting = d.timestamp(v.G("deletionTimestamp"), join(path, "deletionTimestamp"))
-	m.Labels = d.stringMap(v.G("labels"), join(path, "labels"))
-	m.Annotations = d.stringMap(v.G("annotations"), join(path, "annotations"))
-	refsPath := join(path, "ownerReferences")
+	m.Name = d.str(v.G("name"), path, "name")
+	m.Namespace = d.str(v.G("namespace"), path, "namespace")
+	m.UID = d.str(v.G("uid"), path, "uid")
+	if full {
+		m.Generation, _ = d.integer(v.G("generation"), path, "generation", 64)
+		m.Created, _ = d.timestamp(v.G("creationTimestamp"), path, "creationTimestamp")
+		m.Annotations = d.stringMap(v.G("annotations"), path, "annotations")
+	}
+	m.DeletionTimestamp, m.Deleting = d.timestamp(v.G("deletionTimestamp"), path, "deletionTimestamp")
+	m.Labels = d.stringMap(v.G("labels"), path, "labels")
+	refsPath := d.join(path, "ownerReferences")
 	for i, r := range d.array(v.G("ownerReferences"), refsPath) {
-		p := index(refsPath, i)
+		p := d.index(refsPath, i)
 		r = d.object(r, p)
 		m.OwnerRefs = append(m.OwnerRefs, ownerRef{
-			APIVersion: d.str(r.G("apiVersion"), join(p, "apiVersion")),
-			Kind:       d.str(r.G("kind"), join(p, "kind")),
-			Name:       d.str(r.G("name"), join(p, "name")),
-			UID:        d.str(r.G("uid"), join(p, "uid")),
-			Controller: d.boolean(r.G("controller"), join(p, "controller")),
+			APIVersion: d.str(r.G("apiVersion"), p, "apiVersion"),
+			Kind:       d.str(r.G("kind"), p, "kind"),
+			Name:       d.str(r.G("name"), p, "name"),
+			UID:        d.str(r.G("uid"), p, "uid"),
+			Controller: d.boolean(r.G("controller"), p, "controller"),
 		})
-		d.boolean(r.G("blockOwnerDeletion"), join(p, "blockOwnerDeletion"))
+		d.boolean(r.G("blockOwnerDeletion"), p, "blockOwnerDeletion")
 	}
 	return m
 }
@@ -336,6 +382,17 @@ func (d *decoder) meta(v jsonv.Value, path string) objectMeta {
 // decodeSnapshot validates the snapshot tree and extracts what the controller reads.
 // input is the original JSON (used to keep ControllerRevision data bytes verbatim).
 func decodeSnapshot(root jsonv.Value, input []byte) (*snapshot, *PlanError) {
+	snap, err := decodeSnapshotWith(root, input, true)
+	if err != nil && err.Code == CodeInvalidSnapshot {
+		// decode again, building paths, to report where
+		if _, perr := decodeSnapshotWith(root, input, false); perr != nil {
+			return nil, perr
+		}
+	}
+	return snap, err
+}
+
+func decodeSnapshotWith(root jsonv.Value, input []byte, fast bool) (*snapshot, *PlanError) {
 	if root.K != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.K.String()}
 	}
@@ -346,10 +403,10 @@ func decodeSnapshot(root jsonv.Value, input []byte) (*snapshot, *PlanError) {
 	if abi.K != jsonv.Number {
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "\"abi\" must be the integer 1, " + typeErr("integer", abi)}
 	}
-	if abi.S != "1" {
+	if f, err := strconv.ParseFloat(abi.S, 64); err != nil || f != 1 {
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "unsupported ABI version " + abi.S + "; this module speaks ABI 1"}
 	}
-	d := &decoder{}
+	d := &decoder{fast: fast}
 	snap := &snapshot{Features: DefaultFeatures()}
 
 	// features
@@ -398,13 +455,28 @@ func decodeSnapshot(root jsonv.Value, input []byte) (*snapshot, *PlanError) {
 	}
 	ns := snap.Set.Meta.Namespace
 
+	// An API server holds one object per namespace/name; a snapshot with two is not a state
+	// the controller can observe.
+	seen := map[string]string{}
+	unique := func(kind, ns, name, path string) bool {
+		k := kind + "/" + ns + "/" + name
+		if prev, dup := seen[k]; dup {
+			d.fail(d.join(path, "metadata.name"), "duplicate "+kind+" "+ns+"/"+name+" (also at "+prev+")")
+			return false
+		}
+		seen[k] = path
+		return true
+	}
 	for i, pv := range d.array(root.G("pods"), "pods") {
-		p := d.pod(pv, index("pods", i))
+		p := d.pod(pv, d.index("pods", i))
 		if d.err != nil {
 			return nil, d.err
 		}
 		if p.Meta.Namespace == "" {
 			p.Meta.Namespace = ns
+		}
+		if !unique("pod", p.Meta.Namespace, p.Meta.Name, d.index("pods", i)) {
+			return nil, d.err
 		}
 		snap.Pods = append(snap.Pods, p)
 	}
@@ -414,12 +486,15 @@ func decodeSnapshot(root jsonv.Value, input []byte) (*snapshot, *PlanError) {
 		rawRevs = rawRevisionData(input)
 	}
 	for i, rv := range revVals {
-		r := d.revision(rv, index("revisions", i))
+		r := d.revision(rv, d.index("revisions", i))
 		if d.err != nil {
 			return nil, d.err
 		}
 		if r.Meta.Namespace == "" {
 			r.Meta.Namespace = ns
+		}
+		if !unique("revision", r.Meta.Namespace, r.Meta.Name, d.index("revisions", i)) {
+			return nil, d.err
 		}
 		if i < len(rawRevs) && rawRevs[i].Exists() && rawRevs[i].Raw != "null" {
 			r.DataRaw = []byte(rawRevs[i].Raw)
@@ -429,14 +504,17 @@ func decodeSnapshot(root jsonv.Value, input []byte) (*snapshot, *PlanError) {
 		snap.Revisions = append(snap.Revisions, r)
 	}
 	for i, cv := range d.array(root.G("claims"), "claims") {
-		p := index("claims", i)
+		p := d.index("claims", i)
 		cv = d.object(cv, p)
-		c := &claim{Meta: d.meta(cv.G("metadata"), join(p, "metadata")), Raw: cv}
+		c := &claim{Meta: d.meta(cv.G("metadata"), d.join(p, "metadata"), false), Raw: cv}
 		if d.err != nil {
 			return nil, d.err
 		}
 		if c.Meta.Namespace == "" {
 			c.Meta.Namespace = ns
+		}
+		if !unique("claim", c.Meta.Namespace, c.Meta.Name, p) {
+			return nil, d.err
 		}
 		snap.Claims = append(snap.Claims, c)
 	}
@@ -450,19 +528,12 @@ func decodeSnapshot(root jsonv.Value, input []byte) (*snapshot, *PlanError) {
 // API machinery keeps RawExtension bytes exactly as received, and revision equality compares them.
 func rawRevisionData(input []byte) []gjson.Result {
 	var out []gjson.Result
-	top := gjson.ParseBytes(input)
-	var revs gjson.Result
-	top.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "revisions" {
-			revs = v // last one wins, like the decoder
-		}
-		return true
-	})
+	revs := gjson.GetBytes(input, "revisions") // a copy of just the revisions array
 	revs.ForEach(func(_, item gjson.Result) bool {
 		var data gjson.Result
 		item.ForEach(func(k, v gjson.Result) bool {
 			if k.Str == "data" {
-				data = v
+				data = v // the last one wins, like the decoder
 			}
 			return true
 		})
@@ -474,31 +545,31 @@ func rawRevisionData(input []byte) []gjson.Result {
 
 func (d *decoder) pod(v jsonv.Value, path string) *pod {
 	v = d.object(v, path)
-	p := &pod{Raw: v, Meta: d.meta(v.G("metadata"), join(path, "metadata"))}
-	st := d.object(v.G("status"), join(path, "status"))
-	p.Phase = d.str(st.G("phase"), join(path, "status.phase"))
-	condPath := join(path, "status.conditions")
+	p := &pod{Raw: v, Meta: d.meta(v.G("metadata"), d.join(path, "metadata"), false)}
+	st := d.object(v.G("status"), d.join(path, "status"))
+	p.Phase = d.str(st.G("phase"), path, "status.phase")
+	condPath := d.join(path, "status.conditions")
 	found := false
 	for i, c := range d.array(st.G("conditions"), condPath) {
-		cp := index(condPath, i)
+		cp := d.index(condPath, i)
 		c = d.object(c, cp)
-		typ := d.str(c.G("type"), join(cp, "type"))
-		status := d.str(c.G("status"), join(cp, "status"))
-		ltt, _ := d.timestamp(c.G("lastTransitionTime"), join(cp, "lastTransitionTime"))
+		typ := d.str(c.G("type"), cp, "type")
+		status := d.str(c.G("status"), cp, "status")
+		ltt, _ := d.timestamp(c.G("lastTransitionTime"), cp, "lastTransitionTime")
 		if typ == "Ready" && !found {
 			found = true
 			p.Ready = status == "True"
 			p.ReadySince = ltt
 		}
 	}
-	spec := d.object(v.G("spec"), join(path, "spec"))
-	volPath := join(path, "spec.volumes")
+	spec := d.object(v.G("spec"), d.join(path, "spec"))
+	volPath := d.join(path, "spec.volumes")
 	for i, vol := range d.array(spec.G("volumes"), volPath) {
-		vp := index(volPath, i)
+		vp := d.index(volPath, i)
 		vol = d.object(vol, vp)
-		d.str(vol.G("name"), join(vp, "name"))
-		pvc := d.object(vol.G("persistentVolumeClaim"), join(vp, "persistentVolumeClaim"))
-		d.str(pvc.G("claimName"), join(vp, "persistentVolumeClaim.claimName"))
+		d.str(vol.G("name"), vp, "name")
+		pvc := d.object(vol.G("persistentVolumeClaim"), d.join(vp, "persistentVolumeClaim"))
+		d.str(pvc.G("claimName"), vp, "persistentVolumeClaim.claimName")
 	}
 	p.Parent, p.Ordinal = parentAndOrdinal(p.Meta.Name)
 	return p
@@ -506,53 +577,57 @@ func (d *decoder) pod(v jsonv.Value, path string) *pod {
 
 func (d *decoder) revision(v jsonv.Value, path string) *revision {
 	v = d.object(v, path)
-	r := &revision{Raw: v, Meta: d.meta(v.G("metadata"), join(path, "metadata"))}
-	r.Revision, _ = d.integer(v.G("revision"), join(path, "revision"), 64)
+	r := &revision{Raw: v, Meta: d.meta(v.G("metadata"), d.join(path, "metadata"), true)}
+	r.Revision, _ = d.integer(v.G("revision"), path, "revision", 64)
 	return r
 }
 
 func (d *decoder) statefulSet(v jsonv.Value, path string) *statefulSet {
 	s := &statefulSet{Raw: v}
-	s.Meta = d.meta(v.G("metadata"), join(path, "metadata"))
+	s.Meta = d.meta(v.G("metadata"), d.join(path, "metadata"), true)
 	if d.err != nil {
 		return s
 	}
 	if s.Meta.Name == "" {
-		d.fail(join(path, "metadata.name"), "the StatefulSet has no name")
+		d.fail(d.join(path, "metadata.name"), "the StatefulSet has no name")
 	}
 	if s.Meta.Namespace == "" {
 		s.Meta.Namespace = defaultNamespace
 	}
-	sp := join(path, "spec")
+	sp := d.join(path, "spec")
 	spec := d.object(v.G("spec"), sp)
-	if n, ok := d.integer(spec.G("replicas"), join(sp, "replicas"), 32); ok {
+	if n, ok := d.integer(spec.G("replicas"), sp, "replicas", 32); ok {
 		s.Replicas = int32(n)
 	} else if d.err == nil {
-		d.fail(join(sp, "replicas"), "spec.replicas is required (snapshots carry API-server-defaulted objects)")
+		d.fail(d.join(sp, "replicas"), "spec.replicas is required (snapshots carry API-server-defaulted objects)")
 	}
 	if s.Replicas < 0 {
-		d.fail(join(sp, "replicas"), "spec.replicas must not be negative")
+		d.fail(d.join(sp, "replicas"), "spec.replicas must not be negative")
 	}
-	s.Selector = d.selector(spec.G("selector"), join(sp, "selector"))
-	tp := join(sp, "template")
+	if s.Replicas > MaxReplicas {
+		// upstream allocates a slot per replica; beyond this the module would exhaust its memory
+		d.fail(d.join(sp, "replicas"), "spec.replicas "+strconv.Itoa(int(s.Replicas))+" exceeds this module's limit of "+strconv.Itoa(MaxReplicas))
+	}
+	s.Selector = d.selector(spec.G("selector"), d.join(sp, "selector"))
+	tp := d.join(sp, "template")
 	s.Template = d.object(spec.G("template"), tp)
-	tm := d.object(s.Template.G("metadata"), join(tp, "metadata"))
-	d.stringMap(tm.G("labels"), join(tp, "metadata.labels"))
-	d.stringMap(tm.G("annotations"), join(tp, "metadata.annotations"))
-	for i, f := range d.array(tm.G("finalizers"), join(tp, "metadata.finalizers")) {
-		d.str(f, index(join(tp, "metadata.finalizers"), i))
+	tm := d.object(s.Template.G("metadata"), d.join(tp, "metadata"))
+	d.stringMap(tm.G("labels"), tp, "metadata.labels")
+	d.stringMap(tm.G("annotations"), tp, "metadata.annotations")
+	for i, f := range d.array(tm.G("finalizers"), d.join(tp, "metadata.finalizers")) {
+		d.str(f, d.index(d.join(tp, "metadata.finalizers"), i), "")
 	}
-	d.object(s.Template.G("spec"), join(tp, "spec"))
-	s.ServiceName = d.str(spec.G("serviceName"), join(sp, "serviceName"))
-	s.PodManagementPolicy = d.str(spec.G("podManagementPolicy"), join(sp, "podManagementPolicy"))
-	up := join(sp, "updateStrategy")
+	d.object(s.Template.G("spec"), d.join(tp, "spec"))
+	s.ServiceName = d.str(spec.G("serviceName"), sp, "serviceName")
+	s.PodManagementPolicy = d.str(spec.G("podManagementPolicy"), sp, "podManagementPolicy")
+	up := d.join(sp, "updateStrategy")
 	us := d.object(spec.G("updateStrategy"), up)
-	s.StrategyType = d.str(us.G("type"), join(up, "type"))
+	s.StrategyType = d.str(us.G("type"), up, "type")
 	if ru, ok := us.Get("rollingUpdate"); ok && ru.K != jsonv.Null {
-		rp := join(up, "rollingUpdate")
+		rp := d.join(up, "rollingUpdate")
 		ru = d.object(ru, rp)
 		s.HasRollingUpdate = true
-		if n, ok := d.integer(ru.G("partition"), join(rp, "partition"), 32); ok {
+		if n, ok := d.integer(ru.G("partition"), rp, "partition", 32); ok {
 			s.Partition = int32(n)
 		}
 		if mu, ok := ru.Get("maxUnavailable"); ok && mu.K != jsonv.Null {
@@ -560,48 +635,48 @@ func (d *decoder) statefulSet(v jsonv.Value, path string) *statefulSet {
 			case jsonv.String:
 				s.MaxUnavailable = &intOrString{IsString: true, Str: mu.S}
 			case jsonv.Number:
-				n, _ := d.integer(mu, join(rp, "maxUnavailable"), 32)
+				n, _ := d.integer(mu, rp, "maxUnavailable", 32)
 				s.MaxUnavailable = &intOrString{Int: n}
 			default:
-				d.fail(join(rp, "maxUnavailable"), typeErr("integer or string", mu))
+				d.fail(d.join(rp, "maxUnavailable"), typeErr("integer or string", mu))
 			}
 		}
 	}
-	if n, ok := d.integer(spec.G("revisionHistoryLimit"), join(sp, "revisionHistoryLimit"), 32); ok {
+	if n, ok := d.integer(spec.G("revisionHistoryLimit"), sp, "revisionHistoryLimit", 32); ok {
 		s.RevisionHistoryLimit = int32(n)
 	} else if d.err == nil {
-		d.fail(join(sp, "revisionHistoryLimit"), "spec.revisionHistoryLimit is required (snapshots carry API-server-defaulted objects)")
+		d.fail(d.join(sp, "revisionHistoryLimit"), "spec.revisionHistoryLimit is required (snapshots carry API-server-defaulted objects)")
 	}
-	if n, ok := d.integer(spec.G("minReadySeconds"), join(sp, "minReadySeconds"), 32); ok {
+	if n, ok := d.integer(spec.G("minReadySeconds"), sp, "minReadySeconds", 32); ok {
 		s.MinReadySeconds = int32(n)
 	}
 	if ov, ok := spec.Get("ordinals"); ok && ov.K != jsonv.Null {
-		ov = d.object(ov, join(sp, "ordinals"))
-		if n, ok := d.integer(ov.G("start"), join(sp, "ordinals.start"), 32); ok {
+		ov = d.object(ov, d.join(sp, "ordinals"))
+		if n, ok := d.integer(ov.G("start"), sp, "ordinals.start", 32); ok {
 			s.Start = int32(n)
 		}
 	}
 	s.WhenDeleted, s.WhenScaled = policyRetain, policyRetain
 	if pv, ok := spec.Get("persistentVolumeClaimRetentionPolicy"); ok && pv.K != jsonv.Null {
-		pp := join(sp, "persistentVolumeClaimRetentionPolicy")
+		pp := d.join(sp, "persistentVolumeClaimRetentionPolicy")
 		pv = d.object(pv, pp)
-		s.WhenDeleted = d.str(pv.G("whenDeleted"), join(pp, "whenDeleted"))
-		s.WhenScaled = d.str(pv.G("whenScaled"), join(pp, "whenScaled"))
+		s.WhenDeleted = d.str(pv.G("whenDeleted"), pp, "whenDeleted")
+		s.WhenScaled = d.str(pv.G("whenScaled"), pp, "whenScaled")
 	}
-	vp := join(sp, "volumeClaimTemplates")
+	vp := d.join(sp, "volumeClaimTemplates")
 	for i, t := range d.array(spec.G("volumeClaimTemplates"), vp) {
-		p := index(vp, i)
+		p := d.index(vp, i)
 		t = d.object(t, p)
-		m := d.object(t.G("metadata"), join(p, "metadata"))
+		m := d.object(t.G("metadata"), d.join(p, "metadata"))
 		s.ClaimTemplates = append(s.ClaimTemplates, t)
-		s.ClaimTemplateNames = append(s.ClaimTemplateNames, d.str(m.G("name"), join(p, "metadata.name")))
-		d.stringMap(m.G("labels"), join(p, "metadata.labels"))
+		s.ClaimTemplateNames = append(s.ClaimTemplateNames, d.str(m.G("name"), p, "metadata.name"))
+		d.stringMap(m.G("labels"), p, "metadata.labels")
 	}
-	stp := join(path, "status")
+	stp := d.join(path, "status")
 	st := d.object(v.G("status"), stp)
-	s.Status.ObservedGeneration, _ = d.integer(st.G("observedGeneration"), join(stp, "observedGeneration"), 64)
+	s.Status.ObservedGeneration, _ = d.integer(st.G("observedGeneration"), stp, "observedGeneration", 64)
 	i32 := func(key string) int32 {
-		n, _ := d.integer(st.G(key), join(stp, key), 32)
+		n, _ := d.integer(st.G(key), stp, key, 32)
 		return int32(n)
 	}
 	s.Status.Replicas = i32("replicas")
@@ -609,23 +684,23 @@ func (d *decoder) statefulSet(v jsonv.Value, path string) *statefulSet {
 	s.Status.CurrentReplicas = i32("currentReplicas")
 	s.Status.UpdatedReplicas = i32("updatedReplicas")
 	s.Status.AvailableReplicas = i32("availableReplicas")
-	s.Status.CurrentRevision = d.str(st.G("currentRevision"), join(stp, "currentRevision"))
-	s.Status.UpdateRevision = d.str(st.G("updateRevision"), join(stp, "updateRevision"))
-	if n, ok := d.integer(st.G("collisionCount"), join(stp, "collisionCount"), 32); ok {
+	s.Status.CurrentRevision = d.str(st.G("currentRevision"), stp, "currentRevision")
+	s.Status.UpdateRevision = d.str(st.G("updateRevision"), stp, "updateRevision")
+	if n, ok := d.integer(st.G("collisionCount"), stp, "collisionCount", 32); ok {
 		s.Status.CollisionCount = int32(n)
 		s.Status.HasCollisionCount = true
 	}
-	cp := join(stp, "conditions")
+	cp := d.join(stp, "conditions")
 	for i, c := range d.array(st.G("conditions"), cp) {
-		p := index(cp, i)
+		p := d.index(cp, i)
 		c = d.object(c, p)
 		cond := condition{
-			Type:    d.str(c.G("type"), join(p, "type")),
-			Status:  d.str(c.G("status"), join(p, "status")),
-			Reason:  d.str(c.G("reason"), join(p, "reason")),
-			Message: d.str(c.G("message"), join(p, "message")),
+			Type:    d.str(c.G("type"), p, "type"),
+			Status:  d.str(c.G("status"), p, "status"),
+			Reason:  d.str(c.G("reason"), p, "reason"),
+			Message: d.str(c.G("message"), p, "message"),
 		}
-		if t, ok := d.timestamp(c.G("lastTransitionTime"), join(p, "lastTransitionTime")); ok {
+		if t, ok := d.timestamp(c.G("lastTransitionTime"), p, "lastTransitionTime"); ok {
 			cond.LastTransitionTime = formatTime(t)
 		}
 		s.Status.Conditions = append(s.Status.Conditions, cond)
@@ -638,17 +713,17 @@ func (d *decoder) selector(v jsonv.Value, path string) labelSelector {
 		return labelSelector{Nil: true}
 	}
 	v = d.object(v, path)
-	sel := labelSelector{MatchLabels: d.stringMap(v.G("matchLabels"), join(path, "matchLabels"))}
-	ep := join(path, "matchExpressions")
+	sel := labelSelector{MatchLabels: d.stringMap(v.G("matchLabels"), path, "matchLabels")}
+	ep := d.join(path, "matchExpressions")
 	for i, e := range d.array(v.G("matchExpressions"), ep) {
-		p := index(ep, i)
+		p := d.index(ep, i)
 		e = d.object(e, p)
 		r := selectorRequirement{
-			Key:      d.str(e.G("key"), join(p, "key")),
-			Operator: d.str(e.G("operator"), join(p, "operator")),
+			Key:      d.str(e.G("key"), p, "key"),
+			Operator: d.str(e.G("operator"), p, "operator"),
 		}
-		for j, val := range d.array(e.G("values"), join(p, "values")) {
-			r.Values = append(r.Values, d.str(val, index(join(p, "values"), j)))
+		for j, val := range d.array(e.G("values"), d.join(p, "values")) {
+			r.Values = append(r.Values, d.str(val, d.index(d.join(p, "values"), j), ""))
 		}
 		sel.MatchExprs = append(sel.MatchExprs, r)
 	}

@@ -10,6 +10,9 @@ func (s *syncer) countStatus(st *setStatus, current, update *revision, lists ...
 	st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.CurrentReplicas, st.UpdatedReplicas = 0, 0, 0, 0, 0
 	for _, list := range lists {
 		for _, p := range list {
+			if p == nil {
+				continue // an empty replica slot: a pod not yet created counts for nothing
+			}
 			if p.isCreated() {
 				st.Replicas++
 			}

@@ -38,6 +38,46 @@ func normalizeTemplate(t jsonv.Value) jsonv.Value {
 	if !n.Has("metadata") {
 		n.Set("metadata", jsonv.EmptyObj())
 	}
+	// Struct fields the typed PodSpec always serialises (no omitempty, or a struct value).
+	if spec := n.G("spec"); spec.K == jsonv.Object {
+		changed := false
+		if !spec.Has("containers") {
+			spec.Set("containers", jsonv.NullV())
+			changed = true
+		}
+		for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+			cs := spec.G(list)
+			if cs.K != jsonv.Array {
+				continue
+			}
+			for i := range cs.A {
+				c := &cs.A[i]
+				if c.K != jsonv.Object {
+					continue
+				}
+				if !c.Has("name") {
+					c.Set("name", jsonv.Str(""))
+					changed = true
+				}
+				if !c.Has("resources") {
+					c.Set("resources", jsonv.EmptyObj())
+					changed = true
+				}
+				for _, probe := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
+					pr := c.G(probe)
+					if g := pr.G("grpc"); g.K == jsonv.Object && !g.Has("service") {
+						g.Set("service", jsonv.NullV()) // *string without omitempty
+						pr.Set("grpc", g)
+						c.Set(probe, pr)
+						changed = true
+					}
+				}
+			}
+		}
+		if changed {
+			n.Set("spec", spec)
+		}
+	}
 	return n
 }
 
@@ -48,11 +88,9 @@ func applyRevisionTemplate(setTemplate jsonv.Value, dataRaw []byte) (jsonv.Value
 		return setTemplate, nil
 	}
 	data, err := jsonv.Parse(dataRaw)
-	if err != nil {
-		return jsonv.Value{}, simpleError("invalid revision data: " + err.Error())
-	}
-	if data.K != jsonv.Object {
-		return jsonv.Value{}, simpleError("invalid revision data: not an object")
+	if err != nil || data.K != jsonv.Object {
+		// strategicpatch: the patch is not a JSON object (mergepatch.ErrBadJSONDoc)
+		return jsonv.Value{}, simpleError("invalid JSON document")
 	}
 	spec, ok := data.Get("spec")
 	if !ok {
@@ -62,7 +100,7 @@ func applyRevisionTemplate(setTemplate jsonv.Value, dataRaw []byte) (jsonv.Value
 		return jsonv.EmptyObj(), nil
 	}
 	if spec.K != jsonv.Object {
-		return jsonv.Value{}, simpleError("invalid revision data: spec is not an object")
+		return jsonv.Value{}, simpleError("json: cannot unmarshal " + unmarshalKind(spec) + " into Go struct field StatefulSet.spec of type v1.StatefulSetSpec")
 	}
 	tmpl, ok := spec.Get("template")
 	if !ok {
@@ -72,7 +110,7 @@ func applyRevisionTemplate(setTemplate jsonv.Value, dataRaw []byte) (jsonv.Value
 		return jsonv.EmptyObj(), nil
 	}
 	if tmpl.K != jsonv.Object {
-		return jsonv.Value{}, simpleError("invalid revision data: spec.template is not an object")
+		return jsonv.Value{}, simpleError("json: cannot unmarshal " + unmarshalKind(tmpl) + " into Go struct field StatefulSetSpec.spec.template of type v1.PodTemplateSpec")
 	}
 	if tmpl.G("$patch").Str() == "replace" {
 		out := tmpl.Clone()
@@ -123,4 +161,19 @@ func (s *syncer) revisionTemplate(r *revision) (jsonv.Value, error) {
 		return jsonv.Value{}, err
 	}
 	return normalizeTemplate(t), nil
+}
+
+// unmarshalKind names a JSON value the way encoding/json's UnmarshalTypeError does.
+func unmarshalKind(v jsonv.Value) string {
+	switch v.K {
+	case jsonv.Bool:
+		return "bool"
+	case jsonv.Number:
+		return "number"
+	case jsonv.String:
+		return "string"
+	case jsonv.Array:
+		return "array"
+	}
+	return "object"
 }

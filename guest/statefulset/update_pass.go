@@ -61,31 +61,24 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 	status.Conditions = append(status.Conditions, set.Status.Conditions...)
 	s.countStatus(status, current, update, pods)
 
-	replicas := make([]*pod, set.Replicas)
+	replicas := &replicaSlots{s: s, pods: make([]*pod, set.Replicas), current: current, update: update,
+		currentTemplate: currentTemplate, updateTemplate: updateTemplate}
 	condemned := make([]*pod, 0, len(pods))
 	for _, p := range pods {
 		if set.inRange(p.Ordinal) {
-			replicas[p.Ordinal-set.startOrdinal()] = p
+			replicas.pods[p.Ordinal-set.startOrdinal()] = p
 		} else if p.Ordinal >= 0 {
 			condemned = append(condemned, p)
-		}
-	}
-	for ord := set.startOrdinal(); ord <= set.endOrdinal(); ord++ {
-		i := ord - set.startOrdinal()
-		if replicas[i] == nil {
-			if s.useCurrentRevisionForNewPod(ord) {
-				replicas[i] = s.newPod(currentTemplate, ord, current.Meta.Name)
-			} else {
-				replicas[i] = s.newPod(updateTemplate, ord, update.Meta.Name)
-			}
 		}
 	}
 	sort.SliceStable(condemned, func(i, j int) bool { return condemned[i].Ordinal > condemned[j].Ordinal })
 
 	var firstUnavailable *pod
-	for _, p := range replicas {
-		if p.isUnavailable(set.MinReadySeconds, s.now) && firstUnavailable == nil {
-			firstUnavailable = p
+	for i, p := range replicas.pods {
+		if p == nil || p.isUnavailable(set.MinReadySeconds, s.now) {
+			// an empty slot holds a pod that is not yet created: unavailable
+			firstUnavailable = replicas.at(i)
+			break
 		}
 	}
 	for i := len(condemned) - 1; i >= 0; i-- {
@@ -98,7 +91,7 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 		return status, nil
 	}
 	monotonic := set.PodManagementPolicy != managementParallel
-	recount := func() { s.countStatus(status, current, update, replicas, condemned) }
+	recount := func() { s.countStatus(status, current, update, replicas.pods, condemned) }
 
 	if set.StrategyType == strategyRecreate {
 		done, err := s.recreateDeleteAndWait(update, replicas, condemned, status)
@@ -111,7 +104,7 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 		}
 	}
 
-	if exit, err := s.runForAll(len(replicas), func(i int) (bool, error) {
+	if exit, err := s.runForAll(replicas.len(), func(i int) (bool, error) {
 		return s.processReplica(replicas, i, monotonic)
 	}, monotonic); exit || err != nil {
 		recount()
@@ -190,9 +183,57 @@ func (s *syncer) runForAll(n int, fn func(i int) (bool, error), monotonic bool) 
 	return false, nil
 }
 
+// replicaSlots are the replica pods by index (ordinal - start). A slot without a pod holds
+// the pod the controller would create (newVersionedStatefulSetPod), built on first access so
+// that a set with many replicas costs memory only for the slots a pass touches.
+type replicaSlots struct {
+	s                               *syncer
+	pods                            []*pod
+	current, update                 *revision
+	currentTemplate, updateTemplate jsonv.Value
+}
+
+func (r *replicaSlots) len() int { return len(r.pods) }
+
+// at returns the pod of slot i, building the not-yet-created pod of an empty slot.
+func (r *replicaSlots) at(i int) *pod {
+	if r.pods[i] == nil {
+		ord := r.s.set.startOrdinal() + int64(i)
+		if r.s.useCurrentRevisionForNewPod(ord) {
+			r.pods[i] = r.s.newPod(r.currentTemplate, ord, r.current.Meta.Name)
+		} else {
+			r.pods[i] = r.s.newPod(r.updateTemplate, ord, r.update.Meta.Name)
+		}
+	}
+	return r.pods[i]
+}
+
+// revision is the revision label of slot i without building an empty slot's pod.
+func (r *replicaSlots) revision(i int) string {
+	if p := r.pods[i]; p != nil {
+		return p.revisionLabel()
+	}
+	if r.s.useCurrentRevisionForNewPod(r.s.set.startOrdinal() + int64(i)) {
+		return r.current.Meta.Name
+	}
+	return r.update.Meta.Name
+}
+
+// unavailable reports whether slot i's pod is unavailable (an empty slot always is).
+func (r *replicaSlots) unavailable(i int) bool {
+	p := r.pods[i]
+	return p == nil || p.isUnavailable(r.s.set.MinReadySeconds, r.s.now)
+}
+
+// terminating reports whether slot i's pod is terminating (an empty slot never is).
+func (r *replicaSlots) terminating(i int) bool {
+	p := r.pods[i]
+	return p != nil && p.isTerminating()
+}
+
 // processReplica handles one replica slot; true means "stop here" (monotonic only).
-func (s *syncer) processReplica(replicas []*pod, i int, monotonic bool) (bool, error) {
-	p := replicas[i]
+func (s *syncer) processReplica(replicas *replicaSlots, i int, monotonic bool) (bool, error) {
+	p := replicas.at(i)
 	set := s.set
 	if p.isTerminal() {
 		if !p.Meta.Deleting {
@@ -310,9 +351,9 @@ func (s *syncer) deletePod(p *pod) error {
 
 // recreateDeleteAndWait: the alpha Recreate strategy deletes every old-revision pod and waits
 // until all are gone before creating new ones.
-func (s *syncer) recreateDeleteAndWait(update *revision, replicas, condemned []*pod, status *setStatus) (bool, error) {
-	all := make([]*pod, 0, len(replicas)+len(condemned))
-	all = append(all, replicas...)
+func (s *syncer) recreateDeleteAndWait(update *revision, replicas *replicaSlots, condemned []*pod, status *setStatus) (bool, error) {
+	all := make([]*pod, 0, replicas.len()+len(condemned))
+	all = append(all, replicas.pods...)
 	all = append(all, condemned...)
 	inProgress := false
 	if _, err := s.runForAll(len(all), func(i int) (bool, error) {
@@ -339,5 +380,3 @@ func (s *syncer) recreateDeleteAndWait(update *revision, replicas, condemned []*
 	}
 	return true, nil
 }
-
-var _ = jsonv.Null

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestOracleExamples runs the oracle's own example snapshots (/tmp/oracle/testdata, when
-// present) and compares with its plans converted to ABI v1 as hack/conformance does.
+// TestOracleExamples is a development check: it runs the oracle's own example snapshots (when a built
+// oracle's testdata is at /tmp/oracle/testdata; skipped otherwise) and compares with its plans converted
+// to ABI v1 as hack/conformance does. The committed conformance cases are the real test.
 func TestOracleExamples(t *testing.T) {
 	snaps, _ := filepath.Glob("/tmp/oracle/testdata/*.snapshot.json")
 	if len(snaps) == 0 {

@@ -1,0 +1,104 @@
+package statefulset
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// benchSnapshot is a settled set of n Ready pods (one claim template each, claims bound) whose
+// template just changed: one sync creates a revision, deletes the top pod and writes status.
+func benchSnapshot(n int) []byte {
+	base := genSnapshotSettled(n)
+	return base
+}
+
+func genSnapshotSettled(n int) []byte {
+	const uid = "9d3b1a52-3c1e-4f8e-9a57-5b0c2f6d7e11"
+	tmpl := func(image string) map[string]any {
+		return map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+			"spec": map[string]any{
+				"containers": []any{map[string]any{"name": "nginx", "image": image, "resources": map[string]any{},
+					"ports":                  []any{map[string]any{"name": "web", "containerPort": 80, "protocol": "TCP"}},
+					"terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}},
+				"restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+				"securityContext": map[string]any{}, "schedulerName": "default-scheduler",
+			},
+		}
+	}
+	oldData, _ := revisionPatch(toValue(tmpl("nginx:1.25")))
+	oldName := revisionName("web", hashRevision(oldData, 0))
+	var data any
+	json.Unmarshal(oldData, &data)
+	owner := []any{map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": uid, "controller": true, "blockOwnerDeletion": true}}
+	var pods, claims []any
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("web-%d", i)
+		spec := tmpl("nginx:1.25")["spec"].(map[string]any)
+		spec["hostname"], spec["subdomain"] = name, "web"
+		spec["volumes"] = []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "data-" + name}}}
+		pods = append(pods, map[string]any{
+			"metadata": map[string]any{"name": name, "generateName": "web-", "namespace": "default", "uid": fmt.Sprintf("pod-%d", i),
+				"resourceVersion": "100", "creationTimestamp": "2026-11-22T09:00:00Z", "ownerReferences": owner,
+				"labels": map[string]any{"app": "web", "apps.kubernetes.io/pod-index": fmt.Sprint(i), "controller-revision-hash": oldName, "statefulset.kubernetes.io/pod-name": name}},
+			"spec": spec,
+			"status": map[string]any{"phase": "Running", "startTime": "2026-11-22T09:00:05Z", "conditions": []any{
+				map[string]any{"type": "Initialized", "status": "True", "lastProbeTime": nil, "lastTransitionTime": "2026-11-22T09:00:05Z"},
+				map[string]any{"type": "Ready", "status": "True", "lastProbeTime": nil, "lastTransitionTime": "2026-11-22T09:00:05Z"},
+				map[string]any{"type": "ContainersReady", "status": "True", "lastProbeTime": nil, "lastTransitionTime": "2026-11-22T09:00:05Z"},
+				map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": "2026-11-22T09:00:05Z"}}},
+		})
+		claims = append(claims, map[string]any{
+			"metadata": map[string]any{"name": "data-" + name, "namespace": "default", "uid": fmt.Sprintf("pvc-%d", i), "labels": map[string]any{"app": "web"}},
+			"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}, "volumeMode": "Filesystem"},
+			"status":   map[string]any{"phase": "Bound"},
+		})
+	}
+	snap := map[string]any{
+		"abi": 1, "now": "2026-11-22T10:00:00Z",
+		"statefulSet": map[string]any{
+			"metadata": map[string]any{"name": "web", "namespace": "default", "uid": uid, "generation": 2},
+			"spec": map[string]any{"replicas": n, "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}, "template": tmpl("nginx:1.26"),
+				"serviceName": "web", "podManagementPolicy": "OrderedReady", "revisionHistoryLimit": 10,
+				"updateStrategy":                       map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": 0, "maxUnavailable": 1}},
+				"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": "Retain", "whenScaled": "Retain"},
+				"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"},
+					"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}, "volumeMode": "Filesystem"}}}},
+			"status": map[string]any{"observedGeneration": 1, "replicas": n, "readyReplicas": n, "currentReplicas": n, "updatedReplicas": n, "availableReplicas": n,
+				"currentRevision": oldName, "updateRevision": oldName, "collisionCount": 0},
+		},
+		"pods": pods, "claims": claims,
+		"revisions": []any{map[string]any{"metadata": map[string]any{"name": oldName, "namespace": "default", "uid": "rev-1", "ownerReferences": owner,
+			"labels": map[string]any{"app": "web", "controller.kubernetes.io/hash": oldName[4:]}}, "data": data, "revision": 1}},
+	}
+	b, _ := json.Marshal(snap)
+	return b
+}
+
+func BenchmarkReconcile(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 5000} {
+		in := benchSnapshot(n)
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				Reconcile(in)
+			}
+		})
+	}
+}
+
+// The benchmark snapshot produces the expected plan shape.
+func TestBenchSnapshotPlan(t *testing.T) {
+	var p struct {
+		Actions []struct{ Verb, Kind, Name string }
+		Error   any
+	}
+	if err := json.Unmarshal(Reconcile(benchSnapshot(100)), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Error != nil || len(p.Actions) != 3 || p.Actions[1].Verb != "delete" || p.Actions[1].Name != "web-99" {
+		t.Errorf("plan: %+v", p)
+	}
+}

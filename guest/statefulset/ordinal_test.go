@@ -1,0 +1,47 @@
+package statefulset
+
+import (
+	"math/rand"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// parentAndOrdinal must agree with upstream's regexp-based getParentNameAndOrdinal.
+func TestParentAndOrdinalMatchesRegexp(t *testing.T) {
+	re := regexp.MustCompile("(.*)-([0-9]+)$")
+	upstream := func(name string) (string, int64) {
+		m := re.FindStringSubmatch(name)
+		if len(m) < 3 {
+			return "", -1
+		}
+		if i, err := strconv.ParseInt(m[2], 10, 32); err == nil {
+			return m[1], i
+		}
+		return m[1], -1
+	}
+	names := []string{"web-0", "web-10", "web-01", "web", "web-", "-1", "a-b-3", "web-x", "web-3a", "web-99999999999",
+		"web-2147483647", "web-2147483648", "x\nweb-2", "a\nb\nc-7", "web--1", "w-e-b-4-5", ""}
+	r := rand.New(rand.NewSource(1))
+	alphabet := "ab-0129\n"
+	for i := 0; i < 20000; i++ {
+		b := make([]byte, r.Intn(10))
+		for j := range b {
+			b[j] = alphabet[r.Intn(len(alphabet))]
+		}
+		names = append(names, string(b))
+	}
+	for _, n := range names {
+		wp, wo := upstream(n)
+		gp, gord := parentAndOrdinal(n)
+		if wp != gp || wo != gord {
+			t.Fatalf("%q: got (%q, %d), upstream (%q, %d)", n, gp, gord, wp, wo)
+		}
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	if !naturalLess("web-2", "web-10") || naturalLess("web-10", "web-2") || !naturalLess("data-web-0", "logs-web-0") {
+		t.Error("natural order")
+	}
+}
