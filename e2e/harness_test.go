@@ -1,0 +1,977 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+)
+
+// Annotations understood by the project's kwok configuration and used by the tests' templates.
+const (
+	annNeverReady = "e2e.ordinal.dev/never-ready" // "true": kwok runs the pod but never makes it Ready
+	annVersion    = "e2e.ordinal.dev/version"     // changed to make a new revision
+	testTimeout   = 4 * time.Minute
+)
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(strings.TrimSpace(s), "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// ---------------------------------------------------------------------------------------------- namespaces
+
+var (
+	nsSanitize  = regexp.MustCompile(`[^a-z0-9]+`)
+	dirSanitize = regexp.MustCompile(`[^A-Za-z0-9_.=-]+`)
+)
+
+// newNamespace creates a namespace for the test, waits for its default ServiceAccount (pods are rejected
+// without it) and deletes it when the test ends (after the test's controllers have stopped).
+func newNamespace(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	base := strings.Trim(nsSanitize.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "Test")), "-"), "-")
+	if len(base) > 50 {
+		base = strings.Trim(base[:50], "-")
+	}
+	name := fmt.Sprintf("e2e-%s-%04d", base, rand.IntN(10000))
+	_, err := cfg.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Labels: map[string]string{"e2e.ordinal.dev/test": "true"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- events in %s:\n%s", name, eventLog(name))
+		}
+		if cfg.keep {
+			t.Logf("keeping namespace %s (ORDINAL_E2E_KEEP=1)", name)
+			return
+		}
+		_ = cfg.kc.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	lw := cache.NewListWatchFromClient(cfg.kc.CoreV1().RESTClient(), "serviceaccounts", name, fields.OneTermEqualSelector("metadata.name", "default"))
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, err := watchtools.UntilWithSync(wctx, lw, &corev1.ServiceAccount{}, nil, func(ev watch.Event) (bool, error) {
+		return ev.Type == watch.Added || ev.Type == watch.Modified, nil
+	}); err != nil {
+		t.Fatalf("namespace %s: default ServiceAccount did not appear: %v", name, err)
+	}
+	t.Logf("namespace %s", name)
+	return name
+}
+
+// ---------------------------------------------------------------------------------------------- controller
+
+type ctrlOpts struct {
+	identity    string // --identity (and the log file name); default "ordinal"
+	leaderElect bool
+	leaseID     string // --leader-election-id (namespace: the test's)
+	workers     int    // default 2
+	selector    string
+	extraArgs   []string
+}
+
+// controllerProc is one `ordinal controller` subprocess.
+type controllerProc struct {
+	t        *testing.T
+	name     string
+	cmd      *exec.Cmd
+	logPath  string
+	health   string // host:port
+	metrics  string // host:port
+	exited   chan struct{}
+	waitErr  error
+	signaled bool
+}
+
+func requireController(t *testing.T) {
+	t.Helper()
+	if cfg.controllerErr != nil {
+		t.Fatalf("cannot run the controller: %v", cfg.controllerErr)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startController starts `ordinal controller` for namespace ns; it is stopped with SIGTERM (and its exit
+// checked) when the test ends, unless the test stopped or killed it first.
+func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
+	t.Helper()
+	requireController(t)
+	if o.identity == "" {
+		o.identity = "ordinal"
+	}
+	if o.workers == 0 {
+		o.workers = 2
+	}
+	dir := filepath.Join(cfg.artifacts, dirSanitize.ReplaceAllString(t.Name(), "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := &controllerProc{t: t, name: o.identity, health: freePort(t), metrics: freePort(t), exited: make(chan struct{})}
+	for i := 1; ; i++ {
+		c.logPath = filepath.Join(dir, fmt.Sprintf("controller-%s-%d.log", o.identity, i))
+		if _, err := os.Stat(c.logPath); err != nil {
+			break
+		}
+	}
+	args := []string{"controller", "--kubeconfig", cfg.kubeconfig, "-n", ns,
+		"--workers", strconv.Itoa(o.workers), "--metrics-addr", c.metrics, "--health-addr", c.health}
+	if o.leaderElect {
+		args = append(args, "--leader-elect=true", "--leader-election-namespace", ns,
+			"--leader-election-id", o.leaseID, "--identity", o.identity)
+	} else {
+		args = append(args, "--leader-elect=false")
+	}
+	if o.selector != "" {
+		args = append(args, "--selector", o.selector)
+	}
+	args = append(args, o.extraArgs...)
+	logf, err := os.Create(c.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cmd = exec.Command(cfg.bin, args...)
+	c.cmd.Stdout, c.cmd.Stderr = logf, logf
+	// the controller must not outlive the test binary (e.g. after a test timeout)
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := c.cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatalf("start controller: %v", err)
+	}
+	t.Logf("started controller %s (pid %d): %s %s; log %s", o.identity, c.cmd.Process.Pid, cfg.bin, strings.Join(args, " "), c.logPath)
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		logf.Close()
+		close(c.exited)
+	}()
+	t.Cleanup(func() {
+		if !c.hasExited() {
+			c.stop()
+		}
+		if t.Failed() {
+			t.Logf("--- last lines of %s:\n%s", c.logPath, c.logTail(40))
+		}
+	})
+	return c
+}
+
+func (c *controllerProc) hasExited() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitHTTP waits until GET http://addr/path answers 200, failing the test if the controller exits first.
+func (c *controllerProc) waitHTTP(ctx context.Context, addr, path string, timeout time.Duration) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second}
+	t0 := time.Now()
+	last := "no answer"
+	for {
+		resp, err := client.Get("http://" + addr + path)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				c.t.Logf("controller %s: %s ok after %.1fs", c.name, path, time.Since(t0).Seconds())
+				return
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-c.exited:
+			c.t.Fatalf("controller %s exited (%v) while waiting for %s; log:\n%s", c.name, c.waitErr, path, c.logTail(30))
+		case <-ctx.Done():
+			c.t.Fatalf("controller %s: %s not ok after %s (last: %s); log:\n%s", c.name, path, timeout, last, c.logTail(30))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitReady waits for /readyz on the health address.
+func (c *controllerProc) waitReady(ctx context.Context) {
+	c.waitHTTP(ctx, c.health, "/readyz", 60*time.Second)
+}
+
+// stop sends SIGTERM and expects the controller to exit cleanly (status 0) within 30 s.
+func (c *controllerProc) stop() {
+	c.t.Helper()
+	if c.hasExited() {
+		return
+	}
+	c.signaled = true
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+		if c.waitErr != nil {
+			c.t.Errorf("controller %s: exit after SIGTERM: %v (want status 0)", c.name, c.waitErr)
+		}
+	case <-time.After(30 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		c.t.Errorf("controller %s did not exit within 30s of SIGTERM; killed", c.name)
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (c *controllerProc) kill() {
+	c.t.Helper()
+	c.signaled = true
+	_ = c.cmd.Process.Kill()
+	<-c.exited
+	c.t.Logf("controller %s killed (SIGKILL)", c.name)
+}
+
+func (c *controllerProc) log() string {
+	b, _ := os.ReadFile(c.logPath)
+	return string(b)
+}
+
+func (c *controllerProc) logTail(n int) string {
+	lines := strings.Split(strings.TrimRight(c.log(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// logLines returns the log lines that contain any of the substrings (case-insensitive).
+func (c *controllerProc) logLines(subs ...string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(c.log()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := strings.ToLower(sc.Text())
+		for _, s := range subs {
+			if strings.Contains(l, strings.ToLower(s)) {
+				out = append(out, sc.Text())
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------------------------- objects
+
+type setOpt func(*appsv1.StatefulSet)
+
+// newSet returns a StatefulSet `name` (labels app=name) of pause containers; kwok runs its pods.
+func newSet(name string, replicas int32, opts ...setOpt) *appsv1.StatefulSet {
+	l := map[string]string{"app": name}
+	grace := int64(1)
+	s := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    &replicas,
+			ServiceName: name,
+			Selector:    &metav1.LabelSelector{MatchLabels: l},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l, Annotations: map[string]string{annVersion: "v1"}},
+				Spec: corev1.PodSpec{
+					Containers:                    []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+					TerminationGracePeriodSeconds: &grace,
+				},
+			},
+		},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+func parallel(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement }
+
+func onDelete(s *appsv1.StatefulSet) {
+	s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+}
+
+func minReady(sec int32) setOpt { return func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = sec } }
+
+func maxUnavailable(n int) setOpt {
+	return func(s *appsv1.StatefulSet) {
+		v := intstr.FromInt32(int32(n))
+		s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{MaxUnavailable: &v}}
+	}
+}
+
+func neverReadyTemplate(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annNeverReady] = "true" }
+
+// withClaims adds a volumeClaimTemplate "data" (1Mi; kwok binds it) and a retention policy.
+func withClaims(whenDeleted, whenScaled appsv1.PersistentVolumeClaimRetentionPolicyType) setOpt {
+	return func(s *appsv1.StatefulSet) {
+		s.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: "data"},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
+			},
+		}}
+		s.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		if whenDeleted != "" || whenScaled != "" {
+			s.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: whenDeleted, WhenScaled: whenScaled}
+		}
+	}
+}
+
+func createSet(t *testing.T, ctx context.Context, ns string, s *appsv1.StatefulSet) *appsv1.StatefulSet {
+	t.Helper()
+	out, err := cfg.kc.AppsV1().StatefulSets(ns).Create(ctx, s, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create StatefulSet %s: %v", s.Name, err)
+	}
+	return out
+}
+
+// patchSet applies a JSON merge patch to the StatefulSet (no conflicts with the controller's status writes).
+func patchSet(t *testing.T, ctx context.Context, ns, name, patch string) *appsv1.StatefulSet {
+	t.Helper()
+	out, err := cfg.kc.AppsV1().StatefulSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("patch StatefulSet %s with %s: %v", name, patch, err)
+	}
+	t.Logf("patched StatefulSet %s: %s (generation %d)", name, patch, out.Generation)
+	return out
+}
+
+func setVersion(v string) string {
+	return fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, annVersion, v)
+}
+
+func getSet(t *testing.T, ctx context.Context, ns, name string) *appsv1.StatefulSet {
+	t.Helper()
+	s, err := cfg.kc.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get StatefulSet %s: %v", name, err)
+	}
+	return s
+}
+
+func statusString(s *appsv1.StatefulSet) string {
+	st := s.Status
+	return fmt.Sprintf("generation=%d observed=%d replicas=%d ready=%d available=%d current=%d updated=%d currentRevision=%s updateRevision=%s collisions=%v",
+		s.Generation, st.ObservedGeneration, st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.CurrentReplicas,
+		st.UpdatedReplicas, st.CurrentRevision, st.UpdateRevision, ptrStr(st.CollisionCount))
+}
+
+func ptrStr[T any](p *T) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
+// waitSet watches the StatefulSet until cond holds, failing the test after timeout.
+func waitSet(t *testing.T, ctx context.Context, ns, name, desc string, timeout time.Duration, cond func(*appsv1.StatefulSet) bool) *appsv1.StatefulSet {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	lw := cache.NewListWatchFromClient(cfg.kc.AppsV1().RESTClient(), "statefulsets", ns, fields.OneTermEqualSelector("metadata.name", name))
+	var last *appsv1.StatefulSet
+	ev, err := watchtools.UntilWithSync(wctx, lw, &appsv1.StatefulSet{}, nil, func(ev watch.Event) (bool, error) {
+		s, ok := ev.Object.(*appsv1.StatefulSet)
+		if !ok || ev.Type == watch.Deleted {
+			return false, nil
+		}
+		last = s
+		return cond(s), nil
+	})
+	if err != nil {
+		st := "never seen"
+		if last != nil {
+			st = statusString(last)
+		}
+		t.Fatalf("StatefulSet %s/%s: timed out after %s waiting for %s; last status: %s", ns, name, timeout, desc, st)
+	}
+	return ev.Object.(*appsv1.StatefulSet)
+}
+
+// rolledOut: the controller saw the latest spec, and all `replicas` pods are ready, available and updated.
+func rolledOut(replicas int32) func(*appsv1.StatefulSet) bool {
+	return func(s *appsv1.StatefulSet) bool {
+		st := s.Status
+		return st.ObservedGeneration >= s.Generation && st.Replicas == replicas && st.ReadyReplicas == replicas &&
+			st.AvailableReplicas == replicas && st.UpdatedReplicas == replicas && st.CurrentReplicas == replicas &&
+			st.CurrentRevision != "" && st.CurrentRevision == st.UpdateRevision
+	}
+}
+
+func waitRolledOut(t *testing.T, ctx context.Context, ns, name string, replicas int32) *appsv1.StatefulSet {
+	t.Helper()
+	return waitSet(t, ctx, ns, name, fmt.Sprintf("%d/%d pods ready and updated, currentRevision == updateRevision", replicas, replicas),
+		2*time.Minute, rolledOut(replicas))
+}
+
+func listRevisions(t *testing.T, ctx context.Context, ns, setName string) []appsv1.ControllerRevision {
+	t.Helper()
+	l, err := cfg.kc.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + setName})
+	if err != nil {
+		t.Fatalf("list ControllerRevisions: %v", err)
+	}
+	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Revision < l.Items[j].Revision })
+	return l.Items
+}
+
+func revisionNames(revs []appsv1.ControllerRevision) []string {
+	var out []string
+	for _, r := range revs {
+		out = append(out, fmt.Sprintf("%s(rev %d, uid %s)", r.Name, r.Revision, r.UID))
+	}
+	return out
+}
+
+func listClaims(t *testing.T, ctx context.Context, ns string) map[string]corev1.PersistentVolumeClaim {
+	t.Helper()
+	l, err := cfg.kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list PVCs: %v", err)
+	}
+	out := map[string]corev1.PersistentVolumeClaim{}
+	for _, c := range l.Items {
+		out[c.Name] = c
+	}
+	return out
+}
+
+// waitClaims watches the namespace's PVCs until cond holds on the current set of PVCs (by name).
+func waitClaims(t *testing.T, ctx context.Context, ns, desc string, timeout time.Duration, cond func(map[string]*corev1.PersistentVolumeClaim) bool) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cur := map[string]*corev1.PersistentVolumeClaim{}
+	lw := cache.NewListWatchFromClient(cfg.kc.CoreV1().RESTClient(), "persistentvolumeclaims", ns, fields.Everything())
+	_, err := watchtools.UntilWithSync(wctx, lw, &corev1.PersistentVolumeClaim{}, func(store cache.Store) (bool, error) {
+		for _, o := range store.List() {
+			c := o.(*corev1.PersistentVolumeClaim)
+			cur[c.Name] = c
+		}
+		return cond(cur), nil
+	}, func(ev watch.Event) (bool, error) {
+		c, ok := ev.Object.(*corev1.PersistentVolumeClaim)
+		if !ok {
+			return false, nil
+		}
+		if ev.Type == watch.Deleted {
+			delete(cur, c.Name)
+		} else {
+			cur[c.Name] = c
+		}
+		return cond(cur), nil
+	})
+	if err != nil {
+		var names []string
+		for n, c := range cur {
+			names = append(names, fmt.Sprintf("%s(uid %s, deleting=%v, owners=%s)", n, c.UID, c.DeletionTimestamp != nil, ownersString(c.OwnerReferences)))
+		}
+		sort.Strings(names)
+		t.Fatalf("timed out after %s waiting for PVCs: %s; PVCs now: %v", timeout, desc, names)
+	}
+}
+
+func ownersString(refs []metav1.OwnerReference) string {
+	var out []string
+	for _, r := range refs {
+		out = append(out, fmt.Sprintf("%s/%s(controller=%v)", r.Kind, r.Name, ptrStr(r.Controller)))
+	}
+	return "[" + strings.Join(out, " ") + "]"
+}
+
+func hasOwner(refs []metav1.OwnerReference, kind, name string) bool {
+	return slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return r.Kind == kind && r.Name == name })
+}
+
+// eventLog renders the namespace's events in time order (for failure reports).
+func eventLog(ns string) string {
+	l, err := cfg.kc.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return "  (cannot list events: " + err.Error() + ")\n"
+	}
+	evs := l.Items
+	ts := func(e corev1.Event) time.Time {
+		switch {
+		case !e.EventTime.IsZero():
+			return e.EventTime.Time
+		case !e.LastTimestamp.IsZero():
+			return e.LastTimestamp.Time
+		}
+		return e.CreationTimestamp.Time
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return ts(evs[i]).Before(ts(evs[j])) })
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "  %s %s %s %s/%s x%d: %s\n", ts(e).Format("15:04:05.000"), e.Type, e.Reason,
+			e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Count, e.Message)
+	}
+	return b.String()
+}
+
+// alreadyExistsEvents lists the namespace's events that report a create rejected with AlreadyExists.
+func alreadyExistsEvents(t *testing.T, ctx context.Context, ns string) []string {
+	t.Helper()
+	l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list events: %v", err)
+	}
+	var out []string
+	for _, e := range l.Items {
+		if strings.Contains(strings.ToLower(e.Message), "already exists") {
+			out = append(out, fmt.Sprintf("%s %s %s: %s", e.Type, e.Reason, e.InvolvedObject.Name, e.Message))
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------------------------- pod tracker
+
+// stepKind is what happened to a pod, as derived from the watch.
+type stepKind string
+
+const (
+	stepCreated     stepKind = "created"     // a pod (new UID) appeared
+	stepReady       stepKind = "ready"       // its Ready condition became True (Running, not terminating)
+	stepUnready     stepKind = "unready"     // it stopped being ready (not by deletion)
+	stepTerminating stepKind = "terminating" // deletionTimestamp set (deletion requested)
+	stepDeleted     stepKind = "deleted"     // gone from the API
+)
+
+type step struct {
+	at       time.Time
+	kind     stepKind
+	name     string
+	ordinal  int
+	uid      types.UID
+	revision string
+}
+
+func (s step) String() string {
+	return fmt.Sprintf("%s %-11s %s (uid %.8s, rev %s)", s.at.Format("15:04:05.000"), s.kind, s.name, s.uid, s.revision)
+}
+
+// podTracker follows the pods of one StatefulSet through an informer (list + watch) and keeps the timeline
+// of what happened to them, checking invariants after every event.
+type podTracker struct {
+	t       *testing.T
+	setName string
+
+	mu         sync.Mutex
+	live       map[string]*corev1.Pod
+	steps      []step
+	uids       map[int][]types.UID // distinct pod UIDs per ordinal, in order of appearance
+	notify     chan struct{}
+	violations []string
+
+	orderedCreate bool // check: a pod is created only when all lower ordinals are ready (OrderedReady)
+
+	// check: at most muMax of the ordinals [0, muReplicas) unavailable (missing, terminating or not ready)
+	muArmed    bool
+	muReplicas int
+	muMax      int
+	muPeak     int
+}
+
+var ordinalRE = regexp.MustCompile(`-(\d+)$`)
+
+func podOrdinal(name string) int {
+	m := ordinalRE.FindStringSubmatch(name)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func podRevision(p *corev1.Pod) string { return p.Labels[appsv1.ControllerRevisionHashLabelKey] }
+
+func podReady(p *corev1.Pod) bool {
+	if p == nil || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// trackPods starts following the pods labelled app=setName in ns (call it before creating the set).
+func trackPods(t *testing.T, ctx context.Context, ns, setName string, orderedCreate bool) *podTracker {
+	t.Helper()
+	tr := &podTracker{t: t, setName: setName, live: map[string]*corev1.Pod{}, uids: map[int][]types.UID{},
+		notify: make(chan struct{}), orderedCreate: orderedCreate}
+	sel := labels.SelectorFromSet(labels.Set{"app": setName}).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = sel
+			return cfg.kc.CoreV1().Pods(ns).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			return cfg.kc.CoreV1().Pods(ns).Watch(ctx, o)
+		},
+	}
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.Pod{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o interface{}) { tr.observe(o.(*corev1.Pod), false) },
+			UpdateFunc: func(_, o interface{}) { tr.observe(o.(*corev1.Pod), false) },
+			DeleteFunc: func(o interface{}) {
+				if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+					o = d.Obj
+				}
+				if p, ok := o.(*corev1.Pod); ok {
+					tr.observe(p, true)
+				}
+			},
+		},
+	})
+	ictx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	go ctrl.RunWithContext(ictx)
+	if !cache.WaitForCacheSync(ictx.Done(), ctrl.HasSynced) {
+		t.Fatalf("pod informer did not sync")
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- pod timeline of %s:\n%s", setName, tr.timeline())
+		}
+	})
+	return tr
+}
+
+func (tr *podTracker) observe(p *corev1.Pod, deleted bool) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	now := time.Now()
+	ord := podOrdinal(p.Name)
+	prev := tr.live[p.Name]
+	add := func(k stepKind) {
+		tr.steps = append(tr.steps, step{at: now, kind: k, name: p.Name, ordinal: ord, uid: p.UID, revision: podRevision(p)})
+	}
+	if prev != nil && prev.UID != p.UID { // replaced between two events we saw
+		tr.steps = append(tr.steps, step{at: now, kind: stepDeleted, name: prev.Name, ordinal: ord, uid: prev.UID, revision: podRevision(prev)})
+		delete(tr.live, p.Name)
+		prev = nil
+	}
+	if deleted {
+		if prev != nil && prev.DeletionTimestamp == nil {
+			add(stepTerminating)
+		}
+		add(stepDeleted)
+		delete(tr.live, p.Name)
+	} else {
+		if prev == nil {
+			if tr.orderedCreate && ord >= 0 {
+				for j := 0; j < ord; j++ {
+					if !podReady(tr.live[fmt.Sprintf("%s-%d", tr.setName, j)]) {
+						tr.violations = append(tr.violations, fmt.Sprintf("%s: pod %s created while %s-%d was not Running and Ready",
+							now.Format("15:04:05.000"), p.Name, tr.setName, j))
+					}
+				}
+			}
+			add(stepCreated)
+			if !slices.Contains(tr.uids[ord], p.UID) {
+				tr.uids[ord] = append(tr.uids[ord], p.UID)
+			}
+		}
+		if p.DeletionTimestamp != nil && (prev == nil || prev.DeletionTimestamp == nil) {
+			add(stepTerminating)
+		}
+		if r, pr := podReady(p), podReady(prev); r && !pr {
+			add(stepReady)
+		} else if !r && pr && p.DeletionTimestamp == nil {
+			add(stepUnready)
+		}
+		tr.live[p.Name] = p
+	}
+	if tr.muArmed {
+		u := tr.unavailableLocked(tr.muReplicas)
+		if u > tr.muPeak {
+			tr.muPeak = u
+		}
+		if u > tr.muMax {
+			tr.violations = append(tr.violations, fmt.Sprintf("%s: %d pods unavailable (max %d) after %s %s",
+				now.Format("15:04:05.000"), u, tr.muMax, tr.steps[len(tr.steps)-1].kind, p.Name))
+		}
+	}
+	close(tr.notify)
+	tr.notify = make(chan struct{})
+}
+
+func (tr *podTracker) unavailableLocked(replicas int) int {
+	n := 0
+	for i := 0; i < replicas; i++ {
+		if !podReady(tr.live[fmt.Sprintf("%s-%d", tr.setName, i)]) {
+			n++
+		}
+	}
+	return n
+}
+
+// armMaxUnavailable starts checking, after every event, that at most max of the ordinals [0, replicas)
+// are unavailable; it returns a func that reports the peak seen.
+func (tr *podTracker) armMaxUnavailable(replicas, max int) func() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.muArmed, tr.muReplicas, tr.muMax, tr.muPeak = true, replicas, max, tr.unavailableLocked(replicas)
+	return func() int {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.muPeak
+	}
+}
+
+// podView is a read-only view of the live pods, for wait conditions.
+type podView struct {
+	setName string
+	live    map[string]*corev1.Pod
+}
+
+func (v podView) pod(i int) *corev1.Pod { return v.live[fmt.Sprintf("%s-%d", v.setName, i)] }
+func (v podView) ready(i int) bool      { return podReady(v.pod(i)) }
+func (v podView) count() int            { return len(v.live) }
+func (v podView) revision(i int) string {
+	if p := v.pod(i); p != nil {
+		return podRevision(p)
+	}
+	return ""
+}
+
+// readyAt: ordinals [0,n) ready at revision rev (any revision if rev == ""), and no other pods.
+func (v podView) readyAt(n int, rev string) bool {
+	if len(v.live) != n {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if !v.ready(i) || (rev != "" && v.revision(i) != rev) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitFor waits until cond holds on the live pods, failing the test after timeout.
+func (tr *podTracker) waitFor(ctx context.Context, desc string, timeout time.Duration, cond func(podView) bool) {
+	tr.t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		tr.mu.Lock()
+		ok := cond(podView{tr.setName, tr.live})
+		ch := tr.notify
+		tr.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			tr.t.Fatalf("timed out after %s waiting for pods: %s; pods now:\n%s", timeout, desc, tr.describe())
+		case <-ctx.Done():
+			tr.t.Fatalf("context done waiting for pods: %s; pods now:\n%s", desc, tr.describe())
+		}
+	}
+}
+
+// quiet watches for d and fails the test if any step of the given kinds happens meanwhile
+// (a bounded observation window: "nothing happens" can only be shown this way).
+func (tr *podTracker) quiet(d time.Duration, why string, kinds ...stepKind) {
+	tr.t.Helper()
+	tr.mu.Lock()
+	start := len(tr.steps)
+	tr.mu.Unlock()
+	time.Sleep(d)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, s := range tr.steps[start:] {
+		if slices.Contains(kinds, s.kind) {
+			tr.t.Errorf("%s, but within %s: %s", why, d, s)
+		}
+	}
+}
+
+func (tr *podTracker) snapshot() map[string]*corev1.Pod {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return maps.Clone(tr.live)
+}
+
+// uidsByName returns the live pods' UIDs by name.
+func (tr *podTracker) uidsByName() map[string]types.UID {
+	out := map[string]types.UID{}
+	for n, p := range tr.snapshot() {
+		out[n] = p.UID
+	}
+	return out
+}
+
+// stepsOf returns the steps of the given kind, in order, from index from.
+func (tr *podTracker) stepsOf(kind stepKind, from int) []step {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var out []step
+	for _, s := range tr.steps[min(from, len(tr.steps)):] {
+		if s.kind == kind {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// mark returns the current position in the timeline (for stepsOf).
+func (tr *podTracker) mark() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.steps)
+}
+
+func ordinals(steps []step) []int {
+	var out []int
+	for _, s := range steps {
+		out = append(out, s.ordinal)
+	}
+	return out
+}
+
+// checkInvariants reports the violations recorded by the tracker's checks.
+func (tr *podTracker) checkInvariants() {
+	tr.t.Helper()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, v := range tr.violations {
+		tr.t.Errorf("invariant violated: %s", v)
+	}
+	for n := range tr.live {
+		if podOrdinal(n) < 0 {
+			tr.t.Errorf("pod %s has no ordinal", n)
+		}
+	}
+}
+
+// podsPerOrdinal returns how many distinct pods (UIDs) each ordinal had.
+func (tr *podTracker) podsPerOrdinal() map[int]int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	out := map[int]int{}
+	for o, u := range tr.uids {
+		out[o] = len(u)
+	}
+	return out
+}
+
+func (tr *podTracker) describe() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	names := make([]string, 0, len(tr.live))
+	for n := range tr.live {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return podOrdinal(names[i]) < podOrdinal(names[j]) })
+	var b strings.Builder
+	for _, n := range names {
+		p := tr.live[n]
+		fmt.Fprintf(&b, "  %s uid=%.8s rev=%s phase=%s ready=%v terminating=%v node=%s\n", n, p.UID, podRevision(p),
+			p.Status.Phase, podReady(p), p.DeletionTimestamp != nil, p.Spec.NodeName)
+	}
+	if len(names) == 0 {
+		b.WriteString("  (none)\n")
+	}
+	return b.String()
+}
+
+func (tr *podTracker) timeline() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var b strings.Builder
+	for _, s := range tr.steps {
+		b.WriteString("  " + s.String() + "\n")
+	}
+	return b.String()
+}
+
+// ---------------------------------------------------------------------------------------------- misc
+
+func deleteOptions(p metav1.DeletionPropagation) metav1.DeleteOptions {
+	return metav1.DeleteOptions{PropagationPolicy: &p}
+}
+
+// runOrdinal runs bin/ordinal with args and returns its stdout, stderr and exit code.
+func runOrdinal(t *testing.T, ctx context.Context, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cfg.bin, args...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("run %s %v: %v", cfg.bin, args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return stdout.String(), stderr.String(), code
+}

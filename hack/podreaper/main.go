@@ -1,0 +1,103 @@
+// Command podreaper finishes pod deletions in the local test cluster (scripts/cluster-up.sh) the way a
+// kubelet does once a pod's containers have stopped: a pod bound to a node that has been deleted
+// (deletionTimestamp set, no finalizers left) is removed with grace period 0 and its UID as precondition.
+//
+// kwok's own pod-delete stages remove pods by name without a precondition and may repeat a queued removal;
+// when a controller recreates a pod under the same name within ~0.1 s (a StatefulSet controller does), the
+// replacement can be removed too. With the UID precondition a removal can only hit the pod it was meant for.
+//
+// Usage: podreaper --kubeconfig FILE [--delay 0s]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
+	delay := flag.Duration("delay", 0, "wait this long after the deletion request (a container that takes time to stop)")
+	flag.Parse()
+	if err := run(*kubeconfig, *delay); err != nil {
+		fmt.Fprintln(os.Stderr, "podreaper:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "%s podreaper: %s\n", time.Now().Format(time.RFC3339Nano), fmt.Sprintf(format, a...))
+}
+
+func run(kubeconfig string, delay time.Duration) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	cfg.UserAgent = "ordinal-localk8s-podreaper"
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	var inFlight sync.Map // pod UID -> struct{}
+	reap := func(o interface{}) {
+		p, ok := o.(*corev1.Pod)
+		if !ok || p.DeletionTimestamp == nil || len(p.Finalizers) > 0 || p.Spec.NodeName == "" {
+			return
+		}
+		if _, busy := inFlight.LoadOrStore(p.UID, struct{}{}); busy {
+			return
+		}
+		go func() {
+			defer inFlight.Delete(p.UID)
+			if delay > 0 {
+				select {
+				case <-time.After(delay):
+				case <-ctx.Done():
+					return
+				}
+			}
+			uid := p.UID
+			grace := int64(0)
+			err := kc.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
+				GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &uid}})
+			switch {
+			case err == nil:
+				logf("removed pod %s/%s (uid %s)", p.Namespace, p.Name, uid)
+			case apierrors.IsNotFound(err), apierrors.IsConflict(err), ctx.Err() != nil:
+				// already gone, or the name now belongs to another pod: nothing to do
+			default:
+				logf("removing pod %s/%s (uid %s): %v", p.Namespace, p.Name, uid, err)
+			}
+		}()
+	}
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: cache.NewListWatchFromClient(kc.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, fields.Everything()),
+		ObjectType:    &corev1.Pod{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    reap,
+			UpdateFunc: func(_, o interface{}) { reap(o) },
+		},
+	})
+	logf("watching pods at %s", cfg.Host)
+	ctrl.RunWithContext(ctx)
+	logf("stopped")
+	return nil
+}
