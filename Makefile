@@ -37,7 +37,7 @@ check-embedded: $(GUEST_BUILD)
 # Small misbehaving modules (trap, loop, oom, ...) for the host's containment tests; committed like the default.
 testmodules: | $(TINYGO)
 	TINYGO=$(TINYGO) bash host/wasm/testdata/build.sh
-	TINYGO=$(TINYGO) bash host/controller/testdata/modules/build.sh
+	TINYGO=$(TINYGO) TINYGO_FLAGS="$(TINYGO_FLAGS)" bash host/controller/testdata/modules/build.sh
 
 # Standard Go build of the same guest source: a second target to tell TinyGo bugs from logic bugs.
 guest-stdgo: $(GUEST_STDGO_WASM)

@@ -41,6 +41,11 @@ type controllerOptions struct {
 	logFormat        string
 	verbosity        int
 	shutdownDeadline time.Duration
+
+	modulePoll         time.Duration
+	moduleConfigMap    string
+	moduleConfigMapKey string
+	skipModuleGate     bool
 }
 
 func newControllerCommand(mopts *moduleOptions) *cobra.Command {
@@ -91,6 +96,11 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
 	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: skipped syncs, leader changes; 4: client-go detail)")
 	f.DurationVar(&o.shutdownDeadline, "shutdown-grace", 30*time.Second, "on SIGTERM, longest wait for syncs in flight before exiting")
+	f.DurationVar(&o.modulePoll, "module-poll-interval", time.Second, "how often the --module file is checked for a new module to hot-swap in (0: never)")
+	f.StringVar(&o.moduleConfigMap, "module-configmap", "", "NAMESPACE/NAME of a ConfigMap to watch for a new module to hot-swap in (key: --module-configmap-key)")
+	f.StringVar(&o.moduleConfigMapKey, "module-configmap-key", "ordinal.wasm", "key of the module in --module-configmap (binaryData, else data)")
+	f.BoolVar(&o.skipModuleGate, "insecure-skip-module-conformance", false, "TESTS ONLY: hot-swap modules without running the conformance cases (the action firewall still checks every plan)")
+	_ = f.MarkHidden("insecure-skip-module-conformance")
 	return cmd
 }
 
@@ -146,20 +156,16 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	logger := klog.Background()
 	ctx = klog.NewContext(ctx, logger)
 
-	module, err := mopts.load(ctx)
+	// The module, and the hot swap: the swapper checks every candidate (the
+	// --module file when it changes, --module-configmap) before it becomes active.
+	ref, swapper, err := startModule(ctx, mopts, o, features)
 	if err != nil {
 		return err
 	}
-	defer module.Close(context.WithoutCancel(ctx))
-	ref := controller.NewModuleRef(module)
+	defer ref.Install(nil, controller.ModuleInfo{}, nil) // releases the active module once idle
 	_, info := ref.Load()
-	for g := range features {
-		if _, ok := info.Describe.Features[g]; !ok {
-			return withCode(ExitUsage, fmt.Errorf("--feature-gates: the module does not know the gate %q (see `ordinal version`)", g))
-		}
-	}
 	logger.Info("Loaded reconcile module", "module", info.Describe.Module, "version", info.Describe.ModuleVersion,
-		"kubernetesVersion", info.Describe.KubernetesVersion, "digest", info.Digest)
+		"kubernetesVersion", info.Describe.KubernetesVersion, "digest", info.Digest, "source", info.Source)
 
 	restCfg, _, err := o.kube.restConfig()
 	if err != nil {
@@ -173,8 +179,11 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 		return withCode(ExitUsage, err)
 	}
 	metrics := ctrl.Metrics()
+	if err := startModuleWatchers(ctx, restCfg, mopts, o, swapper, metrics); err != nil {
+		return withCode(ExitUsage, err)
+	}
 
-	health := &controller.Health{LeaderElection: o.leaderElect, Synced: ctrl.HasSynced}
+	health := &controller.Health{LeaderElection: o.leaderElect, Synced: ctrl.HasSynced, Module: swapper.Status}
 	var watchdog *leaderelection.HealthzAdaptor
 	if o.leaderElect {
 		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)

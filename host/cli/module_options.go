@@ -47,13 +47,18 @@ func (o *moduleOptions) load(ctx context.Context) (*wasm.Module, error) {
 		}
 		code = b
 	}
-	m, err := wasm.Load(ctx, code, wasm.Config{
-		CacheDir:         o.cacheDir,
-		Timeout:          o.timeout,
-		MemoryLimitPages: o.memoryLimitMB * 16, // 64 KiB pages
-	})
+	m, err := o.loadCode(ctx, code)
 	if err != nil {
 		return nil, withCode(ExitModuleFailure, err)
 	}
 	return m, nil
+}
+
+// loadCode compiles (through the compilation cache) and instantiates a module with the chosen limits.
+func (o *moduleOptions) loadCode(ctx context.Context, code []byte) (*wasm.Module, error) {
+	return wasm.Load(ctx, code, wasm.Config{
+		CacheDir:         o.cacheDir,
+		Timeout:          o.timeout,
+		MemoryLimitPages: o.memoryLimitMB * 16, // 64 KiB pages
+	})
 }

@@ -11,11 +11,11 @@ import (
 
 // Exit codes, documented in `ordinal --help`.
 const (
-	ExitOK             = 0 // plan printed, no error
-	ExitUsage          = 1 // bad flags, unreadable files
-	ExitRejected       = 2 // the module rejected the snapshot (error plan printed)
-	ExitSyncFailed     = 3 // the sync failed as upstream's would (plan with SyncFailed printed)
-	ExitModuleFailure  = 4 // the module could not be loaded, trapped, timed out or ran out of memory
+	ExitOK            = 0 // plan printed, no error
+	ExitUsage         = 1 // bad flags, unreadable files
+	ExitRejected      = 2 // the module rejected the snapshot (error plan printed)
+	ExitSyncFailed    = 3 // the sync failed as upstream's would (plan with SyncFailed printed)
+	ExitModuleFailure = 4 // the module could not be loaded, trapped, timed out or ran out of memory
 )
 
 const exitCodesHelp = `Exit codes:

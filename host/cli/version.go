@@ -3,10 +3,16 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"runtime/debug"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
 )
 
 // hostVersion is the module version of the host, from build info (set by `go install ...@vX`), else "devel".
@@ -18,12 +24,18 @@ func hostVersion() string {
 }
 
 func newVersionCommand(opts *moduleOptions) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON         bool
+		controllerAddr string
+	)
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the host and module versions and the Kubernetes version the module reproduces",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if controllerAddr != "" {
+				return printControllerModule(cmd, controllerAddr, asJSON)
+			}
 			m, err := opts.load(cmd.Context())
 			if err != nil {
 				return err
@@ -56,5 +68,50 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&controllerAddr, "controller", "", "HOST:PORT of a running `ordinal controller`'s --health-addr: print the module it is running (after hot swaps) instead")
 	return cmd
+}
+
+// printControllerModule prints the module a running controller has active, from its /module endpoint.
+func printControllerModule(cmd *cobra.Command, addr string, asJSON bool) error {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(strings.TrimSuffix(addr, "/") + "/module")
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("asking the controller: %w", err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return withCode(ExitUsage, fmt.Errorf("asking the controller: %s: %s", resp.Status, body))
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		_, err := out.Write(body)
+		return err
+	}
+	var st controller.SwapStatus
+	if err := json.Unmarshal(body, &st); err != nil {
+		return withCode(ExitUsage, fmt.Errorf("the controller's /module answer: %w", err))
+	}
+	a := st.Active
+	fmt.Fprintf(out, "controller:  %s\n", addr)
+	fmt.Fprintf(out, "module:      %s %s (abi %d, %s)\n", a.Describe.Module, a.Describe.ModuleVersion, a.Describe.ABI, a.Digest)
+	fmt.Fprintf(out, "kubernetes:  %s (StatefulSet controller)\n", a.Describe.KubernetesVersion)
+	fmt.Fprintf(out, "source:      %s, active since %s\n", a.Source, a.ActiveSince.UTC().Format(time.RFC3339))
+	fmt.Fprintf(out, "hot swaps:   %d accepted, %d refused\n", st.Swaps, st.Refusals)
+	if r := st.LastRefusal; r != nil {
+		fmt.Fprintf(out, "last refused: %s from %s at %s (%s): %s\n", r.Digest, r.Source, r.At.UTC().Format(time.RFC3339), r.Reason, r.Detail)
+	}
+	gates := make([]string, 0, len(a.Describe.Features))
+	for g := range a.Describe.Features {
+		gates = append(gates, g)
+	}
+	sort.Strings(gates)
+	for _, g := range gates {
+		fmt.Fprintf(out, "  feature %s=%v\n", g, a.Describe.Features[g])
+	}
+	return nil
 }

@@ -138,6 +138,11 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
+	return newController(cfg, client, rc)
+}
+
+// newController builds the controller over the given clients (tests give fakes).
+func newController(cfg Config, client kubernetes.Interface, rc restClients) (*Controller, error) {
 	c := &Controller{cfg: cfg, target: cfg.Target, client: client, rest: rc, now: cfg.Now}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),

@@ -1,8 +1,11 @@
 package controller
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/tools/leaderelection"
@@ -24,6 +27,8 @@ type Health struct {
 	// Synced reports whether the running controller's caches have synced.
 	Synced   func() bool
 	Watchdog *leaderelection.HealthzAdaptor
+	// Module reports the active module and the hot-swap history (/module, /readyz?verbose).
+	Module func() SwapStatus
 }
 
 // Handler returns a mux with /healthz and /readyz.
@@ -40,18 +45,48 @@ func (h *Health) Handler() *http.ServeMux {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		synced := h.Synced != nil && h.Synced()
+		details := ""
+		if _, verbose := r.URL.Query()["verbose"]; verbose {
+			details = h.moduleDetails()
+		}
 		switch {
 		case h.LeaderElection && !h.Leading.Load():
-			_, _ = w.Write([]byte("ok: standby"))
+			_, _ = w.Write([]byte("ok: standby" + details))
 		case synced && h.LeaderElection:
-			_, _ = w.Write([]byte("ok: leader"))
+			_, _ = w.Write([]byte("ok: leader" + details))
 		case synced:
-			_, _ = w.Write([]byte("ok"))
+			_, _ = w.Write([]byte("ok" + details))
 		default:
-			http.Error(w, "informer caches not synced", http.StatusServiceUnavailable)
+			http.Error(w, "informer caches not synced"+details, http.StatusServiceUnavailable)
 		}
 	})
+	mux.HandleFunc("/module", func(w http.ResponseWriter, r *http.Request) {
+		if h.Module == nil {
+			http.Error(w, "no module information", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(h.Module())
+	})
 	return mux
+}
+
+// moduleDetails are /readyz?verbose's lines about the active module and the last refusal.
+func (h *Health) moduleDetails() string {
+	if h.Module == nil {
+		return ""
+	}
+	st := h.Module()
+	a := st.Active
+	s := fmt.Sprintf("\nmodule: %s %s %s (kubernetes %s, abi %d) from %s, active since %s; %d swaps, %d refusals",
+		a.Describe.Module, a.Describe.ModuleVersion, a.Digest, a.Describe.KubernetesVersion, a.Describe.ABI, a.Source,
+		a.ActiveSince.UTC().Format(time.RFC3339), st.Swaps, st.Refusals)
+	if r := st.LastRefusal; r != nil {
+		s += fmt.Sprintf("\nlast refused: %s from %s at %s (%s): %s", r.Digest, r.Source, r.At.UTC().Format(time.RFC3339), r.Reason, r.Detail)
+	}
+	return s + "\n"
 }
 
 // MetricsHandler serves the controller's registry on /metrics.

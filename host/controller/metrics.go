@@ -21,6 +21,11 @@ type Metrics struct {
 	leader        prometheus.Gauge       // 1 while leading
 	snapshotBytes prometheus.Histogram   // snapshot size
 	queueDepth    prometheus.GaugeFunc
+
+	moduleSwaps    prometheus.Counter       // modules that became active after the startup one
+	moduleRefusals *prometheus.CounterVec   // reason
+	moduleCheck    *prometheus.HistogramVec // stage: load, gate, total
+	planRefusals   *prometheus.CounterVec   // rule
 }
 
 // Label values of ordinal_syncs_total{result}.
@@ -38,6 +43,7 @@ const (
 	stagePlan     = "plan"     // the plan was undecodable or reports an error
 	stageApply    = "apply"    // a write failed
 	stageAdoption = "adoption" // the uncached re-check before adoption refused it
+	stageFirewall = "firewall" // the action firewall refused the plan
 )
 
 // NewMetrics registers the controller's metrics, plus Go and process collectors.
@@ -57,7 +63,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 		Name: "ordinal_actions_total", Help: "API writes issued from plans, by verb, kind and result (ok, error).",
 	}, []string{"verb", "kind", "result"})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ordinal_errors_total", Help: "Sync errors by stage (snapshot, guest, plan, apply, adoption).",
+		Name: "ordinal_errors_total", Help: "Sync errors by stage (snapshot, guest, plan, firewall, apply, adoption).",
 	}, []string{"stage"})
 	m.staleSkips = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ordinal_stale_skips_total", Help: "Syncs skipped because an informer had not yet seen the controller's own writes.",
@@ -72,8 +78,21 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 		Name: "ordinal_snapshot_bytes", Help: "Size of the snapshots sent to the module.",
 		Buckets: prometheus.ExponentialBuckets(1024, 4, 10),
 	})
+	m.moduleSwaps = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ordinal_module_swaps_total", Help: "Reconcile modules that passed the checks and became active while running (hot swaps).",
+	})
+	m.moduleRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ordinal_module_refusals_total", Help: "Candidate reconcile modules refused (the old one kept running), by reason: load, abi, kubernetes-version, features, conformance.",
+	}, []string{"reason"})
+	m.moduleCheck = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "ordinal_module_check_duration_seconds", Help: "Checking a candidate module, by stage: load (compile with cache, instantiate, describe), gate (conformance cases), total.",
+		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"stage"})
+	m.planRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ordinal_plan_refusals_total", Help: "Plans refused by the action firewall (nothing applied), by the first rule violated.",
+	}, []string{"rule"})
 	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.actions, m.errors, m.staleSkips,
-		m.moduleInfo, m.leader, m.snapshotBytes,
+		m.moduleInfo, m.leader, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if queueDepth != nil {
 		m.queueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -3,7 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -15,15 +17,28 @@ type Reconciler interface {
 	Reconcile(ctx context.Context, snapshot []byte) ([]byte, error)
 }
 
-// ModuleInfo describes the active module for metrics and logs.
+// ModuleInfo describes the active module for metrics, logs and /readyz.
 type ModuleInfo struct {
-	Describe abi.Describe
-	Digest   string // "sha256:..."
+	Describe    abi.Describe `json:"describe"`
+	Digest      string       `json:"digest"`               // "sha256:..."
+	Source      string       `json:"source,omitempty"`     // "embedded", "file:PATH", "configmap:NS/NAME/KEY"
+	ActiveSince time.Time    `json:"activeSince,omitzero"` // when it became active
 }
 
-// ModuleRef holds the active module behind an atomic pointer. Each sync loads
-// it once, so a later hot swap (Swap) takes effect between syncs and never in
-// the middle of one. The controller does not close modules it did not load.
+// ShortDigest is the first 12 hex digits of the digest (for log lines).
+func (i ModuleInfo) ShortDigest() string {
+	const p = len("sha256:")
+	if len(i.Digest) >= p+12 {
+		return i.Digest[p : p+12]
+	}
+	return i.Digest
+}
+
+// ModuleRef holds the active module behind an atomic pointer. Each sync acquires
+// it once (Acquire) and releases it when done, so a hot swap takes effect between
+// syncs and never in the middle of one: syncs in flight finish on the module they
+// started with, and a module swapped out is released (closed) only once the last
+// of them is done.
 type ModuleRef struct {
 	p atomic.Pointer[activeModule]
 }
@@ -31,6 +46,18 @@ type ModuleRef struct {
 type activeModule struct {
 	r    Reconciler
 	info ModuleInfo
+	// release frees the module once it is retired and no sync uses it (nil: the
+	// module is not the ref's to close).
+	release func()
+	users   atomic.Int64
+	retired atomic.Bool
+	once    sync.Once
+}
+
+func (a *activeModule) maybeRelease() {
+	if a.release != nil && a.retired.Load() && a.users.Load() == 0 {
+		a.once.Do(a.release)
+	}
 }
 
 // NewModuleRef wraps a loaded module.
@@ -45,21 +72,64 @@ func ModuleInfoOf(m *wasm.Module) ModuleInfo {
 	return ModuleInfo{Describe: m.Describe(), Digest: fmt.Sprintf("sha256:%x", m.Digest())}
 }
 
-// Swap installs r as the active reconciler and returns the previous one (nil
-// if none). Syncs already running finish on the previous module.
+// Swap installs r as the active reconciler and returns the previous one (nil if
+// none), which the caller still owns. Syncs already running finish on the
+// previous module.
 func (ref *ModuleRef) Swap(r Reconciler, info ModuleInfo) Reconciler {
-	old := ref.p.Swap(&activeModule{r: r, info: info})
+	old := ref.install(r, info, nil)
 	if old == nil {
 		return nil
 	}
 	return old.r
 }
 
-// Load returns the active reconciler and its description.
+// Install makes r the active reconciler. release, if not nil, is called once r
+// has been swapped out and the last sync using it has finished (e.g. to close
+// the module and free its instances). The previous module is released by the
+// same rule, if it was installed with a release function.
+func (ref *ModuleRef) Install(r Reconciler, info ModuleInfo, release func()) {
+	ref.install(r, info, release)
+}
+
+func (ref *ModuleRef) install(r Reconciler, info ModuleInfo, release func()) *activeModule {
+	if info.ActiveSince.IsZero() {
+		info.ActiveSince = time.Now()
+	}
+	old := ref.p.Swap(&activeModule{r: r, info: info, release: release})
+	if old != nil {
+		old.retired.Store(true)
+		old.maybeRelease()
+	}
+	return old
+}
+
+// Load returns the active reconciler and its description, without holding it:
+// use Acquire for a call that must not race with a swap's release.
 func (ref *ModuleRef) Load() (Reconciler, ModuleInfo) {
 	a := ref.p.Load()
 	if a == nil {
 		return nil, ModuleInfo{}
 	}
 	return a.r, a.info
+}
+
+// Acquire returns the active reconciler and its description, held until done
+// is called: a module swapped out meanwhile is not released before that.
+func (ref *ModuleRef) Acquire() (r Reconciler, info ModuleInfo, done func()) {
+	for {
+		a := ref.p.Load()
+		if a == nil {
+			return nil, ModuleInfo{}, func() {}
+		}
+		a.users.Add(1)
+		if ref.p.Load() == a {
+			return a.r, a.info, sync.OnceFunc(func() {
+				a.users.Add(-1)
+				a.maybeRelease()
+			})
+		}
+		// swapped out between the two loads: let go and take the new one
+		a.users.Add(-1)
+		a.maybeRelease()
+	}
 }

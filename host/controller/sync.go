@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
 )
 
 // sync runs one sync of the set with the given key. It returns the delay of a
@@ -27,6 +29,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	result := resultSuccess
 	done, planned := 0, 0
 	var snapBytes int
+	moduleDigest := ""
 	defer func() {
 		d := time.Since(start)
 		c.metrics.syncs.WithLabelValues(result).Inc()
@@ -37,6 +40,9 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			"duration", d.String(), "snapshotBytes", snapBytes}
 		if requeueAfter > 0 {
 			kv = append(kv, "requeueAfter", requeueAfter.String())
+		}
+		if moduleDigest != "" {
+			kv = append(kv, "module", moduleDigest)
 		}
 		switch {
 		case result == resultStale:
@@ -96,7 +102,11 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	snapBytes = len(snap.JSON)
 	c.metrics.snapshotBytes.Observe(float64(snapBytes))
 
-	module, _ := c.cfg.Module.Load()
+	// The module is held for the whole sync: a hot swap meanwhile takes effect at
+	// the next sync, and this one finishes (and releases) the module it started with.
+	module, moduleInfo, release := c.cfg.Module.Acquire()
+	defer release()
+	moduleDigest = moduleInfo.ShortDigest()
 	t0 := time.Now()
 	planJSON, err := module.Reconcile(ctx, snap.JSON)
 	c.metrics.guestDuration.Observe(time.Since(t0).Seconds())
@@ -116,6 +126,21 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		result = resultError
 		c.metrics.errors.WithLabelValues(stagePlan).Inc()
 		return 0, fmt.Errorf("reconcile module rejected the snapshot: %w", plan.Error)
+	}
+
+	// The action firewall: the module is not trusted, so every action is checked
+	// against the snapshot before anything is written; one action out of bounds
+	// refuses the whole plan.
+	if err := c.checkPlan(snap, &plan); err != nil {
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
+		var re *firewall.RefusedError
+		if errors.As(err, &re) {
+			c.metrics.planRefusals.WithLabelValues(string(re.Rules()[0])).Inc()
+			c.recorder.Event(set, corev1.EventTypeWarning, EventPlanRefused, truncate(fmt.Sprintf("Module %s %s (%s): %s",
+				moduleInfo.Describe.Module, moduleInfo.Describe.ModuleVersion, moduleInfo.Digest, err), 1000))
+		}
+		return 0, err
 	}
 
 	events := matchEvents(&plan)
@@ -211,4 +236,17 @@ func (c *Controller) Snapshot(namespace, name string, now time.Time) (*Snapshot,
 		return nil, err
 	}
 	return c.snapshotFor(set, now)
+}
+
+// EventPlanRefused is the warning recorded on a set when the action firewall refuses its plan.
+const EventPlanRefused = "PlanRefused"
+
+// checkPlan runs the action firewall over the plan, against the snapshot the
+// module was given.
+func (c *Controller) checkPlan(snap *Snapshot, plan *abi.Plan) error {
+	scope, err := firewall.ScopeFromSnapshot(snap.JSON)
+	if err != nil {
+		return fmt.Errorf("action firewall: %w", err)
+	}
+	return firewall.Check(scope, plan)
 }

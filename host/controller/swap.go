@@ -1,0 +1,280 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/conformance"
+)
+
+// Reasons of ordinal_module_refusals_total and of ModuleRefused events.
+const (
+	RefusedLoad              = "load"               // not a valid module: does not compile, lacks exports, traps at start
+	RefusedABI               = "abi"                // speaks another ABI version
+	RefusedKubernetesVersion = "kubernetes-version" // reproduces another Kubernetes minor release
+	RefusedFeatures          = "features"           // does not know a feature gate the controller passes
+	RefusedConformance       = "conformance"        // fails a bundled conformance case
+)
+
+// Event reasons of the hot swap (on the module's source object).
+const (
+	EventModuleSwapped = "ModuleSwapped"
+	EventModuleRefused = "ModuleRefused"
+)
+
+// SwapConfig configures a Swapper.
+type SwapConfig struct {
+	Ref     *ModuleRef
+	Metrics *Metrics
+	// Load compiles and instantiates a candidate (wasm.Load with the controller's
+	// limits and compilation cache); it refuses another ABI itself.
+	Load func(ctx context.Context, code []byte) (*wasm.Module, error)
+	// Cases are the conformance cases every candidate must pass, with their gates
+	// pinned (conformance.Pinned). Required unless SkipGate.
+	Cases []conformance.Case
+	// SkipGate lets a candidate become active without running the cases. For tests
+	// only: the action firewall still checks every plan.
+	SkipGate bool
+	// GateParallel is how many cases run at once (default GOMAXPROCS/2, at least 1,
+	// so the gate leaves CPU to the syncs still running on the old module).
+	GateParallel int
+	// Features are the controller's feature-gate overrides: a candidate must know them.
+	Features map[string]bool
+	// KubernetesVersion the cases come from (default conformance.OracleKubernetesVersion);
+	// a candidate must reproduce the same minor release.
+	KubernetesVersion string
+	// Recorder records ModuleSwapped/ModuleRefused events (nil: none).
+	Recorder record.EventRecorder
+}
+
+// Swapper checks candidate modules and makes those that pass active: compile
+// (with the compilation cache) and instantiate, check describe (ABI, Kubernetes
+// version, feature gates), run every bundled conformance case, then swap the
+// ModuleRef atomically. A refused candidate is closed; the active module keeps
+// running; a log line, an event and ordinal_module_refusals_total say why.
+type Swapper struct {
+	cfg SwapConfig
+
+	mu          sync.Mutex // one candidate at a time
+	lastRefused string     // digest of the last refused candidate (not retried until it changes)
+	status      SwapStatus
+}
+
+// SwapStatus is what /module and /readyz?verbose report.
+type SwapStatus struct {
+	Active      ModuleInfo   `json:"active"`
+	Swaps       int          `json:"swaps"`
+	LastSwap    *SwapTiming  `json:"lastSwap,omitempty"`
+	LastRefusal *RefusalInfo `json:"lastRefusal,omitempty"`
+	Refusals    int          `json:"refusals"`
+}
+
+// SwapTiming is how long the checks of the last accepted candidate took.
+type SwapTiming struct {
+	At        time.Time     `json:"at"`
+	Source    string        `json:"source"`
+	Load      time.Duration `json:"load"`
+	Gate      time.Duration `json:"gate"`
+	Total     time.Duration `json:"total"`
+	GateCases int           `json:"gateCases"`
+}
+
+// RefusalInfo describes the last refused candidate.
+type RefusalInfo struct {
+	At     time.Time `json:"at"`
+	Source string    `json:"source"`
+	Digest string    `json:"digest"`
+	Reason string    `json:"reason"`
+	Detail string    `json:"detail"`
+}
+
+// RefusedError is a candidate's refusal.
+type RefusedError struct {
+	Reason string
+	Digest string
+	Err    error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("module %s refused (%s): %v", e.Digest, e.Reason, e.Err)
+}
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// NewSwapper returns a swapper over cfg.Ref, whose current module is the active one.
+func NewSwapper(cfg SwapConfig) (*Swapper, error) {
+	if cfg.Ref == nil || cfg.Load == nil {
+		return nil, errors.New("swapper: Ref and Load are required")
+	}
+	if len(cfg.Cases) == 0 && !cfg.SkipGate {
+		return nil, errors.New("swapper: no conformance cases to check candidates with")
+	}
+	if cfg.GateParallel <= 0 {
+		cfg.GateParallel = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	if cfg.KubernetesVersion == "" {
+		cfg.KubernetesVersion = conformance.OracleKubernetesVersion
+	}
+	s := &Swapper{cfg: cfg}
+	_, s.status.Active = cfg.Ref.Load()
+	return s, nil
+}
+
+// SetMetrics sets where refusals, swaps and the active module are published.
+func (s *Swapper) SetMetrics(m *Metrics) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Metrics = m
+}
+
+// SetRecorder sets the recorder of ModuleSwapped/ModuleRefused events.
+func (s *Swapper) SetRecorder(r record.EventRecorder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Recorder = r
+}
+
+// Status returns the active module and the history of swaps and refusals.
+func (s *Swapper) Status() SwapStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.status
+	_, st.Active = s.cfg.Ref.Load()
+	return st
+}
+
+// Check loads code and runs every check; on success the caller owns the
+// returned module. It is what Offer does before swapping, and what the
+// controller runs on the module it starts with.
+func (s *Swapper) Check(ctx context.Context, code []byte) (*wasm.Module, SwapTiming, error) {
+	digest := fmt.Sprintf("sha256:%x", sha256.Sum256(code))
+	var tm SwapTiming
+	t0 := time.Now()
+	m, err := s.cfg.Load(ctx, code)
+	tm.Load = time.Since(t0)
+	if err != nil {
+		reason := RefusedLoad
+		var we *wasm.Error
+		if errors.As(err, &we) && we.Kind == wasm.ErrUnsupportedABI {
+			reason = RefusedABI
+		}
+		return nil, tm, &RefusedError{Reason: reason, Digest: digest, Err: err}
+	}
+	refuse := func(reason string, err error) (*wasm.Module, SwapTiming, error) {
+		m.Close(context.WithoutCancel(ctx))
+		tm.Total = time.Since(t0)
+		return nil, tm, &RefusedError{Reason: reason, Digest: digest, Err: err}
+	}
+	d := m.Describe()
+	if minor(d.KubernetesVersion) != minor(s.cfg.KubernetesVersion) {
+		return refuse(RefusedKubernetesVersion, fmt.Errorf("the module reproduces Kubernetes %s; this controller and its conformance cases are for %s",
+			d.KubernetesVersion, s.cfg.KubernetesVersion))
+	}
+	for g := range s.cfg.Features {
+		if _, ok := d.Features[g]; !ok {
+			return refuse(RefusedFeatures, fmt.Errorf("the module does not know the feature gate %q the controller passes (--feature-gates)", g))
+		}
+	}
+	if !s.cfg.SkipGate {
+		t1 := time.Now()
+		res := conformance.Gate(ctx, s.cfg.Cases, m.Reconcile, s.cfg.GateParallel, 1)
+		tm.Gate, tm.GateCases = time.Since(t1), len(s.cfg.Cases)
+		if !res.OK() {
+			return refuse(RefusedConformance, fmt.Errorf("%s", res))
+		}
+	}
+	tm.Total = time.Since(t0)
+	return m, tm, nil
+}
+
+// minor returns "v1.37" of "v1.37.1".
+func minor(v string) string {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// Offer checks a candidate from source and, if it passes, makes it active.
+// eventObj is the object its events are recorded on (nil: none). A candidate
+// equal to the active module, or to the last one refused, is ignored. It
+// returns whether the module was swapped, and the refusal if it was refused.
+func (s *Swapper) Offer(ctx context.Context, source string, code []byte, eventObj *corev1.ObjectReference) (bool, error) {
+	logger := klog.FromContext(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	digest := fmt.Sprintf("sha256:%x", sha256.Sum256(code))
+	_, active := s.cfg.Ref.Load()
+	if digest == active.Digest || digest == s.lastRefused {
+		logger.V(2).Info("Module candidate unchanged; ignored", "source", source, "digest", digest)
+		return false, nil
+	}
+	logger.Info("Checking a new reconcile module", "source", source, "digest", digest, "bytes", len(code),
+		"cases", len(s.cfg.Cases), "gate", !s.cfg.SkipGate)
+	m, tm, err := s.Check(ctx, code)
+	if s.cfg.Metrics != nil {
+		s.cfg.Metrics.moduleCheck.WithLabelValues("load").Observe(tm.Load.Seconds())
+		if tm.Gate > 0 {
+			s.cfg.Metrics.moduleCheck.WithLabelValues("gate").Observe(tm.Gate.Seconds())
+		}
+	}
+	if err != nil {
+		var re *RefusedError
+		errors.As(err, &re)
+		s.lastRefused = digest
+		s.status.Refusals++
+		s.status.LastRefusal = &RefusalInfo{At: time.Now(), Source: source, Digest: digest, Reason: re.Reason, Detail: re.Err.Error()}
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.moduleRefusals.WithLabelValues(re.Reason).Inc()
+		}
+		logger.Error(re.Err, "Refused the new reconcile module; the active module keeps running", "source", source,
+			"digest", digest, "reason", re.Reason, "active", active.Digest)
+		s.event(eventObj, corev1.EventTypeWarning, EventModuleRefused, fmt.Sprintf("Refused module %s from %s (%s): %s; still running %s %s (%s)",
+			digest, source, re.Reason, truncate(re.Err.Error(), 600), active.Describe.Module, active.Describe.ModuleVersion, active.Digest))
+		return false, err
+	}
+	info := ModuleInfoOf(m)
+	info.Source = source
+	info.ActiveSince = time.Now()
+	s.cfg.Ref.Install(m, info, func() { _ = m.Close(context.Background()) })
+	s.lastRefused = ""
+	tm.At, tm.Source = info.ActiveSince, source
+	s.status.Swaps++
+	s.status.LastSwap = &tm
+	if s.cfg.Metrics != nil {
+		s.cfg.Metrics.SetModule(info)
+		s.cfg.Metrics.moduleSwaps.Inc()
+		s.cfg.Metrics.moduleCheck.WithLabelValues("total").Observe(tm.Total.Seconds())
+	}
+	logger.Info("Swapped the reconcile module", "source", source, "module", info.Describe.Module,
+		"version", info.Describe.ModuleVersion, "digest", info.Digest, "previous", active.Digest,
+		"load", tm.Load.String(), "gate", tm.Gate.String(), "cases", tm.GateCases)
+	s.event(eventObj, corev1.EventTypeNormal, EventModuleSwapped, fmt.Sprintf("Module %s %s (%s) from %s is active (passed %d conformance cases); was %s",
+		info.Describe.Module, info.Describe.ModuleVersion, info.Digest, source, tm.GateCases, active.Digest))
+	return true, nil
+}
+
+func (s *Swapper) event(obj *corev1.ObjectReference, typ, reason, msg string) {
+	if s.cfg.Recorder == nil || obj == nil {
+		return
+	}
+	s.cfg.Recorder.Event(obj, typ, reason, msg)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

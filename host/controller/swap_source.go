@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// WatchModuleFile polls path every interval and offers its content to the
+// swapper whenever it changes (size, modification time or inode). A change is
+// offered only once the file has stayed the same for settle (default
+// min(interval, 200ms)), so a module being written is not checked half-written;
+// writing the new module to a temporary file and renaming it over path is best.
+// It returns when ctx is done.
+func WatchModuleFile(ctx context.Context, s *Swapper, path string, interval, settle time.Duration, eventObj *corev1.ObjectReference) {
+	logger := klog.FromContext(ctx).WithValues("module", path)
+	if settle <= 0 {
+		settle = min(interval, 200*time.Millisecond)
+	}
+	last, _ := os.Stat(path)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			logger.V(2).Info("Module file not readable; keeping the active module", "err", err.Error())
+			continue
+		}
+		if last != nil && sameFileState(last, fi) {
+			continue
+		}
+		// wait until the file stops changing
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(settle):
+			}
+			again, err := os.Stat(path)
+			if err != nil || sameFileState(fi, again) {
+				break
+			}
+			fi = again
+		}
+		code, err := os.ReadFile(path)
+		if err != nil {
+			logger.Error(err, "Reading the changed module file")
+			continue
+		}
+		last = fi
+		_, _ = s.Offer(ctx, "file:"+path, code, eventObj)
+	}
+}
+
+func sameFileState(a, b os.FileInfo) bool {
+	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && os.SameFile(a, b)
+}
+
+// WatchModuleConfigMap watches the ConfigMap namespace/name and offers the
+// value of key (binaryData, else data) to the swapper whenever it changes.
+// Events about the candidates are recorded on the ConfigMap. It returns when
+// ctx is done.
+func WatchModuleConfigMap(ctx context.Context, s *Swapper, client kubernetes.Interface, namespace, name, key string) {
+	logger := klog.FromContext(ctx).WithValues("configMap", namespace+"/"+name, "key", key)
+	source := fmt.Sprintf("configmap:%s/%s/%s", namespace, name, key)
+	offers := make(chan *corev1.ConfigMap, 1)
+	handle := func(obj any) {
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok {
+			return
+		}
+		select { // keep only the newest
+		case <-offers:
+		default:
+		}
+		offers <- cm
+	}
+	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "configmaps", namespace, fields.OneTermEqualSelector("metadata.name", name))
+	_, inf := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.ConfigMap{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    handle,
+			UpdateFunc: func(_, cur any) { handle(cur) },
+		},
+	})
+	go inf.RunWithContext(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case cm := <-offers:
+			code, ok := cm.BinaryData[key]
+			if !ok {
+				if str, ok2 := cm.Data[key]; ok2 {
+					code, ok = []byte(str), true
+				}
+			}
+			if !ok {
+				logger.Info("The module ConfigMap has no such key; keeping the active module")
+				continue
+			}
+			ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name,
+				UID: cm.UID, ResourceVersion: cm.ResourceVersion}
+			_, _ = s.Offer(ctx, source, code, ref)
+		}
+	}
+}

@@ -1,0 +1,417 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+
+	ordinal "github.com/ordinal-dev/ordinal"
+	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/conformance"
+)
+
+// Test modules (testdata/modules/build.sh).
+const (
+	hostileModule = "testdata/modules/hostile.wasm"
+	variantModule = "testdata/modules/ordinal-maxunavailable-off.wasm"
+)
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func loadModule(ctx context.Context, code []byte) (*wasm.Module, error) {
+	return wasm.Load(ctx, code, wasm.Config{Timeout: 30 * time.Second})
+}
+
+var (
+	casesOnce   sync.Once
+	pinnedCases []conformance.Case
+	casesErr    error
+)
+
+func gateCases(t testing.TB) []conformance.Case {
+	t.Helper()
+	casesOnce.Do(func() {
+		var all []conformance.Case
+		if all, casesErr = conformance.Load(ordinal.ConformanceFS(), "."); casesErr == nil {
+			pinnedCases, casesErr = conformance.Pinned(all)
+		}
+	})
+	if casesErr != nil {
+		t.Fatal(casesErr)
+	}
+	return pinnedCases
+}
+
+// fakeReconciler counts calls and can block them.
+type fakeReconciler struct {
+	name    string
+	calls   atomic.Int64
+	block   chan struct{}
+	entered chan struct{}
+}
+
+func (f *fakeReconciler) Reconcile(ctx context.Context, _ []byte) ([]byte, error) {
+	f.calls.Add(1)
+	if f.entered != nil {
+		f.entered <- struct{}{}
+	}
+	if f.block != nil {
+		<-f.block
+	}
+	return []byte(`{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[]}`), nil
+}
+
+// A sync in flight finishes on the module it started with; the swapped-out module is released only
+// after that sync is done, exactly once; the next sync gets the new module.
+func TestModuleRefSwapBetweenSyncs(t *testing.T) {
+	ref := &ModuleRef{}
+	old := &fakeReconciler{name: "old", block: make(chan struct{}), entered: make(chan struct{}, 1)}
+	var released atomic.Int64
+	ref.Install(old, ModuleInfo{Digest: "sha256:old"}, func() { released.Add(1) })
+
+	done := make(chan struct{})
+	go func() { // a sync in flight on the old module
+		r, info, release := ref.Acquire()
+		defer release()
+		if info.Digest != "sha256:old" {
+			t.Errorf("sync got %s", info.Digest)
+		}
+		_, _ = r.Reconcile(context.Background(), nil)
+		close(done)
+	}()
+	<-old.entered
+	nu := &fakeReconciler{name: "new"}
+	ref.Install(nu, ModuleInfo{Digest: "sha256:new"}, nil)
+	if n := released.Load(); n != 0 {
+		t.Fatalf("old module released while a sync still runs on it")
+	}
+	r, info, release := ref.Acquire()
+	if r != nu || info.Digest != "sha256:new" {
+		t.Fatalf("a sync after the swap got %v", info.Digest)
+	}
+	release()
+	release() // idempotent
+	close(old.block)
+	<-done
+	if n := released.Load(); n != 1 {
+		t.Fatalf("old module released %d times after its last sync, want 1", n)
+	}
+	if old.calls.Load() != 1 || nu.calls.Load() != 0 {
+		t.Fatalf("calls: old %d new %d", old.calls.Load(), nu.calls.Load())
+	}
+}
+
+// Under concurrent syncs and swaps, every module is released exactly once, never while in use.
+func TestModuleRefConcurrentSwaps(t *testing.T) {
+	ref := &ModuleRef{}
+	type mod struct {
+		inUse    atomic.Int64
+		released atomic.Bool
+	}
+	var mods []*mod
+	var mu sync.Mutex
+	install := func() {
+		m := &mod{}
+		mu.Lock()
+		mods = append(mods, m)
+		mu.Unlock()
+		ref.Install(&fakeReconciler{}, ModuleInfo{}, func() {
+			if m.inUse.Load() != 0 {
+				t.Errorf("released while in use")
+			}
+			if m.released.Swap(true) {
+				t.Errorf("released twice")
+			}
+		})
+	}
+	install()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, _, release := ref.Acquire()
+				release()
+			}
+		})
+	}
+	for i := 0; i < 200; i++ {
+		install()
+	}
+	close(stop)
+	wg.Wait()
+	install()
+	for i, m := range mods[:len(mods)-1] {
+		if !m.released.Load() {
+			t.Errorf("module %d never released", i)
+		}
+	}
+}
+
+// The swapper refuses what does not compile, speaks another ABI or fails a conformance case, keeping
+// the active module; it accepts a module with other but valid behaviour (the variant with
+// MaxUnavailableStatefulSet off by default, which passes every case with the reference's gates) and
+// ignores a candidate equal to the active one.
+func TestSwapperChecks(t *testing.T) {
+	ctx := context.Background()
+	base, err := loadModule(ctx, embedded.Module())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &ModuleRef{}
+	var baseReleased atomic.Bool
+	ref.Install(base, ModuleInfoOf(base), func() { baseReleased.Store(true); base.Close(ctx) })
+	metrics := NewMetrics(nil)
+	rec := record.NewFakeRecorder(20)
+	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t), Metrics: metrics, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &corev1.ObjectReference{Kind: "Lease", Namespace: "ns", Name: "ordinal-controller"}
+	abi2, err := os.ReadFile("../wasm/testdata/abi2.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, reason string
+		code         []byte
+	}{
+		{"not wasm", RefusedLoad, []byte("\x00asm but not really")},
+		{"truncated module", RefusedLoad, embedded.Module()[:len(embedded.Module())/2]},
+		{"another ABI", RefusedABI, abi2},
+		{"hostile module", RefusedConformance, readFile(t, hostileModule)},
+	} {
+		swapped, err := s.Offer(ctx, "test:"+tc.name, tc.code, obj)
+		var re *RefusedError
+		if swapped || !errors.As(err, &re) || re.Reason != tc.reason {
+			t.Fatalf("%s: swapped=%v err=%v, want refused (%s)", tc.name, swapped, err, tc.reason)
+		}
+		t.Logf("%s: %v", tc.name, err)
+		if _, info := ref.Load(); info.Digest != ModuleInfoOf(base).Digest {
+			t.Fatalf("%s: active module changed to %s", tc.name, info.Digest)
+		}
+		if got := metricValue(metrics.moduleRefusals.WithLabelValues(tc.reason)); got < 1 {
+			t.Errorf("%s: ordinal_module_refusals_total{reason=%q} = %v", tc.name, tc.reason, got)
+		}
+		if ev := <-rec.Events; !strings.HasPrefix(ev, "Warning ModuleRefused") {
+			t.Errorf("%s: event %q", tc.name, ev)
+		}
+	}
+	// The same refused bytes again: ignored (no second check, no event).
+	if swapped, err := s.Offer(ctx, "again", readFile(t, hostileModule), obj); swapped || err != nil {
+		t.Fatalf("re-offered refused module: swapped=%v err=%v", swapped, err)
+	}
+	// Equal to the active module: ignored.
+	if swapped, err := s.Offer(ctx, "same", embedded.Module(), obj); swapped || err != nil {
+		t.Fatalf("re-offered active module: swapped=%v err=%v", swapped, err)
+	}
+	// Other but valid behaviour: accepted.
+	swapped, err := s.Offer(ctx, "file:variant", readFile(t, variantModule), obj)
+	if !swapped || err != nil {
+		t.Fatalf("variant: swapped=%v err=%v", swapped, err)
+	}
+	_, info := ref.Load()
+	if info.Describe.Features["MaxUnavailableStatefulSet"] || !strings.HasSuffix(info.Describe.ModuleVersion, "+maxunavailable-off") || info.Source != "file:variant" {
+		t.Fatalf("active after swap: %+v", info)
+	}
+	if ev := <-rec.Events; !strings.HasPrefix(ev, "Normal ModuleSwapped") {
+		t.Errorf("event %q", ev)
+	}
+	if !baseReleased.Load() {
+		t.Errorf("the swapped-out module was not released")
+	}
+	if got := metricValue(metrics.moduleSwaps); got != 1 {
+		t.Errorf("ordinal_module_swaps_total = %v", got)
+	}
+	if got := metricValue(metrics.moduleInfo.WithLabelValues("ordinal", info.Describe.ModuleVersion, info.Digest, "v1.37.1", "1")); got != 1 {
+		t.Errorf("ordinal_module_info of the new module = %v", got)
+	}
+	st := s.Status()
+	if st.Swaps != 1 || st.Refusals != 4 || st.LastSwap == nil || st.LastSwap.GateCases != len(gateCases(t)) || st.LastRefusal == nil {
+		t.Errorf("status %+v", st)
+	}
+	t.Logf("variant swapped in: load %s, gate %s (%d cases)", st.LastSwap.Load, st.LastSwap.Gate, st.LastSwap.GateCases)
+	r, _ := ref.Load()
+	r.(*wasm.Module).Close(ctx)
+}
+
+// The --module file is watched: a new module written over it becomes active; a broken one is refused.
+func TestWatchModuleFile(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "module.wasm")
+	if err := os.WriteFile(path, embedded.Module(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, err := loadModule(ctx, embedded.Module())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &ModuleRef{}
+	ref.Install(base, ModuleInfoOf(base), func() { base.Close(ctx) })
+	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go WatchModuleFile(ctx, s, path, 20*time.Millisecond, 0, nil)
+	replace := func(code []byte) {
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, code, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor := func(what string, cond func(SwapStatus) bool) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute)
+		for !cond(s.Status()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s; status %+v", what, s.Status())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	replace([]byte("not a module"))
+	waitFor("the broken module to be refused", func(st SwapStatus) bool { return st.Refusals == 1 })
+	t0 := time.Now()
+	replace(readFile(t, variantModule))
+	waitFor("the variant to become active", func(st SwapStatus) bool { return st.Swaps == 1 })
+	t.Logf("file change to active module: %s", time.Since(t0))
+	cancel()
+	r, _ := ref.Load()
+	r.(*wasm.Module).Close(context.Background())
+}
+
+// A hostile module whose plans reach beyond its set, made active by bypassing the conformance gate,
+// is stopped by the action firewall in the real sync path: no request reaches the API server, the
+// set gets a PlanRefused warning, and ordinal_plan_refusals_total counts it.
+func TestHostileModuleStoppedByFirewall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m, err := loadModule(ctx, readFile(t, hostileModule))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	// Made active through the swapper with the gate bypassed (as the test-only flag does).
+	ref := &ModuleRef{}
+	base, err := loadModule(ctx, embedded.Module())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref.Install(base, ModuleInfoOf(base), func() { base.Close(ctx) })
+	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, SkipGate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Offer(ctx, "test:hostile", readFile(t, hostileModule), nil); !ok || err != nil {
+		t.Fatalf("offer with the gate bypassed: %v %v", ok, err)
+	}
+
+	for _, attack := range []string{"", "delete-foreign-pod", "create-other-namespace", "delete-pvc", "patch-foreign-pod", "status-other-set"} {
+		t.Run("attack="+attack, func(t *testing.T) {
+			set := testSet()
+			set.Spec.Replicas = ptr.To[int32](2)
+			set.Annotations = map[string]string{"ordinal.dev/hostile": attack}
+			objs := []runtime.Object{set,
+				pod("web-0", "ns", map[string]string{"app": "web"}, ctrlRef("StatefulSet", "web", "set-uid")),
+				pod("web-1", "ns", map[string]string{"app": "web"}, ctrlRef("StatefulSet", "web-legacy", "other-uid")),
+				pod("db-0", "ns", map[string]string{"app": "db"}, ctrlRef("StatefulSet", "db", "db-uid")),
+				&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns", UID: "claim-uid"}},
+			}
+			api := &fakeAPI{}
+			c := newFakeController(t, ctx, ref, api, objs...)
+			rec := record.NewFakeRecorder(10)
+			c.recorder = rec
+			_, err := c.sync(ctx, "ns/web")
+			if err == nil || !strings.Contains(err.Error(), "firewall") {
+				t.Fatalf("sync error %v, want a firewall refusal", err)
+			}
+			t.Log(err)
+			if len(api.reqs) != 0 {
+				t.Fatalf("the API server got %d requests, want none: %+v", len(api.reqs), api.reqs)
+			}
+			select {
+			case ev := <-rec.Events:
+				if !strings.HasPrefix(ev, "Warning PlanRefused") {
+					t.Errorf("event %q", ev)
+				}
+			default:
+				t.Errorf("no PlanRefused event")
+			}
+			if got := metricValue(c.metrics.errors.WithLabelValues(stageFirewall)); got != 1 {
+				t.Errorf("ordinal_errors_total{stage=firewall} = %v", got)
+			}
+		})
+	}
+}
+
+// newFakeController is a controller over a fake clientset holding objs (informers synced) whose
+// writes go to api.
+func newFakeController(t *testing.T, ctx context.Context, ref *ModuleRef, api *fakeAPI, objs ...runtime.Object) *Controller {
+	t.Helper()
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	rc, err := newRESTClients(&rest.Config{Host: srv.URL}, StatefulSetTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Module: ref, Target: StatefulSetTarget, Workers: 1, StaleTimeout: time.Second, Now: time.Now}
+	c, err := newController(cfg, fake.NewClientset(objs...), rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.setInformer.HasSynced, c.podInformer.HasSynced, c.revInformer.HasSynced, c.pvcInformer.HasSynced) {
+		t.Fatal("caches did not sync")
+	}
+	return c
+}
+
+func metricValue(m prometheus.Metric) float64 {
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		return -1
+	}
+	switch {
+	case d.Counter != nil:
+		return d.Counter.GetValue()
+	case d.Gauge != nil:
+		return d.Gauge.GetValue()
+	}
+	return -1
+}

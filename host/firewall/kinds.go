@@ -1,0 +1,34 @@
+package firewall
+
+import (
+	"fmt"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// verbsByKind are the writes the upstream StatefulSet controller makes, by kind. It never deletes a
+// claim (the retention policy works through owner references and the garbage collector), never
+// patches a claim, and writes only the status of the set.
+var verbsByKind = map[string]map[string]bool{
+	abi.KindPod:                   {abi.VerbCreate: true, abi.VerbUpdate: true, abi.VerbPatch: true, abi.VerbDelete: true},
+	abi.KindPersistentVolumeClaim: {abi.VerbCreate: true, abi.VerbUpdate: true},
+	abi.KindControllerRevision:    {abi.VerbCreate: true, abi.VerbUpdate: true, abi.VerbPatch: true, abi.VerbDelete: true},
+}
+
+// checkKindVerb allows only the kinds and verbs above, and updateStatus of the set's kind.
+func checkKindVerb(s *Scope, a *abi.Action) (Rule, string) {
+	if a.Kind == s.Kind {
+		if a.Verb != abi.VerbUpdateStatus {
+			return RuleKindVerb, fmt.Sprintf("%s of a %s: the controller only writes the status of its set", a.Verb, a.Kind)
+		}
+		return "", ""
+	}
+	verbs, ok := verbsByKind[a.Kind]
+	if !ok {
+		return RuleKindVerb, fmt.Sprintf("kind %q is not one the StatefulSet controller writes", a.Kind)
+	}
+	if !verbs[a.Verb] {
+		return RuleKindVerb, fmt.Sprintf("%s of a %s is not a write the StatefulSet controller makes", a.Verb, a.Kind)
+	}
+	return "", ""
+}

@@ -1,0 +1,79 @@
+package firewall
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// apiVersionOf is the apiVersion of the kinds the controller writes.
+var apiVersionOf = map[string]string{
+	abi.KindPod:                   "v1",
+	abi.KindPersistentVolumeClaim: "v1",
+	abi.KindControllerRevision:    "apps/v1",
+}
+
+// decodeObject decodes the metadata of a create's or update's object and checks that it is the object
+// the action names: same kind and apiVersion (when present), same non-empty name (which takes precedence over a generateName, as upstream's pods carry one), and the
+// set's namespace (or none). The API server takes the name from the object on create, so an action
+// named web-0 whose object is named db-0 would create db-0.
+func (s *Scope) decodeObject(a *abi.Action) (*objectMeta, Rule, string) {
+	if len(a.Object) == 0 {
+		return nil, RuleObject, "no object"
+	}
+	var m objectMeta
+	if err := json.Unmarshal(a.Object, &m); err != nil {
+		return nil, RuleObject, "object does not decode: " + err.Error()
+	}
+	if m.Kind != "" && m.Kind != a.Kind {
+		return nil, RuleObject, fmt.Sprintf("object kind %q in a %s action", m.Kind, a.Kind)
+	}
+	if m.APIVersion != "" && m.APIVersion != apiVersionOf[a.Kind] {
+		return nil, RuleObject, fmt.Sprintf("object apiVersion %q, want %q", m.APIVersion, apiVersionOf[a.Kind])
+	}
+	if m.Metadata.Namespace != "" && m.Metadata.Namespace != s.Namespace {
+		return nil, RuleNamespace, fmt.Sprintf("object namespace %q is not the set's namespace %q", m.Metadata.Namespace, s.Namespace)
+	}
+	if a.Name == "" || m.Metadata.Name != a.Name {
+		return nil, RuleObject, fmt.Sprintf("object name %q differs from the action's %q", m.Metadata.Name, a.Name)
+	}
+	return &m, "", ""
+}
+
+// isSetControllerRef reports whether ref is a controller reference to this set.
+func (s *Scope) isSetControllerRef(ref *metav1.OwnerReference) bool {
+	return ref != nil && ref.Controller != nil && *ref.Controller && ref.UID == s.UID && ref.Kind == s.Kind &&
+		ref.Name == s.Name && ref.APIVersion == s.APIVersion
+}
+
+// checkCreateOwner: a created pod or revision carries exactly one controller reference, to this set.
+func (s *Scope) checkCreateOwner(m *objectMeta) (Rule, string) {
+	ref := controllerOf(m.Metadata.OwnerReferences)
+	if !s.isSetControllerRef(ref) {
+		return RuleOwner, "a created object must carry a controller reference to this set (" + s.Kind + " " + s.Name + ", uid " + string(s.UID) + ")"
+	}
+	return "", ""
+}
+
+// checkUpdateIdentity: an update replaces the object the snapshot has (same uid) and leaves its owner
+// references as they are (upstream's pod and revision updates never change them).
+func checkUpdateIdentity(target *Object, m *objectMeta) (Rule, string) {
+	if m.Metadata.UID != "" && m.Metadata.UID != target.UID {
+		return RuleObject, fmt.Sprintf("object uid %s is not the snapshot's %s", m.Metadata.UID, target.UID)
+	}
+	if !sameRefs(target.OwnerReferences, m.Metadata.OwnerReferences) {
+		return RuleOwner, "an update may not change the object's owner references"
+	}
+	return "", ""
+}
+
+func sameRefs(a, b []metav1.OwnerReference) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}

@@ -1,0 +1,45 @@
+package firewall
+
+import (
+	"fmt"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// checkPod: pods named <set>-<ordinal> are created with the set as controller; only pods the set
+// controls are updated, released or deleted; only orphans the set may adopt are adopted.
+func (st *planState) checkPod(a *abi.Action) (Rule, string) {
+	s := st.s
+	if a.Verb == abi.VerbCreate {
+		m, rule, reason := s.decodeObject(a)
+		if rule != "" {
+			return rule, reason
+		}
+		if !s.isCreatableName(a.Name, s.Name+"-") {
+			return RuleName, fmt.Sprintf("a pod the set creates is named %s-<ordinal> for an ordinal in [%d, %d)", s.Name, s.Start, s.Start+s.Replicas)
+		}
+		return s.checkCreateOwner(m)
+	}
+	target := s.Pods[a.Name]
+	if target == nil {
+		return RuleOwner, "the pod is not in the snapshot: the set cannot be shown to own it"
+	}
+	switch a.Verb {
+	case abi.VerbPatch:
+		return st.checkOwnerPatch(abi.KindPod, a, target, func() bool { _, ok := s.podOrdinal(a.Name); return ok })
+	case abi.VerbUpdate:
+		if !st.owned(abi.KindPod, target) {
+			return RuleOwner, "the pod is not controlled by this set"
+		}
+		m, rule, reason := s.decodeObject(a)
+		if rule != "" {
+			return rule, reason
+		}
+		return checkUpdateIdentity(target, m)
+	case abi.VerbDelete:
+		if !st.owned(abi.KindPod, target) {
+			return RuleOwner, "the pod is not controlled by this set"
+		}
+	}
+	return "", ""
+}

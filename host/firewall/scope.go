@@ -1,0 +1,150 @@
+package firewall
+
+import (
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// Scope is what the firewall knows of the set a snapshot is about: the set's identity and the parts of
+// its spec that bound the plan, and the metadata of every object in the snapshot (in the set's
+// namespace), by name.
+type Scope struct {
+	APIVersion, Kind string // of the set, e.g. apps/v1 StatefulSet
+	Namespace, Name  string
+	UID              types.UID
+	Deleting         bool // the set has a deletionTimestamp: upstream adopts nothing
+
+	Start, Replicas int      // ordinals [Start, Start+Replicas) are the set's (spec.ordinals.start, spec.replicas)
+	ClaimTemplates  []string // names of spec.volumeClaimTemplates
+	selector        labels.Selector
+
+	Pods, Revisions, Claims map[string]*Object
+}
+
+// Object is the metadata of one object of the snapshot. Raw is the object as the snapshot carries it
+// (kept for claims, whose updates are compared with it).
+type Object struct {
+	Name, Namespace string
+	UID             types.UID
+	Labels          map[string]string
+	OwnerReferences []metav1.OwnerReference
+	Raw             json.RawMessage
+}
+
+// objectMeta is the part of an object the firewall decodes.
+type objectMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name              string                  `json:"name"`
+		GenerateName      string                  `json:"generateName"`
+		Namespace         string                  `json:"namespace"`
+		UID               types.UID               `json:"uid"`
+		Labels            map[string]string       `json:"labels"`
+		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
+		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
+	} `json:"metadata"`
+}
+
+// ScopeFromSnapshot decodes the scope from an ABI v1 snapshot (the exact bytes the module was given).
+func ScopeFromSnapshot(snapshot []byte) (*Scope, error) {
+	var snap abi.Snapshot
+	if err := json.Unmarshal(snapshot, &snap); err != nil {
+		return nil, fmt.Errorf("firewall: snapshot: %w", err)
+	}
+	return ScopeFromParts(snap.StatefulSet, snap.Pods, snap.Revisions, snap.Claims)
+}
+
+// ScopeFromParts builds the scope from the snapshot's set and object lists.
+func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawMessage) (*Scope, error) {
+	var set appsv1.StatefulSet
+	if err := json.Unmarshal(setJSON, &set); err != nil {
+		return nil, fmt.Errorf("firewall: statefulSet: %w", err)
+	}
+	if set.Name == "" || set.UID == "" {
+		return nil, fmt.Errorf("firewall: statefulSet has no name or uid")
+	}
+	s := &Scope{
+		APIVersion: set.APIVersion, Kind: set.Kind, Namespace: set.Namespace, Name: set.Name, UID: set.UID,
+		Deleting: set.DeletionTimestamp != nil, Replicas: 1,
+		Pods: map[string]*Object{}, Revisions: map[string]*Object{}, Claims: map[string]*Object{},
+	}
+	if s.APIVersion == "" {
+		s.APIVersion = "apps/v1"
+	}
+	if s.Kind == "" {
+		s.Kind = abi.KindStatefulSet
+	}
+	if s.Namespace == "" {
+		s.Namespace = metav1.NamespaceDefault
+	}
+	if set.Spec.Replicas != nil {
+		s.Replicas = int(*set.Spec.Replicas)
+	}
+	if set.Spec.Ordinals != nil {
+		s.Start = int(set.Spec.Ordinals.Start)
+	}
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		s.ClaimTemplates = append(s.ClaimTemplates, t.Name)
+	}
+	if sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err == nil && !sel.Empty() {
+		s.selector = sel
+	}
+	for _, l := range []struct {
+		raws []json.RawMessage
+		into map[string]*Object
+		what string
+	}{{pods, s.Pods, "pods"}, {revisions, s.Revisions, "revisions"}, {claims, s.Claims, "claims"}} {
+		for i, raw := range l.raws {
+			var m objectMeta
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return nil, fmt.Errorf("firewall: %s[%d]: %w", l.what, i, err)
+			}
+			ns := m.Metadata.Namespace
+			if ns == "" {
+				ns = s.Namespace
+			}
+			if ns != s.Namespace {
+				continue // not the set's: nothing in it may be written
+			}
+			o := &Object{Name: m.Metadata.Name, Namespace: ns, UID: m.Metadata.UID, Labels: m.Metadata.Labels,
+				OwnerReferences: m.Metadata.OwnerReferences}
+			if l.what == "claims" {
+				o.Raw = raw
+			}
+			l.into[o.Name] = o // as the module: the last of two objects with one name wins
+		}
+	}
+	return s, nil
+}
+
+// controls reports whether the snapshot shows o controlled by the set (controller reference of the
+// set's kind with the set's uid).
+func (s *Scope) controls(o *Object) bool {
+	ref := controllerOf(o.OwnerReferences)
+	return ref != nil && ref.UID == s.UID && ref.Kind == s.Kind
+}
+
+// adoptable reports whether the snapshot shows o as an orphan (no controller reference) whose labels
+// the set's selector matches, while the set is not being deleted: what upstream's
+// ControllerRefManager adopts.
+func (s *Scope) adoptable(o *Object) bool {
+	return !s.Deleting && s.selector != nil && controllerOf(o.OwnerReferences) == nil &&
+		s.selector.Matches(labels.Set(o.Labels))
+}
+
+func controllerOf(refs []metav1.OwnerReference) *metav1.OwnerReference {
+	for i := range refs {
+		if refs[i].Controller != nil && *refs[i].Controller {
+			return &refs[i]
+		}
+	}
+	return nil
+}
