@@ -126,6 +126,32 @@ Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text
 	return root
 }
 
+// liveSetSnapshot resolves a "statefulset/NAME" argument against the cluster and builds the controller's
+// snapshot of that set from live List calls, with the given feature-gate overrides.
+func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates string) (*controller.Snapshot, controller.Objects, error) {
+	name, err := parseSetArg(arg)
+	if err != nil {
+		return nil, controller.Objects{}, withCode(ExitUsage, err)
+	}
+	features, err := parseFeatureGates(featureGates)
+	if err != nil {
+		return nil, controller.Objects{}, withCode(ExitUsage, err)
+	}
+	c, ns, err := o.client()
+	if err != nil {
+		return nil, controller.Objects{}, err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	snap, sel, err := liveSnapshot(ctx, c, ns, name, features)
+	if err != nil {
+		return nil, controller.Objects{}, withCode(ExitUsage, err)
+	}
+	return snap, sel, nil
+}
+
 // liveSnapshot builds the controller's snapshot of a live set (the code `ordinal snapshot` runs).
 func liveSnapshot(ctx context.Context, c kubernetes.Interface, ns, name string, features map[string]bool) (*controller.Snapshot, controller.Objects, error) {
 	objs, err := controller.LiveObjects(ctx, c, ns, name)
@@ -315,31 +341,19 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			if err != nil {
 				return err
 			}
-			name, err := parseSetArg(args[0])
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			features, err := parseFeatureGates(featureGates)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			c, ns, err := o.client()
+			snap, live, err := o.liveSetSnapshot(cmd, args[0], featureGates)
 			if err != nil {
 				return err
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			snap, _, err := liveSnapshot(ctx, c, ns, name, features)
-			if err != nil {
-				return withCode(ExitUsage, err)
 			}
 			sc, err := replay.ScenarioFromSnapshot(snap.JSON)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			sc.Name = ns + "/" + name
+			sc.Name = live.Set.Namespace + "/" + live.Set.Name
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
 			m, err := mopts.load(ctx)
 			if err != nil {
 				return err
@@ -391,25 +405,9 @@ func newPluginSnapshot(o *pluginOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			name, err := parseSetArg(args[0])
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			features, err := parseFeatureGates(featureGates)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			c, ns, err := o.client()
+			snap, sel, err := o.liveSetSnapshot(cmd, args[0], featureGates)
 			if err != nil {
 				return err
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			snap, sel, err := liveSnapshot(ctx, c, ns, name, features)
-			if err != nil {
-				return withCode(ExitUsage, err)
 			}
 			switch format {
 			case "json":
@@ -425,7 +423,7 @@ func newPluginSnapshot(o *pluginOptions) *cobra.Command {
 			}
 			var b bytes.Buffer
 			s := sel.Set
-			fmt.Fprintf(&b, "StatefulSet %s/%s: %d replicas, %s, %s; currentRevision %s, updateRevision %s\n", ns, name,
+			fmt.Fprintf(&b, "StatefulSet %s/%s: %d replicas, %s, %s; currentRevision %s, updateRevision %s\n", s.Namespace, s.Name,
 				ptrInt(s.Spec.Replicas), s.Spec.PodManagementPolicy, s.Spec.UpdateStrategy.Type, s.Status.CurrentRevision, s.Status.UpdateRevision)
 			fmt.Fprintf(&b, "pods (%d):\n", len(sel.Pods))
 			for _, p := range sel.Pods {
