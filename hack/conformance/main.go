@@ -1,6 +1,6 @@
 // Command conformance regenerates testdata/conformance: snapshots built from a scenario
 // matrix, normalised with the reference oracle's API-server defaulting, and the oracle's plan
-// for each of them converted to the ABI v1 plan shape (docs/CONTRACT-DRAFT.md).
+// for each of them converted to the ABI v1 plan shape (abi/README.md).
 //
 //	ORACLE=/path/to/oracle go run ./hack/conformance [-out testdata/conformance]
 //

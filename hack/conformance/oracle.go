@@ -100,7 +100,7 @@ func (o *oracleRunner) simulate(s M, steps int) (timeline M, final M) {
 	return tl, prepareSnapshot(mustDecodeObj(b))
 }
 
-// toABI converts an oracle plan to the ABI v1 plan shape (see docs/CONTRACT-DRAFT.md).
+// toABI converts an oracle plan to the ABI v1 plan shape (see abi/README.md).
 func toABI(p M) M {
 	out := M{"abi": num(1)}
 	actions := arr(p["actions"])
