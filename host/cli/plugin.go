@@ -39,21 +39,7 @@ func IsPlugin(argv0 string) bool {
 
 // PluginMain runs `kubectl ordinal` with the given arguments and returns the exit code.
 func PluginMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newPluginRoot(stdin, stdout, stderr)
-	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return ExitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "error:", ee.err)
-		}
-		return ee.code
-	}
-	fmt.Fprintln(stderr, "error:", err)
-	return ExitUsage
+	return execute(newPluginRoot(stdin, stdout, stderr), args, stderr, "error:")
 }
 
 // pluginOptions are kubectl's conventional flags, on every plugin command.

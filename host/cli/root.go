@@ -39,7 +39,11 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 
 // Main runs the CLI with the given arguments and streams and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCommand(stdin, stdout, stderr)
+	return execute(newRootCommand(stdin, stdout, stderr), args, stderr, "ordinal:")
+}
+
+// execute runs a command tree and maps its error to an exit code, printing the error after prefix.
+func execute(root *cobra.Command, args []string, stderr io.Writer, prefix string) int {
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
@@ -48,11 +52,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "ordinal:", ee.err)
+			fmt.Fprintln(stderr, prefix, ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "ordinal:", err)
+	fmt.Fprintln(stderr, prefix, err)
 	return ExitUsage
 }
 
