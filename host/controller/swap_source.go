@@ -24,7 +24,10 @@ func WatchModuleFile(ctx context.Context, s *Swapper, path string, interval, set
 	if settle <= 0 {
 		settle = min(interval, 200*time.Millisecond)
 	}
-	last, _ := os.Stat(path)
+	// No baseline from os.Stat here: a change made between loading the module and this goroutine
+	// starting would be taken as the baseline and never offered. The first tick offers the file as
+	// it is; the swapper ignores bytes identical to the active module (digest check, no compile).
+	var last os.FileInfo
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
