@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ordinal-dev/ordinal/abi"
 )
@@ -222,7 +223,7 @@ func statusBody(setJSON, object json.RawMessage) ([]byte, error) {
 	var obj struct {
 		Status json.RawMessage `json:"status"`
 	}
-	if err := json.Unmarshal(object, &obj); err != nil || len(obj.Status) == 0 {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(object, &obj); err != nil || len(obj.Status) == 0 {
 		return nil, fmt.Errorf("updateStatus action without a status object")
 	}
 	var set map[string]json.RawMessage

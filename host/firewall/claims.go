@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 
+	sigsjson "sigs.k8s.io/json"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -20,12 +22,12 @@ func (st *planState) checkClaim(a *abi.Action) (Rule, string) {
 	if rule != "" {
 		return rule, reason
 	}
-	prefix, ok := s.claimPrefix(a.Name)
+	parent, ok := s.claimParent(a.Name)
 	if !ok {
 		return RuleName, fmt.Sprintf("a claim of this set is named <template>-%s-<ordinal> for one of its volumeClaimTemplates %v", s.Name, s.ClaimTemplates)
 	}
 	if a.Verb == abi.VerbCreate {
-		if !s.isCreatableName(a.Name, prefix) {
+		if !s.isCreatableName(a.Name, parent) {
 			return RuleName, fmt.Sprintf("claims are created only for ordinals in [%d, %d)", s.Start, s.Start+s.Replicas)
 		}
 		for i := range m.Metadata.OwnerReferences {
@@ -68,7 +70,7 @@ func (s *Scope) isSetOrPodRef(r *metav1.OwnerReference) bool {
 	if r.Kind != abi.KindPod || r.APIVersion != "v1" {
 		return false
 	}
-	if _, ok := s.podOrdinal(r.Name); !ok {
+	if !s.isMember(r.Name) {
 		return false
 	}
 	p := s.Pods[r.Name]
@@ -81,8 +83,7 @@ func (s *Scope) isStaleSetOrPodRef(r *metav1.OwnerReference) bool {
 	if r.Kind == s.Kind && r.Name == s.Name {
 		return true
 	}
-	_, ok := s.podOrdinal(r.Name)
-	return r.Kind == abi.KindPod && ok
+	return r.Kind == abi.KindPod && s.isMember(r.Name)
 }
 
 func hasRef(refs []metav1.OwnerReference, r *metav1.OwnerReference) bool {
@@ -99,7 +100,8 @@ func hasRef(refs []metav1.OwnerReference, r *metav1.OwnerReference) bool {
 // differs, or "".
 func claimChangeBeyondOwners(before, after json.RawMessage) string {
 	var b, a map[string]any
-	if json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil {
+	// Both sides with the API server's decoder (decodeObject has checked the keys of after).
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(before, &b) != nil || sigsjson.UnmarshalCaseSensitivePreserveInts(after, &a) != nil {
 		return "an undecodable object"
 	}
 	for _, k := range []string{"apiVersion", "kind"} { // checked by decodeObject; either side may omit them

@@ -1,29 +1,44 @@
 package firewall
 
 import (
-	"strconv"
 	"strings"
+
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
-// podOrdinal returns n when name is <set>-<n>, n all digits: a pod upstream counts as a member of the
-// set (isMemberOf: the name parses and its parent is the set).
-func (s *Scope) podOrdinal(name string) (int, bool) {
-	return ordinalAfter(name, s.Name+"-")
+// Names are read with internal/ordinal, the parser the module itself uses (upstream's
+// getParentNameAndOrdinal): a name the module counts as the set's, the firewall counts too. A name whose
+// digits overflow an int32 (web-99999999999999999999) is the set's member with ordinal -1: upstream adopts
+// such a pod and deletes it as out of range, and so must the firewall let the module do.
+
+// isMember reports whether upstream counts a pod of this name as a member of the set (isMemberOf: the
+// parent of <parent>-<digits> is the set's name), whatever its ordinal.
+func (s *Scope) isMember(name string) bool {
+	parent, _ := ordinal.Parse(name)
+	return parent != "" && parent == s.Name
 }
 
-// isCreatableName reports whether name is exactly <prefix><n> with n as upstream writes it
-// (strconv.Itoa) and n one of the ordinals the set's spec asks for: the only names upstream creates.
-func (s *Scope) isCreatableName(name, prefix string) bool {
-	n, ok := ordinalAfter(name, prefix)
-	return ok && strconv.Itoa(n) == name[len(prefix):] && s.inRange(n)
+// isCreatableName reports whether name is exactly <parent>-<n> as upstream writes it, for an ordinal n the
+// set's spec asks for: the only names upstream creates.
+func (s *Scope) isCreatableName(name, parent string) bool {
+	p, n := ordinal.Parse(name)
+	return p == parent && n >= 0 && ordinal.Name(parent, n) == name && s.inRange(n)
 }
 
-// claimPrefix returns <template>-<set>- when name is <template>-<set>-<n> for one of the set's
-// volumeClaimTemplates.
-func (s *Scope) claimPrefix(name string) (string, bool) {
+// claimParent returns <template>-<set> when name is a claim upstream names for one of the set's
+// volumeClaimTemplates and some ordinal of a member pod: <template>-<set>-<n>, n as upstream formats it
+// (%d), the -1 of an out-of-range member included.
+func (s *Scope) claimParent(name string) (string, bool) {
 	for _, t := range s.ClaimTemplates {
-		p := t + "-" + s.Name + "-"
-		if _, ok := ordinalAfter(name, p); ok {
+		p := t + "-" + s.Name
+		rest, ok := strings.CutPrefix(name, p+"-")
+		if !ok {
+			continue
+		}
+		if rest == "-1" {
+			return p, true
+		}
+		if _, n := ordinal.Parse(name); n >= 0 && ordinal.Name(p, n) == name {
 			return p, true
 		}
 	}
@@ -37,19 +52,6 @@ func (s *Scope) isRevisionName(name string) bool {
 }
 
 // inRange reports whether ordinal n is one the set's spec asks for.
-func (s *Scope) inRange(n int) bool { return n >= s.Start && n < s.Start+s.Replicas }
-
-func ordinalAfter(name, prefix string) (int, bool) {
-	if !strings.HasPrefix(name, prefix) {
-		return 0, false
-	}
-	digits := name[len(prefix):]
-	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(digits)
-	if err != nil {
-		return 0, false
-	}
-	return n, true
+func (s *Scope) inRange(n int64) bool {
+	return n >= int64(s.Start) && n < int64(s.Start)+int64(s.Replicas)
 }

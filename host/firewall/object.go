@@ -1,7 +1,6 @@
 package firewall
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 
@@ -26,7 +25,7 @@ func (s *Scope) decodeObject(a *abi.Action) (*objectMeta, Rule, string) {
 		return nil, RuleObject, "no object"
 	}
 	var m objectMeta
-	if err := json.Unmarshal(a.Object, &m); err != nil {
+	if err := decodeWire(a.Object, &m); err != nil {
 		return nil, RuleObject, "object does not decode: " + err.Error()
 	}
 	if m.Kind != "" && m.Kind != a.Kind {

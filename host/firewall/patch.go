@@ -1,9 +1,11 @@
 package firewall
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	sigsjson "sigs.k8s.io/json"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -37,15 +39,18 @@ func (st *planState) checkOwnerPatch(kind string, a *abi.Action, target *Object,
 	if a.PatchType != "" && a.PatchType != strategicMergePatch {
 		return RulePatch, fmt.Sprintf("patch type %q: only strategic merge adoption/release patches are allowed", a.PatchType)
 	}
+	if err := checkKeys(a.Patch); err != nil {
+		return RulePatch, "patch: " + err.Error()
+	}
 	if err := strictKeys(a.Patch, "metadata"); err != nil {
 		return RulePatch, err.Error()
 	}
 	var p ownerPatch
-	if err := json.Unmarshal(a.Patch, &p); err != nil {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(a.Patch, &p); err != nil {
 		return RulePatch, "patch does not decode: " + err.Error()
 	}
 	var meta map[string]json.RawMessage
-	_ = json.Unmarshal(a.Patch, &struct {
+	_ = sigsjson.UnmarshalCaseSensitivePreserveInts(a.Patch, &struct {
 		M *map[string]json.RawMessage `json:"metadata"`
 	}{&meta})
 	for k := range meta {
@@ -100,20 +105,24 @@ type ownerRef struct {
 	BlockOwnerDeletion bool      `json:"blockOwnerDeletion"`
 }
 
+// remarshal decodes an owner reference as the API server would (case-sensitive) and fails on any field
+// out does not have: no field of a reference the firewall does not read may reach the API server.
 func remarshal(in any, out any) error {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	return d.Decode(out)
+	strict, err := sigsjson.UnmarshalStrict(b, out, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
 }
 
 // strictKeys fails unless raw is a JSON object whose keys are all in allowed.
 func strictKeys(raw json.RawMessage, allowed ...string) error {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &m); err != nil {
 		return fmt.Errorf("patch is not a JSON object: %v", err)
 	}
 	for k := range m {

@@ -15,7 +15,7 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 		if rule != "" {
 			return rule, reason
 		}
-		if !s.isCreatableName(a.Name, s.Name+"-") {
+		if !s.isCreatableName(a.Name, s.Name) {
 			return RuleName, fmt.Sprintf("a pod the set creates is named %s-<ordinal> for an ordinal in [%d, %d)", s.Name, s.Start, s.Start+s.Replicas)
 		}
 		return s.checkCreateOwner(m)
@@ -26,7 +26,7 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 	}
 	switch a.Verb {
 	case abi.VerbPatch:
-		return st.checkOwnerPatch(abi.KindPod, a, target, func() bool { _, ok := s.podOrdinal(a.Name); return ok })
+		return st.checkOwnerPatch(abi.KindPod, a, target, func() bool { return s.isMember(a.Name) })
 	case abi.VerbUpdate:
 		if !st.owned(abi.KindPod, target) {
 			return RuleOwner, "the pod is not controlled by this set"

@@ -1,6 +1,7 @@
 package firewall
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -11,6 +12,15 @@ import (
 func checkStatus(s *Scope, a *abi.Action) (Rule, string) {
 	if a.Name != s.Name {
 		return RuleStatus, fmt.Sprintf("status update of %s %s: only this set's (%s) status may be written", a.Kind, a.Name, s.Name)
+	}
+	var o struct {
+		Status json.RawMessage `json:"status"`
+	}
+	if err := decodeWire(a.Object, &o); err != nil {
+		return RuleObject, "status object does not decode: " + err.Error()
+	}
+	if len(o.Status) == 0 || o.Status[0] != '{' {
+		return RuleObject, "an updateStatus object carries the set's status as an object under \"status\""
 	}
 	return "", ""
 }

@@ -1,4 +1,4 @@
-package statefulset
+package ordinal
 
 import (
 	"math/rand"
@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// parentAndOrdinal must agree with upstream's regexp-based getParentNameAndOrdinal.
-func TestParentAndOrdinalMatchesRegexp(t *testing.T) {
+// Parse must agree with upstream's regexp-based getParentNameAndOrdinal.
+func TestParseMatchesRegexp(t *testing.T) {
 	re := regexp.MustCompile("(.*)-([0-9]+)$")
 	upstream := func(name string) (string, int64) {
 		m := re.FindStringSubmatch(name)
@@ -33,7 +33,7 @@ func TestParentAndOrdinalMatchesRegexp(t *testing.T) {
 	}
 	for _, n := range names {
 		wp, wo := upstream(n)
-		gp, gord := parentAndOrdinal(n)
+		gp, gord := Parse(n)
 		if wp != gp || wo != gord {
 			t.Fatalf("%q: got (%q, %d), upstream (%q, %d)", n, gp, gord, wp, wo)
 		}
@@ -41,7 +41,7 @@ func TestParentAndOrdinalMatchesRegexp(t *testing.T) {
 }
 
 func TestNaturalLess(t *testing.T) {
-	if !naturalLess("web-2", "web-10") || naturalLess("web-10", "web-2") || !naturalLess("data-web-0", "logs-web-0") {
+	if !Less("web-2", "web-10") || Less("web-10", "web-2") || !Less("data-web-0", "logs-web-0") {
 		t.Error("natural order")
 	}
 }
