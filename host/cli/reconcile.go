@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/plan"
 )
 
 func newReconcileCommand(opts *moduleOptions) *cobra.Command {
@@ -33,14 +34,19 @@ the ordered writes, the new status, the requeue delay and the events.
 				return err
 			}
 			defer m.Close(cmd.Context())
-			plan, err := m.Reconcile(cmd.Context(), snapshot)
+			raw, err := m.Reconcile(cmd.Context(), snapshot)
 			if err != nil {
 				return withCode(ExitModuleFailure, err)
 			}
-			if err := writePlan(cmd.OutOrStdout(), plan, compact); err != nil {
+			// Nothing the module returns is printed before it is known to be a plan.
+			p, err := plan.Decode(raw)
+			if err != nil {
+				return withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+			}
+			if err := writePlan(cmd.OutOrStdout(), raw, compact); err != nil {
 				return withCode(ExitModuleFailure, err)
 			}
-			return planExitCode(plan)
+			return planExitCode(p)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "-", "snapshot file, or - for standard input")
@@ -78,13 +84,7 @@ func writePlan(w io.Writer, plan []byte, compact bool) error {
 }
 
 // planExitCode maps the plan's error to the documented exit code; the plan itself is already printed.
-func planExitCode(plan []byte) error {
-	var p struct {
-		Error *abi.Error `json:"error"`
-	}
-	if err := json.Unmarshal(plan, &p); err != nil {
-		return withCode(ExitModuleFailure, fmt.Errorf("module returned an undecodable plan: %w", err))
-	}
+func planExitCode(p *abi.Plan) error {
 	if p.Error == nil {
 		return nil
 	}

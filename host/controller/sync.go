@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 )
 
@@ -115,11 +116,11 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.metrics.errors.WithLabelValues(stageGuest).Inc()
 		return 0, fmt.Errorf("reconcile module: %w", err)
 	}
-	var plan abi.Plan
-	if err := json.Unmarshal(planJSON, &plan); err != nil {
+	plan, err := hostplan.Decode(planJSON)
+	if err != nil {
 		result = resultError
 		c.metrics.errors.WithLabelValues(stagePlan).Inc()
-		return 0, fmt.Errorf("reconcile module returned an undecodable plan: %w", err)
+		return 0, fmt.Errorf("reconcile module broke the ABI: %w", err)
 	}
 	planned = len(plan.Actions)
 	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
@@ -131,7 +132,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	// The action firewall: the module is not trusted, so every action is checked
 	// against the snapshot before anything is written; one action out of bounds
 	// refuses the whole plan.
-	if err := c.checkPlan(snap, &plan); err != nil {
+	if err := c.checkPlan(snap, plan); err != nil {
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
 		var re *firewall.RefusedError
@@ -143,7 +144,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, err
 	}
 
-	events := matchEvents(&plan)
+	events := matchEvents(plan)
 	a := &applier{
 		rest: c.rest, target: c.target, snap: snap, set: nn, setUID: set.UID,
 		wrote:   func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
 
 // Reconciler runs one controller sync: *wasm.Module is one.
@@ -467,9 +467,9 @@ func (e *engine) sync() (syncResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
 	}
-	var plan abi.Plan
-	if err := json.Unmarshal(raw, &plan); err != nil {
-		return res, fmt.Errorf("step %d: undecodable plan: %w", len(e.tl.Steps), err)
+	plan, err := hostplan.Decode(raw)
+	if err != nil {
+		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
 	}
 	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
 		return res, fmt.Errorf("step %d: the module rejected the world: %s", len(e.tl.Steps), plan.Error.Error())

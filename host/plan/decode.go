@@ -1,0 +1,257 @@
+// Package plan is the host's one reading of a module's reconcile output. Every path that acts on a plan
+// (the CLI, the controller, the replay engine and through it preview and the webhook) decodes it here, so a
+// module that breaks the ABI is caught the same way everywhere, before anything is printed, replayed or
+// applied.
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// InvalidError says where and how a module's output breaks the plan schema (abi/schema/plan.schema.json).
+// The module, not the snapshot, is at fault.
+type InvalidError struct {
+	Path string // JSON path into the plan, e.g. "actions[2].verb"; "" for the whole document
+	Msg  string
+}
+
+func (e *InvalidError) Error() string {
+	if e.Path == "" {
+		return "invalid plan: " + e.Msg
+	}
+	return "invalid plan: " + e.Path + ": " + e.Msg
+}
+
+// wirePlan is the plan as it travels, with pointers where the schema requires presence.
+type wirePlan struct {
+	ABI                 *int            `json:"abi"`
+	Actions             *[]wireAction   `json:"actions"`
+	RequeueAfterSeconds *float64        `json:"requeueAfterSeconds"`
+	Events              *[]wireEvent    `json:"events"`
+	Error               json.RawMessage `json:"error"` // not a pointer: "error": null must be refused
+}
+
+type wireEvent struct {
+	Type    *string `json:"type"`
+	Reason  *string `json:"reason"`
+	Message *string `json:"message"`
+}
+
+type wireAction struct {
+	Verb      *string         `json:"verb"`
+	Kind      *string         `json:"kind"`
+	Namespace *string         `json:"namespace"`
+	Name      *string         `json:"name"`
+	Object    json.RawMessage `json:"object"`
+	PatchType *string         `json:"patchType"`
+	Patch     json.RawMessage `json:"patch"`
+	Error     *string         `json:"error"`
+}
+
+var (
+	verbs      = set(abi.VerbCreate, abi.VerbUpdate, abi.VerbPatch, abi.VerbDelete, abi.VerbUpdateStatus)
+	kinds      = set(abi.KindPod, abi.KindPersistentVolumeClaim, abi.KindControllerRevision, abi.KindStatefulSet)
+	patchTypes = set("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml")
+	eventTypes = set(abi.EventNormal, abi.EventWarning)
+	errorCodes = set(abi.CodeInvalidJSON, abi.CodeInvalidSnapshot, abi.CodeUnsupportedABI, abi.CodeUnknownFeatureGate, abi.CodeSyncFailed)
+)
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// Decode checks raw against the plan schema and returns the plan. It enforces what
+// abi/schema/plan.schema.json says (a test holds the two to the same verdicts) with a typed, case-sensitive
+// decode that refuses unknown fields, because it runs on every sync and a JSON-Schema validator costs far
+// more. It is stricter than the schema in one way the schema cannot say: a key repeated in the envelope
+// (two "actions") is refused, since decoders differ on which one counts.
+func Decode(raw []byte) (*abi.Plan, error) {
+	var w wirePlan
+	if err := strictDecode(raw, &w, ""); err != nil {
+		return nil, err
+	}
+	switch {
+	case w.ABI == nil:
+		return nil, missing("", "abi")
+	case *w.ABI != abi.Version:
+		return nil, &InvalidError{Path: "abi", Msg: fmt.Sprintf("is %d; this host speaks ABI %d", *w.ABI, abi.Version)}
+	case w.Actions == nil:
+		return nil, missing("", "actions")
+	case w.RequeueAfterSeconds == nil:
+		return nil, missing("", "requeueAfterSeconds")
+	case *w.RequeueAfterSeconds < 0:
+		return nil, &InvalidError{Path: "requeueAfterSeconds", Msg: "is negative"}
+	case w.Events == nil:
+		return nil, missing("", "events")
+	}
+	p := &abi.Plan{ABI: *w.ABI, RequeueAfterSeconds: *w.RequeueAfterSeconds,
+		Actions: make([]abi.Action, len(*w.Actions)), Events: make([]abi.Event, len(*w.Events))}
+	for i, wa := range *w.Actions {
+		a, err := checkAction(wa, "actions["+strconv.Itoa(i)+"]")
+		if err != nil {
+			return nil, err
+		}
+		p.Actions[i] = a
+	}
+	for i, we := range *w.Events {
+		path := "events[" + strconv.Itoa(i) + "]"
+		switch {
+		case we.Type == nil:
+			return nil, missing(path, "type")
+		case !eventTypes[*we.Type]:
+			return nil, &InvalidError{Path: path + ".type", Msg: fmt.Sprintf("%q is not Normal or Warning", *we.Type)}
+		case we.Reason == nil:
+			return nil, missing(path, "reason")
+		case *we.Reason == "":
+			return nil, &InvalidError{Path: path + ".reason", Msg: "is empty"}
+		case we.Message == nil:
+			return nil, missing(path, "message")
+		}
+		p.Events[i] = abi.Event{Type: *we.Type, Reason: *we.Reason, Message: *we.Message}
+	}
+	if w.Error != nil {
+		e, err := checkError(w.Error)
+		if err != nil {
+			return nil, err
+		}
+		p.Error = e
+	}
+	return p, nil
+}
+
+func checkAction(w wireAction, path string) (abi.Action, error) {
+	for _, f := range []struct {
+		v    *string
+		name string
+	}{{w.Verb, "verb"}, {w.Kind, "kind"}, {w.Namespace, "namespace"}, {w.Name, "name"}} {
+		if f.v == nil {
+			return abi.Action{}, missing(path, f.name)
+		}
+	}
+	a := abi.Action{Verb: *w.Verb, Kind: *w.Kind, Namespace: *w.Namespace, Name: *w.Name, Object: w.Object, Patch: w.Patch}
+	if w.PatchType != nil {
+		a.PatchType = *w.PatchType
+	}
+	if w.Error != nil {
+		a.Error = *w.Error
+	}
+	bad := func(field, msg string, args ...any) (abi.Action, error) {
+		return abi.Action{}, &InvalidError{Path: path + field, Msg: fmt.Sprintf(msg, args...)}
+	}
+	switch {
+	case !verbs[a.Verb]:
+		return bad(".verb", "%q is not one of create, update, patch, delete, updateStatus", a.Verb)
+	case !kinds[a.Kind]:
+		return bad(".kind", "%q is not one of Pod, PersistentVolumeClaim, ControllerRevision, StatefulSet", a.Kind)
+	case a.Name == "":
+		return bad(".name", "is empty")
+	case w.Object != nil && !isObject(w.Object):
+		return bad(".object", "is not a JSON object")
+	case w.PatchType != nil && !patchTypes[a.PatchType]:
+		return bad(".patchType", "%q is not a patch type", a.PatchType)
+	case w.Error != nil && a.Error == "":
+		return bad(".error", "is empty")
+	}
+	hasObject, hasPatch := w.Object != nil, w.Patch != nil || w.PatchType != nil
+	switch a.Verb {
+	case abi.VerbCreate, abi.VerbUpdate, abi.VerbUpdateStatus:
+		if !hasObject {
+			return bad("", "a %s carries an object", a.Verb)
+		}
+		if hasPatch {
+			return bad("", "a %s carries no patch", a.Verb)
+		}
+	case abi.VerbPatch:
+		if w.Patch == nil || w.PatchType == nil {
+			return bad("", "a patch carries patchType and patch")
+		}
+		if hasObject {
+			return bad("", "a patch carries no object")
+		}
+	case abi.VerbDelete:
+		if hasObject || hasPatch {
+			return bad("", "a delete carries no object or patch")
+		}
+	}
+	if a.Verb == abi.VerbUpdateStatus {
+		if a.Kind != abi.KindStatefulSet {
+			return bad(".kind", "updateStatus is of a StatefulSet, not %s", a.Kind)
+		}
+		var o struct {
+			Status json.RawMessage `json:"status"`
+		}
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(w.Object, &o); err != nil || !isObject(o.Status) {
+			return bad(".object.status", "an updateStatus object carries the status as an object")
+		}
+	}
+	return a, nil
+}
+
+func checkError(raw json.RawMessage) (*abi.Error, error) {
+	var w struct {
+		Code    *string `json:"code"`
+		Message *string `json:"message"`
+		Path    *string `json:"path"`
+	}
+	if err := strictDecode(raw, &w, "error"); err != nil {
+		return nil, err
+	}
+	switch {
+	case w.Code == nil:
+		return nil, missing("error", "code")
+	case !errorCodes[*w.Code]:
+		return nil, &InvalidError{Path: "error.code", Msg: fmt.Sprintf("%q is not an ABI v1 error code", *w.Code)}
+	case w.Message == nil:
+		return nil, missing("error", "message")
+	case *w.Message == "":
+		return nil, &InvalidError{Path: "error.message", Msg: "is empty"}
+	}
+	e := &abi.Error{Code: *w.Code, Message: *w.Message}
+	if w.Path != nil {
+		e.Path = *w.Path
+	}
+	return e, nil
+}
+
+// strictDecode decodes a JSON object case-sensitively, refusing null, unknown fields and duplicate keys.
+func strictDecode(raw []byte, v any, path string) error {
+	if !isObject(raw) {
+		return &InvalidError{Path: path, Msg: "is not a JSON object"}
+	}
+	strict, err := sigsjson.UnmarshalStrict(raw, v, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return &InvalidError{Path: path, Msg: err.Error()}
+	}
+	if len(strict) > 0 {
+		return &InvalidError{Path: path, Msg: strict[0].Error()}
+	}
+	return nil
+}
+
+func isObject(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
+}
+
+func missing(path, field string) error {
+	if path == "" {
+		return &InvalidError{Path: field, Msg: "is missing"}
+	}
+	return &InvalidError{Path: path + "." + field, Msg: "is missing"}
+}
