@@ -51,3 +51,21 @@ func TestPlanValidationInCLI(t *testing.T) {
 		t.Fatalf("valid fixed plan: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 }
+
+// Limits that cannot be meant are usage errors (exit 1), not silently replaced: --timeout 0 meant 30 s, a
+// negative --timeout meant none, and --memory-limit-mib above 4096 was clamped or overflowed.
+func TestModuleLimitFlagsOutOfRange(t *testing.T) {
+	for _, args := range [][]string{
+		{"--timeout", "0"}, {"--timeout", "-1s"},
+		{"--memory-limit-mib", "0"}, {"--memory-limit-mib", "4097"}, {"--memory-limit-mib", "268435457"},
+	} {
+		full := append([]string{"reconcile", "-f", "../../examples/web-fresh.snapshot.json"}, args...)
+		code, stdout, stderr := run(t, "", full...)
+		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, args[0]) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 naming %s", args, code, stdout, stderr, args[0])
+		}
+	}
+	if code, _, stderr := run(t, "", "reconcile", "-f", "../../examples/web-fresh.snapshot.json", "--memory-limit-mib", "4096", "--timeout", "1m"); code != ExitOK {
+		t.Errorf("the largest limits are refused: exit %d: %s", code, stderr)
+	}
+}

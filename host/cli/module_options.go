@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,8 +26,8 @@ func (o *moduleOptions) bind(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
 	f.StringVar(&o.path, "module", "", "reconcile module (.wasm) to run instead of the embedded default")
 	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "directory for compiled modules (\"\" disables the on-disk cache)")
-	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "limit for one reconcile call")
-	f.Uint32Var(&o.memoryLimitMB, "memory-limit-mib", 256, "guest memory limit in MiB")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "limit for one reconcile call (positive)")
+	f.Uint32Var(&o.memoryLimitMB, "memory-limit-mib", 256, "guest memory limit in MiB (1 to 4096)")
 }
 
 func defaultCacheDir() string {
@@ -48,14 +49,33 @@ func (o *moduleOptions) load(ctx context.Context) (*wasm.Module, error) {
 		code = b
 	}
 	m, err := o.loadCode(ctx, code)
-	if err != nil {
-		return nil, withCode(ExitModuleFailure, err)
+	var usage *exitError
+	if err != nil && !errors.As(err, &usage) {
+		err = withCode(ExitModuleFailure, err)
 	}
-	return m, nil
+	return m, err
+}
+
+// maxMemoryLimitMiB is the most a wasm32 memory can have (65536 pages of 64 KiB).
+const maxMemoryLimitMiB = 4096
+
+// validate refuses limits that cannot be meant: --timeout 0 once meant 30 s and a negative one none,
+// and --memory-limit-mib above 4096 was clamped (or overflowed) without a word.
+func (o *moduleOptions) validate() error {
+	switch {
+	case o.timeout <= 0:
+		return withCode(ExitUsage, fmt.Errorf("--timeout %s: the limit for one reconcile call must be positive", o.timeout))
+	case o.memoryLimitMB == 0 || o.memoryLimitMB > maxMemoryLimitMiB:
+		return withCode(ExitUsage, fmt.Errorf("--memory-limit-mib %d: the guest memory limit is 1 to %d MiB (a wasm32 memory's maximum)", o.memoryLimitMB, maxMemoryLimitMiB))
+	}
+	return nil
 }
 
 // loadCode compiles (through the compilation cache) and instantiates a module with the chosen limits.
 func (o *moduleOptions) loadCode(ctx context.Context, code []byte) (*wasm.Module, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	return wasm.Load(ctx, code, wasm.Config{
 		CacheDir:         o.cacheDir,
 		Timeout:          o.timeout,

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"fmt"
 	"runtime"
 	"time"
 )
@@ -14,8 +15,15 @@ type Config struct {
 	CacheDir string
 
 	// MemoryLimitPages caps each guest memory, in 64 KiB wasm pages.
-	// Default 4096 (256 MiB). At most 65536 (4 GiB).
+	// Default 4096 (256 MiB). At most 65536 (4 GiB); Load refuses more.
 	MemoryLimitPages uint32
+
+	// MaxOutputBytes caps one plan (or describe output): a larger one is a module failure and is not
+	// copied out of the guest. Default 64 MiB (a 5000-pod Parallel creation plan is about 15 MB).
+	MaxOutputBytes int
+
+	// Limits bound the module's static shape (size, compile cost, tables), checked before compiling.
+	Limits ModuleLimits
 
 	// Timeout bounds each call into the module (reconcile, and _initialize plus
 	// describe when an instance is created). It is there to stop a looping
@@ -49,13 +57,28 @@ const (
 	maxMemoryPages           = 65536
 )
 
+// DefaultMaxOutputBytes is Config.MaxOutputBytes when zero.
+const DefaultMaxOutputBytes = 64 << 20
+
+// validate refuses values that cannot be honoured, rather than clamping them.
+func (c Config) validate() error {
+	switch {
+	case c.MemoryLimitPages > maxMemoryPages:
+		return fmt.Errorf("ordinal module: MemoryLimitPages %d is above the 65536 pages (4 GiB) a wasm32 memory can have", c.MemoryLimitPages)
+	case c.MaxOutputBytes < 0:
+		return fmt.Errorf("ordinal module: MaxOutputBytes %d is negative", c.MaxOutputBytes)
+	}
+	return nil
+}
+
 func (c Config) withDefaults() Config {
 	if c.MemoryLimitPages == 0 {
 		c.MemoryLimitPages = defaultMemoryLimitPages
 	}
-	if c.MemoryLimitPages > maxMemoryPages {
-		c.MemoryLimitPages = maxMemoryPages
+	if c.MaxOutputBytes == 0 {
+		c.MaxOutputBytes = DefaultMaxOutputBytes
 	}
+	c.Limits = c.Limits.withDefaults()
 	if c.RecycleAbovePages == 0 {
 		c.RecycleAbovePages = defaultRecycleAbovePages
 	}

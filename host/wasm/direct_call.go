@@ -6,6 +6,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 const pathDirect = "direct"
@@ -30,7 +31,7 @@ func (m *Module) newDirectInstance(ctx context.Context) (*directInstance, error)
 	// below under the call timeout. wazero's defaults give the guest no clock
 	// and a fixed random source, which keeps it deterministic.
 	mc := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithStdout(output).WithStderr(output)
-	mod, err := m.rt.InstantiateModule(ctx, m.compiled, mc)
+	mod, err := m.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, &memTracker{}), m.compiled, mc)
 	if err != nil {
 		return nil, classify(ctx, "instantiate", pathDirect, err, output.take())
 	}
@@ -63,7 +64,7 @@ func (m *Module) describeOn(ctx context.Context, inst *directInstance) ([]byte, 
 	if err != nil {
 		return nil, classify(ctx, "describe", pathDirect, err, inst.output.take())
 	}
-	out, bad := inst.read(res[0])
+	out, bad := inst.read(res[0], m.cfg.MaxOutputBytes)
 	if bad != nil {
 		bad.Op, bad.Path = "describe", pathDirect
 		return nil, bad
@@ -72,7 +73,7 @@ func (m *Module) describeOn(ctx context.Context, inst *directInstance) ([]byte, 
 }
 
 // call runs one reconcile: ordinal_alloc, one write, ordinal_reconcile, one read.
-func (d *directInstance) call(ctx context.Context, snapshot []byte) ([]byte, error) {
+func (d *directInstance) call(ctx context.Context, snapshot []byte, maxOutput int) ([]byte, error) {
 	d.calls++
 	n := uint32(len(snapshot))
 	res, err := d.alloc.Call(ctx, uint64(n))
@@ -86,7 +87,7 @@ func (d *directInstance) call(ctx context.Context, snapshot []byte) ([]byte, err
 	if res, err = d.reconcile.Call(ctx, uint64(ptr), uint64(n)); err != nil {
 		return nil, err
 	}
-	out, bad := d.read(res[0])
+	out, bad := d.read(res[0], maxOutput)
 	if bad != nil {
 		return nil, bad
 	}
@@ -98,8 +99,11 @@ func (d *directInstance) call(ctx context.Context, snapshot []byte) ([]byte, err
 
 // read copies out the (ptr<<32)|len result of an export; the guest may reuse
 // that memory on the next call.
-func (d *directInstance) read(packed uint64) ([]byte, *Error) {
+func (d *directInstance) read(packed uint64, limit int) ([]byte, *Error) {
 	ptr, n := uint32(packed>>32), uint32(packed)
+	if uint64(n) > uint64(limit) {
+		return nil, badModule("", "output of %d bytes is larger than the %d-byte limit (Config.MaxOutputBytes)", n, limit)
+	}
 	b, ok := d.mem.Read(ptr, n)
 	if !ok {
 		return nil, badModule("", "output [%#x, +%d) is outside guest memory (%d bytes)", ptr, n, d.mem.Size())
@@ -134,7 +138,7 @@ func (m *Module) ReconcileWithStats(ctx context.Context, snapshot []byte) ([]byt
 
 	inst.output.take()
 	start = time.Now()
-	out, err := inst.call(ctx, snapshot)
+	out, err := inst.call(ctx, snapshot, m.cfg.MaxOutputBytes)
 	st.Guest = time.Since(start)
 	st.MemoryPages = inst.pages()
 	st.OutputBytes = len(out)

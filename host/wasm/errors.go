@@ -99,15 +99,17 @@ func classify(ctx context.Context, op, path string, err error, output string) *E
 	switch {
 	case errors.As(err, &stub):
 		e.Kind, e.Msg = ErrTrap, stub.Error()
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
-		errors.Is(err, context.DeadlineExceeded):
+	// Only the call's context says a call timed out or was canceled: a guest can exit with any code,
+	// wazero's own "deadline exceeded" code included (proc_exit(0xefffffff) once read as a timeout).
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) &&
+		(errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded || errors.Is(err, context.DeadlineExceeded)):
 		e.Kind, e.Msg = ErrTimeout, "exceeded the caller's deadline"
 		var tc *timeoutCause
 		if errors.As(context.Cause(ctx), &tc) {
 			e.Msg = tc.Error()
 		}
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
-		errors.Is(err, context.Canceled):
+	case errors.Is(ctx.Err(), context.Canceled) &&
+		(errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled || errors.Is(err, context.Canceled)):
 		e.Kind, e.Msg = ErrCanceled, "call canceled by the caller"
 	case errors.As(err, &exit):
 		e.Kind, e.Msg = ErrTrap, fmt.Sprintf("module exited with code %d", exit.ExitCode())

@@ -132,6 +132,9 @@ func (m *Module) ReconcileExtismWithStats(ctx context.Context, snapshot []byte) 
 		err = badModule("", "reconcile returned %d; ABI v1 modules always return 0", rc)
 	case err == nil && len(out) == 0:
 		err = badModule("", "reconcile returned an empty plan; ABI v1 modules always return a complete plan")
+	case err == nil && len(out) > m.cfg.MaxOutputBytes: // the SDK has copied it already: drop it at once
+		err = badModule("", "output of %d bytes is larger than the %d-byte limit (Config.MaxOutputBytes)", len(out), m.cfg.MaxOutputBytes)
+		out = nil
 	}
 
 	keep := m.extismCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages)

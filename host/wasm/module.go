@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,7 @@ type Module struct {
 	compiled    wazero.CompiledModule
 	describe    abi.Describe
 	describeRaw []byte
+	shape       ModuleShape
 
 	directCounters counters
 	direct         *pool[*directInstance]
@@ -57,15 +59,51 @@ var directExports = map[string]struct{ params, results []api.ValueType }{
 // module that lacks the direct exports or whose ABI is not abi.Version. The
 // first instance goes into the pool.
 func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
-	m := &Module{cfg: cfg, wasm: wasmBytes, digest: sha256.Sum256(wasmBytes)}
+	// Refused before wazero sees it: compiling and instantiating are not bounded by any call timeout.
+	shape, err := checkModuleLimits(wasmBytes, cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	digest := sha256.Sum256(wasmBytes)
+	var dir string
+	if cfg.CacheDir != "" {
+		dir = moduleCacheDir(cfg.CacheDir, digest)
+		if err := verifyCache(dir); err != nil {
+			return nil, err
+		}
+	}
+	m, err := newModule(ctx, wasmBytes, digest, shape, cfg)
+	if err != nil && errors.Is(err, errCorruptCache) { // damaged between the check and the read
+		if rmErr := os.RemoveAll(dir); rmErr != nil {
+			return nil, errors.Join(err, rmErr)
+		}
+		m, err = newModule(ctx, wasmBytes, digest, shape, cfg)
+	}
+	if err == nil && dir != "" {
+		if err := sealCache(dir); err != nil {
+			m.Close(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("ordinal module: compilation cache %s: %w", dir, err)
+		}
+	}
+	return m, err
+}
 
+// errCorruptCache marks a compile that failed on the compilation cache, not on the module.
+var errCorruptCache = errors.New("corrupt compilation cache entry")
+
+func newModule(ctx context.Context, wasmBytes []byte, digest [sha256.Size]byte, shape ModuleShape, cfg Config) (*Module, error) {
+	m := &Module{cfg: cfg, wasm: wasmBytes, digest: digest, shape: shape}
 	// An in-memory cache is used even without CacheDir so the Extism path's
 	// runtime reuses this compilation instead of compiling the module again.
-	var err error
 	if cfg.CacheDir != "" {
-		if m.cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir); err != nil {
-			return nil, fmt.Errorf("ordinal module: compilation cache %s: %w", cfg.CacheDir, err)
+		dir := moduleCacheDir(cfg.CacheDir, digest)
+		var err error
+		if m.cache, err = wazero.NewCompilationCacheWithDir(dir); err != nil {
+			return nil, fmt.Errorf("ordinal module: compilation cache %s: %w", dir, err)
 		}
 	} else {
 		m.cache = wazero.NewCompilationCache()
@@ -86,6 +124,9 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 func (m *Module) load(ctx context.Context) error {
 	var err error
 	m.compiled, err = m.rt.CompileModule(ctx, m.wasm)
+	if err != nil && strings.HasPrefix(err.Error(), "compilationcache:") { // wazero's cache, not the module
+		return fmt.Errorf("%w: %w", errCorruptCache, err)
+	}
 	if err != nil {
 		return &Error{Kind: ErrBadModule, Op: "load", Msg: "not a valid wasm module: " + err.Error(), Err: err}
 	}
@@ -188,6 +229,9 @@ func (m *Module) DescribeJSON() []byte { return append([]byte(nil), m.describeRa
 
 // Digest is the sha256 of the module's wasm bytes.
 func (m *Module) Digest() [sha256.Size]byte { return m.digest }
+
+// Shape is what Load measured of the module's binary (ModuleLimits bound it).
+func (m *Module) Shape() ModuleShape { return m.shape }
 
 // Config returns the effective configuration (defaults applied).
 func (m *Module) Config() Config { return m.cfg }

@@ -44,9 +44,16 @@ type Data struct {
 	Bytes  []byte
 }
 
-// Module is what Encode writes.
+// Import is an imported function of type Type.
+type Import struct {
+	Module, Name string
+	Type         uint32
+}
+
+// Module is what Encode writes. Function indices count imports first, as in wasm.
 type Module struct {
 	Types    []FuncType
+	Imports  []Import
 	Funcs    []Func
 	Tables   []Limits // funcref tables
 	Memories []Limits
@@ -73,6 +80,14 @@ func (m *Module) Encode() []byte {
 		b = append(b, vec(t.Results)...)
 	}
 	section(1, len(m.Types), b)
+	b = nil
+	for _, im := range m.Imports {
+		b = append(b, vec([]byte(im.Module))...)
+		b = append(b, vec([]byte(im.Name))...)
+		b = append(b, 0x00)
+		b = append(b, U32(im.Type)...)
+	}
+	section(2, len(m.Imports), b)
 	b = nil
 	for _, f := range m.Funcs {
 		b = append(b, U32(f.Type)...)
@@ -210,6 +225,19 @@ func ABI(minPages int64, describeBody, reconcileBody []byte) *Module {
 			{Name: "ordinal_describe", Kind: ExportFunc, Index: 2},
 		},
 	}
+}
+
+// ImportFunc adds an imported function of signature t and returns its function index. The module's own
+// functions move up by one: exports are renumbered (bodies that call functions are the caller's to fix).
+func (m *Module) ImportFunc(module, name string, t FuncType) uint32 {
+	m.Types = append(m.Types, t)
+	m.Imports = append(m.Imports, Import{Module: module, Name: name, Type: uint32(len(m.Types) - 1)})
+	for i := range m.Exports {
+		if m.Exports[i].Kind == ExportFunc {
+			m.Exports[i].Index++
+		}
+	}
+	return uint32(len(m.Imports) - 1)
 }
 
 // Describe is a valid ABI v1 describe output.
