@@ -61,9 +61,9 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 		}
 	} else {
 		source = "file:" + mopts.path
-		code, rerr := os.ReadFile(mopts.path)
+		code, rerr := readModuleFile(mopts.path)
 		if rerr != nil {
-			return nil, nil, withCode(ExitUsage, fmt.Errorf("reading module: %w", rerr))
+			return nil, nil, rerr
 		}
 		if m, _, err = swapper.Check(ctx, code); err != nil {
 			var re *controller.RefusedError

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
 // moduleOptions are the flags that choose and limit the reconcile module, shared by every command.
@@ -42,9 +43,9 @@ func defaultCacheDir() string {
 func (o *moduleOptions) load(ctx context.Context) (*wasm.Module, error) {
 	code := embedded.Module()
 	if o.path != "" {
-		b, err := os.ReadFile(o.path)
+		b, err := readModuleFile(o.path)
 		if err != nil {
-			return nil, withCode(ExitUsage, fmt.Errorf("reading module: %w", err))
+			return nil, err
 		}
 		code = b
 	}
@@ -81,4 +82,13 @@ func (o *moduleOptions) loadCode(ctx context.Context, code []byte) (*wasm.Module
 		Timeout:          o.timeout,
 		MemoryLimitPages: o.memoryLimitMB * 16, // 64 KiB pages
 	})
+}
+
+// readModuleFile reads a module file, at most as large as a module may be (wasm.ModuleLimits.MaxBytes).
+func readModuleFile(path string) ([]byte, error) {
+	b, err := readlimit.File(path, wasm.DefaultMaxModuleBytes, "module "+path, "")
+	if err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("reading module: %w", err))
+	}
+	return b, nil
 }

@@ -202,9 +202,9 @@ fields other managers own and the file omits are kept.`,
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			in, err := readInput(cmd.InOrStdin(), file)
+			in, err := mopts.readDocument(cmd.InOrStdin(), file, "StatefulSet manifest")
 			if err != nil {
-				return withCode(ExitUsage, err)
+				return err
 			}
 			js, err := yaml.YAMLToJSON(in)
 			if err != nil {

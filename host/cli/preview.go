@@ -31,18 +31,18 @@ maxUnavailable counts unavailable pods below the partition).
 			if file == "" || (from == "") == (scenario == "") {
 				return withCode(ExitUsage, fmt.Errorf("need -f and exactly one of --from or --scenario"))
 			}
-			edited, err := readInput(cmd.InOrStdin(), file)
+			edited, err := opts.readDocument(cmd.InOrStdin(), file, "edited StatefulSet")
 			if err != nil {
-				return withCode(ExitUsage, err)
+				return err
 			}
 			if edited, err = yaml.YAMLToJSON(edited); err != nil {
 				return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
 			}
 			var base *replay.Scenario
 			if from != "" {
-				snap, err := readInput(cmd.InOrStdin(), from)
+				snap, err := opts.readDocument(cmd.InOrStdin(), from, "snapshot")
 				if err != nil {
-					return withCode(ExitUsage, err)
+					return err
 				}
 				if base, err = replay.ScenarioFromSnapshot(snap); err != nil {
 					return withCode(ExitUsage, err)

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
 func newReconcileCommand(opts *moduleOptions) *cobra.Command {
@@ -25,9 +25,9 @@ the ordered writes, the new status, the requeue delay and the events.
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			snapshot, err := readInput(cmd.InOrStdin(), file)
+			snapshot, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
 			if err != nil {
-				return withCode(ExitUsage, err)
+				return err
 			}
 			m, err := opts.load(cmd.Context())
 			if err != nil {
@@ -54,17 +54,23 @@ the ordered writes, the new status, the requeue delay and the events.
 	return cmd
 }
 
-func readInput(stdin io.Reader, file string) ([]byte, error) {
+// readDocument reads a snapshot or manifest from a file, or standard input for "" and "-", at most as
+// large as the guest memory limit (a snapshot cannot be larger and still fit the module).
+func (o *moduleOptions) readDocument(stdin io.Reader, file, what string) ([]byte, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	limit := int64(o.memoryLimitMB) << 20
 	if file == "" || file == "-" {
-		b, err := io.ReadAll(stdin)
+		b, err := readlimit.Read(stdin, limit, what+" on standard input", "--memory-limit-mib")
 		if err != nil {
-			return nil, fmt.Errorf("reading standard input: %w", err)
+			return nil, withCode(ExitUsage, fmt.Errorf("reading standard input: %w", err))
 		}
 		return b, nil
 	}
-	b, err := os.ReadFile(file)
+	b, err := readlimit.File(file, limit, what+" "+file, "--memory-limit-mib")
 	if err != nil {
-		return nil, fmt.Errorf("reading snapshot: %w", err)
+		return nil, withCode(ExitUsage, fmt.Errorf("reading %s: %w", what, err))
 	}
 	return b, nil
 }

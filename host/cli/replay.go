@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
 // ExitGoldenDiffers is `replay --golden`'s exit code when the timeline differs from the golden file.
@@ -165,7 +166,7 @@ func checkGolden(stdout io.Writer, path string, got []byte, update bool) error {
 		fmt.Fprintf(stdout, "updated %s\n", path)
 		return nil
 	}
-	want, err := os.ReadFile(path)
+	want, err := readlimit.File(path, replay.MaxScenarioBytes, "golden timeline "+path, "")
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("reading golden: %w", err))
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime/debug"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
 // hostVersion is the module version of the host, from build info (set by `go install ...@vX`), else "devel".
@@ -83,7 +83,7 @@ func printControllerModule(cmd *cobra.Command, addr string, asJSON bool) error {
 		return withCode(ExitUsage, fmt.Errorf("asking the controller: %w", err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := readlimit.Read(resp.Body, 1<<20, "the controller's /module answer", "")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return withCode(ExitUsage, fmt.Errorf("asking the controller: %s: %s", resp.Status, body))
 	}

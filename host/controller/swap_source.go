@@ -11,6 +11,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
 // WatchModuleFile polls path every interval and offers its content to the
@@ -57,7 +60,7 @@ func WatchModuleFile(ctx context.Context, s *Swapper, path string, interval, set
 			}
 			fi = again
 		}
-		code, err := os.ReadFile(path)
+		code, err := readlimit.File(path, wasm.DefaultMaxModuleBytes, "module "+path, "")
 		if err != nil {
 			logger.Error(err, "Reading the changed module file")
 			continue

@@ -17,8 +17,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
 
 // sync runs one sync of the set with the given key. It returns the delay of a

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
 // DefaultStart is the virtual time a scenario starts at unless it says otherwise.
@@ -84,9 +85,12 @@ func (e Event) action() string {
 	return kind
 }
 
+// MaxScenarioBytes bounds a scenario file (and a golden timeline): far above any hand-written world.
+const MaxScenarioBytes = 64 << 20
+
 // LoadScenario reads a scenario file (YAML or JSON).
 func LoadScenario(path string) (*Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.File(path, MaxScenarioBytes, "scenario "+path, "")
 	if err != nil {
 		return nil, err
 	}

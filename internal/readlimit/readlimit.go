@@ -1,0 +1,63 @@
+// Package readlimit is the one way the host reads a file, standard input or a response body whose size
+// someone else chose: at most the limit plus one byte, so /dev/zero, an endless pipe or a 2 GB file is
+// refused after reading just over the limit, with an error that says which limit and how to raise it.
+package readlimit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// TooLargeError is returned when the input is larger than its limit.
+type TooLargeError struct {
+	What  string // "snapshot", "module", ...
+	Limit int64
+	Raise string // how to raise the limit ("--memory-limit-mib"), or ""
+}
+
+func (e *TooLargeError) Error() string {
+	msg := fmt.Sprintf("%s is larger than the %s limit", e.What, size(e.Limit))
+	if e.Raise != "" {
+		msg += " (raise it with " + e.Raise + ")"
+	}
+	return msg
+}
+
+func size(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d-byte", n)
+}
+
+// Read reads r to its end, or fails with a *TooLargeError once more than limit bytes have come.
+func Read(r io.Reader, limit int64, what, raise string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &TooLargeError{What: what, Limit: limit, Raise: raise}
+	}
+	return b, nil
+}
+
+// File reads the named file like Read; a regular file larger than limit is refused before reading.
+func File(path string, limit int64, what, raise string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, &TooLargeError{What: what, Limit: limit, Raise: raise}
+	}
+	b, err := Read(f, limit, what, raise)
+	var tl *TooLargeError
+	if err != nil && !errors.As(err, &tl) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return b, err
+}
