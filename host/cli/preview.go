@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
-	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 func newPreviewCommand(opts *moduleOptions) *cobra.Command {
@@ -44,6 +43,11 @@ maxUnavailable counts unavailable pods below the partition).
 				if err != nil {
 					return err
 				}
+				// The snapshot is judged by the module first, exactly as `reconcile` judges it, so the same
+				// bad snapshot exits the same way from both.
+				if err := reconcileOnce(cmd.Context(), opts, snap); err != nil {
+					return err
+				}
 				if base, err = replay.ScenarioFromSnapshot(snap); err != nil {
 					return withCode(ExitUsage, err)
 				}
@@ -68,10 +72,7 @@ maxUnavailable counts unavailable pods below the partition).
 			defer m.Close(cmd.Context())
 			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, Model: model})
 			if err != nil {
-				if _, ok := err.(*wasm.Error); ok {
-					return withCode(ExitModuleFailure, err)
-				}
-				return withCode(ExitUsage, err)
+				return withCode(exitCodeOf(err), err)
 			}
 			var out bytes.Buffer
 			if asJSON {

@@ -2,15 +2,18 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 func newReconcileCommand(opts *moduleOptions) *cobra.Command {
@@ -54,6 +57,28 @@ the ordered writes, the new status, the requeue delay and the events.
 	return cmd
 }
 
+// reconcileOnce runs the module once on snapshot and returns the exit error `reconcile` would: nil for a
+// plan (SyncFailed included: the snapshot is fine), a rejection (2), or a module failure (4).
+func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) error {
+	m, err := opts.load(ctx)
+	if err != nil {
+		return err
+	}
+	defer m.Close(ctx)
+	raw, err := m.Reconcile(ctx, snapshot)
+	if err != nil {
+		return withCode(ExitModuleFailure, err)
+	}
+	p, err := plan.Decode(raw)
+	if err != nil {
+		return withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+	}
+	if p.Error != nil && p.Error.Code == abi.CodeSyncFailed {
+		return nil
+	}
+	return planExitCode(p)
+}
+
 // readDocument reads a snapshot or manifest from a file, or standard input for "" and "-", at most as
 // large as the guest memory limit (a snapshot cannot be larger and still fit the module).
 func (o *moduleOptions) readDocument(stdin io.Reader, file, what string) ([]byte, error) {
@@ -77,9 +102,13 @@ func (o *moduleOptions) readDocument(stdin io.Reader, file, what string) ([]byte
 
 func writePlan(w io.Writer, plan []byte, compact bool) error {
 	if compact {
+		if isTerminal(w) { // the same JSON value with DEL, C1 controls and bidi overrides as \u escapes
+			plan = termsafe.JSON(plan)
+		}
 		_, err := fmt.Fprintf(w, "%s\n", plan)
 		return err
 	}
+	plan = termsafe.JSON(plan)
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, plan, "", "  "); err != nil {
 		return fmt.Errorf("module returned invalid JSON: %w", err)
@@ -102,4 +131,14 @@ func planExitCode(p *abi.Plan) error {
 		msg = p.Error.Path + ": " + msg
 	}
 	return withCode(ExitRejected, fmt.Errorf("snapshot rejected (%s): %s", p.Error.Code, msg))
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -114,7 +114,7 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 	tl, err := replay.Run(ctx, sc, ro)
 	prog.done()
 	if err != nil {
-		return nil, withCode(ExitModuleFailure, err)
+		return nil, withCode(exitCodeOf(err), err)
 	}
 	return tl, nil
 }

@@ -7,6 +7,10 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 // Exit codes, documented in `ordinal --help`.
@@ -20,11 +24,28 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0  plan printed, no error
-  1  usage error or unreadable input
+  1  usage error, unreadable or too large input, or a world an API server would refuse (replay, preview)
   2  the snapshot was rejected: the error plan is printed (error.code InvalidJSON, InvalidSnapshot,
-     UnsupportedABI or UnknownFeatureGate, with error.path naming the bad field)
+     UnsupportedABI or UnknownFeatureGate, with error.path naming the bad field); replay and preview
+     exit 2 when the module rejects a snapshot of their world
   3  the sync failed the way upstream's would (error.code SyncFailed); the plan is printed
-  4  the module failed: it could not be loaded, speaks another ABI, trapped, timed out or ran out of memory`
+  4  the module failed: it could not be loaded or is over a module limit, speaks another ABI, trapped,
+     timed out, ran out of memory, or returned something that is not an ABI v1 plan`
+
+// exitCodeOf maps an error of the host library to its exit code: the one mapping reconcile, replay and
+// preview share, so the same bad input exits the same way from each.
+func exitCodeOf(err error) int {
+	var world *replay.InvalidWorldError
+	var tooLarge *readlimit.TooLargeError
+	var rejected *replay.RejectedError
+	switch {
+	case errors.As(err, &world), errors.As(err, &tooLarge):
+		return ExitUsage
+	case errors.As(err, &rejected):
+		return ExitRejected
+	}
+	return ExitModuleFailure
+}
 
 // exitError carries an exit code through cobra's error return.
 type exitError struct {
@@ -49,14 +70,15 @@ func execute(root *cobra.Command, args []string, stderr io.Writer, prefix string
 	if err == nil {
 		return ExitOK
 	}
+	// Errors carry module and scenario text: made safe for a terminal here, where they are printed.
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, prefix, ee.err)
+			fmt.Fprintln(stderr, prefix, termsafe.String(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, prefix, err)
+	fmt.Fprintln(stderr, prefix, termsafe.String(err.Error()))
 	return ExitUsage
 }
 

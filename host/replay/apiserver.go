@@ -147,6 +147,9 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 			return apiErr("AlreadyExists", "statefulsets.apps %q already exists", name)
 		}
 		DefaultStatefulSet(o)
+		if err := validateStatefulSet(o); err != nil {
+			return err
+		}
 		s.stamp(o)
 		set(o, "metadata.generation", num(1))
 		s.set = o
@@ -203,6 +206,9 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	switch kind {
 	case kindSet:
 		DefaultStatefulSet(o)
+		if err := validateStatefulSet(o); err != nil {
+			return err
+		}
 		o["status"] = cloneJSON(old["status"])
 		if !jsonEqual(old["spec"], o["spec"]) {
 			g, _ := getInt(old, "metadata.generation")

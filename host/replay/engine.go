@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -77,7 +78,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 		cfg.Model = ModelDelays
 	}
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, &InvalidWorldError{Err: err}
 	}
 	e := &engine{ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
 		module: opts.Module, revLabels: map[string]string{}}
@@ -85,6 +86,10 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	e.lastEvent = e.start
 	e.tl = &Timeline{Scenario: sc.Name, Description: sc.Description, Model: cfg.Model, Start: e.start.Format(time.RFC3339)}
 	if err := e.initWorld(); err != nil {
+		var iw *InvalidWorldError
+		if !errors.As(err, &iw) {
+			err = &InvalidWorldError{Err: err}
+		}
 		return nil, err
 	}
 	e.kube = newKubelet(cfg, e.api, e.clock, e.timers)
@@ -129,6 +134,9 @@ func (e *engine) initWorld() error {
 		}
 	}
 	DefaultStatefulSet(ss)
+	if err := validateStatefulSet(ss); err != nil {
+		return &InvalidWorldError{Err: err}
+	}
 	setDefault(ss, "apiVersion", "apps/v1")
 	setDefault(ss, "kind", "StatefulSet")
 	ns := getStr(ss, "metadata.namespace")
@@ -472,7 +480,7 @@ func (e *engine) sync() (syncResult, error) {
 		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
 	}
 	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
-		return res, fmt.Errorf("step %d: the module rejected the world: %s", len(e.tl.Steps), plan.Error.Error())
+		return res, &RejectedError{Step: len(e.tl.Steps), Plan: plan.Error}
 	}
 	now := e.clock.Now()
 	step := Step{

@@ -73,6 +73,33 @@ func (c KubeletConfig) validate() error {
 	default:
 		return fmt.Errorf("kubelet.model %q: want %q or %q", c.Model, ModelDelays, ModelTick)
 	}
+	for _, d := range []struct {
+		d    *Duration
+		path string
+	}{{c.Tick, "kubelet.tick"}, {c.StartDelay, "kubelet.startDelay"}, {c.ReadyDelay, "kubelet.readyDelay"}, {c.TerminationDelay, "kubelet.terminationDelay"}} {
+		if err := nonNegative(d.d, d.path); err != nil {
+			return err
+		}
+	}
+	for i, b := range c.Pods {
+		if err := b.nonNegative(fmt.Sprintf("kubelet.pods[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nonNegative refuses a rule with a negative delay.
+func (b PodBehavior) nonNegative(path string) error {
+	for _, d := range []struct {
+		d    *Duration
+		name string
+	}{{b.StartDelay, "startDelay"}, {b.ReadyDelay, "readyDelay"}, {b.TerminationDelay, "terminationDelay"},
+		{b.FailAfter, "failAfter"}, {b.CompleteAfter, "completeAfter"}, {b.LoseReadinessAfter, "loseReadinessAfter"}} {
+		if err := nonNegative(d.d, path+"."+d.name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 // Preview answers "what will this edit do": the edited StatefulSet is applied to a world (a
@@ -39,16 +41,23 @@ type PreviewStep struct {
 func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Options) (*Preview, error) {
 	o, err := decodeObj(edited)
 	if err != nil {
-		return nil, fmt.Errorf("edited StatefulSet: %w", err)
+		return nil, invalidWorld("edited StatefulSet: %w", err)
 	}
 	if k := getStr(o, "kind"); k != "" && k != kindSet {
-		return nil, fmt.Errorf("edited manifest is a %s, want a StatefulSet", k)
+		return nil, invalidWorld("edited manifest is a %s, want a StatefulSet", k)
 	}
 	setDefault(o, "kind", kindSet)
 	setDefault(o, "apiVersion", "apps/v1")
 	cur := getObj(base.snapshot, "statefulSet")
 	if n := getStr(o, "metadata.name"); n != "" && n != getStr(cur, "metadata.name") {
-		return nil, fmt.Errorf("edited StatefulSet %q is not the snapshot's %q", n, getStr(cur, "metadata.name"))
+		return nil, invalidWorld("edited StatefulSet %q is not the snapshot's %q", n, getStr(cur, "metadata.name"))
+	}
+	// An edit the API server would refuse is refused here, with its message, not replayed as a note.
+	check := cloneObj(o)
+	setDefault(ensureObj(check, "metadata"), "name", getStr(cur, "metadata.name"))
+	DefaultStatefulSet(check)
+	if err := validateStatefulSet(check); err != nil {
+		return nil, &InvalidWorldError{Err: err}
 	}
 	sc := *base
 	zero := Duration(0)
@@ -234,7 +243,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  ! %s\n", x)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -99,7 +100,30 @@ func LoadScenario(path string) (*Scenario, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	sc.Dir = filepath.Dir(path)
+	if err := sc.checkFiles(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return sc, nil
+}
+
+// checkFiles finds, before replaying, a module a swapModule event names that is not there (once only a
+// note in the timeline, with exit 0).
+func (sc *Scenario) checkFiles() error {
+	for i, e := range sc.Events {
+		if e.SwapModule == "" {
+			continue
+		}
+		p := e.SwapModule
+		if !filepath.IsAbs(p) && sc.Dir != "" {
+			p = filepath.Join(sc.Dir, p)
+		}
+		if st, err := os.Stat(p); err != nil {
+			return fmt.Errorf("events[%d].swapModule: %w", i, err)
+		} else if !st.Mode().IsRegular() {
+			return fmt.Errorf("events[%d].swapModule: %s is not a file", i, p)
+		}
+	}
+	return nil
 }
 
 // ParseScenario decodes and validates a scenario. Unknown fields are errors: a misspelt event
@@ -149,7 +173,28 @@ func (sc *Scenario) validate() error {
 			return fmt.Errorf("manifests: want exactly one StatefulSet, found %d", sets)
 		}
 	}
+	if sc.Limits.Duration != nil {
+		if err := nonNegative(sc.Limits.Duration, "limits.duration"); err != nil {
+			return err
+		}
+	}
+	if sc.Limits.Steps < 0 {
+		return fmt.Errorf("limits.steps: %d is negative", sc.Limits.Steps)
+	}
 	for i, e := range sc.Events {
+		for _, d := range []struct {
+			d    *Duration
+			path string
+		}{{e.At, "at"}, {e.After, "after"}} {
+			if err := nonNegative(d.d, fmt.Sprintf("events[%d].%s", i, d.path)); err != nil {
+				return err
+			}
+		}
+		for j, b := range e.Kubelet {
+			if err := b.nonNegative(fmt.Sprintf("events[%d].kubelet[%d]", i, j)); err != nil {
+				return err
+			}
+		}
 		if e.action() == "" {
 			return fmt.Errorf("events[%d]: more than one action in one event", i)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 // Timeline is the result of a replay: every controller sync in virtual time, what it saw and
@@ -368,7 +369,7 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	}
 	fmt.Fprintf(&b, "\n== %s after %s, %d syncs: %s\n", tl.Outcome.Result, tl.Outcome.Duration, tl.Outcome.Steps, tl.Outcome.Summary)
 	fmt.Fprintf(&b, "   (%s)\n", tl.StopReason)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
 	return err
 }
 

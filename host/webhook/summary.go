@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 // Summary is a preview reduced to what a person applying the edit needs to read: a few lines, each a
@@ -386,7 +387,7 @@ func limitWarnings(lines []string) []string {
 	out := []string{}
 	total := 0
 	for i, l := range lines {
-		l = WarningPrefix + sanitize(l)
+		l = WarningPrefix + termsafe.String(sanitize(l)) // also the bidi overrides a terminal would obey
 		l = truncateRunes(l, MaxWarningRunes)
 		n := utf8.RuneCountInString(l)
 		left := len(lines) - i - 1

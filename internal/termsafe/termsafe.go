@@ -1,0 +1,66 @@
+// Package termsafe makes text that a module or a scenario chose safe to print on a terminal: a reconcile
+// module's event and error messages reach the user's terminal through `ordinal`'s text output and through
+// the webhook's warnings, and an escape sequence in them could rewrite the screen, set the window title or
+// hide what follows.
+package termsafe
+
+import (
+	"fmt"
+	"strings"
+)
+
+// String returns s with every control character but newline and tab, and every Unicode bidirectional
+// override, replaced by its Go escape (\x1b, \u202e); invalid UTF-8 becomes U+FFFD. Text without them is
+// returned as it is.
+func String(s string) string {
+	if !needs(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case (r >= 0x80 && r < 0xa0) || isBidi(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func needs(s string) bool {
+	for _, r := range s {
+		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) || isBidi(r) || r == '\uFFFD' {
+			return true
+		}
+	}
+	return false
+}
+
+// isBidi: the embedding, override and isolate controls (Trojan Source, CVE-2021-42574).
+func isBidi(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// JSON returns a valid JSON document with the characters String would escape written as \u escapes
+// instead: the same JSON value, safe on a terminal. (Raw control characters below 0x20 cannot appear
+// in valid JSON; DEL, the C1 controls and the bidi overrides can, inside strings, where a \u escape means
+// the same.)
+func JSON(doc []byte) []byte {
+	if !needs(string(doc)) {
+		return doc
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(string(doc), "\uFFFD") {
+		if r == 0x7f || (r >= 0x80 && r < 0xa0) || isBidi(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return []byte(b.String())
+}
