@@ -22,6 +22,7 @@ import (
 var cfg struct {
 	root       string // repository root
 	kubeconfig string
+	pki        string // the local cluster's PKI (its CA signs the client certificate it presents to webhooks)
 	bin        string // bin/ordinal
 	artifacts  string // controller logs, snapshots
 	kcmScript  string // scripts/cluster-kcm.sh (restarts kube-controller-manager of the local cluster)
@@ -80,6 +81,7 @@ func setup() error {
 	cfg.root = root
 	run := getenv("LOCALK8S_RUN", "/tmp/ordinal-localk8s")
 	cfg.kubeconfig = getenv("ORDINAL_E2E_KUBECONFIG", filepath.Join(run, "kubeconfig"))
+	cfg.pki = filepath.Join(run, "pki")
 	cfg.bin = getenv("ORDINAL_E2E_BIN", filepath.Join(root, "bin", "ordinal"))
 	cfg.artifacts = getenv("ORDINAL_E2E_ARTIFACTS", filepath.Join(root, "build", "e2e"))
 	cfg.kcmScript = filepath.Join(root, "scripts", "cluster-kcm.sh")

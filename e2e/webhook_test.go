@@ -144,6 +144,8 @@ func startWebhook(t *testing.T, ctx context.Context, ns string, extraArgs ...str
 	w := &webhookProc{t: t, addr: freePort(t), metrics: freePort(t), logPath: filepath.Join(dir, "webhook.log"), exited: make(chan struct{})}
 	args := append([]string{"webhook", "--kubeconfig", cfg.kubeconfig, "-n", ns, "--addr", w.addr, "--metrics-addr", w.metrics,
 		"--tls-cert-file", filepath.Join(hookEnv.pki, "tls.crt"), "--tls-private-key-file", filepath.Join(hookEnv.pki, "tls.key"),
+		// Only the API server may call it: the client certificate its AdmissionConfiguration presents.
+		"--client-ca-file", filepath.Join(cfg.pki, "ca.crt"), "--client-cert-allowed-names", "kube-apiserver-webhook-client",
 		"--log-format", "text"}, extraArgs...)
 	logf, err := os.Create(w.logPath)
 	if err != nil {
@@ -196,7 +198,12 @@ func (w *webhookProc) httpClient(t *testing.T) *http.Client {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	// /preview answers only the API server's client certificate: the test presents it.
+	client, err := tls.LoadX509KeyPair(filepath.Join(cfg.pki, "webhook-client.crt"), filepath.Join(cfg.pki, "webhook-client.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{client}}}}
 }
 
 func (w *webhookProc) stop() {

@@ -194,6 +194,42 @@ if [ ! -f "$P/sa.pub" ]; then
     rm -f ./*.csr ./*.ext
   )
 fi
+# The client certificate kube-apiserver presents to admission webhooks (ordinal webhook's --client-ca-file is
+# this cluster's CA and --client-cert-allowed-names this CN), given to the webhook plugins by an
+# AdmissionConfiguration. Made also for a pki from before it existed.
+if [ ! -f "$P/webhook-client.crt" ]; then
+  (
+    cd "$P"
+    echo "extendedKeyUsage=clientAuth" > webhook-client.ext
+    openssl req -newkey rsa:2048 -nodes -keyout webhook-client.key -out webhook-client.csr -subj "/CN=kube-apiserver-webhook-client" 2>/dev/null
+    openssl x509 -req -in webhook-client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out webhook-client.crt -days 3650 -extfile webhook-client.ext 2>/dev/null
+    rm -f webhook-client.csr webhook-client.ext
+  )
+fi
+cat > "$RUN/webhook-client.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+users:
+- name: "*"
+  user:
+    client-certificate: $P/webhook-client.crt
+    client-key: $P/webhook-client.key
+EOF
+cat > "$RUN/admission-config.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $RUN/webhook-client.kubeconfig
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $RUN/webhook-client.kubeconfig
+EOF
 SERVER=https://127.0.0.1:$APISERVER_PORT
 mkkubeconfig() { # user out
   cat > "$2" <<EOF
@@ -243,7 +279,7 @@ start_recorded 2 kube-apiserver "$K8S_BIN" kube-apiserver \
   --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
   --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
   --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
-  --client-ca-file="$P/ca.crt" \
+  --client-ca-file="$P/ca.crt" --admission-control-config-file="$RUN/admission-config.yaml" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 \

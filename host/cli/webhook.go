@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -39,12 +38,14 @@ type webhookOptions struct {
 	featureGates  string
 	logFormat     string
 	verbosity     int
+	serve         webhook.ServeOptions
+	clientCAFile  string
 }
 
 func newWebhookCommand(mopts *moduleOptions) *cobra.Command {
 	o := &webhookOptions{}
 	cmd := &cobra.Command{
-		Use:   "webhook --tls-cert-file FILE --tls-private-key-file FILE",
+		Use:   "webhook --tls-cert-file FILE --tls-private-key-file FILE --client-ca-file FILE",
 		Short: "Serve a validating admission webhook that previews every StatefulSet edit at apply time",
 		Long: `webhook is a validating admission webhook (admission.k8s.io/v1 AdmissionReview over HTTPS) for apps/v1
 StatefulSet CREATE and UPDATE. For each edit it builds the controller's snapshot of the set from informer
@@ -69,7 +70,13 @@ call); a review that cannot be previewed (timeout, module failure, caches not sy
 warning, or denied with --failure-policy=closed.
 
 TLS: --tls-cert-file/--tls-private-key-file, reloaded when the files change (a rotated Secret needs no
-restart). Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
+restart). Callers: /validate and /preview answer only a client presenting a certificate signed by
+--client-ca-file (the API server presents one when its AdmissionConfiguration gives the webhook plugins a
+kubeConfigFile with a client certificate; docs/webhook.md), with a common name among
+--client-cert-allowed-names when set; /healthz and /readyz answer anyone. Where the API server cannot be
+configured so, --insecure-allow-unauthenticated serves any caller: then restrict who reaches the port
+(NetworkPolicy), since a caller can make the webhook replay and record Events. Slow or idle clients are
+cut off (--read-header-timeout, --read-timeout, --idle-timeout) and at most --max-connections are open. Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
 (200 once the caches synced). Prometheus metrics on --metrics-addr (HTTP): ordinal_webhook_requests_total
 {operation,decision}, ordinal_webhook_request_duration_seconds{decision},
 ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result}.
@@ -85,6 +92,13 @@ Deployment: examples/deploy/webhook*.yaml; scripts/webhook-ca.sh makes a CA and 
 	f.StringVar(&o.certFile, "tls-cert-file", "", "PEM serving certificate (chain), reloaded on change")
 	f.StringVar(&o.keyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
 	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "HTTP address of /metrics (\"0\" disables)")
+	f.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM CA bundle that must have signed the caller's client certificate (the API server's)")
+	f.StringSliceVar(&o.serve.AllowedNames, "client-cert-allowed-names", nil, "accepted client certificate common names (default: any the CA signed)")
+	f.BoolVar(&o.serve.AllowUnauthenticated, "insecure-allow-unauthenticated", false, "serve /validate and /preview to callers without a client certificate")
+	f.DurationVar(&o.serve.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "longest TLS handshake plus request headers")
+	f.DurationVar(&o.serve.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "longest time to read a whole request")
+	f.DurationVar(&o.serve.IdleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "longest time a kept-alive connection may wait for its next request")
+	f.IntVar(&o.serve.MaxConnections, "max-connections", webhook.DefaultMaxConnections, "connections open at once; more wait to be accepted")
 	f.DurationVar(&o.timeout, "preview-timeout", webhook.DefaultTimeout, "longest time one review may take, preview included")
 	f.StringVar(&o.failurePolicy, "failure-policy", "open", "when no preview can be made: open (allow with a warning) or closed (deny)")
 	f.BoolVar(&o.denyStuck, "deny-stuck-rollouts", false, "deny an edit whose rollout would block behind a pod that is not Ready under OrderedReady")
@@ -106,6 +120,14 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	}
 	if o.certFile == "" || o.keyFile == "" {
 		return withCode(ExitUsage, fmt.Errorf("--tls-cert-file and --tls-private-key-file are required (the API server calls webhooks over HTTPS)"))
+	}
+	if o.clientCAFile == "" && !o.serve.AllowUnauthenticated {
+		return withCode(ExitUsage, fmt.Errorf("--client-ca-file is required: the webhook answers only the API server, known by its client certificate (or --insecure-allow-unauthenticated, see --help)"))
+	}
+	if o.clientCAFile != "" {
+		if o.serve.ClientCAs, err = webhook.LoadClientCAs(o.clientCAFile); err != nil {
+			return withCode(ExitUsage, fmt.Errorf("--client-ca-file: %w", err))
+		}
 	}
 	if o.failurePolicy != "open" && o.failurePolicy != "closed" {
 		return withCode(ExitUsage, fmt.Errorf("--failure-policy must be open or closed, not %q", o.failurePolicy))
@@ -170,8 +192,10 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("listen %s: %w", o.addr, err))
 	}
-	hs := &http.Server{Handler: srv.Handler(), TLSConfig: certs.TLSConfig(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	hs, ln, err := o.serve.HTTPServer(srv.Handler(), certs.TLSConfig(), ln, logger)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
 	servers := []*http.Server{hs}
 	errc := make(chan error, 2)
 	go func() { errc <- hs.ServeTLS(ln, "", "") }()

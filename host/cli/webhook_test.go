@@ -51,7 +51,10 @@ func TestWebhookFlags(t *testing.T) {
 	if code, _, errs := run(t, "", "webhook"); code != ExitUsage || !strings.Contains(errs, "--tls-cert-file") {
 		t.Errorf("no TLS files: %d %s", code, errs)
 	}
-	if code, _, errs := run(t, "", "webhook", "--tls-cert-file", "a", "--tls-private-key-file", "b", "--failure-policy", "maybe"); code != ExitUsage || !strings.Contains(errs, "--failure-policy") {
+	if code, _, errs := run(t, "", "webhook", "--tls-cert-file", "a", "--tls-private-key-file", "b"); code != ExitUsage || !strings.Contains(errs, "--client-ca-file is required") {
+		t.Errorf("no client CA: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, "", "webhook", "--tls-cert-file", "a", "--tls-private-key-file", "b", "--insecure-allow-unauthenticated", "--failure-policy", "maybe"); code != ExitUsage || !strings.Contains(errs, "--failure-policy") {
 		t.Errorf("bad failure policy: %d %s", code, errs)
 	}
 	code, out, _ := run(t, "", "webhook", "--help")

@@ -170,7 +170,9 @@ func newFixture(t *testing.T, src Source, mod replay.Reconciler, mutate func(*Co
 		mod = testModule
 	}
 	f := &fixture{events: record.NewFakeRecorder(10)}
-	cfg := Config{Module: mod, Source: src, Events: f.events, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	// The review budget is a bound here, not a measurement: the default 3 s made TestSummaryBatchesElided
+	// fail on a loaded machine. Tests of the budget itself set their own.
+	cfg := Config{Module: mod, Source: src, Events: f.events, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Timeout: 10 * time.Minute}
 	if mutate != nil {
 		mutate(&cfg)
 	}
