@@ -99,6 +99,12 @@ bench: guest guest-stdgo $(NODE_DEPS)
 	$(GO) test -run '^$$' -bench . -benchmem ./host/... ./guest/...
 	cd $(NODE_HOST) && node bench.mjs
 
+# Every fuzz target (host pipeline and guest logic) for FUZZTIME each (default 2m: about 1.5M executions in
+# all on 2 cores); prints executions per target. A failing input lands in testdata/fuzz/ of its package.
+.PHONY: fuzz
+fuzz:
+	bash scripts/fuzz.sh
+
 # One interleaved run of the shipped build against the default-GC and standard-Go builds (docs/host-findings.md).
 .PHONY: compare-builds
 compare-builds: $(GUEST_BUILD) $(GUEST_STDGO_WASM) | $(TINYGO)

@@ -26,6 +26,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -974,4 +975,34 @@ func runOrdinal(t *testing.T, ctx context.Context, args ...string) (string, stri
 		code = ee.ExitCode()
 	}
 	return stdout.String(), stderr.String(), code
+}
+
+// gcCanary creates a ConfigMap owned by the given object: once the garbage collector has deleted it
+// (waitCanaryGone), it has acted on that owner's dependents. Tests that check the collector left something alone
+// wait for this instead of pausing.
+func gcCanary(t *testing.T, ctx context.Context, ns, kind, apiVersion, name string, uid types.UID) string {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "gc-canary-", Namespace: ns,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid}}}}
+	got, err := cfg.kc.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.Name
+}
+
+// waitCanaryGone waits until the canary ConfigMap name is deleted.
+func waitCanaryGone(t *testing.T, ctx context.Context, ns, name string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := cfg.kc.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the garbage collector did not delete %s within 2m (err %v)", name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

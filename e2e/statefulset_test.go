@@ -242,6 +242,11 @@ func TestScaleWithPVCRetention(t *testing.T) {
 
 			// scale down 3 -> 1: pvc-2 then pvc-1, one at a time
 			mark := tr.mark()
+			pod1, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, "pvc-1", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			scaleCanary := gcCanary(t, ctx, ns, "Pod", "v1", pod1.Name, pod1.UID)
 			patchSet(t, ctx, ns, "pvc", `{"spec":{"replicas":1}}`)
 			waitRolledOut(t, ctx, ns, "pvc", 1)
 			tr.waitFor(ctx, "only pvc-0 left", time.Minute, func(v podView) bool { return v.count() == 1 && v.ready(0) })
@@ -256,7 +261,9 @@ func TestScaleWithPVCRetention(t *testing.T) {
 					return m["data-pvc-1"] == nil && m["data-pvc-2"] == nil && m["data-pvc-0"] != nil
 				})
 			} else {
-				time.Sleep(3 * time.Second) // give the garbage collector time to (wrongly) act
+				// Once the garbage collector has removed pvc-1's other dependent, it has had its chance at
+				// pvc-1's claims: a positive signal instead of a pause.
+				waitCanaryGone(t, ctx, ns, scaleCanary)
 				now := listClaims(t, ctx, ns)
 				for _, n := range append(scaledClaims, "data-pvc-0") {
 					if cl, ok := now[n]; !ok || cl.UID != uids[n] || cl.DeletionTimestamp != nil {
@@ -287,6 +294,8 @@ func TestScaleWithPVCRetention(t *testing.T) {
 			}
 
 			// delete the set: the garbage collector deletes pods, and the claims when whenDeleted=Delete
+			set := getSet(t, ctx, ns, "pvc")
+			deleteCanary := gcCanary(t, ctx, ns, "StatefulSet", "apps/v1", set.Name, set.UID)
 			if err := cfg.kc.AppsV1().StatefulSets(ns).Delete(ctx, "pvc", deleteOptions(metav1.DeletePropagationBackground)); err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +303,7 @@ func TestScaleWithPVCRetention(t *testing.T) {
 			if pc.whenDeleted == del {
 				waitClaims(t, ctx, ns, "all claims deleted (whenDeleted=Delete)", time.Minute, func(m map[string]*corev1.PersistentVolumeClaim) bool { return len(m) == 0 })
 			} else {
-				time.Sleep(3 * time.Second)
+				waitCanaryGone(t, ctx, ns, deleteCanary) // the collector has acted on the set's dependents
 				if n := len(listClaims(t, ctx, ns)); n != 3 {
 					t.Errorf("%d PVCs left after deleting the set with whenDeleted=Retain, want 3", n)
 				}

@@ -420,12 +420,30 @@ func TestHotSwapHostileModuleStoppedByFirewall(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	refusedVictim := func() bool {
+		for _, e := range moduleEvents(t, ctx, ns, "PlanRefused") {
+			if strings.Contains(e.Message, "victim-0") {
+				return true
+			}
+		}
+		return false
+	}
+	mark := tr.mark()
 	patchSet(t, ctx, ns, "web", `{"metadata":{"annotations":{"ordinal.dev/hostile":"delete-foreign-pod"}}}`)
-	time.Sleep(3 * time.Second)
+	// A positive signal, not a pause: the plan that deletes the foreign pod has been made and refused.
+	deadline = time.Now().Add(time.Minute)
+	for !refusedVictim() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no PlanRefused event for the foreign delete; log:\n%s", c.logTail(20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, "victim-0", metav1.GetOptions{}); err != nil || p.UID != vPod.UID || p.DeletionTimestamp != nil {
 		t.Errorf("victim-0 was touched: %v", err)
 	}
-	tr.quiet(2*time.Second, "the hostile module's plans are refused", stepTerminating, stepCreated)
+	if steps := append(tr.stepsOf(stepTerminating, mark), tr.stepsOf(stepCreated, mark)...); len(steps) > 0 {
+		t.Errorf("the hostile module's refused plans changed pods: %v", steps)
+	}
 	if now := tr.uidsByName(); len(now) != len(before) || now["web-0"] != before["web-0"] || now["web-1"] != before["web-1"] {
 		t.Errorf("web's pods changed: %v -> %v", before, now)
 	}

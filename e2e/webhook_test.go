@@ -354,6 +354,20 @@ func requireWarning(t *testing.T, stderr string, subs ...string) {
 	}
 }
 
+// previewEventCount is how many RolloutPreview Events were recorded in ns, repeats included.
+func previewEventCount(t *testing.T, ctx context.Context, ns string) int {
+	t.Helper()
+	l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=RolloutPreview"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range l.Items {
+		n += max(int(e.Count), 1)
+	}
+	return n
+}
+
 func previewEvents(t *testing.T, ctx context.Context, ns string) []string {
 	t.Helper()
 	l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=RolloutPreview"})
@@ -388,7 +402,7 @@ func TestWebhookApply(t *testing.T) {
 
 	// dry run of a template change: the preview, and nothing changes
 	before := getSet(t, ctx, ns, "web")
-	events := len(previewEvents(t, ctx, ns))
+	events := previewEventCount(t, ctx, ns)
 	stdout, stderr, code := kubectl(t, ctx, webManifest(5, "Parallel", "v2", 0, false), "apply", "-n", ns, "-f", "-", "--dry-run=server")
 	if code != 0 || !strings.Contains(stdout, "(server dry run)") {
 		t.Fatalf("kubectl apply --dry-run=server: exit %d, stdout %q", code, stdout)
@@ -398,10 +412,7 @@ func TestWebhookApply(t *testing.T) {
 	if after := getSet(t, ctx, ns, "web"); after.Generation != before.Generation || after.ResourceVersion != before.ResourceVersion {
 		t.Fatalf("the dry run changed the set: generation %d -> %d", before.Generation, after.Generation)
 	}
-	time.Sleep(time.Second)
-	if n := len(previewEvents(t, ctx, ns)); n != events {
-		t.Errorf("the dry run recorded an Event (%d -> %d)", events, n)
-	}
+	// (That the dry run recorded no Event is checked below, once the real apply's Event is there.)
 
 	// the plugin's preview of the same file
 	dir := t.TempDir()
@@ -423,6 +434,18 @@ func TestWebhookApply(t *testing.T) {
 		t.Fatal("kubectl apply (v2) failed")
 	}
 	requireWarning(t, stderr, want)
+	// The webhook records Events in order, so once the real apply's is there, an Event of the earlier dry
+	// run would be too: exactly one more (counting repeats the recorder folds into one Event).
+	deadline := time.Now().Add(time.Minute)
+	for previewEventCount(t, ctx, ns) <= events {
+		if time.Now().After(deadline) {
+			t.Fatal("no RolloutPreview Event for the real apply after 1m")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n := previewEventCount(t, ctx, ns); n != events+1 {
+		t.Errorf("RolloutPreview Events went from %d to %d for one dry run and one apply: the dry run recorded one", events, n)
+	}
 	m := revisionInWarning.FindStringSubmatch(stderr)
 	if m == nil {
 		t.Fatalf("no revision in the warning: %s", stderr)

@@ -317,3 +317,23 @@ func TestCorruptCompileCacheIsRecompiled(t *testing.T) {
 		}
 	}
 }
+
+// Found by FuzzLoad (testdata/fuzz/FuzzLoad/fe125743ed7ea045): a 190-byte module whose function type
+// declares 3.2 billion parameters made wazero's decoder allocate 26 GB, and the Go runtime killed the
+// process. Every vector length is now checked against the bytes that follow it before wazero decodes.
+func TestHugeVectorLengthsRefused(t *testing.T) {
+	huge := wb.U32(0xc4000000)
+	for name, bin := range map[string][]byte{
+		"parameters": append(append([]byte("\x00asm\x01\x00\x00\x00\x01\x07\x01\x60"), huge...), 0x00),
+		"imports":    append(append([]byte("\x00asm\x01\x00\x00\x00\x02\x05"), huge...), 0x00),
+		"data":       append(append([]byte("\x00asm\x01\x00\x00\x00\x0b\x05"), huge...), 0x00),
+		"name":       append(append([]byte("\x00asm\x01\x00\x00\x00\x00\x0c\x04name\x01\x06"), huge...), 0x00),
+	} {
+		if m, err := wasm.Load(context.Background(), bin, wasm.Config{}); err == nil || !errors.Is(err, wasm.ErrBadModule) {
+			if m != nil {
+				m.Close(context.Background())
+			}
+			t.Errorf("%s: got %v, want a bad-module error", name, err)
+		}
+	}
+}

@@ -30,32 +30,47 @@ func scanModule(bin []byte, shape *ModuleShape, l ModuleLimits) error {
 		sec := &reader{b: bin[:r.i+int(size)], i: r.i}
 		r.i += int(size)
 		switch id {
+		case 0:
+			err = scanCustom(sec)
+		case 1:
+			err = scanTypes(sec)
 		case 2:
 			err = scanImports(sec, shape, &tables)
 		case 3: // functions: the count is enough
 			var n uint32
-			n, err = sec.u32()
+			n, err = sec.count()
 			shape.Functions = int(n)
 			if err == nil && shape.Functions > l.MaxFunctions {
 				return overLimit("module defines %d functions; the limit is %d (ModuleLimits.MaxFunctions)", n, l.MaxFunctions)
 			}
 		case 4:
 			var n uint32
-			if n, err = sec.u32(); err == nil {
+			if n, err = sec.count(); err == nil {
 				for range n {
 					if err = tables.add(sec); err != nil {
 						break
 					}
 				}
 			}
-		case 6: // globals: the count is enough
+		case 5, 6, 7, 12, 13: // memories, globals, exports, data count, tags: their lengths are what wazero allocates by
 			var n uint32
-			n, err = sec.u32()
-			shape.Globals += int(n)
-		case 9, 11: // element and data segments
-			var n uint32
-			n, err = sec.u32()
-			shape.Segments += int(n)
+			if id != 12 {
+				n, err = sec.count()
+			}
+			if id == 6 {
+				shape.Globals += int(n)
+			}
+			if id == 7 {
+				err = scanExports(sec, n)
+			}
+		case 9:
+			var n int
+			n, err = scanElements(sec)
+			shape.Segments += n
+		case 11:
+			var n int
+			n, err = scanData(sec)
+			shape.Segments += n
 		case 10:
 			err = scanCode(sec, shape, l)
 		}
@@ -108,7 +123,7 @@ func (t *tableSizes) add(r *reader) error {
 }
 
 func scanImports(r *reader, shape *ModuleShape, tables *tableSizes) error {
-	n, err := r.u32()
+	n, err := r.count()
 	if err != nil {
 		return err
 	}
@@ -145,9 +160,205 @@ func scanImports(r *reader, shape *ModuleShape, tables *tableSizes) error {
 	return nil
 }
 
+// maxTypeArity is the most parameters or results a function type may have (the JS API's limit, 1000).
+const maxTypeArity = 1000
+
+// scanTypes walks the function types.
+func scanTypes(r *reader) error {
+	n, err := r.count()
+	if err != nil {
+		return err
+	}
+	for range n {
+		if _, err := r.byte(); err != nil { // 0x60
+			return err
+		}
+		for range 2 { // parameters, results
+			k, err := r.count()
+			if err == nil && k > maxTypeArity {
+				err = overLimit("a function type with %d parameters or results; the limit is %d", k, maxTypeArity)
+			}
+			if err == nil {
+				err = r.skip(int(k))
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scanExports walks n exports: a name, a kind, an index.
+func scanExports(r *reader, n uint32) error {
+	for range n {
+		if err := r.skipName(); err != nil {
+			return err
+		}
+		if _, err := r.byte(); err != nil {
+			return err
+		}
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanElements walks the element segments (all eight encodings) and returns how many there are.
+func scanElements(r *reader) (int, error) {
+	n, err := r.count()
+	if err != nil {
+		return 0, err
+	}
+	for range n {
+		flags, err := r.u32()
+		if err != nil {
+			return 0, err
+		}
+		if flags > 7 {
+			return 0, fmt.Errorf("element segment flags %d", flags)
+		}
+		if flags == 2 || flags == 6 { // table index
+			if _, err := r.u32(); err != nil {
+				return 0, err
+			}
+		}
+		if flags&1 == 0 { // active: an offset expression
+			if err := r.skipExpr(); err != nil {
+				return 0, err
+			}
+		}
+		if flags != 0 && flags != 4 { // element kind or reference type
+			if _, err := r.byte(); err != nil {
+				return 0, err
+			}
+		}
+		k, err := r.count()
+		if err != nil {
+			return 0, err
+		}
+		for range k {
+			if flags < 4 {
+				_, err = r.u32() // function index
+			} else {
+				err = r.skipExpr()
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	return int(n), nil
+}
+
+// scanData walks the data segments and returns how many there are.
+func scanData(r *reader) (int, error) {
+	n, err := r.count()
+	if err != nil {
+		return 0, err
+	}
+	for range n {
+		flags, err := r.u32()
+		if err != nil {
+			return 0, err
+		}
+		switch flags {
+		case 0:
+			err = r.skipExpr()
+		case 1:
+		case 2:
+			if _, err = r.u32(); err == nil {
+				err = r.skipExpr()
+			}
+		default:
+			err = fmt.Errorf("data segment flags %d", flags)
+		}
+		if err == nil {
+			err = r.skipName() // the bytes: a length and as many bytes
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return int(n), nil
+}
+
+// scanCustom walks the "name" section, whose maps wazero allocates from their counts; other custom
+// sections are bytes wazero only copies.
+func scanCustom(r *reader) error {
+	n, err := r.count()
+	if err != nil {
+		return err
+	}
+	if string(r.b[r.i:r.i+int(n)]) != "name" {
+		return r.skip(int(n))
+	}
+	r.i += int(n)
+	for r.i < len(r.b) {
+		id, err := r.byte()
+		if err != nil {
+			return err
+		}
+		size, err := r.count()
+		if err != nil {
+			return err
+		}
+		sub := &reader{b: r.b[:r.i+int(size)], i: r.i}
+		r.i += int(size)
+		switch id {
+		case 0: // module name
+			err = sub.skipName()
+		case 1: // function names: index, name
+			err = sub.nameMap()
+		case 2: // local names: function index, then a name map
+			var k uint32
+			if k, err = sub.count(); err == nil {
+				for i := uint32(0); i < k && err == nil; i++ {
+					if _, err = sub.u32(); err == nil {
+						err = sub.nameMap()
+					}
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("name section: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r *reader) nameMap() error {
+	k, err := r.count()
+	for i := uint32(0); i < k && err == nil; i++ {
+		if _, err = r.u32(); err == nil {
+			err = r.skipName()
+		}
+	}
+	return err
+}
+
+// skipExpr skips a constant expression: instructions up to its end.
+func (r *reader) skipExpr() error {
+	for {
+		if r.i >= len(r.b) {
+			return errEOF
+		}
+		if r.b[r.i] == 0x0b {
+			r.i++
+			return nil
+		}
+		sub := &reader{b: r.b, i: r.i}
+		if err := sub.instruction(); err != nil {
+			return err
+		}
+		r.i = sub.i
+	}
+}
+
 // scanCode measures every function body: locals, and the blocks the compiler pays for.
 func scanCode(r *reader, shape *ModuleShape, l ModuleLimits) error {
-	n, err := r.u32()
+	n, err := r.count()
 	if err != nil {
 		return err
 	}
@@ -161,7 +372,7 @@ func scanCode(r *reader, shape *ModuleShape, l ModuleLimits) error {
 		}
 		body := &reader{b: r.b[:r.i+int(size)], i: r.i}
 		r.i += int(size)
-		groups, err := body.u32()
+		groups, err := body.count()
 		if err != nil {
 			return err
 		}
@@ -210,59 +421,73 @@ func compileCost(blocks, bytes int, locals uint64) int64 {
 func countBlocks(r *reader, limit int) (int, error) {
 	blocks := 0
 	for r.i < len(r.b) && blocks <= limit {
-		op, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		switch {
-		case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if: a block type
+		switch op := r.b[r.i]; op {
+		case 0x02, 0x03, 0x04: // block, loop, if
 			blocks++
-			err = r.blockType()
-		case op == 0x0e: // br_table
-			var n uint32
-			if n, err = r.u32(); err == nil {
-				blocks += int(min(n, uint32(limit)+1))
-				for i := uint32(0); i <= n && err == nil && blocks <= limit; i++ {
-					_, err = r.u32()
-				}
+		case 0x0e: // br_table: its targets count as blocks
+			sub := &reader{b: r.b, i: r.i + 1}
+			n, err := sub.count()
+			if err != nil {
+				return 0, err
 			}
-		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0x12 || (op >= 0x20 && op <= 0x26) || op == 0xd2:
-			_, err = r.u32() // label, function, local, global, table index
-		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type and table
-			if _, err = r.u32(); err == nil {
-				_, err = r.u32()
-			}
-		case op >= 0x28 && op <= 0x3e: // loads and stores
-			err = r.memarg()
-		case op == 0x3f || op == 0x40: // memory.size, memory.grow
-			_, err = r.byte()
-		case op == 0x41 || op == 0x42: // i32.const, i64.const
-			err = r.skipLEB()
-		case op == 0x43:
-			err = r.skip(4)
-		case op == 0x44:
-			err = r.skip(8)
-		case op == 0x1c: // select with types
-			var n uint32
-			if n, err = r.u32(); err == nil {
-				err = r.skip(int(n))
-			}
-		case op == 0xd0: // ref.null
-			_, err = r.byte()
-		case op == 0xfc:
-			err = r.miscImmediates()
-		case op == 0xfd:
-			err = r.simdImmediates()
-		case op <= 0x01 || op == 0x05 || op == 0x0b || op == 0x0f || op == 0x1a || op == 0x1b || (op >= 0x45 && op <= 0xc4) || op == 0xd1:
-			// no immediates
-		default:
-			return 0, fmt.Errorf("unsupported instruction %#x at byte %d", op, r.i-1)
+			blocks += int(min(n, uint32(limit)+1))
 		}
-		if err != nil {
+		if err := r.instruction(); err != nil {
 			return 0, err
 		}
 	}
 	return blocks, nil
+}
+
+// instruction decodes one instruction with its immediates.
+func (r *reader) instruction() error {
+	op, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch {
+	case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if: a block type
+		err = r.blockType()
+	case op == 0x0e: // br_table
+		var n uint32
+		if n, err = r.count(); err == nil {
+			for i := uint32(0); i <= n && err == nil; i++ {
+				_, err = r.u32()
+			}
+		}
+	case op == 0x0c || op == 0x0d || op == 0x10 || op == 0x12 || (op >= 0x20 && op <= 0x26) || op == 0xd2:
+		_, err = r.u32() // label, function, local, global, table index
+	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type and table
+		if _, err = r.u32(); err == nil {
+			_, err = r.u32()
+		}
+	case op >= 0x28 && op <= 0x3e: // loads and stores
+		err = r.memarg()
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		_, err = r.byte()
+	case op == 0x41 || op == 0x42: // i32.const, i64.const
+		err = r.skipLEB()
+	case op == 0x43:
+		err = r.skip(4)
+	case op == 0x44:
+		err = r.skip(8)
+	case op == 0x1c: // select with types
+		var n uint32
+		if n, err = r.count(); err == nil {
+			err = r.skip(int(n))
+		}
+	case op == 0xd0: // ref.null
+		_, err = r.byte()
+	case op == 0xfc:
+		err = r.miscImmediates()
+	case op == 0xfd:
+		err = r.simdImmediates()
+	case op <= 0x01 || op == 0x05 || op == 0x0b || op == 0x0f || op == 0x1a || op == 0x1b || (op >= 0x45 && op <= 0xc4) || op == 0xd1:
+		// no immediates
+	default:
+		return fmt.Errorf("unsupported instruction %#x at byte %d", op, r.i-1)
+	}
+	return err
 }
 
 // reader decodes the binary format.
@@ -322,8 +547,19 @@ func (r *reader) skipLEB() error {
 	return errors.New("integer too long")
 }
 
-func (r *reader) skipName() error {
+// count reads a vector length and refuses one larger than the bytes left: every element takes at least
+// one byte, and wazero allocates a vector's elements from its length before reading them (a 190-byte
+// module declaring 3.2 billion parameters made it allocate 26 GB and the process die).
+func (r *reader) count() (uint32, error) {
 	n, err := r.u32()
+	if err == nil && uint64(n) > uint64(len(r.b)-r.i) {
+		err = fmt.Errorf("a vector of %d elements in %d remaining bytes", n, len(r.b)-r.i)
+	}
+	return n, err
+}
+
+func (r *reader) skipName() error {
+	n, err := r.count()
 	if err != nil {
 		return err
 	}

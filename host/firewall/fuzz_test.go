@@ -1,0 +1,62 @@
+package firewall_test
+
+import (
+	"testing"
+
+	ordinal "github.com/ordinal-dev/ordinal"
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/internal/conformance"
+	names "github.com/ordinal-dev/ordinal/internal/ordinal"
+)
+
+// FuzzFirewall feeds hostile plans (mutated upstream plans) against their snapshots through the host's
+// pipeline: plan.Decode, then firewall.Check. Never a panic; and what the firewall lets through stays
+// inside the set: its namespace, its kinds and verbs, and for pods only the set's members.
+func FuzzFirewall(f *testing.F) {
+	cases, err := conformance.Load(ordinal.ConformanceFS(), ".")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, c := range cases {
+		if i%10 == 0 {
+			f.Add(c.Snapshot, c.Plan)
+		}
+	}
+	f.Fuzz(func(t *testing.T, snapshot, raw []byte) {
+		s, err := firewall.ScopeFromSnapshot(snapshot)
+		if err != nil {
+			return
+		}
+		p, err := plan.Decode(raw)
+		if err != nil {
+			return
+		}
+		if firewall.Check(s, p) != nil {
+			return
+		}
+		for _, a := range p.Actions {
+			if a.Namespace != "" && a.Namespace != s.Namespace {
+				t.Fatalf("let through a write to namespace %q", a.Namespace)
+			}
+			switch {
+			case a.Kind == s.Kind:
+				if a.Verb != abi.VerbUpdateStatus || a.Name != s.Name {
+					t.Fatalf("let through %s of %s %s", a.Verb, a.Kind, a.Name)
+				}
+			case a.Kind == abi.KindPod:
+				if parent, _ := names.Parse(a.Name); parent != s.Name {
+					t.Fatalf("let through %s of pod %s, not a member of %s", a.Verb, a.Name, s.Name)
+				}
+			case a.Kind == abi.KindPersistentVolumeClaim:
+				if a.Verb != abi.VerbCreate && a.Verb != abi.VerbUpdate {
+					t.Fatalf("let through %s of a claim", a.Verb)
+				}
+			case a.Kind == abi.KindControllerRevision:
+			default:
+				t.Fatalf("let through kind %s", a.Kind)
+			}
+		}
+	})
+}
