@@ -33,6 +33,7 @@ type webhookOptions struct {
 	denyPVC       bool
 	events        bool
 	maxConcurrent int
+	maxWaiting    int
 	maxReplicas   int32
 	model         string
 	featureGates  string
@@ -77,8 +78,10 @@ kubeConfigFile with a client certificate; docs/webhook.md), with a common name a
 configured so, --insecure-allow-unauthenticated serves any caller: then restrict who reaches the port
 (NetworkPolicy), since a caller can make the webhook replay and record Events. Slow or idle clients are
 cut off (--read-header-timeout, --read-timeout, --idle-timeout) and at most --max-connections are open. Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
-(200 once the caches synced). Prometheus metrics on --metrics-addr (HTTP): ordinal_webhook_requests_total
-{operation,decision}, ordinal_webhook_request_duration_seconds{decision},
+(200 once the caches synced). Identical reviews made at the same time share one preview; previews wait
+for one of --max-concurrent-previews slots in arrival order. Prometheus metrics on --metrics-addr (HTTP):
+ordinal_webhook_requests_total{operation,decision}, ordinal_webhook_request_duration_seconds{decision},
+ordinal_webhook_reviews_waiting, ordinal_webhook_shared_previews_total,
 ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result}.
 
 Deployment: examples/deploy/webhook*.yaml; scripts/webhook-ca.sh makes a CA and serving certificate for tests.`,
@@ -104,7 +107,8 @@ Deployment: examples/deploy/webhook*.yaml; scripts/webhook-ca.sh makes a CA and 
 	f.BoolVar(&o.denyStuck, "deny-stuck-rollouts", false, "deny an edit whose rollout would block behind a pod that is not Ready under OrderedReady")
 	f.BoolVar(&o.denyPVC, "deny-pvc-deletion", false, "deny an edit that would delete PersistentVolumeClaims (a scale-down with whenScaled=Delete)")
 	f.BoolVar(&o.events, "events", true, "record the preview of every applied (not dry-run) edit as an Event on the StatefulSet")
-	f.IntVar(&o.maxConcurrent, "max-concurrent-previews", webhook.DefaultMaxConcurrent, "previews run at once; more wait for a slot within their timeout")
+	f.IntVar(&o.maxConcurrent, "max-concurrent-previews", webhook.DefaultMaxConcurrent, "previews run at once; more wait for a slot, in arrival order, within their timeout")
+	f.IntVar(&o.maxWaiting, "max-waiting-reviews", 0, "reviews that may wait for a preview at once (default 64 x --max-concurrent-previews); more are answered by the failure policy at once")
 	f.Int32Var(&o.maxReplicas, "max-replicas", webhook.DefaultMaxReplicas, "sets with more replicas are allowed with a warning and not previewed")
 	f.StringVar(&o.model, "model", "", `kubelet model of the replay: "delays" (default) or "tick"`)
 	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, as the controller's --feature-gates")
@@ -178,7 +182,7 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	}
 	cfg := webhook.Config{Module: module, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
 		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,
-		MaxConcurrent: o.maxConcurrent, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
+		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
 	if events != nil {
 		cfg.Events = events
 	}

@@ -16,6 +16,11 @@ type Metrics struct {
 	Duration        *prometheus.HistogramVec
 	PreviewDuration prometheus.Histogram
 	CertReloads     *prometheus.CounterVec
+	// Waiting is the reviews waiting for a preview (their own, or an identical one in flight).
+	Waiting prometheus.Gauge
+	// SharedPreviews counts reviews answered with a preview that served identical reviews made at the
+	// same time (each of them counts, the first included).
+	SharedPreviews prometheus.Counter
 }
 
 // NewMetrics creates the metrics and their registry.
@@ -36,12 +41,20 @@ func NewMetrics() *Metrics {
 			Help:    "Time to build the snapshot and replay the edit.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
+		Waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ordinal_webhook_reviews_waiting",
+			Help: "Admission reviews waiting for a preview, their own or an identical one in flight.",
+		}),
+		SharedPreviews: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordinal_webhook_shared_previews_total",
+			Help: "Admission reviews answered with a preview shared with identical reviews made at the same time (each counts).",
+		}),
 		CertReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ordinal_webhook_certificate_reloads_total",
 			Help: "Serving certificate (re)loads from --tls-cert-file/--tls-private-key-file, by result (ok, error).",
 		}, []string{"result"}),
 	}
-	m.Registry.MustRegister(m.Requests, m.Duration, m.PreviewDuration, m.CertReloads,
+	m.Registry.MustRegister(m.Requests, m.Duration, m.PreviewDuration, m.CertReloads, m.Waiting, m.SharedPreviews,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

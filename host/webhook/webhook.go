@@ -11,6 +11,8 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +21,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -64,8 +69,13 @@ type Config struct {
 	DenyStuckRollouts bool
 	// DenyPVCDeletion denies an edit that would delete PersistentVolumeClaims (whenScaled=Delete scale-down).
 	DenyPVCDeletion bool
-	// MaxConcurrent previews at once (default 4); more wait for a slot until their deadline.
+	// MaxConcurrent previews at once (default 4); more wait for a slot, first come first served, until
+	// their deadline. Identical reviews at the same time share one preview.
 	MaxConcurrent int
+	// MaxWaiting reviews may wait for a preview at once (default 64 x MaxConcurrent; connections are capped
+	// separately, ServeOptions.MaxConnections); beyond that a review
+	// is answered by the failure policy at once, rather than holding a connection for nothing.
+	MaxWaiting int
 	// MaxBodyBytes of an AdmissionReview (default 8 MiB; the API server's limit for one object is 3 MiB,
 	// a review of an UPDATE carries two).
 	MaxBodyBytes int64
@@ -84,7 +94,9 @@ type Config struct {
 // Server answers AdmissionReviews on /validate and serves the recent previews on /preview.
 type Server struct {
 	cfg     Config
-	sem     chan struct{}
+	sem     chan struct{} // preview slots; blocked senders are served in arrival order
+	flight  singleflight.Group
+	waiting atomic.Int64
 	metrics *Metrics
 	log     *slog.Logger
 	now     func() time.Time
@@ -114,6 +126,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.MaxWaiting <= 0 {
+		cfg.MaxWaiting = 64 * cfg.MaxConcurrent
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -275,21 +290,14 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	if !s.cfg.Source.HasSynced() {
 		return fail("the webhook's informer caches have not synced yet")
 	}
-	select {
-	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
-	case <-ctx.Done():
-		return fail("too many previews in flight: " + ctx.Err().Error())
-	}
 	var oldp *appsv1.StatefulSet
 	if req.Operation == admissionv1.Update {
 		oldp = &old
 	}
 	t0 := time.Now()
-	res, err := s.preview(ctx, oldp, &cur)
-	s.metrics.PreviewDuration.Observe(time.Since(t0).Seconds())
+	res, err := s.sharedPreview(ctx, req, oldp, &cur)
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, errPreviewTimedOut) {
 			return fail(fmt.Sprintf("timed out: the replay took longer than the webhook's budget of %s", budget))
 		}
 		return fail(err.Error())
@@ -335,6 +343,67 @@ type Result struct {
 	Text    string
 	// Live objects the snapshot held.
 	Pods, Revisions, Claims int
+}
+
+// errPreviewTimedOut: the shared preview outlasted the server's budget.
+var errPreviewTimedOut = errors.New("preview timed out")
+
+// errTooManyWaiting answers a review when MaxWaiting reviews already wait.
+var errTooManyWaiting = errors.New("too many reviews waiting for a preview")
+
+// sharedPreview previews the edit, sharing the work with identical reviews made at the same time (a
+// client retrying, kubectl apply and its dry run, a burst from a GitOps tool): 200 concurrent reviews
+// once made 16 previews and 184 fail-open answers. The shared preview runs under the server's own budget,
+// not the first caller's, and waits for a slot in arrival order; each caller waits at most until its own
+// deadline.
+func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRequest, old, cur *appsv1.StatefulSet) (*Result, error) {
+	if s.waiting.Add(1) > int64(s.cfg.MaxWaiting) {
+		s.waiting.Add(-1)
+		return nil, errTooManyWaiting
+	}
+	s.metrics.Waiting.Inc()
+	defer func() { s.waiting.Add(-1); s.metrics.Waiting.Dec() }()
+	ch := s.flight.DoChan(previewKey(req), func() (any, error) {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+		defer cancel()
+		select {
+		case s.sem <- struct{}{}:
+			defer func() { <-s.sem }()
+		case <-pctx.Done():
+			return nil, fmt.Errorf("too many previews in flight: %w", pctx.Err())
+		}
+		t0 := time.Now()
+		res, err := s.preview(pctx, old, cur)
+		s.metrics.PreviewDuration.Observe(time.Since(t0).Seconds())
+		if err != nil && pctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", errPreviewTimedOut, err)
+		}
+		return res, err
+	})
+	select {
+	case r := <-ch:
+		if r.Shared {
+			s.metrics.SharedPreviews.Inc()
+		}
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*Result), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// previewKey identifies a preview by what it depends on that the request decides: the namespace, the
+// operation and the objects before and after. (The rest of the world is the informer caches at that
+// moment, the same for reviews made at the same time.)
+func previewKey(req *admissionv1.AdmissionRequest) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(req.Namespace), []byte(req.Name), []byte(req.Operation), req.OldObject.Raw, req.Object.Raw} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // preview replays the edit old -> cur (old nil: a create) on the namespace's objects.
