@@ -1006,3 +1006,30 @@ func waitCanaryGone(t *testing.T, ctx context.Context, ns, name string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// samePods checks with a consistent list from the API server that each named pod still has the uid it had
+// in before and is not terminating. Called once the controller has written the status of the sync that
+// observed a change: every write of that sync came before its status, so a pod that sync deleted or
+// replaced shows here, without watching a window of time.
+func samePods(t *testing.T, ctx context.Context, ns string, before map[string]types.UID, why string, names ...string) {
+	t.Helper()
+	l, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := map[string]*corev1.Pod{}
+	for i := range l.Items {
+		now[l.Items[i].Name] = &l.Items[i]
+	}
+	for _, n := range names {
+		p := now[n]
+		switch {
+		case p == nil:
+			t.Errorf("%s: pod %s is gone", why, n)
+		case p.UID != before[n]:
+			t.Errorf("%s: pod %s was replaced", why, n)
+		case p.DeletionTimestamp != nil:
+			t.Errorf("%s: pod %s is being deleted", why, n)
+		}
+	}
+}

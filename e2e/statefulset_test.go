@@ -373,7 +373,13 @@ func TestPartitionCanaryThenStagedRollout(t *testing.T) {
 			return v.count() == 4
 		})
 		if partition > 0 {
-			tr.quiet(2*time.Second, fmt.Sprintf("partition %d holds ordinals below it", partition), stepTerminating)
+			// The rollout down to the partition is done and its status written (waitSet above): a pod
+			// below it that this rollout replaced would show now.
+			var below []string
+			for i := int32(0); i < partition; i++ {
+				below = append(below, fmt.Sprintf("canary-%d", i))
+			}
+			samePods(t, ctx, ns, before, fmt.Sprintf("partition %d holds ordinals below it", partition), below...)
 			if s := getSet(t, ctx, ns, "canary"); s.Status.CurrentRevision != rev1 {
 				t.Errorf("partition %d: currentRevision %s, want the old %s", partition, s.Status.CurrentRevision, rev1)
 			}
@@ -437,7 +443,7 @@ func TestOnDelete(t *testing.T) {
 		return s.Status.ObservedGeneration >= s.Generation && s.Status.UpdateRevision != "" && s.Status.UpdateRevision != rev1
 	})
 	rev2 := s.Status.UpdateRevision
-	tr.quiet(3*time.Second, "OnDelete: the controller must not replace pods itself", stepTerminating, stepCreated)
+	samePods(t, ctx, ns, before, "OnDelete: the controller must not replace pods itself", "od-0", "od-1", "od-2")
 	if s := getSet(t, ctx, ns, "od"); s.Status.UpdatedReplicas != 0 || s.Status.CurrentRevision != rev1 {
 		t.Errorf("before any deletion: %s", statusString(s))
 	}
@@ -451,7 +457,7 @@ func TestOnDelete(t *testing.T) {
 	waitSet(t, ctx, ns, "od", "1 updated, 3 ready", time.Minute, func(s *appsv1.StatefulSet) bool {
 		return s.Status.UpdatedReplicas == 1 && s.Status.ReadyReplicas == 3
 	})
-	tr.quiet(2*time.Second, "OnDelete: only the deleted pod is replaced", stepTerminating)
+	samePods(t, ctx, ns, before, "OnDelete: only the deleted pod is replaced", "od-0", "od-2")
 	now := tr.uidsByName()
 	for _, n := range []string{"od-0", "od-2"} {
 		if now[n] != before[n] {
