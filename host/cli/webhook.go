@@ -34,6 +34,7 @@ type webhookOptions struct {
 	events        bool
 	maxConcurrent int
 	maxWaiting    int
+	previewSyncs  int
 	maxReplicas   int32
 	model         string
 	featureGates  string
@@ -108,6 +109,7 @@ Deployment: examples/deploy/webhook*.yaml; scripts/webhook-ca.sh makes a CA and 
 	f.BoolVar(&o.denyPVC, "deny-pvc-deletion", false, "deny an edit that would delete PersistentVolumeClaims (a scale-down with whenScaled=Delete)")
 	f.BoolVar(&o.events, "events", true, "record the preview of every applied (not dry-run) edit as an Event on the StatefulSet")
 	f.IntVar(&o.maxConcurrent, "max-concurrent-previews", webhook.DefaultMaxConcurrent, "previews run at once; more wait for a slot, in arrival order, within their timeout")
+	f.IntVar(&o.previewSyncs, "max-preview-syncs", 0, "most syncs one preview replays (0: bounded only by time); a longer rollout, or one that outlasts 70% of the review's deadline, is answered with the steps replayed and an estimate of the rest")
 	f.IntVar(&o.maxWaiting, "max-waiting-reviews", 0, "reviews that may wait for a preview at once (default 64 x --max-concurrent-previews); more are answered by the failure policy at once")
 	f.Int32Var(&o.maxReplicas, "max-replicas", webhook.DefaultMaxReplicas, "sets with more replicas are allowed with a warning and not previewed")
 	f.StringVar(&o.model, "model", "", `kubelet model of the replay: "delays" (default) or "tick"`)
@@ -182,7 +184,7 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	}
 	cfg := webhook.Config{Module: module, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
 		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,
-		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
+		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, PreviewSyncs: o.previewSyncs, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
 	if events != nil {
 		cfg.Events = events
 	}

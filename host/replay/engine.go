@@ -27,6 +27,28 @@ type Options struct {
 	Progress func(step int, elapsed time.Duration)
 	// Model, when set, overrides the scenario's kubelet model ("tick" or "delays").
 	Model string
+	// Budget, when set, ends the replay early, at a sync boundary: the outcome is then "partial" and a
+	// preview estimates the rest from what was replayed. A budget is the caller's (an admission deadline),
+	// the scenario's limits are the world's.
+	Budget Budget
+}
+
+// Budget bounds the work of one replay. At least one sync is always made.
+type Budget struct {
+	// Syncs, when > 0, is the most syncs replayed.
+	Syncs int
+	// Deadline, when set, is the wall-clock time after which no further sync starts.
+	Deadline time.Time
+}
+
+func (b Budget) spent(syncs int) (string, bool) {
+	switch {
+	case b.Syncs > 0 && syncs >= b.Syncs:
+		return fmt.Sprintf("the preview's budget of %d syncs was spent", b.Syncs), true
+	case !b.Deadline.IsZero() && !time.Now().Before(b.Deadline):
+		return fmt.Sprintf("the preview's time budget was spent after %d syncs", syncs), true
+	}
+	return "", false
 }
 
 // Defaults for Limits.
@@ -381,6 +403,10 @@ func (e *engine) checkLimits() bool {
 	}
 	if len(e.tl.Steps) >= max {
 		e.tl.StopReason = fmt.Sprintf("step limit (%d) reached", max)
+		return true
+	}
+	if why, spent := e.opts.Budget.spent(len(e.tl.Steps)); spent {
+		e.tl.StopReason, e.tl.budgetSpent = why, true
 		return true
 	}
 	return false

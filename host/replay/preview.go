@@ -15,17 +15,19 @@ import (
 // snapshot, or the end of a scenario) and replayed with the same engine, so the steps are what the
 // controller will do under the kubelet model; known traps are called out.
 type Preview struct {
-	Set       string        `json:"statefulSet"`
-	From      RevisionLabel `json:"from"` // the current revision before the edit
-	To        RevisionLabel `json:"to"`   // the update revision the edit leads to
-	Settings  string        `json:"settings"`
-	Steps     []PreviewStep `json:"steps"`
-	Batches   [][]string    `json:"batches"`  // pods taken down together, in order
-	HeldBack  []string      `json:"heldBack"` // pods the partition keeps at their revision
-	Warnings  []string      `json:"warnings"`
-	Outcome   Outcome       `json:"outcome"`
-	KubeModel string        `json:"kubeletModel"`
-	Timeline  *Timeline     `json:"-"`
+	Set      string        `json:"statefulSet"`
+	From     RevisionLabel `json:"from"` // the current revision before the edit
+	To       RevisionLabel `json:"to"`   // the update revision the edit leads to
+	Settings string        `json:"settings"`
+	Steps    []PreviewStep `json:"steps"`
+	Batches  [][]string    `json:"batches"`  // pods taken down together, in order
+	HeldBack []string      `json:"heldBack"` // pods the partition keeps at their revision
+	Warnings []string      `json:"warnings"`
+	Outcome  Outcome       `json:"outcome"`
+	// Estimate of the rest, when a Budget ended the replay (Outcome.Result "partial").
+	Estimate  *Estimate `json:"estimate,omitempty"`
+	KubeModel string    `json:"kubeletModel"`
+	Timeline  *Timeline `json:"-"`
 	features  map[string]bool
 }
 
@@ -103,6 +105,9 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 		}
 	}
 	p.warn(base.snapshot, o, fs, final, tl)
+	if tl.Outcome.Result == "partial" {
+		p.Estimate = p.estimateRest(base.snapshot, final)
+	}
 	return p, nil
 }
 
@@ -237,6 +242,9 @@ func (p *Preview) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "held back by the partition: %s\n", strings.Join(p.HeldBack, ", "))
 	}
 	fmt.Fprintf(&b, "\noutcome: %s after %s: %s\n", p.Outcome.Result, p.Outcome.Duration, p.Outcome.Summary)
+	if p.Estimate != nil {
+		fmt.Fprintf(&b, "estimate for the rest: %s (%s)\n", p.Estimate, p.Estimate.Basis)
+	}
 	if len(p.Warnings) > 0 {
 		b.WriteString("\nwarnings:\n")
 		for _, x := range p.Warnings {

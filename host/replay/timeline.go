@@ -28,6 +28,8 @@ type Timeline struct {
 
 	// Final is the world at the end, as an ABI snapshot (preview --scenario starts from it).
 	Final json.RawMessage `json:"-"`
+
+	budgetSpent bool // the caller's Budget ended the replay (outcome "partial")
 }
 
 // RevisionLabel is the short letter the timeline uses for a ControllerRevision (A, B, ...), in
@@ -98,7 +100,8 @@ type ActionRecord struct {
 type Outcome struct {
 	// Result: "complete" (every pod at the update revision and Ready), "partitioned" (the rest is
 	// held back by the partition), "waiting" (OnDelete: old pods stay until deleted), "stuck"
-	// (nothing more will happen, yet pods are missing, not Ready or not updated) or "limit".
+	// (nothing more will happen, yet pods are missing, not Ready or not updated), "limit" (the scenario's
+	// step or time limit) or "partial" (the caller's Budget ended the replay; a preview estimates the rest).
 	Result   string   `json:"result"`
 	Summary  string   `json:"summary"`
 	Duration Duration `json:"duration"` // from the start to the last step
@@ -206,6 +209,10 @@ func (e *engine) finish() {
 	out.Steps = len(tl.Steps)
 	if n := len(tl.Steps); n > 0 {
 		out.Duration = tl.Steps[n-1].Offset
+	}
+	if tl.budgetSpent {
+		out.Result, out.Summary = "partial", tl.StopReason+"; the rest is not replayed"
+		return
 	}
 	if strings.Contains(tl.StopReason, "limit") {
 		out.Result, out.Summary = "limit", tl.StopReason

@@ -142,8 +142,12 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 			case replaced == 0:
 				parts = append(parts, fmt.Sprintf("template change to revision %s: no pod is replaced now", toRev))
 			default:
-				parts = append(parts, fmt.Sprintf("rolling update of %s to revision %s, maxUnavailable %s: %s; %s",
-					plural(replaced, "pod"), toRev, maxUnavailable, batchList(batches, 6), plural(len(batches), "step")))
+				soFar := ""
+				if p.Estimate != nil {
+					soFar = " so far"
+				}
+				parts = append(parts, fmt.Sprintf("rolling update of %s%s to revision %s, maxUnavailable %s: %s; %s%s",
+					plural(replaced, "pod"), soFar, toRev, maxUnavailable, batchList(batches, 6), plural(len(batches), "step"), soFar))
 			}
 		}
 		if replicas != oldReplicas {
@@ -258,6 +262,9 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	}
 	if (p.Outcome.Result == "stuck" || p.Outcome.Result == "limit") && s.Blocked == "" {
 		add("the rollout does not finish: %s", p.Outcome.Summary)
+	}
+	if p.Estimate != nil {
+		add("preview cut short (%s): estimate for the rest: %s", p.Timeline.StopReason, p.Estimate)
 	}
 	return s
 }

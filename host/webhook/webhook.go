@@ -63,6 +63,9 @@ type Config struct {
 	// Timeout bounds one review, preview included (default 3s). The API server's own timeout for the
 	// webhook (the `timeout` query parameter it sends, 10s by default) lowers it to 80% of that.
 	Timeout time.Duration
+	// PreviewSyncs, when > 0, is the most syncs one preview replays. Past it, or past 70% of the review's
+	// time budget, the preview stops and answers with the steps it replayed and an estimate of the rest.
+	PreviewSyncs int
 	// FailClosed denies the edit when no preview can be made (default: allow with a warning).
 	FailClosed bool
 	// DenyStuckRollouts denies an edit that would block behind a pod that is not Ready under OrderedReady.
@@ -372,8 +375,15 @@ func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRe
 		case <-pctx.Done():
 			return nil, fmt.Errorf("too many previews in flight: %w", pctx.Err())
 		}
+		// The replay stops itself at 70% of what is left of the shortest deadline (the caller's or the
+		// server's), so that it answers with the part it replayed and an estimate, rather than nothing.
 		t0 := time.Now()
-		res, err := s.preview(pctx, old, cur)
+		soft, _ := pctx.Deadline()
+		if d, ok := ctx.Deadline(); ok && d.Before(soft) {
+			soft = d
+		}
+		budget := replay.Budget{Syncs: s.cfg.PreviewSyncs, Deadline: t0.Add(soft.Sub(t0) * 7 / 10)}
+		res, err := s.preview(pctx, old, cur, budget)
 		s.metrics.PreviewDuration.Observe(time.Since(t0).Seconds())
 		if err != nil && pctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", errPreviewTimedOut, err)
@@ -407,13 +417,13 @@ func previewKey(req *admissionv1.AdmissionRequest) string {
 }
 
 // preview replays the edit old -> cur (old nil: a create) on the namespace's objects.
-func (s *Server) preview(ctx context.Context, old, cur *appsv1.StatefulSet) (*Result, error) {
+func (s *Server) preview(ctx context.Context, old, cur *appsv1.StatefulSet, budget replay.Budget) (*Result, error) {
 	pods, revs, claims, err := s.cfg.Source.Namespace(cur.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("listing the namespace's objects: %w", err)
 	}
 	return Preview(ctx, PreviewInput{Old: old, New: cur, Objects: controller.Objects{Pods: pods, Revisions: revs, Claims: claims},
-		Module: s.cfg.Module, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now()})
+		Module: s.cfg.Module, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget})
 }
 
 // PreviewInput is what Preview needs: the set before (nil for a create) and after the edit, the objects
@@ -425,6 +435,8 @@ type PreviewInput struct {
 	Features map[string]bool
 	Model    string
 	Now      time.Time
+	// Budget of the replay (zero: none but the scenario's limits and ctx).
+	Budget replay.Budget
 }
 
 // Preview builds the controller's snapshot of the set as it is (the old object, or for a create the new
@@ -463,7 +475,7 @@ func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, Model: in.Model})
+	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, Model: in.Model, Budget: in.Budget})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,98 @@
+package replay
+
+import (
+	"fmt"
+	"time"
+)
+
+// Estimate is the rest of a rollout that a preview's Budget cut short, extrapolated from the part that
+// was replayed. It is an estimate, and says so: the replayed steps are exact, the rest is arithmetic.
+type Estimate struct {
+	// Basis says what the figures are computed from.
+	Basis string `json:"basis"`
+	// RemainingPods still to be created, updated or removed for the rollout to be over.
+	RemainingPods int `json:"remainingPods"`
+	// RemainingBatches at the batch size seen so far (0 when no batch was seen).
+	RemainingBatches int `json:"remainingBatches"`
+	// RemainingDuration at the pace seen so far; nil when no pod finished within the budget.
+	RemainingDuration *Duration `json:"remainingDuration,omitempty"`
+}
+
+func (e *Estimate) String() string {
+	s := fmt.Sprintf("about %d more pods", e.RemainingPods)
+	if e.RemainingBatches > 0 {
+		s += fmt.Sprintf(" in about %d more batches", e.RemainingBatches)
+	}
+	if e.RemainingDuration != nil {
+		s += fmt.Sprintf(", about %s more", *e.RemainingDuration)
+	} else {
+		s += ", duration unknown (no pod finished within the budget)"
+	}
+	return s
+}
+
+// pendingPods counts the pods a world still needs changed for the set spec to be rolled out: ordinals in
+// [start+partition, start+replicas) not Running and Ready at the update revision, plus pods beyond the
+// replicas still present.
+func pendingPods(world Obj, spec Obj, update string) int {
+	name := getStr(world, "statefulSet.metadata.name")
+	replicas, _ := getInt(spec, "replicas")
+	start, _ := getInt(spec, "ordinals.start")
+	partition, _ := getInt(spec, "updateStrategy.rollingUpdate.partition")
+	if getStr(spec, "updateStrategy.type") == "OnDelete" {
+		partition = replicas // the controller replaces nothing itself
+	}
+	done := map[int64]bool{}
+	pending := 0
+	for _, p := range getArr(world, "pods") {
+		po, ok := p.(Obj)
+		if !ok {
+			continue
+		}
+		o, ok := ordinalOf(getStr(po, "metadata.name"))
+		if !ok || getStr(po, "metadata.name") != fmt.Sprintf("%s-%d", name, o) {
+			continue
+		}
+		ord := int64(o)
+		switch {
+		case ord < start || ord >= start+replicas:
+			pending++ // to be removed
+		case get(po, "metadata.deletionTimestamp") == nil && podReady(po) &&
+			(ord < start+partition || getStr(po, "metadata.labels.controller-revision-hash") == update):
+			done[ord] = true
+		}
+	}
+	for o := start; o < start+replicas; o++ {
+		if !done[o] {
+			pending++
+		}
+	}
+	return pending
+}
+
+// estimateRest extrapolates a partial preview: the pods still pending at the end, the batches at the size
+// seen, the time at the pace seen (pods finished per virtual second).
+func (p *Preview) estimateRest(before, final Obj) *Estimate {
+	fs := getObj(final, "statefulSet")
+	spec := getObj(fs, "spec")
+	update := getStr(fs, "status.updateRevision")
+	atStart := pendingPods(before, spec, update)
+	left := pendingPods(final, spec, update)
+	e := &Estimate{RemainingPods: left}
+	elapsed := time.Duration(p.Outcome.Duration)
+	e.Basis = fmt.Sprintf("extrapolated from the first %d syncs, +%s of the rollout, in which %d of %d pods finished",
+		p.Outcome.Steps, p.Outcome.Duration, max(atStart-left, 0), atStart)
+	taken := 0
+	for _, b := range p.Batches {
+		taken += len(b)
+	}
+	if n := len(p.Batches); n > 0 && left > 0 {
+		size := (taken + n - 1) / n
+		e.RemainingBatches = (left + size - 1) / size
+	}
+	if finished := atStart - left; finished > 0 && elapsed > 0 {
+		d := Duration(time.Duration(float64(elapsed) * float64(left) / float64(finished)).Round(time.Second))
+		e.RemainingDuration = &d
+	}
+	return e
+}
