@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"time"
 )
 
 // The on-disk compilation cache holds native code that wazero loads and runs, and wazero trusts its
@@ -29,7 +30,7 @@ func moduleCacheDir(cacheDir string, digest [sha256.Size]byte) string {
 func cacheSums(dir string) ([]byte, error) {
 	var lines []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == cacheManifest || filepath.Ext(d.Name()) == ".tmp" {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), cacheManifest) || filepath.Ext(d.Name()) == ".tmp" {
 			return err
 		}
 		b, err := os.ReadFile(p)
@@ -49,35 +50,44 @@ func cacheSums(dir string) ([]byte, error) {
 	return out.Bytes(), err
 }
 
-// verifyCache removes dir unless its files are exactly those its manifest lists, with the same sums.
-func verifyCache(dir string) error {
+// verifyCache removes dir if it has a manifest its files do not match. A directory without a manifest
+// is left alone: another process may be compiling into it (wazero writes each entry atomically, and a
+// Load that fails on an entry removes it and compiles again).
+func verifyCache(dir string) {
 	want, err := os.ReadFile(filepath.Join(dir, cacheManifest))
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, statErr := os.Stat(dir); errors.Is(statErr, fs.ErrNotExist) {
-			return nil // nothing cached yet
-		}
+	if err != nil {
+		return
 	}
-	if err == nil {
-		got, sumErr := cacheSums(dir)
-		if sumErr == nil && bytes.Equal(got, want) {
-			return nil
-		}
+	if got, err := cacheSums(dir); err == nil && bytes.Equal(got, want) {
+		return
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("ordinal module: removing unverifiable compilation cache %s: %w", dir, err)
-	}
-	return nil
+	discardCache(dir)
 }
 
-// sealCache writes dir's manifest (atomically: a reader sees the old one or the new one).
-func sealCache(dir string) error {
+// discardCache moves dir aside (one atomic step: another process sees it whole or not at all) and
+// removes it. Errors are ignored: at worst the module is compiled again.
+func discardCache(dir string) {
+	aside := fmt.Sprintf("%s.discarded-%d-%d", dir, os.Getpid(), time.Now().UnixNano())
+	if os.Rename(dir, aside) == nil {
+		_ = os.RemoveAll(aside)
+	}
+}
+
+// sealCache writes dir's manifest, atomically (a reader sees the old one or the new one) and through a
+// file of its own (two processes may seal the same directory at once). A failure leaves the entries
+// unsealed, which verifyCache tolerates.
+func sealCache(dir string) {
 	sums, err := cacheSums(dir)
 	if err != nil {
-		return err
+		return
 	}
-	tmp := filepath.Join(dir, cacheManifest+".tmp")
-	if err := os.WriteFile(tmp, sums, 0o600); err != nil {
-		return err
+	tmp, err := os.CreateTemp(dir, cacheManifest+".*.tmp")
+	if err != nil {
+		return
 	}
-	return os.Rename(tmp, filepath.Join(dir, cacheManifest))
+	_, werr := tmp.Write(sums)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, cacheManifest)) != nil {
+		_ = os.Remove(tmp.Name())
+	}
 }

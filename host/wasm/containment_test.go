@@ -337,3 +337,44 @@ func TestHugeVectorLengthsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A controller's replicas start together and share the compilation cache: Loads of one module into one
+// cache directory at once all succeed, and leave a cache the next Load verifies and uses. (Two replicas
+// once failed on the same temporary manifest name: "rename SHA256SUMS.tmp: no such file or directory".)
+func TestConcurrentLoadsShareTheCompileCache(t *testing.T) {
+	ctx := context.Background()
+	bin := guestWasm(t)
+	for round := range 3 {
+		dir := t.TempDir()
+		errs := make(chan error, 8)
+		for range cap(errs) {
+			go func() {
+				m, err := wasm.Load(ctx, bin, wasm.Config{CacheDir: dir})
+				if err == nil {
+					_, err = m.Reconcile(ctx, behave)
+					m.Close(ctx)
+				}
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: a concurrent Load: %v", round, err)
+			}
+		}
+		var leftovers []string
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".tmp") || strings.Contains(p, ".discarded-")) {
+				leftovers = append(leftovers, p)
+			}
+			return nil
+		})
+		if len(leftovers) > 0 {
+			t.Errorf("round %d: temporary files left: %v", round, leftovers)
+		}
+		sums, err := filepath.Glob(filepath.Join(dir, "*", "SHA256SUMS"))
+		if err != nil || len(sums) != 1 {
+			t.Fatalf("round %d: manifests %v (%v), want one", round, sums, err)
+		}
+	}
+}

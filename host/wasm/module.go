@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,27 +68,27 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 		return nil, err
 	}
 	digest := sha256.Sum256(wasmBytes)
-	var dir string
-	if cfg.CacheDir != "" {
-		dir = moduleCacheDir(cfg.CacheDir, digest)
-		if err := verifyCache(dir); err != nil {
-			return nil, err
-		}
+	if cfg.CacheDir == "" {
+		return newModule(ctx, wasmBytes, digest, shape, cfg)
 	}
+	// The on-disk cache only saves time: it never fails a Load. Processes share it (a controller's
+	// replicas start together), so every step below tolerates another process doing the same at once.
+	dir := moduleCacheDir(cfg.CacheDir, digest)
+	verifyCache(dir)
 	m, err := newModule(ctx, wasmBytes, digest, shape, cfg)
 	if err != nil && errors.Is(err, errCorruptCache) { // damaged between the check and the read
-		if rmErr := os.RemoveAll(dir); rmErr != nil {
-			return nil, errors.Join(err, rmErr)
-		}
+		discardCache(dir)
 		m, err = newModule(ctx, wasmBytes, digest, shape, cfg)
 	}
-	if err == nil && dir != "" {
-		if err := sealCache(dir); err != nil {
-			m.Close(context.WithoutCancel(ctx))
-			return nil, fmt.Errorf("ordinal module: compilation cache %s: %w", dir, err)
-		}
+	if err != nil {
+		// a cache that cannot be used (removed by another process mid-write, unwritable...): without it,
+		// the module's own error, if any, is what remains
+		noDisk := cfg
+		noDisk.CacheDir = ""
+		return newModule(ctx, wasmBytes, digest, shape, noDisk)
 	}
-	return m, err
+	sealCache(dir)
+	return m, nil
 }
 
 // errCorruptCache marks a compile that failed on the compilation cache, not on the module.
