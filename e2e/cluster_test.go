@@ -9,6 +9,7 @@ package e2e
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,12 +224,18 @@ func TestClusterKubeControllerManagerRestart(t *testing.T) {
 	ns := newNamespace(t, ctx)
 	tr := trackPods(t, ctx, ns, "builtin", true)
 	createSet(t, ctx, ns, newSet("builtin", 2))
-	tr.quiet(3*time.Second, "no StatefulSet controller runs (built-in one disabled, Ordinal not started)", stepCreated)
+	// nobody runs a StatefulSet controller: kube-controller-manager built every controller but that one
+	// (its own list), and Ordinal is not started; so the set has no pods
+	wantKCMControllers(t, false)
+	if l, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) > 0 {
+		t.Fatalf("pods without a StatefulSet controller: %v (%v)", podNames(l), err)
+	}
 
 	restartKCM(t, kcmBuiltinSTS)
 	if got := kcm(t, "status"); got != kcmBuiltinSTS {
 		t.Fatalf("status after restart: %s, want %s", got, kcmBuiltinSTS)
 	}
+	wantKCMControllers(t, true)
 	waitRolledOut(t, ctx, ns, "builtin", 2)
 	tr.checkInvariants()
 
@@ -237,9 +244,37 @@ func TestClusterKubeControllerManagerRestart(t *testing.T) {
 		t.Fatalf("status after restart: %s, want %s", got, kcmDefault)
 	}
 	// with the built-in controller off again, a deleted pod is not recreated
+	mark := tr.mark()
 	if err := cfg.kc.CoreV1().Pods(ns).Delete(ctx, "builtin-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	wantKCMControllers(t, false)
 	tr.waitFor(ctx, "builtin-1 gone", 60*time.Second, func(v podView) bool { return v.pod(1) == nil })
-	tr.quiet(3*time.Second, "the built-in StatefulSet controller is off again", stepCreated)
+	// the only kube-controller-manager running since before the deletion has no StatefulSet controller
+	if c := tr.stepsOf(stepCreated, mark); len(c) > 0 {
+		t.Errorf("pods created with the built-in StatefulSet controller off: %v", c)
+	}
+}
+
+func podNames(l *corev1.PodList) []string {
+	var out []string
+	if l != nil {
+		for _, p := range l.Items {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// wantKCMControllers checks kube-controller-manager's own list of the controllers it built (a named
+// healthz check each) for the StatefulSet controller, and for the garbage collector as a sign the list is whole.
+func wantKCMControllers(t *testing.T, statefulSet bool) {
+	t.Helper()
+	list := strings.Fields(kcm(t, "controllers"))
+	if !slices.Contains(list, "garbage-collector-controller") {
+		t.Fatalf("kube-controller-manager's controllers lack the garbage collector: %v", list)
+	}
+	if got := slices.Contains(list, "statefulset-controller"); got != statefulSet {
+		t.Fatalf("kube-controller-manager runs its StatefulSet controller: %v, want %v (controllers: %v)", got, statefulSet, list)
+	}
 }

@@ -293,6 +293,28 @@ func (c *controllerProc) logTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// waitLog waits until a line of the controller's log contains every one of subs (a positive signal that
+// the controller did something, e.g. a sync of a given set ended with a given result).
+func (c *controllerProc) waitLog(ctx context.Context, desc string, timeout time.Duration, subs ...string) string {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, l := range strings.Split(c.log(), "\n") {
+			all := true
+			for _, s := range subs {
+				all = all && strings.Contains(l, s)
+			}
+			if all {
+				return l
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			c.t.Fatalf("controller %s: no log line for %s (%q) after %s; log:\n%s", c.name, desc, subs, timeout, c.logTail(20))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // logLines returns the log lines that contain any of the substrings (case-insensitive).
 func (c *controllerProc) logLines(subs ...string) []string {
 	var out []string
@@ -831,23 +853,6 @@ func (tr *podTracker) waitFor(ctx context.Context, desc string, timeout time.Dur
 			tr.t.Fatalf("timed out after %s waiting for pods: %s; pods now:\n%s", timeout, desc, tr.describe())
 		case <-ctx.Done():
 			tr.t.Fatalf("context done waiting for pods: %s; pods now:\n%s", desc, tr.describe())
-		}
-	}
-}
-
-// quiet watches for d and fails the test if any step of the given kinds happens meanwhile
-// (a bounded observation window: "nothing happens" can only be shown this way).
-func (tr *podTracker) quiet(d time.Duration, why string, kinds ...stepKind) {
-	tr.t.Helper()
-	tr.mu.Lock()
-	start := len(tr.steps)
-	tr.mu.Unlock()
-	time.Sleep(d)
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	for _, s := range tr.steps[start:] {
-		if slices.Contains(kinds, s.kind) {
-			tr.t.Errorf("%s, but within %s: %s", why, d, s)
 		}
 	}
 }

@@ -493,13 +493,14 @@ func TestNeverReadyRevisionStopsRollout(t *testing.T) {
 		rev2 = podRevision(p)
 		return true
 	})
-	tr.quiet(5*time.Second, "the new revision's pod never becomes Ready, so the rollout must stop", stepTerminating)
-	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 2)
 	s := waitSet(t, ctx, ns, "stuck", "stalled status", 30*time.Second, func(s *appsv1.StatefulSet) bool {
 		return s.Status.UpdateRevision == rev2 && s.Status.CurrentRevision == rev1 && s.Status.UpdatedReplicas == 1 &&
 			s.Status.ReadyReplicas == 2 && s.Status.Replicas == 3
 	})
 	t.Logf("stalled: %s", statusString(s))
+	// that status was written by a sync that saw stuck-2 not Ready, after that sync's writes
+	samePods(t, ctx, ns, before, "the new revision's pod never becomes Ready, so the rollout must stop", "stuck-0", "stuck-1")
+	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 2)
 
 	// forced rollback
 	patchSet(t, ctx, ns, "stuck", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:null}}}}}`, annNeverReady))
@@ -534,7 +535,7 @@ func TestDeleteSet(t *testing.T) {
 	for _, prop := range []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationForeground} {
 		t.Run(string(prop), func(t *testing.T) {
 			t.Parallel()
-			ctx, ns, _, tr := begin(t, "del", true)
+			ctx, ns, c, tr := begin(t, "del", true)
 			createSet(t, ctx, ns, newSet("del", 3, withClaims("", "")))
 			waitRolledOut(t, ctx, ns, "del", 3)
 			mark := tr.mark()
@@ -546,7 +547,11 @@ func TestDeleteSet(t *testing.T) {
 				fields.OneTermEqualSelector("metadata.name", "del")), &appsv1.StatefulSet{}, time.Minute)
 			waitGone(t, ctx, "the ControllerRevisions", labelLW("controllerrevisions", ns, "app=del", cfg.kc.AppsV1().RESTClient()),
 				&appsv1.ControllerRevision{}, time.Minute)
-			tr.quiet(3*time.Second, "the set is deleted: no pod may be recreated", stepCreated)
+			// the controller has seen the set gone; from then on it has nothing to create pods for
+			c.waitLog(ctx, "a sync that finds the set gone", time.Minute, `"set":"`+ns+`/del"`, `"result":"not_found"`)
+			if l, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=del"}); err != nil || len(l.Items) > 0 {
+				t.Errorf("pods after the set is gone: %v (%v)", l, err)
+			}
 			if c := tr.stepsOf(stepCreated, mark); len(c) > 0 {
 				t.Errorf("pods created after the deletion request: %v", c)
 			}
@@ -584,7 +589,12 @@ func TestTakeoverFromKubeControllerManager(t *testing.T) {
 	mark := tr.mark()
 	c := startController(t, ns, ctrlOpts{})
 	c.waitReady(ctx)
-	tr.quiet(3*time.Second, "Ordinal took over a settled set: no pod may be touched", stepTerminating, stepCreated)
+	// its first sync of the set is over (writes first, then the log line): nothing was replaced
+	c.waitLog(ctx, "the first sync of tk", time.Minute, `"msg":"Synced StatefulSet"`, `"set":"`+ns+`/tk"`, `"result":"success"`)
+	samePods(t, ctx, ns, uids, "Ordinal took over a settled set: no pod may be touched", "tk-0", "tk-1", "tk-2")
+	if c := tr.stepsOf(stepCreated, mark); len(c) > 0 {
+		t.Errorf("pods created on takeover: %v", c)
+	}
 
 	// Ordinal is in charge: a scale-up creates tk-3 at the existing revision
 	patchSet(t, ctx, ns, "tk", `{"spec":{"replicas":4}}`)

@@ -6,6 +6,8 @@
 #        scripts/cluster-kcm.sh start   [CONTROLLERS]
 #        scripts/cluster-kcm.sh stop
 #        scripts/cluster-kcm.sh status                  (prints the running controllers setting, or 'stopped')
+#        scripts/cluster-kcm.sh controllers             (the controllers it built, one per line, from its
+#                                                        /healthz?verbose: each gets a named check there)
 # CONTROLLERS is kube-controller-manager's --controllers value: '*,-statefulset-controller' (built-in
 # StatefulSet controller off, garbage collector on) or '*' (built-in StatefulSet controller on).
 # Env: LOCALK8S_RUN (default /tmp/ordinal-localk8s)
@@ -45,14 +47,21 @@ do_start() {
     --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
     --controllers="$CONTROLLERS"
   echo "$CONTROLLERS" > "$RUN/kcm.controllers"
+  # healthy, and its controllers built: their named checks are registered together once all are built
   wait_for "kube-controller-manager (--controllers=$CONTROLLERS)" 60 kube-controller-manager \
-    sh -c "curl -skf https://127.0.0.1:$KCM_PORT/healthz | grep -qx ok"
+    sh -c "curl -skf https://127.0.0.1:$KCM_PORT/healthz | grep -qx ok && curl -skf 'https://127.0.0.1:$KCM_PORT/healthz?verbose' | grep -q -- '-controller ok\$'"
+}
+
+do_controllers() {
+  running || die "kube-controller-manager is not running"
+  curl -skf "https://127.0.0.1:$KCM_PORT/healthz?verbose" | sed -n 's/^\[[+-]\]\(.*-controller\) .*$/\1/p' | sort
 }
 
 case "$cmd" in
   start) do_start ;;
   stop) do_stop ;;
   restart) do_stop; do_start ;;
+  controllers) do_controllers ;;
   status) if running; then cat "$RUN/kcm.controllers" 2>/dev/null || echo unknown; else echo stopped; fi ;;
-  *) echo "usage: $0 {start|stop|restart} [CONTROLLERS] | status" >&2; exit 2 ;;
+  *) echo "usage: $0 {start|stop|restart} [CONTROLLERS] | status | controllers" >&2; exit 2 ;;
 esac

@@ -321,12 +321,16 @@ func TestIntegrationOrderedReadyLifecycle(t *testing.T) {
 	rc.stop(t)
 	before := counterSum(t, rc.c.Metrics(), "ordinal_actions_total", "", "")
 	rc2 := startController(t, cfg, ns)
-	time.Sleep(2 * time.Second)
+	// a sync is counted after its writes: once one has ended, its writes (none, on a settled set) are in
+	deadline := time.Now().Add(2 * time.Minute)
+	for counterSum(t, rc2.c.Metrics(), "ordinal_syncs_total", "result", "success") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("restarted controller did not sync the set")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if n := counterSum(t, rc2.c.Metrics(), "ordinal_actions_total", "", ""); n != 0 {
 		t.Errorf("restarted controller issued %v writes on a settled set (first run issued %v)", n, before)
-	}
-	if n := counterSum(t, rc2.c.Metrics(), "ordinal_syncs_total", "result", "success"); n < 1 {
-		t.Errorf("restarted controller did not sync the set")
 	}
 }
 
@@ -406,9 +410,14 @@ func TestIntegrationLeaderElectionHandover(t *testing.T) {
 	if time.Since(t0) < 300*time.Millisecond {
 		t.Error("a returned before its run function drained")
 	}
+	// a released the lease on its way out (no holder, or b already), rather than letting it expire
+	held, err := client.CoordinationV1().Leases(ns).Get(context.Background(), "ordinal-it", metav1.GetOptions{})
+	if err != nil || (held.Spec.HolderIdentity != nil && *held.Spec.HolderIdentity != "" && *held.Spec.HolderIdentity != "b") {
+		t.Fatalf("lease after a stopped: %v %v; want released", held, err)
+	}
 	select {
 	case <-b.ran:
-	case <-time.After(3 * time.Second): // well under LeaseDuration: a released the lease
+	case <-time.After(2 * time.Minute):
 		t.Fatal("b did not take over after a released the lease")
 	}
 	lease, err := client.CoordinationV1().Leases(ns).Get(context.Background(), "ordinal-it", metav1.GetOptions{})
