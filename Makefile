@@ -86,6 +86,13 @@ cluster-down:
 e2e:
 	bash scripts/e2e.sh
 
+# Randomized fault runs on the local control plane (e2e/chaos_test.go): CHAOS_RUNS seeds (default 200), a
+# table of faults injected, invariant violations and final states; CHAOS_SEEDS=17,42 replays failing seeds.
+# `make test` runs a short version (5 seeds, one per scenario).
+.PHONY: chaos
+chaos:
+	bash scripts/chaos.sh
+
 check:
 	$(GO) vet ./...
 	$(GO) test ./...

@@ -1,0 +1,835 @@
+//go:build e2e
+
+package e2e
+
+// Chaos: randomized fault runs of the controller on the real control plane (the Sieve/Acto line of work).
+// Each run is one seed: a scenario (rollouts, scale-downs under each retention policy, a hot swap) and a
+// fault plan drawn from the seed: the fault proxy's rates (faultproxy_test.go), SIGKILLs of the controller
+// at random moments, and for some seeds an etcd restart. Invariants are checked continuously by watchers
+// that talk to kube-apiserver directly, never through the controller's view, and the final state is
+// compared with a fault-free run of the same scenario.
+//
+// `make test` runs ORDINAL_CHAOS_RUNS (default 5, one per scenario) seeds; `make chaos` runs 200 and
+// prints the table. ORDINAL_CHAOS_SEEDS=17,42 replays given seeds. The table and the failing seeds are
+// written to build/e2e/chaos-summary.txt and build/e2e/chaos-failing-seeds.txt.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+const chaosSet = "chaos"
+
+// chaosScenario is what a run does to its StatefulSet once the set is rolled out.
+type chaosScenario struct {
+	name     string
+	replicas int32
+	target   int32 // replicas after the change
+	opts     []setOpt
+	bump     bool // change the template (a rolling update)
+	swap     bool // hot-swap the module in the middle of the rollout
+	// claims the retention policy lets be deleted: ordinals >= target after a scale-down with whenScaled=Delete
+	scaledDelete bool
+	// maxDown is how many of the set's pods may be down (not Ready, or terminating) at once during the
+	// change: 1 for OrderedReady (one pod at a time, upstream's monotonic update and scale-down), the
+	// set's maxUnavailable for a Parallel rollout; 0 for no bound (a Parallel scale-down deletes at once).
+	maxDown int
+}
+
+var chaosScenarios = []chaosScenario{
+	{name: "rollout-ordered", replicas: 3, target: 3, bump: true, maxDown: 1, opts: []setOpt{withClaims("", "")}},
+	{name: "rollout-parallel", replicas: 4, target: 4, bump: true, maxDown: 2, opts: []setOpt{parallel, maxUnavailable(2)}},
+	{name: "scale-retain", replicas: 4, target: 1, maxDown: 1, opts: []setOpt{withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}},
+	{name: "scale-delete", replicas: 4, target: 1, scaledDelete: true, opts: []setOpt{parallel,
+		withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)}},
+	{name: "hot-swap", replicas: 4, target: 4, bump: true, swap: true, maxDown: 1, opts: []setOpt{minReady(1),
+		withClaims(appsv1.DeletePersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}},
+}
+
+// chaosPlan is everything a seed decides.
+type chaosPlan struct {
+	seed     int64
+	scenario chaosScenario
+	rates    faultRates
+	kills    []time.Duration // SIGKILLs of the controller, at these delays after the change
+	etcd     time.Duration   // etcd restart at this delay after the change (0: none)
+}
+
+func planFor(seed int64) chaosPlan {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xc4a05))
+	p := chaosPlan{seed: seed, scenario: chaosScenarios[int(seed%int64(len(chaosScenarios)))]}
+	p.rates = faultRates{
+		conflict:   rng.Float64() * 0.15,
+		throttle:   rng.Float64() * 0.08,
+		error:      rng.Float64() * 0.10,
+		lostReply:  rng.Float64() * 0.10,
+		watchGone:  rng.Float64() * 0.30,
+		watchDrop:  rng.Float64() * 0.50,
+		watchDelay: rng.Float64() * 0.50,
+		maxDelay:   300*time.Millisecond + time.Duration(rng.Int64N(int64(1200*time.Millisecond))),
+	}
+	for range rng.IntN(3) {
+		p.kills = append(p.kills, 200*time.Millisecond+time.Duration(rng.Int64N(int64(4*time.Second))))
+	}
+	slices.Sort(p.kills)
+	if seed%6 == 3 {
+		p.etcd = 500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond)))
+	}
+	return p
+}
+
+// chaosResult is one run's row.
+type chaosResult struct {
+	seed       int64
+	scenario   string
+	faults     *faultCounts
+	violations []string
+	peakDown   int // most of the set's pods down at once during the change
+	maxDown    int // the scenario's bound on it (0: none)
+	equal      bool
+	failed     bool
+}
+
+// ---------------------------------------------------------------------------------------------- invariants
+
+// invariantWatch follows the namespace's pods, claims and revisions from kube-apiserver directly and
+// records every violation as it happens. Events of one resource arrive in etcd's order, so the pods it
+// holds are the set's pods at one real moment, never a mix of moments.
+type invariantWatch struct {
+	sc         chaosScenario
+	canaries   map[string]bool // "Kind/name" of objects the set does not own
+	mu         sync.Mutex
+	down       map[string]bool // the set's pods (not canaries) by name: true when not Ready or terminating
+	changed    bool            // the change was requested: the bound on pods down applies
+	scaledDown bool            // the scale-down was requested (claims >= target may go, if the policy says so)
+	peakDown   int             // most pods down at once during the change
+	violations []string
+	claimsGone []string
+}
+
+func (w *invariantWatch) violate(format string, args ...any) {
+	w.violations = append(w.violations, time.Now().Format("15:04:05.000")+": "+fmt.Sprintf(format, args...))
+}
+
+func (w *invariantWatch) onPod(p *corev1.Pod, deleted bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.canaries["Pod/"+p.Name] {
+		w.canary(p, deleted)
+		return
+	}
+	if deleted {
+		delete(w.down, p.Name)
+		return
+	}
+	w.down[p.Name] = !podReady(p) || p.DeletionTimestamp != nil
+	// at most one pod per ordinal: every pod here but the canary is the set's, and "chaos-01" would be
+	// ordinal 1 too (the API server keeps names unique; a controller could still spell one twice)
+	byOrdinal := map[int][]string{}
+	for n := range w.down {
+		byOrdinal[podOrdinal(n)] = append(byOrdinal[podOrdinal(n)], n)
+	}
+	for o, names := range byOrdinal {
+		if len(names) > 1 {
+			sort.Strings(names)
+			w.violate("ordinal %d has %d pods at once: %v", o, len(names), names)
+		}
+	}
+	if !w.changed {
+		return
+	}
+	var down []string
+	for n, d := range w.down {
+		if d {
+			down = append(down, n)
+		}
+	}
+	w.peakDown = max(w.peakDown, len(down))
+	if w.sc.maxDown > 0 && len(down) > w.sc.maxDown {
+		sort.Strings(down)
+		w.violate("%d pods down at once (at most %d may be): %v", len(down), w.sc.maxDown, down)
+	}
+}
+
+// canary judges an event on an object the set does not own: deleted, or written by the controller (its
+// field manager, "ordinal", in managedFields; kwok and the cluster's own controllers may write to it).
+func (w *invariantWatch) canary(o metav1.Object, deleted bool) {
+	kind := fmt.Sprintf("%T", o)
+	if deleted {
+		w.violate("%s %s, which the set does not own, was deleted", kind, o.GetName())
+		return
+	}
+	for _, m := range o.GetManagedFields() {
+		if m.Manager == controllerFieldManager {
+			w.violate("%s %s, which the set does not own, was written by the controller (%s at %s)", kind, o.GetName(), m.Operation, m.Time)
+		}
+	}
+}
+
+// controllerFieldManager is the field manager of `ordinal controller`'s writes (its user agent's first part).
+const controllerFieldManager = "ordinal"
+
+func (w *invariantWatch) onClaim(c *corev1.PersistentVolumeClaim, deleted bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.canaries["PersistentVolumeClaim/"+c.Name] {
+		w.canary(c, deleted)
+		return
+	}
+	if !deleted {
+		return
+	}
+	o := podOrdinal(c.Name)
+	allowed := w.sc.scaledDelete && w.scaledDown && o >= int(w.sc.target) && c.Name == fmt.Sprintf("data-%s-%d", chaosSet, o)
+	if !allowed {
+		w.violate("claim %s deleted; the retention policy keeps it", c.Name)
+	}
+	w.claimsGone = append(w.claimsGone, c.Name)
+}
+
+func (w *invariantWatch) onRevision(r *appsv1.ControllerRevision, deleted bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.canaries["ControllerRevision/"+r.Name] {
+		w.canary(r, deleted)
+	}
+}
+
+// informer starts an informer on one resource of ns whose handler gets every add, update and delete.
+func informer[T runtime.Object](t *testing.T, ctx context.Context, obj T, list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	wat func(context.Context, metav1.ListOptions) (watch.Interface, error), on func(T, bool)) {
+	t.Helper()
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: &cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: wat},
+		ObjectType:    obj,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { on(o.(T), false) },
+			UpdateFunc: func(old, o any) { on(o.(T), false) },
+			DeleteFunc: func(o any) {
+				if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+					o = d.Obj
+				}
+				if v, ok := o.(T); ok {
+					on(v, true)
+				}
+			},
+		},
+	})
+	ictx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	go ctrl.RunWithContext(ictx)
+	if !cache.WaitForCacheSync(ictx.Done(), ctrl.HasSynced) {
+		t.Fatalf("invariant watch: informer did not sync")
+	}
+}
+
+// watchInvariants creates the canaries (objects that look like the set's but are not its own) and starts
+// the independent watchers. Call before the set exists.
+func watchInvariants(t *testing.T, ctx context.Context, ns string, sc chaosScenario) *invariantWatch {
+	t.Helper()
+	w := &invariantWatch{sc: sc, canaries: map[string]bool{}, down: map[string]bool{}}
+	// the canaries' owner: a real object, so that the garbage collector leaves them alone
+	owner, err := cfg.kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	ref := []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, Controller: &yes}}
+	setLabels := map[string]string{"app": chaosSet}
+	// a pod with the set's labels and name pattern, controlled by another owner; no scheduler binds it
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: chaosSet + "-9", Labels: setLabels, OwnerReferences: ref},
+		Spec: corev1.PodSpec{SchedulerName: "e2e-no-scheduler", Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}}}
+	if _, err := cfg.kc.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// a claim with the name a template would give ordinal 9, owned by no one
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-" + chaosSet + "-9", Labels: setLabels},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: mustQuantity("1Mi")}}}}
+	if _, err := cfg.kc.CoreV1().PersistentVolumeClaims(ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// a revision with the set's labels, controlled by another owner
+	rev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: chaosSet + "-other", Labels: setLabels, OwnerReferences: ref},
+		Data: runtime.RawExtension{Raw: []byte(`{}`)}, Revision: 1}
+	if _, err := cfg.kc.AppsV1().ControllerRevisions(ns).Create(ctx, rev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	core, apps := cfg.kc.CoreV1(), cfg.kc.AppsV1()
+	informer(t, ctx, &corev1.Pod{},
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return core.Pods(ns).List(ctx, o)
+		},
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return core.Pods(ns).Watch(ctx, o)
+		},
+		func(p *corev1.Pod, del bool) { w.onPod(p, del) })
+	informer(t, ctx, &corev1.PersistentVolumeClaim{},
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return core.PersistentVolumeClaims(ns).List(ctx, o)
+		},
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return core.PersistentVolumeClaims(ns).Watch(ctx, o)
+		},
+		func(c *corev1.PersistentVolumeClaim, del bool) { w.onClaim(c, del) })
+	informer(t, ctx, &appsv1.ControllerRevision{},
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return apps.ControllerRevisions(ns).List(ctx, o)
+		},
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return apps.ControllerRevisions(ns).Watch(ctx, o)
+		},
+		func(r *appsv1.ControllerRevision, del bool) { w.onRevision(r, del) })
+	// the canaries' own creation events came with the initial list: only what follows counts
+	w.mu.Lock()
+	w.canaries["Pod/"+pod.Name], w.canaries["PersistentVolumeClaim/"+claim.Name], w.canaries["ControllerRevision/"+rev.Name] = true, true, true
+	delete(w.down, pod.Name)
+	w.violations = nil
+	w.mu.Unlock()
+	return w
+}
+
+// markChanged is called just before the change is requested: from then on the bound on pods down
+// applies, and for a scale-down, the retention policy may delete claims.
+func (w *invariantWatch) markChanged() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.changed = true
+	w.scaledDown = w.sc.target < w.sc.replicas
+}
+
+func (w *invariantWatch) result() ([]string, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.violations), w.peakDown
+}
+
+// ---------------------------------------------------------------------------------------------- final state
+
+// finalState is what must not depend on the faults: the set's pods, revisions and claims, and its status.
+type finalState struct {
+	Status    string
+	Pods      []string
+	Revisions []string
+	Claims    []string
+}
+
+func (s finalState) String() string {
+	return fmt.Sprintf("status: %s\n  pods: %v\n  revisions: %v\n  claims: %v", s.Status, s.Pods, s.Revisions, s.Claims)
+}
+
+func (s finalState) equal(o finalState) bool {
+	return s.Status == o.Status && slices.Equal(s.Pods, o.Pods) && slices.Equal(s.Revisions, o.Revisions) && slices.Equal(s.Claims, o.Claims)
+}
+
+func ownerKinds(refs []metav1.OwnerReference) string {
+	var out []string
+	for _, r := range refs {
+		out = append(out, r.Kind+"/"+r.Name)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func readFinalState(t *testing.T, ctx context.Context, ns string) finalState {
+	t.Helper()
+	var fs finalState
+	s := getSet(t, ctx, ns, chaosSet)
+	st := s.Status
+	fs.Status = fmt.Sprintf("replicas=%d ready=%d available=%d current=%d updated=%d currentRevision=%s updateRevision=%s collisions=%d observed=%v",
+		st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.CurrentReplicas, st.UpdatedReplicas, st.CurrentRevision,
+		st.UpdateRevision, ptrVal(st.CollisionCount), st.ObservedGeneration == s.Generation)
+	pods, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		fs.Pods = append(fs.Pods, fmt.Sprintf("%s rev=%s ready=%v owner=%s", p.Name, podRevision(&p), podReady(&p), ownerKinds(p.OwnerReferences)))
+	}
+	revs, err := cfg.kc.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range revs.Items {
+		fs.Revisions = append(fs.Revisions, fmt.Sprintf("%s revision=%d owner=%s", r.Name, r.Revision, ownerKinds(r.OwnerReferences)))
+	}
+	claims, err := cfg.kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range claims.Items {
+		fs.Claims = append(fs.Claims, fmt.Sprintf("%s owner=%s", c.Name, ownerKinds(c.OwnerReferences)))
+	}
+	sort.Strings(fs.Pods)
+	sort.Strings(fs.Revisions)
+	sort.Strings(fs.Claims)
+	return fs
+}
+
+func ptrVal[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// ---------------------------------------------------------------------------------------------- one run
+
+var etcdMu sync.Mutex // one etcd restart at a time
+
+func restartEtcd(t *testing.T) error {
+	etcdMu.Lock()
+	defer etcdMu.Unlock()
+	out, err := exec.Command(filepath.Join(cfg.root, "scripts", "cluster-etcd.sh"), "restart", "1").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("scripts/cluster-etcd.sh restart: %v\n%s", err, out)
+	}
+	t.Logf("etcd restarted:\n%s", strings.TrimSpace(string(out)))
+	return nil
+}
+
+// customSection appends a custom section to a module: other bytes (another digest, so a swap), same code.
+func customSection(code []byte, payload string) []byte {
+	name := "ordinal.e2e.chaos"
+	body := append([]byte{byte(len(name))}, name...)
+	body = append(body, payload...)
+	out := append(slices.Clone(code), 0)
+	for n := len(body); ; { // LEB128 size
+		b := byte(n & 0x7f)
+		n >>= 7
+		if n != 0 {
+			out = append(out, b|0x80)
+			continue
+		}
+		out = append(out, b)
+		break
+	}
+	return append(out, body...)
+}
+
+// chaosRun runs one scenario; with faults, under the seed's plan. It returns the final state.
+func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) finalState {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	t.Cleanup(cancel)
+	sc := plan.scenario
+	ns := newNamespace(t, ctx)
+	w := watchInvariants(t, ctx, ns, sc)
+	t.Cleanup(func() { res.violations, res.peakDown = w.result() })
+
+	dir := filepath.Join(cfg.artifacts, dirSanitize.ReplaceAllString(t.Name(), "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := embeddedModule(t)
+	modPath := moduleFile(t, base)
+	extra := []string{"--module", modPath, "--module-poll-interval", "200ms"}
+	if faulted {
+		t.Logf("seed %d: %s; faults: %s; kills at %v; etcd restart at %v", plan.seed, sc.name, plan.rates, plan.kills, plan.etcd)
+		proxy := startFaultProxy(t, plan.seed, plan.rates, res.faults)
+		extra = append(extra, "--kubeconfig", proxy.kubeconfig(t, dir))
+	}
+	n := 0
+	start := func() *controllerProc {
+		n++
+		c := startController(t, ns, ctrlOpts{identity: fmt.Sprintf("chaos-%d", n), extraArgs: extra})
+		c.waitReady(ctx)
+		return c
+	}
+	c := start()
+
+	createSet(t, ctx, ns, newSet(chaosSet, sc.replicas, sc.opts...))
+	rev1 := waitSet(t, ctx, ns, chaosSet, "created and rolled out", 3*time.Minute, rolledOut(sc.replicas)).Status.UpdateRevision
+
+	w.markChanged()
+	switch {
+	case sc.bump:
+		patchSet(t, ctx, ns, chaosSet, setVersion("v2"))
+	case sc.target != sc.replicas:
+		patchSet(t, ctx, ns, chaosSet, fmt.Sprintf(`{"spec":{"replicas":%d}}`, sc.target))
+	}
+
+	// The change runs; meanwhile the schedule: SIGKILLs and the etcd restart at their times, and the hot
+	// swap once the rollout has begun (the first pod off the old revision). All on this goroutine.
+	t0 := time.Now()
+	type event struct {
+		at   time.Duration
+		kill bool
+	}
+	var events []event
+	if faulted {
+		for _, k := range plan.kills {
+			events = append(events, event{at: k, kill: true})
+		}
+		if plan.etcd > 0 {
+			events = append(events, event{at: plan.etcd})
+		}
+		slices.SortFunc(events, func(a, b event) int { return int(a.at - b.at) })
+	}
+	var swapped []byte
+	swapPending := sc.swap
+	rolloutBegun := func() bool {
+		p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("%s-%d", chaosSet, sc.replicas-1), metav1.GetOptions{})
+		return err != nil || p.DeletionTimestamp != nil || podRevision(p) != rev1
+	}
+	swapDeadline := t0.Add(3 * time.Minute)
+	for len(events) > 0 || swapPending {
+		if swapPending && rolloutBegun() {
+			swapped = customSection(base, strconv.FormatInt(plan.seed, 10))
+			replaceModule(t, modPath, swapped)
+			swapPending = false
+			continue
+		}
+		if swapPending && time.Now().After(swapDeadline) {
+			t.Fatalf("the rollout did not begin within 3m")
+		}
+		if len(events) == 0 || time.Now().Before(t0.Add(events[0].at)) {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		e := events[0]
+		events = events[1:]
+		if e.kill {
+			c.kill()
+			res.faults.add(faultKill, 1)
+			c = start()
+		} else {
+			if err := restartEtcd(t); err != nil {
+				t.Fatal(err)
+			}
+			res.faults.add(faultEtcdRestart, 1)
+		}
+	}
+	s := waitSet(t, ctx, ns, chaosSet, "the change rolled out", 4*time.Minute, rolledOut(sc.target))
+	if sc.bump && s.Status.UpdateRevision == rev1 {
+		t.Errorf("the template change made no new revision")
+	}
+	if swapped != nil {
+		c.waitModule(t, "the swapped module active", 2*time.Minute, func(st moduleStatus) bool { return st.Active.Digest == digestOf(swapped) })
+	}
+	// pods and claims settle (the garbage collector deletes a scaled-down claim after its pod)
+	var fs finalState
+	waitFor(t, ctx, "pods and claims to settle", 2*time.Minute, func() bool {
+		fs = readFinalState(t, ctx, ns)
+		want := int(sc.target) + 1 // and the canary
+		claims := 0
+		for _, c := range fs.Claims {
+			if !strings.HasPrefix(c, "data-"+chaosSet+"-9 ") {
+				claims++
+			}
+		}
+		wantClaims := 0
+		if hasClaims(sc) {
+			wantClaims = int(sc.replicas)
+			if sc.scaledDelete {
+				wantClaims = int(sc.target)
+			}
+		}
+		ready := true
+		for _, p := range fs.Pods {
+			if !strings.HasPrefix(p, chaosSet+"-9 ") && !strings.Contains(p, "ready=true") {
+				ready = false
+			}
+		}
+		return len(fs.Pods) == want && claims == wantClaims && ready
+	})
+	return fs
+}
+
+func hasClaims(sc chaosScenario) bool {
+	s := newSet(chaosSet, sc.replicas, sc.opts...)
+	return len(s.Spec.VolumeClaimTemplates) > 0
+}
+
+// waitFor polls cond every 200 ms until it holds, failing the test after timeout.
+func waitFor(t *testing.T, ctx context.Context, desc string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("timed out after %s waiting for %s", timeout, desc)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// ---------------------------------------------------------------------------------------------- the test
+
+func chaosSeeds(t *testing.T) []int64 {
+	if s := os.Getenv("ORDINAL_CHAOS_SEEDS"); s != "" {
+		var out []int64
+		for _, f := range strings.Split(s, ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				t.Fatalf("ORDINAL_CHAOS_SEEDS: %q is not a seed", f)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	runs, first := 5, int64(1)
+	if s := os.Getenv("ORDINAL_CHAOS_RUNS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			t.Fatalf("ORDINAL_CHAOS_RUNS: %q is not a count", s)
+		}
+		runs = v
+	}
+	if s := os.Getenv("ORDINAL_CHAOS_FIRST_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("ORDINAL_CHAOS_FIRST_SEED: %q is not a seed", s)
+		}
+		first = v
+	}
+	out := make([]int64, runs)
+	for i := range out {
+		out[i] = first + int64(i)
+	}
+	return out
+}
+
+// TestChaos is not parallel: it runs alone (its etcd restarts would disturb other tests), its runs in
+// parallel with each other (up to go test's -parallel).
+func TestChaos(t *testing.T) {
+	requireController(t)
+	seeds := chaosSeeds(t)
+	if len(seeds) == 0 {
+		t.Skip("ORDINAL_CHAOS_RUNS=0")
+	}
+	// the fault-free run of each scenario the seeds use
+	baselines := map[string]*finalState{}
+	t.Run("fault-free", func(t *testing.T) {
+		for _, seed := range seeds {
+			sc := planFor(seed).scenario
+			if baselines[sc.name] != nil {
+				continue
+			}
+			fs := &finalState{}
+			baselines[sc.name] = fs
+			t.Run(sc.name, func(t *testing.T) {
+				t.Parallel()
+				res := &chaosResult{faults: &faultCounts{}}
+				// registered first, so it runs after chaosRun's cleanups have collected the violations
+				t.Cleanup(func() {
+					if len(res.violations) > 0 {
+						t.Errorf("invariants violated without faults: %v", res.violations)
+					}
+				})
+				*fs = chaosRun(t, chaosPlan{seed: seed, scenario: sc}, false, res)
+			})
+		}
+	})
+	if t.Failed() {
+		t.Fatalf("a fault-free run failed: no baseline to compare with")
+	}
+
+	var mu sync.Mutex
+	var results []*chaosResult
+	t.Run("faults", func(t *testing.T) {
+		for _, seed := range seeds {
+			plan := planFor(seed)
+			t.Run(fmt.Sprintf("seed-%d-%s", seed, plan.scenario.name), func(t *testing.T) {
+				t.Parallel()
+				res := &chaosResult{seed: seed, scenario: plan.scenario.name, maxDown: plan.scenario.maxDown, faults: &faultCounts{}}
+				mu.Lock()
+				results = append(results, res)
+				mu.Unlock()
+				t.Cleanup(func() {
+					res.failed = t.Failed()
+					for _, v := range res.violations {
+						t.Errorf("invariant violated: %s", v)
+					}
+					t.Logf("seed %d: faults injected: %s", seed, res.faults)
+				})
+				fs := chaosRun(t, plan, true, res)
+				want := *baselines[plan.scenario.name]
+				if res.equal = fs.equal(want); !res.equal {
+					t.Errorf("final state differs from the fault-free run:\n got %s\nwant %s", fs, want)
+				}
+			})
+		}
+	})
+	summary := chaosSummary(results)
+	t.Logf("\n%s", summary)
+	_ = os.WriteFile(filepath.Join(cfg.artifacts, "chaos-summary.txt"), []byte(summary), 0o644)
+	var failing []string
+	for _, r := range results {
+		if r.failed {
+			failing = append(failing, strconv.FormatInt(r.seed, 10))
+		}
+	}
+	_ = os.WriteFile(filepath.Join(cfg.artifacts, "chaos-failing-seeds.txt"), []byte(strings.Join(failing, ",")+"\n"), 0o644)
+	if len(failing) > 0 {
+		t.Errorf("failing seeds: %s (replay: make chaos CHAOS_SEEDS=%s)", strings.Join(failing, ","), strings.Join(failing, ","))
+	}
+}
+
+// chaosSummary is the table `make chaos` prints.
+func chaosSummary(results []*chaosResult) string {
+	sort.Slice(results, func(i, j int) bool { return results[i].seed < results[j].seed })
+	var b strings.Builder
+	total := map[faultKind]int{}
+	runsWith := map[faultKind]int{}
+	violations, equal, failed := 0, 0, 0
+	type row struct{ runs, failed, peakDown, maxDown int }
+	byScenario := map[string]*row{}
+	for _, r := range results {
+		for _, k := range allFaultKinds {
+			if n := r.faults.get(k); n > 0 {
+				total[k] += n
+				runsWith[k]++
+			}
+		}
+		violations += len(r.violations)
+		if r.equal {
+			equal++
+		}
+		if r.failed {
+			failed++
+		}
+		if byScenario[r.scenario] == nil {
+			byScenario[r.scenario] = &row{}
+		}
+		byScenario[r.scenario].runs++
+		byScenario[r.scenario].peakDown = max(byScenario[r.scenario].peakDown, r.peakDown)
+		byScenario[r.scenario].maxDown = r.maxDown
+		if r.failed {
+			byScenario[r.scenario].failed++
+		}
+	}
+	fmt.Fprintf(&b, "chaos: %d runs, %d failed, %d invariant violations, %d/%d final states equal to the fault-free run\n\n",
+		len(results), failed, violations, equal, len(results))
+	fmt.Fprintf(&b, "%-22s %10s %14s\n", "fault", "injected", "runs with it")
+	for _, k := range allFaultKinds {
+		fmt.Fprintf(&b, "%-22s %10d %14d\n", k, total[k], runsWith[k])
+	}
+	fmt.Fprintf(&b, "\n%-22s %10s %14s %20s\n", "scenario", "runs", "failed", "most pods down")
+	var names []string
+	for n := range byScenario {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r := byScenario[n]
+		bound := "unbounded"
+		if r.maxDown > 0 {
+			bound = fmt.Sprintf("bound %d", r.maxDown)
+		}
+		fmt.Fprintf(&b, "%-22s %10d %14d %20s\n", n, r.runs, r.failed, fmt.Sprintf("%d (%s)", r.peakDown, bound))
+	}
+	return b.String()
+}
+
+// The invariant watch itself, fed made-up events (no cluster writes): each invariant must be able to fail.
+func TestChaosInvariantsCatchViolations(t *testing.T) {
+	t.Parallel()
+	pod := func(name string, ready, terminating bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		if ready {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		}
+		if terminating {
+			now := metav1.Now()
+			p.DeletionTimestamp = &now
+		}
+		return p
+	}
+	claim := func(name string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	newWatch := func(sc chaosScenario) *invariantWatch {
+		w := &invariantWatch{sc: sc, canaries: map[string]bool{"Pod/chaos-9": true, "PersistentVolumeClaim/data-chaos-9": true,
+			"ControllerRevision/chaos-other": true}, down: map[string]bool{}}
+		for i := range int(sc.replicas) {
+			w.onPod(pod(fmt.Sprintf("chaos-%d", i), true, false), false)
+		}
+		return w
+	}
+	ordered, parallelSet, scaleDelete := chaosScenarios[0], chaosScenarios[1], chaosScenarios[3]
+	cases := []struct {
+		name  string
+		sc    chaosScenario
+		steps func(w *invariantWatch)
+		want  string // a violation containing this; "" for none
+	}{
+		{"one pod down under OrderedReady", ordered, func(w *invariantWatch) {
+			w.onPod(pod("chaos-2", true, true), false)
+			w.onPod(pod("chaos-2", true, true), true)
+			w.onPod(pod("chaos-2", false, false), false)
+			w.onPod(pod("chaos-2", true, false), false)
+			w.onPod(pod("chaos-1", true, true), false)
+		}, ""},
+		{"two pods down under OrderedReady", ordered, func(w *invariantWatch) {
+			w.onPod(pod("chaos-2", true, true), false)
+			w.onPod(pod("chaos-1", false, false), false)
+		}, "2 pods down at once (at most 1 may be): [chaos-1 chaos-2]"},
+		{"unready before the change is not counted", ordered, func(w *invariantWatch) {}, ""},
+		{"three down under maxUnavailable 2", parallelSet, func(w *invariantWatch) {
+			w.onPod(pod("chaos-3", true, true), false)
+			w.onPod(pod("chaos-2", true, true), false)
+			w.onPod(pod("chaos-0", false, false), false)
+		}, "3 pods down at once (at most 2 may be)"},
+		{"an ordinal spelled twice", parallelSet, func(w *invariantWatch) {
+			w.onPod(pod("chaos-01", true, false), false)
+		}, "ordinal 1 has 2 pods at once: [chaos-01 chaos-1]"},
+		{"a retained claim deleted", ordered, func(w *invariantWatch) {
+			w.onClaim(claim("data-chaos-0"), true)
+		}, "claim data-chaos-0 deleted"},
+		{"a scaled-down claim deleted under whenScaled=Delete", scaleDelete, func(w *invariantWatch) {
+			w.onClaim(claim("data-chaos-3"), true)
+		}, ""},
+		{"the kept claim deleted under whenScaled=Delete", scaleDelete, func(w *invariantWatch) {
+			w.onClaim(claim("data-chaos-0"), true)
+		}, "claim data-chaos-0 deleted"},
+		{"a canary claim deleted", scaleDelete, func(w *invariantWatch) {
+			w.onClaim(claim("data-chaos-9"), true)
+		}, "data-chaos-9, which the set does not own, was deleted"},
+		{"a canary pod written by the controller", ordered, func(w *invariantWatch) {
+			p := pod("chaos-9", false, false)
+			p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-scheduler"}, {Manager: controllerFieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}
+			w.onPod(p, false)
+		}, "chaos-9, which the set does not own, was written by the controller"},
+		{"a canary revision deleted", ordered, func(w *invariantWatch) {
+			w.onRevision(&appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "chaos-other"}}, true)
+		}, "chaos-other, which the set does not own, was deleted"},
+	}
+	for _, tc := range cases {
+		w := newWatch(tc.sc)
+		if tc.name != "unready before the change is not counted" {
+			w.markChanged()
+		} else {
+			w.onPod(pod("chaos-1", false, false), false)
+			w.onPod(pod("chaos-2", false, false), false)
+		}
+		tc.steps(w)
+		got, _ := w.result()
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("%s: violations %q, want none", tc.name, got)
+		case tc.want != "" && !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, tc.want) }):
+			t.Errorf("%s: violations %q, want one containing %q", tc.name, got, tc.want)
+		}
+	}
+}
