@@ -30,6 +30,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -395,11 +396,21 @@ func ptrVal[T any](p *T) T {
 
 // ---------------------------------------------------------------------------------------------- one run
 
-var etcdMu sync.Mutex // one etcd restart at a time
+// etcdGate keeps etcd restarts (write lock, one at a time) out of the stretches where a run's test code
+// itself calls kube-apiserver and cannot retry (read lock: setting up, changing the set, reading the final
+// state): the restarts are faults for the controllers, not for the test. Everything else the test does
+// (its informers, its waits on watches) rides a restart out. Never nest withAPI.
+var etcdGate sync.RWMutex
+
+func withAPI(f func()) {
+	etcdGate.RLock()
+	defer etcdGate.RUnlock()
+	f()
+}
 
 func restartEtcd(t *testing.T) error {
-	etcdMu.Lock()
-	defer etcdMu.Unlock()
+	etcdGate.Lock()
+	defer etcdGate.Unlock()
 	out, err := exec.Command(filepath.Join(cfg.root, "scripts", "cluster-etcd.sh"), "restart", "1").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("scripts/cluster-etcd.sh restart: %v\n%s", err, out)
@@ -432,8 +443,12 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
 	sc := plan.scenario
-	ns := newNamespace(t, ctx)
-	w := watchInvariants(t, ctx, ns, sc)
+	var ns string
+	var w *invariantWatch
+	withAPI(func() {
+		ns = newNamespace(t, ctx)
+		w = watchInvariants(t, ctx, ns, sc)
+	})
 	t.Cleanup(func() { res.violations, res.peakDown = w.result() })
 
 	dir := filepath.Join(cfg.artifacts, dirSanitize.ReplaceAllString(t.Name(), "_"))
@@ -457,16 +472,18 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	}
 	c := start()
 
-	createSet(t, ctx, ns, newSet(chaosSet, sc.replicas, sc.opts...))
+	withAPI(func() { createSet(t, ctx, ns, newSet(chaosSet, sc.replicas, sc.opts...)) })
 	rev1 := waitSet(t, ctx, ns, chaosSet, "created and rolled out", 3*time.Minute, rolledOut(sc.replicas)).Status.UpdateRevision
 
 	w.markChanged()
-	switch {
-	case sc.bump:
-		patchSet(t, ctx, ns, chaosSet, setVersion("v2"))
-	case sc.target != sc.replicas:
-		patchSet(t, ctx, ns, chaosSet, fmt.Sprintf(`{"spec":{"replicas":%d}}`, sc.target))
-	}
+	withAPI(func() {
+		switch {
+		case sc.bump:
+			patchSet(t, ctx, ns, chaosSet, setVersion("v2"))
+		case sc.target != sc.replicas:
+			patchSet(t, ctx, ns, chaosSet, fmt.Sprintf(`{"spec":{"replicas":%d}}`, sc.target))
+		}
+	})
 
 	// The change runs; meanwhile the schedule: SIGKILLs and the etcd restart at their times, and the hot
 	// swap once the rollout has begun (the first pod off the old revision). All on this goroutine.
@@ -489,7 +506,10 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	swapPending := sc.swap
 	rolloutBegun := func() bool {
 		p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("%s-%d", chaosSet, sc.replicas-1), metav1.GetOptions{})
-		return err != nil || p.DeletionTimestamp != nil || podRevision(p) != rev1
+		if apierrors.IsNotFound(err) {
+			return true
+		}
+		return err == nil && (p.DeletionTimestamp != nil || podRevision(p) != rev1) // other errors: ask again
 	}
 	swapDeadline := t0.Add(3 * time.Minute)
 	for len(events) > 0 || swapPending {
@@ -529,7 +549,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	// pods and claims settle (the garbage collector deletes a scaled-down claim after its pod)
 	var fs finalState
 	waitFor(t, ctx, "pods and claims to settle", 2*time.Minute, func() bool {
-		fs = readFinalState(t, ctx, ns)
+		withAPI(func() { fs = readFinalState(t, ctx, ns) })
 		want := int(sc.target) + 1 // and the canary
 		claims := 0
 		for _, c := range fs.Claims {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -134,15 +133,35 @@ func requireController(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) string {
+// anyPort is the listen address given to the processes the tests start: the kernel picks the port and
+// the process logs it (servedAddr). Picking a free port first and passing it on raced with every other
+// process listening meanwhile: a chaos run's controller lost its port, and /readyz was answered by another.
+const anyPort = "127.0.0.1:0"
+
+// servedAddr waits for the log line matching re (its first group is the address) that a process started
+// with anyPort writes once it listens; it fails the test if the process exits first.
+func servedAddr(t *testing.T, logPath string, exited <-chan struct{}, re *regexp.Regexp, what string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, _ := os.ReadFile(logPath)
+		if m := re.FindSubmatch(b); m != nil {
+			return string(m[1])
+		}
+		select {
+		case <-exited:
+			t.Fatalf("%s exited before it listened; log:\n%s", what, lastLines(string(b), 30))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no address in its log after 2m; log:\n%s", what, lastLines(string(b), 30))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	defer l.Close()
-	return l.Addr().String()
 }
+
+// the controller serves metrics and probes on one server when both addresses are the same
+var controllerServingRE = regexp.MustCompile(`"msg":"Serving","addr":"([^"]+)"`)
 
 // startController starts `ordinal controller` for namespace ns; it is stopped with SIGTERM (and its exit
 // checked) when the test ends, unless the test stopped or killed it first.
@@ -159,7 +178,7 @@ func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := &controllerProc{t: t, name: o.identity, health: freePort(t), metrics: freePort(t), exited: make(chan struct{})}
+	c := &controllerProc{t: t, name: o.identity, exited: make(chan struct{})}
 	for i := 1; ; i++ {
 		c.logPath = filepath.Join(dir, fmt.Sprintf("controller-%s-%d.log", o.identity, i))
 		if _, err := os.Stat(c.logPath); err != nil {
@@ -167,7 +186,7 @@ func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
 		}
 	}
 	args := []string{"controller", "--kubeconfig", cfg.kubeconfig, "-n", ns,
-		"--workers", strconv.Itoa(o.workers), "--metrics-addr", c.metrics, "--health-addr", c.health}
+		"--workers", strconv.Itoa(o.workers), "--metrics-addr", anyPort, "--health-addr", anyPort}
 	if o.leaderElect {
 		args = append(args, "--leader-elect=true", "--leader-election-namespace", ns,
 			"--leader-election-id", o.leaseID, "--identity", o.identity)
@@ -204,6 +223,8 @@ func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
 			t.Logf("--- last lines of %s:\n%s", c.logPath, c.logTail(40))
 		}
 	})
+	c.health = servedAddr(t, c.logPath, c.exited, controllerServingRE, "controller "+o.identity)
+	c.metrics = c.health
 	return c
 }
 

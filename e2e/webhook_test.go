@@ -123,6 +123,11 @@ func plugin(t *testing.T, ctx context.Context, args ...string) (string, string, 
 	return stdout.String(), stderr.String(), code
 }
 
+var (
+	webhookServingRE = regexp.MustCompile(`msg="Serving admission reviews" addr=(\S+)`)
+	webhookMetricsRE = regexp.MustCompile(`msg="Serving metrics" addr=(\S+)`)
+)
+
 type webhookProc struct {
 	t       *testing.T
 	cmd     *exec.Cmd
@@ -141,8 +146,8 @@ func startWebhook(t *testing.T, ctx context.Context, ns string, extraArgs ...str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w := &webhookProc{t: t, addr: freePort(t), metrics: freePort(t), logPath: filepath.Join(dir, "webhook.log"), exited: make(chan struct{})}
-	args := append([]string{"webhook", "--kubeconfig", cfg.kubeconfig, "-n", ns, "--addr", w.addr, "--metrics-addr", w.metrics,
+	w := &webhookProc{t: t, logPath: filepath.Join(dir, "webhook.log"), exited: make(chan struct{})}
+	args := append([]string{"webhook", "--kubeconfig", cfg.kubeconfig, "-n", ns, "--addr", anyPort, "--metrics-addr", anyPort,
 		"--tls-cert-file", filepath.Join(hookEnv.pki, "tls.crt"), "--tls-private-key-file", filepath.Join(hookEnv.pki, "tls.key"),
 		// Only the API server may call it: the client certificate its AdmissionConfiguration presents.
 		"--client-ca-file", filepath.Join(cfg.pki, "ca.crt"), "--client-cert-allowed-names", "kube-apiserver-webhook-client",
@@ -166,9 +171,11 @@ func startWebhook(t *testing.T, ctx context.Context, ns string, extraArgs ...str
 			t.Logf("--- webhook log:\n%s", lastLines(string(b), 30))
 		}
 	})
+	w.addr = servedAddr(t, w.logPath, w.exited, webhookServingRE, "webhook")
+	w.metrics = servedAddr(t, w.logPath, w.exited, webhookMetricsRE, "webhook metrics")
 	// ready once its caches synced
 	client := w.httpClient(t)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		res, err := client.Get("https://" + w.addr + "/readyz")
 		if err == nil {
@@ -178,7 +185,7 @@ func startWebhook(t *testing.T, ctx context.Context, ns string, extraArgs ...str
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("webhook not ready after 30s: %v", err)
+			t.Fatalf("webhook not ready after 2m: %v", err)
 		}
 		select {
 		case <-w.exited:

@@ -76,15 +76,24 @@ func run(kubeconfig string, delay time.Duration) error {
 			}
 			uid := p.UID
 			grace := int64(0)
-			err := kc.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
-				GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &uid}})
-			switch {
-			case err == nil:
-				logf("removed pod %s/%s (uid %s)", p.Namespace, p.Name, uid)
-			case apierrors.IsNotFound(err), apierrors.IsConflict(err), ctx.Err() != nil:
-				// already gone, or the name now belongs to another pod: nothing to do
-			default:
-				logf("removing pod %s/%s (uid %s): %v", p.Namespace, p.Name, uid, err)
+			// retried until done, as a kubelet does: a removal that fails (kube-apiserver briefly without
+			// etcd, say) would otherwise leave the pod terminating for good, and its set stuck
+			for backoff := 200 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
+				err := kc.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
+					GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &uid}})
+				switch {
+				case err == nil:
+					logf("removed pod %s/%s (uid %s)", p.Namespace, p.Name, uid)
+					return
+				case apierrors.IsNotFound(err), apierrors.IsConflict(err), ctx.Err() != nil:
+					return // already gone, or the name now belongs to another pod: nothing to do
+				}
+				logf("removing pod %s/%s (uid %s): %v; retrying in %s", p.Namespace, p.Name, uid, err, backoff)
+				select {
+				case <-time.After(backoff):
+				case <-ctx.Done():
+					return
+				}
 			}
 		}()
 	}
