@@ -186,7 +186,8 @@ func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
 		}
 	}
 	args := []string{"controller", "--kubeconfig", cfg.kubeconfig, "-n", ns,
-		"--workers", strconv.Itoa(o.workers), "--metrics-addr", anyPort, "--health-addr", anyPort}
+		"--workers", strconv.Itoa(o.workers), "--metrics-addr", anyPort, "--health-addr", anyPort,
+		"-v", "2"} // skipped syncs in the log too, for a failure's artifacts
 	if o.leaderElect {
 		args = append(args, "--leader-elect=true", "--leader-election-namespace", ns,
 			"--leader-election-id", o.leaseID, "--identity", o.identity)
@@ -485,9 +486,29 @@ func waitSet(t *testing.T, ctx context.Context, ns, name, desc string, timeout t
 		if last != nil {
 			st = statusString(last)
 		}
-		t.Fatalf("StatefulSet %s/%s: timed out after %s waiting for %s; last status: %s", ns, name, timeout, desc, st)
+		t.Fatalf("StatefulSet %s/%s: timed out after %s waiting for %s; last status: %s; pods now: %s", ns, name, timeout, desc, st, podsNow(ns))
 	}
 	return ev.Object.(*appsv1.StatefulSet)
+}
+
+// podsNow describes the namespace's pods as the API server has them now, so a timed-out wait shows whether
+// the pods (the cluster's world) or the status (the controller) is behind.
+func podsNow(ns string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "unlisted: " + err.Error()
+	}
+	var out []string
+	for _, p := range l.Items {
+		d := fmt.Sprintf("%s(node=%s phase=%s ready=%v rev=%s", p.Name, p.Spec.NodeName, p.Status.Phase, podReady(&p), podRevision(&p))
+		if p.DeletionTimestamp != nil {
+			d += " terminating"
+		}
+		out = append(out, d+")")
+	}
+	return "[" + strings.Join(out, " ") + "]"
 }
 
 // rolledOut: the controller saw the latest spec, and all `replicas` pods are ready, available and updated.

@@ -6,6 +6,11 @@
 // when a controller recreates a pod under the same name within ~0.1 s (a StatefulSet controller does), the
 // replacement can be removed too. With the UID precondition a removal can only hit the pod it was meant for.
 //
+// It also does a kubelet's status resync for kwok: kwok gives up on a pod's status stage when kube-apiserver
+// answers 500 (etcd restarting, say), and the pod stays Pending for good, where a kubelet would sync its status
+// again. A pod bound to a node and still Pending after --resync-after gets an annotation
+// (localk8s.ordinal.dev/status-resync), whose update event makes kwok play the stage again.
+//
 // Usage: podreaper --kubeconfig FILE [--delay 0s]
 package main
 
@@ -23,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -31,8 +37,9 @@ import (
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
 	delay := flag.Duration("delay", 0, "wait this long after the deletion request (a container that takes time to stop)")
+	resyncAfter := flag.Duration("resync-after", 5*time.Second, "nudge kwok about a bound pod still Pending after this long (0: never)")
 	flag.Parse()
-	if err := run(*kubeconfig, *delay); err != nil {
+	if err := run(*kubeconfig, *delay, *resyncAfter); err != nil {
 		fmt.Fprintln(os.Stderr, "podreaper:", err)
 		os.Exit(1)
 	}
@@ -42,7 +49,7 @@ func logf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "%s podreaper: %s\n", time.Now().Format(time.RFC3339Nano), fmt.Sprintf(format, a...))
 }
 
-func run(kubeconfig string, delay time.Duration) error {
+func run(kubeconfig string, delay, resyncAfter time.Duration) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -97,7 +104,7 @@ func run(kubeconfig string, delay time.Duration) error {
 			}
 		}()
 	}
-	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: cache.NewListWatchFromClient(kc.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, fields.Everything()),
 		ObjectType:    &corev1.Pod{},
 		Handler: cache.ResourceEventHandlerFuncs{
@@ -105,8 +112,47 @@ func run(kubeconfig string, delay time.Duration) error {
 			UpdateFunc: func(_, o interface{}) { reap(o) },
 		},
 	})
+	if resyncAfter > 0 {
+		go resyncStuck(ctx, kc, store, resyncAfter)
+	}
 	logf("watching pods at %s", cfg.Host)
 	ctrl.RunWithContext(ctx)
 	logf("stopped")
 	return nil
+}
+
+const resyncAnnotation = "localk8s.ordinal.dev/status-resync"
+
+// resyncStuck annotates, every `after`, the pods bound to a node that have stayed Pending for `after` since
+// they were created or last annotated, so kwok sees an update and plays their status stage again.
+func resyncStuck(ctx context.Context, kc kubernetes.Interface, store cache.Store, after time.Duration) {
+	t := time.NewTicker(after)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		for _, o := range store.List() {
+			p := o.(*corev1.Pod)
+			if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending {
+				continue
+			}
+			since := p.CreationTimestamp.Time
+			if last, err := time.Parse(time.RFC3339Nano, p.Annotations[resyncAnnotation]); err == nil && last.After(since) {
+				since = last
+			}
+			if now.Sub(since) < after {
+				continue
+			}
+			patch := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:%q}}}`, p.UID, resyncAnnotation, now.UTC().Format(time.RFC3339Nano))
+			if _, err := kc.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				logf("status resync of pod %s/%s (uid %s): %v", p.Namespace, p.Name, p.UID, err)
+				continue
+			}
+			logf("status resync of pod %s/%s (uid %s): Pending on node %s since %s", p.Namespace, p.Name, p.UID, p.Spec.NodeName, since.Format(time.RFC3339))
+		}
+	}
 }

@@ -1,12 +1,17 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/ordinal-dev/ordinal/host/embedded"
 )
 
 type fakeRV struct{ rv string }
@@ -87,5 +92,55 @@ func TestConsistencyStore(t *testing.T) {
 	c.Clear(owner, "")
 	if c.Len() != 0 {
 		t.Fatal("Clear with empty uid must drop the record")
+	}
+}
+
+// TestStaleSkipsDoNotGrowTheErrorBackoff: a set skipped because an informer is behind its own writes is
+// retried on the stale limiter (at most staleRetryMax apart), and its skips are not counted as failures.
+// Counted as failures, 20 skips while a watch was down put the next try minutes away (make chaos seed 63).
+func TestStaleSkipsDoNotGrowTheErrorBackoff(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, err := loadModule(ctx, embedded.Module())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &ModuleRef{}
+	ref.Install(base, ModuleInfoOf(base), func() { base.Close(ctx) })
+	c := newFakeController(t, ctx, ref, &fakeAPI{}, testSet())
+	// a queue on a clock that never moves: delayed adds stay delayed, so each round's Add is the only copy
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Clock: clocktesting.NewFakeClock(time.Unix(0, 0))})
+	defer c.queue.ShutDown()
+	pods := &fakeRV{"100"}
+	c.consistency.stores = map[schema.GroupResource]rvGetter{podResource: pods}
+	c.consistency.timeout = 0
+	owner := types.NamespacedName{Namespace: "ns", Name: "web"}
+	c.consistency.WroteAt(owner, "set-uid", podResource, "105")
+
+	const key = "ns/web"
+	for range 20 {
+		c.queue.Add(key)
+		c.processNextWorkItem(ctx)
+	}
+	if n := c.queue.NumRequeues(key); n != 0 {
+		t.Errorf("after 20 stale skips the error backoff counts %d failures, want 0", n)
+	}
+	if got := metricValue(c.metrics.syncs.WithLabelValues(resultStale)); got != 20 {
+		t.Fatalf("stale syncs = %v, want 20 (the skips this test is about did not happen)", got)
+	}
+	if d := c.staleRetry.When(key); d > staleRetryMax {
+		t.Errorf("next stale retry in %v, want at most %v", d, staleRetryMax)
+	}
+
+	// once the informer catches up the sync runs, and the stale limiter starts again from its floor
+	pods.rv = "105"
+	c.queue.Add(key)
+	c.processNextWorkItem(ctx)
+	if got := metricValue(c.metrics.syncs.WithLabelValues(resultStale)); got != 20 {
+		t.Errorf("stale syncs = %v after the informer caught up, want still 20", got)
+	}
+	if n := c.staleRetry.NumRequeues(key); n != 0 {
+		t.Errorf("stale limiter still counts %d skips after a sync that was not skipped", n)
 	}
 }

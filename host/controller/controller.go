@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -81,7 +82,11 @@ type Controller struct {
 	revLister   appslisters.ControllerRevisionLister
 	pvcLister   corelisters.PersistentVolumeClaimLister
 
-	queue       workqueue.TypedRateLimitingInterface[string]
+	queue workqueue.TypedRateLimitingInterface[string]
+	// staleRetry spaces the retries of a set skipped because the informers are behind its own writes.
+	// It is not the queue's error backoff: a skip is no failure, and counting skips as failures made a
+	// set that waited out a broken watch wait minutes more for its next try (found by make chaos).
+	staleRetry  workqueue.TypedRateLimiter[string]
 	consistency *consistencyStore
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
@@ -147,6 +152,7 @@ func newController(cfg Config, client kubernetes.Interface, rc restClients) (*Co
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "ordinal-statefulset"})
+	c.staleRetry = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, staleRetryMax)
 	c.metrics = cfg.Metrics
 	if c.metrics == nil {
 		c.metrics = NewMetrics(func() float64 { return float64(c.queue.Len()) })
@@ -241,6 +247,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
+// staleRetryMax bounds the wait between two checks of a set whose informers are behind: the check is a
+// map lookup, and the informer that catches up may be one whose events do not enqueue the set.
+const staleRetryMax = time.Second
+
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	key, quit := c.queue.Get()
 	if quit {
@@ -248,10 +258,15 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 	requeueAfter, err := c.sync(ctx, key)
+	var stale *staleError
 	switch {
+	case errors.As(err, &stale):
+		c.queue.AddAfter(key, c.staleRetry.When(key))
 	case err != nil:
+		c.staleRetry.Forget(key)
 		c.queue.AddRateLimited(key)
 	default:
+		c.staleRetry.Forget(key)
 		c.queue.Forget(key)
 		if requeueAfter > 0 {
 			c.queue.AddAfter(key, requeueAfter)
