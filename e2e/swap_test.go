@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -210,7 +211,9 @@ func moduleEvents(t *testing.T, ctx context.Context, ns, reason string) []corev1
 
 // Swap the module in the middle of a rolling update to a rebuilt, equivalent module (the guest built with
 // the standard Go toolchain instead of TinyGo): the rollout continues on the new module and completes,
-// every pod is replaced exactly once, in order, and no more than one at a time.
+// every pod is replaced exactly once, in order, and no more than one at a time. A partition holds the
+// rollout halfway (pods 4 and 3 replaced) until the swap has landed, so the swap is mid-rollout however long
+// loading and gating take: the first version raced a minReadySeconds rollout and lost on a loaded machine.
 func TestHotSwapMidRollout(t *testing.T) {
 	t.Parallel()
 	requireController(t)
@@ -224,25 +227,23 @@ func TestHotSwapMidRollout(t *testing.T) {
 		t.Fatalf("active module %s, want %s", st.Active.Digest, digestOf(base))
 	}
 	tr := trackPods(t, ctx, ns, "swap", true)
-	// minReadySeconds makes the rollout last long enough (each pod waits 4 s to count as available) for
-	// the swap, which runs every conformance case on the new module first, to land in its middle.
-	createSet(t, ctx, ns, newSet("swap", 5, minReady(4)))
+	createSet(t, ctx, ns, newSet("swap", 5))
 	rev1 := waitRolledOut(t, ctx, ns, "swap", 5).Status.UpdateRevision
 	peak := tr.armMaxUnavailable(5, 1)
 	mark := tr.mark()
-	patchSet(t, ctx, ns, "swap", setVersion("v2"))
-	tr.waitFor(ctx, "the first pod being replaced", time.Minute, func(v podView) bool {
-		p := v.pod(4)
-		return p == nil || p.DeletionTimestamp != nil || v.revision(4) != rev1
+	patchSet(t, ctx, ns, "swap", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"v2"}}},"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":3}}}}`, annVersion))
+	s := waitSet(t, ctx, ns, "swap", "pods 4 and 3 updated, held by partition 3", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
+		st := s.Status
+		return st.ObservedGeneration >= s.Generation && st.UpdateRevision != rev1 && st.UpdatedReplicas == 2 && st.ReadyReplicas == 5
 	})
+	if s.Status.CurrentRevision != rev1 {
+		t.Fatalf("current revision %s before the swap, want %s (the rollout is not halfway)", s.Status.CurrentRevision, rev1)
+	}
 
 	replaceModule(t, modPath, equivalent)
 	st := c.waitModule(t, "the equivalent module active", 2*time.Minute, func(st moduleStatus) bool { return st.Active.Digest == digestOf(equivalent) })
-	s := getSet(t, ctx, ns, "swap")
-	t.Logf("swapped after %d of 5 pods updated (load %s, gate %s, total %s)", s.Status.UpdatedReplicas, st.LastSwap.Load, st.LastSwap.Gate, st.LastSwap.Total)
-	if s.Status.UpdatedReplicas >= 5 && s.Status.CurrentRevision == s.Status.UpdateRevision {
-		t.Fatalf("the rollout was over before the swap; the test did not swap mid-rollout")
-	}
+	t.Logf("swapped with %d of 5 pods updated (load %s, gate %s, total %s)", s.Status.UpdatedReplicas, st.LastSwap.Load, st.LastSwap.Gate, st.LastSwap.Total)
+	patchSet(t, ctx, ns, "swap", `{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}`)
 
 	s = waitRolledOut(t, ctx, ns, "swap", 5)
 	tr.waitFor(ctx, "5 pods ready at the new revision", 30*time.Second, func(v podView) bool { return v.readyAt(5, s.Status.UpdateRevision) })

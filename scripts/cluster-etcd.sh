@@ -25,6 +25,7 @@ port=$(printf '%s\n' "${cmd[@]}" | sed -n 's#^http://127.0.0.1:\([0-9]*\)$#\1#p'
 # process crash, so nothing acknowledged is lost.
 kill -KILL "$pid"
 for _ in $(seq 1 100); do alive "$pid" "$exe" || break; sleep 0.05; done
+for _ in $(seq 1 200); do threads_gone "$pid" && break; sleep 0.05; done # its ports are free only then
 log "etcd ($pid) killed; down for ${DOWN}s"
 sleep "$DOWN"
 mapfile -t unset_env < <(compgen -e | grep '^ETCD_' | sed 's/^/-u/')

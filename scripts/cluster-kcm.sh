@@ -37,6 +37,8 @@ do_start() {
   local api=$RUN/pids/2-kube-apiserver.pid
   { [ -f "$api" ] && alive "$(cat "$api")" "$(cat "${api%.pid}.exe" 2>/dev/null)"; } || die "the cluster in $RUN is not running (scripts/cluster-up.sh)"
   local t0; t0=$(now)
+  for _ in $(seq 1 300); do port_free "$KCM_PORT" && break; sleep 0.1; done
+  port_free "$KCM_PORT" || die "port 127.0.0.1:$KCM_PORT is still in use 30 s after the last kube-controller-manager stopped"
   printf '\n===== %(%F %T)T starting with --controllers=%s =====\n' -1 "$CONTROLLERS" >> "$RUN/logs/kube-controller-manager.log"
   # no --authentication/authorization-kubeconfig: /healthz stays reachable, less log noise
   start_recorded 3 kube-controller-manager "$K8S_BIN" kube-controller-manager \

@@ -168,7 +168,6 @@ done
 rm -rf "$RUN/pids" "$RUN/etcd-data" "$RUN/logs"
 mkdir -p "$RUN/pids" "$RUN/logs" "$RUN/pki"
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for p in $APISERVER_PORT $ETCD_PORT $ETCD_PEER_PORT $KCM_PORT $SCHEDULER_PORT; do
   port_free "$p" || die "port 127.0.0.1:$p is in use (another cluster? set the *_PORT variables)"
 done

@@ -15,6 +15,19 @@ alive() {
   [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] && [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ]
 }
 
+# threads_gone PID: every thread of the process has exited (it is gone, or only its zombie leader is left).
+threads_gone() {
+  local t st
+  for t in /proc/"$1"/task/*; do
+    st=$(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f1) || continue
+    [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] || return 1
+  done
+  return 0
+}
+
+# port_free PORT: nothing accepts connections on 127.0.0.1:PORT.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
 # stop_recorded PIDFILE: SIGTERM the recorded process (only while it runs the recorded binary),
 # SIGKILL after 20 s, then remove the pid and exe files.
 stop_recorded() {
@@ -24,6 +37,9 @@ stop_recorded() {
     kill -TERM "$pid" 2>/dev/null
     for _ in $(seq 1 200); do alive "$pid" "$exe" || break; sleep 0.1; done
     if alive "$pid" "$exe"; then log "$name ($pid) still running 20s after SIGTERM, sending SIGKILL"; kill -KILL "$pid" 2>/dev/null; fi
+    # The leader turns zombie before its other threads have exited, and the process's sockets are closed
+    # only when the last one has: wait for that, or a restart finds its port still taken (seen under load).
+    for _ in $(seq 1 200); do threads_gone "$pid" && break; sleep 0.1; done
     log "stopped $name ($pid)"
   else
     log "$name ($pid) was not running"

@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	ordinal "github.com/ordinal-dev/ordinal"
+	"github.com/ordinal-dev/ordinal/host/embedded"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/conformance"
+	ordinalname "github.com/ordinal-dev/ordinal/internal/ordinal"
+)
+
+var (
+	fuzzModuleOnce sync.Once
+	fuzzModule     *wasm.Module
+	fuzzModuleErr  error
+)
+
+// FuzzSyncPipeline runs one sync the way the controller does, from objects to requests: mutated snapshots
+// (decoded into the typed objects an informer holds) → SelectObjects → BuildSnapshot → the embedded module
+// (or, when the second input is not empty, those bytes as a hostile module's output) → plan.Decode → the
+// firewall → the applier, whose requests go to a fake API server. Never a panic; and when the firewall lets a
+// plan through, every request stays in the set's namespace, touches only the set's pods, and deletes only
+// with the UID of the object the plan was made from.
+func FuzzSyncPipeline(f *testing.F) {
+	cases, err := conformance.Load(ordinal.ConformanceFS(), ".")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, c := range cases {
+		if i%10 == 0 {
+			f.Add(c.Snapshot, []byte(nil))
+			f.Add(c.Snapshot, c.Plan)
+		}
+	}
+	f.Fuzz(func(t *testing.T, snapshot, moduleOutput []byte) {
+		var in struct {
+			StatefulSet *appsv1.StatefulSet             `json:"statefulSet"`
+			Pods        []*corev1.Pod                   `json:"pods"`
+			Revisions   []*appsv1.ControllerRevision    `json:"revisions"`
+			Claims      []*corev1.PersistentVolumeClaim `json:"claims"`
+		}
+		if json.Unmarshal(snapshot, &in) != nil || in.StatefulSet == nil || in.StatefulSet.Name == "" {
+			return
+		}
+		objs, err := SelectObjects(Objects{Set: in.StatefulSet, Pods: in.Pods, Revisions: in.Revisions, Claims: in.Claims})
+		if err != nil {
+			return
+		}
+		snap, err := BuildSnapshot(objs, StatefulSetTarget, time.Unix(1_800_000_000, 0), nil)
+		if err != nil {
+			return
+		}
+		raw := moduleOutput
+		if len(raw) == 0 {
+			fuzzModuleOnce.Do(func() {
+				fuzzModule, fuzzModuleErr = wasm.Load(context.Background(), embedded.Module(), wasm.Config{Timeout: 10 * time.Second})
+			})
+			if fuzzModuleErr != nil {
+				t.Fatal(fuzzModuleErr)
+			}
+			if raw, err = fuzzModule.Reconcile(context.Background(), snap.JSON); errors.Is(err, wasm.ErrTimeout) {
+				t.Fatalf("the module ran past 10 s on a %d-byte snapshot: %v", len(snap.JSON), err)
+			} else if err != nil {
+				return // an input the module refuses (an error, never a trap, is FuzzLoad's and the guest's concern)
+			}
+		}
+		p, err := hostplan.Decode(raw)
+		if err != nil {
+			return
+		}
+		c := &Controller{target: StatefulSetTarget}
+		if c.checkPlan(snap, p) != nil {
+			return
+		}
+
+		api := &fakeAPI{}
+		srv := httptest.NewServer(api)
+		defer srv.Close()
+		rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget) // no client-side throttle: a plan may hold thousands of writes
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &applier{
+			rest: rc, target: StatefulSetTarget, snap: snap,
+			set: types.NamespacedName{Namespace: objs.Set.Namespace, Name: objs.Set.Name}, setUID: objs.Set.UID,
+			wrote:   func(schema.GroupResource, string) {},
+			recheck: func(context.Context) error { return nil },
+		}
+		_, _ = a.apply(context.Background(), p.Actions, nil)
+
+		if len(api.reqs) > len(p.Actions) {
+			t.Fatalf("%d requests for %d actions", len(api.reqs), len(p.Actions))
+		}
+		ns := objs.Set.Namespace
+		for _, r := range api.reqs {
+			if !strings.HasPrefix(r.Path, "/api/v1/namespaces/"+ns+"/") && !strings.HasPrefix(r.Path, "/apis/apps/v1/namespaces/"+ns+"/") {
+				t.Fatalf("%s %s: outside the set's namespace %q", r.Method, r.Path, ns)
+			}
+			rest := r.Path[strings.Index(r.Path, "/namespaces/"+ns+"/")+len("/namespaces/"+ns+"/"):]
+			resource, name, _ := strings.Cut(rest, "/")
+			name, _, _ = strings.Cut(name, "/")
+			switch resource {
+			case "pods":
+				if name != "" {
+					if parent, _ := ordinalname.Parse(name); parent != objs.Set.Name {
+						t.Fatalf("%s %s: not a pod of set %s", r.Method, r.Path, objs.Set.Name)
+					}
+				}
+			case "statefulsets":
+				if r.Method != "PUT" || name != objs.Set.Name || !strings.HasSuffix(r.Path, "/status") {
+					t.Fatalf("%s %s: only the set's status may be written", r.Method, r.Path)
+				}
+			case "persistentvolumeclaims", "controllerrevisions":
+			default:
+				t.Fatalf("%s %s: resource %q", r.Method, r.Path, resource)
+			}
+			if r.Method == "DELETE" {
+				kind := map[string]string{"pods": "Pod", "controllerrevisions": "ControllerRevision"}[resource]
+				if uid := snap.UIDs[objectKey{kind, name}]; uid == "" || !strings.Contains(r.Body, string(uid)) {
+					t.Fatalf("DELETE %s without the UID precondition of the object the plan was made from", r.Path)
+				}
+			}
+		}
+	})
+}
