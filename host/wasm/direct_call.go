@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -18,8 +19,26 @@ type directInstance struct {
 	mod                         api.Module
 	mem                         api.Memory
 	alloc, reconcile, describer api.Function
+	interrupt                   api.MutableGlobal // set to 1 to stop the guest at its next check
+	interrupted                 bool              // the flag was set: never reuse the instance
 	output                      *tailBuffer
 	calls                       int
+}
+
+// guard runs one export call with ctx's end and the module's Close wired to the interrupt flag. An
+// interrupted call's error is the context's, so it classifies as a timeout or cancellation.
+func (m *Module) guard(ctx context.Context, flag api.MutableGlobal, interrupted *bool, call func() error) error {
+	stop := func() { flag.Set(1) }
+	stopCall, stopClose := context.AfterFunc(ctx, stop), context.AfterFunc(m.life, stop)
+	err := call()
+	firedCall, firedClose := !stopCall(), !stopClose()
+	if firedCall || firedClose {
+		*interrupted = true
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+	}
+	return err
 }
 
 func (m *Module) newDirectInstance(ctx context.Context) (*directInstance, error) {
@@ -35,9 +54,18 @@ func (m *Module) newDirectInstance(ctx context.Context) (*directInstance, error)
 	if err != nil {
 		return nil, classify(ctx, "instantiate", pathDirect, err, output.take())
 	}
+	flag, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
+	if !ok { // instrumentInterrupts always adds it
+		mod.Close(context.Background())
+		return nil, badModule("instantiate", "the interrupt global %q is missing", interruptExport)
+	}
 	if init := mod.ExportedFunction("_initialize"); init != nil {
-		if _, err := init.Call(ctx); err != nil {
+		var interrupted bool
+		if err := m.guard(ctx, flag, &interrupted, func() error { _, err := init.Call(ctx); return err }); err != nil || interrupted {
 			mod.Close(context.Background())
+			if err == nil {
+				err = ctx.Err()
+			}
 			return nil, classify(ctx, "instantiate", pathDirect, err, output.take())
 		}
 	}
@@ -47,6 +75,7 @@ func (m *Module) newDirectInstance(ctx context.Context) (*directInstance, error)
 		alloc:     mod.ExportedFunction("ordinal_alloc"),
 		reconcile: mod.ExportedFunction("ordinal_reconcile"),
 		describer: mod.ExportedFunction("ordinal_describe"),
+		interrupt: flag,
 		output:    output,
 	}, nil
 }
@@ -60,7 +89,8 @@ func (m *Module) describeOn(ctx context.Context, inst *directInstance) ([]byte, 
 	ctx, cancel := m.callContext(ctx)
 	defer cancel()
 	inst.output.take()
-	res, err := inst.describer.Call(ctx)
+	var res []uint64
+	err := m.guard(ctx, inst.interrupt, &inst.interrupted, func() (err error) { res, err = inst.describer.Call(ctx); return err })
 	if err != nil {
 		return nil, classify(ctx, "describe", pathDirect, err, inst.output.take())
 	}
@@ -125,6 +155,10 @@ func (m *Module) ReconcileWithStats(ctx context.Context, snapshot []byte) ([]byt
 	if err := m.checkInputSize(pathDirect, len(snapshot)); err != nil {
 		return nil, st, err
 	}
+	if !m.enter() {
+		return nil, st, &Error{Kind: ErrClosed, Op: "reconcile", Path: pathDirect, Msg: "module is closed"}
+	}
+	defer m.calls.Done()
 	m.directCounters.calls.Add(1)
 	ctx, cancel := m.callContext(ctx)
 	defer cancel()
@@ -138,12 +172,16 @@ func (m *Module) ReconcileWithStats(ctx context.Context, snapshot []byte) ([]byt
 
 	inst.output.take()
 	start = time.Now()
-	out, err := inst.call(ctx, snapshot, m.cfg.MaxOutputBytes)
+	var out []byte
+	err = m.guard(ctx, inst.interrupt, &inst.interrupted, func() (err error) {
+		out, err = inst.call(ctx, snapshot, m.cfg.MaxOutputBytes)
+		return err
+	})
 	st.Guest = time.Since(start)
 	st.MemoryPages = inst.pages()
 	st.OutputBytes = len(out)
 
-	keep := m.directCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages)
+	keep := m.directCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages) && !inst.interrupted
 	st.Recycled = !keep
 	output := inst.output.take()
 	m.direct.put(inst, keep)

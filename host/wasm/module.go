@@ -26,6 +26,7 @@ import (
 type Module struct {
 	cfg         Config
 	wasm        []byte // kept for the Extism path, which compiles lazily
+	checked     []byte // wasm with interrupt checks (instrumentInterrupts): what the direct path runs
 	digest      [sha256.Size]byte
 	cache       wazero.CompilationCache
 	rt          wazero.Runtime
@@ -44,6 +45,12 @@ type Module struct {
 
 	closeOnce sync.Once
 	closed    atomic.Bool
+	// Calls in flight, so Close can stop them and wait: closing the runtime under a running guest
+	// would unmap its memory and code. life is canceled by Close and interrupts every running call.
+	callMu     sync.Mutex
+	calls      sync.WaitGroup
+	life       context.Context
+	cancelLife context.CancelFunc
 }
 
 // directExports are the exports Load requires, with their signatures.
@@ -67,25 +74,34 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	checked, err := instrumentInterrupts(wasmBytes)
+	if err != nil {
+		return nil, &Error{Kind: ErrBadModule, Op: "load", Msg: "not a valid wasm module: " + err.Error(), Err: err}
+	}
+	// The limits judge the bytes wazero compiles too (the checks add one block per loop and function).
+	if _, err := checkModuleLimits(checked, cfg.Limits); err != nil {
+		err.(*Error).Msg += " (counting the host's interrupt checks: one block per loop and function)"
+		return nil, err
+	}
 	digest := sha256.Sum256(wasmBytes)
 	if cfg.CacheDir == "" {
-		return newModule(ctx, wasmBytes, digest, shape, cfg)
+		return newModule(ctx, wasmBytes, checked, digest, shape, cfg)
 	}
 	// The on-disk cache only saves time: it never fails a Load. Processes share it (a controller's
 	// replicas start together), so every step below tolerates another process doing the same at once.
 	dir := moduleCacheDir(cfg.CacheDir, digest)
 	verifyCache(dir)
-	m, err := newModule(ctx, wasmBytes, digest, shape, cfg)
+	m, err := newModule(ctx, wasmBytes, checked, digest, shape, cfg)
 	if err != nil && errors.Is(err, errCorruptCache) { // damaged between the check and the read
 		discardCache(dir)
-		m, err = newModule(ctx, wasmBytes, digest, shape, cfg)
+		m, err = newModule(ctx, wasmBytes, checked, digest, shape, cfg)
 	}
 	if err != nil {
 		// a cache that cannot be used (removed by another process mid-write, unwritable...): without it,
 		// the module's own error, if any, is what remains
 		noDisk := cfg
 		noDisk.CacheDir = ""
-		return newModule(ctx, wasmBytes, digest, shape, noDisk)
+		return newModule(ctx, wasmBytes, checked, digest, shape, noDisk)
 	}
 	sealCache(dir)
 	return m, nil
@@ -94,8 +110,9 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 // errCorruptCache marks a compile that failed on the compilation cache, not on the module.
 var errCorruptCache = errors.New("corrupt compilation cache entry")
 
-func newModule(ctx context.Context, wasmBytes []byte, digest [sha256.Size]byte, shape ModuleShape, cfg Config) (*Module, error) {
-	m := &Module{cfg: cfg, wasm: wasmBytes, digest: digest, shape: shape}
+func newModule(ctx context.Context, wasmBytes, checked []byte, digest [sha256.Size]byte, shape ModuleShape, cfg Config) (*Module, error) {
+	m := &Module{cfg: cfg, wasm: wasmBytes, checked: checked, digest: digest, shape: shape}
+	m.life, m.cancelLife = context.WithCancel(context.WithoutCancel(ctx))
 	// An in-memory cache is used even without CacheDir so the Extism path's
 	// runtime reuses this compilation instead of compiling the module again.
 	if cfg.CacheDir != "" {
@@ -107,9 +124,9 @@ func newModule(ctx context.Context, wasmBytes []byte, digest [sha256.Size]byte, 
 	} else {
 		m.cache = wazero.NewCompilationCache()
 	}
+	// No WithCloseOnContextDone: the module's own interrupt checks stop a looping guest (interrupt.go).
 	rc := wazero.NewRuntimeConfig().
 		WithCompilationCache(m.cache).
-		WithCloseOnContextDone(true). // lets timeouts interrupt a looping guest
 		WithMemoryLimitPages(cfg.MemoryLimitPages)
 	m.rt = wazero.NewRuntimeWithConfig(ctx, rc)
 
@@ -122,7 +139,7 @@ func newModule(ctx context.Context, wasmBytes []byte, digest [sha256.Size]byte, 
 
 func (m *Module) load(ctx context.Context) error {
 	var err error
-	m.compiled, err = m.rt.CompileModule(ctx, m.wasm)
+	m.compiled, err = m.rt.CompileModule(ctx, m.checked)
 	if err != nil && strings.HasPrefix(err.Error(), "compilationcache:") { // wazero's cache, not the module
 		return fmt.Errorf("%w: %w", errCorruptCache, err)
 	}
@@ -145,7 +162,7 @@ func (m *Module) load(ctx context.Context) error {
 		return startupError(err)
 	}
 	raw, err := m.describeOn(ctx, inst)
-	m.direct.put(inst, err == nil)
+	m.direct.put(inst, err == nil && !inst.interrupted)
 	if err != nil {
 		return startupError(err)
 	}
@@ -244,7 +261,11 @@ func (m *Module) Stats() Stats {
 func (m *Module) Close(ctx context.Context) error {
 	var errs []error
 	m.closeOnce.Do(func() {
+		m.callMu.Lock()
 		m.closed.Store(true)
+		m.callMu.Unlock()
+		m.cancelLife() // interrupts the calls in flight ...
+		m.calls.Wait() // ... which end at their next check
 		if m.direct != nil {
 			m.direct.close()
 		}
@@ -262,6 +283,17 @@ func (m *Module) Close(ctx context.Context) error {
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// enter registers a call in flight; false once the module is closed.
+func (m *Module) enter() bool {
+	m.callMu.Lock()
+	defer m.callMu.Unlock()
+	if m.closed.Load() {
+		return false
+	}
+	m.calls.Add(1)
+	return true
 }
 
 // callContext applies Config.Timeout to one guest call; the cause lets errors
