@@ -106,6 +106,13 @@ bench: guest guest-stdgo $(NODE_DEPS)
 	$(GO) test -run '^$$' -bench . -benchmem ./host/... ./guest/...
 	cd $(NODE_HOST) && node bench.mjs
 
+# Side by side with the upstream controller (issue 16): module vs native, `ordinal reconcile` vs `oracle plan`,
+# `ordinal replay --model tick` vs `oracle simulate`, from one alternating run. Builds the reference harness
+# from ../shared/tools/oracle (cached); a development target: `make test` never needs ../shared.
+.PHONY: bench-upstream
+bench-upstream:
+	bash scripts/bench-upstream.sh
+
 # Every fuzz target (host pipeline and guest logic) for FUZZTIME each (default 2m: about 1.5M executions in
 # all on 2 cores); prints executions per target. A failing input lands in testdata/fuzz/ of its package.
 .PHONY: fuzz

@@ -85,6 +85,7 @@ type engine struct {
 	settledAt  *time.Time
 	eventDue   *time.Time // due time of events[next] once known
 	newSegment bool
+	snapSize   int // bytes of the last snapshot, to size the next
 }
 
 // Run replays a scenario with the given reconcile module and returns its timeline.
@@ -479,7 +480,12 @@ func (e *engine) snapshot() []byte {
 	if len(e.sc.Features) > 0 {
 		s["features"] = e.sc.Features
 	}
-	return mustJSON(s)
+	b, err := appendJSON(make([]byte, 0, e.snapSize+e.snapSize/4), s) // the world grows by a few objects a sync
+	if err != nil {
+		panic(fmt.Sprintf("replay: encoding the world: %v", err))
+	}
+	e.snapSize = len(b)
+	return b
 }
 
 func (e *engine) sync() (syncResult, error) {
@@ -516,7 +522,7 @@ func (e *engine) sync() (syncResult, error) {
 		Offset:  Duration(now.Sub(e.start)),
 		Trigger: e.triggers,
 		World:   e.api.takeNotes(),
-		Pods:    e.podStates(snap),
+		Pods:    e.podStates(),
 		Plan:    raw,
 		Requeue: plan.RequeueAfterSeconds,
 	}

@@ -41,7 +41,7 @@ func decodeObj(b []byte) (Obj, error) {
 
 // mustJSON encodes like encoding/json (sorted map keys); values here are always encodable.
 func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
+	b, err := appendJSON(nil, v)
 	if err != nil {
 		panic(fmt.Sprintf("replay: encoding JSON: %v", err))
 	}

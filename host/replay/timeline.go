@@ -108,16 +108,17 @@ type Outcome struct {
 	Steps    int      `json:"steps"`
 }
 
-func (e *engine) podStates(snap []byte) []PodState {
-	s, _ := decodeObj(snap)
+// podStates reads the pods of the world as the sync's snapshot had them (nothing is applied between).
+func (e *engine) podStates() []PodState {
 	var out []PodState
-	for _, p := range getArr(s, "pods") {
+	for _, n := range e.api.Names(kindPod) {
+		p := e.api.objs[kindPod][n]
 		name := getStr(p, "metadata.name")
 		ord, _ := ordinalOf(name)
 		rev := getStr(p, "metadata.labels.controller-revision-hash")
 		out = append(out, PodState{
 			Name: name, Ordinal: ord, Revision: rev, Label: e.label(rev),
-			Phase: getStr(p, "status.phase"), Ready: podReady(p.(Obj)),
+			Phase: getStr(p, "status.phase"), Ready: podReady(p),
 			Terminating: get(p, "metadata.deletionTimestamp") != nil,
 		})
 	}
