@@ -182,6 +182,16 @@ func TestCanonicalMatchesGo(t *testing.T) {
 func checkAgainstGo(t testing.TB, in []byte) {
 	v, err := Parse(in)
 	valid := json.Valid(in)
+	// The scanning path (Validate, Text) accepts exactly what Parse accepts and walks to the same tree.
+	text, terr := Validate(in)
+	if (terr == nil) != (err == nil) {
+		t.Fatalf("%q: Validate error %v, Parse error %v", in, terr, err)
+	}
+	if terr == nil {
+		if got := treeOfText(text); !reflect.DeepEqual(normal(got), normal(v)) {
+			t.Fatalf("%q: the Text walk gives\n%s\nParse gives\n%s", in, Encode(got), Encode(v))
+		}
+	}
 	if err != nil {
 		if valid && checkDepth(in) == nil {
 			t.Fatalf("Parse rejected valid JSON %q: %v", in, err)
@@ -295,6 +305,42 @@ func FuzzJSON(f *testing.F) {
 	})
 }
 
+// treeOfText rebuilds a value through Members and Items, leaves through Text.Value and Str.
+func treeOfText(t Text) Value {
+	switch t.Kind() {
+	case Object:
+		v := Value{K: Object, O: []Member{}}
+		t.Members(func(k string, m Text) { v.O = append(v.O, Member{Key: k, Val: treeOfText(m)}) })
+		return v
+	case Array:
+		v := Value{K: Array, A: []Value{}}
+		t.Items(func(_ int, m Text) { v.A = append(v.A, treeOfText(m)) })
+		return v
+	case String:
+		return Value{K: String, S: t.Str()}
+	}
+	return t.Value()
+}
+
+// normal makes empty containers comparable (nil and empty slices).
+func normal(v Value) Value {
+	switch v.K {
+	case Object:
+		out := Value{K: Object}
+		for _, m := range v.O {
+			out.O = append(out.O, Member{Key: m.Key, Val: normal(m.Val)})
+		}
+		return out
+	case Array:
+		out := Value{K: Array}
+		for _, e := range v.A {
+			out.A = append(out.A, normal(e))
+		}
+		return out
+	}
+	return v
+}
+
 func BenchmarkParse(b *testing.B) {
 	var buf bytes.Buffer
 	r := rand.New(rand.NewSource(4))
@@ -329,5 +375,16 @@ func TestParseMatchesGJSONBuild(t *testing.T) {
 		if e1 == nil && !reflect.DeepEqual(v1, v2) {
 			t.Fatalf("%q: trees differ:\n%s\n%s", b.Bytes(), Encode(v1), Encode(v2))
 		}
+	}
+}
+
+// Strings that end in backslashes or hold escaped quotes are where a scanner loses its place.
+func TestTextWalkEscapes(t *testing.T) {
+	for _, in := range []string{
+		`{"a\"b":"c\\","d":["\\\"",{"e":"\u0022x\\\\"}],"f":"\\\\\""}`,
+		` [ "\\" , "\"" , {"k\\":"v\\\\"} , 1e5 , -0.5 , true , null ] `,
+		`{"":{"":[[],{}]},"x":"]}"}`,
+	} {
+		checkAgainstGo(t, []byte(in))
 	}
 }

@@ -70,6 +70,9 @@ type builder struct {
 }
 
 func (b *builder) own(s string) string {
+	if b.strs == nil { // Text.Value: strings stay in the input (see Text)
+		return s
+	}
 	if len(s) > 48 {
 		return strings.Clone(s)
 	}

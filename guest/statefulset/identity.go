@@ -60,7 +60,7 @@ func (s *syncer) newPod(template jsonv.Value, ordinal int64, revisionName string
 		jsonv.M("spec", spec),
 		jsonv.M("status", jsonv.EmptyObj()),
 	)
-	p := &pod{Raw: raw, Parent: s.set.Meta.Name, Ordinal: ordinal, synthetic: true}
+	p := &pod{lazyObject: lazyObject{tree: raw, built: true}, Parent: s.set.Meta.Name, Ordinal: ordinal, synthetic: true}
 	p.Meta.Name = name
 	p.Meta.Namespace = s.set.Meta.Namespace
 	p.Meta.Labels = labels
@@ -74,7 +74,7 @@ func setPodLabel(p *pod, k, v string) {
 		p.Meta.Labels = map[string]string{}
 	}
 	p.Meta.Labels[k] = v
-	meta := p.Raw.G("metadata")
+	meta := p.obj().G("metadata")
 	if meta.K != jsonv.Object {
 		meta = jsonv.EmptyObj()
 	}
@@ -84,7 +84,7 @@ func setPodLabel(p *pod, k, v string) {
 	}
 	labels.Set(k, jsonv.Str(v))
 	meta.Set("labels", labels)
-	p.Raw.Set("metadata", meta)
+	p.obj().Set("metadata", meta)
 }
 
 // updateIdentity repairs name, namespace and the identity labels (not hostname/subdomain).
@@ -92,13 +92,13 @@ func (s *syncer) updateIdentity(p *pod) {
 	name := podName(s.set.Meta.Name, p.Ordinal)
 	p.Meta.Name = name
 	p.Meta.Namespace = s.set.Meta.Namespace
-	meta := p.Raw.G("metadata")
+	meta := p.obj().G("metadata")
 	if meta.K != jsonv.Object {
 		meta = jsonv.EmptyObj()
 	}
 	meta.Set("name", jsonv.Str(name))
 	meta.Set("namespace", jsonv.Str(s.set.Meta.Namespace))
-	p.Raw.Set("metadata", meta)
+	p.obj().Set("metadata", meta)
 	setPodLabel(p, labelPodName, name)
 	setPodLabel(p, labelPodIndex, strconv.FormatInt(p.Ordinal, 10))
 }
@@ -106,7 +106,7 @@ func (s *syncer) updateIdentity(p *pod) {
 // copyPod returns a deep copy (DeepCopy before mutating a lister object).
 func copyPod(p *pod) *pod {
 	c := *p
-	c.Raw = normalizeObject(p.Raw)
+	c.setObj(normalizeObject(*p.obj()))
 	c.Meta.Labels = make(map[string]string, len(p.Meta.Labels))
 	for k, v := range p.Meta.Labels {
 		c.Meta.Labels[k] = v

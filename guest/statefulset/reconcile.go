@@ -17,11 +17,11 @@ func Reconcile(input []byte) (out []byte) {
 			out = errorPlan(&PlanError{Code: CodeSyncFailed, Message: fmt.Sprint("internal error: ", r)})
 		}
 	}()
-	root, err := jsonv.Parse(input)
+	root, err := jsonv.Validate(input)
 	if err != nil {
 		return errorPlan(&PlanError{Code: CodeInvalidJSON, Message: err.Error()})
 	}
-	snap, perr := decodeSnapshot(root, input)
+	snap, perr := decodeSnapshot(root)
 	if perr != nil {
 		return errorPlan(perr)
 	}

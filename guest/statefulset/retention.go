@@ -11,7 +11,7 @@ type claimRef struct {
 }
 
 func claimRefs(c *claim) []claimRef {
-	raws := c.Raw.Path("metadata", "ownerReferences")
+	raws := c.obj().Path("metadata", "ownerReferences")
 	out := make([]claimRef, len(c.Meta.OwnerRefs))
 	for i := range c.Meta.OwnerRefs {
 		out[i].ref = c.Meta.OwnerRefs[i]
@@ -191,7 +191,7 @@ func (s *syncer) updatePodClaimForRetentionPolicy(p *pod) {
 			continue
 		}
 		refs := s.updatedClaimRefs(c, p)
-		obj := withTypeMeta(c.Raw, "v1", kindPVC, c.Meta.Namespace)
+		obj := withTypeMeta(*c.obj(), "v1", kindPVC, c.Meta.Namespace)
 		meta := obj.G("metadata")
 		if len(refs) == 0 {
 			meta.Delete("ownerReferences")

@@ -121,7 +121,7 @@ func (s *syncer) updateRevisionNumber(r *revision, number int64) *revision {
 	}
 	clone := *r
 	clone.Revision = number
-	obj := withTypeMeta(r.Raw, appsV1, kindRevision, r.Meta.Namespace)
+	obj := withTypeMeta(*r.obj(), appsV1, kindRevision, r.Meta.Namespace)
 	obj.Set("revision", jsonv.Int(number))
 	s.record(action{Verb: verbUpdate, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name, Object: &obj})
 	return &clone

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/guest/jsonv"
-	"github.com/tidwall/gjson"
 )
 
 // MaxReplicas is the largest spec.replicas the module accepts (one slot per replica is kept
@@ -83,10 +82,40 @@ func (m *objectMeta) controllerRef() *ownerRef {
 	return nil
 }
 
+// lazyObject is an object of the snapshot kept as its JSON text until the sync needs its tree (to
+// change it or send it): a sync reads a few fields of every pod but writes a handful of objects, and
+// building the tree of every pod was most of a reconcile's time and memory.
+type lazyObject struct {
+	src   jsonv.Text // "" for an object the controller builds
+	tree  jsonv.Value
+	built bool
+}
+
+// obj returns the object's tree, built on first use; callers may change it in place.
+func (o *lazyObject) obj() *jsonv.Value {
+	if !o.built {
+		if o.src != "" {
+			o.tree = o.src.Value()
+		}
+		o.built = true
+	}
+	return &o.tree
+}
+
+func (o *lazyObject) setObj(v jsonv.Value) { o.tree, o.built = v, true }
+
+// podVolume is what storageMatches reads of a pod volume.
+type podVolume struct {
+	Name      string
+	PVC       bool // persistentVolumeClaim is an object
+	ClaimName string
+}
+
 // pod is a Pod of the snapshot, or a pod the controller is about to create (not created: Phase "").
 type pod struct {
+	lazyObject
 	Meta       objectMeta
-	Raw        jsonv.Value
+	vols       []podVolume // spec.volumes as decoded (the tree, once built, is the truth)
 	Phase      string
 	Ready      bool      // the Ready condition is True
 	ReadySince time.Time // lastTransitionTime of the Ready condition (zero if absent)
@@ -97,14 +126,14 @@ type pod struct {
 
 // claim is a PersistentVolumeClaim of the snapshot.
 type claim struct {
+	lazyObject
 	Meta objectMeta
-	Raw  jsonv.Value
 }
 
 // revision is a ControllerRevision of the snapshot (or one the controller creates).
 type revision struct {
+	lazyObject
 	Meta     objectMeta
-	Raw      jsonv.Value
 	DataRaw  []byte // exactly the bytes of "data" as the API object carries them (nil for null)
 	Revision int64
 	created  bool // created in this sync (not from the snapshot)
@@ -350,54 +379,79 @@ func parseTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339, s)
 }
 
-func (d *decoder) meta(v jsonv.Value, path string, full bool) objectMeta {
-	v = d.object(v, path)
-	var m objectMeta
-	m.Name = d.str(v.G("name"), path, "name")
-	m.Namespace = d.str(v.G("namespace"), path, "namespace")
-	m.UID = d.str(v.G("uid"), path, "uid")
-	if full {
-		m.Generation, _ = d.integer(v.G("generation"), path, "generation", 64)
-		m.Created, _ = d.timestamp(v.G("creationTimestamp"), path, "creationTimestamp")
-		m.Annotations = d.stringMap(v.G("annotations"), path, "annotations")
-	}
-	m.DeletionTimestamp, m.Deleting = d.timestamp(v.G("deletionTimestamp"), path, "deletionTimestamp")
-	m.Labels = d.stringMap(v.G("labels"), path, "labels")
-	refsPath := d.join(path, "ownerReferences")
-	for i, r := range d.array(v.G("ownerReferences"), refsPath) {
-		p := d.index(refsPath, i)
-		r = d.object(r, p)
-		m.OwnerRefs = append(m.OwnerRefs, ownerRef{
-			APIVersion: d.str(r.G("apiVersion"), p, "apiVersion"),
-			Kind:       d.str(r.G("kind"), p, "kind"),
-			Name:       d.str(r.G("name"), p, "name"),
-			UID:        d.str(r.G("uid"), p, "uid"),
-			Controller: d.boolean(r.G("controller"), p, "controller"),
-		})
-		d.boolean(r.G("blockOwnerDeletion"), p, "blockOwnerDeletion")
-	}
-	return m
-}
-
-// decodeSnapshot validates the snapshot tree and extracts what the controller reads.
-// input is the original JSON (used to keep ControllerRevision data bytes verbatim).
-func decodeSnapshot(root jsonv.Value, input []byte) (*snapshot, *PlanError) {
-	snap, err := decodeSnapshotWith(root, input, true)
+// decodeSnapshot validates the snapshot and extracts what the controller reads. Pods, claims and
+// revisions stay text (lazyObject); the set and the small members become trees.
+func decodeSnapshot(root jsonv.Text) (*snapshot, *PlanError) {
+	snap, err := decodeSnapshotWith(root, true)
 	if err != nil && err.Code == CodeInvalidSnapshot {
 		// decode again, building paths, to report where
-		if _, perr := decodeSnapshotWith(root, input, false); perr != nil {
+		if _, perr := decodeSnapshotWith(root, false); perr != nil {
 			return nil, perr
 		}
 	}
 	return snap, err
 }
 
-func decodeSnapshotWith(root jsonv.Value, input []byte, fast bool) (*snapshot, *PlanError) {
-	if root.K != jsonv.Object {
-		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.K.String()}
+// textValue is the tree of t, null when t is absent.
+func textValue(t jsonv.Text) jsonv.Value {
+	if t == "" {
+		return jsonv.Value{}
 	}
-	abi, ok := root.Get("abi")
-	if !ok || abi.K == jsonv.Null {
+	return t.Value()
+}
+
+// textKind is t's JSON type, null when t is absent.
+func textKind(t jsonv.Text) jsonv.Kind {
+	if t == "" {
+		return jsonv.Null
+	}
+	return t.Kind()
+}
+
+// members returns the last occurrence of each of keys in the object t (as Go's decoder keeps).
+func members(t jsonv.Text, keys ...string) []jsonv.Text {
+	out := make([]jsonv.Text, len(keys))
+	t.Members(func(k string, v jsonv.Text) {
+		for i, want := range keys {
+			if k == want {
+				out[i] = v
+			}
+		}
+	})
+	return out
+}
+
+// objectText is d.object for text: null is an empty object, another type an error.
+func (d *decoder) objectText(t jsonv.Text, path string) jsonv.Text {
+	switch textKind(t) {
+	case jsonv.Object:
+		return t
+	case jsonv.Null:
+	default:
+		d.fail(path, typeErr("object", jsonv.Value{K: t.Kind()}))
+	}
+	return "{}"
+}
+
+// arrayText is d.array for text: the elements of an array (null: none), calling fn for each.
+func (d *decoder) arrayText(t jsonv.Text, path string, fn func(i int, v jsonv.Text)) {
+	switch textKind(t) {
+	case jsonv.Array:
+		t.Items(fn)
+	case jsonv.Null:
+	default:
+		d.fail(path, typeErr("array", jsonv.Value{K: t.Kind()}))
+	}
+}
+
+func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
+	if root.Kind() != jsonv.Object {
+		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
+	}
+	m := members(root, "abi", "features", "now", "statefulSet", "pods", "revisions", "claims")
+	abiT, featuresT, nowT, setT, podsT, revsT, claimsT := m[0], m[1], m[2], m[3], m[4], m[5], m[6]
+	abi := textValue(abiT)
+	if abiT == "" || abi.K == jsonv.Null {
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "snapshot has no \"abi\"; this module speaks ABI 1"}
 	}
 	if abi.K != jsonv.Number {
@@ -410,7 +464,7 @@ func decodeSnapshotWith(root jsonv.Value, input []byte, fast bool) (*snapshot, *
 	snap := &snapshot{Features: DefaultFeatures()}
 
 	// features
-	if fv, ok := root.Get("features"); ok && fv.K != jsonv.Null {
+	if fv := textValue(featuresT); fv.K != jsonv.Null {
 		if fv.K != jsonv.Object {
 			return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "features", Message: typeErr("object", fv)}
 		}
@@ -429,8 +483,8 @@ func decodeSnapshotWith(root jsonv.Value, input []byte, fast bool) (*snapshot, *
 	}
 
 	// now
-	nv, ok := root.Get("now")
-	if !ok || nv.K == jsonv.Null || (nv.K == jsonv.String && nv.S == "") {
+	nv := textValue(nowT)
+	if nv.K == jsonv.Null || (nv.K == jsonv.String && nv.S == "") {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "now", Message: "snapshot has no \"now\" (RFC 3339 time of the sync)"}
 	}
 	if nv.K != jsonv.String {
@@ -442,14 +496,14 @@ func decodeSnapshotWith(root jsonv.Value, input []byte, fast bool) (*snapshot, *
 	}
 	snap.Now = now
 
-	sv, ok := root.Get("statefulSet")
-	if !ok || sv.K == jsonv.Null {
+	sv := textValue(setT)
+	if sv.K == jsonv.Null {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "statefulSet", Message: "snapshot has no statefulSet"}
 	}
 	if sv.K != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "statefulSet", Message: typeErr("object", sv)}
 	}
-	snap.Set = d.statefulSet(sv, "statefulSet")
+	snap.Set = d.statefulSet(sv, members(setT, "metadata")[0], "statefulSet")
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -467,124 +521,71 @@ func decodeSnapshotWith(root jsonv.Value, input []byte, fast bool) (*snapshot, *
 		seen[k] = path
 		return true
 	}
-	for i, pv := range d.array(root.G("pods"), "pods") {
-		p := d.pod(pv, d.index("pods", i))
+	d.arrayText(podsT, "pods", func(i int, pt jsonv.Text) {
 		if d.err != nil {
-			return nil, d.err
+			return
+		}
+		p := d.pod(pt, d.index("pods", i))
+		if d.err != nil {
+			return
 		}
 		if p.Meta.Namespace == "" {
 			p.Meta.Namespace = ns
 		}
-		if !unique("pod", p.Meta.Namespace, p.Meta.Name, d.index("pods", i)) {
-			return nil, d.err
+		if unique("pod", p.Meta.Namespace, p.Meta.Name, d.index("pods", i)) {
+			snap.Pods = append(snap.Pods, p)
 		}
-		snap.Pods = append(snap.Pods, p)
+	})
+	if d.err != nil {
+		return nil, d.err
 	}
-	var rawRevs []gjson.Result
-	revVals := d.array(root.G("revisions"), "revisions")
-	if len(revVals) > 0 {
-		rawRevs = rawRevisionData(input)
-	}
-	for i, rv := range revVals {
-		r := d.revision(rv, d.index("revisions", i))
+	d.arrayText(revsT, "revisions", func(i int, rt jsonv.Text) {
 		if d.err != nil {
-			return nil, d.err
+			return
+		}
+		r := d.revision(rt, d.index("revisions", i))
+		if d.err != nil {
+			return
 		}
 		if r.Meta.Namespace == "" {
 			r.Meta.Namespace = ns
 		}
-		if !unique("revision", r.Meta.Namespace, r.Meta.Name, d.index("revisions", i)) {
-			return nil, d.err
+		if unique("revision", r.Meta.Namespace, r.Meta.Name, d.index("revisions", i)) {
+			snap.Revisions = append(snap.Revisions, r)
 		}
-		if i < len(rawRevs) && rawRevs[i].Exists() && rawRevs[i].Raw != "null" {
-			r.DataRaw = []byte(rawRevs[i].Raw)
-		} else if dv := rv.G("data"); dv.K != jsonv.Null {
-			r.DataRaw = jsonv.Encode(dv)
-		}
-		snap.Revisions = append(snap.Revisions, r)
+	})
+	if d.err != nil {
+		return nil, d.err
 	}
-	for i, cv := range d.array(root.G("claims"), "claims") {
-		p := d.index("claims", i)
-		cv = d.object(cv, p)
-		c := &claim{Meta: d.meta(cv.G("metadata"), d.join(p, "metadata"), false), Raw: cv}
+	d.arrayText(claimsT, "claims", func(i int, ct jsonv.Text) {
 		if d.err != nil {
-			return nil, d.err
+			return
+		}
+		p := d.index("claims", i)
+		ct = d.objectText(ct, p)
+		c := &claim{lazyObject: lazyObject{src: ct}}
+		var m [1]jsonv.Text
+		ct.MembersInto(podKeys[:1], m[:])
+		c.Meta = d.metaT(m[0], d.join(p, "metadata"), false)
+		if d.err != nil {
+			return
 		}
 		if c.Meta.Namespace == "" {
 			c.Meta.Namespace = ns
 		}
-		if !unique("claim", c.Meta.Namespace, c.Meta.Name, p) {
-			return nil, d.err
+		if unique("claim", c.Meta.Namespace, c.Meta.Name, p) {
+			snap.Claims = append(snap.Claims, c)
 		}
-		snap.Claims = append(snap.Claims, c)
-	}
+	})
 	if d.err != nil {
 		return nil, d.err
 	}
 	return snap, nil
 }
 
-// rawRevisionData returns, per revision, the verbatim source of its "data" member: the
-// API machinery keeps RawExtension bytes exactly as received, and revision equality compares them.
-func rawRevisionData(input []byte) []gjson.Result {
-	var out []gjson.Result
-	revs := gjson.GetBytes(input, "revisions") // a copy of just the revisions array
-	revs.ForEach(func(_, item gjson.Result) bool {
-		var data gjson.Result
-		item.ForEach(func(k, v gjson.Result) bool {
-			if k.Str == "data" {
-				data = v // the last one wins, like the decoder
-			}
-			return true
-		})
-		out = append(out, data)
-		return true
-	})
-	return out
-}
-
-func (d *decoder) pod(v jsonv.Value, path string) *pod {
-	v = d.object(v, path)
-	p := &pod{Raw: v, Meta: d.meta(v.G("metadata"), d.join(path, "metadata"), false)}
-	st := d.object(v.G("status"), d.join(path, "status"))
-	p.Phase = d.str(st.G("phase"), path, "status.phase")
-	condPath := d.join(path, "status.conditions")
-	found := false
-	for i, c := range d.array(st.G("conditions"), condPath) {
-		cp := d.index(condPath, i)
-		c = d.object(c, cp)
-		typ := d.str(c.G("type"), cp, "type")
-		status := d.str(c.G("status"), cp, "status")
-		ltt, _ := d.timestamp(c.G("lastTransitionTime"), cp, "lastTransitionTime")
-		if typ == "Ready" && !found {
-			found = true
-			p.Ready = status == "True"
-			p.ReadySince = ltt
-		}
-	}
-	spec := d.object(v.G("spec"), d.join(path, "spec"))
-	volPath := d.join(path, "spec.volumes")
-	for i, vol := range d.array(spec.G("volumes"), volPath) {
-		vp := d.index(volPath, i)
-		vol = d.object(vol, vp)
-		d.str(vol.G("name"), vp, "name")
-		pvc := d.object(vol.G("persistentVolumeClaim"), d.join(vp, "persistentVolumeClaim"))
-		d.str(pvc.G("claimName"), vp, "persistentVolumeClaim.claimName")
-	}
-	p.Parent, p.Ordinal = parentAndOrdinal(p.Meta.Name)
-	return p
-}
-
-func (d *decoder) revision(v jsonv.Value, path string) *revision {
-	v = d.object(v, path)
-	r := &revision{Raw: v, Meta: d.meta(v.G("metadata"), d.join(path, "metadata"), true)}
-	r.Revision, _ = d.integer(v.G("revision"), path, "revision", 64)
-	return r
-}
-
-func (d *decoder) statefulSet(v jsonv.Value, path string) *statefulSet {
+func (d *decoder) statefulSet(v jsonv.Value, meta jsonv.Text, path string) *statefulSet {
 	s := &statefulSet{Raw: v}
-	s.Meta = d.meta(v.G("metadata"), d.join(path, "metadata"), true)
+	s.Meta = d.metaT(meta, d.join(path, "metadata"), true)
 	if d.err != nil {
 		return s
 	}

@@ -17,30 +17,38 @@ func (s *syncer) storageMatches(p *pod) bool {
 	if p.Ordinal < 0 {
 		return false
 	}
-	vols := p.Raw.Path("spec", "volumes")
-	for i, tmpl := range s.set.ClaimTemplateNames {
-		_ = i
-		var found *jsonv.Value
-		for j := range vols.A {
-			if vols.A[j].G("name").Str() == tmpl {
-				found = &vols.A[j] // last one wins (map semantics)
+	vols := p.volumes()
+	for _, tmpl := range s.set.ClaimTemplateNames {
+		var found *podVolume
+		for j := range vols {
+			if vols[j].Name == tmpl {
+				found = &vols[j] // last one wins (map semantics)
 			}
 		}
-		if found == nil {
-			return false
-		}
-		pvc := found.G("persistentVolumeClaim")
-		if pvc.K != jsonv.Object || pvc.G("claimName").Str() != claimName(tmpl, s.set.Meta.Name, p.Ordinal) {
+		if found == nil || !found.PVC || found.ClaimName != claimName(tmpl, s.set.Meta.Name, p.Ordinal) {
 			return false
 		}
 	}
 	return true
 }
 
+// volumes is spec.volumes: as decoded, or from the tree once the sync has built (and maybe changed) it.
+func (p *pod) volumes() []podVolume {
+	if !p.built {
+		return p.vols
+	}
+	var out []podVolume
+	for _, v := range p.tree.Path("spec", "volumes").A {
+		pvc := v.G("persistentVolumeClaim")
+		out = append(out, podVolume{Name: v.G("name").Str(), PVC: pvc.K == jsonv.Object, ClaimName: pvc.G("claimName").Str()})
+	}
+	return out
+}
+
 // updateStorage rebuilds the pod's volumes: one per claim template first (template order),
 // then the pod's other volumes.
 func (s *syncer) updateStorage(p *pod) {
-	spec := p.Raw.G("spec")
+	spec := p.obj().G("spec")
 	if spec.K != jsonv.Object {
 		spec = jsonv.EmptyObj()
 	}
@@ -64,7 +72,7 @@ func (s *syncer) updateStorage(p *pod) {
 	} else {
 		spec.Set("volumes", jsonv.Value{K: jsonv.Array, A: out})
 	}
-	p.Raw.Set("spec", spec)
+	p.obj().Set("spec", spec)
 }
 
 // podClaim is one PVC the set wants for a pod.

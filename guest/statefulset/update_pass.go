@@ -282,10 +282,10 @@ func (s *syncer) createPod(p *pod) error {
 		return err
 	}
 	k := key(p.Meta.Namespace, p.Meta.Name)
-	obj := p.Raw
+	obj := *p.obj()
 	if !p.synthetic {
 		// a pod of the snapshot without a phase: upstream sends the object it has
-		obj = withTypeMeta(p.Raw, "v1", kindPod, p.Meta.Namespace)
+		obj = withTypeMeta(*p.obj(), "v1", kindPod, p.Meta.Namespace)
 	}
 	a := action{Verb: verbCreate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}
 	if s.podExists[k] {
@@ -324,7 +324,7 @@ func (s *syncer) updatePod(p *pod) error {
 	if consistent {
 		return nil
 	}
-	obj := withTypeMeta(p.Raw, "v1", kindPod, p.Meta.Namespace)
+	obj := withTypeMeta(*p.obj(), "v1", kindPod, p.Meta.Namespace)
 	a := action{Verb: verbUpdate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}
 	var err error
 	if !s.podExists[key(p.Meta.Namespace, p.Meta.Name)] {

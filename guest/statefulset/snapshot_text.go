@@ -1,0 +1,213 @@
+package statefulset
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+)
+
+// Decoding straight from the snapshot's text (jsonv.Text), with the same checks and messages as the
+// tree decoders in snapshot.go: no tree, and strings that point into the input. A field that is
+// absent is "".
+
+func kindOf(t jsonv.Text) jsonv.Value {
+	if t == "" {
+		return jsonv.Value{}
+	}
+	return jsonv.Value{K: t.Kind()}
+}
+
+func (d *decoder) strT(t jsonv.Text, base, key string) string {
+	switch textKind(t) {
+	case jsonv.Null:
+		return ""
+	case jsonv.String:
+		return t.Str()
+	}
+	d.fail(d.join(base, key), typeErr("string", kindOf(t)))
+	return ""
+}
+
+func (d *decoder) boolT(t jsonv.Text, base, key string) bool {
+	switch textKind(t) {
+	case jsonv.Null:
+		return false
+	case jsonv.Bool:
+		return t[0] == 't'
+	}
+	d.fail(d.join(base, key), typeErr("boolean", kindOf(t)))
+	return false
+}
+
+func (d *decoder) integerT(t jsonv.Text, base, key string, bits int) (int64, bool) {
+	switch textKind(t) {
+	case jsonv.Null:
+		return 0, false
+	case jsonv.Number:
+		s := string(t)
+		n, err := strconv.ParseInt(s, 10, bits)
+		if err != nil {
+			if strings.ContainsAny(s, ".eE") {
+				d.fail(d.join(base, key), "expected integer, got non-integer number "+s)
+			} else {
+				d.fail(d.join(base, key), "integer "+s+" out of range for int"+strconv.Itoa(bits))
+			}
+			return 0, false
+		}
+		return n, true
+	}
+	d.fail(d.join(base, key), typeErr("integer", kindOf(t)))
+	return 0, false
+}
+
+func (d *decoder) timestampT(t jsonv.Text, base, key string) (time.Time, bool) {
+	switch textKind(t) {
+	case jsonv.Null:
+		return time.Time{}, false
+	case jsonv.String:
+		s := t.Str()
+		if s == "" {
+			return time.Time{}, false
+		}
+		tm, err := parseTime(s)
+		if err != nil {
+			d.fail(d.join(base, key), "invalid RFC 3339 timestamp "+strconv.Quote(s))
+			return time.Time{}, false
+		}
+		return tm, true
+	}
+	d.fail(d.join(base, key), typeErr("string (RFC 3339 timestamp)", kindOf(t)))
+	return time.Time{}, false
+}
+
+func (d *decoder) stringMapT(t jsonv.Text, base, key string) map[string]string {
+	switch textKind(t) {
+	case jsonv.Null:
+		return nil
+	case jsonv.Object:
+	default:
+		d.fail(d.join(base, key), typeErr("object", kindOf(t)))
+		return nil
+	}
+	m := make(map[string]string, 8)
+	t.Members(func(k string, v jsonv.Text) {
+		switch v.Kind() {
+		case jsonv.Null:
+			m[k] = ""
+		case jsonv.String:
+			m[k] = v.Str()
+		default:
+			d.fail(d.join(d.join(base, key), k), typeErr("string", kindOf(v)))
+		}
+	})
+	return m
+}
+
+// metaKeys are the metadata fields metaT reads, in the order of metaT's indexes.
+var metaKeys = []string{"name", "namespace", "uid", "generation", "creationTimestamp", "annotations", "deletionTimestamp", "labels", "ownerReferences"}
+
+var refKeys = []string{"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"}
+
+// metaT decodes the metadata the controller reads; full adds generation, creation time and annotations.
+func (d *decoder) metaT(t jsonv.Text, path string, full bool) objectMeta {
+	t = d.objectText(t, path)
+	var f [9]jsonv.Text
+	t.MembersInto(metaKeys, f[:])
+	var m objectMeta
+	m.Name = d.strT(f[0], path, "name")
+	m.Namespace = d.strT(f[1], path, "namespace")
+	m.UID = d.strT(f[2], path, "uid")
+	if full {
+		m.Generation, _ = d.integerT(f[3], path, "generation", 64)
+		m.Created, _ = d.timestampT(f[4], path, "creationTimestamp")
+		m.Annotations = d.stringMapT(f[5], path, "annotations")
+	}
+	m.DeletionTimestamp, m.Deleting = d.timestampT(f[6], path, "deletionTimestamp")
+	m.Labels = d.stringMapT(f[7], path, "labels")
+	refsPath := d.join(path, "ownerReferences")
+	d.arrayText(f[8], refsPath, func(i int, r jsonv.Text) {
+		p := d.index(refsPath, i)
+		r = d.objectText(r, p)
+		var g [6]jsonv.Text
+		r.MembersInto(refKeys, g[:])
+		m.OwnerRefs = append(m.OwnerRefs, ownerRef{
+			APIVersion: d.strT(g[0], p, "apiVersion"),
+			Kind:       d.strT(g[1], p, "kind"),
+			Name:       d.strT(g[2], p, "name"),
+			UID:        d.strT(g[3], p, "uid"),
+			Controller: d.boolT(g[4], p, "controller"),
+		})
+		d.boolT(g[5], p, "blockOwnerDeletion")
+	})
+	return m
+}
+
+var (
+	podKeys       = []string{"metadata", "status", "spec"}
+	podStatusKeys = []string{"phase", "conditions"}
+	conditionKeys = []string{"type", "status", "lastTransitionTime"}
+	volumeKeys    = []string{"name", "persistentVolumeClaim"}
+	claimNameKeys = []string{"claimName"}
+)
+
+// pod decodes what the controller reads of a pod: metadata, status.phase, the Ready condition and
+// spec.volumes; the rest stays text until the sync needs the tree.
+func (d *decoder) pod(t jsonv.Text, path string) *pod {
+	t = d.objectText(t, path)
+	var m [3]jsonv.Text
+	t.MembersInto(podKeys, m[:])
+	p := &pod{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), false)}
+	var st [2]jsonv.Text
+	d.objectText(m[1], d.join(path, "status")).MembersInto(podStatusKeys, st[:])
+	p.Phase = d.strT(st[0], path, "status.phase")
+	condPath := d.join(path, "status.conditions")
+	found := false
+	d.arrayText(st[1], condPath, func(i int, c jsonv.Text) {
+		cp := d.index(condPath, i)
+		var f [3]jsonv.Text
+		d.objectText(c, cp).MembersInto(conditionKeys, f[:])
+		typ := d.strT(f[0], cp, "type")
+		status := d.strT(f[1], cp, "status")
+		ltt, _ := d.timestampT(f[2], cp, "lastTransitionTime")
+		if typ == "Ready" && !found {
+			found = true
+			p.Ready = status == "True"
+			p.ReadySince = ltt
+		}
+	})
+	var spec [1]jsonv.Text
+	d.objectText(m[2], d.join(path, "spec")).MembersInto(volumeListKey, spec[:])
+	volPath := d.join(path, "spec.volumes")
+	d.arrayText(spec[0], volPath, func(i int, vol jsonv.Text) {
+		vp := d.index(volPath, i)
+		var f [2]jsonv.Text
+		d.objectText(vol, vp).MembersInto(volumeKeys, f[:])
+		pv := podVolume{Name: d.strT(f[0], vp, "name"), PVC: textKind(f[1]) == jsonv.Object}
+		var c [1]jsonv.Text
+		d.objectText(f[1], d.join(vp, "persistentVolumeClaim")).MembersInto(claimNameKeys, c[:])
+		pv.ClaimName = d.strT(c[0], vp, "persistentVolumeClaim.claimName")
+		p.vols = append(p.vols, pv)
+	})
+	p.Parent, p.Ordinal = parentAndOrdinal(p.Meta.Name)
+	return p
+}
+
+var volumeListKey = []string{"volumes"}
+
+var revisionKeys = []string{"metadata", "revision", "data"}
+
+// revision decodes a ControllerRevision; data keeps its exact bytes: the API machinery keeps
+// RawExtension bytes as received, and revision equality compares them.
+func (d *decoder) revision(t jsonv.Text, path string) *revision {
+	t = d.objectText(t, path)
+	var m [3]jsonv.Text
+	t.MembersInto(revisionKeys, m[:])
+	r := &revision{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), true)}
+	r.Revision, _ = d.integerT(m[1], path, "revision", 64)
+	if textKind(m[2]) != jsonv.Null {
+		r.DataRaw = []byte(m[2])
+	}
+	return r
+}
