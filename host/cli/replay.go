@@ -28,7 +28,9 @@ func newReplayCommand(opts *moduleOptions) *cobra.Command {
 		Long: `replay runs a scenario (initial manifests, a kubelet model and timed events; see
 testdata/scenarios/README.md) against an in-memory API server, a simulated kubelet and the reconcile
 module, in virtual time, and prints the timeline: per controller sync the time, what changed, a one-line
-pod grid (ordinal:revision/state) and the writes.
+pod grid (ordinal:revision/state) and the writes. A replay that does not settle stops at the scenario's
+limits (limits.steps, limits.duration); by default the larger of 2000 syncs and 6h of virtual time, or
+10 syncs and 1 minute per replica of the set, so a rollout of any size replays to completion.
 
   --golden FILE   compare the output with FILE; exit 5 and show the first difference when it differs
   --update        with --golden, rewrite FILE instead

@@ -51,10 +51,14 @@ func (b Budget) spent(syncs int) (string, bool) {
 	return "", false
 }
 
-// Defaults for Limits.
+// Defaults for Limits: the larger of a floor and an allowance per replica of the set as it is now,
+// so a rollout of any size replays to completion by default (an OrderedReady rollout takes about
+// three syncs and a few tick or kubelet delays per pod; creation one sync per pod).
 const (
 	DefaultMaxSteps    = 2000
 	DefaultMaxDuration = 6 * time.Hour
+	StepsPerReplica    = 10
+	TimePerReplica     = time.Minute
 	// maxSyncsPerInstant bounds the re-syncs the controller's own writes trigger at one instant.
 	maxSyncsPerInstant = 25
 )
@@ -394,14 +398,24 @@ func (e *engine) maxDuration() time.Duration {
 	if e.sc.Limits.Duration != nil {
 		return e.sc.Limits.Duration.D()
 	}
-	return DefaultMaxDuration
+	return max(DefaultMaxDuration, time.Duration(e.replicas())*TimePerReplica)
+}
+
+func (e *engine) maxSteps() int {
+	if e.sc.Limits.Steps > 0 {
+		return e.sc.Limits.Steps
+	}
+	return max(DefaultMaxSteps, int(e.replicas())*StepsPerReplica)
+}
+
+// replicas is the set's spec.replicas now (0 when the set is gone).
+func (e *engine) replicas() int64 {
+	n, _ := getInt(e.api.set, "spec.replicas")
+	return max(n, 0)
 }
 
 func (e *engine) checkLimits() bool {
-	max := e.sc.Limits.Steps
-	if max <= 0 {
-		max = DefaultMaxSteps
-	}
+	max := e.maxSteps()
 	if len(e.tl.Steps) >= max {
 		e.tl.StopReason = fmt.Sprintf("step limit (%d) reached", max)
 		return true

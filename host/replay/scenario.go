@@ -36,8 +36,8 @@ type Scenario struct {
 
 // Limits stop a replay that would not settle by itself.
 type Limits struct {
-	Steps    int       `json:"steps,omitempty"`    // syncs; default 2000
-	Duration *Duration `json:"duration,omitempty"` // virtual time; default 6h
+	Steps    int       `json:"steps,omitempty"`    // syncs; default max(2000, 10 per replica)
+	Duration *Duration `json:"duration,omitempty"` // virtual time; default max(6h, 1m per replica)
 }
 
 // Event is one thing that happens to the world. Timing: `at` is an offset from the start;
