@@ -48,10 +48,10 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-func newTestApplier(t *testing.T, api *fakeAPI) (*applier, map[schema.GroupResource]string) {
+func newTestApplier(t testing.TB, api *fakeAPI) (*applier, map[schema.GroupResource]string) {
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	rc, err := newRESTClients(&rest.Config{Host: srv.URL}, StatefulSetTarget)
+	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget) // no client-side rate limit
 	if err != nil {
 		t.Fatal(err)
 	}

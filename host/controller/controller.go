@@ -88,8 +88,10 @@ type Controller struct {
 	// set that waited out a broken watch wait minutes more for its next try (found by make chaos).
 	staleRetry  workqueue.TypedRateLimiter[string]
 	consistency *consistencyStore
-	broadcaster record.EventBroadcaster
-	recorder    record.EventRecorder
+	// encodeCaches holds each set's EncodeCache (by namespace/name), dropped when the set is gone.
+	encodeCaches sync.Map
+	broadcaster  record.EventBroadcaster
+	recorder     record.EventRecorder
 
 	synced atomic.Bool
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
 )
 
 // Objects are the raw inputs of one snapshot: the set and every object in its
@@ -37,6 +39,9 @@ type Snapshot struct {
 	UIDs map[objectKey]types.UID
 	// Counts, for logs.
 	Pods, Revisions, Claims int
+	// Scope is what the action firewall knows of the snapshot, built from the same typed objects (nil:
+	// the firewall decodes JSON).
+	Scope *firewall.Scope
 }
 
 type objectKey struct{ kind, name string }
@@ -142,6 +147,10 @@ func isOrdinalName(name, prefix string) bool {
 // data is a RawExtension and passes through byte for byte. The target's
 // apiVersion and kind are stamped on the set.
 func BuildSnapshot(o Objects, target Target, now time.Time, features map[string]bool) (*Snapshot, error) {
+	return buildSnapshot(o, target, now, features, nil)
+}
+
+func buildSnapshot(o Objects, target Target, now time.Time, features map[string]bool, cache *EncodeCache) (*Snapshot, error) {
 	s := &Snapshot{UIDs: map[objectKey]types.UID{}}
 	set := *o.Set
 	set.TypeMeta = metav1.TypeMeta{APIVersion: target.APIVersion(), Kind: target.Kind}
@@ -151,48 +160,122 @@ func BuildSnapshot(o Objects, target Target, now time.Time, features map[string]
 	}
 	s.SetJSON = setJSON
 	s.UIDs[objectKey{target.Kind, set.Name}] = set.UID
-	snap := abi.Snapshot{
-		ABI:         abi.Version,
-		Now:         now.UTC().Format(time.RFC3339Nano),
-		StatefulSet: setJSON,
-		Features:    features,
+
+	// The snapshot is written as json.Marshal(abi.Snapshot) would write it (field order, omitempty),
+	// without encoding_json re-scanning every object's bytes.
+	b := make([]byte, 0, cache.sizeHint())
+	b = append(b, `{"abi":`...)
+	b = strconv.AppendInt(b, abi.Version, 10)
+	b = append(b, `,"now":`...)
+	b = strconv.AppendQuote(b, now.UTC().Format(time.RFC3339Nano)) // digits, '-', ':', 'T', 'Z', '.': no escaping
+	b = append(b, `,"statefulSet":`...)
+	b = append(b, setJSON...)
+	list := func(key, kind string, n int, item func(i int) (metav1.Object, any)) ([]json.RawMessage, error) {
+		if n == 0 {
+			return nil, nil
+		}
+		raws := make([]json.RawMessage, n)
+		b = append(b, `,"`+key+`":[`...)
+		for i := range n {
+			meta, obj := item(i)
+			enc, err := cache.encode(kind, meta, func() ([]byte, error) { return json.Marshal(obj) })
+			if err != nil {
+				return nil, fmt.Errorf("encoding %s %s: %w", kind, meta.GetName(), err)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, enc...)
+			raws[i] = enc
+			s.UIDs[objectKey{kind, meta.GetName()}] = meta.GetUID()
+		}
+		b = append(b, ']')
+		return raws, nil
 	}
-	for _, p := range o.Pods {
-		c := *p
+	if _, err := list("pods", "Pod", len(o.Pods), func(i int) (metav1.Object, any) {
+		c := *o.Pods[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
-		b, err := json.Marshal(&c)
-		if err != nil {
-			return nil, fmt.Errorf("encoding pod %s: %w", p.Name, err)
-		}
-		snap.Pods = append(snap.Pods, b)
-		s.UIDs[objectKey{"Pod", p.Name}] = p.UID
+		return o.Pods[i], &c
+	}); err != nil {
+		return nil, err
 	}
-	for _, r := range o.Revisions {
-		c := *r
+	if _, err := list("revisions", "ControllerRevision", len(o.Revisions), func(i int) (metav1.Object, any) {
+		c := *o.Revisions[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"}
-		b, err := json.Marshal(&c)
-		if err != nil {
-			return nil, fmt.Errorf("encoding ControllerRevision %s: %w", r.Name, err)
-		}
-		snap.Revisions = append(snap.Revisions, b)
-		s.UIDs[objectKey{"ControllerRevision", r.Name}] = r.UID
+		return o.Revisions[i], &c
+	}); err != nil {
+		return nil, err
 	}
-	for _, pvc := range o.Claims {
-		c := *pvc
+	claimJSON, err := list("claims", "PersistentVolumeClaim", len(o.Claims), func(i int) (metav1.Object, any) {
+		c := *o.Claims[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
-		b, err := json.Marshal(&c)
-		if err != nil {
-			return nil, fmt.Errorf("encoding claim %s: %w", pvc.Name, err)
-		}
-		snap.Claims = append(snap.Claims, b)
-		s.UIDs[objectKey{"PersistentVolumeClaim", pvc.Name}] = pvc.UID
-	}
-	s.Pods, s.Revisions, s.Claims = len(snap.Pods), len(snap.Revisions), len(snap.Claims)
-	s.JSON, err = json.Marshal(&snap)
+		return o.Claims[i], &c
+	})
 	if err != nil {
 		return nil, err
 	}
+	if len(features) > 0 {
+		f, err := json.Marshal(features)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"features":`...), f...)
+	}
+	s.JSON = append(b, '}')
+	s.Pods, s.Revisions, s.Claims = len(o.Pods), len(o.Revisions), len(o.Claims)
+	cache.done(len(s.JSON))
+	if s.Scope, err = firewall.ScopeFromObjects(&set, o.Pods, o.Revisions, o.Claims, claimJSON); err != nil {
+		s.Scope = nil // the firewall decodes the JSON instead, and reports the problem
+	}
 	return s, nil
+}
+
+// EncodeCache keeps the JSON of one set's objects by kind, uid and resourceVersion across syncs: an
+// informer's object never changes under one resourceVersion, so a sync encodes only what changed since
+// the last one (encoding every pod was most of a 1000-pod sync's host CPU). Entries not used by a
+// build are dropped after it. A nil cache encodes everything. Not safe for concurrent builds: the
+// controller keeps one per set, and the work queue syncs a set on one worker at a time.
+type EncodeCache struct {
+	prev, next map[encodeKey][]byte
+	size       int
+}
+
+type encodeKey struct {
+	kind string
+	uid  types.UID
+	rv   string
+}
+
+func (c *EncodeCache) encode(kind string, meta metav1.Object, enc func() ([]byte, error)) ([]byte, error) {
+	if c == nil || meta.GetResourceVersion() == "" || meta.GetUID() == "" {
+		return enc()
+	}
+	k := encodeKey{kind, meta.GetUID(), meta.GetResourceVersion()}
+	if c.next == nil {
+		c.next = make(map[encodeKey][]byte, len(c.prev))
+	}
+	if b, ok := c.prev[k]; ok {
+		c.next[k] = b
+		return b, nil
+	}
+	b, err := enc()
+	if err == nil {
+		c.next[k] = b
+	}
+	return b, err
+}
+
+func (c *EncodeCache) done(size int) {
+	if c != nil {
+		c.prev, c.next, c.size = c.next, nil, size
+	}
+}
+
+func (c *EncodeCache) sizeHint() int {
+	if c == nil {
+		return 4096
+	}
+	return c.size + c.size/8
 }
 
 // LiveObjects GETs the set and Lists its namespace's pods, ControllerRevisions

@@ -79,6 +79,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	set, err := c.setLister.StatefulSets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.consistency.Clear(nn, "")
+		c.encodeCaches.Delete(key)
 		result = resultNotFound
 		return 0, nil
 	}
@@ -226,7 +227,8 @@ func (c *Controller) snapshotFor(set *appsv1.StatefulSet, now time.Time) (*Snaps
 	if err != nil {
 		return nil, err
 	}
-	return BuildSnapshot(objs, c.target, now, c.cfg.Features)
+	cache, _ := c.encodeCaches.LoadOrStore(set.Namespace+"/"+set.Name, &EncodeCache{})
+	return buildSnapshot(objs, c.target, now, c.cfg.Features, cache.(*EncodeCache))
 }
 
 // Snapshot returns the snapshot the controller would send for the set
@@ -245,9 +247,12 @@ const EventPlanRefused = "PlanRefused"
 // checkPlan runs the action firewall over the plan, against the snapshot the
 // module was given.
 func (c *Controller) checkPlan(snap *Snapshot, plan *abi.Plan) error {
-	scope, err := firewall.ScopeFromSnapshot(snap.JSON)
-	if err != nil {
-		return fmt.Errorf("action firewall: %w", err)
+	scope := snap.Scope
+	if scope == nil {
+		var err error
+		if scope, err = firewall.ScopeFromSnapshot(snap.JSON); err != nil {
+			return fmt.Errorf("action firewall: %w", err)
+		}
 	}
 	return firewall.Check(scope, plan)
 }

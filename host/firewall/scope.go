@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -68,6 +69,53 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 	if err := json.Unmarshal(setJSON, &set); err != nil {
 		return nil, fmt.Errorf("firewall: statefulSet: %w", err)
 	}
+	s, err := newScope(&set)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range []struct {
+		raws []json.RawMessage
+		into map[string]*Object
+		what string
+	}{{pods, s.Pods, "pods"}, {revisions, s.Revisions, "revisions"}, {claims, s.Claims, "claims"}} {
+		for i, raw := range l.raws {
+			var m objectMeta
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return nil, fmt.Errorf("firewall: %s[%d]: %w", l.what, i, err)
+			}
+			md := &m.Metadata
+			var keep json.RawMessage
+			if l.what == "claims" {
+				keep = raw
+			}
+			s.add(l.into, md.Name, md.Namespace, md.UID, md.Labels, md.OwnerReferences, keep)
+		}
+	}
+	return s, nil
+}
+
+// ScopeFromObjects builds the scope from the typed objects a snapshot was encoded from (the controller's
+// informer caches), so the firewall decodes nothing the snapshot builder already had. set carries the
+// apiVersion and kind the snapshot gives it; claimJSON[i] is claims[i] exactly as the snapshot carries it.
+func ScopeFromObjects(set *appsv1.StatefulSet, pods []*corev1.Pod, revisions []*appsv1.ControllerRevision,
+	claims []*corev1.PersistentVolumeClaim, claimJSON []json.RawMessage) (*Scope, error) {
+	s, err := newScope(set)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		s.add(s.Pods, p.Name, p.Namespace, p.UID, p.Labels, p.OwnerReferences, nil)
+	}
+	for _, r := range revisions {
+		s.add(s.Revisions, r.Name, r.Namespace, r.UID, r.Labels, r.OwnerReferences, nil)
+	}
+	for i, c := range claims {
+		s.add(s.Claims, c.Name, c.Namespace, c.UID, c.Labels, c.OwnerReferences, claimJSON[i])
+	}
+	return s, nil
+}
+
+func newScope(set *appsv1.StatefulSet) (*Scope, error) {
 	if set.Name == "" || set.UID == "" {
 		return nil, fmt.Errorf("firewall: statefulSet has no name or uid")
 	}
@@ -97,32 +145,21 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 	if sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err == nil && !sel.Empty() {
 		s.selector = sel
 	}
-	for _, l := range []struct {
-		raws []json.RawMessage
-		into map[string]*Object
-		what string
-	}{{pods, s.Pods, "pods"}, {revisions, s.Revisions, "revisions"}, {claims, s.Claims, "claims"}} {
-		for i, raw := range l.raws {
-			var m objectMeta
-			if err := json.Unmarshal(raw, &m); err != nil {
-				return nil, fmt.Errorf("firewall: %s[%d]: %w", l.what, i, err)
-			}
-			ns := m.Metadata.Namespace
-			if ns == "" {
-				ns = s.Namespace
-			}
-			if ns != s.Namespace {
-				continue // not the set's: nothing in it may be written
-			}
-			o := &Object{Name: m.Metadata.Name, Namespace: ns, UID: m.Metadata.UID, Labels: m.Metadata.Labels,
-				OwnerReferences: m.Metadata.OwnerReferences}
-			if l.what == "claims" {
-				o.Raw = raw
-			}
-			l.into[o.Name] = o // as the module: the last of two objects with one name wins
-		}
-	}
 	return s, nil
+}
+
+// add records one object of the snapshot; objects outside the set's namespace are left out (nothing in
+// them may be written).
+func (s *Scope) add(into map[string]*Object, name, ns string, uid types.UID, lbls map[string]string,
+	refs []metav1.OwnerReference, raw json.RawMessage) {
+	if ns == "" {
+		ns = s.Namespace
+	}
+	if ns != s.Namespace {
+		return
+	}
+	// as the module: the last of two objects with one name wins
+	into[name] = &Object{Name: name, Namespace: ns, UID: uid, Labels: lbls, OwnerReferences: refs, Raw: raw}
 }
 
 // controls reports whether the snapshot shows o controlled by the set (controller reference of the
