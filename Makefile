@@ -113,6 +113,12 @@ bench: guest guest-stdgo $(NODE_DEPS)
 bench-upstream:
 	bash scripts/bench-upstream.sh
 
+# `ordinal controller` vs kube-controller-manager's own StatefulSet controller on the local control plane: the
+# same rollouts (100 and 1000 replicas, Parallel with maxUnavailable 10%, and OrderedReady), CPU and time.
+.PHONY: bench-cluster
+bench-cluster:
+	bash scripts/bench-cluster.sh
+
 # Every fuzz target (host pipeline and guest logic) for FUZZTIME each (default 2m: about 1.5M executions in
 # all on 2 cores); prints executions per target. A failing input lands in testdata/fuzz/ of its package.
 .PHONY: fuzz

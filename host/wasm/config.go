@@ -36,7 +36,9 @@ type Config struct {
 	// larger than this many pages, instead of returning it to the pool. TinyGo's
 	// GC keeps large dead buffers alive, so a reused instance fed multi-MB
 	// snapshots only grows; recycling keeps host memory bounded.
-	// Default 1024 (64 MiB); see docs/host-findings.md.
+	// Default 256 (16 MiB): a 1000-pod call grows a TinyGo guest by about 4 MiB and a fresh
+	// instance costs well under a millisecond, so a lower bound keeps a replay's or a controller's
+	// resident memory small for nothing (docs/host-findings.md).
 	RecycleAbovePages uint32
 
 	// MaxCallsPerInstance closes an instance after this many calls. 0 means no
@@ -52,7 +54,7 @@ type Config struct {
 const (
 	wasmPageSize             = 65536
 	defaultMemoryLimitPages  = 4096
-	defaultRecycleAbovePages = 1024
+	defaultRecycleAbovePages = 256
 	defaultTimeout           = 30 * time.Second
 	maxMemoryPages           = 65536
 )

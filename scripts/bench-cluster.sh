@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# make bench-cluster: `ordinal controller` against kube-controller-manager's own StatefulSet controller on
+# the local control plane (e2e/bench_cluster_test.go), the same rollouts, CPU and wall time side by side.
+# ORDINAL_BENCH_CLUSTER=small runs the 100-replica rollouts only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export ORDINAL_BENCH_CLUSTER=${ORDINAL_BENCH_CLUSTER:-1}
+E2E_RUN='^TestBenchCluster$' E2E_TIMEOUT=${E2E_TIMEOUT:-60m} exec bash scripts/e2e.sh
