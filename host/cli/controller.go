@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -34,6 +35,7 @@ type controllerOptions struct {
 	renewDeadline    time.Duration
 	retryPeriod      time.Duration
 	metricsAddr      string
+	profiling        bool
 	healthAddr       string
 	resync           time.Duration
 	staleTimeout     time.Duration
@@ -66,8 +68,8 @@ Leader election (on by default) uses a coordination.k8s.io Lease; only the leade
 workers. SIGTERM or SIGINT stops taking work, waits for the syncs in flight, releases the lease and exits 0.
 Losing the lease exits 1.
 
-Endpoints: /metrics on --metrics-addr; /healthz and /readyz on --health-addr (one server if both are the same
-address; "0" disables). /healthz is 200 unless this replica leads and has failed to renew its lease.
+Endpoints: /metrics on --metrics-addr (with --profiling, Go's profiles on /debug/pprof/ there too); /healthz
+and /readyz on --health-addr (one server if both are the same address; "0" disables). /healthz is 200 unless this replica leads and has failed to renew its lease.
 /readyz is 200 once the informer caches have synced; with leader election a standby answers 200
 ("ok: standby") and the leader 200 only once its caches have synced.
 
@@ -90,6 +92,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between lease acquire/renew attempts")
 	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of the Prometheus /metrics endpoint (\"0\" disables)")
 	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (\"0\" disables)")
+	f.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles on /debug/pprof/ beside /metrics (kube-controller-manager's --profiling)")
 	f.DurationVar(&o.resync, "resync", 0, "informer resync period (0: no periodic resync)")
 	f.DurationVar(&o.staleTimeout, "stale-timeout", 30*time.Second, "longest a set waits for the informers to observe the controller's own writes before it is synced anyway")
 	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, e.g. MaxUnavailableStatefulSet=false (gates: ordinal version)")
@@ -268,6 +271,14 @@ func startServers(ctx context.Context, o *controllerOptions, m *controller.Metri
 	}
 	if o.metricsAddr != "0" && o.metricsAddr != "" {
 		muxes[o.metricsAddr] = controller.MetricsHandler(m, muxes[o.metricsAddr])
+		if o.profiling {
+			mux := muxes[o.metricsAddr]
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 	}
 	var servers []*http.Server
 	for addr, mux := range muxes {

@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -96,6 +97,14 @@ type Controller struct {
 	synced atomic.Bool
 }
 
+// trimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app).
+func trimManagedFields(obj any) (any, error) {
+	if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
+		accessor.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
 // Index names on the informers (see candidates).
 const (
 	indexControllerUID = "ordinal/controller-uid" // namespace/controller UID ("" for orphans)
@@ -162,7 +171,9 @@ func newController(cfg Config, client kubernetes.Interface, rc restClients) (*Co
 	_, info := cfg.Module.Load()
 	c.metrics.SetModule(info)
 
-	opts := []informers.SharedInformerOption{}
+	// As kube-controller-manager's informers: managedFields are dropped on arrival. The controller never
+	// reads them, and upstream's StatefulSet controller neither sees nor sends them.
+	opts := []informers.SharedInformerOption{informers.WithTransform(trimManagedFields)}
 	if cfg.Namespace != "" {
 		opts = append(opts, informers.WithNamespace(cfg.Namespace))
 	}

@@ -141,7 +141,9 @@ func isOrdinalName(name, prefix string) bool {
 }
 
 // BuildSnapshot serializes selected objects (SelectObjects' output) into an ABI
-// v1 snapshot. Each object is encoded with encoding/json from its typed form,
+// v1 snapshot, without managedFields: kube-controller-manager's informers drop
+// them, so upstream's controller neither reads nor sends them (an update of a
+// pod carries none). Each object is encoded with encoding/json from its typed form,
 // which is how the API server encodes it, after setting apiVersion and kind
 // (informer and typed-client objects carry no TypeMeta). A ControllerRevision's
 // data is a RawExtension and passes through byte for byte. The target's
@@ -154,6 +156,7 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 	s := &Snapshot{UIDs: map[objectKey]types.UID{}}
 	set := *o.Set
 	set.TypeMeta = metav1.TypeMeta{APIVersion: target.APIVersion(), Kind: target.Kind}
+	set.ManagedFields = nil // upstream's informers drop them (see trimManagedFields); so does every snapshot
 	setJSON, err := json.Marshal(&set)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %s/%s: %w", target.Kind, set.Namespace, set.Name, err)
@@ -195,6 +198,7 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 	if _, err := list("pods", "Pod", len(o.Pods), func(i int) (metav1.Object, any) {
 		c := *o.Pods[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+		c.ManagedFields = nil
 		return o.Pods[i], &c
 	}); err != nil {
 		return nil, err
@@ -202,6 +206,7 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 	if _, err := list("revisions", "ControllerRevision", len(o.Revisions), func(i int) (metav1.Object, any) {
 		c := *o.Revisions[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"}
+		c.ManagedFields = nil
 		return o.Revisions[i], &c
 	}); err != nil {
 		return nil, err
@@ -209,6 +214,7 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 	claimJSON, err := list("claims", "PersistentVolumeClaim", len(o.Claims), func(i int) (metav1.Object, any) {
 		c := *o.Claims[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
+		c.ManagedFields = nil
 		return o.Claims[i], &c
 	})
 	if err != nil {

@@ -253,3 +253,25 @@ func TestEncodeCache(t *testing.T) {
 		t.Errorf("cache holds %d objects after a build of 1", len(cache.prev))
 	}
 }
+
+// managedFields never reach the module: upstream's informers drop them, so its writes carry none.
+func TestSnapshotHasNoManagedFields(t *testing.T) {
+	set := testSet()
+	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	set.ManagedFields = mf
+	p := pod("web-0", "ns", nil, ctrlRef("StatefulSet", "web", "set-uid"))
+	p.ManagedFields = mf
+	s, err := BuildSnapshot(Objects{Set: set, Pods: []*corev1.Pod{p}}, StatefulSetTarget, time.Unix(0, 0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(s.JSON), "managedFields") {
+		t.Errorf("snapshot carries managedFields: %s", s.JSON)
+	}
+	if len(set.ManagedFields) != 1 || len(p.ManagedFields) != 1 {
+		t.Error("BuildSnapshot changed the cached objects")
+	}
+	if obj, _ := trimManagedFields(p.DeepCopy()); len(obj.(*corev1.Pod).ManagedFields) != 0 {
+		t.Error("the informer transform kept managedFields")
+	}
+}

@@ -13,7 +13,8 @@ import (
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
 
-// Reconciler runs one controller sync: *wasm.Module is one.
+// Reconciler runs one controller sync: *wasm.Module is one. It must not keep snapshot after it returns:
+// the replay writes the next sync's snapshot into the same buffer.
 type Reconciler interface {
 	Reconcile(ctx context.Context, snapshot []byte) ([]byte, error)
 }
@@ -89,7 +90,9 @@ type engine struct {
 	settledAt  *time.Time
 	eventDue   *time.Time // due time of events[next] once known
 	newSegment bool
-	snapSize   int // bytes of the last snapshot, to size the next
+	snapSize   int    // bytes of the last snapshot, to size the next
+	snapBuf    []byte // the last snapshot's buffer, for the next (nil when a segment kept it)
+	enc        jsonEncoder
 }
 
 // Run replays a scenario with the given reconcile module and returns its timeline.
@@ -494,11 +497,17 @@ func (e *engine) snapshot() []byte {
 	if len(e.sc.Features) > 0 {
 		s["features"] = e.sc.Features
 	}
-	b, err := appendJSON(make([]byte, 0, e.snapSize+e.snapSize/4), s) // the world grows by a few objects a sync
+	// The buffer of the previous snapshot is reused unless a segment kept it; it grows by a few
+	// objects a sync at most.
+	buf := e.snapBuf[:0]
+	if buf == nil {
+		buf = make([]byte, 0, e.snapSize+e.snapSize/4)
+	}
+	b, err := e.enc.append(buf, s)
 	if err != nil {
 		panic(fmt.Sprintf("replay: encoding the world: %v", err))
 	}
-	e.snapSize = len(b)
+	e.snapSize, e.snapBuf = len(b), b
 	return b
 }
 
@@ -516,6 +525,7 @@ func (e *engine) sync() (syncResult, error) {
 	seg := &e.tl.Segments[len(e.tl.Segments)-1]
 	if seg.FirstStep == len(e.tl.Steps) {
 		seg.Snapshot = snap
+		e.snapBuf = nil // kept: the next snapshot gets a buffer of its own
 	}
 	raw, err := e.module.Reconcile(e.ctx, snap)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Obj is a Kubernetes object as generic JSON. The world is kept as JSON values, not typed structs,
@@ -76,8 +78,30 @@ func cloneObj(o Obj) Obj {
 	return cloneJSON(o).(Obj)
 }
 
-// splitPath splits "spec.template.spec.containers[0].image" into keys and indexes.
+// splitPath splits "spec.template.spec.containers[0].image" into keys and indexes. The result is
+// shared: callers only read it. Splitting on every get was a fifth of a replay's allocations; the
+// paths are the code's constants and a scenario's own, so the cache stays small (and is capped).
 func splitPath(path string) []any {
+	if v, ok := splitCache.Load(path); ok {
+		return v.([]any)
+	}
+	out := splitPathUncached(path)
+	if splitCacheLen.Load() < maxSplitCache {
+		if _, loaded := splitCache.LoadOrStore(path, out); !loaded {
+			splitCacheLen.Add(1)
+		}
+	}
+	return out
+}
+
+const maxSplitCache = 4096
+
+var (
+	splitCache    sync.Map // path -> []any
+	splitCacheLen atomic.Int32
+)
+
+func splitPathUncached(path string) []any {
 	var out []any
 	for _, part := range strings.Split(path, ".") {
 		for part != "" {

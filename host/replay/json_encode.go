@@ -14,6 +14,15 @@ import (
 // world for every sync; through encoding/json that was a fifth of a replay's CPU (pprof, 300-pod
 // creation). Any other type goes through json.Marshal, so the bytes never differ.
 func appendJSON(b []byte, v any) ([]byte, error) {
+	var e jsonEncoder
+	return e.append(b, v)
+}
+
+// jsonEncoder keeps the scratch space of object keys (a stack, one segment per open object) across
+// calls, so encoding a world allocates nothing but its output.
+type jsonEncoder struct{ keys []string }
+
+func (e *jsonEncoder) append(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
@@ -41,22 +50,28 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		if x == nil {
 			return append(b, "null"...), nil
 		}
-		keys := make([]string, 0, len(x))
+		base := len(e.keys)
 		for k := range x {
-			keys = append(keys, k)
+			e.keys = append(e.keys, k)
 		}
-		slices.Sort(keys)
+		slices.Sort(e.keys[base:])
 		b = append(b, '{')
 		var err error
-		for i, k := range keys {
-			if i > 0 {
+		for i := base; i < len(e.keys); i++ {
+			if i > base {
 				b = append(b, ',')
 			}
+			k := e.keys[i]
 			b = appendString(b, k)
 			b = append(b, ':')
-			if b, err = appendJSON(b, x[k]); err != nil {
-				return b, err
+			if b, err = e.append(b, x[k]); err != nil {
+				break
 			}
+		}
+		clear(e.keys[base:])
+		e.keys = e.keys[:base]
+		if err != nil {
+			return b, err
 		}
 		return append(b, '}'), nil
 	case []any:
@@ -65,11 +80,11 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		b = append(b, '[')
 		var err error
-		for i, e := range x {
+		for i, el := range x {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = appendJSON(b, e); err != nil {
+			if b, err = e.append(b, el); err != nil {
 				return b, err
 			}
 		}
