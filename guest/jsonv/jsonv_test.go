@@ -388,3 +388,32 @@ func TestTextWalkEscapes(t *testing.T) {
 		checkAgainstGo(t, []byte(in))
 	}
 }
+
+// Mutated JSON (bytes flipped, dropped, inserted, cut short): Validate accepts exactly what Parse and
+// encoding/json accept.
+func TestValidateMatchesGoOnMutations(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	special := []byte(`{}[]:,"\-+.eE0123456789tfnul x` + "\x00\x1f\x7f\xff")
+	for i := 0; i < 30000; i++ {
+		var b bytes.Buffer
+		randJSON(r, 0, &b)
+		in := b.Bytes()
+		for n := r.Intn(3) + 1; n > 0 && len(in) > 0; n-- {
+			p := r.Intn(len(in))
+			switch r.Intn(4) {
+			case 0:
+				in[p] = special[r.Intn(len(special))]
+			case 1:
+				in = append(in[:p], in[p+1:]...)
+			case 2:
+				in = append(in[:p], append([]byte{special[r.Intn(len(special))]}, in[p:]...)...)
+			default:
+				in = in[:p]
+			}
+		}
+		checkAgainstGo(t, in)
+	}
+	for _, in := range []string{"", " ", "-", "01", "1.", "1e", "1e+", "-0.0e-0", `"\u12"`, `"\u12G4"`, `"\x"`, "[1,]", `{"a"}`, `{"a":}`, `{,}`, "[", "]", "nul", "truex", `"a` + "\x01" + `"`, "\t[ ]\r\n"} {
+		checkAgainstGo(t, []byte(in))
+	}
+}

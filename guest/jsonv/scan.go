@@ -15,13 +15,21 @@ type Text string
 // Validate checks data as Parse does (depth, then syntax) without building anything, and returns it
 // as Text for the scanning functions below.
 func Validate(data []byte) (Text, error) {
-	if err := checkDepth(data); err != nil {
-		return "", err
+	if !valid(data) {
+		// the two-pass check, for the same errors as Parse
+		if err := checkDepth(data); err != nil {
+			return "", err
+		}
+		if len(data) == 0 || !gjson.ValidBytes(data) {
+			return "", diagnose(data)
+		}
+		return "", &SyntaxError{Msg: "invalid JSON"} // the validators disagree: never seen (FuzzJSON)
 	}
-	if len(data) == 0 || !gjson.ValidBytes(data) {
-		return "", diagnose(data)
+	end := len(data)
+	for end > 0 && (data[end-1] == ' ' || data[end-1] == '\t' || data[end-1] == '\n' || data[end-1] == '\r') {
+		end--
 	}
-	t := Text(unsafe.String(&data[0], len(data)))
+	t := Text(unsafe.String(&data[0], end))
 	return t[skipWS(t, 0):], nil
 }
 
