@@ -10,7 +10,7 @@ GUEST_WASM := host/embedded/ordinal.wasm
 GUEST_STDGO_WASM := build/ordinal-stdgo.wasm
 GUEST_SRC := $(shell find guest -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all tinygo guest check-embedded guest-stdgo testmodules build demo test check bench clean
+.PHONY: all tinygo guest check-embedded guest-stdgo testmodules build demo test vet check bench clean
 
 all: build
 
@@ -93,12 +93,16 @@ e2e:
 chaos:
 	bash scripts/chaos.sh
 
-check:
+# vet covers the guest for its wasm target too (its unsafe code only builds there); go.mod must be tidy.
+vet:
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/...
+
+check: vet
 	$(GO) test ./...
 
-test: check-embedded guest-stdgo test-node chromium
-	$(GO) vet ./...
+test: check-embedded guest-stdgo test-node chromium vet
 	ORDINAL_REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./...
 	$(MAKE) e2e
 

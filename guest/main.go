@@ -53,9 +53,11 @@ func ordinalAlloc(size uint32) uint32 {
 
 //go:wasmexport ordinal_reconcile
 func ordinalReconcile(ptr, length uint32) uint64 {
+	// The input is the buffer ordinal_alloc handed out: a host that names any other memory gets the
+	// empty-input error plan rather than a guest reading memory it never gave away.
 	var in []byte
-	if length > 0 {
-		in = unsafe.Slice((*byte)(unsafe.Pointer(uintptr(ptr))), length)
+	if length > 0 && int(length) <= len(inBuf) && ptr == uint32(uintptr(unsafe.Pointer(&inBuf[0]))) {
+		in = inBuf[:length]
 	}
 	outBuf = statefulset.Reconcile(in)
 	inBuf = nil
