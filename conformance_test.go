@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
@@ -50,7 +50,7 @@ func TestConformance(t *testing.T) {
 					failed++
 					continue
 				}
-				if err := abi.ValidatePlan(plan); err != nil {
+				if err := schemacheck.ValidatePlan(plan); err != nil {
 					t.Errorf("%s: plan does not validate against the schema: %v", c.Name, err)
 					failed++
 				}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/internal/jsoncmp"
 )
 
@@ -41,7 +41,7 @@ func TestReconcileGolden(t *testing.T) {
 			if d := jsoncmp.Diff(want, []byte(out)); d != "" {
 				t.Fatalf("plan differs from golden: %s", d)
 			}
-			if err := abi.ValidatePlan([]byte(out)); err != nil {
+			if err := schemacheck.ValidatePlan([]byte(out)); err != nil {
 				t.Fatalf("plan does not validate: %v", err)
 			}
 		})
@@ -85,7 +85,7 @@ func TestReconcileExitCodes(t *testing.T) {
 				t.Fatalf("stderr %q does not mention %q", errs, c.stderr)
 			}
 			if c.code == ExitRejected {
-				if err := abi.ValidatePlan([]byte(out)); err != nil {
+				if err := schemacheck.ValidatePlan([]byte(out)); err != nil {
 					t.Fatalf("error plan does not validate: %v\n%s", err, out)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/host/plan"
 )
 
@@ -53,7 +54,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("json-schema", func(b *testing.B) {
 		b.SetBytes(int64(len(raw)))
 		for b.Loop() {
-			if err := abi.ValidatePlan(raw); err != nil {
+			if err := schemacheck.ValidatePlan(raw); err != nil {
 				b.Fatal(err)
 			}
 		}

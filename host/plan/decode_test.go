@@ -8,6 +8,7 @@ import (
 
 	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
 	"github.com/ordinal-dev/ordinal/internal/jsoncmp"
@@ -69,7 +70,7 @@ func TestPlanValidationRefusesInvalidPlans(t *testing.T) {
 			if !errors.As(err, &inv) {
 				t.Fatalf("Decode accepted it (%+v, %v)", p, err)
 			}
-			if abi.ValidatePlan([]byte(raw)) == nil {
+			if schemacheck.ValidatePlan([]byte(raw)) == nil {
 				t.Fatalf("the schema accepts it; Decode says %v", err)
 			}
 		})
@@ -93,7 +94,7 @@ func TestPlanValidationAcceptsUpstreamPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
-		if err := abi.ValidatePlan(c.Plan); err != nil {
+		if err := schemacheck.ValidatePlan(c.Plan); err != nil {
 			t.Fatalf("%s: schema: %v", c.Name, err)
 		}
 		got, err := plan.Decode(c.Plan)

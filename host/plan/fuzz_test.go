@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	ordinal "github.com/ordinal-dev/ordinal"
-	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
 )
@@ -32,7 +32,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if err := abi.ValidatePlan(raw); err != nil {
+		if err := schemacheck.ValidatePlan(raw); err != nil {
 			t.Fatalf("Decode accepted what the schema refuses: %v\n%s", err, raw)
 		}
 	})

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 func TestGuestDescribe(t *testing.T) {
 	m := loadGuest(t, wasm.Config{})
-	if err := abi.ValidateDescribe(m.DescribeJSON()); err != nil {
+	if err := schemacheck.ValidateDescribe(m.DescribeJSON()); err != nil {
 		t.Fatal(err)
 	}
 	d := m.Describe()
@@ -119,7 +120,7 @@ func TestGuestPathsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := abi.ValidateSnapshot(b); err != nil {
+		if err := schemacheck.ValidateSnapshot(b); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 		inputs[filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f)] = b

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -69,7 +70,7 @@ func load(tb testing.TB, wasmBytes []byte, cfg wasm.Config) *wasm.Module {
 // decodePlan checks a plan against the schema and decodes it.
 func decodePlan(tb testing.TB, plan []byte) abi.Plan {
 	tb.Helper()
-	if err := abi.ValidatePlan(plan); err != nil {
+	if err := schemacheck.ValidatePlan(plan); err != nil {
 		tb.Fatalf("plan does not validate: %v\nplan: %.500s", err, plan)
 	}
 	var p abi.Plan

@@ -174,7 +174,7 @@ func (m *Module) load(ctx context.Context) error {
 		return &Error{Kind: ErrUnsupportedABI, Op: "describe",
 			Msg: fmt.Sprintf("module %q speaks ABI %d; this host speaks ABI %d", d.Module, d.ABI, abi.Version)}
 	}
-	if err := abi.ValidateDescribe(raw); err != nil {
+	if d, err = abi.CheckDescribe(raw); err != nil {
 		return badModule("describe", "%v", err)
 	}
 	m.describe, m.describeRaw = d, raw

@@ -1,4 +1,4 @@
-package abi_test
+package schemacheck_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 )
 
 const minimalSnapshot = `{"abi":1,"now":"2026-05-01T12:00:00Z",
@@ -15,7 +16,7 @@ const minimalSnapshot = `{"abi":1,"now":"2026-05-01T12:00:00Z",
  "pods":[],"revisions":null,"features":{"MaxUnavailableStatefulSet":false}}`
 
 func TestSnapshotSchema(t *testing.T) {
-	if err := abi.ValidateSnapshot([]byte(minimalSnapshot)); err != nil {
+	if err := schemacheck.ValidateSnapshot([]byte(minimalSnapshot)); err != nil {
 		t.Fatalf("minimal snapshot rejected: %v", err)
 	}
 	bad := map[string]string{
@@ -28,7 +29,7 @@ func TestSnapshotSchema(t *testing.T) {
 		"truncated":      minimalSnapshot[:40],
 	}
 	for name, doc := range bad {
-		if err := abi.ValidateSnapshot([]byte(doc)); err == nil {
+		if err := schemacheck.ValidateSnapshot([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -53,9 +54,9 @@ func TestConformanceSnapshotsValidate(t *testing.T) {
 		}
 		switch {
 		case strings.HasSuffix(f, ".snapshot.json"):
-			err = abi.ValidateSnapshot(doc)
+			err = schemacheck.ValidateSnapshot(doc)
 		case strings.HasSuffix(f, ".plan.json"):
-			err = abi.ValidatePlan(doc)
+			err = schemacheck.ValidatePlan(doc)
 		default:
 			continue
 		}
@@ -79,7 +80,7 @@ func TestPlanSchema(t *testing.T) {
 		 "error":{"code":"SyncFailed","message":"boom"}}`,
 	}
 	for i, doc := range good {
-		if err := abi.ValidatePlan([]byte(doc)); err != nil {
+		if err := schemacheck.ValidatePlan([]byte(doc)); err != nil {
 			t.Errorf("good plan %d rejected: %v", i, err)
 		}
 	}
@@ -95,7 +96,7 @@ func TestPlanSchema(t *testing.T) {
 		"event type":          `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Info","reason":"r","message":"m"}]}`,
 	}
 	for name, doc := range bad {
-		if err := abi.ValidatePlan([]byte(doc)); err == nil {
+		if err := schemacheck.ValidatePlan([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -104,10 +105,10 @@ func TestPlanSchema(t *testing.T) {
 func TestDescribeSchema(t *testing.T) {
 	good := `{"abi":1,"module":"ordinal","moduleVersion":"0.1.0","kubernetesVersion":"v1.37.1",
 	  "features":{"MaxUnavailableStatefulSet":true,"StatefulSetRecreateStrategy":false}}`
-	if err := abi.ValidateDescribe([]byte(good)); err != nil {
+	if err := schemacheck.ValidateDescribe([]byte(good)); err != nil {
 		t.Fatal(err)
 	}
-	if err := abi.ValidateDescribe([]byte(`{"abi":1,"module":"ordinal"}`)); err == nil {
+	if err := schemacheck.ValidateDescribe([]byte(`{"abi":1,"module":"ordinal"}`)); err == nil {
 		t.Error("incomplete describe accepted")
 	}
 }
@@ -126,7 +127,7 @@ func TestTypesRoundTrip(t *testing.T) {
 	if string(out) != in {
 		t.Errorf("round trip changed the plan:\n in  %s\n out %s", in, out)
 	}
-	if err := abi.ValidatePlan(out); err != nil {
+	if err := schemacheck.ValidatePlan(out); err != nil {
 		t.Error(err)
 	}
 	if got := p.Error.Error(); got != "SyncFailed at pods[0]: boom" {

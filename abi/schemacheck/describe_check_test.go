@@ -1,0 +1,62 @@
+package schemacheck_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
+)
+
+// abi.CheckDescribe (the host's check, no schema engine) gives the schema's verdict on every document.
+func TestCheckDescribeAgreesWithSchema(t *testing.T) {
+	const good = `{"abi":1,"module":"ordinal","moduleVersion":"0.1.0","kubernetesVersion":"v1.37.1","features":{"MaxUnavailableStatefulSet":true,"StatefulSetRecreateStrategy":false}}`
+	docs := []string{
+		good,
+		`{"abi":2,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3-rc.0","features":{}}`,
+		`{"abi":1.0,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1.5,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":0,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":-1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":"1","module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":null,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1,"module":"","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1,"module":null,"moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1,"module":7,"moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1,"module":"m","moduleVersion":"","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"1.2.3","features":{}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2","features":{}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"","features":{}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":null}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":[]}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{"lower":true}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{"Has-Dash":true}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{"":true}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{"Gate":"true"}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{"Gate":null}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{"Gate1":false},"extra":1}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3"}`,
+		`{"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1,"moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1,"module":"m","kubernetesVersion":"v1.2.3","features":{}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","features":{}}`,
+		`[]`, `null`, `"describe"`, `{}`,
+	}
+	for _, doc := range docs {
+		schemaErr := schemacheck.ValidateDescribe([]byte(doc))
+		d, err := abi.CheckDescribe([]byte(doc))
+		if (schemaErr == nil) != (err == nil) {
+			t.Errorf("%s\n  schema: %v\n  CheckDescribe: %v", doc, schemaErr, err)
+		}
+		if err == nil && (d.Module == "" || d.Features == nil) {
+			t.Errorf("%s: accepted but decoded as %+v", doc, d)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "describe: ") {
+			t.Errorf("%s: error %q does not say it is about describe", doc, err)
+		}
+	}
+	d, err := abi.CheckDescribe([]byte(good))
+	if err != nil || d.ABI != 1 || d.KubernetesVersion != "v1.37.1" || !d.Features["MaxUnavailableStatefulSet"] || d.Features["StatefulSetRecreateStrategy"] {
+		t.Errorf("good describe decoded as %+v, %v", d, err)
+	}
+}
