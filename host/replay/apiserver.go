@@ -168,7 +168,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	case kindPod:
 		set(o, "metadata.generation", num(1))
 		DefaultPod(o, s.ns)
-		o["status"] = Obj{"phase": "Pending"} // PrepareForCreate resets the status
+		o["status"] = Obj{"phase": "Pending", "qosClass": podQOS(getObj(o, "spec"))} // PrepareForCreate resets the status
 	case kindClaim:
 		DefaultClaim(o, s.ns)
 		o["status"] = Obj{"phase": "Pending"}

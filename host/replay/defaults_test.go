@@ -1,70 +1,49 @@
 package replay
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/internal/jsoncmp"
 )
 
-// The focused defaulting equals the API server's (captured `oracle defaults` output) on every
-// fixture: the StatefulSet with its template and claim templates, pods and claims.
-func TestDefaultingMatchesAPIServer(t *testing.T) {
-	inputs, _ := filepath.Glob("../../testdata/replay/defaults/*.input.json")
-	if len(inputs) == 0 {
-		t.Fatal("no defaulting fixtures")
-	}
-	for _, in := range inputs {
-		name := strings.TrimSuffix(filepath.Base(in), ".input.json")
-		t.Run(name, func(t *testing.T) {
-			b, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(strings.TrimSuffix(in, ".input.json") + ".expected.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := decodeObj(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ss := getObj(s, "statefulSet")
-			DefaultStatefulSet(ss)
-			ns := getStr(ss, "metadata.namespace")
-			for _, p := range getArr(s, "pods") {
-				DefaultPod(p.(Obj), ns)
-			}
-			for _, c := range getArr(s, "claims") {
-				DefaultClaim(c.(Obj), ns)
-			}
-			wantObj, _ := decodeObj(want)
-			for _, key := range []string{"statefulSet", "pods", "claims"} {
-				if wantObj[key] == nil && s[key] == nil {
-					continue
-				}
-				if d := jsoncmp.Diff(mustJSON(wantObj[key]), mustJSON(s[key])); d != "" {
-					t.Errorf("%s: %s", key, d)
-				}
-			}
-		})
-	}
-}
-
-// A defaulted object is a fixed point, as API-server defaulting is.
+// A defaulted object is a fixed point, as API-server defaulting is: defaulting what kube-apiserver
+// stored changes nothing, for every answer of the corpus.
 func TestDefaultingIsIdempotent(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/replay/defaults/many-fields.expected.json")
-	if err != nil {
-		t.Fatal(err)
+	files, _ := filepath.Glob("../../testdata/apiserver-defaults/*.json")
+	if len(files) == 0 {
+		t.Fatal("no fixtures")
 	}
-	s, _ := decodeObj(b)
-	ss := getObj(s, "statefulSet")
-	before := mustJSON(ss)
-	DefaultStatefulSet(ss)
-	if d := jsoncmp.Diff(before, mustJSON(ss)); d != "" {
-		t.Fatal(d)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx struct {
+			Kind   string
+			Answer json.RawMessage
+		}
+		if err := json.Unmarshal(b, &fx); err != nil {
+			t.Fatal(err)
+		}
+		o, err := decodeObj(fx.Answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := mustJSON(o)
+		switch fx.Kind {
+		case kindSet:
+			DefaultStatefulSet(o)
+		case kindPod:
+			DefaultPod(o, getStr(o, "metadata.namespace"))
+		case kindClaim:
+			DefaultClaim(o, getStr(o, "metadata.namespace"))
+		}
+		if d := jsoncmp.Diff(before, mustJSON(o)); d != "" {
+			t.Errorf("%s: %s", filepath.Base(f), d)
+		}
 	}
 }
 

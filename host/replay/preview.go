@@ -115,8 +115,17 @@ func settingsLine(ss Obj, features map[string]bool) string {
 	replicas, _ := getInt(ss, "spec.replicas")
 	s := fmt.Sprintf("%d replicas, %s, %s", replicas, getStr(ss, "spec.podManagementPolicy"), getStr(ss, "spec.updateStrategy.type"))
 	if getStr(ss, "spec.updateStrategy.type") == "RollingUpdate" {
+		// Unset fields read as the controller reads them: partition 0, maxUnavailable 1.
 		part, _ := getInt(ss, "spec.updateStrategy.rollingUpdate.partition")
-		s += fmt.Sprintf(" (partition %d, maxUnavailable %v)", part, get(ss, "spec.updateStrategy.rollingUpdate.maxUnavailable"))
+		mu := get(ss, "spec.updateStrategy.rollingUpdate.maxUnavailable")
+		if mu == nil {
+			mu = 1
+		}
+		unset := ""
+		if get(ss, "spec.updateStrategy.rollingUpdate") == nil {
+			unset = "no rollingUpdate: "
+		}
+		s += fmt.Sprintf(" (%spartition %d, maxUnavailable %v)", unset, part, mu)
 	}
 	if m, _ := getInt(ss, "spec.minReadySeconds"); m > 0 {
 		s += fmt.Sprintf(", minReadySeconds %d", m)

@@ -1,0 +1,43 @@
+package replay
+
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// canonicalQuantity rewrites o[key], a resource quantity in any spelling the API accepts ("0.5", 1,
+// "1024Mi"), into the canonical form the API server stores and returns ("500m", "1", "1Gi"): the same
+// template spelled two ways must hash to the same revision, as on a real cluster. A value that is not a
+// quantity is left for validation to refuse.
+func canonicalQuantity(o Obj, key string) {
+	var s string
+	switch v := o[key].(type) {
+	case string:
+		s = v
+	case json.Number:
+		s = v.String()
+	default:
+		return
+	}
+	if q, err := resource.ParseQuantity(s); err == nil {
+		o[key] = q.String()
+	}
+}
+
+// canonicalQuantities canonicalises every value of a resource list (requests, limits, overhead).
+func canonicalQuantities(list Obj) {
+	for k := range list {
+		canonicalQuantity(list, k)
+	}
+}
+
+// hasVolumeSource reports whether a volume names a source: any field but the name that is not null.
+func hasVolumeSource(v Obj) bool {
+	for k, x := range v {
+		if k != "name" && x != nil {
+			return true
+		}
+	}
+	return false
+}
