@@ -148,7 +148,8 @@ func initialUID(kind, name string) string {
 
 // initWorld builds the initial world: from a snapshot as it is, or from manifests as if they had
 // been created just before the start (defaulted, existing pods Running and Ready unless they carry
-// a status, claims Bound).
+// a status, claims Bound unless they carry a phase; uid, generation, resourceVersion and
+// creationTimestamp made up only where the manifests leave them out).
 func (e *engine) initWorld() error {
 	if e.sc.snapshot != nil {
 		return e.loadSnapshot(e.sc.snapshot)
@@ -171,11 +172,12 @@ func (e *engine) initWorld() error {
 	setDefault(ss, "kind", "StatefulSet")
 	ns := getStr(ss, "metadata.namespace")
 	e.api = NewAPIServer(ns, e.clock)
+	// What the manifest says stands; only what it leaves out is made up.
 	md := ensureObj(ss, "metadata")
-	md["uid"] = initialUID(kindSet, getStr(md, "name"))
-	md["resourceVersion"] = "1000"
-	md["generation"] = num(1)
-	md["creationTimestamp"] = e.start.Format(time.RFC3339)
+	setDefault(md, "uid", initialUID(kindSet, getStr(md, "name")))
+	setDefault(md, "resourceVersion", "1000")
+	setDefault(md, "generation", num(1))
+	setDefault(md, "creationTimestamp", e.start.Format(time.RFC3339))
 	e.api.set = ss
 	now := e.start.Format(time.RFC3339)
 	for i, o := range others {
@@ -195,8 +197,9 @@ func (e *engine) initWorld() error {
 				setRunning(o, e.start, true)
 			}
 		case kindClaim:
+			phase := getStr(o, "status.phase")
 			DefaultClaim(o, ns)
-			if getStr(o, "status.phase") == "Pending" {
+			if phase == "" { // a claim that existed before the start is Bound unless it says otherwise
 				set(o, "status.phase", "Bound")
 			}
 		}

@@ -1,0 +1,78 @@
+package replay
+
+import "testing"
+
+// A world from manifests says what the manifests say: a given uid, generation, resourceVersion and
+// creationTimestamp are kept, a Pending claim stays Pending; only what is left out is made up (a claim
+// without a status existed before the start, so it is Bound).
+func TestManifestWorldKeepsWhatManifestsSay(t *testing.T) {
+	sc, err := ParseScenario([]byte(`
+name: given
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: prod, uid: 0b5e1c1e-0000-4000-8000-000000000001, generation: 4, resourceVersion: "8812", creationTimestamp: "2026-01-02T03:04:05Z"}
+    spec:
+      replicas: 1
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: c, image: nginx:1.27}]}
+    status: {observedGeneration: 4, replicas: 0}
+  - apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata: {name: waiting}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+    status: {phase: Pending}
+  - apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata: {name: existing}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{sc: sc, start: sc.start()}
+	e.clock = NewClock(e.start)
+	if err := e.initWorld(); err != nil {
+		t.Fatal(err)
+	}
+	set := e.api.Get(kindSet, "web")
+	for path, want := range map[string]string{
+		"metadata.uid": "0b5e1c1e-0000-4000-8000-000000000001", "metadata.resourceVersion": "8812",
+		"metadata.creationTimestamp": "2026-01-02T03:04:05Z",
+	} {
+		if got := getStr(set, path); got != want {
+			t.Errorf("set %s = %q, want %q", path, got, want)
+		}
+	}
+	if g, _ := getInt(set, "metadata.generation"); g != 4 {
+		t.Errorf("set generation %d, want 4", g)
+	}
+	if got := getStr(e.api.Get(kindClaim, "waiting"), "status.phase"); got != "Pending" {
+		t.Errorf("claim with status Pending is %q", got)
+	}
+	if got := getStr(e.api.Get(kindClaim, "existing"), "status.phase"); got != "Bound" {
+		t.Errorf("claim without status is %q, want Bound", got)
+	}
+	// And a set that gives none of them still gets them.
+	sc.Manifests = sc.Manifests[:1]
+	m, _ := decodeObj(sc.Manifests[0])
+	md := getObj(m, "metadata")
+	for _, k := range []string{"uid", "generation", "resourceVersion", "creationTimestamp"} {
+		delete(md, k)
+	}
+	sc.Manifests[0] = []byte(mustJSON(m))
+	e = &engine{sc: sc, start: sc.start()}
+	e.clock = NewClock(e.start)
+	if err := e.initWorld(); err != nil {
+		t.Fatal(err)
+	}
+	set = e.api.Get(kindSet, "web")
+	if getStr(set, "metadata.uid") == "" || getStr(set, "metadata.resourceVersion") != "1000" || getStr(set, "metadata.creationTimestamp") == "" {
+		t.Errorf("made-up metadata missing: %v", getObj(set, "metadata"))
+	}
+	if g, _ := getInt(set, "metadata.generation"); g != 1 {
+		t.Errorf("made-up generation %d, want 1", g)
+	}
+}
