@@ -206,7 +206,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	switch kind {
 	case kindSet:
 		DefaultStatefulSet(o)
-		if err := validateStatefulSet(o); err != nil {
+		if err := validateStatefulSetUpdate(old, o); err != nil {
 			return err
 		}
 		o["status"] = cloneJSON(old["status"])

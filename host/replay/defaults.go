@@ -46,17 +46,21 @@ func DefaultStatefulSet(set Obj) {
 	defaultPodSpec(ensureObj(tmpl, "spec"))
 	for _, v := range getArr(spec, "volumeClaimTemplates") {
 		if c, ok := v.(Obj); ok {
-			// Claim templates are whole PersistentVolumeClaims, stored with their type meta.
-			setDefault(c, "apiVersion", "v1")
-			setDefault(c, "kind", "PersistentVolumeClaim")
-			defaultClaimSpec(ensureObj(c, "spec"))
-			st := ensureObj(c, "status")
-			setDefault(st, "phase", "Pending")
+			defaultClaimTemplate(c)
 		}
 	}
 	st := ensureObj(set, "status")
 	setDefault(st, "replicas", num(0))
 	setDefault(st, "availableReplicas", num(0))
+}
+
+// defaultClaimTemplate defaults one of a set's claim templates: whole PersistentVolumeClaims, stored
+// with their type meta and a Pending status.
+func defaultClaimTemplate(c Obj) {
+	setDefault(c, "apiVersion", "v1")
+	setDefault(c, "kind", "PersistentVolumeClaim")
+	defaultClaimSpec(ensureObj(c, "spec"))
+	setDefault(ensureObj(c, "status"), "phase", "Pending")
 }
 
 // DefaultPod applies API-server defaulting to a pod in place (what pod creation does on top of the

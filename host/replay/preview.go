@@ -58,7 +58,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	check := cloneObj(o)
 	setDefault(ensureObj(check, "metadata"), "name", getStr(cur, "metadata.name"))
 	DefaultStatefulSet(check)
-	if err := validateStatefulSet(check); err != nil {
+	if err := validateStatefulSetUpdate(cur, check); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
 	sc := *base

@@ -1,21 +1,212 @@
 package replay
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
 
-// validateStatefulSet refuses a StatefulSet the API server (v1.37 ValidateStatefulSetSpec) would refuse,
-// for the fields a replay depends on, with the API server's message. Without it, ordinals.start -5 under
-// Parallel made the replay create the same claim twice.
-func validateStatefulSet(o Obj) error {
-	name := getStr(o, "metadata.name")
-	invalid := func(path string, v any, msg string) error {
-		return apiErr("Invalid", "StatefulSet.apps %q is invalid: %s: Invalid value: %v: %s", name, path, v, msg)
+// fieldError is one cause of an Invalid answer, rendered as kube-apiserver renders it.
+type fieldError struct{ path, detail string }
+
+func invalidValue(path string, v any, msg string) fieldError {
+	return fieldError{path, fmt.Sprintf("Invalid value: %s: %s", renderValue(v), msg)}
+}
+
+// renderValue writes a field's value the way the API server's field errors do: JSON for strings,
+// numbers and maps.
+func renderValue(v any) string {
+	if r, ok := v.(rawValue); ok {
+		return string(r)
 	}
-	for _, path := range []string{"spec.replicas", "spec.ordinals.start", "spec.minReadySeconds", "spec.revisionHistoryLimit"} {
-		if v, ok := getInt(o, path); ok && v < 0 {
-			return invalid(path, v, "must be greater than or equal to 0")
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// rawValue is a value already rendered (the API server prints some internal structs by their Go field names).
+type rawValue string
+
+// invalidSet is the API server's answer for an invalid StatefulSet: one cause inline, several in brackets.
+func invalidSet(name string, errs []fieldError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.path + ": " + e.detail
+	}
+	msg := parts[0]
+	if len(parts) > 1 {
+		msg = "[" + strings.Join(parts, ", ") + "]"
+	}
+	return apiErr("Invalid", "StatefulSet.apps %q is invalid: %s", name, msg)
+}
+
+// validateStatefulSet refuses a StatefulSet the API server would refuse on create (ValidateStatefulSetSpec
+// of v1.37, its checks in its order, for the fields the replay reads). The messages are kube-apiserver's;
+// e2e/validation_test.go compares them with the real one.
+func validateStatefulSet(o Obj) error {
+	return invalidSet(getStr(o, "metadata.name"), specErrors(o))
+}
+
+// validateStatefulSetUpdate is validateStatefulSet plus ValidateStatefulSetUpdate's immutable fields:
+// an update may change only replicas, ordinals, template, updateStrategy, revisionHistoryLimit, the
+// claim retention policy and minReadySeconds.
+func validateStatefulSetUpdate(old, o Obj) error {
+	errs := specErrors(o)
+	for _, f := range []string{"selector", "volumeClaimTemplates", "serviceName", "podManagementPolicy"} {
+		path := "spec." + f
+		nv, ov := get(o, path), get(old, path)
+		if f == "volumeClaimTemplates" {
+			nv, ov = claimTemplatesForCompare(nv), claimTemplatesForCompare(ov)
+		}
+		if !jsonEqual(nv, ov) {
+			errs = append(errs, invalidValue(path, get(o, path), "field is immutable"))
 		}
 	}
-	return nil
+	return invalidSet(getStr(o, "metadata.name"), errs)
+}
+
+// claimTemplatesForCompare is the claim templates as the API server compares them: typed and defaulted
+// (a stored set and an edited manifest spell defaults differently), type meta aside.
+func claimTemplatesForCompare(v any) []any {
+	out := []any{}
+	ts, _ := v.([]any)
+	for _, t := range ts {
+		c, ok := t.(Obj)
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		c = cloneObj(c)
+		defaultClaimTemplate(c)
+		delete(c, "apiVersion")
+		delete(c, "kind")
+		out = append(out, c)
+	}
+	return out
+}
+
+func specErrors(o Obj) []fieldError {
+	var errs []fieldError
+	if p := getStr(o, "spec.podManagementPolicy"); p != "OrderedReady" && p != "Parallel" {
+		errs = append(errs, invalidValue("spec.podManagementPolicy", p, "must be 'OrderedReady' or 'Parallel'"))
+	}
+	errs = append(errs, updateStrategyErrors(o)...)
+	for _, k := range []string{"whenDeleted", "whenScaled"} {
+		path := "spec.persistentVolumeClaimRetentionPolicy." + k
+		if v := getStr(o, path); v != "Retain" && v != "Delete" {
+			errs = append(errs, fieldError{path, fmt.Sprintf("Unsupported value: %s: supported values: \"Retain\", \"Delete\"", renderValue(v))})
+		}
+	}
+	for _, path := range []string{"spec.replicas", "spec.minReadySeconds", "spec.ordinals.start"} {
+		if v, ok := getInt(o, path); ok && v < 0 {
+			errs = append(errs, invalidValue(path, v, "must be greater than or equal to 0"))
+		}
+	}
+	if !selectorMatchesLabels(getObj(o, "spec.selector"), getObj(o, "spec.template.metadata.labels")) {
+		labels := getObj(o, "spec.template.metadata.labels")
+		if labels == nil {
+			labels = Obj{}
+		}
+		errs = append(errs, invalidValue("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+	}
+	return errs
+}
+
+var percentPattern = regexp.MustCompile(`^[0-9]+%$`)
+
+func updateStrategyErrors(o Obj) []fieldError {
+	us := getObj(o, "spec.updateStrategy")
+	ru, hasRU := us["rollingUpdate"].(Obj)
+	switch getStr(us, "type") {
+	case "RollingUpdate":
+		if !hasRU {
+			return nil
+		}
+		var errs []fieldError
+		if p, ok := getInt(ru, "partition"); ok && p < 0 {
+			errs = append(errs, invalidValue("spec.updateStrategy.rollingUpdate.partition", p, "must be greater than or equal to 0"))
+		}
+		if mu, ok := ru["maxUnavailable"]; ok && mu != nil {
+			errs = append(errs, maxUnavailableErrors(mu)...)
+		}
+		return errs
+	case "OnDelete":
+		if hasRU {
+			return []fieldError{invalidValue("spec.updateStrategy.rollingUpdate", rollingUpdateStruct(ru), "only allowed for updateStrategy 'RollingUpdate'")}
+		}
+		return nil
+	default:
+		r := rawValue("null")
+		if hasRU {
+			r = rollingUpdateStruct(ru)
+		}
+		return []fieldError{invalidValue("spec.updateStrategy", rawValue(fmt.Sprintf(`{"Type":%s,"RollingUpdate":%s}`, renderValue(getStr(us, "type")), r)),
+			"must be 'RollingUpdate' or 'OnDelete'")}
+	}
+}
+
+// rollingUpdateStruct renders rollingUpdate as the API server prints its internal struct.
+func rollingUpdateStruct(ru Obj) rawValue {
+	p, _ := getInt(ru, "partition")
+	mu := "null"
+	if v, ok := ru["maxUnavailable"]; ok && v != nil {
+		mu = renderValue(v)
+	}
+	return rawValue(fmt.Sprintf(`{"Partition":%d,"MaxUnavailable":%s}`, p, mu))
+}
+
+func maxUnavailableErrors(mu any) []fieldError {
+	const path = "spec.updateStrategy.rollingUpdate.maxUnavailable"
+	var n int64
+	switch v := mu.(type) {
+	case string:
+		var errs []fieldError
+		if !percentPattern.MatchString(v) {
+			errs = append(errs, invalidValue(path, v, "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"))
+		} else {
+			n, _ = strconv.ParseInt(strings.TrimSuffix(v, "%"), 10, 64)
+			if n > 100 {
+				return []fieldError{invalidValue(path, v, "must not be greater than 100%")}
+			}
+		}
+		if n == 0 {
+			errs = append(errs, invalidValue(path, v, "cannot be 0"))
+		}
+		return errs
+	default:
+		i, ok := asInt(mu)
+		if !ok {
+			return nil
+		}
+		if i < 0 {
+			return []fieldError{invalidValue(path, i, "must be greater than or equal to 0")}
+		}
+		if i == 0 {
+			return []fieldError{invalidValue(path, i, "cannot be 0")}
+		}
+		return nil
+	}
+}
+
+// selectorMatchesLabels: every matchLabels pair is among the labels. A selector with matchExpressions is
+// taken as matching (the replay does not evaluate expressions here; the module does when it selects pods).
+func selectorMatchesLabels(sel, labels Obj) bool {
+	if sel == nil || sel["matchExpressions"] != nil {
+		return true
+	}
+	for k, v := range getObj(sel, "matchLabels") {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // nonNegative refuses a negative time in a scenario: every time there is an offset or a delay.

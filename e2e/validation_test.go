@@ -1,0 +1,103 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// `ordinal preview` refuses the edits kube-apiserver refuses, with kube-apiserver's message, and exits 1;
+// it previews the ones kube-apiserver accepts. Each edit goes to the real API server as a dry-run update
+// and to `ordinal preview -f` against a live snapshot of the same set.
+func TestPreviewRefusesWhatTheAPIServerRefuses(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	base := createSet(t, ctx, ns, newSet("web", 2, withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)))
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "snapshot.json")
+	if _, errOut, code := runOrdinal(t, ctx, "snapshot", "statefulset/web", "-n", ns, "--kubeconfig", cfg.kubeconfig, "-o", snap); code != 0 {
+		t.Fatalf("ordinal snapshot: exit %d: %s", code, errOut)
+	}
+	i32 := func(v int32) *int32 { return &v }
+	mu := func(v intstr.IntOrString) func(s *appsv1.StatefulSet) {
+		return func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = &v }
+	}
+	cases := []struct {
+		name string
+		edit func(s *appsv1.StatefulSet)
+		// the claim templates' value is printed from the API server's internal struct; compare the cause only
+		causeOnly string
+	}{
+		{name: "serviceName", edit: func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "other" }},
+		{name: "selector", edit: func(s *appsv1.StatefulSet) {
+			s.Spec.Selector.MatchLabels["tier"] = "db"
+			s.Spec.Template.Labels["tier"] = "db"
+		}},
+		{name: "podManagementPolicy", edit: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement }},
+		{name: "podManagementPolicy unknown", edit: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "Sometimes" }},
+		{name: "claim template", edit: func(s *appsv1.StatefulSet) {
+			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
+		}, causeOnly: "spec.volumeClaimTemplates: Invalid value: "},
+		{name: "replicas negative", edit: func(s *appsv1.StatefulSet) { s.Spec.Replicas = i32(-1) }},
+		{name: "template labels", edit: func(s *appsv1.StatefulSet) { s.Spec.Template.Labels = map[string]string{"app": "other"} }},
+		{name: "minReadySeconds negative", edit: func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = -5 }},
+		{name: "two causes", edit: func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "other"; s.Spec.Replicas = i32(-1) }},
+		{name: "partition negative", edit: func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.RollingUpdate.Partition = i32(-1) }},
+		{name: "maxUnavailable 0", edit: mu(intstr.FromInt32(0))},
+		{name: "maxUnavailable -1", edit: mu(intstr.FromInt32(-1))},
+		{name: "maxUnavailable 0%", edit: mu(intstr.FromString("0%"))},
+		{name: "maxUnavailable 150%", edit: mu(intstr.FromString("150%"))},
+		{name: "maxUnavailable not a percent", edit: mu(intstr.FromString("abc"))},
+		{name: "OnDelete with rollingUpdate", edit: func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType }},
+		{name: "unknown strategy", edit: func(s *appsv1.StatefulSet) {
+			s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: "Sometimes"}
+		}},
+		{name: "retention unknown", edit: func(s *appsv1.StatefulSet) {
+			s.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = "Keep"
+		}},
+		{name: "ordinals negative", edit: func(s *appsv1.StatefulSet) {
+			s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: -4}
+		}},
+		{name: "image (allowed)", edit: func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/pause:3.9" }},
+		{name: "replicas and minReadySeconds (allowed)", edit: func(s *appsv1.StatefulSet) { s.Spec.Replicas = i32(3); s.Spec.MinReadySeconds = 5 }},
+	}
+	for i, c := range cases {
+		edited := base.DeepCopy()
+		c.edit(edited)
+		_, apiErr := cfg.kc.AppsV1().StatefulSets(ns).Update(ctx, edited, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		b, err := json.Marshal(edited)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, "edit-"+string(rune('a'+i))+".json")
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := runOrdinal(t, ctx, "preview", "-f", file, "--from", snap)
+		switch {
+		case apiErr == nil && code != 0:
+			t.Errorf("%s: kube-apiserver accepts it; ordinal preview exit %d: %s", c.name, code, errOut)
+		case apiErr != nil && code != 1:
+			t.Errorf("%s: kube-apiserver refuses it (%v); ordinal preview exit %d, want 1: %s", c.name, apiErr, code, errOut)
+		case apiErr != nil && c.causeOnly != "":
+			if !strings.Contains(apiErr.Error(), c.causeOnly) || !strings.Contains(errOut, c.causeOnly) || !strings.Contains(errOut, "field is immutable") {
+				t.Errorf("%s: causes differ:\n kube-apiserver: %v\n ordinal:        %s", c.name, apiErr, errOut)
+			}
+		case apiErr != nil && !strings.Contains(errOut, apiErr.Error()):
+			t.Errorf("%s: messages differ:\n kube-apiserver: %v\n ordinal:        %s", c.name, apiErr, errOut)
+		default:
+			t.Logf("%s: both %s", c.name, map[bool]string{true: "refuse: " + strings.TrimSpace(errOut), false: "accept"}[apiErr != nil])
+		}
+	}
+}
