@@ -34,8 +34,8 @@ var (
 	historyLimits         = []any{nil, 2, 0}
 	minReadySeconds       = []any{nil, 10}
 
-	cpuSpellings    = []any{"0.5", "500m", "1", 1, "1.0", "100m", "0.1", "2000m", 0.25, "1500m", "1.5", "0"}
-	memorySpellings = []any{"1024Mi", "1Gi", "1e9", "1G", "128974848", "129M", "123Mi", "1.5Gi", "0.5Gi", "1000Ki", "2048", 1073741824, "1E3", "64k"}
+	cpuSpellings     = []any{"0.5", "500m", "1", 1, "1.0", "100m", "0.1", "2000m", 0.25, "1500m", "1.5", "0"}
+	memorySpellings  = []any{"1024Mi", "1Gi", "1e9", "1G", "128974848", "129M", "123Mi", "1.5Gi", "0.5Gi", "1000Ki", "2048", 1073741824, "1E3", "64k"}
 	storageSpellings = []any{"1Gi", "1024Mi", "1G", "10Gi", "0.5Gi", "500M", "1e9", "1048576Ki", 5368709120, "2Ti", "100Mi", "1.5G"}
 
 	probeVariants = []func(i int) obj{
@@ -62,7 +62,9 @@ var (
 			return obj{"name": "cfg-items", "configMap": obj{"name": "app-config", "items": []any{obj{"key": "a", "path": "a.conf"}}, "defaultMode": 0o400}}
 		},
 		func(int) obj { return obj{"name": "sec", "secret": obj{"secretName": "app-secret"}} },
-		func(int) obj { return obj{"name": "sec-opt", "secret": obj{"secretName": "app-secret", "optional": true}} },
+		func(int) obj {
+			return obj{"name": "sec-opt", "secret": obj{"secretName": "app-secret", "optional": true}}
+		},
 		func(int) obj {
 			return obj{"name": "proj", "projected": obj{"sources": []any{
 				obj{"configMap": obj{"name": "app-config"}},
@@ -77,15 +79,21 @@ var (
 			}}}
 		},
 		func(int) obj { return obj{"name": "host", "hostPath": obj{"path": "/var/log"}} },
-		func(int) obj { return obj{"name": "host-dir", "hostPath": obj{"path": "/data", "type": "DirectoryOrCreate"}} },
+		func(int) obj {
+			return obj{"name": "host-dir", "hostPath": obj{"path": "/data", "type": "DirectoryOrCreate"}}
+		},
 		func(int) obj { return obj{"name": "claim", "persistentVolumeClaim": obj{"claimName": "shared"}} },
 		func(int) obj {
 			return obj{"name": "eph", "ephemeral": obj{"volumeClaimTemplate": obj{"spec": obj{
 				"accessModes": []any{"ReadWriteOnce"}, "resources": obj{"requests": obj{"storage": "1Gi"}}}}}}
 		},
-		func(int) obj { return obj{"name": "csi", "csi": obj{"driver": "csi.example.com", "volumeAttributes": obj{"a": "b"}}} },
+		func(int) obj {
+			return obj{"name": "csi", "csi": obj{"driver": "csi.example.com", "volumeAttributes": obj{"a": "b"}}}
+		},
 		func(int) obj { return obj{"name": "nfs", "nfs": obj{"server": "nfs.example.com", "path": "/exports"}} },
-		func(int) obj { return obj{"name": "iscsi", "iscsi": obj{"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}} },
+		func(int) obj {
+			return obj{"name": "iscsi", "iscsi": obj{"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}}
+		},
 		func(int) obj { return obj{"name": "img", "image": obj{"reference": "example.com/data:v1"}} },
 	}
 	serviceAccounts = []obj{nil, {"serviceAccount": "builder"}, {"serviceAccountName": "runner"}, {"serviceAccount": "builder", "serviceAccountName": "builder"}}
