@@ -8,13 +8,20 @@ import (
 	"testing"
 )
 
-// TestOracleExamples is a development check: it runs the oracle's own example snapshots (when a built
-// oracle's testdata is at /tmp/oracle/testdata; skipped otherwise) and compares with its plans converted
-// to ABI v1 as hack/conformance does. The committed conformance cases are the real test.
+// TestOracleExamples runs the reference harness's own example snapshots and compares with its plans
+// converted to ABI v1 as hack/conformance does. It needs the harness's source, so it runs only when asked:
+//
+//	ORACLE_TESTDATA=../shared/tools/oracle/testdata go test ./guest/statefulset -run TestOracleExamples
+//
+// The committed conformance cases (testdata/conformance) are what make test checks.
 func TestOracleExamples(t *testing.T) {
-	snaps, _ := filepath.Glob("/tmp/oracle/testdata/*.snapshot.json")
+	dir := os.Getenv("ORACLE_TESTDATA")
+	if dir == "" {
+		t.Skip("set ORACLE_TESTDATA to the reference harness's testdata directory")
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "*.snapshot.json"))
 	if len(snaps) == 0 {
-		t.Skip("no oracle examples")
+		t.Fatalf("no *.snapshot.json in ORACLE_TESTDATA=%s", dir)
 	}
 	pass := 0
 	for _, sp := range snaps {
