@@ -64,7 +64,7 @@ type APIServer struct {
 	// Hooks the kubelet and the engine use to learn about changes.
 	onPodCreated func(name string)
 	onPodDeleted func(name string) // a deletionTimestamp was set
-	notes        []string          // what happened outside the controller, for the timeline
+	notes        []WorldEvent      // what happened outside the controller, for the timeline
 }
 
 // NewAPIServer returns an empty server for namespace ns.
@@ -76,12 +76,12 @@ func NewAPIServer(ns string, clock *Clock) *APIServer {
 
 func (s *APIServer) now() string { return s.clock.Now().UTC().Format(time.RFC3339) }
 
-func (s *APIServer) note(format string, args ...any) {
-	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+func (s *APIServer) note(source, reason, kind, name, format string, args ...any) {
+	s.notes = append(s.notes, WorldEvent{Source: source, Reason: reason, Kind: kind, Name: name, Message: fmt.Sprintf(format, args...)})
 }
 
 // takeNotes returns and clears the notes gathered since the last call.
-func (s *APIServer) takeNotes() []string {
+func (s *APIServer) takeNotes() []WorldEvent {
 	n := s.notes
 	s.notes = nil
 	return n

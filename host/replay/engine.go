@@ -668,9 +668,9 @@ func (e *engine) apply(a abi.Action) error {
 
 func (e *engine) applyEvent(ev Event) {
 	api := e.api
-	note := func(format string, args ...any) { api.note("user: "+format, args...) }
+	note := func(format string, args ...any) { api.note("user", "", "", "", format, args...) }
 	if ev.Note != "" {
-		api.note("note: %s", ev.Note)
+		api.note("note", "", "", "", "%s", ev.Note)
 	}
 	switch ev.action() {
 	case "apply":

@@ -19,7 +19,7 @@ func (s *APIServer) collectGarbage() {
 		for _, n := range s.Names(kind) {
 			if orphaned(s.objs[kind][n], live) {
 				delete(s.objs[kind], n)
-				s.note("gc: deleted %s %s (owners gone)", kind, n)
+				s.note("gc", ReasonDeleted, kind, n, "deleted %s %s (owners gone)", kind, n)
 			}
 		}
 	}
@@ -31,7 +31,7 @@ func (s *APIServer) collectGarbage() {
 			if s.onPodDeleted != nil {
 				s.onPodDeleted(n)
 			}
-			s.note("gc: deleting Pod %s (owners gone)", n)
+			s.note("gc", ReasonDeleting, kindPod, n, "deleting Pod %s (owners gone)", n)
 		}
 	}
 }

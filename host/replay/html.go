@@ -40,7 +40,7 @@ func (tl *Timeline) WriteHTML(w io.Writer) error {
 		d.Revisions = []RevisionLabel{}
 	}
 	for _, st := range tl.Steps {
-		hs := htmlStep{Index: st.Index, Offset: st.Offset.String(), Trigger: st.Trigger, World: st.World,
+		hs := htmlStep{Index: st.Index, Offset: st.Offset.String(), Trigger: st.Trigger, World: worldStrings(st.World),
 			Error: st.Error, Status: st.Revisions, Pods: [][]any{}}
 		for _, a := range st.Actions {
 			hs.Actions = append(hs.Actions, a.String())

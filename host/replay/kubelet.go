@@ -241,11 +241,11 @@ func (k *kubelet) start(name, uid string, b behavior) {
 	k.api.mutatePod(name, func(p Obj) { setRunning(p, now, ready) })
 	switch {
 	case b.neverReady:
-		k.api.note("kubelet: pod %s Running, never Ready", name)
+		k.api.note("kubelet", ReasonRunning, kindPod, name, "pod %s Running, never Ready", name)
 	case ready:
-		k.api.note("kubelet: pod %s Running and Ready", name)
+		k.api.note("kubelet", ReasonReady, kindPod, name, "pod %s Running and Ready", name)
 	default:
-		k.api.note("kubelet: pod %s Running", name)
+		k.api.note("kubelet", ReasonRunning, kindPod, name, "pod %s Running", name)
 		k.timers.add(now.Add(b.ready), "kubelet ready "+name, func() { k.becomeReady(name, uid, b) })
 	}
 	if ready {
@@ -266,7 +266,7 @@ func (k *kubelet) becomeReady(name, uid string, b behavior) {
 	}
 	now := k.clock.Now()
 	k.api.mutatePod(name, func(p Obj) { setReady(p, now, true) })
-	k.api.note("kubelet: pod %s Ready", name)
+	k.api.note("kubelet", ReasonReady, kindPod, name, "pod %s Ready", name)
 	k.scheduleLoss(name, uid, b)
 }
 
@@ -280,7 +280,7 @@ func (k *kubelet) scheduleLoss(name, uid string, b behavior) {
 			return
 		}
 		k.api.mutatePod(name, func(p Obj) { setReady(p, k.clock.Now(), false) })
-		k.api.note("kubelet: pod %s lost readiness", name)
+		k.api.note("kubelet", ReasonLostReadiness, kindPod, name, "pod %s lost readiness", name)
 	})
 }
 
@@ -294,7 +294,7 @@ func (k *kubelet) finish(name, uid, phase string) {
 		return
 	}
 	setPhase(k.api, name, phase, k.clock.Now())
-	k.api.note("kubelet: pod %s %s", name, phase)
+	k.api.note("kubelet", phase, kindPod, name, "pod %s %s", name, phase)
 }
 
 func setPhase(api *APIServer, name, phase string, now time.Time) {
@@ -318,7 +318,7 @@ func (k *kubelet) podDeleted(name string) {
 	k.timers.add(k.clock.Now().Add(d), "kubelet remove "+name, func() {
 		if k.same(name, uid) != nil {
 			k.api.removePod(name)
-			k.api.note("kubelet: pod %s terminated and removed", name)
+			k.api.note("kubelet", ReasonRemoved, kindPod, name, "pod %s terminated and removed", name)
 		}
 	})
 }
@@ -378,7 +378,7 @@ func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 		if get(p, "metadata.deletionTimestamp") != nil && mayRemove(n) {
 			api.removePod(n)
 			removed(n)
-			api.note("kubelet: pod %s terminated and removed", n)
+			api.note("kubelet", ReasonRemoved, kindPod, n, "pod %s terminated and removed", n)
 		}
 	}
 	for _, n := range api.Names(kindPod) {
@@ -390,9 +390,9 @@ func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 		ready := !neverReadyAnnotated(p)
 		api.mutatePod(n, func(p Obj) { setRunning(p, now, ready) })
 		if ready {
-			api.note("kubelet: pod %s Running and Ready", n)
+			api.note("kubelet", ReasonReady, kindPod, n, "pod %s Running and Ready", n)
 		} else {
-			api.note("kubelet: pod %s Running, not Ready (%s)", n, NeverReadyAnnotation)
+			api.note("kubelet", ReasonRunning, kindPod, n, "pod %s Running, not Ready (%s)", n, NeverReadyAnnotation)
 		}
 	}
 	for _, n := range api.Names(kindClaim) {

@@ -22,7 +22,7 @@ type Preview struct {
 	Steps    []PreviewStep `json:"steps"`
 	Batches  [][]string    `json:"batches"`  // pods taken down together, in order
 	HeldBack []string      `json:"heldBack"` // pods the partition keeps at their revision
-	Warnings []string      `json:"warnings"`
+	Warnings []Warning     `json:"warnings"`
 	Outcome  Outcome       `json:"outcome"`
 	// Estimate of the rest, when a Budget ended the replay (Outcome.Result "partial").
 	Estimate  *Estimate `json:"estimate,omitempty"`
@@ -31,11 +31,28 @@ type Preview struct {
 	features  map[string]bool
 }
 
+// Warning is a known trap a preview found: Code names it for programs (the webhook decides by it), Message
+// says it to people.
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Warning codes.
+const (
+	WarnOrderedReadyBlocked          = "OrderedReadyBlocked"          // a pod not Running and Ready holds an OrderedReady set
+	WarnClaimsDeleted                = "ClaimsDeleted"                // whenScaled=Delete removes PVCs and their data
+	WarnMaxUnavailableCountsHeldBack = "MaxUnavailableCountsHeldBack" // unavailable pods below the partition use up maxUnavailable
+	WarnMaxUnavailableIgnored        = "MaxUnavailableIgnored"        // the MaxUnavailableStatefulSet gate is off
+	WarnOnDelete                     = "OnDelete"                     // the controller replaces no pod by itself
+	WarnUnfinished                   = "Unfinished"                   // the rollout does not finish
+)
+
 // PreviewStep is a sync after the edit that changed pods or claims.
 type PreviewStep struct {
-	Offset  Duration `json:"offset"`
-	Actions []string `json:"actions"`
-	World   []string `json:"world,omitempty"`
+	Offset  Duration     `json:"offset"`
+	Actions []string     `json:"actions"`
+	World   []WorldEvent `json:"world,omitempty"` // the collector's deletions, pods failing or losing readiness
 }
 
 // PreviewEdit replays `edited` (a StatefulSet manifest) applied at once to the world `base`
@@ -69,7 +86,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 		return nil, err
 	}
 	p := &Preview{Set: getStr(cur, "metadata.name"), Timeline: tl, features: base.Features, Outcome: tl.Outcome, KubeModel: tl.Model,
-		Warnings: []string{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}}
+		Warnings: []Warning{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}}
 	labels := map[string]string{}
 	for _, r := range tl.Revisions {
 		labels[r.Name] = r.Label
@@ -91,9 +108,9 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 				deleted = append(deleted, a.Name)
 			}
 		}
-		var world []string
+		var world []WorldEvent
 		for _, w := range st.World {
-			if strings.HasPrefix(w, "gc:") || strings.Contains(w, "Failed") || strings.Contains(w, "lost readiness") {
+			if w.Source == "gc" || w.Reason == "Failed" || w.Reason == ReasonLostReadiness {
 				world = append(world, w)
 			}
 		}
@@ -137,7 +154,9 @@ func settingsLine(ss Obj, features map[string]bool) string {
 
 // warn adds the known traps that apply to this edit and world.
 func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
-	w := func(format string, args ...any) { p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...)) }
+	w := func(code, format string, args ...any) {
+		p.Warnings = append(p.Warnings, Warning{Code: code, Message: fmt.Sprintf(format, args...)})
+	}
 	spec := getObj(after, "spec")
 	start, _ := getInt(spec, "ordinals.start")
 	replicas, _ := getInt(spec, "replicas")
@@ -151,7 +170,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 			}
 		}
 		if len(notReady) > 0 {
-			w("OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
+			w(WarnOrderedReadyBlocked, "OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
 				"so this edit changes nothing until then. Reverting the template does not help either (forced rollback): delete the broken pod(s) after fixing the template",
 				strings.Join(notReady, ", "), pronoun(len(notReady)))
 		}
@@ -172,7 +191,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		}
 		sort.Slice(claims, func(i, j int) bool { return naturalLess(claims[i], claims[j]) })
 		if len(claims) > 0 {
-			w("persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling %d -> %d deletes these PVCs and their data: %s",
+			w(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling %d -> %d deletes these PVCs and their data: %s",
 				oldReplicas, replicas, strings.Join(claims, ", "))
 		}
 	}
@@ -197,18 +216,18 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 			}
 		}
 		if part > 0 && len(below) > 0 {
-			w("maxUnavailable %v counts unavailable pods below the partition as well: %s (ordinal < %d, held back) already count against it, so fewer pods (or none) are updated at a time",
+			w(WarnMaxUnavailableCountsHeldBack, "maxUnavailable %v counts unavailable pods below the partition as well: %s (ordinal < %d, held back) already count against it, so fewer pods (or none) are updated at a time",
 				mu, strings.Join(below, ", "), start+part)
 		}
 		if n, ok := asInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff(tl, "MaxUnavailableStatefulSet") {
-			w("maxUnavailable %v is ignored: the MaxUnavailableStatefulSet feature gate is off, pods are updated one at a time", mu)
+			w(WarnMaxUnavailableIgnored, "maxUnavailable %v is ignored: the MaxUnavailableStatefulSet feature gate is off, pods are updated one at a time", mu)
 		}
 	}
 	if getStr(spec, "updateStrategy.type") == "OnDelete" && p.From.Name != p.To.Name {
-		w("OnDelete: no pod is replaced by the controller; each pod moves to revision %s only when you delete it", p.To.Label)
+		w(WarnOnDelete, "OnDelete: no pod is replaced by the controller; each pod moves to revision %s only when you delete it", p.To.Label)
 	}
 	if p.Outcome.Result == "stuck" || p.Outcome.Result == "limit" {
-		w("the rollout does not finish: %s", p.Outcome.Summary)
+		w(WarnUnfinished, "the rollout does not finish: %s", p.Outcome.Summary)
 	}
 	_ = edited
 }
@@ -238,7 +257,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 		b.WriteString("steps:\n")
 	}
 	for _, s := range p.Steps {
-		fmt.Fprintf(&b, "  +%-7s %s\n", s.Offset, strings.Join(append(append([]string{}, s.World...), s.Actions...), "; "))
+		fmt.Fprintf(&b, "  +%-7s %s\n", s.Offset, strings.Join(append(worldStrings(s.World), s.Actions...), "; "))
 	}
 	if len(p.Batches) > 0 {
 		var parts []string
@@ -257,7 +276,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 	if len(p.Warnings) > 0 {
 		b.WriteString("\nwarnings:\n")
 		for _, x := range p.Warnings {
-			fmt.Fprintf(&b, "  ! %s\n", x)
+			fmt.Fprintf(&b, "  ! %s\n", x.Message)
 		}
 	}
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside

@@ -55,7 +55,7 @@ type Step struct {
 	Time      string          `json:"time"`
 	Offset    Duration        `json:"offset"`
 	Trigger   []string        `json:"trigger,omitempty"` // why the controller synced
-	World     []string        `json:"world,omitempty"`   // what changed since the previous sync
+	World     []WorldEvent    `json:"world,omitempty"`   // what changed since the previous sync
 	Pods      []PodState      `json:"pods"`              // as the sync saw them
 	Actions   []ActionRecord  `json:"actions"`
 	Requeue   float64         `json:"requeueAfterSeconds,omitempty"`

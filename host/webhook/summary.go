@@ -222,8 +222,8 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	deleted := map[string]bool{}
 	for _, st := range p.Steps {
 		for _, w := range st.World {
-			if rest, ok := strings.CutPrefix(w, "gc: deleted PersistentVolumeClaim "); ok {
-				deleted[strings.Fields(rest)[0]] = true
+			if w.Source == "gc" && w.Reason == replay.ReasonDeleted && w.Kind == "PersistentVolumeClaim" {
+				deleted[w.Name] = true
 			}
 		}
 	}
@@ -254,11 +254,11 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 
 	// 5. the engine's other traps, and an unfinished rollout
 	for _, w := range p.Warnings {
-		if strings.HasPrefix(w, "OrderedReady:") || strings.HasPrefix(w, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete") ||
-			strings.HasPrefix(w, "the rollout does not finish") || strings.HasPrefix(w, "OnDelete:") {
-			continue
+		switch w.Code {
+		case replay.WarnOrderedReadyBlocked, replay.WarnClaimsDeleted, replay.WarnUnfinished, replay.WarnOnDelete:
+			continue // said above in the webhook's own words
 		}
-		add("%s", w)
+		add("%s", w.Message)
 	}
 	if (p.Outcome.Result == "stuck" || p.Outcome.Result == "limit") && s.Blocked == "" {
 		add("the rollout does not finish: %s", p.Outcome.Summary)
