@@ -6,8 +6,9 @@
 //
 // For every scenario the tick model can express, the scenario is replayed with the embedded module
 // and the tick model. Each segment (the part between two user events) starts from a world the
-// replay recorded; the oracle simulates from exactly that world for as many steps as the segment
-// has (to convergence for the last one). The result, converted to the ABI plan shape, goes to
+// replay recorded; the oracle simulates from that world for as many steps as the segment has (to
+// convergence for the last one). The first world has its objects' specs as the manifests wrote them,
+// defaulted by the oracle itself (-defaults), so the replay's defaulting is checked too. The result, converted to the ABI plan shape, goes to
 // <dir>/oracle/<scenario>.json with the sha256 of the segment's starting world.
 package main
 
@@ -80,7 +81,13 @@ func main() {
 			if last {
 				steps = replay.DefaultMaxSteps
 			}
-			cs.Steps, cs.StopReason = simulate(bin, seg.Snapshot, steps)
+			input, flags := seg.Snapshot, []string(nil)
+			if i == 0 && len(sc.Manifests) > 0 {
+				// The first world comes from the manifests: the harness defaults them itself, so a
+				// defaulting difference between the replay and the API server shows as a different plan.
+				input, flags = withManifestSpecs(seg.Snapshot, sc.Manifests), []string{"-defaults"}
+			}
+			cs.Steps, cs.StopReason = simulate(bin, input, steps, flags...)
 			if !last {
 				cs.StopReason = ""
 			}
@@ -97,7 +104,7 @@ func main() {
 }
 
 // simulate runs `oracle simulate -json -events` on a snapshot and converts its steps.
-func simulate(bin string, snapshot []byte, steps int) ([]replay.OracleStep, string) {
+func simulate(bin string, snapshot []byte, steps int, flags ...string) ([]replay.OracleStep, string) {
 	tmp, err := os.CreateTemp("", "replay-oracle-*.json")
 	if err != nil {
 		fatal("%v", err)
@@ -105,7 +112,8 @@ func simulate(bin string, snapshot []byte, steps int) ([]replay.OracleStep, stri
 	defer os.Remove(tmp.Name())
 	tmp.Write(snapshot)
 	tmp.Close()
-	cmd := exec.Command(bin, "simulate", "-json", "-events", "-steps", fmt.Sprint(steps), tmp.Name())
+	args := append([]string{"simulate", "-json", "-events", "-steps", fmt.Sprint(steps)}, flags...)
+	cmd := exec.Command(bin, append(args, tmp.Name())...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -157,6 +165,52 @@ func simulate(bin string, snapshot []byte, steps int) ([]replay.OracleStep, stri
 		res = append(res, replay.OracleStep{Now: s.Now, Pods: pods, Plan: pb})
 	}
 	return res, tl.StopReason
+}
+
+// withManifestSpecs is the replay's first world with every object's spec put back as its manifest wrote
+// it, undefaulted: the identities, statuses and times the replay made up stay (the harness needs the same
+// ones to make the same writes), the defaulting is left to the harness's own -defaults.
+func withManifestSpecs(snapshot []byte, manifests []json.RawMessage) []byte {
+	specs := map[string]json.RawMessage{}
+	for _, m := range manifests {
+		var o struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec json.RawMessage `json:"spec"`
+		}
+		if err := json.Unmarshal(m, &o); err != nil {
+			fatal("manifest: %v", err)
+		}
+		if o.Spec != nil {
+			specs[o.Kind+"/"+o.Metadata.Name] = o.Spec
+		}
+	}
+	var snap map[string]any
+	if err := json.Unmarshal(snapshot, &snap); err != nil {
+		fatal("snapshot: %v", err)
+	}
+	put := func(kind string, o any) {
+		m, _ := o.(map[string]any)
+		md, _ := m["metadata"].(map[string]any)
+		name, _ := md["name"].(string)
+		if spec, ok := specs[kind+"/"+name]; ok {
+			m["spec"] = spec
+		}
+	}
+	put("StatefulSet", snap["statefulSet"])
+	for key, kind := range map[string]string{"pods": "Pod", "claims": "PersistentVolumeClaim"} {
+		list, _ := snap[key].([]any)
+		for _, o := range list {
+			put(kind, o)
+		}
+	}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		fatal("%v", err)
+	}
+	return b
 }
 
 func fatal(format string, args ...any) {
