@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/host/webhook"
@@ -413,7 +414,7 @@ func newPluginSnapshot(o *pluginOptions) *cobra.Command {
 				ptrInt(s.Spec.Replicas), s.Spec.PodManagementPolicy, s.Spec.UpdateStrategy.Type, s.Status.CurrentRevision, s.Status.UpdateRevision)
 			fmt.Fprintf(&b, "pods (%d):\n", len(sel.Pods))
 			for _, p := range sel.Pods {
-				fmt.Fprintf(&b, "  %-24s %-10s ready=%-5v revision=%s%s\n", p.Name, p.Status.Phase, podIsReady(p), p.Labels[appsv1.ControllerRevisionHashLabelKey], terminating(p))
+				fmt.Fprintf(&b, "  %-24s %-10s ready=%-5v revision=%s%s\n", p.Name, p.Status.Phase, kube.PodReady(p), p.Labels[appsv1.ControllerRevisionHashLabelKey], terminating(p))
 			}
 			fmt.Fprintf(&b, "revisions (%d):\n", len(sel.Revisions))
 			for _, r := range sel.Revisions {
@@ -436,15 +437,6 @@ func ptrInt(p *int32) int32 {
 		return 1
 	}
 	return *p
-}
-
-func podIsReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func terminating(p *corev1.Pod) string {

@@ -35,6 +35,8 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
 // Config configures a Controller.
@@ -418,7 +420,7 @@ func (c *Controller) updatePod(logger klog.Logger, old, cur any) {
 			return
 		}
 		c.enqueue(set)
-		if !podReady(oldPod) && podReady(curPod) && set.Spec.MinReadySeconds > 0 {
+		if !kube.PodReady(oldPod) && kube.PodReady(curPod) && set.Spec.MinReadySeconds > 0 {
 			key, _ := cache.MetaNamespaceKeyFunc(set)
 			logger.V(2).Info("StatefulSet will be enqueued after minReadySeconds for availability check",
 				"statefulSet", klog.KObj(set), "minReadySeconds", set.Spec.MinReadySeconds)
@@ -431,15 +433,6 @@ func (c *Controller) updatePod(logger klog.Logger, old, cur any) {
 			c.enqueue(s)
 		}
 	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, cond := range p.Status.Conditions {
-		if cond.Type == corev1.PodReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // deleteOwned enqueues the set controlling a deleted pod, revision or claim

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
 // Objects are the raw inputs of one snapshot: the set and every object in its
@@ -127,17 +128,11 @@ func isRevisionName(name, prefix string) bool {
 	return strings.HasPrefix(name, prefix) && len(name) > len(prefix) && !strings.Contains(name[len(prefix):], "-")
 }
 
-// isOrdinalName reports whether name is prefix followed by one or more digits.
+// isOrdinalName reports whether name is prefix followed by an ordinal, as upstream parses one
+// (kube.ParentAndOrdinal): "web-3" for prefix "web-", "data-web-3" for "data-web-".
 func isOrdinalName(name, prefix string) bool {
-	if !strings.HasPrefix(name, prefix) || len(name) == len(prefix) {
-		return false
-	}
-	for _, c := range name[len(prefix):] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	parent, _, ok := kube.ParentAndOrdinal(name)
+	return ok && parent+"-" == prefix
 }
 
 // BuildSnapshot serializes selected objects (SelectObjects' output) into an ABI

@@ -2,8 +2,9 @@ package replay
 
 import (
 	"fmt"
-	"sort"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
 // Kinds the replayed world stores. The StatefulSet is kept apart: a world holds exactly one.
@@ -105,7 +106,7 @@ func (s *APIServer) Names(kind string) []string {
 	for n := range m {
 		out = append(out, n)
 	}
-	sort.Slice(out, func(i, j int) bool { return naturalLess(out[i], out[j]) })
+	kube.SortNatural(out)
 	return out
 }
 
@@ -316,42 +317,4 @@ func resourceName(kind string) string {
 		return "statefulsets.apps"
 	}
 	return kind
-}
-
-// naturalLess orders names with numeric runs compared as numbers (web-2 < web-10).
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := isDigit(a[0]), isDigit(b[0])
-		if da && db {
-			na, ra := splitDigits(a)
-			nb, rb := splitDigits(b)
-			if len(na) != len(nb) {
-				return len(na) < len(nb)
-			}
-			if na != nb {
-				return na < nb
-			}
-			a, b = ra, rb
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-func splitDigits(s string) (string, string) {
-	i := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	d := s[:i]
-	for len(d) > 1 && d[0] == '0' {
-		d = d[1:]
-	}
-	return d, s[i:]
 }

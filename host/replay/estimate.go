@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
 // Estimate is the rest of a rollout that a preview's Budget cut short, extrapolated from the part that
@@ -49,7 +51,7 @@ func pendingPods(world Obj, spec Obj, update string) int {
 		if !ok {
 			continue
 		}
-		o, ok := ordinalOf(getStr(po, "metadata.name"))
+		o, ok := kube.Ordinal(getStr(po, "metadata.name"))
 		if !ok || getStr(po, "metadata.name") != fmt.Sprintf("%s-%d", name, o) {
 			continue
 		}

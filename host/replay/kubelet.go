@@ -2,9 +2,9 @@ package replay
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
 // Kubelet models.
@@ -124,7 +124,7 @@ func (b PodBehavior) matches(p Obj) bool {
 		return false
 	}
 	if b.Ordinal != nil {
-		if o, ok := ordinalOf(name); !ok || o != *b.Ordinal {
+		if o, ok := kube.Ordinal(name); !ok || o != *b.Ordinal {
 			return false
 		}
 	}
@@ -175,16 +175,6 @@ func (c KubeletConfig) behaviorOf(p Obj) behavior {
 		}
 	}
 	return b
-}
-
-// ordinalOf parses the ordinal from a pod name "<set>-<n>".
-func ordinalOf(name string) (int, bool) {
-	i := strings.LastIndexByte(name, '-')
-	if i < 0 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(name[i+1:])
-	return n, err == nil && n >= 0
 }
 
 // kubelet moves pods through their lifecycle in virtual time.

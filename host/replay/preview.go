@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
@@ -181,7 +181,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		var claims []string
 		for _, v := range getArr(before, "claims") {
 			name := getStr(v, "metadata.name")
-			if o, ok := ordinalOf(name); ok && int64(o) >= start+replicas {
+			if o, ok := kube.Ordinal(name); ok && int64(o) >= start+replicas {
 				for _, t := range getArr(spec, "volumeClaimTemplates") {
 					if strings.HasPrefix(name, getStr(t, "metadata.name")+"-") {
 						claims = append(claims, name)
@@ -189,7 +189,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 				}
 			}
 		}
-		sort.Slice(claims, func(i, j int) bool { return naturalLess(claims[i], claims[j]) })
+		kube.SortNatural(claims)
 		if len(claims) > 0 {
 			w(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling %d -> %d deletes these PVCs and their data: %s",
 				oldReplicas, replicas, strings.Join(claims, ", "))
@@ -202,7 +202,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		var below []string
 		for _, v := range getArr(before, "pods") {
 			pod := v.(Obj)
-			o, _ := ordinalOf(getStr(pod, "metadata.name"))
+			o, _ := kube.Ordinal(getStr(pod, "metadata.name"))
 			if int64(o) < start+part && !podReady(pod) {
 				below = append(below, getStr(pod, "metadata.name"))
 			}
@@ -210,7 +210,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		if part > 0 {
 			for _, v := range getArr(final, "pods") {
 				name := getStr(v, "metadata.name")
-				if o, ok := ordinalOf(name); ok && int64(o) < start+part {
+				if o, ok := kube.Ordinal(name); ok && int64(o) < start+part {
 					p.HeldBack = append(p.HeldBack, name)
 				}
 			}

@@ -2,8 +2,6 @@ package webhook
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -50,7 +49,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 		}
 	}
 	inRange := func(pod string) bool {
-		o, ok := ordinalOf(pod, name)
+		o, ok := kube.OrdinalOf(pod, name)
 		return ok && o >= int(start) && o < int(start+replicas)
 	}
 	// What the replay did to pods.
@@ -128,7 +127,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 			}
 		}
 		if len(reused) > 0 {
-			sortNatural(reused)
+			kube.SortNatural(reused)
 			add("existing PVCs are reused with their data: %s", listNames(reused, 8))
 		}
 	default:
@@ -182,7 +181,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	// 2. the partition
 	if old != nil && rollingUpdate && partition > 0 && len(p.HeldBack) > 0 && (templateChanged || old.Status.CurrentRevision != old.Status.UpdateRevision) {
 		held := append([]string(nil), p.HeldBack...)
-		sortNatural(held)
+		kube.SortNatural(held)
 		at := p.From.Name
 		if at == "" {
 			at = "their current revision"
@@ -195,11 +194,11 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	if orderedReady && podChanges {
 		var notReady []string
 		for _, pod := range sel.Pods {
-			if pod.DeletionTimestamp == nil && !(pod.Status.Phase == corev1.PodRunning && podReady(pod)) {
+			if pod.DeletionTimestamp == nil && !(pod.Status.Phase == corev1.PodRunning && kube.PodReady(pod)) {
 				notReady = append(notReady, pod.Name)
 			}
 		}
-		sortNatural(notReady)
+		kube.SortNatural(notReady)
 		if len(notReady) > 0 && p.Outcome.Result != "complete" && p.Outcome.Result != "partitioned" {
 			first := notReady[0]
 			verb := "is"
@@ -235,7 +234,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 				beyond = append(beyond, c.Name)
 			}
 		}
-		sortNatural(beyond)
+		kube.SortNatural(beyond)
 		if policy == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
 			for _, c := range beyond {
 				deleted[c] = true
@@ -247,7 +246,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	for c := range deleted {
 		s.DeletedClaims = append(s.DeletedClaims, c)
 	}
-	sortNatural(s.DeletedClaims)
+	kube.SortNatural(s.DeletedClaims)
 	if len(s.DeletedClaims) > 0 {
 		add("whenScaled=Delete: %s deletes PVCs %s and their data", s.Change, listNames(s.DeletedClaims, 8))
 	}
@@ -283,30 +282,11 @@ func pronounIs(n int) string {
 	return "they are"
 }
 
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// ordinalOf parses <set>-<n>.
-func ordinalOf(pod, set string) (int, bool) {
-	rest, ok := strings.CutPrefix(pod, set+"-")
-	if !ok || rest == "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest)
-	return n, err == nil && n >= 0
-}
-
 // claimOrdinal parses <template>-<set>-<n> for one of the set's claim templates.
 func claimOrdinal(claim string, set *appsv1.StatefulSet) (int, bool) {
 	for _, t := range set.Spec.VolumeClaimTemplates {
 		if rest, ok := strings.CutPrefix(claim, t.Name+"-"); ok {
-			if o, ok := ordinalOf(rest, set.Name); ok {
+			if o, ok := kube.OrdinalOf(rest, set.Name); ok {
 				return o, true
 			}
 		}
@@ -329,8 +309,8 @@ func podRange(set string, from, to int32) string {
 // compactRange writes sorted pod names as set-a..set-b when they are consecutive ordinals.
 func compactRange(pods []string, set string) string {
 	if len(pods) > 2 {
-		first, ok1 := ordinalOf(pods[0], set)
-		last, ok2 := ordinalOf(pods[len(pods)-1], set)
+		first, ok1 := kube.OrdinalOf(pods[0], set)
+		last, ok2 := kube.OrdinalOf(pods[len(pods)-1], set)
 		if ok1 && ok2 && last-first == len(pods)-1 {
 			return fmt.Sprintf("%s..%s", pods[0], pods[len(pods)-1])
 		}
@@ -360,21 +340,6 @@ func listNames(names []string, max int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
-}
-
-func sortNatural(s []string) {
-	sort.Slice(s, func(i, j int) bool {
-		a, b := s[i], s[j]
-		ia, ib := strings.LastIndexByte(a, '-'), strings.LastIndexByte(b, '-')
-		if ia >= 0 && ib >= 0 && a[:ia] == b[:ib] {
-			na, ea := strconv.Atoi(a[ia+1:])
-			nb, eb := strconv.Atoi(b[ib+1:])
-			if ea == nil && eb == nil {
-				return na < nb
-			}
-		}
-		return a < b
-	})
 }
 
 // Warning limits. The API server (k8s.io/apiserver/pkg/endpoints/filters/warning.go) keeps the warnings of
