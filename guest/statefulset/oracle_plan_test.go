@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ordinal-dev/ordinal/internal/oracleplan"
 )
 
 // TestOracleExamples runs the reference harness's own example snapshots and compares with its plans
@@ -47,28 +49,10 @@ func TestOracleExamples(t *testing.T) {
 }
 
 func oracleToABI(t *testing.T, b []byte) []byte {
-	var p map[string]any
-	if err := json.Unmarshal(b, &p); err != nil {
+	t.Helper()
+	out, err := oracleplan.ToABI(b)
+	if err != nil {
 		t.Fatal(err)
 	}
-	p["abi"] = 1
-	if e, _ := p["error"].(string); e != "" {
-		p["error"] = map[string]any{"code": "SyncFailed", "message": e}
-	} else {
-		delete(p, "error")
-	}
-	evs := []any{}
-	if raw, ok := p["events"].([]any); ok {
-		for _, e := range raw {
-			s := e.(string)
-			parts := strings.SplitN(s, " ", 3)
-			for len(parts) < 3 {
-				parts = append(parts, "")
-			}
-			evs = append(evs, map[string]any{"type": parts[0], "reason": parts[1], "message": parts[2]})
-		}
-	}
-	p["events"] = evs
-	out, _ := json.Marshal(p)
 	return out
 }

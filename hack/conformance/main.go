@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/oracleplan"
 )
 
 // Case is one conformance fixture: a snapshot whose expected plan is the oracle's.
@@ -191,7 +193,7 @@ func (g *Gen) finalizeCase(out string, c *Case) {
 	if e, _ := plan["error"].(string); strings.Contains(e, "panic") {
 		fatalf("oracle reports a panic: %s", e)
 	}
-	if err := os.WriteFile(base+".plan.json", pretty(toABI(plan)), 0o644); err != nil {
+	if err := os.WriteFile(base+".plan.json", pretty(oracleplan.Convert(plan)), 0o644); err != nil {
 		fatalf("%v", err)
 	}
 }

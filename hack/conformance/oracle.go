@@ -99,27 +99,3 @@ func (o *oracleRunner) simulate(s M, steps int) (timeline M, final M) {
 	}
 	return tl, prepareSnapshot(mustDecodeObj(b))
 }
-
-// toABI converts an oracle plan to the ABI v1 plan shape (see abi/README.md).
-func toABI(p M) M {
-	out := M{"abi": num(1)}
-	actions := arr(p["actions"])
-	if actions == nil {
-		actions = []any{}
-	}
-	out["actions"] = actions
-	out["requeueAfterSeconds"] = p["requeueAfterSeconds"]
-	events := []any{}
-	for _, e := range arr(p["events"]) {
-		parts := strings.SplitN(e.(string), " ", 3)
-		for len(parts) < 3 {
-			parts = append(parts, "")
-		}
-		events = append(events, M{"type": parts[0], "reason": parts[1], "message": parts[2]})
-	}
-	out["events"] = events
-	if msg, _ := p["error"].(string); msg != "" {
-		out["error"] = M{"code": "SyncFailed", "message": msg}
-	}
-	return out
-}

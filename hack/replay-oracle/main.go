@@ -28,6 +28,8 @@ import (
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+
+	"github.com/ordinal-dev/ordinal/internal/oracleplan"
 )
 
 func main() {
@@ -124,12 +126,7 @@ func simulate(bin string, snapshot []byte, steps int, flags ...string) ([]replay
 			Step int                `json:"step"`
 			Now  string             `json:"now"`
 			Pods []replay.OraclePod `json:"pods"`
-			Plan struct {
-				Actions             []json.RawMessage `json:"actions"`
-				RequeueAfterSeconds float64           `json:"requeueAfterSeconds"`
-				Error               string            `json:"error"`
-				Events              []string          `json:"events"`
-			} `json:"plan"`
+			Plan json.RawMessage    `json:"plan"`
 		} `json:"steps"`
 		StopReason string `json:"stopReason"`
 	}
@@ -138,26 +135,10 @@ func simulate(bin string, snapshot []byte, steps int, flags ...string) ([]replay
 	}
 	var res []replay.OracleStep
 	for _, s := range tl.Steps {
-		// The ABI v1 plan shape (as hack/conformance converts): events as objects, error as SyncFailed.
-		plan := map[string]any{"abi": 1, "requeueAfterSeconds": s.Plan.RequeueAfterSeconds}
-		actions := s.Plan.Actions
-		if actions == nil {
-			actions = []json.RawMessage{}
+		pb, err := oracleplan.ToABI(s.Plan)
+		if err != nil {
+			fatal("%v", err)
 		}
-		plan["actions"] = actions
-		events := []any{}
-		for _, e := range s.Plan.Events {
-			p := strings.SplitN(e, " ", 3)
-			for len(p) < 3 {
-				p = append(p, "")
-			}
-			events = append(events, map[string]string{"type": p[0], "reason": p[1], "message": p[2]})
-		}
-		plan["events"] = events
-		if s.Plan.Error != "" {
-			plan["error"] = map[string]string{"code": "SyncFailed", "message": s.Plan.Error}
-		}
-		pb, _ := json.Marshal(plan)
 		pods := s.Pods
 		if pods == nil {
 			pods = []replay.OraclePod{}
