@@ -132,25 +132,11 @@ func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates st
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	snap, sel, err := liveSnapshot(ctx, c, ns, name, features)
+	snap, sel, err := controller.LiveSnapshot(ctx, c, ns, name, time.Now(), features)
 	if err != nil {
 		return nil, controller.Objects{}, withCode(ExitUsage, err)
 	}
 	return snap, sel, nil
-}
-
-// liveSnapshot builds the controller's snapshot of a live set (the code `ordinal snapshot` runs).
-func liveSnapshot(ctx context.Context, c kubernetes.Interface, ns, name string, features map[string]bool) (*controller.Snapshot, controller.Objects, error) {
-	objs, err := controller.LiveObjects(ctx, c, ns, name)
-	if err != nil {
-		return nil, controller.Objects{}, err
-	}
-	sel, err := controller.SelectObjects(objs)
-	if err != nil {
-		return nil, controller.Objects{}, err
-	}
-	snap, err := controller.BuildSnapshot(sel, controller.StatefulSetTarget, time.Now(), features)
-	return snap, sel, err
 }
 
 func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) error) error {

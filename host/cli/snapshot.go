@@ -57,15 +57,7 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			objs, err := controller.LiveObjects(ctx, client, ns, name)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			sel, err := controller.SelectObjects(objs)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			snap, err := controller.BuildSnapshot(sel, controller.StatefulSetTarget, time.Now(), features)
+			snap, _, err := controller.LiveSnapshot(ctx, client, ns, name, time.Now(), features)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}

@@ -279,9 +279,30 @@ func (c *EncodeCache) sizeHint() int {
 	return c.size + c.size/8
 }
 
+// SnapshotOf selects a set's objects among candidates (SelectObjects) and builds its snapshot
+// (BuildSnapshot): the chain every snapshot outside the controller's sync goes through, whether the
+// candidates come from live calls (LiveSnapshot) or from informer caches (the webhook).
+func SnapshotOf(cands Objects, now time.Time, features map[string]bool) (*Snapshot, Objects, error) {
+	sel, err := SelectObjects(cands)
+	if err != nil {
+		return nil, Objects{}, err
+	}
+	snap, err := BuildSnapshot(sel, StatefulSetTarget, now, features)
+	return snap, sel, err
+}
+
+// LiveSnapshot is the snapshot of a set as the API server has it right now, from uncached calls
+// (`ordinal snapshot`, the kubectl plugin).
+func LiveSnapshot(ctx context.Context, client kubernetes.Interface, ns, name string, now time.Time, features map[string]bool) (*Snapshot, Objects, error) {
+	objs, err := LiveObjects(ctx, client, ns, name)
+	if err != nil {
+		return nil, Objects{}, err
+	}
+	return SnapshotOf(objs, now, features)
+}
+
 // LiveObjects GETs the set and Lists its namespace's pods, ControllerRevisions
-// and claims from the API server (uncached; `ordinal snapshot`). Feed the result
-// to SelectObjects and BuildSnapshot, as the controller does with its caches.
+// and claims from the API server (uncached).
 func LiveObjects(ctx context.Context, client kubernetes.Interface, ns, name string) (Objects, error) {
 	set, err := client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {

@@ -454,11 +454,7 @@ func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
 	}
 	objs := in.Objects
 	objs.Set = base
-	sel, err := controller.SelectObjects(objs)
-	if err != nil {
-		return nil, err
-	}
-	snap, err := controller.BuildSnapshot(sel, controller.StatefulSetTarget, in.Now, in.Features)
+	snap, sel, err := controller.SnapshotOf(objs, in.Now, in.Features)
 	if err != nil {
 		return nil, err
 	}
