@@ -20,8 +20,9 @@
 //     only the claim's owner references, and only those that point at this set or its pods;
 //   - status (status.go): updateStatus only of this set.
 //
-// Check is a pure function of the snapshot and the plan, so the controller, the replay engine and the
-// admission webhook can share it.
+// Check is a pure function of the snapshot and the plan, and every path runs it: the controller before
+// it writes, the replay engine (and so `ordinal replay`, `ordinal preview` and the admission webhook)
+// before it carries a plan out in its world, where a refusal stops the replay as a failed module.
 package firewall
 
 import (

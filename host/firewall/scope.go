@@ -115,6 +115,26 @@ func ScopeFromObjects(set *appsv1.StatefulSet, pods []*corev1.Pod, revisions []*
 	return s, nil
 }
 
+// NewScope starts the scope of a set whose objects the caller adds with Add: for worlds that hold the
+// objects already decoded in a form of their own (the replay's), so nothing is decoded twice.
+func NewScope(set *appsv1.StatefulSet) (*Scope, error) { return newScope(set) }
+
+// Add records one object of the snapshot by its kind (Pod, ControllerRevision, PersistentVolumeClaim);
+// raw is a claim exactly as the snapshot carries it (nil for other kinds).
+func (s *Scope) Add(kind, name, ns string, uid types.UID, lbls map[string]string, refs []metav1.OwnerReference, raw json.RawMessage) error {
+	switch kind {
+	case abi.KindPod:
+		s.add(s.Pods, name, ns, uid, lbls, refs, nil)
+	case abi.KindControllerRevision:
+		s.add(s.Revisions, name, ns, uid, lbls, refs, nil)
+	case abi.KindPersistentVolumeClaim:
+		s.add(s.Claims, name, ns, uid, lbls, refs, raw)
+	default:
+		return fmt.Errorf("firewall: a snapshot holds no %s", kind)
+	}
+	return nil
+}
+
 func newScope(set *appsv1.StatefulSet) (*Scope, error) {
 	if set.Name == "" || set.UID == "" {
 		return nil, fmt.Errorf("firewall: statefulSet has no name or uid")

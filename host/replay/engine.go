@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
 
@@ -540,6 +541,14 @@ func (e *engine) sync() (syncResult, error) {
 	}
 	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
 		return res, &RejectedError{Step: len(e.tl.Steps), Plan: plan.Error}
+	}
+	// The same fence as the controller's: a plan that writes outside its set is not carried out.
+	scope, err := e.scope()
+	if err != nil {
+		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
+	}
+	if err := firewall.Check(scope, plan); err != nil {
+		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
 	}
 	now := e.clock.Now()
 	step := Step{

@@ -1,0 +1,62 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/host/firewall"
+)
+
+// scope is the firewall's view of the world the module was just given, read from the world's own
+// objects rather than by decoding the snapshot bytes again (which would cost as much as the sync).
+// Claims carry their bytes as the snapshot does: the same encoder writes both. (What the firewall reads
+// of a pod or revision is its metadata: name, namespace, uid, labels, owner references.)
+func (e *engine) scope() (*firewall.Scope, error) {
+	var set appsv1.StatefulSet
+	if err := json.Unmarshal(mustJSON(e.api.set), &set); err != nil {
+		return nil, fmt.Errorf("firewall: statefulSet: %w", err)
+	}
+	s, err := firewall.NewScope(&set)
+	if err != nil {
+		return nil, err
+	}
+	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
+		for _, n := range e.api.Names(kind) {
+			o := e.api.objs[kind][n]
+			md := getObj(o, "metadata")
+			var labels map[string]string
+			if l := getObj(md, "labels"); l != nil {
+				labels = make(map[string]string, len(l))
+				for k, v := range l {
+					labels[k], _ = v.(string)
+				}
+			}
+			var refs []metav1.OwnerReference
+			for _, r := range getArr(md, "ownerReferences") {
+				ref := metav1.OwnerReference{APIVersion: getStr(r, "apiVersion"), Kind: getStr(r, "kind"),
+					Name: getStr(r, "name"), UID: types.UID(getStr(r, "uid"))}
+				if c, ok := get(r, "controller").(bool); ok {
+					ref.Controller = &c
+				}
+				if b, ok := get(r, "blockOwnerDeletion").(bool); ok {
+					ref.BlockOwnerDeletion = &b
+				}
+				refs = append(refs, ref)
+			}
+			var raw json.RawMessage
+			if kind == kindClaim {
+				if raw, err = e.enc.append(nil, o); err != nil {
+					return nil, err
+				}
+			}
+			if err := s.Add(kind, n, getStr(md, "namespace"), types.UID(getStr(md, "uid")), labels, refs, raw); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s, nil
+}

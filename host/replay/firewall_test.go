@@ -1,0 +1,52 @@
+package replay
+
+import (
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/host/firewall"
+)
+
+// The firewall's scope the replay builds from its world is the one decoding the snapshot bytes gives.
+func TestScopeFromWorldEqualsScopeFromSnapshot(t *testing.T) {
+	for _, f := range []string{
+		"../../testdata/conformance/large/parallel-10-vct2-delete-delete-to-4.snapshot.json",
+		"../../examples/web-fresh.snapshot.json",
+	} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := ScenarioFromSnapshot(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &engine{sc: sc, start: sc.start()}
+		e.clock = NewClock(e.start)
+		if err := e.initWorld(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.scope()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := firewall.ScopeFromSnapshot(e.snapshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Pods)+len(got.Claims)+len(got.Revisions) == 0 && f != "../../examples/web-fresh.snapshot.json" {
+			t.Fatalf("%s: empty scope", f)
+		}
+		for name, pair := range map[string][2]any{
+			"set":       {[]any{got.APIVersion, got.Kind, got.Namespace, got.Name, got.UID, got.Deleting, got.Start, got.Replicas, got.ClaimTemplates}, []any{want.APIVersion, want.Kind, want.Namespace, want.Name, want.UID, want.Deleting, want.Start, want.Replicas, want.ClaimTemplates}},
+			"pods":      {got.Pods, want.Pods},
+			"revisions": {got.Revisions, want.Revisions},
+			"claims":    {got.Claims, want.Claims},
+		} {
+			if !reflect.DeepEqual(pair[0], pair[1]) {
+				t.Errorf("%s: %s differ:\n world    %+v\n snapshot %+v", f, name, pair[0], pair[1])
+			}
+		}
+	}
+}
