@@ -18,7 +18,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
-	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // Objects are the raw inputs of one snapshot: the set and every object in its
@@ -129,10 +129,10 @@ func isRevisionName(name, prefix string) bool {
 }
 
 // isOrdinalName reports whether name is prefix followed by an ordinal, as upstream parses one
-// (kube.ParentAndOrdinal): "web-3" for prefix "web-", "data-web-3" for "data-web-".
+// (internal/ordinal): "web-3" for prefix "web-", "data-web-3" for "data-web-".
 func isOrdinalName(name, prefix string) bool {
-	parent, _, ok := kube.ParentAndOrdinal(name)
-	return ok && parent+"-" == prefix
+	parent, n := ordinal.Parse(name)
+	return n >= 0 && parent+"-" == prefix
 }
 
 // BuildSnapshot serializes selected objects (SelectObjects' output) into an ABI

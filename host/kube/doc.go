@@ -1,4 +1,5 @@
-// Package kube holds the things the API server or the upstream controller define, once, for every part of
-// the host: a pod's readiness, a StatefulSet pod's ordinal, the order names are listed in. (Defaulting and
-// validation of the replay's generic objects live with them in host/replay.)
+// Package kube holds what the API server defines, once, for every part of the host: a pod's readiness and
+// the natural order the replay's in-memory API server lists names in. (A member's ordinal is
+// internal/ordinal's, shared with the module; defaulting and validation of the replay's generic objects
+// live with them in host/replay.)
 package kube

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // Estimate is the rest of a rollout that a preview's Budget cut short, extrapolated from the part that
@@ -51,7 +51,7 @@ func pendingPods(world Obj, spec Obj, update string) int {
 		if !ok {
 			continue
 		}
-		o, ok := kube.Ordinal(getStr(po, "metadata.name"))
+		o, ok := ordinal.Ordinal(getStr(po, "metadata.name"))
 		if !ok || getStr(po, "metadata.name") != fmt.Sprintf("%s-%d", name, o) {
 			continue
 		}

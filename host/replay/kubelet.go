@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // Kubelet models.
@@ -124,7 +124,7 @@ func (b PodBehavior) matches(p Obj) bool {
 		return false
 	}
 	if b.Ordinal != nil {
-		if o, ok := kube.Ordinal(name); !ok || o != *b.Ordinal {
+		if o, ok := ordinal.Ordinal(name); !ok || o != *b.Ordinal {
 			return false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
@@ -181,7 +182,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		var claims []string
 		for _, v := range getArr(before, "claims") {
 			name := getStr(v, "metadata.name")
-			if o, ok := kube.Ordinal(name); ok && int64(o) >= start+replicas {
+			if o, ok := ordinal.Ordinal(name); ok && int64(o) >= start+replicas {
 				for _, t := range getArr(spec, "volumeClaimTemplates") {
 					if strings.HasPrefix(name, getStr(t, "metadata.name")+"-") {
 						claims = append(claims, name)
@@ -202,7 +203,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		var below []string
 		for _, v := range getArr(before, "pods") {
 			pod := v.(Obj)
-			o, _ := kube.Ordinal(getStr(pod, "metadata.name"))
+			o, _ := ordinal.Ordinal(getStr(pod, "metadata.name"))
 			if int64(o) < start+part && !podReady(pod) {
 				below = append(below, getStr(pod, "metadata.name"))
 			}
@@ -210,7 +211,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		if part > 0 {
 			for _, v := range getArr(final, "pods") {
 				name := getStr(v, "metadata.name")
-				if o, ok := kube.Ordinal(name); ok && int64(o) < start+part {
+				if o, ok := ordinal.Ordinal(name); ok && int64(o) < start+part {
 					p.HeldBack = append(p.HeldBack, name)
 				}
 			}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
@@ -115,7 +115,7 @@ func (e *engine) podStates() []PodState {
 	for _, n := range e.api.Names(kindPod) {
 		p := e.api.objs[kindPod][n]
 		name := getStr(p, "metadata.name")
-		ord, _ := kube.Ordinal(name)
+		ord, _ := ordinal.Ordinal(name)
 		rev := getStr(p, "metadata.labels.controller-revision-hash")
 		out = append(out, PodState{
 			Name: name, Ordinal: ord, Revision: rev, Label: e.label(rev),
@@ -233,7 +233,7 @@ func (e *engine) finish() {
 	present := map[int]bool{}
 	for _, n := range e.api.Names(kindPod) {
 		p := e.api.objs[kindPod][n]
-		ord, _ := kube.Ordinal(n)
+		ord, _ := ordinal.Ordinal(n)
 		present[ord] = true
 		if !podReady(p) || get(p, "metadata.deletionTimestamp") != nil {
 			notReady = append(notReady, fmt.Sprintf("%s (%s, %s)", n, e.label(getStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))

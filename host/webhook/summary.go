@@ -13,6 +13,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
@@ -49,7 +50,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 		}
 	}
 	inRange := func(pod string) bool {
-		o, ok := kube.OrdinalOf(pod, name)
+		o, ok := ordinal.Of(pod, name)
 		return ok && o >= int(start) && o < int(start+replicas)
 	}
 	// What the replay did to pods.
@@ -127,7 +128,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 			}
 		}
 		if len(reused) > 0 {
-			kube.SortNatural(reused)
+			ordinal.Sort(reused)
 			add("existing PVCs are reused with their data: %s", listNames(reused, 8))
 		}
 	default:
@@ -181,7 +182,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	// 2. the partition
 	if old != nil && rollingUpdate && partition > 0 && len(p.HeldBack) > 0 && (templateChanged || old.Status.CurrentRevision != old.Status.UpdateRevision) {
 		held := append([]string(nil), p.HeldBack...)
-		kube.SortNatural(held)
+		ordinal.Sort(held)
 		at := p.From.Name
 		if at == "" {
 			at = "their current revision"
@@ -198,7 +199,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 				notReady = append(notReady, pod.Name)
 			}
 		}
-		kube.SortNatural(notReady)
+		ordinal.Sort(notReady)
 		if len(notReady) > 0 && p.Outcome.Result != "complete" && p.Outcome.Result != "partitioned" {
 			first := notReady[0]
 			verb := "is"
@@ -234,7 +235,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 				beyond = append(beyond, c.Name)
 			}
 		}
-		kube.SortNatural(beyond)
+		ordinal.Sort(beyond)
 		if policy == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
 			for _, c := range beyond {
 				deleted[c] = true
@@ -246,7 +247,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	for c := range deleted {
 		s.DeletedClaims = append(s.DeletedClaims, c)
 	}
-	kube.SortNatural(s.DeletedClaims)
+	ordinal.Sort(s.DeletedClaims)
 	if len(s.DeletedClaims) > 0 {
 		add("whenScaled=Delete: %s deletes PVCs %s and their data", s.Change, listNames(s.DeletedClaims, 8))
 	}
@@ -286,7 +287,7 @@ func pronounIs(n int) string {
 func claimOrdinal(claim string, set *appsv1.StatefulSet) (int, bool) {
 	for _, t := range set.Spec.VolumeClaimTemplates {
 		if rest, ok := strings.CutPrefix(claim, t.Name+"-"); ok {
-			if o, ok := kube.OrdinalOf(rest, set.Name); ok {
+			if o, ok := ordinal.Of(rest, set.Name); ok {
 				return o, true
 			}
 		}
@@ -309,8 +310,8 @@ func podRange(set string, from, to int32) string {
 // compactRange writes sorted pod names as set-a..set-b when they are consecutive ordinals.
 func compactRange(pods []string, set string) string {
 	if len(pods) > 2 {
-		first, ok1 := kube.OrdinalOf(pods[0], set)
-		last, ok2 := kube.OrdinalOf(pods[len(pods)-1], set)
+		first, ok1 := ordinal.Of(pods[0], set)
+		last, ok2 := ordinal.Of(pods[len(pods)-1], set)
 		if ok1 && ok2 && last-first == len(pods)-1 {
 			return fmt.Sprintf("%s..%s", pods[0], pods[len(pods)-1])
 		}

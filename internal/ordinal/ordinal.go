@@ -4,7 +4,10 @@
 // uses it to judge the guest's plans, so the two can never disagree about a name.
 package ordinal
 
-import "strconv"
+import (
+	"sort"
+	"strconv"
+)
 
 // Parse splits a name "<parent>-<ordinal>". An ordinal that does not fit an int32 is -1 while the parent
 // still counts (upstream adopts such a pod and then deletes it as out of range); a name without the
@@ -50,4 +53,21 @@ func Less(a, b string) bool {
 		return pa < pb
 	}
 	return a < b
+}
+
+// Of is name's ordinal as a member of parent; ok is false for a name that is not one of its members.
+func Of(name, parent string) (int, bool) {
+	p, n := Parse(name)
+	return int(n), n >= 0 && p == parent
+}
+
+// Ordinal is the ordinal of a member name, whatever its parent; ok is false where upstream reads -1.
+func Ordinal(name string) (int, bool) {
+	_, n := Parse(name)
+	return int(n), n >= 0
+}
+
+// Sort sorts names in Less order.
+func Sort(names []string) {
+	sort.Slice(names, func(i, j int) bool { return Less(names[i], names[j]) })
 }

@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,28 @@ func TestParseMatchesRegexp(t *testing.T) {
 func TestNaturalLess(t *testing.T) {
 	if !Less("web-2", "web-10") || Less("web-10", "web-2") || !Less("data-web-0", "logs-web-0") {
 		t.Error("natural order")
+	}
+}
+
+func TestOfOrdinalSort(t *testing.T) {
+	for _, c := range []struct {
+		name, parent string
+		ord          int
+		ok           bool
+	}{
+		{"web-3", "web", 3, true}, {"webx-3", "web", 3, false}, {"data-web-2", "data-web", 2, true},
+		{"web-x", "web", -1, false}, {"web-+1", "web", -1, false}, {"web-2147483648", "web", -1, false},
+	} {
+		if o, ok := Of(c.name, c.parent); o != c.ord || ok != c.ok {
+			t.Errorf("Of(%q, %q) = %d, %v; want %d, %v", c.name, c.parent, o, ok, c.ord, c.ok)
+		}
+		if o, ok := Ordinal(c.name); ok != (c.ord >= 0) || ok && o != c.ord {
+			t.Errorf("Ordinal(%q) = %d, %v", c.name, o, ok)
+		}
+	}
+	names := []string{"web-10", "web-2", "data-web-1", "web-1", "web-0"}
+	Sort(names)
+	if got := strings.Join(names, " "); got != "data-web-1 web-0 web-1 web-2 web-10" {
+		t.Errorf("Sort: %s", got)
 	}
 }
