@@ -9,7 +9,9 @@ import (
 )
 
 // TestDifferentialOracle compares Reconcile with the oracle (the real v1.37.1 controller) on
-// random snapshots. It runs only when ORACLE names the oracle binary; DIFF_N sets the count.
+// random snapshots. It runs only when ORACLE names the oracle binary; DIFF_N sets the count and
+// DIFF_SEED the first seed, so DIFF_SEED=123 DIFF_N=1 re-runs one failing seed. To look at one
+// snapshot by hand, `ordinal reconcile -f` and `oracle plan -events` take the same file.
 func TestDifferentialOracle(t *testing.T) {
 	oracle := os.Getenv("ORACLE")
 	if oracle == "" {
