@@ -49,6 +49,13 @@ type Config struct {
 	// so how many calls run concurrently; further calls wait. Each instance can
 	// hold up to MemoryLimitPages of memory. Default GOMAXPROCS.
 	MaxInstances int
+
+	// WorkBudget bounds each direct-path call by work as well as by time: the number of function
+	// entries and loop iterations it may run (default 2^31-1, seconds of a tight loop, far more than a
+	// 5000-pod reconcile needs). Guest machine code cannot be preempted by the Go runtime, so while a
+	// guest loops, a stop-the-world garbage collection waits for it and no timer can fire to interrupt
+	// it; the budget ends such a call on its own (as ErrTimeout), and the process with it.
+	WorkBudget uint32
 }
 
 const (
@@ -56,6 +63,7 @@ const (
 	defaultMemoryLimitPages  = 4096
 	defaultRecycleAbovePages = 256
 	defaultTimeout           = 30 * time.Second
+	defaultWorkBudget        = 1<<31 - 1
 	maxMemoryPages           = 65536
 )
 
@@ -86,6 +94,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = defaultTimeout
+	}
+	if c.WorkBudget == 0 || c.WorkBudget > defaultWorkBudget {
+		c.WorkBudget = defaultWorkBudget
 	}
 	if c.MaxInstances <= 0 {
 		c.MaxInstances = runtime.GOMAXPROCS(0)

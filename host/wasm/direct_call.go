@@ -25,21 +25,39 @@ type directInstance struct {
 	calls                       int
 }
 
-// guard runs one export call with ctx's end and the module's Close wired to the interrupt flag. An
-// interrupted call's error is the context's, so it classifies as a timeout or cancellation.
+// guard runs one export call with its work budget set and ctx's end and the module's Close wired to
+// zero it. An interrupted call's error is the context's, so it classifies as a timeout or
+// cancellation; a call that spent its budget is a budgetSpentError (a timeout too).
 func (m *Module) guard(ctx context.Context, flag api.MutableGlobal, interrupted *bool, call func() error) error {
-	stop := func() { flag.Set(1) }
+	flag.Set(uint64(m.cfg.WorkBudget))
+	stop := func() { flag.Set(0) }
 	stopCall, stopClose := context.AfterFunc(ctx, stop), context.AfterFunc(m.life, stop)
 	err := call()
 	firedCall, firedClose := !stopCall(), !stopClose()
-	if firedCall || firedClose {
+	switch {
+	case firedCall || firedClose:
 		*interrupted = true
 		if err != nil && ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
+	case err != nil && uint32(flag.Get()) == 0:
+		*interrupted = true
+		err = &budgetSpentError{budget: m.cfg.WorkBudget, err: err}
 	}
 	return err
 }
+
+// budgetSpentError: the call ran through Config.WorkBudget.
+type budgetSpentError struct {
+	budget uint32
+	err    error
+}
+
+func (e *budgetSpentError) Error() string {
+	return fmt.Sprintf("exceeded its work budget of %d function entries and loop iterations (the bound that holds when the timeout cannot fire)", e.budget)
+}
+
+func (e *budgetSpentError) Unwrap() error { return e.err }
 
 func (m *Module) newDirectInstance(ctx context.Context) (*directInstance, error) {
 	ctx, cancel := m.callContext(ctx)

@@ -96,9 +96,12 @@ func classify(ctx context.Context, op, path string, err error, output string) *E
 	e := &Error{Op: op, Path: path, Err: err, Output: strings.TrimSpace(output)}
 	var stub *stubCalledError
 	var exit *sys.ExitError
+	var budget *budgetSpentError
 	switch {
 	case errors.As(err, &stub):
 		e.Kind, e.Msg = ErrTrap, stub.Error()
+	case errors.As(err, &budget):
+		e.Kind, e.Msg = ErrTimeout, budget.Error()
 	// Only the call's context says a call timed out or was canceled: a guest can exit with any code,
 	// wazero's own "deadline exceeded" code included (proc_exit(0xefffffff) once read as a timeout).
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) &&

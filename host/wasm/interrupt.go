@@ -5,15 +5,21 @@ import (
 	"fmt"
 )
 
-// interruptExport names the global instrumentInterrupts adds: a mutable i32 the host sets to 1 to stop
-// a running call. The name is not a valid Go or C identifier, so no toolchain exports it by chance.
+// interruptExport names the global instrumentInterrupts adds: a mutable i32 holding the call's
+// remaining work budget. The host sets it to Config.WorkBudget before a call and to 0 to stop the call;
+// the guest counts it down at every check and traps at 0. The name is not a valid Go or C identifier,
+// so no toolchain exports it by chance.
 const interruptExport = "ordinal.interrupt"
 
-// interruptCheck is `global.get $interrupt; if; unreachable; end` (the global's index is spliced in).
+// interruptCheck is `global.get $g; i32.eqz; if; unreachable; end; global.get $g; i32.const 1; i32.sub;
+// global.set $g` (the global's index spliced in): stop when the host zeroed the budget or it ran out.
+// A host's zero can be lost to the guest's own write-back; the budget still ends the call.
 func interruptCheck(global uint32) []byte {
-	b := []byte{0x23}
+	b := appendU32([]byte{0x23}, global)
+	b = append(b, 0x45, 0x04, 0x40, 0x00, 0x0b, 0x23)
 	b = appendU32(b, global)
-	return append(b, 0x04, 0x40, 0x00, 0x0b)
+	b = append(b, 0x41, 0x01, 0x6b, 0x24)
+	return appendU32(b, global)
 }
 
 // instrumentInterrupts returns bin with a check of a new exported global at every function entry and
