@@ -6,7 +6,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
 )
 
 // appendJSON appends v encoded exactly as json.Marshal encodes it (sorted keys, HTML-safe escaping,
@@ -27,7 +28,7 @@ func (e *jsonEncoder) append(b []byte, v any) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendString(b, x), nil
+		return jsonv.AppendString(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case json.Number:
@@ -62,7 +63,7 @@ func (e *jsonEncoder) append(b []byte, v any) ([]byte, error) {
 				b = append(b, ',')
 			}
 			k := e.keys[i]
-			b = appendString(b, k)
+			b = jsonv.AppendString(b, k)
 			b = append(b, ':')
 			if b, err = e.append(b, x[k]); err != nil {
 				break
@@ -94,76 +95,13 @@ func (e *jsonEncoder) append(b []byte, v any) ([]byte, error) {
 	return append(b, enc...), err
 }
 
-// appendFloat is encoding/json's float64 encoder.
+// appendFloat is encoding/json's float64 encoder, which refuses infinities and NaN (jsonv's, shared with
+// the guest, writes them as null).
 func appendFloat(b []byte, f float64) ([]byte, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return b, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
 	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' { // clean up e-09 to e-9
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, nil
-}
-
-// appendString is encoding/json's string encoder with HTML escaping (json.Marshal's default).
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return jsonv.AppendFloat(b, f), nil
 }
 
 // isNumber reports whether s is a valid JSON number (what json.Number must hold to be encoded).
