@@ -14,34 +14,49 @@ import (
 // The host's defaulting gives what the real kube-apiserver v1.37.1 stored for every manifest of the corpus
 // in testdata/apiserver-defaults (its answers to server-side dry-run creates, made by `make
 // apiserver-defaults`), less what its admission plugins add (withoutAdmission).
-func TestDefaultingMatchesRealAPIServer(t *testing.T) {
+// apiServerFixture is one file of testdata/apiserver-defaults: a manifest and kube-apiserver's answer.
+type apiServerFixture struct {
+	Name, Kind    string
+	Input, Answer Obj
+}
+
+// apiServerFixtures reads the whole corpus.
+func apiServerFixtures(t *testing.T) []apiServerFixture {
+	t.Helper()
 	files, _ := filepath.Glob("../../testdata/apiserver-defaults/*.json")
 	if len(files) < 200 {
 		t.Fatalf("%d fixtures in testdata/apiserver-defaults, want the corpus of at least 200", len(files))
 	}
+	var out []apiServerFixture
 	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		t.Run(name, func(t *testing.T) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var fx struct {
-				Kind   string
-				Input  json.RawMessage
-				Answer json.RawMessage
-			}
-			if err := json.Unmarshal(b, &fx); err != nil {
-				t.Fatal(err)
-			}
-			in, err := decodeObj(fx.Input)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := decodeObj(fx.Answer)
-			if err != nil {
-				t.Fatal(err)
-			}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx struct {
+			Kind          string
+			Input, Answer json.RawMessage
+		}
+		if err := json.Unmarshal(b, &fx); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		in, err := decodeObj(fx.Input)
+		if err != nil {
+			t.Fatalf("%s: input: %v", f, err)
+		}
+		answer, err := decodeObj(fx.Answer)
+		if err != nil {
+			t.Fatalf("%s: answer: %v", f, err)
+		}
+		out = append(out, apiServerFixture{strings.TrimSuffix(filepath.Base(f), ".json"), fx.Kind, in, answer})
+	}
+	return out
+}
+
+func TestDefaultingMatchesRealAPIServer(t *testing.T) {
+	for _, fx := range apiServerFixtures(t) {
+		t.Run(fx.Name, func(t *testing.T) {
+			in, want := fx.Input, fx.Answer
 			// Through the in-memory API server's create, as replays and previews make objects.
 			api := NewAPIServer(getStr(in, "metadata.namespace"), NewClock(time.Unix(0, 0)))
 			if err := api.Create(fx.Kind, cloneObj(in)); err != nil {

@@ -1,9 +1,6 @@
 package replay
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/internal/jsoncmp"
@@ -12,26 +9,8 @@ import (
 // A defaulted object is a fixed point, as API-server defaulting is: defaulting what kube-apiserver
 // stored changes nothing, for every answer of the corpus.
 func TestDefaultingIsIdempotent(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/apiserver-defaults/*.json")
-	if len(files) == 0 {
-		t.Fatal("no fixtures")
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fx struct {
-			Kind   string
-			Answer json.RawMessage
-		}
-		if err := json.Unmarshal(b, &fx); err != nil {
-			t.Fatal(err)
-		}
-		o, err := decodeObj(fx.Answer)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, fx := range apiServerFixtures(t) {
+		o := fx.Answer
 		before := mustJSON(o)
 		switch fx.Kind {
 		case kindSet:
@@ -42,7 +21,7 @@ func TestDefaultingIsIdempotent(t *testing.T) {
 			DefaultClaim(o, getStr(o, "metadata.namespace"))
 		}
 		if d := jsoncmp.Diff(before, mustJSON(o)); d != "" {
-			t.Errorf("%s: %s", filepath.Base(f), d)
+			t.Errorf("%s: %s", fx.Name, d)
 		}
 	}
 }

@@ -22,11 +22,7 @@ func TestScopeFromWorldEqualsScopeFromSnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &engine{sc: sc, start: sc.start()}
-		e.clock = NewClock(e.start)
-		if err := e.initWorld(); err != nil {
-			t.Fatal(err)
-		}
+		e := initialWorld(t, sc)
 		got, err := e.scope()
 		if err != nil {
 			t.Fatal(err)

@@ -32,11 +32,7 @@ manifests:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &engine{sc: sc, start: sc.start()}
-	e.clock = NewClock(e.start)
-	if err := e.initWorld(); err != nil {
-		t.Fatal(err)
-	}
+	e := initialWorld(t, sc)
 	set := e.api.Get(kindSet, "web")
 	for path, want := range map[string]string{
 		"metadata.uid": "0b5e1c1e-0000-4000-8000-000000000001", "metadata.resourceVersion": "8812",
@@ -63,16 +59,22 @@ manifests:
 		delete(md, k)
 	}
 	sc.Manifests[0] = []byte(mustJSON(m))
-	e = &engine{sc: sc, start: sc.start()}
-	e.clock = NewClock(e.start)
-	if err := e.initWorld(); err != nil {
-		t.Fatal(err)
-	}
-	set = e.api.Get(kindSet, "web")
+	set = initialWorld(t, sc).api.Get(kindSet, "web")
 	if getStr(set, "metadata.uid") == "" || getStr(set, "metadata.resourceVersion") != "1000" || getStr(set, "metadata.creationTimestamp") == "" {
 		t.Errorf("made-up metadata missing: %v", getObj(set, "metadata"))
 	}
 	if g, _ := getInt(set, "metadata.generation"); g != 1 {
 		t.Errorf("made-up generation %d, want 1", g)
 	}
+}
+
+// initialWorld is an engine holding the scenario's initial world, as Run builds it before the first sync.
+func initialWorld(t *testing.T, sc *Scenario) *engine {
+	t.Helper()
+	e := &engine{sc: sc, start: sc.start()}
+	e.clock = NewClock(e.start)
+	if err := e.initWorld(); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
