@@ -3,8 +3,6 @@ package replay
 import (
 	"fmt"
 	"time"
-
-	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
 // Kinds the replayed world stores. The StatefulSet is kept apart: a world holds exactly one.
@@ -106,7 +104,7 @@ func (s *APIServer) Names(kind string) []string {
 	for n := range m {
 		out = append(out, n)
 	}
-	kube.SortNatural(out)
+	sortNatural(out)
 	return out
 }
 

@@ -112,8 +112,7 @@ func DefaultClaim(claim Obj, namespace string) {
 
 func defaultClaimSpec(spec Obj) {
 	setDefault(spec, "volumeMode", "Filesystem")
-	canonicalQuantities(getObj(spec, "resources.requests"))
-	canonicalQuantities(getObj(spec, "resources.limits"))
+	canonicalResources(getObj(spec, "resources"))
 	// apiGroup is a pointer without omitempty; dataSourceRef mirrors dataSource (AnyVolumeDataSource).
 	if ds := getObj(spec, "dataSource"); ds != nil {
 		setDefault(ds, "apiGroup", nil)
@@ -148,8 +147,7 @@ func defaultPodSpec(spec Obj) {
 	setDefault(spec, "dnsPolicy", "ClusterFirst")
 	setDefault(spec, "securityContext", Obj{})
 	setDefault(spec, "schedulerName", "default-scheduler")
-	canonicalQuantities(getObj(spec, "resources.requests"))
-	canonicalQuantities(getObj(spec, "resources.limits"))
+	canonicalResources(getObj(spec, "resources"))
 	canonicalQuantities(getObj(spec, "overhead"))
 	// The deprecated serviceAccount field is an alias: conversion fills serviceAccountName from it when
 	// that is empty, and writes serviceAccountName back into it.
@@ -245,8 +243,7 @@ func defaultContainer(c Obj) {
 		}
 	}
 	setDefault(c, "resources", Obj{})
-	canonicalQuantities(getObj(c, "resources.requests"))
-	canonicalQuantities(getObj(c, "resources.limits"))
+	canonicalResources(getObj(c, "resources"))
 	for _, key := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
 		if p := getObj(c, key); p != nil {
 			setDefault(p, "timeoutSeconds", num(1))
@@ -291,4 +288,14 @@ func defaultPullPolicy(image string) string {
 		return "Always"
 	}
 	return "IfNotPresent"
+}
+
+// hasVolumeSource reports whether a volume names a source: any field but the name that is not null.
+func hasVolumeSource(v Obj) bool {
+	for k, x := range v {
+		if k != "name" && x != nil {
+			return true
+		}
+	}
+	return false
 }

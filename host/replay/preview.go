@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -190,7 +189,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 				}
 			}
 		}
-		kube.SortNatural(claims)
+		sortNatural(claims)
 		if len(claims) > 0 {
 			w(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling %d -> %d deletes these PVCs and their data: %s",
 				oldReplicas, replicas, strings.Join(claims, ", "))

@@ -32,12 +32,9 @@ func canonicalQuantities(list Obj) {
 	}
 }
 
-// hasVolumeSource reports whether a volume names a source: any field but the name that is not null.
-func hasVolumeSource(v Obj) bool {
-	for k, x := range v {
-		if k != "name" && x != nil {
-			return true
-		}
-	}
-	return false
+// canonicalResources canonicalises the requests and limits of a resources object (a container's, a
+// pod's, a claim's).
+func canonicalResources(resources Obj) {
+	canonicalQuantities(getObj(resources, "requests"))
+	canonicalQuantities(getObj(resources, "limits"))
 }

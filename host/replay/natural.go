@@ -1,9 +1,9 @@
-package kube
+package replay
 
 import "sort"
 
-// NaturalLess orders names with runs of digits compared as numbers, so web-2 comes before web-10.
-func NaturalLess(a, b string) bool {
+// naturalLess orders names with runs of digits compared as numbers, so web-2 comes before web-10.
+func naturalLess(a, b string) bool {
 	for a != "" && b != "" {
 		if isDigit(a[0]) && isDigit(b[0]) {
 			na, ra := splitDigits(a)
@@ -43,7 +43,7 @@ func trimZeros(s string) string {
 	return s
 }
 
-// SortNatural sorts names in NaturalLess order.
-func SortNatural(names []string) {
-	sort.Slice(names, func(i, j int) bool { return NaturalLess(names[i], names[j]) })
+// sortNatural sorts names in naturalLess order: the order the in-memory API server lists them in.
+func sortNatural(names []string) {
+	sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
 }
