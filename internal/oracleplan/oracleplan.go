@@ -24,19 +24,9 @@ func Convert(p map[string]any) map[string]any {
 		actions = []any{}
 	}
 	out["actions"] = actions
-	events := []any{}
-	raw, _ := p["events"].([]any)
-	for _, e := range raw {
-		s, _ := e.(string)
-		parts := strings.SplitN(s, " ", 3)
-		for len(parts) < 3 {
-			parts = append(parts, "")
-		}
-		events = append(events, map[string]any{"type": parts[0], "reason": parts[1], "message": parts[2]})
-	}
-	out["events"] = events
-	if msg, _ := p["error"].(string); msg != "" {
-		out["error"] = map[string]any{"code": "SyncFailed", "message": msg}
+	out["events"] = abiEvents(p["events"])
+	if e := abiError(p["error"]); e != nil {
+		out["error"] = e
 	}
 	return out
 }
@@ -47,20 +37,22 @@ func ToABI(plan []byte) ([]byte, error) {
 	var p struct {
 		Actions             json.RawMessage `json:"actions"`
 		RequeueAfterSeconds json.RawMessage `json:"requeueAfterSeconds"`
-		Events              []any           `json:"events"`
+		Events              any             `json:"events"`
 		Error               any             `json:"error"`
 	}
 	if err := json.Unmarshal(plan, &p); err != nil {
 		return nil, fmt.Errorf("oracle plan: %w", err)
 	}
-	c := Convert(map[string]any{"events": p.Events, "error": p.Error})
 	out := struct {
 		ABI     int             `json:"abi"`
 		Actions json.RawMessage `json:"actions"`
 		Error   any             `json:"error,omitempty"`
 		Events  any             `json:"events"`
 		Requeue json.RawMessage `json:"requeueAfterSeconds"`
-	}{ABI: 1, Actions: p.Actions, Error: c["error"], Events: c["events"], Requeue: p.RequeueAfterSeconds}
+	}{ABI: 1, Actions: p.Actions, Events: abiEvents(p.Events), Requeue: p.RequeueAfterSeconds}
+	if e := abiError(p.Error); e != nil {
+		out.Error = e
+	}
 	if len(out.Actions) == 0 || string(out.Actions) == "null" {
 		out.Actions = json.RawMessage("[]")
 	}
@@ -68,4 +60,27 @@ func ToABI(plan []byte) ([]byte, error) {
 		out.Requeue = json.RawMessage("0")
 	}
 	return json.Marshal(out)
+}
+
+// abiEvents turns the harness's "Type Reason Message" strings into ABI event objects ([] when none).
+func abiEvents(v any) []any {
+	raw, _ := v.([]any)
+	events := []any{}
+	for _, e := range raw {
+		s, _ := e.(string)
+		parts := strings.SplitN(s, " ", 3)
+		for len(parts) < 3 {
+			parts = append(parts, "")
+		}
+		events = append(events, map[string]any{"type": parts[0], "reason": parts[1], "message": parts[2]})
+	}
+	return events
+}
+
+// abiError is the ABI error of a harness's sync error string: SyncFailed, or nil when the sync succeeded.
+func abiError(v any) map[string]any {
+	if msg, _ := v.(string); msg != "" {
+		return map[string]any{"code": "SyncFailed", "message": msg}
+	}
+	return nil
 }
