@@ -1054,6 +1054,27 @@ func waitCanaryGone(t *testing.T, ctx context.Context, ns, name string) {
 	}
 }
 
+// kwokCaughtUp is the positive signal for "kwok left these pods alone" (a never-ready pod stays not Ready):
+// it creates a plain pod in ns after the pods in question reached the state being checked, waits until
+// kwok has made it Running and Ready, and deletes it. kwok (v0.8, scripts/localk8s/kwok) reads every pod
+// event through one watch, in resourceVersion order, and matches each to a stage on one goroutine in that
+// order, queueing the matched stage (the stages that set a pod's phase and readiness have no delay). The
+// probe's events all come after the other pods' current states, so once kwok has played the probe's stage
+// it has matched those states too, and queued, ahead of the probe's, any stage that would change them:
+// what a test sees after this is what kwok made of them, however slow the machine.
+func kwokCaughtUp(t *testing.T, ctx context.Context, ns string) {
+	t.Helper()
+	name := fmt.Sprintf("kwok-probe-%04d", rand.IntN(10000))
+	pods := cfg.kc.CoreV1().Pods(ns)
+	if _, err := pods.Create(ctx, simplePod(name, nil), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create kwok probe pod: %v", err)
+	}
+	waitPod(t, ctx, ns, name, "kwok probe Running and Ready", 2*time.Minute, podReady)
+	if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete kwok probe pod: %v", err)
+	}
+}
+
 // samePods checks with a consistent list from the API server that each named pod still has the uid it had
 // in before and is not terminating. Called once the controller has written the status of the sync that
 // observed a change: every write of that sync came before its status, so a pod that sync deleted or

@@ -188,8 +188,21 @@ func TestParallelPodManagement(t *testing.T) {
 	waitSet(t, ctx, ns, "par", "status replicas=4 ready=0", time.Minute, func(s *appsv1.StatefulSet) bool {
 		return s.Status.ObservedGeneration >= s.Generation && s.Status.Replicas == 4 && s.Status.ReadyReplicas == 0
 	})
+	// The premise (these pods stay not Ready), checked once kwok has dealt with their Running state rather
+	// than as far as it had got by the time of the status; with a consistent list, not the tracker's watch,
+	// which may be behind the probe's.
+	kwokCaughtUp(t, ctx, ns)
 	if r := tr.stepsOf(stepReady, 0); len(r) != 0 {
 		t.Fatalf("never-ready pods became ready: %v", r)
+	}
+	if l, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=par"}); err != nil {
+		t.Fatal(err)
+	} else {
+		for i := range l.Items {
+			if podReady(&l.Items[i]) {
+				t.Fatalf("never-ready pod %s became ready", l.Items[i].Name)
+			}
+		}
 	}
 
 	mark := tr.mark()
