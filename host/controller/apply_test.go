@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -48,7 +48,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-func newTestApplier(t testing.TB, api *fakeAPI) (*applier, map[schema.GroupResource]string) {
+func newTestWriter(t testing.TB, api *fakeAPI) (*restWriter, map[schema.GroupResource]string) {
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget) // no client-side rate limit
@@ -57,19 +57,19 @@ func newTestApplier(t testing.TB, api *fakeAPI) (*applier, map[schema.GroupResou
 	}
 	wrote := map[schema.GroupResource]string{}
 	setJSON := []byte(`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"ns","uid":"set-uid","resourceVersion":"7"},"spec":{"replicas":3},"status":{"replicas":1}}`)
-	a := &applier{
-		rest: rc, target: StatefulSetTarget,
-		snap: &Snapshot{SetJSON: setJSON, UIDs: map[objectKey]types.UID{{"Pod", "web-2"}: "pod2-uid"}},
-		set:  types.NamespacedName{Namespace: "ns", Name: "web"}, setUID: "set-uid",
-		wrote:   func(gr schema.GroupResource, rv string) { wrote[gr] = rv },
-		recheck: func(context.Context) error { return nil },
+	w := &restWriter{
+		rest: rc, target: StatefulSetTarget, snap: &Snapshot{SetJSON: setJSON}, ns: "ns",
+		wrote:    func(gr schema.GroupResource, rv string) { wrote[gr] = rv },
+		canAdopt: func(context.Context) error { return nil },
 	}
-	return a, wrote
+	return w, wrote
 }
 
-func TestApplyMapsActionsToRequests(t *testing.T) {
+// The rules of applying a plan (order, expected and ignorable errors, the adoption re-check) are
+// host/plan's, tested there; this is how the controller's writer turns each action into a request.
+func TestRESTWriterMapsActionsToRequests(t *testing.T) {
 	api := &fakeAPI{}
-	a, wrote := newTestApplier(t, api)
+	w, wrote := newTestWriter(t, api)
 	podJSON := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"ns"},"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	actions := []abi.Action{
 		{Verb: "create", Kind: "ControllerRevision", Namespace: "ns", Name: "web-abc", Object: json.RawMessage(`{"metadata":{"name":"web-abc"},"data":{"b":1,"a":2},"revision":1}`)},
@@ -81,9 +81,14 @@ func TestApplyMapsActionsToRequests(t *testing.T) {
 		{Verb: "delete", Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "data-web-9"},
 		{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "ns", Name: "web", Object: json.RawMessage(`{"status":{"replicas":3,"readyReplicas":2}}`)},
 	}
-	n, err := a.apply(context.Background(), actions, nil)
-	if err != nil || n != len(actions) {
-		t.Fatalf("apply: n=%d err=%v", n, err)
+	for i := range actions {
+		pre := types.UID("")
+		if i == 4 {
+			pre = "pod2-uid"
+		}
+		if err := w.Write(context.Background(), &actions[i], pre); err != nil {
+			t.Fatalf("action %d: %v", i, err)
+		}
 	}
 	want := []recorded{
 		{"POST", "/apis/apps/v1/namespaces/ns/controllerrevisions", "application/json", string(actions[0].Object)},
@@ -106,12 +111,12 @@ func TestApplyMapsActionsToRequests(t *testing.T) {
 			t.Errorf("request %d body:\n got %s\nwant %s", i, g.Body, w.Body)
 		}
 	}
-	// Delete of a snapshot object: uid precondition; of an unknown object: none.
+	// A delete with a precondition sends it; one without sends none.
 	if !strings.Contains(api.reqs[4].Body, `"preconditions":{"uid":"pod2-uid"}`) {
 		t.Errorf("delete body lacks the uid precondition: %s", api.reqs[4].Body)
 	}
 	if strings.Contains(api.reqs[5].Body, "preconditions") {
-		t.Errorf("delete of an object not in the snapshot has a precondition: %s", api.reqs[5].Body)
+		t.Errorf("delete without a precondition sends one: %s", api.reqs[5].Body)
 	}
 	// updateStatus: the snapshot's set (with its resourceVersion) and the plan's status.
 	var st map[string]any
@@ -127,70 +132,28 @@ func TestApplyMapsActionsToRequests(t *testing.T) {
 	}
 }
 
-func TestApplyStopsAtFirstFailure(t *testing.T) {
-	api := &fakeAPI{failures: map[string]int{"POST /api/v1/namespaces/ns/pods": 500}}
-	a, _ := newTestApplier(t, api)
-	var outcomes []error
-	actions := []abi.Action{
-		{Verb: "create", Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "data-web-0", Object: json.RawMessage(`{}`)},
-		{Verb: "create", Kind: "Pod", Namespace: "ns", Name: "web-0", Object: json.RawMessage(`{}`)},
-		{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "ns", Name: "web", Object: json.RawMessage(`{"status":{}}`)},
-	}
-	n, err := a.apply(context.Background(), actions, func(_ int, err error) { outcomes = append(outcomes, err) })
-	var ae *applyError
-	if !errors.As(err, &ae) || ae.Index != 1 || n != 2 {
-		t.Fatalf("n=%d err=%v", n, err)
-	}
-	if len(api.reqs) != 2 || len(outcomes) != 2 || outcomes[0] != nil || outcomes[1] == nil {
-		t.Fatalf("requests %d outcomes %v", len(api.reqs), outcomes)
-	}
-}
-
-func TestApplyExpectedErrorsAndIgnorablePatches(t *testing.T) {
+// The API server's failures reach the applier as client-go's API errors, which is what host/plan's
+// rules read.
+func TestRESTWriterReturnsAPIErrors(t *testing.T) {
 	api := &fakeAPI{failures: map[string]int{
-		"POST /api/v1/namespaces/ns/pods":          409, // predicted AlreadyExists
-		"PATCH /api/v1/namespaces/ns/pods/gone":    404, // vanished before release: ignored
-		"PATCH /api/v1/namespaces/ns/pods/changed": 422, // release precondition failed: ignored
+		"POST /api/v1/namespaces/ns/pods":       409,
+		"PATCH /api/v1/namespaces/ns/pods/gone": 404,
+		"PUT /api/v1/namespaces/ns/pods/bad":    422,
 	}}
-	a, _ := newTestApplier(t, api)
-	actions := []abi.Action{
-		{Verb: "create", Kind: "Pod", Namespace: "ns", Name: "web-0", Object: json.RawMessage(`{}`), Error: "AlreadyExists"},
-		{Verb: "patch", Kind: "Pod", Namespace: "ns", Name: "gone", Patch: json.RawMessage(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"s"}]}}`)},
-		{Verb: "patch", Kind: "Pod", Namespace: "ns", Name: "changed", Patch: json.RawMessage(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"s"}]}}`)},
-		{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "ns", Name: "web", Object: json.RawMessage(`{"status":{}}`)},
+	w, wrote := newTestWriter(t, api)
+	for _, tc := range []struct {
+		a  abi.Action
+		is func(error) bool
+	}{
+		{abi.Action{Verb: "create", Kind: "Pod", Namespace: "ns", Name: "web-0", Object: json.RawMessage(`{}`)}, apierrors.IsAlreadyExists},
+		{abi.Action{Verb: "patch", Kind: "Pod", Namespace: "ns", Name: "gone", Patch: json.RawMessage(`{}`)}, apierrors.IsNotFound},
+		{abi.Action{Verb: "update", Kind: "Pod", Namespace: "ns", Name: "bad", Object: json.RawMessage(`{}`)}, apierrors.IsInvalid},
+	} {
+		if err := w.Write(context.Background(), &tc.a, ""); !tc.is(err) {
+			t.Errorf("%s %s: err=%v", tc.a.Verb, tc.a.Name, err)
+		}
 	}
-	if n, err := a.apply(context.Background(), actions, nil); err != nil || n != 4 {
-		t.Fatalf("n=%d err=%v", n, err)
-	}
-	// A predicted failure that does not happen means the snapshot was stale: stop.
-	api2 := &fakeAPI{}
-	a2, _ := newTestApplier(t, api2)
-	if _, err := a2.apply(context.Background(), actions[:1], nil); err == nil {
-		t.Fatal("want an error when a predicted rejection does not happen")
-	}
-}
-
-func TestApplyAdoptionRecheck(t *testing.T) {
-	adopt := abi.Action{Verb: "patch", Kind: "Pod", Namespace: "ns", Name: "web-0", PatchType: "application/strategic-merge-patch+json",
-		Patch: json.RawMessage(`{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","blockOwnerDeletion":true,"controller":true,"kind":"StatefulSet","name":"web","uid":"set-uid"}],"uid":"p0"}}`)}
-	release := abi.Action{Verb: "patch", Kind: "Pod", Namespace: "ns", Name: "web-9", Patch: json.RawMessage(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"set-uid"}],"uid":"p9"}}`)}
-	if !isAdoptionPatch(adopt.Patch) || isAdoptionPatch(release.Patch) {
-		t.Fatal("isAdoptionPatch")
-	}
-	api := &fakeAPI{}
-	a, _ := newTestApplier(t, api)
-	calls := 0
-	a.recheck = func(context.Context) error { calls++; return nil }
-	second := adopt
-	second.Name = "web-1"
-	if _, err := a.apply(context.Background(), []abi.Action{release, adopt, second}, nil); err != nil || calls != 1 {
-		t.Fatalf("err=%v recheck calls=%d (want 1: once per sync, before the first adoption)", err, calls)
-	}
-	api2 := &fakeAPI{}
-	b, _ := newTestApplier(t, api2)
-	b.recheck = func(context.Context) error { return errors.New("set is being deleted") }
-	n, err := b.apply(context.Background(), []abi.Action{release, adopt}, nil)
-	if !errors.Is(err, errAdoptionRefused) || n != 1 || len(api2.reqs) != 1 {
-		t.Fatalf("n=%d reqs=%d err=%v: a refused adoption issues no patch and stops", n, len(api2.reqs), err)
+	if len(wrote) != 0 {
+		t.Errorf("failed writes recorded resourceVersions: %v", wrote)
 	}
 }

@@ -12,12 +12,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
@@ -83,8 +82,8 @@ func FuzzSyncPipeline(f *testing.F) {
 		if err != nil {
 			return
 		}
-		c := &Controller{target: StatefulSetTarget}
-		if c.checkPlan(snap, p) != nil {
+		scope, err := snap.scope()
+		if err != nil {
 			return
 		}
 
@@ -95,13 +94,17 @@ func FuzzSyncPipeline(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := &applier{
-			rest: rc, target: StatefulSetTarget, snap: snap,
-			set: types.NamespacedName{Namespace: objs.Set.Namespace, Name: objs.Set.Name}, setUID: objs.Set.UID,
-			wrote:   func(schema.GroupResource, string) {},
-			recheck: func(context.Context) error { return nil },
+		w := &restWriter{
+			rest: rc, target: StatefulSetTarget, snap: snap, ns: objs.Set.Namespace,
+			canAdopt: func(context.Context) error { return nil },
 		}
-		_, _ = a.apply(context.Background(), p.Actions, nil)
+		var refused *firewall.RefusedError
+		if _, err := hostplan.Apply(context.Background(), scope, p, w, nil); errors.As(err, &refused) {
+			if len(api.reqs) != 0 {
+				t.Fatalf("the firewall refused the plan after %d requests", len(api.reqs))
+			}
+			return
+		}
 
 		if len(api.reqs) > len(p.Actions) {
 			t.Fatalf("%d requests for %d actions", len(api.reqs), len(p.Actions))
@@ -130,8 +133,8 @@ func FuzzSyncPipeline(f *testing.F) {
 				t.Fatalf("%s %s: resource %q", r.Method, r.Path, resource)
 			}
 			if r.Method == "DELETE" {
-				kind := map[string]string{"pods": "Pod", "controllerrevisions": "ControllerRevision"}[resource]
-				if uid := snap.UIDs[objectKey{kind, name}]; uid == "" || !strings.Contains(r.Body, string(uid)) {
+				obj := map[string]map[string]*firewall.Object{"pods": scope.Pods, "controllerrevisions": scope.Revisions, "persistentvolumeclaims": scope.Claims}[resource][name]
+				if obj == nil || obj.UID == "" || !strings.Contains(r.Body, string(obj.UID)) {
 					t.Fatalf("DELETE %s without the UID precondition of the object the plan was made from", r.Path)
 				}
 			}

@@ -36,16 +36,12 @@ type Snapshot struct {
 	JSON []byte
 	// SetJSON is the set exactly as it went into the snapshot (the body for updateStatus).
 	SetJSON json.RawMessage
-	// UIDs of the objects in the snapshot by kind and name: the delete preconditions.
-	UIDs map[objectKey]types.UID
 	// Counts, for logs.
 	Pods, Revisions, Claims int
 	// Scope is what the action firewall knows of the snapshot, built from the same typed objects (nil:
 	// the firewall decodes JSON).
 	Scope *firewall.Scope
 }
-
-type objectKey struct{ kind, name string }
 
 // SelectObjects keeps, of everything in the set's namespace, the objects the
 // module can act on or must know about, as upstream's sync sees them:
@@ -148,7 +144,7 @@ func BuildSnapshot(o Objects, target Target, now time.Time, features map[string]
 }
 
 func buildSnapshot(o Objects, target Target, now time.Time, features map[string]bool, cache *EncodeCache) (*Snapshot, error) {
-	s := &Snapshot{UIDs: map[objectKey]types.UID{}}
+	s := &Snapshot{}
 	set := *o.Set
 	set.TypeMeta = metav1.TypeMeta{APIVersion: target.APIVersion(), Kind: target.Kind}
 	set.ManagedFields = nil // upstream's informers drop them (see trimManagedFields); so does every snapshot
@@ -157,7 +153,6 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 		return nil, fmt.Errorf("encoding %s %s/%s: %w", target.Kind, set.Namespace, set.Name, err)
 	}
 	s.SetJSON = setJSON
-	s.UIDs[objectKey{target.Kind, set.Name}] = set.UID
 
 	// The snapshot is written as json.Marshal(abi.Snapshot) would write it (field order, omitempty),
 	// without encoding_json re-scanning every object's bytes.
@@ -185,7 +180,6 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 			}
 			b = append(b, enc...)
 			raws[i] = enc
-			s.UIDs[objectKey{kind, meta.GetName()}] = meta.GetUID()
 		}
 		b = append(b, ']')
 		return raws, nil

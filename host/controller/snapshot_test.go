@@ -143,9 +143,10 @@ func TestBuildSnapshot(t *testing.T) {
 	if snap.Features[abi.GateMaxUnavailableStatefulSet] {
 		t.Errorf("features not passed")
 	}
-	if s.UIDs[objectKey{"Pod", "web-0"}] != "uid-web-0" || s.UIDs[objectKey{"ControllerRevision", "web-abc"}] != "rev-uid" ||
-		s.UIDs[objectKey{"StatefulSet", "web"}] != "set-uid" || s.UIDs[objectKey{"PersistentVolumeClaim", "data-web-0"}] != "pvc-uid" {
-		t.Errorf("UIDs: %v", s.UIDs)
+	// The scope (the firewall's view, and the delete preconditions) holds every object's uid.
+	if sc, err := s.scope(); err != nil || sc.Pods["web-0"].UID != "uid-web-0" || sc.Revisions["web-abc"].UID != "rev-uid" ||
+		sc.UID != "set-uid" || sc.Claims["data-web-0"].UID != "pvc-uid" {
+		t.Errorf("scope: %+v %v", sc, err)
 	}
 	if set.APIVersion != "" || o.Pods[0].Kind != "" {
 		t.Errorf("BuildSnapshot mutated its input (cache objects are shared)")

@@ -130,52 +130,52 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, fmt.Errorf("reconcile module rejected the snapshot: %w", plan.Error)
 	}
 
-	// The action firewall: the module is not trusted, so every action is checked
-	// against the snapshot before anything is written; one action out of bounds
-	// refuses the whole plan.
-	if err := c.checkPlan(snap, plan); err != nil {
+	// The action firewall (inside the applier): the module is not trusted, so every action is checked
+	// against the snapshot before anything is written; one action out of bounds refuses the whole plan.
+	scope, err := snap.scope()
+	if err != nil {
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
-		var re *firewall.RefusedError
-		if errors.As(err, &re) {
-			c.metrics.planRefusals.WithLabelValues(string(re.Rules()[0])).Inc()
-			c.recorder.Event(set, corev1.EventTypeWarning, EventPlanRefused, truncate(fmt.Sprintf("Module %s %s (%s): %s",
-				moduleInfo.Describe.Module, moduleInfo.Describe.ModuleVersion, moduleInfo.Digest, err), 1000))
-		}
 		return 0, err
 	}
-
 	events := matchEvents(plan)
-	a := &applier{
-		rest: c.rest, target: c.target, snap: snap, set: nn, setUID: set.UID,
-		wrote:   func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
-		recheck: func(ctx context.Context) error { return c.recheckSet(ctx, set) },
-		issued: func(act *abi.Action, err error) {
-			r := "ok"
-			if err != nil {
-				r = "error"
-			}
-			c.metrics.actions.WithLabelValues(act.Verb, act.Kind, r).Inc()
-		},
+	w := &restWriter{
+		rest: c.rest, target: c.target, snap: snap, ns: ns,
+		wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
+		canAdopt: func(ctx context.Context) error { return c.recheckSet(ctx, set) },
 	}
-	done, applyErr := a.apply(ctx, plan.Actions, func(i int, err error) {
-		if err == nil {
-			for _, ev := range events.byAction[i] {
+	_, applyErr := hostplan.Apply(ctx, scope, plan, w, func(r hostplan.Result) {
+		outcome := "ok"
+		if r.Err != nil {
+			outcome = "error"
+		}
+		c.metrics.actions.WithLabelValues(r.Action.Verb, r.Action.Kind, outcome).Inc()
+		if r.Outcome != hostplan.Failed {
+			for _, ev := range events.byAction[r.Index] {
 				c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
 			}
 			return
 		}
-		if errors.Is(err, errAdoptionRefused) {
-			return
+		if r.Err == nil {
+			return // a predicted rejection that did not come: the snapshot was stale, upstream records nothing
 		}
-		if ev, ok := failureEvent(set.Name, plan.Actions[i], err); ok {
+		if ev, ok := failureEvent(set.Name, *r.Action, r.Err); ok {
 			c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
 		}
 	})
-	if applyErr != nil {
+	var refused *firewall.RefusedError
+	switch {
+	case errors.As(applyErr, &refused):
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
+		c.metrics.planRefusals.WithLabelValues(string(refused.Rules()[0])).Inc()
+		c.recorder.Event(set, corev1.EventTypeWarning, EventPlanRefused, truncate(fmt.Sprintf("Module %s %s (%s): %s",
+			moduleInfo.Describe.Module, moduleInfo.Describe.ModuleVersion, moduleInfo.Digest, applyErr), 1000))
+		return 0, applyErr
+	case applyErr != nil:
 		result = resultError
 		stage := stageApply
-		if errors.Is(applyErr, errAdoptionRefused) {
+		if errors.Is(applyErr, hostplan.ErrAdoptionRefused) {
 			stage = stageAdoption
 		}
 		c.metrics.errors.WithLabelValues(stage).Inc()
@@ -244,15 +244,14 @@ func (c *Controller) Snapshot(namespace, name string, now time.Time) (*Snapshot,
 // EventPlanRefused is the warning recorded on a set when the action firewall refuses its plan.
 const EventPlanRefused = "PlanRefused"
 
-// checkPlan runs the action firewall over the plan, against the snapshot the
-// module was given.
-func (c *Controller) checkPlan(snap *Snapshot, plan *abi.Plan) error {
-	scope := snap.Scope
-	if scope == nil {
-		var err error
-		if scope, err = firewall.ScopeFromSnapshot(snap.JSON); err != nil {
-			return fmt.Errorf("action firewall: %w", err)
-		}
+// scope is what the action firewall knows of the snapshot: built with it, or decoded from its JSON.
+func (s *Snapshot) scope() (*firewall.Scope, error) {
+	if s.Scope != nil {
+		return s.Scope, nil
 	}
-	return firewall.Check(scope, plan)
+	scope, err := firewall.ScopeFromSnapshot(s.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("action firewall: %w", err)
+	}
+	return scope, nil
 }

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/firewall"
@@ -137,10 +136,9 @@ func BenchmarkSyncStages(b *testing.B) {
 		}
 	})
 	b.Run("apply", func(b *testing.B) {
-		a, _ := newTestApplier(b, &fakeAPI{})
-		a.snap.UIDs = map[objectKey]types.UID{{"Pod", "web-999"}: "uid-web-999"}
+		w, _ := newTestWriter(b, &fakeAPI{})
 		for b.Loop() {
-			if _, err := a.apply(ctx, plan.Actions, func(int, error) {}); err != nil {
+			if _, err := hostplan.Apply(ctx, snap.Scope, plan, w, func(hostplan.Result) {}); err != nil {
 				b.Fatal(err)
 			}
 		}

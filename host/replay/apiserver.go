@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Kinds the replayed world stores. The StatefulSet is kept apart: a world holds exactly one.
@@ -20,6 +22,14 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string { return e.Reason + ": " + e.Message }
+
+// Status makes the error an apierrors.APIStatus, so the applier (host/plan) reads the in-memory API
+// server's answers with the same rules as a real one's.
+func (e *APIError) Status() metav1.Status {
+	return metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReason(e.Reason), Code: statusCodes[e.Reason], Message: e.Message}
+}
+
+var statusCodes = map[string]int32{"AlreadyExists": 409, "Conflict": 409, "NotFound": 404, "Invalid": 422}
 
 func apiErr(reason, format string, args ...any) *APIError {
 	return &APIError{Reason: reason, Message: fmt.Sprintf(format, args...)}
@@ -227,13 +237,20 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	return nil
 }
 
-// UpdateStatus writes the status subresource of the set: only .status changes.
-func (s *APIServer) UpdateStatus(name string, status any) error {
+// UpdateStatus is a PUT of the set to its status subresource: only .status changes; a resourceVersion
+// in obj is a precondition (Conflict when stale), as for Update.
+func (s *APIServer) UpdateStatus(obj Obj) error {
+	name := getStr(obj, "metadata.name")
 	if s.set == nil || getStr(s.set, "metadata.name") != name {
 		return apiErr("NotFound", "statefulsets.apps %q not found", name)
 	}
-	s.set["status"] = cloneJSON(status)
-	s.bump(s.set)
+	if rv := getStr(obj, "metadata.resourceVersion"); rv != "" && rv != getStr(s.set, "metadata.resourceVersion") {
+		return apiErr("Conflict", "Operation cannot be fulfilled on statefulsets.apps %q: the object has been modified; please apply your changes to the latest version and try again", name)
+	}
+	o := cloneObj(s.set)
+	o["status"] = cloneJSON(obj["status"])
+	s.bump(o)
+	s.set = o
 	return nil
 }
 
@@ -254,10 +271,14 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 
 // Delete removes an object. Pods are deleted gracefully: they get a deletionTimestamp and grace
 // period and stay until the kubelet reports them gone; deleting a terminating pod changes nothing.
-func (s *APIServer) Delete(kind, name string) error {
+// A uid, when not empty, is a precondition (Conflict when the object has another).
+func (s *APIServer) Delete(kind, name, uid string) error {
 	old := s.Get(kind, name)
 	if old == nil {
 		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
+	}
+	if have := getStr(old, "metadata.uid"); uid != "" && uid != have {
+		return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, have)
 	}
 	switch kind {
 	case kindSet:

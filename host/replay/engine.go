@@ -542,13 +542,10 @@ func (e *engine) sync() (syncResult, error) {
 	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
 		return res, &RejectedError{Step: len(e.tl.Steps), Plan: plan.Error}
 	}
-	// The same fence as the controller's: a plan that writes outside its set is not carried out.
+	// The controller's applier, firewall included: a plan that writes outside its set is not carried out.
 	scope, err := e.scope()
 	if err != nil {
 		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
-	}
-	if err := firewall.Check(scope, plan); err != nil {
-		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
 	}
 	now := e.clock.Now()
 	step := Step{
@@ -564,24 +561,40 @@ func (e *engine) sync() (syncResult, error) {
 	}
 	e.triggers = nil
 	e.labelRevisions()
-	aborted := false
-	for _, a := range plan.Actions {
-		rec := e.describe(a)
+	step.Actions = make([]ActionRecord, len(plan.Actions))
+	for i, a := range plan.Actions {
+		step.Actions[i] = e.describe(a)
+	}
+	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
+	issued, err := hostplan.Apply(e.ctx, scope, plan, w, func(r hostplan.Result) {
+		rec := &step.Actions[r.Index]
 		switch {
-		case a.Error != "":
-			rec.Error = a.Error
-		case aborted:
-			rec.Error = "not issued: the sync stopped at an earlier error"
-		default:
-			if err := e.apply(a); err != nil {
-				rec.Error = err.Error()
-				aborted = true
-			} else {
-				res.wrote = true
+		case r.Outcome == hostplan.Succeeded:
+			res.wrote = true
+		case r.Outcome == hostplan.FailedAsPlanned:
+			rec.Error = r.Action.Error
+		case r.Err != nil:
+			rec.Error = r.Err.Error()
+		}
+	})
+	var refused *firewall.RefusedError
+	var stopped *hostplan.WriteError
+	switch {
+	case errors.As(err, &refused):
+		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
+	case errors.As(err, &stopped):
+		if rec := &step.Actions[stopped.Index]; rec.Error == "" {
+			rec.Error = stopped.Err.Error() // refused adoption, or a predicted rejection that did not come
+		}
+		for i := issued; i < len(step.Actions); i++ {
+			if i != stopped.Index {
+				step.Actions[i].Error = "not issued: the sync stopped at an earlier error"
 			}
 		}
-		step.Actions = append(step.Actions, rec)
+	case err != nil:
+		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
 	}
+	aborted := err != nil
 	e.labelRevisions()
 	for _, ev := range plan.Events {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
@@ -644,35 +657,6 @@ func (e *engine) segmentComparable() bool {
 	return true
 }
 
-// apply executes one plan action against the API server.
-func (e *engine) apply(a abi.Action) error {
-	var obj Obj
-	if len(a.Object) > 0 {
-		o, err := decodeObj(a.Object)
-		if err != nil {
-			return err
-		}
-		obj = o
-	}
-	switch a.Verb {
-	case abi.VerbCreate:
-		return e.api.Create(a.Kind, obj)
-	case abi.VerbUpdate:
-		return e.api.Update(a.Kind, obj)
-	case abi.VerbUpdateStatus:
-		return e.api.UpdateStatus(a.Name, obj["status"])
-	case abi.VerbPatch:
-		p, err := decodeObj(a.Patch)
-		if err != nil {
-			return err
-		}
-		return e.api.Patch(a.Kind, a.Name, p)
-	case abi.VerbDelete:
-		return e.api.Delete(a.Kind, a.Name)
-	}
-	return apiErr("Invalid", "unknown verb %q", a.Verb)
-}
-
 // ---- user events ----
 
 func (e *engine) applyEvent(ev Event) {
@@ -719,7 +703,7 @@ func (e *engine) applyEvent(ev Event) {
 			note("set %s = %s", k, string(mustJSON(edits[k])))
 		}
 	case "deletePod":
-		if err := api.Delete(kindPod, ev.DeletePod); err != nil {
+		if err := api.Delete(kindPod, ev.DeletePod, ""); err != nil {
 			note("delete pod %s: %v", ev.DeletePod, err)
 		} else {
 			note("deleted pod %s", ev.DeletePod)

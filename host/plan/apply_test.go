@@ -1,0 +1,173 @@
+package plan_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/plan"
+)
+
+// fakeWriter answers each write from a table by action index (nil: success) and records what it got.
+type fakeWriter struct {
+	answers       map[int]error
+	adoptErr      error
+	writes        []string // "verb kind name precondition"
+	canAdoptCalls int
+	n             int
+}
+
+func (w *fakeWriter) Write(_ context.Context, a *abi.Action, pre types.UID) error {
+	w.writes = append(w.writes, a.Verb+" "+a.Kind+" "+a.Name+" "+string(pre))
+	err := w.answers[w.n]
+	w.n++
+	return err
+}
+
+func (w *fakeWriter) CanAdopt(context.Context) error { w.canAdoptCalls++; return w.adoptErr }
+
+// conformanceCase loads a committed case: the snapshot and the plan upstream made for it.
+func conformanceCase(t *testing.T, name string) (*firewall.Scope, *abi.Plan) {
+	t.Helper()
+	base := filepath.Join("..", "..", "testdata", "conformance", name)
+	snap, err := os.ReadFile(base + ".snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(base + ".plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope, err := firewall.ScopeFromSnapshot(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scope, p
+}
+
+var (
+	pods      = schema.GroupResource{Resource: "pods"}
+	revisions = schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}
+)
+
+func outcomes(rs []plan.Result) []plan.Outcome {
+	var out []plan.Outcome
+	for _, r := range rs {
+		out = append(out, r.Outcome)
+	}
+	return out
+}
+
+func TestApplyIssuesEveryActionInOrder(t *testing.T) {
+	scope, p := conformanceCase(t, "history/ordered-collision-count-0")
+	// Action 0 is a revision create the plan predicts to be AlreadyExists; action 2 deletes web-2.
+	w := &fakeWriter{answers: map[int]error{0: apierrors.NewAlreadyExists(revisions, p.Actions[0].Name)}}
+	var rs []plan.Result
+	n, err := plan.Apply(context.Background(), scope, p, w, func(r plan.Result) { rs = append(rs, r) })
+	if err != nil || n != len(p.Actions) {
+		t.Fatalf("n=%d err=%v", n, err)
+	}
+	want := []plan.Outcome{plan.FailedAsPlanned, plan.Succeeded, plan.Succeeded, plan.Succeeded}
+	if got := outcomes(rs); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[3] != want[3] {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
+	// The delete carries the uid of the pod the plan was made from.
+	if uid := scope.Pods["web-2"].UID; uid == "" || w.writes[2] != "delete Pod web-2 "+string(uid) {
+		t.Fatalf("delete written as %q, want the precondition %q", w.writes[2], uid)
+	}
+	if w.writes[0] != "create ControllerRevision "+p.Actions[0].Name+" " {
+		t.Fatalf("a predicted rejection is still issued, without precondition: %q", w.writes[0])
+	}
+}
+
+func TestApplyStopsAtFirstUnexpectedFailure(t *testing.T) {
+	scope, p := conformanceCase(t, "history/ordered-collision-count-0")
+	w := &fakeWriter{answers: map[int]error{
+		0: apierrors.NewAlreadyExists(revisions, p.Actions[0].Name),
+		1: apierrors.NewInternalError(errors.New("etcd is down")),
+	}}
+	var rs []plan.Result
+	n, err := plan.Apply(context.Background(), scope, p, w, func(r plan.Result) { rs = append(rs, r) })
+	var we *plan.WriteError
+	if !errors.As(err, &we) || we.Index != 1 || n != 2 || !apierrors.IsInternalError(err) {
+		t.Fatalf("n=%d err=%v: want a WriteError at action 1 wrapping the API error", n, err)
+	}
+	if len(w.writes) != 2 || len(rs) != 2 || rs[1].Outcome != plan.Failed {
+		t.Fatalf("writes %v results %v: nothing is issued after the failure", w.writes, outcomes(rs))
+	}
+}
+
+func TestApplyStopsWhenAPredictedRejectionDoesNotCome(t *testing.T) {
+	scope, p := conformanceCase(t, "history/ordered-collision-count-0")
+	w := &fakeWriter{} // the revision create succeeds: the snapshot was stale
+	n, err := plan.Apply(context.Background(), scope, p, w, nil)
+	var we *plan.WriteError
+	if !errors.As(err, &we) || we.Index != 0 || n != 1 || len(w.writes) != 1 {
+		t.Fatalf("n=%d writes=%v err=%v", n, w.writes, err)
+	}
+}
+
+func TestApplyIgnoresWhatUpstreamIgnores(t *testing.T) {
+	scope, p := conformanceCase(t, "ownership/ordered-release-selector-mismatch")
+	// Action 0 releases web-2, action 1 is a create upstream expects to be AlreadyExists.
+	for _, release := range []error{
+		apierrors.NewNotFound(pods, "web-2"),                              // the pod vanished before its release
+		apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "web-2", nil), // its uid precondition no longer holds
+	} {
+		w := &fakeWriter{answers: map[int]error{0: release, 1: apierrors.NewAlreadyExists(pods, "web-2")}}
+		var rs []plan.Result
+		n, err := plan.Apply(context.Background(), scope, p, w, func(r plan.Result) { rs = append(rs, r) })
+		if err != nil || n != len(p.Actions) || rs[0].Outcome != plan.Ignored || rs[0].Err == nil {
+			t.Fatalf("release answered %v: n=%d err=%v outcomes %v", release, n, err, outcomes(rs))
+		}
+	}
+	// A conflict on the release is not ignored.
+	w := &fakeWriter{answers: map[int]error{0: apierrors.NewConflict(pods, "web-2", errors.New("x"))}}
+	if _, err := plan.Apply(context.Background(), scope, p, w, nil); !apierrors.IsConflict(err) {
+		t.Fatalf("err=%v, want the Conflict", err)
+	}
+}
+
+func TestApplyRechecksBeforeTheFirstAdoption(t *testing.T) {
+	scope, p := conformanceCase(t, "ownership/ordered-orphan-pods-template-changed") // three adoptions first
+	w := &fakeWriter{}
+	if _, err := plan.Apply(context.Background(), scope, p, w, nil); err != nil || w.canAdoptCalls != 1 {
+		t.Fatalf("err=%v CanAdopt calls=%d (want 1: once per plan)", err, w.canAdoptCalls)
+	}
+	refused := &fakeWriter{adoptErr: errors.New("the set is being deleted")}
+	n, err := plan.Apply(context.Background(), scope, p, refused, nil)
+	if !errors.Is(err, plan.ErrAdoptionRefused) || n != 0 || len(refused.writes) != 0 {
+		t.Fatalf("n=%d writes=%v err=%v: a refused adoption sends nothing", n, refused.writes, err)
+	}
+}
+
+func TestApplyRunsTheFirewallFirst(t *testing.T) {
+	scope, p := conformanceCase(t, "ownership/ordered-orphan-pods-template-changed")
+	p.Actions = append(p.Actions, abi.Action{Verb: abi.VerbDelete, Kind: abi.KindPod, Namespace: scope.Namespace, Name: "someone-elses-pod"})
+	w := &fakeWriter{}
+	n, err := plan.Apply(context.Background(), scope, p, w, nil)
+	var refused *firewall.RefusedError
+	if !errors.As(err, &refused) || n != 0 || len(w.writes) != 0 || w.canAdoptCalls != 0 {
+		t.Fatalf("n=%d writes=%v err=%v: a refused plan writes nothing", n, w.writes, err)
+	}
+}
+
+func TestIsAdoption(t *testing.T) {
+	adopt := `{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","blockOwnerDeletion":true,"controller":true,"kind":"StatefulSet","name":"web","uid":"set-uid"}],"uid":"p0"}}`
+	release := `{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"set-uid"}],"uid":"p9"}}`
+	if !plan.IsAdoption([]byte(adopt)) || plan.IsAdoption([]byte(release)) || plan.IsAdoption([]byte(`not json`)) {
+		t.Fatal("IsAdoption")
+	}
+}

@@ -1,0 +1,60 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// worldWriter is the replay's plan.Writer: host/plan's applier (the controller's) sends the plan's
+// writes to the in-memory API server instead of a real one.
+type worldWriter struct {
+	api *APIServer
+	set Obj // the set as the snapshot showed it
+}
+
+func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types.UID) error {
+	var obj Obj
+	if len(a.Object) > 0 {
+		o, err := decodeObj(a.Object)
+		if err != nil {
+			return err
+		}
+		obj = o
+	}
+	switch a.Verb {
+	case abi.VerbCreate:
+		return w.api.Create(a.Kind, obj)
+	case abi.VerbUpdate:
+		return w.api.Update(a.Kind, obj)
+	case abi.VerbUpdateStatus:
+		// Upstream PUTs the set it planned from with the new status: the snapshot's resourceVersion is
+		// the precondition.
+		return w.api.UpdateStatus(Obj{"metadata": getObj(w.set, "metadata"), "status": obj["status"]})
+	case abi.VerbPatch:
+		p, err := decodeObj(a.Patch)
+		if err != nil {
+			return err
+		}
+		return w.api.Patch(a.Kind, a.Name, p)
+	case abi.VerbDelete:
+		return w.api.Delete(a.Kind, a.Name, string(precondition))
+	}
+	return apiErr("Invalid", "unknown verb %q", a.Verb)
+}
+
+// CanAdopt is upstream's canAdopt against the in-memory API server.
+func (w *worldWriter) CanAdopt(context.Context) error {
+	cur := w.api.StatefulSet()
+	name, uid := getStr(w.set, "metadata.name"), getStr(w.set, "metadata.uid")
+	if cur == nil || getStr(cur, "metadata.uid") != uid {
+		return fmt.Errorf("original StatefulSet %s/%s is gone: wanted uid %s", w.api.ns, name, uid)
+	}
+	if ts := getStr(cur, "metadata.deletionTimestamp"); ts != "" {
+		return fmt.Errorf("%s/%s has just been deleted at %s", w.api.ns, name, ts)
+	}
+	return nil
+}

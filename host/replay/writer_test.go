@@ -1,0 +1,58 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// The in-memory API server answers the applier as kube-apiserver does: errors the applier's rules
+// (host/plan) can classify, a delete's uid precondition, and the status PUT's resourceVersion.
+func TestWorldWriterAnswersAsTheAPIServer(t *testing.T) {
+	api := NewAPIServer("ns", NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)))
+	set := Obj{"metadata": Obj{"name": "web", "namespace": "ns"}, "spec": Obj{
+		"replicas": num(1), "serviceName": "web", "selector": Obj{"matchLabels": Obj{"app": "web"}},
+		"template": Obj{"metadata": Obj{"labels": Obj{"app": "web"}}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "i"}}}}}}
+	if err := api.Create(kindSet, set); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Create(kindPod, Obj{"metadata": Obj{"name": "web-0"}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "i"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	w := &worldWriter{api: api, set: api.StatefulSet()}
+	ctx := context.Background()
+	act := func(verb, kind, name, object string) *abi.Action {
+		return &abi.Action{Verb: verb, Kind: kind, Namespace: "ns", Name: name, Object: json.RawMessage(object)}
+	}
+	if err := w.Write(ctx, act("create", kindPod, "web-0", `{"metadata":{"name":"web-0"}}`), ""); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("create of a taken name: %v", err)
+	}
+	patch := act("patch", kindPod, "web-9", "")
+	patch.Patch = json.RawMessage(`{"metadata":{"labels":{"a":"b"}}}`)
+	if err := w.Write(ctx, patch, ""); !apierrors.IsNotFound(err) {
+		t.Errorf("patch of a missing pod: %v", err)
+	}
+	if err := w.Write(ctx, act("delete", kindPod, "web-0", ""), "another-uid"); !apierrors.IsConflict(err) {
+		t.Errorf("delete with a uid precondition that does not hold: %v", err)
+	}
+	if err := w.Write(ctx, act("updateStatus", kindSet, "web", `{"status":{"replicas":1}}`), ""); err != nil {
+		t.Fatalf("status PUT at the snapshot's resourceVersion: %v", err)
+	}
+	if err := w.Write(ctx, act("updateStatus", kindSet, "web", `{"status":{"replicas":2}}`), ""); !apierrors.IsConflict(err) {
+		t.Errorf("a second status PUT from the same snapshot: %v, want Conflict", err)
+	}
+	if err := w.CanAdopt(ctx); err != nil {
+		t.Errorf("CanAdopt: %v", err)
+	}
+	if err := api.Delete(kindSet, "web", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CanAdopt(ctx); err == nil {
+		t.Error("CanAdopt after the set was deleted")
+	}
+}
