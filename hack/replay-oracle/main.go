@@ -89,6 +89,9 @@ func main() {
 				// defaulting difference between the replay and the API server shows as a different plan.
 				input, flags = withManifestSpecs(seg.Snapshot, sc.Manifests), []string{"-defaults"}
 			}
+			if sc.Kubelet.Tick != nil {
+				flags = append(flags, "-tick", sc.Kubelet.Tick.D().String())
+			}
 			cs.Steps, cs.StopReason = simulate(bin, input, steps, flags...)
 			if !last {
 				cs.StopReason = ""

@@ -73,10 +73,8 @@ func compareWithOracle(t *testing.T, tl *Timeline, capture *OracleCapture) {
 			end = tl.Segments[i+1].FirstStep
 		}
 		mine := tl.Steps[seg.FirstStep:end]
-		if len(mine) != len(cs.Steps) {
-			t.Errorf("segment %d: %d steps, the oracle took %d (oracle: %s; replay: %s)", i, len(mine), len(cs.Steps), cs.StopReason, tl.StopReason)
-		}
-		for j := 0; j < len(mine) && j < len(cs.Steps); j++ {
+		parted := false
+		for j := 0; j < len(mine) && j < len(cs.Steps) && !parted; j++ {
 			my, or := mine[j], cs.Steps[j]
 			where := "segment " + itoa(i) + " step " + itoa(j) + " (replay step " + itoa(my.Index) + ")"
 			if my.Time != or.Now {
@@ -88,11 +86,32 @@ func compareWithOracle(t *testing.T, tl *Timeline, capture *OracleCapture) {
 			if d := jsoncmp.Diff(or.Plan, withoutQOSClass(t, my.Plan)); d != "" {
 				t.Fatalf("%s: plan differs from the oracle's: %s", where, d)
 			}
+			if a, ok := staleWrite(my); ok {
+				// The same plan; the in-memory API server, as kube-apiserver (e2e/conflict_test.go), refuses
+				// its stale write where the harness's fake accepts it: the worlds part here, by design.
+				t.Logf("%s: %s %s %s is a stale-resourceVersion Conflict, which the harness accepts; the rest of the segment is not compared", where, a.Verb, a.Kind, a.Name)
+				parted = true
+			}
+		}
+		if !parted && len(mine) != len(cs.Steps) {
+			t.Errorf("segment %d: %d steps, the oracle took %d (oracle: %s; replay: %s)", i, len(mine), len(cs.Steps), cs.StopReason, tl.StopReason)
 		}
 	}
 	if compared == 0 {
 		t.Fatal("no segment was compared")
 	}
+}
+
+// staleWrite returns the write of a step that the in-memory API server refused for a stale
+// resourceVersion (testdata/scenarios/README.md, "Where the in-memory API server is stricter than the
+// harness").
+func staleWrite(st Step) (ActionRecord, bool) {
+	for _, a := range st.Actions {
+		if strings.HasPrefix(a.Error, "Conflict: Operation cannot be fulfilled on ") && strings.HasSuffix(a.Error, "the object has been modified; please apply your changes to the latest version and try again") {
+			return a, true
+		}
+	}
+	return ActionRecord{}, false
 }
 
 // withoutQOSClass drops status.qosClass from the pods a plan writes: kube-apiserver records a new pod's
