@@ -24,6 +24,8 @@ type Snapshot struct {
 	Revisions   []json.RawMessage `json:"revisions,omitempty"` // ControllerRevisions
 	Claims      []json.RawMessage `json:"claims,omitempty"`    // PersistentVolumeClaims
 	Features    map[string]bool   `json:"features,omitempty"`  // overrides of gate defaults
+	// EventActions asks the module for Event.Action (additive; modules that do not know it ignore it).
+	EventActions bool `json:"eventActions,omitempty"`
 }
 
 // Plan is the reconcile output: the writes upstream's sync would issue, in order.
@@ -55,6 +57,9 @@ type Event struct {
 	Type    string `json:"type"` // EventNormal or EventWarning
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
+	// Action is the index in Plan.Actions of the write this event reports, when the snapshot asked for it
+	// (Snapshot.EventActions) and the event reports one write.
+	Action *int `json:"action,omitempty"`
 }
 
 // Error is the plan-level error. Path, when present, is a dotted/indexed JSON

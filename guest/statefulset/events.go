@@ -4,6 +4,9 @@ package statefulset
 type event struct {
 	Type, Reason, Message string
 	gid                   int
+	// action is the index in the plan's actions of the write this event reports, -1 when none: upstream
+	// records it right after that write returns (abi/README.md, Events).
+	action int
 }
 
 const (
@@ -34,23 +37,39 @@ func titleVerb(verb string) string {
 // podEvent records upstream's recordPodEvent.
 func (s *syncer) podEvent(verb, podName string, err error) {
 	t := titleVerb(verb)
+	w := s.lastWrite(verb, kindPod, podName)
 	if err == nil {
-		s.event(eventNormal, "Successful"+t, t+" Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" successful")
+		s.eventOf(w, eventNormal, "Successful"+t, t+" Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" successful")
 		return
 	}
-	s.event(eventWarning, "Failed"+t, t+" Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" failed error: "+err.Error())
+	s.eventOf(w, eventWarning, "Failed"+t, t+" Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" failed error: "+err.Error())
 }
 
 // claimEvent records upstream's recordClaimEvent.
 func (s *syncer) claimEvent(verb, claimName, podName string, err error) {
 	t := titleVerb(verb)
+	w := s.lastWrite(verb, kindPVC, claimName)
 	if err == nil {
-		s.event(eventNormal, "Successful"+t, t+" Claim "+claimName+" Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" success")
+		s.eventOf(w, eventNormal, "Successful"+t, t+" Claim "+claimName+" Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" success")
 		return
 	}
-	s.event(eventWarning, "Failed"+t, t+" Claim "+claimName+" for Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" failed error: "+err.Error())
+	s.eventOf(w, eventWarning, "Failed"+t, t+" Claim "+claimName+" for Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" failed error: "+err.Error())
 }
 
-func (s *syncer) event(typ, reason, msg string) {
-	s.plan.Events = append(s.plan.Events, event{Type: typ, Reason: reason, Message: msg, gid: s.gid})
+// lastWrite is the index of the write just recorded when it is verb kind/name, else -1 (e.g. a pod
+// create that failed on its claims before the pod was sent).
+func (s *syncer) lastWrite(verb, kind, name string) int {
+	if n := len(s.plan.Actions); n > 0 {
+		if a := &s.plan.Actions[n-1]; a.Verb == verb && a.Kind == kind && a.Name == name {
+			return n - 1
+		}
+	}
+	return -1
+}
+
+// event records an event that reports no single write.
+func (s *syncer) event(typ, reason, msg string) { s.eventOf(-1, typ, reason, msg) }
+
+func (s *syncer) eventOf(action int, typ, reason, msg string) {
+	s.plan.Events = append(s.plan.Events, event{Type: typ, Reason: reason, Message: msg, gid: s.gid, action: action})
 }

@@ -33,6 +33,14 @@ func canonicalOrder(p *plan) {
 		sort.SliceStable(seg, func(a, b int) bool { return naturalLess(seg[a].Name, seg[b].Name) })
 		i = j
 	}
+	// Events follow their writes to where the sort put them.
+	if moved := renumber(acts); moved != nil {
+		for i := range p.Events {
+			if a := p.Events[i].action; a >= 0 {
+				p.Events[i].action = moved[a]
+			}
+		}
+	}
 	evs := p.Events
 	claimKey := func(e *event) string {
 		f := strings.Fields(e.Message)
@@ -57,4 +65,18 @@ func canonicalOrder(p *plan) {
 		})
 		i = j
 	}
+}
+
+// renumber returns, by recording index, where each action is now; nil when none moved.
+func renumber(acts []action) []int {
+	for i := range acts {
+		if acts[i].seq != i {
+			moved := make([]int, len(acts))
+			for j := range acts {
+				moved[acts[j].seq] = j
+			}
+			return moved
+		}
+	}
+	return nil
 }

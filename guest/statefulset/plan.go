@@ -24,6 +24,7 @@ type action struct {
 	Patch                       *jsonv.Value
 	Err                         string // the API server's rejection, if any
 	gid                         int    // simulated goroutine (0 = main) for canonical ordering
+	seq                         int    // index when recorded (canonical ordering may move it)
 }
 
 // plan is the result of one sync.
@@ -32,6 +33,7 @@ type plan struct {
 	RequeueAfter float64 // seconds
 	Events       []event
 	Err          *PlanError
+	eventActions bool // write events[].action (the host asked for it)
 }
 
 // encodePlan writes the ABI v1 plan JSON.
@@ -82,6 +84,10 @@ func encodePlan(p *plan) []byte {
 		b = jsonv.AppendString(b, e.Reason)
 		b = append(b, `,"message":`...)
 		b = jsonv.AppendString(b, e.Message)
+		if p.eventActions && e.action >= 0 {
+			b = append(b, `,"action":`...)
+			b = strconv.AppendInt(b, int64(e.action), 10)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, ']')

@@ -51,7 +51,7 @@ func key(ns, name string) string { return ns + "/" + name }
 
 // run performs the sync shell: mirrors StatefulSetController.sync + syncStatefulSet.
 func run(snap *snapshot) *plan {
-	s := &syncer{snap: snap, set: snap.Set, features: snap.Features, now: snap.Now, plan: &plan{}}
+	s := &syncer{snap: snap, set: snap.Set, features: snap.Features, now: snap.Now, plan: &plan{eventActions: snap.EventActions}}
 	s.podExists = make(map[string]bool, len(snap.Pods))
 	for _, p := range snap.Pods {
 		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = true
@@ -105,6 +105,7 @@ func (s *syncer) fail(err error) *plan {
 // record appends a write to the plan.
 func (s *syncer) record(a action) {
 	a.gid = s.gid
+	a.seq = len(s.plan.Actions)
 	s.plan.Actions = append(s.plan.Actions, a)
 }
 

@@ -206,6 +206,8 @@ type snapshot struct {
 	Revisions []*revision
 	Claims    []*claim
 	Features  Features
+	// EventActions: the host asked for events[].action (abi/README.md, Events).
+	EventActions bool
 }
 
 // decoder reads typed fields out of the value tree, remembering the first error with its path.
@@ -448,8 +450,8 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}
-	m := members(root, "abi", "features", "now", "statefulSet", "pods", "revisions", "claims")
-	abiT, featuresT, nowT, setT, podsT, revsT, claimsT := m[0], m[1], m[2], m[3], m[4], m[5], m[6]
+	m := members(root, "abi", "features", "now", "statefulSet", "pods", "revisions", "claims", "eventActions")
+	abiT, featuresT, nowT, setT, podsT, revsT, claimsT, eventActionsT := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]
 	abi := textValue(abiT)
 	if abiT == "" || abi.K == jsonv.Null {
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "snapshot has no \"abi\"; this module speaks ABI 1"}
@@ -480,6 +482,14 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 				return nil, &PlanError{Code: CodeUnknownFeatureGate, Path: p, Message: "unknown feature gate " + strconv.Quote(m.Key)}
 			}
 		}
+	}
+
+	switch ev := textValue(eventActionsT); ev.K {
+	case jsonv.Null:
+	case jsonv.Bool:
+		snap.EventActions = ev.B
+	default:
+		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "eventActions", Message: typeErr("boolean", ev)}
 	}
 
 	// now

@@ -1,57 +1,62 @@
 package controller
 
 import (
-	"errors"
-	"reflect"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
 	"testing"
+	"time"
 
-	"github.com/ordinal-dev/ordinal/abi"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ordinal-dev/ordinal/host/embedded"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
-func TestMatchEvents(t *testing.T) {
-	plan := &abi.Plan{
-		Actions: []abi.Action{
-			{Verb: "create", Kind: "ControllerRevision", Name: "web-abc"},
-			{Verb: "create", Kind: "PersistentVolumeClaim", Name: "data-web-0"},
-			{Verb: "create", Kind: "Pod", Name: "web-0"},
-			{Verb: "delete", Kind: "Pod", Name: "web-3"},
-			{Verb: "updateStatus", Kind: "StatefulSet", Name: "web"},
-		},
-		Events: []abi.Event{
-			{Type: "Normal", Reason: "SuccessfulCreate", Message: "Create Claim data-web-0 Pod web-0 in StatefulSet web success"},
-			{Type: "Normal", Reason: "SuccessfulCreate", Message: "Create Pod web-0 in StatefulSet web successful"},
-			{Type: "Normal", Reason: "SuccessfulDelete", Message: "Delete Pod web-3 in StatefulSet web successful"},
-			{Type: "Warning", Reason: "ConflictingController", Message: "ConflictingController: ... claim data-web-9 ..."},
-		},
+// The controller's snapshots ask for events[].action, and the embedded module answers with it: the
+// events of a plan's writes are tied to them.
+func TestControllerSnapshotGetsEventActions(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/conformance/ownership/ordered-orphan-pods-template-changed.snapshot.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	pe := matchEvents(plan)
-	want := map[int][]string{1: {"Create Claim data-web-0 Pod web-0 in StatefulSet web success"},
-		2: {"Create Pod web-0 in StatefulSet web successful"}, 3: {"Delete Pod web-3 in StatefulSet web successful"}}
-	got := map[int][]string{}
-	for i, evs := range pe.byAction {
-		for _, e := range evs {
-			got[i] = append(got[i], e.Message)
+	var in struct {
+		StatefulSet *appsv1.StatefulSet          `json:"statefulSet"`
+		Pods        []*corev1.Pod                `json:"pods"`
+		Revisions   []*appsv1.ControllerRevision `json:"revisions"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := BuildSnapshot(Objects{Set: in.StatefulSet, Pods: in.Pods, Revisions: in.Revisions}, StatefulSetTarget, time.Unix(1_800_000_000, 0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := wasm.Load(context.Background(), embedded.Module(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	out, err := m.Reconcile(context.Background(), snap.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := hostplan.Decode(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Events) == 0 {
+		t.Fatal("no events")
+	}
+	for _, ev := range plan.Events {
+		if ev.Action == nil {
+			t.Fatalf("event %q is not tied to its write", ev.Message)
 		}
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("byAction = %v, want %v", got, want)
-	}
-	if len(pe.rest) != 1 || pe.rest[0].Reason != "ConflictingController" {
-		t.Errorf("rest = %v", pe.rest)
-	}
-}
-
-func TestFailureEvent(t *testing.T) {
-	err := errors.New("boom")
-	ev, ok := failureEvent("web", abi.Action{Verb: "create", Kind: "Pod", Name: "web-1"}, err)
-	if !ok || ev.Reason != "FailedCreate" || ev.Type != "Warning" || ev.Message != "Create Pod web-1 in StatefulSet web failed error: boom" {
-		t.Errorf("pod: %+v", ev)
-	}
-	ev, ok = failureEvent("web", abi.Action{Verb: "create", Kind: "PersistentVolumeClaim", Name: "data-web-1"}, err)
-	if !ok || ev.Message != "Create Claim data-web-1 for Pod web-1 in StatefulSet web failed error: boom" {
-		t.Errorf("claim: %+v", ev)
-	}
-	if _, ok := failureEvent("web", abi.Action{Verb: "updateStatus", Kind: "StatefulSet", Name: "web"}, err); ok {
-		t.Error("no event for a status write")
+		if a := plan.Actions[*ev.Action]; !strings.Contains(ev.Message, " "+a.Name+" ") {
+			t.Errorf("event %q tied to %s %s %s", ev.Message, a.Verb, a.Kind, a.Name)
+		}
 	}
 }

@@ -216,6 +216,8 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 		}
 		b = append(append(b, `,"features":`...), f...)
 	}
+	// The controller records each event once the write it reports is issued: ask for the index.
+	b = append(b, `,"eventActions":true`...)
 	s.JSON = append(b, '}')
 	s.Pods, s.Revisions, s.Claims = len(o.Pods), len(o.Revisions), len(o.Claims)
 	cache.done(len(s.JSON))

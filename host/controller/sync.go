@@ -138,7 +138,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
 		return 0, err
 	}
-	events := matchEvents(plan)
+	events := hostplan.NewEvents(plan, set.Name)
 	w := &restWriter{
 		rest: c.rest, target: c.target, snap: snap, ns: ns,
 		wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
@@ -150,16 +150,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			outcome = "error"
 		}
 		c.metrics.actions.WithLabelValues(r.Action.Verb, r.Action.Kind, outcome).Inc()
-		if r.Outcome != hostplan.Failed {
-			for _, ev := range events.byAction[r.Index] {
-				c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
-			}
-			return
-		}
-		if r.Err == nil {
-			return // a predicted rejection that did not come: the snapshot was stale, upstream records nothing
-		}
-		if ev, ok := failureEvent(set.Name, *r.Action, r.Err); ok {
+		for _, ev := range events.After(r) {
 			c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
 		}
 	})
@@ -181,7 +172,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.metrics.errors.WithLabelValues(stage).Inc()
 		return 0, applyErr
 	}
-	for _, ev := range events.rest {
+	for _, ev := range events.AtEnd(nil) {
 		c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
 	}
 	if plan.Error != nil { // SyncFailed: upstream's sync returned this error after these writes

@@ -41,6 +41,7 @@ type wireEvent struct {
 	Type    *string `json:"type"`
 	Reason  *string `json:"reason"`
 	Message *string `json:"message"`
+	Action  *int    `json:"action"`
 }
 
 type wireAction struct {
@@ -116,8 +117,10 @@ func Decode(raw []byte) (*abi.Plan, error) {
 			return nil, &InvalidError{Path: path + ".reason", Msg: "is empty"}
 		case we.Message == nil:
 			return nil, missing(path, "message")
+		case we.Action != nil && (*we.Action < 0 || *we.Action >= len(p.Actions)):
+			return nil, &InvalidError{Path: path + ".action", Msg: fmt.Sprintf("%d is not the index of one of the plan's %d actions", *we.Action, len(p.Actions))}
 		}
-		p.Events[i] = abi.Event{Type: *we.Type, Reason: *we.Reason, Message: *we.Message}
+		p.Events[i] = abi.Event{Type: *we.Type, Reason: *we.Reason, Message: *we.Message, Action: we.Action}
 	}
 	if w.Error != nil {
 		e, err := checkError(w.Error)

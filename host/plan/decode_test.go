@@ -52,12 +52,17 @@ var hostile = map[string]string{
 	"event without message": `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r"}]}`,
 	"event empty reason":    `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"","message":"m"}]}`,
 	"event unknown field":   `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","count":2}]}`,
+	"event action negative": `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","action":-1}]}`,
+	"event action a string": `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","action":"0"}]}`,
 }
 
-// beyondSchema are refused by Decode although JSON Schema cannot refuse them: repeated keys.
+// beyondSchema are refused by Decode although JSON Schema cannot refuse them: repeated keys, and an event's
+// action index past the plan's actions.
 var beyondSchema = map[string]string{
 	"duplicate actions key": `{"abi":1,"actions":[],"actions":[{"verb":"delete","kind":"Pod","namespace":"a","name":"b"}],"requeueAfterSeconds":0,"events":[]}`,
 	"duplicate verb":        `{"abi":1,"actions":[{"verb":"delete","verb":"create","kind":"Pod","namespace":"a","name":"b","object":{}}],"requeueAfterSeconds":0,"events":[]}`,
+	// and an event's action index past the plan's actions
+	"event action past the actions": `{"abi":1,"actions":[{"verb":"delete","kind":"Pod","namespace":"a","name":"b"}],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","action":1}]}`,
 }
 
 // Plans a module returns that break the ABI are refused with the field that is wrong: the module, not the
@@ -110,5 +115,21 @@ func TestPlanValidationAcceptsUpstreamPlans(t *testing.T) {
 		if d := jsoncmp.Diff(wb, gb); d != "" {
 			t.Fatalf("%s: Decode differs from encoding/json: %s", c.Name, d)
 		}
+	}
+}
+
+// An event's action index (asked for with the snapshot's eventActions) is kept.
+func TestDecodeKeepsEventActions(t *testing.T) {
+	raw := `{"abi":1,"actions":[{"verb":"delete","kind":"Pod","namespace":"a","name":"b"}],"requeueAfterSeconds":0,` +
+		`"events":[{"type":"Normal","reason":"SuccessfulDelete","message":"Delete Pod b in StatefulSet a successful","action":0},{"type":"Normal","reason":"r","message":"m"}]}`
+	p, err := plan.Decode([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Events[0].Action == nil || *p.Events[0].Action != 0 || p.Events[1].Action != nil {
+		t.Fatalf("events %+v", p.Events)
+	}
+	if err := schemacheck.ValidatePlan([]byte(raw)); err != nil {
+		t.Fatalf("the schema refuses it: %v", err)
 	}
 }

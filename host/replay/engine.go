@@ -501,6 +501,7 @@ func (e *engine) snapshot() []byte {
 	if len(e.sc.Features) > 0 {
 		s["features"] = e.sc.Features
 	}
+	s["eventActions"] = true // events are shown as the controller records them, after their writes
 	// The buffer of the previous snapshot is reused unless a segment kept it; it grows by a few
 	// objects a sync at most.
 	buf := e.snapBuf[:0]
@@ -566,7 +567,10 @@ func (e *engine) sync() (syncResult, error) {
 		step.Actions[i] = e.describe(a)
 	}
 	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
+	events := hostplan.NewEvents(plan, getStr(w.set, "metadata.name"))
+	var recorded []abi.Event
 	issued, err := hostplan.Apply(e.ctx, scope, plan, w, func(r hostplan.Result) {
+		recorded = append(recorded, events.After(r)...)
 		rec := &step.Actions[r.Index]
 		switch {
 		case r.Outcome == hostplan.Succeeded:
@@ -596,7 +600,7 @@ func (e *engine) sync() (syncResult, error) {
 	}
 	aborted := err != nil
 	e.labelRevisions()
-	for _, ev := range plan.Events {
+	for _, ev := range append(recorded, events.AtEnd(err)...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
 	}
 	res.actions = len(plan.Actions)
