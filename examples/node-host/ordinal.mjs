@@ -13,9 +13,12 @@
 //     256 MiB) before it is compiled, so the guest's memory.grow fails past it and TinyGo traps
 //     with "out of memory". (The SDK's `memory.maxPages` option bounds only the Extism kernel's
 //     input/output blocks, not the guest's linear memory; it is set too.)
-//   * time: the plugin runs in a worker thread (`runInWorker`), the only mode in which the SDK
-//     enforces `timeoutMs` (default 10 s per call, instantiation included); a call that runs past
-//     it has its worker terminated.
+//   * time: the plugin runs in a worker thread (`runInWorker`), so a call that runs past `timeoutMs`
+//     (default 10 s) can have its worker terminated. The host times calls itself: the SDK's own call
+//     timeout restarts the worker and re-instantiates the module within that same budget, and when the
+//     machine is loaded and the restart is slower than the budget the call never settles ("Plugin
+//     will hang"). The SDK's timeout bounds only instantiation (`instantiateTimeoutMs`, default 30 s or
+//     timeoutMs if larger: a module whose `_initialize` never returns).
 //   * failures: after a trap or a timeout the plugin is discarded and a fresh one made for the next
 //     call (ABI §6). A snapshot problem is never a failure: it comes back as an error plan.
 
@@ -25,6 +28,7 @@ import { readFile } from 'node:fs/promises';
 export const ABI_VERSION = 1;
 export const DEFAULT_MAX_PAGES = 4096; // 256 MiB, the Go host's default
 export const DEFAULT_TIMEOUT_MS = 10_000; // the Go host's default
+export const DEFAULT_INSTANTIATE_TIMEOUT_MS = 30_000;
 export const DEFAULT_RECYCLE_ABOVE_PAGES = 1024; // 64 MiB of guest memory, the Go host's default
 export const DEFAULT_RECYCLE_AFTER_BYTES = 4 << 20; // input volume, when the memory size is out of sight
 
@@ -54,6 +58,7 @@ export class OrdinalError extends Error {
  * @param {Uint8Array} [opts.wasm] the module bytes, instead of path
  * @param {number} [opts.maxPages] guest memory limit in 64 KiB pages
  * @param {number} [opts.timeoutMs] per-call time limit; 0 runs the plugin on the calling thread, unbounded
+ * @param {number} [opts.instantiateTimeoutMs] time limit of an instantiation in a worker
  * @param {number} [opts.recycleAbovePages] replace the instance after a call that left its memory larger
  *   than this (TinyGo's GC keeps large dead buffers, so an instance fed big snapshots only grows until
  *   it thrashes and runs out of memory; ABI §7). Only on the calling thread (timeoutMs 0): the SDK
@@ -95,6 +100,7 @@ export async function loadOrdinal(opts = {}) {
   const ord = new Ordinal(module, {
     maxPages,
     timeoutMs,
+    instantiateTimeoutMs: opts.instantiateTimeoutMs ?? Math.max(timeoutMs, DEFAULT_INSTANTIATE_TIMEOUT_MS),
     recycleAfterBytes: opts.recycleAfterBytes ?? DEFAULT_RECYCLE_AFTER_BYTES,
     recycleAbovePages: opts.recycleAbovePages ?? DEFAULT_RECYCLE_ABOVE_PAGES,
     wasiOutput: opts.wasiOutput,
@@ -171,7 +177,7 @@ export class Ordinal {
     this.#inputBytes += input.byteLength;
     let out;
     try {
-      out = await plugin.call(name, input);
+      out = await this.#timed(plugin.call(name, input));
     } catch (e) {
       this.stats.discardedAfterError++;
       const pages = await guestPages(plugin);
@@ -193,6 +199,17 @@ export class Ordinal {
     return plan;
   }
 
+  // Races a call with the per-call timeout (in a worker). On timeout the caller discards the plugin,
+  // which terminates its worker; the SDK's promise for the call is left unsettled and unreferenced.
+  #timed(call) {
+    if (!(this.#cfg.timeoutMs > 0)) return call;
+    let timer;
+    const expired = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('call timed out')), this.#cfg.timeoutMs);
+    });
+    return Promise.race([call, expired]).finally(() => clearTimeout(timer));
+  }
+
   #instance() {
     if (!this.#plugin) {
       this.stats.instantiated++;
@@ -207,11 +224,16 @@ export class Ordinal {
           // undefined lets EXTISM_ENABLE_WASI_OUTPUT=1 turn it on.
           enableWasiOutput: this.#cfg.wasiOutput,
           runInWorker: worker,
-          timeoutMs: worker ? this.#cfg.timeoutMs : null,
+          timeoutMs: worker ? this.#cfg.instantiateTimeoutMs : null,
           memory: { maxPages: this.#cfg.maxPages },
           logLevel: 'silent',
         },
-      );
+      ).then((p) => {
+        // From here on calls are timed by #timed, not by the SDK (whose timeout restarts the worker,
+        // see the header). The SDK reads this option at every call.
+        if (worker) p.opts.timeoutMs = null;
+        return p;
+      });
     }
     return this.#plugin;
   }
