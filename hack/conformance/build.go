@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // t0 is the start of every scenario's clock.
@@ -175,13 +177,13 @@ func newSnap(o Opts) M {
 
 // ---- snapshot accessors and mutations ----
 
-func setOf(s M) M      { return obj(s["statefulSet"]) }
-func podsOf(s M) []any { return arr(s["pods"]) }
+func setOf(s M) M      { return jsonobj.AsObj(s["statefulSet"]) }
+func podsOf(s M) []any { return jsonobj.AsArr(s["pods"]) }
 
 func pod(s M, name string) M {
 	for _, p := range podsOf(s) {
-		if getStr(p, "metadata.name") == name {
-			return obj(p)
+		if jsonobj.GetStr(p, "metadata.name") == name {
+			return jsonobj.AsObj(p)
 		}
 	}
 	fatalf("no pod %s", name)
@@ -189,9 +191,9 @@ func pod(s M, name string) M {
 }
 
 func claim(s M, name string) M {
-	for _, c := range arr(s["claims"]) {
-		if getStr(c, "metadata.name") == name {
-			return obj(c)
+	for _, c := range jsonobj.AsArr(s["claims"]) {
+		if jsonobj.GetStr(c, "metadata.name") == name {
+			return jsonobj.AsObj(c)
 		}
 	}
 	fatalf("no claim %s", name)
@@ -202,7 +204,7 @@ func removePod(s M, name string) {
 	pod(s, name)
 	var out []any
 	for _, p := range podsOf(s) {
-		if getStr(p, "metadata.name") != name {
+		if jsonobj.GetStr(p, "metadata.name") != name {
 			out = append(out, p)
 		}
 	}
@@ -215,8 +217,8 @@ func removePod(s M, name string) {
 func removeClaim(s M, name string) {
 	claim(s, name)
 	var out []any
-	for _, c := range arr(s["claims"]) {
-		if getStr(c, "metadata.name") != name {
+	for _, c := range jsonobj.AsArr(s["claims"]) {
+		if jsonobj.GetStr(c, "metadata.name") != name {
 			out = append(out, c)
 		}
 	}
@@ -234,14 +236,14 @@ func bumpGen(s M) {
 
 // bump changes the pod template image (a new revision) and bumps the generation.
 func bump(s M, image string) M {
-	c := obj(arr(get(setOf(s), "spec.template.spec.containers"))[0])
+	c := jsonobj.AsObj(jsonobj.AsArr(jsonobj.Get(setOf(s), "spec.template.spec.containers"))[0])
 	c["image"] = image
 	bumpGen(s)
 	return s
 }
 
 func image(s M) string {
-	return getStr(arr(get(setOf(s), "spec.template.spec.containers"))[0], "image")
+	return jsonobj.GetStr(jsonobj.AsArr(jsonobj.Get(setOf(s), "spec.template.spec.containers"))[0], "image")
 }
 
 func scaleTo(s M, n int) M {
@@ -258,7 +260,7 @@ func setSpec(s M, path string, v any) M {
 
 func setNow(s M, t time.Time) M { s["now"] = ts(t); return s }
 
-func nowOf(s M) time.Time { return parseTS(getStr(s, "now")) }
+func nowOf(s M) time.Time { return parseTS(jsonobj.GetStr(s, "now")) }
 
 // later moves the snapshot clock forward (a user change some time after the world settled).
 func later(s M, d time.Duration) M { return setNow(s, nowOf(s).Add(d)) }
@@ -277,8 +279,8 @@ func setConds(p M, ready bool, at string) {
 	if ready {
 		st = "True"
 	}
-	for _, c := range arr(get(p, "status.conditions")) {
-		co := obj(c)
+	for _, c := range jsonobj.AsArr(jsonobj.Get(p, "status.conditions")) {
+		co := jsonobj.AsObj(c)
 		if t := co["type"]; t == "Ready" || t == "ContainersReady" {
 			co["status"] = st
 			co["lastTransitionTime"] = at
@@ -331,7 +333,7 @@ func readySince(s M, name string, age time.Duration) {
 func podNames(s M) []string {
 	var out []string
 	for _, p := range podsOf(s) {
-		out = append(out, getStr(p, "metadata.name"))
+		out = append(out, jsonobj.GetStr(p, "metadata.name"))
 	}
 	return out
 }
@@ -339,10 +341,10 @@ func podNames(s M) []string {
 // renamePod clones pod `from` as a new pod `to` with a fresh uid and matching identity labels.
 func clonePodAs(s M, from, to string) M {
 	p := clone(pod(s, from))
-	md := obj(p["metadata"])
+	md := jsonobj.AsObj(p["metadata"])
 	md["name"] = to
-	md["uid"] = uidFor("pod/" + getStr(setOf(s), "metadata.uid") + "/" + to)
-	labels := obj(md["labels"])
+	md["uid"] = uidFor("pod/" + jsonobj.GetStr(setOf(s), "metadata.uid") + "/" + to)
+	labels := jsonobj.AsObj(md["labels"])
 	if _, ok := labels["statefulset.kubernetes.io/pod-name"]; ok {
 		labels["statefulset.kubernetes.io/pod-name"] = to
 	}
@@ -353,22 +355,22 @@ func clonePodAs(s M, from, to string) M {
 	}
 	set(p, "spec.hostname", to)
 	// claim volumes point at the new ordinal's claims
-	for _, v := range arr(get(p, "spec.volumes")) {
-		if cn := getStr(v, "persistentVolumeClaim.claimName"); cn != "" {
-			set(obj(v), "persistentVolumeClaim.claimName", strings.TrimSuffix(cn, from)+to)
+	for _, v := range jsonobj.AsArr(jsonobj.Get(p, "spec.volumes")) {
+		if cn := jsonobj.GetStr(v, "persistentVolumeClaim.claimName"); cn != "" {
+			set(jsonobj.AsObj(v), "persistentVolumeClaim.claimName", strings.TrimSuffix(cn, from)+to)
 		}
 	}
 	return p
 }
 
-func revisionsOf(s M) []any { return arr(s["revisions"]) }
+func revisionsOf(s M) []any { return jsonobj.AsArr(s["revisions"]) }
 
 // latestRevision returns the revision with the highest .revision.
 func latestRevision(s M) M {
 	var best M
 	for _, r := range revisionsOf(s) {
 		if best == nil || getInt(r, "revision") > getInt(best, "revision") {
-			best = obj(r)
+			best = jsonobj.AsObj(r)
 		}
 	}
 	return best
@@ -376,8 +378,8 @@ func latestRevision(s M) M {
 
 func revisionByName(s M, name string) M {
 	for _, r := range revisionsOf(s) {
-		if getStr(r, "metadata.name") == name {
-			return obj(r)
+		if jsonobj.GetStr(r, "metadata.name") == name {
+			return jsonobj.AsObj(r)
 		}
 	}
 	fatalf("no revision %s", name)
@@ -406,14 +408,14 @@ func controllerRevisionHash(raw []byte, probe *int) string {
 func renameRevision(s M, oldName, newName, newHash string) {
 	r := revisionByName(s, oldName)
 	set(r, "metadata.name", newName)
-	obj(get(r, "metadata.labels"))["controller.kubernetes.io/hash"] = newHash
+	jsonobj.AsObj(jsonobj.Get(r, "metadata.labels"))["controller.kubernetes.io/hash"] = newHash
 	for _, p := range podsOf(s) {
-		l := obj(get(p, "metadata.labels"))
+		l := jsonobj.AsObj(jsonobj.Get(p, "metadata.labels"))
 		if l["controller-revision-hash"] == oldName {
 			l["controller-revision-hash"] = newName
 		}
 	}
-	st := obj(get(setOf(s), "status"))
+	st := jsonobj.AsObj(jsonobj.Get(setOf(s), "status"))
 	for _, k := range []string{"currentRevision", "updateRevision"} {
 		if st[k] == oldName {
 			st[k] = newName

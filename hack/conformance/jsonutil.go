@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // M is a decoded JSON object. All JSON in the generator is handled as generic values
@@ -16,27 +16,12 @@ type M = map[string]any
 // compactJSON is a pre-encoded JSON value that the pretty printer writes verbatim on one line.
 // ControllerRevision .data is written this way: upstream compares revision data byte-wise
 // (Data.Raw), and a real API server returns it in the compact form the controller created.
-type compactJSON []byte
-
-// decode parses JSON keeping numbers as json.Number.
-func decode(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+type compactJSON = json.RawMessage
 
 func mustDecodeObj(b []byte) M {
-	v, err := decode(b)
+	o, err := jsonobj.DecodeObj(b)
 	if err != nil {
 		fatalf("decoding JSON: %v\n%s", err, trunc(b))
-	}
-	o, ok := v.(M)
-	if !ok {
-		fatalf("expected a JSON object:\n%s", trunc(b))
 	}
 	return o
 }
@@ -48,30 +33,9 @@ func trunc(b []byte) string {
 	return string(b)
 }
 
-// clone deep-copies a generic JSON value.
+// clone deep-copies a generic JSON value, keeping its type.
 func clone[T any](v T) T {
-	return cloneAny(v).(T)
-}
-
-func cloneAny(v any) any {
-	switch x := v.(type) {
-	case M:
-		o := make(M, len(x))
-		for k, e := range x {
-			o[k] = cloneAny(e)
-		}
-		return o
-	case []any:
-		o := make([]any, len(x))
-		for i, e := range x {
-			o[i] = cloneAny(e)
-		}
-		return o
-	case compactJSON:
-		return append(compactJSON(nil), x...)
-	default:
-		return v
-	}
+	return jsonobj.Clone(v).(T)
 }
 
 // compactMarshal encodes like Go's json.Marshal of a map (sorted keys, HTML escaping): the
@@ -139,116 +103,21 @@ func writePretty(b *bytes.Buffer, v any, ind string) {
 	}
 }
 
-// ---- path helpers on generic JSON ----
-
-func obj(v any) M {
-	o, _ := v.(M)
-	return o
-}
-
-func arr(v any) []any {
-	a, _ := v.([]any)
-	return a
-}
-
-// get follows a dotted path of object keys.
-func get(v any, path string) any {
-	for _, k := range strings.Split(path, ".") {
-		o, ok := v.(M)
-		if !ok {
-			return nil
-		}
-		v = o[k]
-	}
-	return v
-}
-
-func getStr(v any, path string) string {
-	s, _ := get(v, path).(string)
-	return s
-}
+// ---- the generator's error policy over internal/jsonobj: a wrong path is a bug, so it stops ----
 
 func getInt(v any, path string) int {
-	switch n := get(v, path).(type) {
-	case json.Number:
-		i, err := n.Int64()
-		if err != nil {
-			fatalf("%s: %v", path, err)
-		}
-		return int(i)
-	case int:
-		return n
-	case float64:
-		return int(n)
-	}
-	return 0
+	i, _ := jsonobj.GetInt(v, path)
+	return int(i)
 }
 
 // set assigns at a dotted path, creating intermediate objects.
 func set(v M, path string, val any) {
-	keys := strings.Split(path, ".")
-	for _, k := range keys[:len(keys)-1] {
-		n, ok := v[k].(M)
-		if !ok {
-			n = M{}
-			v[k] = n
-		}
-		v = n
+	if err := jsonobj.Set(v, path, val); err != nil {
+		fatalf("%v", err)
 	}
-	v[keys[len(keys)-1]] = val
 }
 
-// del removes the key at a dotted path (if present).
-func del(v M, path string) {
-	keys := strings.Split(path, ".")
-	for _, k := range keys[:len(keys)-1] {
-		n, ok := v[k].(M)
-		if !ok {
-			return
-		}
-		v = n
-	}
-	delete(v, keys[len(keys)-1])
-}
-
-func num(i int) json.Number { return json.Number(strconv.Itoa(i)) }
-
-// jsonEqual compares two generic values as JSON values (numbers numerically via their literal).
-func jsonEqual(a, b any) bool {
-	return bytes.Equal(compactMarshal(normalizeNums(a)), compactMarshal(normalizeNums(b)))
-}
-
-func normalizeNums(v any) any {
-	switch x := v.(type) {
-	case M:
-		o := make(M, len(x))
-		for k, e := range x {
-			o[k] = normalizeNums(e)
-		}
-		return o
-	case []any:
-		o := make([]any, len(x))
-		for i, e := range x {
-			o[i] = normalizeNums(e)
-		}
-		return o
-	case json.Number:
-		f, err := x.Float64()
-		if err != nil {
-			return string(x)
-		}
-		return f
-	case int:
-		return float64(x)
-	case compactJSON:
-		v, err := decode(x)
-		if err != nil {
-			fatalf("bad compact JSON: %v", err)
-		}
-		return normalizeNums(v)
-	}
-	return v
-}
+func num(i int) json.Number { return jsonobj.Num(int64(i)) }
 
 // stripKeys removes every object key named k, recursively (used to compare plans modulo
 // resourceVersion).

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/internal/oracleplan"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // Case is one conformance fixture: a snapshot whose expected plan is the oracle's.
@@ -183,7 +185,7 @@ func (g *Gen) finalizeCase(out string, c *Case) {
 	}
 	// The committed snapshot must be a fixed point of API-server defaulting.
 	committed := mustDecodeObj(b)
-	if again := g.o.defaults(committed); !jsonEqual(again, committed) {
+	if again := g.o.defaults(committed); !jsonobj.Equal(again, committed) {
 		fatalf("snapshot is not stable under oracle defaults")
 	}
 	if !bytes.Equal(encodeSnapshot(committed), b) {

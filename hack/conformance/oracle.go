@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // oracleRunner runs the reference oracle binary (path from $ORACLE).
@@ -53,8 +55,8 @@ func prepareSnapshot(s M) M {
 			s[k] = []any{}
 		}
 	}
-	for _, r := range arr(s["revisions"]) {
-		ro := obj(r)
+	for _, r := range jsonobj.AsArr(s["revisions"]) {
+		ro := jsonobj.AsObj(r)
 		switch d := ro["data"].(type) {
 		case compactJSON, nil:
 		default:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 func img(v int) string { return fmt.Sprintf("registry.k8s.io/nginx-slim:0.%d", v) }
@@ -230,7 +232,7 @@ func (g *Gen) onDeleteGroup() {
 		w = later(g.settle(w), time.Minute)
 		g.add(grp, p+"-all-pods-replaced-settled", pol+", all pods recreated at the update revision: currentRevision is not advanced, nothing to do", w)
 		s = clone(w)
-		st := obj(get(setOf(s), "status"))
+		st := jsonobj.AsObj(jsonobj.Get(setOf(s), "status"))
 		st["updatedReplicas"] = num(0)
 		st["currentReplicas"] = num(4)
 		g.add(grp, p+"-all-pods-replaced-stale-status", pol+", all pods at the update revision, stale status counts: status rewritten, currentRevision not advanced", s)
@@ -331,24 +333,24 @@ func (g *Gen) ownership() {
 		}
 		add("orphan-pods", "all pods lost their ownerReferences (adopted)", func(s M) {
 			for _, po := range podsOf(s) {
-				del(obj(po), "metadata.ownerReferences")
+				jsonobj.Delete(jsonobj.AsObj(po), "metadata.ownerReferences")
 			}
 		})
 		add("orphan-pods-template-changed", "all pods orphaned and template changed", func(s M) {
 			for _, po := range podsOf(s) {
-				del(obj(po), "metadata.ownerReferences")
+				jsonobj.Delete(jsonobj.AsObj(po), "metadata.ownerReferences")
 			}
 			bump(s, img28)
 		})
 		add("orphan-pod-and-revision", "web-1 and the revision are orphans", func(s M) {
-			del(pod(s, "web-1"), "metadata.ownerReferences")
+			jsonobj.Delete(pod(s, "web-1"), "metadata.ownerReferences")
 			for _, r := range revisionsOf(s) {
-				del(obj(r), "metadata.ownerReferences")
+				jsonobj.Delete(jsonobj.AsObj(r), "metadata.ownerReferences")
 			}
 		})
 		add("orphan-revision", "the revision lost its ownerReference", func(s M) {
 			for _, r := range revisionsOf(s) {
-				del(obj(r), "metadata.ownerReferences")
+				jsonobj.Delete(jsonobj.AsObj(r), "metadata.ownerReferences")
 			}
 		})
 		add("other-owner-same-name", "web-1 is controlled by another StatefulSet (the create of web-1 is rejected)", func(s M) {
@@ -360,7 +362,7 @@ func (g *Gen) ownership() {
 			addPod(s, np)
 		})
 		add("other-owner-revision", "a revision with matching labels is controlled by another StatefulSet (ignored)", func(s M) {
-			r := clone(obj(revisionsOf(s)[0]))
+			r := clone(jsonobj.AsObj(revisionsOf(s)[0]))
 			set(r, "metadata.name", "web-legacy-7d9f8b6c5d")
 			set(r, "metadata.uid", uidFor("rev/other/"+p))
 			set(r, "metadata.ownerReferences", otherOwner("web-legacy"))
@@ -372,26 +374,26 @@ func (g *Gen) ownership() {
 		})
 		add("orphan-selector-mismatch", "an orphan pod web-4 that does not match the selector (ignored)", func(s M) {
 			np := clonePodAs(s, "web-2", "web-4")
-			del(np, "metadata.ownerReferences")
+			jsonobj.Delete(np, "metadata.ownerReferences")
 			set(np, "metadata.labels.app", "web-debug")
 			addPod(s, np)
 		})
 		add("owned-unparsable-name", "an owned pod named web-abc with matching labels (released: not a member)", func(s M) {
 			np := clonePodAs(s, "web-1", "web-abc")
-			del(obj(get(np, "metadata.labels")), "apps.kubernetes.io/pod-index")
+			jsonobj.Delete(jsonobj.AsObj(jsonobj.Get(np, "metadata.labels")), "apps.kubernetes.io/pod-index")
 			addPod(s, np)
 		})
 		add("orphan-unparsable-names", "orphan pods named web, webapp-0 and web-x with matching labels (not adopted)", func(s M) {
 			for _, n := range []string{"web", "webapp-0", "web-x"} {
 				np := clonePodAs(s, "web-1", n)
-				del(np, "metadata.ownerReferences")
-				del(obj(get(np, "metadata.labels")), "apps.kubernetes.io/pod-index")
+				jsonobj.Delete(np, "metadata.ownerReferences")
+				jsonobj.Delete(jsonobj.AsObj(jsonobj.Get(np, "metadata.labels")), "apps.kubernetes.io/pod-index")
 				addPod(s, np)
 			}
 		})
 		add("orphan-extra-ordinal", "an orphan pod web-3 (beyond replicas) with matching labels: adopted, then condemned", func(s M) {
 			np := clonePodAs(s, "web-2", "web-3")
-			del(np, "metadata.ownerReferences")
+			jsonobj.Delete(np, "metadata.ownerReferences")
 			addPod(s, np)
 		})
 	}
@@ -425,9 +427,9 @@ func (g *Gen) ordinals() {
 // firstCreatedRevision returns the first ControllerRevision the oracle would create for s.
 func (g *Gen) firstCreatedRevision(s M) M {
 	pl := g.o.plan(g.o.defaults(s))
-	for _, a := range arr(pl["actions"]) {
-		if getStr(a, "verb") == "create" && getStr(a, "kind") == "ControllerRevision" {
-			return obj(get(a, "object"))
+	for _, a := range jsonobj.AsArr(pl["actions"]) {
+		if jsonobj.GetStr(a, "verb") == "create" && jsonobj.GetStr(a, "kind") == "ControllerRevision" {
+			return jsonobj.AsObj(jsonobj.Get(a, "object"))
 		}
 	}
 	fatalf("no ControllerRevision created")
@@ -470,14 +472,14 @@ func (g *Gen) history() {
 			set(setOf(s), "status.collisionCount", num(cc))
 			bump(s, img28)
 			next := g.firstCreatedRevision(s)
-			name := getStr(next, "metadata.name")
-			cur := obj(revisionsOf(s)[0])
+			name := jsonobj.GetStr(next, "metadata.name")
+			cur := jsonobj.AsObj(revisionsOf(s)[0])
 			cur["revision"] = num(2)
 			r := clone(cur)
 			set(r, "metadata.name", name)
 			set(r, "metadata.uid", uidFor("collision/"+p+fmt.Sprint(cc)))
 			set(r, "metadata.creationTimestamp", ts(t0.Add(-time.Hour)))
-			obj(get(r, "metadata.labels"))["controller.kubernetes.io/hash"] = strings.TrimPrefix(name, "web-")
+			jsonobj.AsObj(jsonobj.Get(r, "metadata.labels"))["controller.kubernetes.io/hash"] = strings.TrimPrefix(name, "web-")
 			r["data"] = clone(old["data"])
 			r["revision"] = num(1)
 			s["revisions"] = append(revisionsOf(s), r)
@@ -491,7 +493,7 @@ func (g *Gen) history() {
 }
 
 func markSetDeleting(s M) M {
-	md := obj(setOf(s)["metadata"])
+	md := jsonobj.AsObj(setOf(s)["metadata"])
 	md["deletionTimestamp"] = ts(nowOf(s).Add(-10 * time.Second))
 	md["deletionGracePeriodSeconds"] = num(0)
 	md["finalizers"] = []any{"foregroundDeletion"}
@@ -511,7 +513,7 @@ func (g *Gen) deleting() {
 		g.add(grp, p+"-pod-missing", pol+", set being deleted, web-1 gone (not recreated)", markSetDeleting(s))
 		g.add(grp, p+"-scale-down-1", pol+", set being deleted, replicas 3->1", markSetDeleting(scaleTo(clone(base), 1)))
 		s = clone(base)
-		del(pod(s, "web-1"), "metadata.ownerReferences")
+		jsonobj.Delete(pod(s, "web-1"), "metadata.ownerReferences")
 		g.add(grp, p+"-orphan-pod", pol+", set being deleted, web-1 orphaned (adoption refused: sync error)", markSetDeleting(s))
 	}
 }
@@ -605,7 +607,7 @@ func (g *Gen) identity() {
 			f(s)
 			g.add(grp, p+"-"+name, pol+", 3 replicas, one claim template, "+desc, s)
 		}
-		labels := func(s M, n string) M { return obj(get(pod(s, n), "metadata.labels")) }
+		labels := func(s M, n string) M { return jsonobj.AsObj(jsonobj.Get(pod(s, n), "metadata.labels")) }
 		add("missing-pod-name-label", "web-1 lacks the pod-name label", func(s M) {
 			delete(labels(s, "web-1"), "statefulset.kubernetes.io/pod-name")
 		})
@@ -627,8 +629,8 @@ func (g *Gen) identity() {
 		add("missing-claim-volume", "web-1 has no volume for claim template data", func(s M) {
 			po := pod(s, "web-1")
 			var vols []any
-			for _, v := range arr(get(po, "spec.volumes")) {
-				if getStr(v, "name") != "data" {
+			for _, v := range jsonobj.AsArr(jsonobj.Get(po, "spec.volumes")) {
+				if jsonobj.GetStr(v, "name") != "data" {
 					vols = append(vols, v)
 				}
 			}
@@ -673,7 +675,7 @@ func (g *Gen) status() {
 		g.add(grp, p+"-consistent-rollingupdate", pol+", RollingUpdate, settled: status consistent, no writes", clone(ru))
 		g.add(grp, p+"-consistent-ondelete", pol+", OnDelete, settled: no writes", clone(od))
 		s := clone(ru)
-		st := obj(get(setOf(s), "status"))
+		st := jsonobj.AsObj(jsonobj.Get(setOf(s), "status"))
 		st["readyReplicas"] = num(1)
 		st["availableReplicas"] = num(1)
 		st["currentReplicas"] = num(2)
@@ -682,15 +684,15 @@ func (g *Gen) status() {
 		bumpGen(s)
 		g.add(grp, p+"-stale-observed-generation", pol+", generation bumped without a template change: observedGeneration updated", s)
 		// rolling update completion: after a full rollout, status still names the old currentRevision
-		oldRev := getStr(setOf(ru), "status.currentRevision")
+		oldRev := jsonobj.GetStr(setOf(ru), "status.currentRevision")
 		done := later(g.settle(bump(clone(ru), img28)), time.Minute)
 		s = clone(done)
-		st = obj(get(setOf(s), "status"))
+		st = jsonobj.AsObj(jsonobj.Get(setOf(s), "status"))
 		st["currentRevision"] = oldRev
 		st["currentReplicas"] = num(0)
 		g.add(grp, p+"-rolling-update-completion", pol+", every pod updated and ready, status.currentRevision still old: advanced to the update revision", s)
 		s = clone(done)
-		st = obj(get(setOf(s), "status"))
+		st = jsonobj.AsObj(jsonobj.Get(setOf(s), "status"))
 		st["currentRevision"] = oldRev
 		st["currentReplicas"] = num(0)
 		markNotReady(s, "web-3")
@@ -701,7 +703,7 @@ func (g *Gen) status() {
 		odc["pods"] = []any{}
 		odc = later(g.settle(odc), time.Minute)
 		s = clone(odc)
-		st = obj(get(setOf(s), "status"))
+		st = jsonobj.AsObj(jsonobj.Get(setOf(s), "status"))
 		st["currentReplicas"] = num(4)
 		st["updatedReplicas"] = num(0)
 		g.add(grp, p+"-ondelete-all-updated-no-advance", pol+", OnDelete, every pod at the update revision: currentRevision stays", s)
@@ -720,15 +722,15 @@ func (g *Gen) compat() {
 				o.VCT, o.Retention, sfx = 1, "RR", "-vct1"
 			}
 			s := g.settledAt(o)
-			r := obj(revisionsOf(s)[0])
+			r := jsonobj.AsObj(revisionsOf(s)[0])
 			raw := []byte(r["data"].(compactJSON))
 			zero := 0
-			name := getStr(r, "metadata.name")
+			name := jsonobj.GetStr(r, "metadata.name")
 			if h := controllerRevisionHash(raw, &zero); "web-"+h != name {
 				fatalf("revision hash check: computed %s for %s", h, name)
 			}
 			data := mustDecodeObj(raw)
-			set(obj(get(data, "spec.template")), "metadata.creationTimestamp", nil)
+			set(jsonobj.AsObj(jsonobj.Get(data, "spec.template")), "metadata.creationTimestamp", nil)
 			old := compactMarshal(data)
 			if !strings.Contains(string(old), `"metadata":{"creationTimestamp":null,`) {
 				fatalf("compat data: %s", old)

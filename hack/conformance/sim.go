@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // Intermediate states of a simulated rollout.
@@ -26,7 +29,7 @@ func (g *Gen) sim(group, desc string, s0 M, maxSteps int) {
 	g.group(group, desc)
 	s0 = g.o.defaults(s0)
 	tl, _ := g.o.simulate(s0, maxSteps)
-	steps := arr(tl["steps"])
+	steps := jsonobj.AsArr(tl["steps"])
 	if len(steps) < 2 {
 		fatalf("%s: simulation has only %d step(s)", group, len(steps))
 	}
@@ -39,25 +42,25 @@ func (g *Gen) sim(group, desc string, s0 M, maxSteps int) {
 			st = advanceWorld(fin, simTick)
 		}
 		st = g.o.defaults(st)
-		want := obj(get(steps[k], "plan"))
+		want := jsonobj.AsObj(jsonobj.Get(steps[k], "plan"))
 		got := g.o.plan(st)
-		if !jsonEqual(stripKeys(got, "resourceVersion"), stripKeys(want, "resourceVersion")) {
+		if !jsonobj.Equal(stripKeys(got, "resourceVersion"), stripKeys(want, "resourceVersion")) {
 			fatalf("%s step %d: reconstructed world's plan differs from the simulator's\n got: %s\nwant: %s",
 				group, k, compactMarshal(got), compactMarshal(want))
 		}
 		g.add(group, fmt.Sprintf("step-%02d", k), fmt.Sprintf("world before sync %d of %d (now %s): %s",
-			k+1, len(steps), getStr(st, "now"), podSummary(steps[k])), st)
+			k+1, len(steps), jsonobj.GetStr(st, "now"), podSummary(steps[k])), st)
 	}
 }
 
 func podSummary(step any) string {
 	var parts []string
-	for _, p := range arr(get(step, "pods")) {
-		s := getStr(p, "name") + "[" + shortRev(getStr(p, "revision")) + " " + getStr(p, "phase")
-		if get(p, "ready") == true {
+	for _, p := range jsonobj.AsArr(jsonobj.Get(step, "pods")) {
+		s := jsonobj.GetStr(p, "name") + "[" + shortRev(jsonobj.GetStr(p, "revision")) + " " + jsonobj.GetStr(p, "phase")
+		if jsonobj.Get(p, "ready") == true {
 			s += "/Ready"
 		}
-		if get(p, "terminating") == true {
+		if jsonobj.Get(p, "terminating") == true {
 			s += " terminating"
 		}
 		parts = append(parts, s+"]")
@@ -83,5 +86,14 @@ func advanceWorld(fin M, tick time.Duration) M {
 	if err != nil {
 		fatalf("advancing the world: %v", err)
 	}
-	return prepareSnapshot(mustDecodeObj(b))
+	w := prepareSnapshot(mustDecodeObj(b))
+	// The simulator lists objects in its fake API server's map order; sorted, a regeneration gives the
+	// same files (upstream sorts what it reads, so the plans do not depend on it).
+	for _, k := range []string{"pods", "revisions", "claims"} {
+		l := jsonobj.AsArr(w[k])
+		sort.SliceStable(l, func(i, j int) bool {
+			return jsonobj.GetStr(l[i], "metadata.name") < jsonobj.GetStr(l[j], "metadata.name")
+		})
+	}
+	return w
 }

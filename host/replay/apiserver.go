@@ -5,6 +5,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // Kinds the replayed world stores. The StatefulSet is kept apart: a world holds exactly one.
@@ -99,7 +101,7 @@ func (s *APIServer) takeNotes() []WorldEvent {
 // Get returns the stored object (not a copy) or nil.
 func (s *APIServer) Get(kind, name string) Obj {
 	if kind == kindSet {
-		if s.set != nil && getStr(s.set, "metadata.name") == name {
+		if s.set != nil && jsonobj.GetStr(s.set, "metadata.name") == name {
 			return s.set
 		}
 		return nil
@@ -122,17 +124,17 @@ func (s *APIServer) Names(kind string) []string {
 func (s *APIServer) StatefulSet() Obj { return s.set }
 
 func (s *APIServer) stamp(o Obj) {
-	md := ensureObj(o, "metadata")
+	md := jsonobj.Ensure(o, "metadata")
 	md["uid"] = s.ids.uid()
 	md["resourceVersion"] = s.ids.resourceVersion()
 	md["creationTimestamp"] = s.now()
-	if getStr(md, "namespace") == "" {
+	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = s.ns
 	}
 }
 
 func (s *APIServer) bump(o Obj) {
-	ensureObj(o, "metadata")["resourceVersion"] = s.ids.resourceVersion()
+	jsonobj.Ensure(o, "metadata")["resourceVersion"] = s.ids.resourceVersion()
 }
 
 // stripTypeMeta drops apiVersion/kind: list results carry none per item, and that is what the
@@ -146,8 +148,8 @@ func stripTypeMeta(o Obj) {
 // uid, resourceVersion and creationTimestamp (and generation 1 for pods and sets), as on a real
 // cluster. A taken name is AlreadyExists.
 func (s *APIServer) Create(kind string, obj Obj) error {
-	o := cloneObj(obj)
-	name := getStr(o, "metadata.name")
+	o := jsonobj.CloneObj(obj)
+	name := jsonobj.GetStr(o, "metadata.name")
 	if name == "" {
 		return apiErr("Invalid", "%s: metadata.name is required", kind)
 	}
@@ -160,7 +162,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 			return err
 		}
 		s.stamp(o)
-		set(o, "metadata.generation", num(1))
+		jsonobj.Set(o, "metadata.generation", jsonobj.Num(1))
 		s.set = o
 		return nil
 	}
@@ -175,9 +177,9 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	s.stamp(o)
 	switch kind {
 	case kindPod:
-		set(o, "metadata.generation", num(1))
+		jsonobj.Set(o, "metadata.generation", jsonobj.Num(1))
 		DefaultPod(o, s.ns)
-		o["status"] = Obj{"phase": "Pending", "qosClass": podQOS(getObj(o, "spec"))} // PrepareForCreate resets the status
+		o["status"] = Obj{"phase": "Pending", "qosClass": podQOS(jsonobj.GetObj(o, "spec"))} // PrepareForCreate resets the status
 	case kindClaim:
 		DefaultClaim(o, s.ns)
 		o["status"] = Obj{"phase": "Pending"}
@@ -193,17 +195,17 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 // resourceVersion in the new object is a precondition (Conflict when stale); a spec change of the
 // set bumps its generation.
 func (s *APIServer) Update(kind string, obj Obj) error {
-	name := getStr(obj, "metadata.name")
+	name := jsonobj.GetStr(obj, "metadata.name")
 	old := s.Get(kind, name)
 	if old == nil {
 		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
 	}
-	if rv := getStr(obj, "metadata.resourceVersion"); rv != "" && rv != getStr(old, "metadata.resourceVersion") {
+	if rv := jsonobj.GetStr(obj, "metadata.resourceVersion"); rv != "" && rv != jsonobj.GetStr(old, "metadata.resourceVersion") {
 		return apiErr("Conflict", "Operation cannot be fulfilled on %s %q: the object has been modified; please apply your changes to the latest version and try again", resourceName(kind), name)
 	}
-	o := cloneObj(obj)
-	md := ensureObj(o, "metadata")
-	omd := getObj(old, "metadata")
+	o := jsonobj.CloneObj(obj)
+	md := jsonobj.Ensure(o, "metadata")
+	omd := jsonobj.GetObj(old, "metadata")
 	// Immutable or server-owned metadata survives a PUT that omits it.
 	for _, k := range []string{"uid", "creationTimestamp", "namespace", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
 		if v, ok := omd[k]; ok {
@@ -218,17 +220,17 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 		if err := validateStatefulSetUpdate(old, o); err != nil {
 			return err
 		}
-		o["status"] = cloneJSON(old["status"])
-		if !jsonEqual(old["spec"], o["spec"]) {
-			g, _ := getInt(old, "metadata.generation")
-			md["generation"] = num(g + 1)
+		o["status"] = jsonobj.Clone(old["status"])
+		if !jsonobj.Equal(old["spec"], o["spec"]) {
+			g, _ := jsonobj.GetInt(old, "metadata.generation")
+			md["generation"] = jsonobj.Num(g + 1)
 		}
 		s.bump(o)
 		s.set = o
 		return nil
 	case kindPod, kindClaim:
 		stripTypeMeta(o)
-		o["status"] = cloneJSON(old["status"])
+		o["status"] = jsonobj.Clone(old["status"])
 	case kindRevision:
 		stripTypeMeta(o)
 	}
@@ -240,15 +242,15 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 // UpdateStatus is a PUT of the set to its status subresource: only .status changes; a resourceVersion
 // in obj is a precondition (Conflict when stale), as for Update.
 func (s *APIServer) UpdateStatus(obj Obj) error {
-	name := getStr(obj, "metadata.name")
-	if s.set == nil || getStr(s.set, "metadata.name") != name {
+	name := jsonobj.GetStr(obj, "metadata.name")
+	if s.set == nil || jsonobj.GetStr(s.set, "metadata.name") != name {
 		return apiErr("NotFound", "statefulsets.apps %q not found", name)
 	}
-	if rv := getStr(obj, "metadata.resourceVersion"); rv != "" && rv != getStr(s.set, "metadata.resourceVersion") {
+	if rv := jsonobj.GetStr(obj, "metadata.resourceVersion"); rv != "" && rv != jsonobj.GetStr(s.set, "metadata.resourceVersion") {
 		return apiErr("Conflict", "Operation cannot be fulfilled on statefulsets.apps %q: the object has been modified; please apply your changes to the latest version and try again", name)
 	}
-	o := cloneObj(s.set)
-	o["status"] = cloneJSON(obj["status"])
+	o := jsonobj.CloneObj(s.set)
+	o["status"] = jsonobj.Clone(obj["status"])
 	s.bump(o)
 	s.set = o
 	return nil
@@ -260,10 +262,10 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 	if old == nil || kind == kindSet {
 		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
 	}
-	if uid := getStr(patch, "metadata.uid"); uid != "" && uid != getStr(old, "metadata.uid") {
-		return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, getStr(old, "metadata.uid"))
+	if uid := jsonobj.GetStr(patch, "metadata.uid"); uid != "" && uid != jsonobj.GetStr(old, "metadata.uid") {
+		return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, jsonobj.GetStr(old, "metadata.uid"))
 	}
-	o := strategicMerge(cloneObj(old), patch)
+	o := strategicMerge(jsonobj.CloneObj(old), patch)
 	s.bump(o)
 	s.objs[kind][name] = o
 	return nil
@@ -277,14 +279,14 @@ func (s *APIServer) Delete(kind, name, uid string) error {
 	if old == nil {
 		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
 	}
-	if have := getStr(old, "metadata.uid"); uid != "" && uid != have {
+	if have := jsonobj.GetStr(old, "metadata.uid"); uid != "" && uid != have {
 		return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, have)
 	}
 	switch kind {
 	case kindSet:
 		s.set = nil
 	case kindPod:
-		if get(old, "metadata.deletionTimestamp") != nil {
+		if jsonobj.Get(old, "metadata.deletionTimestamp") != nil {
 			return nil
 		}
 		s.markTerminating(old)
@@ -296,15 +298,15 @@ func (s *APIServer) Delete(kind, name, uid string) error {
 }
 
 func (s *APIServer) markTerminating(pod Obj) {
-	grace, ok := getInt(pod, "spec.terminationGracePeriodSeconds")
+	grace, ok := jsonobj.GetInt(pod, "spec.terminationGracePeriodSeconds")
 	if !ok {
 		grace = 30
 	}
-	md := ensureObj(pod, "metadata")
+	md := jsonobj.Ensure(pod, "metadata")
 	md["deletionTimestamp"] = s.now()
-	md["deletionGracePeriodSeconds"] = num(grace)
+	md["deletionGracePeriodSeconds"] = jsonobj.Num(grace)
 	if s.onPodDeleted != nil {
-		s.onPodDeleted(getStr(pod, "metadata.name"))
+		s.onPodDeleted(jsonobj.GetStr(pod, "metadata.name"))
 	}
 }
 

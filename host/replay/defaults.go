@@ -1,6 +1,10 @@
 package replay
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
 
 // API-server defaulting for the fields a StatefulSet, its pod template, its pods and its claims use.
 //
@@ -12,122 +16,122 @@ import "strings"
 
 // DefaultStatefulSet applies API-server defaulting to a StatefulSet in place.
 func DefaultStatefulSet(set Obj) {
-	md := ensureObj(set, "metadata")
-	if getStr(md, "namespace") == "" {
+	md := jsonobj.Ensure(set, "metadata")
+	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = "default"
 	}
-	spec := ensureObj(set, "spec")
-	setDefault(spec, "replicas", num(1))
-	setDefault(spec, "serviceName", "")
-	setDefault(spec, "podManagementPolicy", "OrderedReady")
-	setDefault(spec, "revisionHistoryLimit", num(10))
+	spec := jsonobj.Ensure(set, "spec")
+	jsonobj.SetDefault(spec, "replicas", jsonobj.Num(1))
+	jsonobj.SetDefault(spec, "serviceName", "")
+	jsonobj.SetDefault(spec, "podManagementPolicy", "OrderedReady")
+	jsonobj.SetDefault(spec, "revisionHistoryLimit", jsonobj.Num(10))
 	// SetDefaults_StatefulSet: rollingUpdate is filled in only when the type itself was defaulted; a
 	// RollingUpdate strategy without rollingUpdate keeps none (the controller then treats partition and
 	// maxUnavailable as unset).
-	us := ensureObj(spec, "updateStrategy")
-	if getStr(us, "type") == "" {
+	us := jsonobj.Ensure(spec, "updateStrategy")
+	if jsonobj.GetStr(us, "type") == "" {
 		us["type"] = "RollingUpdate"
 		if us["rollingUpdate"] == nil {
 			us["rollingUpdate"] = Obj{}
 		}
 	}
 	if ru, ok := us["rollingUpdate"].(Obj); ok && us["type"] == "RollingUpdate" {
-		setDefault(ru, "partition", num(0))
-		setDefault(ru, "maxUnavailable", num(1))
+		jsonobj.SetDefault(ru, "partition", jsonobj.Num(0))
+		jsonobj.SetDefault(ru, "maxUnavailable", jsonobj.Num(1))
 	}
 	// start is a plain int32: an empty ordinals object is stored with start 0.
 	if o, ok := spec["ordinals"].(Obj); ok {
-		setDefault(o, "start", num(0))
+		jsonobj.SetDefault(o, "start", jsonobj.Num(0))
 	}
-	rp := ensureObj(spec, "persistentVolumeClaimRetentionPolicy")
-	setDefault(rp, "whenDeleted", "Retain")
-	setDefault(rp, "whenScaled", "Retain")
-	tmpl := ensureObj(spec, "template")
-	defaultPodSpec(ensureObj(tmpl, "spec"))
-	for _, v := range getArr(spec, "volumeClaimTemplates") {
+	rp := jsonobj.Ensure(spec, "persistentVolumeClaimRetentionPolicy")
+	jsonobj.SetDefault(rp, "whenDeleted", "Retain")
+	jsonobj.SetDefault(rp, "whenScaled", "Retain")
+	tmpl := jsonobj.Ensure(spec, "template")
+	defaultPodSpec(jsonobj.Ensure(tmpl, "spec"))
+	for _, v := range jsonobj.GetArr(spec, "volumeClaimTemplates") {
 		if c, ok := v.(Obj); ok {
 			defaultClaimTemplate(c)
 		}
 	}
-	st := ensureObj(set, "status")
-	setDefault(st, "replicas", num(0))
-	setDefault(st, "availableReplicas", num(0))
+	st := jsonobj.Ensure(set, "status")
+	jsonobj.SetDefault(st, "replicas", jsonobj.Num(0))
+	jsonobj.SetDefault(st, "availableReplicas", jsonobj.Num(0))
 }
 
 // defaultClaimTemplate defaults one of a set's claim templates: whole PersistentVolumeClaims, stored
 // with their type meta and a Pending status.
 func defaultClaimTemplate(c Obj) {
-	setDefault(c, "apiVersion", "v1")
-	setDefault(c, "kind", "PersistentVolumeClaim")
-	defaultClaimSpec(ensureObj(c, "spec"))
-	setDefault(ensureObj(c, "status"), "phase", "Pending")
+	jsonobj.SetDefault(c, "apiVersion", "v1")
+	jsonobj.SetDefault(c, "kind", "PersistentVolumeClaim")
+	defaultClaimSpec(jsonobj.Ensure(c, "spec"))
+	jsonobj.SetDefault(jsonobj.Ensure(c, "status"), "phase", "Pending")
 }
 
 // DefaultPod applies API-server defaulting to a pod in place (what pod creation does on top of the
 // template's defaults).
 func DefaultPod(pod Obj, namespace string) {
-	md := ensureObj(pod, "metadata")
-	if getStr(md, "namespace") == "" {
+	md := jsonobj.Ensure(pod, "metadata")
+	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = namespace
 	}
-	spec := ensureObj(pod, "spec")
+	spec := jsonobj.Ensure(pod, "spec")
 	defaultPodSpec(spec)
-	setDefault(spec, "enableServiceLinks", true)
+	jsonobj.SetDefault(spec, "enableServiceLinks", true)
 	hostNetwork := spec["hostNetwork"] == true
 	for _, key := range []string{"initContainers", "containers"} {
-		for _, c := range getArr(spec, key) {
+		for _, c := range jsonobj.GetArr(spec, key) {
 			co, ok := c.(Obj)
 			if !ok {
 				continue
 			}
 			// SetDefaults_Pod: requests default to limits.
-			if lim := getObj(co, "resources.limits"); len(lim) > 0 {
-				req := ensureObj(ensureObj(co, "resources"), "requests")
+			if lim := jsonobj.GetObj(co, "resources.limits"); len(lim) > 0 {
+				req := jsonobj.Ensure(jsonobj.Ensure(co, "resources"), "requests")
 				for k, v := range lim {
-					setDefault(req, k, v)
+					jsonobj.SetDefault(req, k, v)
 				}
 			}
 			if hostNetwork {
-				for _, p := range getArr(co, "ports") {
+				for _, p := range jsonobj.GetArr(co, "ports") {
 					if po, ok := p.(Obj); ok {
-						setDefault(po, "hostPort", po["containerPort"])
+						jsonobj.SetDefault(po, "hostPort", po["containerPort"])
 					}
 				}
 			}
 		}
 	}
-	setDefault(pod, "status", Obj{})
+	jsonobj.SetDefault(pod, "status", Obj{})
 }
 
 // DefaultClaim applies API-server defaulting to a PersistentVolumeClaim in place.
 func DefaultClaim(claim Obj, namespace string) {
-	md := ensureObj(claim, "metadata")
-	if getStr(md, "namespace") == "" {
+	md := jsonobj.Ensure(claim, "metadata")
+	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = namespace
 	}
-	defaultClaimSpec(ensureObj(claim, "spec"))
-	st := ensureObj(claim, "status")
-	setDefault(st, "phase", "Pending")
+	defaultClaimSpec(jsonobj.Ensure(claim, "spec"))
+	st := jsonobj.Ensure(claim, "status")
+	jsonobj.SetDefault(st, "phase", "Pending")
 }
 
 func defaultClaimSpec(spec Obj) {
-	setDefault(spec, "volumeMode", "Filesystem")
-	canonicalResources(getObj(spec, "resources"))
+	jsonobj.SetDefault(spec, "volumeMode", "Filesystem")
+	canonicalResources(jsonobj.GetObj(spec, "resources"))
 	// apiGroup is a pointer without omitempty; dataSourceRef mirrors dataSource (AnyVolumeDataSource).
-	if ds := getObj(spec, "dataSource"); ds != nil {
-		setDefault(ds, "apiGroup", nil)
+	if ds := jsonobj.GetObj(spec, "dataSource"); ds != nil {
+		jsonobj.SetDefault(ds, "apiGroup", nil)
 		if _, ok := spec["dataSourceRef"]; !ok {
-			spec["dataSourceRef"] = cloneObj(ds)
+			spec["dataSourceRef"] = jsonobj.CloneObj(ds)
 		}
 	}
-	if ref := getObj(spec, "dataSourceRef"); ref != nil {
-		setDefault(ref, "apiGroup", nil)
+	if ref := jsonobj.GetObj(spec, "dataSourceRef"); ref != nil {
+		jsonobj.SetDefault(ref, "apiGroup", nil)
 	}
 }
 
 func defaultPodSpec(spec Obj) {
 	for _, key := range []string{"initContainers", "containers"} {
-		for _, c := range getArr(spec, key) {
+		for _, c := range jsonobj.GetArr(spec, key) {
 			if co, ok := c.(Obj); ok {
 				defaultContainer(co)
 			}
@@ -142,22 +146,22 @@ func defaultPodSpec(spec Obj) {
 			delete(spec, k)
 		}
 	}
-	setDefault(spec, "restartPolicy", "Always")
-	setDefault(spec, "terminationGracePeriodSeconds", num(30))
-	setDefault(spec, "dnsPolicy", "ClusterFirst")
-	setDefault(spec, "securityContext", Obj{})
-	setDefault(spec, "schedulerName", "default-scheduler")
-	canonicalResources(getObj(spec, "resources"))
-	canonicalQuantities(getObj(spec, "overhead"))
+	jsonobj.SetDefault(spec, "restartPolicy", "Always")
+	jsonobj.SetDefault(spec, "terminationGracePeriodSeconds", jsonobj.Num(30))
+	jsonobj.SetDefault(spec, "dnsPolicy", "ClusterFirst")
+	jsonobj.SetDefault(spec, "securityContext", Obj{})
+	jsonobj.SetDefault(spec, "schedulerName", "default-scheduler")
+	canonicalResources(jsonobj.GetObj(spec, "resources"))
+	canonicalQuantities(jsonobj.GetObj(spec, "overhead"))
 	// The deprecated serviceAccount field is an alias: conversion fills serviceAccountName from it when
 	// that is empty, and writes serviceAccountName back into it.
-	if getStr(spec, "serviceAccountName") == "" && getStr(spec, "serviceAccount") != "" {
+	if jsonobj.GetStr(spec, "serviceAccountName") == "" && jsonobj.GetStr(spec, "serviceAccount") != "" {
 		spec["serviceAccountName"] = spec["serviceAccount"]
 	}
-	if san := getStr(spec, "serviceAccountName"); san != "" {
+	if san := jsonobj.GetStr(spec, "serviceAccountName"); san != "" {
 		spec["serviceAccount"] = san
 	}
-	for _, v := range getArr(spec, "volumes") {
+	for _, v := range jsonobj.GetArr(spec, "volumes") {
 		if vo, ok := v.(Obj); ok {
 			defaultVolume(vo)
 		}
@@ -166,57 +170,57 @@ func defaultPodSpec(spec Obj) {
 
 func defaultVolume(v Obj) {
 	const mode = 420 // 0644
-	if s := getObj(v, "configMap"); s != nil {
-		setDefault(s, "defaultMode", num(mode))
+	if s := jsonobj.GetObj(v, "configMap"); s != nil {
+		jsonobj.SetDefault(s, "defaultMode", jsonobj.Num(mode))
 	}
-	if s := getObj(v, "secret"); s != nil {
-		setDefault(s, "defaultMode", num(mode))
+	if s := jsonobj.GetObj(v, "secret"); s != nil {
+		jsonobj.SetDefault(s, "defaultMode", jsonobj.Num(mode))
 	}
-	if s := getObj(v, "hostPath"); s != nil {
-		setDefault(s, "type", "")
+	if s := jsonobj.GetObj(v, "hostPath"); s != nil {
+		jsonobj.SetDefault(s, "type", "")
 	}
-	if s := getObj(v, "emptyDir"); s != nil {
+	if s := jsonobj.GetObj(v, "emptyDir"); s != nil {
 		canonicalQuantity(s, "sizeLimit")
 	}
-	if s := getObj(v, "iscsi"); s != nil {
-		setDefault(s, "iscsiInterface", "default")
+	if s := jsonobj.GetObj(v, "iscsi"); s != nil {
+		jsonobj.SetDefault(s, "iscsiInterface", "default")
 	}
-	if s := getObj(v, "image"); s != nil {
+	if s := jsonobj.GetObj(v, "image"); s != nil {
 		if _, ok := s["pullPolicy"]; !ok {
-			s["pullPolicy"] = defaultPullPolicy(getStr(s, "reference"))
+			s["pullPolicy"] = defaultPullPolicy(jsonobj.GetStr(s, "reference"))
 		}
 	}
 	if _, ok := v["name"]; ok && !hasVolumeSource(v) {
 		v["emptyDir"] = Obj{} // SetDefaults_Volume: a volume with no source is an emptyDir
 	}
-	if s := getObj(v, "downwardAPI"); s != nil {
-		setDefault(s, "defaultMode", num(mode))
-		defaultDownwardItems(getArr(s, "items"))
+	if s := jsonobj.GetObj(v, "downwardAPI"); s != nil {
+		jsonobj.SetDefault(s, "defaultMode", jsonobj.Num(mode))
+		defaultDownwardItems(jsonobj.GetArr(s, "items"))
 	}
-	if s := getObj(v, "projected"); s != nil {
-		setDefault(s, "defaultMode", num(mode))
-		for _, src := range getArr(s, "sources") {
-			if t := getObj(src, "serviceAccountToken"); t != nil {
-				setDefault(t, "expirationSeconds", num(3600))
+	if s := jsonobj.GetObj(v, "projected"); s != nil {
+		jsonobj.SetDefault(s, "defaultMode", jsonobj.Num(mode))
+		for _, src := range jsonobj.GetArr(s, "sources") {
+			if t := jsonobj.GetObj(src, "serviceAccountToken"); t != nil {
+				jsonobj.SetDefault(t, "expirationSeconds", jsonobj.Num(3600))
 			}
-			if d := getObj(src, "downwardAPI"); d != nil {
-				defaultDownwardItems(getArr(d, "items"))
+			if d := jsonobj.GetObj(src, "downwardAPI"); d != nil {
+				defaultDownwardItems(jsonobj.GetArr(d, "items"))
 			}
 		}
 	}
-	if t := getObj(v, "ephemeral.volumeClaimTemplate"); t != nil {
-		setDefault(t, "metadata", Obj{})
-		defaultClaimSpec(ensureObj(t, "spec"))
+	if t := jsonobj.GetObj(v, "ephemeral.volumeClaimTemplate"); t != nil {
+		jsonobj.SetDefault(t, "metadata", Obj{})
+		defaultClaimSpec(jsonobj.Ensure(t, "spec"))
 	}
 }
 
 func defaultDownwardItems(items []any) {
 	for _, it := range items {
-		if fr := getObj(it, "fieldRef"); fr != nil {
-			setDefault(fr, "apiVersion", "v1")
+		if fr := jsonobj.GetObj(it, "fieldRef"); fr != nil {
+			jsonobj.SetDefault(fr, "apiVersion", "v1")
 		}
-		if rf := getObj(it, "resourceFieldRef"); rf != nil {
-			setDefault(rf, "divisor", "0")
+		if rf := jsonobj.GetObj(it, "resourceFieldRef"); rf != nil {
+			jsonobj.SetDefault(rf, "divisor", "0")
 			canonicalQuantity(rf, "divisor")
 		}
 	}
@@ -228,48 +232,48 @@ func defaultContainer(c Obj) {
 			delete(c, k)
 		}
 	}
-	for _, p := range getArr(c, "ports") {
+	for _, p := range jsonobj.GetArr(c, "ports") {
 		if po, ok := p.(Obj); ok {
-			setDefault(po, "protocol", "TCP")
+			jsonobj.SetDefault(po, "protocol", "TCP")
 		}
 	}
-	for _, e := range getArr(c, "env") {
-		if fr := getObj(e, "valueFrom.fieldRef"); fr != nil {
-			setDefault(fr, "apiVersion", "v1")
+	for _, e := range jsonobj.GetArr(c, "env") {
+		if fr := jsonobj.GetObj(e, "valueFrom.fieldRef"); fr != nil {
+			jsonobj.SetDefault(fr, "apiVersion", "v1")
 		}
-		if rf := getObj(e, "valueFrom.resourceFieldRef"); rf != nil {
-			setDefault(rf, "divisor", "0")
+		if rf := jsonobj.GetObj(e, "valueFrom.resourceFieldRef"); rf != nil {
+			jsonobj.SetDefault(rf, "divisor", "0")
 			canonicalQuantity(rf, "divisor")
 		}
 	}
-	setDefault(c, "resources", Obj{})
-	canonicalResources(getObj(c, "resources"))
+	jsonobj.SetDefault(c, "resources", Obj{})
+	canonicalResources(jsonobj.GetObj(c, "resources"))
 	for _, key := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
-		if p := getObj(c, key); p != nil {
-			setDefault(p, "timeoutSeconds", num(1))
-			setDefault(p, "periodSeconds", num(10))
-			setDefault(p, "successThreshold", num(1))
-			setDefault(p, "failureThreshold", num(3))
-			defaultHTTPGet(getObj(p, "httpGet"))
-			if g := getObj(p, "grpc"); g != nil {
-				setDefault(g, "service", "")
+		if p := jsonobj.GetObj(c, key); p != nil {
+			jsonobj.SetDefault(p, "timeoutSeconds", jsonobj.Num(1))
+			jsonobj.SetDefault(p, "periodSeconds", jsonobj.Num(10))
+			jsonobj.SetDefault(p, "successThreshold", jsonobj.Num(1))
+			jsonobj.SetDefault(p, "failureThreshold", jsonobj.Num(3))
+			defaultHTTPGet(jsonobj.GetObj(p, "httpGet"))
+			if g := jsonobj.GetObj(p, "grpc"); g != nil {
+				jsonobj.SetDefault(g, "service", "")
 			}
 		}
 	}
 	for _, key := range []string{"postStart", "preStop"} {
-		defaultHTTPGet(getObj(c, "lifecycle."+key+".httpGet"))
+		defaultHTTPGet(jsonobj.GetObj(c, "lifecycle."+key+".httpGet"))
 	}
-	setDefault(c, "terminationMessagePath", "/dev/termination-log")
-	setDefault(c, "terminationMessagePolicy", "File")
+	jsonobj.SetDefault(c, "terminationMessagePath", "/dev/termination-log")
+	jsonobj.SetDefault(c, "terminationMessagePolicy", "File")
 	if _, ok := c["imagePullPolicy"]; !ok {
-		c["imagePullPolicy"] = defaultPullPolicy(getStr(c, "image"))
+		c["imagePullPolicy"] = defaultPullPolicy(jsonobj.GetStr(c, "image"))
 	}
 }
 
 func defaultHTTPGet(h Obj) {
 	if h != nil {
-		setDefault(h, "path", "/")
-		setDefault(h, "scheme", "HTTP")
+		jsonobj.SetDefault(h, "path", "/")
+		jsonobj.SetDefault(h, "scheme", "HTTP")
 	}
 }
 

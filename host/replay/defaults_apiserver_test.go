@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/internal/jsoncmp"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // The host's defaulting gives what the real kube-apiserver v1.37.1 stored for every manifest of the corpus
@@ -40,11 +41,11 @@ func apiServerFixtures(t *testing.T) []apiServerFixture {
 		if err := json.Unmarshal(b, &fx); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		in, err := decodeObj(fx.Input)
+		in, err := jsonobj.DecodeObj(fx.Input)
 		if err != nil {
 			t.Fatalf("%s: input: %v", f, err)
 		}
-		answer, err := decodeObj(fx.Answer)
+		answer, err := jsonobj.DecodeObj(fx.Answer)
 		if err != nil {
 			t.Fatalf("%s: answer: %v", f, err)
 		}
@@ -58,17 +59,17 @@ func TestDefaultingMatchesRealAPIServer(t *testing.T) {
 		t.Run(fx.Name, func(t *testing.T) {
 			in, want := fx.Input, fx.Answer
 			// Through the in-memory API server's create, as replays and previews make objects.
-			api := NewAPIServer(getStr(in, "metadata.namespace"), NewClock(time.Unix(0, 0)))
-			if err := api.Create(fx.Kind, cloneObj(in)); err != nil {
+			api := NewAPIServer(jsonobj.GetStr(in, "metadata.namespace"), NewClock(time.Unix(0, 0)))
+			if err := api.Create(fx.Kind, jsonobj.CloneObj(in)); err != nil {
 				t.Fatalf("in-memory API server refused what kube-apiserver accepted: %v", err)
 			}
-			got := api.Get(fx.Kind, getStr(in, "metadata.name"))
+			got := api.Get(fx.Kind, jsonobj.GetStr(in, "metadata.name"))
 			// Type meta is a property of the wire (informers drop it); the rest is server bookkeeping.
 			for _, o := range []Obj{got, want} {
 				delete(o, "apiVersion")
 				delete(o, "kind")
 				for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "generation"} {
-					delete(getObj(o, "metadata"), k)
+					delete(jsonobj.GetObj(o, "metadata"), k)
 				}
 			}
 			withoutAdmission(fx.Kind, in, want)
@@ -87,28 +88,28 @@ func TestDefaultingMatchesRealAPIServer(t *testing.T) {
 func withoutAdmission(kind string, input, answer Obj) {
 	switch kind {
 	case "Pod":
-		spec := getObj(answer, "spec")
-		notToken := func(o Obj) bool { return !strings.HasPrefix(getStr(o, "name"), "kube-api-access-") }
+		spec := jsonobj.GetObj(answer, "spec")
+		notToken := func(o Obj) bool { return !strings.HasPrefix(jsonobj.GetStr(o, "name"), "kube-api-access-") }
 		keepOnly(spec, "volumes", notToken)
 		for _, key := range []string{"initContainers", "containers"} {
-			for _, c := range getArr(spec, key) {
+			for _, c := range jsonobj.GetArr(spec, key) {
 				keepOnly(c.(Obj), "volumeMounts", notToken)
 			}
 		}
-		if getStr(input, "spec.serviceAccountName") == "" && getStr(input, "spec.serviceAccount") == "" {
+		if jsonobj.GetStr(input, "spec.serviceAccountName") == "" && jsonobj.GetStr(input, "spec.serviceAccount") == "" {
 			delete(spec, "serviceAccountName")
 			delete(spec, "serviceAccount")
 		}
 		keepOnly(spec, "tolerations", func(o Obj) bool {
-			k := getStr(o, "key")
+			k := jsonobj.GetStr(o, "key")
 			return k != "node.kubernetes.io/not-ready" && k != "node.kubernetes.io/unreachable"
 		})
 		delete(spec, "priority")
 		delete(spec, "preemptionPolicy")
 	case "PersistentVolumeClaim":
-		delete(getObj(answer, "metadata"), "finalizers")
-		if _, ok := getObj(input, "spec")["storageClassName"]; !ok {
-			delete(getObj(answer, "spec"), "storageClassName") // DefaultStorageClass: the cluster's default class
+		delete(jsonobj.GetObj(answer, "metadata"), "finalizers")
+		if _, ok := jsonobj.GetObj(input, "spec")["storageClassName"]; !ok {
+			delete(jsonobj.GetObj(answer, "spec"), "storageClassName") // DefaultStorageClass: the cluster's default class
 		}
 	}
 }
@@ -116,7 +117,7 @@ func withoutAdmission(kind string, input, answer Obj) {
 // keepOnly filters the array o[key] of objects, removing the key when nothing is left.
 func keepOnly(o Obj, key string, keep func(Obj) bool) {
 	var out []any
-	for _, v := range getArr(o, key) {
+	for _, v := range jsonobj.GetArr(o, key) {
 		if keep(v.(Obj)) {
 			out = append(out, v)
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/internal/jsoncmp"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // A defaulted object is a fixed point, as API-server defaulting is: defaulting what kube-apiserver
@@ -16,9 +17,9 @@ func TestDefaultingIsIdempotent(t *testing.T) {
 		case kindSet:
 			DefaultStatefulSet(o)
 		case kindPod:
-			DefaultPod(o, getStr(o, "metadata.namespace"))
+			DefaultPod(o, jsonobj.GetStr(o, "metadata.namespace"))
 		case kindClaim:
-			DefaultClaim(o, getStr(o, "metadata.namespace"))
+			DefaultClaim(o, jsonobj.GetStr(o, "metadata.namespace"))
 		}
 		if d := jsoncmp.Diff(before, mustJSON(o)); d != "" {
 			t.Errorf("%s: %s", fx.Name, d)

@@ -12,6 +12,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // Reconciler runs one controller sync: *wasm.Module is one. It must not keep snapshot after it returns:
@@ -158,8 +159,8 @@ func (e *engine) initWorld() error {
 	var ss Obj
 	var others []Obj
 	for _, m := range e.sc.Manifests {
-		o, _ := decodeObj(m)
-		if getStr(o, "kind") == kindSet {
+		o, _ := jsonobj.DecodeObj(m)
+		if jsonobj.GetStr(o, "kind") == kindSet {
 			ss = o
 		} else {
 			others = append(others, o)
@@ -169,39 +170,39 @@ func (e *engine) initWorld() error {
 	if err := validateStatefulSet(ss); err != nil {
 		return &InvalidWorldError{Err: err}
 	}
-	setDefault(ss, "apiVersion", "apps/v1")
-	setDefault(ss, "kind", "StatefulSet")
-	ns := getStr(ss, "metadata.namespace")
+	jsonobj.SetDefault(ss, "apiVersion", "apps/v1")
+	jsonobj.SetDefault(ss, "kind", "StatefulSet")
+	ns := jsonobj.GetStr(ss, "metadata.namespace")
 	e.api = NewAPIServer(ns, e.clock)
 	// What the manifest says stands; only what it leaves out is made up.
-	md := ensureObj(ss, "metadata")
-	setDefault(md, "uid", initialUID(kindSet, getStr(md, "name")))
-	setDefault(md, "resourceVersion", "1000")
-	setDefault(md, "generation", num(1))
-	setDefault(md, "creationTimestamp", e.start.Format(time.RFC3339))
+	md := jsonobj.Ensure(ss, "metadata")
+	jsonobj.SetDefault(md, "uid", initialUID(kindSet, jsonobj.GetStr(md, "name")))
+	jsonobj.SetDefault(md, "resourceVersion", "1000")
+	jsonobj.SetDefault(md, "generation", jsonobj.Num(1))
+	jsonobj.SetDefault(md, "creationTimestamp", e.start.Format(time.RFC3339))
 	e.api.set = ss
 	now := e.start.Format(time.RFC3339)
 	for i, o := range others {
-		kind := getStr(o, "kind")
-		name := getStr(o, "metadata.name")
+		kind := jsonobj.GetStr(o, "kind")
+		name := jsonobj.GetStr(o, "metadata.name")
 		stripTypeMeta(o)
-		omd := ensureObj(o, "metadata")
-		setDefault(omd, "uid", initialUID(kind, name))
-		setDefault(omd, "resourceVersion", fmt.Sprint(1001+i))
-		setDefault(omd, "creationTimestamp", now)
+		omd := jsonobj.Ensure(o, "metadata")
+		jsonobj.SetDefault(omd, "uid", initialUID(kind, name))
+		jsonobj.SetDefault(omd, "resourceVersion", fmt.Sprint(1001+i))
+		jsonobj.SetDefault(omd, "creationTimestamp", now)
 		switch kind {
 		case kindPod:
 			hasStatus := o["status"] != nil
 			DefaultPod(o, ns)
-			setDefault(omd, "generation", num(1))
-			if !hasStatus || getStr(o, "status.phase") == "" {
+			jsonobj.SetDefault(omd, "generation", jsonobj.Num(1))
+			if !hasStatus || jsonobj.GetStr(o, "status.phase") == "" {
 				setRunning(o, e.start, true)
 			}
 		case kindClaim:
-			phase := getStr(o, "status.phase")
+			phase := jsonobj.GetStr(o, "status.phase")
 			DefaultClaim(o, ns)
 			if phase == "" { // a claim that existed before the start is Bound unless it says otherwise
-				set(o, "status.phase", "Bound")
+				jsonobj.Set(o, "status.phase", "Bound")
 			}
 		}
 		if _, dup := e.api.objs[kind][name]; dup {
@@ -213,25 +214,25 @@ func (e *engine) initWorld() error {
 }
 
 func (e *engine) loadSnapshot(s Obj) error {
-	ss := cloneObj(getObj(s, "statefulSet"))
-	ns := getStr(ss, "metadata.namespace")
+	ss := jsonobj.CloneObj(jsonobj.GetObj(s, "statefulSet"))
+	ns := jsonobj.GetStr(ss, "metadata.namespace")
 	if ns == "" {
 		ns = "default"
-		ensureObj(ss, "metadata")["namespace"] = ns
+		jsonobj.Ensure(ss, "metadata")["namespace"] = ns
 	}
 	e.api = NewAPIServer(ns, e.clock)
 	e.api.set = ss
 	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
-		for _, v := range getArr(s, key) {
+		for _, v := range jsonobj.GetArr(s, key) {
 			o, ok := v.(Obj)
 			if !ok {
 				continue
 			}
-			o = cloneObj(o)
-			if getStr(o, "metadata.namespace") == "" {
-				set(o, "metadata.namespace", ns)
+			o = jsonobj.CloneObj(o)
+			if jsonobj.GetStr(o, "metadata.namespace") == "" {
+				jsonobj.Set(o, "metadata.namespace", ns)
 			}
-			e.api.objs[kind][getStr(o, "metadata.name")] = o
+			e.api.objs[kind][jsonobj.GetStr(o, "metadata.name")] = o
 		}
 	}
 	// Continue the resourceVersion sequence above what the snapshot holds.
@@ -243,7 +244,7 @@ func maxResourceVersion(api *APIServer) int {
 	best := 0
 	check := func(o Obj) {
 		var n int
-		if _, err := fmt.Sscan(getStr(o, "metadata.resourceVersion"), &n); err == nil && n > best {
+		if _, err := fmt.Sscan(jsonobj.GetStr(o, "metadata.resourceVersion"), &n); err == nil && n > best {
 			best = n
 		}
 	}
@@ -266,9 +267,9 @@ func (e *engine) seedKubelet() {
 	}
 	for _, n := range e.api.Names(kindPod) {
 		p := e.api.objs[kindPod][n]
-		if get(p, "metadata.deletionTimestamp") != nil {
+		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 			e.kube.podDeleted(n)
-		} else if getStr(p, "status.phase") == "Pending" {
+		} else if jsonobj.GetStr(p, "status.phase") == "Pending" {
 			e.kube.podCreated(n)
 		}
 	}
@@ -417,7 +418,7 @@ func (e *engine) maxSteps() int {
 
 // replicas is the set's spec.replicas now (0 when the set is gone).
 func (e *engine) replicas() int64 {
-	n, _ := getInt(e.api.set, "spec.replicas")
+	n, _ := jsonobj.GetInt(e.api.set, "spec.replicas")
 	return max(n, 0)
 }
 
@@ -567,7 +568,7 @@ func (e *engine) sync() (syncResult, error) {
 		step.Actions[i] = e.describe(a)
 	}
 	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
-	events := hostplan.NewEvents(plan, getStr(w.set, "metadata.name"))
+	events := hostplan.NewEvents(plan, jsonobj.GetStr(w.set, "metadata.name"))
 	var recorded []abi.Event
 	issued, err := hostplan.Apply(e.ctx, scope, plan, w, func(r hostplan.Result) {
 		recorded = append(recorded, events.After(r)...)
@@ -671,18 +672,18 @@ func (e *engine) applyEvent(ev Event) {
 	}
 	switch ev.action() {
 	case "apply":
-		o, _ := decodeObj(ev.Apply)
+		o, _ := jsonobj.DecodeObj(ev.Apply)
 		cur := api.StatefulSet()
-		md := ensureObj(o, "metadata")
-		md["resourceVersion"] = getStr(cur, "metadata.resourceVersion")
+		md := jsonobj.Ensure(o, "metadata")
+		md["resourceVersion"] = jsonobj.GetStr(cur, "metadata.resourceVersion")
 		if err := api.Update(kindSet, o); err != nil {
 			note("apply StatefulSet failed: %v", err)
 			return
 		}
-		note("applied an edited StatefulSet %s (generation %s)", getStr(o, "metadata.name"), fmt.Sprint(get(api.set, "metadata.generation")))
+		note("applied an edited StatefulSet %s (generation %s)", jsonobj.GetStr(o, "metadata.name"), fmt.Sprint(jsonobj.Get(api.set, "metadata.generation")))
 	case "set":
-		edits, _ := decodeObj(ev.Set)
-		o := cloneObj(api.StatefulSet())
+		edits, _ := jsonobj.DecodeObj(ev.Set)
+		o := jsonobj.CloneObj(api.StatefulSet())
 		keys := make([]string, 0, len(edits))
 		for k := range edits {
 			keys = append(keys, k)
@@ -691,10 +692,10 @@ func (e *engine) applyEvent(ev Event) {
 		for _, k := range keys {
 			if edits[k] == nil {
 				// null removes the field (an empty map would hash differently from an absent one)
-				deletePath(o, k)
+				jsonobj.Delete(o, k)
 				continue
 			}
-			if err := set(o, k, edits[k]); err != nil {
+			if err := jsonobj.Set(o, k, edits[k]); err != nil {
 				note("set failed: %v", err)
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -37,30 +38,30 @@ func (e *Estimate) String() string {
 // [start+partition, start+replicas) not Running and Ready at the update revision, plus pods beyond the
 // replicas still present.
 func pendingPods(world Obj, spec Obj, update string) int {
-	name := getStr(world, "statefulSet.metadata.name")
-	replicas, _ := getInt(spec, "replicas")
-	start, _ := getInt(spec, "ordinals.start")
-	partition, _ := getInt(spec, "updateStrategy.rollingUpdate.partition")
-	if getStr(spec, "updateStrategy.type") == "OnDelete" {
+	name := jsonobj.GetStr(world, "statefulSet.metadata.name")
+	replicas, _ := jsonobj.GetInt(spec, "replicas")
+	start, _ := jsonobj.GetInt(spec, "ordinals.start")
+	partition, _ := jsonobj.GetInt(spec, "updateStrategy.rollingUpdate.partition")
+	if jsonobj.GetStr(spec, "updateStrategy.type") == "OnDelete" {
 		partition = replicas // the controller replaces nothing itself
 	}
 	done := map[int64]bool{}
 	pending := 0
-	for _, p := range getArr(world, "pods") {
+	for _, p := range jsonobj.GetArr(world, "pods") {
 		po, ok := p.(Obj)
 		if !ok {
 			continue
 		}
-		o, ok := ordinal.Ordinal(getStr(po, "metadata.name"))
-		if !ok || getStr(po, "metadata.name") != fmt.Sprintf("%s-%d", name, o) {
+		o, ok := ordinal.Ordinal(jsonobj.GetStr(po, "metadata.name"))
+		if !ok || jsonobj.GetStr(po, "metadata.name") != fmt.Sprintf("%s-%d", name, o) {
 			continue
 		}
 		ord := int64(o)
 		switch {
 		case ord < start || ord >= start+replicas:
 			pending++ // to be removed
-		case get(po, "metadata.deletionTimestamp") == nil && podReady(po) &&
-			(ord < start+partition || getStr(po, "metadata.labels.controller-revision-hash") == update):
+		case jsonobj.Get(po, "metadata.deletionTimestamp") == nil && podReady(po) &&
+			(ord < start+partition || jsonobj.GetStr(po, "metadata.labels.controller-revision-hash") == update):
 			done[ord] = true
 		}
 	}
@@ -75,9 +76,9 @@ func pendingPods(world Obj, spec Obj, update string) int {
 // estimateRest extrapolates a partial preview: the pods still pending at the end, the batches at the size
 // seen, the time at the pace seen (pods finished per virtual second).
 func (p *Preview) estimateRest(before, final Obj) *Estimate {
-	fs := getObj(final, "statefulSet")
-	spec := getObj(fs, "spec")
-	update := getStr(fs, "status.updateRevision")
+	fs := jsonobj.GetObj(final, "statefulSet")
+	spec := jsonobj.GetObj(fs, "spec")
+	update := jsonobj.GetStr(fs, "status.updateRevision")
 	atStart := pendingPods(before, spec, update)
 	left := pendingPods(final, spec, update)
 	e := &Estimate{RemainingPods: left}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // scope is the firewall's view of the world the module was just given, read from the world's own
@@ -27,22 +28,22 @@ func (e *engine) scope() (*firewall.Scope, error) {
 	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
 		for _, n := range e.api.Names(kind) {
 			o := e.api.objs[kind][n]
-			md := getObj(o, "metadata")
+			md := jsonobj.GetObj(o, "metadata")
 			var labels map[string]string
-			if l := getObj(md, "labels"); l != nil {
+			if l := jsonobj.GetObj(md, "labels"); l != nil {
 				labels = make(map[string]string, len(l))
 				for k, v := range l {
 					labels[k], _ = v.(string)
 				}
 			}
 			var refs []metav1.OwnerReference
-			for _, r := range getArr(md, "ownerReferences") {
-				ref := metav1.OwnerReference{APIVersion: getStr(r, "apiVersion"), Kind: getStr(r, "kind"),
-					Name: getStr(r, "name"), UID: types.UID(getStr(r, "uid"))}
-				if c, ok := get(r, "controller").(bool); ok {
+			for _, r := range jsonobj.GetArr(md, "ownerReferences") {
+				ref := metav1.OwnerReference{APIVersion: jsonobj.GetStr(r, "apiVersion"), Kind: jsonobj.GetStr(r, "kind"),
+					Name: jsonobj.GetStr(r, "name"), UID: types.UID(jsonobj.GetStr(r, "uid"))}
+				if c, ok := jsonobj.Get(r, "controller").(bool); ok {
 					ref.Controller = &c
 				}
-				if b, ok := get(r, "blockOwnerDeletion").(bool); ok {
+				if b, ok := jsonobj.Get(r, "blockOwnerDeletion").(bool); ok {
 					ref.BlockOwnerDeletion = &b
 				}
 				refs = append(refs, ref)
@@ -53,7 +54,7 @@ func (e *engine) scope() (*firewall.Scope, error) {
 					return nil, err
 				}
 			}
-			if err := s.Add(kind, n, getStr(md, "namespace"), types.UID(getStr(md, "uid")), labels, refs, raw); err != nil {
+			if err := s.Add(kind, n, jsonobj.GetStr(md, "namespace"), types.UID(jsonobj.GetStr(md, "uid")), labels, refs, raw); err != nil {
 				return nil, err
 			}
 		}

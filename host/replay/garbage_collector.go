@@ -1,5 +1,7 @@
 package replay
 
+import "github.com/ordinal-dev/ordinal/internal/jsonobj"
+
 // collectGarbage deletes every object whose ownerReferences all point at UIDs that no longer
 // exist, as kube-controller-manager's garbage collector does (background propagation). The
 // controller never deletes a PVC itself: a retention policy of Delete only points the claim's
@@ -8,11 +10,11 @@ package replay
 func (s *APIServer) collectGarbage() {
 	live := map[string]bool{}
 	if s.set != nil {
-		live[getStr(s.set, "metadata.uid")] = true
+		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
 	}
 	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
 		for _, o := range s.objs[kind] {
-			live[getStr(o, "metadata.uid")] = true
+			live[jsonobj.GetStr(o, "metadata.uid")] = true
 		}
 	}
 	for _, kind := range []string{kindClaim, kindRevision} {
@@ -25,9 +27,9 @@ func (s *APIServer) collectGarbage() {
 	}
 	for _, n := range s.Names(kindPod) {
 		p := s.objs[kindPod][n]
-		if orphaned(p, live) && get(p, "metadata.deletionTimestamp") == nil {
+		if orphaned(p, live) && jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
 			// Only a deletionTimestamp, as the reference harness's collector sets it.
-			ensureObj(p, "metadata")["deletionTimestamp"] = s.now()
+			jsonobj.Ensure(p, "metadata")["deletionTimestamp"] = s.now()
 			if s.onPodDeleted != nil {
 				s.onPodDeleted(n)
 			}
@@ -40,11 +42,11 @@ func (s *APIServer) collectGarbage() {
 func (s *APIServer) awaitingGC() []string {
 	live := map[string]bool{}
 	if s.set != nil {
-		live[getStr(s.set, "metadata.uid")] = true
+		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
 	}
 	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
 		for _, o := range s.objs[kind] {
-			live[getStr(o, "metadata.uid")] = true
+			live[jsonobj.GetStr(o, "metadata.uid")] = true
 		}
 	}
 	var out []string
@@ -57,12 +59,12 @@ func (s *APIServer) awaitingGC() []string {
 }
 
 func orphaned(o Obj, live map[string]bool) bool {
-	refs := getArr(o, "metadata.ownerReferences")
+	refs := jsonobj.GetArr(o, "metadata.ownerReferences")
 	if len(refs) == 0 {
 		return false
 	}
 	for _, r := range refs {
-		if live[getStr(r, "uid")] {
+		if live[jsonobj.GetStr(r, "uid")] {
 			return false
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // appendJSON must give json.Marshal's bytes: the segment snapshots' digests (oracle captures) and the
@@ -33,7 +35,7 @@ func TestAppendJSONIsMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := decodeJSON(b)
+		v, err := jsonobj.Decode(b)
 		if err != nil {
 			continue
 		}

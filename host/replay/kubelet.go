@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -119,7 +120,7 @@ type behavior struct {
 }
 
 func (b PodBehavior) matches(p Obj) bool {
-	name := getStr(p, "metadata.name")
+	name := jsonobj.GetStr(p, "metadata.name")
 	if b.Pod != "" && b.Pod != name {
 		return false
 	}
@@ -130,8 +131,8 @@ func (b PodBehavior) matches(p Obj) bool {
 	}
 	if b.Image != "" {
 		found := false
-		for _, c := range getArr(p, "spec.containers") {
-			found = found || getStr(c, "image") == b.Image
+		for _, c := range jsonobj.GetArr(p, "spec.containers") {
+			found = found || jsonobj.GetStr(c, "image") == b.Image
 		}
 		if !found {
 			return false
@@ -205,7 +206,7 @@ func (k *kubelet) podCreated(name string) {
 		return
 	}
 	p := k.api.Get(kindPod, name)
-	uid := getStr(p, "metadata.uid")
+	uid := jsonobj.GetStr(p, "metadata.uid")
 	b := k.cfg.behaviorOf(p)
 	now := k.clock.Now()
 	k.timers.add(now.Add(b.start), "kubelet start "+name, func() { k.start(name, uid, b) })
@@ -215,7 +216,7 @@ func (k *kubelet) podCreated(name string) {
 // was deleted and recreated in the meantime must not touch the new one).
 func (k *kubelet) same(name, uid string) Obj {
 	p := k.api.Get(kindPod, name)
-	if p == nil || getStr(p, "metadata.uid") != uid {
+	if p == nil || jsonobj.GetStr(p, "metadata.uid") != uid {
 		return nil
 	}
 	return p
@@ -223,7 +224,7 @@ func (k *kubelet) same(name, uid string) Obj {
 
 func (k *kubelet) start(name, uid string, b behavior) {
 	p := k.same(name, uid)
-	if p == nil || get(p, "metadata.deletionTimestamp") != nil || getStr(p, "status.phase") != "Pending" {
+	if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Pending" {
 		return
 	}
 	now := k.clock.Now()
@@ -251,7 +252,7 @@ func (k *kubelet) start(name, uid string, b behavior) {
 
 func (k *kubelet) becomeReady(name, uid string, b behavior) {
 	p := k.same(name, uid)
-	if p == nil || get(p, "metadata.deletionTimestamp") != nil || getStr(p, "status.phase") != "Running" {
+	if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Running" {
 		return
 	}
 	now := k.clock.Now()
@@ -266,7 +267,7 @@ func (k *kubelet) scheduleLoss(name, uid string, b behavior) {
 	}
 	k.timers.add(k.clock.Now().Add(*b.loseReadinessAfter), "kubelet unready "+name, func() {
 		p := k.same(name, uid)
-		if p == nil || get(p, "metadata.deletionTimestamp") != nil || !podReady(p) {
+		if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || !podReady(p) {
 			return
 		}
 		k.api.mutatePod(name, func(p Obj) { setReady(p, k.clock.Now(), false) })
@@ -277,10 +278,10 @@ func (k *kubelet) scheduleLoss(name, uid string, b behavior) {
 // finish ends a pod's containers: phase Failed or Succeeded, not Ready.
 func (k *kubelet) finish(name, uid, phase string) {
 	p := k.same(name, uid)
-	if p == nil || get(p, "metadata.deletionTimestamp") != nil {
+	if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 		return
 	}
-	if ph := getStr(p, "status.phase"); ph == "Failed" || ph == "Succeeded" {
+	if ph := jsonobj.GetStr(p, "status.phase"); ph == "Failed" || ph == "Succeeded" {
 		return
 	}
 	setPhase(k.api, name, phase, k.clock.Now())
@@ -290,7 +291,7 @@ func (k *kubelet) finish(name, uid, phase string) {
 func setPhase(api *APIServer, name, phase string, now time.Time) {
 	api.mutatePod(name, func(p Obj) {
 		setReady(p, now, false)
-		set(p, "status.phase", phase)
+		jsonobj.Set(p, "status.phase", phase)
 	})
 }
 
@@ -300,9 +301,9 @@ func (k *kubelet) podDeleted(name string) {
 		return
 	}
 	p := k.api.Get(kindPod, name)
-	uid := getStr(p, "metadata.uid")
+	uid := jsonobj.GetStr(p, "metadata.uid")
 	d := k.cfg.behaviorOf(p).termination
-	if g, ok := getInt(p, "metadata.deletionGracePeriodSeconds"); ok && time.Duration(g)*time.Second < d {
+	if g, ok := jsonobj.GetInt(p, "metadata.deletionGracePeriodSeconds"); ok && time.Duration(g)*time.Second < d {
 		d = time.Duration(g) * time.Second
 	}
 	k.timers.add(k.clock.Now().Add(d), "kubelet remove "+name, func() {
@@ -317,8 +318,8 @@ func (k *kubelet) podDeleted(name string) {
 func (k *kubelet) bindClaims() {
 	for _, n := range k.api.Names(kindClaim) {
 		c := k.api.objs[kindClaim][n]
-		if getStr(c, "status.phase") == "Pending" && get(c, "metadata.deletionTimestamp") == nil {
-			set(c, "status.phase", "Bound")
+		if jsonobj.GetStr(c, "status.phase") == "Pending" && jsonobj.Get(c, "metadata.deletionTimestamp") == nil {
+			jsonobj.Set(c, "status.phase", "Bound")
 			k.api.bump(c)
 		}
 	}
@@ -348,7 +349,7 @@ func (k *kubelet) pendingTick() []string {
 	var out []string
 	for _, n := range k.api.Names(kindPod) {
 		p := k.api.objs[kindPod][n]
-		if get(p, "metadata.deletionTimestamp") != nil {
+		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 			out = append(out, n+" terminating")
 		} else if _, ok := k.createdStep[n]; ok {
 			out = append(out, n+" starting")
@@ -365,7 +366,7 @@ func (k *kubelet) pendingTick() []string {
 func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string) bool, removed, started func(string)) {
 	for _, n := range api.Names(kindPod) {
 		p := api.objs[kindPod][n]
-		if get(p, "metadata.deletionTimestamp") != nil && mayRemove(n) {
+		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil && mayRemove(n) {
 			api.removePod(n)
 			removed(n)
 			api.note("kubelet", ReasonRemoved, kindPod, n, "pod %s terminated and removed", n)
@@ -373,7 +374,7 @@ func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 	}
 	for _, n := range api.Names(kindPod) {
 		p := api.objs[kindPod][n]
-		if !mayStart(n) || get(p, "metadata.deletionTimestamp") != nil || getStr(p, "status.phase") != "Pending" {
+		if !mayStart(n) || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Pending" {
 			continue
 		}
 		started(n)
@@ -387,8 +388,8 @@ func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 	}
 	for _, n := range api.Names(kindClaim) {
 		c := api.objs[kindClaim][n]
-		if getStr(c, "status.phase") == "Pending" && get(c, "metadata.deletionTimestamp") == nil {
-			set(c, "status.phase", "Bound")
+		if jsonobj.GetStr(c, "status.phase") == "Pending" && jsonobj.Get(c, "metadata.deletionTimestamp") == nil {
+			jsonobj.Set(c, "status.phase", "Bound")
 			api.bump(c)
 		}
 	}
@@ -405,7 +406,7 @@ func condition(typ string, status bool, now time.Time) Obj {
 
 // setRunning is the kubelet's first status report: Running, scheduled and initialized.
 func setRunning(p Obj, now time.Time, ready bool) {
-	st := ensureObj(p, "status")
+	st := jsonobj.Ensure(p, "status")
 	st["phase"] = "Running"
 	st["startTime"] = now.UTC().Format(time.RFC3339)
 	st["conditions"] = []any{
@@ -416,12 +417,12 @@ func setRunning(p Obj, now time.Time, ready bool) {
 
 // setReady flips ContainersReady and Ready.
 func setReady(p Obj, now time.Time, ready bool) {
-	st := ensureObj(p, "status")
-	conds := getArr(st, "conditions")
+	st := jsonobj.Ensure(p, "status")
+	conds := jsonobj.GetArr(st, "conditions")
 	for _, typ := range []string{"ContainersReady", "Ready"} {
 		found := false
 		for i, c := range conds {
-			if getStr(c, "type") == typ {
+			if jsonobj.GetStr(c, "type") == typ {
 				conds[i] = condition(typ, ready, now)
 				found = true
 			}
@@ -434,9 +435,9 @@ func setReady(p Obj, now time.Time, ready bool) {
 }
 
 func podReady(p Obj) bool {
-	for _, c := range getArr(p, "status.conditions") {
-		if getStr(c, "type") == "Ready" {
-			return getStr(c, "status") == "True"
+	for _, c := range jsonobj.GetArr(p, "status.conditions") {
+		if jsonobj.GetStr(c, "type") == "Ready" {
+			return jsonobj.GetStr(c, "status") == "True"
 		}
 	}
 	return false
@@ -444,5 +445,5 @@ func podReady(p Obj) bool {
 
 // neverReadyAnnotated reads the annotation directly: its key contains dots, which paths split on.
 func neverReadyAnnotated(p Obj) bool {
-	return getObj(p, "metadata.annotations")[NeverReadyAnnotation] == "true"
+	return jsonobj.GetObj(p, "metadata.annotations")[NeverReadyAnnotation] == "true"
 }

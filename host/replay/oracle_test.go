@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/internal/jsoncmp"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 const scenarioDir = "../../testdata/scenarios"
@@ -80,7 +81,7 @@ func compareWithOracle(t *testing.T, tl *Timeline, capture *OracleCapture) {
 			if my.Time != or.Now {
 				t.Fatalf("%s: time %s, oracle %s", where, my.Time, or.Now)
 			}
-			if got, want := oraclePods(my.Pods), or.Pods; !jsonEqual(toAny(got), toAny(want)) {
+			if got, want := oraclePods(my.Pods), or.Pods; !jsonobj.Equal(toAny(got), toAny(want)) {
 				t.Fatalf("%s: pods\n got  %s\n want %s", where, mustJSON(got), mustJSON(want))
 			}
 			if d := jsoncmp.Diff(or.Plan, withoutQOSClass(t, my.Plan)); d != "" {
@@ -121,16 +122,16 @@ func staleWrite(st Step) (ActionRecord, bool) {
 // notion of (the guest's TestEventActions checks the indices).
 func withoutQOSClass(t *testing.T, plan []byte) []byte {
 	t.Helper()
-	p, err := decodeObj(plan)
+	p, err := jsonobj.DecodeObj(plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range getArr(p, "actions") {
-		if st := getObj(a, "object.status"); st != nil {
+	for _, a := range jsonobj.GetArr(p, "actions") {
+		if st := jsonobj.GetObj(a, "object.status"); st != nil {
 			delete(st, "qosClass")
 		}
 	}
-	for _, ev := range getArr(p, "events") {
+	for _, ev := range jsonobj.GetArr(p, "events") {
 		delete(ev.(Obj), "action")
 	}
 	return []byte(mustJSON(p))
@@ -149,7 +150,7 @@ func oraclePods(ps []PodState) []OraclePod {
 }
 
 func toAny(v any) any {
-	d, _ := decodeJSON(mustJSON(v))
+	d, _ := jsonobj.Decode(mustJSON(v))
 	return d
 }
 

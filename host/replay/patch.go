@@ -1,5 +1,7 @@
 package replay
 
+import "github.com/ordinal-dev/ordinal/internal/jsonobj"
+
 // strategicMerge applies a strategic merge patch to a generic object, for the patches the
 // controller sends: adopting and releasing pods and ControllerRevisions, which add or remove one
 // entry of metadata.ownerReferences. Maps merge recursively, null deletes a key, lists whose items
@@ -8,7 +10,7 @@ package replay
 // lists without a merge strategy.
 func strategicMerge(orig Obj, patch Obj) Obj {
 	if patch["$patch"] == "replace" {
-		out := cloneObj(patch)
+		out := jsonobj.CloneObj(patch)
 		delete(out, "$patch")
 		return out
 	}
@@ -29,7 +31,7 @@ func strategicMerge(orig Obj, patch Obj) Obj {
 			o, _ := orig[k].([]any)
 			orig[k] = mergeList(o, p)
 		default:
-			orig[k] = cloneJSON(pv)
+			orig[k] = jsonobj.Clone(pv)
 		}
 	}
 	return orig
@@ -38,23 +40,23 @@ func strategicMerge(orig Obj, patch Obj) Obj {
 func mergeList(orig, patch []any) []any {
 	keyed := len(patch) > 0
 	for _, e := range patch {
-		if getStr(e, "uid") == "" {
+		if jsonobj.GetStr(e, "uid") == "" {
 			keyed = false
 		}
 	}
 	if !keyed {
-		return cloneJSON(patch).([]any)
+		return jsonobj.Clone(patch).([]any)
 	}
-	out := cloneJSON(orig).([]any)
+	out := jsonobj.Clone(orig).([]any)
 	if out == nil {
 		out = []any{}
 	}
 	for _, e := range patch {
 		pe := e.(Obj)
-		uid := getStr(pe, "uid")
+		uid := jsonobj.GetStr(pe, "uid")
 		idx := -1
 		for i, oe := range out {
-			if getStr(oe, "uid") == uid {
+			if jsonobj.GetStr(oe, "uid") == uid {
 				idx = i
 			}
 		}
@@ -67,7 +69,7 @@ func mergeList(orig, patch []any) []any {
 		if idx >= 0 {
 			out[idx] = strategicMerge(out[idx].(Obj), pe)
 		} else {
-			out = append(out, cloneObj(pe))
+			out = append(out, jsonobj.CloneObj(pe))
 		}
 	}
 	return out

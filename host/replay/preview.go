@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -58,22 +59,22 @@ type PreviewStep struct {
 // PreviewEdit replays `edited` (a StatefulSet manifest) applied at once to the world `base`
 // (a scenario whose initial state is a snapshot: ScenarioFromSnapshot).
 func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Options) (*Preview, error) {
-	o, err := decodeObj(edited)
+	o, err := jsonobj.DecodeObj(edited)
 	if err != nil {
 		return nil, invalidWorld("edited StatefulSet: %w", err)
 	}
-	if k := getStr(o, "kind"); k != "" && k != kindSet {
+	if k := jsonobj.GetStr(o, "kind"); k != "" && k != kindSet {
 		return nil, invalidWorld("edited manifest is a %s, want a StatefulSet", k)
 	}
-	setDefault(o, "kind", kindSet)
-	setDefault(o, "apiVersion", "apps/v1")
-	cur := getObj(base.snapshot, "statefulSet")
-	if n := getStr(o, "metadata.name"); n != "" && n != getStr(cur, "metadata.name") {
-		return nil, invalidWorld("edited StatefulSet %q is not the snapshot's %q", n, getStr(cur, "metadata.name"))
+	jsonobj.SetDefault(o, "kind", kindSet)
+	jsonobj.SetDefault(o, "apiVersion", "apps/v1")
+	cur := jsonobj.GetObj(base.snapshot, "statefulSet")
+	if n := jsonobj.GetStr(o, "metadata.name"); n != "" && n != jsonobj.GetStr(cur, "metadata.name") {
+		return nil, invalidWorld("edited StatefulSet %q is not the snapshot's %q", n, jsonobj.GetStr(cur, "metadata.name"))
 	}
 	// An edit the API server would refuse is refused here, with its message, not replayed as a note.
-	check := cloneObj(o)
-	setDefault(ensureObj(check, "metadata"), "name", getStr(cur, "metadata.name"))
+	check := jsonobj.CloneObj(o)
+	jsonobj.SetDefault(jsonobj.Ensure(check, "metadata"), "name", jsonobj.GetStr(cur, "metadata.name"))
 	DefaultStatefulSet(check)
 	if err := validateStatefulSetUpdate(cur, check); err != nil {
 		return nil, &InvalidWorldError{Err: err}
@@ -85,17 +86,17 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	if err != nil {
 		return nil, err
 	}
-	p := &Preview{Set: getStr(cur, "metadata.name"), Timeline: tl, features: base.Features, Outcome: tl.Outcome, KubeModel: tl.Model,
+	p := &Preview{Set: jsonobj.GetStr(cur, "metadata.name"), Timeline: tl, features: base.Features, Outcome: tl.Outcome, KubeModel: tl.Model,
 		Warnings: []Warning{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}}
 	labels := map[string]string{}
 	for _, r := range tl.Revisions {
 		labels[r.Name] = r.Label
 	}
-	p.From = RevisionLabel{Name: getStr(cur, "status.currentRevision")}
+	p.From = RevisionLabel{Name: jsonobj.GetStr(cur, "status.currentRevision")}
 	p.From.Label = labels[p.From.Name]
-	final, _ := decodeObj(tl.Final)
-	fs := getObj(final, "statefulSet")
-	p.To = RevisionLabel{Name: getStr(fs, "status.updateRevision")}
+	final, _ := jsonobj.DecodeObj(tl.Final)
+	fs := jsonobj.GetObj(final, "statefulSet")
+	p.To = RevisionLabel{Name: jsonobj.GetStr(fs, "status.updateRevision")}
 	p.To.Label = labels[p.To.Name]
 	p.Settings = settingsLine(fs, base.Features)
 	for _, st := range tl.Steps {
@@ -129,26 +130,26 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 }
 
 func settingsLine(ss Obj, features map[string]bool) string {
-	replicas, _ := getInt(ss, "spec.replicas")
-	s := fmt.Sprintf("%d replicas, %s, %s", replicas, getStr(ss, "spec.podManagementPolicy"), getStr(ss, "spec.updateStrategy.type"))
-	if getStr(ss, "spec.updateStrategy.type") == "RollingUpdate" {
+	replicas, _ := jsonobj.GetInt(ss, "spec.replicas")
+	s := fmt.Sprintf("%d replicas, %s, %s", replicas, jsonobj.GetStr(ss, "spec.podManagementPolicy"), jsonobj.GetStr(ss, "spec.updateStrategy.type"))
+	if jsonobj.GetStr(ss, "spec.updateStrategy.type") == "RollingUpdate" {
 		// Unset fields read as the controller reads them: partition 0, maxUnavailable 1.
-		part, _ := getInt(ss, "spec.updateStrategy.rollingUpdate.partition")
-		mu := get(ss, "spec.updateStrategy.rollingUpdate.maxUnavailable")
+		part, _ := jsonobj.GetInt(ss, "spec.updateStrategy.rollingUpdate.partition")
+		mu := jsonobj.Get(ss, "spec.updateStrategy.rollingUpdate.maxUnavailable")
 		if mu == nil {
 			mu = 1
 		}
 		unset := ""
-		if get(ss, "spec.updateStrategy.rollingUpdate") == nil {
+		if jsonobj.Get(ss, "spec.updateStrategy.rollingUpdate") == nil {
 			unset = "no rollingUpdate: "
 		}
 		s += fmt.Sprintf(" (%spartition %d, maxUnavailable %v)", unset, part, mu)
 	}
-	if m, _ := getInt(ss, "spec.minReadySeconds"); m > 0 {
+	if m, _ := jsonobj.GetInt(ss, "spec.minReadySeconds"); m > 0 {
 		s += fmt.Sprintf(", minReadySeconds %d", m)
 	}
-	s += fmt.Sprintf(", PVC retention whenDeleted=%s whenScaled=%s", getStr(ss, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted"),
-		getStr(ss, "spec.persistentVolumeClaimRetentionPolicy.whenScaled"))
+	s += fmt.Sprintf(", PVC retention whenDeleted=%s whenScaled=%s", jsonobj.GetStr(ss, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted"),
+		jsonobj.GetStr(ss, "spec.persistentVolumeClaimRetentionPolicy.whenScaled"))
 	return s
 }
 
@@ -157,16 +158,16 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	w := func(code, format string, args ...any) {
 		p.Warnings = append(p.Warnings, Warning{Code: code, Message: fmt.Sprintf(format, args...)})
 	}
-	spec := getObj(after, "spec")
-	start, _ := getInt(spec, "ordinals.start")
-	replicas, _ := getInt(spec, "replicas")
+	spec := jsonobj.GetObj(after, "spec")
+	start, _ := jsonobj.GetInt(spec, "ordinals.start")
+	replicas, _ := jsonobj.GetInt(spec, "replicas")
 	// 1. OrderedReady waits for every pod to be Running and Ready before doing anything else.
-	if getStr(spec, "podManagementPolicy") == "OrderedReady" {
+	if jsonobj.GetStr(spec, "podManagementPolicy") == "OrderedReady" {
 		var notReady []string
-		for _, v := range getArr(before, "pods") {
+		for _, v := range jsonobj.GetArr(before, "pods") {
 			pod := v.(Obj)
-			if get(pod, "metadata.deletionTimestamp") == nil && !(getStr(pod, "status.phase") == "Running" && podReady(pod)) {
-				notReady = append(notReady, getStr(pod, "metadata.name"))
+			if jsonobj.Get(pod, "metadata.deletionTimestamp") == nil && !(jsonobj.GetStr(pod, "status.phase") == "Running" && podReady(pod)) {
+				notReady = append(notReady, jsonobj.GetStr(pod, "metadata.name"))
 			}
 		}
 		if len(notReady) > 0 {
@@ -176,14 +177,14 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		}
 	}
 	// 2. whenScaled=Delete deletes the claims of the pods a scale-down removes.
-	oldReplicas, _ := getInt(before, "statefulSet.spec.replicas")
-	if getStr(spec, "persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete" && replicas < oldReplicas {
+	oldReplicas, _ := jsonobj.GetInt(before, "statefulSet.spec.replicas")
+	if jsonobj.GetStr(spec, "persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete" && replicas < oldReplicas {
 		var claims []string
-		for _, v := range getArr(before, "claims") {
-			name := getStr(v, "metadata.name")
+		for _, v := range jsonobj.GetArr(before, "claims") {
+			name := jsonobj.GetStr(v, "metadata.name")
 			if o, ok := ordinal.Ordinal(name); ok && int64(o) >= start+replicas {
-				for _, t := range getArr(spec, "volumeClaimTemplates") {
-					if strings.HasPrefix(name, getStr(t, "metadata.name")+"-") {
+				for _, t := range jsonobj.GetArr(spec, "volumeClaimTemplates") {
+					if strings.HasPrefix(name, jsonobj.GetStr(t, "metadata.name")+"-") {
 						claims = append(claims, name)
 					}
 				}
@@ -196,20 +197,20 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		}
 	}
 	// 3. maxUnavailable counts unavailable pods below the partition too.
-	if getStr(spec, "updateStrategy.type") == "RollingUpdate" {
-		part, _ := getInt(spec, "updateStrategy.rollingUpdate.partition")
-		mu := get(spec, "updateStrategy.rollingUpdate.maxUnavailable")
+	if jsonobj.GetStr(spec, "updateStrategy.type") == "RollingUpdate" {
+		part, _ := jsonobj.GetInt(spec, "updateStrategy.rollingUpdate.partition")
+		mu := jsonobj.Get(spec, "updateStrategy.rollingUpdate.maxUnavailable")
 		var below []string
-		for _, v := range getArr(before, "pods") {
+		for _, v := range jsonobj.GetArr(before, "pods") {
 			pod := v.(Obj)
-			o, _ := ordinal.Ordinal(getStr(pod, "metadata.name"))
+			o, _ := ordinal.Ordinal(jsonobj.GetStr(pod, "metadata.name"))
 			if int64(o) < start+part && !podReady(pod) {
-				below = append(below, getStr(pod, "metadata.name"))
+				below = append(below, jsonobj.GetStr(pod, "metadata.name"))
 			}
 		}
 		if part > 0 {
-			for _, v := range getArr(final, "pods") {
-				name := getStr(v, "metadata.name")
+			for _, v := range jsonobj.GetArr(final, "pods") {
+				name := jsonobj.GetStr(v, "metadata.name")
 				if o, ok := ordinal.Ordinal(name); ok && int64(o) < start+part {
 					p.HeldBack = append(p.HeldBack, name)
 				}
@@ -219,11 +220,11 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 			w(WarnMaxUnavailableCountsHeldBack, "maxUnavailable %v counts unavailable pods below the partition as well: %s (ordinal < %d, held back) already count against it, so fewer pods (or none) are updated at a time",
 				mu, strings.Join(below, ", "), start+part)
 		}
-		if n, ok := asInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff(tl, "MaxUnavailableStatefulSet") {
+		if n, ok := jsonobj.AsInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff(tl, "MaxUnavailableStatefulSet") {
 			w(WarnMaxUnavailableIgnored, "maxUnavailable %v is ignored: the MaxUnavailableStatefulSet feature gate is off, pods are updated one at a time", mu)
 		}
 	}
-	if getStr(spec, "updateStrategy.type") == "OnDelete" && p.From.Name != p.To.Name {
+	if jsonobj.GetStr(spec, "updateStrategy.type") == "OnDelete" && p.From.Name != p.To.Name {
 		w(WarnOnDelete, "OnDelete: no pod is replaced by the controller; each pod moves to revision %s only when you delete it", p.To.Label)
 	}
 	if p.Outcome.Result == "stuck" || p.Outcome.Result == "limit" {

@@ -1,6 +1,10 @@
 package replay
 
-import "k8s.io/apimachinery/pkg/api/resource"
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
 
 // podQOS is the QoS class the API server records in a new pod's status (the pod strategy's
 // PrepareForCreate): BestEffort with no positive cpu or memory request or limit anywhere; Guaranteed when
@@ -30,10 +34,10 @@ func podQOS(spec Obj) string {
 		return found
 	}
 	for _, key := range []string{"containers", "initContainers"} {
-		for _, c := range getArr(spec, key) {
+		for _, c := range jsonobj.GetArr(spec, key) {
 			co, _ := c.(Obj)
-			add(requests, getObj(co, "resources.requests"))
-			if lim := add(limits, getObj(co, "resources.limits")); !lim["cpu"] || !lim["memory"] {
+			add(requests, jsonobj.GetObj(co, "resources.requests"))
+			if lim := add(limits, jsonobj.GetObj(co, "resources.limits")); !lim["cpu"] || !lim["memory"] {
 				guaranteed = false
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // canonicalQuantity rewrites o[key], a resource quantity in any spelling the API accepts ("0.5", 1,
@@ -35,6 +37,6 @@ func canonicalQuantities(list Obj) {
 // canonicalResources canonicalises the requests and limits of a resources object (a container's, a
 // pod's, a claim's).
 func canonicalResources(resources Obj) {
-	canonicalQuantities(getObj(resources, "requests"))
-	canonicalQuantities(getObj(resources, "limits"))
+	canonicalQuantities(jsonobj.GetObj(resources, "requests"))
+	canonicalQuantities(jsonobj.GetObj(resources, "limits"))
 }

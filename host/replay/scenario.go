@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
@@ -154,18 +155,18 @@ func (sc *Scenario) validate() error {
 	if sc.snapshot == nil {
 		sets := 0
 		for i, m := range sc.Manifests {
-			o, err := decodeObj(m)
+			o, err := jsonobj.DecodeObj(m)
 			if err != nil {
 				return fmt.Errorf("manifests[%d]: %w", i, err)
 			}
-			switch k := getStr(o, "kind"); k {
+			switch k := jsonobj.GetStr(o, "kind"); k {
 			case kindSet:
 				sets++
 			case kindPod, kindClaim, kindRevision:
 			default:
 				return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim or ControllerRevision", i, k)
 			}
-			if getStr(o, "metadata.name") == "" {
+			if jsonobj.GetStr(o, "metadata.name") == "" {
 				return fmt.Errorf("manifests[%d]: metadata.name is required", i)
 			}
 		}
@@ -202,13 +203,13 @@ func (sc *Scenario) validate() error {
 			return fmt.Errorf("events[%d]: `at` excludes `settled` and `after`", i)
 		}
 		if len(e.Set) > 0 {
-			if _, err := decodeObj(e.Set); err != nil {
+			if _, err := jsonobj.DecodeObj(e.Set); err != nil {
 				return fmt.Errorf("events[%d].set: %w", i, err)
 			}
 		}
 		if len(e.Apply) > 0 {
-			o, err := decodeObj(e.Apply)
-			if err != nil || getStr(o, "kind") != kindSet {
+			o, err := jsonobj.DecodeObj(e.Apply)
+			if err != nil || jsonobj.GetStr(o, "kind") != kindSet {
 				return fmt.Errorf("events[%d].apply: want a StatefulSet manifest", i)
 			}
 		}
@@ -234,15 +235,15 @@ func (sc *Scenario) start() time.Time {
 // ScenarioFromSnapshot makes a scenario whose initial world is an ABI snapshot (objects as the
 // API server returned them), starting at the snapshot's `now`.
 func ScenarioFromSnapshot(snapshot []byte) (*Scenario, error) {
-	o, err := decodeObj(snapshot)
+	o, err := jsonobj.DecodeObj(snapshot)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	if getObj(o, "statefulSet") == nil {
+	if jsonobj.GetObj(o, "statefulSet") == nil {
 		return nil, fmt.Errorf("snapshot: no statefulSet")
 	}
-	sc := &Scenario{Name: getStr(o, "statefulSet.metadata.name"), snapshot: o, Start: getStr(o, "now")}
-	if f := getObj(o, "features"); f != nil {
+	sc := &Scenario{Name: jsonobj.GetStr(o, "statefulSet.metadata.name"), snapshot: o, Start: jsonobj.GetStr(o, "now")}
+	if f := jsonobj.GetObj(o, "features"); f != nil {
 		sc.Features = map[string]bool{}
 		for k, v := range f {
 			b, _ := v.(bool)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // AdvanceTickSnapshot applies one tick of the reference harness's world rules to a snapshot taken
@@ -13,11 +15,11 @@ import (
 // the harness's next sync sees. hack/conformance uses it to reconstruct intermediate states; the
 // replay engine's tick model runs the same rules (advanceTick).
 func AdvanceTickSnapshot(snapshot []byte, tick time.Duration) ([]byte, error) {
-	s, err := decodeObj(snapshot)
+	s, err := jsonobj.DecodeObj(snapshot)
 	if err != nil {
 		return nil, err
 	}
-	now, err := time.Parse(time.RFC3339Nano, getStr(s, "now"))
+	now, err := time.Parse(time.RFC3339Nano, jsonobj.GetStr(s, "now"))
 	if err != nil {
 		return nil, fmt.Errorf("snapshot now: %w", err)
 	}
@@ -29,7 +31,7 @@ func AdvanceTickSnapshot(snapshot []byte, tick time.Duration) ([]byte, error) {
 	advanceTick(api, api.clock.Now(),
 		func(string) bool { return true },
 		func(name string) bool {
-			return strings.HasPrefix(getStr(api.objs[kindPod][name], "metadata.uid"), SimUIDPrefix)
+			return strings.HasPrefix(jsonobj.GetStr(api.objs[kindPod][name], "metadata.uid"), SimUIDPrefix)
 		},
 		func(string) {}, func(string) {})
 	s["now"] = api.clock.Now().Format(time.RFC3339)

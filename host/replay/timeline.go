@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -114,13 +115,13 @@ func (e *engine) podStates() []PodState {
 	var out []PodState
 	for _, n := range e.api.Names(kindPod) {
 		p := e.api.objs[kindPod][n]
-		name := getStr(p, "metadata.name")
+		name := jsonobj.GetStr(p, "metadata.name")
 		ord, _ := ordinal.Ordinal(name)
-		rev := getStr(p, "metadata.labels.controller-revision-hash")
+		rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")
 		out = append(out, PodState{
 			Name: name, Ordinal: ord, Revision: rev, Label: e.label(rev),
-			Phase: getStr(p, "status.phase"), Ready: podReady(p),
-			Terminating: get(p, "metadata.deletionTimestamp") != nil,
+			Phase: jsonobj.GetStr(p, "status.phase"), Ready: podReady(p),
+			Terminating: jsonobj.Get(p, "metadata.deletionTimestamp") != nil,
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Ordinal < out[j].Ordinal })
@@ -135,7 +136,7 @@ func (e *engine) labelRevisions() {
 	}
 	var list []rv
 	for _, n := range e.api.Names(kindRevision) {
-		num, _ := getInt(e.api.objs[kindRevision][n], "revision")
+		num, _ := jsonobj.GetInt(e.api.objs[kindRevision][n], "revision")
 		list = append(list, rv{n, num})
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].n < list[j].n })
@@ -163,23 +164,23 @@ func (e *engine) label(rev string) string {
 
 func (e *engine) describe(a abi.Action) ActionRecord {
 	r := ActionRecord{Verb: a.Verb, Kind: a.Kind, Name: a.Name}
-	o, _ := decodeObj(a.Object)
+	o, _ := jsonobj.DecodeObj(a.Object)
 	switch {
 	case a.Kind == kindPod && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
-		r.Detail = "revision " + e.label(getStr(o, "metadata.labels.controller-revision-hash"))
+		r.Detail = "revision " + e.label(jsonobj.GetStr(o, "metadata.labels.controller-revision-hash"))
 	case a.Kind == kindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
-		n, _ := getInt(o, "revision")
+		n, _ := jsonobj.GetInt(o, "revision")
 		r.Detail = fmt.Sprintf("%s, revision %d", e.label(a.Name), n)
 	case a.Kind == kindClaim:
 		var owners []string
-		for _, ref := range getArr(o, "metadata.ownerReferences") {
-			owners = append(owners, getStr(ref, "kind")+"/"+getStr(ref, "name"))
+		for _, ref := range jsonobj.GetArr(o, "metadata.ownerReferences") {
+			owners = append(owners, jsonobj.GetStr(ref, "kind")+"/"+jsonobj.GetStr(ref, "name"))
 		}
 		if a.Verb != abi.VerbDelete {
 			r.Detail = "owners=[" + strings.Join(owners, ",") + "]"
 		}
 	case a.Verb == abi.VerbUpdateStatus:
-		r.Detail = e.statusOf(getObj(o, "status"))
+		r.Detail = e.statusOf(jsonobj.GetObj(o, "status"))
 	case a.Verb == abi.VerbPatch:
 		r.Detail = string(a.Patch)
 	}
@@ -187,17 +188,17 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 }
 
 func (e *engine) statusOf(st Obj) string {
-	i := func(k string) int64 { n, _ := getInt(st, k); return n }
+	i := func(k string) int64 { n, _ := jsonobj.GetInt(st, k); return n }
 	return fmt.Sprintf("replicas=%d ready=%d available=%d current=%d updated=%d revisions %s->%s",
 		i("replicas"), i("readyReplicas"), i("availableReplicas"), i("currentReplicas"), i("updatedReplicas"),
-		e.label(getStr(st, "currentRevision")), e.label(getStr(st, "updateRevision")))
+		e.label(jsonobj.GetStr(st, "currentRevision")), e.label(jsonobj.GetStr(st, "updateRevision")))
 }
 
 func (e *engine) statusLine() string {
 	if e.api.set == nil {
 		return "StatefulSet deleted"
 	}
-	return e.statusOf(getObj(e.api.set, "status"))
+	return e.statusOf(jsonobj.GetObj(e.api.set, "status"))
 }
 
 // finish classifies how the replay ended.
@@ -225,9 +226,9 @@ func (e *engine) finish() {
 		out.Result, out.Summary = "complete", "the StatefulSet was deleted"
 		return
 	}
-	replicas, _ := getInt(ss, "spec.replicas")
-	start, _ := getInt(ss, "spec.ordinals.start")
-	update := getStr(ss, "status.updateRevision")
+	replicas, _ := jsonobj.GetInt(ss, "spec.replicas")
+	start, _ := jsonobj.GetInt(ss, "spec.ordinals.start")
+	update := jsonobj.GetStr(ss, "status.updateRevision")
 	var notReady, old, missing []string
 	var oldOrdinals []int
 	present := map[int]bool{}
@@ -235,20 +236,20 @@ func (e *engine) finish() {
 		p := e.api.objs[kindPod][n]
 		ord, _ := ordinal.Ordinal(n)
 		present[ord] = true
-		if !podReady(p) || get(p, "metadata.deletionTimestamp") != nil {
-			notReady = append(notReady, fmt.Sprintf("%s (%s, %s)", n, e.label(getStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))
+		if !podReady(p) || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
+			notReady = append(notReady, fmt.Sprintf("%s (%s, %s)", n, e.label(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))
 		}
-		if rev := getStr(p, "metadata.labels.controller-revision-hash"); rev != update {
+		if rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash"); rev != update {
 			old = append(old, fmt.Sprintf("%s (%s)", n, e.label(rev)))
 			oldOrdinals = append(oldOrdinals, ord)
 		}
 	}
 	for o := start; o < start+replicas; o++ {
 		if !present[int(o)] {
-			missing = append(missing, fmt.Sprintf("%s-%d", getStr(ss, "metadata.name"), o))
+			missing = append(missing, fmt.Sprintf("%s-%d", jsonobj.GetStr(ss, "metadata.name"), o))
 		}
 	}
-	partition, _ := getInt(ss, "spec.updateStrategy.rollingUpdate.partition")
+	partition, _ := jsonobj.GetInt(ss, "spec.updateStrategy.rollingUpdate.partition")
 	heldBack := len(old) > 0
 	for _, o := range oldOrdinals {
 		heldBack = heldBack && int64(o) < start+partition
@@ -265,7 +266,7 @@ func (e *engine) finish() {
 	case len(old) == 0:
 		out.Result = "complete"
 		out.Summary = fmt.Sprintf("all %d pods Ready at revision %s", replicas, e.label(update))
-	case getStr(ss, "spec.updateStrategy.type") == "OnDelete":
+	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
 		out.Result = "waiting"
 		out.Summary = "OnDelete: " + strings.Join(old, ", ") + " keep their revision until deleted"
 	case heldBack:
@@ -277,13 +278,13 @@ func (e *engine) finish() {
 }
 
 func podStateWord(p any) string {
-	ph := getStr(p, "status.phase")
+	ph := jsonobj.GetStr(p, "status.phase")
 	if ph == "Running" && podReady(p.(Obj)) {
 		ph = "Ready"
 	} else if ph == "Running" {
 		ph = "Running, not Ready"
 	}
-	if get(p, "metadata.deletionTimestamp") != nil {
+	if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 		ph += ", terminating"
 	}
 	return ph

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // fieldError is one cause of an Invalid answer, rendered as kube-apiserver renders it.
@@ -51,7 +53,7 @@ func invalidSet(name string, errs []fieldError) error {
 // of v1.37, its checks in its order, for the fields the replay reads). The messages are kube-apiserver's;
 // e2e/validation_test.go compares them with the real one.
 func validateStatefulSet(o Obj) error {
-	return invalidSet(getStr(o, "metadata.name"), specErrors(o))
+	return invalidSet(jsonobj.GetStr(o, "metadata.name"), specErrors(o))
 }
 
 // validateStatefulSetUpdate is validateStatefulSet plus ValidateStatefulSetUpdate's immutable fields:
@@ -61,15 +63,15 @@ func validateStatefulSetUpdate(old, o Obj) error {
 	errs := specErrors(o)
 	for _, f := range []string{"selector", "volumeClaimTemplates", "serviceName", "podManagementPolicy"} {
 		path := "spec." + f
-		nv, ov := get(o, path), get(old, path)
+		nv, ov := jsonobj.Get(o, path), jsonobj.Get(old, path)
 		if f == "volumeClaimTemplates" {
 			nv, ov = claimTemplatesForCompare(nv), claimTemplatesForCompare(ov)
 		}
-		if !jsonEqual(nv, ov) {
-			errs = append(errs, invalidValue(path, get(o, path), "field is immutable"))
+		if !jsonobj.Equal(nv, ov) {
+			errs = append(errs, invalidValue(path, jsonobj.Get(o, path), "field is immutable"))
 		}
 	}
-	return invalidSet(getStr(o, "metadata.name"), errs)
+	return invalidSet(jsonobj.GetStr(o, "metadata.name"), errs)
 }
 
 // claimTemplatesForCompare is the claim templates as the API server compares them: typed and defaulted
@@ -83,7 +85,7 @@ func claimTemplatesForCompare(v any) []any {
 			out = append(out, t)
 			continue
 		}
-		c = cloneObj(c)
+		c = jsonobj.CloneObj(c)
 		defaultClaimTemplate(c)
 		delete(c, "apiVersion")
 		delete(c, "kind")
@@ -94,23 +96,23 @@ func claimTemplatesForCompare(v any) []any {
 
 func specErrors(o Obj) []fieldError {
 	var errs []fieldError
-	if p := getStr(o, "spec.podManagementPolicy"); p != "OrderedReady" && p != "Parallel" {
+	if p := jsonobj.GetStr(o, "spec.podManagementPolicy"); p != "OrderedReady" && p != "Parallel" {
 		errs = append(errs, invalidValue("spec.podManagementPolicy", p, "must be 'OrderedReady' or 'Parallel'"))
 	}
 	errs = append(errs, updateStrategyErrors(o)...)
 	for _, k := range []string{"whenDeleted", "whenScaled"} {
 		path := "spec.persistentVolumeClaimRetentionPolicy." + k
-		if v := getStr(o, path); v != "Retain" && v != "Delete" {
+		if v := jsonobj.GetStr(o, path); v != "Retain" && v != "Delete" {
 			errs = append(errs, fieldError{path, fmt.Sprintf("Unsupported value: %s: supported values: \"Retain\", \"Delete\"", renderValue(v))})
 		}
 	}
 	for _, path := range []string{"spec.replicas", "spec.minReadySeconds", "spec.ordinals.start"} {
-		if v, ok := getInt(o, path); ok && v < 0 {
+		if v, ok := jsonobj.GetInt(o, path); ok && v < 0 {
 			errs = append(errs, invalidValue(path, v, "must be greater than or equal to 0"))
 		}
 	}
-	if !selectorMatchesLabels(getObj(o, "spec.selector"), getObj(o, "spec.template.metadata.labels")) {
-		labels := getObj(o, "spec.template.metadata.labels")
+	if !selectorMatchesLabels(jsonobj.GetObj(o, "spec.selector"), jsonobj.GetObj(o, "spec.template.metadata.labels")) {
+		labels := jsonobj.GetObj(o, "spec.template.metadata.labels")
 		if labels == nil {
 			labels = Obj{}
 		}
@@ -122,15 +124,15 @@ func specErrors(o Obj) []fieldError {
 var percentPattern = regexp.MustCompile(`^[0-9]+%$`)
 
 func updateStrategyErrors(o Obj) []fieldError {
-	us := getObj(o, "spec.updateStrategy")
+	us := jsonobj.GetObj(o, "spec.updateStrategy")
 	ru, hasRU := us["rollingUpdate"].(Obj)
-	switch getStr(us, "type") {
+	switch jsonobj.GetStr(us, "type") {
 	case "RollingUpdate":
 		if !hasRU {
 			return nil
 		}
 		var errs []fieldError
-		if p, ok := getInt(ru, "partition"); ok && p < 0 {
+		if p, ok := jsonobj.GetInt(ru, "partition"); ok && p < 0 {
 			errs = append(errs, invalidValue("spec.updateStrategy.rollingUpdate.partition", p, "must be greater than or equal to 0"))
 		}
 		if mu, ok := ru["maxUnavailable"]; ok && mu != nil {
@@ -147,14 +149,14 @@ func updateStrategyErrors(o Obj) []fieldError {
 		if hasRU {
 			r = rollingUpdateStruct(ru)
 		}
-		return []fieldError{invalidValue("spec.updateStrategy", rawValue(fmt.Sprintf(`{"Type":%s,"RollingUpdate":%s}`, renderValue(getStr(us, "type")), r)),
+		return []fieldError{invalidValue("spec.updateStrategy", rawValue(fmt.Sprintf(`{"Type":%s,"RollingUpdate":%s}`, renderValue(jsonobj.GetStr(us, "type")), r)),
 			"must be 'RollingUpdate' or 'OnDelete'")}
 	}
 }
 
 // rollingUpdateStruct renders rollingUpdate as the API server prints its internal struct.
 func rollingUpdateStruct(ru Obj) rawValue {
-	p, _ := getInt(ru, "partition")
+	p, _ := jsonobj.GetInt(ru, "partition")
 	mu := "null"
 	if v, ok := ru["maxUnavailable"]; ok && v != nil {
 		mu = renderValue(v)
@@ -181,7 +183,7 @@ func maxUnavailableErrors(mu any) []fieldError {
 		}
 		return errs
 	default:
-		i, ok := asInt(mu)
+		i, ok := jsonobj.AsInt(mu)
 		if !ok {
 			return nil
 		}
@@ -201,7 +203,7 @@ func selectorMatchesLabels(sel, labels Obj) bool {
 	if sel == nil || sel["matchExpressions"] != nil {
 		return true
 	}
-	for k, v := range getObj(sel, "matchLabels") {
+	for k, v := range jsonobj.GetObj(sel, "matchLabels") {
 		if labels[k] != v {
 			return false
 		}

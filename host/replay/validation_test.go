@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // The in-memory API server refuses a StatefulSet update kube-apiserver refuses, with its message (these
@@ -18,28 +20,31 @@ func TestUpdateValidationIsTheAPIServers(t *testing.T) {
 		edit func(Obj)
 		want string // "" = accepted
 	}{
-		{"serviceName", func(o Obj) { set(o, "spec.serviceName", "other") }, `StatefulSet.apps "web" is invalid: spec.serviceName: Invalid value: "other": field is immutable`},
-		{"two causes", func(o Obj) { set(o, "spec.serviceName", "other"); set(o, "spec.replicas", num(-1)) },
+		{"serviceName", func(o Obj) { jsonobj.Set(o, "spec.serviceName", "other") }, `StatefulSet.apps "web" is invalid: spec.serviceName: Invalid value: "other": field is immutable`},
+		{"two causes", func(o Obj) {
+			jsonobj.Set(o, "spec.serviceName", "other")
+			jsonobj.Set(o, "spec.replicas", jsonobj.Num(-1))
+		},
 			`StatefulSet.apps "web" is invalid: [spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.serviceName: Invalid value: "other": field is immutable]`},
 		{"claim template storage spelled otherwise", func(o Obj) {
-			set(getArr(o, "spec.volumeClaimTemplates")[0].(Obj), "spec.resources.requests.storage", "1024Mi")
+			jsonobj.Set(jsonobj.GetArr(o, "spec.volumeClaimTemplates")[0].(Obj), "spec.resources.requests.storage", "1024Mi")
 		}, ""},
-		{"claim template emptied", func(o Obj) { set(o, "spec.volumeClaimTemplates", []any{}) },
+		{"claim template emptied", func(o Obj) { jsonobj.Set(o, "spec.volumeClaimTemplates", []any{}) },
 			`StatefulSet.apps "web" is invalid: spec.volumeClaimTemplates: Invalid value: []: field is immutable`},
-		{"maxUnavailable abc", func(o Obj) { set(o, "spec.updateStrategy.rollingUpdate.maxUnavailable", "abc") },
+		{"maxUnavailable abc", func(o Obj) { jsonobj.Set(o, "spec.updateStrategy.rollingUpdate.maxUnavailable", "abc") },
 			`StatefulSet.apps "web" is invalid: [spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "abc": a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%'), spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "abc": cannot be 0]`},
-		{"OnDelete with rollingUpdate", func(o Obj) { set(o, "spec.updateStrategy.type", "OnDelete") },
+		{"OnDelete with rollingUpdate", func(o Obj) { jsonobj.Set(o, "spec.updateStrategy.type", "OnDelete") },
 			`StatefulSet.apps "web" is invalid: spec.updateStrategy.rollingUpdate: Invalid value: {"Partition":0,"MaxUnavailable":1}: only allowed for updateStrategy 'RollingUpdate'`},
-		{"revisionHistoryLimit negative", func(o Obj) { set(o, "spec.revisionHistoryLimit", num(-3)) }, ""},
-		{"template", func(o Obj) { set(o, "spec.template.metadata.annotations", Obj{"v": "2"}) }, ""},
+		{"revisionHistoryLimit negative", func(o Obj) { jsonobj.Set(o, "spec.revisionHistoryLimit", jsonobj.Num(-3)) }, ""},
+		{"template", func(o Obj) { jsonobj.Set(o, "spec.template.metadata.annotations", Obj{"v": "2"}) }, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
-			o, _ := decodeObj([]byte(base))
+			o, _ := jsonobj.DecodeObj([]byte(base))
 			if err := api.Create(kindSet, o); err != nil {
 				t.Fatal(err)
 			}
-			edited := cloneObj(api.Get(kindSet, "web"))
+			edited := jsonobj.CloneObj(api.Get(kindSet, "web"))
 			c.edit(edited)
 			err := api.Update(kindSet, edited)
 			var ae *APIError

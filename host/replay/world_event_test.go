@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // The collector's deletions reach programs as typed events (the webhook counts deleted claims by them)
@@ -14,7 +16,7 @@ func TestGarbageCollectionIsATypedWorldEvent(t *testing.T) {
 		return Obj{"metadata": Obj{"ownerReferences": []any{Obj{"uid": uid, "kind": "Pod", "name": "web-3"}}}}
 	}
 	claim := owned("gone")
-	set(claim, "metadata.name", "data-web-3")
+	jsonobj.Set(claim, "metadata.name", "data-web-3")
 	kept := Obj{"metadata": Obj{"name": "data-web-0"}}
 	for _, c := range []Obj{claim, kept} {
 		if err := api.Create(kindClaim, c); err != nil {

@@ -1,6 +1,10 @@
 package replay
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
 
 // A world from manifests says what the manifests say: a given uid, generation, resourceVersion and
 // creationTimestamp are kept, a Pending claim stays Pending; only what is left out is made up (a claim
@@ -38,32 +42,32 @@ manifests:
 		"metadata.uid": "0b5e1c1e-0000-4000-8000-000000000001", "metadata.resourceVersion": "8812",
 		"metadata.creationTimestamp": "2026-01-02T03:04:05Z",
 	} {
-		if got := getStr(set, path); got != want {
+		if got := jsonobj.GetStr(set, path); got != want {
 			t.Errorf("set %s = %q, want %q", path, got, want)
 		}
 	}
-	if g, _ := getInt(set, "metadata.generation"); g != 4 {
+	if g, _ := jsonobj.GetInt(set, "metadata.generation"); g != 4 {
 		t.Errorf("set generation %d, want 4", g)
 	}
-	if got := getStr(e.api.Get(kindClaim, "waiting"), "status.phase"); got != "Pending" {
+	if got := jsonobj.GetStr(e.api.Get(kindClaim, "waiting"), "status.phase"); got != "Pending" {
 		t.Errorf("claim with status Pending is %q", got)
 	}
-	if got := getStr(e.api.Get(kindClaim, "existing"), "status.phase"); got != "Bound" {
+	if got := jsonobj.GetStr(e.api.Get(kindClaim, "existing"), "status.phase"); got != "Bound" {
 		t.Errorf("claim without status is %q, want Bound", got)
 	}
 	// And a set that gives none of them still gets them.
 	sc.Manifests = sc.Manifests[:1]
-	m, _ := decodeObj(sc.Manifests[0])
-	md := getObj(m, "metadata")
+	m, _ := jsonobj.DecodeObj(sc.Manifests[0])
+	md := jsonobj.GetObj(m, "metadata")
 	for _, k := range []string{"uid", "generation", "resourceVersion", "creationTimestamp"} {
 		delete(md, k)
 	}
 	sc.Manifests[0] = []byte(mustJSON(m))
 	set = initialWorld(t, sc).api.Get(kindSet, "web")
-	if getStr(set, "metadata.uid") == "" || getStr(set, "metadata.resourceVersion") != "1000" || getStr(set, "metadata.creationTimestamp") == "" {
-		t.Errorf("made-up metadata missing: %v", getObj(set, "metadata"))
+	if jsonobj.GetStr(set, "metadata.uid") == "" || jsonobj.GetStr(set, "metadata.resourceVersion") != "1000" || jsonobj.GetStr(set, "metadata.creationTimestamp") == "" {
+		t.Errorf("made-up metadata missing: %v", jsonobj.GetObj(set, "metadata"))
 	}
-	if g, _ := getInt(set, "metadata.generation"); g != 1 {
+	if g, _ := jsonobj.GetInt(set, "metadata.generation"); g != 1 {
 		t.Errorf("made-up generation %d, want 1", g)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // worldWriter is the replay's plan.Writer: host/plan's applier (the controller's) sends the plan's
@@ -19,7 +20,7 @@ type worldWriter struct {
 func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types.UID) error {
 	var obj Obj
 	if len(a.Object) > 0 {
-		o, err := decodeObj(a.Object)
+		o, err := jsonobj.DecodeObj(a.Object)
 		if err != nil {
 			return err
 		}
@@ -33,9 +34,9 @@ func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types
 	case abi.VerbUpdateStatus:
 		// Upstream PUTs the set it planned from with the new status: the snapshot's resourceVersion is
 		// the precondition.
-		return w.api.UpdateStatus(Obj{"metadata": getObj(w.set, "metadata"), "status": obj["status"]})
+		return w.api.UpdateStatus(Obj{"metadata": jsonobj.GetObj(w.set, "metadata"), "status": obj["status"]})
 	case abi.VerbPatch:
-		p, err := decodeObj(a.Patch)
+		p, err := jsonobj.DecodeObj(a.Patch)
 		if err != nil {
 			return err
 		}
@@ -49,11 +50,11 @@ func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types
 // CanAdopt is upstream's canAdopt against the in-memory API server.
 func (w *worldWriter) CanAdopt(context.Context) error {
 	cur := w.api.StatefulSet()
-	name, uid := getStr(w.set, "metadata.name"), getStr(w.set, "metadata.uid")
-	if cur == nil || getStr(cur, "metadata.uid") != uid {
+	name, uid := jsonobj.GetStr(w.set, "metadata.name"), jsonobj.GetStr(w.set, "metadata.uid")
+	if cur == nil || jsonobj.GetStr(cur, "metadata.uid") != uid {
 		return fmt.Errorf("original StatefulSet %s/%s is gone: wanted uid %s", w.api.ns, name, uid)
 	}
-	if ts := getStr(cur, "metadata.deletionTimestamp"); ts != "" {
+	if ts := jsonobj.GetStr(cur, "metadata.deletionTimestamp"); ts != "" {
 		return fmt.Errorf("%s/%s has just been deleted at %s", w.api.ns, name, ts)
 	}
 	return nil

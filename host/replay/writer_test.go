@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // The in-memory API server answers the applier as kube-apiserver does: errors the applier's rules
@@ -16,7 +17,7 @@ import (
 func TestWorldWriterAnswersAsTheAPIServer(t *testing.T) {
 	api := NewAPIServer("ns", NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)))
 	set := Obj{"metadata": Obj{"name": "web", "namespace": "ns"}, "spec": Obj{
-		"replicas": num(1), "serviceName": "web", "selector": Obj{"matchLabels": Obj{"app": "web"}},
+		"replicas": jsonobj.Num(1), "serviceName": "web", "selector": Obj{"matchLabels": Obj{"app": "web"}},
 		"template": Obj{"metadata": Obj{"labels": Obj{"app": "web"}}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "i"}}}}}}
 	if err := api.Create(kindSet, set); err != nil {
 		t.Fatal(err)
