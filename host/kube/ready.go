@@ -1,13 +1,59 @@
 package kube
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"iter"
 
-// PodReady is upstream's isRunningAndReady without the phase: the pod's Ready condition is True.
-func PodReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
+
+// The readiness rules upstream's StatefulSet controller uses (podutil.IsPodReady, isRunningAndReady),
+// for the typed pods of the controller, the webhook and the plugin, and for the generic-JSON pods of
+// the replay: one rule over the pod's (type, status) conditions.
+
+// PodReady is upstream's podutil.IsPodReady: the pod's Ready condition is True.
+func PodReady(p *corev1.Pod) bool { return ready(typedConditions(p)) }
+
+// PodRunningAndReady is upstream's isRunningAndReady: phase Running and Ready.
+func PodRunningAndReady(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && PodReady(p)
+}
+
+// PodReadyJSON is PodReady for a pod held as generic JSON.
+func PodReadyJSON(p jsonobj.Obj) bool { return ready(jsonConditions(p)) }
+
+// PodRunningAndReadyJSON is PodRunningAndReady for a pod held as generic JSON.
+func PodRunningAndReadyJSON(p jsonobj.Obj) bool {
+	return jsonobj.GetStr(p, "status.phase") == string(corev1.PodRunning) && PodReadyJSON(p)
+}
+
+// ready: the first condition of type Ready decides; without one the pod is not ready.
+func ready(conditions iter.Seq2[string, string]) bool {
+	for typ, status := range conditions {
+		if typ == string(corev1.PodReady) {
+			return status == string(corev1.ConditionTrue)
 		}
 	}
 	return false
+}
+
+func typedConditions(p *corev1.Pod) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for _, c := range p.Status.Conditions {
+			if !yield(string(c.Type), string(c.Status)) {
+				return
+			}
+		}
+	}
+}
+
+func jsonConditions(p jsonobj.Obj) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for _, c := range jsonobj.GetArr(p, "status.conditions") {
+			if !yield(jsonobj.GetStr(c, "type"), jsonobj.GetStr(c, "status")) {
+				return
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
@@ -60,7 +61,7 @@ func pendingPods(world Obj, spec Obj, update string) int {
 		switch {
 		case ord < start || ord >= start+replicas:
 			pending++ // to be removed
-		case jsonobj.Get(po, "metadata.deletionTimestamp") == nil && podReady(po) &&
+		case jsonobj.Get(po, "metadata.deletionTimestamp") == nil && kube.PodReadyJSON(po) &&
 			(ord < start+partition || jsonobj.GetStr(po, "metadata.labels.controller-revision-hash") == update):
 			done[ord] = true
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
@@ -267,7 +268,7 @@ func (k *kubelet) scheduleLoss(name, uid string, b behavior) {
 	}
 	k.timers.add(k.clock.Now().Add(*b.loseReadinessAfter), "kubelet unready "+name, func() {
 		p := k.same(name, uid)
-		if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || !podReady(p) {
+		if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || !kube.PodReadyJSON(p) {
 			return
 		}
 		k.api.mutatePod(name, func(p Obj) { setReady(p, k.clock.Now(), false) })
@@ -432,15 +433,6 @@ func setReady(p Obj, now time.Time, ready bool) {
 		}
 	}
 	st["conditions"] = conds
-}
-
-func podReady(p Obj) bool {
-	for _, c := range jsonobj.GetArr(p, "status.conditions") {
-		if jsonobj.GetStr(c, "type") == "Ready" {
-			return jsonobj.GetStr(c, "status") == "True"
-		}
-	}
-	return false
 }
 
 // neverReadyAnnotated reads the annotation directly: its key contains dots, which paths split on.

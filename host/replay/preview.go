@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
@@ -166,7 +167,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		var notReady []string
 		for _, v := range jsonobj.GetArr(before, "pods") {
 			pod := v.(Obj)
-			if jsonobj.Get(pod, "metadata.deletionTimestamp") == nil && !(jsonobj.GetStr(pod, "status.phase") == "Running" && podReady(pod)) {
+			if jsonobj.Get(pod, "metadata.deletionTimestamp") == nil && !(kube.PodRunningAndReadyJSON(pod)) {
 				notReady = append(notReady, jsonobj.GetStr(pod, "metadata.name"))
 			}
 		}
@@ -204,7 +205,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		for _, v := range jsonobj.GetArr(before, "pods") {
 			pod := v.(Obj)
 			o, _ := ordinal.Ordinal(jsonobj.GetStr(pod, "metadata.name"))
-			if int64(o) < start+part && !podReady(pod) {
+			if int64(o) < start+part && !kube.PodReadyJSON(pod) {
 				below = append(below, jsonobj.GetStr(pod, "metadata.name"))
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
@@ -120,7 +121,7 @@ func (e *engine) podStates() []PodState {
 		rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")
 		out = append(out, PodState{
 			Name: name, Ordinal: ord, Revision: rev, Label: e.label(rev),
-			Phase: jsonobj.GetStr(p, "status.phase"), Ready: podReady(p),
+			Phase: jsonobj.GetStr(p, "status.phase"), Ready: kube.PodReadyJSON(p),
 			Terminating: jsonobj.Get(p, "metadata.deletionTimestamp") != nil,
 		})
 	}
@@ -236,7 +237,7 @@ func (e *engine) finish() {
 		p := e.api.objs[kindPod][n]
 		ord, _ := ordinal.Ordinal(n)
 		present[ord] = true
-		if !podReady(p) || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
+		if !kube.PodReadyJSON(p) || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 			notReady = append(notReady, fmt.Sprintf("%s (%s, %s)", n, e.label(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))
 		}
 		if rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash"); rev != update {
@@ -279,7 +280,7 @@ func (e *engine) finish() {
 
 func podStateWord(p any) string {
 	ph := jsonobj.GetStr(p, "status.phase")
-	if ph == "Running" && podReady(p.(Obj)) {
+	if kube.PodRunningAndReadyJSON(p.(Obj)) {
 		ph = "Ready"
 	} else if ph == "Running" {
 		ph = "Running, not Ready"

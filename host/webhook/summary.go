@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
@@ -195,7 +194,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	if orderedReady && podChanges {
 		var notReady []string
 		for _, pod := range sel.Pods {
-			if pod.DeletionTimestamp == nil && !(pod.Status.Phase == corev1.PodRunning && kube.PodReady(pod)) {
+			if pod.DeletionTimestamp == nil && !(kube.PodRunningAndReady(pod)) {
 				notReady = append(notReady, pod.Name)
 			}
 		}
