@@ -37,8 +37,8 @@ func apiErr(reason, format string, args ...any) *APIError {
 	return &APIError{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// SimUIDPrefix marks objects created during a replay (the reference harness uses the same form).
-const SimUIDPrefix = "00000000-0000-4000-8000-"
+// simUIDPrefix marks objects created during a replay (the reference harness uses the same form).
+const simUIDPrefix = "00000000-0000-4000-8000-"
 
 // ids assigns uids and resourceVersions the way the reference harness's API server does: a counter
 // per simulation, uids 00000000-0000-4000-8000-NNNNNNNNNNNN and resourceVersions 100001+. Determinism
@@ -50,7 +50,7 @@ type ids struct {
 
 func (a *ids) uid() string {
 	a.seq++
-	return fmt.Sprintf("%s%012d", SimUIDPrefix, a.seq)
+	return fmt.Sprintf("%s%012d", simUIDPrefix, a.seq)
 }
 
 func (a *ids) resourceVersion() string {
@@ -157,7 +157,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 		if s.set != nil {
 			return apiErr("AlreadyExists", "statefulsets.apps %q already exists", name)
 		}
-		DefaultStatefulSet(o)
+		defaultStatefulSet(o)
 		if err := validateStatefulSet(o); err != nil {
 			return err
 		}
@@ -178,10 +178,10 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	switch kind {
 	case kindPod:
 		jsonobj.Set(o, "metadata.generation", jsonobj.Num(1))
-		DefaultPod(o, s.ns)
+		defaultPod(o, s.ns)
 		o["status"] = Obj{"phase": "Pending", "qosClass": podQOS(jsonobj.GetObj(o, "spec"))} // PrepareForCreate resets the status
 	case kindClaim:
-		DefaultClaim(o, s.ns)
+		defaultClaim(o, s.ns)
 		o["status"] = Obj{"phase": "Pending"}
 	}
 	store[name] = o
@@ -216,7 +216,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	}
 	switch kind {
 	case kindSet:
-		DefaultStatefulSet(o)
+		defaultStatefulSet(o)
 		if err := validateStatefulSetUpdate(old, o); err != nil {
 			return err
 		}

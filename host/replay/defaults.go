@@ -14,8 +14,8 @@ import (
 // revisions no real cluster would. defaults_apiserver_test.go holds it to kube-apiserver v1.37.1's own
 // answers for a corpus of 245 manifests (testdata/apiserver-defaults, `make apiserver-defaults`).
 
-// DefaultStatefulSet applies API-server defaulting to a StatefulSet in place.
-func DefaultStatefulSet(set Obj) {
+// defaultStatefulSet applies API-server defaulting to a StatefulSet in place.
+func defaultStatefulSet(set Obj) {
 	md := jsonobj.Ensure(set, "metadata")
 	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = "default"
@@ -67,9 +67,9 @@ func defaultClaimTemplate(c Obj) {
 	jsonobj.SetDefault(jsonobj.Ensure(c, "status"), "phase", "Pending")
 }
 
-// DefaultPod applies API-server defaulting to a pod in place (what pod creation does on top of the
+// defaultPod applies API-server defaulting to a pod in place (what pod creation does on top of the
 // template's defaults).
-func DefaultPod(pod Obj, namespace string) {
+func defaultPod(pod Obj, namespace string) {
 	md := jsonobj.Ensure(pod, "metadata")
 	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = namespace
@@ -103,8 +103,8 @@ func DefaultPod(pod Obj, namespace string) {
 	jsonobj.SetDefault(pod, "status", Obj{})
 }
 
-// DefaultClaim applies API-server defaulting to a PersistentVolumeClaim in place.
-func DefaultClaim(claim Obj, namespace string) {
+// defaultClaim applies API-server defaulting to a PersistentVolumeClaim in place.
+func defaultClaim(claim Obj, namespace string) {
 	md := jsonobj.Ensure(claim, "metadata")
 	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = namespace

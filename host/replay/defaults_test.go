@@ -15,11 +15,11 @@ func TestDefaultingIsIdempotent(t *testing.T) {
 		before := mustJSON(o)
 		switch fx.Kind {
 		case kindSet:
-			DefaultStatefulSet(o)
+			defaultStatefulSet(o)
 		case kindPod:
-			DefaultPod(o, jsonobj.GetStr(o, "metadata.namespace"))
+			defaultPod(o, jsonobj.GetStr(o, "metadata.namespace"))
 		case kindClaim:
-			DefaultClaim(o, jsonobj.GetStr(o, "metadata.namespace"))
+			defaultClaim(o, jsonobj.GetStr(o, "metadata.namespace"))
 		}
 		if d := jsoncmp.Diff(before, mustJSON(o)); d != "" {
 			t.Errorf("%s: %s", fx.Name, d)

@@ -166,7 +166,7 @@ func (e *engine) initWorld() error {
 			others = append(others, o)
 		}
 	}
-	DefaultStatefulSet(ss)
+	defaultStatefulSet(ss)
 	if err := validateStatefulSet(ss); err != nil {
 		return &InvalidWorldError{Err: err}
 	}
@@ -193,14 +193,14 @@ func (e *engine) initWorld() error {
 		switch kind {
 		case kindPod:
 			hasStatus := o["status"] != nil
-			DefaultPod(o, ns)
+			defaultPod(o, ns)
 			jsonobj.SetDefault(omd, "generation", jsonobj.Num(1))
 			if !hasStatus || jsonobj.GetStr(o, "status.phase") == "" {
 				setRunning(o, e.start, true)
 			}
 		case kindClaim:
 			phase := jsonobj.GetStr(o, "status.phase")
-			DefaultClaim(o, ns)
+			defaultClaim(o, ns)
 			if phase == "" { // a claim that existed before the start is Bound unless it says otherwise
 				jsonobj.Set(o, "status.phase", "Bound")
 			}

@@ -14,15 +14,15 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
-// DefaultStart is the virtual time a scenario starts at unless it says otherwise.
-var DefaultStart = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+// defaultStart is the virtual time a scenario starts at unless it says otherwise.
+var defaultStart = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 // Scenario is a replay input: the initial manifests, the kubelet model and timed events.
 // See testdata/scenarios/README.md for the format.
 type Scenario struct {
 	Name        string            `json:"name"`
 	Description string            `json:"description,omitempty"`
-	Start       string            `json:"start,omitempty"` // RFC 3339; DefaultStart when empty
+	Start       string            `json:"start,omitempty"` // RFC 3339; defaultStart when empty
 	Features    map[string]bool   `json:"features,omitempty"`
 	Kubelet     KubeletConfig     `json:"kubelet,omitempty"`
 	Limits      Limits            `json:"limits,omitempty"`
@@ -226,7 +226,7 @@ func (sc *Scenario) validate() error {
 
 func (sc *Scenario) start() time.Time {
 	if sc.Start == "" {
-		return DefaultStart
+		return defaultStart
 	}
 	t, _ := time.Parse(time.RFC3339, sc.Start)
 	return t.UTC()

@@ -10,7 +10,7 @@ import (
 
 // AdvanceTickSnapshot applies one tick of the reference harness's world rules to a snapshot taken
 // right after a sync (`oracle simulate -final`): terminating pods disappear, Pending pods the
-// harness created (uid prefix SimUIDPrefix) become Running and Ready, Pending claims bind, orphans
+// harness created (uid prefix simUIDPrefix) become Running and Ready, Pending claims bind, orphans
 // are collected; resourceVersions continue above the snapshot's highest. The result is the world
 // the harness's next sync sees. hack/conformance uses it to reconstruct intermediate states; the
 // replay engine's tick model runs the same rules (advanceTick).
@@ -31,7 +31,7 @@ func AdvanceTickSnapshot(snapshot []byte, tick time.Duration) ([]byte, error) {
 	advanceTick(api, api.clock.Now(),
 		func(string) bool { return true },
 		func(name string) bool {
-			return strings.HasPrefix(jsonobj.GetStr(api.objs[kindPod][name], "metadata.uid"), SimUIDPrefix)
+			return strings.HasPrefix(jsonobj.GetStr(api.objs[kindPod][name], "metadata.uid"), simUIDPrefix)
 		},
 		func(string) {}, func(string) {})
 	s["now"] = api.clock.Now().Format(time.RFC3339)

@@ -293,8 +293,8 @@ func podStateWord(p any) string {
 
 // ---- text ----
 
-// PodGrid is the one-line pod summary: ordinal:revision/state, "/term" while terminating.
-func PodGrid(pods []PodState) string {
+// podGrid is the one-line pod summary: ordinal:revision/state, "/term" while terminating.
+func podGrid(pods []PodState) string {
 	if len(pods) == 0 {
 		return "(none)"
 	}
@@ -353,7 +353,7 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 		for _, n := range st.World {
 			fmt.Fprintf(&b, "  . %s\n", n)
 		}
-		fmt.Fprintf(&b, "  pods: %s\n", PodGrid(st.Pods))
+		fmt.Fprintf(&b, "  pods: %s\n", podGrid(st.Pods))
 		if len(st.Actions) == 0 {
 			b.WriteString("  (no writes)\n")
 		}
