@@ -164,7 +164,7 @@ func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) erro
 }
 
 func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
-	var file, model, featureGates string
+	var file, model, featureGates, failOnList string
 	cmd := &cobra.Command{
 		Use:   "preview -f web.yaml",
 		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
@@ -175,7 +175,10 @@ until the rollout completes or stops, the batches of pods taken down together, t
 back, and warnings for known traps. A set that does not exist yet is previewed as a create.
 
 The namespace is the manifest's, else -n, else the context's. The dry run merges like server-side apply:
-fields other managers own and the file omits are kept.`,
+fields other managers own and the file omits are kept.
+
+` + exitCodesHelp + `
+` + rolloutExitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := o.format()
@@ -184,6 +187,13 @@ fields other managers own and the file omits are kept.`,
 			}
 			if file == "" {
 				return withCode(ExitUsage, fmt.Errorf("-f is required (a StatefulSet manifest, or - for standard input)"))
+			}
+			fail, err := parseFailOn(failOnList, true)
+			if err != nil {
+				return err
+			}
+			if err := checkModel(model); err != nil {
+				return err
 			}
 			features, err := parseFeatureGates(featureGates)
 			if err != nil {
@@ -273,7 +283,7 @@ fields other managers own and the file omits are kept.`,
 				Preview *replay.Preview `json:"preview"`
 				Summary webhook.Summary `json:"summary"`
 			}{res.Preview, res.Summary}
-			return writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error {
+			err = writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error {
 				var b bytes.Buffer
 				op := "apply to StatefulSet " + ns + "/" + manifest.Name
 				if old == nil {
@@ -291,11 +301,16 @@ fields other managers own and the file omits are kept.`,
 				_, err := w.Write(b.Bytes())
 				return err
 			})
+			if err != nil || res.Preview == nil {
+				return err
+			}
+			return fail.verdict(res.Preview.Outcome, res.Preview.Warnings)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the StatefulSet manifest (YAML or JSON), or - for standard input")
 	cmd.Flags().StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	cmd.Flags().StringVar(&failOnList, "fail-on", "stuck,limit", failOnHelp)
 	return cmd
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 func newPreviewCommand(opts *moduleOptions) *cobra.Command {
-	var file, from, scenario, model string
+	var file, from, scenario, model, failOnList string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)",
@@ -24,11 +24,19 @@ taken down together, the pods a partition holds back, how long it takes under th
 for known traps (OrderedReady with a pod that is not Ready blocks everything; whenScaled=Delete deletes PVCs;
 maxUnavailable counts unavailable pods below the partition).
 
-` + exitCodesHelp,
+` + exitCodesHelp + `
+` + rolloutExitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" || (from == "") == (scenario == "") {
 				return withCode(ExitUsage, fmt.Errorf("need -f and exactly one of --from or --scenario"))
+			}
+			fail, err := parseFailOn(failOnList, true)
+			if err != nil {
+				return err
+			}
+			if err := checkModel(model); err != nil {
+				return err
 			}
 			edited, err := opts.readDocument(cmd.InOrStdin(), file, "edited StatefulSet")
 			if err != nil {
@@ -83,8 +91,10 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			_, err = cmd.OutOrStdout().Write(out.Bytes())
-			return err
+			if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
+				return err
+			}
+			return fail.verdict(p.Outcome, p.Warnings)
 		},
 	}
 	f := cmd.Flags()
@@ -93,5 +103,6 @@ maxUnavailable counts unavailable pods below the partition).
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
 	f.StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
 	f.BoolVar(&asJSON, "json", false, "print the preview as JSON")
+	f.StringVar(&failOnList, "fail-on", "stuck,limit", failOnHelp)
 	return cmd
 }

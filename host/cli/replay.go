@@ -20,7 +20,7 @@ import (
 const ExitGoldenDiffers = 5
 
 func newReplayCommand(opts *moduleOptions) *cobra.Command {
-	var golden, htmlOut, model string
+	var golden, htmlOut, model, failOnList string
 	var update, asJSON, verbose bool
 	cmd := &cobra.Command{
 		Use:   "replay SCENARIO.yaml",
@@ -39,11 +39,16 @@ limits (limits.steps, limits.duration); by default the larger of 2000 syncs and 
   --model tick    replay with the reference harness's kubelet model (oracle simulate) instead
 
 ` + exitCodesHelp + `
-  5  --golden: the timeline differs from the golden file`,
+  5  --golden: the timeline differs from the golden file (with --golden, only 0 and 5 judge the rollout)
+` + rolloutExitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if update && golden == "" {
 				return withCode(ExitUsage, fmt.Errorf("--update needs --golden FILE"))
+			}
+			fail, err := parseFailOn(failOnList, false)
+			if err != nil {
+				return err
 			}
 			sc, err := replay.LoadScenario(args[0])
 			if err != nil {
@@ -70,8 +75,10 @@ limits (limits.steps, limits.duration); by default the larger of 2000 syncs and 
 			if golden != "" {
 				return checkGolden(cmd.OutOrStdout(), golden, out.Bytes(), update)
 			}
-			_, err = cmd.OutOrStdout().Write(out.Bytes())
-			return err
+			if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
+				return err
+			}
+			return fail.verdict(tl.Outcome, replayWarnings(tl))
 		},
 	}
 	f := cmd.Flags()
@@ -80,12 +87,16 @@ limits (limits.steps, limits.duration); by default the larger of 2000 syncs and 
 	f.BoolVar(&asJSON, "json", false, "print the timeline as JSON")
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
 	f.StringVar(&model, "model", "", `kubelet model: "delays" or "tick" (default: the scenario's)`)
+	f.StringVar(&failOnList, "fail-on", "stuck,limit", failOnHelp)
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print syncs that wrote nothing, and the controller's events")
 	return cmd
 }
 
 // runReplay loads the module and replays sc, drawing a progress line on a terminal.
 func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, model string, stderr io.Writer) (*replay.Timeline, error) {
+	if err := checkModel(model); err != nil {
+		return nil, err
+	}
 	m, err := opts.load(ctx)
 	if err != nil {
 		return nil, err
@@ -119,6 +130,15 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 		return nil, withCode(exitCodeOf(err), err)
 	}
 	return tl, nil
+}
+
+// checkModel refuses a kubelet model that does not exist (a usage error).
+func checkModel(model string) error {
+	switch model {
+	case "", replay.ModelDelays, replay.ModelTick:
+		return nil
+	}
+	return withCode(ExitUsage, fmt.Errorf("--model %q: not %q or %q", model, replay.ModelDelays, replay.ModelTick))
 }
 
 // progress draws "replaying: step N (+virtual time)" on a terminal, at most every 100ms of real

@@ -75,8 +75,11 @@ func TestReplayBadScenario(t *testing.T) {
 func TestPreviewForcedRollbackTrap(t *testing.T) {
 	dir := "../../testdata/replay/preview/"
 	code, out, errs := run(t, "", "preview", "-f", dir+"forced-rollback.edit.yaml", "--scenario", dir+"forced-rollback.scenario.yaml")
-	if code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errs)
+	if code != ExitStuck || !strings.Contains(errs, "the rollout is stuck") {
+		t.Fatalf("exit %d (want %d, the rollout never completes): %s", code, ExitStuck, errs)
+	}
+	if code, _, errs := run(t, "", "preview", "-f", dir+"forced-rollback.edit.yaml", "--scenario", dir+"forced-rollback.scenario.yaml", "--fail-on", "none"); code != ExitOK {
+		t.Fatalf("--fail-on none: exit %d: %s", code, errs)
 	}
 	want, _ := os.ReadFile(dir + "forced-rollback.preview.txt")
 	if out != string(want) {
@@ -109,5 +112,52 @@ func TestPreviewFromSnapshot(t *testing.T) {
 	code, _, errs = run(t, "", "preview", "-f", edit)
 	if code != ExitUsage {
 		t.Fatalf("missing --from: exit %d %s", code, errs)
+	}
+}
+
+// Replay's exit codes judge the rollout, so CI can gate on them.
+func TestReplayExitCodesForCI(t *testing.T) {
+	dir := t.TempDir()
+	scenario := func(name, extra string) string {
+		p := filepath.Join(dir, name+".yaml")
+		os.WriteFile(p, []byte(`name: `+name+`
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default}
+    spec:
+      replicas: 3
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          containers: [{name: nginx, image: "nginx:1.24"}]
+`+extra), 0o644)
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+		says string
+	}{
+		{"complete", []string{scenario("ok", "")}, ExitOK, ""},
+		{"stuck", []string{"../../testdata/scenarios/create-never-ready.yaml"}, ExitStuck, "the rollout is stuck"},
+		{"stuck, not asked", []string{"../../testdata/scenarios/create-never-ready.yaml", "--fail-on", "limit"}, ExitOK, ""},
+		{"limit", []string{scenario("limit", "limits: {steps: 2}\n")}, ExitLimit, "reached its limit"},
+		{"data loss not asked", []string{"../../testdata/scenarios/scale-delete-delete.yaml"}, ExitOK, ""},
+		{"data loss", []string{"../../testdata/scenarios/scale-delete-delete.yaml", "--fail-on", "stuck,limit,data-loss"}, ExitFailOn, "data-web-"},
+		{"typo in a set path", []string{scenario("typo", "events:\n  - settled: true\n    set: {\"spec.template.spec.container[0].image\": \"nginx:1.25\"}\n")}, ExitUsage, `no list at "container"`},
+		{"unknown field", []string{scenario("unknown", "events:\n  - settled: true\n    set: {\"spec.replicsa\": 2}\n")}, ExitUsage, `unknown field "spec.replicsa"`},
+		{"missing pod", []string{scenario("nopod", "events:\n  - settled: true\n    deletePod: web-7\n")}, ExitUsage, `pods "web-7" not found`},
+		{"unknown model", []string{scenario("m", ""), "--model", "foo"}, ExitUsage, `--model "foo"`},
+		{"unknown --fail-on", []string{scenario("f", ""), "--fail-on", "dataloss"}, ExitUsage, `--fail-on "dataloss"`},
+		{"a preview warning", []string{scenario("w", ""), "--fail-on", "on-delete"}, ExitUsage, "a preview warning"},
+	} {
+		code, _, errs := run(t, "", append([]string{"replay"}, tc.args...)...)
+		if code != tc.want || !strings.Contains(errs, tc.says) {
+			t.Errorf("%s: exit %d, want %d; stderr %q should say %q", tc.name, code, tc.want, errs, tc.says)
+		}
 	}
 }

@@ -19,7 +19,7 @@ const (
 
 // APIError is a rejected write, with the reason a real API server would give.
 type APIError struct {
-	Reason  string // AlreadyExists, NotFound, Conflict, Invalid
+	Reason  string // AlreadyExists, NotFound, Conflict, Invalid, BadRequest
 	Message string
 }
 
@@ -31,7 +31,7 @@ func (e *APIError) Status() metav1.Status {
 	return metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReason(e.Reason), Code: statusCodes[e.Reason], Message: e.Message}
 }
 
-var statusCodes = map[string]int32{"AlreadyExists": 409, "Conflict": 409, "NotFound": 404, "Invalid": 422}
+var statusCodes = map[string]int32{"AlreadyExists": 409, "Conflict": 409, "NotFound": 404, "Invalid": 422, "BadRequest": 400}
 
 func apiErr(reason, format string, args ...any) *APIError {
 	return &APIError{Reason: reason, Message: fmt.Sprintf(format, args...)}

@@ -286,7 +286,9 @@ func (e *engine) runDelays() error {
 	e.newSegment = true
 	for {
 		now := e.clock.Now()
-		e.fireEvents(now)
+		if err := e.fireEvents(now); err != nil {
+			return err
+		}
 		for _, t := range e.timers.popDue(now) {
 			before := len(e.api.notes)
 			t.fire()
@@ -371,7 +373,9 @@ func (e *engine) runTick() error {
 			e.triggers = []string{"tick"}
 		}
 		e.kube.step = step
-		e.fireEvents(e.clock.Now())
+		if err := e.fireEvents(e.clock.Now()); err != nil {
+			return err
+		}
 		_ = settled
 		st, err := e.sync()
 		if err != nil {
@@ -463,22 +467,31 @@ func (e *engine) nextEventTime(now time.Time, settled bool) (time.Time, bool) {
 	return t, true
 }
 
-// fireEvents applies every user event due at now, in order.
-func (e *engine) fireEvents(now time.Time) {
+// fireEvents applies every user event due at now, in order. An event that cannot be applied (an edit the
+// API server refuses, a path that is not in the set, a pod that does not exist) ends the replay: the
+// scenario does not say what its author meant.
+func (e *engine) fireEvents(now time.Time) error {
 	for e.next < len(e.sc.Events) {
 		t, ok := e.nextEventTime(now, false)
 		if !ok || t.After(now) {
-			return
+			return nil
 		}
 		ev := e.sc.Events[e.next]
 		e.next++
 		e.eventDue = nil
 		e.lastEvent = now
-		e.applyEvent(ev)
+		if err := e.applyEvent(ev); err != nil {
+			var world *InvalidWorldError
+			if errors.As(err, &world) {
+				return invalidWorld("event %d (%s, at +%s): %v", e.next, ev.action(), now.Sub(e.start), world.Err)
+			}
+			return fmt.Errorf("event %d (%s, at +%s): %w", e.next, ev.action(), now.Sub(e.start), err)
+		}
 		e.dirty = true
 		e.newSegment = true
 		e.triggers = appendOnce(e.triggers, "user")
 	}
+	return nil
 }
 
 // ---- one sync ----
@@ -664,7 +677,7 @@ func (e *engine) segmentComparable() bool {
 
 // ---- user events ----
 
-func (e *engine) applyEvent(ev Event) {
+func (e *engine) applyEvent(ev Event) error {
 	api := e.api
 	note := func(format string, args ...any) { api.note("user", "", "", "", format, args...) }
 	if ev.Note != "" {
@@ -677,8 +690,7 @@ func (e *engine) applyEvent(ev Event) {
 		md := jsonobj.Ensure(o, "metadata")
 		md["resourceVersion"] = jsonobj.GetStr(cur, "metadata.resourceVersion")
 		if err := api.Update(kindSet, o); err != nil {
-			note("apply StatefulSet failed: %v", err)
-			return
+			return invalidWorld("apply: %v", err)
 		}
 		note("applied an edited StatefulSet %s (generation %s)", jsonobj.GetStr(o, "metadata.name"), fmt.Sprint(jsonobj.Get(api.set, "metadata.generation")))
 	case "set":
@@ -696,38 +708,33 @@ func (e *engine) applyEvent(ev Event) {
 				continue
 			}
 			if err := jsonobj.Set(o, k, edits[k]); err != nil {
-				note("set failed: %v", err)
-				return
+				return invalidWorld("set: %v", err)
 			}
 		}
 		if err := api.Update(kindSet, o); err != nil {
-			note("set failed: %v", err)
-			return
+			return invalidWorld("set: %v", err)
 		}
 		for _, k := range keys {
 			note("set %s = %s", k, string(mustJSON(edits[k])))
 		}
 	case "deletePod":
 		if err := api.Delete(kindPod, ev.DeletePod, ""); err != nil {
-			note("delete pod %s: %v", ev.DeletePod, err)
-		} else {
-			note("deleted pod %s", ev.DeletePod)
+			return invalidWorld("deletePod: %v", err)
 		}
+		note("deleted pod %s", ev.DeletePod)
 	case "failPod", "completePod":
 		name, phase := ev.FailPod, "Failed"
 		if ev.CompletePod != "" {
 			name, phase = ev.CompletePod, "Succeeded"
 		}
 		if api.Get(kindPod, name) == nil {
-			note("pod %s does not exist", name)
-			return
+			return invalidWorld("%s: pods %q not found", ev.action(), name)
 		}
 		setPhase(api, name, phase, e.clock.Now())
 		note("pod %s is now %s", name, phase)
 	case "unreadyPod":
 		if !api.mutatePod(ev.UnreadyPod, func(p Obj) { setReady(p, e.clock.Now(), false) }) {
-			note("pod %s does not exist", ev.UnreadyPod)
-			return
+			return invalidWorld("unreadyPod: pods %q not found", ev.UnreadyPod)
 		}
 		note("pod %s lost readiness", ev.UnreadyPod)
 	case "kubelet":
@@ -743,13 +750,11 @@ func (e *engine) applyEvent(ev Event) {
 			path = filepath.Join(e.sc.Dir, path)
 		}
 		if e.opts.LoadModule == nil {
-			note("swap module %s: no module loader", ev.SwapModule)
-			return
+			return invalidWorld("swapModule %s: this replay cannot load modules", ev.SwapModule)
 		}
 		m, err := e.opts.LoadModule(e.ctx, path)
 		if err != nil {
-			note("swap module %s failed: %v", ev.SwapModule, err)
-			return
+			return fmt.Errorf("swapModule %s: %w", ev.SwapModule, err)
 		}
 		e.module = m
 		note("controller now runs module %s", ev.SwapModule)
@@ -758,6 +763,7 @@ func (e *engine) applyEvent(ev Event) {
 			note("time passes")
 		}
 	}
+	return nil
 }
 
 func appendOnce(list []string, s string) []string {

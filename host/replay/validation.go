@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	sigsjson "sigs.k8s.io/json"
+
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -53,13 +56,37 @@ func invalidSet(name string, errs []fieldError) error {
 // of v1.37, its checks in its order, for the fields the replay reads). The messages are kube-apiserver's;
 // e2e/validation_test.go compares them with the real one.
 func validateStatefulSet(o Obj) error {
+	if err := strictFields(o); err != nil {
+		return err
+	}
 	return invalidSet(jsonobj.GetStr(o, "metadata.name"), specErrors(o))
+}
+
+// strictFields refuses fields apps/v1 does not have, as kube-apiserver does with strict field validation
+// (kubectl's default, --validate=strict): a misspelt field would otherwise be dropped without a word.
+func strictFields(o Obj) error {
+	var set appsv1.StatefulSet
+	strict, err := sigsjson.UnmarshalStrict(mustJSON(o), &set, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return apiErr("BadRequest", "StatefulSet in version \"v1\" cannot be handled as a StatefulSet: %v", err)
+	}
+	if len(strict) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(strict))
+	for i, e := range strict {
+		msgs[i] = e.Error()
+	}
+	return apiErr("BadRequest", "StatefulSet in version \"v1\" cannot be handled as a StatefulSet: strict decoding error: %s", strings.Join(msgs, ", "))
 }
 
 // validateStatefulSetUpdate is validateStatefulSet plus ValidateStatefulSetUpdate's immutable fields:
 // an update may change only replicas, ordinals, template, updateStrategy, revisionHistoryLimit, the
 // claim retention policy and minReadySeconds.
 func validateStatefulSetUpdate(old, o Obj) error {
+	if err := strictFields(o); err != nil {
+		return err
+	}
 	errs := specErrors(o)
 	for _, f := range []string{"selector", "volumeClaimTemplates", "serviceName", "podManagementPolicy"} {
 		path := "spec." + f

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ordinal-dev/ordinal/host/replay"
+)
+
+// Exit codes of replay and preview for the rollout they found, so that CI can gate on them.
+const (
+	ExitStuck  = 6 // the rollout ends stuck: nothing more will happen, yet pods are missing, not Ready or not updated
+	ExitLimit  = 7 // the replay reached its step or time limit before the rollout settled
+	ExitFailOn = 8 // a warning named in --fail-on was found (e.g. data-loss)
+)
+
+const rolloutExitCodesHelp = `  6  the rollout ends stuck (a pod never becomes Ready, an OrderedReady set blocked, ...); --fail-on stuck
+  7  the replay reached its step or time limit before the rollout settled; --fail-on limit
+  8  a warning named in --fail-on was found, e.g. --fail-on data-loss
+When several apply, the lowest code is the exit code.`
+
+// failOnNames are the --fail-on conditions. stuck and limit are outcomes; the others are the preview's
+// warnings (by code, or kebab-case, or an alias); replay knows only the outcomes and data-loss.
+var failOnNames = map[string]string{
+	"stuck":                            "stuck",
+	"limit":                            "limit",
+	"data-loss":                        replay.WarnClaimsDeleted,
+	"claims-deleted":                   replay.WarnClaimsDeleted,
+	"ordered-ready-blocked":            replay.WarnOrderedReadyBlocked,
+	"max-unavailable-counts-held-back": replay.WarnMaxUnavailableCountsHeldBack,
+	"max-unavailable-ignored":          replay.WarnMaxUnavailableIgnored,
+	"on-delete":                        replay.WarnOnDelete,
+	"unfinished":                       replay.WarnUnfinished,
+}
+
+const failOnHelp = `conditions that make the command fail (comma-separated): stuck (exit 6), limit (exit 7), and
+for exit 8 data-loss (PVCs deleted), ordered-ready-blocked, max-unavailable-counts-held-back,
+max-unavailable-ignored, on-delete, unfinished (preview warnings; replay knows data-loss only); none
+fails on nothing`
+
+// failOn is a parsed --fail-on list: outcome and warning codes.
+type failOn map[string]bool
+
+func parseFailOn(list string, previewWarnings bool) (failOn, error) {
+	f := failOn{}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" || n == "none" {
+			continue
+		}
+		code, ok := failOnNames[strings.ToLower(n)]
+		if !ok {
+			for _, c := range failOnNames {
+				if c == n { // a warning code as the JSON output spells it, e.g. ClaimsDeleted
+					code, ok = c, true
+				}
+			}
+		}
+		if !ok {
+			names := make([]string, 0, len(failOnNames))
+			for k := range failOnNames {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			return nil, withCode(ExitUsage, fmt.Errorf("--fail-on %q: not one of none, %s", n, strings.Join(names, ", ")))
+		}
+		if !previewWarnings && code != "stuck" && code != "limit" && code != replay.WarnClaimsDeleted {
+			return nil, withCode(ExitUsage, fmt.Errorf("--fail-on %s: a preview warning; replay knows stuck, limit and data-loss", n))
+		}
+		f[code] = true
+	}
+	return f, nil
+}
+
+// verdict is the exit for a rollout that ended with result and showed the warnings: nil when nothing
+// named in f applies.
+func (f failOn) verdict(o replay.Outcome, warnings []replay.Warning) error {
+	switch {
+	case o.Result == "stuck" && f["stuck"]:
+		return withCode(ExitStuck, fmt.Errorf("the rollout is stuck: %s", o.Summary))
+	case o.Result == "limit" && f["limit"]:
+		return withCode(ExitLimit, fmt.Errorf("the replay reached its limit before the rollout settled: %s", o.Summary))
+	}
+	var hit []string
+	for _, w := range warnings {
+		if f[w.Code] {
+			hit = append(hit, w.Code+": "+w.Message)
+		}
+	}
+	if len(hit) > 0 {
+		return withCode(ExitFailOn, fmt.Errorf("--fail-on: %s", strings.Join(hit, "; ")))
+	}
+	return nil
+}
+
+// replayWarnings are the --fail-on warnings a replay's timeline shows: PVCs the garbage collector
+// deleted (data-loss).
+func replayWarnings(tl *replay.Timeline) []replay.Warning {
+	var claims []string
+	for _, st := range tl.Steps {
+		for _, w := range st.World {
+			if w.Source == "gc" && w.Kind == "PersistentVolumeClaim" && w.Reason == replay.ReasonDeleted {
+				claims = append(claims, w.Name)
+			}
+		}
+	}
+	if len(claims) == 0 {
+		return nil
+	}
+	return []replay.Warning{{Code: replay.WarnClaimsDeleted, Message: "the garbage collector deleted PersistentVolumeClaims " + strings.Join(claims, ", ")}}
+}
