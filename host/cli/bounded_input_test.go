@@ -36,7 +36,7 @@ func TestBoundedInputs(t *testing.T) {
 		{[]string{"reconcile", "-f", "../../examples/web-fresh.snapshot.json", "--module", "/dev/zero"}, "module /dev/zero is larger than the 64 MiB limit"},
 		{[]string{"replay", "/dev/zero"}, "scenario /dev/zero is larger than the 64 MiB limit"},
 		{[]string{"preview", "-f", "/dev/zero", "--from", "../../examples/web-fresh.snapshot.json", "--memory-limit-mib", "2"}, "edited StatefulSet /dev/zero is larger than the 2 MiB limit"},
-		{[]string{"preview", "-f", "../../examples/web-fresh.snapshot.json", "--from", "/dev/zero", "--memory-limit-mib", "2"}, "snapshot /dev/zero is larger than the 2 MiB limit"},
+		{[]string{"preview", "-f", "../../examples/ci/web-new-image.yaml", "--from", "/dev/zero", "--memory-limit-mib", "2"}, "snapshot /dev/zero is larger than the 2 MiB limit"},
 	} {
 		code, stdout, stderr := run(t, "", tc.args...)
 		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {

@@ -42,12 +42,19 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
+			if in := recognise(edited); in.kind != inputManifest && in.kind != inputUnknown {
+				return wrongInput(in, file, "a StatefulSet manifest (-f)")
+			}
 			if edited, err = yaml.YAMLToJSON(edited); err != nil {
 				return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
 			}
 			var base *replay.Scenario
 			if from != "" {
-				snap, err := opts.readDocument(cmd.InOrStdin(), from, "snapshot")
+				doc, err := opts.readDocument(cmd.InOrStdin(), from, "snapshot")
+				if err != nil {
+					return err
+				}
+				snap, err := snapshotInput(recognise(doc), from)
 				if err != nil {
 					return err
 				}
@@ -60,9 +67,9 @@ maxUnavailable counts unavailable pods below the partition).
 					return withCode(ExitUsage, err)
 				}
 			} else {
-				sc, err := replay.LoadScenario(scenario)
+				sc, err := loadReplayInput(scenario)
 				if err != nil {
-					return withCode(ExitUsage, err)
+					return err
 				}
 				tl, err := runReplay(cmd.Context(), opts, sc, model, cmd.ErrOrStderr())
 				if err != nil {
@@ -99,7 +106,7 @@ maxUnavailable counts unavailable pods below the partition).
 	}
 	f := cmd.Flags()
 	f.StringVarP(&file, "file", "f", "", "the edited StatefulSet (YAML or JSON), or - for standard input")
-	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON)")
+	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON or YAML), or a kubectl List of the set and its objects")
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
 	f.StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
 	f.BoolVar(&asJSON, "json", false, "print the preview as JSON")

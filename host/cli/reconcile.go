@@ -20,15 +20,21 @@ func newReconcileCommand(opts *moduleOptions) *cobra.Command {
 	var file string
 	var compact bool
 	cmd := &cobra.Command{
-		Use:   "reconcile [-f snapshot.json|-]",
+		Use:   "reconcile [-f snapshot.json|list.yaml|-]",
 		Short: "Print the plan the StatefulSet controller would make for a snapshot",
 		Long: `reconcile runs one sync of the module on a snapshot and prints the plan (ABI v1, see abi/README.md):
-the ordered writes, the new status, the requeue delay and the events.
+the ordered writes, the new status, the requeue delay and the events. The snapshot is ABI v1 JSON (or the
+same as YAML), or a kubectl List of a StatefulSet and its objects (kubectl get
+statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller's snapshot is built.
 
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			snapshot, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
+			doc, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
+			if err != nil {
+				return err
+			}
+			snapshot, err := snapshotInput(recognise(doc), file)
 			if err != nil {
 				return err
 			}

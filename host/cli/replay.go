@@ -23,14 +23,16 @@ func newReplayCommand(opts *moduleOptions) *cobra.Command {
 	var golden, htmlOut, model, failOnList string
 	var update, asJSON, verbose bool
 	cmd := &cobra.Command{
-		Use:   "replay SCENARIO.yaml",
+		Use:   "replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST",
 		Short: "Replay a scenario in virtual time and print the rollout timeline",
 		Long: `replay runs a scenario (initial manifests, a kubelet model and timed events; see
 testdata/scenarios/README.md) against an in-memory API server, a simulated kubelet and the reconcile
 module, in virtual time, and prints the timeline: per controller sync the time, what changed, a one-line
 pod grid (ordinal:revision/state) and the writes. A replay that does not settle stops at the scenario's
 limits (limits.steps, limits.duration); by default the larger of 2000 syncs and 6h of virtual time, or
-10 syncs and 1 minute per replica of the set, so a rollout of any size replays to completion.
+10 syncs and 1 minute per replica of the set, so a rollout of any size replays to completion. Instead of a
+scenario it takes a snapshot or a kubectl List (the world from there on, no events), or a StatefulSet
+manifest (its creation).
 
   --golden FILE   compare the output with FILE; exit 5 and show the first difference when it differs
   --update        with --golden, rewrite FILE instead
@@ -50,9 +52,9 @@ limits (limits.steps, limits.duration); by default the larger of 2000 syncs and 
 			if err != nil {
 				return err
 			}
-			sc, err := replay.LoadScenario(args[0])
+			sc, err := loadReplayInput(args[0])
 			if err != nil {
-				return withCode(ExitUsage, err)
+				return err
 			}
 			tl, err := runReplay(cmd.Context(), opts, sc, model, cmd.ErrOrStderr())
 			if err != nil {
@@ -130,6 +132,22 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 		return nil, withCode(exitCodeOf(err), err)
 	}
 	return tl, nil
+}
+
+// loadReplayInput reads replay's argument: a scenario, or a snapshot, List or manifest as one.
+func loadReplayInput(path string) (*replay.Scenario, error) {
+	b, err := readlimit.File(path, replay.MaxScenarioBytes, "scenario "+path, "")
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	sc, err := scenarioInput(recognise(b), path)
+	if err != nil || sc != nil {
+		return sc, err
+	}
+	if sc, err = replay.LoadScenario(path); err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	return sc, nil
 }
 
 // checkModel refuses a kubelet model that does not exist (a usage error).

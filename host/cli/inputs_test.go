@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Every command, given a snapshot, a StatefulSet manifest, a scenario or a kubectl List, in YAML or in
+// JSON, either takes it or says which command does.
+func TestInputsAreRecognised(t *testing.T) {
+	dir := t.TempDir()
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := yaml.YAMLToJSON(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	snapshot := read("../../examples/ci/web.snapshot.json")
+	var s map[string]json.RawMessage
+	json.Unmarshal(snapshot, &s)
+	items := []map[string]any{}
+	add := func(raw json.RawMessage, kind, apiVersion string) {
+		var o map[string]any
+		json.Unmarshal(raw, &o)
+		o["kind"], o["apiVersion"] = kind, apiVersion
+		items = append(items, o)
+	}
+	add(s["statefulSet"], "StatefulSet", "apps/v1")
+	for key, k := range map[string][2]string{"pods": {"Pod", "v1"}, "revisions": {"ControllerRevision", "apps/v1"}, "claims": {"PersistentVolumeClaim", "v1"}} {
+		var l []json.RawMessage
+		json.Unmarshal(s[key], &l)
+		for _, o := range l {
+			add(o, k[0], k[1])
+		}
+	}
+	list, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	docs := map[string][]byte{
+		"snapshot": snapshot,
+		"manifest": read("../../examples/ci/web-new-image.yaml"),
+		"scenario": read("../../testdata/scenarios/rolling-update.yaml"),
+		"list":     list,
+	}
+	files := map[string]string{}
+	for name, js := range docs {
+		y, err := yaml.JSONToYAML(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name+".json"] = filepath.Join(dir, name+".json")
+		files[name+".yaml"] = filepath.Join(dir, name+".yaml")
+		os.WriteFile(files[name+".json"], js, 0o644)
+		os.WriteFile(files[name+".yaml"], y, 0o644)
+	}
+	manifest := files["manifest.yaml"]
+	for _, format := range []string{"json", "yaml"} {
+		f := func(name string) string { return files[name+"."+format] }
+		for _, tc := range []struct {
+			args []string
+			want int    // exit code
+			says string // on stderr, for a refusal: the command that takes it
+		}{
+			{[]string{"reconcile", "-f", f("snapshot")}, ExitOK, ""},
+			{[]string{"reconcile", "-f", f("list")}, ExitOK, ""},
+			{[]string{"reconcile", "-f", f("manifest")}, ExitUsage, "is a StatefulSet manifest, not a snapshot: `ordinal preview -f"},
+			{[]string{"reconcile", "-f", f("scenario")}, ExitUsage, "is a replay scenario, not a snapshot: `ordinal replay"},
+			{[]string{"replay", f("scenario")}, ExitOK, ""},
+			{[]string{"replay", f("snapshot")}, ExitOK, ""},
+			{[]string{"replay", f("list")}, ExitOK, ""},
+			{[]string{"replay", f("manifest")}, ExitOK, ""},
+			{[]string{"preview", "-f", f("manifest"), "--from", f("snapshot")}, ExitOK, ""},
+			{[]string{"preview", "-f", f("manifest"), "--from", f("list")}, ExitOK, ""},
+			{[]string{"preview", "-f", manifest, "--from", f("manifest")}, ExitUsage, "is a StatefulSet manifest, not a snapshot"},
+			{[]string{"preview", "-f", manifest, "--from", f("scenario")}, ExitUsage, "`ordinal preview -f EDITED --scenario"},
+			{[]string{"preview", "-f", f("snapshot"), "--from", f("snapshot")}, ExitUsage, "is a snapshot, not a StatefulSet manifest (-f)"},
+			{[]string{"preview", "-f", f("list"), "--from", f("snapshot")}, ExitUsage, "`ordinal preview --from"},
+			{[]string{"preview", "-f", f("scenario"), "--from", f("snapshot")}, ExitUsage, "is a replay scenario, not a StatefulSet manifest"},
+		} {
+			code, _, errs := run(t, "", tc.args...)
+			if code != tc.want || !strings.Contains(errs, tc.says) {
+				t.Errorf("%s: exit %d (want %d), stderr %q should say %q", strings.Join(tc.args, " "), code, tc.want, errs, tc.says)
+			}
+		}
+	}
+}
