@@ -105,7 +105,8 @@ maxUnavailable counts unavailable pods below the partition).
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "", "the edited StatefulSet (YAML or JSON), or - for standard input")
+	f.StringVarP(&file, "filename", "f", "", "the edited StatefulSet (YAML or JSON), or - for standard input")
+	f.SetNormalizeFunc(filenameAlias)
 	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON or YAML), or a kubectl List of the set and its objects")
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
 	f.StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
@@ -58,9 +59,18 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 			return planExitCode(p)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "-", "snapshot file, or - for standard input")
+	cmd.Flags().StringVarP(&file, "filename", "f", "-", "snapshot file, or - for standard input")
+	cmd.Flags().SetNormalizeFunc(filenameAlias)
 	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line)")
 	return cmd
+}
+
+// filenameAlias keeps --file, the flag's name before it followed kubectl (-f/--filename), working.
+func filenameAlias(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if name == "file" {
+		name = "filename"
+	}
+	return pflag.NormalizedName(name)
 }
 
 // reconcileOnce runs the module once on snapshot and returns the exit error `reconcile` would: nil for a

@@ -25,8 +25,11 @@ func plug(args ...string) (int, string, string) {
 
 func TestPluginFlags(t *testing.T) {
 	code, out, _ := plug("--help")
-	if code != ExitOK || !strings.Contains(out, "kubectl ordinal preview -f web.yaml") {
+	if code != ExitOK || !strings.Contains(out, "kubectl ordinal preview -f web.yaml") || !strings.Contains(out, "Usage:\n  kubectl ordinal [command]") {
 		t.Fatalf("--help: %d\n%s", code, out)
+	}
+	if _, out, _ := plug("preview", "--help"); !strings.Contains(out, "Usage:\n  kubectl ordinal preview -f web.yaml") {
+		t.Errorf("preview --help does not say kubectl ordinal:\n%s", out)
 	}
 	for _, cmd := range []string{"preview", "timeline", "snapshot"} {
 		code, out, _ := plug(cmd, "--help")
@@ -61,6 +64,19 @@ func TestWebhookFlags(t *testing.T) {
 	for _, f := range []string{"--deny-stuck-rollouts", "--deny-pvc-deletion", "--preview-timeout", "--failure-policy", "NoneOnDryRun"} {
 		if code != ExitOK || !strings.Contains(out, f) {
 			t.Errorf("webhook --help lacks %s", f)
+		}
+	}
+}
+
+// -f is --filename, as in kubectl, for every command that reads a file; --file still works.
+func TestFilenameFlag(t *testing.T) {
+	for _, flag := range []string{"-f", "--filename", "--file"} {
+		if code, out, errs := run(t, "", "reconcile", flag, "../../examples/web-fresh.snapshot.json"); code != ExitOK || !strings.Contains(out, `"actions"`) {
+			t.Errorf("reconcile %s: exit %d %s", flag, code, errs)
+		}
+		code, _, errs := run(t, "", "preview", flag, "../../examples/ci/web-new-image.yaml", "--from", "../../examples/ci/web.snapshot.json")
+		if code != ExitOK {
+			t.Errorf("preview %s: exit %d %s", flag, code, errs)
 		}
 	}
 }
