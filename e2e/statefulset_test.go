@@ -792,7 +792,7 @@ func TestSnapshotAcceptedByReconcile(t *testing.T) {
 	}
 	reconcile := func(file string) map[string]any {
 		t.Helper()
-		out, errOut, code := runOrdinal(t, ctx, "reconcile", "-f", file)
+		out, errOut, code := runOrdinal(t, ctx, "reconcile", "-o", "json", "-f", file)
 		if code != 0 {
 			t.Fatalf("ordinal reconcile -f %s: exit %d\nstdout: %s\nstderr: %s", file, code, firstLines(out, 40), errOut)
 		}

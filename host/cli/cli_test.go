@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/internal/jsoncmp"
 )
@@ -34,7 +36,7 @@ func TestReconcileGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			code, out, errs := run(t, "", "reconcile", "-f", "../../examples/"+name+".snapshot.json")
+			code, out, errs := run(t, "", "reconcile", "-o", "json", "-f", "../../examples/"+name+".snapshot.json")
 			if code != ExitOK {
 				t.Fatalf("exit %d, stderr %s", code, errs)
 			}
@@ -77,7 +79,7 @@ func TestReconcileExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, errs := run(t, c.stdin, append([]string{"reconcile"}, c.args...)...)
+			code, out, errs := run(t, c.stdin, append([]string{"reconcile", "-o", "json"}, c.args...)...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d (stderr %q)", code, c.code, errs)
 			}
@@ -113,5 +115,34 @@ func TestVersion(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// reconcile's default output is a summary for people; -o json and -o yaml are the plan.
+func TestReconcileOutputFormats(t *testing.T) {
+	code, out, errs := run(t, "", "reconcile", "-f", "../../examples/web-fresh.snapshot.json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"StatefulSet default/web: 4 writes\n", "  + create ControllerRevision web-f8fdccc5d (revision 1)\n",
+		"  + create Pod web-0 (revision web-f8fdccc5d)\n", "  ~ updateStatus StatefulSet web\n", `status.currentRevision: - -> "web-f8fdccc5d"`,
+		"events:\n", "  Normal SuccessfulCreate: Create Pod web-0 in StatefulSet web successful\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, "", "reconcile", "-o", "yaml", "-f", "../../examples/web-fresh.snapshot.json")
+	var p struct {
+		ABI     int   `json:"abi"`
+		Actions []any `json:"actions"`
+	}
+	if err := yaml.Unmarshal([]byte(out), &p); code != ExitOK || err != nil || p.ABI != 1 || len(p.Actions) != 4 {
+		t.Errorf("-o yaml: exit %d, %v: %.200s", code, err, out)
+	}
+	if code, out, _ := run(t, `{"abi":1,"now":"2026-11-22T10:00:00Z","statefulSet":{`, "reconcile"); code != ExitRejected || !strings.Contains(out, "error: InvalidJSON") {
+		t.Errorf("error plan as text: exit %d\n%s", code, out)
+	}
+	if code, _, errs := run(t, "", "reconcile", "-o", "xml", "-f", "../../examples/web-fresh.snapshot.json"); code != ExitUsage || !strings.Contains(errs, "-o/--output") {
+		t.Errorf("-o xml: exit %d %s", code, errs)
 	}
 }

@@ -85,7 +85,7 @@ func newPluginRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use: "kubectl-ordinal",
 		// kubectl's plugin convention: the help says "kubectl ordinal", not the executable's name.
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl ordinal"},
-		Short: "Preview StatefulSet edits and replay rollouts with the StatefulSet controller's own logic",
+		Short:       "Preview StatefulSet edits and replay rollouts with the StatefulSet controller's own logic",
 		Long: `kubectl ordinal runs the Kubernetes StatefulSet controller's reconcile logic (a WebAssembly module,
 the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run) against the live cluster:
 

@@ -12,7 +12,7 @@ import (
 
 func newPreviewCommand(opts *moduleOptions) *cobra.Command {
 	var file, from, scenario, model, failOnList string
-	var asJSON bool
+	var output outputFlag
 	cmd := &cobra.Command{
 		Use:   "preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)",
 		Short: "Show what applying an edited StatefulSet will do: the ordered steps, batches, duration and traps",
@@ -30,6 +30,10 @@ maxUnavailable counts unavailable pods below the partition).
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" || (from == "") == (scenario == "") {
 				return withCode(ExitUsage, fmt.Errorf("need -f and exactly one of --from or --scenario"))
+			}
+			format, err := output.resolve(cmd)
+			if err != nil {
+				return err
 			}
 			fail, err := parseFailOn(failOnList, true)
 			if err != nil {
@@ -90,10 +94,10 @@ maxUnavailable counts unavailable pods below the partition).
 				return withCode(exitCodeOf(err), err)
 			}
 			var out bytes.Buffer
-			if asJSON {
-				err = p.WriteJSON(&out)
-			} else {
+			if format == "text" {
 				err = p.WriteText(&out)
+			} else {
+				err = writeJSONAs(&out, format, p.WriteJSON)
 			}
 			if err != nil {
 				return withCode(ExitUsage, err)
@@ -110,7 +114,7 @@ maxUnavailable counts unavailable pods below the partition).
 	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON or YAML), or a kubectl List of the set and its objects")
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
 	f.StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
-	f.BoolVar(&asJSON, "json", false, "print the preview as JSON")
+	addOutputFlag(cmd, &output, "json and yaml: steps, batches, warnings by code, outcome")
 	f.StringVar(&failOnList, "fail-on", "stuck,limit", failOnHelp)
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
@@ -18,19 +19,23 @@ import (
 )
 
 func newReconcileCommand(opts *moduleOptions) *cobra.Command {
-	var file string
+	var file, output string
 	var compact bool
 	cmd := &cobra.Command{
 		Use:   "reconcile [-f snapshot.json|list.yaml|-]",
 		Short: "Print the plan the StatefulSet controller would make for a snapshot",
 		Long: `reconcile runs one sync of the module on a snapshot and prints the plan (ABI v1, see abi/README.md):
-the ordered writes, the new status, the requeue delay and the events. The snapshot is ABI v1 JSON (or the
+the ordered writes, the new status, the requeue delay and the events: a summary by default (-o text), the
+plan itself with -o json or -o yaml. The snapshot is ABI v1 JSON (or the
 same as YAML), or a kubectl List of a StatefulSet and its objects (kubectl get
 statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller's snapshot is built.
 
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" && output != "yaml" {
+				return withCode(ExitUsage, fmt.Errorf("-o/--output must be text, json or yaml, not %q", output))
+			}
 			doc, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
 			if err != nil {
 				return err
@@ -53,7 +58,18 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 			if err != nil {
 				return withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
 			}
-			if err := writePlan(cmd.OutOrStdout(), raw, compact); err != nil {
+			switch {
+			case compact || output == "json":
+				err = writePlan(cmd.OutOrStdout(), raw, compact)
+			case output == "yaml":
+				var y []byte
+				if y, err = yaml.JSONToYAML(raw); err == nil {
+					_, err = cmd.OutOrStdout().Write([]byte(termsafe.String(string(y))))
+				}
+			default:
+				err = writePlanText(cmd.OutOrStdout(), snapshot, p)
+			}
+			if err != nil {
 				return withCode(ExitModuleFailure, err)
 			}
 			return planExitCode(p)
@@ -61,7 +77,8 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "-", "snapshot file, or - for standard input")
 	cmd.Flags().SetNormalizeFunc(filenameAlias)
-	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text (a summary of the writes, the status change, the requeue and the events), json (the plan) or yaml")
+	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line of JSON)")
 	return cmd
 }
 

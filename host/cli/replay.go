@@ -21,7 +21,8 @@ const ExitGoldenDiffers = 5
 
 func newReplayCommand(opts *moduleOptions) *cobra.Command {
 	var golden, htmlOut, model, failOnList string
-	var update, asJSON, verbose bool
+	var update, verbose bool
+	var output outputFlag
 	cmd := &cobra.Command{
 		Use:   "replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST",
 		Short: "Replay a scenario in virtual time and print the rollout timeline",
@@ -36,7 +37,7 @@ manifest (its creation).
 
   --golden FILE   compare the output with FILE; exit 5 and show the first difference when it differs
   --update        with --golden, rewrite FILE instead
-  --json          machine-readable timeline (every step's full plan included)
+  -o json|yaml    machine-readable timeline (every step's full plan included)
   --html FILE     also write a self-contained page with the rollout as a picture (pods x time)
   --model tick    replay with the reference harness's kubelet model (oracle simulate) instead
 
@@ -47,6 +48,10 @@ manifest (its creation).
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if update && golden == "" {
 				return withCode(ExitUsage, fmt.Errorf("--update needs --golden FILE"))
+			}
+			format, err := output.resolve(cmd)
+			if err != nil {
+				return err
 			}
 			fail, err := parseFailOn(failOnList, false)
 			if err != nil {
@@ -61,10 +66,10 @@ manifest (its creation).
 				return err
 			}
 			var out bytes.Buffer
-			if asJSON {
-				err = tl.WriteJSON(&out)
-			} else {
+			if format == "text" {
 				err = tl.WriteText(&out, verbose)
+			} else {
+				err = writeJSONAs(&out, format, tl.WriteJSON)
 			}
 			if err != nil {
 				return withCode(ExitUsage, err)
@@ -86,7 +91,7 @@ manifest (its creation).
 	f := cmd.Flags()
 	f.StringVar(&golden, "golden", "", "compare with this golden file (exit 5 on difference)")
 	f.BoolVar(&update, "update", false, "rewrite the golden file")
-	f.BoolVar(&asJSON, "json", false, "print the timeline as JSON")
+	addOutputFlag(cmd, &output, "json and yaml: the timeline with every step's full plan")
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
 	f.StringVar(&model, "model", "", `kubelet model: "delays" or "tick" (default: the scenario's)`)
 	f.StringVar(&failOnList, "fail-on", "stuck,limit", failOnHelp)

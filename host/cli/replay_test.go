@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestReplayPrintsTimeline(t *testing.T) {
@@ -46,7 +49,7 @@ func TestReplayGolden(t *testing.T) {
 
 func TestReplayJSONAndHTML(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "t.html")
-	code, out, errs := run(t, "", "replay", "../../testdata/scenarios/create-parallel.yaml", "--json", "--html", page)
+	code, out, errs := run(t, "", "replay", "../../testdata/scenarios/create-parallel.yaml", "-o", "json", "--html", page)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -98,7 +101,7 @@ func TestPreviewFromSnapshot(t *testing.T) {
 	s.StatefulSet["spec"].(map[string]any)["replicas"] = 2
 	b, _ := json.Marshal(s.StatefulSet)
 	os.WriteFile(edit, b, 0o644)
-	code, out, errs := run(t, "", "preview", "-f", edit, "--from", "../../examples/web-fresh.snapshot.json", "--json")
+	code, out, errs := run(t, "", "preview", "-f", edit, "--from", "../../examples/web-fresh.snapshot.json", "-o", "json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -158,6 +161,35 @@ manifests:
 		code, _, errs := run(t, "", append([]string{"replay"}, tc.args...)...)
 		if code != tc.want || !strings.Contains(errs, tc.says) {
 			t.Errorf("%s: exit %d, want %d; stderr %q should say %q", tc.name, code, tc.want, errs, tc.says)
+		}
+	}
+}
+
+// -o text|json|yaml everywhere; the old --json still works, deprecated.
+func TestOutputFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{"replay", "../../testdata/scenarios/create-parallel.yaml"},
+		{"preview", "-f", "../../examples/ci/web-new-image.yaml", "--from", "../../examples/ci/web.snapshot.json"},
+		{"version"},
+	} {
+		code, js, errs := run(t, "", append(args, "-o", "json")...)
+		if code != ExitOK || !json.Valid([]byte(js)) {
+			t.Errorf("%v -o json: exit %d %s", args, code, errs)
+		}
+		code, y, errs := run(t, "", append(args, "-o", "yaml")...)
+		var fromYAML, fromJSON any
+		if err := yaml.Unmarshal([]byte(y), &fromYAML); code != ExitOK || err != nil {
+			t.Errorf("%v -o yaml: exit %d %v %s", args, code, err, errs)
+		}
+		json.Unmarshal([]byte(js), &fromJSON)
+		if !reflect.DeepEqual(fromJSON, fromYAML) {
+			t.Errorf("%v: -o yaml is not -o json as YAML", args)
+		}
+		if code, old, errs := run(t, "", append(args, "--json")...); code != ExitOK || old != js || !strings.Contains(errs, "use -o json") {
+			t.Errorf("%v --json: exit %d, same output %v, stderr %q", args, code, old == js, errs)
+		}
+		if code, _, errs := run(t, "", append(args, "-o", "xml")...); code != ExitUsage || !strings.Contains(errs, "-o/--output") {
+			t.Errorf("%v -o xml: exit %d %s", args, code, errs)
 		}
 	}
 }

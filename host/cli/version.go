@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime/debug"
 	"sort"
@@ -25,7 +26,7 @@ func hostVersion() string {
 
 func newVersionCommand(opts *moduleOptions) *cobra.Command {
 	var (
-		asJSON         bool
+		output         outputFlag
 		controllerAddr string
 	)
 	cmd := &cobra.Command{
@@ -33,8 +34,12 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 		Short: "Print the host and module versions and the Kubernetes version the module reproduces",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := output.resolve(cmd)
+			if err != nil {
+				return err
+			}
 			if controllerAddr != "" {
-				return printControllerModule(cmd, controllerAddr, asJSON)
+				return printControllerModule(cmd, controllerAddr, format)
 			}
 			m, err := opts.load(cmd.Context())
 			if err != nil {
@@ -43,15 +48,17 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 			defer m.Close(cmd.Context())
 			d := m.Describe()
 			out := cmd.OutOrStdout()
-			if asJSON {
-				b, err := json.MarshalIndent(map[string]any{
-					"host": hostVersion(), "module": d, "moduleDigest": fmt.Sprintf("sha256:%x", m.Digest()),
-				}, "", "  ")
-				if err != nil {
+			if format != "text" {
+				return writeJSONAs(out, format, func(w io.Writer) error {
+					b, err := json.MarshalIndent(map[string]any{
+						"host": hostVersion(), "module": d, "moduleDigest": fmt.Sprintf("sha256:%x", m.Digest()),
+					}, "", "  ")
+					if err != nil {
+						return err
+					}
+					_, err = fmt.Fprintf(w, "%s\n", b)
 					return err
-				}
-				fmt.Fprintf(out, "%s\n", b)
-				return nil
+				})
 			}
 			fmt.Fprintf(out, "host:        ordinal %s\n", hostVersion())
 			fmt.Fprintf(out, "module:      %s %s (abi %d, sha256:%x)\n", d.Module, d.ModuleVersion, d.ABI, m.Digest())
@@ -67,13 +74,13 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	addOutputFlag(cmd, &output, "json and yaml: host and module versions, describe, digest")
 	cmd.Flags().StringVar(&controllerAddr, "controller", "", "HOST:PORT of a running `ordinal controller`'s --health-addr: print the module it is running (after hot swaps) instead")
 	return cmd
 }
 
 // printControllerModule prints the module a running controller has active, from its /module endpoint.
-func printControllerModule(cmd *cobra.Command, addr string, asJSON bool) error {
+func printControllerModule(cmd *cobra.Command, addr string, format string) error {
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
@@ -88,9 +95,8 @@ func printControllerModule(cmd *cobra.Command, addr string, asJSON bool) error {
 		return withCode(ExitUsage, fmt.Errorf("asking the controller: %s: %s", resp.Status, body))
 	}
 	out := cmd.OutOrStdout()
-	if asJSON {
-		_, err := out.Write(body)
-		return err
+	if format != "text" {
+		return writeJSONAs(out, format, func(w io.Writer) error { _, err := w.Write(body); return err })
 	}
 	var st controller.SwapStatus
 	if err := json.Unmarshal(body, &st); err != nil {

@@ -71,7 +71,7 @@ func TestWebhookFlags(t *testing.T) {
 // -f is --filename, as in kubectl, for every command that reads a file; --file still works.
 func TestFilenameFlag(t *testing.T) {
 	for _, flag := range []string{"-f", "--filename", "--file"} {
-		if code, out, errs := run(t, "", "reconcile", flag, "../../examples/web-fresh.snapshot.json"); code != ExitOK || !strings.Contains(out, `"actions"`) {
+		if code, out, errs := run(t, "", "reconcile", "-o", "json", flag, "../../examples/web-fresh.snapshot.json"); code != ExitOK || !strings.Contains(out, `"actions"`) {
 			t.Errorf("reconcile %s: exit %d %s", flag, code, errs)
 		}
 		code, _, errs := run(t, "", "preview", flag, "../../examples/ci/web-new-image.yaml", "--from", "../../examples/ci/web.snapshot.json")

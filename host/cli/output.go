@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+// outputFlag is kubectl's -o/--output: text (the default, for people), json or yaml. The --json flag of
+// earlier releases still works, deprecated.
+type outputFlag struct {
+	format string
+	json   bool
+}
+
+func addOutputFlag(cmd *cobra.Command, o *outputFlag, what string) {
+	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text, json or yaml ("+what+")")
+	cmd.Flags().BoolVar(&o.json, "json", false, "same as -o json")
+	_ = cmd.Flags().MarkHidden("json")
+}
+
+// resolve returns the format, or a usage error; the old --json gets a note on stderr.
+func (o *outputFlag) resolve(cmd *cobra.Command) (string, error) {
+	if o.json {
+		fmt.Fprintln(cmd.ErrOrStderr(), "ordinal: --json is deprecated, use -o json")
+		return "json", nil
+	}
+	switch o.format {
+	case "text", "json", "yaml":
+		return o.format, nil
+	}
+	return "", withCode(ExitUsage, fmt.Errorf("-o/--output must be text, json or yaml, not %q", o.format))
+}
+
+// writeJSONAs writes what writeJSON produces, as JSON or converted to YAML.
+func writeJSONAs(w io.Writer, format string, writeJSON func(io.Writer) error) error {
+	if format != "yaml" {
+		return writeJSON(w)
+	}
+	var b bytes.Buffer
+	if err := writeJSON(&b); err != nil {
+		return err
+	}
+	y, err := yaml.JSONToYAML(b.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(y)
+	return err
+}
