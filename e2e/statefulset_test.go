@@ -776,9 +776,12 @@ func TestSnapshotAcceptedByReconcile(t *testing.T) {
 
 	snapshot := func(file string) map[string]any {
 		t.Helper()
-		out, errOut, code := runOrdinal(t, ctx, "snapshot", "statefulset/snap", "-n", ns, "-o", file, "--kubeconfig", cfg.kubeconfig)
+		out, errOut, code := runOrdinal(t, ctx, "snapshot", "statefulset/snap", "-n", ns, "-o", "json", "--kubeconfig", cfg.kubeconfig)
 		if code != 0 {
 			t.Fatalf("ordinal snapshot: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
 		}
 		b, err := os.ReadFile(file)
 		if err != nil {

@@ -26,8 +26,12 @@ func TestPreviewRefusesWhatTheAPIServerRefuses(t *testing.T) {
 	base := createSet(t, ctx, ns, newSet("web", 2, withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)))
 	dir := t.TempDir()
 	snap := filepath.Join(dir, "snapshot.json")
-	if _, errOut, code := runOrdinal(t, ctx, "snapshot", "statefulset/web", "-n", ns, "--kubeconfig", cfg.kubeconfig, "-o", snap); code != 0 {
+	out, errOut, code := runOrdinal(t, ctx, "snapshot", "statefulset/web", "-n", ns, "--kubeconfig", cfg.kubeconfig, "-o", "yaml")
+	if code != 0 {
 		t.Fatalf("ordinal snapshot: exit %d: %s", code, errOut)
+	}
+	if err := os.WriteFile(snap, []byte(out), 0o644); err != nil { // YAML: preview --from takes it as well
+		t.Fatal(err)
 	}
 	i32 := func(v int32) *int32 { return &v }
 	mu := func(v intstr.IntOrString) func(s *appsv1.StatefulSet) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
 )
@@ -17,14 +18,14 @@ func newSnapshotCommand() *cobra.Command {
 	var kube kubeOptions
 	var out, featureGates string
 	cmd := &cobra.Command{
-		Use:   "snapshot statefulset/NAME [-n NS] [-o FILE|-]",
+		Use:   "snapshot statefulset/NAME [-n NS] [-o json|yaml]",
 		Short: "Write the snapshot the controller would build for a StatefulSet, from the live cluster",
 		Long: `snapshot reads a StatefulSet and the Pods, ControllerRevisions and PersistentVolumeClaims of its namespace
 with live GET/List calls and writes the ABI v1 snapshot the controller would build for it right now: the same
 code as the controller's snapshot builder (the same selection of objects, sorted by name, each as the API
 server returns it, "now" from the clock). Attach it to a bug report, or replay it:
 
-  ordinal snapshot statefulset/web -n prod -o web.snapshot.json
+  ordinal snapshot statefulset/web -n prod > web.snapshot.json
   ordinal reconcile -f web.snapshot.json
 
 The namespace defaults to the kubeconfig context's, else "default".`,
@@ -62,23 +63,30 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 				return withCode(ExitUsage, err)
 			}
 			data := append(snap.JSON, '\n')
-			if out == "" || out == "-" {
-				_, err = cmd.OutOrStdout().Write(data)
-			} else {
-				err = os.WriteFile(out, data, 0o644)
-			}
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			if out != "" && out != "-" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: StatefulSet %s/%s, %d pods, %d revisions, %d claims\n",
+			switch out {
+			case "json", "":
+			case "yaml":
+				if data, err = yaml.JSONToYAML(snap.JSON); err != nil {
+					return withCode(ExitUsage, err)
+				}
+			case "-":
+			default:
+				// -o FILE, before -o followed kubectl: still written, with a note.
+				if err := os.WriteFile(out, data, 0o644); err != nil {
+					return withCode(ExitUsage, err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: StatefulSet %s/%s, %d pods, %d revisions, %d claims (-o FILE is deprecated: -o json > FILE)\n",
 					out, ns, name, snap.Pods, snap.Revisions, snap.Claims)
+				return nil
+			}
+			if _, err := cmd.OutOrStdout().Write(data); err != nil {
+				return withCode(ExitUsage, err)
 			}
 			return nil
 		},
 	}
 	kube.bind(cmd, "namespace of the StatefulSet (default: the context's, else \"default\")")
-	cmd.Flags().StringVarP(&out, "output", "o", "-", "file to write, or - for standard output")
+	cmd.Flags().StringVarP(&out, "output", "o", "json", "output format: json or yaml (the snapshot)")
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides to put in the snapshot, as the controller's --feature-gates")
 	return cmd
 }
