@@ -67,9 +67,13 @@ func requireHookEnv(t *testing.T) {
 		}
 		hookEnv.pathDir = filepath.Join(cfg.artifacts, "plugin-path")
 		_ = os.MkdirAll(hookEnv.pathDir, 0o755)
-		link := filepath.Join(hookEnv.pathDir, "kubectl-ordinal")
-		_ = os.Remove(link)
-		hookEnv.err = os.Symlink(cfg.bin, link)
+		for _, name := range []string{"kubectl-ordinal", "kubectl_complete-ordinal"} {
+			link := filepath.Join(hookEnv.pathDir, name)
+			_ = os.Remove(link)
+			if err := os.Symlink(cfg.bin, link); err != nil {
+				hookEnv.err = err
+			}
+		}
 	})
 	if hookEnv.err != nil {
 		t.Fatalf("webhook test environment: %v", hookEnv.err)
@@ -480,6 +484,14 @@ func TestWebhookApply(t *testing.T) {
 	_, stderr, _ = kubectl(t, ctx, webManifest(3, "Parallel", "v2", 0, false), "apply", "-n", ns, "-f", "-")
 	requireWarning(t, stderr, "Warning: ordinal: scaling 5→3 deletes web-4, web-3", "whenScaled=Delete: scaling 5→3 deletes PVCs data-web-3, data-web-4")
 	waitRolledOut(t, ctx, ns, "web", 3)
+
+	// kubectl's own completion completes the plugin's arguments with the live sets (kubectl_complete-ordinal)
+	// (kubectl takes no flag before a plugin's name: the kubeconfig comes from $KUBECONFIG.)
+	complete := exec.CommandContext(ctx, hookEnv.kubectl, "__complete", "ordinal", "snapshot", "-n", ns, "statefulset/")
+	complete.Env = append(os.Environ(), "PATH="+hookEnv.pathDir+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+cfg.kubeconfig)
+	if out, err := complete.CombinedOutput(); err != nil || !strings.Contains(string(out), "statefulset/web\n") {
+		t.Errorf("kubectl __complete ordinal snapshot: %v\n%s", err, out)
+	}
 
 	// the plugin's snapshot equals `ordinal snapshot` in content
 	if out, perr, pcode := plugin(t, ctx, "snapshot", "sts/web", "-n", ns, "-o", "text"); pcode != 0 || !strings.Contains(out, "pods (3):") {

@@ -1,5 +1,6 @@
 // Command ordinal runs the StatefulSet reconcile module: see `ordinal --help`. Invoked as kubectl-ordinal
-// (a copy or a symlink on PATH) it is the kubectl plugin: `kubectl ordinal --help`.
+// (a copy or a symlink on PATH) it is the kubectl plugin: `kubectl ordinal --help`; as kubectl_complete-ordinal,
+// the plugin's shell completion.
 package main
 
 import (
@@ -9,6 +10,9 @@ import (
 )
 
 func main() {
+	if cli.IsPluginCompletion(os.Args[0]) {
+		os.Exit(cli.PluginCompleteMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if cli.IsPlugin(os.Args[0]) {
 		os.Exit(cli.PluginMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

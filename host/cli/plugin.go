@@ -93,7 +93,9 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
   kubectl ordinal timeline statefulset/web       the current rollout replayed to completion from the live state
   kubectl ordinal snapshot statefulset/web       the controller's snapshot of the set (ABI v1 JSON)
 
-Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink).
+Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
+(examples/krew). Completion: also as kubectl_complete-ordinal; kubectl's own completion then completes
+the plugin's commands, flags and the cluster's StatefulSets.
 Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text.
 
 ` + exitCodesHelp,
@@ -111,7 +113,10 @@ Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text
 	pf.StringVar(&o.kube.context, "context", "", "the kubeconfig context to use")
 	pf.StringVarP(&o.kube.namespace, "namespace", "n", "", "the namespace (default: the context's, else \"default\")")
 	pf.StringVarP(&o.output, "output", "o", "", "output format: text (default), json or yaml")
-	root.AddCommand(newPluginPreview(mopts, o), newPluginTimeline(mopts, o), newPluginSnapshot(o))
+	_ = root.RegisterFlagCompletionFunc("output", completeOutput)
+	timeline, snapshot := newPluginTimeline(mopts, o), newPluginSnapshot(o)
+	timeline.ValidArgsFunction, snapshot.ValidArgsFunction = o.completeSets, o.completeSets
+	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot)
 	return root
 }
 

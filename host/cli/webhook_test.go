@@ -80,3 +80,20 @@ func TestFilenameFlag(t *testing.T) {
 		}
 	}
 }
+
+// As kubectl_complete-ordinal the binary answers kubectl's completion requests for the plugin (the live
+// sets are completed in e2e, TestWebhookApply).
+func TestPluginCompletion(t *testing.T) {
+	if !IsPluginCompletion("/usr/local/bin/kubectl_complete-ordinal") || IsPluginCompletion("kubectl-ordinal") {
+		t.Fatal("IsPluginCompletion")
+	}
+	var out, errb bytes.Buffer
+	if code := PluginCompleteMain([]string{""}, strings.NewReader(""), &out, &errb); code != ExitOK ||
+		!strings.Contains(out.String(), "preview\t") || !strings.Contains(out.String(), "snapshot\t") {
+		t.Fatalf("commands: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := PluginCompleteMain([]string{"timeline", "-o", ""}, strings.NewReader(""), &out, &errb); code != ExitOK || !strings.HasPrefix(out.String(), "text\njson\nyaml\n") {
+		t.Fatalf("-o: exit %d\n%s", code, out.String())
+	}
+}
