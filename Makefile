@@ -142,5 +142,11 @@ compare-builds: $(GUEST_BUILD) $(GUEST_STDGO_WASM) | $(TINYGO)
 	ORDINAL_COMPARE_BUILDS=shipped=$(GUEST_BUILD),precise=build/ordinal-precise.wasm,stdgo=$(GUEST_STDGO_WASM) \
 	ORDINAL_COMPARE_MAX_PODS=1000 $(GO) test -run TestCompareBuilds -v -timeout 60m ./host/wasm/
 
+# The kubectl plugin for krew: static archives per platform and the plugin manifest (hack/krew), in build/krew.
+# VERSION is the release tag the archives are uploaded under.
+.PHONY: krew
+krew:
+	$(GO) run ./hack/krew -version $(or $(VERSION),$(error set VERSION, e.g. make krew VERSION=v0.1.0)) -out build/krew
+
 clean:
 	rm -rf bin build

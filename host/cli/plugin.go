@@ -94,7 +94,7 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
   kubectl ordinal snapshot statefulset/web       the controller's snapshot of the set (ABI v1 JSON)
 
 Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
-(examples/krew). Completion: also as kubectl_complete-ordinal; kubectl's own completion then completes
+(make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal; kubectl's own completion then completes
 the plugin's commands, flags and the cluster's StatefulSets.
 Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text.
 
