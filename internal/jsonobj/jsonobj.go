@@ -48,23 +48,31 @@ func DecodeObj(b []byte) (Obj, error) {
 
 // Clone deep-copies a generic JSON value.
 func Clone(v any) any {
+	return rebuild(v, func(leaf any) any {
+		if r, ok := leaf.(json.RawMessage); ok {
+			return append(json.RawMessage(nil), r...)
+		}
+		return leaf
+	})
+}
+
+// rebuild copies the objects and lists of v, replacing every other value by leaf(value).
+func rebuild(v any, leaf func(any) any) any {
 	switch x := v.(type) {
 	case Obj:
 		o := make(Obj, len(x))
 		for k, e := range x {
-			o[k] = Clone(e)
+			o[k] = rebuild(e, leaf)
 		}
 		return o
 	case []any:
 		a := make([]any, len(x))
 		for i, e := range x {
-			a[i] = Clone(e)
+			a[i] = rebuild(e, leaf)
 		}
 		return a
-	case json.RawMessage:
-		return append(json.RawMessage(nil), x...)
 	}
-	return v
+	return leaf(v)
 }
 
 // CloneObj deep-copies an object (nil stays nil).
@@ -248,20 +256,10 @@ func Equal(a, b any) bool {
 
 // Normalize is v with every number a float64 and every json.RawMessage decoded, so that equal JSON
 // values are reflect.DeepEqual.
-func Normalize(v any) any {
+func Normalize(v any) any { return rebuild(v, normalizeLeaf) }
+
+func normalizeLeaf(v any) any {
 	switch x := v.(type) {
-	case Obj:
-		o := make(Obj, len(x))
-		for k, e := range x {
-			o[k] = Normalize(e)
-		}
-		return o
-	case []any:
-		o := make([]any, len(x))
-		for i, e := range x {
-			o[i] = Normalize(e)
-		}
-		return o
 	case json.Number:
 		if f, err := x.Float64(); err == nil {
 			return f
