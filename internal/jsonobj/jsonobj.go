@@ -98,22 +98,26 @@ func AsArr(v any) []any {
 // Get follows a dotted path ("a.b[2].c"); nil when any step is missing.
 func Get(v any, path string) any {
 	for _, k := range splitPath(path) {
-		switch key := k.(type) {
-		case string:
-			o, ok := v.(Obj)
-			if !ok {
-				return nil
-			}
-			v = o[key]
-		case int:
-			a, ok := v.([]any)
-			if !ok || key < 0 || key >= len(a) {
-				return nil
-			}
-			v = a[key]
+		if v = step(v, k); v == nil {
+			return nil
 		}
 	}
 	return v
+}
+
+// step is v's member k (a key of an object, an index of a list); nil when there is none.
+func step(v any, k any) any {
+	switch key := k.(type) {
+	case string:
+		if o, ok := v.(Obj); ok {
+			return o[key]
+		}
+	case int:
+		if a, ok := v.([]any); ok && key >= 0 && key < len(a) {
+			return a[key]
+		}
+	}
+	return nil
 }
 
 // GetStr is the string at path, "" when absent or not a string.
@@ -225,26 +229,18 @@ func Ensure(o Obj, key string) Obj {
 // Delete removes the key at a dotted path, if present.
 func Delete(o Obj, path string) {
 	keys := splitPath(path)
-	var cur any = o
-	for i, k := range keys {
-		last := i == len(keys)-1
-		switch key := k.(type) {
-		case string:
-			m, ok := cur.(Obj)
-			if !ok {
-				return
-			}
-			if last {
-				delete(m, key)
-				return
-			}
-			cur = m[key]
-		case int:
-			a, ok := cur.([]any)
-			if !ok || key < 0 || key >= len(a) || last {
-				return
-			}
-			cur = a[key]
+	if len(keys) == 0 {
+		return
+	}
+	var parent any = o
+	for _, k := range keys[:len(keys)-1] {
+		if parent = step(parent, k); parent == nil {
+			return
+		}
+	}
+	if m, ok := parent.(Obj); ok {
+		if key, ok := keys[len(keys)-1].(string); ok {
+			delete(m, key)
 		}
 	}
 }
