@@ -44,9 +44,20 @@ type failOn map[string]bool
 
 func parseFailOn(list string, previewWarnings bool) (failOn, error) {
 	f := failOn{}
-	for _, n := range strings.Split(list, ",") {
+	names := strings.Split(list, ",")
+	if strings.TrimSpace(strings.ReplaceAll(list, ",", "")) == "" {
+		// An unset variable in a CI line (--fail-on "$FAIL_ON") must not switch the gate off.
+		return nil, withCode(ExitUsage, fmt.Errorf("--fail-on is empty: name the conditions, or none"))
+	}
+	for _, n := range names {
 		n = strings.TrimSpace(n)
-		if n == "" || n == "none" {
+		if n == "" {
+			continue
+		}
+		if n == "none" {
+			if len(names) > 1 {
+				return nil, withCode(ExitUsage, fmt.Errorf("--fail-on %q: none excludes the other conditions", list))
+			}
 			continue
 		}
 		code, ok := failOnNames[strings.ToLower(n)]

@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
@@ -31,29 +34,56 @@ const (
 
 // input is a recognised document: its kind and its JSON form.
 type input struct {
-	kind inputKind
-	json []byte
-	raw  []byte // as read
+	kind  inputKind
+	json  []byte
+	raw   []byte // as read
+	other string // the kind of a Kubernetes object that is none of the four (e.g. Deployment)
+	err   error  // why the document cannot be read (not YAML, several documents, ...)
 }
 
-// recognise reads the kind of a document. A document it cannot read as YAML or JSON is inputUnknown (the
-// command then reports its own error, e.g. the module's InvalidJSON for a snapshot).
+// recognise reads the kind of a document. JSON (it starts with '{') is taken as it is, so that a broken
+// snapshot reaches the module, which says what is wrong with it. A YAML stream of several documents
+// (kubectl apply -f's layout: a Service, then the StatefulSet) stands for its one StatefulSet; any other
+// stream of several documents is refused rather than cut to its first.
 func recognise(b []byte) input {
 	in := input{raw: b}
-	js := b
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(b) {
-		var err error
-		if js, err = yaml.YAMLToJSON(b); err != nil {
+	t := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(t) > 0 && t[0] == '{' {
+		if !json.Valid(t) {
+			return in // the module's InvalidJSON says where
+		}
+		in.json = t
+	} else {
+		docs, err := yamlDocuments(b)
+		switch {
+		case err != nil:
+			in.err = err
 			return in
+		case len(docs) == 0:
+			in.err = fmt.Errorf("the document is empty")
+			return in
+		case len(docs) == 1:
+			in.json = docs[0]
+		default:
+			var sets [][]byte
+			for _, d := range docs {
+				if kindOf(d) == "StatefulSet" {
+					sets = append(sets, d)
+				}
+			}
+			if len(sets) != 1 {
+				in.err = fmt.Errorf("the file holds %d YAML documents, %d of them StatefulSets; give one StatefulSet (or one snapshot, scenario or List) per file", len(docs), len(sets))
+				return in
+			}
+			in.json = sets[0]
 		}
 	}
 	var top map[string]json.RawMessage
-	if json.Unmarshal(js, &top) != nil {
+	if json.Unmarshal(in.json, &top) != nil {
+		in.err = fmt.Errorf("not a JSON or YAML object")
 		return in
 	}
-	in.json = js
-	var kind string
-	_ = json.Unmarshal(top["kind"], &kind)
+	kind := kindOf(in.json)
 	switch {
 	case top["abi"] != nil || top["statefulSet"] != nil:
 		in.kind = inputSnapshot
@@ -63,8 +93,53 @@ func recognise(b []byte) input {
 		in.kind = inputList
 	case top["manifests"] != nil || top["events"] != nil:
 		in.kind = inputScenario
+	case kind != "":
+		in.other = kind
 	}
 	return in
+}
+
+// yamlDocuments splits a YAML stream into its non-empty documents, as JSON.
+func yamlDocuments(b []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	var docs [][]byte
+	for {
+		d, err := r.Read()
+		if err == io.EOF {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(d)) == 0 {
+			continue
+		}
+		j, err := yaml.YAMLToJSON(d)
+		if err != nil {
+			return nil, err
+		}
+		if string(j) == "null" {
+			continue // a document of comments only
+		}
+		docs = append(docs, j)
+	}
+}
+
+func kindOf(js []byte) string {
+	var tm struct{ Kind string }
+	_ = json.Unmarshal(js, &tm)
+	return tm.Kind
+}
+
+// unreadable is the usage error for a document that is none of the four, or cannot be read.
+func (in input) unreadable(file, wanted string) error {
+	switch {
+	case in.err != nil:
+		return withCode(ExitUsage, fmt.Errorf("%s: %v", displayName(file), in.err))
+	case in.other != "":
+		return withCode(ExitUsage, fmt.Errorf("%s is a %s, not %s", displayName(file), in.other, wanted))
+	}
+	return nil
 }
 
 // whereTo says which command takes a document of kind k (named file).
@@ -163,7 +238,10 @@ func snapshotInput(in input, file string) ([]byte, error) {
 	case inputManifest, inputScenario:
 		return nil, wrongInput(in, file, "a snapshot")
 	}
-	return in.raw, nil // not recognisable: the module says what is wrong with it
+	if err := in.unreadable(file, "a snapshot"); err != nil {
+		return nil, err
+	}
+	return in.raw, nil // JSON that is not valid: the module says what is wrong with it
 }
 
 // scenarioInput returns the scenario `replay` runs for in: a scenario as it is, the world of a snapshot
@@ -193,5 +271,8 @@ func scenarioInput(in input, file string) (*replay.Scenario, error) {
 		}
 		return sc, nil
 	}
-	return nil, nil // a scenario, or unrecognisable: the scenario loader says what is wrong
+	if err := in.unreadable(file, "a scenario"); err != nil {
+		return nil, err
+	}
+	return nil, nil // a scenario, or JSON that is not valid: the scenario loader says what is wrong
 }

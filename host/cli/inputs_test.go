@@ -92,3 +92,46 @@ func TestInputsAreRecognised(t *testing.T) {
 		}
 	}
 }
+
+// Documents that are none of the four, or several in one file, are refused with what is wrong, never
+// cut to their first document; standard input works for every reader, once per command.
+func TestInputsThatAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o644)
+		return p
+	}
+	newImage, _ := os.ReadFile("../../examples/ci/web-new-image.yaml")
+	scaleDown, _ := os.ReadFile("../../examples/ci/web-scale-down.yaml")
+	service := "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {clusterIP: None, selector: {app: web}}\n"
+	twoSets := write("two.yaml", string(newImage)+"\n---\n"+string(scaleDown))
+	svcFirst := write("svc-first.yaml", service+"---\n"+string(scaleDown))
+	snap := "../../examples/ci/web.snapshot.json"
+	scenario, _ := os.ReadFile("../../testdata/scenarios/rolling-update.yaml")
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		want  int
+		says  string
+	}{
+		{[]string{"preview", "-f", twoSets, "--from", snap}, "", ExitUsage, "holds 2 YAML documents, 2 of them StatefulSets"},
+		{[]string{"replay", twoSets}, "", ExitUsage, "holds 2 YAML documents"},
+		// kubectl apply -f's layout: the one StatefulSet is the manifest (here: a scale-down deleting claims)
+		{[]string{"preview", "-f", svcFirst, "--from", snap, "--fail-on", "data-loss"}, "", ExitFailOn, "ClaimsDeleted"},
+		{[]string{"reconcile", "-f", write("deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")}, "", ExitUsage, "is a Deployment, not a snapshot"},
+		{[]string{"reconcile", "-f", write("broken.yaml", "abi: 1\nnow: x\n  statefulSet: {\n")}, "", ExitUsage, "yaml: line"},
+		{[]string{"reconcile", "-f", write("empty.yaml", "# nothing\n")}, "", ExitUsage, "empty"},
+		{[]string{"replay", write("bad-name.yaml", strings.Replace(string(scenario), "name: web", "name: Web_1", 1))}, "", ExitUsage, `metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain`},
+		{[]string{"replay", "-"}, string(scenario), ExitOK, ""},
+		{[]string{"preview", "-f", "-", "--from", snap}, string(newImage), ExitOK, ""},
+		{[]string{"preview", "-f", "-", "--from", "-"}, string(newImage), ExitUsage, "only one of -f, --from and --scenario can be -"},
+		{[]string{"preview", "-f", "../../examples/ci/web-scale-down.yaml", "--from", snap, "--fail-on", ""}, "", ExitUsage, "--fail-on is empty"},
+		{[]string{"preview", "-f", "../../examples/ci/web-scale-down.yaml", "--from", snap, "--fail-on", "none,data-loss"}, "", ExitUsage, "none excludes"},
+	} {
+		code, _, errs := run(t, tc.stdin, tc.args...)
+		if code != tc.want || !strings.Contains(errs, tc.says) {
+			t.Errorf("%s: exit %d (want %d), stderr %q should say %q", strings.Join(tc.args, " "), code, tc.want, errs, tc.says)
+		}
+	}
+}

@@ -31,6 +31,9 @@ maxUnavailable counts unavailable pods below the partition).
 			if file == "" || (from == "") == (scenario == "") {
 				return withCode(ExitUsage, fmt.Errorf("need -f and exactly one of --from or --scenario"))
 			}
+			if stdin := 0 + btoi(file == "-") + btoi(from == "-") + btoi(scenario == "-"); stdin > 1 {
+				return withCode(ExitUsage, fmt.Errorf("only one of -f, --from and --scenario can be - (standard input)"))
+			}
 			format, err := output.resolve(cmd)
 			if err != nil {
 				return err
@@ -46,11 +49,18 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
-			if in := recognise(edited); in.kind != inputManifest && in.kind != inputUnknown {
+			switch in := recognise(edited); in.kind {
+			case inputManifest:
+				edited = in.json
+			case inputUnknown:
+				if err := in.unreadable(file, "a StatefulSet manifest"); err != nil {
+					return err
+				}
+				if edited, err = yaml.YAMLToJSON(edited); err != nil {
+					return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
+				}
+			default:
 				return wrongInput(in, file, "a StatefulSet manifest (-f)")
-			}
-			if edited, err = yaml.YAMLToJSON(edited); err != nil {
-				return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
 			}
 			var base *replay.Scenario
 			if from != "" {
@@ -71,7 +81,7 @@ maxUnavailable counts unavailable pods below the partition).
 					return withCode(ExitUsage, err)
 				}
 			} else {
-				sc, err := loadReplayInput(scenario)
+				sc, err := loadReplayInput(cmd.InOrStdin(), scenario)
 				if err != nil {
 					return err
 				}

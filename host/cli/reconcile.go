@@ -20,7 +20,7 @@ import (
 
 func newReconcileCommand(opts *moduleOptions) *cobra.Command {
 	var file, output string
-	var compact bool
+	var compact, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "reconcile [-f snapshot.json|list.yaml|-]",
 		Short: "Print the plan the StatefulSet controller would make for a snapshot",
@@ -33,6 +33,10 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				fmt.Fprintln(cmd.ErrOrStderr(), "ordinal: --json is deprecated, use -o json")
+				output = "json"
+			}
 			if output != "text" && output != "json" && output != "yaml" {
 				return withCode(ExitUsage, fmt.Errorf("-o/--output must be text, json or yaml, not %q", output))
 			}
@@ -79,6 +83,8 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 	cmd.Flags().SetNormalizeFunc(filenameAlias)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text (a summary of the writes, the status change, the requeue and the events), json (the plan) or yaml")
 	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line of JSON)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "same as -o json")
+	_ = cmd.Flags().MarkHidden("json")
 	return cmd
 }
 

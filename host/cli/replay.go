@@ -57,7 +57,7 @@ manifest (its creation).
 			if err != nil {
 				return err
 			}
-			sc, err := loadReplayInput(args[0])
+			sc, err := loadReplayInput(cmd.InOrStdin(), args[0])
 			if err != nil {
 				return err
 			}
@@ -139,20 +139,42 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 	return tl, nil
 }
 
-// loadReplayInput reads replay's argument: a scenario, or a snapshot, List or manifest as one.
-func loadReplayInput(path string) (*replay.Scenario, error) {
-	b, err := readlimit.File(path, replay.MaxScenarioBytes, "scenario "+path, "")
+// loadReplayInput reads replay's argument (a file, or - for standard input): a scenario, or a snapshot,
+// List or manifest as one.
+func loadReplayInput(stdin io.Reader, path string) (*replay.Scenario, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = readlimit.Read(stdin, replay.MaxScenarioBytes, "scenario on standard input", "")
+	} else {
+		b, err = readlimit.File(path, replay.MaxScenarioBytes, "scenario "+path, "")
+	}
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
-	sc, err := scenarioInput(recognise(b), path)
+	in := recognise(b)
+	sc, err := scenarioInput(in, path)
 	if err != nil || sc != nil {
 		return sc, err
 	}
-	if sc, err = replay.LoadScenario(path); err != nil {
+	if path == "-" {
+		if sc, err = replay.ParseScenario(b); err != nil {
+			err = fmt.Errorf("scenario on standard input: %w", err)
+		}
+	} else {
+		sc, err = replay.LoadScenario(path)
+	}
+	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
 	return sc, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkModel refuses a kubelet model that does not exist (a usage error).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
@@ -59,7 +60,12 @@ func validateStatefulSet(o Obj) error {
 	if err := strictFields(o); err != nil {
 		return err
 	}
-	return invalidSet(jsonobj.GetStr(o, "metadata.name"), specErrors(o))
+	name := jsonobj.GetStr(o, "metadata.name")
+	var errs []fieldError
+	for _, msg := range validation.IsDNS1123Subdomain(name) { // ValidateObjectMeta's name check comes first
+		errs = append(errs, invalidValue("metadata.name", name, msg))
+	}
+	return invalidSet(name, append(errs, specErrors(o)...))
 }
 
 // strictFields refuses fields apps/v1 does not have, as kube-apiserver does with strict field validation
