@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
@@ -95,6 +96,14 @@ func recognise(b []byte) input {
 		in.kind = inputScenario
 	case kind != "":
 		in.other = kind
+	}
+	if in.kind == inputManifest || in.kind == inputScenario {
+		// kube-apiserver's strict field validation refuses a field given twice; JSON would keep the last.
+		// (A snapshot is the module's to judge: there the last one wins, abi/README.md.)
+		var v map[string]any
+		if strict, err := sigsjson.UnmarshalStrict(in.json, &v, sigsjson.DisallowDuplicateFields); err == nil && len(strict) > 0 {
+			in.kind, in.err = inputUnknown, fmt.Errorf("strict decoding error: %v", strict[0])
+		}
 	}
 	return in
 }

@@ -124,6 +124,7 @@ func TestInputsThatAreRefused(t *testing.T) {
 		{[]string{"reconcile", "-f", write("empty.yaml", "# nothing\n")}, "", ExitUsage, "empty"},
 		{[]string{"replay", write("bad-name.yaml", strings.Replace(string(scenario), "name: web", "name: Web_1", 1))}, "", ExitUsage, `metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain`},
 		{[]string{"replay", "-"}, string(scenario), ExitOK, ""},
+		{[]string{"replay", write("dup.json", `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web"},"spec":{"replicas":5,"replicas":2,"serviceName":"web","selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`)}, "", ExitUsage, `duplicate field "spec.replicas"`},
 		{[]string{"preview", "-f", "-", "--from", snap}, string(newImage), ExitOK, ""},
 		{[]string{"preview", "-f", "-", "--from", "-"}, string(newImage), ExitUsage, "only one of -f, --from and --scenario can be -"},
 		{[]string{"preview", "-f", "../../examples/ci/web-scale-down.yaml", "--from", snap, "--fail-on", ""}, "", ExitUsage, "--fail-on is empty"},
