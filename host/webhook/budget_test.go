@@ -92,3 +92,29 @@ func TestPreviewDeadlinePassedReplaysOneSync(t *testing.T) {
 		t.Errorf("estimated %d more pods, want the 3 new ones (created, not yet Ready)", p.Estimate.RemainingPods)
 	}
 }
+
+// Issue 12 item 1: the webhook previews sets of any size. At 5000 replicas a preview with a budget of a
+// few syncs answers with the steps it replayed and an estimate of the whole rest (the budget is given in
+// syncs, so nothing here depends on the machine's speed).
+func TestPreviewOf5000ReplicasAnswersWithAnEstimate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5000 pods")
+	}
+	w := newWorld(t, 5000, "Parallel", 500, "Retain", "")
+	cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:2" })
+	in := PreviewInput{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
+		Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims},
+		Budget:  replay.Budget{Syncs: 3}}
+	res, err := Preview(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Preview
+	if p.Outcome.Result != "partial" || p.Estimate == nil {
+		t.Fatalf("%s after %d syncs, estimate %v", p.Outcome.Result, p.Outcome.Steps, p.Estimate)
+	}
+	if p.Estimate.RemainingPods < 4000 || p.Estimate.RemainingPods > 5000 || p.Estimate.RemainingBatches < 8 {
+		t.Errorf("estimate %s: want about 4500 more pods in about 9 more batches of 500", p.Estimate)
+	}
+	t.Logf("5000 replicas, 3 syncs: %d batches so far; %s", len(p.Batches), p.Estimate)
+}
