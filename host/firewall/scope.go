@@ -122,15 +122,30 @@ func NewScope(set *appsv1.StatefulSet) (*Scope, error) { return newScope(set) }
 // Add records one object of the snapshot by its kind (Pod, ControllerRevision, PersistentVolumeClaim);
 // raw is a claim exactly as the snapshot carries it (nil for other kinds).
 func (s *Scope) Add(kind, name, ns string, uid types.UID, lbls map[string]string, refs []metav1.OwnerReference, raw json.RawMessage) error {
+	into := s.objects(kind)
+	if into == nil {
+		return fmt.Errorf("firewall: a snapshot holds no %s", kind)
+	}
+	if kind != abi.KindPersistentVolumeClaim {
+		raw = nil // only claims are compared with their snapshot bytes
+	}
+	s.add(into, name, ns, uid, lbls, refs, raw)
+	return nil
+}
+
+// Object is the snapshot's object of kind and name (Pod, ControllerRevision, PersistentVolumeClaim),
+// nil when the snapshot has none: e.g. the uid a delete must find.
+func (s *Scope) Object(kind, name string) *Object { return s.objects(kind)[name] }
+
+// objects is the scope's objects of one kind; nil for a kind a snapshot does not hold.
+func (s *Scope) objects(kind string) map[string]*Object {
 	switch kind {
 	case abi.KindPod:
-		s.add(s.Pods, name, ns, uid, lbls, refs, nil)
+		return s.Pods
 	case abi.KindControllerRevision:
-		s.add(s.Revisions, name, ns, uid, lbls, refs, nil)
+		return s.Revisions
 	case abi.KindPersistentVolumeClaim:
-		s.add(s.Claims, name, ns, uid, lbls, refs, raw)
-	default:
-		return fmt.Errorf("firewall: a snapshot holds no %s", kind)
+		return s.Claims
 	}
 	return nil
 }

@@ -131,16 +131,7 @@ func preconditionOf(s *firewall.Scope, a *abi.Action) types.UID {
 	if a.Verb != abi.VerbDelete {
 		return ""
 	}
-	var objs map[string]*firewall.Object
-	switch a.Kind {
-	case abi.KindPod:
-		objs = s.Pods
-	case abi.KindControllerRevision:
-		objs = s.Revisions
-	case abi.KindPersistentVolumeClaim:
-		objs = s.Claims
-	}
-	if o := objs[a.Name]; o != nil {
+	if o := s.Object(a.Kind, a.Name); o != nil {
 		return o.UID
 	}
 	return ""
