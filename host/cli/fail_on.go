@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/ordinal-dev/ordinal/host/replay"
 )
 
@@ -120,4 +122,24 @@ func replayWarnings(tl *replay.Timeline) []replay.Warning {
 		return nil
 	}
 	return []replay.Warning{{Code: replay.WarnClaimsDeleted, Message: "the garbage collector deleted PersistentVolumeClaims " + strings.Join(claims, ", ")}}
+}
+
+// rolloutFlags are the flags of the commands that replay a rollout and judge it (replay, preview,
+// kubectl ordinal preview): the kubelet model and --fail-on, checked together before any work.
+type rolloutFlags struct {
+	model, failOn string
+}
+
+func (r *rolloutFlags) bind(f *pflag.FlagSet, modelHelp string) {
+	f.StringVar(&r.model, "model", "", modelHelp)
+	f.StringVar(&r.failOn, "fail-on", "stuck,limit", failOnHelp)
+}
+
+// parse checks the model and returns the --fail-on conditions (previewWarnings: the preview's warnings
+// may be named, not only the outcomes and data-loss).
+func (r *rolloutFlags) parse(previewWarnings bool) (failOn, error) {
+	if err := checkModel(r.model); err != nil {
+		return nil, err
+	}
+	return parseFailOn(r.failOn, previewWarnings)
 }

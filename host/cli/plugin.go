@@ -171,7 +171,8 @@ func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) erro
 }
 
 func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
-	var file, model, featureGates, failOnList string
+	var file, featureGates string
+	var rollout rolloutFlags
 	cmd := &cobra.Command{
 		Use:   "preview -f web.yaml",
 		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
@@ -195,11 +196,8 @@ fields other managers own and the file omits are kept.
 			if file == "" {
 				return withCode(ExitUsage, fmt.Errorf("-f is required (a StatefulSet manifest, or - for standard input)"))
 			}
-			fail, err := parseFailOn(failOnList, true)
+			fail, err := rollout.parse(true)
 			if err != nil {
-				return err
-			}
-			if err := checkModel(model); err != nil {
 				return err
 			}
 			features, err := parseFeatureGates(featureGates)
@@ -278,7 +276,7 @@ fields other managers own and the file omits are kept.
 			}
 			defer m.Close(ctx)
 			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m,
-				Features: features, Model: model, Now: time.Now()})
+				Features: features, Model: rollout.model, Now: time.Now()})
 			if err != nil {
 				var we *wasm.Error
 				if errors.As(err, &we) {
@@ -315,9 +313,8 @@ fields other managers own and the file omits are kept.
 		},
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the StatefulSet manifest (YAML or JSON), or - for standard input")
-	cmd.Flags().StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
+	rollout.bind(cmd.Flags(), `kubelet model: "delays" (default) or "tick"`)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
-	cmd.Flags().StringVar(&failOnList, "fail-on", "stuck,limit", failOnHelp)
 	return cmd
 }
 

@@ -11,7 +11,8 @@ import (
 )
 
 func newPreviewCommand(opts *moduleOptions) *cobra.Command {
-	var file, from, scenario, model, failOnList string
+	var file, from, scenario string
+	var rollout rolloutFlags
 	var output outputFlag
 	cmd := &cobra.Command{
 		Use:   "preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)",
@@ -38,11 +39,8 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
-			fail, err := parseFailOn(failOnList, true)
+			fail, err := rollout.parse(true)
 			if err != nil {
-				return err
-			}
-			if err := checkModel(model); err != nil {
 				return err
 			}
 			edited, err := opts.readDocument(cmd.InOrStdin(), file, "edited StatefulSet")
@@ -85,7 +83,7 @@ maxUnavailable counts unavailable pods below the partition).
 				if err != nil {
 					return err
 				}
-				tl, err := runReplay(cmd.Context(), opts, sc, model, cmd.ErrOrStderr())
+				tl, err := runReplay(cmd.Context(), opts, sc, rollout.model, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
@@ -99,7 +97,7 @@ maxUnavailable counts unavailable pods below the partition).
 				return err
 			}
 			defer m.Close(cmd.Context())
-			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, Model: model})
+			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, Model: rollout.model})
 			if err != nil {
 				return withCode(exitCodeOf(err), err)
 			}
@@ -123,8 +121,7 @@ maxUnavailable counts unavailable pods below the partition).
 	f.SetNormalizeFunc(filenameAlias)
 	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON or YAML), or a kubectl List of the set and its objects")
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
-	f.StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
+	rollout.bind(f, `kubelet model: "delays" (default) or "tick"`)
 	addOutputFlag(cmd, &output, "json and yaml: steps, batches, warnings by code, outcome")
-	f.StringVar(&failOnList, "fail-on", "stuck,limit", failOnHelp)
 	return cmd
 }

@@ -20,7 +20,8 @@ import (
 const ExitGoldenDiffers = 5
 
 func newReplayCommand(opts *moduleOptions) *cobra.Command {
-	var golden, htmlOut, model, failOnList string
+	var golden, htmlOut string
+	var rollout rolloutFlags
 	var update, verbose bool
 	var output outputFlag
 	cmd := &cobra.Command{
@@ -53,7 +54,7 @@ manifest (its creation).
 			if err != nil {
 				return err
 			}
-			fail, err := parseFailOn(failOnList, false)
+			fail, err := rollout.parse(false)
 			if err != nil {
 				return err
 			}
@@ -61,7 +62,7 @@ manifest (its creation).
 			if err != nil {
 				return err
 			}
-			tl, err := runReplay(cmd.Context(), opts, sc, model, cmd.ErrOrStderr())
+			tl, err := runReplay(cmd.Context(), opts, sc, rollout.model, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -93,17 +94,14 @@ manifest (its creation).
 	f.BoolVar(&update, "update", false, "rewrite the golden file")
 	addOutputFlag(cmd, &output, "json and yaml: the timeline with every step's full plan")
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
-	f.StringVar(&model, "model", "", `kubelet model: "delays" or "tick" (default: the scenario's)`)
-	f.StringVar(&failOnList, "fail-on", "stuck,limit", failOnHelp)
+	rollout.bind(f, `kubelet model: "delays" or "tick" (default: the scenario's)`)
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print syncs that wrote nothing, and the controller's events")
 	return cmd
 }
 
-// runReplay loads the module and replays sc, drawing a progress line on a terminal.
+// runReplay loads the module and replays sc, drawing a progress line on a terminal. The caller has
+// checked model (rolloutFlags).
 func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, model string, stderr io.Writer) (*replay.Timeline, error) {
-	if err := checkModel(model); err != nil {
-		return nil, err
-	}
 	m, err := opts.load(ctx)
 	if err != nil {
 		return nil, err
