@@ -17,7 +17,7 @@ type outputFlag struct {
 }
 
 func addOutputFlag(cmd *cobra.Command, o *outputFlag, what string) {
-	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text, json or yaml ("+what+")")
+	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: "+what)
 	cmd.Flags().BoolVar(&o.json, "json", false, "same as -o json")
 	_ = cmd.Flags().MarkHidden("json")
 }
@@ -28,11 +28,18 @@ func (o *outputFlag) resolve(cmd *cobra.Command) (string, error) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "ordinal: --json is deprecated, use -o json")
 		return "json", nil
 	}
-	switch o.format {
-	case "text", "json", "yaml":
-		return o.format, nil
+	return outputFormat(o.format)
+}
+
+// outputFormat checks an -o value ("" is text).
+func outputFormat(s string) (string, error) {
+	switch s {
+	case "", "text":
+		return "text", nil
+	case "json", "yaml":
+		return s, nil
 	}
-	return "", withCode(ExitUsage, fmt.Errorf("-o/--output must be text, json or yaml, not %q", o.format))
+	return "", withCode(ExitUsage, fmt.Errorf("-o/--output must be text, json or yaml, not %q", s))
 }
 
 // writeJSONAs writes what writeJSON produces, as JSON or converted to YAML.

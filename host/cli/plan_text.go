@@ -7,7 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/ordinal-dev/ordinal/abi"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
@@ -82,13 +85,13 @@ func actionDetail(a abi.Action) string {
 	}
 	switch {
 	case a.Verb == abi.VerbPatch:
-		if strings.Contains(string(a.Patch), `"$patch":"delete"`) {
-			return "release"
+		if hostplan.IsAdoption(a.Patch) {
+			return "adopt"
 		}
-		return "adopt"
+		return "release"
 	case a.Kind == abi.KindPod && len(a.Object) > 0:
 		_ = json.Unmarshal(a.Object, &o)
-		if r := o.Metadata.Labels["controller-revision-hash"]; r != "" {
+		if r := o.Metadata.Labels[appsv1.ControllerRevisionHashLabelKey]; r != "" {
 			return "revision " + r
 		}
 	case a.Kind == abi.KindControllerRevision && a.Verb == abi.VerbCreate:

@@ -49,15 +49,7 @@ type pluginOptions struct {
 	output string
 }
 
-func (o *pluginOptions) format() (string, error) {
-	switch o.output {
-	case "", "text":
-		return "text", nil
-	case "json", "yaml":
-		return o.output, nil
-	}
-	return "", withCode(ExitUsage, fmt.Errorf("-o/--output must be text, json or yaml, not %q", o.output))
-}
+func (o *pluginOptions) format() (string, error) { return outputFormat(o.output) }
 
 func (o *pluginOptions) client() (kubernetes.Interface, string, error) {
 	cfg, ctxNS, err := o.kube.restConfig()
@@ -147,27 +139,17 @@ func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates st
 }
 
 func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) error) error {
-	switch format {
-	case "json":
+	if format == "text" {
+		return text(w)
+	}
+	return writeJSONAs(w, format, func(w io.Writer) error {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(append(b, '\n'))
 		return err
-	case "yaml":
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		y, err := yaml.JSONToYAML(b)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(y)
-		return err
-	}
-	return text(w)
+	})
 }
 
 func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
@@ -359,20 +341,8 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 				}
 				return withCode(ExitUsage, err)
 			}
-			if format == "yaml" {
-				var b bytes.Buffer
-				if err := tl.WriteJSON(&b); err != nil {
-					return err
-				}
-				y, err := yaml.JSONToYAML(b.Bytes())
-				if err != nil {
-					return err
-				}
-				_, err = cmd.OutOrStdout().Write(y)
-				return err
-			}
-			if format == "json" {
-				return tl.WriteJSON(cmd.OutOrStdout())
+			if format != "text" {
+				return writeJSONAs(cmd.OutOrStdout(), format, tl.WriteJSON)
 			}
 			return tl.WriteText(cmd.OutOrStdout(), verbose)
 		},
@@ -401,17 +371,11 @@ func newPluginSnapshot(o *pluginOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				_, err = cmd.OutOrStdout().Write(append(snap.JSON, '\n'))
-				return err
-			case "yaml":
-				y, err := yaml.JSONToYAML(snap.JSON)
-				if err != nil {
+			if format != "text" {
+				return writeJSONAs(cmd.OutOrStdout(), format, func(w io.Writer) error {
+					_, err := w.Write(append(snap.JSON, '\n'))
 					return err
-				}
-				_, err = cmd.OutOrStdout().Write(y)
-				return err
+				})
 			}
 			var b bytes.Buffer
 			s := sel.Set

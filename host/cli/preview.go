@@ -122,6 +122,6 @@ maxUnavailable counts unavailable pods below the partition).
 	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON or YAML), or a kubectl List of the set and its objects")
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
 	rollout.bind(f, `kubelet model: "delays" (default) or "tick"`)
-	addOutputFlag(cmd, &output, "json and yaml: steps, batches, warnings by code, outcome")
+	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: steps, batches, warnings by code, outcome)")
 	return cmd
 }

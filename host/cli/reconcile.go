@@ -19,8 +19,9 @@ import (
 )
 
 func newReconcileCommand(opts *moduleOptions) *cobra.Command {
-	var file, output string
-	var compact, asJSON bool
+	var file string
+	var compact bool
+	var output outputFlag
 	cmd := &cobra.Command{
 		Use:   "reconcile [-f snapshot.json|list.yaml|-]",
 		Short: "Print the plan the StatefulSet controller would make for a snapshot",
@@ -33,12 +34,9 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if asJSON {
-				fmt.Fprintln(cmd.ErrOrStderr(), "ordinal: --json is deprecated, use -o json")
-				output = "json"
-			}
-			if output != "text" && output != "json" && output != "yaml" {
-				return withCode(ExitUsage, fmt.Errorf("-o/--output must be text, json or yaml, not %q", output))
+			format, err := output.resolve(cmd)
+			if err != nil {
+				return err
 			}
 			doc, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
 			if err != nil {
@@ -63,9 +61,9 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 				return withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
 			}
 			switch {
-			case compact || output == "json":
+			case compact || format == "json":
 				err = writePlan(cmd.OutOrStdout(), raw, compact)
-			case output == "yaml":
+			case format == "yaml":
 				var y []byte
 				if y, err = yaml.JSONToYAML(raw); err == nil {
 					_, err = cmd.OutOrStdout().Write([]byte(termsafe.String(string(y))))
@@ -81,10 +79,8 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "-", "snapshot file, or - for standard input")
 	cmd.Flags().SetNormalizeFunc(filenameAlias)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text (a summary of the writes, the status change, the requeue and the events), json (the plan) or yaml")
+	addOutputFlag(cmd, &output, "text (a summary of the writes, the status change, the requeue and the events), json (the plan) or yaml")
 	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line of JSON)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "same as -o json")
-	_ = cmd.Flags().MarkHidden("json")
 	return cmd
 }
 

@@ -92,7 +92,7 @@ manifest (its creation).
 	f := cmd.Flags()
 	f.StringVar(&golden, "golden", "", "compare with this golden file (exit 5 on difference)")
 	f.BoolVar(&update, "update", false, "rewrite the golden file")
-	addOutputFlag(cmd, &output, "json and yaml: the timeline with every step's full plan")
+	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: the timeline with every step's full plan)")
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
 	rollout.bind(f, `kubelet model: "delays" or "tick" (default: the scenario's)`)
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print syncs that wrote nothing, and the controller's events")

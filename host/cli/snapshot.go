@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
 )
@@ -64,12 +64,7 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 			}
 			data := append(snap.JSON, '\n')
 			switch out {
-			case "json", "":
-			case "yaml":
-				if data, err = yaml.JSONToYAML(snap.JSON); err != nil {
-					return withCode(ExitUsage, err)
-				}
-			case "-":
+			case "json", "yaml", "", "-":
 			default:
 				// -o FILE, before -o followed kubectl: still written, with a note.
 				if err := os.WriteFile(out, data, 0o644); err != nil {
@@ -79,7 +74,11 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 					out, ns, name, snap.Pods, snap.Revisions, snap.Claims)
 				return nil
 			}
-			if _, err := cmd.OutOrStdout().Write(data); err != nil {
+			format := "json"
+			if out == "yaml" {
+				format = "yaml"
+			}
+			if err := writeJSONAs(cmd.OutOrStdout(), format, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 				return withCode(ExitUsage, err)
 			}
 			return nil

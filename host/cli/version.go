@@ -74,7 +74,7 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 			return nil
 		},
 	}
-	addOutputFlag(cmd, &output, "json and yaml: host and module versions, describe, digest")
+	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: host and module versions, describe, digest)")
 	cmd.Flags().StringVar(&controllerAddr, "controller", "", "HOST:PORT of a running `ordinal controller`'s --health-addr: print the module it is running (after hot swaps) instead")
 	return cmd
 }
