@@ -15,6 +15,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/replay"
 )
@@ -48,9 +49,11 @@ type input struct {
 // stream of several documents is refused rather than cut to its first.
 func recognise(b []byte) input {
 	in := input{raw: b}
+	var top topMembers
 	t := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(t) > 0 && t[0] == '{' {
-		if !json.Valid(t) {
+		var ok bool
+		if top, ok = readTop(t); !ok {
 			return in // the module's InvalidJSON says where
 		}
 		in.json = t
@@ -68,7 +71,7 @@ func recognise(b []byte) input {
 		default:
 			var sets [][]byte
 			for _, d := range docs {
-				if kindOf(d) == "StatefulSet" {
+				if m, _ := readTop(d); m.kind == "StatefulSet" {
 					sets = append(sets, d)
 				}
 			}
@@ -78,24 +81,23 @@ func recognise(b []byte) input {
 			}
 			in.json = sets[0]
 		}
+		var ok bool
+		if top, ok = readTop(in.json); !ok {
+			in.err = fmt.Errorf("not a JSON or YAML object")
+			return in
+		}
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(in.json, &top) != nil {
-		in.err = fmt.Errorf("not a JSON or YAML object")
-		return in
-	}
-	kind := kindOf(in.json)
 	switch {
-	case top["abi"] != nil || top["statefulSet"] != nil:
+	case top.abi || top.statefulSet:
 		in.kind = inputSnapshot
-	case kind == "StatefulSet":
+	case top.kind == "StatefulSet":
 		in.kind = inputManifest
-	case top["items"] != nil && (kind == "List" || strings.HasSuffix(kind, "List")):
+	case top.items && (top.kind == "List" || strings.HasSuffix(top.kind, "List")):
 		in.kind = inputList
-	case top["manifests"] != nil || top["events"] != nil:
+	case top.manifests || top.events:
 		in.kind = inputScenario
-	case kind != "":
-		in.other = kind
+	case top.kind != "":
+		in.other = top.kind
 	}
 	if in.kind == inputManifest || in.kind == inputScenario {
 		// kube-apiserver's strict field validation refuses a field given twice; JSON would keep the last.
@@ -106,6 +108,39 @@ func recognise(b []byte) input {
 		}
 	}
 	return in
+}
+
+// topMembers are the top-level members that tell the documents apart.
+type topMembers struct {
+	abi, statefulSet, items, manifests, events bool
+	kind                                       string
+}
+
+// readTop reads them in one validating pass with the module's own JSON reader (guest/jsonv), so a
+// snapshot of thousands of pods is not decoded to be recognised; ok is false for anything but a valid
+// JSON object.
+func readTop(js []byte) (m topMembers, ok bool) {
+	t, err := jsonv.Validate(js)
+	if err != nil || t.Kind() != jsonv.Object {
+		return m, false
+	}
+	t.Members(func(k string, v jsonv.Text) {
+		switch k {
+		case "abi":
+			m.abi = true
+		case "statefulSet":
+			m.statefulSet = true
+		case "items":
+			m.items = true
+		case "manifests":
+			m.manifests = true
+		case "events":
+			m.events = true
+		case "kind":
+			m.kind = v.Str()
+		}
+	})
+	return m, true
 }
 
 // yamlDocuments splits a YAML stream into its non-empty documents, as JSON.
@@ -132,12 +167,6 @@ func yamlDocuments(b []byte) ([][]byte, error) {
 		}
 		docs = append(docs, j)
 	}
-}
-
-func kindOf(js []byte) string {
-	var tm struct{ Kind string }
-	_ = json.Unmarshal(js, &tm)
-	return tm.Kind
 }
 
 // unreadable is the usage error for a document that is none of the four, or cannot be read.
@@ -234,10 +263,7 @@ func snapshotOfList(js []byte, now time.Time) ([]byte, error) {
 func snapshotInput(in input, file string) ([]byte, error) {
 	switch in.kind {
 	case inputSnapshot:
-		if json.Valid(in.raw) {
-			return in.raw, nil
-		}
-		return in.json, nil
+		return in.json, nil // JSON as read (less leading blanks), or YAML as JSON
 	case inputList:
 		s, err := snapshotOfList(in.json, time.Now())
 		if err != nil {
