@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/replay"
 )
 
@@ -113,7 +114,7 @@ func replayWarnings(tl *replay.Timeline) []replay.Warning {
 	var claims []string
 	for _, st := range tl.Steps {
 		for _, w := range st.World {
-			if w.Source == "gc" && w.Kind == "PersistentVolumeClaim" && w.Reason == replay.ReasonDeleted {
+			if w.Source == "gc" && w.Kind == abi.KindPersistentVolumeClaim && w.Reason == replay.ReasonDeleted {
 				claims = append(claims, w.Name)
 			}
 		}
