@@ -201,7 +201,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
 	}
 	if rv := jsonobj.GetStr(obj, "metadata.resourceVersion"); rv != "" && rv != jsonobj.GetStr(old, "metadata.resourceVersion") {
-		return apiErr("Conflict", "Operation cannot be fulfilled on %s %q: the object has been modified; please apply your changes to the latest version and try again", resourceName(kind), name)
+		return staleConflict(kind, name)
 	}
 	o := jsonobj.CloneObj(obj)
 	md := jsonobj.Ensure(o, "metadata")
@@ -247,7 +247,7 @@ func (s *APIServer) UpdateStatus(obj Obj) error {
 		return apiErr("NotFound", "statefulsets.apps %q not found", name)
 	}
 	if rv := jsonobj.GetStr(obj, "metadata.resourceVersion"); rv != "" && rv != jsonobj.GetStr(s.set, "metadata.resourceVersion") {
-		return apiErr("Conflict", "Operation cannot be fulfilled on statefulsets.apps %q: the object has been modified; please apply your changes to the latest version and try again", name)
+		return staleConflict(kindSet, name)
 	}
 	o := jsonobj.CloneObj(s.set)
 	o["status"] = jsonobj.Clone(obj["status"])
@@ -263,7 +263,7 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
 	}
 	if uid := jsonobj.GetStr(patch, "metadata.uid"); uid != "" && uid != jsonobj.GetStr(old, "metadata.uid") {
-		return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, jsonobj.GetStr(old, "metadata.uid"))
+		return uidConflict(uid, jsonobj.GetStr(old, "metadata.uid"))
 	}
 	o := strategicMerge(jsonobj.CloneObj(old), patch)
 	s.bump(o)
@@ -280,7 +280,7 @@ func (s *APIServer) Delete(kind, name, uid string) error {
 		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
 	}
 	if have := jsonobj.GetStr(old, "metadata.uid"); uid != "" && uid != have {
-		return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, have)
+		return uidConflict(uid, have)
 	}
 	switch kind {
 	case kindSet:
@@ -324,6 +324,16 @@ func (s *APIServer) mutatePod(name string, f func(p Obj)) bool {
 	f(p)
 	s.bump(p)
 	return true
+}
+
+// staleConflict is kube-apiserver's answer to a write whose resourceVersion precondition is stale.
+func staleConflict(kind, name string) error {
+	return apiErr("Conflict", "Operation cannot be fulfilled on %s %q: the object has been modified; please apply your changes to the latest version and try again", resourceName(kind), name)
+}
+
+// uidConflict is kube-apiserver's answer to a write whose uid precondition does not hold.
+func uidConflict(want, have string) error {
+	return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", want, have)
 }
 
 func resourceName(kind string) string {
