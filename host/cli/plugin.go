@@ -84,6 +84,9 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
   kubectl ordinal preview -f web.yaml            what applying this file would do: steps, batches, traps
   kubectl ordinal timeline statefulset/web       the current rollout replayed to completion from the live state
   kubectl ordinal snapshot statefulset/web       the controller's snapshot of the set (ABI v1 JSON)
+  kubectl ordinal status statefulset/web -w      the live rollout as the module sees it: revisions, pods,
+                                                 the next sync's writes, why it waits; kept current
+  kubectl ordinal history statefulset/web        the revisions, with the template changes each made
 
 Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
 (make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal; kubectl's own completion then completes
@@ -107,8 +110,11 @@ Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text
 	pf.StringVarP(&o.output, "output", "o", "", "output format: text (default), json or yaml")
 	_ = root.RegisterFlagCompletionFunc("output", completeOutput)
 	timeline, snapshot := newPluginTimeline(mopts, o), newPluginSnapshot(o)
-	timeline.ValidArgsFunction, snapshot.ValidArgsFunction = o.completeSets, o.completeSets
-	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot)
+	status, history := newPluginStatus(mopts, o), newPluginHistory(o)
+	for _, c := range []*cobra.Command{timeline, snapshot, status, history} {
+		c.ValidArgsFunction = o.completeSets
+	}
+	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot, status, history)
 	return root
 }
 

@@ -3,8 +3,10 @@ package kube
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
@@ -38,6 +40,33 @@ func TestPodReadiness(t *testing.T) {
 		}
 		if PodRunningAndReady(p) != tc.runningAndReady || PodRunningAndReadyJSON(o) != tc.runningAndReady {
 			t.Errorf("%s: running and ready %v / JSON %v, want %v", tc.name, PodRunningAndReady(p), PodRunningAndReadyJSON(o), tc.runningAndReady)
+		}
+	}
+}
+
+// Upstream's IsPodAvailable: Ready for strictly longer than minReadySeconds; 0 needs only Ready.
+func TestPodAvailable(t *testing.T) {
+	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pod := func(s corev1.ConditionStatus, at time.Time) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: s, LastTransitionTime: metav1.NewTime(at)}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		min  int32
+		now  time.Time
+		want bool
+	}{
+		{"ready, no minReadySeconds", pod(corev1.ConditionTrue, since), 0, since, true},
+		{"not ready", pod(corev1.ConditionFalse, since), 0, since.Add(time.Hour), false},
+		{"ready for less", pod(corev1.ConditionTrue, since), 10, since.Add(9 * time.Second), false},
+		{"ready for exactly minReadySeconds", pod(corev1.ConditionTrue, since), 10, since.Add(10 * time.Second), false},
+		{"ready for longer", pod(corev1.ConditionTrue, since), 10, since.Add(11 * time.Second), true},
+		{"no transition time", pod(corev1.ConditionTrue, time.Time{}), 10, since, false},
+	} {
+		if got := PodAvailable(tc.pod, tc.min, tc.now); got != tc.want {
+			t.Errorf("%s: available %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"iter"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -56,4 +57,21 @@ func jsonConditions(p jsonobj.Obj) iter.Seq2[string, string] {
 			}
 		}
 	}
+}
+
+// PodAvailable is upstream's podutil.IsPodAvailable: Ready, and Ready for longer than minReadySeconds
+// at now (strictly: a pod Ready for exactly minReadySeconds is not yet available).
+func PodAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
+	if !PodReady(p) {
+		return false
+	}
+	if minReadySeconds == 0 {
+		return true
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Add(time.Duration(minReadySeconds)*time.Second).Before(now)
+		}
+	}
+	return false
 }

@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/rollout"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+)
+
+func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
+	var featureGates string
+	var watch bool
+	cmd := &cobra.Command{
+		Use:   "status statefulset/NAME [--watch]",
+		Short: "Show the live rollout as the module sees it: revisions, pods, the next sync's writes, why it waits",
+		Long: `status builds the controller's snapshot of the live set, runs the reconcile module on it once (nothing is
+written), and shows:
+  the revisions, with how many pods each has and which is current and which the update revision;
+  the pods (consecutive ordinals in the same revision and state share a line);
+  what the next sync will write;
+  the state (complete, progressing, waiting, partitioned, failed) and why the rollout waits: the pod the
+  controller waits for and the rule that makes it wait (OrderedReady, terminating pods, minReadySeconds,
+  maxUnavailable, the partition, OnDelete).
+
+--watch (-w) keeps the view current, redrawn in place on a terminal, as a new frame otherwise (a new
+JSON or YAML document with -o json|yaml), whenever the set, its pods, revisions or claims change or the
+controller's requeue comes due; it runs until interrupted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			name, err := parseSetArg(args[0])
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			features, err := parseFeatureGates(featureGates)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			client, ns, err := o.client()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			m, err := mopts.load(ctx)
+			if err != nil {
+				return err
+			}
+			defer m.Close(context.Background())
+			s := &statusView{module: m, features: features, format: format, out: cmd.OutOrStdout()}
+			if !watch {
+				objs, err := controller.LiveObjects(ctx, client, ns, name)
+				if err != nil {
+					return withCode(ExitUsage, err)
+				}
+				frame, _, err := s.frame(ctx, objs)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(s.out, frame)
+				return err
+			}
+			return s.watch(ctx, client, ns, name)
+		},
+	}
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep the view current until interrupted")
+	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	return cmd
+}
+
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// statusView renders a set's rollout status.
+type statusView struct {
+	module   *wasm.Module
+	features map[string]bool
+	format   string
+	out      io.Writer
+}
+
+// frame is one rendering of the set's status, and the requeue the module asked for.
+func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string, time.Duration, error) {
+	snap, _, err := controller.SnapshotOf(objs, time.Now(), s.features)
+	if err != nil {
+		return "", 0, withCode(ExitUsage, err)
+	}
+	raw, err := s.module.Reconcile(ctx, snap.JSON)
+	if err != nil {
+		return "", 0, withCode(ExitModuleFailure, err)
+	}
+	p, err := plan.Decode(raw)
+	if err != nil {
+		return "", 0, withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+	}
+	st, err := rollout.Of(snap.JSON, p)
+	if err != nil {
+		return "", 0, withCode(ExitModuleFailure, err)
+	}
+	var b bytes.Buffer
+	if err := writeFormatted(&b, s.format, st, st.WriteText); err != nil {
+		return "", 0, err
+	}
+	return b.String(), time.Duration(p.RequeueAfterSeconds * float64(time.Second)), nil
+}
+
+// watch redraws the status from informer caches whenever one of the namespace's sets, pods,
+// ControllerRevisions or claims changes, or the module's requeue comes due.
+func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns, name string) error {
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
+	sets, pods := f.Apps().V1().StatefulSets(), f.Core().V1().Pods()
+	revs, claims := f.Apps().V1().ControllerRevisions(), f.Core().V1().PersistentVolumeClaims()
+	changed := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { poke() }, UpdateFunc: func(any, any) { poke() }, DeleteFunc: func(any) { poke() }}
+	var synced []cache.InformerSynced
+	for _, inf := range []cache.SharedIndexInformer{sets.Informer(), pods.Informer(), revs.Informer(), claims.Informer()} {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return err
+		}
+		synced = append(synced, inf.HasSynced)
+	}
+	f.Start(ctx.Done())
+	defer f.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return nil // interrupted before the first list
+	}
+	terminal := isTerminal(s.out)
+	var last string
+	requeue := time.NewTimer(time.Hour)
+	defer requeue.Stop()
+	for {
+		frame, after, err := s.cachedFrame(ctx, ns, name, sets.Lister(), pods.Lister(), revs.Lister(), claims.Lister())
+		if err != nil {
+			return err
+		}
+		if frame != last {
+			last = frame
+			switch {
+			case terminal:
+				frame = "\x1b[H\x1b[2J" + frame // home and clear: redraw in place
+			case last != "" && s.format == "yaml":
+				frame = "---\n" + frame
+			case last != "" && s.format == "text":
+				frame = "\n" + frame
+			}
+			if _, err := io.WriteString(s.out, frame); err != nil {
+				return err
+			}
+		}
+		requeue.Reset(time.Hour)
+		if after > 0 {
+			requeue.Reset(after)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case <-requeue.C:
+		}
+	}
+}
+
+// cachedFrame renders the set from the informers' caches; a set that does not exist (yet, or any more)
+// is a frame of its own.
+func (s *statusView) cachedFrame(ctx context.Context, ns, name string, sets appslisters.StatefulSetLister, pods corelisters.PodLister,
+	revs appslisters.ControllerRevisionLister, claims corelisters.PersistentVolumeClaimLister) (string, time.Duration, error) {
+	set, err := sets.StatefulSets(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		st := rollout.NotFound(ns, name)
+		var b bytes.Buffer
+		err := writeFormatted(&b, s.format, st, st.WriteText)
+		return b.String(), 0, err
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	objs := controller.Objects{Set: set}
+	if objs.Pods, err = pods.Pods(ns).List(labels.Everything()); err != nil {
+		return "", 0, err
+	}
+	if objs.Revisions, err = revs.ControllerRevisions(ns).List(labels.Everything()); err != nil {
+		return "", 0, err
+	}
+	if objs.Claims, err = claims.PersistentVolumeClaims(ns).List(labels.Everything()); err != nil {
+		return "", 0, err
+	}
+	return s.frame(ctx, objs)
+}

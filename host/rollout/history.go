@@ -1,0 +1,142 @@
+package rollout
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
+)
+
+// History is a set's ControllerRevisions, oldest first, each with the pod-template changes from the
+// revision before it: what `kubectl rollout history` shows, plus the difference.
+type History struct {
+	Namespace       string            `json:"namespace"`
+	Name            string            `json:"name"`
+	CurrentRevision string            `json:"currentRevision"`
+	UpdateRevision  string            `json:"updateRevision"`
+	Revisions       []HistoryRevision `json:"revisions"`
+}
+
+// HistoryRevision is one revision and how its template differs from the previous revision's.
+type HistoryRevision struct {
+	Revision
+	Created string `json:"created,omitempty"`
+	// ChangeCause is the kubernetes.io/change-cause annotation the revision copied from the set.
+	ChangeCause string   `json:"changeCause,omitempty"`
+	Changes     []Change `json:"changes"`
+	Error       string   `json:"error,omitempty"` // the revision's data is not a template patch
+}
+
+// Change is one difference between two pod templates, at a path like spec.containers[app].image
+// (list items with a name are named, others numbered); From and To are JSON values, empty when absent.
+type Change struct {
+	Path string `json:"path"`
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+}
+
+// ChangeCauseAnnotation is the annotation kubectl's --record wrote and `kubectl rollout history` shows.
+const ChangeCauseAnnotation = "kubernetes.io/change-cause"
+
+// HistoryOf is the history of the snapshot's set.
+func HistoryOf(snapshot []byte) (*History, error) {
+	w, err := decode(snapshot)
+	if err != nil {
+		return nil, err
+	}
+	h := &History{Namespace: w.set.Namespace, Name: w.set.Name, CurrentRevision: w.set.Status.CurrentRevision,
+		UpdateRevision: w.set.Status.UpdateRevision, Revisions: []HistoryRevision{}}
+	labels := w.labels()
+	counts := map[string]int{}
+	for _, p := range w.pods {
+		counts[p.Labels[appsv1.ControllerRevisionHashLabelKey]]++
+	}
+	var prev any
+	for i, r := range w.revisions {
+		hr := HistoryRevision{Revision: Revision{Label: labels[r.Name], Name: r.Name, Number: r.Revision, Pods: counts[r.Name],
+			Current: r.Name == h.CurrentRevision, Update: r.Name == h.UpdateRevision},
+			ChangeCause: r.Annotations[ChangeCauseAnnotation], Changes: []Change{}}
+		if !r.CreationTimestamp.IsZero() {
+			hr.Created = r.CreationTimestamp.UTC().Format(time.RFC3339)
+		}
+		tmpl, err := template(r)
+		if err != nil {
+			hr.Error = err.Error()
+			prev = nil
+		} else {
+			if i > 0 && prev != nil {
+				hr.Changes = diff(prev, tmpl)
+			}
+			prev = tmpl
+		}
+		h.Revisions = append(h.Revisions, hr)
+	}
+	return h, nil
+}
+
+// template is the pod template a ControllerRevision records: upstream stores the set's
+// spec.template as a strategic-merge patch that replaces it ({"spec":{"template":{...,"$patch":"replace"}}}).
+func template(r *appsv1.ControllerRevision) (any, error) {
+	var d struct {
+		Spec struct {
+			Template map[string]any `json:"template"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(r.Data.Raw, &d); err != nil || d.Spec.Template == nil {
+		return nil, fmt.Errorf("revision %s holds no pod template", r.Name)
+	}
+	delete(d.Spec.Template, "$patch")
+	return d.Spec.Template, nil
+}
+
+// WriteText prints the history for people: a table of revisions, each followed by its changes.
+func (h *History) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "StatefulSet %s/%s: %d revision%s\n", h.Namespace, h.Name, len(h.Revisions), plural(len(h.Revisions)))
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REVISION\tLABEL\tNAME\tPODS\tCREATED\tCHANGE-CAUSE\t")
+	for _, r := range h.Revisions {
+		var marks []string
+		if r.Current {
+			marks = append(marks, "current")
+		}
+		if r.Update {
+			marks = append(marks, "update")
+		}
+		cause := r.ChangeCause
+		if cause == "" {
+			cause = "<none>"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Number, r.Label, r.Name, r.Pods, r.Created, cause, strings.Join(marks, ", "))
+	}
+	_ = tw.Flush()
+	for i, r := range h.Revisions {
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(&b, "\n%d (%s): %s\n", r.Number, r.Label, r.Error)
+		case i == 0:
+		case len(r.Changes) == 0:
+			fmt.Fprintf(&b, "\n%d (%s): the same template as %d\n", r.Number, r.Label, h.Revisions[i-1].Number)
+		default:
+			fmt.Fprintf(&b, "\n%d (%s) from %d (%s):\n", r.Number, r.Label, h.Revisions[i-1].Number, h.Revisions[i-1].Label)
+			for _, c := range r.Changes {
+				switch {
+				case c.From == "":
+					fmt.Fprintf(&b, "  + %s: %s\n", c.Path, c.To)
+				case c.To == "":
+					fmt.Fprintf(&b, "  - %s: %s\n", c.Path, c.From)
+				default:
+					fmt.Fprintf(&b, "  ~ %s: %s -> %s\n", c.Path, c.From, c.To)
+				}
+			}
+		}
+	}
+	_, err := io.WriteString(w, termsafe.String(b.String()))
+	return err
+}

@@ -1,0 +1,227 @@
+package rollout
+
+import (
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
+)
+
+// Status is a set's rollout as the module sees it at one moment.
+type Status struct {
+	Namespace          string `json:"namespace"`
+	Name               string `json:"name"`
+	Generation         int64  `json:"generation"`
+	ObservedGeneration int64  `json:"observedGeneration"`
+	Replicas           int32  `json:"replicas"`
+	ReadyReplicas      int32  `json:"readyReplicas"`
+	CurrentReplicas    int32  `json:"currentReplicas"`
+	UpdatedReplicas    int32  `json:"updatedReplicas"`
+	AvailableReplicas  int32  `json:"availableReplicas"`
+	// Settings are the spec fields that decide the rollout's pace, in one line.
+	Settings        string     `json:"settings"`
+	CurrentRevision string     `json:"currentRevision"`
+	UpdateRevision  string     `json:"updateRevision"`
+	Revisions       []Revision `json:"revisions"`
+	Pods            []Pod      `json:"pods"`
+	Next            Next       `json:"next"`
+	// State is complete, progressing (the next sync writes to pods), waiting, partitioned, or failed
+	// (the module reported an error).
+	State string `json:"state"`
+	// Reasons say why, when the state is not progressing: what the controller waits for.
+	Reasons []string `json:"reasons"`
+}
+
+// States.
+const (
+	StateComplete    = "complete"
+	StateProgressing = "progressing"
+	StateWaiting     = "waiting"
+	StatePartitioned = "partitioned"
+	StateFailed      = "failed"
+	StateNotFound    = "notFound" // the set does not exist (a watch waits for it)
+)
+
+// NotFound is the status of a set that does not exist.
+func NotFound(namespace, name string) *Status {
+	return &Status{Namespace: namespace, Name: name, State: StateNotFound, Revisions: []Revision{}, Pods: []Pod{},
+		Next: Next{Writes: []Write{}}, Reasons: []string{"the StatefulSet does not exist"}}
+}
+
+// Revision is one of the set's ControllerRevisions.
+type Revision struct {
+	Label   string `json:"label"`
+	Name    string `json:"name"`
+	Number  int64  `json:"revision"`
+	Pods    int    `json:"pods"`
+	Current bool   `json:"current,omitempty"`
+	Update  bool   `json:"update,omitempty"`
+}
+
+// Pod is one pod of the grid.
+type Pod struct {
+	Name        string `json:"name"`
+	Ordinal     int    `json:"ordinal"`
+	Revision    string `json:"revision"` // the revision's label; "?" for a revision the set does not have
+	State       string `json:"state"`    // Ready, Available, Running, Pending, Failed, Succeeded, Unknown
+	Terminating bool   `json:"terminating,omitempty"`
+}
+
+// Next is what the next sync writes.
+type Next struct {
+	Writes              []Write  `json:"writes"`
+	RequeueAfterSeconds float64  `json:"requeueAfterSeconds,omitempty"`
+	Events              []string `json:"events,omitempty"`
+	Error               string   `json:"error,omitempty"`
+}
+
+// Write is one write of the plan.
+type Write struct {
+	Verb  string `json:"verb"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Error string `json:"expectedError,omitempty"` // the API server will refuse it, as the snapshot shows
+}
+
+// Of is the status of the snapshot's set given the module's plan for that snapshot.
+func Of(snapshot []byte, plan *abi.Plan) (*Status, error) {
+	w, err := decode(snapshot)
+	if err != nil {
+		return nil, err
+	}
+	set := w.set
+	st := &Status{Namespace: set.Namespace, Name: set.Name, Generation: set.Generation,
+		ObservedGeneration: set.Status.ObservedGeneration, Replicas: replicas(set),
+		ReadyReplicas: set.Status.ReadyReplicas, CurrentReplicas: set.Status.CurrentReplicas,
+		UpdatedReplicas: set.Status.UpdatedReplicas, AvailableReplicas: set.Status.AvailableReplicas,
+		Settings: settings(set), CurrentRevision: set.Status.CurrentRevision, UpdateRevision: set.Status.UpdateRevision,
+		Revisions: []Revision{}, Pods: []Pod{}, Reasons: []string{}, Next: Next{Writes: []Write{}}}
+	// The module's view wins: the status it is about to write names the revisions it computed.
+	if ns := plannedStatus(plan); ns != nil {
+		st.CurrentRevision, st.UpdateRevision = ns.CurrentRevision, ns.UpdateRevision
+		st.ReadyReplicas, st.CurrentReplicas, st.UpdatedReplicas, st.AvailableReplicas = ns.ReadyReplicas, ns.CurrentReplicas, ns.UpdatedReplicas, ns.AvailableReplicas
+		st.ObservedGeneration = ns.ObservedGeneration
+	}
+	labels := w.labels()
+	counts := map[string]int{}
+	for _, p := range w.pods {
+		rev := p.Labels[appsv1.ControllerRevisionHashLabelKey]
+		counts[rev]++
+		o, _ := ordinal.Ordinal(p.Name)
+		l := labels[rev]
+		if l == "" {
+			l = "?"
+		}
+		st.Pods = append(st.Pods, Pod{Name: p.Name, Ordinal: o, Revision: l, State: podState(p, set.Spec.MinReadySeconds, w),
+			Terminating: p.DeletionTimestamp != nil})
+	}
+	for _, r := range w.revisions {
+		st.Revisions = append(st.Revisions, Revision{Label: labels[r.Name], Name: r.Name, Number: r.Revision, Pods: counts[r.Name],
+			Current: r.Name == st.CurrentRevision, Update: r.Name == st.UpdateRevision})
+	}
+	if plan != nil {
+		for _, a := range plan.Actions {
+			st.Next.Writes = append(st.Next.Writes, Write{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Error: a.Error})
+		}
+		st.Next.RequeueAfterSeconds = plan.RequeueAfterSeconds
+		for _, e := range plan.Events {
+			st.Next.Events = append(st.Next.Events, e.Type+" "+e.Reason+": "+e.Message)
+		}
+		if plan.Error != nil {
+			st.Next.Error = plan.Error.Code + ": " + plan.Error.Message
+		}
+	}
+	st.State, st.Reasons = explain(w, st, labels)
+	return st, nil
+}
+
+// plannedStatus is the status the plan's updateStatus writes, if it writes one.
+func plannedStatus(plan *abi.Plan) *appsv1.StatefulSetStatus {
+	if plan == nil {
+		return nil
+	}
+	for _, a := range plan.Actions {
+		if a.Verb == abi.VerbUpdateStatus && a.Error == "" {
+			var o struct {
+				Status *appsv1.StatefulSetStatus `json:"status"`
+			}
+			if json.Unmarshal(a.Object, &o) == nil && o.Status != nil {
+				return o.Status
+			}
+		}
+	}
+	return nil
+}
+
+func replicas(set *appsv1.StatefulSet) int32 {
+	if set.Spec.Replicas == nil {
+		return 1
+	}
+	return *set.Spec.Replicas
+}
+
+// maxUnavailable is upstream's getStatefulSetMaxUnavailable: the rolling update's maxUnavailable
+// resolved against replicas (rounded down), at least 1; 1 when unset.
+func maxUnavailable(set *appsv1.StatefulSet) int {
+	ru := set.Spec.UpdateStrategy.RollingUpdate
+	if ru == nil || ru.MaxUnavailable == nil {
+		return 1
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(ru.MaxUnavailable, intstr.FromInt32(1)), int(replicas(set)), false)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+func partition(set *appsv1.StatefulSet) int32 {
+	if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+		return *ru.Partition
+	}
+	return 0
+}
+
+func start(set *appsv1.StatefulSet) int32 {
+	if set.Spec.Ordinals != nil {
+		return set.Spec.Ordinals.Start
+	}
+	return 0
+}
+
+func settings(set *appsv1.StatefulSet) string {
+	s := fmt.Sprintf("%d replicas, %s, %s", replicas(set), set.Spec.PodManagementPolicy, set.Spec.UpdateStrategy.Type)
+	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType {
+		mu := "1"
+		if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
+			mu = ru.MaxUnavailable.String()
+		}
+		s += fmt.Sprintf(" (partition %d, maxUnavailable %s)", partition(set), mu)
+	}
+	if set.Spec.MinReadySeconds > 0 {
+		s += fmt.Sprintf(", minReadySeconds %d", set.Spec.MinReadySeconds)
+	}
+	if st := start(set); st != 0 {
+		s += fmt.Sprintf(", ordinals from %d", st)
+	}
+	return s
+}
+
+// podState is one word: Available (Ready for minReadySeconds, when the set has them), Ready, Running
+// (not Ready), or the pod's phase.
+func podState(p *corev1.Pod, minReady int32, w *world) string {
+	switch {
+	case kube.PodRunningAndReady(p) && minReady > 0 && kube.PodAvailable(p, minReady, w.now):
+		return "Available"
+	case kube.PodRunningAndReady(p):
+		return "Ready"
+	case p.Status.Phase == "":
+		return "Pending"
+	}
+	return string(p.Status.Phase)
+}

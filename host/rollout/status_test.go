@@ -1,0 +1,203 @@
+package rollout_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/rollout"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+)
+
+var module *wasm.Module
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	mod, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loading the embedded module:", err)
+		os.Exit(1)
+	}
+	module = mod
+	code := m.Run()
+	mod.Close(ctx)
+	os.Exit(code)
+}
+
+// finalSnapshot replays a recorded scenario to its end and returns the world it leaves, as a snapshot.
+func finalSnapshot(t *testing.T, name string) []byte {
+	t.Helper()
+	sc, err := replay.LoadScenario(filepath.Join("..", "..", "testdata", "scenarios", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := replay.Run(context.Background(), sc, replay.Options{Module: module})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl.Final
+}
+
+// statusOf runs the module on the snapshot, as `kubectl ordinal status` does, and builds the status.
+func statusOf(t *testing.T, snapshot []byte) *rollout.Status {
+	t.Helper()
+	raw, err := module.Reconcile(context.Background(), snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rollout.Of(snapshot, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// edit changes the snapshot's set with a function over its generic JSON.
+func edit(t *testing.T, snapshot []byte, f func(set map[string]any)) []byte {
+	t.Helper()
+	var s map[string]any
+	if err := json.Unmarshal(snapshot, &s); err != nil {
+		t.Fatal(err)
+	}
+	f(s["statefulSet"].(map[string]any))
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func spec(set map[string]any) map[string]any { return set["spec"].(map[string]any) }
+
+// The state and the reason of each way a rollout rests, on worlds the replay leaves behind.
+func TestStatusSaysWhyTheRolloutWaits(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		edit     func(set map[string]any)
+		state    string
+		reason   []string // substrings of the joined reasons
+	}{
+		{"rolling-update", nil, rollout.StateComplete, []string{"3 pods Ready at revision B"}},
+		{"create-never-ready", nil, rollout.StateWaiting, []string{"OrderedReady: waiting for web-0 (A, Running) to be Running and Ready before it creates web-1"}},
+		{"ondelete-then-rollingupdate", nil, rollout.StatePartitioned, []string{"partition 1 holds back web-0 (A); ordinals from 1 are at revision B"}},
+		{"ondelete", nil, rollout.StateWaiting, []string{"OnDelete: web-2 (A) keeps its revision until deleted"}},
+		// Scaled up: the next sync creates the next ordinal.
+		{"rolling-update", func(set map[string]any) { spec(set)["replicas"] = 5 }, rollout.StateProgressing, []string{"the next sync will create web-3"}},
+		// Ready, but not for minReadySeconds yet: the controller requeues for availability.
+		{"rolling-update", func(set map[string]any) { spec(set)["minReadySeconds"] = 86400 }, rollout.StateWaiting,
+			[]string{"waiting for web-0, web-1, web-2 to be Ready for minReadySeconds (86400s)", "syncs again in"}},
+	} {
+		t.Run(c.scenario+"/"+c.state, func(t *testing.T) {
+			snap := finalSnapshot(t, c.scenario)
+			if c.edit != nil {
+				snap = edit(t, snap, c.edit)
+			}
+			st := statusOf(t, snap)
+			reasons := strings.Join(st.Reasons, "; ")
+			if st.State != c.state {
+				t.Errorf("state %s, want %s (%s)", st.State, c.state, reasons)
+			}
+			for _, r := range c.reason {
+				if !strings.Contains(reasons, r) {
+					t.Errorf("reasons %q lack %q", reasons, r)
+				}
+			}
+			var b bytes.Buffer
+			if err := st.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "state: "+c.state) {
+				t.Errorf("text lacks the state:\n%s", b.String())
+			}
+		})
+	}
+}
+
+// The revisions and the pods are the module's: the status the next sync writes names the update
+// revision even before the set's status does (an edited template has a revision only the module knows).
+func TestStatusRevisionsAndPods(t *testing.T) {
+	st := statusOf(t, finalSnapshot(t, "ondelete-then-rollingupdate"))
+	var got []string
+	for _, r := range st.Revisions {
+		got = append(got, fmt.Sprintf("%s:%d:%v:%v", r.Label, r.Pods, r.Current, r.Update))
+	}
+	if want := "A:1:true:false B:2:false:true"; strings.Join(got, " ") != want {
+		t.Errorf("revisions %s, want %s", strings.Join(got, " "), want)
+	}
+	var grid []string
+	for _, p := range st.Pods {
+		grid = append(grid, fmt.Sprintf("%d:%s/%s", p.Ordinal, p.Revision, p.State))
+	}
+	if want := "0:A/Ready 1:B/Ready 2:B/Ready"; strings.Join(grid, " ") != want {
+		t.Errorf("pods %s, want %s", strings.Join(grid, " "), want)
+	}
+
+	// A new template: the set's status still names the old revision, the module's plan the new one.
+	snap := edit(t, finalSnapshot(t, "rolling-update"), func(set map[string]any) {
+		c := spec(set)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+		c["image"] = "registry.k8s.io/nginx-slim:0.29"
+	})
+	st = statusOf(t, snap)
+	if st.UpdateRevision == st.CurrentRevision {
+		t.Errorf("the edit's revision is not the update revision: %s", st.UpdateRevision)
+	}
+	if st.State != rollout.StateProgressing || !strings.Contains(strings.Join(st.Reasons, ";"), "delete web-2") {
+		t.Errorf("state %s %v, want progressing: delete web-2 (highest ordinal first)", st.State, st.Reasons)
+	}
+}
+
+// A plan that carries an error is the state "failed" with the module's message.
+func TestStatusOfAFailedSync(t *testing.T) {
+	snap := finalSnapshot(t, "rolling-update")
+	st, err := rollout.Of(snap, &abi.Plan{ABI: 1, Error: &abi.Error{Code: abi.CodeSyncFailed, Message: "boom"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != rollout.StateFailed || !strings.Contains(st.Reasons[0], "boom") {
+		t.Errorf("state %s %v", st.State, st.Reasons)
+	}
+	if _, err := rollout.Of([]byte(`{"abi":1}`), nil); err == nil || !strings.Contains(err.Error(), "no statefulSet") {
+		t.Errorf("a snapshot without a set: %v", err)
+	}
+}
+
+// A 1000-pod set prints as a few lines: consecutive ordinals in one state share a line.
+func TestStatusTextGroupsPods(t *testing.T) {
+	st := &rollout.Status{Namespace: "ns", Name: "web", State: rollout.StateComplete}
+	for i := 0; i < 1000; i++ {
+		p := rollout.Pod{Name: fmt.Sprintf("web-%d", i), Ordinal: i, Revision: "B", State: "Ready"}
+		if i == 500 {
+			p.State = "Pending"
+		}
+		st.Pods = append(st.Pods, p)
+	}
+	var b bytes.Buffer
+	if err := st.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(b.String(), "\n") {
+		lines[strings.Join(strings.Fields(l), " ")] = true
+	}
+	for _, want := range []string{"web-0..web-499 B Ready", "web-500 B Pending", "web-501..web-999 B Ready"} {
+		if !lines[want] {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	if n := strings.Count(b.String(), "\n"); n > 20 {
+		t.Errorf("%d lines for 1000 pods", n)
+	}
+}

@@ -1,0 +1,106 @@
+package rollout
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
+)
+
+// WriteText prints the status for people, like `kubectl argo rollouts get rollout`: the set, its
+// revisions, the pods (consecutive ordinals in the same revision and state on one line, so a
+// 1000-pod set stays a screen), the next sync's writes, and the state with its reasons.
+func (s *Status) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if s.State == StateNotFound {
+		fmt.Fprintf(&b, "StatefulSet %s/%s: not found\n", s.Namespace, s.Name)
+		_, err := io.WriteString(w, termsafe.String(b.String()))
+		return err
+	}
+	fmt.Fprintf(&b, "StatefulSet %s/%s  %s\n", s.Namespace, s.Name, s.Settings)
+	gen := fmt.Sprintf("generation %d", s.Generation)
+	if s.ObservedGeneration != s.Generation {
+		gen += fmt.Sprintf(" (observed %d)", s.ObservedGeneration)
+	}
+	fmt.Fprintf(&b, "  %s; replicas %d: ready %d, current %d, updated %d, available %d\n\n", gen, s.Replicas,
+		s.ReadyReplicas, s.CurrentReplicas, s.UpdatedReplicas, s.AvailableReplicas)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REVISION\tNAME\tNUMBER\tPODS\t")
+	for _, r := range s.Revisions {
+		var marks []string
+		if r.Current {
+			marks = append(marks, "current")
+		}
+		if r.Update {
+			marks = append(marks, "update")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", r.Label, r.Name, r.Number, r.Pods, strings.Join(marks, ", "))
+	}
+	_ = tw.Flush()
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PODS\tREVISION\tSTATE\t")
+	for _, r := range podRuns(s.Pods) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.names, r.pod.Revision, r.state())
+	}
+	if len(s.Pods) == 0 {
+		fmt.Fprintln(tw, "(none)\t\t")
+	}
+	_ = tw.Flush()
+	b.WriteString("\nnext sync: ")
+	if len(s.Next.Writes) == 0 {
+		b.WriteString("no writes")
+	} else {
+		ws := make([]string, len(s.Next.Writes))
+		for i, x := range s.Next.Writes {
+			ws[i] = x.Verb + " " + x.Kind + " " + x.Name
+			if x.Error != "" {
+				ws[i] += " (refused: " + x.Error + ")"
+			}
+		}
+		b.WriteString(strings.Join(ws, ", "))
+	}
+	b.WriteString("\n")
+	for _, e := range s.Next.Events {
+		b.WriteString("  event: " + e + "\n")
+	}
+	fmt.Fprintf(&b, "state: %s\n", s.State)
+	for _, r := range s.Reasons {
+		b.WriteString("  " + r + "\n")
+	}
+	_, err := io.WriteString(w, termsafe.String(b.String()))
+	return err
+}
+
+type podRun struct {
+	names string
+	pod   Pod
+}
+
+func (r podRun) state() string {
+	if r.pod.Terminating {
+		return r.pod.State + ", terminating"
+	}
+	return r.pod.State
+}
+
+// podRuns groups consecutive ordinals with the same revision and state: "web-0..web-497".
+func podRuns(pods []Pod) []podRun {
+	var out []podRun
+	for i := 0; i < len(pods); {
+		j := i + 1
+		for j < len(pods) && pods[j].Ordinal == pods[j-1].Ordinal+1 && pods[j].Revision == pods[i].Revision &&
+			pods[j].State == pods[i].State && pods[j].Terminating == pods[i].Terminating {
+			j++
+		}
+		names := pods[i].Name
+		if j-i > 1 {
+			names += ".." + pods[j-1].Name
+		}
+		out = append(out, podRun{names: names, pod: pods[i]})
+		i = j
+	}
+	return out
+}
