@@ -40,15 +40,17 @@ type Options struct {
 type Budget struct {
 	// Syncs, when > 0, is the most syncs replayed.
 	Syncs int
-	// Deadline, when set, is the wall-clock time after which no further sync starts.
+	// Deadline, when set, is the wall-clock time by which the replay ends: no sync starts that would
+	// end after it, as far as the longest sync so far tells.
 	Deadline time.Time
 }
 
-func (b Budget) spent(syncs int) (string, bool) {
+// spent: syncs made so far, the longest of them in wall-clock time.
+func (b Budget) spent(syncs int, longest time.Duration) (string, bool) {
 	switch {
 	case b.Syncs > 0 && syncs >= b.Syncs:
 		return fmt.Sprintf("the preview's budget of %d syncs was spent", b.Syncs), true
-	case !b.Deadline.IsZero() && !time.Now().Before(b.Deadline):
+	case !b.Deadline.IsZero() && !time.Now().Add(longest).Before(b.Deadline):
 		return fmt.Sprintf("the preview's time budget was spent after %d syncs", syncs), true
 	}
 	return "", false
@@ -68,6 +70,9 @@ const (
 
 // engine is one replay in progress.
 type engine struct {
+	// lastCheck and longestSync time the syncs in wall-clock time, for a Budget's deadline.
+	lastCheck   time.Time
+	longestSync time.Duration
 	ctx    context.Context
 	opts   Options
 	sc     *Scenario
@@ -112,7 +117,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
-	e := &engine{ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
+	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
 		module: opts.Module, revLabels: map[string]string{}}
 	e.clock = NewClock(e.start)
 	e.lastEvent = e.start
@@ -427,12 +432,17 @@ func (e *engine) replicas() int64 {
 }
 
 func (e *engine) checkLimits() bool {
-	max := e.maxSteps()
-	if len(e.tl.Steps) >= max {
-		e.tl.StopReason = fmt.Sprintf("step limit (%d) reached", max)
+	limit := e.maxSteps()
+	if len(e.tl.Steps) >= limit {
+		e.tl.StopReason = fmt.Sprintf("step limit (%d) reached", limit)
 		return true
 	}
-	if why, spent := e.opts.Budget.spent(len(e.tl.Steps)); spent {
+	now := time.Now()
+	if !e.lastCheck.IsZero() {
+		e.longestSync = max(e.longestSync, now.Sub(e.lastCheck))
+	}
+	e.lastCheck = now
+	if why, spent := e.opts.Budget.spent(len(e.tl.Steps), e.longestSync); spent {
 		e.tl.StopReason, e.tl.budgetSpent = why, true
 		return true
 	}

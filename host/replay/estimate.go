@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
@@ -18,7 +20,8 @@ type Estimate struct {
 	RemainingPods int `json:"remainingPods"`
 	// RemainingBatches at the batch size seen so far (0 when no batch was seen).
 	RemainingBatches int `json:"remainingBatches"`
-	// RemainingDuration at the pace seen so far; nil when no pod finished within the budget.
+	// RemainingDuration at the pace seen so far or, when no pod finished within the budget, at the
+	// kubelet model's pace (Basis says which); nil only when nothing remains.
 	RemainingDuration *Duration `json:"remainingDuration,omitempty"`
 }
 
@@ -29,8 +32,6 @@ func (e *Estimate) String() string {
 	}
 	if e.RemainingDuration != nil {
 		s += fmt.Sprintf(", about %s more", *e.RemainingDuration)
-	} else {
-		s += ", duration unknown (no pod finished within the budget)"
 	}
 	return s
 }
@@ -97,6 +98,63 @@ func (p *Preview) estimateRest(before, final Obj) *Estimate {
 	if finished := atStart - left; finished > 0 && elapsed > 0 {
 		d := Duration(time.Duration(float64(elapsed) * float64(left) / float64(finished)).Round(time.Second))
 		e.RemainingDuration = &d
+	} else if left > 0 {
+		// Nothing finished yet (a large set, a tight deadline): the pace is the kubelet model's, one
+		// batch after another, each as long as a pod takes to go and come back.
+		replace := jsonobj.GetStr(fs, "status.currentRevision") != update
+		batches := e.RemainingBatches
+		if batches == 0 {
+			size := p.batchSize(spec, replace, left)
+			batches = (left + size - 1) / size
+			e.RemainingBatches = batches
+		}
+		cycle, how := p.kubelet.podCycle(replace)
+		if m, _ := jsonobj.GetInt(spec, "minReadySeconds"); m > 0 {
+			cycle += time.Duration(m) * time.Second
+			how += fmt.Sprintf(" + minReadySeconds %ds", m)
+		}
+		d := Duration(time.Duration(batches) * cycle)
+		e.RemainingDuration = &d
+		e.Basis += fmt.Sprintf("; no pod finished yet, so the duration is %d batches at the kubelet model's pace (%s = %s each)",
+			batches, how, Duration(cycle))
 	}
 	return e
+}
+
+// batchSize is how many pods the controller takes on at once when the replay saw no batch: replacements
+// go maxUnavailable at a time (one with the gate off), creations one at a time under OrderedReady and all
+// at once under Parallel.
+func (p *Preview) batchSize(spec Obj, replace bool, left int) int {
+	if !replace {
+		if jsonobj.GetStr(spec, "podManagementPolicy") == "Parallel" {
+			return max(left, 1)
+		}
+		return 1
+	}
+	if p.featureOff(nil, "MaxUnavailableStatefulSet") {
+		return 1
+	}
+	replicas, _ := jsonobj.GetInt(spec, "replicas")
+	return maxUnavailableOf(jsonobj.Get(spec, "updateStrategy.rollingUpdate.maxUnavailable"), int(replicas))
+}
+
+// maxUnavailableOf is upstream's getStatefulSetMaxUnavailable: an integer or a percentage of replicas
+// rounded down, at least 1; 1 when unset.
+func maxUnavailableOf(v any, replicas int) int {
+	var is intstr.IntOrString
+	switch x := v.(type) {
+	case string:
+		is = intstr.FromString(x)
+	default:
+		n, ok := jsonobj.AsInt(v)
+		if !ok {
+			return 1
+		}
+		is = intstr.FromInt32(int32(n))
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(&is, replicas, false)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }

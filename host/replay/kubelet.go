@@ -62,6 +62,23 @@ type PodBehavior struct {
 
 func (c KubeletConfig) tick() time.Duration { return durOr(c.Tick, DefaultTick) }
 
+// podCycle is how long the model takes to bring one pod to Ready, after taking the old one away when
+// replace is set, and that sum in words.
+func (c KubeletConfig) podCycle(replace bool) (time.Duration, string) {
+	if c.Model == ModelTick { // one tick to be gone, one to be created Running and Ready
+		if replace {
+			return 2 * c.tick(), fmt.Sprintf("2 ticks of %s", Duration(c.tick()))
+		}
+		return c.tick(), fmt.Sprintf("1 tick of %s", Duration(c.tick()))
+	}
+	start, ready, term := durOr(c.StartDelay, DefaultStartDelay), durOr(c.ReadyDelay, DefaultReadyDelay), durOr(c.TerminationDelay, DefaultTerminationDelay)
+	how := fmt.Sprintf("start %s + Ready %s", Duration(start), Duration(ready))
+	if !replace {
+		return start + ready, how
+	}
+	return term + start + ready, fmt.Sprintf("termination %s + ", Duration(term)) + how
+}
+
 func (c KubeletConfig) validate() error {
 	switch c.Model {
 	case "", ModelDelays:

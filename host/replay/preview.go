@@ -31,6 +31,7 @@ type Preview struct {
 	KubeModel string    `json:"kubeletModel"`
 	Timeline  *Timeline `json:"-"`
 	features  map[string]bool
+	kubelet   KubeletConfig // the base world's kubelet model, for the estimate's pace when nothing finished
 }
 
 // Warning is a known trap a preview found: Code names it for programs (the webhook decides by it), Message
@@ -87,7 +88,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	if err != nil {
 		return nil, err
 	}
-	p := &Preview{Set: jsonobj.GetStr(cur, "metadata.name"), Timeline: tl, features: base.Features, Outcome: tl.Outcome, KubeModel: tl.Model,
+	p := &Preview{Set: jsonobj.GetStr(cur, "metadata.name"), Timeline: tl, features: base.Features, kubelet: base.Kubelet, Outcome: tl.Outcome, KubeModel: tl.Model,
 		Warnings: []Warning{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}}
 	labels := map[string]string{}
 	for _, r := range tl.Revisions {

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +92,45 @@ func TestPreviewDeadlinePassedReplaysOneSync(t *testing.T) {
 	if p.Estimate.RemainingPods != 3 {
 		t.Errorf("estimated %d more pods, want the 3 new ones (created, not yet Ready)", p.Estimate.RemainingPods)
 	}
+	// Nothing finished: the duration is the kubelet model's, one Parallel batch of creations.
+	if d := p.Estimate.RemainingDuration; d == nil || time.Duration(*d) != replay.DefaultStartDelay+replay.DefaultReadyDelay ||
+		!strings.Contains(p.Estimate.Basis, "kubelet model's pace") {
+		t.Errorf("estimate %s (%s): want the kubelet model's start + Ready delays", p.Estimate, p.Estimate.Basis)
+	}
+}
+
+// Issue 12 item 1: when not one pod finished within the budget, the duration is still estimated, at the
+// kubelet model's pace, and comes near what the full replay takes.
+func TestPreviewEstimatesDurationWhenNothingFinished(t *testing.T) {
+	for _, policy := range []string{"OrderedReady", "Parallel"} {
+		t.Run(policy, func(t *testing.T) {
+			w := newWorld(t, 20, policy, 2, "Retain", "")
+			cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:2" })
+			in := PreviewInput{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
+				Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims}}
+			full, err := Preview(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Budget = replay.Budget{Syncs: 1}
+			part, err := Preview(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := part.Preview.Estimate
+			if e == nil || e.RemainingDuration == nil || !strings.Contains(e.Basis, "no pod finished yet") {
+				t.Fatalf("estimate %v", e)
+			}
+			rest := time.Duration(full.Preview.Outcome.Duration - part.Preview.Outcome.Duration)
+			if got := time.Duration(*e.RemainingDuration); got < rest/2 || got > rest*2 {
+				t.Errorf("estimated %s more (%s), the full preview took %s more", got, e.Basis, rest)
+			}
+			if d := e.RemainingBatches - (len(full.Preview.Batches) - len(part.Preview.Batches)); d < -1 || d > 1 {
+				t.Errorf("estimated %d more batches, the full preview made %d", e.RemainingBatches, len(full.Preview.Batches)-len(part.Preview.Batches))
+			}
+			t.Logf("%s: %s; full rest %s", policy, e, rest)
+		})
+	}
 }
 
 // Issue 12 item 1: the webhook previews sets of any size. At 5000 replicas a preview with a budget of a
@@ -115,6 +155,9 @@ func TestPreviewOf5000ReplicasAnswersWithAnEstimate(t *testing.T) {
 	}
 	if p.Estimate.RemainingPods < 4000 || p.Estimate.RemainingPods > 5000 || p.Estimate.RemainingBatches < 8 {
 		t.Errorf("estimate %s: want about 4500 more pods in about 9 more batches of 500", p.Estimate)
+	}
+	if p.Estimate.RemainingDuration == nil {
+		t.Errorf("estimate %s: no duration", p.Estimate)
 	}
 	t.Logf("5000 replicas, 3 syncs: %d batches so far; %s", len(p.Batches), p.Estimate)
 }

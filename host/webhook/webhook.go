@@ -82,7 +82,7 @@ type Config struct {
 	// MaxBodyBytes of an AdmissionReview (default 8 MiB; the API server's limit for one object is 3 MiB,
 	// a review of an UPDATE carries two).
 	MaxBodyBytes int64
-	// MaxReplicas previewed (default 2000): larger sets are allowed with a warning and not replayed.
+	// MaxReplicas previewed (default 5000): larger sets are allowed with a warning and not replayed.
 	MaxReplicas int32
 	// Events, when set, receives the full preview of every non-dry-run review as an Event on the set.
 	Events EventRecorder
@@ -111,7 +111,7 @@ const (
 	DefaultTimeout       = 3 * time.Second
 	DefaultMaxConcurrent = 4
 	DefaultMaxBodyBytes  = 8 << 20
-	DefaultMaxReplicas   = 2000
+	DefaultMaxReplicas   = 5000
 	// EventReason is the reason of the Event that carries the full preview.
 	EventReason = "RolloutPreview"
 )

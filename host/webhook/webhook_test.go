@@ -79,7 +79,7 @@ manifests:
 %[6]s`
 
 // newWorld replays the set's creation (plus extra events) to a settled state and decodes the result.
-func newWorld(t *testing.T, replicas int, policy string, maxUnavailable int, whenScaled, events string) world {
+func newWorld(t testing.TB, replicas int, policy string, maxUnavailable int, whenScaled, events string) world {
 	t.Helper()
 	sc, err := replay.ParseScenario([]byte(fmt.Sprintf(setTemplate, t.Name(), replicas, policy, maxUnavailable, whenScaled, events)))
 	if err != nil {
@@ -118,7 +118,7 @@ func newWorld(t *testing.T, replicas int, policy string, maxUnavailable int, whe
 	return w
 }
 
-func mustUnmarshal(t *testing.T, b []byte, v any) {
+func mustUnmarshal(t testing.TB, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func (w world) edit(f func(s *appsv1.StatefulSet)) *appsv1.StatefulSet {
 	return s
 }
 
-func raw(t *testing.T, o any) runtime.RawExtension {
+func raw(t testing.TB, o any) runtime.RawExtension {
 	t.Helper()
 	b, err := json.Marshal(o)
 	if err != nil {
@@ -145,7 +145,7 @@ func raw(t *testing.T, o any) runtime.RawExtension {
 
 var setKind = metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}
 
-func reviewOf(t *testing.T, op admissionv1.Operation, old, cur *appsv1.StatefulSet, dryRun bool) *admissionv1.AdmissionReview {
+func reviewOf(t testing.TB, op admissionv1.Operation, old, cur *appsv1.StatefulSet, dryRun bool) *admissionv1.AdmissionReview {
 	req := &admissionv1.AdmissionRequest{
 		UID: types.UID(fmt.Sprintf("req-%d", time.Now().UnixNano())), Kind: setKind,
 		Resource: metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"},
@@ -164,7 +164,7 @@ type fixture struct {
 	http   *httptest.Server
 }
 
-func newFixture(t *testing.T, src Source, mod replay.Reconciler, mutate func(*Config)) *fixture {
+func newFixture(t testing.TB, src Source, mod replay.Reconciler, mutate func(*Config)) *fixture {
 	t.Helper()
 	if mod == nil {
 		mod = testModule
@@ -187,7 +187,7 @@ func newFixture(t *testing.T, src Source, mod replay.Reconciler, mutate func(*Co
 }
 
 // post sends a review over HTTP and decodes the answer (failing the test on a non-200 status).
-func (f *fixture) post(t *testing.T, review any) *admissionv1.AdmissionResponse {
+func (f *fixture) post(t testing.TB, review any) *admissionv1.AdmissionResponse {
 	t.Helper()
 	code, body := f.postRaw(t, mustJSON(t, review))
 	if code != http.StatusOK {
@@ -207,7 +207,7 @@ func (f *fixture) post(t *testing.T, review any) *admissionv1.AdmissionResponse 
 	return out.Response
 }
 
-func (f *fixture) postRaw(t *testing.T, body []byte) (int, string) {
+func (f *fixture) postRaw(t testing.TB, body []byte) (int, string) {
 	t.Helper()
 	resp, err := http.Post(f.http.URL+"/validate?timeout=10s", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -218,7 +218,7 @@ func (f *fixture) postRaw(t *testing.T, body []byte) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -228,7 +228,7 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // checkLimits: what the API server accepts without truncating or dropping anything.
-func checkLimits(t *testing.T, warnings []string) {
+func checkLimits(t testing.TB, warnings []string) {
 	t.Helper()
 	total := 0
 	if len(warnings) > MaxWarnings {

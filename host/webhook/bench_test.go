@@ -1,0 +1,35 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// Issue 12 item 1, as a figure rather than a timed test: one admission review of a template change to a
+// 5000-replica set, over HTTP, with the server's default budget (3 s, 70% of it for the replay). It
+// reports the time per review and the share of reviews answered with a preview (replayed steps, and an
+// estimate of the rest when the budget ran out) rather than "no rollout preview". Run it beside another
+// CPU-heavy job to see a loaded machine: the answer must stay a preview, only the replayed part shrinks.
+func BenchmarkWebhookReview5000Replicas(b *testing.B) {
+	w := newWorld(b, 5000, "Parallel", 500, "Retain", "")
+	f := newFixture(b, w.src, nil, func(c *Config) { c.Timeout = 0 }) // 0: the server's default
+	previews, estimates := 0, 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:" + time.Now().Format("150405.000000") })
+		resp := f.post(b, reviewOf(b, admissionv1.Update, w.set, cur, false))
+		all := strings.Join(resp.Warnings, "\n")
+		if strings.Contains(all, "rolling update of") {
+			previews++
+		}
+		if strings.Contains(all, "estimate for the rest") {
+			estimates++
+		}
+	}
+	b.ReportMetric(float64(previews)/float64(b.N), "previews/review")
+	b.ReportMetric(float64(estimates)/float64(b.N), "estimates/review")
+}
