@@ -207,9 +207,9 @@ func displayName(file string) string {
 	return file
 }
 
-// snapshotOfList builds the snapshot of the one StatefulSet of a kubectl List from the List's pods,
-// ControllerRevisions and PVCs, as the controller would build it at now.
-func snapshotOfList(js []byte, now time.Time) ([]byte, error) {
+// snapshotOfList builds the snapshot of the List's StatefulSet (the chosen one, when it holds several)
+// from the List's pods, ControllerRevisions and PVCs of its namespace, as the controller would build it at now.
+func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) {
 	var list struct {
 		Items []json.RawMessage `json:"items"`
 	}
@@ -217,7 +217,7 @@ func snapshotOfList(js []byte, now time.Time) ([]byte, error) {
 		return nil, err
 	}
 	var objs controller.Objects
-	var sets []string
+	var sets, all []string
 	for i, raw := range list.Items {
 		var tm struct{ Kind string }
 		if err := json.Unmarshal(raw, &tm); err != nil {
@@ -227,9 +227,13 @@ func snapshotOfList(js []byte, now time.Time) ([]byte, error) {
 		switch tm.Kind {
 		case "StatefulSet":
 			s := &appsv1.StatefulSet{}
-			err = json.Unmarshal(raw, s)
-			objs.Set = s
-			sets = append(sets, s.Name)
+			if err = json.Unmarshal(raw, s); err == nil {
+				all = append(all, s.Namespace+"/"+s.Name)
+				if choice.matches(s.Namespace, s.Name) {
+					objs.Set = s
+					sets = append(sets, s.Namespace+"/"+s.Name)
+				}
+			}
 		case "Pod":
 			p := &corev1.Pod{}
 			err = json.Unmarshal(raw, p)
@@ -247,8 +251,11 @@ func snapshotOfList(js []byte, now time.Time) ([]byte, error) {
 			return nil, fmt.Errorf("items[%d] (%s): %w", i, tm.Kind, err)
 		}
 	}
-	if len(sets) != 1 {
-		return nil, fmt.Errorf("the List holds %d StatefulSets (%s); a snapshot is about exactly one: `kubectl get statefulset/NAME,pods,controllerrevisions,pvc -o yaml`", len(sets), strings.Join(sets, ", "))
+	switch {
+	case len(sets) == 0 && !choice.empty():
+		return nil, fmt.Errorf("the List holds no StatefulSet %s (it holds %d: %s)", choice, len(all), strings.Join(all, ", "))
+	case len(sets) != 1:
+		return nil, fmt.Errorf("the List holds %d StatefulSets (%s); a snapshot is about exactly one: choose it with -n NAMESPACE (and statefulset/NAME where the command takes it), or list one: `kubectl get statefulset/NAME,pods,controllerrevisions,pvc -o yaml`", len(sets), strings.Join(sets, ", "))
 	}
 	snap, _, err := controller.SnapshotOf(objs, now, nil)
 	if err != nil {
@@ -260,12 +267,15 @@ func snapshotOfList(js []byte, now time.Time) ([]byte, error) {
 // snapshotInput returns the snapshot a command that runs on one (reconcile, preview --from) reads from
 // in: a JSON snapshot unmodified (the module judges it, bytes and all), a YAML one as JSON, a List's
 // built snapshot; anything else is refused with the command that takes it.
-func snapshotInput(in input, file string) ([]byte, error) {
+func snapshotInput(in input, file string, choice setChoice) ([]byte, error) {
 	switch in.kind {
 	case inputSnapshot:
+		if err := choice.checkSnapshot(in.json); err != nil {
+			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+		}
 		return in.json, nil // JSON as read (less leading blanks), or YAML as JSON
 	case inputList:
-		s, err := snapshotOfList(in.json, time.Now())
+		s, err := snapshotOfList(in.json, time.Now(), choice)
 		if err != nil {
 			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
 		}
@@ -276,15 +286,18 @@ func snapshotInput(in input, file string) ([]byte, error) {
 	if err := in.unreadable(file, "a snapshot"); err != nil {
 		return nil, err
 	}
+	if err := choice.checkSnapshot(in.raw); err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+	}
 	return in.raw, nil // JSON that is not valid: the module says what is wrong with it
 }
 
 // scenarioInput returns the scenario `replay` runs for in: a scenario as it is, the world of a snapshot
 // or a List, or the creation of a manifest's set.
-func scenarioInput(in input, file string) (*replay.Scenario, error) {
+func scenarioInput(in input, file string, choice setChoice) (*replay.Scenario, error) {
 	switch in.kind {
 	case inputSnapshot, inputList:
-		snap, err := snapshotInput(in, file)
+		snap, err := snapshotInput(in, file, choice)
 		if err != nil {
 			return nil, err
 		}
@@ -295,11 +308,25 @@ func scenarioInput(in input, file string) (*replay.Scenario, error) {
 		return sc, nil
 	case inputManifest:
 		var md struct {
-			Metadata struct{ Name string } `json:"metadata"`
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
 		}
 		_ = json.Unmarshal(in.json, &md)
+		manifest := in.json
+		if choice.namespace != "" && md.Metadata.Namespace == "" { // kubectl apply -n: the manifest's namespace
+			var m map[string]any
+			if err := json.Unmarshal(in.json, &m); err == nil {
+				if meta, ok := m["metadata"].(map[string]any); ok {
+					meta["namespace"] = choice.namespace
+					md.Metadata.Namespace = choice.namespace
+					manifest, _ = json.Marshal(m)
+				}
+			}
+		}
+		if !choice.matches(md.Metadata.Namespace, md.Metadata.Name) {
+			return nil, withCode(ExitUsage, fmt.Errorf("%s: the manifest's StatefulSet is %s/%s, not %s", displayName(file), md.Metadata.Namespace, md.Metadata.Name, choice))
+		}
 		doc, _ := json.Marshal(map[string]any{"name": md.Metadata.Name, "description": "create " + displayName(file),
-			"manifests": []json.RawMessage{in.json}})
+			"manifests": []json.RawMessage{manifest}})
 		sc, err := replay.ParseScenario(doc)
 		if err != nil {
 			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
@@ -308,6 +335,9 @@ func scenarioInput(in input, file string) (*replay.Scenario, error) {
 	}
 	if err := in.unreadable(file, "a scenario"); err != nil {
 		return nil, err
+	}
+	if !choice.empty() {
+		return nil, withCode(ExitUsage, fmt.Errorf("%s: a scenario names its own objects; -n and statefulset/NAME choose among the objects of a snapshot, a List or a manifest", displayName(file)))
 	}
 	return nil, nil // a scenario, or JSON that is not valid: the scenario loader says what is wrong
 }

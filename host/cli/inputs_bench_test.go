@@ -22,7 +22,7 @@ func BenchmarkRecogniseSnapshot(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		in := recognise(big)
-		if _, err := snapshotInput(in, "x"); err != nil || in.kind != inputSnapshot {
+		if _, err := snapshotInput(in, "x", setChoice{}); err != nil || in.kind != inputSnapshot {
 			b.Fatal(err)
 		}
 	}

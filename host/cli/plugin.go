@@ -321,7 +321,7 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			if err != nil {
 				return err
 			}
-			snap, live, err := o.liveSetSnapshot(cmd, args[0], featureGates)
+			snap, _, err := o.liveSetSnapshot(cmd, args[0], featureGates)
 			if err != nil {
 				return err
 			}
@@ -329,7 +329,6 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			sc.Name = live.Set.Namespace + "/" + live.Set.Name
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()

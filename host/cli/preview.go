@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ func newPreviewCommand(opts *moduleOptions) *cobra.Command {
 	var file, from, scenario string
 	var rollout rolloutFlags
 	var output outputFlag
+	var namespace string
 	cmd := &cobra.Command{
 		Use:   "preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)",
 		Short: "Show what applying an edited StatefulSet will do: the ordered steps, batches, duration and traps",
@@ -66,7 +68,19 @@ maxUnavailable counts unavailable pods below the partition).
 				if err != nil {
 					return err
 				}
-				snap, err := snapshotInput(recognise(doc), from)
+				// The edited manifest names the set; -n (or its own namespace) picks it from a List.
+				var md struct {
+					Metadata struct{ Name, Namespace string } `json:"metadata"`
+				}
+				_ = json.Unmarshal(edited, &md)
+				choice := setChoice{namespace: md.Metadata.Namespace, name: md.Metadata.Name}
+				if namespace != "" {
+					if choice.namespace != "" && choice.namespace != namespace {
+						return withCode(ExitUsage, fmt.Errorf("the edited StatefulSet's namespace %q does not match -n %q", choice.namespace, namespace))
+					}
+					choice.namespace = namespace
+				}
+				snap, err := snapshotInput(recognise(doc), from, choice)
 				if err != nil {
 					return err
 				}
@@ -79,7 +93,7 @@ maxUnavailable counts unavailable pods below the partition).
 					return withCode(ExitUsage, err)
 				}
 			} else {
-				sc, err := loadReplayInput(cmd.InOrStdin(), scenario)
+				sc, err := loadReplayInput(cmd.InOrStdin(), scenario, setChoice{})
 				if err != nil {
 					return err
 				}
@@ -121,6 +135,7 @@ maxUnavailable counts unavailable pods below the partition).
 	f.SetNormalizeFunc(filenameAlias)
 	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON or YAML), or a kubectl List of the set and its objects")
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
+	f.StringVarP(&namespace, "namespace", "n", "", "the set's namespace, when the edited manifest has none: picks the set of a --from List that holds several")
 	rollout.bind(f, `kubelet model: "delays" (default) or "tick"`)
 	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: steps, batches, warnings by code, outcome)")
 	return cmd

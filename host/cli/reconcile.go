@@ -22,27 +22,33 @@ func newReconcileCommand(opts *moduleOptions) *cobra.Command {
 	var file string
 	var compact bool
 	var output outputFlag
+	var choice setChoice
 	cmd := &cobra.Command{
-		Use:   "reconcile [-f snapshot.json|list.yaml|-]",
+		Use:   "reconcile [-f snapshot.json|list.yaml|-] [statefulset/NAME] [-n NAMESPACE]",
 		Short: "Print the plan the StatefulSet controller would make for a snapshot",
 		Long: `reconcile runs one sync of the module on a snapshot and prints the plan (ABI v1, see abi/README.md):
 the ordered writes, the new status, the requeue delay and the events: a summary by default (-o text), the
 plan itself with -o json or -o yaml. The snapshot is ABI v1 JSON (or the
 same as YAML), or a kubectl List of a StatefulSet and its objects (kubectl get
 statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller's snapshot is built.
+A List that holds several sets (kubectl get statefulsets,pods,controllerrevisions,pvc -A -o yaml) is
+narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be the one they name.
 
 ` + exitCodesHelp,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := output.resolve(cmd)
 			if err != nil {
+				return err
+			}
+			if err := choice.setArg(args); err != nil {
 				return err
 			}
 			doc, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
 			if err != nil {
 				return err
 			}
-			snapshot, err := snapshotInput(recognise(doc), file)
+			snapshot, err := snapshotInput(recognise(doc), file, choice)
 			if err != nil {
 				return err
 			}
@@ -79,6 +85,7 @@ statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "-", "snapshot file, or - for standard input")
 	cmd.Flags().SetNormalizeFunc(filenameAlias)
+	choice.bindNamespace(cmd)
 	addOutputFlag(cmd, &output, "text (a summary of the writes, the status change, the requeue and the events), json (the plan) or yaml")
 	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line of JSON)")
 	return cmd

@@ -24,8 +24,9 @@ func newReplayCommand(opts *moduleOptions) *cobra.Command {
 	var rollout rolloutFlags
 	var update, verbose bool
 	var output outputFlag
+	var choice setChoice
 	cmd := &cobra.Command{
-		Use:   "replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST",
+		Use:   "replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST [statefulset/NAME] [-n NAMESPACE]",
 		Short: "Replay a scenario in virtual time and print the rollout timeline",
 		Long: `replay runs a scenario (initial manifests, a kubelet model and timed events; see
 testdata/scenarios/README.md) against an in-memory API server, a simulated kubelet and the reconcile
@@ -34,7 +35,8 @@ pod grid (ordinal:revision/state) and the writes. A replay that does not settle 
 limits (limits.steps, limits.duration); by default the larger of 2000 syncs and 6h of virtual time, or
 10 syncs and 1 minute per replica of the set, so a rollout of any size replays to completion. Instead of a
 scenario it takes a snapshot or a kubectl List (the world from there on, no events), or a StatefulSet
-manifest (its creation).
+manifest (its creation). -n NAMESPACE and statefulset/NAME pick the set of a List that holds several (a
+snapshot's set must be the one named; a manifest without a namespace gets -n's, as kubectl apply -n).
 
   --golden FILE   compare the output with FILE; exit 5 and show the first difference when it differs
   --update        with --golden, rewrite FILE instead
@@ -45,8 +47,11 @@ manifest (its creation).
 ` + exitCodesHelp + `
   5  --golden: the timeline differs from the golden file (with --golden, only 0 and 5 judge the rollout)
 ` + rolloutExitCodesHelp,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := choice.setArg(args[1:]); err != nil {
+				return err
+			}
 			if update && golden == "" {
 				return withCode(ExitUsage, fmt.Errorf("--update needs --golden FILE"))
 			}
@@ -58,7 +63,7 @@ manifest (its creation).
 			if err != nil {
 				return err
 			}
-			sc, err := loadReplayInput(cmd.InOrStdin(), args[0])
+			sc, err := loadReplayInput(cmd.InOrStdin(), args[0], choice)
 			if err != nil {
 				return err
 			}
@@ -90,6 +95,7 @@ manifest (its creation).
 		},
 	}
 	f := cmd.Flags()
+	choice.bindNamespace(cmd)
 	f.StringVar(&golden, "golden", "", "compare with this golden file (exit 5 on difference)")
 	f.BoolVar(&update, "update", false, "rewrite the golden file")
 	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: the timeline with every step's full plan)")
@@ -139,7 +145,7 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 
 // loadReplayInput reads replay's argument (a file, or - for standard input): a scenario, or a snapshot,
 // List or manifest as one.
-func loadReplayInput(stdin io.Reader, path string) (*replay.Scenario, error) {
+func loadReplayInput(stdin io.Reader, path string, choice setChoice) (*replay.Scenario, error) {
 	var b []byte
 	var err error
 	if path == "-" {
@@ -151,7 +157,7 @@ func loadReplayInput(stdin io.Reader, path string) (*replay.Scenario, error) {
 		return nil, withCode(ExitUsage, err)
 	}
 	in := recognise(b)
-	sc, err := scenarioInput(in, path)
+	sc, err := scenarioInput(in, path, choice)
 	if err != nil || sc != nil {
 		return sc, err
 	}

@@ -242,7 +242,12 @@ func ScenarioFromSnapshot(snapshot []byte) (*Scenario, error) {
 	if jsonobj.GetObj(o, "statefulSet") == nil {
 		return nil, fmt.Errorf("snapshot: no statefulSet")
 	}
-	sc := &Scenario{Name: jsonobj.GetStr(o, "statefulSet.metadata.name"), snapshot: o, Start: jsonobj.GetStr(o, "now")}
+	// Named as kubectl names it, namespace/name: a List or a cluster may hold the same name twice.
+	name := jsonobj.GetStr(o, "statefulSet.metadata.name")
+	if ns := jsonobj.GetStr(o, "statefulSet.metadata.namespace"); ns != "" {
+		name = ns + "/" + name
+	}
+	sc := &Scenario{Name: name, snapshot: o, Start: jsonobj.GetStr(o, "now")}
 	if f := jsonobj.GetObj(o, "features"); f != nil {
 		sc.Features = map[string]bool{}
 		for k, v := range f {
