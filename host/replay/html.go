@@ -4,181 +4,141 @@ import (
 	"encoding/json"
 	"html/template"
 	"io"
+	"sort"
 )
 
-// htmlStep is the compact form of a step embedded in the page.
-type htmlStep struct {
-	Index   int      `json:"i"`
-	Offset  string   `json:"t"`
-	Trigger []string `json:"trig,omitempty"`
-	World   []string `json:"world,omitempty"`
-	Actions []string `json:"actions,omitempty"`
-	Error   string   `json:"error,omitempty"`
-	Status  string   `json:"status"`
-	Pods    [][]any  `json:"pods"` // [ordinal, name, revision label, state, terminating]
-}
-
+// htmlData is the timeline as the page's script reads it. It is compact on purpose: a pod's state is
+// stored once per run of syncs in which it did not change, not once per sync, so a 1000-pod rollout
+// of thousands of syncs stays a page of a few MB (pods x syncs would be tens of MB).
 type htmlData struct {
 	Scenario    string          `json:"scenario"`
 	Description string          `json:"description"`
 	Model       string          `json:"model"`
 	Start       string          `json:"start"`
 	Revisions   []RevisionLabel `json:"revisions"`
-	Steps       []htmlStep      `json:"steps"`
 	Outcome     Outcome         `json:"outcome"`
+	Labels      []string        `json:"labels"` // revision letters the runs refer to: Revisions' first, then any other ("?")
+	States      []string        `json:"states"` // pod states the runs refer to
+	Steps       []htmlStep      `json:"steps"`
+	Pods        []htmlPod       `json:"pods"` // one row per pod name that ever existed, in ordinal order
+}
+
+// htmlStep is one sync, without its pods (they are in the runs).
+type htmlStep struct {
+	MS      float64     `json:"ms"` // virtual time since the start, in milliseconds: the x axis
+	Trigger []string    `json:"trig,omitempty"`
+	World   [][2]string `json:"world,omitempty"` // [source, message]: the script marks source "user" as an edit
+	Actions []string    `json:"act,omitempty"`
+	Requeue float64     `json:"rq,omitempty"` // requeueAfterSeconds the sync asked for
+	Error   string      `json:"err,omitempty"`
+	Status  string      `json:"st,omitempty"` // left out when it is the previous step's: it rarely changes
+}
+
+// htmlPod is one row of the picture: the pod's runs of identical state, in step order. A run is
+// [firstStep, state, label, terminating 0|1] and lasts until the next run's firstStep (or the last
+// step); [firstStep] alone means that no pod of this name exists from then on.
+type htmlPod struct {
+	Ordinal int     `json:"o"`
+	Name    string  `json:"name"`
+	Runs    [][]int `json:"runs"`
 }
 
 // WriteHTML writes a self-contained page (no external resources) that draws the rollout: one row
-// per pod ordinal, one column per controller sync, each cell coloured by the pod's revision and
-// shaded by its state. The timeline travels as JSON inside the page and a small script draws it;
-// the script records what it drew (pods, steps, cells) in #render-stats, which the headless-browser
-// test reads back.
+// per pod, x in virtual time, each stretch coloured by the pod's revision and shaded by its state,
+// user edits and requeues marked above, the whole picture fitted to the window (drag to zoom, click
+// for a sync's details). The timeline travels as JSON inside the page and a small script draws it on
+// a canvas; the script records what it drew in #render-stats, which the headless-browser test reads.
 func (tl *Timeline) WriteHTML(w io.Writer) error {
-	d := htmlData{Scenario: tl.Scenario, Description: tl.Description, Model: tl.Model, Start: tl.Start,
-		Revisions: tl.Revisions, Outcome: tl.Outcome, Steps: []htmlStep{}}
-	if d.Revisions == nil {
-		d.Revisions = []RevisionLabel{}
-	}
-	for _, st := range tl.Steps {
-		hs := htmlStep{Index: st.Index, Offset: st.Offset.String(), Trigger: st.Trigger, World: worldStrings(st.World),
-			Error: st.Error, Status: st.Revisions, Pods: [][]any{}}
-		for _, a := range st.Actions {
-			hs.Actions = append(hs.Actions, a.String())
-		}
-		for _, p := range st.Pods {
-			hs.Pods = append(hs.Pods, []any{p.Ordinal, p.Name, p.Label, p.State(), p.Terminating})
-		}
-		d.Steps = append(d.Steps, hs)
-	}
-	data, err := json.Marshal(d) // escapes <, > and &: safe inside <script>
+	data, err := json.Marshal(tl.htmlData()) // escapes <, > and &: safe inside <script>
 	if err != nil {
 		return err
 	}
 	return htmlPage.Execute(w, map[string]any{"Title": tl.Scenario, "Data": template.JS(data)})
 }
 
-var htmlPage = template.Must(template.New("page").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{{.Title}} — ordinal replay</title>
-<style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
-h1 { font-size: 1.3em; margin: 0 0 .2em; }
-.sub { color: #555; margin-bottom: 1em; }
-#grid { border-collapse: collapse; margin: 1em 0; }
-#grid th { font-weight: normal; font-size: 11px; color: #555; padding: 0 1px; }
-#grid th.col { height: 4.5em; vertical-align: bottom; }
-#grid th.col span { display: inline-block; transform: rotate(-60deg); transform-origin: left bottom; white-space: nowrap; width: 1em; }
-#grid th.row { text-align: right; padding-right: .5em; font-family: monospace; font-size: 12px; color: #222; }
-#grid td { width: 18px; height: 22px; padding: 0; border: 1px solid #fff; }
-#grid td.sel { outline: 2px solid #000; }
-td.pod { cursor: pointer; }
-td.Pending { opacity: .35; }
-td.Running { background-image: repeating-linear-gradient(45deg, rgba(255,255,255,.75) 0 3px, transparent 3px 6px); }
-td.Failed { box-shadow: inset 0 0 0 3px #c00; }
-td.Succeeded { opacity: .5; box-shadow: inset 0 0 0 3px #666; }
-td.term { background-image: repeating-linear-gradient(-45deg, rgba(0,0,0,.55) 0 2px, transparent 2px 5px); }
-.legend span.sw { display: inline-block; width: 14px; height: 14px; vertical-align: middle; margin: 0 .3em 0 1em; border: 1px solid #ccc; }
-#detail { font-family: monospace; font-size: 12px; white-space: pre-wrap; background: #f6f6f6; padding: .8em; min-height: 6em; }
-.outcome { font-weight: bold; }
-.outcome.complete { color: #070; } .outcome.stuck, .outcome.limit { color: #b00; } .outcome.partitioned, .outcome.waiting { color: #a60; }
-</style>
-</head>
-<body>
-<h1 id="title"></h1>
-<div class="sub" id="subtitle"></div>
-<div class="legend" id="legend"></div>
-<table id="grid"></table>
-<div id="render-stats"></div>
-<p>Click a cell or a column to see that sync.</p>
-<div id="detail"></div>
-<script type="application/json" id="timeline-data">{{.Data}}</script>
-<script>
-(function () {
-  var d = JSON.parse(document.getElementById('timeline-data').textContent);
-  var palette = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#e15759', '#76b7b2', '#edc948', '#9c755f', '#ff9da7', '#bab0ac'];
-  var colour = {};
-  d.revisions.forEach(function (r, i) { colour[r.label] = palette[i % palette.length]; });
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  document.getElementById('title').textContent = d.scenario;
-  var sub = document.getElementById('subtitle');
-  sub.appendChild(el('div', {}, d.description));
-  var oc = el('span', {'class': 'outcome ' + d.outcome.result}, d.outcome.result + ' after ' + d.outcome.duration + ': ' + d.outcome.summary);
-  sub.appendChild(oc);
-  sub.appendChild(el('div', {}, d.model + ' kubelet model, start ' + d.start));
-  var legend = document.getElementById('legend');
-  d.revisions.forEach(function (r) {
-    var s = el('span', {'class': 'sw'}); s.style.background = colour[r.label];
-    legend.appendChild(s); legend.appendChild(document.createTextNode(r.label + ' ' + r.name));
-  });
-  [['Ready', ''], ['Running', 'not Ready'], ['Pending', ''], ['Failed', ''], ['term', 'terminating']].forEach(function (x) {
-    legend.appendChild(document.createTextNode(' '));
-    var box = el('span', {'class': 'sw ' + x[0]}); box.style.background = '#888';
-    if (x[0] === 'Running') box.style.backgroundImage = 'repeating-linear-gradient(45deg, rgba(255,255,255,.75) 0 3px, transparent 3px 6px)';
-    if (x[0] === 'term') box.style.backgroundImage = 'repeating-linear-gradient(-45deg, rgba(0,0,0,.55) 0 2px, transparent 2px 5px)';
-    if (x[0] === 'Pending') box.style.opacity = '.35';
-    if (x[0] === 'Failed') box.style.boxShadow = 'inset 0 0 0 3px #c00';
-    legend.appendChild(box); legend.appendChild(document.createTextNode(x[1] || x[0]));
-  });
-  // rows: every ordinal that ever had a pod
-  var ords = {}, names = {};
-  d.steps.forEach(function (s) { s.pods.forEach(function (p) { ords[p[0]] = true; names[p[0]] = p[1]; }); });
-  var rows = Object.keys(ords).map(Number).sort(function (a, b) { return a - b; });
-  var grid = document.getElementById('grid');
-  var head = el('tr'); head.appendChild(el('th'));
-  d.steps.forEach(function (s, i) {
-    var th = el('th', {'class': 'col', 'data-step': i}); th.appendChild(el('span', {}, '+' + s.t));
-    th.title = '#' + s.i + ' +' + s.t; th.onclick = function () { show(i); };
-    head.appendChild(th);
-  });
-  grid.appendChild(head);
-  var cells = 0;
-  rows.forEach(function (o) {
-    var tr = el('tr', {'class': 'podrow', 'data-ordinal': o});
-    tr.appendChild(el('th', {'class': 'row'}, names[o]));
-    d.steps.forEach(function (s, i) {
-      var p = null;
-      s.pods.forEach(function (q) { if (q[0] === o) p = q; });
-      var td = el('td', {'data-step': i});
-      if (p) {
-        td.className = 'pod ' + p[3] + (p[4] ? ' term' : '');
-        td.style.backgroundColor = colour[p[2]] || '#888';
-        td.title = p[1] + ' revision ' + p[2] + ' ' + p[3] + (p[4] ? ' terminating' : '') + ' at +' + s.t;
-        cells++;
-      }
-      td.onclick = function () { show(i); };
-      tr.appendChild(td);
-    });
-    grid.appendChild(tr);
-  });
-  function show(i) {
-    var s = d.steps[i], lines = ['#' + s.i + '  +' + s.t + (s.trig ? '  [' + s.trig.join(',') + ']' : '')];
-    (s.world || []).forEach(function (w) { lines.push('  . ' + w); });
-    lines.push('  pods: ' + (s.pods.map(function (p) { return p[0] + ':' + p[2] + '/' + p[3] + (p[4] ? '/term' : ''); }).join(' ') || '(none)'));
-    (s.actions || ['(no writes)']).forEach(function (a) { lines.push('  ' + a); });
-    if (s.error) lines.push('  error: ' + s.error);
-    lines.push('  status: ' + s.status);
-    document.getElementById('detail').textContent = lines.join('\n');
-    Array.prototype.forEach.call(document.querySelectorAll('td.sel'), function (c) { c.classList.remove('sel'); });
-    Array.prototype.forEach.call(document.querySelectorAll('td[data-step="' + i + '"]'), function (c) { c.classList.add('sel'); });
-  }
-  if (d.steps.length) show(d.steps.length - 1);
-  // What was drawn, for tests and curious readers.
-  var stats = document.getElementById('render-stats');
-  var drawnRows = grid.querySelectorAll('tr.podrow').length;
-  var drawnCols = head.querySelectorAll('th.col').length;
-  stats.setAttribute('data-pods', drawnRows);
-  stats.setAttribute('data-steps', drawnCols);
-  stats.setAttribute('data-cells', cells);
-  stats.textContent = drawnRows + ' pods \u00d7 ' + drawnCols + ' syncs, ' + cells + ' pod states drawn';
-})();
-</script>
-</body>
-</html>
-`))
+func (tl *Timeline) htmlData() htmlData {
+	d := htmlData{Scenario: tl.Scenario, Description: tl.Description, Model: tl.Model, Start: tl.Start,
+		Revisions: tl.Revisions, Outcome: tl.Outcome, Labels: []string{}, States: []string{},
+		Steps: make([]htmlStep, len(tl.Steps)), Pods: []htmlPod{}}
+	if d.Revisions == nil {
+		d.Revisions = []RevisionLabel{}
+	}
+	labels, states := index{}, index{}
+	for _, r := range d.Revisions {
+		labels.of(&d.Labels, r.Label)
+	}
+	status := ""
+	for i, st := range tl.Steps {
+		hs := htmlStep{MS: float64(st.Offset) / 1e6, Trigger: st.Trigger, Requeue: st.Requeue, Error: st.Error}
+		for _, e := range st.World {
+			hs.World = append(hs.World, [2]string{e.Source, e.Message})
+		}
+		for _, a := range st.Actions {
+			hs.Actions = append(hs.Actions, a.String())
+		}
+		if st.Revisions != status || i == 0 {
+			hs.Status, status = st.Revisions, st.Revisions
+		}
+		d.Steps[i] = hs
+	}
+
+	// Runs: walk the steps once, extending each pod's current run while its state stays the same.
+	rows := map[string]*htmlPod{}
+	last := map[string][]int{} // the pod's current run
+	for i, st := range tl.Steps {
+		seen := map[string]bool{}
+		for _, p := range st.Pods {
+			seen[p.Name] = true
+			run := []int{i, states.of(&d.States, p.State()), labels.of(&d.Labels, p.Label), b2i(p.Terminating)}
+			row := rows[p.Name]
+			if row == nil {
+				row = &htmlPod{Ordinal: p.Ordinal, Name: p.Name}
+				rows[p.Name] = row
+			}
+			if cur := last[p.Name]; cur == nil || !sameRun(cur, run) {
+				row.Runs = append(row.Runs, run)
+				last[p.Name] = run
+			}
+		}
+		for name, row := range rows {
+			if !seen[name] && last[name] != nil {
+				row.Runs = append(row.Runs, []int{i}) // gone
+				last[name] = nil
+			}
+		}
+	}
+	for _, row := range rows {
+		d.Pods = append(d.Pods, *row)
+	}
+	sort.Slice(d.Pods, func(i, j int) bool {
+		if d.Pods[i].Ordinal != d.Pods[j].Ordinal {
+			return d.Pods[i].Ordinal < d.Pods[j].Ordinal
+		}
+		return d.Pods[i].Name < d.Pods[j].Name
+	})
+	return d
+}
+
+// sameRun: the same state, label and terminating flag (the first element is where the run starts).
+func sameRun(a, b []int) bool {
+	return len(a) == len(b) && a[1] == b[1] && a[2] == b[2] && a[3] == b[3]
+}
+
+// index numbers strings in order of first appearance, appending new ones to a vocabulary.
+type index map[string]int
+
+func (ix index) of(vocab *[]string, s string) int {
+	if i, ok := ix[s]; ok {
+		return i
+	}
+	ix[s] = len(*vocab)
+	*vocab = append(*vocab, s)
+	return ix[s]
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
