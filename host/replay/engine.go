@@ -73,16 +73,16 @@ type engine struct {
 	// lastCheck and longestSync time the syncs in wall-clock time, for a Budget's deadline.
 	lastCheck   time.Time
 	longestSync time.Duration
-	ctx    context.Context
-	opts   Options
-	sc     *Scenario
-	cfg    KubeletConfig
-	start  time.Time
-	clock  *Clock
-	timers *timers
-	api    *APIServer
-	kube   *kubelet
-	module Reconciler
+	ctx         context.Context
+	opts        Options
+	sc          *Scenario
+	cfg         KubeletConfig
+	start       time.Time
+	clock       *Clock
+	timers      *timers
+	api         *APIServer
+	kube        *kubelet
+	module      Reconciler
 
 	tl        *Timeline
 	revLabels map[string]string

@@ -20,7 +20,9 @@ func BenchmarkWebhookReview5000Replicas(b *testing.B) {
 	previews, estimates := 0, 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:" + time.Now().Format("150405.000000") })
+		cur := w.edit(func(s *appsv1.StatefulSet) {
+			s.Spec.Template.Spec.Containers[0].Image = "x:" + time.Now().Format("150405.000000")
+		})
 		resp := f.post(b, reviewOf(b, admissionv1.Update, w.set, cur, false))
 		all := strings.Join(resp.Warnings, "\n")
 		if strings.Contains(all, "rolling update of") {
