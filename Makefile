@@ -95,7 +95,7 @@ chaos:
 
 # vet covers the guest for its wasm target too (its unsafe code only builds there); go.mod must be tidy.
 vet:
-	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$unformatted" ]; then echo "gofmt -w these: $$unformatted"; exit 1; fi
+	@unformatted="$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go'))"; if [ -n "$$unformatted" ]; then echo "gofmt -w these: $$unformatted"; exit 1; fi
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/...
