@@ -220,6 +220,13 @@ func (e *engine) initWorld() error {
 
 func (e *engine) loadSnapshot(s Obj) error {
 	ss := jsonobj.CloneObj(jsonobj.GetObj(s, "statefulSet"))
+	// A set the API server could not hold (a name like Web_1, a bad spec) is no world to replay; checked
+	// on a defaulted copy, as the API server validates what it stores, and the world is left as given.
+	check := jsonobj.CloneObj(ss)
+	defaultStatefulSet(check)
+	if err := validateStatefulSet(check); err != nil {
+		return &InvalidWorldError{Err: fmt.Errorf("the snapshot's StatefulSet: %w", err)}
+	}
 	ns := jsonobj.GetStr(ss, "metadata.namespace")
 	if ns == "" {
 		ns = "default"

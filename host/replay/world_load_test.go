@@ -1,6 +1,9 @@
 package replay
 
 import (
+	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
@@ -81,4 +84,34 @@ func initialWorld(t *testing.T, sc *Scenario) *engine {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// A snapshot whose set the API server could not hold is no world to replay: an invalid world, with the
+// API server's message; the same snapshot with a valid name replays.
+func TestSnapshotWorldIsValidated(t *testing.T) {
+	b, err := os.ReadFile("../../examples/ci/web.snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid, err := ScenarioFromSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl, err := Run(t.Context(), valid, testOptions()); err != nil || tl.Outcome.Result != "complete" {
+		t.Fatalf("replay of the snapshot: %v", err)
+	}
+	o, err := jsonobj.DecodeObj(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonobj.Set(o, "statefulSet.metadata.name", "Web_1")
+	sc, err := ScenarioFromSnapshot(mustJSON(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(t.Context(), sc, testOptions())
+	var iw *InvalidWorldError
+	if !errors.As(err, &iw) || !strings.Contains(err.Error(), `metadata.name: Invalid value: "Web_1"`) {
+		t.Fatalf("replay of a set named Web_1: %v", err)
+	}
 }
