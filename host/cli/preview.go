@@ -101,6 +101,12 @@ maxUnavailable counts unavailable pods below the partition).
 				if err != nil {
 					return err
 				}
+				// A world cut off mid-way has pods the kubelet was still starting or stopping; a snapshot of it
+				// keeps them as they were, so the preview would report them stuck.
+				if tl.Outcome.Result == "limit" {
+					return withCode(ExitUsage, fmt.Errorf("--scenario %s stopped at its limit (%s) before it settled: a preview starts from the world a scenario settles in; raise the scenario's limits, or preview from a snapshot (--from)",
+						scenario, tl.StopReason))
+				}
 				if base, err = replay.ScenarioFromSnapshot(tl.Final); err != nil {
 					return withCode(ExitUsage, err)
 				}

@@ -193,3 +193,38 @@ func TestOutputFlag(t *testing.T) {
 		}
 	}
 }
+
+// A scenario cut off at its limit leaves pods mid-start; previewing from it would call them stuck. The
+// preview refuses it and says why (the same scenario with room to settle previews).
+func TestPreviewRefusesAScenarioStoppedAtItsLimit(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/scenarios/rolling-update.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	limited := filepath.Join(dir, "limited.yaml")
+	if err := os.WriteFile(limited, []byte(strings.Replace(string(b), "\nevents:", "\nlimits: {steps: 4}\nevents:", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit := filepath.Join(dir, "edit.yaml")
+	if err := os.WriteFile(edit, []byte(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 3
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: nginx, image: "registry.k8s.io/nginx-slim:0.29"}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "preview", "-f", edit, "--scenario", limited)
+	if code != ExitUsage || !strings.Contains(errs, "stopped at its limit (step limit (4) reached) before it settled") {
+		t.Errorf("preview from a scenario stopped at its limit: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := run(t, "", "preview", "-f", edit, "--scenario", "../../testdata/scenarios/rolling-update.yaml"); code != 0 {
+		t.Errorf("preview from the settled scenario: exit %d\n%s%s", code, out, errs)
+	}
+}
