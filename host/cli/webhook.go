@@ -85,7 +85,7 @@ ordinal_webhook_requests_total{operation,decision}, ordinal_webhook_request_dura
 ordinal_webhook_reviews_waiting, ordinal_webhook_shared_previews_total,
 ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result}.
 
-Deployment: examples/deploy/webhook*.yaml; scripts/webhook-ca.sh makes a CA and serving certificate for tests.`,
+Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what each file is); scripts/webhook-ca.sh makes a CA and serving certificate for tests.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd, mopts, o) },
 	}
