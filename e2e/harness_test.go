@@ -186,7 +186,7 @@ func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
 		}
 	}
 	args := []string{"controller", "--kubeconfig", cfg.kubeconfig, "-n", ns,
-		"--workers", strconv.Itoa(o.workers), "--metrics-addr", anyPort, "--health-addr", anyPort,
+		"--workers", strconv.Itoa(o.workers), "--metrics-bind-address", anyPort, "--health-probe-bind-address", anyPort,
 		"-v", "2"} // skipped syncs in the log too, for a failure's artifacts
 	if o.leaderElect {
 		args = append(args, "--leader-elect=true", "--leader-election-namespace", ns,

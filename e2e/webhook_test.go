@@ -151,7 +151,7 @@ func startWebhook(t *testing.T, ctx context.Context, ns string, extraArgs ...str
 		t.Fatal(err)
 	}
 	w := &webhookProc{t: t, logPath: filepath.Join(dir, "webhook.log"), exited: make(chan struct{})}
-	args := append([]string{"webhook", "--kubeconfig", cfg.kubeconfig, "-n", ns, "--addr", anyPort, "--metrics-addr", anyPort,
+	args := append([]string{"webhook", "--kubeconfig", cfg.kubeconfig, "-n", ns, "--addr", anyPort, "--metrics-bind-address", anyPort,
 		"--tls-cert-file", filepath.Join(hookEnv.pki, "tls.crt"), "--tls-private-key-file", filepath.Join(hookEnv.pki, "tls.key"),
 		// Only the API server may call it: the client certificate its AdmissionConfiguration presents.
 		"--client-ca-file", filepath.Join(cfg.pki, "ca.crt"), "--client-cert-allowed-names", "kube-apiserver-webhook-client",

@@ -68,8 +68,9 @@ Leader election (on by default) uses a coordination.k8s.io Lease; only the leade
 workers. SIGTERM or SIGINT stops taking work, waits for the syncs in flight, releases the lease and exits 0.
 Losing the lease exits 1.
 
-Endpoints: /metrics on --metrics-addr (with --profiling, Go's profiles on /debug/pprof/ there too); /healthz
-and /readyz on --health-addr (one server if both are the same address; "0" disables). /healthz is 200 unless this replica leads and has failed to renew its lease.
+Endpoints: /metrics on --metrics-bind-address (with --profiling, Go's profiles on /debug/pprof/ there too); /healthz
+and /readyz on --health-probe-bind-address (one server if both are the same address; "0" disables). The flag
+names are controller-runtime's; the older --metrics-addr and --health-addr still work. /healthz is 200 unless this replica leads and has failed to renew its lease.
 /readyz is 200 once the informer caches have synced; with leader election a standby answers 200
 ("ok: standby") and the leader 200 only once its caches have synced.
 
@@ -90,8 +91,9 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standbys wait before taking over an unrenewed lease")
 	f.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up")
 	f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between lease acquire/renew attempts")
-	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of the Prometheus /metrics endpoint (\"0\" disables)")
-	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (\"0\" disables)")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (\"0\" disables; alias --metrics-addr)")
+	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (\"0\" disables; alias --health-addr)")
+	f.SetNormalizeFunc(flagAliases(map[string]string{"metrics-addr": "metrics-bind-address", "health-addr": "health-probe-bind-address"}))
 	f.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles on /debug/pprof/ beside /metrics (kube-controller-manager's --profiling)")
 	f.DurationVar(&o.resync, "resync", 0, "informer resync period (0: no periodic resync)")
 	f.DurationVar(&o.staleTimeout, "stale-timeout", 30*time.Second, "longest a set waits for the informers to observe the controller's own writes before it is synced anyway")

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestParseSetArg(t *testing.T) {
@@ -42,7 +44,7 @@ func TestControllerAndSnapshotHelp(t *testing.T) {
 		}
 		for _, flag := range map[string][]string{
 			"controller": {"--kubeconfig", "--context", "--namespace", "--selector", "--workers", "--leader-elect",
-				"--leader-election-namespace", "--leader-election-id", "--identity", "--metrics-addr", "--health-addr", "--resync", "--module"},
+				"--leader-election-namespace", "--leader-election-id", "--identity", "--metrics-bind-address", "--health-probe-bind-address", "--resync", "--module"},
 			"snapshot": {"--kubeconfig", "--context", "--namespace", "--output"},
 		}[args[0]] {
 			if !strings.Contains(out.String(), flag) {
@@ -58,5 +60,29 @@ func TestControllerRejectsUnknownGate(t *testing.T) {
 		strings.NewReader(""), &out, &errb)
 	if code != ExitUsage || !strings.Contains(errb.String(), "NoSuchGate") {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// controller-runtime's flag names, with the older ones kept as aliases.
+func TestEndpointFlagAliases(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  *cobra.Command
+		args []string
+		want map[string]string
+	}{
+		{newControllerCommand(&moduleOptions{}), []string{"--metrics-addr", ":9001", "--health-addr", ":9002"},
+			map[string]string{"metrics-bind-address": ":9001", "health-probe-bind-address": ":9002"}},
+		{newControllerCommand(&moduleOptions{}), []string{"--metrics-bind-address", ":9003", "--health-probe-bind-address", "0"},
+			map[string]string{"metrics-bind-address": ":9003", "health-probe-bind-address": "0"}},
+		{newWebhookCommand(&moduleOptions{}), []string{"--metrics-addr", ":9004"}, map[string]string{"metrics-bind-address": ":9004"}},
+	} {
+		if err := tc.cmd.ParseFlags(tc.args); err != nil {
+			t.Fatalf("%s %v: %v", tc.cmd.Name(), tc.args, err)
+		}
+		for name, want := range tc.want {
+			if got := tc.cmd.Flags().Lookup(name).Value.String(); got != want {
+				t.Errorf("%s %v: --%s = %q, want %q", tc.cmd.Name(), tc.args, name, got, want)
+			}
+		}
 	}
 }

@@ -92,11 +92,16 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 }
 
 // filenameAlias keeps --file, the flag's name before it followed kubectl (-f/--filename), working.
-func filenameAlias(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-	if name == "file" {
-		name = "filename"
+var filenameAlias = flagAliases(map[string]string{"file": "filename"})
+
+// flagAliases keeps old flag names working as aliases of their new ones.
+func flagAliases(old map[string]string) func(*pflag.FlagSet, string) pflag.NormalizedName {
+	return func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if n, ok := old[name]; ok {
+			name = n
+		}
+		return pflag.NormalizedName(name)
 	}
-	return pflag.NormalizedName(name)
 }
 
 // reconcileOnce runs the module once on snapshot and returns the exit error `reconcile` would: nil for a

@@ -75,7 +75,7 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 		},
 	}
 	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: host and module versions, describe, digest)")
-	cmd.Flags().StringVar(&controllerAddr, "controller", "", "HOST:PORT of a running `ordinal controller`'s --health-addr: print the module it is running (after hot swaps) instead")
+	cmd.Flags().StringVar(&controllerAddr, "controller", "", "HOST:PORT of a running `ordinal controller`'s --health-probe-bind-address: print the module it is running (after hot swaps) instead")
 	return cmd
 }
 

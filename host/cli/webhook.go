@@ -80,7 +80,7 @@ configured so, --insecure-allow-unauthenticated serves any caller: then restrict
 (NetworkPolicy), since a caller can make the webhook replay and record Events. Slow or idle clients are
 cut off (--read-header-timeout, --read-timeout, --idle-timeout) and at most --max-connections are open. Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
 (200 once the caches synced). Identical reviews made at the same time share one preview; previews wait
-for one of --max-concurrent-previews slots in arrival order. Prometheus metrics on --metrics-addr (HTTP):
+for one of --max-concurrent-previews slots in arrival order. Prometheus metrics on --metrics-bind-address (HTTP; alias --metrics-addr):
 ordinal_webhook_requests_total{operation,decision}, ordinal_webhook_request_duration_seconds{decision},
 ordinal_webhook_reviews_waiting, ordinal_webhook_shared_previews_total,
 ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result}.
@@ -95,7 +95,8 @@ Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what eac
 	f.StringVar(&o.addr, "addr", ":9443", "HTTPS address of /validate, /preview, /healthz, /readyz")
 	f.StringVar(&o.certFile, "tls-cert-file", "", "PEM serving certificate (chain), reloaded on change")
 	f.StringVar(&o.keyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
-	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "HTTP address of /metrics (\"0\" disables)")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "HTTP address of /metrics (\"0\" disables; alias --metrics-addr)")
+	f.SetNormalizeFunc(flagAliases(map[string]string{"metrics-addr": "metrics-bind-address"}))
 	f.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM CA bundle that must have signed the caller's client certificate (the API server's)")
 	f.StringSliceVar(&o.serve.AllowedNames, "client-cert-allowed-names", nil, "accepted client certificate common names (default: any the CA signed)")
 	f.BoolVar(&o.serve.AllowUnauthenticated, "insecure-allow-unauthenticated", false, "serve /validate and /preview to callers without a client certificate")

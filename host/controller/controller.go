@@ -168,6 +168,7 @@ func New(cfg Config) (*Controller, error) {
 // newController builds the controller over the given clients (tests give fakes).
 func newController(cfg Config, client kubernetes.Interface, rc restClients) (*Controller, error) {
 	c := &Controller{cfg: cfg, target: cfg.Target, client: client, rest: rc, now: cfg.Now}
+	useClientGoMetrics() // before the queue: it takes its metrics provider when made
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "ordinal-statefulset"})
@@ -239,6 +240,7 @@ func (c *Controller) Run(ctx context.Context) error {
 
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
+	go watchReachability(ctx, c.client.Discovery(), reachabilityInterval)
 	logger.Info("Waiting for informer caches", "namespace", c.cfg.Namespace, "selector", c.cfg.Selector)
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.setInformer.HasSynced, c.podInformer.HasSynced,
 		c.revInformer.HasSynced, c.pvcInformer.HasSynced) {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/ordinal-dev/ordinal/host/firewall"
 )
 
 // Metrics are the controller's Prometheus metrics, on their own registry.
@@ -100,7 +102,27 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 		}, queueDepth)
 		cs = append(cs, m.queueDepth)
 	}
+	useClientGoMetrics()
+	cs = append(cs, clientGoCollectors()...)
 	m.Registry.MustRegister(cs...)
+	// Every label value a counter can take is there from the start, at zero, so rate() and alerts see
+	// a series before the first event rather than no data.
+	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound} {
+		m.syncs.WithLabelValues(r)
+	}
+	for _, s := range []string{stageSnapshot, stageGuest, stagePlan, stageApply, stageAdoption, stageFirewall} {
+		m.errors.WithLabelValues(s)
+	}
+	for _, r := range []string{RefusedLoad, RefusedABI, RefusedKubernetesVersion, RefusedFeatures, RefusedConformance} {
+		m.moduleRefusals.WithLabelValues(r)
+	}
+	for _, r := range []firewall.Rule{firewall.RuleKindVerb, firewall.RuleNamespace, firewall.RuleName, firewall.RuleOwner,
+		firewall.RulePatch, firewall.RuleObject, firewall.RuleStatus} {
+		m.planRefusals.WithLabelValues(string(r))
+	}
+	for _, gr := range [][2]string{{"apps", "statefulsets"}, {"", "pods"}, {"apps", "controllerrevisions"}, {"", "persistentvolumeclaims"}} {
+		m.staleSkips.WithLabelValues(gr[0], gr[1])
+	}
 	return m
 }
 
