@@ -26,7 +26,7 @@ func TestPluginStatusWatchAndHistory(t *testing.T) {
 	waitRolledOut(t, ctx, ns, "st", 3)
 
 	out, perr, code := plugin(t, ctx, "status", "statefulset/st", "-n", ns)
-	if code != 0 || !strings.Contains(out, "state: complete") || !strings.Contains(out, "3 pods Ready at revision A") {
+	if code != 0 || !strings.Contains(out, "state: complete") || !strings.Contains(out, "3 pods Ready at revision 1") {
 		t.Fatalf("kubectl ordinal status: exit %d\n%s%s", code, out, perr)
 	}
 	out, perr, code = plugin(t, ctx, "status", "st", "-n", ns, "-o", "json")
@@ -49,7 +49,13 @@ func TestPluginStatusWatchAndHistory(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	waited := false
+	defer func() {
+		if !waited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
@@ -76,12 +82,28 @@ func TestPluginStatusWatchAndHistory(t *testing.T) {
 			}
 		}
 	}
-	await("3 pods Ready at revision A") // the first frame: the watch is up
+	await("3 pods Ready at revision 1") // the first frame: the watch is up
 	patchSet(t, ctx, ns, "st", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"v2",%q:"true"}}}}}`, annVersion, annNeverReady))
 	await("state: progressing")
-	await("OrderedReady: waiting for st-2 (B, Running) to be Running and Ready")
+	await("OrderedReady: waiting for st-2 (2, Running) to be Running and Ready")
 	if n := strings.Count(strings.Join(seen, "\n"), "StatefulSet "+ns+"/st"); n < 3 {
 		t.Errorf("%d frames, want one per change at least (complete, progressing, waiting)", n)
+	}
+
+	// Interrupted, the watch ends quietly: exit 0, as kubectl's own watches end.
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	for range lines { // drain, so the process is not blocked writing
+	}
+	err = cmd.Wait()
+	waited = true
+	if err != nil {
+		t.Errorf("status --watch after SIGINT: %v (stderr: %s)", err, stderr.String())
+	}
+	// A bad gate is the command's error (exit 2: the module refused the snapshot), not a rollout state.
+	if out, perr, code := plugin(t, ctx, "status", "st", "-n", ns, "--feature-gates", "NoSuchGate=true"); code != 2 || !strings.Contains(perr, "NoSuchGate") {
+		t.Errorf("status --feature-gates NoSuchGate=true: exit %d, want 2\n%s%s", code, out, perr)
 	}
 
 	out, perr, code = plugin(t, ctx, "history", "statefulset/st", "-n", ns)

@@ -19,6 +19,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/rollout"
@@ -76,12 +77,18 @@ controller's requeue comes due; it runs until interrupted.`,
 				}
 				frame, _, err := s.frame(ctx, objs)
 				if err != nil {
+					if ctx.Err() != nil {
+						return nil // interrupted: not a module failure
+					}
 					return err
 				}
 				_, err = io.WriteString(s.out, frame)
 				return err
 			}
-			return s.watch(ctx, client, ns, name)
+			if err := s.watch(ctx, client, ns, name); err != nil && ctx.Err() == nil {
+				return err
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep the view current until interrupted")
@@ -117,6 +124,9 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 	p, err := plan.Decode(raw)
 	if err != nil {
 		return "", 0, withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+	}
+	if p.Error != nil && p.Error.Code != abi.CodeSyncFailed {
+		return "", 0, planExitCode(p) // the snapshot was refused (a bad --feature-gates): not a rollout state
 	}
 	st, err := rollout.Of(snap.JSON, p)
 	if err != nil {
@@ -157,6 +167,7 @@ func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns,
 	}
 	terminal := isTerminal(s.out)
 	var last string
+	first := true
 	requeue := time.NewTimer(time.Hour)
 	defer requeue.Stop()
 	for {
@@ -169,11 +180,12 @@ func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns,
 			switch {
 			case terminal:
 				frame = "\x1b[H\x1b[2J" + frame // home and clear: redraw in place
-			case last != "" && s.format == "yaml":
+			case !first && s.format == "yaml":
 				frame = "---\n" + frame
-			case last != "" && s.format == "text":
+			case !first && s.format == "text":
 				frame = "\n" + frame
 			}
+			first = false
 			if _, err := io.WriteString(s.out, frame); err != nil {
 				return err
 			}

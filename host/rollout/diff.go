@@ -3,73 +3,130 @@ package rollout
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 )
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// diff lists the leaf values that differ between two JSON documents, by path. Lists whose items all
-// carry a distinct "name" (containers, env, volumes, ports) are compared by name, as a person reads
-// them and as strategic merge treats them; other lists by index.
+// absent stands for a key or list item one side does not have.
+var absent = &struct{}{}
+
+// diff lists how two JSON documents differ, by path, as a person reads a template change: a field that
+// changed, a subtree added or removed whole (one line, not one per field), and a list reordered. Lists
+// whose items all carry a distinct "name" (containers, env, volumes, ports) are compared by name, as
+// strategic merge treats them; other lists by index when their lengths agree, else whole.
 func diff(a, b any) []Change {
-	fa, fb := map[string]string{}, map[string]string{}
-	flatten("", a, fa)
-	flatten("", b, fb)
-	paths := make([]string, 0, len(fa)+len(fb))
-	for p := range fa {
-		paths = append(paths, p)
-	}
-	for p := range fb {
-		if _, ok := fa[p]; !ok {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
 	out := []Change{}
-	for _, p := range paths {
-		if fa[p] != fb[p] {
-			out = append(out, Change{Path: p, From: fa[p], To: fb[p]})
-		}
-	}
+	walk("", a, b, &out)
 	return out
 }
 
-func flatten(path string, v any, out map[string]string) {
-	join := func(k string) string {
-		if !plainKey.MatchString(k) { // a label or annotation key: example.com/version
-			q, _ := json.Marshal(k)
-			return path + "[" + string(q) + "]"
-		}
-		if path == "" {
-			return k
-		}
-		return path + "." + k
+func walk(path string, a, b any, out *[]Change) {
+	if a != absent && b != absent && reflect.DeepEqual(a, b) {
+		return
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		if len(x) == 0 {
-			out[path] = "{}"
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		keys := make([]string, 0, len(am)+len(bm))
+		for k := range am {
+			keys = append(keys, k)
 		}
-		for k, e := range x {
-			flatten(join(k), e, out)
-		}
-	case []any:
-		if len(x) == 0 {
-			out[path] = "[]"
-		}
-		named := namedItems(x)
-		for i, e := range x {
-			key := fmt.Sprintf("%s[%d]", path, i)
-			if named {
-				key = fmt.Sprintf("%s[%s]", path, e.(map[string]any)["name"])
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
 			}
-			flatten(key, e, out)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walk(join(path, k), valueOr(am, k), valueOr(bm, k), out)
+		}
+		return
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	switch {
+	case aIsList && bIsList && namedItems(al) && namedItems(bl):
+		an, bn := byName(al), byName(bl)
+		var order []string // names in b's order, then those only a has
+		for _, e := range bl {
+			order = append(order, name(e))
+		}
+		for _, e := range al {
+			if _, ok := bn[name(e)]; !ok {
+				order = append(order, name(e))
+			}
+		}
+		for _, n := range order {
+			ai, ok := an[n]
+			if !ok {
+				ai = absent
+			}
+			bi, ok := bn[n]
+			if !ok {
+				bi = absent
+			}
+			walk(fmt.Sprintf("%s[%s]", path, n), ai, bi, out)
+		}
+		if ao, bo := common(al, bn), common(bl, an); !reflect.DeepEqual(ao, bo) {
+			*out = append(*out, Change{Path: path + " (order)", From: raw(ao), To: raw(bo)})
+		}
+	case aIsList && bIsList && len(al) == len(bl):
+		for i := range al {
+			walk(fmt.Sprintf("%s[%d]", path, i), al[i], bl[i], out)
 		}
 	default:
-		b, _ := json.Marshal(x)
-		out[path] = string(b)
+		*out = append(*out, Change{Path: path, From: raw(a), To: raw(b)})
 	}
+}
+
+func join(path, k string) string {
+	if !plainKey.MatchString(k) { // a label or annotation key: example.com/version
+		q, _ := json.Marshal(k)
+		return path + "[" + string(q) + "]"
+	}
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func valueOr(m map[string]any, k string) any {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return absent
+}
+
+func raw(v any) json.RawMessage {
+	if v == absent {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func name(item any) string { return item.(map[string]any)["name"].(string) }
+
+func byName(items []any) map[string]any {
+	m := make(map[string]any, len(items))
+	for _, e := range items {
+		m[name(e)] = e
+	}
+	return m
+}
+
+// common is the names of items, in their order, that the other list has too.
+func common(items []any, other map[string]any) []string {
+	out := []string{}
+	for _, e := range items {
+		if _, ok := other[name(e)]; ok {
+			out = append(out, name(e))
+		}
+	}
+	return out
 }
 
 func namedItems(items []any) bool {

@@ -2,11 +2,12 @@ package rollout
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
 
-func TestDiffNamesListItemsByName(t *testing.T) {
+func TestDiffReadsAsATemplateChange(t *testing.T) {
 	parse := func(s string) any {
 		var v any
 		if err := json.Unmarshal([]byte(s), &v); err != nil {
@@ -14,21 +15,45 @@ func TestDiffNamesListItemsByName(t *testing.T) {
 		}
 		return v
 	}
-	a := parse(`{"metadata":{"labels":{"app":"web"},"annotations":{"example.com/v":"1"}},"spec":{"containers":[{"name":"app","image":"a:1","args":["x","y"]},{"name":"side","image":"s:1"}],"tolerations":[{"key":"k"}]}}`)
-	b := parse(`{"metadata":{"labels":{"app":"web","tier":"db"}},"spec":{"containers":[{"name":"side","image":"s:1"},{"name":"app","image":"a:2","args":["x"]}],"tolerations":[]}}`)
-	got := diff(a, b)
-	want := []Change{
-		{Path: `metadata.annotations["example.com/v"]`, From: `"1"`},
-		{Path: "metadata.labels.tier", To: `"db"`},
-		{Path: "spec.containers[app].args[1]", From: `"y"`},
-		{Path: "spec.containers[app].image", From: `"a:1"`, To: `"a:2"`},
-		{Path: "spec.tolerations", To: "[]"},
-		{Path: "spec.tolerations[0].key", From: `"k"`},
+	show := func(cs []Change) []string {
+		out := []string{}
+		for _, c := range cs {
+			out = append(out, fmt.Sprintf("%s: %s -> %s", c.Path, c.From, c.To))
+		}
+		return out
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("diff:\n got %+v\nwant %+v", got, want)
-	}
-	if d := diff(a, a); len(d) != 0 {
-		t.Errorf("a template differs from itself: %+v", d)
+	for _, tc := range []struct {
+		name string
+		a, b string
+		want []string
+	}{
+		{"fields, subtrees, list items by name and order",
+			`{"metadata":{"labels":{"app":"web"},"annotations":{"example.com/v":"1"}},"spec":{"containers":[{"name":"app","image":"a:1","args":["x","y"]},{"name":"side","image":"s:1"}],"tolerations":[{"key":"k"}]}}`,
+			`{"metadata":{"labels":{"app":"web","tier":"db"}},"spec":{"containers":[{"name":"side","image":"s:1"},{"name":"app","image":"a:2","args":["x"]}],"tolerations":[]}}`,
+			[]string{
+				`metadata.annotations: {"example.com/v":"1"} -> `,
+				`metadata.labels.tier:  -> "db"`,
+				`spec.containers[app].args: ["x","y"] -> ["x"]`,
+				`spec.containers[app].image: "a:1" -> "a:2"`,
+				`spec.containers (order): ["app","side"] -> ["side","app"]`,
+				`spec.tolerations: [{"key":"k"}] -> []`,
+			}},
+		{"a container added whole is one change",
+			`{"spec":{"containers":[{"name":"app","image":"a:1"}]}}`,
+			`{"spec":{"containers":[{"name":"app","image":"a:1"},{"name":"side","image":"s:1","env":[{"name":"A","value":"1"}]}]}}`,
+			[]string{`spec.containers[side]:  -> {"env":[{"name":"A","value":"1"}],"image":"s:1","name":"side"}`}},
+		{"reordered only",
+			`{"spec":{"containers":[{"name":"a"},{"name":"b"}]}}`,
+			`{"spec":{"containers":[{"name":"b"},{"name":"a"}]}}`,
+			[]string{`spec.containers (order): ["a","b"] -> ["b","a"]`}},
+		{"label keys with dots and slashes are quoted",
+			`{"metadata":{"annotations":{"example.com/version":"v1"}}}`,
+			`{"metadata":{"annotations":{"example.com/version":"v2"}}}`,
+			[]string{`metadata.annotations["example.com/version"]: "v1" -> "v2"`}},
+		{"same", `{"spec":{"x":[1,2]}}`, `{"spec":{"x":[1,2]}}`, []string{}},
+	} {
+		if got := show(diff(parse(tc.a), parse(tc.b))); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -28,17 +28,21 @@ type HistoryRevision struct {
 	Revision
 	Created string `json:"created,omitempty"`
 	// ChangeCause is the kubernetes.io/change-cause annotation the revision copied from the set.
-	ChangeCause string   `json:"changeCause,omitempty"`
-	Changes     []Change `json:"changes"`
-	Error       string   `json:"error,omitempty"` // the revision's data is not a template patch
+	ChangeCause string `json:"changeCause,omitempty"`
+	// ComparedWith is the number of the revision Changes are from: the one before, when both hold a
+	// template (0: not compared).
+	ComparedWith int64    `json:"comparedWith,omitempty"`
+	Changes      []Change `json:"changes"`
+	Error        string   `json:"error,omitempty"` // the revision's data is not a template patch
 }
 
 // Change is one difference between two pod templates, at a path like spec.containers[app].image
-// (list items with a name are named, others numbered); From and To are JSON values, empty when absent.
+// (list items with a name are named, others numbered; "(order)" after a list's path: its items were
+// reordered); From and To are the JSON values, absent when the path is not on that side.
 type Change struct {
-	Path string `json:"path"`
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
+	Path string          `json:"path"`
+	From json.RawMessage `json:"from,omitempty"`
+	To   json.RawMessage `json:"to,omitempty"`
 }
 
 // ChangeCauseAnnotation is the annotation kubectl's --record wrote and `kubectl rollout history` shows.
@@ -58,7 +62,8 @@ func HistoryOf(snapshot []byte) (*History, error) {
 		counts[p.Labels[appsv1.ControllerRevisionHashLabelKey]]++
 	}
 	var prev any
-	for i, r := range w.revisions {
+	var prevNumber int64
+	for _, r := range w.revisions {
 		hr := HistoryRevision{Revision: Revision{Label: labels[r.Name], Name: r.Name, Number: r.Revision, Pods: counts[r.Name],
 			Current: r.Name == h.CurrentRevision, Update: r.Name == h.UpdateRevision},
 			ChangeCause: r.Annotations[ChangeCauseAnnotation], Changes: []Change{}}
@@ -70,10 +75,10 @@ func HistoryOf(snapshot []byte) (*History, error) {
 			hr.Error = err.Error()
 			prev = nil
 		} else {
-			if i > 0 && prev != nil {
-				hr.Changes = diff(prev, tmpl)
+			if prev != nil {
+				hr.Changes, hr.ComparedWith = diff(prev, tmpl), prevNumber
 			}
-			prev = tmpl
+			prev, prevNumber = tmpl, r.Revision
 		}
 		h.Revisions = append(h.Revisions, hr)
 	}
@@ -100,7 +105,7 @@ func (h *History) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "StatefulSet %s/%s: %d revision%s\n", h.Namespace, h.Name, len(h.Revisions), plural(len(h.Revisions)))
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REVISION\tLABEL\tNAME\tPODS\tCREATED\tCHANGE-CAUSE\t")
+	fmt.Fprintln(tw, "REVISION\tNAME\tPODS\tCREATED\tCHANGE-CAUSE\t")
 	for _, r := range h.Revisions {
 		var marks []string
 		if r.Current {
@@ -109,27 +114,29 @@ func (h *History) WriteText(w io.Writer) error {
 		if r.Update {
 			marks = append(marks, "update")
 		}
-		cause := r.ChangeCause
+		cause := strings.Join(strings.Fields(r.ChangeCause), " ") // a newline or tab would break the table
 		if cause == "" {
 			cause = "<none>"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Number, r.Label, r.Name, r.Pods, r.Created, cause, strings.Join(marks, ", "))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", r.Number, r.Name, r.Pods, r.Created, cause, strings.Join(marks, ", "))
 	}
 	_ = tw.Flush()
 	for i, r := range h.Revisions {
 		switch {
 		case r.Error != "":
-			fmt.Fprintf(&b, "\n%d (%s): %s\n", r.Number, r.Label, r.Error)
+			fmt.Fprintf(&b, "\n%d: %s\n", r.Number, r.Error)
 		case i == 0:
+		case r.ComparedWith == 0:
+			fmt.Fprintf(&b, "\n%d: not compared (revision %d holds no template)\n", r.Number, h.Revisions[i-1].Number)
 		case len(r.Changes) == 0:
-			fmt.Fprintf(&b, "\n%d (%s): the same template as %d\n", r.Number, r.Label, h.Revisions[i-1].Number)
+			fmt.Fprintf(&b, "\n%d: the same template as %d\n", r.Number, r.ComparedWith)
 		default:
-			fmt.Fprintf(&b, "\n%d (%s) from %d (%s):\n", r.Number, r.Label, h.Revisions[i-1].Number, h.Revisions[i-1].Label)
+			fmt.Fprintf(&b, "\n%d from %d:\n", r.Number, r.ComparedWith)
 			for _, c := range r.Changes {
 				switch {
-				case c.From == "":
+				case c.From == nil:
 					fmt.Fprintf(&b, "  + %s: %s\n", c.Path, c.To)
-				case c.To == "":
+				case c.To == nil:
 					fmt.Fprintf(&b, "  - %s: %s\n", c.Path, c.From)
 				default:
 					fmt.Fprintf(&b, "  ~ %s: %s -> %s\n", c.Path, c.From, c.To)

@@ -20,18 +20,22 @@ func TestHistoryShowsTemplateChanges(t *testing.T) {
 		t.Fatalf("%d revisions, want 2: %+v", len(h.Revisions), h.Revisions)
 	}
 	a, b := h.Revisions[0], h.Revisions[1]
-	if a.Label != "A" || b.Label != "B" || a.Number != 1 || b.Number != 2 || !b.Update || b.Pods != 5 {
+	if a.Label != "1" || b.Label != "2" || a.Number != 1 || b.Number != 2 || !b.Update || b.Pods != 5 {
 		t.Errorf("revisions %+v %+v", a.Revision, b.Revision)
 	}
-	want := rollout.Change{Path: "spec.containers[nginx].image", From: `"registry.k8s.io/nginx-slim:0.27"`, To: `"registry.k8s.io/nginx-slim:0.28"`}
-	if len(a.Changes) != 0 || len(b.Changes) != 1 || b.Changes[0] != want {
-		t.Errorf("changes %+v then %+v, want none then %+v", a.Changes, b.Changes, want)
+	if len(a.Changes) != 0 || len(b.Changes) != 1 || b.ComparedWith != 1 || b.Changes[0].Path != "spec.containers[nginx].image" ||
+		string(b.Changes[0].From) != `"registry.k8s.io/nginx-slim:0.27"` || string(b.Changes[0].To) != `"registry.k8s.io/nginx-slim:0.28"` {
+		t.Errorf("changes %+v then %+v (from %d), want none then the image", a.Changes, b.Changes, b.ComparedWith)
+	}
+	js, err := json.Marshal(b.Changes[0])
+	if err != nil || string(js) != `{"path":"spec.containers[nginx].image","from":"registry.k8s.io/nginx-slim:0.27","to":"registry.k8s.io/nginx-slim:0.28"}` {
+		t.Errorf("a change as JSON: %s %v (the values are JSON values, not strings holding JSON)", js, err)
 	}
 	var out bytes.Buffer
 	if err := h.WriteText(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"2 (B) from 1 (A):", `~ spec.containers[nginx].image: "registry.k8s.io/nginx-slim:0.27" -> "registry.k8s.io/nginx-slim:0.28"`, "CHANGE-CAUSE"} {
+	for _, s := range []string{"2 from 1:", `~ spec.containers[nginx].image: "registry.k8s.io/nginx-slim:0.27" -> "registry.k8s.io/nginx-slim:0.28"`, "CHANGE-CAUSE"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("text lacks %q:\n%s", s, out.String())
 		}
@@ -51,7 +55,14 @@ func TestHistoryOfABrokenRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Revisions[0].Error == "" || len(h.Revisions[1].Changes) != 0 {
+	if h.Revisions[0].Error == "" || len(h.Revisions[1].Changes) != 0 || h.Revisions[1].ComparedWith != 0 {
 		t.Errorf("broken revision: %+v then %+v", h.Revisions[0], h.Revisions[1])
+	}
+	var out bytes.Buffer
+	if err := h.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2: not compared (revision 1 holds no template)") {
+		t.Errorf("text:\n%s", out.String())
 	}
 }

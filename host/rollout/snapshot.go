@@ -18,6 +18,13 @@ type world struct {
 	set       *appsv1.StatefulSet
 	pods      []*corev1.Pod
 	revisions []*appsv1.ControllerRevision
+	features  map[string]bool // the snapshot's overrides of the gates' defaults
+}
+
+// maxUnavailableOn: the MaxUnavailableStatefulSet gate is on by default in v1.37.
+func (w *world) maxUnavailableOn() bool {
+	on, set := w.features["MaxUnavailableStatefulSet"]
+	return !set || on
 }
 
 func decode(snapshot []byte) (*world, error) {
@@ -26,6 +33,7 @@ func decode(snapshot []byte) (*world, error) {
 		StatefulSet *appsv1.StatefulSet          `json:"statefulSet"`
 		Pods        []*corev1.Pod                `json:"pods"`
 		Revisions   []*appsv1.ControllerRevision `json:"revisions"`
+		Features    map[string]bool              `json:"features"`
 	}
 	if err := json.Unmarshal(snapshot, &s); err != nil {
 		return nil, fmt.Errorf("decoding the snapshot: %w", err)
@@ -33,7 +41,7 @@ func decode(snapshot []byte) (*world, error) {
 	if s.StatefulSet == nil {
 		return nil, fmt.Errorf("the snapshot has no statefulSet")
 	}
-	w := &world{set: s.StatefulSet, pods: s.Pods, revisions: s.Revisions}
+	w := &world{set: s.StatefulSet, pods: s.Pods, revisions: s.Revisions, features: s.Features}
 	if s.Now != "" {
 		t, err := time.Parse(time.RFC3339Nano, s.Now)
 		if err != nil {
@@ -46,20 +54,12 @@ func decode(snapshot []byte) (*world, error) {
 	return w, nil
 }
 
-// labels gives each revision a letter, oldest revision number first, as replay timelines do.
+// labels names each revision by its number, as `kubectl rollout history` does: a name that stays the
+// same while older revisions are pruned and from one watch frame to the next.
 func (w *world) labels() map[string]string {
 	l := map[string]string{}
-	for i, r := range w.revisions {
-		l[r.Name] = Letter(i)
-	}
-	return l
-}
-
-// Letter is the short name of the i-th revision (0-based, oldest first): A..Z, then A1..Z1, ...
-func Letter(i int) string {
-	l := string(rune('A' + i%26))
-	if i >= 26 {
-		l += fmt.Sprint(i / 26)
+	for _, r := range w.revisions {
+		l[r.Name] = fmt.Sprint(r.Revision)
 	}
 	return l
 }

@@ -56,7 +56,7 @@ func NotFound(namespace, name string) *Status {
 
 // Revision is one of the set's ControllerRevisions.
 type Revision struct {
-	Label   string `json:"label"`
+	Label   string `json:"label"` // the revision number, as kubectl rollout history names it
 	Name    string `json:"name"`
 	Number  int64  `json:"revision"`
 	Pods    int    `json:"pods"`
@@ -68,14 +68,18 @@ type Revision struct {
 type Pod struct {
 	Name        string `json:"name"`
 	Ordinal     int    `json:"ordinal"`
-	Revision    string `json:"revision"` // the revision's label; "?" for a revision the set does not have
+	Revision    string `json:"revision"` // the revision's number; "?" for a revision the set does not have
 	State       string `json:"state"`    // Ready, Available, Running, Pending, Failed, Succeeded, Unknown
 	Terminating bool   `json:"terminating,omitempty"`
 }
 
 // Next is what the next sync writes.
 type Next struct {
-	Writes              []Write  `json:"writes"`
+	Writes []Write `json:"writes"`
+	// UpdateRevision and CurrentRevision are the revisions the next sync's status names, when they differ
+	// from the set's status (an edit the controller has not synced yet).
+	UpdateRevision      string   `json:"updateRevision,omitempty"`
+	CurrentRevision     string   `json:"currentRevision,omitempty"`
 	RequeueAfterSeconds float64  `json:"requeueAfterSeconds,omitempty"`
 	Events              []string `json:"events,omitempty"`
 	Error               string   `json:"error,omitempty"`
@@ -100,13 +104,21 @@ func Of(snapshot []byte, plan *abi.Plan) (*Status, error) {
 		ObservedGeneration: set.Status.ObservedGeneration, Replicas: replicas(set),
 		ReadyReplicas: set.Status.ReadyReplicas, CurrentReplicas: set.Status.CurrentReplicas,
 		UpdatedReplicas: set.Status.UpdatedReplicas, AvailableReplicas: set.Status.AvailableReplicas,
-		Settings: settings(set), CurrentRevision: set.Status.CurrentRevision, UpdateRevision: set.Status.UpdateRevision,
+		Settings: settings(set, w), CurrentRevision: set.Status.CurrentRevision, UpdateRevision: set.Status.UpdateRevision,
 		Revisions: []Revision{}, Pods: []Pod{}, Reasons: []string{}, Next: Next{Writes: []Write{}}}
-	// The module's view wins: the status it is about to write names the revisions it computed.
+	// The set's status is shown as the API server has it (a status nobody updates says no controller
+	// acts on the set); the revisions the module computes, when they differ, are the next sync's.
+	update := st.UpdateRevision
 	if ns := plannedStatus(plan); ns != nil {
-		st.CurrentRevision, st.UpdateRevision = ns.CurrentRevision, ns.UpdateRevision
-		st.ReadyReplicas, st.CurrentReplicas, st.UpdatedReplicas, st.AvailableReplicas = ns.ReadyReplicas, ns.CurrentReplicas, ns.UpdatedReplicas, ns.AvailableReplicas
-		st.ObservedGeneration = ns.ObservedGeneration
+		if ns.UpdateRevision != st.UpdateRevision {
+			st.Next.UpdateRevision = ns.UpdateRevision
+		}
+		if ns.CurrentRevision != st.CurrentRevision {
+			st.Next.CurrentRevision = ns.CurrentRevision
+		}
+		if ns.UpdateRevision != "" {
+			update = ns.UpdateRevision
+		}
 	}
 	labels := w.labels()
 	counts := map[string]int{}
@@ -123,7 +135,7 @@ func Of(snapshot []byte, plan *abi.Plan) (*Status, error) {
 	}
 	for _, r := range w.revisions {
 		st.Revisions = append(st.Revisions, Revision{Label: labels[r.Name], Name: r.Name, Number: r.Revision, Pods: counts[r.Name],
-			Current: r.Name == st.CurrentRevision, Update: r.Name == st.UpdateRevision})
+			Current: r.Name == st.CurrentRevision, Update: r.Name == update})
 	}
 	if plan != nil {
 		for _, a := range plan.Actions {
@@ -137,7 +149,7 @@ func Of(snapshot []byte, plan *abi.Plan) (*Status, error) {
 			st.Next.Error = plan.Error.Code + ": " + plan.Error.Message
 		}
 	}
-	st.State, st.Reasons = explain(w, st, labels)
+	st.State, st.Reasons = explain(w, st, labels, update)
 	return st, nil
 }
 
@@ -168,7 +180,10 @@ func replicas(set *appsv1.StatefulSet) int32 {
 
 // maxUnavailable is upstream's getStatefulSetMaxUnavailable: the rolling update's maxUnavailable
 // resolved against replicas (rounded down), at least 1; 1 when unset.
-func maxUnavailable(set *appsv1.StatefulSet) int {
+func maxUnavailable(set *appsv1.StatefulSet, w *world) int {
+	if !w.maxUnavailableOn() {
+		return 1
+	}
 	ru := set.Spec.UpdateStrategy.RollingUpdate
 	if ru == nil || ru.MaxUnavailable == nil {
 		return 1
@@ -194,12 +209,15 @@ func start(set *appsv1.StatefulSet) int32 {
 	return 0
 }
 
-func settings(set *appsv1.StatefulSet) string {
-	s := fmt.Sprintf("%d replicas, %s, %s", replicas(set), set.Spec.PodManagementPolicy, set.Spec.UpdateStrategy.Type)
+func settings(set *appsv1.StatefulSet, w *world) string {
+	s := fmt.Sprintf("%d replica%s, %s, %s", replicas(set), plural(int(replicas(set))), set.Spec.PodManagementPolicy, set.Spec.UpdateStrategy.Type)
 	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType {
 		mu := "1"
 		if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
 			mu = ru.MaxUnavailable.String()
+			if !w.maxUnavailableOn() {
+				mu += " (ignored: the MaxUnavailableStatefulSet gate is off)"
+			}
 		}
 		s += fmt.Sprintf(" (partition %d, maxUnavailable %s)", partition(set), mu)
 	}

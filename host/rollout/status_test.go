@@ -90,10 +90,10 @@ func TestStatusSaysWhyTheRolloutWaits(t *testing.T) {
 		state    string
 		reason   []string // substrings of the joined reasons
 	}{
-		{"rolling-update", nil, rollout.StateComplete, []string{"3 pods Ready at revision B"}},
-		{"create-never-ready", nil, rollout.StateWaiting, []string{"OrderedReady: waiting for web-0 (A, Running) to be Running and Ready before it creates web-1"}},
-		{"ondelete-then-rollingupdate", nil, rollout.StatePartitioned, []string{"partition 1 holds back web-0 (A); ordinals from 1 are at revision B"}},
-		{"ondelete", nil, rollout.StateWaiting, []string{"OnDelete: web-2 (A) keeps its revision until deleted"}},
+		{"rolling-update", nil, rollout.StateComplete, []string{"3 pods Ready at revision 2"}},
+		{"create-never-ready", nil, rollout.StateWaiting, []string{"OrderedReady: waiting for web-0 (1, Running) to be Running and Ready before the controller creates web-1"}},
+		{"ondelete-then-rollingupdate", nil, rollout.StatePartitioned, []string{"partition 1 holds back web-0 (1); ordinals from 1 are at revision 2"}},
+		{"ondelete", nil, rollout.StateWaiting, []string{"OnDelete: web-2 (1) keeps its revision until deleted"}},
 		// Scaled up: the next sync creates the next ordinal.
 		{"rolling-update", func(set map[string]any) { spec(set)["replicas"] = 5 }, rollout.StateProgressing, []string{"the next sync will create web-3"}},
 		// Ready, but not for minReadySeconds yet: the controller requeues for availability.
@@ -126,22 +126,23 @@ func TestStatusSaysWhyTheRolloutWaits(t *testing.T) {
 	}
 }
 
-// The revisions and the pods are the module's: the status the next sync writes names the update
-// revision even before the set's status does (an edited template has a revision only the module knows).
+// The revisions are named by number, as kubectl rollout history names them. The set's status is shown as
+// the API server has it; an edited template's revision, which only the module knows yet, is the next
+// sync's update revision, and a status older than the set says no controller has synced the edit.
 func TestStatusRevisionsAndPods(t *testing.T) {
 	st := statusOf(t, finalSnapshot(t, "ondelete-then-rollingupdate"))
 	var got []string
 	for _, r := range st.Revisions {
 		got = append(got, fmt.Sprintf("%s:%d:%v:%v", r.Label, r.Pods, r.Current, r.Update))
 	}
-	if want := "A:1:true:false B:2:false:true"; strings.Join(got, " ") != want {
+	if want := "1:1:true:false 2:2:false:true"; strings.Join(got, " ") != want {
 		t.Errorf("revisions %s, want %s", strings.Join(got, " "), want)
 	}
 	var grid []string
 	for _, p := range st.Pods {
 		grid = append(grid, fmt.Sprintf("%d:%s/%s", p.Ordinal, p.Revision, p.State))
 	}
-	if want := "0:A/Ready 1:B/Ready 2:B/Ready"; strings.Join(grid, " ") != want {
+	if want := "0:1/Ready 1:2/Ready 2:2/Ready"; strings.Join(grid, " ") != want {
 		t.Errorf("pods %s, want %s", strings.Join(grid, " "), want)
 	}
 
@@ -150,12 +151,37 @@ func TestStatusRevisionsAndPods(t *testing.T) {
 		c := spec(set)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 		c["image"] = "registry.k8s.io/nginx-slim:0.29"
 	})
+	snap = edit(t, snap, func(set map[string]any) {
+		md := set["metadata"].(map[string]any)
+		md["generation"] = md["generation"].(float64) + 1
+	})
 	st = statusOf(t, snap)
-	if st.UpdateRevision == st.CurrentRevision {
-		t.Errorf("the edit's revision is not the update revision: %s", st.UpdateRevision)
+	if st.Next.UpdateRevision == "" || st.Next.UpdateRevision == st.UpdateRevision || st.UpdateRevision != st.CurrentRevision {
+		t.Errorf("live update revision %s, current %s, the next sync's %q: want the live ones unchanged and the edit's next",
+			st.UpdateRevision, st.CurrentRevision, st.Next.UpdateRevision)
+	}
+	if st.ObservedGeneration != st.Generation-1 {
+		t.Errorf("observedGeneration %d of generation %d: want the set's own", st.ObservedGeneration, st.Generation)
+	}
+	if r := strings.Join(st.Reasons, ";"); !strings.Contains(r, "no controller has synced the latest edit yet") {
+		t.Errorf("reasons %q do not say the status is behind", r)
 	}
 	if st.State != rollout.StateProgressing || !strings.Contains(strings.Join(st.Reasons, ";"), "delete web-2") {
 		t.Errorf("state %s %v, want progressing: delete web-2 (highest ordinal first)", st.State, st.Reasons)
+	}
+}
+
+// With the MaxUnavailableStatefulSet gate off (in the snapshot's features), maxUnavailable is shown as ignored.
+func TestStatusMaxUnavailableGateOff(t *testing.T) {
+	snap := edit(t, finalSnapshot(t, "rolling-update-maxunavailable2"), func(map[string]any) {})
+	var s map[string]any
+	if err := json.Unmarshal(snap, &s); err != nil {
+		t.Fatal(err)
+	}
+	s["features"] = map[string]any{"MaxUnavailableStatefulSet": false}
+	snap, _ = json.Marshal(s)
+	if st := statusOf(t, snap); !strings.Contains(st.Settings, "maxUnavailable 2 (ignored: the MaxUnavailableStatefulSet gate is off)") {
+		t.Errorf("settings %q", st.Settings)
 	}
 }
 

@@ -27,7 +27,7 @@ func (s *Status) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  %s; replicas %d: ready %d, current %d, updated %d, available %d\n\n", gen, s.Replicas,
 		s.ReadyReplicas, s.CurrentReplicas, s.UpdatedReplicas, s.AvailableReplicas)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REVISION\tNAME\tNUMBER\tPODS\t")
+	fmt.Fprintln(tw, "REVISION\tNAME\tPODS\t")
 	for _, r := range s.Revisions {
 		var marks []string
 		if r.Current {
@@ -36,7 +36,7 @@ func (s *Status) WriteText(w io.Writer) error {
 		if r.Update {
 			marks = append(marks, "update")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", r.Label, r.Name, r.Number, r.Pods, strings.Join(marks, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Label, r.Name, r.Pods, strings.Join(marks, ", "))
 	}
 	_ = tw.Flush()
 	b.WriteString("\n")
@@ -63,6 +63,12 @@ func (s *Status) WriteText(w io.Writer) error {
 		b.WriteString(strings.Join(ws, ", "))
 	}
 	b.WriteString("\n")
+	if s.Next.UpdateRevision != "" {
+		fmt.Fprintf(&b, "  status: updateRevision %s (now %s)\n", s.Next.UpdateRevision, orNone(s.UpdateRevision))
+	}
+	if s.Next.CurrentRevision != "" {
+		fmt.Fprintf(&b, "  status: currentRevision %s (now %s)\n", s.Next.CurrentRevision, orNone(s.CurrentRevision))
+	}
 	for _, e := range s.Next.Events {
 		b.WriteString("  event: " + e + "\n")
 	}
@@ -103,4 +109,11 @@ func podRuns(pods []Pod) []podRun {
 		i = j
 	}
 	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

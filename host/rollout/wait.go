@@ -3,6 +3,7 @@ package rollout
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -15,7 +16,7 @@ import (
 // processReplica: OrderedReady acts on one pod at a time and waits for it to be Running and Ready,
 // terminating pods are waited for, minReadySeconds delays availability, maxUnavailable caps the pods
 // being replaced, the partition holds lower ordinals back, OnDelete replaces nothing).
-func explain(w *world, st *Status, labels map[string]string) (string, []string) {
+func explain(w *world, st *Status, labels map[string]string, update string) (string, []string) {
 	if st.Next.Error != "" {
 		return StateFailed, []string{"the module reports " + st.Next.Error}
 	}
@@ -26,9 +27,14 @@ func explain(w *world, st *Status, labels map[string]string) (string, []string) 
 		}
 	}
 	var reasons []string
+	if set := w.set; set.Status.ObservedGeneration < set.Generation {
+		reasons = append(reasons, fmt.Sprintf("the set's status is of generation %d, the set is at %d: no controller has synced the latest edit yet (is one running for this set?)",
+			set.Status.ObservedGeneration, set.Generation))
+	}
 	requeue := func() {
 		if st.Next.RequeueAfterSeconds > 0 {
-			reasons = append(reasons, fmt.Sprintf("the controller syncs again in %gs (requeue)", st.Next.RequeueAfterSeconds))
+			d := time.Duration(st.Next.RequeueAfterSeconds * float64(time.Second)).Round(time.Second)
+			reasons = append(reasons, fmt.Sprintf("the controller syncs again in %s (requeue)", max(d, time.Second)))
 		}
 	}
 	if len(podWrites) > 0 {
@@ -39,6 +45,7 @@ func explain(w *world, st *Status, labels map[string]string) (string, []string) 
 	set := w.set
 	first, n := start(set), replicas(set)
 	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	rolling := set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
 	desc := func(p Pod) string { return fmt.Sprintf("%s (%s, %s)", p.Name, p.Revision, p.State) }
 	var terminating, notReady, notAvailable, old, oldAbove []string
 	unavailable := 0
@@ -57,7 +64,7 @@ func explain(w *world, st *Status, labels map[string]string) (string, []string) 
 		if p.Terminating || (p.State != "Ready" && p.State != "Available") || (set.Spec.MinReadySeconds > 0 && p.State != "Available") {
 			unavailable++
 		}
-		if in && !p.Terminating && (p.Revision == "?" || labels[st.UpdateRevision] != p.Revision) {
+		if in && !p.Terminating && (p.Revision == "?" || labels[update] != p.Revision) {
 			old = append(old, fmt.Sprintf("%s (%s)", p.Name, p.Revision))
 			if int32(p.Ordinal) >= first+partition(set) {
 				oldAbove = append(oldAbove, p.Name)
@@ -77,11 +84,15 @@ func explain(w *world, st *Status, labels map[string]string) (string, []string) 
 	case len(notReady) > 0 && ordered:
 		r := "OrderedReady: waiting for " + list(notReady) + " to be Running and Ready"
 		if len(missing) > 0 {
-			r += " before it creates " + missing[0]
+			r += " before the controller creates " + missing[0]
 		} else {
 			r += "; until then no other pod is created, deleted or updated"
 		}
 		reasons = append(reasons, r)
+	case len(notReady) > 0 && len(oldAbove) > 0 && rolling && unavailable >= maxUnavailable(set, w):
+		// Parallel: the pods being replaced are the kubelet's, and maxUnavailable holds the rest back.
+		reasons = append(reasons, fmt.Sprintf("maxUnavailable %d reached: %d pod%s unavailable (%s); %s wait%s for %s",
+			maxUnavailable(set, w), unavailable, plural(unavailable), list(notReady), list(oldAbove), verbS(len(oldAbove)), pronoun(len(notReady))))
 	case len(notReady) > 0:
 		reasons = append(reasons, "waiting for "+list(notReady)+" to be Running and Ready (the kubelet's turn)")
 	case len(notAvailable) > 0:
@@ -91,17 +102,21 @@ func explain(w *world, st *Status, labels map[string]string) (string, []string) 
 		reasons = append(reasons, "missing "+list(missing)+", yet the next sync creates nothing")
 	case len(old) == 0:
 		state = StateComplete
-		reasons = append(reasons, fmt.Sprintf("%d pod%s Ready at revision %s", n, plural(int(n)), labels[st.UpdateRevision]))
+		if n == 0 {
+			reasons = append(reasons, "0 replicas: no pods")
+		} else {
+			reasons = append(reasons, fmt.Sprintf("%d pod%s Ready at revision %s", n, plural(int(n)), labels[update]))
+		}
 	case set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType:
 		reasons = append(reasons, "OnDelete: "+list(old)+map[bool]string{true: " keeps its", false: " keep their"}[len(old) == 1]+
 			" revision until deleted; the controller replaces no pod")
 	case len(oldAbove) == 0:
 		state = StatePartitioned
 		reasons = append(reasons, fmt.Sprintf("partition %d holds back %s; ordinals from %d are at revision %s",
-			partition(set), list(old), first+partition(set), labels[st.UpdateRevision]))
-	case unavailable >= maxUnavailable(set):
+			partition(set), list(old), first+partition(set), labels[update]))
+	case unavailable >= maxUnavailable(set, w):
 		reasons = append(reasons, fmt.Sprintf("maxUnavailable %d reached: %d pod%s unavailable; %s wait%s",
-			maxUnavailable(set), unavailable, plural(unavailable), list(oldAbove), verbS(len(oldAbove))))
+			maxUnavailable(set, w), unavailable, plural(unavailable), list(oldAbove), verbS(len(oldAbove))))
 	default:
 		reasons = append(reasons, list(oldAbove)+" still to be updated, yet the next sync deletes no pod")
 	}
