@@ -111,10 +111,11 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 	default:
 		return fmt.Errorf("plan has unknown verb %q", act.Verb)
 	}
-	raw, err := req.Do(ctx).Raw()
-	if err != nil {
+	res := req.Do(ctx)
+	if err := res.Error(); err != nil { // Error, not Raw: it reads the API server's Status (message, causes)
 		return err
 	}
+	raw, _ := res.Raw()
 	var meta struct {
 		Metadata struct {
 			ResourceVersion string `json:"resourceVersion"`

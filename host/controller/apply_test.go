@@ -157,3 +157,23 @@ func TestRESTWriterReturnsAPIErrors(t *testing.T) {
 		t.Errorf("failed writes recorded resourceVersions: %v", wrote)
 	}
 }
+
+// A refusal carries the API server's own message (a label value too long, say), not client-go's generic
+// "the server rejected our request": the event and the log line say what is wrong.
+func TestRESTWriterKeepsTheAPIServersMessage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Pod \"x-0\" is invalid: metadata.labels: Invalid value: \"x-abc\": must be no more than 63 bytes","reason":"Invalid","details":{"name":"x-0","kind":"Pod"},"code":422}`)
+	}))
+	defer srv.Close()
+	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &restWriter{rest: rc, target: StatefulSetTarget, snap: &Snapshot{}, ns: "ns"}
+	err = w.Write(context.Background(), &abi.Action{Verb: "create", Kind: "Pod", Namespace: "ns", Name: "x-0", Object: json.RawMessage(`{}`)}, "")
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "must be no more than 63 bytes") {
+		t.Errorf("error %v: want the API server's Invalid message", err)
+	}
+}
