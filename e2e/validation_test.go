@@ -105,3 +105,50 @@ func TestPreviewRefusesWhatTheAPIServerRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A set whose name makes its revision label longer than 63 bytes: the replay refuses its pods with the
+// message the real kube-apiserver gives for the same pod (a server-side dry-run create).
+func TestReplayRefusesPodsAsTheAPIServerDoes(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	name := strings.Repeat("a", 55)
+	manifest := filepath.Join(t.TempDir(), "long.yaml")
+	if err := os.WriteFile(manifest, []byte(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: `+name+`, namespace: `+ns+`}
+spec:
+  replicas: 1
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runOrdinal(t, ctx, "replay", manifest, "-o", "json")
+	if code != 6 {
+		t.Fatalf("ordinal replay of a set named %d a's: exit %d, want 6 (stuck)\n%s", len(name), code, errOut)
+	}
+	var tl struct {
+		Revisions []struct{ Name string }  `json:"revisions"`
+		Outcome   struct{ Summary string } `json:"outcome"`
+	}
+	if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Revisions) == 0 {
+		t.Fatalf("replay output: %v\n%s", err, firstLines(out, 20))
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: ns, Labels: map[string]string{
+			"app": "web", appsv1.ControllerRevisionHashLabelKey: tl.Revisions[0].Name,
+			appsv1.StatefulSetPodNameLabel: name + "-0", appsv1.PodIndexLabel: "0"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	_, err := cfg.kc.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil {
+		t.Fatal("kube-apiserver accepted the pod")
+	}
+	if !strings.Contains(tl.Outcome.Summary, err.Error()) {
+		t.Errorf("the replay's refusal differs from kube-apiserver's:\n replay: %s\n server: %s", tl.Outcome.Summary, err.Error())
+	}
+}

@@ -173,6 +173,9 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	if _, exists := store[name]; exists {
 		return apiErr("AlreadyExists", "%s %q already exists", resourceName(kind), name)
 	}
+	if err := validateMeta(qualifiedKind(kind), o); err != nil {
+		return err
+	}
 	stripTypeMeta(o)
 	s.stamp(o)
 	switch kind {
@@ -346,6 +349,14 @@ func resourceName(kind string) string {
 		return "controllerrevisions.apps"
 	case kindSet:
 		return "statefulsets.apps"
+	}
+	return kind
+}
+
+// qualifiedKind is how the API server names a kind in its messages: Kind.group, the core group bare.
+func qualifiedKind(kind string) string {
+	if kind == kindRevision || kind == kindSet {
+		return kind + ".apps"
 	}
 	return kind
 }

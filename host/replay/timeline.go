@@ -220,6 +220,11 @@ func (e *engine) finish() {
 	}
 	if strings.Contains(tl.StopReason, "limit") {
 		out.Result, out.Summary = "limit", tl.StopReason
+		// A sync that fails the same way again and again (a pod the API server refuses) is stuck, not slow:
+		// the controller retries it with backoff forever.
+		if why, ok := repeatedFailure(tl.Steps); ok {
+			out.Result, out.Summary = "stuck", "every sync fails the same way: "+why
+		}
 		return
 	}
 	ss := e.api.set
@@ -276,6 +281,39 @@ func (e *engine) finish() {
 	default:
 		out.Result, out.Summary = "stuck", "nothing more happens, yet not updated: "+strings.Join(old, ", ")
 	}
+}
+
+// repeatedFailures is how many syncs in a row, at the end of a replay, must fail alike to call it stuck.
+const repeatedFailures = 10
+
+// repeatedFailure reports the failing write when the last syncs all failed with the same error.
+func repeatedFailure(steps []Step) (string, bool) {
+	if len(steps) < repeatedFailures {
+		return "", false
+	}
+	first := failedWrite(steps[len(steps)-1])
+	if first == "" {
+		return "", false
+	}
+	for _, st := range steps[len(steps)-repeatedFailures:] {
+		if failedWrite(st) != first {
+			return "", false
+		}
+	}
+	return first, true
+}
+
+// failedWrite is the first write of a step that the API server refused, with its error.
+func failedWrite(st Step) string {
+	if st.Error == "" {
+		return ""
+	}
+	for _, a := range st.Actions {
+		if a.Error != "" && !strings.HasPrefix(a.Error, "not issued") {
+			return a.Verb + " " + a.Kind + " " + a.Name + ": " + a.Error
+		}
+	}
+	return st.Error
 }
 
 func podStateWord(p any) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,11 @@ type rawValue string
 
 // invalidSet is the API server's answer for an invalid StatefulSet: one cause inline, several in brackets.
 func invalidSet(name string, errs []fieldError) error {
+	return invalidObject("StatefulSet.apps", name, errs)
+}
+
+// invalidObject is the API server's Invalid answer: one cause inline, several in brackets.
+func invalidObject(kind, name string, errs []fieldError) error {
 	if len(errs) == 0 {
 		return nil
 	}
@@ -50,7 +56,7 @@ func invalidSet(name string, errs []fieldError) error {
 	if len(parts) > 1 {
 		msg = "[" + strings.Join(parts, ", ") + "]"
 	}
-	return apiErr("Invalid", "StatefulSet.apps %q is invalid: %s", name, msg)
+	return apiErr("Invalid", "%s %q is invalid: %s", kind, name, msg)
 }
 
 // validateStatefulSet refuses a StatefulSet the API server would refuse on create (ValidateStatefulSetSpec
@@ -250,4 +256,32 @@ func nonNegative(d *Duration, path string) error {
 		return fmt.Errorf("%s: %s is negative; times in a scenario are offsets and delays", path, d)
 	}
 	return nil
+}
+
+// validateMeta refuses a pod or claim whose name or labels the API server would refuse on create
+// (ValidateObjectMeta: the name, then each label, keys in order). A set whose name is long enough to make
+// its revision label longer than 63 bytes is accepted, and every pod it asks for is refused: so it is on
+// a real cluster.
+func validateMeta(kind string, o Obj) error {
+	name := jsonobj.GetStr(o, "metadata.name")
+	var errs []fieldError
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, invalidValue("metadata.name", name, msg))
+	}
+	labels := jsonobj.GetObj(o, "metadata.labels")
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, invalidValue("metadata.labels", k, msg))
+		}
+		v, _ := labels[k].(string)
+		for _, msg := range validation.IsValidLabelValue(v) {
+			errs = append(errs, invalidValue("metadata.labels", v, msg))
+		}
+	}
+	return invalidObject(kind, name, errs)
 }

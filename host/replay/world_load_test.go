@@ -115,3 +115,33 @@ func TestSnapshotWorldIsValidated(t *testing.T) {
 		t.Fatalf("replay of a set named Web_1: %v", err)
 	}
 }
+
+// A set whose name makes its revision label longer than 63 bytes is accepted, and every pod it asks for is
+// refused with the API server's message; the replay calls that stuck, not a limit reached.
+func TestPodsTheAPIServerRefuses(t *testing.T) {
+	name := strings.Repeat("a", 55)
+	sc, err := ParseScenario([]byte(`
+name: long
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: ` + name + `, namespace: default}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: c, image: nginx}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(t.Context(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `create Pod ` + name + `-0: Invalid: Pod "` + name + `-0" is invalid: metadata.labels: Invalid value: "` + name + `-`
+	if tl.Outcome.Result != "stuck" || !strings.Contains(tl.Outcome.Summary, want) || !strings.Contains(tl.Outcome.Summary, "must be no more than 63 bytes") {
+		t.Errorf("outcome %s: %s", tl.Outcome.Result, tl.Outcome.Summary)
+	}
+}
