@@ -30,13 +30,14 @@ h1 { font-size: 1.25em; margin: 0; }
 #main { display: flex; flex-wrap: wrap; gap: 12px; margin-top: 4px; }
 #overview { position: relative; flex: none; user-select: none; }
 #plot { position: absolute; cursor: crosshair; }
-.rlabel, .tick, .elabel { position: absolute; white-space: nowrap; font-size: 11px; line-height: 14px; }
+.rlabel, .tick, .elabel, .empty { position: absolute; white-space: nowrap; font-size: 11px; line-height: 14px; }
 .rlabel { font-family: ui-monospace, monospace; text-align: right; }
 .tick { color: #444; }
 .edit { position: absolute; border-left: 2px solid #222; cursor: pointer; }
-.elabel { top: 0; left: 3px; padding: 0 2px; background: rgba(255,255,255,.9); }
-.edit.flip .elabel { left: auto; right: 3px; }
-.edit:hover .elabel { background: #ffc; }
+.elabel { padding: 0 2px; background: rgba(255,255,255,.9); cursor: pointer; }
+.elabel.num { font-weight: bold; }
+.elabel:hover { background: #ffc; }
+.empty { color: #555; font-size: 13px; line-height: 18px; text-align: center; font-style: italic; }
 #sel { position: absolute; border: 1px solid #000; background: rgba(0,0,0,.08); display: none; pointer-events: none; }
 #tip { position: absolute; display: none; pointer-events: none; background: #fff; border: 1px solid #999; padding: 3px 6px;
   font-size: 12px; white-space: pre; box-shadow: 0 1px 4px rgba(0,0,0,.2); z-index: 2; }
@@ -44,6 +45,10 @@ h1 { font-size: 1.25em; margin: 0; }
 #side button { font-size: 12px; margin: 0 3px 3px 0; }
 #instant button.cur { font-weight: bold; }
 #view { color: #555; margin: 2px 0 4px; }
+#edits { margin-top: 6px; font-size: 12px; }
+#edits .e { cursor: pointer; padding-left: 2.2em; text-indent: -2.2em; overflow-wrap: anywhere; }
+#edits .e:hover { background: #ffc; }
+#edits b { display: inline-block; width: 2.2em; text-indent: 0; text-align: right; padding-right: .4em; box-sizing: border-box; }
 #detail { font-family: ui-monospace, monospace; font-size: 12px; white-space: pre-wrap; background: #f6f6f6; padding: 6px 8px; margin: 0; }
 </style>
 </head>
@@ -63,6 +68,7 @@ h1 { font-size: 1.25em; margin: 0; }
     <div id="view"></div>
     <div id="instant"></div>
     <pre id="detail"></pre>
+    <div id="edits"></div>
   </div>
 </div>
 <script type="application/json" id="timeline-data">{{.Data}}</script>
@@ -109,25 +115,49 @@ h1 { font-size: 1.25em; margin: 0; }
   }
 
   // ---- colours: one per revision, lightened by state, darkened while terminating ----
+  // Every revision has a colour of its own: the ten of the palette, then hues a golden angle apart (at
+  // three lightnesses), skipping any too close to a colour already taken or to the neutral ones.
   const palette = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#9c755f', '#ff9da7', '#17becf', '#bcbd22'];
-  const revColour = {};
-  d.revisions.forEach((r, i) => { revColour[r.label] = palette[i % palette.length]; });
-  const fade = {Ready: 0, Running: .5, Pending: .78, '-': .78};
+  const neutral = '#707070', unknown = '#888888', failed = '#b00000', succeeded = '#9a9a9a';
   function rgb(hex) { return [1, 3, 5].map(k => parseInt(hex.substr(k, 2), 16)); }
+  function hex(c) { return '#' + c.map(v => v.toString(16).padStart(2, '0')).join(''); }
   function mix(c, to, f) { return c.map((v, k) => Math.round(v + (to[k] - v) * f)); }
+  function hsl(h, s, l) {
+    const a = s * Math.min(l, 1 - l), f = k => { const m = (k + h / 30) % 12; return l - a * Math.max(-1, Math.min(m - 3, 9 - m, 1)); };
+    return hex([0, 8, 4].map(k => Math.round(f(k) * 255)));
+  }
+  function distance(a, b) { const x = rgb(a), y = rgb(b); return Math.hypot(x[0] - y[0], x[1] - y[1], x[2] - y[2]); }
+  const revColours = [], revColour = {};
+  let cand = 0, far = 80;
+  d.revisions.forEach((r, i) => {
+    let c = i < palette.length ? palette[i] : '';
+    for (let tries = 0; !c; tries++) {
+      if (tries && tries % 40 === 0) far = Math.max(1, far * .75); // crowded: accept closer colours
+      const h = (20 + cand * 137.508) % 360, l = [.45, .62, .33][cand % 3], s = [.7, .55][Math.floor(cand / 3) % 2];
+      cand++;
+      const x = hsl(h, s, l);
+      if (revColours.concat([neutral, unknown, failed, succeeded]).every(y => distance(x, y) >= far)) c = x;
+    }
+    revColours.push(c);
+    revColour[r.label] = c;
+  });
+  const fade = {Ready: 0, Running: .5, Pending: .78, '-': .78};
   const fills = {};
-  function fill(state, label, term) {
-    const key = state + '/' + label + '/' + term;
+  // The fill of a pod in state, of a revision whose colour is base.
+  function fill(state, base, term) {
+    const key = state + '/' + base + '/' + term;
     if (!fills[key]) {
       let c;
-      if (state === 'Failed') c = rgb('#b00000');
-      else if (state === 'Succeeded') c = rgb('#9a9a9a');
-      else c = mix(rgb(revColour[label] || '#888888'), [255, 255, 255], state in fade ? fade[state] : .6);
+      if (state === 'Failed') c = rgb(failed);
+      else if (state === 'Succeeded') c = rgb(succeeded);
+      else c = mix(rgb(base), [255, 255, 255], state in fade ? fade[state] : .6);
       if (term) c = mix(c, [0, 0, 0], .5);
-      fills[key] = 'rgb(' + c.join(',') + ')';
+      fills[key] = hex(c);
     }
     return fills[key];
   }
+  const colourOf = label => revColour[label] || unknown;
+  function count(k, one, many) { return k + ' ' + (k === 1 ? one : many || one + 's'); }
 
   // ---- header ----
   $('title').textContent = d.scenario;
@@ -146,12 +176,29 @@ h1 { font-size: 1.25em; margin: 0; }
     item.appendChild(document.createTextNode(text));
   }
   const solid = colour => g => { g.fillStyle = colour; g.fillRect(0, 0, 14, 12); };
-  d.revisions.forEach(r => swatch(r.label + ' ' + r.name, solid(fill('Ready', r.label, 0))));
-  const first = d.revisions.length ? d.revisions[0].label : '?';
+  d.revisions.forEach(r => swatch(r.label + ' ' + r.name, solid(fill('Ready', colourOf(r.label), 0))));
+  // The states' swatches are a neutral grey, shaded as a revision's colour is: no revision's colour.
+  const stateColours = [];
   [['Ready', 0, 'Ready'], ['Running', 0, 'Running, not Ready'], ['Pending', 0, 'Pending'], ['Failed', 0, 'Failed'],
-   ['Ready', 1, 'terminating']].forEach(x => swatch(x[2], solid(fill(x[0], first, x[1]))));
+   ['Ready', 1, 'terminating']].forEach(x => {
+    const c = fill(x[0], neutral, x[1]);
+    stateColours.push(c);
+    swatch(x[2], solid(c));
+  });
   swatch('user edit', g => { g.fillStyle = '#222'; g.fillRect(6, 0, 2, 12); });
   swatch('requeue', g => { g.fillStyle = '#e07000'; g.beginPath(); g.moveTo(3, 3); g.lineTo(11, 3); g.lineTo(7, 10); g.fill(); });
+
+  // The edits, numbered as their labels are.
+  if (edits.length) {
+    const box = $('edits');
+    box.appendChild(el('div', '', count(edits.length, 'user edit') + ':'));
+    edits.forEach((e, k) => {
+      const item = box.appendChild(el('div', 'e'));
+      item.appendChild(el('b', '', String(k + 1)));
+      item.appendChild(document.createTextNode('+' + fmt(t[e.step]) + ' (sync #' + e.step + ') ' + e.msg));
+      item.onclick = () => select(e.step);
+    });
+  }
 
   // ---- view and layout ----
   const overview = $('overview'), canvas = $('plot'), ctx = canvas.getContext('2d');
@@ -230,7 +277,7 @@ h1 { font-size: 1.25em; margin: 0; }
   }
 
   function render() {
-    overview.querySelectorAll('.rlabel, .tick, .edit').forEach(e => e.remove());
+    overview.querySelectorAll('.rlabel, .tick, .edit, .elabel, .empty').forEach(e => e.remove());
     labelEls = [];
     const avail = $('main').clientWidth;
     const beside = avail >= 900; // the details go beside the picture when there is room, below otherwise
@@ -249,36 +296,85 @@ h1 { font-size: 1.25em; margin: 0; }
     const W = Math.max(100, OW - gutter - 4);
     if (n) layoutX(W);
 
-    // edits: a flag per user event, the label in the first lane where it does not overlap another. The
-    // lanes take at most a quarter of the height; a label that finds no room is left to the flag's tooltip.
-    const lanes = [], placed = [];
-    const maxLanes = Math.max(1, Math.floor(OH / 4 / (lineH + 2)));
-    edits.forEach((e, k) => {
-      if (e.step < view.a || e.step > view.b) return;
-      const x = xOfStep(e.step);
-      const m = overview.appendChild(el('div', 'edit'));
-      const lab = m.appendChild(el('span', 'elabel', truncate(e.msg, 56)));
-      m.title = e.msg + '  (sync #' + e.step + ', +' + fmt(t[e.step]) + ')';
-      m.dataset.edit = k;
-      m.onclick = ev => { ev.stopPropagation(); select(e.step); };
-      const w = lab.offsetWidth + 5;
-      const flip = x + w > W && x - w >= 0;
-      const l = flip ? x - w : x, r = flip ? x : x + w;
-      let lane = lanes.findIndex(end => end + 4 <= l);
-      if (lane < 0 && lanes.length < maxLanes) lanes.push(-Infinity), lane = lanes.length - 1;
-      if (lane >= 0) { lanes[lane] = r; labelEls.push(lab); } else { lane = lanes.length - 1; lab.remove(); }
-      if (flip) m.classList.add('flip');
-      placed.push({m: m, x: x, lane: lane});
-    });
-    const laneH = lineH + 2, reqH = requeues.length ? 9 : 0;
-    const stripH = lanes.length * laneH + reqH + 2;
+    // edits: a line per user event, each identified by a label above the picture. Edits are numbered as
+    // in the list beside the picture. A label is the edit's number and text, in the first lane where it
+    // overlaps no label and no other edit's line crosses it; the lanes take at most a quarter of the
+    // height. When the labels do not all fit they are the numbers alone; when even those do not fit, one
+    // row of numbers above the lines, neighbours that would overlap sharing a label ("4–7").
+    const laneH = lineH + 2;
+    const maxLanes = Math.max(1, Math.floor(OH / 4 / laneH));
+    const vis = []; // the edits in the view: {e, k (its index), x}
+    edits.forEach((e, k) => { if (n && e.step >= view.a && e.step <= view.b) vis.push({e: e, k: k, x: xOfStep(e.step)}); });
+    const meter = overview.appendChild(el('span', 'elabel'));
+    meter.style.visibility = 'hidden';
+    const widthOf = (text, cls) => { meter.className = 'elabel ' + cls; meter.textContent = text; return meter.offsetWidth; };
+    function pack(cls, textOf) {
+      const ends = [], lines = [], out = []; // ends: the right end of each lane's last label; lines: {x, lane}
+      for (const v of vis) {
+        const text = textOf(v), w = widthOf(text, cls), x = v.x;
+        const flip = x + 3 + w > W && x - 3 - w >= 0;
+        const l = flip ? x - 3 - w : x + 3, r = l + w;
+        let lane = -1;
+        for (let j = 0; j < maxLanes && j <= ends.length && lane < 0; j++) {
+          if (j < ends.length && ends[j] + 4 > l) continue;
+          let ok = true;
+          for (let q = j + 1; q < ends.length; q++) if (ends[q] >= x - 2) ok = false; // this line would cross a label below
+          for (let p = lines.length - 1; p >= 0 && lines[p].x >= l - 2; p--) if (lines[p].lane <= j && lines[p].x <= r + 2) ok = false; // a line crosses this label
+          if (ok) lane = j;
+        }
+        if (lane < 0) return null;
+        if (lane === ends.length) ends.push(r); else ends[lane] = r;
+        lines.push({x: x, lane: lane});
+        v.top = lane;
+        out.push({first: v.k, last: v.k, step: v.e.step, text: text, l: l, lane: lane});
+      }
+      return {cls: cls, labels: out, lanes: ends.length};
+    }
+    function merged() {
+      const out = [], text = g => g.first === g.last ? String(g.first + 1) : (g.first + 1) + '–' + (g.last + 1);
+      for (const v of vis) {
+        const g = out[out.length - 1];
+        v.top = 1;
+        if (g && v.x - 1 < g.l + g.w + 4) { g.last = v.k; g.w = widthOf(text(g), 'num'); }
+        else out.push({first: v.k, last: v.k, step: v.e.step, l: Math.max(0, v.x - 1), w: widthOf(String(v.k + 1), 'num'), lane: 0});
+      }
+      // the last labels move left to stay in the picture, taking in the ones they reach
+      for (let i = out.length - 1; i >= 0; i--) {
+        const g = out[i], p = out[i - 1];
+        if (g.l + g.w <= W) break;
+        g.l = Math.max(0, W - g.w);
+        if (p && p.l + p.w + 4 > g.l) { p.last = g.last; p.w = widthOf(text(p), 'num'); out.splice(i, 1); }
+      }
+      out.forEach(g => { g.text = text(g); });
+      return {cls: 'num', labels: out, lanes: 1};
+    }
+    const numbered = edits.length > 1;
+    const chosen = !vis.length ? {cls: '', labels: [], lanes: 0} :
+      pack('', v => (numbered ? (v.k + 1) + ' ' : '') + truncate(v.e.msg, 56)) || pack('num', v => String(v.k + 1)) || merged();
+    meter.remove();
+    const reqH = requeues.length ? 9 : 0;
+    const stripH = chosen.lanes * laneH + reqH + 2;
     const axisH = 6 + lineH;
     const nrows = view.r1 - view.r0 + 1;
-    const plotH = Math.min(Math.max(40, OH - stripH - axisH), Math.max(nrows, 1) * 32); // bars, not slabs, for a few pods
-    placed.forEach(p => {
-      p.m.style.left = (gutter + p.x - 1) + 'px';
-      p.m.style.top = (p.lane * laneH) + 'px';
-      p.m.style.height = (stripH - p.lane * laneH) + 'px';
+    const plotH = Math.min(Math.max(40, OH - stripH - axisH), nrows > 0 ? nrows * 32 : 48); // bars, not slabs, for a few pods
+    vis.forEach(v => {
+      const m = overview.appendChild(el('div', 'edit'));
+      m.title = (v.k + 1) + '. ' + v.e.msg + '  (sync #' + v.e.step + ', +' + fmt(t[v.e.step]) + ')';
+      m.dataset.edit = v.k;
+      m.onclick = ev => { ev.stopPropagation(); select(v.e.step); };
+      m.style.left = (gutter + v.x - 1) + 'px';
+      m.style.top = (v.top * laneH) + 'px';
+      m.style.height = (stripH - v.top * laneH) + 'px';
+    });
+    chosen.labels.forEach(g => {
+      const lab = overview.appendChild(el('div', 'elabel ' + chosen.cls, g.text));
+      lab.style.left = (gutter + g.l) + 'px';
+      lab.style.top = (g.lane * laneH) + 'px';
+      lab.dataset.first = g.first;
+      lab.dataset.last = g.last;
+      lab.title = edits.slice(g.first, g.last + 1).map((e, j) => (g.first + j + 1) + '. ' + e.msg).join('\n');
+      lab.onclick = ev => { ev.stopPropagation(); select(g.step); };
+      labelEls.push(lab);
     });
     const rowH = plotH / Math.max(nrows, 1);
     Object.assign(L, {gutter: gutter, stripH: stripH, plotH: plotH, rowH: rowH, reqH: reqH, H: stripH + plotH + 6});
@@ -291,6 +387,13 @@ h1 { font-size: 1.25em; margin: 0; }
       lab.style.right = (OW - gutter + 4) + 'px';
       lab.style.top = (stripH + (r - view.r0 + .5) * rowH - lineH / 2) + 'px';
       labelEls.push(lab);
+    }
+    if (nrows <= 0) {
+      const msg = overview.appendChild(el('div', 'empty', rows.length ? 'no pods in this view' : 'no pods in this replay'));
+      msg.style.left = gutter + 'px';
+      msg.style.width = W + 'px';
+      msg.style.top = (stripH + (plotH - 18) / 2) + 'px';
+      labelEls.push(msg);
     }
     // tick labels
     if (n) ticks().forEach(v => {
@@ -319,6 +422,7 @@ h1 { font-size: 1.25em; margin: 0; }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, L.W, L.H);
     stats.runs = 0;
+    if (view.r1 < view.r0) { ctx.strokeStyle = '#ccc'; ctx.lineWidth = 1; ctx.strokeRect(.5, L.stripH + .5, L.W - 1, L.plotH - 1); }
     if (!n) return;
     const y0 = L.stripH, rowH = L.rowH, gap = rowH >= 5 ? 1 : 0;
     // Rows start and end on whole device pixels (no seams between thin rows); below a pixel a row
@@ -332,7 +436,7 @@ h1 { font-size: 1.25em; margin: 0; }
         if (run.length < 2) return;
         const a = Math.max(run[0], view.a), b = Math.min(runEnd(row, k), view.b + 1);
         if (a >= b) return;
-        ctx.fillStyle = fill(d.states[run[1]], d.labels[run[2]], run[3]);
+        ctx.fillStyle = fill(d.states[run[1]], colourOf(d.labels[run[2]]), run[3]);
         ctx.fillRect(L.xs[a - view.a], top, L.xs[b - view.a] - L.xs[a - view.a], h);
         stats.runs++;
       });
@@ -397,7 +501,7 @@ h1 { font-size: 1.25em; margin: 0; }
     const inst = $('instant'), ab = instantOf(i);
     inst.textContent = '';
     if (ab[1] > ab[0]) {
-      inst.appendChild(document.createTextNode((ab[1] - ab[0] + 1) + ' syncs at +' + fmt(t[i]) + ': '));
+      inst.appendChild(document.createTextNode(count(ab[1] - ab[0] + 1, 'sync') + ' at +' + fmt(t[i]) + ': '));
       for (let j = ab[0]; j <= ab[1]; j++) {
         const b = inst.appendChild(el('button', j === i ? 'cur' : '', '#' + j));
         b.onclick = () => select(j);
@@ -435,7 +539,7 @@ h1 { font-size: 1.25em; margin: 0; }
       lines.push(rows[r].name + ': ' + (run ? 'revision ' + d.labels[run[2]] + ', ' + d.states[run[1]] + (run[3] ? ', terminating' : '') : 'no pod'));
     }
     lines.push('sync #' + i + ' at +' + fmt(t[i]) + (s.trig ? ' [' + s.trig.join(',') + ']' : ''));
-    if (ab[1] > ab[0]) lines.push((ab[1] - ab[0] + 1) + ' syncs at this instant (#' + ab[0] + '–#' + ab[1] + ')');
+    if (ab[1] > ab[0]) lines.push(count(ab[1] - ab[0] + 1, 'sync') + ' at this instant (#' + ab[0] + '–#' + ab[1] + ')');
     (s.world || []).filter(w => w[0] === 'user').forEach(w => lines.push('edit: ' + w[1]));
     tip.textContent = lines.join('\n');
     tip.style.display = 'block';
@@ -495,13 +599,29 @@ h1 { font-size: 1.25em; margin: 0; }
       const r = m.getBoundingClientRect();
       if (!(r.width > 0 && r.height > 0) || r.left < box.left || r.right > box.right || r.top < box.top) hidden++;
     });
+    // Every edit in the view has a visible label (its own, or a shared "4–7"); no label overlaps another
+    // and no edit's line crosses a label.
+    const meets = (a, b) => a.left < b.right - .5 && b.left < a.right - .5 && a.top < b.bottom - .5 && b.top < a.bottom - .5;
+    const rects = labelEls.map(e => e.getBoundingClientRect());
+    let overlaps = 0, crossings = 0, labelled = 0;
+    rects.forEach((a, i) => { for (let j = i + 1; j < rects.length; j++) if (meets(a, rects[j])) overlaps++; });
+    const elabels = Array.from(overview.querySelectorAll('.elabel')), erects = elabels.map(e => e.getBoundingClientRect());
+    elabels.forEach((e, i) => {
+      const r = erects[i];
+      if (r.width > 0 && r.height > 0 && r.left >= box.left - .5 && r.right <= box.right + .5 && r.top >= box.top - .5) labelled += +e.dataset.last - +e.dataset.first + 1;
+    });
+    shown.forEach(m => { const r = m.getBoundingClientRect(); erects.forEach(a => { if (meets(r, a)) crossings++; }); });
+    const empty = overview.querySelector('.empty'), er = empty && empty.getBoundingClientRect();
     let cells = 0;
     rows.forEach(row => row.runs.forEach((run, k) => { if (run.length > 1) cells += runEnd(row, k) - run[0]; }));
     const instants = n ? view.b - view.a + 1 - (extra[view.b] - extra[view.a]) : 0; // in the view
     const st = $('render-stats'), de = document.documentElement;
     const a = {
       'pods': view.r1 - view.r0 + 1, 'syncs': n ? view.b - view.a + 1 : 0, 'instants': instants, 'cells': cells, 'runs': stats.runs,
-      'edits': shown.length, 'edits-hidden': hidden, 'edit-labels': overview.querySelectorAll('.elabel').length, 'requeues': stats.requeues || 0,
+      'edits': shown.length, 'edits-hidden': hidden, 'edit-labels': labelled, 'edit-label-kind': overview.querySelector('.elabel.num') ? 'number' : 'text',
+      'labels-overlap': overlaps, 'lines-cross-labels': crossings, 'requeues': stats.requeues || 0,
+      'empty-message': er && er.width > 0 && er.height > 0 ? empty.textContent : '',
+      'revision-colours': revColours.join(' '), 'state-colours': stateColours.join(' '),
       'row-labels': overview.querySelectorAll('.rlabel').length, 'ticks': overview.querySelectorAll('.tick').length,
       'wrapped': wrapped, 'labels-outside': outside,
       'box': [box.left, box.top, box.width, box.height].map(Math.round).join(' '),
@@ -509,7 +629,8 @@ h1 { font-size: 1.25em; margin: 0; }
       'viewport': de.clientWidth + ' ' + de.clientHeight, 'page': de.scrollWidth + ' ' + de.scrollHeight,
     };
     for (const k in a) st.setAttribute('data-' + k, a[k]);
-    st.textContent = rows.length + ' pods × ' + n + ' syncs (' + (n ? n - extra[n - 1] : 0) + ' instants), ' + edits.length + ' edits, ' + requeues.length + ' requeues';
+    st.textContent = count(rows.length, 'pod') + ' × ' + count(n, 'sync') + ' (' + count(n ? n - extra[n - 1] : 0, 'instant') + '), ' +
+      count(edits.length, 'edit') + ', ' + count(requeues.length, 'requeue');
   }
 
   // The view and the selected sync are kept in the address (#syncs=100-200&pods=0-99&sync=150, pods

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -103,4 +104,70 @@ func syntheticRollout(pods, syncs int) *Timeline {
 	}
 	tl.Outcome = Outcome{Result: "complete", Summary: fmt.Sprintf("all %d pods Ready at revision B", pods), Steps: syncs, Duration: tl.Steps[syncs-1].Offset}
 	return tl
+}
+
+// editsScenario is a set of 2 pods whose image is edited edits times, each edit once the previous one has
+// rolled out: edits+1 revisions, and edits user edits spread over the picture.
+func editsScenario(t testing.TB, edits int) *Scenario {
+	t.Helper()
+	var ev strings.Builder
+	for i := 1; i <= edits; i++ {
+		fmt.Fprintf(&ev, "  - settled: true\n    after: 10s\n    set: {\"spec.template.spec.containers[0].image\": \"nginx:1.%d\"}\n", i)
+	}
+	y := fmt.Sprintf(`name: edits-%[1]d
+description: "2 replicas, image edited %[1]d times, each edit once the previous one rolled out"
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default}
+    spec:
+      replicas: 2
+      serviceName: web
+      podManagementPolicy: Parallel
+      selector:
+        matchLabels: {app: web}
+      template:
+        metadata:
+          labels: {app: web}
+        spec:
+          containers:
+            - {name: nginx, image: "nginx:1.0"}
+events:
+%[2]s`, edits, ev.String())
+	sc, err := ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// noPodsScenario is a set of 0 replicas whose image is edited: a replay without a single pod.
+func noPodsScenario(t testing.TB) *Scenario {
+	t.Helper()
+	sc, err := ParseScenario([]byte(`name: no-pods
+description: "0 replicas: the image is edited, no pod ever exists"
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default}
+    spec:
+      replicas: 0
+      serviceName: web
+      selector:
+        matchLabels: {app: web}
+      template:
+        metadata:
+          labels: {app: web}
+        spec:
+          containers:
+            - {name: nginx, image: "nginx:1.25"}
+events:
+  - settled: true
+    after: 30s
+    set: {"spec.template.spec.containers[0].image": "nginx:1.26"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
 }

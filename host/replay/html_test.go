@@ -72,6 +72,9 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		{"scale-80-zoomed", scaled(80), &htmlView{FirstStep: 40, LastStep: 120, FirstOrdinal: 10, LastOrdinal: 29}},
 		{"scale-1000", scaled(1000), nil},
 		{"synthetic-1000x4000", func(*testing.T) *Timeline { return syntheticRollout(1000, 4000) }, nil},
+		{"15-edits-16-revisions", func(t *testing.T) *Timeline { return replayScenario(t, editsScenario(t, 15)) }, nil},
+		{"crowded-edits", func(*testing.T) *Timeline { return crowdedEdits() }, nil},
+		{"no-pods", func(t *testing.T) *Timeline { return replayScenario(t, noPodsScenario(t)) }, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tl := c.timeline(t)
@@ -147,6 +150,19 @@ func fullView(tl *Timeline) htmlView {
 	return v
 }
 
+// crowdedEdits is a made-up rollout with 40 user edits in one sync at the start, 30 in the next and 40
+// in the last: too many for a label each, even a number.
+func crowdedEdits() *Timeline {
+	tl := syntheticRollout(20, 200)
+	tl.Scenario = "crowded-edits"
+	for _, at := range []struct{ step, n int }{{0, 40}, {1, 30}, {199, 40}} {
+		for i := 0; i < at.n; i++ {
+			tl.Steps[at.step].World = append(tl.Steps[at.step].World, WorldEvent{Source: "user", Message: fmt.Sprintf("set spec.replicas = %d", i)})
+		}
+	}
+	return tl
+}
+
 // checkRendered compares what the page says it drew of the view with what the timeline holds there.
 func checkRendered(t *testing.T, tl *Timeline, v htmlView, got map[string]string) {
 	t.Helper()
@@ -197,13 +213,19 @@ func checkRendered(t *testing.T, tl *Timeline, v htmlView, got map[string]string
 		t.Fatalf("test scenario has %d pod names for %d ordinals", len(names), len(ords))
 	}
 	for k, want := range map[string]int{"pods": len(ords), "syncs": v.LastStep - v.FirstStep + 1, "cells": cells, "edits": edits,
-		"edit-labels": edits, "requeues": requeues, "wrapped": 0, "labels-outside": 0, "edits-hidden": 0} {
+		"edit-labels": edits, "requeues": requeues, "wrapped": 0, "labels-outside": 0, "edits-hidden": 0,
+		"labels-overlap": 0, "lines-cross-labels": 0} {
 		if got := num(k); got != want {
 			t.Errorf("%s: %d, want %d", k, got, want)
 		}
 	}
-	t.Logf("%d pods x %d syncs (%s instants), %d edits, %d requeues: %s rectangles, %s row labels, %s ticks, picture %s, window %s",
-		len(ords), v.LastStep-v.FirstStep+1, got["instants"], edits, requeues, got["runs"], got["row-labels"], got["ticks"], got["box"], got["viewport"])
+	t.Logf("%d pods x %d syncs (%s instants), %d edits (labels: %s), %d requeues: %s rectangles, %s row labels, %s ticks, picture %s, window %s",
+		len(ords), v.LastStep-v.FirstStep+1, got["instants"], edits, got["edit-label-kind"], requeues, got["runs"], got["row-labels"], got["ticks"], got["box"], got["viewport"])
+	checkColours(t, tl, got)
+	// A replay without pods says so.
+	if msg := got["empty-message"]; (len(ords) == 0) != (msg != "") || msg != "" && !strings.Contains(msg, "no pods") {
+		t.Errorf("%d pods, message %q: want \"no pods ...\" exactly when there is no pod", len(ords), msg)
+	}
 
 	// The picture fits the window ...
 	vp, box, plot, pageSize := nums("viewport"), nums("box"), nums("plot"), nums("page")
@@ -221,12 +243,49 @@ func checkRendered(t *testing.T, tl *Timeline, v htmlView, got map[string]string
 		t.Errorf("plot is %dx%d: want at least half of the %dx%d viewport", plot[0], plot[1], vp[0], vp[1])
 	}
 	// Rows are labelled, every row when they are a line high.
-	labels := num("row-labels")
-	if labels == 0 || plot[1]/len(ords) >= 14 && labels != len(ords) {
+	if labels := num("row-labels"); len(ords) > 0 && (labels == 0 || plot[1]/len(ords) >= 14 && labels != len(ords)) {
 		t.Errorf("%d row labels for %d rows of %d px", labels, len(ords), plot[1]/len(ords))
+	} else if len(ords) == 0 && labels != 0 {
+		t.Errorf("%d row labels for no pods", labels)
 	}
 	if tl.Outcome.Duration > 0 && num("ticks") < 2 {
 		t.Errorf("%d time ticks: want at least 2", num("ticks"))
+	}
+}
+
+// checkColours: every revision of the timeline has a colour of its own, far enough from the others to
+// tell apart, and the legend's state swatches are none of them.
+func checkColours(t *testing.T, tl *Timeline, got map[string]string) {
+	t.Helper()
+	revs, states := strings.Fields(got["revision-colours"]), strings.Fields(got["state-colours"])
+	if len(revs) != len(tl.Revisions) {
+		t.Fatalf("%d revision colours %v for %d revisions", len(revs), revs, len(tl.Revisions))
+	}
+	if len(states) == 0 {
+		t.Errorf("no state swatch colours")
+	}
+	rgb := func(c string) [3]float64 {
+		var r, g, b int
+		if _, err := fmt.Sscanf(c, "#%02x%02x%02x", &r, &g, &b); err != nil || len(c) != 7 {
+			t.Fatalf("colour %q: want #rrggbb", c)
+		}
+		return [3]float64{float64(r), float64(g), float64(b)}
+	}
+	dist := func(a, b string) float64 {
+		x, y := rgb(a), rgb(b)
+		return math.Sqrt((x[0]-y[0])*(x[0]-y[0]) + (x[1]-y[1])*(x[1]-y[1]) + (x[2]-y[2])*(x[2]-y[2]))
+	}
+	for i := range revs {
+		for j := i + 1; j < len(revs); j++ {
+			if d := dist(revs[i], revs[j]); d < 40 {
+				t.Errorf("revisions %s and %s have colours %s and %s, %.0f apart: want distinct colours", tl.Revisions[i].Label, tl.Revisions[j].Label, revs[i], revs[j], d)
+			}
+		}
+		for _, s := range states {
+			if d := dist(revs[i], s); d < 40 {
+				t.Errorf("a state swatch's colour %s is revision %s's (%s): want a neutral one", s, tl.Revisions[i].Label, revs[i])
+			}
+		}
 	}
 }
 
