@@ -38,7 +38,7 @@ var failOnNames = map[string]string{
 }
 
 const failOnHelp = `conditions that make the command fail (comma-separated): stuck (exit 6), limit (exit 7), and
-for exit 8 data-loss (PVCs deleted), ordered-ready-blocked, max-unavailable-counts-held-back,
+for exit 8 data-loss (PVCs deleted; alias claims-deleted), ordered-ready-blocked, max-unavailable-counts-held-back,
 max-unavailable-ignored, on-delete, unfinished (preview warnings; replay knows data-loss only); none
 fails on nothing`
 

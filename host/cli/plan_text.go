@@ -33,7 +33,11 @@ func writePlanText(w io.Writer, snapshot []byte, p *abi.Plan) error {
 	}
 	set := snap.StatefulSet.Metadata
 	var b strings.Builder
-	fmt.Fprintf(&b, "StatefulSet %s/%s: %d write%s\n", set.Namespace, set.Name, len(p.Actions), plural(len(p.Actions)))
+	if set.Name != "" {
+		fmt.Fprintf(&b, "StatefulSet %s/%s: %d write%s\n", set.Namespace, set.Name, len(p.Actions), plural(len(p.Actions)))
+	} else { // a snapshot without a readable set: the plan is the module's refusal
+		fmt.Fprintf(&b, "%d write%s\n", len(p.Actions), plural(len(p.Actions)))
+	}
 	for _, a := range p.Actions {
 		mark := map[string]string{abi.VerbCreate: "+", abi.VerbDelete: "-"}[a.Verb]
 		if mark == "" {

@@ -272,6 +272,9 @@ func (e *engine) finish() {
 	case len(old) == 0:
 		out.Result = "complete"
 		out.Summary = fmt.Sprintf("all %d pods Ready at revision %s", replicas, e.label(update))
+		if replicas == 0 {
+			out.Summary = "no pods: 0 replicas"
+		}
 	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
 		out.Result = "waiting"
 		out.Summary = "OnDelete: " + strings.Join(old, ", ") + " keep their revision until deleted"
@@ -411,7 +414,8 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 		}
 	}
 	if quiet > 0 {
-		fmt.Fprintf(&b, "\n(%d syncs that wrote nothing and saw no change are not shown; -v shows them)\n", quiet)
+		fmt.Fprintf(&b, "\n(%d sync%s that wrote nothing and saw no change %s not shown; -v shows them)\n", quiet,
+			map[bool]string{true: "", false: "s"}[quiet == 1], map[bool]string{true: "is", false: "are"}[quiet == 1])
 	}
 	for _, n := range tl.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
