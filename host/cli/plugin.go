@@ -263,8 +263,10 @@ fields other managers own and the file omits are kept.
 				return err
 			}
 			defer m.Close(ctx)
+			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
 			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m,
-				Features: features, Model: rollout.model, Now: time.Now()})
+				Features: features, Model: rollout.model, Now: time.Now(), Progress: prog.update})
+			prog.done()
 			if err != nil {
 				var we *wasm.Error
 				if errors.As(err, &we) {

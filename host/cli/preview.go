@@ -117,7 +117,9 @@ maxUnavailable counts unavailable pods below the partition).
 				return err
 			}
 			defer m.Close(cmd.Context())
-			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, Model: rollout.model})
+			prog := newProgress(cmd.ErrOrStderr())
+			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, Model: rollout.model, Progress: prog.update})
+			prog.done()
 			if err != nil {
 				return withCode(exitCodeOf(err), err)
 			}

@@ -437,6 +437,8 @@ type PreviewInput struct {
 	Now      time.Time
 	// Budget of the replay (zero: none but the scenario's limits and ctx).
 	Budget replay.Budget
+	// Progress, when set, is called after every replayed sync (a CLI's progress line).
+	Progress func(step int, elapsed time.Duration)
 }
 
 // Preview builds the controller's snapshot of the set as it is (the old object, or for a create the new
@@ -471,7 +473,7 @@ func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, Model: in.Model, Budget: in.Budget})
+	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, Model: in.Model, Budget: in.Budget, Progress: in.Progress})
 	if err != nil {
 		return nil, err
 	}
