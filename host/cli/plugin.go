@@ -121,15 +121,7 @@ Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text
 // liveSetSnapshot resolves a "statefulset/NAME" argument against the cluster and builds the controller's
 // snapshot of that set from live List calls, with the given feature-gate overrides.
 func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates string) (*controller.Snapshot, controller.Objects, error) {
-	name, err := parseSetArg(arg)
-	if err != nil {
-		return nil, controller.Objects{}, withCode(ExitUsage, err)
-	}
-	features, err := parseFeatureGates(featureGates)
-	if err != nil {
-		return nil, controller.Objects{}, withCode(ExitUsage, err)
-	}
-	c, ns, err := o.client()
+	name, features, c, ns, err := o.target(arg, featureGates)
 	if err != nil {
 		return nil, controller.Objects{}, err
 	}
@@ -142,6 +134,18 @@ func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates st
 		return nil, controller.Objects{}, withCode(ExitUsage, err)
 	}
 	return snap, sel, nil
+}
+
+// target reads a command's statefulset/NAME argument and --feature-gates, and connects to the cluster.
+func (o *pluginOptions) target(arg, featureGates string) (name string, features map[string]bool, c kubernetes.Interface, ns string, err error) {
+	if name, err = parseSetArg(arg); err != nil {
+		return "", nil, nil, "", withCode(ExitUsage, err)
+	}
+	if features, err = parseFeatureGates(featureGates); err != nil {
+		return "", nil, nil, "", withCode(ExitUsage, err)
+	}
+	c, ns, err = o.client()
+	return name, features, c, ns, err
 }
 
 func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) error) error {

@@ -50,15 +50,7 @@ controller's requeue comes due; it runs until interrupted.`,
 			if err != nil {
 				return err
 			}
-			name, err := parseSetArg(args[0])
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			features, err := parseFeatureGates(featureGates)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			client, ns, err := o.client()
+			name, features, client, ns, err := o.target(args[0], featureGates)
 			if err != nil {
 				return err
 			}

@@ -107,18 +107,11 @@ func (h *History) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REVISION\tNAME\tPODS\tCREATED\tCHANGE-CAUSE\t")
 	for _, r := range h.Revisions {
-		var marks []string
-		if r.Current {
-			marks = append(marks, "current")
-		}
-		if r.Update {
-			marks = append(marks, "update")
-		}
 		cause := strings.Join(strings.Fields(r.ChangeCause), " ") // a newline or tab would break the table
 		if cause == "" {
 			cause = "<none>"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", r.Number, r.Name, r.Pods, r.Created, cause, strings.Join(marks, ", "))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", r.Number, r.Name, r.Pods, r.Created, cause, r.marks())
 	}
 	_ = tw.Flush()
 	for i, r := range h.Revisions {

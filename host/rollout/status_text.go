@@ -29,14 +29,7 @@ func (s *Status) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REVISION\tNAME\tPODS\t")
 	for _, r := range s.Revisions {
-		var marks []string
-		if r.Current {
-			marks = append(marks, "current")
-		}
-		if r.Update {
-			marks = append(marks, "update")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Label, r.Name, r.Pods, strings.Join(marks, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Label, r.Name, r.Pods, r.marks())
 	}
 	_ = tw.Flush()
 	b.WriteString("\n")
@@ -116,4 +109,16 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// marks says which of the set's revisions this is: current, update, both or neither.
+func (r Revision) marks() string {
+	var m []string
+	if r.Current {
+		m = append(m, "current")
+	}
+	if r.Update {
+		m = append(m, "update")
+	}
+	return strings.Join(m, ", ")
 }

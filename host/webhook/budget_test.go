@@ -21,8 +21,7 @@ import (
 func TestPreviewStopsAtBudgetWithEstimate(t *testing.T) {
 	w := newWorld(t, 20, "OrderedReady", 2, "Retain", "")
 	cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:2" })
-	in := PreviewInput{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
-		Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims}}
+	in := w.previewInput(cur)
 	full, err := Preview(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -79,9 +78,9 @@ func TestPreviewStopsAtBudgetWithEstimate(t *testing.T) {
 func TestPreviewDeadlinePassedReplaysOneSync(t *testing.T) {
 	w := newWorld(t, 5, "Parallel", 1, "Retain", "")
 	cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To(int32(8)) })
-	res, err := Preview(context.Background(), PreviewInput{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
-		Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims},
-		Budget:  replay.Budget{Deadline: time.Unix(1, 0)}})
+	in := w.previewInput(cur)
+	in.Budget = replay.Budget{Deadline: time.Unix(1, 0)}
+	res, err := Preview(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +105,7 @@ func TestPreviewEstimatesDurationWhenNothingFinished(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			w := newWorld(t, 20, policy, 2, "Retain", "")
 			cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:2" })
-			in := PreviewInput{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
-				Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims}}
+			in := w.previewInput(cur)
 			full, err := Preview(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
@@ -142,9 +140,8 @@ func TestPreviewOf5000ReplicasAnswersWithAnEstimate(t *testing.T) {
 	}
 	w := newWorld(t, 5000, "Parallel", 500, "Retain", "")
 	cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:2" })
-	in := PreviewInput{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
-		Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims},
-		Budget:  replay.Budget{Syncs: 3}}
+	in := w.previewInput(cur)
+	in.Budget = replay.Budget{Syncs: 3}
 	res, err := Preview(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -160,4 +157,10 @@ func TestPreviewOf5000ReplicasAnswersWithAnEstimate(t *testing.T) {
 		t.Errorf("estimate %s: no duration", p.Estimate)
 	}
 	t.Logf("5000 replicas, 3 syncs: %d batches so far; %s", len(p.Batches), p.Estimate)
+}
+
+// previewInput previews the edit cur of the world's set, at a fixed now, without a budget.
+func (w world) previewInput(cur *appsv1.StatefulSet) PreviewInput {
+	return PreviewInput{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
+		Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims}}
 }
