@@ -28,6 +28,7 @@ type controllerOptions struct {
 	selector         string
 	workers          int
 	leaderElect      bool
+	force            bool
 	leNamespace      string
 	leID             string
 	identity         string
@@ -84,6 +85,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f := cmd.Flags()
 	f.StringVar(&o.selector, "selector", "", "label selector: watch only StatefulSets, Pods, ControllerRevisions and PVCs with these labels (pod and claim templates must carry them)")
 	f.IntVar(&o.workers, "workers", 2, "concurrent syncs (one set is never synced by two workers at once)")
+	f.BoolVar(&o.force, "force", false, "act on sets another controller also acts on (by default such a set is left alone, with a Warning event OtherControllerActive)")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader with a Lease before running (for more than one replica)")
 	f.StringVar(&o.leNamespace, "leader-election-namespace", "", "namespace of the Lease (default: --namespace, else \"default\")")
 	f.StringVar(&o.leID, "leader-election-id", "ordinal-controller", "name of the Lease")
@@ -178,7 +180,7 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	}
 	ctrl, err := controller.New(controller.Config{
 		RESTConfig: restCfg, Module: ref, Namespace: o.kube.namespace, Selector: o.selector,
-		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout,
+		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force,
 	})
 	if err != nil {
 		return withCode(ExitUsage, err)

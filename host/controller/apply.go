@@ -84,15 +84,15 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 	var req *rest.Request
 	switch act.Verb {
 	case abi.VerbCreate:
-		req = client.Post().Namespace(ns).Resource(gvr.Resource).SetHeader("Content-Type", jsonType).Body([]byte(act.Object))
+		req = client.Post().Namespace(ns).Resource(gvr.Resource).Param("fieldManager", FieldManager).SetHeader("Content-Type", jsonType).Body([]byte(act.Object))
 	case abi.VerbUpdate:
-		req = client.Put().Namespace(ns).Resource(gvr.Resource).Name(act.Name).SetHeader("Content-Type", jsonType).Body([]byte(act.Object))
+		req = client.Put().Namespace(ns).Resource(gvr.Resource).Name(act.Name).Param("fieldManager", FieldManager).SetHeader("Content-Type", jsonType).Body([]byte(act.Object))
 	case abi.VerbPatch:
 		pt := types.PatchType(act.PatchType)
 		if pt == "" {
 			pt = types.StrategicMergePatchType
 		}
-		req = client.Patch(pt).Namespace(ns).Resource(gvr.Resource).Name(act.Name).Body([]byte(act.Patch))
+		req = client.Patch(pt).Namespace(ns).Resource(gvr.Resource).Name(act.Name).Param("fieldManager", FieldManager).Body([]byte(act.Patch))
 	case abi.VerbDelete:
 		opts := &metav1.DeleteOptions{}
 		if precondition != "" {
@@ -107,7 +107,7 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 		if err != nil {
 			return err
 		}
-		req = client.Put().Namespace(ns).Resource(gvr.Resource).Name(act.Name).SubResource("status").SetHeader("Content-Type", jsonType).Body(body)
+		req = client.Put().Namespace(ns).Resource(gvr.Resource).Name(act.Name).SubResource("status").Param("fieldManager", FieldManager).SetHeader("Content-Type", jsonType).Body(body)
 	default:
 		return fmt.Errorf("plan has unknown verb %q", act.Verb)
 	}

@@ -177,3 +177,33 @@ func TestRESTWriterKeepsTheAPIServersMessage(t *testing.T) {
 		t.Errorf("error %v: want the API server's Invalid message", err)
 	}
 }
+
+// Every write names the controller's field manager, so another controller's writes can be told apart.
+func TestRESTWriterNamesItsFieldManager(t *testing.T) {
+	var managers []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		managers = append(managers, r.Method+"="+r.URL.Query().Get("fieldManager"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"metadata":{"name":"x","resourceVersion":"9"}}`)
+	}))
+	defer srv.Close()
+	w, _ := newTestWriter(t, &fakeAPI{})
+	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.rest = rc
+	for _, a := range []abi.Action{
+		{Verb: "create", Kind: "Pod", Namespace: "ns", Name: "web-0", Object: json.RawMessage(`{}`)},
+		{Verb: "update", Kind: "Pod", Namespace: "ns", Name: "web-0", Object: json.RawMessage(`{}`)},
+		{Verb: "patch", Kind: "Pod", Namespace: "ns", Name: "web-0", Patch: json.RawMessage(`{}`)},
+		{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "ns", Name: "web", Object: json.RawMessage(`{"status":{"replicas":3}}`)},
+	} {
+		if err := w.Write(context.Background(), &a, ""); err != nil {
+			t.Fatalf("%s: %v", a.Verb, err)
+		}
+	}
+	if got := strings.Join(managers, " "); got != "POST=ordinal PUT=ordinal PATCH=ordinal PUT=ordinal" {
+		t.Errorf("field managers: %s", got)
+	}
+}

@@ -57,6 +57,9 @@ type Config struct {
 	Resync time.Duration
 	// Features are feature-gate overrides passed in every snapshot.
 	Features map[string]bool
+	// Force acts on sets even when another controller acts on them too (by default such a set is left
+	// alone, with an event: see otherController).
+	Force bool
 	// StaleTimeout bounds how long a set waits for the informers to catch up with
 	// the controller's own writes before it is synced anyway (default 30s).
 	StaleTimeout time.Duration
@@ -68,7 +71,11 @@ type Config struct {
 
 // Controller is the cluster controller. Create it with New, start it with Run.
 type Controller struct {
-	cfg     Config
+	cfg Config
+	// started is when Run began: writes by others before it are the set's history, not a fight.
+	started time.Time
+	// yielded holds, per set key, why the set is left to another controller (an event per new reason).
+	yielded sync.Map
 	target  Target
 	client  kubernetes.Interface
 	rest    restClients
@@ -99,10 +106,17 @@ type Controller struct {
 	synced atomic.Bool
 }
 
-// trimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app).
+// trimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app),
+// which drops managedFields to save memory, except that it keeps who wrote what when (each entry's
+// manager, operation, subresource and time, without its field set, the bulk): otherController reads them.
+// Snapshots carry none (buildSnapshot).
 func trimManagedFields(obj any) (any, error) {
 	if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
-		accessor.SetManagedFields(nil)
+		mf := accessor.GetManagedFields()
+		for i := range mf {
+			mf[i].FieldsV1 = nil
+		}
+		accessor.SetManagedFields(mf)
 	}
 	return obj, nil
 }
@@ -238,6 +252,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
 	defer c.broadcaster.Shutdown()
 
+	c.started = c.now()
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	go watchReachability(ctx, c.client.Discovery(), reachabilityInterval)

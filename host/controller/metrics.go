@@ -36,6 +36,7 @@ const (
 	resultError    = "error"     // module failure, write failure, SyncFailed plan, rejected snapshot
 	resultStale    = "stale"     // skipped: the informers have not seen the controller's last writes
 	resultNotFound = "not_found" // the set is gone
+	resultYielded  = "yielded"   // left alone: another controller acts on the set (see otherController)
 )
 
 // Label values of ordinal_errors_total{stage}.
@@ -53,7 +54,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m := &Metrics{Registry: prometheus.NewRegistry()}
 	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	m.syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ordinal_syncs_total", Help: "StatefulSet syncs by result (success, error, stale, not_found).",
+		Name: "ordinal_syncs_total", Help: "StatefulSet syncs by result (success, error, stale, not_found, yielded).",
 	}, []string{"result"})
 	m.syncDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "ordinal_sync_duration_seconds", Help: "Duration of one sync: snapshot, module call and writes.", Buckets: buckets,
@@ -107,7 +108,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.Registry.MustRegister(cs...)
 	// Every label value a counter can take is there from the start, at zero, so rate() and alerts see
 	// a series before the first event rather than no data.
-	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound} {
+	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound, resultYielded} {
 		m.syncs.WithLabelValues(r)
 	}
 	for _, s := range []string{stageSnapshot, stageGuest, stagePlan, stageApply, stageAdoption, stageFirewall} {

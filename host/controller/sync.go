@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -93,6 +94,25 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
 		logger.Error(err, "Invalid StatefulSet selector; not retrying", "set", key)
 		return 0, nil
+	}
+
+	// Never fight another controller: a set someone else also acts on is left alone (unless --force).
+	if !c.cfg.Force {
+		pods, err := c.podLister.Pods(ns).List(labels.Everything())
+		if err != nil {
+			result = resultError
+			return 0, err
+		}
+		if why, ok := otherController(set, pods, c.started); ok {
+			result = resultYielded
+			if prev, _ := c.yielded.Swap(key, why); prev != why {
+				logger.Info("Leaving the StatefulSet alone: another controller acts on it", "set", key, "reason", why)
+				c.recorder.Event(set, corev1.EventTypeWarning, EventOtherController, truncate(
+					"Ordinal does not act on this StatefulSet: another controller does ("+why+"); turn one off, or run ordinal controller --force", 1024))
+			}
+			return 0, nil
+		}
+		c.yielded.Delete(key)
 	}
 
 	snap, err := c.snapshotFor(set, c.now())

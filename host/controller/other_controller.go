@@ -1,0 +1,64 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FieldManager is the field manager of every write the controller makes (the fieldManager parameter):
+// what tells its writes from another controller's in the objects' managedFields.
+const FieldManager = "ordinal"
+
+// EventOtherController is the reason of the Warning event on a set this controller leaves alone because
+// another controller acts on it too.
+const EventOtherController = "OtherControllerActive"
+
+// otherController reports another controller acting on the set, which would otherwise fight this one
+// (kube-controller-manager's StatefulSet controller, where it cannot be turned off): the set's status
+// written by another field manager later than by this one and since this controller started, or a pod
+// the set controls created by another field manager since this controller started. Writes before the
+// start (the set's history under its previous controller) do not count.
+func otherController(set *appsv1.StatefulSet, pods []*corev1.Pod, since time.Time) (string, bool) {
+	var ours time.Time
+	for _, e := range set.ManagedFields {
+		if e.Manager == FieldManager && e.Subresource == "status" && e.Time != nil && e.Time.After(ours) {
+			ours = e.Time.Time
+		}
+	}
+	after := since
+	if ours.After(after) {
+		after = ours
+	}
+	for _, e := range set.ManagedFields {
+		if e.Manager != FieldManager && e.Subresource == "status" && e.Operation == metav1.ManagedFieldsOperationUpdate &&
+			e.Time != nil && e.Time.After(after) {
+			return fmt.Sprintf("its status was written by %q at %s", e.Manager, e.Time.UTC().Format(time.RFC3339)), true
+		}
+	}
+	for _, p := range pods {
+		ref := metav1.GetControllerOf(p)
+		if ref == nil || ref.UID != set.UID || !p.CreationTimestamp.After(since) {
+			continue
+		}
+		if creator, ok := createdBy(p); ok && creator != FieldManager {
+			return fmt.Sprintf("pod %s was created by %q at %s", p.Name, creator, p.CreationTimestamp.UTC().Format(time.RFC3339)), true
+		}
+	}
+	return "", false
+}
+
+// createdBy is the field manager that created the object: the manager of a main-resource Update entry
+// stamped at the creation time (later edits carry later times).
+func createdBy(p *corev1.Pod) (string, bool) {
+	for _, e := range p.ManagedFields {
+		if e.Subresource == "" && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Time != nil &&
+			e.Time.Unix() == p.CreationTimestamp.Unix() {
+			return e.Manager, true
+		}
+	}
+	return "", false
+}
