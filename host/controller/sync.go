@@ -210,11 +210,12 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 // an uncached GET): adoption is refused when the set the cache holds has been
 // replaced by another with the same name, or is being deleted.
 func (c *Controller) recheckSet(ctx context.Context, set *appsv1.StatefulSet) error {
-	raw, err := c.rest[c.target.GroupVersion].Get().Namespace(set.Namespace).Resource(c.target.Resource).
-		Name(set.Name).Do(ctx).Raw()
-	if err != nil {
+	res := c.rest[c.target.GroupVersion].Get().Namespace(set.Namespace).Resource(c.target.Resource).
+		Name(set.Name).Do(ctx)
+	if err := res.Error(); err != nil { // Error, not Raw: it keeps the API server's message
 		return err
 	}
+	raw, _ := res.Raw()
 	var fresh metav1.PartialObjectMetadata
 	if err := json.Unmarshal(raw, &fresh); err != nil {
 		return err

@@ -32,3 +32,15 @@ func checkKindVerb(s *Scope, a *abi.Action) (Rule, string) {
 	}
 	return "", ""
 }
+
+// Writes lists the verbs the controller writes each kind with (the set's own kind: updateStatus only), for
+// the RBAC that grants exactly those (host/controller's least-privilege test).
+func Writes() map[string][]string {
+	out := map[string][]string{}
+	for kind, verbs := range verbsByKind {
+		for v := range verbs {
+			out[kind] = append(out[kind], v)
+		}
+	}
+	return out
+}

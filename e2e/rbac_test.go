@@ -1,0 +1,75 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+var forbiddenRE = regexp.MustCompile(`rest_client_requests_total\{code="403"[^}]*\} [1-9]`)
+
+// Issue 13 item 6 (the controller's half): the controller runs with the identity of the ServiceAccount
+// examples/deploy creates, under exactly its RBAC (applied from the repository's files), with a token from
+// the TokenRequest API: leader election in ordinal-system, a rollout, claims kept and released on scale-down.
+// Any permission the code needs and the RBAC lacks shows as a 403 or a "forbidden" in the log.
+func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
+	requireHookEnv(t)
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	for _, f := range []string{"namespace.yaml", "serviceaccount.yaml", "rbac.yaml"} {
+		if out, errOut, code := kubectl(t, ctx, "", "apply", "-f", filepath.Join(cfg.root, "examples", "deploy", f)); code != 0 {
+			t.Fatalf("kubectl apply -f examples/deploy/%s: exit %d\n%s%s", f, code, out, errOut)
+		}
+	}
+	exp := int64(3600)
+	tok, err := cfg.kc.CoreV1().ServiceAccounts("ordinal-system").CreateToken(ctx, "ordinal-controller",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := clientcmd.LoadFromFile(cfg.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
+	sa := clientcmdapi.NewConfig()
+	sa.Clusters["e2e"] = cluster
+	sa.AuthInfos["ordinal-controller"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	sa.Contexts["sa"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "ordinal-controller"}
+	sa.CurrentContext = "sa"
+	saConfig := filepath.Join(t.TempDir(), "serviceaccount.kubeconfig")
+	if err := clientcmd.WriteToFile(*sa, saConfig); err != nil {
+		t.Fatal(err)
+	}
+
+	// The lease is the one the Role names; this run's identity is its own.
+	c := startController(t, ns, ctrlOpts{extraArgs: []string{"--kubeconfig", saConfig, "--leader-elect=true",
+		"--leader-election-namespace", "ordinal-system", "--leader-election-id", "ordinal-controller", "--identity", "rbac-" + ns}})
+	c.waitReady(ctx)
+	createSet(t, ctx, ns, newSet("rbac", 3, withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)))
+	waitRolledOut(t, ctx, ns, "rbac", 3)
+	patchSet(t, ctx, ns, "rbac", setVersion("v2"))
+	waitRolledOut(t, ctx, ns, "rbac", 3)
+	patchSet(t, ctx, ns, "rbac", `{"spec":{"replicas":1}}`)
+	waitRolledOut(t, ctx, ns, "rbac", 1)
+
+	if m := forbiddenRE.FindString(c.metricsText(t)); m != "" {
+		t.Errorf("requests refused under the deployed RBAC: %s\nlog:\n%s", m, c.logTail(30))
+	}
+	if l := c.logLines("forbidden"); len(l) > 0 {
+		t.Errorf("forbidden in the controller's log under the deployed RBAC:\n%s", strings.Join(l, "\n"))
+	}
+	if _, err := os.Stat(saConfig); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,113 @@
+package controller
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
+)
+
+// usedPermissions are the permissions the controller's code uses, "group/resource verb" (a resource name
+// after a colon), each for a reason in the code.
+func usedPermissions() map[string]string {
+	used := map[string]string{}
+	for _, r := range []string{"apps/statefulsets", "/pods", "apps/controllerrevisions", "/persistentvolumeclaims"} {
+		used[r+" list"] = "the informers"
+		used[r+" watch"] = "the informers"
+	}
+	used["apps/statefulsets get"] = "recheckSet: upstream's canAdopt, an uncached GET of the set before adopting"
+	resources := map[string]string{abi.KindPod: "/pods", abi.KindControllerRevision: "apps/controllerrevisions",
+		abi.KindPersistentVolumeClaim: "/persistentvolumeclaims"}
+	for kind, verbs := range firewall.Writes() {
+		for _, v := range verbs {
+			used[resources[kind]+" "+v] = "a plan's " + v + " of a " + kind + " (the firewall's writes)"
+		}
+	}
+	used["apps/statefulsets/status update"] = "a plan's updateStatus"
+	used["apps/statefulsets/finalizers update"] = "pods carry an owner reference to the set with blockOwnerDeletion (OwnerReferencesPermissionEnforcement)"
+	used["/pods/finalizers update"] = "claims carry an owner reference to their pod with blockOwnerDeletion under the retention policy"
+	used["/events create"] = "the event recorder"
+	used["/events patch"] = "the event recorder, for a repeated event"
+	used["coordination.k8s.io/leases create"] = "leader election, the first time"
+	used["coordination.k8s.io/leases:ordinal-controller get"] = "leader election"
+	used["coordination.k8s.io/leases:ordinal-controller update"] = "leader election"
+	return used
+}
+
+// The deployed RBAC (examples/deploy/rbac.yaml) grants exactly what the controller's code uses: no verb the
+// code never uses (least privilege), and none missing (e2e TestControllerRunsUnderTheDeployedRBAC runs the
+// controller under it through a rollout).
+func TestDeployedRBACIsLeastPrivilege(t *testing.T) {
+	b, err := os.ReadFile("../../examples/deploy/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := map[string]bool{}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var role rbacv1.ClusterRole // a Role's rules read the same
+		if err := yaml.Unmarshal(doc, &role); err != nil {
+			t.Fatal(err)
+		}
+		if role.Kind != "ClusterRole" && role.Kind != "Role" {
+			continue
+		}
+		for _, rule := range role.Rules {
+			names := rule.ResourceNames
+			if len(names) == 0 {
+				names = []string{""}
+			}
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					for _, n := range names {
+						for _, v := range rule.Verbs {
+							key := g + "/" + res
+							if n != "" {
+								key += ":" + n
+							}
+							granted[key+" "+v] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	used := usedPermissions()
+	var extra, missing []string
+	for k := range granted {
+		if _, ok := used[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	for k := range used {
+		if !granted[k] {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(extra)
+	sort.Strings(missing)
+	if len(extra) > 0 {
+		t.Errorf("examples/deploy/rbac.yaml grants what the code never uses:\n  %s", strings.Join(extra, "\n  "))
+	}
+	if len(missing) > 0 {
+		t.Errorf("examples/deploy/rbac.yaml lacks what the code uses:\n  %s", strings.Join(missing, "\n  "))
+	}
+}
