@@ -3,7 +3,7 @@
 package e2e
 
 import (
-	"os"
+	"context"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -26,32 +26,7 @@ func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
 	requireHookEnv(t)
 	ctx := testContext(t)
 	ns := newNamespace(t, ctx)
-	for _, f := range []string{"namespace.yaml", "serviceaccount.yaml", "rbac.yaml"} {
-		if out, errOut, code := kubectl(t, ctx, "", "apply", "-f", filepath.Join(cfg.root, "examples", "deploy", f)); code != 0 {
-			t.Fatalf("kubectl apply -f examples/deploy/%s: exit %d\n%s%s", f, code, out, errOut)
-		}
-	}
-	exp := int64(3600)
-	tok, err := cfg.kc.CoreV1().ServiceAccounts("ordinal-system").CreateToken(ctx, "ordinal-controller",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := clientcmd.LoadFromFile(cfg.kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cluster := admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
-	sa := clientcmdapi.NewConfig()
-	sa.Clusters["e2e"] = cluster
-	sa.AuthInfos["ordinal-controller"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	sa.Contexts["sa"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "ordinal-controller"}
-	sa.CurrentContext = "sa"
-	saConfig := filepath.Join(t.TempDir(), "serviceaccount.kubeconfig")
-	if err := clientcmd.WriteToFile(*sa, saConfig); err != nil {
-		t.Fatal(err)
-	}
-
+	saConfig := serviceAccountKubeconfig(t, ctx, "examples/deploy", "ordinal-controller")
 	// The lease is the one the Role names; this run's identity is its own.
 	c := startController(t, ns, ctrlOpts{extraArgs: []string{"--kubeconfig", saConfig, "--leader-elect=true",
 		"--leader-election-namespace", "ordinal-system", "--leader-election-id", "ordinal-controller", "--identity", "rbac-" + ns}})
@@ -69,7 +44,36 @@ func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
 	if l := c.logLines("forbidden"); len(l) > 0 {
 		t.Errorf("forbidden in the controller's log under the deployed RBAC:\n%s", strings.Join(l, "\n"))
 	}
-	if _, err := os.Stat(saConfig); err != nil {
+}
+
+// serviceAccountKubeconfig applies a deploy directory's ServiceAccount and RBAC (and examples/deploy's
+// namespace) from the repository's files, and writes a kubeconfig that authenticates as that ServiceAccount
+// with a token from the TokenRequest API: a component run with it has exactly the deployed permissions.
+func serviceAccountKubeconfig(t *testing.T, ctx context.Context, dir, serviceAccount string) string {
+	t.Helper()
+	for _, f := range []string{filepath.Join("examples", "deploy", "namespace.yaml"), filepath.Join(dir, "serviceaccount.yaml"), filepath.Join(dir, "rbac.yaml")} {
+		if out, errOut, code := kubectl(t, ctx, "", "apply", "-f", filepath.Join(cfg.root, f)); code != 0 {
+			t.Fatalf("kubectl apply -f %s: exit %d\n%s%s", f, code, out, errOut)
+		}
+	}
+	exp := int64(3600)
+	tok, err := cfg.kc.CoreV1().ServiceAccounts("ordinal-system").CreateToken(ctx, serviceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	admin, err := clientcmd.LoadFromFile(cfg.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := clientcmdapi.NewConfig()
+	sa.Clusters["e2e"] = admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
+	sa.AuthInfos[serviceAccount] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	sa.Contexts["sa"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: serviceAccount}
+	sa.CurrentContext = "sa"
+	path := filepath.Join(t.TempDir(), serviceAccount+".kubeconfig")
+	if err := clientcmd.WriteToFile(*sa, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

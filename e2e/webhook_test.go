@@ -399,9 +399,17 @@ func previewEvents(t *testing.T, ctx context.Context, ns string) []string {
 // timeline and snapshot run through kubectl.
 func TestWebhookApply(t *testing.T) {
 	t.Parallel()
+	requireHookEnv(t)
 	ctx := testContext(t)
 	ns := newNamespace(t, ctx)
-	hook := startWebhook(t, ctx, ns)
+	// The webhook runs as the deployed ServiceAccount under exactly the deployed RBAC (issue 13 item 6):
+	// a permission it lacks shows as "forbidden" in its log.
+	hook := startWebhook(t, ctx, ns, "--kubeconfig", serviceAccountKubeconfig(t, ctx, "examples/deploy/webhook", "ordinal-webhook"))
+	t.Cleanup(func() {
+		if b, _ := os.ReadFile(hook.logPath); strings.Contains(string(b), "forbidden") {
+			t.Errorf("the webhook was refused something under the deployed RBAC:\n%s", lastLines(string(b), 30))
+		}
+	})
 	startController(t, ns, ctrlOpts{})
 
 	_, stderr, code := kubectl(t, ctx, webManifest(5, "Parallel", "v1", 0, false), "apply", "-n", ns, "-f", "-")

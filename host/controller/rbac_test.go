@@ -1,21 +1,12 @@
 package controller
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"io"
-	"os"
-	"sort"
 	"strings"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
-
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/internal/rbacrules"
 )
 
 // usedPermissions are the permissions the controller's code uses, "group/resource verb" (a resource name
@@ -49,61 +40,11 @@ func usedPermissions() map[string]string {
 // code never uses (least privilege), and none missing (e2e TestControllerRunsUnderTheDeployedRBAC runs the
 // controller under it through a rollout).
 func TestDeployedRBACIsLeastPrivilege(t *testing.T) {
-	b, err := os.ReadFile("../../examples/deploy/rbac.yaml")
+	granted, err := rbacrules.Granted("../../examples/deploy/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	granted := map[string]bool{}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var role rbacv1.ClusterRole // a Role's rules read the same
-		if err := yaml.Unmarshal(doc, &role); err != nil {
-			t.Fatal(err)
-		}
-		if role.Kind != "ClusterRole" && role.Kind != "Role" {
-			continue
-		}
-		for _, rule := range role.Rules {
-			names := rule.ResourceNames
-			if len(names) == 0 {
-				names = []string{""}
-			}
-			for _, g := range rule.APIGroups {
-				for _, res := range rule.Resources {
-					for _, n := range names {
-						for _, v := range rule.Verbs {
-							key := g + "/" + res
-							if n != "" {
-								key += ":" + n
-							}
-							granted[key+" "+v] = true
-						}
-					}
-				}
-			}
-		}
-	}
-	used := usedPermissions()
-	var extra, missing []string
-	for k := range granted {
-		if _, ok := used[k]; !ok {
-			extra = append(extra, k)
-		}
-	}
-	for k := range used {
-		if !granted[k] {
-			missing = append(missing, k)
-		}
-	}
-	sort.Strings(extra)
-	sort.Strings(missing)
+	extra, missing := rbacrules.Compare(granted, usedPermissions())
 	if len(extra) > 0 {
 		t.Errorf("examples/deploy/rbac.yaml grants what the code never uses:\n  %s", strings.Join(extra, "\n  "))
 	}

@@ -1,0 +1,30 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/internal/rbacrules"
+)
+
+// The webhook's deployed RBAC (examples/deploy/webhook/rbac.yaml) grants exactly what its code uses: the
+// informers of InformerSource (pods, ControllerRevisions, claims: list and watch) and the event recorder
+// of its RolloutPreview events (core events: create, and patch for a repeat). e2e TestWebhookApply runs
+// the webhook with a token of the deployed ServiceAccount under it.
+func TestDeployedWebhookRBACIsLeastPrivilege(t *testing.T) {
+	granted, err := rbacrules.Granted("../../examples/deploy/webhook/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]string{"/events create": "the event recorder", "/events patch": "the event recorder, for a repeated event"}
+	for _, r := range []string{"/pods", "apps/controllerrevisions", "/persistentvolumeclaims"} {
+		used[r+" list"], used[r+" watch"] = "InformerSource", "InformerSource"
+	}
+	extra, missing := rbacrules.Compare(granted, used)
+	if len(extra) > 0 {
+		t.Errorf("examples/deploy/webhook/rbac.yaml grants what the webhook never uses:\n  %s", strings.Join(extra, "\n  "))
+	}
+	if len(missing) > 0 {
+		t.Errorf("examples/deploy/webhook/rbac.yaml lacks what the webhook uses:\n  %s", strings.Join(missing, "\n  "))
+	}
+}
