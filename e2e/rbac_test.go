@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -20,7 +22,8 @@ var forbiddenRE = regexp.MustCompile(`rest_client_requests_total\{code="403"[^}]
 
 // Issue 13 item 6 (the controller's half): the controller runs with the identity of the ServiceAccount
 // examples/deploy creates, under exactly its RBAC (applied from the repository's files), with a token from
-// the TokenRequest API: leader election in ordinal-system, a rollout, claims kept and released on scale-down.
+// the TokenRequest API: leader election in ordinal-system, a rollout, a hot swap from the module ConfigMap
+// the deployment names, claims kept and released on scale-down.
 // Any permission the code needs and the RBAC lacks shows as a 403 or a "forbidden" in the log.
 func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
 	requireHookEnv(t)
@@ -29,10 +32,22 @@ func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
 	saConfig := serviceAccountKubeconfig(t, ctx, "examples/deploy", "ordinal-controller")
 	// The lease is the one the Role names; this run's identity is its own.
 	c := startController(t, ns, ctrlOpts{extraArgs: []string{"--kubeconfig", saConfig, "--leader-elect=true",
-		"--leader-election-namespace", "ordinal-system", "--leader-election-id", "ordinal-controller", "--identity", "rbac-" + ns}})
+		"--leader-election-namespace", "ordinal-system", "--leader-election-id", "ordinal-controller", "--identity", "rbac-" + ns,
+		"--module-configmap", "ordinal-system/ordinal-module"}})
 	c.waitReady(ctx)
 	createSet(t, ctx, ns, newSet("rbac", 3, withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)))
 	waitRolledOut(t, ctx, ns, "rbac", 3)
+
+	// A hot swap from the ConfigMap the deployment names, read under the Role that names it (a TinyGo
+	// variant: a ConfigMap holds at most 1 MiB).
+	equivalent := readModule(t, filepath.Join(modulesDir(), "ordinal-maxunavailable-off.wasm"))
+	cms := cfg.kc.CoreV1().ConfigMaps("ordinal-system")
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ordinal-module"},
+		BinaryData: map[string][]byte{"ordinal.wasm": equivalent}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cms.Delete(context.Background(), "ordinal-module", metav1.DeleteOptions{}) })
+	c.waitModule(t, "the ConfigMap's module active", 2*time.Minute, func(st moduleStatus) bool { return st.Active.Digest == digestOf(equivalent) })
 	patchSet(t, ctx, ns, "rbac", setVersion("v2"))
 	waitRolledOut(t, ctx, ns, "rbac", 3)
 	patchSet(t, ctx, ns, "rbac", `{"spec":{"replicas":1}}`)

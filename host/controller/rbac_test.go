@@ -30,6 +30,8 @@ func usedPermissions() map[string]string {
 	used["/pods/finalizers update"] = "claims carry an owner reference to their pod with blockOwnerDeletion under the retention policy"
 	used["/events create"] = "the event recorder"
 	used["/events patch"] = "the event recorder, for a repeated event"
+	used["/configmaps:ordinal-module list"] = "WatchModuleConfigMap (--module-configmap=ordinal-system/ordinal-module, by name)"
+	used["/configmaps:ordinal-module watch"] = "WatchModuleConfigMap"
 	used["coordination.k8s.io/leases create"] = "leader election, the first time"
 	used["coordination.k8s.io/leases:ordinal-controller get"] = "leader election"
 	used["coordination.k8s.io/leases:ordinal-controller update"] = "leader election"
