@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,5 +85,14 @@ func TestEndpointFlagAliases(t *testing.T) {
 				t.Errorf("%s %v: --%s = %q, want %q", tc.cmd.Name(), tc.args, name, got, want)
 			}
 		}
+	}
+}
+
+// $KUBECONFIG naming a file that is not there says so (client-go alone says "try setting KUBERNETES_MASTER").
+func TestMissingKubeconfigIsNamed(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "nonexistent"))
+	_, _, err := (&kubeOptions{}).restConfig()
+	if err == nil || !strings.Contains(err.Error(), "nonexistent: no configuration in it") {
+		t.Errorf("err = %v", err)
 	}
 }

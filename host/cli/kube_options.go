@@ -55,6 +55,9 @@ func (o *kubeOptions) restConfig() (*rest.Config, string, error) {
 		}
 	case os.Getenv("KUBECONFIG") != "":
 		if err := loadKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules()); err != nil {
+			if clientcmd.IsEmptyConfig(err) { // client-go skips missing files; say which, not "set KUBERNETES_MASTER"
+				return nil, "", fmt.Errorf("$KUBECONFIG=%s: no configuration in it (no such file, or empty)", os.Getenv("KUBECONFIG"))
+			}
 			return nil, "", fmt.Errorf("$KUBECONFIG: %w", err)
 		}
 	default:
