@@ -35,16 +35,33 @@ func (m *Module) guard(ctx context.Context, flag api.MutableGlobal, interrupted 
 	err := call()
 	firedCall, firedClose := !stopCall(), !stopClose()
 	switch {
-	case firedCall || firedClose:
+	// The deadline (or cancel) may pass while the call runs without its stop having run yet: on a loaded
+	// machine the goroutine that sets the flag can wait for a thread longer than the work budget lasts.
+	// A call that ends after the caller's deadline reports the deadline, whichever limit stopped it.
+	case firedCall || firedClose || err != nil && expired(ctx):
 		*interrupted = true
-		if err != nil && ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		if err != nil && expired(ctx) {
+			cause := ctx.Err()
+			if cause == nil {
+				cause = context.DeadlineExceeded
+			}
+			err = fmt.Errorf("%w (%v)", cause, err)
 		}
 	case err != nil && uint32(flag.Get()) == 0:
 		*interrupted = true
 		err = &budgetSpentError{budget: m.cfg.WorkBudget, err: err}
 	}
 	return err
+}
+
+// expired: the call's context is done, or its deadline has passed though the timer that marks it done
+// has not run yet (on a starved machine it can wait for a thread).
+func expired(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // budgetSpentError: the call ran through Config.WorkBudget.

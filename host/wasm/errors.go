@@ -104,7 +104,7 @@ func classify(ctx context.Context, op, path string, err error, output string) *E
 		e.Kind, e.Msg = ErrTimeout, budget.Error()
 	// Only the call's context says a call timed out or was canceled: a guest can exit with any code,
 	// wazero's own "deadline exceeded" code included (proc_exit(0xefffffff) once read as a timeout).
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) &&
+	case (errors.Is(ctx.Err(), context.DeadlineExceeded) || ctx.Err() == nil && expired(ctx)) &&
 		(errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded || errors.Is(err, context.DeadlineExceeded)):
 		e.Kind, e.Msg = ErrTimeout, "exceeded the caller's deadline"
 		var tc *timeoutCause
