@@ -1,0 +1,484 @@
+// Package helm_test checks the Helm chart in ordinal/: `helm lint` and `helm template` through Helm's Go
+// packages (no helm binary), and that it renders the RBAC, the controller's args and the image tag of the
+// kustomize manifests in ../deploy.
+package helm_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	chartDir  = "ordinal"
+	namespace = "ordinal-system" // the namespace of ../deploy
+	deployDir = "../deploy"
+)
+
+// object is one rendered document: its bytes and the fields every object has.
+type object struct {
+	source     string
+	raw        []byte
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+}
+
+func loadChart(t *testing.T) *chart.Chart {
+	t.Helper()
+	c, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// render is `helm template --namespace ordinal-system` with these values (set over values.yaml).
+func render(t *testing.T, c *chart.Chart, vals map[string]any) []object {
+	t.Helper()
+	rv, err := chartutil.ToRenderValues(c, vals, chartutil.ReleaseOptions{
+		Name: "ordinal", Namespace: namespace, Revision: 1, IsInstall: true,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(c, rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var objs []object
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue // NOTES.txt, _helpers.tpl
+		}
+		for _, doc := range splitYAML(t, name, []byte(files[name])) {
+			var o object
+			if err := yaml.Unmarshal(doc, &o); err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, doc)
+			}
+			if o.APIVersion == "" || o.Kind == "" || o.Metadata.Name == "" {
+				t.Fatalf("%s: a document without apiVersion, kind or metadata.name:\n%s", name, doc)
+			}
+			o.source, o.raw = name, doc
+			objs = append(objs, o)
+		}
+	}
+	return objs
+}
+
+// splitYAML returns the non-empty documents of a YAML stream.
+func splitYAML(t *testing.T, name string, b []byte) [][]byte {
+	t.Helper()
+	var docs [][]byte
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, doc)
+		}
+		if len(m) > 0 {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+func readObjects(t *testing.T, path string) []object {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []object
+	for _, doc := range splitYAML(t, path, b) {
+		var o object
+		if err := yaml.Unmarshal(doc, &o); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		o.source, o.raw = path, doc
+		objs = append(objs, o)
+	}
+	return objs
+}
+
+func find(objs []object, kind, name string) []object {
+	var found []object
+	for _, o := range objs {
+		if o.Kind == kind && (name == "" || o.Metadata.Name == name) {
+			found = append(found, o)
+		}
+	}
+	return found
+}
+
+func one(t *testing.T, objs []object, kind, name string) object {
+	t.Helper()
+	found := find(objs, kind, name)
+	if len(found) != 1 {
+		t.Fatalf("%d %s %q rendered, want 1", len(found), kind, name)
+	}
+	return found[0]
+}
+
+func decode(t *testing.T, o object, into any) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict(o.raw, into); err != nil {
+		t.Fatalf("%s %s (%s): %v", o.Kind, o.Metadata.Name, o.source, err)
+	}
+}
+
+func webhookValues(mode string) map[string]any {
+	return map[string]any{
+		"webhook": map[string]any{"enabled": true, "certificates": map[string]any{"mode": mode}},
+		"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}},
+	}
+}
+
+func TestLint(t *testing.T) {
+	for _, vals := range []map[string]any{nil, webhookValues("self-signed"), webhookValues("cert-manager")} {
+		linter := lint.All(chartDir, vals, namespace, false)
+		for _, m := range linter.Messages {
+			if m.Severity >= support.WarningSev {
+				t.Errorf("helm lint: %s", m)
+			} else {
+				t.Logf("helm lint: %s", m)
+			}
+		}
+	}
+}
+
+func TestRenderDefaults(t *testing.T) {
+	objs := render(t, loadChart(t), nil)
+	for _, want := range []struct{ kind, name string }{
+		{"ServiceAccount", "ordinal-controller"},
+		{"ClusterRole", "ordinal-controller"},
+		{"ClusterRoleBinding", "ordinal-controller"},
+		{"Role", "ordinal-controller-leader-election"},
+		{"RoleBinding", "ordinal-controller-leader-election"},
+		{"Role", "ordinal-controller-module-source"},
+		{"RoleBinding", "ordinal-controller-module-source"},
+		{"Deployment", "ordinal-controller"},
+		{"Service", "ordinal-controller-metrics"},
+		{"PodDisruptionBudget", "ordinal-controller"},
+	} {
+		one(t, objs, want.kind, want.name)
+	}
+	for _, kind := range []string{"ValidatingWebhookConfiguration", "ServiceMonitor", "Secret", "Certificate"} {
+		if found := find(objs, kind, ""); len(found) > 0 {
+			t.Errorf("defaults render a %s", kind)
+		}
+	}
+	for _, o := range objs {
+		cluster := strings.HasPrefix(o.Kind, "Cluster")
+		if !cluster && o.Metadata.Namespace != namespace {
+			t.Errorf("%s %s in namespace %q, want the release namespace %q", o.Kind, o.Metadata.Name, o.Metadata.Namespace, namespace)
+		}
+	}
+}
+
+func TestRenderWebhookSelfSigned(t *testing.T) {
+	objs := render(t, loadChart(t), webhookValues("self-signed"))
+	one(t, objs, "Deployment", "ordinal-webhook")
+	one(t, objs, "Service", "ordinal-webhook")
+	one(t, objs, "ServiceMonitor", "ordinal-controller")
+	one(t, objs, "ServiceMonitor", "ordinal-webhook")
+	one(t, objs, "PodDisruptionBudget", "ordinal-webhook")
+	if n := len(find(objs, "Certificate", "")) + len(find(objs, "Issuer", "")); n > 0 {
+		t.Errorf("self-signed mode renders %d cert-manager objects", n)
+	}
+	var secret struct {
+		Type string            `json:"type"`
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.Unmarshal(one(t, objs, "Secret", "ordinal-webhook-tls").raw, &secret); err != nil {
+		t.Fatal(err)
+	}
+	if secret.Type != "kubernetes.io/tls" {
+		t.Errorf("Secret type %q, want kubernetes.io/tls", secret.Type)
+	}
+	for _, k := range []string{"tls.crt", "tls.key", "ca.crt"} {
+		if b, err := base64.StdEncoding.DecodeString(secret.Data[k]); err != nil || !bytes.Contains(b, []byte("-----BEGIN")) {
+			t.Errorf("Secret %s is not base64 PEM: %v", k, err)
+		}
+	}
+	vwc := webhookConfiguration(t, objs)
+	if len(vwc.Webhooks) != 1 {
+		t.Fatalf("%d webhooks, want 1", len(vwc.Webhooks))
+	}
+	if got := vwc.Webhooks[0].ClientConfig.CABundle; len(got) == 0 || got != secret.Data["ca.crt"] {
+		t.Errorf("caBundle %.20q..., want the Secret's ca.crt", got)
+	}
+	if _, ok := vwc.Metadata.Annotations["cert-manager.io/inject-ca-from"]; ok {
+		t.Error("self-signed mode has the cert-manager inject-ca-from annotation")
+	}
+}
+
+func TestRenderWebhookCertManager(t *testing.T) {
+	objs := render(t, loadChart(t), webhookValues("cert-manager"))
+	one(t, objs, "Deployment", "ordinal-webhook")
+	cert := one(t, objs, "Certificate", "ordinal-webhook")
+	one(t, objs, "Issuer", "ordinal-webhook-selfsigned")
+	if found := find(objs, "Secret", ""); len(found) > 0 {
+		t.Errorf("cert-manager mode renders %d Secrets; cert-manager writes ordinal-webhook-tls", len(found))
+	}
+	var spec struct {
+		Spec struct {
+			SecretName string `json:"secretName"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(cert.raw, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.Spec.SecretName != "ordinal-webhook-tls" {
+		t.Errorf("Certificate secretName %q, want ordinal-webhook-tls (the Deployment's volume)", spec.Spec.SecretName)
+	}
+	vwc := webhookConfiguration(t, objs)
+	if got, want := vwc.Metadata.Annotations["cert-manager.io/inject-ca-from"], namespace+"/ordinal-webhook"; got != want {
+		t.Errorf("inject-ca-from %q, want %q", got, want)
+	}
+	if got := vwc.Webhooks[0].ClientConfig.CABundle; got != "" {
+		t.Errorf("caBundle %q rendered; cert-manager injects it", got)
+	}
+
+	// An existing issuer: no Issuer of the chart's own.
+	vals := webhookValues("cert-manager")
+	vals["webhook"].(map[string]any)["certificates"].(map[string]any)["certManager"] = map[string]any{
+		"issuerRef": map[string]any{"name": "corp-ca", "kind": "ClusterIssuer"},
+	}
+	objs = render(t, loadChart(t), vals)
+	if found := find(objs, "Issuer", ""); len(found) > 0 {
+		t.Error("an Issuer is rendered with issuerRef set")
+	}
+	if !bytes.Contains(one(t, objs, "Certificate", "ordinal-webhook").raw, []byte("corp-ca")) {
+		t.Error("the Certificate does not name issuerRef corp-ca")
+	}
+}
+
+type vwcDoc struct {
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Webhooks []struct {
+		ClientConfig struct {
+			CABundle string `json:"caBundle"`
+		} `json:"clientConfig"`
+	} `json:"webhooks"`
+}
+
+func webhookConfiguration(t *testing.T, objs []object) vwcDoc {
+	t.Helper()
+	var v vwcDoc
+	if err := yaml.Unmarshal(one(t, objs, "ValidatingWebhookConfiguration", "ordinal-preview").raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// roleRules returns the rules of every ClusterRole and Role by "Kind/name", each rule as canonical JSON
+// (lists sorted), the rules sorted: equal maps grant exactly the same.
+func roleRules(t *testing.T, objs []object) map[string][]string {
+	t.Helper()
+	roles := map[string][]string{}
+	for _, o := range objs {
+		if o.Kind != "ClusterRole" && o.Kind != "Role" {
+			continue
+		}
+		var role rbacv1.ClusterRole // a Role's rules read the same
+		decode(t, o, &role)
+		key := o.Kind + "/" + o.Metadata.Name
+		if _, dup := roles[key]; dup {
+			t.Fatalf("%s twice", key)
+		}
+		rules := []string{}
+		for _, r := range role.Rules {
+			for _, l := range [][]string{r.APIGroups, r.Resources, r.ResourceNames, r.Verbs, r.NonResourceURLs} {
+				sort.Strings(l)
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules = append(rules, string(b))
+		}
+		sort.Strings(rules)
+		roles[key] = rules
+	}
+	return roles
+}
+
+func TestSameRBACAsKustomize(t *testing.T) {
+	vals := webhookValues("self-signed")
+	chartRoles := roleRules(t, render(t, loadChart(t), vals))
+	var deployed []object
+	for _, f := range []string{"rbac.yaml", "webhook/rbac.yaml"} {
+		deployed = append(deployed, readObjects(t, filepath.Join(deployDir, f))...)
+	}
+	kustomizeRoles := roleRules(t, deployed)
+	if len(kustomizeRoles) == 0 {
+		t.Fatal("no roles in the kustomize manifests")
+	}
+	for name, want := range kustomizeRoles {
+		got, ok := chartRoles[name]
+		if !ok {
+			t.Errorf("%s: in the kustomize manifests, not in the chart", name)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the chart's rules differ from the kustomize manifests'\nchart:\n  %s\nkustomize:\n  %s",
+				name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+	for name := range chartRoles {
+		if _, ok := kustomizeRoles[name]; !ok {
+			t.Errorf("%s: in the chart, not in the kustomize manifests", name)
+		}
+	}
+
+	// The bindings give those roles to the same ServiceAccounts (in the release namespace).
+	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+		chartObjs := render(t, loadChart(t), vals)
+		for _, o := range find(deployed, kind, "") {
+			var want, got rbacv1.RoleBinding
+			decode(t, o, &want)
+			decode(t, one(t, chartObjs, kind, o.Metadata.Name), &got)
+			if !reflect.DeepEqual(got.RoleRef, want.RoleRef) || !reflect.DeepEqual(got.Subjects, want.Subjects) {
+				t.Errorf("%s %s: roleRef/subjects %+v %+v, want %+v %+v", kind, o.Metadata.Name, got.RoleRef, got.Subjects, want.RoleRef, want.Subjects)
+			}
+		}
+	}
+}
+
+func container(t *testing.T, o object) (appsv1.Deployment, []string, string) {
+	t.Helper()
+	var d appsv1.Deployment
+	decode(t, o, &d)
+	if n := len(d.Spec.Template.Spec.Containers); n != 1 {
+		t.Fatalf("%s %s: %d containers", o.source, o.Metadata.Name, n)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	return d, c.Args, c.Image
+}
+
+// kustomizeTag is newTag of the image in a kustomization.yaml.
+func kustomizeTag(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Images []struct {
+			Name   string `json:"name"`
+			NewTag string `json:"newTag"`
+		} `json:"images"`
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range k.Images {
+		if img.Name == "ghcr.io/ordinal-dev/ordinal" && img.NewTag != "" {
+			return img.NewTag
+		}
+	}
+	t.Fatalf("%s: no newTag for ghcr.io/ordinal-dev/ordinal", path)
+	return ""
+}
+
+func TestDeploymentsMatchKustomize(t *testing.T) {
+	c := loadChart(t)
+	tag := kustomizeTag(t, filepath.Join(deployDir, "kustomization.yaml"))
+	if c.Metadata.AppVersion != tag {
+		t.Errorf("Chart.yaml appVersion %q, kustomization.yaml newTag %q: keep them equal", c.Metadata.AppVersion, tag)
+	}
+	if wt := kustomizeTag(t, filepath.Join(deployDir, "webhook", "kustomization.yaml")); wt != tag {
+		t.Errorf("webhook/kustomization.yaml newTag %q, ../kustomization.yaml %q", wt, tag)
+	}
+	objs := render(t, c, webhookValues("self-signed"))
+	for _, d := range []struct{ name, file string }{
+		{"ordinal-controller", "deployment.yaml"},
+		{"ordinal-webhook", "webhook/deployment.yaml"},
+	} {
+		want, wantArgs, _ := container(t, one(t, readObjects(t, filepath.Join(deployDir, d.file)), "Deployment", d.name))
+		got, gotArgs, image := container(t, one(t, objs, "Deployment", d.name))
+		if !reflect.DeepEqual(gotArgs, wantArgs) {
+			t.Errorf("%s args:\n  %s\nwant (%s):\n  %s", d.name, strings.Join(gotArgs, "\n  "), d.file, strings.Join(wantArgs, "\n  "))
+		}
+		if want := "ghcr.io/ordinal-dev/ordinal:" + tag; image != want {
+			t.Errorf("%s image %q, want %q", d.name, image, want)
+		}
+		if *got.Spec.Replicas != *want.Spec.Replicas {
+			t.Errorf("%s replicas %d, want %d", d.name, *got.Spec.Replicas, *want.Spec.Replicas)
+		}
+		if !reflect.DeepEqual(got.Spec.Selector, want.Spec.Selector) {
+			t.Errorf("%s selector %v, want %v", d.name, got.Spec.Selector, want.Spec.Selector)
+		}
+		if g, w := got.Spec.Template.Spec.ServiceAccountName, want.Spec.Template.Spec.ServiceAccountName; g != w {
+			t.Errorf("%s serviceAccountName %q, want %q", d.name, g, w)
+		}
+	}
+}
+
+func TestRejectsUnknownCertificateMode(t *testing.T) {
+	c := loadChart(t)
+	rv, err := chartutil.ToRenderValues(c, webhookValues("vault"), chartutil.ReleaseOptions{Name: "ordinal", Namespace: namespace}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Render(c, rv); err == nil || !strings.Contains(err.Error(), "self-signed or cert-manager") {
+		t.Errorf("mode vault: %v, want the chart's error", err)
+	}
+}
+
+// Without leader election and module source, neither their Roles nor their args.
+func TestOptionalRoles(t *testing.T) {
+	objs := render(t, loadChart(t), map[string]any{
+		"controller":      map[string]any{"replicas": 1, "leaderElection": map[string]any{"enabled": false}},
+		"moduleConfigMap": "",
+	})
+	if roles := find(objs, "Role", ""); len(roles) > 0 {
+		t.Errorf("%d Roles rendered, want none", len(roles))
+	}
+	if pdbs := find(objs, "PodDisruptionBudget", ""); len(pdbs) > 0 {
+		t.Error("a PodDisruptionBudget for one replica (it would block node drains)")
+	}
+	_, args, _ := container(t, one(t, objs, "Deployment", "ordinal-controller"))
+	joined := strings.Join(args, " ")
+	if !strings.Contains(joined, "--leader-elect=false") || strings.Contains(joined, "--leader-election-") || strings.Contains(joined, "--module-configmap") {
+		t.Errorf("args %q", joined)
+	}
+}
