@@ -207,6 +207,20 @@ func displayName(file string) string {
 	return file
 }
 
+// decodeSnapshotSet decodes only a snapshot's statefulSet into v, with the module's own reader: the pods of
+// a large snapshot are skipped, not read; a set that does not decode leaves v as it was. It reports false
+// for what is not a JSON object (the module says what is wrong with it).
+func decodeSnapshotSet(snapshot []byte, v any) bool {
+	t, err := jsonv.Validate(snapshot)
+	if err != nil || t.Kind() != jsonv.Object {
+		return false
+	}
+	var set [1]jsonv.Text
+	t.MembersInto([]string{"statefulSet"}, set[:])
+	_ = json.Unmarshal([]byte(set[0]), v)
+	return true
+}
+
 // snapshotOfList builds the snapshot of the List's StatefulSet (the chosen one, when it holds several)
 // from the List's pods, ControllerRevisions and PVCs of its namespace, as the controller would build it at now.
 func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) {

@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -19,18 +18,13 @@ import (
 // patch, - delete), the status change field by field against the snapshot's, the requeue, the events
 // and the error. Module text is made safe for a terminal.
 func writePlanText(w io.Writer, snapshot []byte, p *abi.Plan) error {
-	// Only the set is decoded: the pods of a large snapshot are skipped, not read.
 	var snap struct {
 		StatefulSet struct {
 			Metadata struct{ Namespace, Name string } `json:"metadata"`
 			Status   map[string]any                   `json:"status"`
 		}
 	}
-	if t, err := jsonv.Validate(snapshot); err == nil && t.Kind() == jsonv.Object {
-		var set [1]jsonv.Text
-		t.MembersInto([]string{"statefulSet"}, set[:])
-		_ = json.Unmarshal([]byte(set[0]), &snap.StatefulSet)
-	}
+	decodeSnapshotSet(snapshot, &snap.StatefulSet)
 	set := snap.StatefulSet.Metadata
 	var b strings.Builder
 	if set.Name != "" {

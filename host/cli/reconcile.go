@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -57,14 +58,10 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 				return err
 			}
 			defer m.Close(cmd.Context())
-			raw, err := m.Reconcile(cmd.Context(), snapshot)
-			if err != nil {
-				return withCode(ExitModuleFailure, err)
-			}
 			// Nothing the module returns is printed before it is known to be a plan.
-			p, err := plan.Decode(raw)
+			raw, p, err := reconcilePlan(cmd.Context(), m, snapshot)
 			if err != nil {
-				return withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+				return err
 			}
 			switch {
 			case compact || format == "json":
@@ -112,18 +109,28 @@ func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) er
 		return err
 	}
 	defer m.Close(ctx)
-	raw, err := m.Reconcile(ctx, snapshot)
+	_, p, err := reconcilePlan(ctx, m, snapshot)
 	if err != nil {
-		return withCode(ExitModuleFailure, err)
-	}
-	p, err := plan.Decode(raw)
-	if err != nil {
-		return withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+		return err
 	}
 	if p.Error != nil && p.Error.Code == abi.CodeSyncFailed {
 		return nil
 	}
 	return planExitCode(p)
+}
+
+// reconcilePlan runs the module once on snapshot and decodes its answer: the plan as returned and as
+// read, or a module failure (exit 4) for a failed call or an answer that is not a plan.
+func reconcilePlan(ctx context.Context, m *wasm.Module, snapshot []byte) ([]byte, *abi.Plan, error) {
+	raw, err := m.Reconcile(ctx, snapshot)
+	if err != nil {
+		return nil, nil, withCode(ExitModuleFailure, err)
+	}
+	p, err := plan.Decode(raw)
+	if err != nil {
+		return nil, nil, withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+	}
+	return raw, p, nil
 }
 
 // readDocument reads a snapshot or manifest from a file, or standard input for "" and "-", at most as

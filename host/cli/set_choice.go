@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
 )
 
 // setChoice is the StatefulSet a command is pointed at, kubectl's way: -n/--namespace, and a
@@ -56,16 +53,12 @@ func (c setChoice) checkSnapshot(snapshot []byte) error {
 	if c.empty() {
 		return nil
 	}
-	t, err := jsonv.Validate(snapshot)
-	if err != nil || t.Kind() != jsonv.Object {
-		return nil // not JSON: the module says what is wrong
-	}
-	var set [1]jsonv.Text
-	t.MembersInto([]string{"statefulSet"}, set[:])
 	var s struct {
 		Metadata struct{ Namespace, Name string } `json:"metadata"`
 	}
-	_ = json.Unmarshal([]byte(set[0]), &s)
+	if !decodeSnapshotSet(snapshot, &s) {
+		return nil // not JSON: the module says what is wrong
+	}
 	if !c.matches(s.Metadata.Namespace, s.Metadata.Name) {
 		return fmt.Errorf("the snapshot's StatefulSet is %s/%s, not %s", s.Metadata.Namespace, s.Metadata.Name, c)
 	}
