@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -12,18 +11,17 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
-	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/host/webhook"
 )
 
 func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
@@ -109,13 +107,9 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 	if err != nil {
 		return "", 0, withCode(ExitUsage, err)
 	}
-	raw, err := s.module.Reconcile(ctx, snap.JSON)
+	_, p, err := reconcilePlan(ctx, s.module, snap.JSON)
 	if err != nil {
-		return "", 0, withCode(ExitModuleFailure, err)
-	}
-	p, err := plan.Decode(raw)
-	if err != nil {
-		return "", 0, withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+		return "", 0, err
 	}
 	if p.Error != nil && p.Error.Code != abi.CodeSyncFailed {
 		return "", 0, planExitCode(p) // the snapshot was refused (a bad --feature-gates): not a rollout state
@@ -131,12 +125,10 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 	return b.String(), time.Duration(p.RequeueAfterSeconds * float64(time.Second)), nil
 }
 
-// watch redraws the status from informer caches whenever one of the namespace's sets, pods,
-// ControllerRevisions or claims changes, or the module's requeue comes due.
+// watch redraws the status from informer caches whenever the set, or one of the namespace's pods,
+// ControllerRevisions or claims, changes, or the module's requeue comes due. The pods, revisions and
+// claims come from the webhook's informer source, the set from an informer on it alone.
 func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns, name string) error {
-	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
-	sets, pods := f.Apps().V1().StatefulSets(), f.Core().V1().Pods()
-	revs, claims := f.Apps().V1().ControllerRevisions(), f.Core().V1().PersistentVolumeClaims()
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -144,17 +136,21 @@ func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns,
 		default:
 		}
 	}
-	handler := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { poke() }, UpdateFunc: func(any, any) { poke() }, DeleteFunc: func(any) { poke() }}
-	var synced []cache.InformerSynced
-	for _, inf := range []cache.SharedIndexInformer{sets.Informer(), pods.Informer(), revs.Informer(), claims.Informer()} {
-		if _, err := inf.AddEventHandler(handler); err != nil {
-			return err
-		}
-		synced = append(synced, inf.HasSynced)
+	source := webhook.NewInformerSource(client, ns, 0)
+	if err := source.OnChange(poke); err != nil {
+		return err
 	}
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name }))
+	sets := f.Apps().V1().StatefulSets()
+	if _, err := sets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { poke() }, UpdateFunc: func(any, any) { poke() }, DeleteFunc: func(any) { poke() }}); err != nil {
+		return err
+	}
+	source.Start(ctx)
 	f.Start(ctx.Done())
 	defer f.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !source.WaitForSync(ctx) || !cache.WaitForCacheSync(ctx.Done(), sets.Informer().HasSynced) {
 		return nil // interrupted before the first list
 	}
 	terminal := isTerminal(s.out)
@@ -163,7 +159,7 @@ func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns,
 	requeue := time.NewTimer(time.Hour)
 	defer requeue.Stop()
 	for {
-		frame, after, err := s.cachedFrame(ctx, ns, name, sets.Lister(), pods.Lister(), revs.Lister(), claims.Lister())
+		frame, after, err := s.cachedFrame(ctx, ns, name, sets.Lister(), source)
 		if err != nil {
 			return err
 		}
@@ -197,8 +193,7 @@ func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns,
 
 // cachedFrame renders the set from the informers' caches; a set that does not exist (yet, or any more)
 // is a frame of its own.
-func (s *statusView) cachedFrame(ctx context.Context, ns, name string, sets appslisters.StatefulSetLister, pods corelisters.PodLister,
-	revs appslisters.ControllerRevisionLister, claims corelisters.PersistentVolumeClaimLister) (string, time.Duration, error) {
+func (s *statusView) cachedFrame(ctx context.Context, ns, name string, sets appslisters.StatefulSetLister, source *webhook.InformerSource) (string, time.Duration, error) {
 	set, err := sets.StatefulSets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		st := rollout.NotFound(ns, name)
@@ -210,13 +205,7 @@ func (s *statusView) cachedFrame(ctx context.Context, ns, name string, sets apps
 		return "", 0, err
 	}
 	objs := controller.Objects{Set: set}
-	if objs.Pods, err = pods.Pods(ns).List(labels.Everything()); err != nil {
-		return "", 0, err
-	}
-	if objs.Revisions, err = revs.ControllerRevisions(ns).List(labels.Everything()); err != nil {
-		return "", 0, err
-	}
-	if objs.Claims, err = claims.PersistentVolumeClaims(ns).List(labels.Everything()); err != nil {
+	if objs.Pods, objs.Revisions, objs.Claims, err = source.Namespace(ns); err != nil {
 		return "", 0, err
 	}
 	return s.frame(ctx, objs)

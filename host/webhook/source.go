@@ -22,6 +22,7 @@ type InformerSource struct {
 	revs    appslisters.ControllerRevisionLister
 	claims  corelisters.PersistentVolumeClaimLister
 	synced  []cache.InformerSynced
+	all     []cache.SharedIndexInformer
 }
 
 // NewInformerSource watches one namespace ("" = all) of the cluster.
@@ -30,8 +31,23 @@ func NewInformerSource(client kubernetes.Interface, namespace string, resync tim
 	s := &InformerSource{factory: f}
 	pi, ri, ci := f.Core().V1().Pods(), f.Apps().V1().ControllerRevisions(), f.Core().V1().PersistentVolumeClaims()
 	s.pods, s.revs, s.claims = pi.Lister(), ri.Lister(), ci.Lister()
-	s.synced = []cache.InformerSynced{pi.Informer().HasSynced, ri.Informer().HasSynced, ci.Informer().HasSynced}
+	s.all = []cache.SharedIndexInformer{pi.Informer(), ri.Informer(), ci.Informer()}
+	for _, inf := range s.all {
+		s.synced = append(s.synced, inf.HasSynced)
+	}
 	return s
+}
+
+// OnChange calls f after every add, update and delete the informers see (kubectl ordinal status --watch
+// redraws on it); call it before Start.
+func (s *InformerSource) OnChange(f func()) error {
+	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { f() }, UpdateFunc: func(any, any) { f() }, DeleteFunc: func(any) { f() }}
+	for _, inf := range s.all {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Start starts the informers; they stop with ctx.
