@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
@@ -70,3 +71,22 @@ func TestPodAvailable(t *testing.T) {
 		}
 	}
 }
+
+// Upstream's getStatefulSetMaxUnavailable: an integer, or a percentage of replicas rounded down; never
+// below 1; 1 when unset or unreadable.
+func TestMaxUnavailable(t *testing.T) {
+	i, s := intstr.FromInt32, intstr.FromString
+	for _, tc := range []struct {
+		v        *intstr.IntOrString
+		replicas int32
+		want     int
+	}{
+		{nil, 10, 1}, {ptr(i(3)), 10, 3}, {ptr(s("25%")), 10, 2}, {ptr(s("10%")), 5, 1}, {ptr(i(0)), 10, 1}, {ptr(s("abc")), 10, 1},
+	} {
+		if got := MaxUnavailable(tc.v, tc.replicas); got != tc.want {
+			t.Errorf("MaxUnavailable(%v, %d) = %d, want %d", tc.v, tc.replicas, got, tc.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -138,8 +138,8 @@ func (p *Preview) batchSize(spec Obj, replace bool, left int) int {
 	return maxUnavailableOf(jsonobj.Get(spec, "updateStrategy.rollingUpdate.maxUnavailable"), int(replicas))
 }
 
-// maxUnavailableOf is upstream's getStatefulSetMaxUnavailable: an integer or a percentage of replicas
-// rounded down, at least 1; 1 when unset.
+// maxUnavailableOf resolves a maxUnavailable held as generic JSON (an integer or a percentage string) with
+// kube.MaxUnavailable; 1 when unset or not either.
 func maxUnavailableOf(v any, replicas int) int {
 	var is intstr.IntOrString
 	switch x := v.(type) {
@@ -152,9 +152,5 @@ func maxUnavailableOf(v any, replicas int) int {
 		}
 		is = intstr.FromInt32(int32(n))
 	}
-	n, err := intstr.GetScaledValueFromIntOrPercent(&is, replicas, false)
-	if err != nil || n < 1 {
-		return 1
-	}
-	return n
+	return kube.MaxUnavailable(&is, int32(replicas))
 }

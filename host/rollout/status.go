@@ -6,7 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -178,21 +177,16 @@ func replicas(set *appsv1.StatefulSet) int32 {
 	return *set.Spec.Replicas
 }
 
-// maxUnavailable is upstream's getStatefulSetMaxUnavailable: the rolling update's maxUnavailable
-// resolved against replicas (rounded down), at least 1; 1 when unset.
+// maxUnavailable is the set's resolved maxUnavailable (kube.MaxUnavailable), 1 with the gate off.
 func maxUnavailable(set *appsv1.StatefulSet, w *world) int {
 	if !w.maxUnavailableOn() {
 		return 1
 	}
 	ru := set.Spec.UpdateStrategy.RollingUpdate
-	if ru == nil || ru.MaxUnavailable == nil {
+	if ru == nil {
 		return 1
 	}
-	n, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(ru.MaxUnavailable, intstr.FromInt32(1)), int(replicas(set)), false)
-	if err != nil || n < 1 {
-		return 1
-	}
-	return n
+	return kube.MaxUnavailable(ru.MaxUnavailable, replicas(set))
 }
 
 func partition(set *appsv1.StatefulSet) int32 {
