@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -96,14 +95,16 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, nil
 	}
 
+	objs, err := c.objectsFor(set)
+	if err != nil {
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
+		return 0, err
+	}
 	// Never fight another controller: a set someone else also acts on is left alone (unless --force).
+	// The pods it controls are among the objects the snapshot is built from.
 	if !c.cfg.Force {
-		pods, err := c.podLister.Pods(ns).List(labels.Everything())
-		if err != nil {
-			result = resultError
-			return 0, err
-		}
-		if why, ok := otherController(set, pods, c.started); ok {
+		if why, ok := otherController(set, objs.Pods, c.started); ok {
 			result = resultYielded
 			if prev, _ := c.yielded.Swap(key, why); prev != why {
 				logger.Info("Leaving the StatefulSet alone: another controller acts on it", "set", key, "reason", why)
@@ -115,7 +116,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.yielded.Delete(key)
 	}
 
-	snap, err := c.snapshotFor(set, c.now())
+	snap, err := c.buildSnapshotFor(objs, c.now())
 	if err != nil {
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
@@ -231,15 +232,25 @@ func (c *Controller) recheckSet(ctx context.Context, set *appsv1.StatefulSet) er
 
 // snapshotFor builds the snapshot of set from the informer caches.
 func (c *Controller) snapshotFor(set *appsv1.StatefulSet, now time.Time) (*Snapshot, error) {
+	objs, err := c.objectsFor(set)
+	if err != nil {
+		return nil, err
+	}
+	return c.buildSnapshotFor(objs, now)
+}
+
+// objectsFor selects the set's objects from the informer caches (SelectObjects).
+func (c *Controller) objectsFor(set *appsv1.StatefulSet) (Objects, error) {
 	cands, err := c.candidates(set)
 	if err != nil {
-		return nil, err
+		return Objects{}, err
 	}
-	objs, err := SelectObjects(cands)
-	if err != nil {
-		return nil, err
-	}
-	cache, _ := c.encodeCaches.LoadOrStore(set.Namespace+"/"+set.Name, &EncodeCache{})
+	return SelectObjects(cands)
+}
+
+// buildSnapshotFor builds the snapshot of selected objects, with the set's encode cache.
+func (c *Controller) buildSnapshotFor(objs Objects, now time.Time) (*Snapshot, error) {
+	cache, _ := c.encodeCaches.LoadOrStore(objs.Set.Namespace+"/"+objs.Set.Name, &EncodeCache{})
 	return buildSnapshot(objs, c.target, now, c.cfg.Features, cache.(*EncodeCache))
 }
 
