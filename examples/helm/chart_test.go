@@ -342,8 +342,8 @@ func roleRules(t *testing.T, objs []object) map[string][]string {
 }
 
 func TestSameRBACAsKustomize(t *testing.T) {
-	vals := webhookValues("self-signed")
-	chartRoles := roleRules(t, render(t, loadChart(t), vals))
+	chartObjs := render(t, loadChart(t), webhookValues("self-signed"))
+	chartRoles := roleRules(t, chartObjs)
 	var deployed []object
 	for _, f := range []string{"rbac.yaml", "webhook/rbac.yaml"} {
 		deployed = append(deployed, readObjects(t, filepath.Join(deployDir, f))...)
@@ -371,7 +371,6 @@ func TestSameRBACAsKustomize(t *testing.T) {
 
 	// The bindings give those roles to the same ServiceAccounts (in the release namespace).
 	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
-		chartObjs := render(t, loadChart(t), vals)
 		for _, o := range find(deployed, kind, "") {
 			var want, got rbacv1.RoleBinding
 			decode(t, o, &want)
