@@ -137,7 +137,7 @@ bench-upstream:
 # `ordinal controller` vs kube-controller-manager's own StatefulSet controller on the local control plane: the
 # same rollouts (100 and 1000 replicas, Parallel with maxUnavailable 10%, and OrderedReady), CPU and time.
 # kube-apiserver's answers to the defaulting corpus (hack/apiserver-defaults), committed as fixtures in
-# testdata/apiserver-defaults; starts the local control plane unless one is running.
+# host/kube/testdata/apiserver-defaults; starts the local control plane unless one is running.
 .PHONY: apiserver-defaults
 apiserver-defaults:
 	bash scripts/apiserver-defaults.sh

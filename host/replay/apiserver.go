@@ -1,11 +1,14 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -35,6 +38,17 @@ var statusCodes = map[string]int32{"AlreadyExists": 409, "Conflict": 409, "NotFo
 
 func apiErr(reason, format string, args ...any) *APIError {
 	return &APIError{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// apiAnswer is a refusal of host/kube's validation (an API server status) as the in-memory API server
+// answers it: an *APIError of the same reason and message.
+func apiAnswer(err error) error {
+	var s apierrors.APIStatus
+	if err == nil || !errors.As(err, &s) {
+		return err
+	}
+	st := s.Status()
+	return &APIError{Reason: string(st.Reason), Message: st.Message}
 }
 
 // simUIDPrefix marks objects created during a replay (the reference harness uses the same form).
@@ -157,8 +171,8 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 		if s.set != nil {
 			return apiErr("AlreadyExists", "statefulsets.apps %q already exists", name)
 		}
-		defaultStatefulSet(o)
-		if err := validateStatefulSet(o); err != nil {
+		kube.DefaultStatefulSet(o)
+		if err := apiAnswer(kube.ValidateStatefulSet(o)); err != nil {
 			return err
 		}
 		s.stamp(o)
@@ -173,7 +187,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	if _, exists := store[name]; exists {
 		return apiErr("AlreadyExists", "%s %q already exists", resourceName(kind), name)
 	}
-	if err := validateMeta(qualifiedKind(kind), o); err != nil {
+	if err := apiAnswer(kube.ValidateObjectMeta(qualifiedKind(kind), o)); err != nil {
 		return err
 	}
 	stripTypeMeta(o)
@@ -181,10 +195,10 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	switch kind {
 	case kindPod:
 		jsonobj.Set(o, "metadata.generation", jsonobj.Num(1))
-		defaultPod(o, s.ns)
+		kube.DefaultPod(o, s.ns)
 		o["status"] = Obj{"phase": "Pending", "qosClass": podQOS(jsonobj.GetObj(o, "spec"))} // PrepareForCreate resets the status
 	case kindClaim:
-		defaultClaim(o, s.ns)
+		kube.DefaultClaim(o, s.ns)
 		o["status"] = Obj{"phase": "Pending"}
 	}
 	store[name] = o
@@ -219,8 +233,8 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	}
 	switch kind {
 	case kindSet:
-		defaultStatefulSet(o)
-		if err := validateStatefulSetUpdate(old, o); err != nil {
+		kube.DefaultStatefulSet(o)
+		if err := apiAnswer(kube.ValidateStatefulSetUpdate(old, o)); err != nil {
 			return err
 		}
 		o["status"] = jsonobj.Clone(old["status"])

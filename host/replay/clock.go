@@ -134,3 +134,11 @@ func fmtDuration(d time.Duration) string {
 	}
 	return b.String()
 }
+
+// nonNegative refuses a negative time in a scenario: every time there is an offset or a delay.
+func nonNegative(d *Duration, path string) error {
+	if d != nil && *d < 0 {
+		return fmt.Errorf("%s: %s is negative; times in a scenario are offsets and delays", path, d)
+	}
+	return nil
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/kube"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
@@ -171,8 +172,8 @@ func (e *engine) initWorld() error {
 			others = append(others, o)
 		}
 	}
-	defaultStatefulSet(ss)
-	if err := validateStatefulSet(ss); err != nil {
+	kube.DefaultStatefulSet(ss)
+	if err := apiAnswer(kube.ValidateStatefulSet(ss)); err != nil {
 		return &InvalidWorldError{Err: err}
 	}
 	jsonobj.SetDefault(ss, "apiVersion", "apps/v1")
@@ -198,14 +199,14 @@ func (e *engine) initWorld() error {
 		switch kind {
 		case kindPod:
 			hasStatus := o["status"] != nil
-			defaultPod(o, ns)
+			kube.DefaultPod(o, ns)
 			jsonobj.SetDefault(omd, "generation", jsonobj.Num(1))
 			if !hasStatus || jsonobj.GetStr(o, "status.phase") == "" {
 				setRunning(o, e.start, true)
 			}
 		case kindClaim:
 			phase := jsonobj.GetStr(o, "status.phase")
-			defaultClaim(o, ns)
+			kube.DefaultClaim(o, ns)
 			if phase == "" { // a claim that existed before the start is Bound unless it says otherwise
 				jsonobj.Set(o, "status.phase", "Bound")
 			}
@@ -223,8 +224,8 @@ func (e *engine) loadSnapshot(s Obj) error {
 	// A set the API server could not hold (a name like Web_1, a bad spec) is no world to replay; checked
 	// on a defaulted copy, as the API server validates what it stores, and the world is left as given.
 	check := jsonobj.CloneObj(ss)
-	defaultStatefulSet(check)
-	if err := validateStatefulSet(check); err != nil {
+	kube.DefaultStatefulSet(check)
+	if err := apiAnswer(kube.ValidateStatefulSet(check)); err != nil {
 		return &InvalidWorldError{Err: fmt.Errorf("the snapshot's StatefulSet: %w", err)}
 	}
 	ns := jsonobj.GetStr(ss, "metadata.namespace")

@@ -116,7 +116,7 @@ func staleWrite(st Step) (ActionRecord, bool) {
 }
 
 // withoutQOSClass drops status.qosClass from the pods a plan writes: kube-apiserver records a new pod's
-// QoS class (testdata/apiserver-defaults holds its answers) and so does the in-memory API server, but the
+// QoS class (host/kube/testdata/apiserver-defaults holds its answers) and so does the in-memory API server, but the
 // harness's fake client does not. It is the one difference between the two worlds this test allows. It
 // also drops events[].action, which the replay asks for (eventActions) and upstream's recorder has no
 // notion of (the guest's TestEventActions checks the indices).

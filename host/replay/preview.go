@@ -77,8 +77,8 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	// An edit the API server would refuse is refused here, with its message, not replayed as a note.
 	check := jsonobj.CloneObj(o)
 	jsonobj.SetDefault(jsonobj.Ensure(check, "metadata"), "name", jsonobj.GetStr(cur, "metadata.name"))
-	defaultStatefulSet(check)
-	if err := validateStatefulSetUpdate(cur, check); err != nil {
+	kube.DefaultStatefulSet(check)
+	if err := apiAnswer(kube.ValidateStatefulSetUpdate(cur, check)); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
 	sc := *base

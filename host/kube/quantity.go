@@ -1,4 +1,4 @@
-package replay
+package kube
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 // "1024Mi"), into the canonical form the API server stores and returns ("500m", "1", "1Gi"): the same
 // template spelled two ways must hash to the same revision, as on a real cluster. A value that is not a
 // quantity is left for validation to refuse.
-func canonicalQuantity(o Obj, key string) {
+func canonicalQuantity(o jsonobj.Obj, key string) {
 	var s string
 	switch v := o[key].(type) {
 	case string:
@@ -28,7 +28,7 @@ func canonicalQuantity(o Obj, key string) {
 }
 
 // canonicalQuantities canonicalises every value of a resource list (requests, limits, overhead).
-func canonicalQuantities(list Obj) {
+func canonicalQuantities(list jsonobj.Obj) {
 	for k := range list {
 		canonicalQuantity(list, k)
 	}
@@ -36,7 +36,7 @@ func canonicalQuantities(list Obj) {
 
 // canonicalResources canonicalises the requests and limits of a resources object (a container's, a
 // pod's, a claim's).
-func canonicalResources(resources Obj) {
+func canonicalResources(resources jsonobj.Obj) {
 	canonicalQuantities(jsonobj.GetObj(resources, "requests"))
 	canonicalQuantities(jsonobj.GetObj(resources, "limits"))
 }

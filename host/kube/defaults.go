@@ -1,6 +1,7 @@
-package replay
+package kube
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
@@ -10,12 +11,29 @@ import (
 //
 // The revision name is a hash of the pod template as the API server stores it, so a manifest must
 // be defaulted exactly like kube-apiserver does (SetDefaults_* in k8s.io/kubernetes/pkg/apis/{apps,
-// core}/v1, conversion of deprecated aliases, quantities in canonical form) or the replay computes
+// core}/v1, conversion of deprecated aliases, quantities in canonical form) or the host computes
 // revisions no real cluster would. defaults_apiserver_test.go holds it to kube-apiserver v1.37.1's own
 // answers for a corpus of 245 manifests (testdata/apiserver-defaults, `make apiserver-defaults`).
+//
+// It is the host's one defaulting: the replay's in-memory API server stores what it creates and updates
+// through it, and the controller defaults a CRD-kind set (ordinal.dev/v1, which gets no apps/v1
+// defaulting from the API server) through it, so the set's revision names are those of the same manifest
+// as an apps/v1 StatefulSet.
 
-// defaultStatefulSet applies API-server defaulting to a StatefulSet in place.
-func defaultStatefulSet(set Obj) {
+// DefaultStatefulSetJSON is DefaultStatefulSet for a set in JSON (a typed object marshalled, a CRD's
+// stored form): decoded keeping numbers exact (jsonobj), defaulted, encoded as encoding/json does (sorted
+// keys). Defaulting its answer again gives the same bytes.
+func DefaultStatefulSetJSON(b []byte) ([]byte, error) {
+	set, err := jsonobj.DecodeObj(b)
+	if err != nil {
+		return nil, err
+	}
+	DefaultStatefulSet(set)
+	return json.Marshal(set)
+}
+
+// DefaultStatefulSet applies API-server defaulting to a StatefulSet in place.
+func DefaultStatefulSet(set jsonobj.Obj) {
 	md := jsonobj.Ensure(set, "metadata")
 	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = "default"
@@ -32,15 +50,15 @@ func defaultStatefulSet(set Obj) {
 	if jsonobj.GetStr(us, "type") == "" {
 		us["type"] = "RollingUpdate"
 		if us["rollingUpdate"] == nil {
-			us["rollingUpdate"] = Obj{}
+			us["rollingUpdate"] = jsonobj.Obj{}
 		}
 	}
-	if ru, ok := us["rollingUpdate"].(Obj); ok && us["type"] == "RollingUpdate" {
+	if ru, ok := us["rollingUpdate"].(jsonobj.Obj); ok && us["type"] == "RollingUpdate" {
 		jsonobj.SetDefault(ru, "partition", jsonobj.Num(0))
 		jsonobj.SetDefault(ru, "maxUnavailable", jsonobj.Num(1))
 	}
 	// start is a plain int32: an empty ordinals object is stored with start 0.
-	if o, ok := spec["ordinals"].(Obj); ok {
+	if o, ok := spec["ordinals"].(jsonobj.Obj); ok {
 		jsonobj.SetDefault(o, "start", jsonobj.Num(0))
 	}
 	rp := jsonobj.Ensure(spec, "persistentVolumeClaimRetentionPolicy")
@@ -49,7 +67,7 @@ func defaultStatefulSet(set Obj) {
 	tmpl := jsonobj.Ensure(spec, "template")
 	defaultPodSpec(jsonobj.Ensure(tmpl, "spec"))
 	for _, v := range jsonobj.GetArr(spec, "volumeClaimTemplates") {
-		if c, ok := v.(Obj); ok {
+		if c, ok := v.(jsonobj.Obj); ok {
 			defaultClaimTemplate(c)
 		}
 	}
@@ -60,16 +78,16 @@ func defaultStatefulSet(set Obj) {
 
 // defaultClaimTemplate defaults one of a set's claim templates: whole PersistentVolumeClaims, stored
 // with their type meta and a Pending status.
-func defaultClaimTemplate(c Obj) {
+func defaultClaimTemplate(c jsonobj.Obj) {
 	jsonobj.SetDefault(c, "apiVersion", "v1")
 	jsonobj.SetDefault(c, "kind", "PersistentVolumeClaim")
 	defaultClaimSpec(jsonobj.Ensure(c, "spec"))
 	jsonobj.SetDefault(jsonobj.Ensure(c, "status"), "phase", "Pending")
 }
 
-// defaultPod applies API-server defaulting to a pod in place (what pod creation does on top of the
+// DefaultPod applies API-server defaulting to a pod in place (what pod creation does on top of the
 // template's defaults).
-func defaultPod(pod Obj, namespace string) {
+func DefaultPod(pod jsonobj.Obj, namespace string) {
 	md := jsonobj.Ensure(pod, "metadata")
 	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = namespace
@@ -80,7 +98,7 @@ func defaultPod(pod Obj, namespace string) {
 	hostNetwork := spec["hostNetwork"] == true
 	for _, key := range []string{"initContainers", "containers"} {
 		for _, c := range jsonobj.GetArr(spec, key) {
-			co, ok := c.(Obj)
+			co, ok := c.(jsonobj.Obj)
 			if !ok {
 				continue
 			}
@@ -93,18 +111,18 @@ func defaultPod(pod Obj, namespace string) {
 			}
 			if hostNetwork {
 				for _, p := range jsonobj.GetArr(co, "ports") {
-					if po, ok := p.(Obj); ok {
+					if po, ok := p.(jsonobj.Obj); ok {
 						jsonobj.SetDefault(po, "hostPort", po["containerPort"])
 					}
 				}
 			}
 		}
 	}
-	jsonobj.SetDefault(pod, "status", Obj{})
+	jsonobj.SetDefault(pod, "status", jsonobj.Obj{})
 }
 
-// defaultClaim applies API-server defaulting to a PersistentVolumeClaim in place.
-func defaultClaim(claim Obj, namespace string) {
+// DefaultClaim applies API-server defaulting to a PersistentVolumeClaim in place.
+func DefaultClaim(claim jsonobj.Obj, namespace string) {
 	md := jsonobj.Ensure(claim, "metadata")
 	if jsonobj.GetStr(md, "namespace") == "" {
 		md["namespace"] = namespace
@@ -114,7 +132,7 @@ func defaultClaim(claim Obj, namespace string) {
 	jsonobj.SetDefault(st, "phase", "Pending")
 }
 
-func defaultClaimSpec(spec Obj) {
+func defaultClaimSpec(spec jsonobj.Obj) {
 	jsonobj.SetDefault(spec, "volumeMode", "Filesystem")
 	canonicalResources(jsonobj.GetObj(spec, "resources"))
 	// apiGroup is a pointer without omitempty; dataSourceRef mirrors dataSource (AnyVolumeDataSource).
@@ -129,10 +147,10 @@ func defaultClaimSpec(spec Obj) {
 	}
 }
 
-func defaultPodSpec(spec Obj) {
+func defaultPodSpec(spec jsonobj.Obj) {
 	for _, key := range []string{"initContainers", "containers"} {
 		for _, c := range jsonobj.GetArr(spec, key) {
-			if co, ok := c.(Obj); ok {
+			if co, ok := c.(jsonobj.Obj); ok {
 				defaultContainer(co)
 			}
 		}
@@ -149,7 +167,7 @@ func defaultPodSpec(spec Obj) {
 	jsonobj.SetDefault(spec, "restartPolicy", "Always")
 	jsonobj.SetDefault(spec, "terminationGracePeriodSeconds", jsonobj.Num(30))
 	jsonobj.SetDefault(spec, "dnsPolicy", "ClusterFirst")
-	jsonobj.SetDefault(spec, "securityContext", Obj{})
+	jsonobj.SetDefault(spec, "securityContext", jsonobj.Obj{})
 	jsonobj.SetDefault(spec, "schedulerName", "default-scheduler")
 	canonicalResources(jsonobj.GetObj(spec, "resources"))
 	canonicalQuantities(jsonobj.GetObj(spec, "overhead"))
@@ -162,13 +180,13 @@ func defaultPodSpec(spec Obj) {
 		spec["serviceAccount"] = san
 	}
 	for _, v := range jsonobj.GetArr(spec, "volumes") {
-		if vo, ok := v.(Obj); ok {
+		if vo, ok := v.(jsonobj.Obj); ok {
 			defaultVolume(vo)
 		}
 	}
 }
 
-func defaultVolume(v Obj) {
+func defaultVolume(v jsonobj.Obj) {
 	const mode = 420 // 0644
 	if s := jsonobj.GetObj(v, "configMap"); s != nil {
 		jsonobj.SetDefault(s, "defaultMode", jsonobj.Num(mode))
@@ -191,7 +209,7 @@ func defaultVolume(v Obj) {
 		}
 	}
 	if _, ok := v["name"]; ok && !hasVolumeSource(v) {
-		v["emptyDir"] = Obj{} // SetDefaults_Volume: a volume with no source is an emptyDir
+		v["emptyDir"] = jsonobj.Obj{} // SetDefaults_Volume: a volume with no source is an emptyDir
 	}
 	if s := jsonobj.GetObj(v, "downwardAPI"); s != nil {
 		jsonobj.SetDefault(s, "defaultMode", jsonobj.Num(mode))
@@ -209,7 +227,7 @@ func defaultVolume(v Obj) {
 		}
 	}
 	if t := jsonobj.GetObj(v, "ephemeral.volumeClaimTemplate"); t != nil {
-		jsonobj.SetDefault(t, "metadata", Obj{})
+		jsonobj.SetDefault(t, "metadata", jsonobj.Obj{})
 		defaultClaimSpec(jsonobj.Ensure(t, "spec"))
 	}
 }
@@ -226,14 +244,14 @@ func defaultDownwardItems(items []any) {
 	}
 }
 
-func defaultContainer(c Obj) {
+func defaultContainer(c jsonobj.Obj) {
 	for _, k := range []string{"stdin", "stdinOnce", "tty"} {
 		if c[k] == false {
 			delete(c, k)
 		}
 	}
 	for _, p := range jsonobj.GetArr(c, "ports") {
-		if po, ok := p.(Obj); ok {
+		if po, ok := p.(jsonobj.Obj); ok {
 			jsonobj.SetDefault(po, "protocol", "TCP")
 		}
 	}
@@ -246,7 +264,7 @@ func defaultContainer(c Obj) {
 			canonicalQuantity(rf, "divisor")
 		}
 	}
-	jsonobj.SetDefault(c, "resources", Obj{})
+	jsonobj.SetDefault(c, "resources", jsonobj.Obj{})
 	canonicalResources(jsonobj.GetObj(c, "resources"))
 	for _, key := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
 		if p := jsonobj.GetObj(c, key); p != nil {
@@ -270,7 +288,7 @@ func defaultContainer(c Obj) {
 	}
 }
 
-func defaultHTTPGet(h Obj) {
+func defaultHTTPGet(h jsonobj.Obj) {
 	if h != nil {
 		jsonobj.SetDefault(h, "path", "/")
 		jsonobj.SetDefault(h, "scheme", "HTTP")
@@ -295,7 +313,7 @@ func defaultPullPolicy(image string) string {
 }
 
 // hasVolumeSource reports whether a volume names a source: any field but the name that is not null.
-func hasVolumeSource(v Obj) bool {
+func hasVolumeSource(v jsonobj.Obj) bool {
 	for k, x := range v {
 		if k != "name" && x != nil {
 			return true

@@ -1,19 +1,29 @@
-package replay
+package kube
 
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
+
+// API-server validation of a StatefulSet (and the metadata checks of the pods and claims made for it),
+// on generic JSON objects. A CRD gets no apps/v1 validation from the API server, so the controller
+// refuses with this what kube-apiserver would refuse for an apps/v1 set; the replay's in-memory API
+// server refuses with it what kube-apiserver refuses. The errors are *apierrors.StatusError with
+// kube-apiserver's reason (Invalid, BadRequest), code and message: e2e/validation_test.go compares the
+// messages with the real one's.
 
 // fieldError is one cause of an Invalid answer, rendered as kube-apiserver renders it.
 type fieldError struct{ path, detail string }
@@ -56,13 +66,23 @@ func invalidObject(kind, name string, errs []fieldError) error {
 	if len(parts) > 1 {
 		msg = "[" + strings.Join(parts, ", ") + "]"
 	}
-	return apiErr("Invalid", "%s %q is invalid: %s", kind, name, msg)
+	return statusError(metav1.StatusReasonInvalid, fmt.Sprintf("%s %q is invalid: %s", kind, name, msg))
 }
 
-// validateStatefulSet refuses a StatefulSet the API server would refuse on create (ValidateStatefulSetSpec
-// of v1.37, its checks in its order, for the fields the replay reads). The messages are kube-apiserver's;
-// e2e/validation_test.go compares them with the real one.
-func validateStatefulSet(o Obj) error {
+// statusError is an answer of the API server: its reason, the code that goes with it, its message.
+func statusError(reason metav1.StatusReason, msg string) *apierrors.StatusError {
+	code := int32(http.StatusUnprocessableEntity)
+	if reason == metav1.StatusReasonBadRequest {
+		code = http.StatusBadRequest
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: reason, Code: code, Message: msg}}
+}
+
+// ValidateStatefulSet refuses a StatefulSet the API server would refuse on create (ValidateStatefulSetSpec
+// of v1.37, its checks in its order, for the fields the controller reads), o defaulted (DefaultStatefulSet)
+// as the API server validates what it stores. The messages are kube-apiserver's; e2e/validation_test.go
+// compares them with the real one.
+func ValidateStatefulSet(o jsonobj.Obj) error {
 	if err := strictFields(o); err != nil {
 		return err
 	}
@@ -76,11 +96,15 @@ func validateStatefulSet(o Obj) error {
 
 // strictFields refuses fields apps/v1 does not have, as kube-apiserver does with strict field validation
 // (kubectl's default, --validate=strict): a misspelt field would otherwise be dropped without a word.
-func strictFields(o Obj) error {
+func strictFields(o jsonobj.Obj) error {
 	var set appsv1.StatefulSet
-	strict, err := sigsjson.UnmarshalStrict(mustJSON(o), &set, sigsjson.DisallowUnknownFields)
+	b, err := json.Marshal(o)
 	if err != nil {
-		return apiErr("BadRequest", "StatefulSet in version \"v1\" cannot be handled as a StatefulSet: %v", err)
+		return statusError(metav1.StatusReasonBadRequest, fmt.Sprintf("StatefulSet in version \"v1\" cannot be handled as a StatefulSet: %v", err))
+	}
+	strict, err := sigsjson.UnmarshalStrict(b, &set, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return statusError(metav1.StatusReasonBadRequest, fmt.Sprintf("StatefulSet in version \"v1\" cannot be handled as a StatefulSet: %v", err))
 	}
 	if len(strict) == 0 {
 		return nil
@@ -89,13 +113,13 @@ func strictFields(o Obj) error {
 	for i, e := range strict {
 		msgs[i] = e.Error()
 	}
-	return apiErr("BadRequest", "StatefulSet in version \"v1\" cannot be handled as a StatefulSet: strict decoding error: %s", strings.Join(msgs, ", "))
+	return statusError(metav1.StatusReasonBadRequest, "StatefulSet in version \"v1\" cannot be handled as a StatefulSet: strict decoding error: "+strings.Join(msgs, ", "))
 }
 
-// validateStatefulSetUpdate is validateStatefulSet plus ValidateStatefulSetUpdate's immutable fields:
+// ValidateStatefulSetUpdate is ValidateStatefulSet plus ValidateStatefulSetUpdate's immutable fields:
 // an update may change only replicas, ordinals, template, updateStrategy, revisionHistoryLimit, the
 // claim retention policy and minReadySeconds.
-func validateStatefulSetUpdate(old, o Obj) error {
+func ValidateStatefulSetUpdate(old, o jsonobj.Obj) error {
 	if err := strictFields(o); err != nil {
 		return err
 	}
@@ -119,7 +143,7 @@ func claimTemplatesForCompare(v any) []any {
 	out := []any{}
 	ts, _ := v.([]any)
 	for _, t := range ts {
-		c, ok := t.(Obj)
+		c, ok := t.(jsonobj.Obj)
 		if !ok {
 			out = append(out, t)
 			continue
@@ -133,7 +157,7 @@ func claimTemplatesForCompare(v any) []any {
 	return out
 }
 
-func specErrors(o Obj) []fieldError {
+func specErrors(o jsonobj.Obj) []fieldError {
 	var errs []fieldError
 	if p := jsonobj.GetStr(o, "spec.podManagementPolicy"); p != "OrderedReady" && p != "Parallel" {
 		errs = append(errs, invalidValue("spec.podManagementPolicy", p, "must be 'OrderedReady' or 'Parallel'"))
@@ -153,7 +177,7 @@ func specErrors(o Obj) []fieldError {
 	if !selectorMatchesLabels(jsonobj.GetObj(o, "spec.selector"), jsonobj.GetObj(o, "spec.template.metadata.labels")) {
 		labels := jsonobj.GetObj(o, "spec.template.metadata.labels")
 		if labels == nil {
-			labels = Obj{}
+			labels = jsonobj.Obj{}
 		}
 		errs = append(errs, invalidValue("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
 	}
@@ -162,9 +186,9 @@ func specErrors(o Obj) []fieldError {
 
 var percentPattern = regexp.MustCompile(`^[0-9]+%$`)
 
-func updateStrategyErrors(o Obj) []fieldError {
+func updateStrategyErrors(o jsonobj.Obj) []fieldError {
 	us := jsonobj.GetObj(o, "spec.updateStrategy")
-	ru, hasRU := us["rollingUpdate"].(Obj)
+	ru, hasRU := us["rollingUpdate"].(jsonobj.Obj)
 	switch jsonobj.GetStr(us, "type") {
 	case "RollingUpdate":
 		if !hasRU {
@@ -194,7 +218,7 @@ func updateStrategyErrors(o Obj) []fieldError {
 }
 
 // rollingUpdateStruct renders rollingUpdate as the API server prints its internal struct.
-func rollingUpdateStruct(ru Obj) rawValue {
+func rollingUpdateStruct(ru jsonobj.Obj) rawValue {
 	p, _ := jsonobj.GetInt(ru, "partition")
 	mu := "null"
 	if v, ok := ru["maxUnavailable"]; ok && v != nil {
@@ -238,7 +262,7 @@ func maxUnavailableErrors(mu any) []fieldError {
 
 // selectorMatchesLabels: every matchLabels pair is among the labels. A selector with matchExpressions is
 // taken as matching (the replay does not evaluate expressions here; the module does when it selects pods).
-func selectorMatchesLabels(sel, labels Obj) bool {
+func selectorMatchesLabels(sel, labels jsonobj.Obj) bool {
 	if sel == nil || sel["matchExpressions"] != nil {
 		return true
 	}
@@ -250,19 +274,12 @@ func selectorMatchesLabels(sel, labels Obj) bool {
 	return true
 }
 
-// nonNegative refuses a negative time in a scenario: every time there is an offset or a delay.
-func nonNegative(d *Duration, path string) error {
-	if d != nil && *d < 0 {
-		return fmt.Errorf("%s: %s is negative; times in a scenario are offsets and delays", path, d)
-	}
-	return nil
-}
-
-// validateMeta refuses a pod or claim whose name or labels the API server would refuse on create
-// (ValidateObjectMeta: the name, then each label, keys in order). A set whose name is long enough to make
+// ValidateObjectMeta refuses a pod or claim whose name or labels the API server would refuse on create
+// (ValidateObjectMeta: the name, then each label, keys in order); kind names it in the message as the API
+// server does ("Pod", "PersistentVolumeClaim", "ControllerRevision.apps"). A set whose name is long enough to make
 // its revision label longer than 63 bytes is accepted, and every pod it asks for is refused: so it is on
 // a real cluster.
-func validateMeta(kind string, o Obj) error {
+func ValidateObjectMeta(kind string, o jsonobj.Obj) error {
 	name := jsonobj.GetStr(o, "metadata.name")
 	var errs []fieldError
 	for _, msg := range validation.IsDNS1123Subdomain(name) {

@@ -1,0 +1,101 @@
+package kube
+
+import (
+	"errors"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
+
+const validSet = `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web"},"spec":{"replicas":2,"serviceName":"web",
+ "selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}},
+ "volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}]}}`
+
+// checkAnswer fails unless err is the API server's answer: nothing when want is "", else a StatusError of
+// that reason, its code and message.
+func checkAnswer(t *testing.T, err error, reason metav1.StatusReason, want string) {
+	t.Helper()
+	var se *apierrors.StatusError
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("refused: %v", err)
+	case want == "":
+	case !errors.As(err, &se) || se.ErrStatus.Reason != reason || se.ErrStatus.Message != want:
+		t.Fatalf("got  %v\nwant %s: %s", err, reason, want)
+	case reason == metav1.StatusReasonInvalid && !apierrors.IsInvalid(err), reason == metav1.StatusReasonBadRequest && !apierrors.IsBadRequest(err):
+		t.Fatalf("code %d for %s", se.ErrStatus.Code, reason)
+	}
+}
+
+// A StatefulSet create kube-apiserver refuses is refused, with its message (kube-apiserver v1.37.1's
+// answers; e2e/validation_test.go checks them against the live one).
+func TestCreateValidationIsTheAPIServers(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		edit   func(jsonobj.Obj)
+		reason metav1.StatusReason
+		want   string // "" = accepted
+	}{
+		{"valid", func(jsonobj.Obj) {}, "", ""},
+		{"name", func(o jsonobj.Obj) { jsonobj.Set(o, "metadata.name", "Web_1") }, metav1.StatusReasonInvalid,
+			`StatefulSet.apps "Web_1" is invalid: metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		{"selector", func(o jsonobj.Obj) { jsonobj.Set(o, "spec.selector.matchLabels.app", "db") }, metav1.StatusReasonInvalid,
+			`StatefulSet.apps "web" is invalid: spec.template.metadata.labels: Invalid value: {"app":"web"}: ` + "`selector` does not match template `labels`"},
+		{"podManagementPolicy", func(o jsonobj.Obj) { jsonobj.Set(o, "spec.podManagementPolicy", "Fast") }, metav1.StatusReasonInvalid,
+			`StatefulSet.apps "web" is invalid: spec.podManagementPolicy: Invalid value: "Fast": must be 'OrderedReady' or 'Parallel'`},
+		{"unknown field", func(o jsonobj.Obj) { jsonobj.Set(o, "spec.replica", jsonobj.Num(3)) }, metav1.StatusReasonBadRequest,
+			`StatefulSet in version "v1" cannot be handled as a StatefulSet: strict decoding error: unknown field "spec.replica"`},
+		{"CRD kind", func(o jsonobj.Obj) { o["apiVersion"] = "ordinal.dev/v1" }, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, _ := jsonobj.DecodeObj([]byte(validSet))
+			c.edit(o)
+			DefaultStatefulSet(o)
+			checkAnswer(t, ValidateStatefulSet(o), c.reason, c.want)
+		})
+	}
+}
+
+// A StatefulSet update kube-apiserver refuses is refused, with its message, and what it accepts is
+// accepted, a negative revisionHistoryLimit included. (host/replay's TestUpdateValidationIsTheAPIServers
+// checks the same through its in-memory API server.)
+func TestUpdateValidation(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(jsonobj.Obj)
+		want string // "" = accepted
+	}{
+		{"serviceName", func(o jsonobj.Obj) { jsonobj.Set(o, "spec.serviceName", "other") }, `StatefulSet.apps "web" is invalid: spec.serviceName: Invalid value: "other": field is immutable`},
+		{"claim template storage spelled otherwise", func(o jsonobj.Obj) {
+			jsonobj.Set(jsonobj.GetArr(o, "spec.volumeClaimTemplates")[0].(jsonobj.Obj), "spec.resources.requests.storage", "1024Mi")
+		}, ""},
+		{"partition negative", func(o jsonobj.Obj) { jsonobj.Set(o, "spec.updateStrategy.rollingUpdate.partition", jsonobj.Num(-1)) },
+			`StatefulSet.apps "web" is invalid: spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0`},
+		{"maxUnavailable 0", func(o jsonobj.Obj) {
+			jsonobj.Set(o, "spec.updateStrategy.rollingUpdate.maxUnavailable", jsonobj.Num(0))
+		},
+			`StatefulSet.apps "web" is invalid: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: cannot be 0`},
+		{"revisionHistoryLimit negative", func(o jsonobj.Obj) { jsonobj.Set(o, "spec.revisionHistoryLimit", jsonobj.Num(-3)) }, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			old, _ := jsonobj.DecodeObj([]byte(validSet))
+			DefaultStatefulSet(old)
+			o := jsonobj.CloneObj(old)
+			c.edit(o)
+			DefaultStatefulSet(o)
+			checkAnswer(t, ValidateStatefulSetUpdate(old, o), metav1.StatusReasonInvalid, c.want)
+		})
+	}
+}
+
+// A pod or claim whose name or labels kube-apiserver refuses is refused with its message.
+func TestValidateObjectMeta(t *testing.T) {
+	ok := jsonobj.Obj{"metadata": jsonobj.Obj{"name": "web-0", "labels": jsonobj.Obj{"app": "web"}}}
+	checkAnswer(t, ValidateObjectMeta("Pod", ok), "", "")
+	bad := jsonobj.Obj{"metadata": jsonobj.Obj{"name": "web-0", "labels": jsonobj.Obj{"app": "-web"}}}
+	checkAnswer(t, ValidateObjectMeta("Pod", bad), metav1.StatusReasonInvalid,
+		`Pod "web-0" is invalid: metadata.labels: Invalid value: "-web": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`)
+}
