@@ -65,6 +65,30 @@ image:
 	CGO_ENABLED=0 $(GO) build $(IMAGE_GOFLAGS) -ldflags='-s -w' -o build/image/ordinal ./cmd/ordinal
 	$(GO) run ./hack/image -binary build/image/ordinal -out $(IMAGE_TAR)
 
+# The CRD statefulsets.ordinal.dev (CRD mode, host/crd), generated from host/crd/types.go by controller-gen at a
+# pinned version through `go run pkg@version` (nothing in go.mod), with the module cache as the first proxy:
+# offline once downloaded (`go run pkg@version` looks the module up for deprecations, which fails offline
+# through the network proxy alone). generateEmbeddedObjectMeta keeps the pod and claim templates' metadata (labels, annotations):
+# without it the API server prunes them. maxDescLen=0: with upstream's descriptions the CRD is 350 kB of
+# JSON, over the 256 KiB annotation limit of `kubectl apply`'s last-applied-configuration (RATIONALE.md).
+# `make crd` writes the three copies; check-crd (part of `make test`) fails when they are not what the
+# generator makes; host/crd's tests (part of `make check`) compare the copies and the schema's fields.
+CONTROLLER_GEN ?= GOPROXY="file://$$($(GO) env GOMODCACHE)/cache/download,$$($(GO) env GOPROXY)" $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+CRD_FLAGS := crd:generateEmbeddedObjectMeta=true,maxDescLen=0 paths=./host/crd/ output:crd:stdout
+CRD := host/crd/statefulsets.ordinal.dev.yaml
+CRD_COPIES := examples/deploy/crd.yaml examples/helm/ordinal/crds/statefulsets.ordinal.dev.yaml
+.PHONY: crd check-crd
+crd:
+	@mkdir -p build
+	$(CONTROLLER_GEN) $(CRD_FLAGS) > build/crd.yaml
+	cp build/crd.yaml $(CRD)
+	@for f in $(CRD_COPIES); do mkdir -p $$(dirname $$f) && cp $(CRD) $$f; done
+check-crd:
+	@mkdir -p build
+	$(CONTROLLER_GEN) $(CRD_FLAGS) > build/crd-check.yaml
+	@for f in $(CRD) $(CRD_COPIES); do cmp -s build/crd-check.yaml $$f || { echo "$$f is not what controller-gen makes of host/crd: run 'make crd' and commit it" >&2; exit 1; }; done
+	@echo "the CRD statefulsets.ordinal.dev and its copies match a fresh controller-gen run"
+
 # The 5-replica maxUnavailable rollout replayed in virtual time; the picture goes next to the scenario.
 demo: build
 	./bin/ordinal replay examples/rolling-update.yaml --html examples/rolling-update.html
@@ -119,7 +143,7 @@ vet:
 check: vet
 	$(GO) test ./...
 
-test: check-embedded guest-stdgo test-node chromium vet image
+test: check-embedded check-crd guest-stdgo test-node chromium vet image
 	ORDINAL_REQUIRE_CHROMIUM=1 ORDINAL_REQUIRE_IMAGE=1 $(GO) test -count=1 ./...
 	$(MAKE) e2e
 

@@ -116,6 +116,10 @@ func setup() error {
 		return fmt.Errorf("cluster at %s does not answer: %w", rc.Host, err)
 	}
 	fmt.Printf("e2e: cluster %s at %s, kubeconfig %s\n", v.GitVersion, rc.Host, cfg.kubeconfig)
+	// CRD mode: the controller refuses to start without the CRD statefulsets.ordinal.dev (crd_test.go)
+	if err := installCRD(rc); err != nil {
+		return err
+	}
 
 	if _, err := os.Stat(cfg.bin); err != nil {
 		cfg.controllerErr = fmt.Errorf("%s not found (build it: go build -o bin/ordinal ./cmd/ordinal)", cfg.bin)

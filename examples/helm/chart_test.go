@@ -481,3 +481,45 @@ func TestOptionalRoles(t *testing.T) {
 		t.Errorf("args %q", joined)
 	}
 }
+
+// CRD mode: the chart ships the CRD statefulsets.ordinal.dev in crds/ (Helm installs it before the
+// templates), the bytes of examples/deploy/crd.yaml (host/crd's test keeps both equal to the generated one).
+func TestChartShipsCRD(t *testing.T) {
+	c := loadChart(t)
+	want, err := os.ReadFile(filepath.Join(deployDir, "crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := c.CRDObjects()
+	if len(crds) != 1 || crds[0].Name != "crds/statefulsets.ordinal.dev.yaml" {
+		t.Fatalf("CRDs %v, want crds/statefulsets.ordinal.dev.yaml", crds)
+	}
+	if !bytes.Equal(crds[0].File.Data, want) {
+		t.Error("crds/statefulsets.ordinal.dev.yaml differs from examples/deploy/crd.yaml: run 'make crd'")
+	}
+}
+
+// controller.manageAppsV1 adds --apps-v1 (also apps/v1 StatefulSets) to the kustomize args; the default, as
+// examples/deploy, is CRD mode alone (TestDeploymentsMatchKustomize).
+func TestManageAppsV1(t *testing.T) {
+	_, want, _ := container(t, one(t, readObjects(t, filepath.Join(deployDir, "deployment.yaml")), "Deployment", "ordinal-controller"))
+	for _, manage := range []bool{false, true} {
+		objs := render(t, loadChart(t), map[string]any{"controller": map[string]any{"manageAppsV1": manage}})
+		_, args, _ := container(t, one(t, objs, "Deployment", "ordinal-controller"))
+		var rest []string
+		n := 0
+		for _, a := range args {
+			if a == "--apps-v1" {
+				n++
+			} else {
+				rest = append(rest, a)
+			}
+		}
+		if wantN := map[bool]int{false: 0, true: 1}[manage]; n != wantN {
+			t.Errorf("manageAppsV1=%v: --apps-v1 %d times in %q, want %d", manage, n, args, wantN)
+		}
+		if !reflect.DeepEqual(rest, want) {
+			t.Errorf("manageAppsV1=%v: args besides --apps-v1\n  %s\nwant (deployment.yaml)\n  %s", manage, strings.Join(rest, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+}

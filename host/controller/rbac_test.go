@@ -13,11 +13,16 @@ import (
 // after a colon), each for a reason in the code.
 func usedPermissions() map[string]string {
 	used := map[string]string{}
-	for _, r := range []string{"apps/statefulsets", "/pods", "apps/controllerrevisions", "/persistentvolumeclaims"} {
+	for _, r := range []string{"ordinal.dev/statefulsets", "apps/statefulsets", "/pods", "apps/controllerrevisions", "/persistentvolumeclaims"} {
 		used[r+" list"] = "the informers"
 		used[r+" watch"] = "the informers"
 	}
-	used["apps/statefulsets get"] = "recheckSet: upstream's canAdopt, an uncached GET of the set before adopting"
+	// The sets: ordinal.dev/v1 StatefulSets always (CRD mode), apps/v1's with --apps-v1; the same verbs on each.
+	for group, mode := range map[string]string{"ordinal.dev": "CRD mode", "apps": "--apps-v1"} {
+		used[group+"/statefulsets get"] = "recheckSet: upstream's canAdopt, an uncached GET of the set before adopting (" + mode + ")"
+		used[group+"/statefulsets/status update"] = "a plan's updateStatus (" + mode + ")"
+		used[group+"/statefulsets/finalizers update"] = "pods carry an owner reference to the set with blockOwnerDeletion (OwnerReferencesPermissionEnforcement; " + mode + ")"
+	}
 	resources := map[string]string{abi.KindPod: "/pods", abi.KindControllerRevision: "apps/controllerrevisions",
 		abi.KindPersistentVolumeClaim: "/persistentvolumeclaims"}
 	for kind, verbs := range firewall.Writes() {
@@ -25,8 +30,6 @@ func usedPermissions() map[string]string {
 			used[resources[kind]+" "+v] = "a plan's " + v + " of a " + kind + " (the firewall's writes)"
 		}
 	}
-	used["apps/statefulsets/status update"] = "a plan's updateStatus"
-	used["apps/statefulsets/finalizers update"] = "pods carry an owner reference to the set with blockOwnerDeletion (OwnerReferencesPermissionEnforcement)"
 	used["/pods/finalizers update"] = "claims carry an owner reference to their pod with blockOwnerDeletion under the retention policy"
 	used["/events create"] = "the event recorder"
 	used["/events patch"] = "the event recorder, for a repeated event"
