@@ -87,6 +87,10 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
   kubectl ordinal status statefulset/web -w      the live rollout as the module sees it: revisions, pods,
                                                  the next sync's writes, why it waits; kept current
   kubectl ordinal history statefulset/web        the revisions, with the template changes each made
+  kubectl ordinal migrate statefulset/web --to ordinal
+                                                 move the set from kube-controller-manager's controller
+                                                 (apps/v1) to Ordinal's (ordinal.dev/v1), no pod restarted;
+                                                 --to apps moves it back
 
 Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
 (make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal; kubectl's own completion then completes
@@ -110,11 +114,11 @@ Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text
 	pf.StringVarP(&o.output, "output", "o", "", "output format: text (default), json or yaml")
 	_ = root.RegisterFlagCompletionFunc("output", completeOutput)
 	timeline, snapshot := newPluginTimeline(mopts, o), newPluginSnapshot(o)
-	status, history := newPluginStatus(mopts, o), newPluginHistory(o)
-	for _, c := range []*cobra.Command{timeline, snapshot, status, history} {
+	status, history, migrate := newPluginStatus(mopts, o), newPluginHistory(o), newPluginMigrate(o)
+	for _, c := range []*cobra.Command{timeline, snapshot, status, history, migrate} {
 		c.ValidArgsFunction = o.completeSets
 	}
-	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot, status, history)
+	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot, status, history, migrate)
 	return root
 }
 

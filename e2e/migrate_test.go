@@ -1,0 +1,330 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/ordinal-dev/ordinal/host/crd"
+)
+
+var (
+	appsSetGVR    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
+	ordinalSetGVR = schema.GroupVersionResource{Group: crd.Group, Version: crd.Version, Resource: crd.Resource}
+)
+
+// `kubectl ordinal migrate` through the real kubectl: a set of kube-controller-manager's own controller
+// moves to ordinal.dev/v1 and back with no pod deleted and no ControllerRevision made, and a set mid-rollout
+// is refused. Not parallel: it turns kube-controller-manager's StatefulSet controller on, which acts in every
+// namespace.
+func TestMigrateToOrdinalAndBack(t *testing.T) {
+	requireHookEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a hang guard, not a budget
+	t.Cleanup(cancel)
+	if err := installCRD(cfg.rest); err != nil { // idempotent: the suite's setup applied it already
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t, ctx)
+	backups := t.TempDir()
+	restartKCM(t, kcmBuiltinSTS)
+	wantKCMControllers(t, true)
+
+	tr := trackPods(t, ctx, ns, "mig", true)
+	createSet(t, ctx, ns, newSet("mig", 3, withClaims(appsv1.DeletePersistentVolumeClaimRetentionPolicyType, "")))
+	createSet(t, ctx, ns, newSet("roll", 2))
+	kcmSet := waitRolledOut(t, ctx, ns, "mig", 3)
+	waitRolledOut(t, ctx, ns, "roll", 2)
+	// whenDeleted=Delete: kube-controller-manager gives each claim an owner reference to the set
+	waitClaims(t, ctx, ns, "mig's 3 claims owned by the apps/v1 set", time.Minute, claimsOwnedBy(kcmSet.UID, "apps/v1", 3))
+	uids := tr.uidsByName()
+	revs := revisionNameSet(listRevisions(t, ctx, ns, "mig"))
+	src, err := dyn.Resource(appsSetGVR).Namespace(ns).Get(ctx, "mig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apps/v1 set: %s; revisions %v", statusString(kcmSet), revs)
+
+	// ---- refused: a set mid-rollout (its new revision never becomes Ready) is left as it is
+	patchSet(t, ctx, ns, "roll", `{"spec":{"template":{"metadata":{"annotations":{"`+annVersion+`":"v2","`+annNeverReady+`":"true"}}}}}`)
+	roll := waitSet(t, ctx, ns, "roll", "mid-rollout: roll-1 at the update revision, not Ready", time.Minute, func(s *appsv1.StatefulSet) bool {
+		return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReplicas == 1 && s.Status.CurrentRevision != s.Status.UpdateRevision
+	})
+	out, perr, code := plugin(t, ctx, "migrate", "statefulset/roll", "-n", ns, "--to", "ordinal", "--wait=false", "--backup-dir", backups)
+	if code != 1 || !strings.Contains(perr, "is mid-rollout") || !strings.Contains(perr, "--allow-rollout") {
+		t.Errorf("migrate of a set mid-rollout: exit %d, want 1 and a refusal naming --allow-rollout\n%s%s", code, out, perr)
+	}
+	if s := getSet(t, ctx, ns, "roll"); s.UID != roll.UID || s.DeletionTimestamp != nil {
+		t.Errorf("the refused set was changed: uid %s -> %s, deleting %v", roll.UID, s.UID, s.DeletionTimestamp != nil)
+	}
+	if _, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Get(ctx, "roll", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an ordinal.dev set roll after the refusal: %v", err)
+	}
+	if files, _ := os.ReadDir(backups); len(files) > 0 {
+		t.Errorf("a refusal left backup files: %v", files)
+	}
+
+	// ---- apps/v1 -> ordinal.dev/v1
+	mark := tr.mark()
+	out, perr, code = plugin(t, ctx, "migrate", "statefulset/mig", "-n", ns, "--to", "ordinal", "--wait=false", "--backup-dir", backups)
+	t.Logf("$ kubectl ordinal migrate statefulset/mig --to ordinal --wait=false -> exit %d\n%s%s", code, out, perr)
+	if code != 0 {
+		t.Fatalf("migrate --to ordinal: exit %d", code)
+	}
+	if _, err := cfg.kc.AppsV1().StatefulSets(ns).Get(ctx, "mig", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the apps/v1 set is still there after the migration: %v", err)
+	}
+	osts, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Get(ctx, "mig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the ordinal.dev set: %v", err)
+	}
+	if !reflect.DeepEqual(osts.Object["spec"], src.Object["spec"]) {
+		t.Errorf("spec changed:\n apps/v1     %v\n ordinal.dev %v", src.Object["spec"], osts.Object["spec"])
+	}
+	wantCarried(t, osts.Object, kcmSet, "app=mig")
+	if g, ok, _ := unstructuredInt(osts.Object, "status", "observedGeneration"); ok {
+		t.Errorf("status.observedGeneration %d carried over to a new object (generation %d)", g, osts.GetGeneration())
+	}
+	if files, _ := os.ReadDir(backups); len(files) > 0 {
+		t.Errorf("a migration that finished left backup files: %v", files)
+	}
+	// the garbage collector removed every owner reference to the old set before the set was gone
+	wantNoOwner(t, ctx, ns, "mig", kcmSet.UID)
+	if got := revisionNameSet(listRevisions(t, ctx, ns, "mig")); !slices.Equal(got, revs) {
+		t.Errorf("ControllerRevisions changed by the migration: %v -> %v", revs, got)
+	}
+	// kube-controller-manager leaves the orphans alone: a set created after the migration is rolled out by it
+	// (its controller has handled every event before that set's), and the orphaned pods are untouched
+	createSet(t, ctx, ns, newSet("later", 1))
+	waitRolledOut(t, ctx, ns, "later", 1)
+	samePods(t, ctx, ns, uids, "after the migration to ordinal.dev", "mig-0", "mig-1", "mig-2")
+	for _, p := range tr.snapshot() {
+		if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+			t.Errorf("pod %s has a controller (%s %s) with no controller of ordinal.dev sets running", p.Name, ref.Kind, ref.UID)
+		}
+	}
+	wantNoPodChange(t, tr, mark)
+
+	// ---- Ordinal's controller adopts the pods, revisions and claims of the ordinal.dev set
+	h, _ := exec.Command(cfg.bin, "controller", "--help").CombinedOutput()
+	crdMode := strings.Contains(string(h), "--apps-v1")
+	if crdMode {
+		ordinalAdopts(t, ctx, dyn, ns, tr, uids, revs, kcmSet, osts.GetUID())
+	}
+
+	// ---- ordinal.dev/v1 -> apps/v1, waiting for kube-controller-manager to adopt
+	mark = tr.mark()
+	args := []string{"migrate", "mig", "-n", ns, "--to", "apps", "--timeout", "50s", "--backup-dir", backups}
+	if !crdMode {
+		// no controller has observed the ordinal.dev set (observedGeneration 0 < generation 1): refused
+		// as mid-rollout, moved with --allow-rollout
+		if out, perr, code := plugin(t, ctx, args...); code != 1 || !strings.Contains(perr, "observedGeneration 0 < metadata.generation 1") {
+			t.Errorf("migrate --to apps of a set no controller synced: exit %d, want 1 (mid-rollout)\n%s%s", code, out, perr)
+		}
+		args = append(args, "--allow-rollout")
+	}
+	out, perr, code = plugin(t, ctx, args...)
+	t.Logf("$ kubectl ordinal %s -> exit %d\n%s%s", strings.Join(args, " "), code, out, perr)
+	if code != 0 || !strings.Contains(out, "migrated: every pod is controlled by the apps/v1 StatefulSet") {
+		t.Fatalf("migrate --to apps: exit %d", code)
+	}
+	if _, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Get(ctx, "mig", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the ordinal.dev set is still there: %v", err)
+	}
+	back := getSet(t, ctx, ns, "mig")
+	backRaw, err := dyn.Resource(appsSetGVR).Namespace(ns).Get(ctx, "mig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(backRaw.Object["spec"], src.Object["spec"]) {
+		t.Errorf("spec changed by the round trip:\n before %v\n after  %v", src.Object["spec"], backRaw.Object["spec"])
+	}
+	tr.waitFor(ctx, "every pod controlled by the new apps/v1 set", time.Minute, controlledBy(3, back.UID))
+	waitFor(t, ctx, "every revision controlled by the new apps/v1 set", time.Minute, func() bool { return revisionsControlledBy(t, ctx, ns, back.UID) })
+	waitClaims(t, ctx, ns, "the claims' retention owner reference names the new apps/v1 set", time.Minute, claimsOwnedBy(back.UID, "apps/v1", 3))
+	back = waitRolledOut(t, ctx, ns, "mig", 3)
+	if back.Status.CurrentRevision != kcmSet.Status.CurrentRevision || back.Status.UpdateRevision != kcmSet.Status.UpdateRevision ||
+		ptrStr(back.Status.CollisionCount) != ptrStr(kcmSet.Status.CollisionCount) {
+		t.Errorf("revisions after the round trip: %s, before: %s", statusString(back), statusString(kcmSet))
+	}
+	if got := revisionNameSet(listRevisions(t, ctx, ns, "mig")); !slices.Equal(got, revs) {
+		t.Errorf("ControllerRevisions changed by the round trip: %v -> %v", revs, got)
+	}
+	samePods(t, ctx, ns, uids, "kube-controller-manager adopted the pods", "mig-0", "mig-1", "mig-2")
+	wantNoPodChange(t, tr, mark)
+	tr.checkInvariants()
+	if !crdMode {
+		// after the checks above: a failure among them still fails the test
+		t.Skip("ordinal controller has no CRD mode yet (no --apps-v1 in `ordinal controller --help`): the adoption by Ordinal (ordinalAdopts) was not run; the migration there and back was")
+	}
+}
+
+// ordinalAdopts runs `ordinal controller` (CRD mode) on the migrated ordinal.dev set and checks that it
+// adopts the pods, revisions and claims with no new revision and no pod restarted.
+func ordinalAdopts(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns string, tr *podTracker, uids map[string]types.UID,
+	revs []string, kcmSet *appsv1.StatefulSet, newUID types.UID) {
+	t.Helper()
+	mark := tr.mark()
+	c := startController(t, ns, ctrlOpts{})
+	c.waitReady(ctx)
+	tr.waitFor(ctx, "every pod controlled by the ordinal.dev set", 2*time.Minute, controlledBy(3, newUID))
+	waitFor(t, ctx, "every revision controlled by the ordinal.dev set", 2*time.Minute, func() bool { return revisionsControlledBy(t, ctx, ns, newUID) })
+	waitClaims(t, ctx, ns, "the claims' retention owner reference names the ordinal.dev set", time.Minute, claimsOwnedBy(newUID, crd.GroupVersion.String(), 3))
+	waitFor(t, ctx, "the ordinal.dev set's status observed by Ordinal", 2*time.Minute, func() bool {
+		u, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Get(ctx, "mig", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		g, _, _ := unstructuredInt(u.Object, "status", "observedGeneration")
+		r, _, _ := unstructuredInt(u.Object, "status", "readyReplicas")
+		return g == u.GetGeneration() && r == 3
+	})
+	osts, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Get(ctx, "mig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCarried(t, osts.Object, kcmSet, "app=mig")
+	if got := revisionNameSet(listRevisions(t, ctx, ns, "mig")); !slices.Equal(got, revs) {
+		t.Errorf("ControllerRevisions changed by Ordinal's adoption: %v -> %v", revs, got)
+	}
+	samePods(t, ctx, ns, uids, "Ordinal adopted the pods", "mig-0", "mig-1", "mig-2")
+	wantNoPodChange(t, tr, mark)
+}
+
+// wantCarried checks the status carried over to the ordinal.dev set: the revisions and counts of the apps/v1
+// set, and status.selector.
+func wantCarried(t *testing.T, obj map[string]any, from *appsv1.StatefulSet, selector string) {
+	t.Helper()
+	st, _ := obj["status"].(map[string]any)
+	cc, _, _ := unstructuredInt(obj, "status", "collisionCount")
+	if st["currentRevision"] != from.Status.CurrentRevision || st["updateRevision"] != from.Status.UpdateRevision ||
+		cc != int64(ptrInt32(from.Status.CollisionCount)) || st["selector"] != selector {
+		t.Errorf("status carried: %v\nwant currentRevision %s, updateRevision %s, collisionCount %s, selector %s",
+			st, from.Status.CurrentRevision, from.Status.UpdateRevision, ptrStr(from.Status.CollisionCount), selector)
+	}
+}
+
+func ptrInt32(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func unstructuredInt(obj map[string]any, path ...string) (int64, bool, error) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return 0, false, nil
+		}
+		cur = m[p]
+	}
+	v, ok := cur.(int64)
+	return v, ok, nil
+}
+
+func revisionNameSet(revs []appsv1.ControllerRevision) []string {
+	var out []string
+	for _, r := range revs {
+		out = append(out, r.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func claimsOwnedBy(uid types.UID, apiVersion string, n int) func(map[string]*corev1.PersistentVolumeClaim) bool {
+	return func(m map[string]*corev1.PersistentVolumeClaim) bool {
+		owned := 0
+		for _, c := range m {
+			if slices.ContainsFunc(c.OwnerReferences, func(r metav1.OwnerReference) bool {
+				return r.UID == uid && r.APIVersion == apiVersion && r.Kind == "StatefulSet"
+			}) {
+				owned++
+			}
+		}
+		return owned == n
+	}
+}
+
+func controlledBy(n int, uid types.UID) func(podView) bool {
+	return func(v podView) bool {
+		if v.count() != n {
+			return false
+		}
+		for i := 0; i < n; i++ {
+			if ref := metav1.GetControllerOfNoCopy(v.pod(i)); ref == nil || ref.UID != uid {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func revisionsControlledBy(t *testing.T, ctx context.Context, ns string, uid types.UID) bool {
+	for _, r := range listRevisions(t, ctx, ns, "mig") {
+		if ref := metav1.GetControllerOfNoCopy(&r); ref == nil || ref.UID != uid {
+			return false
+		}
+	}
+	return true
+}
+
+// wantNoOwner checks that no pod, revision or claim of the set names the owner uid any more.
+func wantNoOwner(t *testing.T, ctx context.Context, ns, set string, uid types.UID) {
+	t.Helper()
+	names := func(refs []metav1.OwnerReference) bool {
+		return slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return r.UID == uid })
+	}
+	pods, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if names(p.OwnerReferences) {
+			t.Errorf("pod %s still names the old set: %s", p.Name, ownersString(p.OwnerReferences))
+		}
+	}
+	for _, r := range listRevisions(t, ctx, ns, set) {
+		if names(r.OwnerReferences) {
+			t.Errorf("revision %s still names the old set: %s", r.Name, ownersString(r.OwnerReferences))
+		}
+	}
+	for n, c := range listClaims(t, ctx, ns) {
+		if names(c.OwnerReferences) {
+			t.Errorf("claim %s still names the old set: %s", n, ownersString(c.OwnerReferences))
+		}
+	}
+	if n := len(listClaims(t, ctx, ns)); n != 3 {
+		t.Errorf("%d claims, want 3", n)
+	}
+}
+
+// wantNoPodChange: since mark, no pod was created, deleted, or stopped being Ready.
+func wantNoPodChange(t *testing.T, tr *podTracker, mark int) {
+	t.Helper()
+	for _, k := range []stepKind{stepCreated, stepTerminating, stepDeleted, stepUnready} {
+		if s := tr.stepsOf(k, mark); len(s) > 0 {
+			t.Errorf("pods %s: %v", k, s)
+		}
+	}
+}
