@@ -85,6 +85,9 @@ type Describe struct {
 	ModuleVersion     string          `json:"moduleVersion"`
 	KubernetesVersion string          `json:"kubernetesVersion"`
 	Features          map[string]bool `json:"features"` // gate name -> default
+	// CustomSetKinds: the module accepts a set of another API group with apps/v1's spec and status
+	// (kind StatefulSet) and names it in the ownerReferences it writes (the host's CRD mode).
+	CustomSetKinds bool `json:"customSetKinds,omitempty"`
 }
 
 // Error codes of Plan.Error.

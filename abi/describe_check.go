@@ -31,7 +31,7 @@ func CheckDescribe(raw []byte) (Describe, error) {
 	sort.Strings(names)
 	for _, k := range names {
 		switch k {
-		case "abi", "module", "moduleVersion", "kubernetesVersion", "features":
+		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds":
 		default:
 			return d, fmt.Errorf("describe: unknown field %q", k)
 		}
@@ -71,6 +71,11 @@ func CheckDescribe(raw []byte) (Describe, error) {
 			return d, fmt.Errorf("describe: features.%s: want a boolean", name)
 		}
 		d.Features[name] = b
+	}
+	if v, ok := fields["customSetKinds"]; ok {
+		if err := strictDecode(v, &d.CustomSetKinds); err != nil {
+			return d, fmt.Errorf("describe: customSetKinds: want a boolean")
+		}
 	}
 	return d, nil
 }

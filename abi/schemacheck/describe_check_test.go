@@ -40,6 +40,10 @@ func TestCheckDescribeAgreesWithSchema(t *testing.T) {
 		`{"abi":1,"moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{}}`,
 		`{"abi":1,"module":"m","kubernetesVersion":"v1.2.3","features":{}}`,
 		`{"abi":1,"module":"m","moduleVersion":"1","features":{}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"customSetKinds":true}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"customSetKinds":false}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"customSetKinds":"yes"}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"customSetKinds":null}`,
 		`[]`, `null`, `"describe"`, `{}`,
 	}
 	for _, doc := range docs {

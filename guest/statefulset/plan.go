@@ -121,7 +121,9 @@ func Describe() []byte {
 		b = append(b, ':')
 		b = strconv.AppendBool(b, g.def)
 	}
-	return append(b, "}}"...)
+	// customSetKinds: the set may be a custom resource with apps/v1's spec and status (any group,
+	// kind StatefulSet); ownerReferences name it (the host's CRD mode).
+	return append(b, `},"customSetKinds":true}`...)
 }
 
 // Module identity.

@@ -177,6 +177,9 @@ type condition struct {
 
 // statefulSet is the StatefulSet of the snapshot.
 type statefulSet struct {
+	// APIVersion and Kind name the owner in the ownerReferences the module writes: apps/v1
+	// StatefulSet, or a custom resource with apps/v1's spec and status (the host's CRD mode).
+	APIVersion, Kind     string
 	Meta                 objectMeta
 	Raw                  jsonv.Value
 	Replicas             int32
@@ -594,10 +597,23 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 }
 
 func (d *decoder) statefulSet(v jsonv.Value, meta jsonv.Text, path string) *statefulSet {
-	s := &statefulSet{Raw: v}
+	s := &statefulSet{Raw: v, APIVersion: appsV1, Kind: kindStatefulSet}
 	s.Meta = d.metaT(meta, d.join(path, "metadata"), true)
 	if d.err != nil {
 		return s
+	}
+	if av := d.str(v.G("apiVersion"), path, "apiVersion"); av != "" {
+		// a group's kind: "group/version" (a core "v1" object cannot be a StatefulSet)
+		if i := strings.IndexByte(av, '/'); i <= 0 || i == len(av)-1 || strings.Count(av, "/") != 1 {
+			d.fail(d.join(path, "apiVersion"), "apiVersion "+strconv.Quote(av)+" is not group/version")
+		}
+		// upstream's controllerKind is apps/v1 whatever version the set was read at
+		if !strings.HasPrefix(av, "apps/") {
+			s.APIVersion = av
+		}
+	}
+	if k := d.str(v.G("kind"), path, "kind"); k != "" && k != kindStatefulSet {
+		d.fail(d.join(path, "kind"), "kind "+strconv.Quote(k)+" is not StatefulSet")
 	}
 	if s.Meta.Name == "" {
 		d.fail(d.join(path, "metadata.name"), "the StatefulSet has no name")
