@@ -19,7 +19,7 @@ func controllerRefValue(apiVersion, kind, name, uid string) jsonv.Value {
 }
 
 func (s *syncer) setControllerRef() jsonv.Value {
-	return controllerRefValue(s.set.APIVersion, s.set.Kind, s.set.Meta.Name, s.set.Meta.UID)
+	return controllerRefValue(s.set.APIVersion, kindStatefulSet, s.set.Meta.Name, s.set.Meta.UID)
 }
 
 // adoptPatch is the strategic merge patch that makes the set the controller of an object.
@@ -90,7 +90,7 @@ func (s *syncer) claimPods() ([]*pod, error) {
 			continue
 		}
 		ref := p.Meta.controllerRef()
-		if ref != nil && (ref.Kind != s.set.Kind || ref.Name != s.set.Meta.Name || ref.UID != s.set.Meta.UID) {
+		if ref != nil && (ref.Kind != kindStatefulSet || ref.Name != s.set.Meta.Name || ref.UID != s.set.Meta.UID) {
 			continue
 		}
 		candidates = append(candidates, p)

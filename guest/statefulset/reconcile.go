@@ -120,7 +120,7 @@ func (s *syncer) listRevisions() []*revision {
 		ref := r.Meta.controllerRef()
 		if ref != nil {
 			// indexed by the controller ref: kind/name/uid must all be the set's
-			if ref.Kind != s.set.Kind || ref.Name != s.set.Meta.Name || ref.UID != s.set.Meta.UID {
+			if ref.Kind != kindStatefulSet || ref.Name != s.set.Meta.Name || ref.UID != s.set.Meta.UID {
 				continue
 			}
 		}

@@ -55,7 +55,7 @@ func (s *syncer) hasUnexpectedController(c *claim, p *pod) bool {
 	}
 	for i := range c.Meta.OwnerRefs {
 		r := &c.Meta.OwnerRefs[i]
-		if matchesRef(r, s.set.APIVersion, s.set.Kind, s.set.Meta.Name) {
+		if matchesRef(r, s.set.APIVersion, kindStatefulSet, s.set.Meta.Name) {
 			if r.UID != s.set.Meta.UID {
 				return true
 			}
@@ -87,7 +87,7 @@ func (s *syncer) hasNonControllerOwner(c *claim, p *pod) bool {
 // claimOwnerUpToDate is isClaimOwnerUpToDate: do the claim's owner references follow the
 // retention policy for this pod?
 func (s *syncer) claimOwnerUpToDate(c *claim, p *pod) bool {
-	if hasStaleOwnerRef(c, s.set.APIVersion, s.set.Kind, s.set.Meta.Name, s.set.Meta.UID) ||
+	if hasStaleOwnerRef(c, s.set.APIVersion, kindStatefulSet, s.set.Meta.Name, s.set.Meta.UID) ||
 		hasStaleOwnerRef(c, "v1", kindPod, p.Meta.Name, p.Meta.UID) {
 		return true
 	}
@@ -122,7 +122,7 @@ func (s *syncer) updatedClaimRefs(c *claim, p *pod) []jsonv.Value {
 	out := []jsonv.Value{}
 	var uids []string
 	for _, r := range claimRefs(c) {
-		if matchesRef(&r.ref, s.set.APIVersion, s.set.Kind, s.set.Meta.Name) || matchesRef(&r.ref, "v1", kindPod, p.Meta.Name) {
+		if matchesRef(&r.ref, s.set.APIVersion, kindStatefulSet, s.set.Meta.Name) || matchesRef(&r.ref, "v1", kindPod, p.Meta.Name) {
 			continue
 		}
 		out = append(out, r.raw)
@@ -145,7 +145,7 @@ func (s *syncer) updatedClaimRefs(c *claim, p *pod) []jsonv.Value {
 	switch {
 	case ws == policyRetain && wd == policyRetain:
 	case ws == policyRetain && wd == policyDelete:
-		add(s.set.APIVersion, s.set.Kind, s.set.Meta.Name, s.set.Meta.UID)
+		add(s.set.APIVersion, kindStatefulSet, s.set.Meta.Name, s.set.Meta.UID)
 	case ws == policyDelete && wd == policyRetain:
 		if scaledDown {
 			add("v1", kindPod, p.Meta.Name, p.Meta.UID)
@@ -154,7 +154,7 @@ func (s *syncer) updatedClaimRefs(c *claim, p *pod) []jsonv.Value {
 		if scaledDown {
 			add("v1", kindPod, p.Meta.Name, p.Meta.UID)
 		} else {
-			add(s.set.APIVersion, s.set.Kind, s.set.Meta.Name, s.set.Meta.UID)
+			add(s.set.APIVersion, kindStatefulSet, s.set.Meta.Name, s.set.Meta.UID)
 		}
 	}
 	return out

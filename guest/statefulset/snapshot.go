@@ -177,9 +177,9 @@ type condition struct {
 
 // statefulSet is the StatefulSet of the snapshot.
 type statefulSet struct {
-	// APIVersion and Kind name the owner in the ownerReferences the module writes: apps/v1
-	// StatefulSet, or a custom resource with apps/v1's spec and status (the host's CRD mode).
-	APIVersion, Kind     string
+	// APIVersion names the owner (kind StatefulSet) in the ownerReferences the module writes:
+	// apps/v1, or a custom resource's with apps/v1's spec and status (the host's CRD mode).
+	APIVersion           string
 	Meta                 objectMeta
 	Raw                  jsonv.Value
 	Replicas             int32
@@ -597,7 +597,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 }
 
 func (d *decoder) statefulSet(v jsonv.Value, meta jsonv.Text, path string) *statefulSet {
-	s := &statefulSet{Raw: v, APIVersion: appsV1, Kind: kindStatefulSet}
+	s := &statefulSet{Raw: v, APIVersion: appsV1}
 	s.Meta = d.metaT(meta, d.join(path, "metadata"), true)
 	if d.err != nil {
 		return s
