@@ -110,7 +110,11 @@ type ctrlOpts struct {
 	leaseID     string // --leader-election-id (namespace: the test's)
 	workers     int    // default 2
 	selector    string
-	extraArgs   []string
+	// crdOnly: Ordinal's own kind alone (no --apps-v1), as where kube-controller-manager's StatefulSet
+	// controller runs. By default the controller manages both kinds: most tests use apps/v1 sets on a
+	// cluster whose kube-controller-manager has its StatefulSet controller off.
+	crdOnly   bool
+	extraArgs []string
 }
 
 // controllerProc is one `ordinal controller` subprocess.
@@ -196,6 +200,9 @@ func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
 	}
 	if o.selector != "" {
 		args = append(args, "--selector", o.selector)
+	}
+	if !o.crdOnly {
+		args = append(args, "--apps-v1")
 	}
 	args = append(args, o.extraArgs...)
 	logf, err := os.Create(c.logPath)

@@ -4,8 +4,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
-	"os/exec"
 	"reflect"
 	"slices"
 	"sort"
@@ -17,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -125,23 +127,13 @@ func TestMigrateToOrdinalAndBack(t *testing.T) {
 	wantNoPodChange(t, tr, mark)
 
 	// ---- Ordinal's controller adopts the pods, revisions and claims of the ordinal.dev set
-	h, _ := exec.Command(cfg.bin, "controller", "--help").CombinedOutput()
-	crdMode := strings.Contains(string(h), "--apps-v1")
-	if crdMode {
-		ordinalAdopts(t, ctx, dyn, ns, tr, uids, revs, kcmSet, osts.GetUID())
-	}
+	ordinalAdopts(t, ctx, dyn, ns, tr, uids, revs, kcmSet, osts.GetUID())
+	// ---- both kinds side by side, each to its own controller
+	sideBySide(t, ctx, dyn, ns, "roll", "later")
 
 	// ---- ordinal.dev/v1 -> apps/v1, waiting for kube-controller-manager to adopt
 	mark = tr.mark()
 	args := []string{"migrate", "mig", "-n", ns, "--to", "apps", "--timeout", "50s", "--backup-dir", backups}
-	if !crdMode {
-		// no controller has observed the ordinal.dev set (observedGeneration 0 < generation 1): refused
-		// as mid-rollout, moved with --allow-rollout
-		if out, perr, code := plugin(t, ctx, args...); code != 1 || !strings.Contains(perr, "observedGeneration 0 < metadata.generation 1") {
-			t.Errorf("migrate --to apps of a set no controller synced: exit %d, want 1 (mid-rollout)\n%s%s", code, out, perr)
-		}
-		args = append(args, "--allow-rollout")
-	}
 	out, perr, code = plugin(t, ctx, args...)
 	t.Logf("$ kubectl ordinal %s -> exit %d\n%s%s", strings.Join(args, " "), code, out, perr)
 	if code != 0 || !strings.Contains(out, "migrated: every pod is controlled by the apps/v1 StatefulSet") {
@@ -172,10 +164,6 @@ func TestMigrateToOrdinalAndBack(t *testing.T) {
 	samePods(t, ctx, ns, uids, "kube-controller-manager adopted the pods", "mig-0", "mig-1", "mig-2")
 	wantNoPodChange(t, tr, mark)
 	tr.checkInvariants()
-	if !crdMode {
-		// after the checks above: a failure among them still fails the test
-		t.Skip("ordinal controller has no CRD mode yet (no --apps-v1 in `ordinal controller --help`): the adoption by Ordinal (ordinalAdopts) was not run; the migration there and back was")
-	}
 }
 
 // ordinalAdopts runs `ordinal controller` (CRD mode) on the migrated ordinal.dev set and checks that it
@@ -184,7 +172,7 @@ func ordinalAdopts(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns 
 	revs []string, kcmSet *appsv1.StatefulSet, newUID types.UID) {
 	t.Helper()
 	mark := tr.mark()
-	c := startController(t, ns, ctrlOpts{})
+	c := startController(t, ns, ctrlOpts{crdOnly: true}) // kube-controller-manager has the apps/v1 sets
 	c.waitReady(ctx)
 	tr.waitFor(ctx, "every pod controlled by the ordinal.dev set", 2*time.Minute, controlledBy(3, newUID))
 	waitFor(t, ctx, "every revision controlled by the ordinal.dev set", 2*time.Minute, func() bool { return revisionsControlledBy(t, ctx, ns, newUID) })
@@ -208,6 +196,100 @@ func ordinalAdopts(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns 
 	}
 	samePods(t, ctx, ns, uids, "Ordinal adopted the pods", "mig-0", "mig-1", "mig-2")
 	wantNoPodChange(t, tr, mark)
+}
+
+// sideBySide creates and rolls out an ordinal.dev set while kube-controller-manager's StatefulSet controller
+// and Ordinal's (CRD kind only) both run: Ordinal creates and replaces its pods, kube-controller-manager
+// leaves them alone, and neither touches the apps/v1 sets appsSets (their pods stay, no status write of
+// Ordinal's, pods still controlled by them).
+func sideBySide(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns string, appsSets ...string) {
+	t.Helper()
+	before := map[string]types.UID{}
+	var appsPods []string
+	pods, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if ref := metav1.GetControllerOfNoCopy(&p); ref != nil && ref.APIVersion == "apps/v1" && slices.Contains(appsSets, ref.Name) {
+			before[p.Name] = p.UID
+			appsPods = append(appsPods, p.Name)
+		}
+	}
+	if len(appsPods) == 0 {
+		t.Fatalf("no pod of %v", appsSets)
+	}
+	tr := trackPods(t, ctx, ns, "side", true)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(newSet("side", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetAPIVersion(crd.GroupVersion.String())
+	u.SetKind(crd.Kind)
+	side, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := waitOrdinalRolledOut(t, ctx, dyn, ns, "side", 2)
+	mark := tr.mark()
+	if _, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Patch(ctx, "side", types.MergePatchType, []byte(setVersion("v2")), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := waitOrdinalRolledOut(t, ctx, dyn, ns, "side", 2)
+	if second == first {
+		t.Errorf("the ordinal.dev set's template changed but its revision did not: %s", first)
+	}
+	wantOrdinals(t, "side's pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 1, 0)
+	tr.waitFor(ctx, "side's pods controlled by the ordinal.dev set", time.Minute, controlledBy(2, side.GetUID()))
+	tr.checkInvariants()
+	cur, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Get(ctx, "side", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := statusManagers(cur.GetManagedFields()); !slices.Equal(m, []string{"ordinal"}) {
+		t.Errorf("the ordinal.dev set's status written by %v, want ordinal alone", m)
+	}
+	samePods(t, ctx, ns, before, "apps/v1 pods beside an ordinal.dev set", appsPods...)
+	for _, name := range appsSets {
+		s := getSet(t, ctx, ns, name)
+		if m := statusManagers(s.ManagedFields); slices.Contains(m, "ordinal") {
+			t.Errorf("Ordinal wrote the status of the apps/v1 set %s (status managers %v)", name, m)
+		}
+	}
+}
+
+// waitOrdinalRolledOut waits until an ordinal.dev set is rolled out (as waitRolledOut) and returns its revision.
+func waitOrdinalRolledOut(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns, name string, replicas int64) string {
+	t.Helper()
+	var rev string
+	waitFor(t, ctx, fmt.Sprintf("ordinal.dev set %s: %d/%d ready and updated, currentRevision == updateRevision", name, replicas, replicas), 2*time.Minute, func() bool {
+		u, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		st, _ := u.Object["status"].(map[string]any)
+		g, _, _ := unstructuredInt(u.Object, "status", "observedGeneration")
+		ready, _, _ := unstructuredInt(u.Object, "status", "readyReplicas")
+		updated, _, _ := unstructuredInt(u.Object, "status", "updatedReplicas")
+		current, _, _ := unstructuredInt(u.Object, "status", "currentReplicas")
+		rev, _ = st["updateRevision"].(string)
+		return g == u.GetGeneration() && ready == replicas && updated == replicas && current == replicas &&
+			rev != "" && st["currentRevision"] == rev
+	})
+	return rev
+}
+
+// statusManagers are the field managers that wrote an object's status subresource.
+func statusManagers(mf []metav1.ManagedFieldsEntry) []string {
+	var out []string
+	for _, e := range mf {
+		if e.Subresource == "status" && !slices.Contains(out, e.Manager) {
+			out = append(out, e.Manager)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // wantCarried checks the status carried over to the ordinal.dev set: the revisions and counts of the apps/v1

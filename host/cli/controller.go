@@ -29,6 +29,7 @@ type controllerOptions struct {
 	workers          int
 	leaderElect      bool
 	force            bool
+	appsV1           bool
 	leNamespace      string
 	leID             string
 	identity         string
@@ -56,12 +57,17 @@ func newControllerCommand(mopts *moduleOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the StatefulSet controller against a cluster, with the reconcile module making every plan",
-		Long: `controller manages apps/v1 StatefulSets in a cluster: it watches StatefulSets, Pods, ControllerRevisions
-and PersistentVolumeClaims, and for each sync of a set builds a snapshot from its caches, asks the reconcile
-module for the plan and carries the plan's writes out in order, as the upstream StatefulSet controller would.
+		Long: `controller manages Ordinal's own StatefulSets (ordinal.dev/v1, kubectl get osts), and with --apps-v1 the
+built-in apps/v1 StatefulSets too: it watches the sets, Pods, ControllerRevisions and PersistentVolumeClaims,
+and for each sync of a set builds a snapshot from its caches, asks the reconcile module for the plan and
+carries the plan's writes out in order, as the upstream StatefulSet controller would.
 
-Run it only in a cluster whose kube-controller-manager has its own StatefulSet controller disabled
-(--controllers=*,-statefulset-controller); otherwise both controllers act on the same sets.
+An ordinal.dev/v1 StatefulSet has apps/v1's spec and status (its CustomResourceDefinition, from
+examples/deploy/crd.yaml or the Helm chart, must be installed) and no built-in controller acts on it, so
+Ordinal runs beside kube-controller-manager in any cluster; kubectl ordinal migrate moves a set between the
+two kinds without restarting a pod. Pass --apps-v1 only where kube-controller-manager runs without its own
+StatefulSet controller (--controllers=*,-statefulset-controller); a set another controller also acts on is
+left alone, with a Warning event OtherControllerActive, unless --force.
 
 The kubeconfig is --kubeconfig, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
 
@@ -85,6 +91,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f := cmd.Flags()
 	f.StringVar(&o.selector, "selector", "", "label selector: watch only StatefulSets, Pods, ControllerRevisions and PVCs with these labels (pod and claim templates must carry them)")
 	f.IntVar(&o.workers, "workers", 2, "concurrent syncs (one set is never synced by two workers at once)")
+	f.BoolVar(&o.appsV1, "apps-v1", false, "also manage apps/v1 StatefulSets (only where kube-controller-manager's StatefulSet controller is off)")
 	f.BoolVar(&o.force, "force", false, "act on sets another controller also acts on (by default such a set is left alone, with a Warning event OtherControllerActive)")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader with a Lease before running (for more than one replica)")
 	f.StringVar(&o.leNamespace, "leader-election-namespace", "", "namespace of the Lease (default: --namespace, else \"default\")")
@@ -109,6 +116,14 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.BoolVar(&o.skipModuleGate, "insecure-skip-module-conformance", false, "TESTS ONLY: hot-swap modules without running the conformance cases (the action firewall still checks every plan)")
 	_ = f.MarkHidden("insecure-skip-module-conformance")
 	return cmd
+}
+
+// targets are the kinds reconciled: Ordinal's own always, apps/v1 with --apps-v1.
+func (o *controllerOptions) targets() []controller.Target {
+	if o.appsV1 {
+		return []controller.Target{controller.CRDTarget, controller.StatefulSetTarget}
+	}
+	return []controller.Target{controller.CRDTarget}
 }
 
 func setupLogging(stderr interface{ Write([]byte) (int, error) }, format string, v int) (*slog.Logger, error) {
@@ -179,7 +194,7 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 		return withCode(ExitUsage, err)
 	}
 	ctrl, err := controller.New(controller.Config{
-		RESTConfig: restCfg, Module: ref, Namespace: o.kube.namespace, Selector: o.selector,
+		RESTConfig: restCfg, Module: ref, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
 		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force,
 	})
 	if err != nil {

@@ -40,6 +40,7 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 	ref := &controller.ModuleRef{}
 	swapper, err := controller.NewSwapper(controller.SwapConfig{
 		Ref: ref, Load: mopts.loadCode, Cases: cases, SkipGate: o.skipModuleGate, Features: features,
+		CustomSetKinds: true, // the controller always reconciles controller.CRDTarget
 	})
 	if err != nil {
 		return nil, nil, err

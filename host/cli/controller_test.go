@@ -2,11 +2,18 @@ package cli
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
 )
 
 func TestParseSetArg(t *testing.T) {
@@ -44,7 +51,7 @@ func TestControllerAndSnapshotHelp(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}
 		for _, flag := range map[string][]string{
-			"controller": {"--kubeconfig", "--context", "--namespace", "--selector", "--workers", "--leader-elect",
+			"controller": {"--kubeconfig", "--context", "--namespace", "--apps-v1", "--selector", "--workers", "--leader-elect",
 				"--leader-election-namespace", "--leader-election-id", "--identity", "--metrics-bind-address", "--health-probe-bind-address", "--resync", "--module"},
 			"snapshot": {"--kubeconfig", "--context", "--namespace", "--output"},
 		}[args[0]] {
@@ -94,5 +101,37 @@ func TestMissingKubeconfigIsNamed(t *testing.T) {
 	_, _, err := (&kubeOptions{}).restConfig()
 	if err == nil || !strings.Contains(err.Error(), "nonexistent: no configuration in it") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// The Deployment's args (and the chart's, which its test keeps equal, plus --apps-v1 with
+// controller.manageAppsV1) are flags of `ordinal controller`; --apps-v1 adds apps/v1 to Ordinal's kind.
+func TestDeployedControllerArgs(t *testing.T) {
+	b, err := os.ReadFile("../../examples/deploy/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	args := d.Spec.Template.Spec.Containers[0].Args
+	for _, extra := range [][]string{nil, {"--apps-v1"}} {
+		root := newRootCommand(strings.NewReader(""), io.Discard, io.Discard)
+		cmd, rest, err := root.Find(append(slices.Clone(args), extra...))
+		if err != nil || cmd.Name() != "controller" {
+			t.Fatalf("%v: %s, %v", args, cmd.Name(), err)
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
+			t.Errorf("deployment.yaml's args %v: %v", rest, err)
+		}
+		got, _ := cmd.Flags().GetBool("apps-v1")
+		want := []controller.Target{controller.CRDTarget}
+		if len(extra) > 0 {
+			want = append(want, controller.StatefulSetTarget)
+		}
+		if got != (len(extra) > 0) || !slices.Equal((&controllerOptions{appsV1: got}).targets(), want) {
+			t.Errorf("args %v: --apps-v1=%v, targets %v, want %v", rest, got, (&controllerOptions{appsV1: got}).targets(), want)
+		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -21,11 +23,21 @@ import (
 // fields), so it uses REST clients rather than the typed clientset.
 type restClients map[schema.GroupVersion]rest.Interface
 
-// newRESTClients builds JSON REST clients for core/v1, apps/v1 and the target's
-// group/version, sharing cfg's rate limiter.
-func newRESTClients(cfg *rest.Config, target Target) (restClients, error) {
+// newRESTClients builds JSON REST clients for core/v1, apps/v1 and each target's
+// group/version, sharing cfg's rate limiter. A target's client decodes through
+// the target's scheme (its informer lists and watches through it).
+func newRESTClients(cfg *rest.Config, targets ...Target) (restClients, error) {
 	rc := restClients{}
-	for _, gv := range []schema.GroupVersion{{Version: "v1"}, {Group: "apps", Version: "v1"}, target.GroupVersion} {
+	gvs := []schema.GroupVersion{{Version: "v1"}, {Group: "apps", Version: "v1"}}
+	schemes := map[schema.GroupVersion]*runtime.Scheme{}
+	for _, t := range targets {
+		s, err := t.scheme()
+		if err != nil {
+			return nil, err
+		}
+		gvs, schemes[t.GroupVersion] = append(gvs, t.GroupVersion), s
+	}
+	for _, gv := range gvs {
 		if _, ok := rc[gv]; ok {
 			continue
 		}
@@ -38,6 +50,9 @@ func newRESTClients(cfg *rest.Config, target Target) (restClients, error) {
 		c.ContentType = "application/json"
 		c.AcceptContentTypes = "application/json"
 		c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+		if s := schemes[gv]; s != nil && s != scheme.Scheme {
+			c.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
+		}
 		if c.UserAgent == "" {
 			c.UserAgent = rest.DefaultKubernetesUserAgent()
 		}
@@ -103,7 +118,7 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 		if act.Kind != w.target.Kind {
 			return fmt.Errorf("updateStatus of kind %q", act.Kind)
 		}
-		body, err := statusBody(w.snap.SetJSON, act.Object)
+		body, err := statusBody(w.snap.SetJSON, act.Object, w.target)
 		if err != nil {
 			return err
 		}
@@ -131,8 +146,10 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 // statusBody is the set as it went into the snapshot with its status replaced
 // by the plan's: what upstream PUTs to the status subresource (set.Status =
 // *status; UpdateStatus(set)), so the resourceVersion precondition is the
-// snapshot's.
-func statusBody(setJSON, object json.RawMessage) ([]byte, error) {
+// snapshot's. A custom target's status also carries the selector of its scale
+// subresource (status.selector, which apps/v1's status lacks: the PUT would
+// clear it otherwise), the set's spec.selector as a string.
+func statusBody(setJSON, object json.RawMessage, target Target) ([]byte, error) {
 	var obj struct {
 		Status json.RawMessage `json:"status"`
 	}
@@ -144,5 +161,33 @@ func statusBody(setJSON, object json.RawMessage) ([]byte, error) {
 		return nil, err
 	}
 	set["status"] = obj.Status
+	if target.Custom {
+		status, err := withScaleSelector(set["spec"], obj.Status)
+		if err != nil {
+			return nil, err
+		}
+		set["status"] = status
+	}
 	return json.Marshal(set)
+}
+
+// withScaleSelector adds status.selector, metav1.FormatLabelSelector of spec.selector (what apps/v1's
+// scale subresource reports), to a custom target's status.
+func withScaleSelector(spec, status json.RawMessage) (json.RawMessage, error) {
+	var s struct {
+		Selector *metav1.LabelSelector `json:"selector"`
+	}
+	if err := json.Unmarshal(spec, &s); err != nil {
+		return nil, fmt.Errorf("the set's spec: %w", err)
+	}
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal(status, &st); err != nil {
+		return nil, fmt.Errorf("the plan's status: %w", err)
+	}
+	sel, err := json.Marshal(metav1.FormatLabelSelector(s.Selector))
+	if err != nil {
+		return nil, err
+	}
+	st["selector"] = sel
+	return json.Marshal(st)
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,15 +18,17 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -39,19 +42,21 @@ import (
 	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
-// Config configures a Controller.
+// Config configures a Manager.
 type Config struct {
 	// RESTConfig reaches the API server. Its rate limiter is shared by all clients.
 	RESTConfig *rest.Config
 	// Module is the active reconcile module.
 	Module *ModuleRef
-	// Target is the kind reconciled (default StatefulSetTarget).
-	Target Target
+	// Targets are the kinds reconciled, one Controller each (default: CRDTarget alone). Each target's
+	// module must accept it: a custom target needs describe's customSetKinds (SwapConfig.CustomSetKinds).
+	Targets []Target
 	// Namespace limits the informers to one namespace ("" = all).
 	Namespace string
-	// Selector is a label selector applied to all four informers ("" = everything).
+	// Selector is a label selector applied to every informer ("" = everything).
 	Selector string
-	// Workers is the number of concurrent syncs (default 2). A set is never synced by two workers at once.
+	// Workers is the number of concurrent syncs of each target (default 2). A set is never synced by two
+	// workers at once.
 	Workers int
 	// Resync is the informers' resync period (0 = none).
 	Resync time.Duration
@@ -69,28 +74,48 @@ type Config struct {
 	Metrics *Metrics
 }
 
-// Controller is the cluster controller. Create it with New, start it with Run.
-type Controller struct {
+// shared is what the controllers of every target share, as the controllers of controller-runtime's
+// manager share its cache: clients, one pod, ControllerRevision and claim informer each (a pod is
+// watched and decoded once however many kinds are reconciled), metrics and the event broadcaster.
+type shared struct {
 	cfg Config
 	// started is when Run began: writes by others before it are the set's history, not a fight.
 	started time.Time
-	// yielded holds, per set key, why the set is left to another controller (an event per new reason).
-	yielded sync.Map
-	target  Target
 	client  kubernetes.Interface
 	rest    restClients
 	metrics *Metrics
 	now     func() time.Time
 
 	factory     informers.SharedInformerFactory
-	setInformer cache.SharedIndexInformer
 	podInformer cache.SharedIndexInformer
 	revInformer cache.SharedIndexInformer
 	pvcInformer cache.SharedIndexInformer
-	setLister   appslisters.StatefulSetLister
 	podLister   corelisters.PodLister
 	revLister   appslisters.ControllerRevisionLister
 	pvcLister   corelisters.PersistentVolumeClaimLister
+	broadcaster record.EventBroadcaster
+}
+
+// Manager runs one Controller per target over the shared informers. Create it with New, start it
+// with Run.
+type Manager struct {
+	*shared
+	controllers []*Controller
+	synced      atomic.Bool
+}
+
+// Controller reconciles the sets of one target (upstream's StatefulSetController): its set informer,
+// work queue, consistency store and event recorder.
+type Controller struct {
+	*shared
+	target Target
+	// yielded holds, per set key, why the set is left to another controller (an event per new reason).
+	yielded sync.Map
+	// invalid holds, per set key, why a custom target's set is refused (an event per new reason).
+	invalid sync.Map
+
+	setInformer cache.SharedIndexInformer
+	setLister   appslisters.StatefulSetLister
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	// staleRetry spaces the retries of a set skipped because the informers are behind its own writes.
@@ -100,10 +125,7 @@ type Controller struct {
 	consistency *consistencyStore
 	// encodeCaches holds each set's EncodeCache (by namespace/name), dropped when the set is gone.
 	encodeCaches sync.Map
-	broadcaster  record.EventBroadcaster
 	recorder     record.EventRecorder
-
-	synced atomic.Bool
 }
 
 // trimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app),
@@ -128,16 +150,54 @@ const (
 	indexOwnerUID      = "ordinal/owner-uid"      // namespace/uid of any ownerReference
 )
 
-// New builds a controller: clients, informers (not started), queue, recorder.
-func New(cfg Config) (*Controller, error) {
+// New builds a manager and its controllers: clients, informers (not started), queues, recorders.
+func New(cfg Config) (*Manager, error) {
 	if cfg.RESTConfig == nil || cfg.Module == nil {
 		return nil, fmt.Errorf("controller: RESTConfig and Module are required")
 	}
-	if cfg.Target.Kind == "" {
-		cfg.Target = StatefulSetTarget
+	// One rate limiter for every client of this controller.
+	cfg.RESTConfig = rest.CopyConfig(cfg.RESTConfig)
+	if cfg.RESTConfig.RateLimiter == nil {
+		qps, burst := cfg.RESTConfig.QPS, cfg.RESTConfig.Burst
+		if qps <= 0 {
+			qps, burst = rest.DefaultQPS, rest.DefaultBurst
+		}
+		cfg.RESTConfig.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
 	}
-	if cfg.Target != StatefulSetTarget {
-		return nil, fmt.Errorf("controller: target %s %s is not supported yet", cfg.Target.APIVersion(), cfg.Target.Kind)
+	// Informers, events and leases read protobuf, as kube-controller-manager's clients do
+	// (--kube-api-content-type): decoding every watched pod from JSON was a large share of the
+	// controller's CPU. The typed objects are the same; writes stay the module's JSON (newRESTClients).
+	// A CRD serves JSON only: its informer lists and watches through its JSON REST client.
+	pb := rest.CopyConfig(cfg.RESTConfig)
+	pb.ContentType = "application/vnd.kubernetes.protobuf"
+	pb.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	client, err := kubernetes.NewForConfig(pb)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	rc, err := newRESTClients(cfg.RESTConfig, targetsOf(cfg)...)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	return newManager(cfg, client, rc)
+}
+
+func targetsOf(cfg Config) []Target {
+	if len(cfg.Targets) == 0 {
+		return []Target{CRDTarget}
+	}
+	return cfg.Targets
+}
+
+// newManager builds the manager over the given clients (tests give fakes).
+func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manager, error) {
+	cfg.Targets = targetsOf(cfg)
+	seen := map[schema.GroupResource]bool{}
+	for _, t := range cfg.Targets {
+		if seen[t.GroupResource()] {
+			return nil, fmt.Errorf("controller: %s is a target twice", t)
+		}
+		seen[t.GroupResource()] = true
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
@@ -153,46 +213,20 @@ func New(cfg Config) (*Controller, error) {
 			return nil, fmt.Errorf("controller: --selector: %w", err)
 		}
 	}
-	// One rate limiter for every client of this controller.
-	cfg.RESTConfig = rest.CopyConfig(cfg.RESTConfig)
-	if cfg.RESTConfig.RateLimiter == nil {
-		qps, burst := cfg.RESTConfig.QPS, cfg.RESTConfig.Burst
-		if qps <= 0 {
-			qps, burst = rest.DefaultQPS, rest.DefaultBurst
-		}
-		cfg.RESTConfig.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
-	}
-	// Informers, events and leases read protobuf, as kube-controller-manager's clients do
-	// (--kube-api-content-type): decoding every watched pod from JSON was a large share of the
-	// controller's CPU. The typed objects are the same; writes stay the module's JSON (newRESTClients).
-	pb := rest.CopyConfig(cfg.RESTConfig)
-	pb.ContentType = "application/vnd.kubernetes.protobuf"
-	pb.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	client, err := kubernetes.NewForConfig(pb)
-	if err != nil {
-		return nil, fmt.Errorf("controller: %w", err)
-	}
-	rc, err := newRESTClients(cfg.RESTConfig, cfg.Target)
-	if err != nil {
-		return nil, fmt.Errorf("controller: %w", err)
-	}
-	return newController(cfg, client, rc)
-}
-
-// newController builds the controller over the given clients (tests give fakes).
-func newController(cfg Config, client kubernetes.Interface, rc restClients) (*Controller, error) {
-	c := &Controller{cfg: cfg, target: cfg.Target, client: client, rest: rc, now: cfg.Now}
-	useClientGoMetrics() // before the queue: it takes its metrics provider when made
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "ordinal-statefulset"})
-	c.staleRetry = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, staleRetryMax)
-	c.metrics = cfg.Metrics
-	if c.metrics == nil {
-		c.metrics = NewMetrics(func() float64 { return float64(c.queue.Len()) })
+	m := &Manager{shared: &shared{cfg: cfg, client: client, rest: rc, now: cfg.Now}}
+	useClientGoMetrics() // before the queues: each takes its metrics provider when made
+	m.metrics = cfg.Metrics
+	if m.metrics == nil {
+		m.metrics = NewMetrics(func() float64 {
+			n := 0
+			for _, c := range m.controllers {
+				n += c.queue.Len()
+			}
+			return float64(n)
+		})
 	}
 	_, info := cfg.Module.Load()
-	c.metrics.SetModule(info)
+	m.metrics.SetModule(info)
 
 	// As kube-controller-manager's informers: managedFields are dropped on arrival. The controller never
 	// reads them, and upstream's StatefulSet controller neither sees nor sends them.
@@ -204,84 +238,188 @@ func newController(cfg Config, client kubernetes.Interface, rc restClients) (*Co
 		sel := cfg.Selector
 		opts = append(opts, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
 	}
-	c.factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, opts...)
-	sets := c.factory.Apps().V1().StatefulSets()
-	pods := c.factory.Core().V1().Pods()
-	revs := c.factory.Apps().V1().ControllerRevisions()
-	pvcs := c.factory.Core().V1().PersistentVolumeClaims()
-	c.setInformer, c.podInformer, c.revInformer, c.pvcInformer = sets.Informer(), pods.Informer(), revs.Informer(), pvcs.Informer()
-	c.setLister, c.podLister, c.revLister, c.pvcLister = sets.Lister(), pods.Lister(), revs.Lister(), pvcs.Lister()
-
-	for _, inf := range []cache.SharedIndexInformer{c.podInformer, c.revInformer} {
+	m.factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, opts...)
+	pods := m.factory.Core().V1().Pods()
+	revs := m.factory.Apps().V1().ControllerRevisions()
+	pvcs := m.factory.Core().V1().PersistentVolumeClaims()
+	m.podInformer, m.revInformer, m.pvcInformer = pods.Informer(), revs.Informer(), pvcs.Informer()
+	m.podLister, m.revLister, m.pvcLister = pods.Lister(), revs.Lister(), pvcs.Lister()
+	for _, inf := range []cache.SharedIndexInformer{m.podInformer, m.revInformer} {
 		if err := inf.AddIndexers(cache.Indexers{indexControllerUID: controllerUIDIndex, indexParent: parentIndex}); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.pvcInformer.AddIndexers(cache.Indexers{indexParent: parentIndex, indexOwnerUID: ownerUIDIndex}); err != nil {
+	if err := m.pvcInformer.AddIndexers(cache.Indexers{indexParent: parentIndex, indexOwnerUID: ownerUIDIndex}); err != nil {
 		return nil, err
 	}
+	m.broadcaster = record.NewBroadcaster()
+	for _, t := range cfg.Targets {
+		c, err := newController(m.shared, t)
+		if err != nil {
+			return nil, err
+		}
+		m.controllers = append(m.controllers, c)
+	}
+	return m, nil
+}
 
+// newController builds the controller of one target over the shared informers.
+func newController(sh *shared, t Target) (*Controller, error) {
+	c := &Controller{shared: sh, target: t}
+	name := "ordinal-statefulset" // apps/v1 keeps the queue's first name (dashboards use it)
+	if t != StatefulSetTarget {
+		name = "ordinal-" + strings.ToLower(t.String())
+	}
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+	c.staleRetry = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, staleRetryMax)
+	if !t.Custom {
+		sets := sh.factory.Apps().V1().StatefulSets()
+		c.setInformer, c.setLister = sets.Informer(), sets.Lister()
+	} else {
+		c.setInformer = customSetInformer(sh.rest[t.GroupVersion], t, sh.cfg)
+		c.setLister = appslisters.NewStatefulSetLister(c.setInformer.GetIndexer())
+	}
 	c.consistency = newConsistencyStore(map[schema.GroupResource]rvGetter{
-		podResource:              c.podInformer.GetStore(),
-		claimResource:            c.pvcInformer.GetStore(),
-		revisionResource:         c.revInformer.GetStore(),
-		c.target.GroupResource(): c.setInformer.GetStore(),
-	}, cfg.StaleTimeout)
-	c.consistency.now = cfg.Now
-
-	c.broadcaster = record.NewBroadcaster()
-	c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: EventComponent})
+		podResource:       sh.podInformer.GetStore(),
+		claimResource:     sh.pvcInformer.GetStore(),
+		revisionResource:  sh.revInformer.GetStore(),
+		t.GroupResource(): c.setInformer.GetStore(),
+	}, sh.cfg.StaleTimeout)
+	c.consistency.now = sh.cfg.Now
+	s, err := t.scheme()
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c.recorder = sh.broadcaster.NewRecorder(s, corev1.EventSource{Component: EventComponent})
 	return c, nil
 }
 
-// Metrics returns the controller's metrics.
-func (c *Controller) Metrics() *Metrics { return c.metrics }
+// customSetInformer lists and watches a custom target's sets through its REST client (JSON, decoded by
+// the target's scheme into *appsv1.StatefulSet), with the shared informers' namespace, selector, resync
+// and transform. The factory cannot make it: it keys informers by Go type, and apps/v1's has that type.
+func customSetInformer(client rest.Interface, t Target, cfg Config) cache.SharedIndexInformer {
+	tweak := func(o *metav1.ListOptions) {
+		if cfg.Selector != "" {
+			o.LabelSelector = cfg.Selector
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			list := &appsv1.StatefulSetList{}
+			err := client.Get().Namespace(cfg.Namespace).Resource(t.Resource).
+				VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Into(list)
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			tweak(&o)
+			o.Watch = true
+			return client.Get().Namespace(cfg.Namespace).Resource(t.Resource).
+				VersionedParams(&o, metav1.ParameterCodec).Watch(ctx)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(lw, &appsv1.StatefulSet{}, cfg.Resync,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	_ = inf.SetTransform(trimManagedFields) // fails only once started
+	return inf
+}
+
+// Metrics returns the controllers' metrics.
+func (m *Manager) Metrics() *Metrics { return m.metrics }
 
 // HasSynced reports whether the informer caches have synced (readiness).
-func (c *Controller) HasSynced() bool { return c.synced.Load() }
+func (m *Manager) HasSynced() bool { return m.synced.Load() }
 
-// Run starts the informers, waits for their caches, runs the workers and
-// blocks until ctx is done; then it stops taking work and waits for the syncs
-// in flight to finish.
-func (c *Controller) Run(ctx context.Context) error {
+// Run checks that every target's kind is served, starts the informers, waits for their caches, runs
+// each target's workers and blocks until ctx is done; then it stops taking work and waits for the
+// syncs in flight to finish.
+func (m *Manager) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	defer utilruntime.HandleCrashWithContext(ctx)
+	if err := m.checkServed(ctx); err != nil {
+		return err
+	}
 
-	c.registerHandlers(logger)
-	c.broadcaster.StartStructuredLogging(3)
-	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.broadcaster.Shutdown()
+	for _, c := range m.controllers {
+		c.registerHandlers(logger)
+	}
+	m.broadcaster.StartStructuredLogging(3)
+	m.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: m.client.CoreV1().Events("")})
+	defer m.broadcaster.Shutdown()
 
-	c.started = c.now()
-	c.factory.Start(ctx.Done())
-	defer c.factory.Shutdown()
-	go watchReachability(ctx, c.client.Discovery(), reachabilityInterval)
-	logger.Info("Waiting for informer caches", "namespace", c.cfg.Namespace, "selector", c.cfg.Selector)
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.setInformer.HasSynced, c.podInformer.HasSynced,
-		c.revInformer.HasSynced, c.pvcInformer.HasSynced) {
+	m.started = m.now()
+	m.factory.Start(ctx.Done())
+	defer m.factory.Shutdown()
+	var informersDone sync.WaitGroup
+	defer informersDone.Wait()
+	synced := []cache.InformerSynced{m.podInformer.HasSynced, m.revInformer.HasSynced, m.pvcInformer.HasSynced}
+	kinds := make([]string, 0, len(m.controllers))
+	for _, c := range m.controllers {
+		if c.target.Custom {
+			informersDone.Go(func() { c.setInformer.RunWithContext(ctx) })
+		}
+		synced = append(synced, c.setInformer.HasSynced)
+		kinds = append(kinds, c.target.String())
+	}
+	go watchReachability(ctx, m.client.Discovery(), reachabilityInterval)
+	logger.Info("Waiting for informer caches", "namespace", m.cfg.Namespace, "selector", m.cfg.Selector, "kinds", kinds)
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, synced...) {
 		return ctx.Err()
 	}
-	c.synced.Store(true)
-	logger.Info("Caches synced; starting workers", "workers", c.cfg.Workers)
+	m.synced.Store(true)
+	logger.Info("Caches synced; starting workers", "workers", m.cfg.Workers, "kinds", kinds)
 
 	// Syncs run on a context that shutdown does not cancel: a sync in flight
 	// finishes its plan (the module call and each request keep their own
 	// limits); workers take no new item once ctx is done.
 	workCtx := context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
-	for i := 0; i < c.cfg.Workers; i++ {
-		wg.Go(func() {
-			wait.UntilWithContext(ctx, func(context.Context) {
-				for ctx.Err() == nil && c.processNextWorkItem(workCtx) {
-				}
-			}, time.Second)
-		})
+	for _, c := range m.controllers {
+		for i := 0; i < m.cfg.Workers; i++ {
+			wg.Go(func() {
+				wait.UntilWithContext(ctx, func(context.Context) {
+					for ctx.Err() == nil && c.processNextWorkItem(workCtx) {
+					}
+				}, time.Second)
+			})
+		}
 	}
 	<-ctx.Done()
 	logger.Info("Shutting down: waiting for syncs in flight")
-	c.queue.ShutDown()
+	for _, c := range m.controllers {
+		c.queue.ShutDown()
+	}
 	wg.Wait()
-	c.synced.Store(false)
+	m.synced.Store(false)
+	return nil
+}
+
+// checkServed refuses to start when a custom target's CustomResourceDefinition is not installed: its
+// informer would otherwise retry the list forever with nothing in the log at the default verbosity.
+// Any other discovery error is left to the informers' retries.
+func (m *Manager) checkServed(ctx context.Context) error {
+	for _, c := range m.controllers {
+		if !c.target.Custom {
+			continue
+		}
+		t := c.target
+		crdName := t.Resource + "." + t.GroupVersion.Group
+		list, err := m.client.Discovery().ServerResourcesForGroupVersion(t.APIVersion())
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			klog.FromContext(ctx).Error(err, "Could not check that the CustomResourceDefinition is installed", "crd", crdName)
+			continue
+		default:
+			if slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == t.Resource }) {
+				continue
+			}
+		}
+		return fmt.Errorf("%s is not served: install the CustomResourceDefinition %s (kubectl apply -f examples/deploy/crd.yaml, "+
+			"or the Helm chart's crds/), or `kubectl get crd %s` to see why it is not established", t, crdName, crdName)
+	}
 	return nil
 }
 

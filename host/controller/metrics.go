@@ -37,6 +37,7 @@ const (
 	resultStale    = "stale"     // skipped: the informers have not seen the controller's last writes
 	resultNotFound = "not_found" // the set is gone
 	resultYielded  = "yielded"   // left alone: another controller acts on the set (see otherController)
+	resultInvalid  = "invalid"   // left alone: a custom target's set apps/v1 validation refuses (InvalidSetError)
 )
 
 // Label values of ordinal_errors_total{stage}.
@@ -54,7 +55,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m := &Metrics{Registry: prometheus.NewRegistry()}
 	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	m.syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ordinal_syncs_total", Help: "StatefulSet syncs by result (success, error, stale, not_found, yielded).",
+		Name: "ordinal_syncs_total", Help: "StatefulSet syncs by result (success, error, stale, not_found, yielded, invalid).",
 	}, []string{"result"})
 	m.syncDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "ordinal_sync_duration_seconds", Help: "Duration of one sync: snapshot, module call and writes.", Buckets: buckets,
@@ -108,20 +109,20 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.Registry.MustRegister(cs...)
 	// Every label value a counter can take is there from the start, at zero, so rate() and alerts see
 	// a series before the first event rather than no data.
-	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound, resultYielded} {
+	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound, resultYielded, resultInvalid} {
 		m.syncs.WithLabelValues(r)
 	}
 	for _, s := range []string{stageSnapshot, stageGuest, stagePlan, stageApply, stageAdoption, stageFirewall} {
 		m.errors.WithLabelValues(s)
 	}
-	for _, r := range []string{RefusedLoad, RefusedABI, RefusedKubernetesVersion, RefusedFeatures, RefusedConformance} {
+	for _, r := range []string{RefusedLoad, RefusedABI, RefusedKubernetesVersion, RefusedFeatures, RefusedCustomSetKinds, RefusedConformance} {
 		m.moduleRefusals.WithLabelValues(r)
 	}
 	for _, r := range []firewall.Rule{firewall.RuleKindVerb, firewall.RuleNamespace, firewall.RuleName, firewall.RuleOwner,
 		firewall.RulePatch, firewall.RuleObject, firewall.RuleStatus} {
 		m.planRefusals.WithLabelValues(string(r))
 	}
-	for _, gr := range [][2]string{{"apps", "statefulsets"}, {"", "pods"}, {"apps", "controllerrevisions"}, {"", "persistentvolumeclaims"}} {
+	for _, gr := range [][2]string{{"apps", "statefulsets"}, {CRDTarget.GroupVersion.Group, CRDTarget.Resource}, {"", "pods"}, {"apps", "controllerrevisions"}, {"", "persistentvolumeclaims"}} {
 		m.staleSkips.WithLabelValues(gr[0], gr[1])
 	}
 	return m

@@ -18,6 +18,8 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -152,6 +154,11 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %s/%s: %w", target.Kind, set.Namespace, set.Name, err)
 	}
+	if target.Custom {
+		if setJSON, err = customSetJSON(setJSON); err != nil {
+			return nil, err
+		}
+	}
 	s.SetJSON = setJSON
 
 	// The snapshot is written as json.Marshal(abi.Snapshot) would write it (field order, omitempty),
@@ -225,6 +232,28 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 		s.Scope = nil // the firewall decodes the JSON instead, and reports the problem
 	}
 	return s, nil
+}
+
+// InvalidSetError is a custom target's set that kube-apiserver would refuse as an apps/v1 StatefulSet:
+// the controller does not act on it (the CRD's schema checks less than apps/v1's validation does).
+type InvalidSetError struct{ Err error }
+
+func (e *InvalidSetError) Error() string { return e.Err.Error() }
+func (e *InvalidSetError) Unwrap() error { return e.Err }
+
+// customSetJSON is a custom target's set as kube-apiserver would store the same manifest as an apps/v1
+// StatefulSet: defaulted (kube.DefaultStatefulSet, so the revision hash of its template, and with it every
+// revision name, is the apps/v1 one), and refused (*InvalidSetError) where apps/v1 validation refuses it.
+func customSetJSON(setJSON []byte) ([]byte, error) {
+	set, err := jsonobj.DecodeObj(setJSON)
+	if err != nil {
+		return nil, err
+	}
+	kube.DefaultStatefulSet(set)
+	if err := kube.ValidateStatefulSet(set); err != nil {
+		return nil, &InvalidSetError{Err: err}
+	}
+	return json.Marshal(set)
 }
 
 // EncodeCache keeps the JSON of one set's objects by kind, uid and resourceVersion across syncs: an

@@ -24,6 +24,7 @@ const (
 	RefusedABI               = "abi"                // speaks another ABI version
 	RefusedKubernetesVersion = "kubernetes-version" // reproduces another Kubernetes minor release
 	RefusedFeatures          = "features"           // does not know a feature gate the controller passes
+	RefusedCustomSetKinds    = "custom-set-kinds"   // cannot own objects by a CRD kind the controller reconciles
 	RefusedConformance       = "conformance"        // fails a bundled conformance case
 )
 
@@ -52,6 +53,10 @@ type SwapConfig struct {
 	GateParallel int
 	// Features are the controller's feature-gate overrides: a candidate must know them.
 	Features map[string]bool
+	// CustomSetKinds: the controller reconciles a CRD kind (CRDTarget), so a candidate must name the
+	// snapshot's set in the owner references it writes (describe's customSetKinds); one that cannot
+	// would write apps/v1 owners, which the firewall refuses on every plan.
+	CustomSetKinds bool
 	// KubernetesVersion the cases come from (default conformance.OracleKubernetesVersion);
 	// a candidate must reproduce the same minor release.
 	KubernetesVersion string
@@ -185,6 +190,9 @@ func (s *Swapper) Check(ctx context.Context, code []byte) (*wasm.Module, SwapTim
 		if _, ok := d.Features[g]; !ok {
 			return refuse(RefusedFeatures, fmt.Errorf("the module does not know the feature gate %q the controller passes (--feature-gates)", g))
 		}
+	}
+	if s.cfg.CustomSetKinds && !d.CustomSetKinds {
+		return refuse(RefusedCustomSetKinds, fmt.Errorf("the module cannot reconcile %s sets (its describe lacks customSetKinds: it owns objects as apps/v1 only)", CRDTarget))
 	}
 	if !s.cfg.SkipGate {
 		t1 := time.Now()

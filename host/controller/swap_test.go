@@ -194,12 +194,16 @@ func TestSwapperChecks(t *testing.T) {
 	ref.Install(base, ModuleInfoOf(base), func() { baseReleased.Store(true); base.Close(ctx) })
 	metrics := NewMetrics(nil)
 	rec := record.NewFakeRecorder(20)
-	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t), Metrics: metrics, Recorder: rec})
+	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t), Metrics: metrics, Recorder: rec, CustomSetKinds: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj := &corev1.ObjectReference{Kind: "Lease", Namespace: "ns", Name: "ordinal-controller"}
 	abi2, err := os.ReadFile("../wasm/testdata/abi2.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trap, err := os.ReadFile("../wasm/testdata/trap.wasm") // a describe without customSetKinds
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +214,7 @@ func TestSwapperChecks(t *testing.T) {
 		{"not wasm", RefusedLoad, []byte("\x00asm but not really")},
 		{"truncated module", RefusedLoad, embedded.Module()[:len(embedded.Module())/2]},
 		{"another ABI", RefusedABI, abi2},
+		{"owns as apps/v1 only", RefusedCustomSetKinds, trap},
 		{"hostile module", RefusedConformance, readFile(t, hostileModule)},
 	} {
 		swapped, err := s.Offer(ctx, "test:"+tc.name, tc.code, obj)
@@ -258,7 +263,7 @@ func TestSwapperChecks(t *testing.T) {
 		t.Errorf("ordinal_module_info of the new module = %v", got)
 	}
 	st := s.Status()
-	if st.Swaps != 1 || st.Refusals != 4 || st.LastSwap == nil || st.LastSwap.GateCases != len(gateCases(t)) || st.LastRefusal == nil {
+	if st.Swaps != 1 || st.Refusals != 5 || st.LastSwap == nil || st.LastSwap.GateCases != len(gateCases(t)) || st.LastRefusal == nil {
 		t.Errorf("status %+v", st)
 	}
 	t.Logf("variant swapped in: load %s, gate %s (%d cases)", st.LastSwap.Load, st.LastSwap.Gate, st.LastSwap.GateCases)
@@ -390,11 +395,12 @@ func newFakeController(t *testing.T, ctx context.Context, ref *ModuleRef, api *f
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Module: ref, Target: StatefulSetTarget, Workers: 1, StaleTimeout: time.Second, Now: time.Now}
-	c, err := newController(cfg, fake.NewClientset(objs...), rc)
+	cfg := Config{Module: ref, Targets: []Target{StatefulSetTarget}, Workers: 1, StaleTimeout: time.Second, Now: time.Now}
+	m, err := newManager(cfg, fake.NewClientset(objs...), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := m.controllers[0]
 	c.factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), c.setInformer.HasSynced, c.podInformer.HasSynced, c.revInformer.HasSynced, c.pvcInformer.HasSynced) {
 		t.Fatal("caches did not sync")

@@ -37,7 +37,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		if result != resultStale {
 			c.metrics.syncDuration.Observe(d.Seconds())
 		}
-		kv := []any{"set", key, "result", result, "actions", done, "planned", planned,
+		kv := []any{"set", key, "kind", c.target.String(), "result", result, "actions", done, "planned", planned,
 			"duration", d.String(), "snapshotBytes", snapBytes}
 		if requeueAfter > 0 {
 			kv = append(kv, "requeueAfter", requeueAfter.String())
@@ -117,6 +117,19 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 
 	snap, err := c.buildSnapshotFor(objs, c.now())
+	var invalid *InvalidSetError
+	if errors.As(err, &invalid) {
+		// As an apps/v1 set the API server would have refused: not acted on, not retried (the next edit
+		// of the set enqueues it again).
+		result = resultInvalid
+		if prev, _ := c.invalid.Swap(key, err.Error()); prev != err.Error() {
+			logger.Info("Leaving the StatefulSet alone: apps/v1 validation refuses its spec", "set", key, "kind", c.target.String(), "reason", err.Error())
+			c.recorder.Event(set, corev1.EventTypeWarning, EventInvalidSpec, truncate(
+				"Ordinal does not act on this StatefulSet: kube-apiserver would refuse it as an apps/v1 StatefulSet: "+err.Error(), 1024))
+		}
+		return 0, nil
+	}
+	c.invalid.Delete(key)
 	if err != nil {
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
@@ -165,7 +178,8 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
 		canAdopt: func(ctx context.Context) error { return c.recheckSet(ctx, set) },
 	}
-	_, applyErr := hostplan.Apply(ctx, scope, plan, w, func(r hostplan.Result) {
+	var applyErr error
+	done, applyErr = hostplan.Apply(ctx, scope, plan, w, func(r hostplan.Result) {
 		outcome := "ok"
 		if r.Err != nil {
 			outcome = "error"
@@ -266,6 +280,9 @@ func (c *Controller) Snapshot(namespace, name string, now time.Time) (*Snapshot,
 
 // EventPlanRefused is the warning recorded on a set when the action firewall refuses its plan.
 const EventPlanRefused = "PlanRefused"
+
+// EventInvalidSpec is the warning recorded on a custom target's set that apps/v1 validation refuses.
+const EventInvalidSpec = "InvalidSpec"
 
 // scope is what the action firewall knows of the snapshot: built with it, or decoded from its JSON.
 func (s *Snapshot) scope() (*firewall.Scope, error) {

@@ -1,20 +1,29 @@
 package controller
 
 import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ordinal-dev/ordinal/host/crd"
 )
 
-// Target is the kind of object the controller reconciles. Everything in this
+// Target is a kind of object the controller reconciles. Everything in this
 // package that depends on the kind (the ownerReference kind it resolves and
 // adopts under, the apiVersion/kind stamped on the snapshot's set, the REST
-// path of the uncached adoption re-check and of updateStatus) reads it from
-// here. Only apps/v1 StatefulSet is implemented; a CRD mode (a StatefulSet
-// look-alike under another group, for clusters where the built-in controller
-// cannot be disabled) would add a Target and an informer over that resource.
+// path of the uncached adoption re-check and of updateStatus, the kind events
+// are recorded on) reads it from here. Objects of either kind decode into
+// *appsv1.StatefulSet, so listers, snapshots and the module are the same.
 type Target struct {
 	GroupVersion schema.GroupVersion
 	Kind         string
 	Resource     string // plural, as in the REST path
+	// Custom: served from a CustomResourceDefinition, so the API server neither defaults nor validates
+	// the set as apps/v1 (the controller does both before planning: see customSetJSON), and its status
+	// has a selector for the scale subresource that apps/v1's lacks (the controller writes it).
+	Custom bool
 }
 
 // StatefulSetTarget is the built-in apps/v1 StatefulSet.
@@ -22,6 +31,14 @@ var StatefulSetTarget = Target{
 	GroupVersion: schema.GroupVersion{Group: "apps", Version: "v1"},
 	Kind:         "StatefulSet",
 	Resource:     "statefulsets",
+}
+
+// CRDTarget is Ordinal's own ordinal.dev/v1 StatefulSet (host/crd), which no built-in controller acts on.
+var CRDTarget = Target{
+	GroupVersion: crd.GroupVersion,
+	Kind:         crd.Kind,
+	Resource:     crd.Resource,
+	Custom:       true,
 }
 
 // APIVersion is the target's apiVersion string ("apps/v1").
@@ -32,6 +49,23 @@ func (t Target) GroupResource() schema.GroupResource {
 	return schema.GroupResource{Group: t.GroupVersion.Group, Resource: t.Resource}
 }
 
+// String is the kind as kubectl names it: StatefulSet.apps, StatefulSet.ordinal.dev.
+func (t Target) String() string { return t.Kind + "." + t.GroupVersion.Group }
+
+// scheme maps *appsv1.StatefulSet to the target's kind alone: client-go's scheme for apps/v1; for the
+// CRD a scheme of its own (crd.AddToScheme), in which the Go type has no other kind. Events name the
+// kind the scheme gives, and the CRD's REST client decodes through it.
+func (t Target) scheme() (*runtime.Scheme, error) {
+	switch {
+	case !t.Custom:
+		return scheme.Scheme, nil
+	case t.GroupVersion == crd.GroupVersion && t.Kind == crd.Kind:
+		s := runtime.NewScheme()
+		return s, crd.AddToScheme(s)
+	}
+	return nil, fmt.Errorf("no Go types for %s", t)
+}
+
 // Group resources of the objects the module plans writes for.
 var (
 	podResource      = schema.GroupResource{Resource: "pods"}
@@ -39,11 +73,7 @@ var (
 	revisionResource = schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}
 )
 
-// resourceFor maps a plan action's kind to its group/version/resource.
-func (c *Controller) resourceFor(kind string) (schema.GroupVersionResource, bool) {
-	return resourceForKind(c.target, kind)
-}
-
+// resourceForKind maps a plan action's kind to its group/version/resource.
 func resourceForKind(t Target, kind string) (schema.GroupVersionResource, bool) {
 	switch kind {
 	case "Pod":

@@ -209,9 +209,11 @@ func Set(o Obj, path string, val any) error {
 	return nil
 }
 
-// SetDefault assigns val at key only when the key is absent.
+// SetDefault assigns val at key when the key is absent or null: a typed decode reads null as the zero
+// value, which the API server defaults (a Go type marshalled writes null for a nil pointer without
+// omitempty, e.g. a probe's grpc.service).
 func SetDefault(o Obj, key string, val any) {
-	if _, ok := o[key]; !ok {
+	if v, ok := o[key]; !ok || v == nil {
 		o[key] = val
 	}
 }

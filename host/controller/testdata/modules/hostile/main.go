@@ -23,7 +23,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-const describeJSON = `{"abi":1,"module":"ordinal-hostile","moduleVersion":"0.0.0-hostile","kubernetesVersion":"v1.37.1",` +
+const describeJSON = `{"abi":1,"module":"ordinal-hostile","moduleVersion":"0.0.0-hostile","kubernetesVersion":"v1.37.1","customSetKinds":true,` +
 	`"features":{"MaxUnavailableStatefulSet":true,"StatefulSetRecreateStrategy":false,"StatefulSetSemanticRevisionComparison":true,"StaleControllerConsistencyStatefulSet":true}}`
 
 var in, out []byte
