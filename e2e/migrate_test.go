@@ -220,22 +220,10 @@ func sideBySide(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns str
 		t.Fatalf("no pod of %v", appsSets)
 	}
 	tr := trackPods(t, ctx, ns, "side", true)
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(newSet("side", 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetAPIVersion(crd.GroupVersion.String())
-	u.SetKind(crd.Kind)
-	side, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	side := createOrdinalSet(t, ctx, dyn, ns, newSet("side", 2))
 	first := waitOrdinalRolledOut(t, ctx, dyn, ns, "side", 2)
 	mark := tr.mark()
-	if _, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Patch(ctx, "side", types.MergePatchType, []byte(setVersion("v2")), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	patchOrdinalSet(t, ctx, dyn, ns, "side", setVersion("v2"))
 	second := waitOrdinalRolledOut(t, ctx, dyn, ns, "side", 2)
 	if second == first {
 		t.Errorf("the ordinal.dev set's template changed but its revision did not: %s", first)
@@ -257,6 +245,31 @@ func sideBySide(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns str
 			t.Errorf("Ordinal wrote the status of the apps/v1 set %s (status managers %v)", name, m)
 		}
 	}
+}
+
+// createOrdinalSet creates set as an ordinal.dev/v1 StatefulSet (the same manifest, another apiVersion).
+func createOrdinalSet(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns string, set *appsv1.StatefulSet) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetAPIVersion(crd.GroupVersion.String())
+	u.SetKind(crd.Kind)
+	out, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create ordinal.dev StatefulSet %s: %v", set.Name, err)
+	}
+	return out
+}
+
+func patchOrdinalSet(t *testing.T, ctx context.Context, dyn dynamic.Interface, ns, name, patch string) {
+	t.Helper()
+	if _, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patch ordinal.dev StatefulSet %s with %s: %v", name, patch, err)
+	}
+	t.Logf("patched ordinal.dev StatefulSet %s: %s", name, patch)
 }
 
 // waitOrdinalRolledOut waits until an ordinal.dev set is rolled out (as waitRolledOut) and returns its revision.

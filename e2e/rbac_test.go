@@ -14,6 +14,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -23,7 +24,7 @@ var forbiddenRE = regexp.MustCompile(`rest_client_requests_total\{code="403"[^}]
 // Issue 13 item 6 (the controller's half): the controller runs with the identity of the ServiceAccount
 // examples/deploy creates, under exactly its RBAC (applied from the repository's files), with a token from
 // the TokenRequest API: leader election in ordinal-system, a rollout, a hot swap from the module ConfigMap
-// the deployment names, claims kept and released on scale-down.
+// the deployment names, claims kept and released on scale-down, for an apps/v1 and an ordinal.dev/v1 set.
 // Any permission the code needs and the RBAC lacks shows as a 403 or a "forbidden" in the log.
 func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
 	requireHookEnv(t)
@@ -35,8 +36,17 @@ func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
 		"--leader-election-namespace", "ordinal-system", "--leader-election-id", "ordinal-controller", "--identity", "rbac-" + ns,
 		"--module-configmap", "ordinal-system/ordinal-module"}})
 	c.waitReady(ctx)
-	createSet(t, ctx, ns, newSet("rbac", 3, withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)))
+	claims := withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)
+	createSet(t, ctx, ns, newSet("rbac", 3, claims))
+	// Both kinds (the harness passes --apps-v1). The cluster enforces OwnerReferencesPermissionEnforcement:
+	// each pod's blockOwnerDeletion owner reference needs update on its kind's statefulsets/finalizers.
+	dyn, err := dynamic.NewForConfig(cfg.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createOrdinalSet(t, ctx, dyn, ns, newSet("orbac", 2, claims))
 	waitRolledOut(t, ctx, ns, "rbac", 3)
+	waitOrdinalRolledOut(t, ctx, dyn, ns, "orbac", 2)
 
 	// A hot swap from the ConfigMap the deployment names, read under the Role that names it (a TinyGo
 	// variant: a ConfigMap holds at most 1 MiB).
@@ -51,7 +61,11 @@ func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
 	patchSet(t, ctx, ns, "rbac", setVersion("v2"))
 	waitRolledOut(t, ctx, ns, "rbac", 3)
 	patchSet(t, ctx, ns, "rbac", `{"spec":{"replicas":1}}`)
+	patchOrdinalSet(t, ctx, dyn, ns, "orbac", setVersion("v2"))
 	waitRolledOut(t, ctx, ns, "rbac", 1)
+	waitOrdinalRolledOut(t, ctx, dyn, ns, "orbac", 2)
+	patchOrdinalSet(t, ctx, dyn, ns, "orbac", `{"spec":{"replicas":1}}`)
+	waitOrdinalRolledOut(t, ctx, dyn, ns, "orbac", 1)
 
 	if m := forbiddenRE.FindString(c.metricsText(t)); m != "" {
 		t.Errorf("requests refused under the deployed RBAC: %s\nlog:\n%s", m, c.logTail(30))

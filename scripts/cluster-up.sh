@@ -272,8 +272,11 @@ mapfile -t UNSET_ETCD_ENV < <(compgen -e | grep '^ETCD_' | sed 's/^/-u/')
 start_recorded 1 etcd env "${UNSET_ETCD_ENV[@]}" "$ETCD_BIN" "${ETCD_ARGS[@]}"
 wait_for etcd 30 etcd sh -c "curl -sf http://127.0.0.1:$ETCD_PORT/health | grep -q true"
 
-# kube-apiserver (slot 2)
+# kube-apiserver (slot 2). OwnerReferencesPermissionEnforcement (on in OpenShift and some managed clusters):
+# an ownerReference with blockOwnerDeletion needs update on the owner's finalizers subresource, so the e2e
+# proves the controller's RBAC grants statefulsets/finalizers (both kinds) and pods/finalizers.
 start_recorded 2 kube-apiserver "$K8S_BIN" kube-apiserver \
+  --enable-admission-plugins=OwnerReferencesPermissionEnforcement \
   --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
   --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
   --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \

@@ -31,6 +31,10 @@ func usedPermissions() map[string]string {
 		}
 	}
 	used["/pods/finalizers update"] = "claims carry an owner reference to their pod with blockOwnerDeletion under the retention policy"
+	// Never a plan's verb: OwnerReferencesPermissionEnforcement refuses a change of an object's ownerReferences
+	// (the retention policy's claim patches, claim adoption) to whoever may not delete that object. Pods and
+	// revisions are deleted by plans anyway. Found by the e2e cluster, which enables the plugin.
+	used["/persistentvolumeclaims delete"] = "claim owner reference patches (OwnerReferencesPermissionEnforcement)"
 	used["/events create"] = "the event recorder"
 	used["/events patch"] = "the event recorder, for a repeated event"
 	used["/configmaps:ordinal-module list"] = "WatchModuleConfigMap (--module-configmap=ordinal-system/ordinal-module, by name)"
