@@ -14,6 +14,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/reference"
@@ -214,5 +216,44 @@ func TestStatusBodyScaleSelector(t *testing.T) {
 		if string(got.Status) != tc.want || got.Metadata.ResourceVersion != "7" {
 			t.Errorf("%s: status %s (resourceVersion %q), want %s", tc.target, got.Status, got.Metadata.ResourceVersion, tc.want)
 		}
+	}
+}
+
+// Without the CRD the controller does not start: the error names the CRD and how to install it.
+func TestManagerRefusesAMissingCRD(t *testing.T) {
+	targets := []Target{CRDTarget, StatefulSetTarget}
+	rc, err := newRESTClients(&rest.Config{Host: "http://127.0.0.1:1"}, targets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := fake.NewClientset()
+	m, err := newManager(Config{Module: &ModuleRef{}, Targets: targets}, client, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.controllers) != 2 || m.controllers[0].target != CRDTarget || m.controllers[1].target != StatefulSetTarget {
+		t.Fatalf("controllers %v", m.controllers)
+	}
+	disc := client.Discovery().(*fakediscovery.FakeDiscovery)
+	for _, tc := range []struct {
+		name      string
+		resources []*metav1.APIResourceList
+		wantErr   bool
+	}{
+		{"no ordinal.dev/v1", nil, true},
+		{"ordinal.dev/v1 without statefulsets", []*metav1.APIResourceList{{GroupVersion: "ordinal.dev/v1", APIResources: []metav1.APIResource{{Name: "others"}}}}, true},
+		{"installed", []*metav1.APIResourceList{{GroupVersion: "ordinal.dev/v1", APIResources: []metav1.APIResource{{Name: "statefulsets"}, {Name: "statefulsets/status"}}}}, false},
+	} {
+		disc.Resources = tc.resources
+		err := m.checkServed(context.Background())
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if err != nil && (!strings.Contains(err.Error(), "install the CustomResourceDefinition statefulsets.ordinal.dev") || !strings.Contains(err.Error(), "crd.yaml")) {
+			t.Errorf("%s: error %q does not say which CRD to install and how", tc.name, err)
+		}
+	}
+	if _, err := newManager(Config{Module: &ModuleRef{}, Targets: []Target{CRDTarget, CRDTarget}}, client, rc); err == nil {
+		t.Errorf("a target twice: no error")
 	}
 }
