@@ -5,12 +5,9 @@ package cli
 // and the status carried over, and where an interrupted migration stands when the command runs again.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"reflect"
-	"sort"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +17,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/ordinal-dev/ordinal/host/crd"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 )
 
 // The ordinal.dev kind (CRD statefulsets.ordinal.dev), from host/crd.
@@ -287,7 +285,7 @@ func planMigrate(st migrateState) (step migrateStep, m *migration, notes []strin
 		if meta, _ := st.source["metadata"].(map[string]any); meta["deletionTimestamp"] != nil {
 			// Our own earlier run's delete, interrupted before the set was gone: the backup is of this very
 			// object (its metadata and spec; the status may have moved since: the latest is carried).
-			if st.backup != nil && jsonEqual(st.backup.object, m.object) {
+			if st.backup != nil && len(rollout.Diff(st.backup.object, m.object)) == 0 {
 				return stepAwaitGone, m, []string{fmt.Sprintf("the %s %s is being deleted by an earlier migration (its backup matches): continuing", st.from, id)}, nil
 			}
 		}
@@ -323,7 +321,7 @@ func revisionDiff(carried map[string]any, target map[string]any) string {
 	tst, _ := target["status"].(map[string]any)
 	var d []string
 	for _, k := range []string{"currentRevision", "updateRevision", "collisionCount"} {
-		if !jsonEqual(carried[k], tst[k]) {
+		if len(rollout.Diff(carried[k], tst[k])) > 0 {
 			d = append(d, fmt.Sprintf("%s %v, carried %v", k, orNone(tst[k]), orNone(carried[k])))
 		}
 	}
@@ -337,71 +335,15 @@ func orNone(v any) any {
 	return v
 }
 
-// jsonEqual compares two JSON values however their numbers were decoded.
-func jsonEqual(a, b any) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	var va, vb any
-	if json.Unmarshal(ja, &va) != nil || json.Unmarshal(jb, &vb) != nil {
-		return false
-	}
-	return reflect.DeepEqual(va, vb)
-}
-
 // specDiff lists the paths where the spec the target's API server would store differs from the source's
 // (empty: identical), so a migration that would change the template (and so every revision name) is refused
 // before anything is deleted.
 func specDiff(want, got any) []string {
 	var out []string
-	var walk func(path string, a, b any)
-	walk = func(path string, a, b any) {
-		ma, okA := a.(map[string]any)
-		mb, okB := b.(map[string]any)
-		if okA && okB {
-			keys := map[string]bool{}
-			for k := range ma {
-				keys[k] = true
-			}
-			for k := range mb {
-				keys[k] = true
-			}
-			for k := range keys {
-				walk(path+"."+k, ma[k], mb[k])
-			}
-			return
-		}
-		la, okA := a.([]any)
-		lb, okB := b.([]any)
-		if okA && okB && len(la) == len(lb) {
-			for i := range la {
-				walk(fmt.Sprintf("%s[%d]", path, i), la[i], lb[i])
-			}
-			return
-		}
-		if !jsonEqual(a, b) {
-			out = append(out, fmt.Sprintf("%s: %s -> %s", path, shortJSON(a), shortJSON(b)))
-		}
+	for _, c := range rollout.Diff(map[string]any{"spec": want}, map[string]any{"spec": got}) {
+		out = append(out, c.String())
 	}
-	walk("spec", want, got)
-	sort.Strings(out)
 	return out
-}
-
-func shortJSON(v any) string {
-	if v == nil {
-		return "(absent)"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	if len(b) > 80 {
-		b = append(bytes.Clone(b[:77]), "..."...)
-	}
-	return string(b)
 }
 
 // finishByHand is what the user is told when the source is gone and the target could not be created or

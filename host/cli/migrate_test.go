@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -279,10 +280,22 @@ func TestMigrateSpecDiff(t *testing.T) {
 	if d := specDiff(src, liveSet(t, "apps/v1", settledSet)["spec"]); len(d) > 0 {
 		t.Errorf("same spec: %v", d)
 	}
+	// the same spec read back from a file: float64 numbers against the dynamic client's int64
+	b, _ := json.Marshal(src)
+	var fromFile any
+	if err := json.Unmarshal(b, &fromFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, isInt := src.(map[string]any)["replicas"].(int64); !isInt {
+		t.Fatalf("replicas decoded as %T, want int64 as the dynamic client gives", src.(map[string]any)["replicas"])
+	}
+	if d := specDiff(src, fromFile); len(d) > 0 {
+		t.Errorf("same spec, numbers decoded otherwise: %v", d)
+	}
 	pruned := liveSet(t, "apps/v1", settledSet)["spec"].(map[string]any)
 	delete(pruned, "revisionHistoryLimit")
 	pruned["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "app:3"
-	want := []string{`spec.revisionHistoryLimit: 10 -> (absent)`, `spec.template.spec.containers[0].image: "app:2" -> "app:3"`}
+	want := []string{`- spec.revisionHistoryLimit: 10`, `~ spec.template.spec.containers[app].image: "app:2" -> "app:3"`}
 	if d := specDiff(src, pruned); !reflect.DeepEqual(d, want) {
 		t.Errorf("specDiff = %q, want %q", d, want)
 	}

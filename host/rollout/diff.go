@@ -13,10 +13,31 @@ var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // absent stands for a key or list item one side does not have.
 var absent = &struct{}{}
 
-// diff lists how two JSON documents differ, by path, as a person reads a template change: a field that
+// Diff lists how two JSON documents differ, by path, as a person reads a template change: a field that
 // changed, a subtree added or removed whole (one line, not one per field), and a list reordered. Lists
 // whose items all carry a distinct "name" (containers, env, volumes, ports) are compared by name, as
-// strategic merge treats them; other lists by index when their lengths agree, else whole.
+// strategic merge treats them; other lists by index when their lengths agree, else whole. Numbers are
+// equal by value however each side was decoded (int64 from a dynamic client, float64 from a file).
+// It is the one JSON diff of the host: `history` shows template changes with it, `migrate` refuses a
+// spec the target would store differently with it.
+func Diff(a, b any) []Change {
+	return diff(normalize(a), normalize(b))
+}
+
+// normalize decodes v as encoding/json does (numbers float64), through its JSON.
+func normalize(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
+}
+
+// diff is Diff of documents decoded by encoding/json.
 func diff(a, b any) []Change {
 	out := []Change{}
 	walk("", a, b, &out)

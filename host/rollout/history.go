@@ -45,6 +45,17 @@ type Change struct {
 	To   json.RawMessage `json:"to,omitempty"`
 }
 
+// String is the change as one line: "+ path: to" (added), "- path: from" (removed), "~ path: from -> to".
+func (c Change) String() string {
+	switch {
+	case c.From == nil:
+		return fmt.Sprintf("+ %s: %s", c.Path, c.To)
+	case c.To == nil:
+		return fmt.Sprintf("- %s: %s", c.Path, c.From)
+	}
+	return fmt.Sprintf("~ %s: %s -> %s", c.Path, c.From, c.To)
+}
+
 // ChangeCauseAnnotation is the annotation kubectl's --record wrote and `kubectl rollout history` shows.
 const ChangeCauseAnnotation = "kubernetes.io/change-cause"
 
@@ -126,14 +137,7 @@ func (h *History) WriteText(w io.Writer) error {
 		default:
 			fmt.Fprintf(&b, "\n%d from %d:\n", r.Number, r.ComparedWith)
 			for _, c := range r.Changes {
-				switch {
-				case c.From == nil:
-					fmt.Fprintf(&b, "  + %s: %s\n", c.Path, c.To)
-				case c.To == nil:
-					fmt.Fprintf(&b, "  - %s: %s\n", c.Path, c.From)
-				default:
-					fmt.Fprintf(&b, "  ~ %s: %s -> %s\n", c.Path, c.From, c.To)
-				}
+				fmt.Fprintf(&b, "  %s\n", c)
 			}
 		}
 	}
