@@ -3,6 +3,10 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,13 +16,15 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ordinal-dev/ordinal/host/crd"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 )
 
 // CRD mode as a user drives it: `ordinal controller` without --apps-v1 reconciles an ordinal.dev/v1 set
 // that `kubectl scale` and kube-controller-manager's HorizontalPodAutoscaler resize through the scale
 // subresource (the HPA raises it to minReplicas without any metrics), recording its events on the CRD kind;
-// a set kube-apiserver would refuse as apps/v1 (the CRD's schema lets it in) gets an InvalidSpec warning and
-// no pod.
+// the kubectl plugin's status (one-shot and --watch), snapshot and history read the kind as kubectl names
+// it; a set kube-apiserver would refuse as apps/v1 (the CRD's schema lets it in) gets an InvalidSpec warning
+// and no pod.
 func TestCRDModeScaleHPAAndInvalidSpec(t *testing.T) {
 	requireHookEnv(t) // the real kubectl
 	t.Parallel()
@@ -59,6 +65,45 @@ func TestCRDModeScaleHPAAndInvalidSpec(t *testing.T) {
 	}
 	if hpa.Status.DesiredReplicas != 3 {
 		t.Errorf("HPA status: desired %d, current %d, want 3", hpa.Status.DesiredReplicas, hpa.Status.CurrentReplicas)
+	}
+
+	// The kubectl plugin reads the kind as kubectl names it.
+	out, perr, code := plugin(t, ctx, "status", "osts/hpa", "-n", ns, "-o", "json")
+	var st rollout.Status
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.State != rollout.StateComplete || len(st.Pods) != 3 {
+		t.Errorf("kubectl ordinal status osts/hpa -o json: exit %d\n%s%s", code, out, perr)
+	}
+	out, perr, code = plugin(t, ctx, "snapshot", "statefulsets.ordinal.dev/hpa", "-n", ns)
+	var snap struct {
+		StatefulSet struct{ APIVersion, Kind string }
+		Pods        []json.RawMessage
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &snap) != nil || snap.StatefulSet.APIVersion != crd.GroupVersion.String() || len(snap.Pods) != 3 {
+		t.Errorf("kubectl ordinal snapshot statefulsets.ordinal.dev/hpa: exit %d, set %+v, %d pods\n%s", code, snap.StatefulSet, len(snap.Pods), perr)
+	}
+	if out, perr, code := plugin(t, ctx, "history", "osts/hpa", "-n", ns); code != 0 || !strings.Contains(out, "1 revision") {
+		t.Errorf("kubectl ordinal history osts/hpa: exit %d\n%s%s", code, out, perr)
+	}
+	if out, perr, code := plugin(t, ctx, "status", "statefulset/hpa", "-n", ns); code == 0 {
+		t.Errorf("kubectl ordinal status statefulset/hpa (apps/v1, which does not exist): exit 0\n%s%s", out, perr)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute) // a hang guard, not a budget
+	defer cancel()
+	watch := exec.CommandContext(wctx, hookEnv.kubectl, "ordinal", "status", "osts/hpa", "--watch", "-o", "json", "-n", ns, "--kubeconfig", cfg.kubeconfig)
+	watch.Env = append(os.Environ(), "PATH="+hookEnv.pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	stdout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var first rollout.Status
+	err = json.NewDecoder(stdout).Decode(&first)
+	_ = watch.Process.Kill()
+	_ = watch.Wait()
+	if err != nil || first.State != rollout.StateComplete || len(first.Pods) != 3 {
+		t.Errorf("kubectl ordinal status osts/hpa --watch: first frame %+v, %v", first, err)
 	}
 
 	// Events name the CRD kind: `kubectl events --for` finds them by it.

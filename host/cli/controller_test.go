@@ -17,13 +17,21 @@ import (
 )
 
 func TestParseSetArg(t *testing.T) {
-	for in, want := range map[string]string{"statefulset/web": "web", "sts/web": "web", "statefulsets.apps/db": "db", "web": "web"} {
-		if got, err := parseSetArg(in); err != nil || got != want {
-			t.Errorf("parseSetArg(%q) = %q, %v", in, got, err)
+	for in, want := range map[string]struct {
+		target controller.Target
+		name   string
+	}{
+		"statefulset/web": {controller.StatefulSetTarget, "web"}, "sts/web": {controller.StatefulSetTarget, "web"},
+		"statefulsets.apps/db": {controller.StatefulSetTarget, "db"}, "web": {controller.StatefulSetTarget, "web"},
+		"statefulsets.ordinal.dev/db": {controller.CRDTarget, "db"}, "StatefulSet.ordinal.dev/db": {controller.CRDTarget, "db"},
+		"osts/web": {controller.CRDTarget, "web"},
+	} {
+		if target, got, err := parseSetArg(in); err != nil || got != want.name || target != want.target {
+			t.Errorf("parseSetArg(%q) = %s %q, %v; want %s %q", in, target, got, err, want.target, want.name)
 		}
 	}
-	for _, in := range []string{"deployment/web", "statefulset/", ""} {
-		if _, err := parseSetArg(in); err == nil {
+	for _, in := range []string{"deployment/web", "statefulset/", "osts/", "statefulsets.example.com/web", ""} {
+		if _, _, err := parseSetArg(in); err == nil {
 			t.Errorf("parseSetArg(%q): want an error", in)
 		}
 	}

@@ -74,7 +74,8 @@ func parseMigrateArg(s string) (string, error) {
 			s = "statefulset/" + name
 		}
 	}
-	return parseSetArg(s)
+	_, name, err := parseSetArg(s)
+	return name, err
 }
 
 // rolloutReasons says why a set is mid-rollout (empty: settled): its controller has not seen the latest

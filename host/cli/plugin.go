@@ -95,7 +95,9 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
 Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
 (make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal; kubectl's own completion then completes
 the plugin's commands, flags and the cluster's StatefulSets.
-Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text.
+Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text. A set argument names
+the kind as kubectl does: statefulset/web (apps/v1), statefulsets.ordinal.dev/web or osts/web (Ordinal's
+own kind; timeline, snapshot, status and history read either; preview takes apps/v1 manifests).
 
 ` + exitCodesHelp,
 		SilenceUsage:  true,
@@ -125,7 +127,7 @@ Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text
 // liveSetSnapshot resolves a "statefulset/NAME" argument against the cluster and builds the controller's
 // snapshot of that set from live List calls, with the given feature-gate overrides.
 func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates string) (*controller.Snapshot, controller.Objects, error) {
-	name, features, c, ns, err := o.target(arg, featureGates)
+	t, name, features, c, ns, err := o.target(arg, featureGates)
 	if err != nil {
 		return nil, controller.Objects{}, err
 	}
@@ -133,23 +135,24 @@ func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates st
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	snap, sel, err := controller.LiveSnapshot(ctx, c, ns, name, time.Now(), features)
+	snap, sel, err := controller.LiveSnapshot(ctx, c, t, ns, name, time.Now(), features)
 	if err != nil {
 		return nil, controller.Objects{}, withCode(ExitUsage, err)
 	}
 	return snap, sel, nil
 }
 
-// target reads a command's statefulset/NAME argument and --feature-gates, and connects to the cluster.
-func (o *pluginOptions) target(arg, featureGates string) (name string, features map[string]bool, c kubernetes.Interface, ns string, err error) {
-	if name, err = parseSetArg(arg); err != nil {
-		return "", nil, nil, "", withCode(ExitUsage, err)
+// target reads a command's statefulset/NAME argument (its kind and name) and --feature-gates, and
+// connects to the cluster.
+func (o *pluginOptions) target(arg, featureGates string) (t controller.Target, name string, features map[string]bool, c kubernetes.Interface, ns string, err error) {
+	if t, name, err = parseSetArg(arg); err != nil {
+		return t, "", nil, nil, "", withCode(ExitUsage, err)
 	}
 	if features, err = parseFeatureGates(featureGates); err != nil {
-		return "", nil, nil, "", withCode(ExitUsage, err)
+		return t, "", nil, nil, "", withCode(ExitUsage, err)
 	}
 	c, ns, err = o.client()
-	return name, features, c, ns, err
+	return t, name, features, c, ns, err
 }
 
 func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) error) error {

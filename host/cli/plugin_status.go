@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -48,7 +48,7 @@ controller's requeue comes due; it runs until interrupted.`,
 			if err != nil {
 				return err
 			}
-			name, features, client, ns, err := o.target(args[0], featureGates)
+			t, name, features, client, ns, err := o.target(args[0], featureGates)
 			if err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ controller's requeue comes due; it runs until interrupted.`,
 			defer m.Close(context.Background())
 			s := &statusView{module: m, features: features, format: format, out: cmd.OutOrStdout()}
 			if !watch {
-				objs, err := controller.LiveObjects(ctx, client, ns, name)
+				objs, err := controller.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {
 					return withCode(ExitUsage, err)
 				}
@@ -75,7 +75,11 @@ controller's requeue comes due; it runs until interrupted.`,
 				_, err = io.WriteString(s.out, frame)
 				return err
 			}
-			if err := s.watch(ctx, client, ns, name); err != nil && ctx.Err() == nil {
+			cfg, _, err := o.kube.restConfig()
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			if err := s.watch(ctx, cfg, client, t, ns, name); err != nil && ctx.Err() == nil {
 				return err
 			}
 			return nil
@@ -128,7 +132,7 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 // watch redraws the status from informer caches whenever the set, or one of the namespace's pods,
 // ControllerRevisions or claims, changes, or the module's requeue comes due. The pods, revisions and
 // claims come from the webhook's informer source, the set from an informer on it alone.
-func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns, name string) error {
+func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, t controller.Target, ns, name string) error {
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -140,17 +144,17 @@ func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns,
 	if err := source.OnChange(poke); err != nil {
 		return err
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name }))
-	sets := f.Apps().V1().StatefulSets()
-	if _, err := sets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	setInformer, sets, err := controller.NewSetInformer(cfg, client, t, ns, func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name })
+	if err != nil {
+		return err
+	}
+	if _, err := setInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { poke() }, UpdateFunc: func(any, any) { poke() }, DeleteFunc: func(any) { poke() }}); err != nil {
 		return err
 	}
 	source.Start(ctx)
-	f.Start(ctx.Done())
-	defer f.Shutdown()
-	if !source.WaitForSync(ctx) || !cache.WaitForCacheSync(ctx.Done(), sets.Informer().HasSynced) {
+	go setInformer.RunWithContext(ctx)
+	if !source.WaitForSync(ctx) || !cache.WaitForCacheSync(ctx.Done(), setInformer.HasSynced) {
 		return nil // interrupted before the first list
 	}
 	terminal := isTerminal(s.out)
@@ -159,7 +163,7 @@ func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns,
 	requeue := time.NewTimer(time.Hour)
 	defer requeue.Stop()
 	for {
-		frame, after, err := s.cachedFrame(ctx, ns, name, sets.Lister(), source)
+		frame, after, err := s.cachedFrame(ctx, t, ns, name, sets, source)
 		if err != nil {
 			return err
 		}
@@ -193,7 +197,7 @@ func (s *statusView) watch(ctx context.Context, client kubernetes.Interface, ns,
 
 // cachedFrame renders the set from the informers' caches; a set that does not exist (yet, or any more)
 // is a frame of its own.
-func (s *statusView) cachedFrame(ctx context.Context, ns, name string, sets appslisters.StatefulSetLister, source *webhook.InformerSource) (string, time.Duration, error) {
+func (s *statusView) cachedFrame(ctx context.Context, t controller.Target, ns, name string, sets appslisters.StatefulSetLister, source *webhook.InformerSource) (string, time.Duration, error) {
 	set, err := sets.StatefulSets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		st := rollout.NotFound(ns, name)
@@ -204,7 +208,7 @@ func (s *statusView) cachedFrame(ctx context.Context, ns, name string, sets apps
 	if err != nil {
 		return "", 0, err
 	}
-	objs := controller.Objects{Set: set}
+	objs := controller.Objects{Target: t, Set: set}
 	if objs.Pods, objs.Revisions, objs.Claims, err = source.Namespace(ns); err != nil {
 		return "", 0, err
 	}

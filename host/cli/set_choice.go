@@ -23,7 +23,7 @@ func (c *setChoice) setArg(args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	name, err := parseSetArg(args[0])
+	_, name, err := parseSetArg(args[0])
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}

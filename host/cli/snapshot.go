@@ -12,13 +12,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/crd"
 )
 
 func newSnapshotCommand() *cobra.Command {
 	var kube kubeOptions
 	var out, featureGates string
 	cmd := &cobra.Command{
-		Use:   "snapshot statefulset/NAME [-n NS] [-o json|yaml]",
+		Use:   "snapshot statefulset/NAME|statefulsets.ordinal.dev/NAME [-n NS] [-o json|yaml]",
 		Short: "Write the snapshot the controller would build for a StatefulSet, from the live cluster",
 		Long: `snapshot reads a StatefulSet and the Pods, ControllerRevisions and PersistentVolumeClaims of its namespace
 with live GET/List calls and writes the ABI v1 snapshot the controller would build for it right now: the same
@@ -31,7 +32,7 @@ server returns it, "now" from the clock). Attach it to a bug report, or replay i
 The namespace defaults to the kubeconfig context's, else "default".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := parseSetArg(args[0])
+			target, name, err := parseSetArg(args[0])
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
@@ -58,7 +59,7 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			snap, _, err := controller.LiveSnapshot(ctx, client, ns, name, time.Now(), features)
+			snap, _, err := controller.LiveSnapshot(ctx, client, target, ns, name, time.Now(), features)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
@@ -90,20 +91,25 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 	return cmd
 }
 
-// parseSetArg accepts statefulset/NAME, statefulsets/NAME, sts/NAME,
-// statefulset.apps/NAME or a bare NAME.
-func parseSetArg(s string) (string, error) {
+// parseSetArg reads a set argument as kubectl names the kinds: statefulset/NAME, statefulsets/NAME,
+// sts/NAME, statefulset.apps/NAME or a bare NAME (apps/v1), and statefulset.ordinal.dev/NAME,
+// statefulsets.ordinal.dev/NAME or osts/NAME (Ordinal's own kind).
+func parseSetArg(s string) (controller.Target, string, error) {
 	kind, name, ok := strings.Cut(s, "/")
 	if !ok {
 		name, kind = s, "statefulset"
 	}
+	var t controller.Target
 	switch strings.ToLower(kind) {
 	case "statefulset", "statefulsets", "sts", "statefulset.apps", "statefulsets.apps":
+		t = controller.StatefulSetTarget
+	case "statefulset." + crd.Group, "statefulsets." + crd.Group, "osts":
+		t = controller.CRDTarget
 	default:
-		return "", fmt.Errorf("want statefulset/NAME, got %q", s)
+		return t, "", fmt.Errorf("want statefulset/NAME or statefulsets.%s/NAME, got %q", crd.Group, s)
 	}
 	if name == "" {
-		return "", fmt.Errorf("want statefulset/NAME, got %q", s)
+		return t, "", fmt.Errorf("want statefulset/NAME or statefulsets.%s/NAME, got %q", crd.Group, s)
 	}
-	return name, nil
+	return t, name, nil
 }

@@ -278,7 +278,11 @@ func newController(sh *shared, t Target) (*Controller, error) {
 		sets := sh.factory.Apps().V1().StatefulSets()
 		c.setInformer, c.setLister = sets.Informer(), sets.Lister()
 	} else {
-		c.setInformer = customSetInformer(sh.rest[t.GroupVersion], t, sh.cfg)
+		c.setInformer = customSetInformer(sh.rest[t.GroupVersion], t, sh.cfg, func(o *metav1.ListOptions) {
+			if sh.cfg.Selector != "" {
+				o.LabelSelector = sh.cfg.Selector
+			}
+		})
 		c.setLister = appslisters.NewStatefulSetLister(c.setInformer.GetIndexer())
 	}
 	c.consistency = newConsistencyStore(map[schema.GroupResource]rvGetter{
@@ -297,13 +301,11 @@ func newController(sh *shared, t Target) (*Controller, error) {
 }
 
 // customSetInformer lists and watches a custom target's sets through its REST client (JSON, decoded by
-// the target's scheme into *appsv1.StatefulSet), with the shared informers' namespace, selector, resync
-// and transform. The factory cannot make it: it keys informers by Go type, and apps/v1's has that type.
-func customSetInformer(client rest.Interface, t Target, cfg Config) cache.SharedIndexInformer {
-	tweak := func(o *metav1.ListOptions) {
-		if cfg.Selector != "" {
-			o.LabelSelector = cfg.Selector
-		}
+// the target's scheme into *appsv1.StatefulSet), with cfg's namespace and resync, the list options tweaked
+// (the controller's --selector), and the shared informers' transform. The factory cannot make it: it keys informers by Go type, and apps/v1's has that type.
+func customSetInformer(client rest.Interface, t Target, cfg Config, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+	if tweak == nil {
+		tweak = func(*metav1.ListOptions) {}
 	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {

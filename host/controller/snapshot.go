@@ -27,6 +27,8 @@ import (
 // namespace the controller has (from informer caches, or from live List calls
 // for `ordinal snapshot`). SelectObjects narrows them to what the sync needs.
 type Objects struct {
+	// Target is the set's kind (the zero Target: apps/v1).
+	Target    Target
 	Set       *appsv1.StatefulSet
 	Pods      []*corev1.Pod
 	Revisions []*appsv1.ControllerRevision
@@ -66,7 +68,7 @@ func SelectObjects(o Objects) (Objects, error) {
 	if err != nil {
 		return Objects{}, fmt.Errorf("invalid selector: %w", err)
 	}
-	out := Objects{Set: set}
+	out := Objects{Target: o.Target, Set: set}
 	for _, p := range o.Pods {
 		if p.Namespace != set.Namespace {
 			continue
@@ -312,24 +314,24 @@ func SnapshotOf(cands Objects, now time.Time, features map[string]bool) (*Snapsh
 	if err != nil {
 		return nil, Objects{}, err
 	}
-	snap, err := BuildSnapshot(sel, StatefulSetTarget, now, features)
+	snap, err := BuildSnapshot(sel, sel.Target.orApps(), now, features)
 	return snap, sel, err
 }
 
-// LiveSnapshot is the snapshot of a set as the API server has it right now, from uncached calls
+// LiveSnapshot is the snapshot of a set of kind t as the API server has it right now, from uncached calls
 // (`ordinal snapshot`, the kubectl plugin).
-func LiveSnapshot(ctx context.Context, client kubernetes.Interface, ns, name string, now time.Time, features map[string]bool) (*Snapshot, Objects, error) {
-	objs, err := LiveObjects(ctx, client, ns, name)
+func LiveSnapshot(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, now time.Time, features map[string]bool) (*Snapshot, Objects, error) {
+	objs, err := LiveObjects(ctx, client, t, ns, name)
 	if err != nil {
 		return nil, Objects{}, err
 	}
 	return SnapshotOf(objs, now, features)
 }
 
-// LiveObjects GETs the set and Lists its namespace's pods, ControllerRevisions
+// LiveObjects GETs the set of kind t and Lists its namespace's pods, ControllerRevisions
 // and claims from the API server (uncached).
-func LiveObjects(ctx context.Context, client kubernetes.Interface, ns, name string) (Objects, error) {
-	set, err := client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+func LiveObjects(ctx context.Context, client kubernetes.Interface, t Target, ns, name string) (Objects, error) {
+	set, err := GetSet(ctx, client, t, ns, name)
 	if err != nil {
 		return Objects{}, err
 	}
@@ -345,7 +347,7 @@ func LiveObjects(ctx context.Context, client kubernetes.Interface, ns, name stri
 	if err != nil {
 		return Objects{}, err
 	}
-	o := Objects{Set: set}
+	o := Objects{Target: t, Set: set}
 	for i := range pods.Items {
 		o.Pods = append(o.Pods, &pods.Items[i])
 	}

@@ -1,11 +1,21 @@
 package controller
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/ordinal-dev/ordinal/host/crd"
 )
@@ -39,6 +49,59 @@ var CRDTarget = Target{
 	Kind:         crd.Kind,
 	Resource:     crd.Resource,
 	Custom:       true,
+}
+
+// orApps is the target, the zero Target being apps/v1.
+func (t Target) orApps() Target {
+	if t.Kind == "" {
+		return StatefulSetTarget
+	}
+	return t
+}
+
+// GetSet reads a set of kind t with an uncached GET. A custom kind is read as JSON into apps/v1's Go type
+// through the clientset's untyped REST client (the typed clientset knows apps/v1 only); the API server's
+// error, NotFound included, is returned as it is.
+func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string) (*appsv1.StatefulSet, error) {
+	t = t.orApps()
+	if !t.Custom {
+		return client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	rc := client.Discovery().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() {
+		return nil, fmt.Errorf("no REST client to read %s %s/%s", t, ns, name)
+	}
+	res := rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version, "namespaces", ns, t.Resource, name).Do(ctx)
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	raw, err := res.Raw()
+	if err != nil {
+		return nil, err
+	}
+	var set appsv1.StatefulSet
+	if err := json.Unmarshal(raw, &set); err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", t, ns, name, err)
+	}
+	set.TypeMeta = metav1.TypeMeta{} // as a typed client returns it
+	return &set, nil
+}
+
+// NewSetInformer is an informer on the sets of kind t in namespace ns, its list options tweaked (a field
+// selector on one name, for `kubectl ordinal status --watch`).
+func NewSetInformer(cfg *rest.Config, client kubernetes.Interface, t Target, ns string, tweak func(*metav1.ListOptions)) (cache.SharedIndexInformer, appslisters.StatefulSetLister, error) {
+	t = t.orApps()
+	if !t.Custom {
+		f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(tweak))
+		sets := f.Apps().V1().StatefulSets()
+		return sets.Informer(), sets.Lister(), nil
+	}
+	rc, err := newRESTClients(cfg, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	inf := customSetInformer(rc[t.GroupVersion], t, Config{Namespace: ns}, tweak)
+	return inf, appslisters.NewStatefulSetLister(inf.GetIndexer()), nil
 }
 
 // APIVersion is the target's apiVersion string ("apps/v1").

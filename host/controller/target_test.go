@@ -13,8 +13,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -91,7 +93,7 @@ func TestCustomSetInformer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf := customSetInformer(rc[CRDTarget.GroupVersion], CRDTarget, Config{Namespace: "ns", Selector: "tier=db"})
+	inf := customSetInformer(rc[CRDTarget.GroupVersion], CRDTarget, Config{Namespace: "ns"}, func(o *metav1.ListOptions) { o.LabelSelector = "tier=db" })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard, not a budget
 	defer cancel()
 	go inf.RunWithContext(ctx)
@@ -255,5 +257,31 @@ func TestManagerRefusesAMissingCRD(t *testing.T) {
 	}
 	if _, err := newManager(Config{Module: &ModuleRef{}, Targets: []Target{CRDTarget, CRDTarget}}, client, rc); err == nil {
 		t.Errorf("a target twice: no error")
+	}
+}
+
+// GetSet reads the CRD kind through the clientset's untyped REST client into apps/v1's type, and keeps
+// the API server's NotFound.
+func TestGetSetOfTheCRDKind(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/apis/ordinal.dev/v1/namespaces/ns/statefulsets/web" {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"statefulsets.ordinal.dev \"db\" not found"}`)
+			return
+		}
+		fmt.Fprint(w, `{"apiVersion":"ordinal.dev/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"ns","uid":"u1"},"spec":{"replicas":2},"status":{"replicas":2,"selector":"app=web"}}`)
+	}))
+	defer srv.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := GetSet(context.Background(), client, CRDTarget, "ns", "web")
+	if err != nil || set.UID != "u1" || *set.Spec.Replicas != 2 || set.Status.Replicas != 2 || set.APIVersion != "" {
+		t.Fatalf("GetSet = %+v, %v", set, err)
+	}
+	if _, err := GetSet(context.Background(), client, CRDTarget, "ns", "db"); !apierrors.IsNotFound(err) {
+		t.Errorf("a missing set: %v, want NotFound", err)
 	}
 }
