@@ -7,6 +7,8 @@ TINYGO ?= $(TINYGO_PREFIX)/bin/tinygo
 # Flags of the shipped module; RATIONALE.md explains the GC choice.
 TINYGO_FLAGS ?= -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -opt=2 -gc=leaking
 GUEST_WASM := host/embedded/ordinal.wasm
+# The extended module (issue 14): the same guest source with the build tag ordinal_extended.
+EXTENDED_WASM := host/embedded/ordinal-extended.wasm
 GUEST_STDGO_WASM := build/ordinal-stdgo.wasm
 GUEST_SRC := $(shell find guest -name '*.go' -not -name '*_test.go') go.mod go.sum
 # Nothing needs cgo: every Go build is static (the binary of `make image` runs on a scratch base), and
@@ -29,13 +31,21 @@ $(GUEST_BUILD): $(GUEST_SRC) | $(TINYGO)
 	$(TINYGO) build $(TINYGO_FLAGS) -o $@.tmp ./guest 2> >(grep -v 'is not a recognized feature for this target' >&2)
 	mv $@.tmp $@
 
-guest: $(GUEST_BUILD)
-	cp $(GUEST_BUILD) $(GUEST_WASM)
+EXTENDED_BUILD := build/ordinal-extended.wasm
+$(EXTENDED_BUILD): $(GUEST_SRC) | $(TINYGO)
+	@mkdir -p $(dir $@)
+	$(TINYGO) build $(TINYGO_FLAGS) -tags ordinal_extended -o $@.tmp ./guest 2> >(grep -v 'is not a recognized feature for this target' >&2)
+	mv $@.tmp $@
 
-# TinyGo builds are reproducible, so the committed module must equal a fresh build of the committed source.
-check-embedded: $(GUEST_BUILD)
+guest: $(GUEST_BUILD) $(EXTENDED_BUILD)
+	cp $(GUEST_BUILD) $(GUEST_WASM)
+	cp $(EXTENDED_BUILD) $(EXTENDED_WASM)
+
+# TinyGo builds are reproducible, so the committed modules must equal fresh builds of the committed source.
+check-embedded: $(GUEST_BUILD) $(EXTENDED_BUILD)
 	@cmp -s $(GUEST_BUILD) $(GUEST_WASM) || { echo "host/embedded/ordinal.wasm is stale: run 'make guest' and commit it" >&2; exit 1; }
-	@echo "embedded module matches a fresh TinyGo build of guest/"
+	@cmp -s $(EXTENDED_BUILD) $(EXTENDED_WASM) || { echo "host/embedded/ordinal-extended.wasm is stale: run 'make guest' and commit it" >&2; exit 1; }
+	@echo "embedded modules match fresh TinyGo builds of guest/"
 
 # Small misbehaving modules (trap, loop, oom, ...) for the host's containment tests; committed like the default.
 testmodules: | $(TINYGO)
@@ -139,12 +149,16 @@ vet:
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet -tags ordinal_extended ./guest/...
 
+# The guest's tests run twice: as the faithful module and as the extended one (build tag ordinal_extended).
 check: vet
 	$(GO) test ./...
+	$(GO) test -tags ordinal_extended ./guest/...
 
 test: check-embedded check-crd guest-stdgo test-node chromium vet image
 	ORDINAL_REQUIRE_CHROMIUM=1 ORDINAL_REQUIRE_IMAGE=1 $(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags ordinal_extended ./guest/...
 	$(MAKE) e2e
 
 bench: guest guest-stdgo $(NODE_DEPS)

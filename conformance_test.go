@@ -1,8 +1,10 @@
 package ordinal_test
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +14,9 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/conformance"
 )
 
-// TestConformance runs every case in testdata/conformance through the shipped TinyGo module and,
-// when `make guest-stdgo` has built it, through the standard-Go build of the same source: each plan
+// TestConformance runs every case in testdata/conformance through the shipped TinyGo module, the
+// extended module (no case opts into an extension) and, when `make guest-stdgo` has built it, through
+// the standard-Go build of the same source: each plan
 // must equal the one the real upstream controller (v1.37.1) made, and validate against the schema.
 func TestConformance(t *testing.T) {
 	cases, err := conformance.Load(os.DirFS("testdata"), "conformance")
@@ -23,7 +26,7 @@ func TestConformance(t *testing.T) {
 	if len(cases) == 0 {
 		t.Fatal("no conformance cases under testdata/conformance")
 	}
-	modules := map[string][]byte{"tinygo": embedded.Module()}
+	modules := map[string][]byte{"tinygo": embedded.Module(), "extended": embedded.ExtendedModule()}
 	if b, err := os.ReadFile("build/ordinal-stdgo.wasm"); err == nil {
 		modules["stdgo"] = b
 	} else {
@@ -57,5 +60,41 @@ func TestConformance(t *testing.T) {
 			}
 			t.Logf("%s module: %d passed, %d failed of %d conformance cases", name, len(cases)-failed, failed, len(cases))
 		})
+	}
+}
+
+// The extended module's plan is the faithful module's, byte for byte, on every conformance case (none
+// opts into an extension), and it describes its extensions where the faithful module describes none.
+func TestExtendedModuleIsFaithfulUnlessASetOptsIn(t *testing.T) {
+	cases, err := conformance.Load(os.DirFS("testdata"), "conformance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	faithful, err := wasm.Load(ctx, embedded.Module(), wasm.Config{Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer faithful.Close(ctx)
+	extended, err := wasm.Load(ctx, embedded.ExtendedModule(), wasm.Config{Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extended.Close(ctx)
+	if d := faithful.Describe(); len(d.Extensions) != 0 {
+		t.Errorf("the faithful module describes extensions %+v", d.Extensions)
+	}
+	if d := extended.Describe(); len(d.Extensions) == 0 || d.Extensions[0].Name != "pause" || !strings.HasSuffix(d.ModuleVersion, "+extended") {
+		t.Errorf("the extended module describes %s with extensions %+v", d.ModuleVersion, d.Extensions)
+	}
+	for _, c := range cases {
+		want, err1 := faithful.Reconcile(ctx, c.Snapshot)
+		got, err2 := extended.Reconcile(ctx, c.Snapshot)
+		if err1 != nil || err2 != nil || !bytes.Equal(want, got) {
+			t.Errorf("%s: the extended module's plan differs from the faithful module's (%v, %v):\n faithful %.300s\n extended %.300s", c.Name, err1, err2, want, got)
+		}
+	}
+	if len(cases) < 100 {
+		t.Fatalf("%d conformance cases", len(cases))
 	}
 }

@@ -88,6 +88,16 @@ type Describe struct {
 	// CustomSetKinds: the module accepts a set of another API group with apps/v1's spec and status
 	// (kind StatefulSet) and names it in the ownerReferences it writes (the host's CRD mode).
 	CustomSetKinds bool `json:"customSetKinds,omitempty"`
+	// Extensions are behaviours beyond upstream the module has, each off unless a set opts in with its
+	// annotation (none: the module's plans are upstream's).
+	Extensions []Extension `json:"extensions,omitempty"`
+}
+
+// Extension is one behaviour beyond upstream a module offers (describe's extensions).
+type Extension struct {
+	Name          string `json:"name"`
+	Annotation    string `json:"annotation"`    // the set annotation that turns it on
+	UpstreamIssue string `json:"upstreamIssue"` // the upstream issue it answers, owner/repo#number
 }
 
 // Error codes of Plan.Error.

@@ -31,7 +31,7 @@ func CheckDescribe(raw []byte) (Describe, error) {
 	sort.Strings(names)
 	for _, k := range names {
 		switch k {
-		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds":
+		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds", "extensions":
 		default:
 			return d, fmt.Errorf("describe: unknown field %q", k)
 		}
@@ -77,7 +77,56 @@ func CheckDescribe(raw []byte) (Describe, error) {
 			return d, fmt.Errorf("describe: customSetKinds: want a boolean")
 		}
 	}
+	if v, ok := fields["extensions"]; ok {
+		ext, err := checkExtensions(v)
+		if err != nil {
+			return d, err
+		}
+		d.Extensions = ext
+	}
 	return d, nil
+}
+
+var extensionNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// checkExtensions reads describe's extensions by describe.schema.json's rules.
+func checkExtensions(raw json.RawMessage) ([]Extension, error) {
+	var items []json.RawMessage
+	if err := strictDecode(raw, &items); err != nil {
+		return nil, fmt.Errorf("describe: extensions: want an array")
+	}
+	out := make([]Extension, 0, len(items))
+	for i, item := range items {
+		var fields map[string]json.RawMessage
+		if err := strictDecode(item, &fields); err != nil || fields == nil {
+			return nil, fmt.Errorf("describe: extensions[%d]: want an object", i)
+		}
+		var e Extension
+		for k := range fields {
+			switch k {
+			case "name", "annotation", "upstreamIssue":
+			default:
+				return nil, fmt.Errorf("describe: extensions[%d]: unknown field %q", i, k)
+			}
+		}
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"name", &e.Name}, {"annotation", &e.Annotation}, {"upstreamIssue", &e.UpstreamIssue}} {
+			v, ok := fields[f.name]
+			if !ok {
+				return nil, fmt.Errorf("describe: extensions[%d]: missing field %q", i, f.name)
+			}
+			if err := strictDecode(v, f.dst); err != nil || *f.dst == "" {
+				return nil, fmt.Errorf("describe: extensions[%d].%s: want a non-empty string", i, f.name)
+			}
+		}
+		if !extensionNamePattern.MatchString(e.Name) {
+			return nil, fmt.Errorf("describe: extensions[%d].name %q does not match %s", i, e.Name, extensionNamePattern)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // strictDecode decodes one value, refusing null (which encoding/json would accept as "leave it zero").

@@ -44,6 +44,16 @@ func TestCheckDescribeAgreesWithSchema(t *testing.T) {
 		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"customSetKinds":false}`,
 		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"customSetKinds":"yes"}`,
 		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"customSetKinds":null}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":[]}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":[{"name":"pause","annotation":"ordinal.dev/paused","upstreamIssue":"kubernetes/kubernetes#49890"}]}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":null}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":{}}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":["pause"]}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":[{"name":"pause","annotation":"a"}]}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":[{"name":"Pause","annotation":"a","upstreamIssue":"i"}]}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":[{"name":"pause","annotation":"","upstreamIssue":"i"}]}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":[{"name":"pause","annotation":"a","upstreamIssue":"i","x":1}]}`,
+		`{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":[{"name":"pause","annotation":null,"upstreamIssue":"i"}]}`,
 		`[]`, `null`, `"describe"`, `{}`,
 	}
 	for _, doc := range docs {
@@ -58,6 +68,10 @@ func TestCheckDescribeAgreesWithSchema(t *testing.T) {
 		if err != nil && !strings.HasPrefix(err.Error(), "describe: ") {
 			t.Errorf("%s: error %q does not say it is about describe", doc, err)
 		}
+	}
+	ext := `{"abi":1,"module":"m","moduleVersion":"1","kubernetesVersion":"v1.2.3","features":{},"extensions":[{"name":"pause","annotation":"ordinal.dev/paused","upstreamIssue":"kubernetes/kubernetes#49890"}]}`
+	if d, err := abi.CheckDescribe([]byte(ext)); err != nil || len(d.Extensions) != 1 || d.Extensions[0] != (abi.Extension{Name: "pause", Annotation: "ordinal.dev/paused", UpstreamIssue: "kubernetes/kubernetes#49890"}) {
+		t.Errorf("extensions decoded as %+v, %v", d.Extensions, err)
 	}
 	d, err := abi.CheckDescribe([]byte(good))
 	if err != nil || d.ABI != 1 || d.KubernetesVersion != "v1.37.1" || !d.Features["MaxUnavailableStatefulSet"] || d.Features["StatefulSetRecreateStrategy"] {

@@ -106,14 +106,14 @@ func (s *syncer) claimPods() ([]*pod, error) {
 				claimed = append(claimed, p)
 				continue
 			}
-			if s.set.Meta.Deleting {
+			if s.set.Meta.Deleting || s.paused() { // paused: no pod written (extension pause)
 				continue
 			}
 			patch := s.releasePatch(p.Meta.UID)
 			s.record(action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch})
 			continue
 		}
-		if s.set.Meta.Deleting || !match(p) || p.Meta.Deleting {
+		if s.set.Meta.Deleting || s.paused() || !match(p) || p.Meta.Deleting {
 			continue
 		}
 		patch := s.adoptPatch(p.Meta.UID)

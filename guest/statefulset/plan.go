@@ -112,7 +112,7 @@ func errorPlan(e *PlanError) []byte {
 
 // Describe returns the module's describe JSON.
 func Describe() []byte {
-	b := []byte(`{"abi":1,"module":"ordinal","moduleVersion":"` + ModuleVersion + moduleVariant + `","kubernetesVersion":"` + KubernetesVersion + `","features":{`)
+	b := []byte(`{"abi":1,"module":"ordinal","moduleVersion":"` + ModuleVersion + moduleVariant + extendedVariant + `","kubernetesVersion":"` + KubernetesVersion + `","features":{`)
 	for i, g := range gateDefaults {
 		if i > 0 {
 			b = append(b, ',')
@@ -123,7 +123,8 @@ func Describe() []byte {
 	}
 	// customSetKinds: the set may be a custom resource with apps/v1's spec and status (any group,
 	// kind StatefulSet); ownerReferences name it (the host's CRD mode).
-	return append(b, `},"customSetKinds":true}`...)
+	b = append(b, `},"customSetKinds":true`...)
+	return append(appendExtensions(b), '}')
 }
 
 // Module identity.

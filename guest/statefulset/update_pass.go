@@ -90,6 +90,10 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 	if set.Meta.Deleting {
 		return status, nil
 	}
+	if s.paused() { // extension pause (extended module only): the status as the pods are, no pod written
+		s.pauseEvent(status)
+		return status, nil
+	}
 	monotonic := set.PodManagementPolicy != managementParallel
 	recount := func() { s.countStatus(status, current, update, replicas.pods, condemned) }
 
