@@ -69,6 +69,11 @@ two kinds without restarting a pod. Pass --apps-v1 only where kube-controller-ma
 StatefulSet controller (--controllers=*,-statefulset-controller); a set another controller also acts on is
 left alone, with a Warning event OtherControllerActive, unless --force.
 
+A set may choose its module with the annotation ordinal.dev/module: "extended" (the embedded extended
+module: upstream plus extensions each set opts into, e.g. ordinal.dev/paused: "true") or "faithful" (the
+embedded upstream module); without it, the active module (--module, hot-swapped) syncs the set. A set naming
+another module is left alone, with a Warning event UnknownModule.
+
 The kubeconfig is --kubeconfig, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
 
 Leader election (on by default) uses a coordination.k8s.io Lease; only the leader starts its informers and
@@ -189,12 +194,18 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	logger.Info("Loaded reconcile module", "module", info.Describe.Module, "version", info.Describe.ModuleVersion,
 		"kubernetesVersion", info.Describe.KubernetesVersion, "digest", info.Digest, "source", info.Source)
 
+	modules, releaseModules, err := namedModules(ctx, mopts)
+	if err != nil {
+		return err
+	}
+	defer releaseModules()
+
 	restCfg, _, err := o.kube.restConfig()
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	ctrl, err := controller.New(controller.Config{
-		RESTConfig: restCfg, Module: ref, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
+		RESTConfig: restCfg, Module: ref, Modules: modules, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
 		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force,
 	})
 	if err != nil {

@@ -80,6 +80,32 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 	return ref, swapper, nil
 }
 
+// namedModules loads the modules a set may choose with ordinal.dev/module: the embedded faithful module
+// ("faithful") and the embedded extended one ("extended", beyond upstream; README "Beyond upstream").
+// Embedded modules are trusted as the default one is (built and tested with the binary). release frees
+// them once no sync holds them.
+func namedModules(ctx context.Context, mopts *moduleOptions) (modules map[string]*controller.ModuleRef, release func(), err error) {
+	modules = map[string]*controller.ModuleRef{}
+	release = func() {
+		for _, r := range modules {
+			r.Install(nil, controller.ModuleInfo{}, nil)
+		}
+	}
+	for name, code := range map[string][]byte{"faithful": embedded.Module(), "extended": embedded.ExtendedModule()} {
+		m, err := mopts.loadCode(ctx, code)
+		if err != nil {
+			release()
+			return nil, nil, withCode(ExitModuleFailure, fmt.Errorf("the embedded %s module: %w", name, err))
+		}
+		info := controller.ModuleInfoOf(m)
+		info.Source = "embedded:" + name
+		ref := &controller.ModuleRef{}
+		ref.Install(m, info, func() { _ = m.Close(context.Background()) })
+		modules[name] = ref
+	}
+	return modules, release, nil
+}
+
 // startModuleWatchers starts the hot-swap sources: the --module file (polled)
 // and --module-configmap. They run for the life of the process, on standbys too,
 // so a standby that takes over already runs the newest module.

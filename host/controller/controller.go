@@ -46,8 +46,12 @@ import (
 type Config struct {
 	// RESTConfig reaches the API server. Its rate limiter is shared by all clients.
 	RESTConfig *rest.Config
-	// Module is the active reconcile module.
+	// Module is the active reconcile module: every set's unless it names another (Modules).
 	Module *ModuleRef
+	// Modules are the modules a set may choose by name with the annotation ordinal.dev/module (e.g. the
+	// embedded "faithful" and "extended" modules). A set naming a module not here is left alone, with an
+	// event.
+	Modules map[string]*ModuleRef
 	// Targets are the kinds reconciled, one Controller each (default: CRDTarget alone). Each target's
 	// module must accept it: a custom target needs describe's customSetKinds (SwapConfig.CustomSetKinds).
 	Targets []Target
@@ -113,6 +117,8 @@ type Controller struct {
 	yielded sync.Map
 	// invalid holds, per set key, why a custom target's set is refused (an event per new reason).
 	invalid sync.Map
+	// unknownModule holds, per set key, the module name it asks for that is not registered (an event per name).
+	unknownModule sync.Map
 
 	setInformer cache.SharedIndexInformer
 	setLister   appslisters.StatefulSetLister

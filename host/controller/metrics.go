@@ -38,6 +38,8 @@ const (
 	resultNotFound = "not_found" // the set is gone
 	resultYielded  = "yielded"   // left alone: another controller acts on the set (see otherController)
 	resultInvalid  = "invalid"   // left alone: a custom target's set apps/v1 validation refuses (InvalidSetError)
+	// left alone: the set names a module the controller does not have (ordinal.dev/module)
+	resultUnknownModule = "unknown_module"
 )
 
 // Label values of ordinal_errors_total{stage}.
@@ -55,7 +57,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m := &Metrics{Registry: prometheus.NewRegistry()}
 	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	m.syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ordinal_syncs_total", Help: "StatefulSet syncs by result (success, error, stale, not_found, yielded, invalid).",
+		Name: "ordinal_syncs_total", Help: "StatefulSet syncs by result (success, error, stale, not_found, yielded, invalid, unknown_module).",
 	}, []string{"result"})
 	m.syncDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "ordinal_sync_duration_seconds", Help: "Duration of one sync: snapshot, module call and writes.", Buckets: buckets,
@@ -109,7 +111,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.Registry.MustRegister(cs...)
 	// Every label value a counter can take is there from the start, at zero, so rate() and alerts see
 	// a series before the first event rather than no data.
-	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound, resultYielded, resultInvalid} {
+	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound, resultYielded, resultInvalid, resultUnknownModule} {
 		m.syncs.WithLabelValues(r)
 	}
 	for _, s := range []string{stageSnapshot, stageGuest, stagePlan, stageApply, stageAdoption, stageFirewall} {

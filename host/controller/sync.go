@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -138,9 +141,22 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	snapBytes = len(snap.JSON)
 	c.metrics.snapshotBytes.Observe(float64(snapBytes))
 
+	// The set's module: the active one, or the one it names (ordinal.dev/module).
+	ref, name := c.moduleFor(set)
+	if ref == nil {
+		result = resultUnknownModule
+		if prev, _ := c.unknownModule.Swap(key, name); prev != name {
+			logger.Info("Leaving the StatefulSet alone: it names a module this controller does not have", "set", key, "module", name, "known", c.moduleNames())
+			c.recorder.Event(set, corev1.EventTypeWarning, EventUnknownModule, truncate(fmt.Sprintf(
+				"Ordinal does not act on this StatefulSet: %s names the module %q; this controller has %s", AnnotationModule, name, c.moduleNames()), 1024))
+		}
+		return 0, nil
+	}
+	c.unknownModule.Delete(key)
+
 	// The module is held for the whole sync: a hot swap meanwhile takes effect at
 	// the next sync, and this one finishes (and releases) the module it started with.
-	module, moduleInfo, release := c.cfg.Module.Acquire()
+	module, moduleInfo, release := ref.Acquire()
 	defer release()
 	moduleDigest = moduleInfo.ShortDigest()
 	t0 := time.Now()
@@ -280,6 +296,34 @@ func (c *Controller) Snapshot(namespace, name string, now time.Time) (*Snapshot,
 
 // EventPlanRefused is the warning recorded on a set when the action firewall refuses its plan.
 const EventPlanRefused = "PlanRefused"
+
+// AnnotationModule on a set names the module its syncs run (Config.Modules); absent: the active module.
+const AnnotationModule = "ordinal.dev/module"
+
+// EventUnknownModule is the warning recorded on a set that names a module the controller does not have.
+const EventUnknownModule = "UnknownModule"
+
+// moduleFor is the module the set's syncs run, and the name it asks for (nil: not registered).
+func (c *Controller) moduleFor(set *appsv1.StatefulSet) (*ModuleRef, string) {
+	name, ok := set.Annotations[AnnotationModule]
+	if !ok {
+		return c.cfg.Module, ""
+	}
+	return c.cfg.Modules[name], name
+}
+
+// moduleNames lists the registered module names, for messages.
+func (c *Controller) moduleNames() string {
+	names := make([]string, 0, len(c.cfg.Modules))
+	for n := range c.cfg.Modules {
+		names = append(names, strconv.Quote(n))
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "no named module"
+	}
+	return "the modules " + strings.Join(names, ", ")
+}
 
 // EventInvalidSpec is the warning recorded on a custom target's set that apps/v1 validation refuses.
 const EventInvalidSpec = "InvalidSpec"

@@ -1,0 +1,106 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+
+	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/kube"
+)
+
+// A set chooses its module with ordinal.dev/module: the extended module pauses a set that asks for it
+// (ordinal.dev/paused) where the active, faithful module creates its first pod; a set naming a
+// module the controller lacks is left alone with an UnknownModule warning, and nothing is written.
+func TestSetChoosesItsModule(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	refOf := func(code []byte) *ModuleRef {
+		m, err := loadModule(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := &ModuleRef{}
+		ref.Install(m, ModuleInfoOf(m), func() { m.Close(ctx) })
+		return ref
+	}
+	active, extended := refOf(embedded.Module()), refOf(embedded.ExtendedModule())
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		wantCreate  bool
+		wantEvent   string
+	}{
+		{"no choice: the active module", map[string]string{"ordinal.dev/paused": "true"}, true, ""},
+		{"extended, paused", map[string]string{AnnotationModule: "extended", "ordinal.dev/paused": "true"}, false, "Normal Paused"},
+		{"extended, not paused", map[string]string{AnnotationModule: "extended"}, true, ""},
+		{"unknown module", map[string]string{AnnotationModule: "nope"}, false, "Warning UnknownModule"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := defaulted(t, testSet())
+			set.Spec.Replicas = ptr.To[int32](1)
+			set.Annotations = tc.annotations
+			objs := []runtime.Object{set}
+			api := &fakeAPI{}
+			c := newFakeController(t, ctx, active, api, objs...)
+			c.cfg.Modules = map[string]*ModuleRef{"extended": extended}
+			rec := record.NewFakeRecorder(20)
+			c.recorder = rec
+			if _, err := c.sync(ctx, "ns/web"); err != nil {
+				t.Fatal(err)
+			}
+			created := false
+			for _, r := range api.reqs {
+				if r.Method == "POST" && strings.HasSuffix(r.Path, "/pods") {
+					created = true
+				}
+				if tc.wantEvent == "Warning UnknownModule" {
+					t.Errorf("a set naming an unknown module: %s %s", r.Method, r.Path)
+				}
+			}
+			if created != tc.wantCreate {
+				t.Errorf("pod created: %v, want %v (requests %v)", created, tc.wantCreate, api.reqs)
+			}
+			var events []string
+			for len(rec.Events) > 0 {
+				events = append(events, <-rec.Events)
+			}
+			found := tc.wantEvent == ""
+			for _, e := range events {
+				if tc.wantEvent != "" && strings.HasPrefix(e, tc.wantEvent) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("events %q, want one %q", events, tc.wantEvent)
+			}
+			if tc.wantEvent == "Warning UnknownModule" && !strings.Contains(strings.Join(events, "\n"), `"extended"`) {
+				t.Errorf("the UnknownModule event does not list the modules: %q", events)
+			}
+		})
+	}
+}
+
+// defaulted is set as the API server stores it (host/kube's defaulting).
+func defaulted(t *testing.T, set *appsv1.StatefulSet) *appsv1.StatefulSet {
+	t.Helper()
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = kube.DefaultStatefulSetJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	var out appsv1.StatefulSet
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
