@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/ordinal-dev/ordinal/guest/jsonv"
 )
@@ -18,10 +19,14 @@ type extension struct {
 // extensions lists the extended module's extensions, in describe order.
 var extensions = [...]extension{
 	{"pause", annotationPaused, "kubernetes/kubernetes#49890"},
+	{"recover-stuck", annotationRecoverStuckAfter, "kubernetes/kubernetes#67250"},
 }
 
-// annotationPaused: "true" pauses the set (extension pause).
-const annotationPaused = "ordinal.dev/paused"
+// The extensions' annotations.
+const (
+	annotationPaused            = "ordinal.dev/paused"              // "true": extension pause
+	annotationRecoverStuckAfter = "ordinal.dev/recover-stuck-after" // a Go duration ("10m"): extension recover-stuck
+)
 
 // paused says whether the set opted into the pause extension: no pod is created, deleted, updated,
 // adopted or released and no claim touched; revisions and the status stay current (as upstream does
@@ -60,4 +65,67 @@ func appendExtensions(b []byte) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// recoverStuckAfter is the set's stuck-rollout recovery delay (extension recover-stuck; 0: off). A value
+// that is not a positive Go duration turns it off, with a warning.
+func (s *syncer) recoverStuckAfter() time.Duration {
+	if !extendedBuild {
+		return 0
+	}
+	v, ok := s.set.Meta.Annotations[annotationRecoverStuckAfter]
+	if !ok {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		s.event(eventWarning, "InvalidAnnotation", annotationRecoverStuckAfter+": "+strconv.Quote(v)+
+			" is not a positive duration (e.g. 10m): stuck-rollout recovery is off")
+		return 0
+	}
+	return d
+}
+
+// recoverStuck is the forced-rollback trap's way out (kubernetes/kubernetes#67250): a pod at a revision
+// other than the update revision that has not been Ready for the set's recover-stuck-after holds every
+// rollout back (an ordered rollout waits for it to become Ready, a rolling update for every pod to be
+// healthy), and upstream never replaces it. The highest such ordinal is deleted, so the next sync recreates
+// it at the revision its ordinal gets (the update revision, but for a partition); true stops the pass
+// there, as upstream does after deleting a failed pod. A pod not stuck for long enough yet sets the
+// requeue for when it will be. Pods without a Ready condition, terminating or being deleted are left.
+func (s *syncer) recoverStuck(replicas *replicaSlots, update *revision) bool {
+	if s.set.StrategyType != strategyRolling {
+		return false // OnDelete leaves replacing pods to the user; the trap is a rolling update's
+	}
+	after := s.recoverStuckAfter()
+	if after == 0 {
+		return false
+	}
+	for i := len(replicas.pods) - 1; i >= 0; i-- {
+		p := replicas.pods[i]
+		if p == nil || !p.isCreated() || p.isTerminating() || p.Ready || p.ReadySince.IsZero() ||
+			p.revisionLabel() == update.Meta.Name {
+			continue
+		}
+		stuckFor := s.now.Sub(p.ReadySince)
+		if stuckFor < after {
+			s.requeueWithin(after - stuckFor)
+			continue
+		}
+		s.event(eventNormal, "RecoveredStuckPod", "Deleting Pod "+p.Meta.Name+" of StatefulSet "+s.set.Meta.Name+
+			" at revision "+p.revisionLabel()+": not Ready for "+stuckFor.Round(time.Second).String()+", over "+
+			annotationRecoverStuckAfter+" "+after.String()+", while the update revision is "+update.Meta.Name+
+			"; it is recreated at the revision of its ordinal")
+		_ = s.deletePod(p)
+		return true
+	}
+	return false
+}
+
+// requeueWithin asks for a sync within d at the latest (the plan's requeueAfterSeconds is the earliest
+// of the asks).
+func (s *syncer) requeueWithin(d time.Duration) {
+	if s.requeueExt == 0 || d < s.requeueExt {
+		s.requeueExt = d
+	}
 }

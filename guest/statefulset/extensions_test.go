@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // annotate sets the set's annotation key to value in a snapshot (nil: the snapshot has no set metadata).
@@ -143,5 +144,113 @@ func TestDescribeExtensions(t *testing.T) {
 	if len(d.Extensions) != len(extensions) || d.Extensions[0].Name != "pause" || d.Extensions[0].Annotation != annotationPaused ||
 		!strings.HasSuffix(d.ModuleVersion, "+extended") {
 		t.Errorf("the extended module describes %+v (%s)", d.Extensions, d.ModuleVersion)
+	}
+}
+
+// stuckSnapshot is a rolling update (5 pods at the old revision, a new template) whose web-1 has not been
+// Ready since an hour before the snapshot's now: upstream waits for it forever (OrderedReady).
+func stuckSnapshot(t *testing.T, recoverAfter string) []byte {
+	t.Helper()
+	in, err := os.ReadFile(filepath.Join(conformanceDir, "rolling-update", "ordered-p0-mu-unset.snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(in, &v); err != nil {
+		t.Fatal(err)
+	}
+	now, _ := time.Parse(time.RFC3339, v["now"].(string))
+	p := v["pods"].([]any)[1].(map[string]any)
+	if p["metadata"].(map[string]any)["name"] != "web-1" {
+		t.Fatal("the case changed: pods[1] is not web-1")
+	}
+	for _, c := range p["status"].(map[string]any)["conditions"].([]any) {
+		c := c.(map[string]any)
+		if c["type"] == "Ready" || c["type"] == "ContainersReady" {
+			c["status"] = "False"
+			c["lastTransitionTime"] = now.Add(-time.Hour).Format(time.RFC3339)
+		}
+	}
+	out, _ := json.Marshal(v)
+	if recoverAfter != "" {
+		out = annotate(t, out, annotationRecoverStuckAfter, recoverAfter)
+	}
+	return out
+}
+
+type stuckPlan struct {
+	Actions []struct{ Verb, Kind, Name string }
+	Events  []struct{ Type, Reason, Message string }
+	Requeue float64 `json:"requeueAfterSeconds"`
+}
+
+func decodeStuckPlan(t *testing.T, b []byte) stuckPlan {
+	t.Helper()
+	var p stuckPlan
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Extension recover-stuck (kubernetes/kubernetes#67250): a pod not at the update revision and not Ready for
+// longer than ordinal.dev/recover-stuck-after is deleted (the highest such ordinal, one per sync) so it comes
+// back at the update revision; before then the plan asks for a sync when it will be due; a bad value is a
+// warning and no recovery. The faithful module ignores the annotation.
+func TestRecoverStuckExtension(t *testing.T) {
+	base := Reconcile(stuckSnapshot(t, ""))
+	podWrites := func(p stuckPlan) []string {
+		var out []string
+		for _, a := range p.Actions {
+			if a.Kind == kindPod || a.Kind == kindPVC {
+				out = append(out, a.Verb+" "+a.Kind+" "+a.Name)
+			}
+		}
+		return out
+	}
+	if w := podWrites(decodeStuckPlan(t, base)); len(w) != 0 {
+		t.Fatalf("upstream writes %v for the stuck rollout: the case no longer shows the trap", w)
+	}
+	for _, tc := range []struct {
+		after       string
+		wantDelete  bool
+		wantRequeue float64
+		wantEvent   string
+	}{
+		{"10m", true, 0, "Normal RecoveredStuckPod"},
+		{"2h", false, 3600, ""},
+		{"soon", false, 0, "Warning InvalidAnnotation"},
+		{"-5m", false, 0, "Warning InvalidAnnotation"},
+	} {
+		got := Reconcile(stuckSnapshot(t, tc.after))
+		if !extendedBuild {
+			if d := diffJSON(withoutKey(t, base, annotationRecoverStuckAfter), withoutKey(t, got, annotationRecoverStuckAfter)); d != "" {
+				t.Errorf("%s: the faithful module's plan changed:\n%s", tc.after, d)
+			}
+			continue
+		}
+		p := decodeStuckPlan(t, got)
+		w := podWrites(p)
+		if tc.wantDelete && (len(w) != 1 || w[0] != "delete Pod web-1") {
+			t.Errorf("%s: pod writes %v, want web-1 deleted alone", tc.after, w)
+		}
+		if !tc.wantDelete && len(w) != 0 {
+			t.Errorf("%s: pod writes %v, want none", tc.after, w)
+		}
+		if tc.wantRequeue > 0 && (p.Requeue < tc.wantRequeue-1 || p.Requeue > tc.wantRequeue+1) {
+			t.Errorf("%s: requeueAfterSeconds %v, want %v (when web-1 is due)", tc.after, p.Requeue, tc.wantRequeue)
+		}
+		found := tc.wantEvent == ""
+		for _, e := range p.Events {
+			if e.Type+" "+e.Reason == tc.wantEvent {
+				found = true
+				if tc.wantDelete && !strings.Contains(e.Message, "web-1") {
+					t.Errorf("%s: event %q does not name the pod", tc.after, e.Message)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: events %+v, want %s", tc.after, p.Events, tc.wantEvent)
+		}
 	}
 }

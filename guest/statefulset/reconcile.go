@@ -45,6 +45,8 @@ type syncer struct {
 	claimExists map[string]bool   // claims the API server has in the set's namespace
 
 	gid, nextGid int // simulated goroutine of the current write (0 = main)
+
+	requeueExt time.Duration // a sync an extension needs by then (0: none; extended module only)
 }
 
 func key(ns, name string) string { return ns + "/" + name }
@@ -93,6 +95,9 @@ func run(snap *snapshot) *plan {
 	}
 	if status != nil {
 		s.plan.RequeueAfter = requeueAfter(s.set.MinReadySeconds, status.ReadyReplicas, status.AvailableReplicas, pods, s.now)
+	}
+	if r := s.requeueExt.Seconds(); s.requeueExt > 0 && (s.plan.RequeueAfter == 0 || r < s.plan.RequeueAfter) {
+		s.plan.RequeueAfter = r
 	}
 	return s.plan
 }

@@ -108,6 +108,10 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 		}
 	}
 
+	if s.recoverStuck(replicas, update) { // extension recover-stuck (extended module only)
+		recount()
+		return status, nil
+	}
 	if exit, err := s.runForAll(replicas.len(), func(i int) (bool, error) {
 		return s.processReplica(replicas, i, monotonic)
 	}, monotonic); exit || err != nil {
