@@ -93,6 +93,11 @@ type Describe struct {
 	Extensions []Extension `json:"extensions,omitempty"`
 }
 
+// AnnotationModule on a set names the module a host runs its syncs with (the controller's and replay's
+// registry: "faithful", "extended"); absent, the host's active module. Not part of a snapshot's contract:
+// modules ignore it.
+const AnnotationModule = "ordinal.dev/module"
+
 // Extension is one behaviour beyond upstream a module offers (describe's extensions).
 type Extension struct {
 	Name          string `json:"name"`

@@ -80,10 +80,8 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 	return ref, swapper, nil
 }
 
-// namedModules loads the modules a set may choose with ordinal.dev/module: the embedded faithful module
-// ("faithful") and the embedded extended one ("extended", beyond upstream; README "Beyond upstream").
-// Embedded modules are trusted as the default one is (built and tested with the binary). release frees
-// them once no sync holds them.
+// namedModules loads the registry's modules (embeddedModules), which a set may choose with
+// ordinal.dev/module, as the controller's ModuleRefs. release frees them once no sync holds them.
 func namedModules(ctx context.Context, mopts *moduleOptions) (modules map[string]*controller.ModuleRef, release func(), err error) {
 	modules = map[string]*controller.ModuleRef{}
 	release = func() {
@@ -91,7 +89,7 @@ func namedModules(ctx context.Context, mopts *moduleOptions) (modules map[string
 			r.Install(nil, controller.ModuleInfo{}, nil)
 		}
 	}
-	for name, code := range map[string][]byte{"faithful": embedded.Module(), "extended": embedded.ExtendedModule()} {
+	for name, code := range embeddedModules() {
 		m, err := mopts.loadCode(ctx, code)
 		if err != nil {
 			release()

@@ -274,8 +274,10 @@ fields other managers own and the file omits are kept.
 				return err
 			}
 			defer m.Close(ctx)
+			named, closeNamed := mopts.namedModuleLoader()
+			defer closeNamed(ctx)
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
-			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m,
+			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named,
 				Features: features, Model: rollout.model, Now: time.Now(), Progress: prog.update})
 			prog.done()
 			if err != nil {
@@ -351,7 +353,9 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 				return err
 			}
 			defer m.Close(ctx)
-			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, Model: model})
+			named, closeNamed := mopts.namedModuleLoader()
+			defer closeNamed(ctx)
+			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, Model: model})
 			if err != nil {
 				var we *wasm.Error
 				if errors.As(err, &we) {

@@ -119,9 +119,12 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 			l.Close(ctx)
 		}
 	}()
+	named, closeNamed := opts.namedModuleLoader()
+	defer closeNamed(ctx)
 	ro := replay.Options{
-		Module: m,
-		Model:  model,
+		Module:      m,
+		Model:       model,
+		NamedModule: named,
 		LoadModule: func(ctx context.Context, path string) (replay.Reconciler, error) {
 			o := *opts
 			o.path = path

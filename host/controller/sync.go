@@ -298,7 +298,7 @@ func (c *Controller) Snapshot(namespace, name string, now time.Time) (*Snapshot,
 const EventPlanRefused = "PlanRefused"
 
 // AnnotationModule on a set names the module its syncs run (Config.Modules); absent: the active module.
-const AnnotationModule = "ordinal.dev/module"
+const AnnotationModule = abi.AnnotationModule
 
 // EventUnknownModule is the warning recorded on a set that names a module the controller does not have.
 const EventUnknownModule = "UnknownModule"

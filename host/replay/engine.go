@@ -27,6 +27,9 @@ type Options struct {
 	Module Reconciler
 	// LoadModule loads a module for a swapModule event (path already resolved).
 	LoadModule func(ctx context.Context, path string) (Reconciler, error)
+	// NamedModule gives the module a set names with ordinal.dev/module (abi.AnnotationModule), as the
+	// controller's registry does; nil: a set naming one cannot be replayed.
+	NamedModule func(ctx context.Context, name string) (Reconciler, error)
 	// Progress, when set, is called after every sync (the CLI draws a progress line with it).
 	Progress func(step int, elapsed time.Duration)
 	// Model, when set, overrides the scenario's kubelet model ("tick" or "delays").
@@ -101,6 +104,31 @@ type engine struct {
 	snapSize   int    // bytes of the last snapshot, to size the next
 	snapBuf    []byte // the last snapshot's buffer, for the next (nil when a segment kept it)
 	enc        jsonEncoder
+	named      map[string]Reconciler // modules the set named, loaded (opts.NamedModule)
+}
+
+// moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
+// else the replay's module (swapModule events change it).
+func (e *engine) moduleOfSet() (Reconciler, error) {
+	name, ok := jsonobj.GetObj(e.api.StatefulSet(), "metadata.annotations")[abi.AnnotationModule].(string)
+	if !ok {
+		return e.module, nil
+	}
+	if m := e.named[name]; m != nil {
+		return m, nil
+	}
+	if e.opts.NamedModule == nil {
+		return nil, fmt.Errorf("the set names the module %q (%s), and this replay has no named modules", name, abi.AnnotationModule)
+	}
+	m, err := e.opts.NamedModule(e.ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("the set names the module %q (%s): %w", name, abi.AnnotationModule, err)
+	}
+	if e.named == nil {
+		e.named = map[string]Reconciler{}
+	}
+	e.named[name] = m
+	return m, nil
 }
 
 // Run replays a scenario with the given reconcile module and returns its timeline.
@@ -564,7 +592,11 @@ func (e *engine) sync() (syncResult, error) {
 		seg.Snapshot = snap
 		e.snapBuf = nil // kept: the next snapshot gets a buffer of its own
 	}
-	raw, err := e.module.Reconcile(e.ctx, snap)
+	module, err := e.moduleOfSet()
+	if err != nil {
+		return res, &InvalidWorldError{Err: fmt.Errorf("step %d: %w", len(e.tl.Steps), err)}
+	}
+	raw, err := module.Reconcile(e.ctx, snap)
 	if err != nil {
 		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
 	}

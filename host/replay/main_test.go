@@ -10,8 +10,9 @@ import (
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
-// testModule is the embedded module, compiled once for the package's tests.
-var testModule *wasm.Module
+// testModule is the embedded module, compiled once for the package's tests; testExtended the extended
+// one, for scenarios whose set names it (ordinal.dev/module: extended).
+var testModule, testExtended *wasm.Module
 
 func TestMain(m *testing.M) {
 	ctx := context.Background()
@@ -21,8 +22,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testModule = mod
+	if testExtended, err = wasm.Load(ctx, embedded.ExtendedModule(), wasm.Config{}); err != nil {
+		fmt.Fprintln(os.Stderr, "loading the extended module:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	mod.Close(ctx)
+	testExtended.Close(ctx)
 	os.Exit(code)
 }
 
@@ -33,5 +39,10 @@ func testOptions() Options {
 			return nil, err
 		}
 		return wasm.Load(ctx, b, wasm.Config{})
+	}, NamedModule: func(_ context.Context, name string) (Reconciler, error) {
+		if name != "extended" {
+			return nil, fmt.Errorf("no module %q", name)
+		}
+		return testExtended, nil
 	}}
 }

@@ -54,6 +54,9 @@ type EventRecorder interface {
 type Config struct {
 	// Module runs the syncs of the preview (a pooled *wasm.Module: safe for concurrent use).
 	Module replay.Reconciler
+	// NamedModule gives the module a set names with ordinal.dev/module (the controller's registry), safe for
+	// concurrent use; nil: such a set's preview fails.
+	NamedModule func(ctx context.Context, name string) (replay.Reconciler, error)
 	// Source of pods, revisions and claims.
 	Source Source
 	// Features are feature-gate overrides put in every snapshot (as the controller's --feature-gates).
@@ -423,7 +426,7 @@ func (s *Server) preview(ctx context.Context, old, cur *appsv1.StatefulSet, budg
 		return nil, fmt.Errorf("listing the namespace's objects: %w", err)
 	}
 	return Preview(ctx, PreviewInput{Old: old, New: cur, Objects: controller.Objects{Pods: pods, Revisions: revs, Claims: claims},
-		Module: s.cfg.Module, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget})
+		Module: s.cfg.Module, NamedModule: s.cfg.NamedModule, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget})
 }
 
 // PreviewInput is what Preview needs: the set before (nil for a create) and after the edit, the objects
@@ -432,9 +435,11 @@ type PreviewInput struct {
 	Old, New *appsv1.StatefulSet
 	Objects  controller.Objects
 	Module   replay.Reconciler
-	Features map[string]bool
-	Model    string
-	Now      time.Time
+	// NamedModule gives the module the set names (ordinal.dev/module), as replay.Options.NamedModule.
+	NamedModule func(ctx context.Context, name string) (replay.Reconciler, error)
+	Features    map[string]bool
+	Model       string
+	Now         time.Time
 	// Budget of the replay (zero: none but the scenario's limits and ctx).
 	Budget replay.Budget
 	// Progress, when set, is called after every replayed sync (a CLI's progress line).
@@ -473,7 +478,7 @@ func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, Model: in.Model, Budget: in.Budget, Progress: in.Progress})
+	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, NamedModule: in.NamedModule, Model: in.Model, Budget: in.Budget, Progress: in.Progress})
 	if err != nil {
 		return nil, err
 	}
