@@ -16,10 +16,10 @@ const previewDir = "../../testdata/replay/preview"
 // also name its trap.
 func TestPreviewTraps(t *testing.T) {
 	mustMention := map[string][]string{
-		"forced-rollback":       {"OrderedReady: web-2 not Running and Ready", "forced rollback", "outcome: stuck", "steps: none"},
-		"scale-down-delete":     {"whenScaled=Delete", "data-web-2, data-web-3, data-web-4", "[web-4] -> [web-3] -> [web-2]", "outcome: complete"},
+		"forced-rollback":               {"OrderedReady: web-2 not Running and Ready", "forced rollback", "outcome: stuck", "steps: none"},
+		"scale-down-delete":             {"whenScaled=Delete", "data-web-2, data-web-3, data-web-4", "[web-4] -> [web-3] -> [web-2]", "outcome: complete"},
 		"forced-rollback-recover-stuck": {"delete Pod web-2", "outcome: complete"},
-		"partition-unavailable": {"counts unavailable pods below the partition", "web-0", "held back by the partition: web-0, web-1, web-2", "[web-4] -> [web-3]"},
+		"partition-unavailable":         {"counts unavailable pods below the partition", "web-0", "held back by the partition: web-0, web-1, web-2", "[web-4] -> [web-3]"},
 	}
 	for name, wants := range mustMention {
 		t.Run(name, func(t *testing.T) {
