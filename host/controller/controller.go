@@ -113,12 +113,9 @@ type Manager struct {
 type Controller struct {
 	*shared
 	target Target
-	// yielded holds, per set key, why the set is left to another controller (an event per new reason).
-	yielded sync.Map
-	// invalid holds, per set key, why a custom target's set is refused (an event per new reason).
-	invalid sync.Map
-	// unknownModule holds, per set key, the module name it asks for that is not registered (an event per name).
-	unknownModule sync.Map
+	// leftAlone holds, per set key, why the controller last left the set alone (leaveAlone: an event per
+	// new reason), until it acts on it again.
+	leftAlone sync.Map
 
 	setInformer cache.SharedIndexInformer
 	setLister   appslisters.StatefulSetLister

@@ -83,6 +83,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	if apierrors.IsNotFound(err) {
 		c.consistency.Clear(nn, "")
 		c.encodeCaches.Delete(key)
+		c.leftAlone.Delete(key)
 		result = resultNotFound
 		return 0, nil
 	}
@@ -98,6 +99,15 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, nil
 	}
 
+	// The set's module: the active one, or the one it names (ordinal.dev/module).
+	ref, name := c.moduleFor(set)
+	if ref == nil {
+		result = resultUnknownModule
+		c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
+			fmt.Sprintf("%s names the module %q; this controller has %s", AnnotationModule, name, c.moduleNames()))
+		return 0, nil
+	}
+
 	objs, err := c.objectsFor(set)
 	if err != nil {
 		result = resultError
@@ -109,14 +119,10 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	if !c.cfg.Force {
 		if why, ok := otherController(set, objs.Pods, c.started); ok {
 			result = resultYielded
-			if prev, _ := c.yielded.Swap(key, why); prev != why {
-				logger.Info("Leaving the StatefulSet alone: another controller acts on it", "set", key, "reason", why)
-				c.recorder.Event(set, corev1.EventTypeWarning, EventOtherController, truncate(
-					"Ordinal does not act on this StatefulSet: another controller does ("+why+"); turn one off, or run ordinal controller --force", 1024))
-			}
+			c.leaveAlone(logger, set, key, EventOtherController, "another controller acts on it",
+				"another controller does ("+why+"); turn one off, or run ordinal controller --force")
 			return 0, nil
 		}
-		c.yielded.Delete(key)
 	}
 
 	snap, err := c.buildSnapshotFor(objs, c.now())
@@ -125,14 +131,11 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		// As an apps/v1 set the API server would have refused: not acted on, not retried (the next edit
 		// of the set enqueues it again).
 		result = resultInvalid
-		if prev, _ := c.invalid.Swap(key, err.Error()); prev != err.Error() {
-			logger.Info("Leaving the StatefulSet alone: apps/v1 validation refuses its spec", "set", key, "kind", c.target.String(), "reason", err.Error())
-			c.recorder.Event(set, corev1.EventTypeWarning, EventInvalidSpec, truncate(
-				"Ordinal does not act on this StatefulSet: kube-apiserver would refuse it as an apps/v1 StatefulSet: "+err.Error(), 1024))
-		}
+		c.leaveAlone(logger, set, key, EventInvalidSpec, "apps/v1 validation refuses its spec",
+			"kube-apiserver would refuse it as an apps/v1 StatefulSet: "+err.Error())
 		return 0, nil
 	}
-	c.invalid.Delete(key)
+	c.leftAlone.Delete(key) // acted on: a later reason to leave it alone is news again
 	if err != nil {
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
@@ -140,19 +143,6 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 	snapBytes = len(snap.JSON)
 	c.metrics.snapshotBytes.Observe(float64(snapBytes))
-
-	// The set's module: the active one, or the one it names (ordinal.dev/module).
-	ref, name := c.moduleFor(set)
-	if ref == nil {
-		result = resultUnknownModule
-		if prev, _ := c.unknownModule.Swap(key, name); prev != name {
-			logger.Info("Leaving the StatefulSet alone: it names a module this controller does not have", "set", key, "module", name, "known", c.moduleNames())
-			c.recorder.Event(set, corev1.EventTypeWarning, EventUnknownModule, truncate(fmt.Sprintf(
-				"Ordinal does not act on this StatefulSet: %s names the module %q; this controller has %s", AnnotationModule, name, c.moduleNames()), 1024))
-		}
-		return 0, nil
-	}
-	c.unknownModule.Delete(key)
 
 	// The module is held for the whole sync: a hot swap meanwhile takes effect at
 	// the next sync, and this one finishes (and releases) the module it started with.
@@ -296,6 +286,17 @@ func (c *Controller) Snapshot(namespace, name string, now time.Time) (*Snapshot,
 
 // EventPlanRefused is the warning recorded on a set when the action firewall refuses its plan.
 const EventPlanRefused = "PlanRefused"
+
+// leaveAlone is a sync that does not act on the set: a log line "Leaving the StatefulSet alone: what" and a
+// Warning event (reason, "Ordinal does not act on this StatefulSet: why"), once per new reason and why (a
+// set left alone is synced again on every change of it or its pods).
+func (c *Controller) leaveAlone(logger klog.Logger, set *appsv1.StatefulSet, key, reason, what, why string) {
+	if prev, _ := c.leftAlone.Swap(key, reason+": "+why); prev == reason+": "+why {
+		return
+	}
+	logger.Info("Leaving the StatefulSet alone: "+what, "set", key, "kind", c.target.String(), "reason", why)
+	c.recorder.Event(set, corev1.EventTypeWarning, reason, truncate("Ordinal does not act on this StatefulSet: "+why, 1024))
+}
 
 // AnnotationModule on a set names the module its syncs run (Config.Modules); absent: the active module.
 const AnnotationModule = abi.AnnotationModule
