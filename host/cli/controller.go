@@ -194,11 +194,8 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	logger.Info("Loaded reconcile module", "module", info.Describe.Module, "version", info.Describe.ModuleVersion,
 		"kubernetesVersion", info.Describe.KubernetesVersion, "digest", info.Digest, "source", info.Source)
 
-	modules, releaseModules, err := namedModules(ctx, mopts)
-	if err != nil {
-		return err
-	}
-	defer releaseModules()
+	modules := mopts.registry()
+	defer modules.Close()
 
 	restCfg, _, err := o.kube.restConfig()
 	if err != nil {

@@ -80,30 +80,6 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 	return ref, swapper, nil
 }
 
-// namedModules loads the registry's modules (embeddedModules), which a set may choose with
-// ordinal.dev/module, as the controller's ModuleRefs. release frees them once no sync holds them.
-func namedModules(ctx context.Context, mopts *moduleOptions) (modules map[string]*controller.ModuleRef, release func(), err error) {
-	modules = map[string]*controller.ModuleRef{}
-	release = func() {
-		for _, r := range modules {
-			r.Install(nil, controller.ModuleInfo{}, nil)
-		}
-	}
-	for name, code := range embeddedModules() {
-		m, err := mopts.loadCode(ctx, code)
-		if err != nil {
-			release()
-			return nil, nil, withCode(ExitModuleFailure, fmt.Errorf("the embedded %s module: %w", name, err))
-		}
-		info := controller.ModuleInfoOf(m)
-		info.Source = "embedded:" + name
-		ref := &controller.ModuleRef{}
-		ref.Install(m, info, func() { _ = m.Close(context.Background()) })
-		modules[name] = ref
-	}
-	return modules, release, nil
-}
-
 // startModuleWatchers starts the hot-swap sources: the --module file (polled)
 // and --module-configmap. They run for the life of the process, on standbys too,
 // so a standby that takes over already runs the newest module.

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -98,52 +95,23 @@ func readModuleFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// embeddedModules is the registry of modules a set may name with ordinal.dev/module (abi.AnnotationModule):
-// the embedded faithful module and the extended one (README "Beyond upstream"). Embedded modules are
-// trusted as the default one is: built and tested with the binary.
-func embeddedModules() map[string][]byte {
-	return map[string][]byte{"faithful": embedded.Module(), "extended": embedded.ExtendedModule()}
+// registry is the modules a set may name with ordinal.dev/module (abi.AnnotationModule): the embedded
+// faithful module and the extended one (README "Beyond upstream"), loaded on first use with these
+// options' limits. Embedded modules are trusted as the default one is: built and tested with the binary.
+func (o *moduleOptions) registry() *controller.Registry {
+	return controller.NewRegistry(o.loadCode, map[string][]byte{"faithful": embedded.Module(), "extended": embedded.ExtendedModule()})
 }
 
-// namedModuleLoader loads, on first use, the registry's module a set names, with these options' limits,
-// once per name (safe for concurrent use: a pooled *wasm.Module serves concurrent syncs); close frees
-// those loaded. For replays, previews, timelines and the webhook (the controller loads them at start).
-func (o *moduleOptions) namedModuleLoader() (load func(ctx context.Context, name string) (replay.Reconciler, error), close func(ctx context.Context)) {
-	var mu sync.Mutex
-	loaded := map[string]*wasm.Module{}
-	load = func(ctx context.Context, name string) (replay.Reconciler, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if m := loaded[name]; m != nil {
-			return m, nil
-		}
-		code, ok := embeddedModules()[name]
-		if !ok {
-			return nil, fmt.Errorf("no module %q (the registry has %s)", name, registryNames())
-		}
-		m, err := o.loadCode(ctx, code)
+// replayModules is a registry as replay.Options.NamedModule (replays, previews, timelines, the webhook);
+// close releases what it loaded.
+func (o *moduleOptions) replayModules() (named func(ctx context.Context, name string) (replay.Reconciler, error), close func()) {
+	reg := o.registry()
+	return func(ctx context.Context, name string) (replay.Reconciler, error) {
+		ref, err := reg.Get(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		loaded[name] = m
-		return m, nil
-	}
-	close = func(ctx context.Context) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, m := range loaded {
-			m.Close(ctx)
-		}
-	}
-	return load, close
-}
-
-// registryNames lists the registry's names, for messages.
-func registryNames() string {
-	names := make([]string, 0, 2)
-	for n := range embeddedModules() {
-		names = append(names, strconv.Quote(n))
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
+		r, _ := ref.Load()
+		return r, nil
+	}, reg.Close
 }

@@ -274,8 +274,8 @@ fields other managers own and the file omits are kept.
 				return err
 			}
 			defer m.Close(ctx)
-			named, closeNamed := mopts.namedModuleLoader()
-			defer closeNamed(ctx)
+			named, closeNamed := mopts.replayModules()
+			defer closeNamed()
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
 			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named,
 				Features: features, Model: rollout.model, Now: time.Now(), Progress: prog.update})
@@ -353,8 +353,8 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 				return err
 			}
 			defer m.Close(ctx)
-			named, closeNamed := mopts.namedModuleLoader()
-			defer closeNamed(ctx)
+			named, closeNamed := mopts.replayModules()
+			defer closeNamed()
 			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, Model: model})
 			if err != nil {
 				var we *wasm.Error

@@ -117,8 +117,8 @@ maxUnavailable counts unavailable pods below the partition).
 				return err
 			}
 			defer m.Close(cmd.Context())
-			named, closeNamed := opts.namedModuleLoader()
-			defer closeNamed(cmd.Context())
+			named, closeNamed := opts.replayModules()
+			defer closeNamed()
 			prog := newProgress(cmd.ErrOrStderr())
 			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, Model: rollout.model, Progress: prog.update})
 			prog.done()

@@ -119,8 +119,8 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 			l.Close(ctx)
 		}
 	}()
-	named, closeNamed := opts.namedModuleLoader()
-	defer closeNamed(ctx)
+	named, closeNamed := opts.replayModules()
+	defer closeNamed()
 	ro := replay.Options{
 		Module:      m,
 		Model:       model,

@@ -183,8 +183,8 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 		defer b.Shutdown()
 		events = b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ordinal-webhook"})
 	}
-	named, closeNamed := mopts.namedModuleLoader()
-	defer closeNamed(context.WithoutCancel(ctx))
+	named, closeNamed := mopts.replayModules()
+	defer closeNamed()
 	cfg := webhook.Config{Module: module, NamedModule: named, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
 		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,
 		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, PreviewSyncs: o.previewSyncs, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}

@@ -49,9 +49,9 @@ type Config struct {
 	// Module is the active reconcile module: every set's unless it names another (Modules).
 	Module *ModuleRef
 	// Modules are the modules a set may choose by name with the annotation ordinal.dev/module (e.g. the
-	// embedded "faithful" and "extended" modules). A set naming a module not here is left alone, with an
-	// event.
-	Modules map[string]*ModuleRef
+	// embedded "faithful" and "extended" modules), loaded on first use. A set naming a module not there is
+	// left alone, with an event.
+	Modules *Registry
 	// Targets are the kinds reconciled, one Controller each (default: CRDTarget alone). Each target's
 	// module must accept it: a custom target needs describe's customSetKinds (SwapConfig.CustomSetKinds).
 	Targets []Target

@@ -31,7 +31,9 @@ func TestSetChoosesItsModule(t *testing.T) {
 		ref.Install(m, ModuleInfoOf(m), func() { m.Close(ctx) })
 		return ref
 	}
-	active, extended := refOf(embedded.Module()), refOf(embedded.ExtendedModule())
+	active := refOf(embedded.Module())
+	registry := NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
+	defer registry.Close()
 	for _, tc := range []struct {
 		name        string
 		annotations map[string]string
@@ -50,7 +52,7 @@ func TestSetChoosesItsModule(t *testing.T) {
 			objs := []runtime.Object{set}
 			api := &fakeAPI{}
 			c := newFakeController(t, ctx, active, api, objs...)
-			c.cfg.Modules = map[string]*ModuleRef{"extended": extended}
+			c.cfg.Modules = registry
 			rec := record.NewFakeRecorder(20)
 			c.recorder = rec
 			if _, err := c.sync(ctx, "ns/web"); err != nil {

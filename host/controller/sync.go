@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -100,12 +97,19 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 
 	// The set's module: the active one, or the one it names (ordinal.dev/module).
-	ref, name := c.moduleFor(set)
-	if ref == nil {
-		result = resultUnknownModule
-		c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
-			fmt.Sprintf("%s names the module %q; this controller has %s", AnnotationModule, name, c.moduleNames()))
-		return 0, nil
+	ref := c.cfg.Module
+	if name, ok := set.Annotations[AnnotationModule]; ok {
+		if ref, err = c.cfg.Modules.Get(ctx, name); errors.Is(err, ErrUnknownModule) {
+			result = resultUnknownModule
+			c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
+				fmt.Sprintf("%s names the module %q; this controller has %s", AnnotationModule, name, c.cfg.Modules.Names()))
+			return 0, nil
+		}
+		if err != nil {
+			result = resultError
+			c.metrics.errors.WithLabelValues(stageGuest).Inc()
+			return 0, err
+		}
 	}
 
 	objs, err := c.objectsFor(set)
@@ -303,28 +307,6 @@ const AnnotationModule = abi.AnnotationModule
 
 // EventUnknownModule is the warning recorded on a set that names a module the controller does not have.
 const EventUnknownModule = "UnknownModule"
-
-// moduleFor is the module the set's syncs run, and the name it asks for (nil: not registered).
-func (c *Controller) moduleFor(set *appsv1.StatefulSet) (*ModuleRef, string) {
-	name, ok := set.Annotations[AnnotationModule]
-	if !ok {
-		return c.cfg.Module, ""
-	}
-	return c.cfg.Modules[name], name
-}
-
-// moduleNames lists the registered module names, for messages.
-func (c *Controller) moduleNames() string {
-	names := make([]string, 0, len(c.cfg.Modules))
-	for n := range c.cfg.Modules {
-		names = append(names, strconv.Quote(n))
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return "no named module"
-	}
-	return "the modules " + strings.Join(names, ", ")
-}
 
 // EventInvalidSpec is the warning recorded on a custom target's set that apps/v1 validation refuses.
 const EventInvalidSpec = "InvalidSpec"
