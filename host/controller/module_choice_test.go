@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 // A set chooses its module with ordinal.dev/module: the extended module pauses a set that asks for it
@@ -105,4 +107,37 @@ func defaulted(t *testing.T, set *appsv1.StatefulSet) *appsv1.StatefulSet {
 		t.Fatal(err)
 	}
 	return &out
+}
+
+// The registry loads a module when it is first named, once, and refuses a name it lacks with
+// ErrUnknownModule listing the names it has.
+func TestRegistryLoadsOnFirstUse(t *testing.T) {
+	ctx := context.Background()
+	loads := 0
+	reg := NewRegistry(func(ctx context.Context, code []byte) (*wasm.Module, error) {
+		loads++
+		return loadModule(ctx, code)
+	}, map[string][]byte{"extended": embedded.ExtendedModule(), "faithful": embedded.Module()})
+	defer reg.Close()
+	if loads != 0 {
+		t.Fatalf("%d modules loaded before any was named", loads)
+	}
+	a, err := reg.Get(ctx, "extended")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := reg.Get(ctx, "extended")
+	if err != nil || a != b || loads != 1 {
+		t.Errorf("second Get: same ref %v, %d loads, %v", a == b, loads, err)
+	}
+	if _, info := a.Load(); len(info.Describe.Extensions) == 0 || info.Source != "registry:extended" {
+		t.Errorf("extended module info %+v", info)
+	}
+	if _, err := reg.Get(ctx, "nope"); !errors.Is(err, ErrUnknownModule) || !strings.Contains(err.Error(), `"extended", "faithful"`) {
+		t.Errorf("unknown name: %v", err)
+	}
+	var none *Registry
+	if _, err := none.Get(ctx, "extended"); !errors.Is(err, ErrUnknownModule) {
+		t.Errorf("nil registry: %v", err)
+	}
 }
