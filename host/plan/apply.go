@@ -69,7 +69,8 @@ var ErrAdoptionRefused = errors.New("adoption refused")
 //   - a patch rejected as upstream's ControllerRefManager ignores is ignored (ignorable);
 //   - a delete carries a uid precondition: only the object the plan was made from is deleted (a
 //     departure from upstream, abi/README.md "Deletes carry no preconditions");
-//   - CanAdopt runs once, before the plan's first adoption patch.
+//   - CanAdopt runs once, before the plan's first adoption patch or claim update that makes the set an
+//     owner of the claim (AddsSetOwner), so neither reaches a set being deleted.
 //
 // It returns how many actions were issued and the *WriteError that stopped the plan.
 func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, each func(Result)) (int, error) {
@@ -79,7 +80,7 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, ea
 	rechecked := false
 	for i := range p.Actions {
 		a := &p.Actions[i]
-		if a.Verb == abi.VerbPatch && !rechecked && IsAdoption(a.Patch) {
+		if !rechecked && (a.Verb == abi.VerbPatch && IsAdoption(a.Patch) || AddsSetOwner(scope, a)) {
 			rechecked = true
 			if err := w.CanAdopt(ctx); err != nil {
 				return i, &WriteError{Index: i, Action: *a, Err: fmt.Errorf("%w: %v", ErrAdoptionRefused, err)}
@@ -135,6 +136,43 @@ func preconditionOf(s *firewall.Scope, a *abi.Action) types.UID {
 		return o.UID
 	}
 	return ""
+}
+
+// AddsSetOwner reports whether an action updates a claim of the snapshot to name the set as an owner it
+// did not name there (the retention policy's reference). Like an adoption, such a write must not reach a
+// set being deleted: once the garbage collector has orphaned the set's dependents, a claim it owns again is
+// deleted with it. A set cache that lags a claim cache plans exactly that while the set is orphan-deleted
+// (kubectl ordinal migrate), so the applier re-checks the set first, where upstream does not.
+func AddsSetOwner(scope *firewall.Scope, a *abi.Action) bool {
+	if scope == nil || a.Verb != abi.VerbUpdate || a.Kind != abi.KindPersistentVolumeClaim {
+		return false
+	}
+	var obj struct {
+		Metadata struct {
+			OwnerReferences []struct {
+				UID types.UID `json:"uid"`
+			} `json:"ownerReferences"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(a.Object, &obj) != nil {
+		return false
+	}
+	before := scope.Object(a.Kind, a.Name)
+	for _, r := range obj.Metadata.OwnerReferences {
+		if r.UID != scope.UID {
+			continue
+		}
+		if before == nil {
+			return true
+		}
+		for _, o := range before.OwnerReferences {
+			if o.UID == r.UID {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // IsAdoption reports whether a patch adds a controller ownerReference (adoption), as opposed to

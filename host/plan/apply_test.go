@@ -171,3 +171,29 @@ func TestIsAdoption(t *testing.T) {
 		t.Fatal("IsAdoption")
 	}
 }
+
+// A claim update that makes the set an owner (the retention policy's reference) is re-checked like an
+// adoption: refused, nothing is written, for a set being deleted; a plan whose claim updates keep the
+// owners they had is not re-checked.
+func TestApplyRechecksBeforeAClaimGetsTheSetAsOwner(t *testing.T) {
+	scope, p := conformanceCase(t, "pvc/ordered-retention-retain-retain-to-delete-delete") // claims get the set as owner
+	if !plan.AddsSetOwner(scope, &p.Actions[0]) {
+		t.Fatalf("the first action %s %s does not add the set as owner", p.Actions[0].Verb, p.Actions[0].Name)
+	}
+	w := &fakeWriter{}
+	if _, err := plan.Apply(context.Background(), scope, p, w, nil); err != nil || w.canAdoptCalls != 1 {
+		t.Fatalf("err=%v CanAdopt calls=%d (want 1)", err, w.canAdoptCalls)
+	}
+	refused := &fakeWriter{adoptErr: errors.New("the set is being deleted")}
+	n, err := plan.Apply(context.Background(), scope, p, refused, nil)
+	if !errors.Is(err, plan.ErrAdoptionRefused) || n != 0 || len(refused.writes) != 0 {
+		t.Fatalf("n=%d writes=%v err=%v: a claim must not get a set being deleted as owner", n, refused.writes, err)
+	}
+	// The reverse change (the set's reference removed): no re-check.
+	scope2, p2 := conformanceCase(t, "pvc/ordered-retention-delete-delete-to-retain-retain")
+	for i := range p2.Actions {
+		if plan.AddsSetOwner(scope2, &p2.Actions[i]) {
+			t.Errorf("action %d (%s %s) counted as adding the set as owner", i, p2.Actions[i].Verb, p2.Actions[i].Name)
+		}
+	}
+}
