@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -30,7 +31,8 @@ func TestParseSetArg(t *testing.T) {
 			t.Errorf("parseSetArg(%q) = %s %q, %v; want %s %q", in, target, got, err, want.target, want.name)
 		}
 	}
-	for _, in := range []string{"deployment/web", "statefulset/", "osts/", "statefulsets.example.com/web", ""} {
+	for _, in := range []string{"deployment/web", "statefulset/", "osts/", "statefulsets.example.com/web", "",
+		"osts/a/b", "osts/web/status", "osts/..", "osts/../../../api/v1/namespaces/kube-system/secrets/x", "osts/WEB", "osts/web name", "sts/web/status"} {
 		if _, _, err := parseSetArg(in); err == nil {
 			t.Errorf("parseSetArg(%q): want an error", in)
 		}
@@ -141,5 +143,57 @@ func TestDeployedControllerArgs(t *testing.T) {
 		if got != (len(extra) > 0) || !slices.Equal((&controllerOptions{appsV1: got}).targets(), want) {
 			t.Errorf("args %v: --apps-v1=%v, targets %v, want %v", rest, got, (&controllerOptions{appsV1: got}).targets(), want)
 		}
+	}
+}
+
+// reconcile runs the module the controller would: the one the snapshot's set names (ordinal.dev/module).
+func TestReconcileRunsTheModuleTheSetNames(t *testing.T) {
+	in, err := os.ReadFile("../../testdata/conformance/compat/ordered-template-changed.snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withAnnotations := func(ann map[string]string) string {
+		var v map[string]any
+		if err := json.Unmarshal(in, &v); err != nil {
+			t.Fatal(err)
+		}
+		md := v["statefulSet"].(map[string]any)["metadata"].(map[string]any)
+		a, _ := md["annotations"].(map[string]any)
+		if a == nil {
+			a = map[string]any{}
+		}
+		for k, val := range ann {
+			a[k] = val
+		}
+		md["annotations"] = a
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	run := func(snapshot string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := Main([]string{"reconcile", "-f", "-", "-o", "json", "--cache-dir", ""}, strings.NewReader(snapshot), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	podWrites := func(plan string) int {
+		var p struct{ Actions []struct{ Kind string } }
+		if err := json.Unmarshal([]byte(plan), &p); err != nil {
+			t.Fatalf("not a plan: %v\n%s", err, plan)
+		}
+		n := 0
+		for _, a := range p.Actions {
+			if a.Kind == "Pod" {
+				n++
+			}
+		}
+		return n
+	}
+	if out, errOut, code := run(withAnnotations(map[string]string{"ordinal.dev/paused": "true"})); code != 0 || podWrites(out) == 0 {
+		t.Fatalf("faithful (no module named): exit %d, %d pod writes, want some\n%s", code, podWrites(out), errOut)
+	}
+	if out, errOut, code := run(withAnnotations(map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/paused": "true"})); code != 0 || podWrites(out) != 0 {
+		t.Errorf("extended, paused: exit %d, %d pod writes, want none\n%s", code, podWrites(out), errOut)
+	}
+	if _, errOut, code := run(withAnnotations(map[string]string{"ordinal.dev/module": "nope"})); code != ExitUsage || !strings.Contains(errOut, `unknown module "nope"`) {
+		t.Errorf("unknown module: exit %d, want %d\n%s", code, ExitUsage, errOut)
 	}
 }

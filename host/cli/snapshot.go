@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
@@ -110,6 +111,10 @@ func parseSetArg(s string) (controller.Target, string, error) {
 	}
 	if name == "" {
 		return t, "", fmt.Errorf("want statefulset/NAME or statefulsets.%s/NAME, got %q", crd.Group, s)
+	}
+	// A StatefulSet's name is a DNS subdomain (no '/', no ".."): anything else never reaches a URL path.
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return t, "", fmt.Errorf("%q is not a StatefulSet name: %s", name, strings.Join(msgs, "; "))
 	}
 	return t, name, nil
 }

@@ -71,7 +71,8 @@ func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name
 	if rc == nil || reflect.ValueOf(rc).IsNil() {
 		return nil, fmt.Errorf("no REST client to read %s %s/%s", t, ns, name)
 	}
-	res := rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version, "namespaces", ns, t.Resource, name).Do(ctx)
+	// Namespace and Name check their segments (no '/', no ".."), as the typed client's requests do.
+	res := rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).Resource(t.Resource).Name(name).Do(ctx)
 	if err := res.Error(); err != nil {
 		return nil, err
 	}

@@ -284,4 +284,10 @@ func TestGetSetOfTheCRDKind(t *testing.T) {
 	if _, err := GetSet(context.Background(), client, CRDTarget, "ns", "db"); !apierrors.IsNotFound(err) {
 		t.Errorf("a missing set: %v, want NotFound", err)
 	}
+	// Path segments are checked before any request: no traversal out of the resource's path.
+	for _, bad := range [][2]string{{"ns", "a/b"}, {"ns", ".."}, {"../../api/v1/namespaces/x/secrets", "web"}, {"ns/x", "web"}} {
+		if _, err := GetSet(context.Background(), client, CRDTarget, bad[0], bad[1]); err == nil || apierrors.IsNotFound(err) {
+			t.Errorf("GetSet(%q, %q) = %v, want a refusal before the request", bad[0], bad[1], err)
+		}
+	}
 }
