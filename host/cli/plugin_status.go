@@ -19,6 +19,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/host/webhook"
@@ -59,7 +60,9 @@ controller's requeue comes due; it runs until interrupted.`,
 				return err
 			}
 			defer m.Close(context.Background())
-			s := &statusView{module: m, features: features, format: format, out: cmd.OutOrStdout()}
+			named, closeNamed := mopts.replayModules()
+			defer closeNamed()
+			s := &statusView{module: m, named: named, features: features, format: format, out: cmd.OutOrStdout()}
 			if !watch {
 				objs, err := controller.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {
@@ -103,6 +106,8 @@ type statusView struct {
 	features map[string]bool
 	format   string
 	out      io.Writer
+	// named gives the module a set names (ordinal.dev/module), as the controller would run it.
+	named func(context.Context, string) (replay.Reconciler, error)
 }
 
 // frame is one rendering of the set's status, and the requeue the module asked for.
@@ -111,7 +116,7 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 	if err != nil {
 		return "", 0, withCode(ExitUsage, err)
 	}
-	_, p, err := reconcilePlan(ctx, s.module, snap.JSON)
+	_, p, err := reconcilePlan(ctx, s.module, s.named, snap.JSON)
 	if err != nil {
 		return "", 0, err
 	}

@@ -10,10 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/tidwall/gjson"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
@@ -58,8 +60,10 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 				return err
 			}
 			defer m.Close(cmd.Context())
+			named, closeNamed := opts.replayModules()
+			defer closeNamed()
 			// Nothing the module returns is printed before it is known to be a plan.
-			raw, p, err := reconcilePlan(cmd.Context(), m, snapshot)
+			raw, p, err := reconcilePlan(cmd.Context(), m, named, snapshot)
 			if err != nil {
 				return err
 			}
@@ -109,7 +113,9 @@ func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) er
 		return err
 	}
 	defer m.Close(ctx)
-	_, p, err := reconcilePlan(ctx, m, snapshot)
+	named, closeNamed := opts.replayModules()
+	defer closeNamed()
+	_, p, err := reconcilePlan(ctx, m, named, snapshot)
 	if err != nil {
 		return err
 	}
@@ -119,10 +125,24 @@ func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) er
 	return planExitCode(p)
 }
 
-// reconcilePlan runs the module once on snapshot and decodes its answer: the plan as returned and as
-// read, or a module failure (exit 4) for a failed call or an answer that is not a plan.
-func reconcilePlan(ctx context.Context, m *wasm.Module, snapshot []byte) ([]byte, *abi.Plan, error) {
-	raw, err := m.Reconcile(ctx, snapshot)
+// setModulePath is where a snapshot's set names its module (abi.AnnotationModule), as a gjson path.
+const setModulePath = `statefulSet.metadata.annotations.ordinal\.dev/module`
+
+// reconcilePlan runs once on snapshot the module the controller would (the one the set names with
+// ordinal.dev/module, from the registry; else m) and decodes its answer: the plan as returned and as read,
+// a usage error (exit 1) for a module name the registry lacks, or a module failure (exit 4) for a failed
+// call or an answer that is not a plan.
+func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Context, string) (replay.Reconciler, error), snapshot []byte) ([]byte, *abi.Plan, error) {
+	var r replay.Reconciler = m
+	// gjson reads no further than the set's metadata (the snapshot's first object but one); a snapshot that
+	// is not JSON, or names no module, runs on m, which says what is wrong with it.
+	if name := gjson.GetBytes(snapshot, setModulePath); name.Type == gjson.String {
+		var err error
+		if r, err = named(ctx, name.Str); err != nil {
+			return nil, nil, withCode(ExitUsage, fmt.Errorf("the snapshot's set names a module (%s): %w", abi.AnnotationModule, err))
+		}
+	}
+	raw, err := r.Reconcile(ctx, snapshot)
 	if err != nil {
 		return nil, nil, withCode(ExitModuleFailure, err)
 	}
