@@ -80,14 +80,15 @@ func (s *syncer) recoverStuckAfter() time.Duration {
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
 		s.event(eventWarning, "InvalidAnnotation", annotationRecoverStuckAfter+": "+strconv.Quote(v)+
-			" is not a positive duration (e.g. 10m): stuck-rollout recovery is off")
+			" is not a positive duration of at most 2562047h (e.g. 10m): stuck-rollout recovery is off")
 		return 0
 	}
 	return d
 }
 
 // recoverStuck is the forced-rollback trap's way out (kubernetes/kubernetes#67250): a pod at a revision
-// other than the update revision that has not been Ready for the set's recover-stuck-after holds every
+// other than the update revision whose Ready condition has not been True (False or Unknown) for the set's
+// recover-stuck-after holds every
 // rollout back (an ordered rollout waits for it to become Ready, a rolling update for every pod to be
 // healthy), and upstream never replaces it. The highest such ordinal is deleted, so the next sync recreates
 // it at the revision its ordinal gets (the update revision, but for a partition); true stops the pass
@@ -107,8 +108,11 @@ func (s *syncer) recoverStuck(replicas *replicaSlots, update *revision) bool {
 			p.revisionLabel() == update.Meta.Name {
 			continue
 		}
-		stuckFor := s.now.Sub(p.ReadySince)
+		stuckFor := s.now.Sub(p.ReadySince) // saturates (time.Time.Sub)
 		if stuckFor < after {
+			if stuckFor < 0 {
+				stuckFor = 0 // a transition time after now: not stuck yet (and no overflow below)
+			}
 			s.requeueWithin(after - stuckFor)
 			continue
 		}
