@@ -233,7 +233,7 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) 
 	var objs controller.Objects
 	var sets, all []string
 	for i, raw := range list.Items {
-		var tm struct{ Kind string }
+		var tm struct{ APIVersion, Kind string }
 		if err := json.Unmarshal(raw, &tm); err != nil {
 			return nil, fmt.Errorf("items[%d]: %w", i, err)
 		}
@@ -242,10 +242,14 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) 
 		case "StatefulSet":
 			s := &appsv1.StatefulSet{}
 			if err = json.Unmarshal(raw, s); err == nil {
-				all = append(all, s.Namespace+"/"+s.Name)
-				if choice.matches(s.Namespace, s.Name) {
-					objs.Set = s
-					sets = append(sets, s.Namespace+"/"+s.Name)
+				label := s.Namespace + "/" + s.Name
+				if t := setTarget(tm.APIVersion); t.Custom {
+					label = t.String() + " " + label // two kinds may hold one name
+				}
+				all = append(all, label)
+				if choice.matches(tm.APIVersion, s.Namespace, s.Name) {
+					objs.Set, objs.Target = s, setTarget(tm.APIVersion)
+					sets = append(sets, label)
 				}
 			}
 		case "Pod":
@@ -322,7 +326,8 @@ func scenarioInput(in input, file string, choice setChoice) (*replay.Scenario, e
 		return sc, nil
 	case inputManifest:
 		var md struct {
-			Metadata struct{ Name, Namespace string } `json:"metadata"`
+			APIVersion string                           `json:"apiVersion"`
+			Metadata   struct{ Name, Namespace string } `json:"metadata"`
 		}
 		_ = json.Unmarshal(in.json, &md)
 		manifest := in.json
@@ -336,7 +341,7 @@ func scenarioInput(in input, file string, choice setChoice) (*replay.Scenario, e
 				}
 			}
 		}
-		if !choice.matches(md.Metadata.Namespace, md.Metadata.Name) {
+		if !choice.matches(md.APIVersion, md.Metadata.Namespace, md.Metadata.Name) {
 			return nil, withCode(ExitUsage, fmt.Errorf("%s: the manifest's StatefulSet is %s/%s, not %s", displayName(file), md.Metadata.Namespace, md.Metadata.Name, choice))
 		}
 		doc, _ := json.Marshal(map[string]any{"name": md.Metadata.Name, "description": "create " + displayName(file),

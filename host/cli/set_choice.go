@@ -5,13 +5,19 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
 )
 
 // setChoice is the StatefulSet a command is pointed at, kubectl's way: -n/--namespace, and a
 // statefulset/NAME argument where the command takes one. It picks the set of a kubectl List that holds
 // several (`kubectl get statefulsets,pods,controllerrevisions,pvc -A -o yaml`), and a snapshot's or a
 // manifest's set must be the one named.
-type setChoice struct{ namespace, name string }
+type setChoice struct {
+	namespace, name string
+	// kind, when the argument spelled one (statefulset/web, osts/web): a set of the other kind is not it.
+	kind *controller.Target
+}
 
 func (c *setChoice) bindNamespace(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&c.namespace, "namespace", "n", "",
@@ -23,23 +29,42 @@ func (c *setChoice) setArg(args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	_, name, err := parseSetArg(args[0])
+	t, name, err := parseSetArg(args[0])
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	c.name = name
+	if strings.Contains(args[0], "/") {
+		c.kind = &t
+	}
 	return nil
 }
 
 func (c setChoice) empty() bool { return c.namespace == "" && c.name == "" }
 
-func (c setChoice) matches(namespace, name string) bool {
+// matches reports whether a set (its apiVersion as the document has it; "" is apps/v1) is the one chosen.
+func (c setChoice) matches(apiVersion, namespace, name string) bool {
+	if c.kind != nil && setTarget(apiVersion) != *c.kind {
+		return false
+	}
 	return (c.namespace == "" || c.namespace == namespace) && (c.name == "" || c.name == name)
+}
+
+// setTarget is the kind a document's StatefulSet apiVersion names: Ordinal's for ordinal.dev/*, else apps/v1
+// (an apps/* version, or none).
+func setTarget(apiVersion string) controller.Target {
+	if group, _, ok := strings.Cut(apiVersion, "/"); ok && group == controller.CRDTarget.GroupVersion.Group {
+		return controller.CRDTarget
+	}
+	return controller.StatefulSetTarget
 }
 
 func (c setChoice) String() string {
 	var parts []string
-	if c.name != "" {
+	switch {
+	case c.name != "" && c.kind != nil && c.kind.Custom:
+		parts = append(parts, "statefulsets."+c.kind.GroupVersion.Group+"/"+c.name)
+	case c.name != "":
 		parts = append(parts, "statefulset/"+c.name)
 	}
 	if c.namespace != "" {
@@ -54,12 +79,13 @@ func (c setChoice) checkSnapshot(snapshot []byte) error {
 		return nil
 	}
 	var s struct {
-		Metadata struct{ Namespace, Name string } `json:"metadata"`
+		APIVersion string                           `json:"apiVersion"`
+		Metadata   struct{ Namespace, Name string } `json:"metadata"`
 	}
 	if !decodeSnapshotSet(snapshot, &s) {
 		return nil // not JSON: the module says what is wrong
 	}
-	if !c.matches(s.Metadata.Namespace, s.Metadata.Name) {
+	if !c.matches(s.APIVersion, s.Metadata.Namespace, s.Metadata.Name) {
 		return fmt.Errorf("the snapshot's StatefulSet is %s/%s, not %s", s.Metadata.Namespace, s.Metadata.Name, c)
 	}
 	return nil

@@ -86,3 +86,49 @@ func firstN(s string, n int) string {
 	}
 	return s
 }
+
+// A List holding an apps/v1 and an ordinal.dev/v1 StatefulSet of the same name: the argument's kind picks
+// one (osts/web, statefulset/web), a bare name picks neither; the ordinal.dev set's snapshot is its kind's.
+func TestSetArgumentKindChoosesTheSet(t *testing.T) {
+	b, err := os.ReadFile("../../examples/ci/web.snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]json.RawMessage
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	var items []map[string]any
+	for _, apiVersion := range []string{"apps/v1", "ordinal.dev/v1"} {
+		var o map[string]any
+		if err := json.Unmarshal(s["statefulSet"], &o); err != nil {
+			t.Fatal(err)
+		}
+		o["kind"], o["apiVersion"] = "StatefulSet", apiVersion
+		items = append(items, o)
+	}
+	list, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	listFile := filepath.Join(t.TempDir(), "list.json")
+	if err := os.WriteFile(listFile, list, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arg        string
+		code       int
+		want, lack string
+	}{
+		{"web", 1, "the List holds 2 StatefulSets (default/web, StatefulSet.ordinal.dev default/web)", ""},
+		{"osts/web", 0, `"apiVersion":"ordinal.dev/v1"`, ""},
+		{"statefulsets.ordinal.dev/web", 0, `"apiVersion":"ordinal.dev/v1"`, ""},
+		{"statefulset/web", 0, `"apiVersion":"apps/v1"`, "ordinal.dev/v1"},
+	} {
+		code, out, errs := run(t, "", "reconcile", "-f", listFile, c.arg, "-o", "json")
+		if code == 0 {
+			// the plan's owner references name the set's kind
+			out = strings.ReplaceAll(out, " ", "")
+		}
+		if code != c.code || !strings.Contains(out+errs, c.want) || (c.lack != "" && strings.Contains(out, c.lack)) {
+			t.Errorf("reconcile %s: exit %d, want %d with %q\n%s%s", c.arg, code, c.code, c.want, firstN(out, 600), errs)
+		}
+	}
+}
