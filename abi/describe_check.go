@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"sort"
 )
@@ -41,11 +42,16 @@ func CheckDescribe(raw []byte) (Describe, error) {
 			return d, fmt.Errorf("describe: missing field %q", k)
 		}
 	}
-	var f float64
-	if err := strictDecode(fields["abi"], &f); err != nil || f != math.Trunc(f) || f < 1 || f > math.MaxInt32 {
-		return d, fmt.Errorf("describe: abi: want an integer >= 1, got %.40s", fields["abi"])
+	// Exact, as the schema's "integer" (1.0 is one; 1.0000000000000000001 is not, though a float64 reads it as 1).
+	var num json.Number
+	r, ok := new(big.Rat), false
+	if raw := bytes.TrimSpace(fields["abi"]); len(raw) > 0 && raw[0] != '"' && strictDecode(raw, &num) == nil { // a Number takes "1" too
+		_, ok = r.SetString(num.String())
 	}
-	d.ABI = int(f)
+	if !ok || !r.IsInt() || r.Num().Cmp(big.NewInt(1)) < 0 || r.Num().Cmp(big.NewInt(math.MaxInt32)) > 0 {
+		return d, fmt.Errorf("describe: abi: want an integer from 1 to %d, got %.40s", math.MaxInt32, fields["abi"])
+	}
+	d.ABI = int(r.Num().Int64())
 	for _, s := range []struct {
 		name string
 		dst  *string
