@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,30 @@ func TestCRDModeScaleHPAAndInvalidSpec(t *testing.T) {
 	_ = watch.Wait()
 	if err != nil || first.State != rollout.StateComplete || len(first.Pods) != 3 {
 		t.Errorf("kubectl ordinal status osts/hpa --watch: first frame %+v, %v", first, err)
+	}
+
+	// A preview of an edit of the ordinal.dev set (server-side dry run on the CRD): the rollout it would be.
+	edit := newSet("hpa", 3)
+	edit.TypeMeta = metav1.TypeMeta{APIVersion: crd.GroupVersion.String(), Kind: crd.Kind}
+	edit.Namespace = ns
+	edit.Spec.Template.Annotations[annVersion] = "v2"
+	eb, _ := json.Marshal(edit)
+	editFile := filepath.Join(t.TempDir(), "hpa-v2.json")
+	if err := os.WriteFile(editFile, eb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, perr, code = plugin(t, ctx, "preview", "-f", editFile, "-o", "json")
+	var pv struct {
+		Preview struct {
+			Outcome struct{ Result string }
+			Batches [][]string
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &pv) != nil || pv.Preview.Outcome.Result != "complete" || len(pv.Preview.Batches) != 3 {
+		t.Errorf("kubectl ordinal preview of the ordinal.dev set: exit %d, %+v\n%.2000s%s", code, pv, out, perr)
+	}
+	if s := waitOrdinalRolledOut(t, ctx, dyn, ns, "hpa", 3); s == "" {
+		t.Errorf("the preview changed the set")
 	}
 
 	// Events name the CRD kind: `kubectl events --for` finds them by it.

@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -97,7 +96,7 @@ Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy o
 the plugin's commands, flags and the cluster's StatefulSets.
 Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text. A set argument names
 the kind as kubectl does: statefulset/web (apps/v1), statefulsets.ordinal.dev/web or osts/web (Ordinal's
-own kind; timeline, snapshot, status and history read either; preview takes apps/v1 manifests).
+own kind; timeline, snapshot, status and history read either; preview takes a manifest of either kind).
 
 ` + exitCodesHelp,
 		SilenceUsage:  true,
@@ -216,8 +215,9 @@ fields other managers own and the file omits are kept.
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
 			}
 			if manifest.Kind != "StatefulSet" || manifest.Name == "" {
-				return withCode(ExitUsage, fmt.Errorf("%s: want one apps/v1 StatefulSet with metadata.name, got kind %q name %q", file, manifest.Kind, manifest.Name))
+				return withCode(ExitUsage, fmt.Errorf("%s: want one StatefulSet (apps/v1 or ordinal.dev/v1) with metadata.name, got kind %q name %q", file, manifest.Kind, manifest.Name))
 			}
+			target := setTarget(manifest.APIVersion)
 			c, ns, err := o.client()
 			if err != nil {
 				return err
@@ -233,7 +233,7 @@ fields other managers own and the file omits are kept.
 				ctx = context.Background()
 			}
 			var old *appsv1.StatefulSet
-			live, err := c.AppsV1().StatefulSets(ns).Get(ctx, manifest.Name, metav1.GetOptions{})
+			live, err := controller.GetSet(ctx, c, target, ns, manifest.Name)
 			switch {
 			case err == nil:
 				old = live
@@ -241,13 +241,11 @@ fields other managers own and the file omits are kept.
 			default:
 				return withCode(ExitUsage, err)
 			}
-			force := true
-			cur, err := c.AppsV1().StatefulSets(ns).Patch(ctx, manifest.Name, types.ApplyPatchType, js, metav1.PatchOptions{
-				DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl-ordinal-preview", Force: &force})
+			cur, err := controller.DryRunApplySet(ctx, c, target, ns, manifest.Name, js, "kubectl-ordinal-preview")
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("the API server does not accept this StatefulSet (server-side dry run): %w", err))
 			}
-			var objs controller.Objects
+			objs := controller.Objects{Target: target}
 			if pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
 				for i := range pods.Items {
 					objs.Pods = append(objs.Pods, &pods.Items[i])

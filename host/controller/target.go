@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -85,6 +86,38 @@ func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name
 		return nil, fmt.Errorf("%s %s/%s: %w", t, ns, name, err)
 	}
 	set.TypeMeta = metav1.TypeMeta{} // as a typed client returns it
+	return &set, nil
+}
+
+// DryRunApplySet is what the API server would store for manifest (JSON) applied to the set of kind t
+// (server-side apply with dryRun=All, forced, under fieldManager; nothing is changed). A custom kind goes
+// through the clientset's untyped REST client, as GetSet.
+func DryRunApplySet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, manifest []byte, fieldManager string) (*appsv1.StatefulSet, error) {
+	t = t.orApps()
+	force := true
+	if !t.Custom {
+		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, types.ApplyPatchType, manifest, metav1.PatchOptions{
+			DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager, Force: &force})
+	}
+	rc := client.Discovery().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() {
+		return nil, fmt.Errorf("no REST client to apply %s %s/%s", t, ns, name)
+	}
+	res := rc.Patch(types.ApplyPatchType).AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).
+		Resource(t.Resource).Name(name).Param("dryRun", metav1.DryRunAll).Param("fieldManager", fieldManager).
+		Param("force", "true").Body(manifest).Do(ctx)
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	raw, err := res.Raw()
+	if err != nil {
+		return nil, err
+	}
+	var set appsv1.StatefulSet
+	if err := json.Unmarshal(raw, &set); err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", t, ns, name, err)
+	}
+	set.TypeMeta = metav1.TypeMeta{}
 	return &set, nil
 }
 

@@ -470,7 +470,11 @@ func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
 		return nil, err
 	}
 	edited := in.New.DeepCopy()
-	edited.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
+	t := in.Objects.Target
+	if t.Kind == "" {
+		t = controller.StatefulSetTarget
+	}
+	edited.TypeMeta = metav1.TypeMeta{APIVersion: t.APIVersion(), Kind: t.Kind}
 	if in.Old == nil {
 		edited.UID = base.UID
 	}
