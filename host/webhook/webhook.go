@@ -1,11 +1,12 @@
-// Package webhook is `ordinal webhook`: a validating admission webhook for apps/v1 StatefulSets that tells
-// the user, at `kubectl apply` time, what the edit will do to the running set. For each CREATE and UPDATE it
-// builds the controller's snapshot (host/controller's SelectObjects + BuildSnapshot) from informer caches of
-// the set's namespace with the object the API server is about to store, replays the edit with the preview
-// engine (host/replay) on the reconcile module, and answers allowed with warnings that summarise the rollout
-// (batches, partition, blocking pods, PVCs deleted). The full preview goes to an Event on the set and to the
-// /preview endpoint, never into the object. Optional policies deny known-dangerous edits. Any failure answers
-// allowed with a warning (fail-open) unless FailClosed is set.
+// Package webhook is `ordinal webhook`: a validating admission webhook for StatefulSets (apps/v1 and
+// Ordinal's ordinal.dev/v1) that tells the user, at `kubectl apply` time, what the edit will do to the
+// running set. For each CREATE and UPDATE it builds the controller's snapshot (host/controller's
+// SelectObjects + BuildSnapshot) from informer caches of the set's namespace with the object the API server
+// is about to store, replays the edit with the preview engine (host/replay) on the reconcile module, and
+// answers allowed with warnings that summarise the rollout (batches, partition, blocking pods, PVCs
+// deleted). The full preview goes to an Event on the set and to the /preview endpoint, never into the
+// object. Optional policies deny known-dangerous edits. Any failure answers allowed with a warning
+// (fail-open) unless FailClosed is set.
 package webhook
 
 import (
@@ -248,7 +249,7 @@ func (s *Server) badRequest(w http.ResponseWriter, start time.Time, code int, ms
 // by the failure policy. The decision is the metrics label.
 func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	if req.Kind.Group != "apps" || req.Kind.Kind != "StatefulSet" || req.SubResource != "" ||
+	if (req.Kind.Group != "apps" && req.Kind.Group != controller.CRDTarget.GroupVersion.Group) || req.Kind.Kind != "StatefulSet" || req.SubResource != "" ||
 		(req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return resp, DecisionSkipped
 	}
@@ -386,7 +387,7 @@ func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRe
 			soft = d
 		}
 		budget := replay.Budget{Syncs: s.cfg.PreviewSyncs, Deadline: t0.Add(soft.Sub(t0) * 7 / 10)}
-		res, err := s.preview(pctx, old, cur, budget)
+		res, err := s.preview(pctx, targetOf(req), old, cur, budget)
 		s.metrics.PreviewDuration.Observe(time.Since(t0).Seconds())
 		if err != nil && pctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", errPreviewTimedOut, err)
@@ -419,13 +420,21 @@ func previewKey(req *admissionv1.AdmissionRequest) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// preview replays the edit old -> cur (old nil: a create) on the namespace's objects.
-func (s *Server) preview(ctx context.Context, old, cur *appsv1.StatefulSet, budget replay.Budget) (*Result, error) {
+// targetOf is the kind of the set a request is about: Ordinal's own (ordinal.dev), else apps/v1.
+func targetOf(req *admissionv1.AdmissionRequest) controller.Target {
+	if req.Kind.Group == controller.CRDTarget.GroupVersion.Group {
+		return controller.CRDTarget
+	}
+	return controller.StatefulSetTarget
+}
+
+// preview replays the edit old -> cur (old nil: a create) of a set of kind t on the namespace's objects.
+func (s *Server) preview(ctx context.Context, t controller.Target, old, cur *appsv1.StatefulSet, budget replay.Budget) (*Result, error) {
 	pods, revs, claims, err := s.cfg.Source.Namespace(cur.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("listing the namespace's objects: %w", err)
 	}
-	return Preview(ctx, PreviewInput{Old: old, New: cur, Objects: controller.Objects{Pods: pods, Revisions: revs, Claims: claims},
+	return Preview(ctx, PreviewInput{Old: old, New: cur, Objects: controller.Objects{Target: t, Pods: pods, Revisions: revs, Claims: claims},
 		Module: s.cfg.Module, NamedModule: s.cfg.NamedModule, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget})
 }
 

@@ -610,3 +610,34 @@ func TestCertReload(t *testing.T) {
 		t.Fatalf("broken pair: CN %q, want second kept", got)
 	}
 }
+
+// An ordinal.dev/v1 StatefulSet is previewed as Ordinal's kind: its create answers a preview, and a spec
+// apps/v1 validation refuses (the CRD's schema lets it in) answers that no preview was made, with
+// kube-apiserver's reason, where an apps/v1 request never gets that far.
+func TestOrdinalDevSetIsPreviewed(t *testing.T) {
+	f := newFixture(t, &StaticSource{}, nil, nil)
+	w := newWorld(t, 3, "OrderedReady", 1, "Retain", "")
+	crdReview := func(cur *appsv1.StatefulSet) *admissionv1.AdmissionReview {
+		cur.TypeMeta = metav1.TypeMeta{APIVersion: "ordinal.dev/v1", Kind: "StatefulSet"}
+		rv := reviewOf(t, admissionv1.Create, nil, cur, false)
+		rv.Request.Kind = metav1.GroupVersionKind{Group: "ordinal.dev", Version: "v1", Kind: "StatefulSet"}
+		rv.Request.Resource = metav1.GroupVersionResource{Group: "ordinal.dev", Version: "v1", Resource: "statefulsets"}
+		return rv
+	}
+	cur := w.set.DeepCopy()
+	cur.Status = appsv1.StatefulSetStatus{}
+	cur.ResourceVersion, cur.Generation = "", 1
+	resp := f.post(t, crdReview(cur))
+	if !resp.Allowed {
+		t.Fatalf("denied: %v", resp.Result)
+	}
+	wantWarning(t, resp.Warnings, "create StatefulSet web: 3 pods web-0..web-2, one at a time")
+
+	bad := cur.DeepCopy()
+	bad.Spec.Template.Labels = map[string]string{"app": "other"}
+	resp = f.post(t, crdReview(bad))
+	if !resp.Allowed {
+		t.Fatalf("denied: %v", resp.Result)
+	}
+	wantWarning(t, resp.Warnings, "no rollout preview", "`selector` does not match template `labels`")
+}
