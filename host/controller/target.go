@@ -68,25 +68,7 @@ func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name
 	if !t.Custom {
 		return client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 	}
-	rc := client.Discovery().RESTClient()
-	if rc == nil || reflect.ValueOf(rc).IsNil() {
-		return nil, fmt.Errorf("no REST client to read %s %s/%s", t, ns, name)
-	}
-	// Namespace and Name check their segments (no '/', no ".."), as the typed client's requests do.
-	res := rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).Resource(t.Resource).Name(name).Do(ctx)
-	if err := res.Error(); err != nil {
-		return nil, err
-	}
-	raw, err := res.Raw()
-	if err != nil {
-		return nil, err
-	}
-	var set appsv1.StatefulSet
-	if err := json.Unmarshal(raw, &set); err != nil {
-		return nil, fmt.Errorf("%s %s/%s: %w", t, ns, name, err)
-	}
-	set.TypeMeta = metav1.TypeMeta{} // as a typed client returns it
-	return &set, nil
+	return customSetCall(ctx, client, t, ns, name, func(r *rest.Request) *rest.Request { return r })
 }
 
 // DryRunApplySet is what the API server would store for manifest (JSON) applied to the set of kind t
@@ -99,13 +81,21 @@ func DryRunApplySet(ctx context.Context, client kubernetes.Interface, t Target, 
 		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, types.ApplyPatchType, manifest, metav1.PatchOptions{
 			DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager, Force: &force})
 	}
+	return customSetCall(ctx, client, t, ns, name, func(r *rest.Request) *rest.Request {
+		return r.Verb("PATCH").SetHeader("Content-Type", string(types.ApplyPatchType)).Param("dryRun", metav1.DryRunAll).
+			Param("fieldManager", fieldManager).Param("force", "true").Body(manifest)
+	})
+}
+
+// customSetCall makes one request for the set ns/name of custom kind t through the clientset's untyped REST
+// client (a GET unless call changes it) and reads the answer into apps/v1's Go type. Namespace and Name
+// check their segments (no '/', no ".."), as the typed client's requests do.
+func customSetCall(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, call func(*rest.Request) *rest.Request) (*appsv1.StatefulSet, error) {
 	rc := client.Discovery().RESTClient()
 	if rc == nil || reflect.ValueOf(rc).IsNil() {
-		return nil, fmt.Errorf("no REST client to apply %s %s/%s", t, ns, name)
+		return nil, fmt.Errorf("no REST client to reach %s %s/%s", t, ns, name)
 	}
-	res := rc.Patch(types.ApplyPatchType).AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).
-		Resource(t.Resource).Name(name).Param("dryRun", metav1.DryRunAll).Param("fieldManager", fieldManager).
-		Param("force", "true").Body(manifest).Do(ctx)
+	res := call(rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).Resource(t.Resource).Name(name)).Do(ctx)
 	if err := res.Error(); err != nil {
 		return nil, err
 	}
@@ -117,7 +107,7 @@ func DryRunApplySet(ctx context.Context, client kubernetes.Interface, t Target, 
 	if err := json.Unmarshal(raw, &set); err != nil {
 		return nil, fmt.Errorf("%s %s/%s: %w", t, ns, name, err)
 	}
-	set.TypeMeta = metav1.TypeMeta{}
+	set.TypeMeta = metav1.TypeMeta{} // as a typed client returns it
 	return &set, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -289,5 +290,32 @@ func TestGetSetOfTheCRDKind(t *testing.T) {
 		if _, err := GetSet(context.Background(), client, CRDTarget, bad[0], bad[1]); err == nil || apierrors.IsNotFound(err) {
 			t.Errorf("GetSet(%q, %q) = %v, want a refusal before the request", bad[0], bad[1], err)
 		}
+	}
+}
+
+// DryRunApplySet sends a forced server-side apply with dryRun=All to the CRD kind's path.
+func TestDryRunApplySetOfTheCRDKind(t *testing.T) {
+	var got *http.Request
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Clone(context.Background())
+		body, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion":"ordinal.dev/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"ns"},"spec":{"replicas":4}}`)
+	}))
+	defer srv.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := DryRunApplySet(context.Background(), client, CRDTarget, "ns", "web", []byte(`{"spec":{"replicas":4}}`), "me")
+	if err != nil || *set.Spec.Replicas != 4 {
+		t.Fatalf("DryRunApplySet = %+v, %v", set, err)
+	}
+	q := got.URL.Query()
+	if got.Method != http.MethodPatch || got.URL.Path != "/apis/ordinal.dev/v1/namespaces/ns/statefulsets/web" ||
+		got.Header.Get("Content-Type") != "application/apply-patch+yaml" || q.Get("dryRun") != "All" || q.Get("force") != "true" ||
+		q.Get("fieldManager") != "me" || string(body) != `{"spec":{"replicas":4}}` {
+		t.Errorf("request %s %s %q %v body %s", got.Method, got.URL.Path, got.Header.Get("Content-Type"), q, body)
 	}
 }
