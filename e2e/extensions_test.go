@@ -3,11 +3,13 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -89,5 +91,55 @@ func TestRecoverStuckExtension(t *testing.T) {
 	}
 	wantOrdinals(t, "pods replaced after the revert", ordinals(tr.stepsOf(stepTerminating, mark)), 2)
 	samePods(t, ctx, ns, uids, "the pods that were never stuck", "st-0", "st-1")
+	tr.checkInvariants()
+}
+
+// A module supplied through the module ConfigMap (key NAME.wasm beside the active module's key) is the
+// registry's module NAME once it passes the conformance gate: a set naming it runs on it, others do not.
+// The module is the real guest with MaxUnavailableStatefulSet off: a set on it replaces one pod at a time
+// despite maxUnavailable 2, while the same set on the active module takes two at a time.
+func TestSuppliedModulePerSet(t *testing.T) {
+	t.Parallel()
+	requireController(t)
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	c := startController(t, ns, ctrlOpts{extraArgs: []string{"--module-configmap", ns + "/modules"}})
+	c.waitReady(ctx)
+	tr := trackPods(t, ctx, ns, "mu", true)
+	set := newSet("mu", 5, maxUnavailable(2))
+	set.Annotations = map[string]string{"ordinal.dev/module": "one-at-a-time"}
+	createSet(t, ctx, ns, set)
+	// Not supplied yet: left alone, with a warning naming the modules there are.
+	waitFor(t, ctx, "an UnknownModule event on mu", time.Minute, func() bool {
+		l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=UnknownModule,involvedObject.name=mu"})
+		return err == nil && len(l.Items) > 0 && strings.Contains(l.Items[0].Message, `"extended", "faithful"`)
+	})
+	if pods, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err != nil || len(pods.Items) != 0 {
+		t.Fatalf("pods of a set naming an unknown module: %v %v", pods, err)
+	}
+	// Supplied: the set is synced again (nothing else about it changes) on the module once it passes the gate.
+	variant := readModule(t, filepath.Join(modulesDir(), "ordinal-maxunavailable-off.wasm"))
+	if _, err := cfg.kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "modules"},
+		BinaryData: map[string][]byte{"one-at-a-time.wasm": variant}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitRolledOut(t, ctx, ns, "mu", 5)
+
+	peak := tr.armMaxUnavailable(5, 1)
+	patchSet(t, ctx, ns, "mu", setVersion("v2"))
+	s := waitRolledOut(t, ctx, ns, "mu", 5)
+	tr.waitFor(ctx, "5 pods ready at v2", 30*time.Second, func(v podView) bool { return v.readyAt(5, s.Status.UpdateRevision) })
+	if p := peak(); p != 1 {
+		t.Errorf("on the supplied module: peak unavailable %d, want 1 (MaxUnavailableStatefulSet off)", p)
+	}
+	// Back on the active module: two at a time.
+	patchSet(t, ctx, ns, "mu", `{"metadata":{"annotations":{"ordinal.dev/module":null}}}`)
+	peak = tr.armMaxUnavailable(5, 2)
+	patchSet(t, ctx, ns, "mu", setVersion("v3"))
+	s = waitRolledOut(t, ctx, ns, "mu", 5)
+	tr.waitFor(ctx, "5 pods ready at v3", 30*time.Second, func(v podView) bool { return v.readyAt(5, s.Status.UpdateRevision) })
+	if p := peak(); p != 2 {
+		t.Errorf("on the active module: peak unavailable %d, want 2", p)
+	}
 	tr.checkInvariants()
 }

@@ -71,7 +71,8 @@ left alone, with a Warning event OtherControllerActive, unless --force.
 
 A set may choose its module with the annotation ordinal.dev/module: "extended" (the embedded extended
 module: upstream plus extensions each set opts into, e.g. ordinal.dev/paused: "true") or "faithful" (the
-embedded upstream module); without it, the active module (--module, hot-swapped) syncs the set. A set naming
+embedded upstream module), or NAME for the module under the key NAME.wasm of --module-configmap (after the
+conformance gate); without it, the active module (--module, hot-swapped) syncs the set. A set naming
 another module is left alone, with a Warning event UnknownModule.
 
 The kubeconfig is --kubeconfig, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
@@ -116,7 +117,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: skipped syncs, leader changes; 4: client-go detail)")
 	f.DurationVar(&o.shutdownDeadline, "shutdown-grace", 30*time.Second, "on SIGTERM, longest wait for syncs in flight before exiting")
 	f.DurationVar(&o.modulePoll, "module-poll-interval", time.Second, "how often the --module file is checked for a new module to hot-swap in (0: never)")
-	f.StringVar(&o.moduleConfigMap, "module-configmap", "", "NAMESPACE/NAME of a ConfigMap to watch for a new module to hot-swap in (key: --module-configmap-key)")
+	f.StringVar(&o.moduleConfigMap, "module-configmap", "", "NAMESPACE/NAME of a ConfigMap to watch for a new module to hot-swap in (key: --module-configmap-key); its other keys NAME.wasm are modules a set may name (ordinal.dev/module: NAME)")
 	f.StringVar(&o.moduleConfigMapKey, "module-configmap-key", "ordinal.wasm", "key of the module in --module-configmap (binaryData, else data)")
 	f.BoolVar(&o.skipModuleGate, "insecure-skip-module-conformance", false, "TESTS ONLY: hot-swap modules without running the conformance cases (the action firewall still checks every plan)")
 	_ = f.MarkHidden("insecure-skip-module-conformance")
@@ -209,7 +210,7 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 		return withCode(ExitUsage, err)
 	}
 	metrics := ctrl.Metrics()
-	if err := startModuleWatchers(ctx, restCfg, mopts, o, swapper, metrics); err != nil {
+	if err := startModuleWatchers(ctx, restCfg, mopts, o, swapper, modules, metrics); err != nil {
 		return withCode(ExitUsage, err)
 	}
 

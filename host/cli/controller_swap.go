@@ -83,7 +83,7 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 // startModuleWatchers starts the hot-swap sources: the --module file (polled)
 // and --module-configmap. They run for the life of the process, on standbys too,
 // so a standby that takes over already runs the newest module.
-func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *moduleOptions, o *controllerOptions, s *controller.Swapper, m *controller.Metrics) error {
+func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *moduleOptions, o *controllerOptions, s *controller.Swapper, reg *controller.Registry, m *controller.Metrics) error {
 	s.SetMetrics(m)
 	if (mopts.path == "" || o.modulePoll <= 0) && o.moduleConfigMap == "" {
 		return nil
@@ -109,7 +109,7 @@ func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *modul
 			return fmt.Errorf("--module-configmap must be NAMESPACE/NAME, not %q", o.moduleConfigMap)
 		}
 		logger.Info("Watching a ConfigMap for hot swaps", "configMap", o.moduleConfigMap, "key", o.moduleConfigMapKey)
-		go controller.WatchModuleConfigMap(ctx, s, client, ns, name, o.moduleConfigMapKey)
+		go controller.WatchModuleConfigMap(ctx, s, reg, client, ns, name, o.moduleConfigMapKey)
 	}
 	return nil
 }

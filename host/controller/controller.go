@@ -256,6 +256,13 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 		return nil, err
 	}
 	m.broadcaster = record.NewBroadcaster()
+	// A set left alone for naming a module not supplied yet (or refused) is synced again once the supplied
+	// modules change: nothing else about it changed.
+	cfg.Modules.OnSupply(func() {
+		for _, c := range m.controllers {
+			c.enqueueNamingAModule()
+		}
+	})
 	for _, t := range cfg.Targets {
 		c, err := newController(m.shared, t)
 		if err != nil {
@@ -484,6 +491,19 @@ func (c *Controller) registerHandlers(logger klog.Logger) {
 	}
 	c.revInformer.AddEventHandler(owned)
 	c.pvcInformer.AddEventHandler(owned)
+}
+
+// enqueueNamingAModule enqueues every set that names a module (ordinal.dev/module).
+func (c *Controller) enqueueNamingAModule() {
+	sets, err := c.setLister.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, s := range sets {
+		if _, ok := s.Annotations[AnnotationModule]; ok {
+			c.enqueue(s)
+		}
+	}
 }
 
 func (c *Controller) enqueue(obj any) {

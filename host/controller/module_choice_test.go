@@ -141,3 +141,55 @@ func TestRegistryLoadsOnFirstUse(t *testing.T) {
 		t.Errorf("nil registry: %v", err)
 	}
 }
+
+// Modules supplied at run time (a ConfigMap's NAME.wasm keys) are loaded through the check when first
+// named; a refusal is kept until the bytes change; new bytes replace the loaded module; a built-in name
+// cannot be supplied; a name no longer supplied is unknown.
+func TestRegistrySuppliedModules(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
+	defer reg.Close()
+	checks := 0
+	refuse := false
+	check := func(ctx context.Context, code []byte) (*wasm.Module, error) {
+		checks++
+		if refuse {
+			return nil, errors.New("fails conformance case x")
+		}
+		return loadModule(ctx, code)
+	}
+	variant := readFile(t, variantModule)
+	reg.Supply(check, map[string][]byte{"variant": variant, "extended": []byte("not this")})
+	if n := reg.Names(); n != `"extended", "variant"` {
+		t.Errorf("names %s", n)
+	}
+	ref, err := reg.Get(ctx, "variant")
+	if err != nil || checks != 1 {
+		t.Fatalf("supplied module: %v, %d checks", err, checks)
+	}
+	if _, info := ref.Load(); !strings.HasSuffix(info.Describe.ModuleVersion, "+maxunavailable-off") {
+		t.Errorf("variant info %+v", info)
+	}
+	if r, _ := reg.Get(ctx, "extended"); r == nil || checks != 1 {
+		t.Errorf("the built-in extended module was replaced or checked (%d checks)", checks)
+	}
+	// Same bytes again: kept, not checked again. Other bytes: checked anew, refused, and the refusal kept.
+	reg.Supply(check, map[string][]byte{"variant": variant})
+	if again, _ := reg.Get(ctx, "variant"); again != ref || checks != 1 {
+		t.Errorf("unchanged module reloaded (%d checks)", checks)
+	}
+	refuse = true
+	reg.Supply(check, map[string][]byte{"variant": embedded.Module()})
+	for range 2 {
+		if _, err := reg.Get(ctx, "variant"); !errors.Is(err, ErrModuleRefused) || !strings.Contains(err.Error(), "fails conformance case x") {
+			t.Errorf("refused module: %v", err)
+		}
+	}
+	if checks != 2 {
+		t.Errorf("%d checks, want the refused bytes checked once", checks)
+	}
+	reg.Supply(check, nil)
+	if _, err := reg.Get(ctx, "variant"); !errors.Is(err, ErrUnknownModule) {
+		t.Errorf("a module no longer supplied: %v", err)
+	}
+}

@@ -15,21 +15,81 @@ import (
 // ErrUnknownModule is Registry.Get's error for a name it does not have.
 var ErrUnknownModule = errors.New("unknown module")
 
+// ErrModuleRefused is Registry.Get's error for a supplied module its check refused (until it changes).
+var ErrModuleRefused = errors.New("module refused")
+
 // Registry holds the modules a set may name with ordinal.dev/module (abi.AnnotationModule), each loaded
 // on first use (most sets name none: a controller, replay or webhook that never meets one compiles
 // nothing) and kept until Close. One registry serves the controller and every replay of a process.
 type Registry struct {
 	load func(ctx context.Context, code []byte) (*wasm.Module, error)
-	code map[string][]byte
+	code map[string][]byte // the built-in modules (embedded: trusted)
 
-	mu   sync.Mutex
-	refs map[string]*ModuleRef
+	mu       sync.Mutex
+	refs     map[string]*ModuleRef
+	supplied map[string]suppliedModule // modules supplied at run time (a ConfigMap), each checked before use
+	check    func(ctx context.Context, code []byte) (*wasm.Module, error)
+	onSupply []func() // called after Supply changed anything (the controller re-syncs sets that name a module)
+}
+
+// OnSupply registers f, called (without the registry's lock) after a Supply that changed the modules.
+func (r *Registry) OnSupply(f func()) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onSupply = append(r.onSupply, f)
+}
+
+// suppliedModule is a module supplied at run time: its bytes, and the check's refusal once it was refused.
+type suppliedModule struct {
+	code    []byte
+	refused error
 }
 
 // NewRegistry is a registry of modules by name (their bytes), loaded with load (the process's limits and
 // compilation cache).
 func NewRegistry(load func(ctx context.Context, code []byte) (*wasm.Module, error), modules map[string][]byte) *Registry {
-	return &Registry{load: load, code: modules, refs: map[string]*ModuleRef{}}
+	return &Registry{load: load, code: modules, refs: map[string]*ModuleRef{}, supplied: map[string]suppliedModule{}}
+}
+
+// Supply replaces the modules supplied at run time (e.g. a ConfigMap's NAME.wasm keys) by these, each
+// loaded through check (the hot swap's gate: describe, then every conformance case) when a set first names
+// it. A name of a built-in module cannot be supplied. A module whose bytes changed, or that is gone, is
+// released once no sync holds it.
+func (r *Registry) Supply(check func(ctx context.Context, code []byte) (*wasm.Module, error), modules map[string][]byte) {
+	r.mu.Lock()
+	changed := false
+	defer func() {
+		callbacks := r.onSupply
+		r.mu.Unlock()
+		if changed {
+			for _, f := range callbacks {
+				f()
+			}
+		}
+	}()
+	r.check = check
+	for name, prev := range r.supplied {
+		if code, ok := modules[name]; !ok || string(code) != string(prev.code) {
+			changed = true
+			delete(r.supplied, name)
+			if ref := r.refs[name]; ref != nil {
+				ref.Install(nil, ModuleInfo{}, nil)
+				delete(r.refs, name)
+			}
+		}
+	}
+	for name, code := range modules {
+		if _, builtin := r.code[name]; builtin {
+			continue
+		}
+		if _, kept := r.supplied[name]; !kept {
+			r.supplied[name] = suppliedModule{code: code}
+			changed = true
+		}
+	}
 }
 
 // Get is the named module, loading it the first time (ErrUnknownModule: no such name).
@@ -37,21 +97,34 @@ func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w %q: no named modules", ErrUnknownModule, name)
 	}
-	code, ok := r.code[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q: the modules are %s", ErrUnknownModule, name, r.Names())
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ref := r.refs[name]; ref != nil {
 		return ref, nil
 	}
-	m, err := r.load(ctx, code)
+	load, source := r.load, "registry:"+name
+	code, ok := r.code[name]
+	if !ok {
+		sm, supplied := r.supplied[name]
+		if !supplied {
+			return nil, fmt.Errorf("%w %q: the modules are %s", ErrUnknownModule, name, r.namesLocked())
+		}
+		if sm.refused != nil {
+			return nil, sm.refused
+		}
+		code, load, source = sm.code, r.check, "registry:"+name+" (supplied)"
+	}
+	m, err := load(ctx, code)
 	if err != nil {
+		if sm, supplied := r.supplied[name]; supplied && !ok {
+			sm.refused = fmt.Errorf("%w: %q: %v", ErrModuleRefused, name, err)
+			r.supplied[name] = sm
+			return nil, sm.refused
+		}
 		return nil, fmt.Errorf("module %q: %w", name, err)
 	}
 	info := ModuleInfoOf(m)
-	info.Source = "registry:" + name
+	info.Source = source
 	ref := &ModuleRef{}
 	ref.Install(m, info, func() { _ = m.Close(context.Background()) })
 	r.refs[name] = ref
@@ -60,12 +133,24 @@ func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
 
 // Names lists the registry's names, quoted, for messages.
 func (r *Registry) Names() string {
-	if r == nil || len(r.code) == 0 {
+	if r == nil {
 		return "none"
 	}
-	names := make([]string, 0, len(r.code))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.namesLocked()
+}
+
+func (r *Registry) namesLocked() string {
+	names := make([]string, 0, len(r.code)+len(r.supplied))
 	for n := range r.code {
 		names = append(names, strconv.Quote(n))
+	}
+	for n := range r.supplied {
+		names = append(names, strconv.Quote(n))
+	}
+	if len(names) == 0 {
+		return "none"
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")

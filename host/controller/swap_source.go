@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,7 +80,7 @@ func sameFileState(a, b os.FileInfo) bool {
 // value of key (binaryData, else data) to the swapper whenever it changes.
 // Events about the candidates are recorded on the ConfigMap. It returns when
 // ctx is done.
-func WatchModuleConfigMap(ctx context.Context, s *Swapper, client kubernetes.Interface, namespace, name, key string) {
+func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, client kubernetes.Interface, namespace, name, key string) {
 	logger := klog.FromContext(ctx).WithValues("configMap", namespace+"/"+name, "key", key)
 	source := fmt.Sprintf("configmap:%s/%s/%s", namespace, name, key)
 	offers := make(chan *corev1.ConfigMap, 1)
@@ -108,6 +110,9 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, client kubernetes.Int
 		case <-ctx.Done():
 			return
 		case cm := <-offers:
+			if reg != nil {
+				reg.Supply(s.CheckOnly, suppliedModules(cm, key))
+			}
 			code, ok := cm.BinaryData[key]
 			if !ok {
 				if str, ok2 := cm.Data[key]; ok2 {
@@ -124,3 +129,18 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, client kubernetes.Int
 		}
 	}
 }
+
+// suppliedModules are the ConfigMap's modules other than the active one (key): each binaryData key
+// NAME.wasm whose NAME is a module name (lowercase letters, digits, dashes), for the registry.
+func suppliedModules(cm *corev1.ConfigMap, key string) map[string][]byte {
+	out := map[string][]byte{}
+	for k, code := range cm.BinaryData {
+		name, ok := strings.CutSuffix(k, ".wasm")
+		if ok && k != key && moduleNamePattern.MatchString(name) {
+			out[name] = code
+		}
+	}
+	return out
+}
+
+var moduleNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)

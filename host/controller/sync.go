@@ -99,10 +99,16 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	// The set's module: the active one, or the one it names (ordinal.dev/module).
 	ref := c.cfg.Module
 	if name, ok := set.Annotations[AnnotationModule]; ok {
-		if ref, err = c.cfg.Modules.Get(ctx, name); errors.Is(err, ErrUnknownModule) {
+		ref, err = c.cfg.Modules.Get(ctx, name)
+		switch {
+		case errors.Is(err, ErrUnknownModule):
 			result = resultUnknownModule
 			c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
 				fmt.Sprintf("%s names the module %q; this controller has %s", AnnotationModule, name, c.cfg.Modules.Names()))
+			return 0, nil
+		case errors.Is(err, ErrModuleRefused): // a supplied module that failed its check: until it changes
+			result = resultUnknownModule
+			c.leaveAlone(logger, set, key, EventModuleRefused, "the module it names was refused", truncate(err.Error(), 900))
 			return 0, nil
 		}
 		if err != nil {
