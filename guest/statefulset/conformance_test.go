@@ -14,6 +14,31 @@ import (
 // conformanceDir is where hack/conformance writes the cases (snapshot + expected ABI plan).
 const conformanceDir = "../../testdata/conformance"
 
+// conformanceSnapshot is one case's snapshot: its name (dir/case), path and bytes.
+type conformanceSnapshot struct {
+	name, path string
+	in         []byte
+}
+
+// conformanceSnapshots reads every case's snapshot; none is a failure (a test over all cases would prove
+// nothing).
+func conformanceSnapshots(t *testing.T) []conformanceSnapshot {
+	t.Helper()
+	snaps, _ := filepath.Glob(filepath.Join(conformanceDir, "*", "*.snapshot.json"))
+	if len(snaps) == 0 {
+		t.Fatal("no conformance cases under " + conformanceDir)
+	}
+	out := make([]conformanceSnapshot, 0, len(snaps))
+	for _, sp := range snaps {
+		in, err := os.ReadFile(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, conformanceSnapshot{strings.TrimSuffix(strings.TrimPrefix(sp, conformanceDir+"/"), ".snapshot.json"), sp, in})
+	}
+	return out
+}
+
 // TestConformance runs every case under testdata/conformance natively and compares the plan
 // with the expected one as JSON values (key order irrelevant, numbers compared numerically).
 // No normalisation is applied.

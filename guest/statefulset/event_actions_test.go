@@ -3,7 +3,6 @@ package statefulset
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,17 +13,10 @@ import (
 // and every pod or claim event whose write is in the plan points at it. Without the flag, the plan has
 // no index at all (TestConformance).
 func TestEventActions(t *testing.T) {
-	snaps, _ := filepath.Glob(filepath.Join(conformanceDir, "*", "*.snapshot.json"))
-	if len(snaps) == 0 {
-		t.Fatal("no conformance cases under " + conformanceDir)
-	}
+	snaps := conformanceSnapshots(t)
 	indexed := 0
-	for _, sp := range snaps {
-		name := strings.TrimSuffix(strings.TrimPrefix(sp, conformanceDir+"/"), ".snapshot.json")
-		in, err := os.ReadFile(sp)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range snaps {
+		name, in := c.name, c.in
 		var snap map[string]any
 		if err := json.Unmarshal(in, &snap); err != nil {
 			t.Fatal(err)
@@ -42,7 +34,7 @@ func TestEventActions(t *testing.T) {
 		if err := json.Unmarshal(out, &p); err != nil {
 			t.Fatal(err)
 		}
-		want, err := os.ReadFile(strings.TrimSuffix(sp, ".snapshot.json") + ".plan.json")
+		want, err := os.ReadFile(strings.TrimSuffix(c.path, ".snapshot.json") + ".plan.json")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -74,17 +74,10 @@ type planActions struct {
 // revision copies from the set. The extended module (go test -tags ordinal_extended, make test runs both)
 // writes no pod and no claim, only revisions and the status, and says what it holds back.
 func TestPauseExtension(t *testing.T) {
-	snaps, _ := filepath.Glob(filepath.Join(conformanceDir, "*", "*.snapshot.json"))
-	if len(snaps) == 0 {
-		t.Fatal("no conformance cases under " + conformanceDir)
-	}
+	snaps := conformanceSnapshots(t)
 	held, events := 0, 0
-	for _, sp := range snaps {
-		name := strings.TrimSuffix(strings.TrimPrefix(sp, conformanceDir+"/"), ".snapshot.json")
-		in, err := os.ReadFile(sp)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range snaps {
+		name, in := c.name, c.in
 		paused := annotate(t, in, annotationPaused, "true")
 		if paused == nil {
 			continue

@@ -2,8 +2,6 @@ package statefulset
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,17 +46,10 @@ func rekindJSON(t *testing.T, b []byte) []byte {
 // upstream's with the same renaming and nothing else: the same writes in the same order, the same
 // revision names, the owner references naming the custom resource. This is the host's CRD mode.
 func TestOwnerKindFollowsTheSet(t *testing.T) {
-	snaps, _ := filepath.Glob(filepath.Join(conformanceDir, "*", "*.snapshot.json"))
-	if len(snaps) == 0 {
-		t.Fatal("no conformance cases under " + conformanceDir)
-	}
+	snaps := conformanceSnapshots(t)
 	renamed := 0
-	for _, sp := range snaps {
-		name := strings.TrimSuffix(strings.TrimPrefix(sp, conformanceDir+"/"), ".snapshot.json")
-		in, err := os.ReadFile(sp)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range snaps {
+		name, in := c.name, c.in
 		crdIn := rekindJSON(t, in)
 		if !strings.Contains(string(crdIn), crdAPIVersion) {
 			continue // a snapshot without a set's type meta (the module's defaults apply)
