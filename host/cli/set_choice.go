@@ -50,13 +50,13 @@ func (c setChoice) matches(apiVersion, namespace, name string) bool {
 	return (c.namespace == "" || c.namespace == namespace) && (c.name == "" || c.name == name)
 }
 
-// setTarget is the kind a document's StatefulSet apiVersion names: Ordinal's for ordinal.dev/*, else apps/v1
-// (an apps/* version, or none).
+// setTarget is the kind a document's StatefulSet apiVersion names (none or an apps/* version: apps/v1).
 func setTarget(apiVersion string) controller.Target {
-	if group, _, ok := strings.Cut(apiVersion, "/"); ok && group == controller.CRDTarget.GroupVersion.Group {
-		return controller.CRDTarget
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		group = "" // no group/version
 	}
-	return controller.StatefulSetTarget
+	return controller.TargetOfGroup(group)
 }
 
 func (c setChoice) String() string {

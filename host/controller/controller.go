@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +17,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -76,6 +74,13 @@ type Config struct {
 	Now func() time.Time
 	// Metrics (default: a fresh registry).
 	Metrics *Metrics
+}
+
+// selectorTweak applies --selector to an informer's list and watch options (every informer's).
+func (cfg Config) selectorTweak(o *metav1.ListOptions) {
+	if cfg.Selector != "" {
+		o.LabelSelector = cfg.Selector
+	}
 }
 
 // shared is what the controllers of every target share, as the controllers of controller-runtime's
@@ -238,8 +243,7 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 		opts = append(opts, informers.WithNamespace(cfg.Namespace))
 	}
 	if cfg.Selector != "" {
-		sel := cfg.Selector
-		opts = append(opts, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+		opts = append(opts, informers.WithTweakListOptions(cfg.selectorTweak))
 	}
 	m.factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, opts...)
 	pods := m.factory.Core().V1().Pods()
@@ -288,11 +292,7 @@ func newController(sh *shared, t Target) (*Controller, error) {
 		sets := sh.factory.Apps().V1().StatefulSets()
 		c.setInformer, c.setLister = sets.Informer(), sets.Lister()
 	} else {
-		c.setInformer = customSetInformer(sh.rest[t.GroupVersion], t, sh.cfg, func(o *metav1.ListOptions) {
-			if sh.cfg.Selector != "" {
-				o.LabelSelector = sh.cfg.Selector
-			}
-		})
+		c.setInformer = customSetInformer(sh.rest[t.GroupVersion], t, sh.cfg, sh.cfg.selectorTweak)
 		c.setLister = appslisters.NewStatefulSetLister(c.setInformer.GetIndexer())
 	}
 	c.consistency = newConsistencyStore(map[schema.GroupResource]rvGetter{
@@ -418,16 +418,13 @@ func (m *Manager) checkServed(ctx context.Context) error {
 		}
 		t := c.target
 		crdName := t.Resource + "." + t.GroupVersion.Group
-		list, err := m.client.Discovery().ServerResourcesForGroupVersion(t.APIVersion())
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
+		served, err := Served(m.client.Discovery(), t)
+		if err != nil {
 			klog.FromContext(ctx).Error(err, "Could not check that the CustomResourceDefinition is installed", "crd", crdName)
 			continue
-		default:
-			if slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == t.Resource }) {
-				continue
-			}
+		}
+		if served {
+			continue
 		}
 		return fmt.Errorf("%s is not served: install the CustomResourceDefinition %s (kubectl apply -f examples/deploy/crd.yaml, "+
 			"or the Helm chart's crds/), or `kubectl get crd %s` to see why it is not established", t, crdName, crdName)

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -50,6 +53,27 @@ var CRDTarget = Target{
 	Kind:         crd.Kind,
 	Resource:     crd.Resource,
 	Custom:       true,
+}
+
+// TargetOfGroup is the kind a StatefulSet of API group group is: Ordinal's own for its group, else apps/v1.
+func TargetOfGroup(group string) Target {
+	if group == CRDTarget.GroupVersion.Group {
+		return CRDTarget
+	}
+	return StatefulSetTarget
+}
+
+// Served reports whether the API server serves kind t's resource (for a CRD: installed and established,
+// as discovery lists a CRD's resources only then); err is any other discovery failure.
+func Served(disc discovery.DiscoveryInterface, t Target) (bool, error) {
+	list, err := disc.ServerResourcesForGroupVersion(t.APIVersion())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == t.Resource }), nil
 }
 
 // orApps is the target, the zero Target being apps/v1.

@@ -249,7 +249,8 @@ func (s *Server) badRequest(w http.ResponseWriter, start time.Time, code int, ms
 // by the failure policy. The decision is the metrics label.
 func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	if (req.Kind.Group != "apps" && req.Kind.Group != controller.CRDTarget.GroupVersion.Group) || req.Kind.Kind != "StatefulSet" || req.SubResource != "" ||
+	target := controller.TargetOfGroup(req.Kind.Group) // apps/v1 for a group of neither kind: skipped just below
+	if req.Kind.Group != target.GroupVersion.Group || req.Kind.Kind != "StatefulSet" || req.SubResource != "" ||
 		(req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return resp, DecisionSkipped
 	}
@@ -302,7 +303,7 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		oldp = &old
 	}
 	t0 := time.Now()
-	res, err := s.sharedPreview(ctx, req, oldp, &cur)
+	res, err := s.sharedPreview(ctx, req, target, oldp, &cur)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, errPreviewTimedOut) {
 			return fail(fmt.Sprintf("timed out: the replay took longer than the webhook's budget of %s", budget))
@@ -363,7 +364,7 @@ var errTooManyWaiting = errors.New("too many reviews waiting for a preview")
 // once made 16 previews and 184 fail-open answers. The shared preview runs under the server's own budget,
 // not the first caller's, and waits for a slot in arrival order; each caller waits at most until its own
 // deadline.
-func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRequest, old, cur *appsv1.StatefulSet) (*Result, error) {
+func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRequest, target controller.Target, old, cur *appsv1.StatefulSet) (*Result, error) {
 	if s.waiting.Add(1) > int64(s.cfg.MaxWaiting) {
 		s.waiting.Add(-1)
 		return nil, errTooManyWaiting
@@ -387,7 +388,7 @@ func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRe
 			soft = d
 		}
 		budget := replay.Budget{Syncs: s.cfg.PreviewSyncs, Deadline: t0.Add(soft.Sub(t0) * 7 / 10)}
-		res, err := s.preview(pctx, targetOf(req), old, cur, budget)
+		res, err := s.preview(pctx, target, old, cur, budget)
 		s.metrics.PreviewDuration.Observe(time.Since(t0).Seconds())
 		if err != nil && pctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", errPreviewTimedOut, err)
@@ -418,14 +419,6 @@ func previewKey(req *admissionv1.AdmissionRequest) string {
 		h.Write(part)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// targetOf is the kind of the set a request is about: Ordinal's own (ordinal.dev), else apps/v1.
-func targetOf(req *admissionv1.AdmissionRequest) controller.Target {
-	if req.Kind.Group == controller.CRDTarget.GroupVersion.Group {
-		return controller.CRDTarget
-	}
-	return controller.StatefulSetTarget
 }
 
 // preview replays the edit old -> cur (old nil: a create) of a set of kind t on the namespace's objects.
