@@ -16,42 +16,37 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"github.com/ordinal-dev/ordinal/host/crd"
+	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/rollout"
-)
-
-// The ordinal.dev kind (CRD statefulsets.ordinal.dev), from host/crd.
-const (
-	ordinalGroup    = crd.Group
-	ordinalVersion  = crd.Version
-	ordinalResource = crd.Resource
 )
 
 // lastAppliedAnnotation is client-side kubectl apply's record of the applied manifest: it names the
 // old apiVersion, so a later `kubectl apply` of it would diff against the wrong kind. It is not carried.
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
-// migrateKind is one of the two kinds a set moves between.
+// migrateKind is one of the two kinds a set moves between: the controller's Target, and how migrate
+// names it.
 type migrateKind struct {
 	flag       string // the --to value
-	apiVersion string
-	gvr        schema.GroupVersionResource
-	kubectl    string // the resource as kubectl names it unambiguously
+	target     controller.Target
 	controller string // who reconciles it
 }
 
 var (
-	appsKind = migrateKind{flag: "apps", apiVersion: "apps/v1",
-		gvr:        schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"},
-		kubectl:    "statefulsets.apps",
-		controller: "kube-controller-manager's StatefulSet controller"}
-	ordinalKind = migrateKind{flag: "ordinal", apiVersion: ordinalGroup + "/" + ordinalVersion,
-		gvr:        schema.GroupVersionResource{Group: ordinalGroup, Version: ordinalVersion, Resource: ordinalResource},
-		kubectl:    ordinalResource + "." + ordinalGroup,
-		controller: "ordinal controller"}
+	appsKind    = migrateKind{flag: "apps", target: controller.StatefulSetTarget, controller: "kube-controller-manager's StatefulSet controller"}
+	ordinalKind = migrateKind{flag: "ordinal", target: controller.CRDTarget, controller: "ordinal controller"}
 )
 
-func (k migrateKind) String() string { return k.apiVersion + " StatefulSet" }
+func (k migrateKind) apiVersion() string { return k.target.APIVersion() }
+
+func (k migrateKind) gvr() schema.GroupVersionResource {
+	return k.target.GroupVersion.WithResource(k.target.Resource)
+}
+
+// kubectl is the resource as kubectl names it unambiguously: statefulsets.apps, statefulsets.ordinal.dev.
+func (k migrateKind) kubectl() string { return k.target.Resource + "." + k.target.GroupVersion.Group }
+
+func (k migrateKind) String() string { return k.apiVersion() + " StatefulSet" }
 
 // migrateKinds reads --to: the kind the set leaves and the kind it becomes.
 func migrateKinds(to string) (from, target migrateKind, err error) {
@@ -66,14 +61,9 @@ func migrateKinds(to string) (from, target migrateKind, err error) {
 	return from, target, fmt.Errorf("--to %q: want ordinal (apps/v1 -> ordinal.dev/v1) or apps (ordinal.dev/v1 -> apps/v1)", to)
 }
 
-// parseMigrateArg reads statefulset/NAME or NAME; the kind may name either group (statefulsets.ordinal.dev/web).
+// parseMigrateArg reads the set's name: statefulset/NAME or NAME, the kind naming either group
+// (statefulsets.ordinal.dev/web, osts/web); --to says which kind the set leaves.
 func parseMigrateArg(s string) (string, error) {
-	if kind, name, ok := strings.Cut(s, "/"); ok {
-		k := strings.ToLower(kind)
-		if k == "statefulset."+ordinalGroup || k == "statefulsets."+ordinalGroup {
-			s = "statefulset/" + name
-		}
-	}
 	_, name, err := parseSetArg(s)
 	return name, err
 }
@@ -178,7 +168,7 @@ func buildMigration(from, to migrateKind, src map[string]any) (*migration, error
 		status["selector"] = metav1.FormatLabelSelector(s.Spec.Selector)
 	}
 	return &migration{from: from, to: to, namespace: s.Namespace, name: s.Name,
-		object: map[string]any{"apiVersion": to.apiVersion, "kind": "StatefulSet", "metadata": meta,
+		object: map[string]any{"apiVersion": to.apiVersion(), "kind": "StatefulSet", "metadata": meta,
 			"spec": runtime.DeepCopyJSONValue(spec)},
 		status: status}, nil
 }
@@ -229,7 +219,7 @@ func readBackup(from, to migrateKind, b []byte) (*migration, error) {
 	if err := utiljson.Unmarshal(b, &obj); err != nil { // numbers as the dynamic client decodes them
 		return nil, err
 	}
-	if obj["apiVersion"] != to.apiVersion || obj["kind"] != "StatefulSet" {
+	if obj["apiVersion"] != to.apiVersion() || obj["kind"] != "StatefulSet" {
 		return nil, fmt.Errorf("not a %s (apiVersion %v, kind %v)", to, obj["apiVersion"], obj["kind"])
 	}
 	if _, ok := obj["spec"].(map[string]any); !ok {
@@ -360,7 +350,7 @@ func finishByHand(m *migration, objectFile, statusFile, rerun string, created bo
 	if !created {
 		fmt.Fprintf(&b, "  kubectl create -f %s\n", objectFile)
 	}
-	fmt.Fprintf(&b, "  kubectl patch %s %s -n %s --subresource=status --type=merge --patch-file %s\n", m.to.kubectl, m.name, m.namespace, statusFile)
+	fmt.Fprintf(&b, "  kubectl patch %s %s -n %s --subresource=status --type=merge --patch-file %s\n", m.to.kubectl(), m.name, m.namespace, statusFile)
 	fmt.Fprintf(&b, "  rm %s %s", objectFile, statusFile)
 	return b.String()
 }

@@ -50,8 +50,8 @@ func TestMigrateKinds(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || from.apiVersion != tc.from || target.apiVersion != tc.target {
-			t.Errorf("--to %q: %s -> %s (%v), want %s -> %s", tc.to, from.apiVersion, target.apiVersion, err, tc.from, tc.target)
+		if err != nil || from.apiVersion() != tc.from || target.apiVersion() != tc.target {
+			t.Errorf("--to %q: %s -> %s (%v), want %s -> %s", tc.to, from.apiVersion(), target.apiVersion(), err, tc.from, tc.target)
 		}
 	}
 	for arg, want := range map[string]string{"web": "web", "statefulset/web": "web", "sts/web": "web",

@@ -24,6 +24,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/crd"
 )
 
 const migrateHelp = `migrate moves a live StatefulSet between kube-controller-manager's controller (apps/v1) and Ordinal's
@@ -191,7 +194,7 @@ type migrateRun struct {
 func (r *migrateRun) say(format string, args ...any) { fmt.Fprintf(r.out, format+"\n", args...) }
 
 func (r *migrateRun) run(ctx context.Context) (*migrateResult, error) {
-	r.res = migrateResult{Namespace: r.ns, Name: r.name, From: r.from.apiVersion, To: r.to.apiVersion}
+	r.res = migrateResult{Namespace: r.ns, Name: r.name, From: r.from.apiVersion(), To: r.to.apiVersion()}
 	r.objectFile, r.statusFile = backupPaths(r.backupDir, r.to, r.ns, r.name)
 	if err := r.checkCRD(); err != nil {
 		return nil, err
@@ -282,27 +285,24 @@ func (r *migrateRun) run(ctx context.Context) (*migrateResult, error) {
 // checkCRD refuses when ordinal.dev/v1 statefulsets are not served: the CRD is not installed or not
 // established (discovery lists a CRD's resources only once established).
 func (r *migrateRun) checkCRD() error {
-	l, err := r.kc.Discovery().ServerResourcesForGroupVersion(ordinalKind.apiVersion)
-	if err == nil {
-		for _, res := range l.APIResources {
-			if res.Name == ordinalResource {
-				return nil
-			}
-		}
-	} else if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("discovery of %s: %w", ordinalKind.apiVersion, err)
+	served, err := controller.Served(r.kc.Discovery(), ordinalKind.target)
+	switch {
+	case err != nil:
+		return fmt.Errorf("discovery of %s: %w", ordinalKind.apiVersion(), err)
+	case served:
+		return nil
 	}
 	what := "nothing to migrate from"
 	if r.to == ordinalKind {
 		what = "nothing to migrate to"
 	}
 	return fmt.Errorf("the API server serves no %s resources: the CRD %s.%s is not installed or not established (%s); install it with\n  kubectl apply -f examples/deploy/crd.yaml\nor the Helm chart (examples/helm/ordinal)",
-		ordinalKind.apiVersion, ordinalResource, ordinalGroup, what)
+		ordinalKind.apiVersion(), crd.Resource, crd.Group, what)
 }
 
 // get reads the set in a kind; nil if there is none.
 func (r *migrateRun) get(ctx context.Context, k migrateKind) (map[string]any, error) {
-	u, err := r.dyn.Resource(k.gvr).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+	u, err := r.dyn.Resource(k.gvr()).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -315,7 +315,7 @@ func (r *migrateRun) get(ctx context.Context, k migrateKind) (map[string]any, er
 // dryRunCreate has the target's API server validate, admit and default the target (nothing is stored) and
 // refuses a spec it would store differently: another template hashes to other revision names.
 func (r *migrateRun) dryRunCreate(ctx context.Context, m *migration) error {
-	u, err := r.dyn.Resource(r.to.gvr).Namespace(r.ns).Create(ctx, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(m.object)},
+	u, err := r.dyn.Resource(r.to.gvr()).Namespace(r.ns).Create(ctx, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(m.object)},
 		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl-ordinal-migrate"})
 	if err != nil {
 		return fmt.Errorf("the API server would not create the %s %s/%s (server-side dry run): %w; nothing was changed", r.to, r.ns, r.name, err)
@@ -367,7 +367,7 @@ func (r *migrateRun) orphanDelete(ctx context.Context, src map[string]any) error
 	meta, _ := src["metadata"].(map[string]any)
 	rv, _ := meta["resourceVersion"].(string)
 	orphan := metav1.DeletePropagationOrphan
-	err := r.dyn.Resource(r.from.gvr).Namespace(r.ns).Delete(ctx, r.name, metav1.DeleteOptions{
+	err := r.dyn.Resource(r.from.gvr()).Namespace(r.ns).Delete(ctx, r.name, metav1.DeleteOptions{
 		PropagationPolicy: &orphan, Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 	switch {
 	case err == nil:
@@ -418,7 +418,7 @@ func (r *migrateRun) awaitGone(ctx context.Context, src map[string]any, m *migra
 func (r *migrateRun) create(m *migration) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	u, err := r.dyn.Resource(r.to.gvr).Namespace(r.ns).Create(ctx, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(m.object)},
+	u, err := r.dyn.Resource(r.to.gvr()).Namespace(r.ns).Create(ctx, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(m.object)},
 		metav1.CreateOptions{FieldManager: "kubectl-ordinal-migrate"})
 	if err != nil {
 		return nil, fmt.Errorf("create %s %s/%s: %w\n%s", r.to, r.ns, r.name, err, finishByHand(m, r.objectFile, r.statusFile, r.rerun, false))
@@ -433,7 +433,7 @@ func (r *migrateRun) create(m *migration) (map[string]any, error) {
 func (r *migrateRun) writeStatus(obj map[string]any, m *migration) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res := r.dyn.Resource(r.to.gvr).Namespace(r.ns)
+	res := r.dyn.Resource(r.to.gvr()).Namespace(r.ns)
 	for {
 		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
 		u.Object["status"] = runtime.DeepCopyJSON(m.status)
