@@ -98,6 +98,18 @@ type Describe struct {
 // modules ignore it.
 const AnnotationModule = "ordinal.dev/module"
 
+// AnnotationPrefix begins every annotation of this contract (the module a set names, its extensions).
+const AnnotationPrefix = "ordinal.dev/"
+
+// The extended module's extensions' annotations (describe's extensions, README "Beyond upstream"). Hosts
+// read them too: the firewall knows reserve-ordinals' members (internal/ordinal.ReservedSlots), previews
+// what recover-stuck resolves.
+const (
+	AnnotationPaused            = "ordinal.dev/paused"              // "true": no pod written
+	AnnotationRecoverStuckAfter = "ordinal.dev/recover-stuck-after" // a duration: replace a pod stuck that long
+	AnnotationReserveOrdinals   = "ordinal.dev/reserve-ordinals"    // "1,4-6": ordinals never used
+)
+
 // Extension is one behaviour beyond upstream a module offers (describe's extensions).
 type Extension struct {
 	Name          string `json:"name"`

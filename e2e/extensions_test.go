@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -141,5 +142,48 @@ func TestSuppliedModulePerSet(t *testing.T) {
 	if p := peak(); p != 2 {
 		t.Errorf("on the active module: peak unavailable %d, want 2", p)
 	}
+	tr.checkInvariants()
+}
+
+// The reserve-ordinals extension on the real control plane (kubernetes/kubernetes#83224): reserving
+// ordinal 1 of a running 3-replica set with claims (whenScaled Delete) creates ro-3 and then removes ro-1
+// and its claim, as a scale-down removes a pod; the other pods are untouched and the set is rolled out
+// with 3 replicas at ordinals 0, 2 and 3. The firewall lets the module create ro-3 (past
+// spec.replicas) because the annotation reserves ordinal 1, and nothing further.
+func TestReserveOrdinalsExtension(t *testing.T) {
+	t.Parallel()
+	requireController(t)
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	c := startController(t, ns, ctrlOpts{})
+	c.waitReady(ctx)
+	tr := trackPods(t, ctx, ns, "ro", true)
+	set := newSet("ro", 3, withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType))
+	set.Annotations = map[string]string{"ordinal.dev/module": "extended"}
+	createSet(t, ctx, ns, set)
+	waitRolledOut(t, ctx, ns, "ro", 3)
+	uids := tr.uidsByName()
+
+	mark := tr.mark()
+	patchSet(t, ctx, ns, "ro", `{"metadata":{"annotations":{"ordinal.dev/reserve-ordinals":"1"}}}`)
+	tr.waitFor(ctx, "ro-0, ro-2 and ro-3 Ready, ro-1 gone", 2*time.Minute, func(v podView) bool {
+		return v.ready(0) && v.ready(2) && v.ready(3) && v.pod(1) == nil && v.count() == 3
+	})
+	waitFor(t, ctx, "data-ro-1 deleted (whenScaled: Delete)", 2*time.Minute, func() bool {
+		_, err := cfg.kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-ro-1", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	s := waitRolledOut(t, ctx, ns, "ro", 3)
+	if s.Status.Replicas != 3 {
+		t.Errorf("status after the reservation: %s", statusString(s))
+	}
+	for _, n := range []string{"data-ro-0", "data-ro-2", "data-ro-3"} {
+		if _, err := cfg.kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, n, metav1.GetOptions{}); err != nil {
+			t.Errorf("claim %s: %v", n, err)
+		}
+	}
+	samePods(t, ctx, ns, uids, "pods at ordinals the reservation keeps", "ro-0", "ro-2")
+	wantOrdinals(t, "pods created", ordinals(tr.stepsOf(stepCreated, mark)), 3)
+	wantOrdinals(t, "pods removed", ordinals(tr.stepsOf(stepTerminating, mark)), 1)
 	tr.checkInvariants()
 }

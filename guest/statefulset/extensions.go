@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // Extensions beyond upstream, compiled into the extended module only (extendedBuild): each is off unless
@@ -20,13 +21,37 @@ type extension struct {
 var extensions = [...]extension{
 	{"pause", annotationPaused, "kubernetes/kubernetes#49890"},
 	{"recover-stuck", annotationRecoverStuckAfter, "kubernetes/kubernetes#67250"},
+	{"reserve-ordinals", annotationReserveOrdinals, "kubernetes/kubernetes#83224"},
 }
 
 // The extensions' annotations.
 const (
 	annotationPaused            = "ordinal.dev/paused"              // "true": extension pause
 	annotationRecoverStuckAfter = "ordinal.dev/recover-stuck-after" // a Go duration ("10m"): extension recover-stuck
+	annotationReserveOrdinals   = "ordinal.dev/reserve-ordinals"    // "1,4-6": extension reserve-ordinals
 )
+
+// ordinalSlots is the set's ordinals by replica slot: upstream's (start, start+1, ...), or with the
+// extension reserve-ordinals the ordinals from start that are not reserved, replicas of them. A pod at
+// any other ordinal (reserved ones included) is condemned as upstream condemns one past the end: deleted,
+// highest first, its claims retained or deleted as spec.persistentVolumeClaimRetentionPolicy.whenScaled
+// says. An invalid value holds every pod write (podsHeld) with a warning rather than fall back to
+// creating the reserved pods.
+func (s *syncer) ordinalSlots() ordinal.Slots {
+	start, replicas := s.set.startOrdinal(), int64(s.set.Replicas)
+	v, ok := s.set.Meta.Annotations[annotationReserveOrdinals]
+	if !extendedBuild || !ok {
+		return ordinal.NewSlots(start, replicas, nil)
+	}
+	slots, err := ordinal.ReservedSlots(start, replicas, v)
+	if err != nil {
+		s.podsHeld = true
+		s.event(eventWarning, "InvalidAnnotation", annotationReserveOrdinals+": "+strconv.Quote(v)+": "+err.Error()+
+			`: no pod is created, deleted or updated until it is fixed (e.g. "1,4-6")`)
+		return ordinal.NewSlots(start, replicas, nil)
+	}
+	return slots
+}
 
 // paused says whether the set opted into the pause extension: no pod is created, deleted, updated,
 // adopted or released and no claim touched; revisions and the status stay current (as upstream does

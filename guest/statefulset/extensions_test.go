@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/abi"
 )
 
 // annotate sets the set's annotation key to value in a snapshot (nil: the snapshot has no set metadata).
@@ -134,9 +136,16 @@ func TestDescribeExtensions(t *testing.T) {
 		}
 		return
 	}
-	if len(d.Extensions) != len(extensions) || d.Extensions[0].Name != "pause" || d.Extensions[0].Annotation != annotationPaused ||
-		!strings.HasSuffix(d.ModuleVersion, "+extended") {
+	// the contract hosts read (abi) names the annotations the module reads
+	want := map[string]string{"pause": abi.AnnotationPaused, "recover-stuck": abi.AnnotationRecoverStuckAfter,
+		"reserve-ordinals": abi.AnnotationReserveOrdinals}
+	if len(d.Extensions) != len(want) || !strings.HasSuffix(d.ModuleVersion, "+extended") {
 		t.Errorf("the extended module describes %+v (%s)", d.Extensions, d.ModuleVersion)
+	}
+	for _, e := range d.Extensions {
+		if want[e.Name] != e.Annotation || !strings.HasPrefix(e.UpstreamIssue, "kubernetes/kubernetes#") {
+			t.Errorf("extension %+v: want annotation %q (abi)", e, want[e.Name])
+		}
 	}
 }
 

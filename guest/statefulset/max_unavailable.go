@@ -48,7 +48,7 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas *replicaSlots, update 
 	updateMin := 0
 	maxUnavailable := 1
 	if set.HasRollingUpdate {
-		updateMin = int(set.Partition)
+		updateMin = s.partitionSlot()
 		var err error
 		if maxUnavailable, err = s.maxUnavailable(); err != nil {
 			return status, err

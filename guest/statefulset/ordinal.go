@@ -9,12 +9,6 @@ func podName(setName string, n int64) string { return ordinal.Name(setName, n) }
 func claimName(tmpl, setName string, n int64) string { return ordinal.Name(tmpl+"-"+setName, n) }
 
 func (s *statefulSet) startOrdinal() int64 { return int64(s.Start) }
-func (s *statefulSet) endOrdinal() int64   { return int64(s.Start) + int64(s.Replicas) - 1 }
-
-// inRange reports whether ordinal is one of the set's replica ordinals.
-func (s *statefulSet) inRange(ordinal int64) bool {
-	return ordinal >= s.startOrdinal() && ordinal <= s.endOrdinal()
-}
 
 // parentAndOrdinal is upstream's getParentNameAndOrdinal (internal/ordinal, shared with the host's firewall).
 func parentAndOrdinal(name string) (string, int64) { return ordinal.Parse(name) }

@@ -1,14 +1,22 @@
 package statefulset
 
-// useCurrentRevisionForNewPod is newVersionedStatefulSetPod's choice: a new pod gets the
-// current revision when below the partition (or, for RollingUpdate without rollingUpdate,
-// below start+status.currentReplicas); otherwise the update revision. As upstream's operator
-// precedence has it, the partition clause applies whatever the strategy type.
-func (s *syncer) useCurrentRevisionForNewPod(ordinal int64) bool {
+// useCurrentRevisionForNewPod is newVersionedStatefulSetPod's choice for the pod of slot i: a new
+// pod gets the current revision when below the partition (or, for RollingUpdate without
+// rollingUpdate, below start+status.currentReplicas); otherwise the update revision. As upstream's
+// operator precedence has it, the partition clause applies whatever the strategy type. Upstream
+// compares the ordinal; the slot is the same comparison (ordinal - start) but for reserved ordinals,
+// where the partition stays an ordinal (partitionSlot) and currentReplicas a count of pods.
+func (s *syncer) useCurrentRevisionForNewPod(i int) bool {
 	set := s.set
-	start := set.startOrdinal()
-	return (set.StrategyType == strategyRolling && !set.HasRollingUpdate && ordinal < start+int64(set.Status.CurrentReplicas)) ||
-		(set.HasRollingUpdate && ordinal < start+int64(set.Partition))
+	return (set.StrategyType == strategyRolling && !set.HasRollingUpdate && i < int(set.Status.CurrentReplicas)) ||
+		(set.HasRollingUpdate && i < s.partitionSlot())
+}
+
+// partitionSlot is the lowest slot the rolling update replaces: the partition (upstream's updateMin),
+// or with reserved ordinals the first slot at or above ordinal start+partition (the partition is an
+// ordinal, as for a new pod's revision above).
+func (s *syncer) partitionSlot() int {
+	return s.slots.Below(s.set.startOrdinal() + int64(s.set.Partition))
 }
 
 // rollingUpdateClassic is the RollingUpdate pass without MaxUnavailableStatefulSet: from the
@@ -17,7 +25,7 @@ func (s *syncer) useCurrentRevisionForNewPod(ordinal int64) bool {
 func (s *syncer) rollingUpdateClassic(replicas *replicaSlots, update *revision, status *setStatus) (*setStatus, error) {
 	updateMin := 0
 	if s.set.HasRollingUpdate {
-		updateMin = int(s.set.Partition)
+		updateMin = s.partitionSlot()
 	}
 	for target := replicas.len() - 1; target >= updateMin; target-- {
 		if replicas.revision(target) != update.Meta.Name && !replicas.terminating(target) {

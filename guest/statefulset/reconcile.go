@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // Reconcile runs one sync of the upstream StatefulSet controller (Kubernetes v1.37.1) over
@@ -47,6 +48,9 @@ type syncer struct {
 	gid, nextGid int // simulated goroutine of the current write (0 = main)
 
 	requeueExt time.Duration // a sync an extension needs by then (0: none; extended module only)
+
+	slots    ordinal.Slots // the set's ordinals by replica slot (upstream's, or reserve-ordinals')
+	podsHeld bool          // an extension's annotation is invalid: no pod is written until it is fixed
 }
 
 func key(ns, name string) string { return ns + "/" + name }
@@ -73,6 +77,7 @@ func run(snap *snapshot) *plan {
 		s.claimExists[name] = true
 	}
 	s.nextGid = 1
+	s.slots = s.ordinalSlots()
 
 	defer canonicalOrder(s.plan)
 	sel, ok := compileSelector(s.set.Selector)

@@ -101,7 +101,7 @@ func (s *syncer) claimOwnerUpToDate(c *claim, p *pod) bool {
 		return false
 	}
 	setRef, podRef := hasOwnerRef(c, s.set.Meta.UID), hasOwnerRef(c, p.Meta.UID)
-	scaledDown := !s.set.inRange(p.Ordinal)
+	scaledDown := !s.slots.Contains(p.Ordinal)
 	ws, wd := s.set.WhenScaled, s.set.WhenDeleted
 	switch {
 	case ws == policyRetain && wd == policyDelete:
@@ -140,7 +140,7 @@ func (s *syncer) updatedClaimRefs(c *claim, p *pod) []jsonv.Value {
 		out = append(out, controllerRefValue(apiVersion, kind, name, uid))
 		uids = append(uids, uid)
 	}
-	scaledDown := !s.set.inRange(p.Ordinal)
+	scaledDown := !s.slots.Contains(p.Ordinal)
 	ws, wd := s.set.WhenScaled, s.set.WhenDeleted
 	switch {
 	case ws == policyRetain && wd == policyRetain:

@@ -65,8 +65,8 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 		currentTemplate: currentTemplate, updateTemplate: updateTemplate}
 	condemned := make([]*pod, 0, len(pods))
 	for _, p := range pods {
-		if set.inRange(p.Ordinal) {
-			replicas.pods[p.Ordinal-set.startOrdinal()] = p
+		if i, ok := s.slots.Index(p.Ordinal); ok {
+			replicas.pods[i] = p
 		} else if p.Ordinal >= 0 {
 			condemned = append(condemned, p)
 		}
@@ -92,6 +92,9 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 	}
 	if s.paused() { // extension pause (extended module only): the status as the pods are, no pod written
 		s.pauseEvent(status)
+		return status, nil
+	}
+	if s.podsHeld { // an extension's annotation is invalid (extended module only): as paused, warned of
 		return status, nil
 	}
 	monotonic := set.PodManagementPolicy != managementParallel
@@ -191,7 +194,8 @@ func (s *syncer) runForAll(n int, fn func(i int) (bool, error), monotonic bool) 
 	return false, nil
 }
 
-// replicaSlots are the replica pods by index (ordinal - start). A slot without a pod holds
+// replicaSlots are the replica pods by slot (s.slots: ordinal - start, as upstream, but for reserved
+// ordinals). A slot without a pod holds
 // the pod the controller would create (newVersionedStatefulSetPod), built on first access so
 // that a set with many replicas costs memory only for the slots a pass touches.
 type replicaSlots struct {
@@ -206,8 +210,8 @@ func (r *replicaSlots) len() int { return len(r.pods) }
 // at returns the pod of slot i, building the not-yet-created pod of an empty slot.
 func (r *replicaSlots) at(i int) *pod {
 	if r.pods[i] == nil {
-		ord := r.s.set.startOrdinal() + int64(i)
-		if r.s.useCurrentRevisionForNewPod(ord) {
+		ord := r.s.slots.At(i)
+		if r.s.useCurrentRevisionForNewPod(i) {
 			r.pods[i] = r.s.newPod(r.currentTemplate, ord, r.current.Meta.Name)
 		} else {
 			r.pods[i] = r.s.newPod(r.updateTemplate, ord, r.update.Meta.Name)
@@ -221,7 +225,7 @@ func (r *replicaSlots) revision(i int) string {
 	if p := r.pods[i]; p != nil {
 		return p.revisionLabel()
 	}
-	if r.s.useCurrentRevisionForNewPod(r.s.set.startOrdinal() + int64(i)) {
+	if r.s.useCurrentRevisionForNewPod(i) {
 		return r.current.Meta.Name
 	}
 	return r.update.Meta.Name

@@ -28,7 +28,7 @@ func (st *planState) checkClaim(a *abi.Action) (Rule, string) {
 	}
 	if a.Verb == abi.VerbCreate {
 		if !s.isCreatableName(a.Name, parent) {
-			return RuleName, fmt.Sprintf("claims are created only for ordinals in [%d, %d)", s.Start, s.Start+s.Replicas)
+			return RuleName, "claims are created only for ordinals in " + s.members()
 		}
 		for i := range m.Metadata.OwnerReferences {
 			if !s.isSetOrPodRef(&m.Metadata.OwnerReferences[i]) {

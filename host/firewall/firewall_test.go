@@ -184,3 +184,35 @@ func TestHostilePlansRefused(t *testing.T) {
 		})
 	}
 }
+
+// Extension reserve-ordinals widens creation to exactly the ordinals the reservation leaves: web reserving
+// "1" with 3 replicas has 0, 2 and 3 (web-3 and data-web-3 may be created, web-4 may not), upstream's
+// [0, 3) stays allowed (a module without the extension ignores the annotation), and an invalid value
+// widens nothing.
+func TestReservedOrdinalsReach(t *testing.T) {
+	reserving := func(v string) *firewall.Scope {
+		return scope(t, strings.Replace(testSnapshot, `"resourceVersion":"10"`, `"resourceVersion":"10","annotations":{"`+abi.AnnotationReserveOrdinals+`":"`+v+`"}`, 1))
+	}
+	create := func(n string) *abi.Plan {
+		return &abi.Plan{Actions: []abi.Action{
+			act(abi.VerbCreate, "PersistentVolumeClaim", "prod", "data-web-"+n, `{"metadata":{"name":"data-web-`+n+`","namespace":"prod"},"spec":{}}`),
+			act(abi.VerbCreate, "Pod", "prod", "web-"+n, pod("prod", "web-"+n, webRef)),
+		}}
+	}
+	for _, tc := range []struct {
+		reserve, ordinal string
+		allowed          bool
+	}{
+		{"1", "3", true}, {"1", "1", true}, {"1", "2", true}, {"1", "4", false},
+		{"1-2,5", "4", true}, {"1-2,5", "5", false}, {"1-2,5", "6", false},
+		{"x", "3", false}, {"", "3", false}, {"7", "3", false},
+	} {
+		err := firewall.Check(reserving(tc.reserve), create(tc.ordinal))
+		if (err == nil) != tc.allowed {
+			t.Errorf("reserving %q, create web-%s: %v, want allowed %v", tc.reserve, tc.ordinal, err, tc.allowed)
+		}
+		if err != nil && !strings.Contains(err.Error(), "[0, 3)") {
+			t.Errorf("reserving %q: %v does not say which ordinals are the set's", tc.reserve, err)
+		}
+	}
+}

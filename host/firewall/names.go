@@ -1,8 +1,10 @@
 package firewall
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -51,7 +53,17 @@ func (s *Scope) isRevisionName(name string) bool {
 	return strings.HasPrefix(name, p) && len(name) > len(p) && !strings.Contains(name[len(p):], "-")
 }
 
-// inRange reports whether ordinal n is one the set's spec asks for.
+// inRange reports whether ordinal n is one the set's spec asks for: upstream's, or one its
+// reserve-ordinals annotation leaves.
 func (s *Scope) inRange(n int64) bool {
-	return n >= int64(s.Start) && n < int64(s.Start)+int64(s.Replicas)
+	return n >= int64(s.Start) && n < int64(s.Start)+int64(s.Replicas) || s.reserved != nil && s.reserved.Contains(n)
+}
+
+// members says which ordinals inRange allows, for a refusal's reason.
+func (s *Scope) members() string {
+	m := fmt.Sprintf("[%d, %d)", s.Start, s.Start+s.Replicas)
+	if s.reserved != nil {
+		m += fmt.Sprintf(" or, as %s has it, the first %d from %d it leaves (up to %d)", abi.AnnotationReserveOrdinals, s.Replicas, s.Start, s.reserved.End()-1)
+	}
+	return m
 }

@@ -16,7 +16,7 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 			return rule, reason
 		}
 		if !s.isCreatableName(a.Name, s.Name) {
-			return RuleName, fmt.Sprintf("a pod the set creates is named %s-<ordinal> for an ordinal in [%d, %d)", s.Name, s.Start, s.Start+s.Replicas)
+			return RuleName, fmt.Sprintf("a pod the set creates is named %s-<ordinal> for an ordinal in %s", s.Name, s.members())
 		}
 		return s.checkCreateOwner(m)
 	}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // Scope is what the firewall knows of the set a snapshot is about: the set's identity and the parts of
@@ -22,8 +24,9 @@ type Scope struct {
 	UID              types.UID
 	Deleting         bool // the set has a deletionTimestamp: upstream adopts nothing
 
-	Start, Replicas int      // ordinals [Start, Start+Replicas) are the set's (spec.ordinals.start, spec.replicas)
-	ClaimTemplates  []string // names of spec.volumeClaimTemplates
+	Start, Replicas int            // ordinals [Start, Start+Replicas) are the set's (spec.ordinals.start, spec.replicas)
+	reserved        *ordinal.Slots // with a valid reserve-ordinals annotation: the members it makes the set's too
+	ClaimTemplates  []string       // names of spec.volumeClaimTemplates
 	selector        labels.Selector
 
 	Pods, Revisions, Claims map[string]*Object
@@ -173,6 +176,11 @@ func newScope(set *appsv1.StatefulSet) (*Scope, error) {
 	}
 	if set.Spec.Ordinals != nil {
 		s.Start = int(set.Spec.Ordinals.Start)
+	}
+	// the extension reserve-ordinals' reach: the ordinals the reservation leaves (the extended module's
+	// members); upstream's stay allowed (a module without the extension ignores the annotation)
+	if slots, reserving := kube.Slots(int64(s.Start), int64(s.Replicas), set.Annotations); reserving {
+		s.reserved = &slots
 	}
 	for _, t := range set.Spec.VolumeClaimTemplates {
 		s.ClaimTemplates = append(s.ClaimTemplates, t.Name)

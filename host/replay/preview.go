@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
@@ -31,7 +32,10 @@ type Preview struct {
 	KubeModel string    `json:"kubeletModel"`
 	Timeline  *Timeline `json:"-"`
 	features  map[string]bool
-	kubelet   KubeletConfig // the base world's kubelet model, for the estimate's pace when nothing finished
+	// the edited set turns on extension recover-stuck and its module has it: the OrderedReady trap is not one
+	recoverStuck bool
+	reserving    func(set Obj) bool // the set turns on extension reserve-ordinals and its module has it
+	kubelet      KubeletConfig // the base world's kubelet model, for the estimate's pace when nothing finished
 }
 
 // Warning is a known trap a preview found: Code names it for programs (the webhook decides by it), Message
@@ -101,6 +105,11 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	p.To = RevisionLabel{Name: jsonobj.GetStr(fs, "status.updateRevision")}
 	p.To.Label = labels[p.To.Name]
 	p.Settings = settingsLine(fs, base.Features)
+	p.recoverStuck = extensionOn(ctx, opts, fs, abi.AnnotationRecoverStuckAfter)
+	p.reserving = func(set Obj) bool { return extensionOn(ctx, opts, set, abi.AnnotationReserveOrdinals) }
+	if p.reserving(fs) {
+		p.Settings += fmt.Sprintf(", reserving ordinals %s", annotations(fs)[abi.AnnotationReserveOrdinals])
+	}
 	for _, st := range tl.Steps {
 		var acts, deleted []string
 		for _, a := range st.Actions {
@@ -172,19 +181,32 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 				notReady = append(notReady, jsonobj.GetStr(pod, "metadata.name"))
 			}
 		}
-		if len(notReady) > 0 {
+		switch {
+		case len(notReady) > 0 && p.recoverStuck && jsonobj.GetStr(spec, "updateStrategy.type") == "RollingUpdate":
+			w(WarnOrderedReadyBlocked, "OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
+				"but %s %s deletes a pod not at the update revision once it has not been Ready that long, so it is recreated at its ordinal's revision (the steps show when)",
+				strings.Join(notReady, ", "), pronoun(len(notReady)), abi.AnnotationRecoverStuckAfter, annotations(after)[abi.AnnotationRecoverStuckAfter])
+		case len(notReady) > 0:
 			w(WarnOrderedReadyBlocked, "OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
 				"so this edit changes nothing until then. Reverting the template does not help either (forced rollback): delete the broken pod(s) after fixing the template",
 				strings.Join(notReady, ", "), pronoun(len(notReady)))
 		}
 	}
-	// 2. whenScaled=Delete deletes the claims of the pods a scale-down removes.
-	oldReplicas, _ := jsonobj.GetInt(before, "statefulSet.spec.replicas")
-	if jsonobj.GetStr(spec, "persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete" && replicas < oldReplicas {
+	// 2. whenScaled=Delete deletes the claims of the pods a scale-down (or a reservation: extension
+	// reserve-ordinals) removes.
+	oldSet := jsonobj.GetObj(before, "statefulSet")
+	oldStart, _ := jsonobj.GetInt(oldSet, "spec.ordinals.start")
+	oldReplicas, _ := jsonobj.GetInt(oldSet, "spec.replicas")
+	oldSlots, newSlots := p.slots(oldSet, oldStart, oldReplicas), p.slots(after, start, replicas)
+	what := fmt.Sprintf("scaling %d -> %d", oldReplicas, replicas)
+	if replicas >= oldReplicas {
+		what = fmt.Sprintf("%s %q", abi.AnnotationReserveOrdinals, annotations(after)[abi.AnnotationReserveOrdinals])
+	}
+	if jsonobj.GetStr(spec, "persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete" {
 		var claims []string
 		for _, v := range jsonobj.GetArr(before, "claims") {
 			name := jsonobj.GetStr(v, "metadata.name")
-			if o, ok := ordinal.Ordinal(name); ok && int64(o) >= start+replicas {
+			if o, ok := ordinal.Ordinal(name); ok && oldSlots.Contains(int64(o)) && !newSlots.Contains(int64(o)) {
 				for _, t := range jsonobj.GetArr(spec, "volumeClaimTemplates") {
 					if strings.HasPrefix(name, jsonobj.GetStr(t, "metadata.name")+"-") {
 						claims = append(claims, name)
@@ -194,8 +216,8 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		}
 		sortNatural(claims)
 		if len(claims) > 0 {
-			w(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling %d -> %d deletes these PVCs and their data: %s",
-				oldReplicas, replicas, strings.Join(claims, ", "))
+			w(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: %s deletes these PVCs and their data: %s",
+				what, strings.Join(claims, ", "))
 		}
 	}
 	// 3. maxUnavailable counts unavailable pods below the partition too.
@@ -233,6 +255,51 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		w(WarnUnfinished, "the rollout does not finish: %s", p.Outcome.Summary)
 	}
 	_ = edited
+}
+
+// slots is the set's ordinals (kube.Slots): those reserve-ordinals leaves when its module has the
+// extension, else upstream's.
+func (p *Preview) slots(set Obj, start, replicas int64) ordinal.Slots {
+	if p.reserving != nil && p.reserving(set) {
+		s, _ := kube.Slots(start, replicas, annotations(set))
+		return s
+	}
+	return ordinal.NewSlots(start, replicas, nil)
+}
+
+// annotations is the set's metadata.annotations (values that are not strings read as "").
+func annotations(set Obj) map[string]string {
+	out := map[string]string{}
+	for k, v := range jsonobj.GetObj(set, "metadata.annotations") {
+		out[k], _ = v.(string)
+	}
+	return out
+}
+
+// extensionOn reports whether set carries the annotation of an extension and the module its syncs run
+// with (the one it names, else the replay's) describes that extension.
+func extensionOn(ctx context.Context, opts Options, set Obj, key string) bool {
+	ann := annotations(set)
+	if _, ok := ann[key]; !ok {
+		return false
+	}
+	m := opts.Module
+	if name, ok := ann[abi.AnnotationModule]; ok && opts.NamedModule != nil {
+		var err error
+		if m, err = opts.NamedModule(ctx, name); err != nil {
+			return false
+		}
+	}
+	d, ok := m.(interface{ Describe() abi.Describe })
+	if !ok {
+		return false
+	}
+	for _, e := range d.Describe().Extensions {
+		if e.Annotation == key {
+			return true
+		}
+	}
+	return false
 }
 
 // featureOff: the gate is explicitly disabled (every gate the warnings name is on by default).

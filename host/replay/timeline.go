@@ -250,9 +250,10 @@ func (e *engine) finish() {
 			oldOrdinals = append(oldOrdinals, ord)
 		}
 	}
-	for o := start; o < start+replicas; o++ {
-		if !present[int(o)] {
-			missing = append(missing, fmt.Sprintf("%s-%d", jsonobj.GetStr(ss, "metadata.name"), o))
+	slots, _ := kube.Slots(start, replicas, annotations(ss)) // the extension reserve-ordinals skips some
+	for i := 0; i < int(replicas); i++ {
+		if o := slots.At(i); !present[int(o)] {
+			missing = append(missing, ordinal.Name(jsonobj.GetStr(ss, "metadata.name"), o))
 		}
 	}
 	partition, _ := jsonobj.GetInt(ss, "spec.updateStrategy.rollingUpdate.partition")

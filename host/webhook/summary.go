@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
@@ -48,9 +50,22 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 			oldReplicas = *old.Spec.Replicas
 		}
 	}
+	// the set's ordinals by replica slot: upstream's, or those the reserve-ordinals extension leaves
+	slots, reserving := kube.Slots(int64(start), int64(replicas), cur.Annotations)
+	oldSlots := slots
+	if old != nil {
+		oldSlots, _ = kube.Slots(int64(start), int64(oldReplicas), old.Annotations)
+	}
+	members := func(s ordinal.Slots, from, to int32) []string { // the pods of slots [from, to)
+		var out []string
+		for i := from; i < to; i++ {
+			out = append(out, ordinal.Name(name, s.At(int(i))))
+		}
+		return out
+	}
 	inRange := func(pod string) bool {
 		o, ok := ordinal.Of(pod, name)
-		return ok && o >= int(start) && o < int(start+replicas)
+		return ok && slots.Contains(int64(o))
 	}
 	// What the replay did to pods.
 	var created, deletedOut []string
@@ -118,11 +133,11 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 		if replicas == 0 {
 			add("create StatefulSet %s with 0 replicas: no pods", name)
 		} else {
-			add("create StatefulSet %s: %s %s, %s, revision %s", name, plural(int(replicas), "pod"), podRange(name, start, start+replicas-1), policyWord, toRev)
+			add("create StatefulSet %s: %s %s, %s, revision %s", name, plural(int(replicas), "pod"), compactRange(members(slots, 0, replicas), name), policyWord, toRev)
 		}
 		var reused []string
 		for _, c := range sel.Claims {
-			if o, ok := claimOrdinal(c.Name, cur); ok && o >= int(start) && o < int(start+replicas) {
+			if o, ok := claimOrdinal(c.Name, cur); ok && slots.Contains(int64(o)) {
 				reused = append(reused, c.Name)
 			}
 		}
@@ -153,13 +168,12 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 			s.Change = fmt.Sprintf("scaling %d→%d", oldReplicas, replicas)
 			if replicas > oldReplicas {
 				parts = append(parts, fmt.Sprintf("scaling %d→%d creates %s, %s", oldReplicas, replicas,
-					podRange(name, start+oldReplicas, start+replicas-1), policyWord))
+					compactRange(members(slots, oldReplicas, replicas), name), policyWord))
 			} else {
 				gone := deletedOut
 				if len(gone) == 0 {
-					for o := start + oldReplicas - 1; o >= start+replicas; o-- {
-						gone = append(gone, fmt.Sprintf("%s-%d", name, o))
-					}
+					gone = members(oldSlots, replicas, oldReplicas)
+					slices.Reverse(gone)
 				}
 				order := "highest ordinal first, one at a time"
 				if !orderedReady {
@@ -167,6 +181,25 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 				}
 				parts = append(parts, fmt.Sprintf("scaling %d→%d deletes %s (%s)", oldReplicas, replicas, listNames(gone, 8), order))
 			}
+		}
+		if old != nil && old.Annotations[abi.AnnotationReserveOrdinals] != cur.Annotations[abi.AnnotationReserveOrdinals] && replicas == oldReplicas {
+			// the extension reserve-ordinals: the pods it moves (the extended module's; previewed above)
+			s.Change = "reserved ordinals"
+			moved := fmt.Sprintf("%s %q", abi.AnnotationReserveOrdinals, cur.Annotations[abi.AnnotationReserveOrdinals])
+			if !reserving {
+				moved = "no ordinal reserved"
+			}
+			var does []string
+			if len(created) > 0 {
+				does = append(does, "creates "+listNames(created, 8))
+			}
+			if len(deletedOut) > 0 {
+				does = append(does, "deletes "+listNames(deletedOut, 8))
+			}
+			if len(does) == 0 {
+				does = append(does, "moves no pod")
+			}
+			parts = append(parts, moved+": "+strings.Join(does, ", "))
 		}
 		if len(parts) == 0 {
 			s.Change = "spec change"
@@ -230,7 +263,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 		policy := cur.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled
 		var beyond []string
 		for _, c := range sel.Claims {
-			if o, ok := claimOrdinal(c.Name, cur); ok && o >= int(start+replicas) && o < int(start+oldReplicas) {
+			if o, ok := claimOrdinal(c.Name, cur); ok && oldSlots.Contains(int64(o)) && !slots.Contains(int64(o)) {
 				beyond = append(beyond, c.Name)
 			}
 		}
@@ -292,18 +325,6 @@ func claimOrdinal(claim string, set *appsv1.StatefulSet) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func podRange(set string, from, to int32) string {
-	switch {
-	case to < from:
-		return "none"
-	case to == from:
-		return fmt.Sprintf("%s-%d", set, from)
-	case to == from+1:
-		return fmt.Sprintf("%s-%d, %s-%d", set, from, set, to)
-	}
-	return fmt.Sprintf("%s-%d..%s-%d", set, from, set, to)
 }
 
 // compactRange writes sorted pod names as set-a..set-b when they are consecutive ordinals.

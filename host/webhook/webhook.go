@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/replay"
 )
@@ -239,6 +240,19 @@ func (s *Server) serveValidate(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
+// sameOrdinalAnnotations reports whether two sets carry the same ordinal.dev/ annotations: the module a
+// set names and the extensions it turns on change what the controller does as a spec change would.
+func sameOrdinalAnnotations(a, b map[string]string) bool {
+	for _, m := range [2][2]map[string]string{{a, b}, {b, a}} {
+		for k, v := range m[0] {
+			if w, ok := m[1][k]; strings.HasPrefix(k, abi.AnnotationPrefix) && (!ok || v != w) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func (s *Server) badRequest(w http.ResponseWriter, start time.Time, code int, msg string) {
 	s.metrics.observe("", DecisionBadRequest, time.Since(start))
 	s.log.Warn("Bad admission request", "status", code, "err", msg)
@@ -278,7 +292,7 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil || len(req.OldObject.Raw) == 0 {
 			return fail(fmt.Sprintf("request.oldObject is not a StatefulSet: %v", errOr(err, "empty")))
 		}
-		if apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) {
+		if apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) && sameOrdinalAnnotations(old.Annotations, cur.Annotations) {
 			return resp, DecisionSkipped // metadata-only change: the controller does nothing new
 		}
 		if cur.DeletionTimestamp != nil {

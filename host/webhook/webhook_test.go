@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -321,9 +322,15 @@ func TestNoSpecChangeIsSkipped(t *testing.T) {
 	f := newFixture(t, w.src, nil, nil)
 	cur := w.set.DeepCopy()
 	cur.Labels["team"] = "a"
+	cur.Annotations = map[string]string{"example.com/owner": "b"}
 	resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false))
 	if !resp.Allowed || len(resp.Warnings) != 0 || f.eventCount() != 0 {
 		t.Fatalf("metadata-only edit: allowed %v, warnings %q, %d events", resp.Allowed, resp.Warnings, f.eventCount())
+	}
+	// an ordinal.dev/ annotation is the controller's input: previewed (here: a module name it lacks)
+	cur.Annotations[abi.AnnotationModule] = "extended"
+	if resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false)); len(resp.Warnings) == 0 {
+		t.Fatalf("an %s edit was skipped", abi.AnnotationModule)
 	}
 }
 
@@ -640,4 +647,37 @@ func TestOrdinalDevSetIsPreviewed(t *testing.T) {
 		t.Fatalf("denied: %v", resp.Result)
 	}
 	wantWarning(t, resp.Warnings, "no rollout preview", "`selector` does not match template `labels`")
+}
+
+// Extension reserve-ordinals, previewed as the extended module runs it: reserving ordinal 1 of 4 replicas
+// creates web-4 and deletes web-1 and (whenScaled Delete) its claim; --deny-pvc-deletion denies it.
+func TestReservedOrdinalsPreviewed(t *testing.T) {
+	w := newWorld(t, 4, "OrderedReady", 1, "Delete", "")
+	cur := w.edit(func(s *appsv1.StatefulSet) {
+		s.Annotations = map[string]string{abi.AnnotationModule: "extended", abi.AnnotationReserveOrdinals: "1"}
+	})
+	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { extended.Close(context.Background()) })
+	named := func(c *Config) {
+		c.NamedModule = func(_ context.Context, name string) (replay.Reconciler, error) {
+			if name != "extended" {
+				return nil, fmt.Errorf("no module %q", name)
+			}
+			return extended, nil
+		}
+	}
+	f := newFixture(t, w.src, nil, named)
+	resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false))
+	if !resp.Allowed {
+		t.Fatalf("denied: %v", resp.Result)
+	}
+	wantWarning(t, resp.Warnings, `ordinal.dev/reserve-ordinals "1": creates web-4, deletes web-1`,
+		"whenScaled=Delete: reserved ordinals deletes PVCs data-web-1 and their data")
+	fd := newFixture(t, w.src, nil, func(c *Config) { named(c); c.DenyPVCDeletion = true })
+	if resp := fd.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false)); resp.Allowed || !strings.Contains(resp.Result.Message, "data-web-1") {
+		t.Fatalf("a reservation deleting data-web-1 allowed with --deny-pvc-deletion: %+v", resp)
+	}
 }
