@@ -108,6 +108,7 @@ const (
 	AnnotationPaused            = "ordinal.dev/paused"              // "true": no pod written
 	AnnotationRecoverStuckAfter = "ordinal.dev/recover-stuck-after" // a duration: replace a pod stuck that long
 	AnnotationReserveOrdinals   = "ordinal.dev/reserve-ordinals"    // "1,4-6": ordinals never used
+	AnnotationResizeClaims      = "ordinal.dev/resize-claims"       // "true": grow claims to their template's request
 )
 
 // Extension is one behaviour beyond upstream a module offers (describe's extensions).

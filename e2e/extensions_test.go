@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,8 +12,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // The pause extension on the real control plane, chosen per set (ordinal.dev/module: extended): a paused
@@ -185,5 +190,115 @@ func TestReserveOrdinalsExtension(t *testing.T) {
 	samePods(t, ctx, ns, uids, "pods at ordinals the reservation keeps", "ro-0", "ro-2")
 	wantOrdinals(t, "pods created", ordinals(tr.stepsOf(stepCreated, mark)), 3)
 	wantOrdinals(t, "pods removed", ordinals(tr.stepsOf(stepTerminating, mark)), 1)
+	tr.checkInvariants()
+}
+
+// The resize-claims extension on the real control plane (kubernetes/kubernetes#68737), with upstream's own
+// workaround as the trigger: claims bound to volumes of a StorageClass that allows expansion, the set
+// deleted with --cascade=orphan and created again with a larger claim template. The extended module
+// adopts the pods (none replaced) and patches data-rz-2 first; kube-apiserver's PersistentVolumeClaimResize
+// admission and validation accept the patch. This test plays the volume resizer (no CSI driver here): only
+// once it has expanded a claim does the module patch the next ordinal's.
+func TestResizeClaimsExtension(t *testing.T) {
+	t.Parallel()
+	requireController(t)
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	class := ns + "-expandable"
+	if _, err := cfg.kc.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class},
+		Provisioner: "kubernetes.io/no-provisioner", AllowVolumeExpansion: ptr.To(true)}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cfg.kc.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+	})
+	for i := range 3 { // static volumes, pre-bound to the claims the set will create
+		pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-data-rz-%d", ns, i)},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				StorageClassName:              class,
+				ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: fmt.Sprintf("data-rz-%d", i)},
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + ns}},
+			}}
+		if _, err := cfg.kc.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cfg.kc.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+		})
+	}
+	c := startController(t, ns, ctrlOpts{})
+	c.waitReady(ctx)
+	tr := trackPods(t, ctx, ns, "rz", true)
+	sized := func(size string) *appsv1.StatefulSet {
+		s := newSet("rz", 3, withClaims("", ""))
+		s.Annotations = map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/resize-claims": "true"}
+		s.Spec.VolumeClaimTemplates[0].Spec.StorageClassName = &class
+		s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse(size)
+		return s
+	}
+	createSet(t, ctx, ns, sized("1Mi"))
+	waitRolledOut(t, ctx, ns, "rz", 3)
+	claim := func(i int) *corev1.PersistentVolumeClaim {
+		c, err := cfg.kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, fmt.Sprintf("data-rz-%d", i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	request := func(c *corev1.PersistentVolumeClaim) string {
+		q := c.Spec.Resources.Requests[corev1.ResourceStorage]
+		return q.String()
+	}
+	waitFor(t, ctx, "the claims Bound", 2*time.Minute, func() bool {
+		for i := range 3 {
+			if claim(i).Status.Phase != corev1.ClaimBound {
+				return false
+			}
+		}
+		return true
+	})
+	uids := tr.uidsByName()
+	mark := tr.mark()
+
+	orphan := metav1.DeletePropagationOrphan
+	if err := cfg.kc.AppsV1().StatefulSets(ns).Delete(ctx, "rz", metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "rz deleted (orphaning its pods and claims)", 2*time.Minute, func() bool {
+		_, err := cfg.kc.AppsV1().StatefulSets(ns).Get(ctx, "rz", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	createSet(t, ctx, ns, sized("2Mi"))
+	for i := 2; i >= 0; i-- {
+		waitFor(t, ctx, fmt.Sprintf("data-rz-%d patched to 2Mi", i), 2*time.Minute, func() bool { return request(claim(i)) == "2Mi" })
+		for j := i - 1; j >= 0; j-- { // one ordinal at a time: the next waits for this one's expansion
+			if r := request(claim(j)); r != "1Mi" {
+				t.Fatalf("data-rz-%d is %s before data-rz-%d was expanded", j, r, i)
+			}
+		}
+		// the resizer's work: the volume, then the claim's status
+		pv, err := cfg.kc.CoreV1().PersistentVolumes().Get(ctx, fmt.Sprintf("%s-data-rz-%d", ns, i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pv.Spec.Capacity[corev1.ResourceStorage] = resource.MustParse("2Mi")
+		if _, err := cfg.kc.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cl := claim(i)
+		cl.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Mi")}
+		if _, err := cfg.kc.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, cl, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=ResizeClaim,involvedObject.name=rz"})
+	if err != nil || len(l.Items) != 3 {
+		t.Errorf("ResizeClaim events: %v %v; all events:\n%s", l, err, eventLog(ns))
+	}
+	samePods(t, ctx, ns, uids, "pods adopted by the recreated set", "rz-0", "rz-1", "rz-2")
+	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)))
 	tr.checkInvariants()
 }

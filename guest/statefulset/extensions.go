@@ -22,6 +22,7 @@ var extensions = [...]extension{
 	{"pause", annotationPaused, "kubernetes/kubernetes#49890"},
 	{"recover-stuck", annotationRecoverStuckAfter, "kubernetes/kubernetes#67250"},
 	{"reserve-ordinals", annotationReserveOrdinals, "kubernetes/kubernetes#83224"},
+	{"resize-claims", annotationResizeClaims, "kubernetes/kubernetes#68737"},
 }
 
 // The extensions' annotations.

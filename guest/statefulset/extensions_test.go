@@ -138,7 +138,7 @@ func TestDescribeExtensions(t *testing.T) {
 	}
 	// the contract hosts read (abi) names the annotations the module reads
 	want := map[string]string{"pause": abi.AnnotationPaused, "recover-stuck": abi.AnnotationRecoverStuckAfter,
-		"reserve-ordinals": abi.AnnotationReserveOrdinals}
+		"reserve-ordinals": abi.AnnotationReserveOrdinals, "resize-claims": abi.AnnotationResizeClaims}
 	if len(d.Extensions) != len(want) || !strings.HasSuffix(d.ModuleVersion, "+extended") {
 		t.Errorf("the extended module describes %+v (%s)", d.Extensions, d.ModuleVersion)
 	}

@@ -25,6 +25,11 @@ func (s *syncer) updateStatefulSet(pods []*pod) (*setStatus, error) {
 				err = statusErr
 			}
 		}
+		if err == nil {
+			// extension resize-claims (extended module only): after the status, so a resize the API server
+			// refuses (a storage class without allowVolumeExpansion) holds back neither pods nor status
+			s.resizeClaims()
+		}
 	}
 	s.truncateHistory(pods, revisions, current, update)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	sigsjson "sigs.k8s.io/json"
 
@@ -14,10 +15,18 @@ import (
 
 // checkClaim: the set's claims are named <template>-<set>-<ordinal>. A claim is created for an ordinal
 // the spec asks for; an update (the PVC retention policy) changes only the claim's owner references,
-// and only those that point at this set or at one of its pods. Claims are never deleted or patched
-// (kinds.go): the garbage collector deletes them through those references.
+// and only those that point at this set or at one of its pods. Claims are never deleted (kinds.go): the
+// garbage collector deletes them through those references. The one claim patch is extension
+// resize-claims' (claim_resize.go), on a claim of a member ordinal.
 func (st *planState) checkClaim(a *abi.Action) (Rule, string) {
 	s := st.s
+	if a.Verb == abi.VerbPatch {
+		parent, ok := s.claimParent(a.Name)
+		if !ok || !s.isCreatableName(a.Name, parent) {
+			return RuleName, "a claim is resized only for an ordinal in " + s.members() + ", named <template>-" + s.Name + "-<ordinal>"
+		}
+		return st.checkClaimResize(a, strings.TrimSuffix(parent, "-"+s.Name))
+	}
 	m, rule, reason := s.decodeObject(a)
 	if rule != "" {
 		return rule, reason

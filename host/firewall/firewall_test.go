@@ -216,3 +216,56 @@ func TestReservedOrdinalsReach(t *testing.T) {
 		}
 	}
 }
+
+// Extension resize-claims' one claim patch: on a set annotated resize-claims "true", a claim of a member
+// grows to exactly its template's storage request with a strategic merge patch of that alone, with the
+// claim's uid; anything else is refused.
+func TestClaimResizePatch(t *testing.T) {
+	snap := strings.Replace(testSnapshot, `"resourceVersion":"10"`, `"resourceVersion":"10","annotations":{"`+abi.AnnotationResizeClaims+`":"true"}`, 1)
+	snap = strings.Replace(snap, `"volumeClaimTemplates":[{"metadata":{"name":"data"}}]`, `"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"resources":{"requests":{"storage":"2Gi"}}}}]`, 1)
+	snap = strings.Replace(snap, `"spec":{"storageClassName":"fast"}`, `"spec":{"storageClassName":"fast","resources":{"requests":{"storage":"1Gi"}}}`, 1)
+	resize := func(body string) abi.Action {
+		return patch("PersistentVolumeClaim", "data-web-0", body)
+	}
+	good := `{"metadata":{"uid":"data-web-0-uid"},"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`
+	if err := firewall.Check(scope(t, snap), &abi.Plan{Actions: []abi.Action{resize(good)}}); err != nil {
+		t.Fatalf("the resize patch refused: %v", err)
+	}
+	same := strings.Replace(good, "2Gi", "2048Mi", 1) // the same quantity, written otherwise
+	if err := firewall.Check(scope(t, snap), &abi.Plan{Actions: []abi.Action{resize(same)}}); err != nil {
+		t.Fatalf("2048Mi refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name     string
+		snapshot string
+		action   abi.Action
+		rule     firewall.Rule
+	}{
+		{"without the annotation", testSnapshot, resize(good), firewall.RuleKindVerb},
+		{"annotation not true", strings.Replace(snap, `"`+abi.AnnotationResizeClaims+`":"true"`, `"`+abi.AnnotationResizeClaims+`":"yes"`, 1), resize(good), firewall.RuleKindVerb},
+		{"beyond the template", snap, resize(strings.Replace(good, "2Gi", "3Gi", 1)), firewall.RulePatch},
+		{"a shrink", strings.Replace(snap, `"storage":"1Gi"`, `"storage":"3Gi"`, 1), resize(good), firewall.RulePatch},
+		{"the same size", strings.Replace(snap, `"storage":"1Gi"`, `"storage":"2Gi"`, 1), resize(good), firewall.RulePatch},
+		{"another uid", snap, resize(strings.Replace(good, "data-web-0-uid", "x", 1)), firewall.RulePatch},
+		{"no uid", snap, resize(`{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`), firewall.RulePatch},
+		{"limits too", snap, resize(`{"metadata":{"uid":"data-web-0-uid"},"spec":{"resources":{"requests":{"storage":"2Gi"},"limits":{"storage":"2Gi"}}}}`), firewall.RulePatch},
+		{"another request", snap, resize(`{"metadata":{"uid":"data-web-0-uid"},"spec":{"resources":{"requests":{"storage":"2Gi","cpu":"1"}}}}`), firewall.RulePatch},
+		{"the storage class", snap, resize(`{"metadata":{"uid":"data-web-0-uid"},"spec":{"storageClassName":"slow","resources":{"requests":{"storage":"2Gi"}}}}`), firewall.RulePatch},
+		{"labels", snap, resize(`{"metadata":{"uid":"data-web-0-uid","labels":{"a":"b"}},"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`), firewall.RulePatch},
+		{"owner references", snap, resize(`{"metadata":{"uid":"data-web-0-uid","ownerReferences":[]},"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`), firewall.RulePatch},
+		{"a repeated key", snap, resize(`{"metadata":{"uid":"data-web-0-uid"},"spec":{"resources":{"requests":{"storage":"2Gi","storage":"9Gi"}}}}`), firewall.RulePatch},
+		{"a key in another case", snap, resize(`{"metadata":{"uid":"data-web-0-uid"},"spec":{"resources":{"requests":{"Storage":"2Gi"}}}}`), firewall.RulePatch},
+		{"status", snap, resize(`{"metadata":{"uid":"data-web-0-uid"},"spec":{"resources":{"requests":{"storage":"2Gi"}}},"status":{}}`), firewall.RulePatch},
+		{"null storage", snap, resize(`{"metadata":{"uid":"data-web-0-uid"},"spec":{"resources":{"requests":{"storage":null}}}}`), firewall.RulePatch},
+		{"a JSON merge patch", snap, abi.Action{Verb: abi.VerbPatch, Kind: "PersistentVolumeClaim", Namespace: "prod", Name: "data-web-0", PatchType: "application/merge-patch+json", Patch: json.RawMessage(good)}, firewall.RulePatch},
+		{"a claim of an ordinal past replicas", snap, patch("PersistentVolumeClaim", "data-web-7", good), firewall.RuleName},
+		{"another set's claim", snap, patch("PersistentVolumeClaim", "data-db-0", good), firewall.RuleName},
+		{"a claim the snapshot lacks", snap, patch("PersistentVolumeClaim", "data-web-2", good), firewall.RuleOwner},
+	} {
+		err := firewall.Check(scope(t, tc.snapshot), &abi.Plan{Actions: []abi.Action{tc.action}})
+		re, ok := err.(*firewall.RefusedError)
+		if !ok || len(re.Violations) != 1 || re.Violations[0].Rule != tc.rule {
+			t.Errorf("%s: %v, want rule %s", tc.name, err, tc.rule)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,7 +28,9 @@ type Scope struct {
 	Start, Replicas int            // ordinals [Start, Start+Replicas) are the set's (spec.ordinals.start, spec.replicas)
 	reserved        *ordinal.Slots // with a valid reserve-ordinals annotation: the members it makes the set's too
 	ClaimTemplates  []string       // names of spec.volumeClaimTemplates
-	selector        labels.Selector
+	// claimSizes: with extension resize-claims on, each template's storage request (claim_resize.go)
+	claimSizes map[string]resource.Quantity
+	selector   labels.Selector
 
 	Pods, Revisions, Claims map[string]*Object
 }
@@ -182,9 +185,14 @@ func newScope(set *appsv1.StatefulSet) (*Scope, error) {
 	if slots, reserving := kube.Slots(int64(s.Start), int64(s.Replicas), set.Annotations); reserving {
 		s.reserved = &slots
 	}
+	sizes := map[string]resource.Quantity{}
 	for _, t := range set.Spec.VolumeClaimTemplates {
 		s.ClaimTemplates = append(s.ClaimTemplates, t.Name)
+		if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+			sizes[t.Name] = q // the last of two templates with one name wins, as the module's claims
+		}
 	}
+	s.claimSizes = claimSizes(set.Annotations, sizes)
 	if sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err == nil && !sel.Empty() {
 		s.selector = sel
 	}

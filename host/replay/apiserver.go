@@ -283,6 +283,9 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 		return uidConflict(uid, jsonobj.GetStr(old, "metadata.uid"))
 	}
 	o := strategicMerge(jsonobj.CloneObj(old), patch)
+	if kind == kindClaim {
+		claimResized(old, o)
+	}
 	s.bump(o)
 	s.objs[kind][name] = o
 	return nil

@@ -360,6 +360,7 @@ func (e *engine) runDelays() error {
 			}
 			e.api.collectGarbage()
 			e.kube.bindClaims()
+			e.kube.expandClaims()
 			e.dirty = st.wrote || len(e.api.notes) > 0
 			if e.dirty {
 				e.triggers = []string{"watch"}
@@ -767,6 +768,24 @@ func (e *engine) applyEvent(ev Event) error {
 		for _, k := range keys {
 			note("set %s = %s", k, string(mustJSON(edits[k])))
 		}
+	case "recreateSet":
+		o, _ := jsonobj.DecodeObj(ev.RecreateSet)
+		name := jsonobj.GetStr(api.StatefulSet(), "metadata.name")
+		if n := jsonobj.GetStr(o, "metadata.name"); n != name {
+			return invalidWorld("recreateSet: the manifest names StatefulSet %q, not %q", n, name)
+		}
+		jsonobj.Ensure(o, "metadata")["namespace"] = api.ns
+		for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"} {
+			delete(jsonobj.GetObj(o, "metadata"), k) // the API server's, for a new object
+		}
+		delete(o, "status")
+		old := api.StatefulSet()
+		api.orphanSet()
+		if err := api.Create(kindSet, o); err != nil {
+			api.set = old
+			return invalidWorld("recreateSet: %v", err)
+		}
+		note("deleted StatefulSet %s with --cascade=orphan (its pods, revisions and claims stay) and created it again (uid %s)", name, jsonobj.GetStr(api.set, "metadata.uid"))
 	case "deletePod":
 		if err := api.Delete(kindPod, ev.DeletePod, ""); err != nil {
 			return invalidWorld("deletePod: %v", err)

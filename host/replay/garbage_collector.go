@@ -7,6 +7,37 @@ import "github.com/ordinal-dev/ordinal/internal/jsonobj"
 // controller never deletes a PVC itself: a retention policy of Delete only points the claim's
 // owner reference at the set or at the condemned pod, and this collector removes it once that
 // owner is gone. Pods are deleted gracefully (they terminate like any other deleted pod).
+// orphanSet deletes the set with propagationPolicy Orphan (kubectl delete --cascade=orphan): the garbage
+// collector removes the set's owner references from its pods, revisions and claims, which stay.
+func (s *APIServer) orphanSet() {
+	if s.set == nil {
+		return
+	}
+	uid := jsonobj.GetStr(s.set, "metadata.uid")
+	s.set = nil
+	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
+		for _, n := range s.Names(kind) {
+			o := s.objs[kind][n]
+			refs := jsonobj.GetArr(o, "metadata.ownerReferences")
+			kept := make([]any, 0, len(refs))
+			for _, r := range refs {
+				if jsonobj.GetStr(r, "uid") != uid {
+					kept = append(kept, r)
+				}
+			}
+			if len(kept) == len(refs) {
+				continue
+			}
+			if len(kept) == 0 {
+				delete(jsonobj.Ensure(o, "metadata"), "ownerReferences")
+			} else {
+				jsonobj.Ensure(o, "metadata")["ownerReferences"] = kept
+			}
+			s.bump(o)
+		}
+	}
+}
+
 func (s *APIServer) collectGarbage() {
 	live := map[string]bool{}
 	if s.set != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
@@ -207,10 +209,12 @@ type kubelet struct {
 	step        int
 	createdStep map[string]int
 	deletedStep map[string]int
+
+	expanding map[string]bool // claims the resizer is expanding (delays model)
 }
 
 func newKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *timers) *kubelet {
-	k := &kubelet{cfg: cfg, api: api, clock: clock, timers: t, createdStep: map[string]int{}, deletedStep: map[string]int{}}
+	k := &kubelet{cfg: cfg, api: api, clock: clock, timers: t, createdStep: map[string]int{}, deletedStep: map[string]int{}, expanding: map[string]bool{}}
 	api.onPodCreated = k.podCreated
 	api.onPodDeleted = k.podDeleted
 	return k
@@ -340,6 +344,48 @@ func (k *kubelet) bindClaims() {
 			jsonobj.Set(c, "status.phase", "Bound")
 			k.api.bump(c)
 		}
+	}
+}
+
+// claimResized: a bound claim whose storage request a patch changed has, until the resizer expands it, the
+// capacity it had: its former request when the world never gave it one.
+func claimResized(old, cur Obj) {
+	before := jsonobj.GetStr(old, "spec.resources.requests.storage")
+	if jsonobj.GetStr(cur, "spec.resources.requests.storage") != before && jsonobj.GetStr(cur, "status.phase") == "Bound" &&
+		jsonobj.Get(cur, "status.capacity.storage") == nil {
+		jsonobj.Set(cur, "status.capacity.storage", before)
+	}
+}
+
+// resizeDelay is how long the volume resizer (a CSI driver's external-resizer, and the kubelet's file
+// system expansion) takes to expand a claim in the delays model.
+const resizeDelay = 5 * time.Second
+
+// expandClaims is the volume resizer of the delays model: a Bound claim whose storage request is above its
+// capacity is expanded to it resizeDelay later (the tick model, the reference harness's, has no resizer).
+func (k *kubelet) expandClaims() {
+	if k.tickModel() {
+		return
+	}
+	for _, n := range k.api.Names(kindClaim) {
+		c := k.api.objs[kindClaim][n]
+		req, err1 := resource.ParseQuantity(jsonobj.GetStr(c, "spec.resources.requests.storage"))
+		capacity, err2 := resource.ParseQuantity(jsonobj.GetStr(c, "status.capacity.storage"))
+		if err1 != nil || err2 != nil || req.Cmp(capacity) <= 0 || jsonobj.GetStr(c, "status.phase") != "Bound" || k.expanding[n] {
+			continue
+		}
+		k.expanding[n] = true
+		uid, size := jsonobj.GetStr(c, "metadata.uid"), req.String()
+		k.timers.add(k.clock.Now().Add(resizeDelay), "resizer expand "+n, func() {
+			delete(k.expanding, n)
+			c := k.api.objs[kindClaim][n]
+			if c == nil || jsonobj.GetStr(c, "metadata.uid") != uid || jsonobj.GetStr(c, "spec.resources.requests.storage") != size {
+				return // gone, or resized again: the next expandClaims sees it
+			}
+			jsonobj.Set(c, "status.capacity.storage", size)
+			k.api.bump(c)
+			k.api.note("resizer", ReasonExpanded, kindClaim, n, "claim %s expanded to %s", n, size)
+		})
 	}
 }
 

@@ -122,7 +122,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 		}
 		var world []WorldEvent
 		for _, w := range st.World {
-			if w.Source == "gc" || w.Reason == "Failed" || w.Reason == ReasonLostReadiness {
+			if w.Source == "gc" || w.Reason == "Failed" || w.Reason == ReasonLostReadiness || w.Reason == ReasonExpanded {
 				world = append(world, w)
 			}
 		}

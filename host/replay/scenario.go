@@ -61,6 +61,10 @@ type Event struct {
 	Kubelet           []PodBehavior   `json:"kubelet,omitempty"`     // kubelet rules added from now on
 	RestartController bool            `json:"restartController,omitempty"`
 	SwapModule        string          `json:"swapModule,omitempty"` // path of another reconcile module
+	// RecreateSet: the set is deleted with --cascade=orphan (its pods, revisions and claims stay, without
+	// its owner references) and created again from this manifest: how a field the API server keeps
+	// immutable (volumeClaimTemplates) changes on a live set
+	RecreateSet json.RawMessage `json:"recreateSet,omitempty"`
 }
 
 func (e Event) action() string {
@@ -81,6 +85,7 @@ func (e Event) action() string {
 	add(len(e.Kubelet) > 0, "kubelet")
 	add(e.RestartController, "restartController")
 	add(e.SwapModule != "", "swapModule")
+	add(len(e.RecreateSet) > 0, "recreateSet")
 	if n > 1 {
 		return ""
 	}

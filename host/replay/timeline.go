@@ -172,6 +172,9 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 	case a.Kind == kindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		n, _ := jsonobj.GetInt(o, "revision")
 		r.Detail = fmt.Sprintf("%s, revision %d", e.label(a.Name), n)
+	case a.Kind == kindClaim && a.Verb == abi.VerbPatch: // extension resize-claims
+		p, _ := jsonobj.DecodeObj(a.Patch)
+		r.Detail = "storage " + jsonobj.GetStr(p, "spec.resources.requests.storage")
 	case a.Kind == kindClaim:
 		var owners []string
 		for _, ref := range jsonobj.GetArr(o, "metadata.ownerReferences") {

@@ -19,6 +19,7 @@ const (
 	ReasonReady         = "Ready"         // the pod became Ready
 	ReasonLostReadiness = "LostReadiness" // the pod stopped being Ready
 	ReasonRemoved       = "Removed"       // the kubelet finished a pod's termination
+	ReasonExpanded      = "Expanded"      // the volume resizer grew a claim to its request
 )
 
 // String is the event as the timeline prints it: "kubelet: pod web-0 Ready".

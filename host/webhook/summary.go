@@ -211,6 +211,21 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 		add("%s", strings.Join(parts, "; "))
 	}
 
+	// 1b. the claims extension resize-claims grows (the extended module's), in the order it does
+	if p.Timeline != nil {
+		var resized []string
+		for _, st := range p.Timeline.Steps {
+			for _, a := range st.Actions {
+				if a.Kind == "PersistentVolumeClaim" && a.Verb == "patch" && a.Error == "" {
+					resized = append(resized, a.Name+" to "+strings.TrimPrefix(a.Detail, "storage "))
+				}
+			}
+		}
+		if len(resized) > 0 {
+			add("%s grows claims one ordinal at a time, each once the one before is expanded: %s", abi.AnnotationResizeClaims, listNames(resized, 8))
+		}
+	}
+
 	// 2. the partition
 	if old != nil && rollingUpdate && partition > 0 && len(p.HeldBack) > 0 && (templateChanged || old.Status.CurrentRevision != old.Status.UpdateRevision) {
 		held := append([]string(nil), p.HeldBack...)

@@ -20,6 +20,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -680,4 +681,37 @@ func TestReservedOrdinalsPreviewed(t *testing.T) {
 	if resp := fd.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false)); resp.Allowed || !strings.Contains(resp.Result.Message, "data-web-1") {
 		t.Fatalf("a reservation deleting data-web-1 allowed with --deny-pvc-deletion: %+v", resp)
 	}
+}
+
+// Extension resize-claims, previewed on the create that follows kubectl delete --cascade=orphan: the set
+// comes back with a 2Gi claim template over its 1Gi claims, adopts its pods and grows the claims from the
+// highest ordinal down.
+func TestResizeClaimsPreviewed(t *testing.T) {
+	w := newWorld(t, 3, "OrderedReady", 1, "Retain", "")
+	for _, p := range w.src.Pods { // what the garbage collector leaves of an orphaning delete
+		p.OwnerReferences = nil
+	}
+	for _, r := range w.src.Revisions {
+		r.OwnerReferences = nil
+	}
+	for _, c := range w.src.Claims {
+		c.OwnerReferences = nil
+	}
+	cur := w.set.DeepCopy()
+	cur.UID, cur.ResourceVersion, cur.Status = "", "", appsv1.StatefulSetStatus{}
+	cur.Annotations = map[string]string{abi.AnnotationModule: "extended", abi.AnnotationResizeClaims: "true"}
+	cur.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
+	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { extended.Close(context.Background()) })
+	f := newFixture(t, w.src, nil, func(c *Config) {
+		c.NamedModule = func(context.Context, string) (replay.Reconciler, error) { return extended, nil }
+	})
+	resp := f.post(t, reviewOf(t, admissionv1.Create, nil, cur, false))
+	if !resp.Allowed {
+		t.Fatalf("denied: %v", resp.Result)
+	}
+	wantWarning(t, resp.Warnings, "ordinal.dev/resize-claims grows claims one ordinal at a time, each once the one before is expanded: data-web-2 to 2Gi, data-web-1 to 2Gi, data-web-0 to 2Gi")
 }

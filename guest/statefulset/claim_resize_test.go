@@ -1,0 +1,123 @@
+package statefulset
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// resizeSnapshot is four Ready pods web-0..3 of a steady set of 4 replicas whose claim template asks for
+// 2Gi; claims maps a claim name to its [request, capacity, phase] ("" leaves a field out).
+func resizeSnapshot(t *testing.T, annotations map[string]string, claims map[string][3]string) []byte {
+	t.Helper()
+	in, err := os.ReadFile(filepath.Join(conformanceDir, "scale", "ordered-vct1-delete-delete-to-2.snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(in, &v); err != nil {
+		t.Fatal(err)
+	}
+	set := v["statefulSet"].(map[string]any)
+	spec := set["spec"].(map[string]any)
+	spec["replicas"] = 4
+	tmpl := spec["volumeClaimTemplates"].([]any)[0].(map[string]any)
+	tmpl["spec"].(map[string]any)["resources"] = map[string]any{"requests": map[string]any{"storage": "2Gi"}}
+	ann := map[string]any{}
+	for k, a := range annotations {
+		ann[k] = a
+	}
+	set["metadata"].(map[string]any)["annotations"] = ann
+	for _, c := range v["claims"].([]any) {
+		c := c.(map[string]any)
+		f, ok := claims[c["metadata"].(map[string]any)["name"].(string)]
+		if !ok {
+			f = [3]string{"1Gi", "1Gi", "Bound"}
+		}
+		c["spec"].(map[string]any)["resources"] = map[string]any{"requests": map[string]any{"storage": f[0]}}
+		st := map[string]any{}
+		if f[1] != "" {
+			st["capacity"] = map[string]any{"storage": f[1]}
+		}
+		if f[2] != "" {
+			st["phase"] = f[2]
+		}
+		c["status"] = st
+	}
+	out, _ := json.Marshal(v)
+	return out
+}
+
+// Extension resize-claims: one ordinal at a time from the highest, each once the one before is expanded;
+// never a shrink, never an unbound claim; the faithful module, a set without the annotation and a paused
+// set patch nothing.
+func TestResizeClaimsExtension(t *testing.T) {
+	on := map[string]string{annotationResizeClaims: "true"}
+	grown := [3]string{"2Gi", "2Gi", "Bound"}
+	for _, tc := range []struct {
+		name   string
+		ann    map[string]string
+		claims map[string][3]string
+		want   string // the claim patched ("" none)
+	}{
+		{"the highest ordinal first", on, nil, "data-web-3"},
+		{"waits while it expands", on, map[string][3]string{"data-web-3": {"2Gi", "1Gi", "Bound"}}, ""},
+		{"then the next", on, map[string][3]string{"data-web-3": grown}, "data-web-2"},
+		{"capacity not reported yet: the next", on, map[string][3]string{"data-web-3": {"2048Mi", "", "Bound"}}, "data-web-2"},
+		{"an unbound claim is skipped", on, map[string][3]string{"data-web-3": {"1Gi", "", "Pending"}}, "data-web-2"},
+		{"never a shrink", on, map[string][3]string{"data-web-3": {"3Gi", "3Gi", "Bound"}, "data-web-2": grown, "data-web-1": grown, "data-web-0": {"2.5Gi", "2.5Gi", "Bound"}}, ""},
+		{"all grown: nothing", on, map[string][3]string{"data-web-3": grown, "data-web-2": grown, "data-web-1": grown, "data-web-0": grown}, ""},
+		{"off without the annotation", nil, nil, ""},
+		{"off unless true", map[string]string{annotationResizeClaims: "yes"}, nil, ""},
+		{"paused", map[string]string{annotationResizeClaims: "true", annotationPaused: "true"}, nil, ""},
+	} {
+		p := decodeStuckPlan(t, Reconcile(resizeSnapshot(t, tc.ann, tc.claims)))
+		var patched []string
+		for _, a := range p.Actions {
+			if a.Kind == kindPVC || a.Kind == kindPod {
+				patched = append(patched, a.Verb+" "+a.Name)
+			}
+		}
+		want := ""
+		if tc.want != "" && extendedBuild {
+			want = "patch " + tc.want
+		}
+		if strings.Join(patched, "; ") != want {
+			t.Errorf("%s: writes %v, want %q", tc.name, patched, want)
+			continue
+		}
+		if want != "" {
+			found := false
+			for _, e := range p.Events {
+				found = found || e.Reason == "ResizeClaim" && strings.Contains(e.Message, tc.want+" of Pod web-") && strings.Contains(e.Message, "to 2Gi")
+			}
+			if !found {
+				t.Errorf("%s: events %+v, want a ResizeClaim event naming %s", tc.name, p.Events, tc.want)
+			}
+		}
+	}
+}
+
+// The patch is a strategic merge patch of the storage request alone, with the claim's uid as the
+// precondition.
+func TestResizeClaimsPatch(t *testing.T) {
+	if !extendedBuild {
+		t.Skip("the extended module's")
+	}
+	var p struct {
+		Actions []struct {
+			Verb, Kind, Name, PatchType string
+			Patch                       json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(Reconcile(resizeSnapshot(t, map[string]string{annotationResizeClaims: "true"}, nil)), &p); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"metadata":{"uid":"00000000-0000-4000-8000-000000000008"},"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`
+	last := p.Actions[len(p.Actions)-1] // after the status: a refused resize holds back nothing else
+	if string(last.Patch) != want || last.PatchType != patchTypeSMP || last.Name != "data-web-3" {
+		t.Fatalf("last action %s %s %s, want the patch %s", last.Verb, last.Name, last.Patch, want)
+	}
+}

@@ -1,0 +1,113 @@
+package statefulset
+
+import (
+	"math/bits"
+	"strconv"
+)
+
+// quantityBytes reads a Kubernetes resource quantity ("10Gi", "1.5G", "500e6") as a whole number of
+// units, rounded up as resource.Quantity.Value does; ok is false for a malformed, negative or larger than
+// int64 quantity. The extension resize-claims compares storage requests with it: rounding up is
+// monotonic, so a claim whose rounded request is below the template's is below it exactly too, and the
+// module never asks for a shrink (the host's firewall compares the exact quantities).
+func quantityBytes(s string) (n int64, ok bool) {
+	i := 0
+	if i < len(s) && s[i] == '+' {
+		i++
+	}
+	var m uint64 // the digits without the decimal point
+	frac, digits, point := 0, 0, false
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '.' && !point {
+			point = true
+			continue
+		}
+		if c < '0' || c > '9' {
+			break
+		}
+		digits++
+		if m > (1<<64-1)/10 {
+			return 0, false
+		}
+		m = m*10 + uint64(c-'0')
+		if point {
+			frac++
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	binExp, decExp := 0, -frac
+	switch suffix := s[i:]; suffix {
+	case "":
+	case "Ki", "Mi", "Gi", "Ti", "Pi", "Ei":
+		binExp = 10 * (1 + indexByte("KMGTPE", suffix[0]))
+	case "n":
+		decExp -= 9
+	case "u":
+		decExp -= 6
+	case "m":
+		decExp -= 3
+	case "k":
+		decExp += 3
+	case "M", "G", "T", "P", "E":
+		decExp += 3 * (2 + indexByte("MGTPE", suffix[0]))
+	default:
+		if suffix[0] != 'e' && suffix[0] != 'E' {
+			return 0, false
+		}
+		e, err := strconv.ParseInt(suffix[1:], 10, 32)
+		if err != nil || suffix[1] == '+' && len(suffix) > 2 && suffix[2] == '-' {
+			return 0, false
+		}
+		decExp += int(e)
+	}
+	// value = m * 2^binExp * 10^decExp, rounded up
+	hi, lo := uint64(0), m
+	if binExp > 0 {
+		hi, lo = bits.Mul64(m, 1<<binExp)
+	}
+	for ; decExp > 0; decExp-- {
+		var c uint64
+		h1, l1 := bits.Mul64(lo, 10)
+		c, hi = bits.Mul64(hi, 10)
+		if c != 0 {
+			return 0, false
+		}
+		var carry uint64
+		hi, carry = bits.Add64(hi, h1, 0)
+		if carry != 0 {
+			return 0, false
+		}
+		lo = l1
+	}
+	for decExp < 0 { // divide by 10^k, k <= 19, rounding up: ceil(ceil(x/a)/b) = ceil(x/(a*b))
+		div := uint64(1)
+		for k := 0; k < 19 && decExp < 0; k++ {
+			div *= 10
+			decExp++
+		}
+		qhi, r := hi/div, hi%div
+		qlo, r2 := bits.Div64(r, lo, div)
+		if r2 != 0 {
+			var c uint64
+			qlo, c = bits.Add64(qlo, 1, 0)
+			qhi += c
+		}
+		hi, lo = qhi, qlo
+	}
+	if hi != 0 || lo > 1<<63-1 {
+		return 0, false
+	}
+	return int64(lo), true
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,63 @@
+package statefulset
+
+import (
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gopkg.in/inf.v0"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// quantityBytes agrees with resource.Quantity's Value (rounded up) wherever the latter fits an int64, and
+// refuses what ParseQuantity refuses, on fixed and random quantities.
+func TestQuantityBytesIsKubernetes(t *testing.T) {
+	cases := []string{"0", "1", "10Gi", "1.5Gi", "500M", "1e3", "1E3", "1e-3", "100m", "1.5", "0.1", "1Ei", "7Ei", "8Ei",
+		"9223372036854775807", "9223372036854775808", "1k", "1K", "1Ki", "12.34Mi", ".5Gi", "5.", "+5Gi", "-1", "Gi", "", "1.2.3",
+		"1e", "1e+3", "1e-30", "1x", "1Gix", "1 Gi", "01Gi", "1e+-3", "0.000000000000000000001", "123456789012345678901234567890"}
+	rng := rand.New(rand.NewSource(1))
+	suffixes := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E", "e3", "e-2", "E9", "e18"}
+	for i := 0; i < 3000; i++ {
+		s := strconv.FormatUint(rng.Uint64()>>uint(rng.Intn(64)), 10)
+		if rng.Intn(3) == 0 && len(s) > 1 {
+			p := rng.Intn(len(s))
+			s = s[:p] + "." + s[p:]
+		}
+		cases = append(cases, s+suffixes[rng.Intn(len(suffixes))])
+	}
+	checked := 0
+	for _, s := range cases {
+		got, ok := quantityBytes(s)
+		q, err := resource.ParseQuantity(s)
+		if err != nil || q.Sign() < 0 {
+			if ok {
+				t.Errorf("%q: %d, but Kubernetes refuses it (%v)", s, got, err)
+			}
+			continue
+		}
+		if q.AsDec().Cmp(inf.NewDec(1<<63-1, 0)) > 0 {
+			if ok {
+				t.Errorf("%q: %d, but it exceeds an int64", s, got)
+			}
+			continue // larger than an int64 (where Value wraps): refused, so never a resize
+		}
+		want := q.Value() // rounded up
+		if want == 1<<63-1 && !ok {
+			continue // ParseQuantity clamps a binary quantity past an int64 to the largest: refused here
+		}
+		if !strings.ContainsAny(s, "0123456789") {
+			if ok {
+				t.Errorf("%q (no digits): %d", s, got)
+			}
+			continue // Kubernetes reads "Gi" as 0; refusing it only means no resize
+		}
+		if !ok || got != want {
+			t.Errorf("%q: %d, %v; Kubernetes says %d", s, got, ok, want)
+		}
+		checked++
+	}
+	if checked < 1500 {
+		t.Errorf("only %d quantities compared", checked)
+	}
+}
