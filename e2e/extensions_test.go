@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,6 +139,25 @@ func TestSuppliedModulePerSet(t *testing.T) {
 	tr.waitFor(ctx, "5 pods ready at v2", 30*time.Second, func(v podView) bool { return v.readyAt(5, s.Status.UpdateRevision) })
 	if p := peak(); p != 1 {
 		t.Errorf("on the supplied module: peak unavailable %d, want 1 (MaxUnavailableStatefulSet off)", p)
+	}
+	// kubectl ordinal preview runs the supplied module when told the controller's ConfigMap (through the same
+	// gate): one pod at a time; without it the set's module is unknown to the preview.
+	edit := s.DeepCopy()
+	edit.ObjectMeta = metav1.ObjectMeta{Name: "mu", Namespace: ns, Annotations: s.Annotations}
+	edit.Status = appsv1.StatefulSetStatus{}
+	edit.Spec.Template.Annotations = map[string]string{annVersion: "v2b"}
+	edit.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
+	eb, _ := json.Marshal(edit)
+	editFile := filepath.Join(t.TempDir(), "mu-v2b.json")
+	if err := os.WriteFile(editFile, eb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, perr, code := plugin(t, ctx, "preview", "-f", editFile, "--module-configmap", ns+"/modules")
+	if code != 0 || !strings.Contains(out, "pods taken down, in batches: [mu-4] -> [mu-3] -> [mu-2] -> [mu-1] -> [mu-0]") {
+		t.Errorf("kubectl ordinal preview --module-configmap: exit %d\n%s%s", code, out, perr)
+	}
+	if out, perr, code := plugin(t, ctx, "preview", "-f", editFile); code == 0 || !strings.Contains(out+perr, "one-at-a-time") {
+		t.Errorf("kubectl ordinal preview without --module-configmap: exit %d\n%s%s", code, out, perr)
 	}
 	// Back on the active module: two at a time.
 	patchSet(t, ctx, ns, "mu", `{"metadata":{"annotations":{"ordinal.dev/module":null}}}`)

@@ -27,21 +27,8 @@ import (
 // module (conformance cases included) or the controller does not start (exit 4);
 // the embedded module is the one the project's tests hold to those cases.
 func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions, features map[string]bool) (*controller.ModuleRef, *controller.Swapper, error) {
-	var cases []conformance.Case
-	if !o.skipModuleGate {
-		all, err := conformance.Load(ordinal.ConformanceFS(), ".")
-		if err != nil {
-			return nil, nil, fmt.Errorf("loading the embedded conformance cases: %w", err)
-		}
-		if cases, err = conformance.Pinned(all); err != nil {
-			return nil, nil, err
-		}
-	}
 	ref := &controller.ModuleRef{}
-	swapper, err := controller.NewSwapper(controller.SwapConfig{
-		Ref: ref, Load: mopts.loadCode, Cases: cases, SkipGate: o.skipModuleGate, Features: features,
-		CustomSetKinds: true, // the controller always reconciles controller.CRDTarget
-	})
+	swapper, err := newModuleGate(mopts, ref, o.skipModuleGate, features)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,9 +96,29 @@ func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *modul
 			return fmt.Errorf("--module-configmap must be NAMESPACE/NAME, not %q", o.moduleConfigMap)
 		}
 		logger.Info("Watching a ConfigMap for hot swaps", "configMap", o.moduleConfigMap, "key", o.moduleConfigMapKey)
-		go controller.WatchModuleConfigMap(ctx, s, reg, client, ns, name, o.moduleConfigMapKey)
+		go controller.WatchModuleConfigMap(ctx, s, reg, s.CheckOnly, client, ns, name, o.moduleConfigMapKey)
 	}
 	return nil
+}
+
+// newModuleGate is the swapper whose checks every module that did not come with the binary passes before
+// it runs (the embedded conformance cases, pinned gates, the features, customSetKinds): the controller's
+// hot swap of ref, and the supplied modules of the module ConfigMap wherever they run.
+func newModuleGate(mopts *moduleOptions, ref *controller.ModuleRef, skipGate bool, features map[string]bool) (*controller.Swapper, error) {
+	var cases []conformance.Case
+	if !skipGate {
+		all, err := conformance.Load(ordinal.ConformanceFS(), ".")
+		if err != nil {
+			return nil, fmt.Errorf("loading the embedded conformance cases: %w", err)
+		}
+		if cases, err = conformance.Pinned(all); err != nil {
+			return nil, err
+		}
+	}
+	return controller.NewSwapper(controller.SwapConfig{
+		Ref: ref, Load: mopts.loadCode, Cases: cases, SkipGate: skipGate, Features: features,
+		CustomSetKinds: true, // the controller always reconciles controller.CRDTarget
+	})
 }
 
 // moduleEventObject is what events about a module file are recorded on: the

@@ -105,7 +105,11 @@ func (o *moduleOptions) registry() *controller.Registry {
 // replayModules is a registry as replay.Options.NamedModule (replays, previews, timelines, the webhook);
 // close releases what it loaded.
 func (o *moduleOptions) replayModules() (named func(ctx context.Context, name string) (replay.Reconciler, error), close func()) {
-	reg := o.registry()
+	return namedModules(o.registry())
+}
+
+// namedModules is reg as replay.Options.NamedModule; close releases what it loaded.
+func namedModules(reg *controller.Registry) (named func(ctx context.Context, name string) (replay.Reconciler, error), close func()) {
 	return func(ctx context.Context, name string) (replay.Reconciler, error) {
 		ref, err := reg.Get(ctx, name)
 		if err != nil {

@@ -125,6 +125,24 @@ own kind; timeline, snapshot, status and history read either; preview takes a ma
 
 // liveSetSnapshot resolves a "statefulset/NAME" argument against the cluster and builds the controller's
 // snapshot of that set from live List calls, with the given feature-gate overrides.
+// namedModules is the registry of the modules a set may name (the embedded ones, and with
+// --module-configmap the controller's supplied ones) as replay.Options.NamedModule.
+func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, supplied *configMapModules, features map[string]bool) (
+	func(ctx context.Context, name string) (replay.Reconciler, error), func(), error) {
+	reg := mopts.registry()
+	if supplied.ref != "" {
+		c, _, err := o.client()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := supplied.supply(ctx, mopts, reg, c, features); err != nil {
+			return nil, nil, err
+		}
+	}
+	named, closeNamed := namedModules(reg)
+	return named, closeNamed, nil
+}
+
 func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates string) (*controller.Snapshot, controller.Objects, error) {
 	t, name, features, c, ns, err := o.target(arg, featureGates)
 	if err != nil {
@@ -171,6 +189,7 @@ func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) erro
 func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var file, featureGates string
 	var rollout rolloutFlags
+	var supplied configMapModules
 	cmd := &cobra.Command{
 		Use:   "preview -f web.yaml",
 		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
@@ -272,7 +291,10 @@ fields other managers own and the file omits are kept.
 				return err
 			}
 			defer m.Close(ctx)
-			named, closeNamed := mopts.replayModules()
+			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, features)
+			if err != nil {
+				return err
+			}
 			defer closeNamed()
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
 			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named,
@@ -316,12 +338,14 @@ fields other managers own and the file omits are kept.
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the StatefulSet manifest (YAML or JSON), or - for standard input")
 	rollout.bind(cmd.Flags(), `kubelet model: "delays" (default) or "tick"`)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	supplied.bind(cmd)
 	return cmd
 }
 
 func newPluginTimeline(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var model, featureGates string
 	var verbose bool
+	var supplied configMapModules
 	cmd := &cobra.Command{
 		Use:   "timeline statefulset/NAME",
 		Short: "Replay the set's current rollout to completion from the live state, in virtual time",
@@ -351,7 +375,11 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 				return err
 			}
 			defer m.Close(ctx)
-			named, closeNamed := mopts.replayModules()
+			features, _ := parseFeatureGates(featureGates) // parsed by liveSetSnapshot above
+			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, features)
+			if err != nil {
+				return err
+			}
 			defer closeNamed()
 			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, Model: model})
 			if err != nil {
@@ -370,6 +398,7 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 	cmd.Flags().StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "also print syncs that wrote nothing, and the controller's events")
+	supplied.bind(cmd)
 	return cmd
 }
 

@@ -28,6 +28,7 @@ import (
 func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var featureGates string
 	var watch bool
+	var supplied configMapModules
 	cmd := &cobra.Command{
 		Use:   "status statefulset/NAME [--watch]",
 		Short: "Show the live rollout as the module sees it: revisions, pods, the next sync's writes, why it waits",
@@ -60,7 +61,10 @@ controller's requeue comes due; it runs until interrupted.`,
 				return err
 			}
 			defer m.Close(context.Background())
-			named, closeNamed := mopts.replayModules()
+			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, features)
+			if err != nil {
+				return err
+			}
 			defer closeNamed()
 			s := &statusView{module: m, named: named, features: features, format: format, out: cmd.OutOrStdout()}
 			if !watch {
@@ -90,6 +94,7 @@ controller's requeue comes due; it runs until interrupted.`,
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep the view current until interrupted")
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	supplied.bind(cmd)
 	return cmd
 }
 

@@ -22,6 +22,7 @@ import (
 )
 
 type webhookOptions struct {
+	supplied      configMapModules // --module-configmap: the modules a set may name that the controller is supplied
 	kube          kubeOptions
 	addr          string
 	certFile      string
@@ -85,6 +86,9 @@ ordinal_webhook_requests_total{operation,decision}, ordinal_webhook_request_dura
 ordinal_webhook_reviews_waiting, ordinal_webhook_shared_previews_total,
 ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result}.
 
+A set naming a module (ordinal.dev/module) is previewed on it: an embedded one, or with --module-configmap
+one the controller's module ConfigMap supplies (key NAME.wasm), after the controller's conformance gate.
+
 Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what each file is); scripts/webhook-ca.sh makes a CA and serving certificate for tests.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd, mopts, o) },
@@ -117,6 +121,7 @@ Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what eac
 	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, as the controller's --feature-gates")
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
 	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity")
+	o.supplied.bind(cmd)
 	return cmd
 }
 
@@ -183,7 +188,11 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 		defer b.Shutdown()
 		events = b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ordinal-webhook"})
 	}
-	named, closeNamed := mopts.replayModules()
+	reg := mopts.registry()
+	if err := o.supplied.watch(ctx, mopts, reg, client, features); err != nil {
+		return err
+	}
+	named, closeNamed := namedModules(reg)
 	defer closeNamed()
 	cfg := webhook.Config{Module: module, NamedModule: named, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
 		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,

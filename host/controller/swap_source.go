@@ -80,7 +80,10 @@ func sameFileState(a, b os.FileInfo) bool {
 // value of key (binaryData, else data) to the swapper whenever it changes.
 // Events about the candidates are recorded on the ConfigMap. It returns when
 // ctx is done.
-func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, client kubernetes.Interface, namespace, name, key string) {
+//
+// With s nil (the webhook), nothing is offered: the ConfigMap only supplies reg, through check.
+func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, check func(context.Context, []byte) (*wasm.Module, error),
+	client kubernetes.Interface, namespace, name, key string) {
 	logger := klog.FromContext(ctx).WithValues("configMap", namespace+"/"+name, "key", key)
 	source := fmt.Sprintf("configmap:%s/%s/%s", namespace, name, key)
 	offers := make(chan *corev1.ConfigMap, 1)
@@ -111,7 +114,10 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, client
 			return
 		case cm := <-offers:
 			if reg != nil {
-				reg.Supply(s.CheckOnly, suppliedModules(cm, key))
+				reg.Supply(check, SuppliedModules(cm, key))
+			}
+			if s == nil {
+				continue
 			}
 			code, ok := cm.BinaryData[key]
 			if !ok {
@@ -130,9 +136,9 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, client
 	}
 }
 
-// suppliedModules are the ConfigMap's modules other than the active one (key): each binaryData key
+// SuppliedModules are the ConfigMap's modules other than the active one (key): each binaryData key
 // NAME.wasm whose NAME is a module name (lowercase letters, digits, dashes), for the registry.
-func suppliedModules(cm *corev1.ConfigMap, key string) map[string][]byte {
+func SuppliedModules(cm *corev1.ConfigMap, key string) map[string][]byte {
 	out := map[string][]byte{}
 	for k, code := range cm.BinaryData {
 		name, ok := strings.CutSuffix(k, ".wasm")

@@ -17,6 +17,8 @@ func TestDeployedWebhookRBACIsLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	used := map[string]string{"/events create": "the event recorder", "/events patch": "the event recorder, for a repeated event"}
+	// --module-configmap=ordinal-system/ordinal-module (host/cli's configMapModules, by name)
+	used["/configmaps:ordinal-module list"], used["/configmaps:ordinal-module watch"] = "WatchModuleConfigMap", "WatchModuleConfigMap"
 	for _, r := range []string{"/pods", "apps/controllerrevisions", "/persistentvolumeclaims"} {
 		used[r+" list"], used[r+" watch"] = "InformerSource", "InformerSource"
 	}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+)
+
+// configMapModules is --module-configmap for the commands that show what the controller will do (kubectl
+// ordinal preview|timeline|status, ordinal webhook): the modules a set may name (ordinal.dev/module: NAME)
+// that the controller's module ConfigMap supplies, its keys NAME.wasm beside the active module's, each
+// through the controller's own gate (newModuleGate) before it runs. Without it those commands know the
+// embedded modules only, and a set naming a supplied one cannot be previewed.
+type configMapModules struct {
+	ref, key string
+}
+
+func (c *configMapModules) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&c.ref, "module-configmap", "", "NAMESPACE/NAME of the controller's module ConfigMap: its keys NAME.wasm are the modules a set may name (ordinal.dev/module: NAME), run after the controller's conformance gate")
+	f.StringVar(&c.key, "module-configmap-key", "ordinal.wasm", "the active module's key in --module-configmap (not a module a set names)")
+}
+
+func (c *configMapModules) parse() (ns, name string, err error) {
+	ns, name, ok := strings.Cut(c.ref, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", withCode(ExitUsage, fmt.Errorf("--module-configmap must be NAMESPACE/NAME, not %q", c.ref))
+	}
+	return ns, name, nil
+}
+
+// supply gives reg the ConfigMap's modules as they are now (a command that runs once).
+func (c *configMapModules) supply(ctx context.Context, mopts *moduleOptions, reg *controller.Registry, client kubernetes.Interface, features map[string]bool) error {
+	if c.ref == "" {
+		return nil
+	}
+	ns, name, err := c.parse()
+	if err != nil {
+		return err
+	}
+	cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("--module-configmap %s: %w", c.ref, err))
+	}
+	gate, err := newModuleGate(mopts, &controller.ModuleRef{}, false, features)
+	if err != nil {
+		return err
+	}
+	reg.Supply(gate.CheckOnly, controller.SuppliedModules(cm, c.key))
+	return nil
+}
+
+// watch keeps reg supplied with the ConfigMap's modules for the life of ctx (the webhook).
+func (c *configMapModules) watch(ctx context.Context, mopts *moduleOptions, reg *controller.Registry, client kubernetes.Interface, features map[string]bool) error {
+	if c.ref == "" {
+		return nil
+	}
+	ns, name, err := c.parse()
+	if err != nil {
+		return err
+	}
+	gate, err := newModuleGate(mopts, &controller.ModuleRef{}, false, features)
+	if err != nil {
+		return err
+	}
+	go controller.WatchModuleConfigMap(ctx, nil, reg, gate.CheckOnly, client, ns, name, c.key)
+	return nil
+}
