@@ -132,7 +132,7 @@ func TestCRDModeScaleHPAAndInvalidSpec(t *testing.T) {
 	}
 
 	// Events name the CRD kind: `kubectl events --for` finds them by it.
-	evs, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=SuccessfulCreate,involvedObject.name=hpa"})
+	evs, err := eventsOf(ctx, ns, "hpa", "SuccessfulCreate")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestCRDModeScaleHPAAndInvalidSpec(t *testing.T) {
 	bad.Spec.Template.Labels = map[string]string{"app": "other"}
 	createOrdinalSet(t, ctx, dyn, ns, bad)
 	waitFor(t, ctx, "an InvalidSpec event on bad", time.Minute, func() bool {
-		l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=InvalidSpec,involvedObject.name=bad"})
+		l, err := eventsOf(ctx, ns, "bad", "InvalidSpec")
 		return err == nil && len(l.Items) > 0 && strings.Contains(l.Items[0].Message, "`selector` does not match template `labels`") &&
 			l.Items[0].InvolvedObject.APIVersion == crd.GroupVersion.String()
 	})

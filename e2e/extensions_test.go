@@ -26,12 +26,7 @@ import (
 // module mid-rollout, with the pause annotation still on it, lets the rollout finish.
 func TestPauseExtensionPerSet(t *testing.T) {
 	t.Parallel()
-	requireController(t)
-	ctx := testContext(t)
-	ns := newNamespace(t, ctx)
-	c := startController(t, ns, ctrlOpts{})
-	c.waitReady(ctx)
-	tr := trackPods(t, ctx, ns, "pz", true)
+	ctx, ns, _, tr := begin(t, "pz", true)
 	set := newSet("pz", 3)
 	set.Annotations = map[string]string{"ordinal.dev/module": "extended"}
 	createSet(t, ctx, ns, set)
@@ -44,7 +39,7 @@ func TestPauseExtensionPerSet(t *testing.T) {
 		return s.Status.ObservedGeneration == s.Generation && s.Status.UpdateRevision != before.Status.UpdateRevision && s.Status.UpdatedReplicas == 0
 	})
 	waitFor(t, ctx, "a Paused event on pz", time.Minute, func() bool {
-		l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=Paused,involvedObject.name=pz"})
+		l, err := eventsOf(ctx, ns, "pz", "Paused")
 		return err == nil && len(l.Items) > 0 && strings.Contains(l.Items[0].Message, "no pod is created, deleted or updated")
 	})
 	// The sync that wrote that status issued every write it planned before it: no pod was touched.
@@ -71,12 +66,7 @@ func TestPauseExtensionPerSet(t *testing.T) {
 // has not been Ready for that long, it comes back at the old revision, and the set is rolled out.
 func TestRecoverStuckExtension(t *testing.T) {
 	t.Parallel()
-	requireController(t)
-	ctx := testContext(t)
-	ns := newNamespace(t, ctx)
-	c := startController(t, ns, ctrlOpts{})
-	c.waitReady(ctx)
-	tr := trackPods(t, ctx, ns, "st", true)
+	ctx, ns, _, tr := begin(t, "st", true)
 	set := newSet("st", 3)
 	set.Annotations = map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/recover-stuck-after": "2s"}
 	createSet(t, ctx, ns, set)
@@ -93,7 +83,7 @@ func TestRecoverStuckExtension(t *testing.T) {
 	if after.Status.UpdateRevision != good.Status.UpdateRevision {
 		t.Errorf("rolled out to %s, want the reverted template's revision %s", after.Status.UpdateRevision, good.Status.UpdateRevision)
 	}
-	l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=RecoveredStuckPod,involvedObject.name=st"})
+	l, err := eventsOf(ctx, ns, "st", "RecoveredStuckPod")
 	if err != nil || len(l.Items) != 1 || !strings.Contains(l.Items[0].Message, "st-2") {
 		t.Errorf("RecoveredStuckPod events: %v %v; all events:\n%s", l, err, eventLog(ns))
 	}
@@ -119,7 +109,7 @@ func TestSuppliedModulePerSet(t *testing.T) {
 	createSet(t, ctx, ns, set)
 	// Not supplied yet: left alone, with a warning naming the modules there are.
 	waitFor(t, ctx, "an UnknownModule event on mu", time.Minute, func() bool {
-		l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=UnknownModule,involvedObject.name=mu"})
+		l, err := eventsOf(ctx, ns, "mu", "UnknownModule")
 		return err == nil && len(l.Items) > 0 && strings.Contains(l.Items[0].Message, `"extended", "faithful"`)
 	})
 	if pods, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err != nil || len(pods.Items) != 0 {
@@ -178,12 +168,7 @@ func TestSuppliedModulePerSet(t *testing.T) {
 // spec.replicas) because the annotation reserves ordinal 1, and nothing further.
 func TestReserveOrdinalsExtension(t *testing.T) {
 	t.Parallel()
-	requireController(t)
-	ctx := testContext(t)
-	ns := newNamespace(t, ctx)
-	c := startController(t, ns, ctrlOpts{})
-	c.waitReady(ctx)
-	tr := trackPods(t, ctx, ns, "ro", true)
+	ctx, ns, _, tr := begin(t, "ro", true)
 	set := newSet("ro", 3, withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType))
 	set.Annotations = map[string]string{"ordinal.dev/module": "extended"}
 	createSet(t, ctx, ns, set)
@@ -315,7 +300,7 @@ func TestResizeClaimsExtension(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=ResizeClaim,involvedObject.name=rz"})
+	l, err := eventsOf(ctx, ns, "rz", "ResizeClaim")
 	if err != nil || len(l.Items) != 3 {
 		t.Errorf("ResizeClaim events: %v %v; all events:\n%s", l, err, eventLog(ns))
 	}

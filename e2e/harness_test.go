@@ -426,6 +426,11 @@ func withClaims(whenDeleted, whenScaled appsv1.PersistentVolumeClaimRetentionPol
 	}
 }
 
+// eventsOf lists the events with this reason about the object named name in ns.
+func eventsOf(ctx context.Context, ns, name, reason string) (*corev1.EventList, error) {
+	return cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + reason + ",involvedObject.name=" + name})
+}
+
 func createSet(t *testing.T, ctx context.Context, ns string, s *appsv1.StatefulSet) *appsv1.StatefulSet {
 	t.Helper()
 	out, err := cfg.kc.AppsV1().StatefulSets(ns).Create(ctx, s, metav1.CreateOptions{})

@@ -27,12 +27,14 @@ func (c *configMapModules) bind(cmd *cobra.Command) {
 	f.StringVar(&c.key, "module-configmap-key", "ordinal.wasm", "the active module's key in --module-configmap (not a module a set names)")
 }
 
-func (c *configMapModules) parse() (ns, name string, err error) {
+// gate parses the flag and builds the controller's gate for the modules it supplies.
+func (c *configMapModules) gate(mopts *moduleOptions, features map[string]bool) (ns, name string, gate *controller.Swapper, err error) {
 	ns, name, ok := strings.Cut(c.ref, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", withCode(ExitUsage, fmt.Errorf("--module-configmap must be NAMESPACE/NAME, not %q", c.ref))
+		return "", "", nil, withCode(ExitUsage, fmt.Errorf("--module-configmap must be NAMESPACE/NAME, not %q", c.ref))
 	}
-	return ns, name, nil
+	gate, err = newModuleGate(mopts, &controller.ModuleRef{}, false, features)
+	return ns, name, gate, err
 }
 
 // supply gives reg the ConfigMap's modules as they are now (a command that runs once).
@@ -40,17 +42,13 @@ func (c *configMapModules) supply(ctx context.Context, mopts *moduleOptions, reg
 	if c.ref == "" {
 		return nil
 	}
-	ns, name, err := c.parse()
+	ns, name, gate, err := c.gate(mopts, features)
 	if err != nil {
 		return err
 	}
 	cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("--module-configmap %s: %w", c.ref, err))
-	}
-	gate, err := newModuleGate(mopts, &controller.ModuleRef{}, false, features)
-	if err != nil {
-		return err
 	}
 	reg.Supply(gate.CheckOnly, controller.SuppliedModules(cm, c.key))
 	return nil
@@ -61,11 +59,7 @@ func (c *configMapModules) watch(ctx context.Context, mopts *moduleOptions, reg 
 	if c.ref == "" {
 		return nil
 	}
-	ns, name, err := c.parse()
-	if err != nil {
-		return err
-	}
-	gate, err := newModuleGate(mopts, &controller.ModuleRef{}, false, features)
+	ns, name, gate, err := c.gate(mopts, features)
 	if err != nil {
 		return err
 	}
