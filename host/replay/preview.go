@@ -35,7 +35,7 @@ type Preview struct {
 	// the edited set turns on extension recover-stuck and its module has it: the OrderedReady trap is not one
 	recoverStuck bool
 	reserving    func(set Obj) bool // the set turns on extension reserve-ordinals and its module has it
-	kubelet      KubeletConfig // the base world's kubelet model, for the estimate's pace when nothing finished
+	kubelet      KubeletConfig      // the base world's kubelet model, for the estimate's pace when nothing finished
 }
 
 // Warning is a known trap a preview found: Code names it for programs (the webhook decides by it), Message
