@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/inf.v0"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -36,7 +35,7 @@ func TestQuantityBytesIsKubernetes(t *testing.T) {
 			}
 			continue
 		}
-		if q.AsDec().Cmp(inf.NewDec(1<<63-1, 0)) > 0 {
+		if q.Cmp(*resource.NewQuantity(1<<63-1, resource.DecimalSI)) > 0 {
 			if ok {
 				t.Errorf("%q: %d, but it exceeds an int64", s, got)
 			}
