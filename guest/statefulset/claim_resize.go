@@ -1,6 +1,11 @@
 package statefulset
 
-import "github.com/ordinal-dev/ordinal/guest/jsonv"
+import (
+	"sort"
+
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/quantity"
+)
 
 // annotationResizeClaims turns on extension resize-claims ("true").
 const annotationResizeClaims = "ordinal.dev/resize-claims"
@@ -17,15 +22,14 @@ func (s *syncer) resizeClaims() {
 	if !extendedBuild || s.set.Meta.Annotations[annotationResizeClaims] != "true" || s.set.Meta.Deleting || s.paused() || s.podsHeld {
 		return
 	}
-	type size struct {
-		tmpl, value string
-		n           int64
-	}
-	var sizes []size
+	// each template's storage request, by name: the last of two templates with one name wins, as for the
+	// claims upstream creates (podClaims)
+	sizes := map[string]string{}
 	for i, t := range s.set.ClaimTemplates {
-		v := t.Path("spec", "resources", "requests", "storage")
-		if n, ok := quantityBytes(v.Str()); ok && v.K == jsonv.String {
-			sizes = append(sizes, size{s.set.ClaimTemplateNames[i], v.S, n})
+		if v := t.Path("spec", "resources", "requests", "storage"); v.K == jsonv.String {
+			sizes[s.set.ClaimTemplateNames[i]] = v.S
+		} else {
+			delete(sizes, s.set.ClaimTemplateNames[i])
 		}
 	}
 	if len(sizes) == 0 {
@@ -37,40 +41,59 @@ func (s *syncer) resizeClaims() {
 			written[a.Name] = true
 		}
 	}
-	for i := int(s.set.Replicas) - 1; i >= 0; i-- {
-		ord := s.slots.At(i)
-		var grow []*claim
-		var to []string
-		for _, z := range sizes {
-			c := s.claims[claimName(z.tmpl, s.set.Meta.Name, ord)]
-			if c == nil || c.Meta.Deleting || written[c.Meta.Name] {
+	// the snapshot's claims of member ordinals, by ordinal (not every slot: a set may have millions)
+	type resize struct {
+		c        *claim
+		from, to string
+	}
+	byOrdinal := map[int64][]resize{}
+	var ords []int64
+	for tmpl, size := range sizes {
+		want, ok := quantity.Value(size)
+		if !ok {
+			continue
+		}
+		prefix := tmpl + "-" + s.set.Meta.Name
+		for name, c := range s.claims {
+			p, ord := parentAndOrdinal(name)
+			if p != prefix || claimName(tmpl, s.set.Meta.Name, ord) != name || !s.slots.Contains(ord) || c.Meta.Deleting || written[name] {
 				continue
 			}
 			o := c.obj()
-			req, ok := quantityBytes(o.Path("spec", "resources", "requests", "storage").Str())
+			from := o.Path("spec", "resources", "requests", "storage").Str()
+			req, ok := quantity.Value(from)
 			if !ok || o.Path("status", "phase").Str() != "Bound" {
 				continue
 			}
-			if req < z.n {
-				grow, to = append(grow, c), append(to, z.value)
-				continue
+			r := resize{c: c, from: from}
+			if req < want {
+				r.to = size
+			} else if capacity, ok := quantity.Value(o.Path("status", "capacity", "storage").Str()); !ok || capacity >= req {
+				continue // at its size, or no capacity reported to wait for
 			}
-			if capacity, ok := quantityBytes(o.Path("status", "capacity", "storage").Str()); ok && capacity < req {
+			if byOrdinal[ord] == nil {
+				ords = append(ords, ord)
+			}
+			byOrdinal[ord] = append(byOrdinal[ord], r)
+		}
+	}
+	sort.Slice(ords, func(i, j int) bool { return ords[i] > ords[j] }) // update order: the highest first
+	for _, ord := range ords {
+		rs := byOrdinal[ord]
+		sort.Slice(rs, func(i, j int) bool { return rs[i].c.Meta.Name < rs[j].c.Meta.Name })
+		for _, r := range rs {
+			if r.to == "" {
 				return // this ordinal's expansion is under way: the next waits for it (a claim update syncs the set)
 			}
 		}
-		if len(grow) == 0 {
-			continue
-		}
-		for k, c := range grow {
+		for _, r := range rs {
 			patch := jsonv.Obj(
-				jsonv.M("metadata", jsonv.Obj(jsonv.M("uid", jsonv.Str(c.Meta.UID)))),
+				jsonv.M("metadata", jsonv.Obj(jsonv.M("uid", jsonv.Str(r.c.Meta.UID)))),
 				jsonv.M("spec", jsonv.Obj(jsonv.M("resources", jsonv.Obj(jsonv.M("requests", jsonv.Obj(
-					jsonv.M("storage", jsonv.Str(to[k])))))))))
-			s.record(action{Verb: verbPatch, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: c.Meta.Name, PatchType: patchTypeSMP, Patch: &patch})
-			from := c.obj().Path("spec", "resources", "requests", "storage").Str()
-			s.eventOf(len(s.plan.Actions)-1, eventNormal, "ResizeClaim", "Resizing Claim "+c.Meta.Name+" of Pod "+podName(s.set.Meta.Name, ord)+
-				" in StatefulSet "+s.set.Meta.Name+" from "+from+" to "+to[k]+" ("+annotationResizeClaims+`: "true"`+")")
+					jsonv.M("storage", jsonv.Str(r.to)))))))))
+			s.record(action{Verb: verbPatch, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: r.c.Meta.Name, PatchType: patchTypeSMP, Patch: &patch})
+			s.eventOf(len(s.plan.Actions)-1, eventNormal, "ResizeClaim", "Resizing Claim "+r.c.Meta.Name+" of Pod "+podName(s.set.Meta.Name, ord)+
+				" in StatefulSet "+s.set.Meta.Name+" from "+r.from+" to "+r.to+" ("+annotationResizeClaims+`: "true"`+")")
 		}
 		return // one ordinal at a time
 	}

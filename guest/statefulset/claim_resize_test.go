@@ -121,3 +121,56 @@ func TestResizeClaimsPatch(t *testing.T) {
 		t.Fatalf("last action %s %s %s, want the patch %s", last.Verb, last.Name, last.Patch, want)
 	}
 }
+
+// Two templates with one name: the last one's request, as for the claims upstream creates, in one patch.
+func TestResizeClaimsDuplicateTemplate(t *testing.T) {
+	var v map[string]any
+	if err := json.Unmarshal(resizeSnapshot(t, map[string]string{annotationResizeClaims: "true"}, nil), &v); err != nil {
+		t.Fatal(err)
+	}
+	spec := v["statefulSet"].(map[string]any)["spec"].(map[string]any)
+	first := map[string]any{"metadata": map[string]any{"name": "data"}, "spec": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": "3Gi"}}}}
+	spec["volumeClaimTemplates"] = append([]any{first}, spec["volumeClaimTemplates"].([]any)...)
+	in, _ := json.Marshal(v)
+	var p struct {
+		Actions []struct {
+			Verb, Kind, Name string
+			Patch            json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(Reconcile(in), &p); err != nil {
+		t.Fatal(err)
+	}
+	var patches []string
+	for _, a := range p.Actions {
+		if a.Verb == verbPatch {
+			patches = append(patches, a.Name+" "+string(a.Patch))
+		}
+	}
+	want := []string{`data-web-3 {"metadata":{"uid":"00000000-0000-4000-8000-000000000008"},"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`}
+	if !extendedBuild {
+		want = nil
+	}
+	if strings.Join(patches, "\n") != strings.Join(want, "\n") {
+		t.Errorf("patches %q, want %q", patches, want)
+	}
+}
+
+// A set of millions of replicas costs the extension its claims, not its slots.
+func TestResizeClaimsLargeSet(t *testing.T) {
+	var v map[string]any
+	if err := json.Unmarshal(resizeSnapshot(t, map[string]string{annotationResizeClaims: "true", annotationReserveOrdinals: "10-20,30-40"}, nil), &v); err != nil {
+		t.Fatal(err)
+	}
+	v["statefulSet"].(map[string]any)["spec"].(map[string]any)["replicas"] = 4000000
+	in, _ := json.Marshal(v)
+	var p stuckPlan
+	if err := json.Unmarshal(Reconcile(in), &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range p.Actions {
+		if a.Verb == verbPatch && (!extendedBuild || a.Name != "data-web-3") {
+			t.Errorf("patch %s", a.Name)
+		}
+	}
+}

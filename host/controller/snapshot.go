@@ -230,7 +230,7 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 	s.JSON = append(b, '}')
 	s.Pods, s.Revisions, s.Claims = len(o.Pods), len(o.Revisions), len(o.Claims)
 	cache.done(len(s.JSON))
-	if s.Scope, err = firewall.ScopeFromObjects(&set, o.Pods, o.Revisions, o.Claims, claimJSON); err != nil {
+	if s.Scope, err = firewall.ScopeFromObjects(&set, setJSON, o.Pods, o.Revisions, o.Claims, claimJSON); err != nil {
 		s.Scope = nil // the firewall decodes the JSON instead, and reports the problem
 	}
 	return s, nil

@@ -6,10 +6,10 @@ import (
 
 	sigsjson "sigs.k8s.io/json"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/quantity"
 )
 
 // The one claim patch there is: extension resize-claims (abi.AnnotationResizeClaims), on a set that
@@ -17,8 +17,10 @@ import (
 //
 //	{"metadata":{"uid":"<claim uid>"},"spec":{"resources":{"requests":{"storage":"<template's request>"}}}}
 //
-// as a strategic merge patch, nothing else at any level. The quantity must equal the template's and be
-// larger than the claim's request in the snapshot (never a shrink), both read as the API server reads them.
+// as a strategic merge patch, nothing else at any level. The quantity is the template's string as the
+// snapshot carries it (the module copies it), and it must be larger than the claim's request, both read
+// with internal/quantity, the module's own reading, in bounded time (a module cannot make the firewall
+// compare 1e2147483647 with anything).
 type resizePatch struct {
 	Metadata struct {
 		UID types.UID `json:"uid"`
@@ -32,12 +34,52 @@ type resizePatch struct {
 	} `json:"spec"`
 }
 
-// claimSizes reads, for a set opting into resize-claims, each claim template's storage request.
-func claimSizes(annotations map[string]string, templates map[string]resource.Quantity) map[string]resource.Quantity {
+// storageOf reads spec.resources.requests.storage as a string ("" when absent or not a string).
+type storageOf struct {
+	Spec struct {
+		Resources struct {
+			Requests map[string]json.RawMessage `json:"requests"`
+		} `json:"resources"`
+	} `json:"spec"`
+}
+
+func (o *storageOf) storage() string {
+	var v string
+	if raw, ok := o.Spec.Resources.Requests["storage"]; !ok || json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	return v
+}
+
+// claimSizes reads, for a set opting into resize-claims, each claim template's storage request as the
+// snapshot's set carries it (setJSON), by template name: the last of two templates with one name wins, as
+// for the claims the module creates.
+func claimSizes(annotations map[string]string, setJSON []byte) map[string]string {
 	if annotations[abi.AnnotationResizeClaims] != "true" {
 		return nil
 	}
-	return templates
+	var set struct {
+		Spec struct {
+			VolumeClaimTemplates []struct {
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+				storageOf
+			} `json:"volumeClaimTemplates"`
+		} `json:"spec"`
+	}
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(setJSON, &set) != nil {
+		return nil
+	}
+	sizes := map[string]string{}
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		if v := t.storage(); v != "" {
+			sizes[t.Metadata.Name] = v
+		} else {
+			delete(sizes, t.Metadata.Name)
+		}
+	}
+	return sizes
 }
 
 // checkClaimResize checks a claim patch against the rule above.
@@ -65,20 +107,16 @@ func (st *planState) checkClaimResize(a *abi.Action, template string) (Rule, str
 	if p.Metadata.UID == "" || p.Metadata.UID != target.UID {
 		return RulePatch, fmt.Sprintf("patch must carry the claim's uid %s as metadata.uid (has %q)", target.UID, p.Metadata.UID)
 	}
-	q, err := resource.ParseQuantity(p.Spec.Resources.Requests.Storage)
-	if err != nil || q.Cmp(want) != 0 {
-		return RulePatch, fmt.Sprintf("a claim is resized to its template's storage request %s, not %q", want.String(), p.Spec.Resources.Requests.Storage)
+	if p.Spec.Resources.Requests.Storage != want {
+		return RulePatch, fmt.Sprintf("a claim is resized to its template's storage request %q, not %.64q", want, p.Spec.Resources.Requests.Storage)
 	}
-	var cur struct {
-		Spec struct {
-			Resources struct {
-				Requests map[string]resource.Quantity `json:"requests"`
-			} `json:"resources"`
-		} `json:"spec"`
-	}
+	var cur storageOf
 	_ = sigsjson.UnmarshalCaseSensitivePreserveInts(target.Raw, &cur)
-	if have, ok := cur.Spec.Resources.Requests["storage"]; !ok || q.Cmp(have) <= 0 {
-		return RulePatch, fmt.Sprintf("a claim resize only grows the request: %s is not more than the claim's %s", q.String(), have.String())
+	have := cur.storage()
+	n, ok1 := quantity.Value(want)
+	h, ok2 := quantity.Value(have)
+	if !ok1 || !ok2 || n <= h {
+		return RulePatch, fmt.Sprintf("a claim resize only grows the request: %q is not more than the claim's %.64q", want, have)
 	}
 	return "", ""
 }

@@ -231,9 +231,10 @@ func TestClaimResizePatch(t *testing.T) {
 	if err := firewall.Check(scope(t, snap), &abi.Plan{Actions: []abi.Action{resize(good)}}); err != nil {
 		t.Fatalf("the resize patch refused: %v", err)
 	}
-	same := strings.Replace(good, "2Gi", "2048Mi", 1) // the same quantity, written otherwise
-	if err := firewall.Check(scope(t, snap), &abi.Plan{Actions: []abi.Action{resize(same)}}); err != nil {
-		t.Fatalf("2048Mi refused: %v", err)
+	// two templates named data: the last one's size, as for the claims the module creates
+	twice := strings.Replace(snap, `"volumeClaimTemplates":[`, `"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"resources":{"requests":{"storage":"3Gi"}}}},`, 1)
+	if err := firewall.Check(scope(t, twice), &abi.Plan{Actions: []abi.Action{resize(good)}}); err != nil {
+		t.Fatalf("the last template's size refused: %v", err)
 	}
 	for _, tc := range []struct {
 		name     string
@@ -244,6 +245,10 @@ func TestClaimResizePatch(t *testing.T) {
 		{"without the annotation", testSnapshot, resize(good), firewall.RuleKindVerb},
 		{"annotation not true", strings.Replace(snap, `"`+abi.AnnotationResizeClaims+`":"true"`, `"`+abi.AnnotationResizeClaims+`":"yes"`, 1), resize(good), firewall.RuleKindVerb},
 		{"beyond the template", snap, resize(strings.Replace(good, "2Gi", "3Gi", 1)), firewall.RulePatch},
+		{"the first of two templates named data", twice, resize(strings.Replace(good, "2Gi", "3Gi", 1)), firewall.RulePatch},
+		{"the same size written otherwise", snap, resize(strings.Replace(good, "2Gi", "2048Mi", 1)), firewall.RulePatch},
+		{"an enormous quantity (judged in bounded time)", snap, resize(strings.Replace(good, "2Gi", "1e2147483647", 1)), firewall.RulePatch},
+		{"an enormous template", strings.Replace(snap, `"storage":"2Gi"`, `"storage":"1e2147483647"`, 1), resize(strings.Replace(good, "2Gi", "1e2147483647", 1)), firewall.RulePatch},
 		{"a shrink", strings.Replace(snap, `"storage":"1Gi"`, `"storage":"3Gi"`, 1), resize(good), firewall.RulePatch},
 		{"the same size", strings.Replace(snap, `"storage":"1Gi"`, `"storage":"2Gi"`, 1), resize(good), firewall.RulePatch},
 		{"another uid", snap, resize(strings.Replace(good, "data-web-0-uid", "x", 1)), firewall.RulePatch},

@@ -6,7 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,7 +28,7 @@ type Scope struct {
 	reserved        *ordinal.Slots // with a valid reserve-ordinals annotation: the members it makes the set's too
 	ClaimTemplates  []string       // names of spec.volumeClaimTemplates
 	// claimSizes: with extension resize-claims on, each template's storage request (claim_resize.go)
-	claimSizes map[string]resource.Quantity
+	claimSizes map[string]string
 	selector   labels.Selector
 
 	Pods, Revisions, Claims map[string]*Object
@@ -75,7 +74,7 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 	if err := json.Unmarshal(setJSON, &set); err != nil {
 		return nil, fmt.Errorf("firewall: statefulSet: %w", err)
 	}
-	s, err := newScope(&set)
+	s, err := newScope(&set, setJSON)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +101,11 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 
 // ScopeFromObjects builds the scope from the typed objects a snapshot was encoded from (the controller's
 // informer caches), so the firewall decodes nothing the snapshot builder already had. set carries the
-// apiVersion and kind the snapshot gives it; claimJSON[i] is claims[i] exactly as the snapshot carries it.
-func ScopeFromObjects(set *appsv1.StatefulSet, pods []*corev1.Pod, revisions []*appsv1.ControllerRevision,
+// apiVersion and kind the snapshot gives it, and setJSON is the set exactly as the snapshot carries it, as
+// claimJSON[i] is claims[i].
+func ScopeFromObjects(set *appsv1.StatefulSet, setJSON json.RawMessage, pods []*corev1.Pod, revisions []*appsv1.ControllerRevision,
 	claims []*corev1.PersistentVolumeClaim, claimJSON []json.RawMessage) (*Scope, error) {
-	s, err := newScope(set)
+	s, err := newScope(set, setJSON)
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +122,11 @@ func ScopeFromObjects(set *appsv1.StatefulSet, pods []*corev1.Pod, revisions []*
 }
 
 // NewScope starts the scope of a set whose objects the caller adds with Add: for worlds that hold the
-// objects already decoded in a form of their own (the replay's), so nothing is decoded twice.
-func NewScope(set *appsv1.StatefulSet) (*Scope, error) { return newScope(set) }
+// objects already decoded in a form of their own (the replay's), so nothing is decoded twice. setJSON is
+// the set as the snapshot carries it.
+func NewScope(set *appsv1.StatefulSet, setJSON json.RawMessage) (*Scope, error) {
+	return newScope(set, setJSON)
+}
 
 // Add records one object of the snapshot by its kind (Pod, ControllerRevision, PersistentVolumeClaim);
 // raw is a claim exactly as the snapshot carries it (nil for other kinds).
@@ -156,7 +159,7 @@ func (s *Scope) objects(kind string) map[string]*Object {
 	return nil
 }
 
-func newScope(set *appsv1.StatefulSet) (*Scope, error) {
+func newScope(set *appsv1.StatefulSet, setJSON json.RawMessage) (*Scope, error) {
 	if set.Name == "" || set.UID == "" {
 		return nil, fmt.Errorf("firewall: statefulSet has no name or uid")
 	}
@@ -185,14 +188,10 @@ func newScope(set *appsv1.StatefulSet) (*Scope, error) {
 	if slots, reserving := kube.Slots(int64(s.Start), int64(s.Replicas), set.Annotations); reserving {
 		s.reserved = &slots
 	}
-	sizes := map[string]resource.Quantity{}
 	for _, t := range set.Spec.VolumeClaimTemplates {
 		s.ClaimTemplates = append(s.ClaimTemplates, t.Name)
-		if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-			sizes[t.Name] = q // the last of two templates with one name wins, as the module's claims
-		}
 	}
-	s.claimSizes = claimSizes(set.Annotations, sizes)
+	s.claimSizes = claimSizes(set.Annotations, setJSON)
 	if sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err == nil && !sel.Empty() {
 		s.selector = sel
 	}

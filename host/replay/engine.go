@@ -774,15 +774,21 @@ func (e *engine) applyEvent(ev Event) error {
 		if n := jsonobj.GetStr(o, "metadata.name"); n != name {
 			return invalidWorld("recreateSet: the manifest names StatefulSet %q, not %q", n, name)
 		}
+		if ns := jsonobj.GetStr(o, "metadata.namespace"); ns != "" && ns != api.ns {
+			return invalidWorld("recreateSet: the manifest's namespace %q is not the world's %q", ns, api.ns)
+		}
 		jsonobj.Ensure(o, "metadata")["namespace"] = api.ns
 		for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"} {
 			delete(jsonobj.GetObj(o, "metadata"), k) // the API server's, for a new object
 		}
 		delete(o, "status")
-		old := api.StatefulSet()
+		check := jsonobj.CloneObj(o) // refused as a create is refused, before anything is orphaned
+		kube.DefaultStatefulSet(check)
+		if err := apiAnswer(kube.ValidateStatefulSet(check)); err != nil {
+			return invalidWorld("recreateSet: %v", err)
+		}
 		api.orphanSet()
 		if err := api.Create(kindSet, o); err != nil {
-			api.set = old
 			return invalidWorld("recreateSet: %v", err)
 		}
 		note("deleted StatefulSet %s with --cascade=orphan (its pods, revisions and claims stay) and created it again (uid %s)", name, jsonobj.GetStr(api.set, "metadata.uid"))

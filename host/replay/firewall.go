@@ -18,10 +18,11 @@ import (
 // of a pod or revision is its metadata: name, namespace, uid, labels, owner references.)
 func (e *engine) scope() (*firewall.Scope, error) {
 	var set appsv1.StatefulSet
-	if err := json.Unmarshal(mustJSON(e.api.set), &set); err != nil {
+	setJSON := mustJSON(e.api.set)
+	if err := json.Unmarshal(setJSON, &set); err != nil {
 		return nil, fmt.Errorf("firewall: statefulSet: %w", err)
 	}
-	s, err := firewall.NewScope(&set)
+	s, err := firewall.NewScope(&set, setJSON)
 	if err != nil {
 		return nil, err
 	}

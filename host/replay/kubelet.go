@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
+	"github.com/ordinal-dev/ordinal/internal/quantity"
 )
 
 // Kubelet models.
@@ -369,13 +368,14 @@ func (k *kubelet) expandClaims() {
 	}
 	for _, n := range k.api.Names(kindClaim) {
 		c := k.api.objs[kindClaim][n]
-		req, err1 := resource.ParseQuantity(jsonobj.GetStr(c, "spec.resources.requests.storage"))
-		capacity, err2 := resource.ParseQuantity(jsonobj.GetStr(c, "status.capacity.storage"))
-		if err1 != nil || err2 != nil || req.Cmp(capacity) <= 0 || jsonobj.GetStr(c, "status.phase") != "Bound" || k.expanding[n] {
+		size := jsonobj.GetStr(c, "spec.resources.requests.storage")
+		req, ok1 := quantity.Value(size) // bounded, whatever a scenario's claim says
+		capacity, ok2 := quantity.Value(jsonobj.GetStr(c, "status.capacity.storage"))
+		if !ok1 || !ok2 || req <= capacity || jsonobj.GetStr(c, "status.phase") != "Bound" || k.expanding[n] {
 			continue
 		}
 		k.expanding[n] = true
-		uid, size := jsonobj.GetStr(c, "metadata.uid"), req.String()
+		uid := jsonobj.GetStr(c, "metadata.uid")
 		k.timers.add(k.clock.Now().Add(resizeDelay), "resizer expand "+n, func() {
 			delete(k.expanding, n)
 			c := k.api.objs[kindClaim][n]

@@ -34,8 +34,8 @@ type Preview struct {
 	features  map[string]bool
 	// the edited set turns on extension recover-stuck and its module has it: the OrderedReady trap is not one
 	recoverStuck bool
-	reserving    func(set Obj) bool // the set turns on extension reserve-ordinals and its module has it
-	kubelet      KubeletConfig      // the base world's kubelet model, for the estimate's pace when nothing finished
+	reserving    func(annotations map[string]string) bool // the set turns on extension reserve-ordinals and its module has it
+	kubelet      KubeletConfig                            // the base world's kubelet model, for the estimate's pace when nothing finished
 }
 
 // Warning is a known trap a preview found: Code names it for programs (the webhook decides by it), Message
@@ -105,9 +105,9 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	p.To = RevisionLabel{Name: jsonobj.GetStr(fs, "status.updateRevision")}
 	p.To.Label = labels[p.To.Name]
 	p.Settings = settingsLine(fs, base.Features)
-	p.recoverStuck = extensionOn(ctx, opts, fs, abi.AnnotationRecoverStuckAfter)
-	p.reserving = func(set Obj) bool { return extensionOn(ctx, opts, set, abi.AnnotationReserveOrdinals) }
-	if p.reserving(fs) {
+	p.recoverStuck = extensionOn(ctx, opts, annotations(fs), abi.AnnotationRecoverStuckAfter)
+	p.reserving = func(ann map[string]string) bool { return extensionOn(ctx, opts, ann, abi.AnnotationReserveOrdinals) }
+	if p.reserving(annotations(fs)) {
 		p.Settings += fmt.Sprintf(", reserving ordinals %s", annotations(fs)[abi.AnnotationReserveOrdinals])
 	}
 	for _, st := range tl.Steps {
@@ -197,7 +197,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	oldSet := jsonobj.GetObj(before, "statefulSet")
 	oldStart, _ := jsonobj.GetInt(oldSet, "spec.ordinals.start")
 	oldReplicas, _ := jsonobj.GetInt(oldSet, "spec.replicas")
-	oldSlots, newSlots := p.slots(oldSet, oldStart, oldReplicas), p.slots(after, start, replicas)
+	oldSlots, newSlots := p.Slots(oldStart, oldReplicas, annotations(oldSet)), p.Slots(start, replicas, annotations(after))
 	what := fmt.Sprintf("scaling %d -> %d", oldReplicas, replicas)
 	if replicas >= oldReplicas {
 		what = fmt.Sprintf("%s %q", abi.AnnotationReserveOrdinals, annotations(after)[abi.AnnotationReserveOrdinals])
@@ -257,49 +257,14 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	_ = edited
 }
 
-// slots is the set's ordinals (kube.Slots): those reserve-ordinals leaves when its module has the
-// extension, else upstream's.
-func (p *Preview) slots(set Obj, start, replicas int64) ordinal.Slots {
-	if p.reserving != nil && p.reserving(set) {
-		s, _ := kube.Slots(start, replicas, annotations(set))
+// Slots is the ordinals of a set with these annotations as the module the preview ran places its pods:
+// those the extension reserve-ordinals leaves when the set's module has it (kube.Slots), else upstream's.
+func (p *Preview) Slots(start, replicas int64, annotations map[string]string) ordinal.Slots {
+	if p.reserving != nil && p.reserving(annotations) {
+		s, _ := kube.Slots(start, replicas, annotations)
 		return s
 	}
 	return ordinal.NewSlots(start, replicas, nil)
-}
-
-// annotations is the set's metadata.annotations (values that are not strings read as "").
-func annotations(set Obj) map[string]string {
-	out := map[string]string{}
-	for k, v := range jsonobj.GetObj(set, "metadata.annotations") {
-		out[k], _ = v.(string)
-	}
-	return out
-}
-
-// extensionOn reports whether set carries the annotation of an extension and the module its syncs run
-// with (the one it names, else the replay's) describes that extension.
-func extensionOn(ctx context.Context, opts Options, set Obj, key string) bool {
-	ann := annotations(set)
-	if _, ok := ann[key]; !ok {
-		return false
-	}
-	m := opts.Module
-	if name, ok := ann[abi.AnnotationModule]; ok && opts.NamedModule != nil {
-		var err error
-		if m, err = opts.NamedModule(ctx, name); err != nil {
-			return false
-		}
-	}
-	d, ok := m.(interface{ Describe() abi.Describe })
-	if !ok {
-		return false
-	}
-	for _, e := range d.Describe().Extensions {
-		if e.Annotation == key {
-			return true
-		}
-	}
-	return false
 }
 
 // featureOff: the gate is explicitly disabled (every gate the warnings name is on by default).

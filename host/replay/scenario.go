@@ -218,6 +218,15 @@ func (sc *Scenario) validate() error {
 				return fmt.Errorf("events[%d].apply: want a StatefulSet manifest", i)
 			}
 		}
+		if len(e.RecreateSet) > 0 {
+			o, err := jsonobj.DecodeObj(e.RecreateSet)
+			if err != nil || jsonobj.GetStr(o, "kind") != kindSet || jsonobj.GetStr(o, "metadata.name") == "" {
+				return fmt.Errorf("events[%d].recreateSet: want a StatefulSet manifest with metadata.name", i)
+			}
+			if v := jsonobj.GetStr(o, "apiVersion"); v != "" && v != "apps/v1" {
+				return fmt.Errorf("events[%d].recreateSet: apiVersion %q: want apps/v1", i, v)
+			}
+		}
 		if sc.Kubelet.Model == ModelTick && len(e.Kubelet) > 0 {
 			for _, b := range e.Kubelet {
 				if err := (KubeletConfig{Model: ModelTick, Pods: []PodBehavior{b}}).validate(); err != nil {

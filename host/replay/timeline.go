@@ -253,7 +253,10 @@ func (e *engine) finish() {
 			oldOrdinals = append(oldOrdinals, ord)
 		}
 	}
-	slots, _ := kube.Slots(start, replicas, annotations(ss)) // the extension reserve-ordinals skips some
+	slots := ordinal.NewSlots(start, replicas, nil)
+	if m, err := e.moduleOfSet(); err == nil && hasExtension(m, abi.AnnotationReserveOrdinals) {
+		slots, _ = kube.Slots(start, replicas, annotations(ss)) // the extension reserve-ordinals skips some
+	}
 	for i := 0; i < int(replicas); i++ {
 		if o := slots.At(i); !present[int(o)] {
 			missing = append(missing, ordinal.Name(jsonobj.GetStr(ss, "metadata.name"), o))

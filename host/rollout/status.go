@@ -221,9 +221,6 @@ func settings(set *appsv1.StatefulSet, w *world) string {
 	if st := start(set); st != 0 {
 		s += fmt.Sprintf(", ordinals from %d", st)
 	}
-	if _, reserving := kube.Slots(int64(start(set)), int64(replicas(set)), set.Annotations); reserving {
-		s += fmt.Sprintf(", reserving ordinals %s", set.Annotations[abi.AnnotationReserveOrdinals])
-	}
 	return s
 }
 

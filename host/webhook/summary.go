@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -51,17 +50,35 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 		}
 	}
 	// the set's ordinals by replica slot: upstream's, or those the reserve-ordinals extension leaves
-	slots, reserving := kube.Slots(int64(start), int64(replicas), cur.Annotations)
+	slots := p.Slots(int64(start), int64(replicas), cur.Annotations)
 	oldSlots := slots
 	if old != nil {
-		oldSlots, _ = kube.Slots(int64(start), int64(oldReplicas), old.Annotations)
+		oldSlots = p.Slots(int64(start), int64(oldReplicas), old.Annotations)
 	}
-	members := func(s ordinal.Slots, from, to int32) []string { // the pods of slots [from, to)
-		var out []string
-		for i := from; i < to; i++ {
-			out = append(out, ordinal.Name(name, s.At(int(i))))
+	reserving := slots.Reserved()
+	// slotRange names the pods of slots [from, to) (highest first when down): set-a..set-b when their
+	// ordinals are consecutive, else at most 8 names and how many more, without a name per slot (a set may
+	// have millions)
+	slotRange := func(s ordinal.Slots, from, to int32, down bool) string {
+		n := int(to - from)
+		if n <= 0 {
+			return "none"
 		}
-		return out
+		if first, last := s.At(int(from)), s.At(int(to-1)); n > 2 && !down && last-first == int64(n-1) {
+			return ordinal.Name(name, first) + ".." + ordinal.Name(name, last)
+		}
+		var names []string
+		for k := 0; k < n && k < 8; k++ {
+			i := int(from) + k
+			if down {
+				i = int(to) - 1 - k
+			}
+			names = append(names, ordinal.Name(name, s.At(i)))
+		}
+		if n > 8 {
+			return strings.Join(names, ", ") + fmt.Sprintf(" and %d more", n-8)
+		}
+		return strings.Join(names, ", ")
 	}
 	inRange := func(pod string) bool {
 		o, ok := ordinal.Of(pod, name)
@@ -133,7 +150,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 		if replicas == 0 {
 			add("create StatefulSet %s with 0 replicas: no pods", name)
 		} else {
-			add("create StatefulSet %s: %s %s, %s, revision %s", name, plural(int(replicas), "pod"), compactRange(members(slots, 0, replicas), name), policyWord, toRev)
+			add("create StatefulSet %s: %s %s, %s, revision %s", name, plural(int(replicas), "pod"), slotRange(slots, 0, replicas, false), policyWord, toRev)
 		}
 		var reused []string
 		for _, c := range sel.Claims {
@@ -168,18 +185,17 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 			s.Change = fmt.Sprintf("scaling %d→%d", oldReplicas, replicas)
 			if replicas > oldReplicas {
 				parts = append(parts, fmt.Sprintf("scaling %d→%d creates %s, %s", oldReplicas, replicas,
-					compactRange(members(slots, oldReplicas, replicas), name), policyWord))
+					slotRange(slots, oldReplicas, replicas, false), policyWord))
 			} else {
-				gone := deletedOut
-				if len(gone) == 0 {
-					gone = members(oldSlots, replicas, oldReplicas)
-					slices.Reverse(gone)
+				gone := listNames(deletedOut, 8)
+				if len(deletedOut) == 0 {
+					gone = slotRange(oldSlots, replicas, oldReplicas, true)
 				}
 				order := "highest ordinal first, one at a time"
 				if !orderedReady {
 					order = "all at once"
 				}
-				parts = append(parts, fmt.Sprintf("scaling %d→%d deletes %s (%s)", oldReplicas, replicas, listNames(gone, 8), order))
+				parts = append(parts, fmt.Sprintf("scaling %d→%d deletes %s (%s)", oldReplicas, replicas, gone, order))
 			}
 		}
 		if old != nil && old.Annotations[abi.AnnotationReserveOrdinals] != cur.Annotations[abi.AnnotationReserveOrdinals] && replicas == oldReplicas {

@@ -715,3 +715,16 @@ func TestResizeClaimsPreviewed(t *testing.T) {
 	}
 	wantWarning(t, resp.Warnings, "ordinal.dev/resize-claims grows claims one ordinal at a time, each once the one before is expanded: data-web-2 to 2Gi, data-web-1 to 2Gi, data-web-0 to 2Gi")
 }
+
+// On a module without reserve-ordinals (the default, faithful one), the annotation changes nothing, and
+// the summary names the pods that module creates.
+func TestReservedOrdinalsIgnoredByTheFaithfulModule(t *testing.T) {
+	w := newWorld(t, 4, "OrderedReady", 1, "Retain", "")
+	cur := w.edit(func(s *appsv1.StatefulSet) {
+		s.Annotations = map[string]string{abi.AnnotationReserveOrdinals: "1"}
+		s.Spec.Replicas = ptr.To[int32](5)
+	})
+	f := newFixture(t, w.src, nil, nil)
+	resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false))
+	wantWarning(t, resp.Warnings, "scaling 4→5 creates web-4,")
+}

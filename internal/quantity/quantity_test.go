@@ -1,4 +1,4 @@
-package statefulset
+package quantity
 
 import (
 	"math/rand"
@@ -11,7 +11,7 @@ import (
 
 // quantityBytes agrees with resource.Quantity's Value (rounded up) wherever the latter fits an int64, and
 // refuses what ParseQuantity refuses, on fixed and random quantities.
-func TestQuantityBytesIsKubernetes(t *testing.T) {
+func TestValueIsKubernetes(t *testing.T) {
 	cases := []string{"0", "1", "10Gi", "1.5Gi", "500M", "1e3", "1E3", "1e-3", "100m", "1.5", "0.1", "1Ei", "7Ei", "8Ei",
 		"9223372036854775807", "9223372036854775808", "1k", "1K", "1Ki", "12.34Mi", ".5Gi", "5.", "+5Gi", "-1", "Gi", "", "1.2.3",
 		"1e", "1e+3", "1e-30", "1x", "1Gix", "1 Gi", "01Gi", "1e+-3", "0.000000000000000000001", "123456789012345678901234567890"}
@@ -27,7 +27,7 @@ func TestQuantityBytesIsKubernetes(t *testing.T) {
 	}
 	checked := 0
 	for _, s := range cases {
-		got, ok := quantityBytes(s)
+		got, ok := Value(s)
 		q, err := resource.ParseQuantity(s)
 		if err != nil || q.Sign() < 0 {
 			if ok {
@@ -58,5 +58,31 @@ func TestQuantityBytesIsKubernetes(t *testing.T) {
 	}
 	if checked < 1500 {
 		t.Errorf("only %d quantities compared", checked)
+	}
+}
+
+// Quantities at the edges: 64-bit mantissas that overflow by one digit, and exponents far out of range
+// (which must not take time: a zero or tiny value ends early, a large one overflows early).
+func TestValueEdges(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"18446744073709551615", 0, false}, // fits 64 bits, not an int64
+		{"18446744073709551616", 0, false}, // 2^64: overflows the mantissa by its last digit
+		{"18446744073709551617k", 0, false},
+		{"1844674407370955161.7Gi", 0, false},
+		{"9223372036854775807", 1<<63 - 1, true},
+		{"0e2147483647", 0, true},
+		{"0.000e-2147483648", 0, true},
+		{"1e-2147483648", 1, true},
+		{"1e2147483647", 0, false},
+		{"123456789e-2147483647", 1, true},
+		{strings.Repeat("1", MaxLen+1), 0, false},
+	} {
+		if got, ok := Value(c.in); got != c.want || ok != c.ok {
+			t.Errorf("%q: %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
 	}
 }

@@ -1,16 +1,21 @@
-package statefulset
+// Package quantity reads a Kubernetes resource quantity as a whole number, rounded up, in bounded time:
+// the module's extension resize-claims compares storage requests with it, and the host's firewall judges
+// the module's claim patches with the same function, so the two never disagree about a size.
+package quantity
 
 import (
 	"math/bits"
 	"strconv"
 )
 
-// quantityBytes reads a Kubernetes resource quantity ("10Gi", "1.5G", "500e6") as a whole number of
-// units, rounded up as resource.Quantity.Value does; ok is false for a malformed, negative or larger than
-// int64 quantity. The extension resize-claims compares storage requests with it: rounding up is
-// monotonic, so a claim whose rounded request is below the template's is below it exactly too, and the
-// module never asks for a shrink (the host's firewall compares the exact quantities).
-func quantityBytes(s string) (n int64, ok bool) {
+// Value reads a quantity ("10Gi", "1.5G", "500e6") as a whole number of units, rounded up as
+// resource.Quantity.Value does; ok is false for a malformed, negative or larger than int64 quantity, and
+// for one longer than MaxLen. Rounding up is monotonic: a value below another's is below it exactly too.
+// Its work is bounded whatever the exponent (a few dozen 128-bit steps).
+func Value(s string) (n int64, ok bool) {
+	if len(s) > MaxLen {
+		return 0, false
+	}
 	i := 0
 	if i < len(s) && s[i] == '+' {
 		i++
@@ -27,10 +32,13 @@ func quantityBytes(s string) (n int64, ok bool) {
 			break
 		}
 		digits++
-		if m > (1<<64-1)/10 {
-			return 0, false
+		hi, lo := bits.Mul64(m, 10)
+		var carry uint64
+		lo, carry = bits.Add64(lo, uint64(c-'0'), 0)
+		if hi != 0 || carry != 0 {
+			return 0, false // more than 64 bits of digits
 		}
-		m = m*10 + uint64(c-'0')
+		m = lo
 		if point {
 			frac++
 		}
@@ -63,6 +71,9 @@ func quantityBytes(s string) (n int64, ok bool) {
 		}
 		decExp += int(e)
 	}
+	if m == 0 {
+		return 0, true // whatever the exponent
+	}
 	// value = m * 2^binExp * 10^decExp, rounded up
 	hi, lo := uint64(0), m
 	if binExp > 0 {
@@ -83,6 +94,9 @@ func quantityBytes(s string) (n int64, ok bool) {
 		lo = l1
 	}
 	for decExp < 0 { // divide by 10^k, k <= 19, rounding up: ceil(ceil(x/a)/b) = ceil(x/(a*b))
+		if hi == 0 && lo <= 1 {
+			return 1, true // a positive value below 1 rounds up to 1
+		}
 		div := uint64(1)
 		for k := 0; k < 19 && decExp < 0; k++ {
 			div *= 10
@@ -102,6 +116,9 @@ func quantityBytes(s string) (n int64, ok bool) {
 	}
 	return int64(lo), true
 }
+
+// MaxLen bounds the quantities Value reads: the API server's canonical forms are far shorter.
+const MaxLen = 64
 
 func indexByte(s string, c byte) int {
 	for i := 0; i < len(s); i++ {
