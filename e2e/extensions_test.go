@@ -207,9 +207,7 @@ func TestReserveOrdinalsExtension(t *testing.T) {
 // once it has expanded a claim does the module patch the next ordinal's.
 func TestResizeClaimsExtension(t *testing.T) {
 	t.Parallel()
-	requireController(t)
-	ctx := testContext(t)
-	ns := newNamespace(t, ctx)
+	ctx, ns, _, tr := begin(t, "rz", true)
 	class := ns + "-expandable"
 	if _, err := cfg.kc.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class},
 		Provisioner: "kubernetes.io/no-provisioner", AllowVolumeExpansion: ptr.To(true)}, metav1.CreateOptions{}); err != nil {
@@ -235,9 +233,6 @@ func TestResizeClaimsExtension(t *testing.T) {
 			_ = cfg.kc.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
 		})
 	}
-	c := startController(t, ns, ctrlOpts{})
-	c.waitReady(ctx)
-	tr := trackPods(t, ctx, ns, "rz", true)
 	sized := func(size string) *appsv1.StatefulSet {
 		s := newSet("rz", 3, withClaims("", ""))
 		s.Annotations = map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/resize-claims": "true"}
