@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -191,5 +192,39 @@ func TestRegistrySuppliedModules(t *testing.T) {
 	reg.Supply(check, nil)
 	if _, err := reg.Get(ctx, "variant"); !errors.Is(err, ErrUnknownModule) {
 		t.Errorf("a module no longer supplied: %v", err)
+	}
+}
+
+// A supplied module's gate runs without the registry's lock: while it runs, a set naming another module
+// gets it, and a Get of the same name waits for that one load rather than starting another.
+func TestRegistryGateDoesNotBlockOtherModules(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
+	defer reg.Close()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var checks atomic.Int32
+	reg.Supply(func(ctx context.Context, code []byte) (*wasm.Module, error) {
+		if checks.Add(1) == 1 {
+			close(entered)
+		}
+		<-release
+		return loadModule(ctx, code)
+	}, map[string][]byte{"variant": readFile(t, variantModule)})
+	first := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := reg.Get(ctx, "variant"); first <- err }()
+	}
+	<-entered
+	if _, err := reg.Get(ctx, "extended"); err != nil { // would wait for release if the gate held the lock
+		t.Fatal(err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := checks.Load(); n != 1 {
+		t.Errorf("%d gate runs for one supplied module", n)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -25,7 +27,10 @@ type Registry struct {
 	load func(ctx context.Context, code []byte) (*wasm.Module, error)
 	code map[string][]byte // the built-in modules (embedded: trusted)
 
+	loading singleflight.Group // one load per name and generation at a time, outside mu
+
 	mu       sync.Mutex
+	gen      uint64 // counts Supply and Close calls: a load that began before one is not installed
 	refs     map[string]*ModuleRef
 	supplied map[string]suppliedModule // modules supplied at run time (a ConfigMap), each checked before use
 	check    func(ctx context.Context, code []byte) (*wasm.Module, error)
@@ -71,6 +76,7 @@ func (r *Registry) Supply(check func(ctx context.Context, code []byte) (*wasm.Mo
 		}
 	}()
 	r.check = check
+	r.gen++
 	for name, prev := range r.supplied {
 		if code, ok := modules[name]; !ok || string(code) != string(prev.code) {
 			changed = true
@@ -92,44 +98,73 @@ func (r *Registry) Supply(check func(ctx context.Context, code []byte) (*wasm.Mo
 	}
 }
 
-// Get is the named module, loading it the first time (ErrUnknownModule: no such name).
+// Get is the named module, loading it the first time (ErrUnknownModule: no such name). The load (for a
+// supplied module, the conformance gate: about a second) runs without the registry's lock, so syncs of
+// sets naming other modules go on meanwhile; Gets of the same name wait for that one load.
 func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w %q: no named modules", ErrUnknownModule, name)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ref := r.refs[name]; ref != nil {
-		return ref, nil
-	}
-	load, source := r.load, "registry:"+name
-	code, ok := r.code[name]
-	if !ok {
-		sm, supplied := r.supplied[name]
-		if !supplied {
-			return nil, fmt.Errorf("%w %q: the modules are %s", ErrUnknownModule, name, r.namesLocked())
+	for {
+		r.mu.Lock()
+		if ref := r.refs[name]; ref != nil {
+			r.mu.Unlock()
+			return ref, nil
 		}
-		if sm.refused != nil {
-			return nil, sm.refused
+		load, source, gen := r.load, "registry:"+name, r.gen
+		code, builtin := r.code[name]
+		if !builtin {
+			sm, supplied := r.supplied[name]
+			if !supplied {
+				err := fmt.Errorf("%w %q: the modules are %s", ErrUnknownModule, name, r.namesLocked())
+				r.mu.Unlock()
+				return nil, err
+			}
+			if sm.refused != nil {
+				r.mu.Unlock()
+				return nil, sm.refused
+			}
+			code, load, source = sm.code, r.check, "registry:"+name+" (supplied)"
 		}
-		code, load, source = sm.code, r.check, "registry:"+name+" (supplied)"
-	}
-	m, err := load(ctx, code)
-	if err != nil {
-		if sm, supplied := r.supplied[name]; supplied && !ok {
-			sm.refused = fmt.Errorf("%w: %q: %v", ErrModuleRefused, name, err)
-			r.supplied[name] = sm
-			return nil, sm.refused
+		r.mu.Unlock()
+		v, err, _ := r.loading.Do(name+"@"+strconv.FormatUint(gen, 10), func() (any, error) {
+			m, err := load(ctx, code)
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.gen != gen { // supplied anew (these bytes may be gone) or closed meanwhile
+				if m != nil {
+					_ = m.Close(context.WithoutCancel(ctx))
+				}
+				return nil, errSuppliedAnew
+			}
+			if err != nil {
+				if !builtin {
+					sm := r.supplied[name]
+					sm.refused = fmt.Errorf("%w: %q: %v", ErrModuleRefused, name, err)
+					r.supplied[name] = sm
+					return nil, sm.refused
+				}
+				return nil, fmt.Errorf("module %q: %w", name, err)
+			}
+			info := ModuleInfoOf(m)
+			info.Source = source
+			ref := &ModuleRef{}
+			ref.Install(m, info, func() { _ = m.Close(context.Background()) })
+			r.refs[name] = ref
+			return ref, nil
+		})
+		if errors.Is(err, errSuppliedAnew) {
+			continue
 		}
-		return nil, fmt.Errorf("module %q: %w", name, err)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*ModuleRef), nil
 	}
-	info := ModuleInfoOf(m)
-	info.Source = source
-	ref := &ModuleRef{}
-	ref.Install(m, info, func() { _ = m.Close(context.Background()) })
-	r.refs[name] = ref
-	return ref, nil
 }
+
+// errSuppliedAnew: a Supply or Close came while a module loaded; Get looks again.
+var errSuppliedAnew = errors.New("supplied anew")
 
 // Names lists the registry's names, quoted, for messages.
 func (r *Registry) Names() string {
@@ -163,6 +198,7 @@ func (r *Registry) Close() {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.gen++
 	for _, ref := range r.refs {
 		ref.Install(nil, ModuleInfo{}, nil)
 	}
