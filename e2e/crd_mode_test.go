@@ -74,6 +74,12 @@ func TestCRDModeScaleHPAAndInvalidSpec(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.State != rollout.StateComplete || len(st.Pods) != 3 {
 		t.Errorf("kubectl ordinal status osts/hpa -o json: exit %d\n%s%s", code, out, perr)
 	}
+	// kubectl's completion of a set argument lists the ordinal.dev sets too
+	complete := exec.CommandContext(ctx, hookEnv.kubectl, "__complete", "ordinal", "status", "-n", ns, "osts/")
+	complete.Env = append(os.Environ(), "PATH="+hookEnv.pathDir+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+cfg.kubeconfig)
+	if cout, err := complete.CombinedOutput(); err != nil || !strings.Contains(string(cout), "osts/hpa\n") {
+		t.Errorf("kubectl __complete ordinal status osts/: %v\n%s", err, cout)
+	}
 	out, perr, code = plugin(t, ctx, "snapshot", "statefulsets.ordinal.dev/hpa", "-n", ns)
 	var snap struct {
 		StatefulSet struct{ APIVersion, Kind string }

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
 )
 
 // CompletionName is the executable kubectl (1.26 and later) runs to complete a plugin's arguments: with
@@ -26,7 +27,8 @@ func PluginCompleteMain(args []string, stdin io.Reader, stdout, stderr io.Writer
 	return PluginMain(append([]string{cobra.ShellCompRequestCmd}, args...), stdin, stdout, stderr)
 }
 
-// completeSets lists "statefulset/NAME" for the sets of the namespace the flags name.
+// completeSets lists "statefulset/NAME" for the namespace's apps/v1 sets and "osts/NAME" for its
+// ordinal.dev ones (none when the CRD is not served), as parseSetArg reads them.
 func (o *pluginOptions) completeSets(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -39,14 +41,19 @@ func (o *pluginOptions) completeSets(cmd *cobra.Command, args []string, toComple
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	sets, err := c.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
 	var out []string
-	for _, s := range sets.Items {
-		if n := "statefulset/" + s.Name; strings.HasPrefix(n, toComplete) {
-			out = append(out, n)
+	for _, k := range []struct {
+		t      controller.Target
+		prefix string
+	}{{controller.StatefulSetTarget, "statefulset/"}, {controller.CRDTarget, "osts/"}} {
+		names, err := controller.SetNames(ctx, c, k.t, ns)
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			if n := k.prefix + name; strings.HasPrefix(n, toComplete) {
+				out = append(out, n)
+			}
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

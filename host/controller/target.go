@@ -95,6 +95,45 @@ func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name
 	return customSetCall(ctx, client, t, ns, name, func(r *rest.Request) *rest.Request { return r })
 }
 
+// SetNames lists the names of the namespace's sets of kind t (a custom kind through the untyped REST
+// client, as GetSet).
+func SetNames(ctx context.Context, client kubernetes.Interface, t Target, ns string) ([]string, error) {
+	t = t.orApps()
+	var names []string
+	if !t.Custom {
+		l, err := client.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range l.Items {
+			names = append(names, s.Name)
+		}
+		return names, nil
+	}
+	rc := client.Discovery().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() {
+		return nil, fmt.Errorf("no REST client to list %s in %s", t, ns)
+	}
+	raw, err := rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).Resource(t.Resource).Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var l struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("%s in %s: %w", t, ns, err)
+	}
+	for _, s := range l.Items {
+		names = append(names, s.Metadata.Name)
+	}
+	return names, nil
+}
+
 // DryRunApplySet is what the API server would store for manifest (JSON) applied to the set of kind t
 // (server-side apply with dryRun=All, forced, under fieldManager; nothing is changed). A custom kind goes
 // through the clientset's untyped REST client, as GetSet.
