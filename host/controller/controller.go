@@ -625,7 +625,11 @@ func (c *Controller) deleteOwned(obj any) {
 	}
 	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
 		if set := c.resolveControllerRef(m.GetNamespace(), ref); set != nil {
-			c.enqueue(set)
+			if _, isRevision := unwrap(obj).(*appsv1.ControllerRevision); isRevision {
+				c.enqueueUnlessDeleting(set) // as for every revision event
+			} else {
+				c.enqueue(set)
+			}
 		}
 	}
 }
@@ -640,7 +644,8 @@ func unwrap(obj any) any {
 // enqueueOwnerOrMatching handles ControllerRevisions and claims: the set named
 // by a controller reference (revisions) or by any ownerReference (claims);
 // otherwise, for orphan revisions the sets whose selector matches, and for
-// claims the sets whose volumeClaimTemplates would produce the claim's name.
+// claims the sets whose volumeClaimTemplates would produce the claim's name;
+// a set being deleted is not enqueued (enqueueUnlessDeleting).
 func (c *Controller) enqueueOwnerOrMatching(obj any) {
 	m := metaOf(obj)
 	if m == nil {
@@ -652,7 +657,7 @@ func (c *Controller) enqueueOwnerOrMatching(obj any) {
 		for i := range m.GetOwnerReferences() {
 			ref := m.GetOwnerReferences()[i]
 			if set := c.resolveControllerRef(m.GetNamespace(), &ref); set != nil {
-				c.enqueue(set)
+				c.enqueueUnlessDeleting(set)
 				found = true
 			}
 		}
@@ -666,7 +671,7 @@ func (c *Controller) enqueueOwnerOrMatching(obj any) {
 		for _, s := range sets {
 			for _, t := range s.Spec.VolumeClaimTemplates {
 				if isOrdinalName(m.GetName(), t.Name+"-"+s.Name+"-") {
-					c.enqueue(s)
+					c.enqueueUnlessDeleting(s)
 					break
 				}
 			}
@@ -675,12 +680,22 @@ func (c *Controller) enqueueOwnerOrMatching(obj any) {
 	}
 	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
 		if set := c.resolveControllerRef(m.GetNamespace(), ref); set != nil {
-			c.enqueue(set)
+			c.enqueueUnlessDeleting(set)
 		}
 		return
 	}
 	for _, s := range c.setsMatching(m) {
-		c.enqueue(s)
+		c.enqueueUnlessDeleting(s)
+	}
+}
+
+// enqueueUnlessDeleting enqueues set for a revision or claim event (triggers upstream does not have), but
+// not a set being deleted: its syncs write only revisions and status, and syncing it again when the garbage
+// collector deletes its revisions makes it create them again, which holds a foreground deletion forever
+// (upstream, which has no revision trigger, lets the collector finish).
+func (c *Controller) enqueueUnlessDeleting(set *appsv1.StatefulSet) {
+	if set.DeletionTimestamp == nil {
+		c.enqueue(set)
 	}
 }
 
