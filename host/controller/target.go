@@ -99,37 +99,29 @@ func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name
 // client, as GetSet).
 func SetNames(ctx context.Context, client kubernetes.Interface, t Target, ns string) ([]string, error) {
 	t = t.orApps()
-	var names []string
+	var l *appsv1.StatefulSetList
 	if !t.Custom {
-		l, err := client.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+		var err error
+		if l, err = client.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{}); err != nil {
+			return nil, err
+		}
+	} else {
+		req, err := customSetsRequest(client, t, ns)
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range l.Items {
-			names = append(names, s.Name)
+		raw, err := req.Do(ctx).Raw()
+		if err != nil {
+			return nil, err
 		}
-		return names, nil
+		l = &appsv1.StatefulSetList{}
+		if err := json.Unmarshal(raw, l); err != nil {
+			return nil, fmt.Errorf("%s in %s: %w", t, ns, err)
+		}
 	}
-	rc := client.Discovery().RESTClient()
-	if rc == nil || reflect.ValueOf(rc).IsNil() {
-		return nil, fmt.Errorf("no REST client to list %s in %s", t, ns)
-	}
-	raw, err := rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).Resource(t.Resource).Do(ctx).Raw()
-	if err != nil {
-		return nil, err
-	}
-	var l struct {
-		Items []struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, fmt.Errorf("%s in %s: %w", t, ns, err)
-	}
+	names := make([]string, 0, len(l.Items))
 	for _, s := range l.Items {
-		names = append(names, s.Metadata.Name)
+		names = append(names, s.Name)
 	}
 	return names, nil
 }
@@ -154,11 +146,11 @@ func DryRunApplySet(ctx context.Context, client kubernetes.Interface, t Target, 
 // client (a GET unless call changes it) and reads the answer into apps/v1's Go type. Namespace and Name
 // check their segments (no '/', no ".."), as the typed client's requests do.
 func customSetCall(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, call func(*rest.Request) *rest.Request) (*appsv1.StatefulSet, error) {
-	rc := client.Discovery().RESTClient()
-	if rc == nil || reflect.ValueOf(rc).IsNil() {
-		return nil, fmt.Errorf("no REST client to reach %s %s/%s", t, ns, name)
+	req, err := customSetsRequest(client, t, ns)
+	if err != nil {
+		return nil, err
 	}
-	res := call(rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).Resource(t.Resource).Name(name)).Do(ctx)
+	res := call(req.Name(name)).Do(ctx)
 	if err := res.Error(); err != nil {
 		return nil, err
 	}
@@ -172,6 +164,16 @@ func customSetCall(ctx context.Context, client kubernetes.Interface, t Target, n
 	}
 	set.TypeMeta = metav1.TypeMeta{} // as a typed client returns it
 	return &set, nil
+}
+
+// customSetsRequest is a GET of the namespace's sets of custom kind t through the clientset's untyped REST
+// client (the typed clientset knows apps/v1 only).
+func customSetsRequest(client kubernetes.Interface, t Target, ns string) (*rest.Request, error) {
+	rc := client.Discovery().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() {
+		return nil, fmt.Errorf("no REST client to reach %s in %s", t, ns)
+	}
+	return rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).Resource(t.Resource), nil
 }
 
 // NewSetInformer is an informer on the sets of kind t in namespace ns, its list options tweaked (a field
