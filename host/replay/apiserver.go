@@ -89,6 +89,7 @@ type APIServer struct {
 	// Hooks the kubelet and the engine use to learn about changes.
 	onPodCreated func(name string)
 	onPodDeleted func(name string) // a deletionTimestamp was set
+	onClaimGrew  func(name string) // a patch changed a claim's storage request
 	notes        []WorldEvent      // what happened outside the controller, for the timeline
 }
 
@@ -283,8 +284,8 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 		return uidConflict(uid, jsonobj.GetStr(old, "metadata.uid"))
 	}
 	o := strategicMerge(jsonobj.CloneObj(old), patch)
-	if kind == kindClaim {
-		claimResized(old, o)
+	if kind == kindClaim && claimResized(old, o) && s.onClaimGrew != nil {
+		s.onClaimGrew(name)
 	}
 	s.bump(o)
 	s.objs[kind][name] = o

@@ -209,13 +209,17 @@ type kubelet struct {
 	createdStep map[string]int
 	deletedStep map[string]int
 
-	expanding map[string]bool // claims the resizer is expanding (delays model)
+	expanding     map[string]bool // claims the resizer is expanding (delays model)
+	grown         map[string]bool // claims whose storage request a patch changed since expandClaims looked
+	claimsScanned bool            // expandClaims has looked at the claims the world started with
 }
 
 func newKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *timers) *kubelet {
-	k := &kubelet{cfg: cfg, api: api, clock: clock, timers: t, createdStep: map[string]int{}, deletedStep: map[string]int{}, expanding: map[string]bool{}}
+	k := &kubelet{cfg: cfg, api: api, clock: clock, timers: t, createdStep: map[string]int{}, deletedStep: map[string]int{},
+		expanding: map[string]bool{}, grown: map[string]bool{}}
 	api.onPodCreated = k.podCreated
 	api.onPodDeleted = k.podDeleted
+	api.onClaimGrew = func(name string) { k.grown[name] = true }
 	return k
 }
 
@@ -346,14 +350,18 @@ func (k *kubelet) bindClaims() {
 	}
 }
 
-// claimResized: a bound claim whose storage request a patch changed has, until the resizer expands it, the
-// capacity it had: its former request when the world never gave it one.
-func claimResized(old, cur Obj) {
+// claimResized reports whether a patch changed a claim's storage request. A bound claim whose request
+// changed has, until the resizer expands it, the capacity it had: its former request when the world never
+// gave it one.
+func claimResized(old, cur Obj) bool {
 	before := jsonobj.GetStr(old, "spec.resources.requests.storage")
-	if jsonobj.GetStr(cur, "spec.resources.requests.storage") != before && jsonobj.GetStr(cur, "status.phase") == "Bound" &&
-		jsonobj.Get(cur, "status.capacity.storage") == nil {
+	if jsonobj.GetStr(cur, "spec.resources.requests.storage") == before {
+		return false
+	}
+	if jsonobj.GetStr(cur, "status.phase") == "Bound" && jsonobj.Get(cur, "status.capacity.storage") == nil {
 		jsonobj.Set(cur, "status.capacity.storage", before)
 	}
+	return true
 }
 
 // resizeDelay is how long the volume resizer (a CSI driver's external-resizer, and the kubelet's file
@@ -362,12 +370,32 @@ const resizeDelay = 5 * time.Second
 
 // expandClaims is the volume resizer of the delays model: a Bound claim whose storage request is above its
 // capacity is expanded to it resizeDelay later (the tick model, the reference harness's, has no resizer).
+// It looks at the claims of the world it starts from once, then only at those a patch grew (not at every
+// claim after every sync).
 func (k *kubelet) expandClaims() {
 	if k.tickModel() {
 		return
 	}
-	for _, n := range k.api.Names(kindClaim) {
+	if !k.claimsScanned {
+		k.claimsScanned = true
+		for _, n := range k.api.Names(kindClaim) {
+			k.grown[n] = true
+		}
+	}
+	if len(k.grown) == 0 {
+		return
+	}
+	names := make([]string, 0, len(k.grown))
+	for n := range k.grown {
+		names = append(names, n)
+	}
+	sortNatural(names)
+	clear(k.grown)
+	for _, n := range names {
 		c := k.api.objs[kindClaim][n]
+		if c == nil {
+			continue
+		}
 		size := jsonobj.GetStr(c, "spec.resources.requests.storage")
 		req, ok1 := quantity.Value(size) // bounded, whatever a scenario's claim says
 		capacity, ok2 := quantity.Value(jsonobj.GetStr(c, "status.capacity.storage"))
@@ -380,7 +408,7 @@ func (k *kubelet) expandClaims() {
 			delete(k.expanding, n)
 			c := k.api.objs[kindClaim][n]
 			if c == nil || jsonobj.GetStr(c, "metadata.uid") != uid || jsonobj.GetStr(c, "spec.resources.requests.storage") != size {
-				return // gone, or resized again: the next expandClaims sees it
+				return // gone, or resized again (the patch marked it grown: the next expandClaims sees it)
 			}
 			jsonobj.Set(c, "status.capacity.storage", size)
 			k.api.bump(c)
