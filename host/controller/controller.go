@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
@@ -497,7 +498,7 @@ func (c *Controller) enqueueNamingAModule() {
 		return
 	}
 	for _, s := range sets {
-		if _, ok := s.Annotations[AnnotationModule]; ok {
+		if _, ok := s.Annotations[abi.AnnotationModule]; ok {
 			c.enqueue(s)
 		}
 	}

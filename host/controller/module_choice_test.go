@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -44,9 +45,9 @@ func TestSetChoosesItsModule(t *testing.T) {
 		wantEvent   string
 	}{
 		{"no choice: the active module", map[string]string{"ordinal.dev/paused": "true"}, true, ""},
-		{"extended, paused", map[string]string{AnnotationModule: "extended", "ordinal.dev/paused": "true"}, false, "Normal Paused"},
-		{"extended, not paused", map[string]string{AnnotationModule: "extended"}, true, ""},
-		{"unknown module", map[string]string{AnnotationModule: "nope"}, false, "Warning UnknownModule"},
+		{"extended, paused", map[string]string{abi.AnnotationModule: "extended", "ordinal.dev/paused": "true"}, false, "Normal Paused"},
+		{"extended, not paused", map[string]string{abi.AnnotationModule: "extended"}, true, ""},
+		{"unknown module", map[string]string{abi.AnnotationModule: "nope"}, false, "Warning UnknownModule"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := defaulted(t, testSet())

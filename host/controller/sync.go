@@ -98,13 +98,13 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 
 	// The set's module: the active one, or the one it names (ordinal.dev/module).
 	ref := c.cfg.Module
-	if name, ok := set.Annotations[AnnotationModule]; ok {
+	if name, ok := set.Annotations[abi.AnnotationModule]; ok {
 		ref, err = c.cfg.Modules.Get(ctx, name)
 		switch {
 		case errors.Is(err, ErrUnknownModule):
 			result = resultUnknownModule
 			c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
-				fmt.Sprintf("%s names the module %q; this controller has %s", AnnotationModule, name, c.cfg.Modules.Names()))
+				fmt.Sprintf("%s names the module %q; this controller has %s", abi.AnnotationModule, name, c.cfg.Modules.Names()))
 			return 0, nil
 		case errors.Is(err, ErrModuleRefused): // a supplied module that failed its check: until it changes
 			result = resultUnknownModule
@@ -307,9 +307,6 @@ func (c *Controller) leaveAlone(logger klog.Logger, set *appsv1.StatefulSet, key
 	logger.Info("Leaving the StatefulSet alone: "+what, "set", key, "kind", c.target.String(), "reason", why)
 	c.recorder.Event(set, corev1.EventTypeWarning, reason, truncate("Ordinal does not act on this StatefulSet: "+why, 1024))
 }
-
-// AnnotationModule on a set names the module its syncs run (Config.Modules); absent: the active module.
-const AnnotationModule = abi.AnnotationModule
 
 // EventUnknownModule is the warning recorded on a set that names a module the controller does not have.
 const EventUnknownModule = "UnknownModule"
