@@ -26,7 +26,26 @@ type Snapshot struct {
 	Features    map[string]bool   `json:"features,omitempty"`  // overrides of gate defaults
 	// EventActions asks the module for Event.Action (additive; modules that do not know it ignore it).
 	EventActions bool `json:"eventActions,omitempty"`
+	// WriteFailures are writes of the plan for this snapshot that the API server refused unexpectedly:
+	// the module plans the sync again with those answers in place (only where describe says writeFailures).
+	WriteFailures []WriteFailure `json:"writeFailures,omitempty"`
 }
+
+// WriteFailure is one write the API server refused where the plan did not predict it (README section 5,
+// "Writes that failed").
+type WriteFailure struct {
+	// Action is the index of the refused write in the plan the module returned for the same snapshot with
+	// the write failures before this one.
+	Action int `json:"action"`
+	// Reason is the API server's metav1.StatusReason ("Conflict", "NotFound", "Forbidden", ...; empty when
+	// the answer was not an API status, e.g. a timeout).
+	Reason string `json:"reason,omitempty"`
+	// Message is the error's text, as upstream's err.Error() prints it (it reaches events and the sync error).
+	Message string `json:"message"`
+}
+
+// MaxWriteFailures is how many write failures one snapshot may carry (each costs the module a pass).
+const MaxWriteFailures = 64
 
 // Plan is the reconcile output: the writes upstream's sync would issue, in order.
 type Plan struct {
@@ -88,6 +107,9 @@ type Describe struct {
 	// CustomSetKinds: the module accepts a set of another API group with apps/v1's spec and status
 	// (kind StatefulSet) and names it in the ownerReferences it writes (the host's CRD mode).
 	CustomSetKinds bool `json:"customSetKinds,omitempty"`
+	// WriteFailures: the module reads the snapshot's writeFailures and plans what upstream does after
+	// those refusals (a host that gets an unexpected refusal asks again instead of stopping there).
+	WriteFailures bool `json:"writeFailures,omitempty"`
 	// Extensions are behaviours beyond upstream the module has, each off unless a set opts in with its
 	// annotation (none: the module's plans are upstream's).
 	Extensions []Extension `json:"extensions,omitempty"`

@@ -32,7 +32,7 @@ func CheckDescribe(raw []byte) (Describe, error) {
 	sort.Strings(names)
 	for _, k := range names {
 		switch k {
-		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds", "extensions":
+		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds", "writeFailures", "extensions":
 		default:
 			return d, fmt.Errorf("describe: unknown field %q", k)
 		}
@@ -81,6 +81,11 @@ func CheckDescribe(raw []byte) (Describe, error) {
 	if v, ok := fields["customSetKinds"]; ok {
 		if err := strictDecode(v, &d.CustomSetKinds); err != nil {
 			return d, fmt.Errorf("describe: customSetKinds: want a boolean")
+		}
+	}
+	if v, ok := fields["writeFailures"]; ok {
+		if err := strictDecode(v, &d.WriteFailures); err != nil {
+			return d, fmt.Errorf("describe: writeFailures: want a boolean")
 		}
 	}
 	if v, ok := fields["extensions"]; ok {

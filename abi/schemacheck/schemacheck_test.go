@@ -39,13 +39,13 @@ func TestSnapshotSchema(t *testing.T) {
 // snapshot the conformance generator wrote (and the examples), and the plan
 // schema against every expected plan.
 func TestConformanceSnapshotsValidate(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/conformance/*/*.json")
-	for _, more := range []string{"../testdata/golden/*.json", "../examples/*.json"} {
-		extra, _ := filepath.Glob(more)
-		files = append(files, extra...)
-	}
-	if len(files) == 0 {
-		t.Skip("no testdata/conformance or testdata/golden files yet")
+	var files []string
+	for _, pattern := range []string{"../../testdata/conformance/*/*.json", "../../testdata/golden/*.json", "../../examples/*.json"} {
+		found, _ := filepath.Glob(pattern)
+		if len(found) == 0 {
+			t.Fatalf("no files match %s", pattern)
+		}
+		files = append(files, found...)
 	}
 	for _, f := range files {
 		doc, err := os.ReadFile(f)

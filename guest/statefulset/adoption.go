@@ -64,7 +64,13 @@ func (s *syncer) adoptOrphanRevisions() error {
 	sort.SliceStable(orphans, func(i, j int) bool { return naturalLess(orphans[i].Meta.Name, orphans[j].Meta.Name) })
 	for _, r := range orphans {
 		p := s.adoptPatch(r.Meta.UID)
-		s.record(action{Verb: verbPatch, Kind: kindRevision, Namespace: s.set.Meta.Namespace, Name: r.Meta.Name, PatchType: patchTypeSMP, Patch: &p})
+		a := action{Verb: verbPatch, Kind: kindRevision, Namespace: s.set.Meta.Namespace, Name: r.Meta.Name, PatchType: patchTypeSMP, Patch: &p}
+		if err := s.hostAnswer(); err != nil { // AdoptOrphanRevisions stops at the first error, and so does the sync
+			a.Err = err.Error()
+			s.record(a)
+			return err
+		}
+		s.record(a)
 		// The API server applies a strategic merge patch through a map: its copy's data is
 		// re-marshalled in canonical form (what a later AlreadyExists GET compares).
 		patched := *r
@@ -100,6 +106,7 @@ func (s *syncer) claimPods() ([]*pod, error) {
 		return s.sel.matches(p.Meta.Labels) && p.Parent == s.set.Meta.Name
 	}
 	claimed := make([]*pod, 0, len(candidates))
+	var errs []error
 	for _, p := range candidates {
 		if p.Meta.controllerRef() != nil {
 			if match(p) {
@@ -110,15 +117,40 @@ func (s *syncer) claimPods() ([]*pod, error) {
 				continue
 			}
 			patch := s.releasePatch(p.Meta.UID)
-			s.record(action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch})
+			// ReleasePod ignores NotFound and Invalid (the pod is gone or no longer ours); ClaimObject keeps
+			// any other error for the end
+			if err := s.patchPod(p, patch); err != nil && !isNotFound(err) && !isInvalid(err) {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		if s.set.Meta.Deleting || s.paused() || !match(p) || p.Meta.Deleting {
 			continue
 		}
 		patch := s.adoptPatch(p.Meta.UID)
-		s.record(action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch})
+		// an adoption that failed leaves the pod unclaimed: NotFound is ignored, any other error kept
+		if err := s.patchPod(p, patch); err != nil {
+			if !isNotFound(err) {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		claimed = append(claimed, p)
 	}
-	return claimed, nil
+	// ClaimPods returns the pods it claimed and the aggregate of its errors; the sync stops on the error
+	return claimed, newAggregate(errs)
+}
+
+// patchPod sends an adoption or release patch and returns the API server's answer (the host's report).
+func (s *syncer) patchPod(p *pod, patch jsonv.Value) error {
+	a := action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch}
+	err := s.hostAnswer()
+	if err != nil {
+		a.Err = err.Error()
+	}
+	s.record(a)
+	if isNotFound(err) {
+		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = false // gone: a create of its name will succeed
+	}
+	return err
 }

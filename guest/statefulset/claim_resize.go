@@ -17,10 +17,12 @@ const annotationResizeClaims = "ordinal.dev/resize-claims"
 // volumeClaimTemplates are immutable in apps/v1 v1.37, the template grows when the set is recreated over
 // its pods and claims (kubectl delete --cascade=orphan, then apply: upstream's own workaround, which leaves
 // every claim to be patched by hand). Never a shrink, never an unbound claim (the API server refuses
-// it), never a claim this plan already wrote (its update carries the old resourceVersion).
-func (s *syncer) resizeClaims() {
+// it), never a claim this plan already wrote (its update carries the old resourceVersion). A patch the
+// API server refuses fails the sync (a FailedPatch event; backoff), as a refused claim write fails
+// upstream's.
+func (s *syncer) resizeClaims() error {
 	if !extendedBuild || s.set.Meta.Annotations[annotationResizeClaims] != "true" || s.set.Meta.Deleting || s.paused() || s.podsHeld {
-		return
+		return nil
 	}
 	// each template's storage request, by name: the last of two templates with one name wins, as for the
 	// claims upstream creates (podClaims)
@@ -33,7 +35,7 @@ func (s *syncer) resizeClaims() {
 		}
 	}
 	if len(sizes) == 0 {
-		return
+		return nil
 	}
 	written := map[string]bool{}
 	for _, a := range s.plan.Actions {
@@ -83,7 +85,7 @@ func (s *syncer) resizeClaims() {
 		sort.Slice(rs, func(i, j int) bool { return rs[i].c.Meta.Name < rs[j].c.Meta.Name })
 		for _, r := range rs {
 			if r.to == "" {
-				return // this ordinal's expansion is under way: the next waits for it (a claim update syncs the set)
+				return nil // this ordinal's expansion is under way: the next waits for it (a claim update syncs the set)
 			}
 		}
 		for _, r := range rs {
@@ -91,10 +93,18 @@ func (s *syncer) resizeClaims() {
 				jsonv.M("metadata", jsonv.Obj(jsonv.M("uid", jsonv.Str(r.c.Meta.UID)))),
 				jsonv.M("spec", jsonv.Obj(jsonv.M("resources", jsonv.Obj(jsonv.M("requests", jsonv.Obj(
 					jsonv.M("storage", jsonv.Str(r.to)))))))))
-			s.record(action{Verb: verbPatch, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: r.c.Meta.Name, PatchType: patchTypeSMP, Patch: &patch})
+			a := action{Verb: verbPatch, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: r.c.Meta.Name, PatchType: patchTypeSMP, Patch: &patch}
+			if err := s.hostAnswer(); err != nil {
+				a.Err = err.Error()
+				s.record(a)
+				s.claimEvent("patch", r.c.Meta.Name, podName(s.set.Meta.Name, ord), err)
+				return err
+			}
+			s.record(a)
 			s.eventOf(len(s.plan.Actions)-1, eventNormal, "ResizeClaim", "Resizing Claim "+r.c.Meta.Name+" of Pod "+podName(s.set.Meta.Name, ord)+
 				" in StatefulSet "+s.set.Meta.Name+" from "+r.from+" to "+r.to+" ("+annotationResizeClaims+`: "true"`+")")
 		}
-		return // one ordinal at a time
+		return nil // one ordinal at a time
 	}
+	return nil
 }

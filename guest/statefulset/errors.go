@@ -2,18 +2,48 @@ package statefulset
 
 import "strconv"
 
-// apiError is an error the (snapshot's) API server answers a write with.
+// apiError is an error the API server answers a write with: predicted from the snapshot, or reported by
+// the host (snapshot writeFailures).
 type apiError struct {
-	reason string // AlreadyExists, NotFound
+	reason string // metav1.StatusReason: AlreadyExists, NotFound, Conflict, Invalid, Forbidden, ...
 	msg    string
 }
 
 func (e *apiError) Error() string { return e.msg }
 
+// The reasons upstream's sync tells apart (apierrors.IsAlreadyExists, IsNotFound, IsConflict, IsInvalid).
 const (
 	reasonAlreadyExists = "AlreadyExists"
 	reasonNotFound      = "NotFound"
+	reasonConflict      = "Conflict"
+	reasonInvalid       = "Invalid"
 )
+
+// wrapError is fmt.Errorf("...: %w", err): its own message, the API error's reason (apierrors.ReasonForError
+// unwraps). An aggregate does not unwrap, as utilerrors.Aggregate does not.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func (e *wrapError) Error() string { return e.msg }
+
+func wrapf(prefix string, err error) error { return &wrapError{msg: prefix + err.Error(), err: err} }
+
+// reasonOf is apierrors.ReasonForError: the reason of an API error, through wrapping.
+func reasonOf(err error) string {
+	for err != nil {
+		switch e := err.(type) {
+		case *apiError:
+			return e.reason
+		case *wrapError:
+			err = e.err
+		default:
+			return ""
+		}
+	}
+	return ""
+}
 
 // resource names as they appear in API error messages.
 const (
@@ -31,15 +61,13 @@ func errNotFound(resource, name string) error {
 	return &apiError{reason: reasonNotFound, msg: resource + " " + strconv.Quote(name) + " not found"}
 }
 
-func isAlreadyExists(err error) bool {
-	e, ok := err.(*apiError)
-	return ok && e.reason == reasonAlreadyExists
-}
+func isAlreadyExists(err error) bool { return reasonOf(err) == reasonAlreadyExists }
 
-func isNotFound(err error) bool {
-	e, ok := err.(*apiError)
-	return ok && e.reason == reasonNotFound
-}
+func isNotFound(err error) bool { return reasonOf(err) == reasonNotFound }
+
+func isConflict(err error) bool { return reasonOf(err) == reasonConflict }
+
+func isInvalid(err error) bool { return reasonOf(err) == reasonInvalid }
 
 // simpleError is a plain error message.
 type simpleError string

@@ -36,8 +36,17 @@ func titleVerb(verb string) string {
 
 // podEvent records upstream's recordPodEvent.
 func (s *syncer) podEvent(verb, podName string, err error) {
+	s.podEventOf(s.lastWrite(verb, kindPod, podName), verb, podName, err)
+}
+
+// claimRefusedEvent is the pod event of a claim owner-reference update the API server refused
+// (UpdatePodClaimForRetentionPolicy's error, "could not update claim ..."): it reports that write, the last.
+func (s *syncer) claimRefusedEvent(verb, podName string, err error) {
+	s.podEventOf(len(s.plan.Actions)-1, verb, podName, err)
+}
+
+func (s *syncer) podEventOf(w int, verb, podName string, err error) {
 	t := titleVerb(verb)
-	w := s.lastWrite(verb, kindPod, podName)
 	if err == nil {
 		s.eventOf(w, eventNormal, "Successful"+t, t+" Pod "+podName+" in StatefulSet "+s.set.Meta.Name+" successful")
 		return

@@ -124,6 +124,9 @@ func Describe() []byte {
 	// customSetKinds: the set may be a custom resource with apps/v1's spec and status (any group,
 	// kind StatefulSet); ownerReferences name it (the host's CRD mode).
 	b = append(b, `},"customSetKinds":true`...)
+	// writeFailures: a host that gets an unexpected refusal asks again with the snapshot's writeFailures
+	// (write_failures.go)
+	b = append(b, `,"writeFailures":true`...)
 	return append(appendExtensions(b), '}')
 }
 

@@ -26,7 +26,14 @@ func Reconcile(input []byte) (out []byte) {
 	if perr != nil {
 		return errorPlan(perr)
 	}
-	return encodePlan(run(snap))
+	if len(snap.WriteFailures) > 0 {
+		p, perr := runWithFailures(root, snap)
+		if perr != nil {
+			return errorPlan(perr)
+		}
+		return encodePlan(p)
+	}
+	return encodePlan(run(snap, nil))
 }
 
 // syncer is the state of one sync: the snapshot as informers and API server see it, and the
@@ -51,13 +58,16 @@ type syncer struct {
 
 	slots    ordinal.Slots // the set's ordinals by replica slot (upstream's, or reserve-ordinals')
 	podsHeld bool          // an extension's annotation is invalid: no pod is written until it is fixed
+
+	failAt map[int]error // the host's refusals by the seq of the write they answer (write_failures.go)
 }
 
 func key(ns, name string) string { return ns + "/" + name }
 
 // run performs the sync shell: mirrors StatefulSetController.sync + syncStatefulSet.
-func run(snap *snapshot) *plan {
-	s := &syncer{snap: snap, set: snap.Set, features: snap.Features, now: snap.Now, plan: &plan{eventActions: snap.EventActions}}
+func run(snap *snapshot, failAt map[int]error) *plan {
+	s := &syncer{snap: snap, set: snap.Set, features: snap.Features, now: snap.Now, plan: &plan{eventActions: snap.EventActions},
+		failAt: failAt}
 	s.podExists = make(map[string]bool, len(snap.Pods))
 	for _, p := range snap.Pods {
 		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = true

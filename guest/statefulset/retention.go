@@ -175,8 +175,9 @@ func (s *syncer) claimsMatchRetentionPolicy(p *pod) bool {
 }
 
 // updatePodClaimForRetentionPolicy updates the owner references of the pod's claims that are
-// not up to date (warning about foreign controllers).
-func (s *syncer) updatePodClaimForRetentionPolicy(p *pod) {
+// not up to date (warning about foreign controllers). It stops at the first update refused and returns
+// its error, wrapped as upstream's.
+func (s *syncer) updatePodClaimForRetentionPolicy(p *pod) error {
 	for _, tmpl := range s.set.ClaimTemplateNames {
 		name := claimName(tmpl, s.set.Meta.Name, p.Ordinal)
 		c, ok := s.claims[name]
@@ -199,6 +200,16 @@ func (s *syncer) updatePodClaimForRetentionPolicy(p *pod) {
 			meta.Set("ownerReferences", jsonv.Value{K: jsonv.Array, A: refs})
 		}
 		obj.Set("metadata", meta)
-		s.record(action{Verb: verbUpdate, Kind: kindPVC, Namespace: c.Meta.Namespace, Name: c.Meta.Name, Object: &obj})
+		a := action{Verb: verbUpdate, Kind: kindPVC, Namespace: c.Meta.Namespace, Name: c.Meta.Name, Object: &obj}
+		if err := s.hostAnswer(); err != nil {
+			a.Err = err.Error()
+			s.record(a)
+			if isNotFound(err) {
+				s.claimExists[name] = false // gone from the API server; the lister still has it
+			}
+			return wrapf("could not update claim "+name+" for delete policy ownerRefs: ", err)
+		}
+		s.record(a)
 	}
+	return nil
 }

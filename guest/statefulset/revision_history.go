@@ -92,7 +92,10 @@ func (s *syncer) getRevisions(revisions []*revision) (current, update *revision,
 	case len(equal) > 0 && equalRevision(revisions[count-1], equal[len(equal)-1]):
 		update = revisions[count-1]
 	case len(equal) > 0:
-		update = s.updateRevisionNumber(equal[len(equal)-1], update.Revision)
+		update, err = s.updateRevisionNumber(equal[len(equal)-1], update.Revision)
+		if err != nil {
+			return nil, nil, collisionCount, err
+		}
 	case count > 0 && s.features.SemanticRevisionComparison && s.semanticallyEqual(update, revisions[count-1]):
 		update = revisions[count-1]
 	default:
@@ -113,18 +116,30 @@ func (s *syncer) getRevisions(revisions []*revision) (current, update *revision,
 	return current, update, collisionCount, nil
 }
 
-// updateRevisionNumber renumbers an existing revision (rollback). The update carries the whole
-// object as stored.
-func (s *syncer) updateRevisionNumber(r *revision, number int64) *revision {
+// updateRevisionNumber renumbers an existing revision (rollback): realHistory.UpdateControllerRevision.
+// The update carries the whole object as stored. Upstream retries a Conflict, but from the empty object
+// client-go returns with the error (clone = updated), whose lister copy is not found: the second attempt
+// has no name, and client-go refuses it before sending anything. The reference harness's fake client sends
+// it instead (hack/conformance/README.md, "Write failures").
+func (s *syncer) updateRevisionNumber(r *revision, number int64) (*revision, error) {
 	if r.Revision == number {
-		return r
+		return r, nil
 	}
 	clone := *r
 	clone.Revision = number
 	obj := withTypeMeta(*r.obj(), appsV1, kindRevision, r.Meta.Namespace)
 	obj.Set("revision", jsonv.Int(number))
-	s.record(action{Verb: verbUpdate, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name, Object: &obj})
-	return &clone
+	a := action{Verb: verbUpdate, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name, Object: &obj}
+	if err := s.hostAnswer(); err != nil {
+		a.Err = err.Error()
+		s.record(a)
+		if isConflict(err) {
+			return nil, simpleError("resource name may not be empty")
+		}
+		return nil, err
+	}
+	s.record(a)
+	return &clone, nil
 }
 
 // createRevision is realHistory.CreateControllerRevision: create under the hashed name; when
@@ -152,7 +167,17 @@ func (s *syncer) createRevision(r *revision, collisionCount *int32) (*revision, 
 			*collisionCount++
 			continue
 		}
-		s.record(action{Verb: verbCreate, Kind: kindRevision, Namespace: ns, Name: clone.Meta.Name, Object: &obj})
+		a := action{Verb: verbCreate, Kind: kindRevision, Namespace: ns, Name: clone.Meta.Name, Object: &obj}
+		if err := s.hostAnswer(); err != nil {
+			a.Err = err.Error()
+			s.record(a)
+			if isAlreadyExists(err) {
+				// upstream GETs the revision to compare it; the snapshot, this module's API server, lacks it
+				return nil, errNotFound(resRevisions, clone.Meta.Name)
+			}
+			return nil, err
+		}
+		s.record(a)
 		created := clone
 		s.revByKey[key(ns, clone.Meta.Name)] = &created
 		return &created, nil
@@ -160,8 +185,9 @@ func (s *syncer) createRevision(r *revision, collisionCount *int32) (*revision, 
 }
 
 // truncateHistory deletes the oldest non-live revisions beyond revisionHistoryLimit. Live: the
-// current and update revisions and every revision a pod is labelled with.
-func (s *syncer) truncateHistory(pods []*pod, revisions []*revision, current, update *revision) {
+// current and update revisions and every revision a pod is labelled with. It stops at the first delete
+// that fails and returns its error.
+func (s *syncer) truncateHistory(pods []*pod, revisions []*revision, current, update *revision) error {
 	live := map[string]bool{}
 	if current != nil {
 		live[current.Meta.Name] = true
@@ -180,11 +206,18 @@ func (s *syncer) truncateHistory(pods []*pod, revisions []*revision, current, up
 	}
 	limit := int(s.set.RevisionHistoryLimit)
 	if limit < 0 || len(history) <= limit {
-		return
+		return nil
 	}
 	for _, r := range history[:len(history)-limit] {
-		s.record(action{Verb: verbDelete, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name})
+		a := action{Verb: verbDelete, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name}
+		if err := s.hostAnswer(); err != nil {
+			a.Err = err.Error()
+			s.record(a)
+			return err
+		}
+		s.record(a)
 	}
+	return nil
 }
 
 // withTypeMeta returns a copy of an object as the client sends it: apiVersion and kind set,

@@ -211,6 +211,8 @@ type snapshot struct {
 	Features  Features
 	// EventActions: the host asked for events[].action (abi/README.md, Events).
 	EventActions bool
+	// WriteFailures: writes of an earlier plan for this snapshot the API server refused (write_failures.go).
+	WriteFailures []writeFailure
 }
 
 // decoder reads typed fields out of the value tree, remembering the first error with its path.
@@ -453,8 +455,9 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}
-	m := members(root, "abi", "features", "now", "statefulSet", "pods", "revisions", "claims", "eventActions")
+	m := members(root, "abi", "features", "now", "statefulSet", "pods", "revisions", "claims", "eventActions", "writeFailures")
 	abiT, featuresT, nowT, setT, podsT, revsT, claimsT, eventActionsT := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]
+	writeFailuresT := m[8]
 	abi := textValue(abiT)
 	if abiT == "" || abi.K == jsonv.Null {
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "snapshot has no \"abi\"; this module speaks ABI 1"}
@@ -493,6 +496,10 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 		snap.EventActions = ev.B
 	default:
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "eventActions", Message: typeErr("boolean", ev)}
+	}
+
+	if snap.WriteFailures = d.writeFailures(writeFailuresT); d.err != nil {
+		return nil, d.err
 	}
 
 	// now

@@ -85,9 +85,20 @@ func (s *syncer) writeStatus(st *setStatus) error {
 	if !s.inconsistentStatus(st) {
 		return nil
 	}
-	obj := jsonv.Obj(jsonv.M("status", statusValue(st)))
-	s.record(action{Verb: verbUpdateStatus, Kind: kindStatefulSet, Namespace: s.set.Meta.Namespace, Name: s.set.Meta.Name, Object: &obj})
-	return nil
+	// realStatefulSetStatusUpdater retries a Conflict with the lister's set: the same write again
+	var err error
+	for attempt := 0; attempt < retryStatusSteps; attempt++ {
+		obj := jsonv.Obj(jsonv.M("status", statusValue(st)))
+		a := action{Verb: verbUpdateStatus, Kind: kindStatefulSet, Namespace: s.set.Meta.Namespace, Name: s.set.Meta.Name, Object: &obj}
+		if err = s.hostAnswer(); err != nil {
+			a.Err = err.Error()
+		}
+		s.record(a)
+		if err == nil || !isConflict(err) {
+			break
+		}
+	}
+	return err
 }
 
 // statusValue is the JSON of a StatefulSetStatus.

@@ -135,10 +135,11 @@ func (s *syncer) createClaims(p *pod) error {
 		existing, ok := s.claims[c.Name]
 		if !ok {
 			obj := c.Object
-			var err error
+			var predicted error
 			if s.claimExists[c.Name] {
-				err = errAlreadyExists(resClaims, c.Name)
+				predicted = errAlreadyExists(resClaims, c.Name)
 			}
+			err := s.answer(predicted)
 			a := action{Verb: verbCreate, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: c.Name, Object: &obj}
 			if err != nil {
 				a.Err = err.Error()

@@ -20,6 +20,7 @@ func (s *syncer) updateStatefulSet(pods []*pod) (*setStatus, error) {
 	if err == nil {
 		status, err = s.updatePass(current, update, collisionCount, pods)
 		if !(err != nil && status == nil) {
+			// performUpdate: "make sure to update the latest status even if there is an error"
 			statusErr := s.writeStatus(status)
 			if err == nil {
 				err = statusErr
@@ -28,12 +29,15 @@ func (s *syncer) updateStatefulSet(pods []*pod) (*setStatus, error) {
 		if err == nil {
 			// extension resize-claims (extended module only): after the status, so a resize the API server
 			// refuses (a storage class without allowVolumeExpansion) holds back neither pods nor status
-			s.resizeClaims()
+			err = s.resizeClaims()
 		}
 	}
-	s.truncateHistory(pods, revisions, current, update)
+	truncErr := s.truncateHistory(pods, revisions, current, update)
 	if err != nil {
-		return nil, newAggregate(errorsOf(err))
+		return nil, newAggregate(append(errorsOf(err), truncErr))
+	}
+	if truncErr != nil {
+		return nil, truncErr
 	}
 	return status, nil
 }
@@ -129,7 +133,9 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 
 	if exit, err := s.runForAll(len(condemned), func(i int) (bool, error) {
 		if !s.claimsMatchRetentionPolicy(condemned[i]) {
-			s.updatePodClaimForRetentionPolicy(condemned[i])
+			if err := s.updatePodClaimForRetentionPolicy(condemned[i]); err != nil {
+				return true, err
+			}
 		}
 		return false, nil
 	}, monotonic); exit || err != nil {
@@ -271,11 +277,14 @@ func (s *syncer) processReplica(replicas *replicaSlots, i int, monotonic bool) (
 			return true, nil
 		}
 	}
-	if p.isPending() {
+	if p.isPending() { // createMissingPersistentVolumeClaims
 		if err := s.createClaims(p); err != nil {
 			return true, err
 		}
-		s.updatePodClaimForRetentionPolicy(p)
+		if err := s.updatePodClaimForRetentionPolicy(p); err != nil {
+			s.claimRefusedEvent("update", p.Meta.Name, err)
+			return true, err
+		}
 	}
 	if monotonic {
 		if p.isTerminating() || !p.isRunningAndReady() || !p.isRunningAndAvailable(set.MinReadySeconds, s.now) {
@@ -286,13 +295,14 @@ func (s *syncer) processReplica(replicas *replicaSlots, i int, monotonic bool) (
 	if s.identityMatches(p) && s.storageMatches(p) && retentionMatch {
 		return false, nil
 	}
-	if err := s.updatePod(copyPod(p)); err != nil {
+	if err := s.updatePod(p); err != nil {
 		return true, err
 	}
 	return false, nil
 }
 
-// createPod is CreateStatefulPod: claims first, then the pod, then claim owner references.
+// createPod is CreateStatefulPod: claims first, then the pod, then claim owner references (even after a
+// refused create, except AlreadyExists: "Set PVC policy as much as is possible at this point").
 func (s *syncer) createPod(p *pod) error {
 	if err := s.createClaims(p); err != nil {
 		s.podEvent("create", p.Meta.Name, err)
@@ -305,22 +315,49 @@ func (s *syncer) createPod(p *pod) error {
 		obj = withTypeMeta(*p.obj(), "v1", kindPod, p.Meta.Namespace)
 	}
 	a := action{Verb: verbCreate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}
+	var predicted error
 	if s.podExists[k] {
-		err := errAlreadyExists(resPods, p.Meta.Name)
+		predicted = errAlreadyExists(resPods, p.Meta.Name)
+	}
+	err := s.answer(predicted)
+	if err != nil {
 		a.Err = err.Error()
-		s.record(a)
-		return err
 	}
 	s.record(a)
-	s.podExists[k] = true
-	s.updatePodClaimForRetentionPolicy(p)
-	s.podEvent("create", p.Meta.Name, nil)
-	return nil
+	if isAlreadyExists(err) {
+		return err // "sink already exists errors": no event
+	}
+	if err == nil {
+		s.podExists[k] = true
+	}
+	if uerr := s.updatePodClaimForRetentionPolicy(p); uerr != nil {
+		s.claimRefusedEvent("update", p.Meta.Name, uerr)
+		return uerr
+	}
+	s.podEvent("create", p.Meta.Name, err)
+	return err
 }
 
-// updatePod is UpdateStatefulPod: repair identity and storage (creating claims), fix claim
-// owner references, and update the pod if anything changed.
+// updatePod is UpdateStatefulPod: repair identity and storage (creating claims), fix claim owner
+// references, and update the pod if anything changed. p is the lister's pod, never changed: each attempt
+// works on a copy, and a Conflict is retried from the lister's pod again (retry.RetryOnConflict with
+// DefaultBackoff); the update event follows the last attempt.
 func (s *syncer) updatePod(p *pod) error {
+	attempted := false
+	var err error
+	for attempt := 0; attempt < retryBackoffSteps; attempt++ {
+		if err = s.updatePodOnce(copyPod(p), &attempted); err == nil || !isConflict(err) {
+			break
+		}
+	}
+	if attempted {
+		s.podEvent("update", p.Meta.Name, err)
+	}
+	return err
+}
+
+// updatePodOnce is one attempt of UpdateStatefulPod's retried function.
+func (s *syncer) updatePodOnce(p *pod, attempted *bool) error {
 	consistent := true
 	if !s.identityMatches(p) {
 		s.updateIdentity(p)
@@ -335,32 +372,51 @@ func (s *syncer) updatePod(p *pod) error {
 		}
 	}
 	if !s.claimsMatchRetentionPolicy(p) {
-		s.updatePodClaimForRetentionPolicy(p)
+		if err := s.updatePodClaimForRetentionPolicy(p); err != nil {
+			s.claimRefusedEvent("update", p.Meta.Name, err)
+			return err
+		}
 		consistent = false
 	}
 	if consistent {
 		return nil
 	}
+	*attempted = true
 	obj := withTypeMeta(*p.obj(), "v1", kindPod, p.Meta.Namespace)
 	a := action{Verb: verbUpdate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}
-	var err error
+	var predicted error
 	if !s.podExists[key(p.Meta.Namespace, p.Meta.Name)] {
-		err = errNotFound(resPods, p.Meta.Name)
+		predicted = errNotFound(resPods, p.Meta.Name)
+	}
+	err := s.answer(predicted)
+	if err != nil {
 		a.Err = err.Error()
 	}
 	s.record(a)
-	s.podEvent("update", p.Meta.Name, err)
+	if isNotFound(err) {
+		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = false
+	}
 	return err
 }
 
-// deletePod is DeleteStatefulPod (NotFound counts as success).
+// deletePod is DeleteStatefulPod: NotFound counts as success; another refusal is recorded as a failed
+// delete and returned.
 func (s *syncer) deletePod(p *pod) error {
 	k := key(p.Meta.Namespace, p.Meta.Name)
 	a := action{Verb: verbDelete, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name}
+	var predicted error
 	if !s.podExists[k] {
-		a.Err = errNotFound(resPods, p.Meta.Name).Error()
+		predicted = errNotFound(resPods, p.Meta.Name)
+	}
+	err := s.answer(predicted)
+	if err != nil {
+		a.Err = err.Error()
 	}
 	s.record(a)
+	if err != nil && !isNotFound(err) {
+		s.podEvent("delete", p.Meta.Name, err)
+		return err
+	}
 	s.podExists[k] = false
 	s.podEvent("delete", p.Meta.Name, nil)
 	return nil

@@ -28,6 +28,7 @@ import (
 type Case struct {
 	Group, Name, Desc string
 	Snap              M
+	FailWrites        []failWrite // writes the oracle refuses (the write-failures group)
 }
 
 type groupInfo struct {
@@ -118,6 +119,7 @@ func main() {
 	}()
 
 	g.scenarios()
+	g.writeFailureCases()
 	built := time.Since(start)
 
 	if err := os.RemoveAll(*out); err != nil {
@@ -175,7 +177,10 @@ func (g *Gen) finalize(out string, workers int) {
 }
 
 func (g *Gen) finalizeCase(out string, c *Case) {
-	s := g.o.defaults(c.Snap)
+	in := clone(c.Snap)
+	wf, hasWF := in["writeFailures"]
+	delete(in, "writeFailures") // the oracle does not read it: its refusals come from c.FailWrites
+	s := g.o.defaults(in)
 	s["abi"] = num(1)
 	b := encodeSnapshot(s)
 	base := filepath.Join(out, c.Group, c.Name)
@@ -191,7 +196,13 @@ func (g *Gen) finalizeCase(out string, c *Case) {
 	if !bytes.Equal(encodeSnapshot(committed), b) {
 		fatalf("snapshot encoding does not round-trip")
 	}
-	plan := g.o.planFile(snapPath)
+	if hasWF {
+		s["writeFailures"] = wf
+		if err := os.WriteFile(snapPath, encodeSnapshot(s), 0o644); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	plan := mustDecodeObj(g.o.runEnv(failEnv(c.FailWrites), nil, "plan", "-events", snapPath))
 	if e, _ := plan["error"].(string); strings.Contains(e, "panic") {
 		fatalf("oracle reports a panic: %s", e)
 	}

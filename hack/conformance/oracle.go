@@ -20,9 +20,15 @@ type oracleRunner struct {
 	calls atomic.Int64
 }
 
-func (o *oracleRunner) run(stdin []byte, args ...string) []byte {
+func (o *oracleRunner) run(stdin []byte, args ...string) []byte { return o.runEnv(nil, stdin, args...) }
+
+// runEnv runs the oracle with env added to this process's environment.
+func (o *oracleRunner) runEnv(env []string, stdin []byte, args ...string) []byte {
 	o.calls.Add(1)
 	cmd := exec.Command(o.bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

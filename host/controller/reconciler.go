@@ -1,21 +1,18 @@
 package controller
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
-// Reconciler is what the controller calls once per sync: snapshot JSON in, plan
-// JSON out (ABI v1). *wasm.Module implements it.
-type Reconciler interface {
-	Reconcile(ctx context.Context, snapshot []byte) ([]byte, error)
-}
+// Reconciler is what the controller calls once per sync (host/plan's, the one sync step's).
+type Reconciler = hostplan.Reconciler
 
 // ModuleInfo describes the active module for metrics, logs and /readyz.
 type ModuleInfo struct {

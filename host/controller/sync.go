@@ -159,26 +159,6 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	module, moduleInfo, release := ref.Acquire()
 	defer release()
 	moduleDigest = moduleInfo.ShortDigest()
-	t0 := time.Now()
-	planJSON, err := module.Reconcile(ctx, snap.JSON)
-	c.metrics.guestDuration.Observe(time.Since(t0).Seconds())
-	if err != nil {
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageGuest).Inc()
-		return 0, fmt.Errorf("reconcile module: %w", err)
-	}
-	plan, err := hostplan.Decode(planJSON)
-	if err != nil {
-		result = resultError
-		c.metrics.errors.WithLabelValues(stagePlan).Inc()
-		return 0, fmt.Errorf("reconcile module broke the ABI: %w", err)
-	}
-	planned = len(plan.Actions)
-	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
-		result = resultError
-		c.metrics.errors.WithLabelValues(stagePlan).Inc()
-		return 0, fmt.Errorf("reconcile module rejected the snapshot: %w", plan.Error)
-	}
 
 	// The action firewall (inside the applier): the module is not trusted, so every action is checked
 	// against the snapshot before anything is written; one action out of bounds refuses the whole plan.
@@ -188,51 +168,75 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
 		return 0, err
 	}
-	events := hostplan.NewEvents(plan, set.Name)
-	w := &restWriter{
-		rest: c.rest, target: c.target, snap: snap, ns: ns,
-		wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
-		canAdopt: func(ctx context.Context) error { return c.recheckSet(ctx, set) },
+	step := hostplan.Step{
+		Module: module, Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
+		Writer: &restWriter{
+			rest: c.rest, target: c.target, snap: snap, ns: ns,
+			wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
+			canAdopt: func(ctx context.Context) error { return c.recheckSet(ctx, set) },
+		},
+		Each: func(r hostplan.Result) {
+			outcome := "ok"
+			if r.Err != nil {
+				outcome = "error"
+			}
+			c.metrics.actions.WithLabelValues(r.Action.Verb, r.Action.Kind, outcome).Inc()
+			for _, ev := range r.Events {
+				c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+			}
+		},
 	}
-	var applyErr error
-	done, applyErr = hostplan.Apply(ctx, scope, plan, w, func(r hostplan.Result) {
-		outcome := "ok"
-		if r.Err != nil {
-			outcome = "error"
-		}
-		c.metrics.actions.WithLabelValues(r.Action.Verb, r.Action.Kind, outcome).Inc()
-		for _, ev := range events.After(r) {
-			c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
-		}
-	})
-	var refused *firewall.RefusedError
+	res, err := step.Run(ctx)
+	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())
+	if res.First != nil {
+		planned = len(res.First.Actions)
+	}
+	done = res.Issued
+	var (
+		moduleErr *hostplan.ModuleError
+		badPlan   *hostplan.InvalidError
+		rejected  *hostplan.RejectedError
+		refused   *firewall.RefusedError
+	)
 	switch {
-	case errors.As(applyErr, &refused):
+	case errors.As(err, &moduleErr):
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageGuest).Inc()
+		return 0, fmt.Errorf("reconcile module: %w", err)
+	case errors.As(err, &badPlan):
+		result = resultError
+		c.metrics.errors.WithLabelValues(stagePlan).Inc()
+		return 0, fmt.Errorf("reconcile module broke the ABI: %w", err)
+	case errors.As(err, &rejected):
+		result = resultError
+		c.metrics.errors.WithLabelValues(stagePlan).Inc()
+		return 0, fmt.Errorf("reconcile module rejected the snapshot: %w", rejected.Err)
+	case errors.As(err, &refused):
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
 		c.metrics.planRefusals.WithLabelValues(string(refused.Rules()[0])).Inc()
 		c.recorder.Event(set, corev1.EventTypeWarning, EventPlanRefused, truncate(fmt.Sprintf("Module %s %s (%s): %s",
-			moduleInfo.Describe.Module, moduleInfo.Describe.ModuleVersion, moduleInfo.Digest, applyErr), 1000))
-		return 0, applyErr
-	case applyErr != nil:
+			moduleInfo.Describe.Module, moduleInfo.Describe.ModuleVersion, moduleInfo.Digest, err), 1000))
+		return 0, err
+	case err != nil:
 		result = resultError
 		stage := stageApply
-		if errors.Is(applyErr, hostplan.ErrAdoptionRefused) {
+		if errors.Is(err, hostplan.ErrAdoptionRefused) {
 			stage = stageAdoption
 		}
 		c.metrics.errors.WithLabelValues(stage).Inc()
-		return 0, applyErr
+		return 0, err
 	}
-	for _, ev := range events.AtEnd(nil) {
+	for _, ev := range res.AtEnd {
 		c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
 	}
-	if plan.Error != nil { // SyncFailed: upstream's sync returned this error after these writes
+	if res.Plan.Error != nil { // SyncFailed: upstream's sync returned this error after these writes
 		result = resultError
 		c.metrics.errors.WithLabelValues(stagePlan).Inc()
-		return 0, fmt.Errorf("sync failed: %s", plan.Error.Message)
+		return 0, fmt.Errorf("sync failed: %s", res.Plan.Error.Message)
 	}
-	if plan.RequeueAfterSeconds > 0 {
-		requeueAfter = time.Duration(plan.RequeueAfterSeconds * float64(time.Second))
+	if res.Plan.RequeueAfterSeconds > 0 {
+		requeueAfter = time.Duration(res.Plan.RequeueAfterSeconds * float64(time.Second))
 	}
 	return requeueAfter, nil
 }

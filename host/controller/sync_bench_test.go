@@ -138,7 +138,7 @@ func BenchmarkSyncStages(b *testing.B) {
 	b.Run("apply", func(b *testing.B) {
 		w, _ := newTestWriter(b, &fakeAPI{})
 		for b.Loop() {
-			if _, err := hostplan.Apply(ctx, snap.Scope, plan, w, func(hostplan.Result) {}); err != nil {
+			if _, err := hostplan.Apply(ctx, snap.Scope, plan, w, hostplan.Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,10 @@ type Result struct {
 	Action  *abi.Action
 	Err     error
 	Outcome Outcome
+	// Events are the plan's events to record now that this write was answered (Events.After).
+	Events []abi.Event
+	// Reported: the refusal went back to the module (Options.Replan), whose new plan carries it.
+	Reported bool
 }
 
 // WriteError is the write that stopped a plan.
@@ -59,46 +64,139 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // ErrAdoptionRefused wraps a failed CanAdopt: no adoption patch was sent.
 var ErrAdoptionRefused = errors.New("adoption refused")
 
+// Replan asks the module again for the same snapshot with the writes refused so far (the snapshot's
+// writeFailures, abi/README.md "Writes that failed") and returns its decoded plan.
+type Replan func(ctx context.Context, failures []abi.WriteFailure) (*abi.Plan, error)
+
+// Options are what Apply is told besides the plan.
+type Options struct {
+	// Replan, when set (a module whose describe says writeFailures), is asked for the rest of the sync after
+	// a write the API server refused where the plan did not predict it: upstream's sync goes on after such a
+	// refusal (the status is written anyway, a Conflict retried, a burst batch finished). Nil: the plan stops
+	// at that write.
+	Replan Replan
+	// Set is the set's name, for the Failed<Verb> event of a refusal a module without Replan cannot report.
+	Set string
+	// Each is told of every issued write (may be nil).
+	Each func(Result)
+}
+
+// Applied is what Apply carried out.
+type Applied struct {
+	Plan    *abi.Plan // the plan carried out: the module's last answer (the plan given, unless it replanned)
+	Issued  int       // how many of Plan's actions were issued
+	Replans int       // how many times the module was asked again
+	// AtEnd are the events to record after the whole plan (those that report no write), when it ran to its end.
+	AtEnd []abi.Event
+}
+
 // Apply carries out a decoded plan: the one applier of the controller and the replay. First the action
 // firewall checks every action against scope (what the module was shown); one action out of bounds
 // refuses the whole plan and nothing is written (a *firewall.RefusedError). Then the actions are issued
-// in order, each reported to each (may be nil), until one fails unexpectedly:
+// in order, each reported to opts.Each, until one fails unexpectedly:
 //   - an action carrying an error (the module predicted the rejection from the snapshot, e.g.
 //     AlreadyExists) is issued, and its rejection is expected; if it succeeds, the snapshot was stale
 //     and the plan stops;
-//   - a patch rejected as upstream's ControllerRefManager ignores is ignored (ignorable);
+//   - a refusal the plan did not predict goes back to the module (opts.Replan): its new plan, checked to be
+//     the same sync up to that write and held to the firewall, is carried on from the next write; without
+//     Replan, a patch rejected as upstream's ControllerRefManager ignores is ignored (ignorable), and any
+//     other refusal stops the plan;
 //   - a delete carries a uid precondition: only the object the plan was made from is deleted (a
 //     departure from upstream, abi/README.md "Deletes carry no preconditions");
 //   - CanAdopt runs once, before the plan's first adoption patch or claim update that makes the set an
 //     owner of the claim (AddsSetOwner), so neither reaches a set being deleted.
 //
-// It returns how many actions were issued and the *WriteError that stopped the plan.
-func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, each func(Result)) (int, error) {
+// It returns what was carried out and the *WriteError that stopped the plan.
+func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, opts Options) (Applied, error) {
 	if err := firewall.Check(scope, p); err != nil {
-		return 0, err
+		return Applied{Plan: p}, err
 	}
+	res := Applied{Plan: p}
+	events := NewEvents(p, opts.Set)
+	var failures []abi.WriteFailure
 	rechecked := false
-	for i := range p.Actions {
-		a := &p.Actions[i]
+	for i := 0; i < len(res.Plan.Actions); i++ {
+		a := &res.Plan.Actions[i]
 		if !rechecked && (a.Verb == abi.VerbPatch && IsAdoption(a.Patch) || AddsSetOwner(scope, a)) {
 			rechecked = true
 			if err := w.CanAdopt(ctx); err != nil {
-				return i, &WriteError{Index: i, Action: *a, Err: fmt.Errorf("%w: %v", ErrAdoptionRefused, err)}
+				res.Issued = i
+				return res, &WriteError{Index: i, Action: *a, Err: fmt.Errorf("%w: %v", ErrAdoptionRefused, err)}
 			}
 		}
 		err := w.Write(ctx, a, preconditionOf(scope, a))
-		r := Result{Index: i, Action: a, Err: err, Outcome: outcomeOf(a, err)}
-		if each != nil {
-			each(r)
+		outcome, replansBefore := outcomeOf(a, err), res.Replans
+		if opts.Replan != nil && err != nil && a.Error == "" && ctx.Err() == nil {
+			next, rerr := replanAfter(ctx, opts.Replan, scope, res.Plan, i, err, &failures)
+			if rerr != nil {
+				err, outcome = fmt.Errorf("%w (asking the module for the rest of the sync: %w)", err, rerr), Failed
+			} else {
+				res.Plan, res.Replans, events = next, res.Replans+1, NewEvents(next, opts.Set)
+				a, outcome = &res.Plan.Actions[i], FailedAsPlanned
+			}
+		}
+		r := Result{Index: i, Action: a, Err: err, Outcome: outcome, Reported: res.Replans > replansBefore}
+		r.Events = events.After(r)
+		if opts.Each != nil {
+			opts.Each(r)
 		}
 		if r.Outcome == Failed {
 			if err == nil {
 				err = fmt.Errorf("the plan expected this write to fail (%s) but it succeeded: the snapshot was stale", a.Error)
 			}
-			return i + 1, &WriteError{Index: i, Action: *a, Err: err}
+			res.Issued = i + 1
+			return res, &WriteError{Index: i, Action: *a, Err: err}
 		}
 	}
-	return len(p.Actions), nil
+	res.Issued = len(res.Plan.Actions)
+	res.AtEnd = events.AtEnd(nil)
+	return res, nil
+}
+
+// replanAfter reports the refusal of action i of cur to the module and checks its answer: the same sync
+// (the actions already issued unchanged, action i carrying the refusal), a plan the firewall allows.
+func replanAfter(ctx context.Context, replan Replan, scope *firewall.Scope, cur *abi.Plan, i int, refusal error, failures *[]abi.WriteFailure) (*abi.Plan, error) {
+	if len(*failures) >= abi.MaxWriteFailures {
+		return nil, fmt.Errorf("more than %d writes of one sync refused", abi.MaxWriteFailures)
+	}
+	f := abi.WriteFailure{Action: i, Reason: string(apierrors.ReasonForError(refusal)), Message: refusal.Error()}
+	var st apierrors.APIStatus
+	if errors.As(refusal, &st) && st.Status().Message != "" {
+		f.Message = st.Status().Message // what client-go's StatusError prints, whatever wraps it here
+	}
+	if f.Message == "" {
+		f.Message = "unknown error"
+	}
+	*failures = append(*failures, f)
+	next, err := replan(ctx, *failures)
+	if err != nil {
+		return nil, err
+	}
+	if next.Error != nil && next.Error.Code != abi.CodeSyncFailed {
+		return nil, fmt.Errorf("the module refused the write failures: %w", next.Error)
+	}
+	if len(next.Actions) <= i {
+		return nil, fmt.Errorf("its plan has %d actions, not the %d already issued", len(next.Actions), i+1)
+	}
+	for k := 0; k < i; k++ {
+		if !sameAction(&cur.Actions[k], &next.Actions[k]) {
+			return nil, fmt.Errorf("its plan's action %d is not the one issued", k)
+		}
+	}
+	want := cur.Actions[i]
+	want.Error = f.Message
+	if !sameAction(&want, &next.Actions[i]) {
+		return nil, fmt.Errorf("its plan's action %d is not the refused write with the API server's answer", i)
+	}
+	if err := firewall.Check(scope, next); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+func sameAction(a, b *abi.Action) bool {
+	return a.Verb == b.Verb && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name &&
+		a.PatchType == b.PatchType && a.Error == b.Error && bytes.Equal(a.Object, b.Object) && bytes.Equal(a.Patch, b.Patch)
 }
 
 func outcomeOf(a *abi.Action, err error) Outcome {

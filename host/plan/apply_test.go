@@ -75,9 +75,9 @@ func TestApplyIssuesEveryActionInOrder(t *testing.T) {
 	// Action 0 is a revision create the plan predicts to be AlreadyExists; action 2 deletes web-2.
 	w := &fakeWriter{answers: map[int]error{0: apierrors.NewAlreadyExists(revisions, p.Actions[0].Name)}}
 	var rs []plan.Result
-	n, err := plan.Apply(context.Background(), scope, p, w, func(r plan.Result) { rs = append(rs, r) })
-	if err != nil || n != len(p.Actions) {
-		t.Fatalf("n=%d err=%v", n, err)
+	a, err := plan.Apply(context.Background(), scope, p, w, plan.Options{Each: func(r plan.Result) { rs = append(rs, r) }})
+	if err != nil || a.Issued != len(p.Actions) {
+		t.Fatalf("issued=%d err=%v", a.Issued, err)
 	}
 	want := []plan.Outcome{plan.FailedAsPlanned, plan.Succeeded, plan.Succeeded, plan.Succeeded}
 	if got := outcomes(rs); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[3] != want[3] {
@@ -99,10 +99,10 @@ func TestApplyStopsAtFirstUnexpectedFailure(t *testing.T) {
 		1: apierrors.NewInternalError(errors.New("etcd is down")),
 	}}
 	var rs []plan.Result
-	n, err := plan.Apply(context.Background(), scope, p, w, func(r plan.Result) { rs = append(rs, r) })
+	a, err := plan.Apply(context.Background(), scope, p, w, plan.Options{Each: func(r plan.Result) { rs = append(rs, r) }})
 	var we *plan.WriteError
-	if !errors.As(err, &we) || we.Index != 1 || n != 2 || !apierrors.IsInternalError(err) {
-		t.Fatalf("n=%d err=%v: want a WriteError at action 1 wrapping the API error", n, err)
+	if !errors.As(err, &we) || we.Index != 1 || a.Issued != 2 || !apierrors.IsInternalError(err) {
+		t.Fatalf("issued=%d err=%v: want a WriteError at action 1 wrapping the API error", a.Issued, err)
 	}
 	if len(w.writes) != 2 || len(rs) != 2 || rs[1].Outcome != plan.Failed {
 		t.Fatalf("writes %v results %v: nothing is issued after the failure", w.writes, outcomes(rs))
@@ -112,10 +112,10 @@ func TestApplyStopsAtFirstUnexpectedFailure(t *testing.T) {
 func TestApplyStopsWhenAPredictedRejectionDoesNotCome(t *testing.T) {
 	scope, p := conformanceCase(t, "history/ordered-collision-count-0")
 	w := &fakeWriter{} // the revision create succeeds: the snapshot was stale
-	n, err := plan.Apply(context.Background(), scope, p, w, nil)
+	a, err := plan.Apply(context.Background(), scope, p, w, plan.Options{})
 	var we *plan.WriteError
-	if !errors.As(err, &we) || we.Index != 0 || n != 1 || len(w.writes) != 1 {
-		t.Fatalf("n=%d writes=%v err=%v", n, w.writes, err)
+	if !errors.As(err, &we) || we.Index != 0 || a.Issued != 1 || len(w.writes) != 1 {
+		t.Fatalf("issued=%d writes=%v err=%v", a.Issued, w.writes, err)
 	}
 }
 
@@ -128,14 +128,14 @@ func TestApplyIgnoresWhatUpstreamIgnores(t *testing.T) {
 	} {
 		w := &fakeWriter{answers: map[int]error{0: release, 1: apierrors.NewAlreadyExists(pods, "web-2")}}
 		var rs []plan.Result
-		n, err := plan.Apply(context.Background(), scope, p, w, func(r plan.Result) { rs = append(rs, r) })
-		if err != nil || n != len(p.Actions) || rs[0].Outcome != plan.Ignored || rs[0].Err == nil {
-			t.Fatalf("release answered %v: n=%d err=%v outcomes %v", release, n, err, outcomes(rs))
+		a, err := plan.Apply(context.Background(), scope, p, w, plan.Options{Each: func(r plan.Result) { rs = append(rs, r) }})
+		if err != nil || a.Issued != len(p.Actions) || rs[0].Outcome != plan.Ignored || rs[0].Err == nil {
+			t.Fatalf("release answered %v: issued=%d err=%v outcomes %v", release, a.Issued, err, outcomes(rs))
 		}
 	}
 	// A conflict on the release is not ignored.
 	w := &fakeWriter{answers: map[int]error{0: apierrors.NewConflict(pods, "web-2", errors.New("x"))}}
-	if _, err := plan.Apply(context.Background(), scope, p, w, nil); !apierrors.IsConflict(err) {
+	if _, err := plan.Apply(context.Background(), scope, p, w, plan.Options{}); !apierrors.IsConflict(err) {
 		t.Fatalf("err=%v, want the Conflict", err)
 	}
 }
@@ -143,13 +143,13 @@ func TestApplyIgnoresWhatUpstreamIgnores(t *testing.T) {
 func TestApplyRechecksBeforeTheFirstAdoption(t *testing.T) {
 	scope, p := conformanceCase(t, "ownership/ordered-orphan-pods-template-changed") // three adoptions first
 	w := &fakeWriter{}
-	if _, err := plan.Apply(context.Background(), scope, p, w, nil); err != nil || w.canAdoptCalls != 1 {
+	if _, err := plan.Apply(context.Background(), scope, p, w, plan.Options{}); err != nil || w.canAdoptCalls != 1 {
 		t.Fatalf("err=%v CanAdopt calls=%d (want 1: once per plan)", err, w.canAdoptCalls)
 	}
 	refused := &fakeWriter{adoptErr: errors.New("the set is being deleted")}
-	n, err := plan.Apply(context.Background(), scope, p, refused, nil)
-	if !errors.Is(err, plan.ErrAdoptionRefused) || n != 0 || len(refused.writes) != 0 {
-		t.Fatalf("n=%d writes=%v err=%v: a refused adoption sends nothing", n, refused.writes, err)
+	a, err := plan.Apply(context.Background(), scope, p, refused, plan.Options{})
+	if !errors.Is(err, plan.ErrAdoptionRefused) || a.Issued != 0 || len(refused.writes) != 0 {
+		t.Fatalf("issued=%d writes=%v err=%v: a refused adoption sends nothing", a.Issued, refused.writes, err)
 	}
 }
 
@@ -157,10 +157,10 @@ func TestApplyRunsTheFirewallFirst(t *testing.T) {
 	scope, p := conformanceCase(t, "ownership/ordered-orphan-pods-template-changed")
 	p.Actions = append(p.Actions, abi.Action{Verb: abi.VerbDelete, Kind: abi.KindPod, Namespace: scope.Namespace, Name: "someone-elses-pod"})
 	w := &fakeWriter{}
-	n, err := plan.Apply(context.Background(), scope, p, w, nil)
+	a, err := plan.Apply(context.Background(), scope, p, w, plan.Options{})
 	var refused *firewall.RefusedError
-	if !errors.As(err, &refused) || n != 0 || len(w.writes) != 0 || w.canAdoptCalls != 0 {
-		t.Fatalf("n=%d writes=%v err=%v: a refused plan writes nothing", n, w.writes, err)
+	if !errors.As(err, &refused) || a.Issued != 0 || len(w.writes) != 0 || w.canAdoptCalls != 0 {
+		t.Fatalf("issued=%d writes=%v err=%v: a refused plan writes nothing", a.Issued, w.writes, err)
 	}
 }
 
@@ -181,13 +181,13 @@ func TestApplyRechecksBeforeAClaimGetsTheSetAsOwner(t *testing.T) {
 		t.Fatalf("the first action %s %s does not add the set as owner", p.Actions[0].Verb, p.Actions[0].Name)
 	}
 	w := &fakeWriter{}
-	if _, err := plan.Apply(context.Background(), scope, p, w, nil); err != nil || w.canAdoptCalls != 1 {
+	if _, err := plan.Apply(context.Background(), scope, p, w, plan.Options{}); err != nil || w.canAdoptCalls != 1 {
 		t.Fatalf("err=%v CanAdopt calls=%d (want 1)", err, w.canAdoptCalls)
 	}
 	refused := &fakeWriter{adoptErr: errors.New("the set is being deleted")}
-	n, err := plan.Apply(context.Background(), scope, p, refused, nil)
-	if !errors.Is(err, plan.ErrAdoptionRefused) || n != 0 || len(refused.writes) != 0 {
-		t.Fatalf("n=%d writes=%v err=%v: a claim must not get a set being deleted as owner", n, refused.writes, err)
+	a, err := plan.Apply(context.Background(), scope, p, refused, plan.Options{})
+	if !errors.Is(err, plan.ErrAdoptionRefused) || a.Issued != 0 || len(refused.writes) != 0 {
+		t.Fatalf("issued=%d writes=%v err=%v: a claim must not get a set being deleted as owner", a.Issued, refused.writes, err)
 	}
 	// The reverse change (the set's reference removed): no re-check.
 	scope2, p2 := conformanceCase(t, "pvc/ordered-retention-delete-delete-to-retain-retain")

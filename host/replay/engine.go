@@ -16,10 +16,15 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
-// Reconciler runs one controller sync: *wasm.Module is one. It must not keep snapshot after it returns:
-// the replay writes the next sync's snapshot into the same buffer.
-type Reconciler interface {
-	Reconcile(ctx context.Context, snapshot []byte) ([]byte, error)
+// Reconciler runs one controller sync (host/plan's): *wasm.Module is one. It must not keep snapshot after
+// it returns: the replay writes the next sync's snapshot into the same buffer.
+type Reconciler = hostplan.Reconciler
+
+// describesWriteFailures reports whether a module reads writeFailures (its describe says so; a
+// *wasm.Module tells).
+func describesWriteFailures(m Reconciler) bool {
+	d, ok := m.(interface{ Describe() abi.Describe })
+	return ok && d.Describe().WriteFailures
 }
 
 // Options configure a replay.
@@ -597,18 +602,8 @@ func (e *engine) sync() (syncResult, error) {
 	if err != nil {
 		return res, &InvalidWorldError{Err: fmt.Errorf("step %d: %w", len(e.tl.Steps), err)}
 	}
-	raw, err := module.Reconcile(e.ctx, snap)
-	if err != nil {
-		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
-	}
-	plan, err := hostplan.Decode(raw)
-	if err != nil {
-		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
-	}
-	if plan.Error != nil && plan.Error.Code != abi.CodeSyncFailed {
-		return res, &RejectedError{Step: len(e.tl.Steps), Plan: plan.Error}
-	}
-	// The controller's applier, firewall included: a plan that writes outside its set is not carried out.
+	// The controller's sync step, firewall and applier included: a plan that writes outside its set is not
+	// carried out.
 	scope, err := e.scope()
 	if err != nil {
 		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
@@ -622,50 +617,68 @@ func (e *engine) sync() (syncResult, error) {
 		Trigger: e.triggers,
 		World:   e.api.takeNotes(),
 		Pods:    e.podStates(),
-		Plan:    raw,
-		Requeue: plan.RequeueAfterSeconds,
+	}
+	e.labelRevisions()
+	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
+	var recorded []abi.Event
+	var results []hostplan.Result
+	run := hostplan.Step{Module: module, Snapshot: snap, WriteFailures: describesWriteFailures(module), Scope: scope, Writer: w,
+		Set: jsonobj.GetStr(w.set, "metadata.name"),
+		Each: func(r hostplan.Result) {
+			recorded = append(recorded, r.Events...)
+			results = append(results, r)
+			if r.Outcome == hostplan.Succeeded {
+				res.wrote = true
+			}
+		}}
+	out, err := run.Run(e.ctx)
+	var (
+		moduleErr *hostplan.ModuleError
+		badPlan   *hostplan.InvalidError
+		rejected  *hostplan.RejectedError
+		refused   *firewall.RefusedError
+		stopped   *hostplan.WriteError
+	)
+	switch {
+	case errors.As(err, &moduleErr), errors.As(err, &badPlan), errors.As(err, &refused):
+		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
+	case errors.As(err, &rejected):
+		return res, &RejectedError{Step: len(e.tl.Steps), Plan: rejected.Err}
+	case err != nil && !errors.As(err, &stopped):
+		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
+	}
+	plan := out.Plan
+	step.Plan, step.Requeue = out.FirstRaw, plan.RequeueAfterSeconds
+	if out.Replans > 0 {
+		step.Replanned = out.Raw
 	}
 	e.triggers = nil
-	e.labelRevisions()
 	step.Actions = make([]ActionRecord, len(plan.Actions))
 	for i, a := range plan.Actions {
 		step.Actions[i] = e.describe(a)
 	}
-	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
-	events := hostplan.NewEvents(plan, jsonobj.GetStr(w.set, "metadata.name"))
-	var recorded []abi.Event
-	issued, err := hostplan.Apply(e.ctx, scope, plan, w, func(r hostplan.Result) {
-		recorded = append(recorded, events.After(r)...)
+	for _, r := range results {
 		rec := &step.Actions[r.Index]
 		switch {
-		case r.Outcome == hostplan.Succeeded:
-			res.wrote = true
-		case r.Outcome == hostplan.FailedAsPlanned:
+		case r.Outcome == hostplan.FailedAsPlanned && !r.Reported:
 			rec.Error = r.Action.Error
-		case r.Err != nil:
+		case r.Outcome != hostplan.Succeeded && r.Err != nil:
 			rec.Error = r.Err.Error()
 		}
-	})
-	var refused *firewall.RefusedError
-	var stopped *hostplan.WriteError
-	switch {
-	case errors.As(err, &refused):
-		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
-	case errors.As(err, &stopped):
+	}
+	if stopped != nil {
 		if rec := &step.Actions[stopped.Index]; rec.Error == "" {
 			rec.Error = stopped.Err.Error() // refused adoption, or a predicted rejection that did not come
 		}
-		for i := issued; i < len(step.Actions); i++ {
+		for i := out.Issued; i < len(step.Actions); i++ {
 			if i != stopped.Index {
 				step.Actions[i].Error = "not issued: the sync stopped at an earlier error"
 			}
 		}
-	case err != nil:
-		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
 	}
 	aborted := err != nil
 	e.labelRevisions()
-	for _, ev := range append(recorded, events.AtEnd(err)...) {
+	for _, ev := range append(recorded, out.AtEnd...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
 	}
 	res.actions = len(plan.Actions)

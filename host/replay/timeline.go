@@ -65,7 +65,10 @@ type Step struct {
 	Error     string          `json:"error,omitempty"`
 	Events    []string        `json:"events,omitempty"`
 	Revisions string          `json:"status"` // the set's status after the step, one line
-	Plan      json.RawMessage `json:"plan"`   // the module's plan, as returned
+	Plan      json.RawMessage `json:"plan"`   // the module's plan for the snapshot, as returned
+	// Replanned is the plan carried out when the API server refused a write the plan did not predict and the
+	// module was asked again (abi/README.md, "Writes that failed"); Actions are its writes.
+	Replanned json.RawMessage `json:"replanned,omitempty"`
 }
 
 // PodState is one pod in the grid.

@@ -87,5 +87,8 @@ func conformanceSnapshots(tb testing.TB) []string {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if len(files) == 0 {
+		tb.Fatal("no conformance snapshots under testdata/conformance")
+	}
 	return files
 }

@@ -48,6 +48,21 @@ func Load(fsys fs.FS, root string) ([]Case, error) {
 	return cases, err
 }
 
+// GroupWriteFailures is the group of cases whose snapshots carry writeFailures: only a module whose describe
+// says writeFailures is held to them (another plans as if every write had succeeded).
+const GroupWriteFailures = "write-failures"
+
+// WithoutWriteFailures is cases less the GroupWriteFailures group.
+func WithoutWriteFailures(cases []Case) []Case {
+	out := make([]Case, 0, len(cases))
+	for _, c := range cases {
+		if !strings.HasPrefix(c.Name, GroupWriteFailures+"/") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Check returns "" when plan is the case's expected plan, else where they differ.
 func (c Case) Check(plan []byte) string {
 	return jsoncmp.Diff(c.Plan, plan)
