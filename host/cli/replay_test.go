@@ -221,7 +221,7 @@ spec:
 		t.Fatal(err)
 	}
 	code, out, errs := run(t, "", "preview", "-f", edit, "--scenario", limited)
-	if code != ExitUsage || !strings.Contains(errs, "stopped at its limit (step limit (4) reached) before it settled") {
+	if code != ExitUsage || !strings.Contains(errs, "stopped at its limit (step limit (4 syncs) reached; the set's status: ") {
 		t.Errorf("preview from a scenario stopped at its limit: exit %d\n%s%s", code, out, errs)
 	}
 	if code, out, errs := run(t, "", "preview", "-f", edit, "--scenario", "../../testdata/scenarios/rolling-update.yaml"); code != 0 {

@@ -157,7 +157,7 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 		return nil, fmt.Errorf("encoding %s %s/%s: %w", target.Kind, set.Namespace, set.Name, err)
 	}
 	if target.Custom {
-		if setJSON, err = customSetJSON(setJSON); err != nil {
+		if setJSON, err = customSetJSON(setJSON, kube.GatesOf(features)); err != nil {
 			return nil, err
 		}
 	}
@@ -246,13 +246,13 @@ func (e *InvalidSetError) Unwrap() error { return e.Err }
 // customSetJSON is a custom target's set as kube-apiserver would store the same manifest as an apps/v1
 // StatefulSet: defaulted (kube.DefaultStatefulSet, so the revision hash of its template, and with it every
 // revision name, is the apps/v1 one), and refused (*InvalidSetError) where apps/v1 validation refuses it.
-func customSetJSON(setJSON []byte) ([]byte, error) {
+func customSetJSON(setJSON []byte, gates kube.Gates) ([]byte, error) {
 	set, err := jsonobj.DecodeObj(setJSON)
 	if err != nil {
 		return nil, err
 	}
 	kube.DefaultStatefulSet(set)
-	if err := kube.ValidateStatefulSet(set); err != nil {
+	if err := kube.ValidateStatefulSet(set, gates); err != nil {
 		return nil, &InvalidSetError{Err: err}
 	}
 	return json.Marshal(set)

@@ -26,7 +26,7 @@ func TestDefaultingMatchesRealAPIServer(t *testing.T) {
 			switch fx.Kind {
 			case "StatefulSet":
 				DefaultStatefulSet(got)
-				err = ValidateStatefulSet(got)
+				err = ValidateStatefulSet(got, Gates{})
 			case "Pod":
 				err = ValidateObjectMeta("Pod", got)
 				DefaultPod(got, ns)

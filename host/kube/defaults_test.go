@@ -80,7 +80,7 @@ func TestDefaultStatefulSetJSON(t *testing.T) {
 			t.Errorf("%s = %s, want %s", path, got, want)
 		}
 	}
-	if err := ValidateStatefulSet(o); err != nil {
+	if err := ValidateStatefulSet(o, Gates{}); err != nil {
 		t.Errorf("the defaulted set is refused: %v", err)
 	}
 	again, err := DefaultStatefulSetJSON(out)

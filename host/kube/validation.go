@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -78,11 +79,24 @@ func statusError(reason metav1.StatusReason, msg string) *apierrors.StatusError 
 	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: reason, Code: code, Message: msg}}
 }
 
+// Gates are the feature gates kube-apiserver's StatefulSet validation reads (v1.37's defaults: off).
+type Gates struct {
+	// RecreateStrategy is StatefulSetRecreateStrategy: updateStrategy.type Recreate is valid on create (and
+	// on an update, also with the gate off when the set already has it).
+	RecreateStrategy bool
+}
+
+// GatesOf reads the gates from feature-gate overrides (a scenario's features, the controller's
+// --feature-gates).
+func GatesOf(features map[string]bool) Gates {
+	return Gates{RecreateStrategy: features[abi.GateStatefulSetRecreateStrategy]}
+}
+
 // ValidateStatefulSet refuses a StatefulSet the API server would refuse on create (ValidateStatefulSetSpec
 // of v1.37, its checks in its order, for the fields the controller reads), o defaulted (DefaultStatefulSet)
 // as the API server validates what it stores. The messages are kube-apiserver's; e2e/validation_test.go
 // compares them with the real one.
-func ValidateStatefulSet(o jsonobj.Obj) error {
+func ValidateStatefulSet(o jsonobj.Obj, g Gates) error {
 	if err := strictFields(o); err != nil {
 		return err
 	}
@@ -91,7 +105,7 @@ func ValidateStatefulSet(o jsonobj.Obj) error {
 	for _, msg := range validation.IsDNS1123Subdomain(name) { // ValidateObjectMeta's name check comes first
 		errs = append(errs, invalidValue("metadata.name", name, msg))
 	}
-	return invalidSet(name, append(errs, specErrors(o)...))
+	return invalidSet(name, append(errs, specErrors(o, g.RecreateStrategy)...))
 }
 
 // strictFields refuses fields apps/v1 does not have, as kube-apiserver does with strict field validation
@@ -119,11 +133,11 @@ func strictFields(o jsonobj.Obj) error {
 // ValidateStatefulSetUpdate is ValidateStatefulSet plus ValidateStatefulSetUpdate's immutable fields:
 // an update may change only replicas, ordinals, template, updateStrategy, revisionHistoryLimit, the
 // claim retention policy and minReadySeconds.
-func ValidateStatefulSetUpdate(old, o jsonobj.Obj) error {
+func ValidateStatefulSetUpdate(old, o jsonobj.Obj, g Gates) error {
 	if err := strictFields(o); err != nil {
 		return err
 	}
-	errs := specErrors(o)
+	errs := specErrors(o, g.RecreateStrategy || jsonobj.GetStr(old, "spec.updateStrategy.type") == "Recreate")
 	for _, f := range []string{"selector", "volumeClaimTemplates", "serviceName", "podManagementPolicy"} {
 		path := "spec." + f
 		nv, ov := jsonobj.Get(o, path), jsonobj.Get(old, path)
@@ -157,12 +171,12 @@ func claimTemplatesForCompare(v any) []any {
 	return out
 }
 
-func specErrors(o jsonobj.Obj) []fieldError {
+func specErrors(o jsonobj.Obj, allowRecreate bool) []fieldError {
 	var errs []fieldError
 	if p := jsonobj.GetStr(o, "spec.podManagementPolicy"); p != "OrderedReady" && p != "Parallel" {
 		errs = append(errs, invalidValue("spec.podManagementPolicy", p, "must be 'OrderedReady' or 'Parallel'"))
 	}
-	errs = append(errs, updateStrategyErrors(o)...)
+	errs = append(errs, updateStrategyErrors(o, allowRecreate)...)
 	for _, k := range []string{"whenDeleted", "whenScaled"} {
 		path := "spec.persistentVolumeClaimRetentionPolicy." + k
 		if v := jsonobj.GetStr(o, path); v != "Retain" && v != "Delete" {
@@ -186,7 +200,7 @@ func specErrors(o jsonobj.Obj) []fieldError {
 
 var percentPattern = regexp.MustCompile(`^[0-9]+%$`)
 
-func updateStrategyErrors(o jsonobj.Obj) []fieldError {
+func updateStrategyErrors(o jsonobj.Obj, allowRecreate bool) []fieldError {
 	us := jsonobj.GetObj(o, "spec.updateStrategy")
 	ru, hasRU := us["rollingUpdate"].(jsonobj.Obj)
 	switch jsonobj.GetStr(us, "type") {
@@ -207,14 +221,22 @@ func updateStrategyErrors(o jsonobj.Obj) []fieldError {
 			return []fieldError{invalidValue("spec.updateStrategy.rollingUpdate", rollingUpdateStruct(ru), "only allowed for updateStrategy 'RollingUpdate'")}
 		}
 		return nil
-	default:
-		r := rawValue("null")
-		if hasRU {
-			r = rollingUpdateStruct(ru)
-		}
-		return []fieldError{invalidValue("spec.updateStrategy", rawValue(fmt.Sprintf(`{"Type":%s,"RollingUpdate":%s}`, renderValue(jsonobj.GetStr(us, "type")), r)),
-			"must be 'RollingUpdate' or 'OnDelete'")}
 	}
+	if jsonobj.GetStr(us, "type") == "Recreate" && allowRecreate {
+		if hasRU {
+			return []fieldError{invalidValue("spec.updateStrategy.rollingUpdate", rollingUpdateStruct(ru), "only allowed for updateStrategy 'RollingUpdate'")}
+		}
+		return nil
+	}
+	r := rawValue("null")
+	if hasRU {
+		r = rollingUpdateStruct(ru)
+	}
+	valid := "must be 'RollingUpdate' or 'OnDelete'"
+	if allowRecreate {
+		valid = "must be 'RollingUpdate', 'OnDelete', or 'Recreate'"
+	}
+	return []fieldError{invalidValue("spec.updateStrategy", rawValue(fmt.Sprintf(`{"Type":%s,"RollingUpdate":%s}`, renderValue(jsonobj.GetStr(us, "type")), r)), valid)}
 }
 
 // rollingUpdateStruct renders rollingUpdate as the API server prints its internal struct.

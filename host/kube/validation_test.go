@@ -54,7 +54,7 @@ func TestCreateValidationIsTheAPIServers(t *testing.T) {
 			o, _ := jsonobj.DecodeObj([]byte(validSet))
 			c.edit(o)
 			DefaultStatefulSet(o)
-			checkAnswer(t, ValidateStatefulSet(o), c.reason, c.want)
+			checkAnswer(t, ValidateStatefulSet(o, Gates{}), c.reason, c.want)
 		})
 	}
 }
@@ -86,7 +86,7 @@ func TestUpdateValidation(t *testing.T) {
 			o := jsonobj.CloneObj(old)
 			c.edit(o)
 			DefaultStatefulSet(o)
-			checkAnswer(t, ValidateStatefulSetUpdate(old, o), metav1.StatusReasonInvalid, c.want)
+			checkAnswer(t, ValidateStatefulSetUpdate(old, o, Gates{}), metav1.StatusReasonInvalid, c.want)
 		})
 	}
 }
@@ -98,4 +98,33 @@ func TestValidateObjectMeta(t *testing.T) {
 	bad := jsonobj.Obj{"metadata": jsonobj.Obj{"name": "web-0", "labels": jsonobj.Obj{"app": "-web"}}}
 	checkAnswer(t, ValidateObjectMeta("Pod", bad), metav1.StatusReasonInvalid,
 		`Pod "web-0" is invalid: metadata.labels: Invalid value: "-web": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`)
+}
+
+// updateStrategy.type Recreate: kube-apiserver v1.37 accepts it on create only with StatefulSetRecreateStrategy
+// on, and on an update also with the gate off when the set already has it (AllowStatefulSetRecreateStrategy:
+// the gate, or the old set's type); the refusal lists Recreate among the valid values when the gate is on.
+func TestRecreateStrategyFollowsItsGate(t *testing.T) {
+	recreate := func(o jsonobj.Obj) {
+		jsonobj.Set(o, "spec.updateStrategy", jsonobj.Obj{"type": "Recreate"})
+	}
+	set := func(edit func(jsonobj.Obj)) jsonobj.Obj {
+		o, _ := jsonobj.DecodeObj([]byte(validSet))
+		if edit != nil {
+			edit(o)
+		}
+		DefaultStatefulSet(o)
+		return o
+	}
+	const off = `StatefulSet.apps "web" is invalid: spec.updateStrategy: Invalid value: {"Type":"Recreate","RollingUpdate":null}: must be 'RollingUpdate' or 'OnDelete'`
+	checkAnswer(t, ValidateStatefulSet(set(recreate), Gates{}), metav1.StatusReasonInvalid, off)
+	checkAnswer(t, ValidateStatefulSet(set(recreate), Gates{RecreateStrategy: true}), "", "")
+	checkAnswer(t, ValidateStatefulSet(set(func(o jsonobj.Obj) {
+		jsonobj.Set(o, "spec.updateStrategy", jsonobj.Obj{"type": "Recreate", "rollingUpdate": jsonobj.Obj{"partition": jsonobj.Num(1)}})
+	}), Gates{RecreateStrategy: true}), metav1.StatusReasonInvalid,
+		`StatefulSet.apps "web" is invalid: spec.updateStrategy.rollingUpdate: Invalid value: {"Partition":1,"MaxUnavailable":null}: only allowed for updateStrategy 'RollingUpdate'`)
+	checkAnswer(t, ValidateStatefulSet(set(func(o jsonobj.Obj) { jsonobj.Set(o, "spec.updateStrategy", jsonobj.Obj{"type": "Fast"}) }), Gates{RecreateStrategy: true}),
+		metav1.StatusReasonInvalid, `StatefulSet.apps "web" is invalid: spec.updateStrategy: Invalid value: {"Type":"Fast","RollingUpdate":null}: must be 'RollingUpdate', 'OnDelete', or 'Recreate'`)
+	// updates with the gate off: a set that has Recreate keeps it; one that has not cannot get it
+	checkAnswer(t, ValidateStatefulSetUpdate(set(recreate), set(recreate), Gates{}), "", "")
+	checkAnswer(t, ValidateStatefulSetUpdate(set(nil), set(recreate), Gates{}), metav1.StatusReasonInvalid, off)
 }

@@ -96,7 +96,7 @@ type Applied struct {
 // in order, each reported to opts.Each, until one fails unexpectedly:
 //   - an action carrying an error (the module predicted the rejection from the snapshot, e.g.
 //     AlreadyExists) is issued, and its rejection is expected; if it succeeds, the snapshot was stale
-//     and the plan stops;
+//     and the plan stops, except for a pod delete (upstream takes its NotFound as success);
 //   - a refusal the plan did not predict goes back to the module (opts.Replan): its new plan, checked to be
 //     the same sync up to that write and held to the firewall, is carried on from the next write; without
 //     Replan, a patch rejected as upstream's ControllerRefManager ignores is ignored (ignorable), and any
@@ -203,6 +203,11 @@ func outcomeOf(a *abi.Action, err error) Outcome {
 	switch {
 	case a.Error != "" && err != nil:
 		return FailedAsPlanned
+	case a.Error != "" && a.Verb == abi.VerbDelete && a.Kind == abi.KindPod:
+		// DeleteStatefulPod takes NotFound (all a plan predicts for a pod delete) and success alike: a pod
+		// deleted twice in one sync is still there, terminating, on a real API server, and upstream's sync
+		// goes on the same either way
+		return Succeeded
 	case a.Error != "":
 		return Failed // predicted a rejection that did not come
 	case err == nil:

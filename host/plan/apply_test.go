@@ -197,3 +197,24 @@ func TestApplyRechecksBeforeAClaimGetsTheSetAsOwner(t *testing.T) {
 		}
 	}
 }
+
+// A pod deleted twice in one sync (a Failed pod, then the rolling update's pick of it): upstream's plan
+// predicts NotFound for the second delete, but a real API server still has the pod (terminating) and
+// answers 200. DeleteStatefulPod takes both alike, so the sync goes on: the next delete and the status.
+func TestApplyCarriesOnWhenAPodDeletePredictedNotFoundSucceeds(t *testing.T) {
+	scope, p := conformanceCase(t, "pod-states/parallel-update-mu2-failed-web-1")
+	if a := p.Actions[2]; a.Verb != abi.VerbDelete || a.Kind != abi.KindPod || a.Error == "" {
+		t.Fatalf("action 2 is %+v, want a pod delete predicted NotFound", a)
+	}
+	w := &fakeWriter{} // every write succeeds, the second delete too
+	var rs []plan.Result
+	a, err := plan.Apply(context.Background(), scope, p, w, plan.Options{Each: func(r plan.Result) { rs = append(rs, r) }})
+	if err != nil || a.Issued != len(p.Actions) || rs[2].Outcome != plan.Succeeded {
+		t.Fatalf("err=%v issued=%d outcomes %v: want the whole plan carried out", err, a.Issued, outcomes(rs))
+	}
+	// any other predicted rejection that does not come still stops the plan (the snapshot was stale)
+	scope, p = conformanceCase(t, "history/ordered-collision-count-0")
+	if _, err := plan.Apply(context.Background(), scope, p, &fakeWriter{}, plan.Options{}); err == nil {
+		t.Fatal("a revision create predicted AlreadyExists succeeded and the plan went on")
+	}
+}

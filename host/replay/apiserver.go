@@ -80,6 +80,9 @@ func (a *ids) resourceVersion() string {
 // pods, ControllerRevisions and PVCs and applies writes with the semantics kube-apiserver has for
 // them (metadata assignment, preconditions, the status subresource, graceful pod deletion).
 type APIServer struct {
+	// Gates are the feature gates its StatefulSet validation reads (the world's features).
+	Gates kube.Gates
+
 	ns    string
 	clock *Clock
 	ids   ids
@@ -173,7 +176,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 			return apiErr("AlreadyExists", "statefulsets.apps %q already exists", name)
 		}
 		kube.DefaultStatefulSet(o)
-		if err := apiAnswer(kube.ValidateStatefulSet(o)); err != nil {
+		if err := apiAnswer(kube.ValidateStatefulSet(o, s.Gates)); err != nil {
 			return err
 		}
 		s.stamp(o)
@@ -235,7 +238,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	switch kind {
 	case kindSet:
 		kube.DefaultStatefulSet(o)
-		if err := apiAnswer(kube.ValidateStatefulSetUpdate(old, o)); err != nil {
+		if err := apiAnswer(kube.ValidateStatefulSetUpdate(old, o, s.Gates)); err != nil {
 			return err
 		}
 		o["status"] = jsonobj.Clone(old["status"])

@@ -66,8 +66,10 @@ func (b Budget) spent(syncs int, longest time.Duration) (string, bool) {
 }
 
 // Defaults for Limits: the larger of a floor and an allowance per replica of the set as it is now,
-// so a rollout of any size replays to completion by default (an OrderedReady rollout takes about
-// three syncs and a few tick or kubelet delays per pod; creation one sync per pod).
+// counted from the last change of the world (the start, or a user event), so that each change gets a
+// whole rollout of the set, however many a scenario makes (an OrderedReady rollout takes about five syncs
+// and a few tick or kubelet delays per pod; creation about three). Limits a scenario sets count from its
+// start.
 const (
 	DefaultMaxSteps    = 2000
 	DefaultMaxDuration = 6 * time.Hour
@@ -103,6 +105,7 @@ type engine struct {
 
 	next       int       // index of the next user event
 	lastEvent  time.Time // when the previous event happened
+	eventStep  int       // the steps taken before it (the default limits count from there)
 	settledAt  *time.Time
 	eventDue   *time.Time // due time of events[next] once known
 	newSegment bool
@@ -206,13 +209,14 @@ func (e *engine) initWorld() error {
 		}
 	}
 	kube.DefaultStatefulSet(ss)
-	if err := apiAnswer(kube.ValidateStatefulSet(ss)); err != nil {
+	if err := apiAnswer(kube.ValidateStatefulSet(ss, kube.GatesOf(e.sc.Features))); err != nil {
 		return &InvalidWorldError{Err: err}
 	}
 	jsonobj.SetDefault(ss, "apiVersion", "apps/v1")
 	jsonobj.SetDefault(ss, "kind", "StatefulSet")
 	ns := jsonobj.GetStr(ss, "metadata.namespace")
 	e.api = NewAPIServer(ns, e.clock)
+	e.api.Gates = kube.GatesOf(e.sc.Features)
 	// What the manifest says stands; only what it leaves out is made up.
 	md := jsonobj.Ensure(ss, "metadata")
 	jsonobj.SetDefault(md, "uid", initialUID(kindSet, jsonobj.GetStr(md, "name")))
@@ -258,7 +262,7 @@ func (e *engine) loadSnapshot(s Obj) error {
 	// on a defaulted copy, as the API server validates what it stores, and the world is left as given.
 	check := jsonobj.CloneObj(ss)
 	kube.DefaultStatefulSet(check)
-	if err := apiAnswer(kube.ValidateStatefulSet(check)); err != nil {
+	if err := apiAnswer(kube.ValidateStatefulSet(check, kube.GatesOf(e.sc.Features))); err != nil {
 		return &InvalidWorldError{Err: fmt.Errorf("the snapshot's StatefulSet: %w", err)}
 	}
 	ns := jsonobj.GetStr(ss, "metadata.namespace")
@@ -267,6 +271,7 @@ func (e *engine) loadSnapshot(s Obj) error {
 		jsonobj.Ensure(ss, "metadata")["namespace"] = ns
 	}
 	e.api = NewAPIServer(ns, e.clock)
+	e.api.Gates = kube.GatesOf(e.sc.Features)
 	e.api.set = ss
 	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
 		for _, v := range jsonobj.GetArr(s, key) {
@@ -398,8 +403,7 @@ func (e *engine) runDelays() error {
 			e.triggers = nil
 		}
 		e.clock.set(*next)
-		if e.clock.Now().Sub(e.start) > e.maxDuration() {
-			e.tl.StopReason = fmt.Sprintf("time limit (%s) reached", fmtDuration(e.maxDuration()))
+		if e.overTime(e.clock.Now()) {
 			return nil
 		}
 	}
@@ -446,11 +450,36 @@ func (e *engine) runTick() error {
 				e.clock.set(t.Add(-tick))
 			}
 		}
-		if e.clock.Now().Add(tick).Sub(e.start) > e.maxDuration() {
-			e.tl.StopReason = fmt.Sprintf("time limit (%s) reached", fmtDuration(e.maxDuration()))
+		if e.overTime(e.clock.Now().Add(tick)) {
 			return nil
 		}
 	}
+}
+
+// overTime reports (and records as the stop reason) whether t is past the time limit.
+func (e *engine) overTime(t time.Time) bool {
+	from, since := e.start, ""
+	if e.sc.Limits.Duration == nil {
+		from, since = e.lastEvent, e.sinceLastChange()
+	}
+	if t.Sub(from) <= e.maxDuration() {
+		return false
+	}
+	e.tl.StopReason = fmt.Sprintf("time limit (%s%s) reached; %s", fmtDuration(e.maxDuration()), since, e.progress())
+	return true
+}
+
+// sinceLastChange words where the default limits count from.
+func (e *engine) sinceLastChange() string {
+	if e.next == 0 {
+		return ""
+	}
+	return " since the last change of the world"
+}
+
+// progress says how far the set got: its status as the controller last wrote it.
+func (e *engine) progress() string {
+	return "the set's status: " + e.statusLine()
 }
 
 func (e *engine) maxDuration() time.Duration {
@@ -464,8 +493,11 @@ func (e *engine) maxSteps() int {
 	if e.sc.Limits.Steps > 0 {
 		return e.sc.Limits.Steps
 	}
-	return max(DefaultMaxSteps, int(e.replicas())*StepsPerReplica)
+	return max(defaultStepsFloor, int(e.replicas())*StepsPerReplica)
 }
+
+// defaultStepsFloor is DefaultMaxSteps (a variable for the test of limits per change).
+var defaultStepsFloor = DefaultMaxSteps
 
 // replicas is the set's spec.replicas now (0 when the set is gone).
 func (e *engine) replicas() int64 {
@@ -474,9 +506,12 @@ func (e *engine) replicas() int64 {
 }
 
 func (e *engine) checkLimits() bool {
-	limit := e.maxSteps()
-	if len(e.tl.Steps) >= limit {
-		e.tl.StopReason = fmt.Sprintf("step limit (%d) reached", limit)
+	limit, taken, since := e.maxSteps(), len(e.tl.Steps), ""
+	if e.sc.Limits.Steps == 0 {
+		taken, since = taken-e.eventStep, e.sinceLastChange()
+	}
+	if taken >= limit {
+		e.tl.StopReason = fmt.Sprintf("step limit (%d syncs%s) reached; %s", limit, since, e.progress())
 		return true
 	}
 	now := time.Now()
@@ -531,7 +566,7 @@ func (e *engine) fireEvents(now time.Time) error {
 		ev := e.sc.Events[e.next]
 		e.next++
 		e.eventDue = nil
-		e.lastEvent = now
+		e.lastEvent, e.eventStep = now, len(e.tl.Steps)
 		if err := e.applyEvent(ev); err != nil {
 			var world *InvalidWorldError
 			if errors.As(err, &world) {
@@ -797,7 +832,7 @@ func (e *engine) applyEvent(ev Event) error {
 		delete(o, "status")
 		check := jsonobj.CloneObj(o) // refused as a create is refused, before anything is orphaned
 		kube.DefaultStatefulSet(check)
-		if err := apiAnswer(kube.ValidateStatefulSet(check)); err != nil {
+		if err := apiAnswer(kube.ValidateStatefulSet(check, api.Gates)); err != nil {
 			return invalidWorld("recreateSet: %v", err)
 		}
 		api.orphanSet()

@@ -82,7 +82,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	check := jsonobj.CloneObj(o)
 	jsonobj.SetDefault(jsonobj.Ensure(check, "metadata"), "name", jsonobj.GetStr(cur, "metadata.name"))
 	kube.DefaultStatefulSet(check)
-	if err := apiAnswer(kube.ValidateStatefulSetUpdate(cur, check)); err != nil {
+	if err := apiAnswer(kube.ValidateStatefulSetUpdate(cur, check, kube.GatesOf(base.Features))); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
 	sc := *base

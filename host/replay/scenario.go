@@ -37,8 +37,8 @@ type Scenario struct {
 
 // Limits stop a replay that would not settle by itself.
 type Limits struct {
-	Steps    int       `json:"steps,omitempty"`    // syncs; default max(2000, 10 per replica)
-	Duration *Duration `json:"duration,omitempty"` // virtual time; default max(6h, 1m per replica)
+	Steps    int       `json:"steps,omitempty"`    // syncs from the start; default max(2000, 10 per replica) from each change of the world
+	Duration *Duration `json:"duration,omitempty"` // virtual time from the start; default max(6h, 1m per replica) from each change
 }
 
 // Event is one thing that happens to the world. Timing: `at` is an offset from the start;
