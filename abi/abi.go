@@ -110,6 +110,9 @@ type Describe struct {
 	// WriteFailures: the module reads the snapshot's writeFailures and plans what upstream does after
 	// those refusals (a host that gets an unexpected refusal asks again instead of stopping there).
 	WriteFailures bool `json:"writeFailures,omitempty"`
+	// UnchangedObjects: a snapshot may name objects of the instance's previous snapshot instead of carrying
+	// them again (Unchanged); a reference the module cannot resolve gets a CodeStaleReference plan.
+	UnchangedObjects bool `json:"unchangedObjects,omitempty"`
 	// Extensions are behaviours beyond upstream the module has, each off unless a set opts in with its
 	// annotation (none: the module's plans are upstream's).
 	Extensions []Extension `json:"extensions,omitempty"`
@@ -147,7 +150,20 @@ const (
 	CodeUnsupportedABI     = "UnsupportedABI"     // snapshot "abi" missing or not Version
 	CodeUnknownFeatureGate = "UnknownFeatureGate" // a gate in "features" the module does not know
 	CodeSyncFailed         = "SyncFailed"         // upstream's sync returned an error; actions still listed
+	CodeStaleReference     = "StaleReference"     // a reference to an object the instance does not hold: send it whole
 )
+
+// Unchanged is what a snapshot carries in place of a pod, revision or claim the same module instance was
+// given in its previous call (only for modules whose describe says unchangedObjects).
+type Unchanged struct {
+	Unchanged ObjectRef `json:"unchanged"`
+}
+
+// ObjectRef names an object by uid and resourceVersion.
+type ObjectRef struct {
+	UID             string `json:"uid"`
+	ResourceVersion string `json:"resourceVersion"`
+}
 
 // Action verbs.
 const (

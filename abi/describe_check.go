@@ -32,7 +32,7 @@ func CheckDescribe(raw []byte) (Describe, error) {
 	sort.Strings(names)
 	for _, k := range names {
 		switch k {
-		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds", "writeFailures", "extensions":
+		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds", "writeFailures", "unchangedObjects", "extensions":
 		default:
 			return d, fmt.Errorf("describe: unknown field %q", k)
 		}
@@ -86,6 +86,11 @@ func CheckDescribe(raw []byte) (Describe, error) {
 	if v, ok := fields["writeFailures"]; ok {
 		if err := strictDecode(v, &d.WriteFailures); err != nil {
 			return d, fmt.Errorf("describe: writeFailures: want a boolean")
+		}
+	}
+	if v, ok := fields["unchangedObjects"]; ok {
+		if err := strictDecode(v, &d.UnchangedObjects); err != nil {
+			return d, fmt.Errorf("describe: unchangedObjects: want a boolean")
 		}
 	}
 	if v, ok := fields["extensions"]; ok {

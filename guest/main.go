@@ -24,6 +24,10 @@ var (
 	outBuf []byte
 )
 
+// objects is what this instance decoded of its previous snapshot's objects: the next snapshot may name
+// them as unchanged (abi/README.md, "Unchanged objects"). One per instance, for both export paths.
+var objects statefulset.ObjectCache
+
 func main() {}
 
 //go:wasmexport describe
@@ -35,7 +39,7 @@ func describe() int32 {
 
 //go:wasmexport reconcile
 func reconcile() int32 {
-	pdk.Output(statefulset.Reconcile(pdk.Input()))
+	pdk.Output(statefulset.ReconcileCached(&objects, pdk.Input()))
 	afterExport()
 	return 0
 }
@@ -59,7 +63,7 @@ func ordinalReconcile(ptr, length uint32) uint64 {
 	if length > 0 && int(length) <= len(inBuf) && ptr == uint32(uintptr(unsafe.Pointer(&inBuf[0]))) {
 		in = inBuf[:length]
 	}
-	outBuf = statefulset.Reconcile(in)
+	outBuf = statefulset.ReconcileCached(&objects, in)
 	inBuf = nil
 	afterExport()
 	return pack(outBuf)

@@ -127,6 +127,9 @@ func Describe() []byte {
 	// writeFailures: a host that gets an unexpected refusal asks again with the snapshot's writeFailures
 	// (write_failures.go)
 	b = append(b, `,"writeFailures":true`...)
+	// unchangedObjects: a snapshot may name an object of the instance's previous snapshot instead of
+	// carrying it again (object_cache.go)
+	b = append(b, `,"unchangedObjects":true`...)
 	return append(appendExtensions(b), '}')
 }
 

@@ -13,27 +13,51 @@ import (
 // an ABI v1 snapshot and returns the plan JSON. It never panics: every failure is an error
 // inside the plan.
 func Reconcile(input []byte) (out []byte) {
+	return ReconcileCached(nil, input)
+}
+
+// ReconcileCached is Reconcile for a module instance that keeps what it decoded between calls: the
+// snapshot's objects may be references to the previous snapshot's (object_cache.go), and cache is left
+// holding this snapshot's objects (emptied when the snapshot is refused). A nil cache is Reconcile.
+func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 	defer func() {
 		if r := recover(); r != nil {
+			if cache != nil {
+				*cache = ObjectCache{}
+			}
 			out = errorPlan(&PlanError{Code: CodeSyncFailed, Message: fmt.Sprint("internal error: ", r)})
 		}
 	}()
+	var prev *ObjectCache
+	if cache != nil {
+		prev = &ObjectCache{}
+		*prev, *cache = *cache, ObjectCache{} // what this call decodes replaces it, or nothing does
+	}
 	root, err := jsonv.Validate(input)
 	if err != nil {
 		return errorPlan(&PlanError{Code: CodeInvalidJSON, Message: err.Error()})
 	}
-	snap, perr := decodeSnapshot(root)
+	snap, next, perr := decodeSnapshotCached(root, prev)
 	if perr != nil {
 		return errorPlan(perr)
 	}
 	if len(snap.WriteFailures) > 0 {
-		p, perr := runWithFailures(root, snap)
+		p, perr := runWithFailures(root, snap, prev)
 		if perr != nil {
 			return errorPlan(perr)
 		}
+		keep(cache, next)
 		return encodePlan(p)
 	}
+	keep(cache, next)
 	return encodePlan(run(snap, nil))
+}
+
+// keep leaves the snapshot's decoded objects in the instance's cache.
+func keep(cache, next *ObjectCache) {
+	if cache != nil && next != nil {
+		*cache = *next
+	}
 }
 
 // syncer is the state of one sync: the snapshot as informers and API server see it, and the

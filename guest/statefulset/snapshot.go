@@ -28,6 +28,7 @@ const (
 	CodeUnsupportedABI     = "UnsupportedABI"
 	CodeUnknownFeatureGate = "UnknownFeatureGate"
 	CodeSyncFailed         = "SyncFailed"
+	CodeStaleReference     = "StaleReference" // a reference to an object the instance does not hold (object_cache.go)
 )
 
 // Well-known label keys and values.
@@ -58,6 +59,7 @@ const (
 // objectMeta holds the metadata fields the controller reads.
 type objectMeta struct {
 	Name, Namespace, UID string
+	ResourceVersion      string // what a reference to the unchanged object names (object_cache.go)
 	Generation           int64
 	Created              time.Time
 	Deleting             bool
@@ -213,12 +215,17 @@ type snapshot struct {
 	EventActions bool
 	// WriteFailures: writes of an earlier plan for this snapshot the API server refused (write_failures.go).
 	WriteFailures []writeFailure
+
+	next *ObjectCache // the snapshot's objects, for the instance's next call (nil: not kept)
 }
 
 // decoder reads typed fields out of the value tree, remembering the first error with its path.
 type decoder struct {
 	err  *PlanError
 	fast bool // skip building error paths (decodeSnapshot re-runs with paths on error)
+	// prev holds the objects of the instance's previous snapshot (references resolve there); next, when
+	// set, collects this snapshot's objects (object_cache.go).
+	prev, next *ObjectCache
 }
 
 func (d *decoder) join(path, key string) string {
@@ -389,14 +396,21 @@ func parseTime(s string) (time.Time, error) {
 // decodeSnapshot validates the snapshot and extracts what the controller reads. Pods, claims and
 // revisions stay text (lazyObject); the set and the small members become trees.
 func decodeSnapshot(root jsonv.Text) (*snapshot, *PlanError) {
-	snap, err := decodeSnapshotWith(root, true)
-	if err != nil && err.Code == CodeInvalidSnapshot {
+	snap, _, err := decodeSnapshotCached(root, nil)
+	return snap, err
+}
+
+// decodeSnapshotCached decodes a snapshot whose objects may be references to prev's (nil: none may be),
+// and returns the cache of its objects for the next call (nil when prev is).
+func decodeSnapshotCached(root jsonv.Text, prev *ObjectCache) (*snapshot, *ObjectCache, *PlanError) {
+	snap, next, err := decodeSnapshotWith(root, true, prev)
+	if err != nil && (err.Code == CodeInvalidSnapshot || err.Code == CodeStaleReference) {
 		// decode again, building paths, to report where
-		if _, perr := decodeSnapshotWith(root, false); perr != nil {
-			return nil, perr
+		if _, _, perr := decodeSnapshotWith(root, false, prev); perr != nil {
+			return nil, nil, perr
 		}
 	}
-	return snap, err
+	return snap, next, err
 }
 
 // textValue is the tree of t, null when t is absent.
@@ -451,7 +465,15 @@ func (d *decoder) arrayText(t jsonv.Text, path string, fn func(i int, v jsonv.Te
 	}
 }
 
-func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
+func decodeSnapshotWith(root jsonv.Text, fast bool, prev *ObjectCache) (*snapshot, *ObjectCache, *PlanError) {
+	snap, err := decodeSnapshotInto(root, fast, prev)
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap, snap.next, nil
+}
+
+func decodeSnapshotInto(root jsonv.Text, fast bool, prev *ObjectCache) (*snapshot, *PlanError) {
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}
@@ -468,8 +490,13 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 	if f, err := strconv.ParseFloat(abi.S, 64); err != nil || f != 1 {
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "unsupported ABI version " + abi.S + "; this module speaks ABI 1"}
 	}
-	d := &decoder{fast: fast}
-	snap := &snapshot{Features: DefaultFeatures()}
+	d := &decoder{fast: fast, prev: prev}
+	if prev == nil {
+		d.prev = &ObjectCache{} // nothing to resolve a reference against
+	} else {
+		d.next = newObjectCache(len(prev.pods), len(prev.revisions), len(prev.claims))
+	}
+	snap := &snapshot{Features: DefaultFeatures(), next: d.next}
 
 	// features
 	if fv := textValue(featuresT); fv.K != jsonv.Null {
@@ -545,7 +572,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 		if d.err != nil {
 			return
 		}
-		p := d.pod(pt, d.index("pods", i))
+		p := d.podAt(pt, d.index("pods", i))
 		if d.err != nil {
 			return
 		}
@@ -563,7 +590,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 		if d.err != nil {
 			return
 		}
-		r := d.revision(rt, d.index("revisions", i))
+		r := d.revisionAt(rt, d.index("revisions", i))
 		if d.err != nil {
 			return
 		}
@@ -582,11 +609,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool) (*snapshot, *PlanError) {
 			return
 		}
 		p := d.index("claims", i)
-		ct = d.objectText(ct, p)
-		c := &claim{lazyObject: lazyObject{src: ct}}
-		var m [1]jsonv.Text
-		ct.MembersInto(podKeys[:1], m[:])
-		c.Meta = d.metaT(m[0], d.join(p, "metadata"), false)
+		c := d.claimAt(ct, p)
 		if d.err != nil {
 			return
 		}

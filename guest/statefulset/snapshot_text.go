@@ -106,19 +106,22 @@ func (d *decoder) stringMapT(t jsonv.Text, base, key string) map[string]string {
 }
 
 // metaKeys are the metadata fields metaT reads, in the order of metaT's indexes.
-var metaKeys = []string{"name", "namespace", "uid", "generation", "creationTimestamp", "annotations", "deletionTimestamp", "labels", "ownerReferences"}
+var metaKeys = []string{"name", "namespace", "uid", "generation", "creationTimestamp", "annotations", "deletionTimestamp", "labels", "ownerReferences", "resourceVersion"}
 
 var refKeys = []string{"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"}
 
 // metaT decodes the metadata the controller reads; full adds generation, creation time and annotations.
 func (d *decoder) metaT(t jsonv.Text, path string, full bool) objectMeta {
 	t = d.objectText(t, path)
-	var f [9]jsonv.Text
+	var f [10]jsonv.Text
 	t.MembersInto(metaKeys, f[:])
 	var m objectMeta
 	m.Name = d.strT(f[0], path, "name")
 	m.Namespace = d.strT(f[1], path, "namespace")
 	m.UID = d.strT(f[2], path, "uid")
+	if textKind(f[9]) == jsonv.String { // read only for references to the object: anything else is none
+		m.ResourceVersion = f[9].Str()
+	}
 	if full {
 		m.Generation, _ = d.integerT(f[3], path, "generation", 64)
 		m.Created, _ = d.timestampT(f[4], path, "creationTimestamp")

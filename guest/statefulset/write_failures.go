@@ -101,13 +101,13 @@ func (s *syncer) answer(predicted error) error {
 // (by the order it was issued in, which canonical ordering keeps in its seq) and the next pass fails it.
 // Every pass decodes the snapshot afresh (decode reads the validated text; a sync may change what it
 // decoded).
-func runWithFailures(root jsonv.Text, first *snapshot) (*plan, *PlanError) {
+func runWithFailures(root jsonv.Text, first *snapshot, prev *ObjectCache) (*plan, *PlanError) {
 	failAt := map[int]error{}
 	snap := first
 	for i, f := range first.WriteFailures {
 		if snap == nil {
 			var perr *PlanError
-			if snap, perr = decodeSnapshot(root); perr != nil {
+			if snap, _, perr = decodeSnapshotCached(root, prev); perr != nil {
 				return nil, perr
 			}
 		}
@@ -125,7 +125,7 @@ func runWithFailures(root jsonv.Text, first *snapshot) (*plan, *PlanError) {
 		}
 		failAt[a.seq] = &apiError{reason: f.Reason, msg: f.Message}
 	}
-	snap, perr := decodeSnapshot(root)
+	snap, _, perr := decodeSnapshotCached(root, prev)
 	if perr != nil {
 		return nil, perr
 	}

@@ -134,7 +134,10 @@ type Controller struct {
 	consistency *consistencyStore
 	// encodeCaches holds each set's EncodeCache (by namespace/name), dropped when the set is gone.
 	encodeCaches sync.Map
-	recorder     record.EventRecorder
+	// sessions holds each set's *wasm.Session on the module it last ran (by namespace/name), so that its
+	// syncs pay to parse what changed; dropped when the set is gone.
+	sessions sync.Map
+	recorder record.EventRecorder
 }
 
 // trimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app),

@@ -19,6 +19,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 // sync runs one sync of the set with the given key. It returns the delay of a
@@ -80,6 +81,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	if apierrors.IsNotFound(err) {
 		c.consistency.Clear(nn, "")
 		c.encodeCaches.Delete(key)
+		c.sessions.Delete(key)
 		c.leftAlone.Delete(key)
 		result = resultNotFound
 		return 0, nil
@@ -169,7 +171,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, err
 	}
 	step := hostplan.Step{
-		Module: module, Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
+		Module: c.sessionFor(key, module), Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
 		Writer: &restWriter{
 			rest: c.rest, target: c.target, snap: snap, ns: ns,
 			wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
@@ -239,6 +241,24 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		requeueAfter = time.Duration(res.Plan.RequeueAfterSeconds * float64(time.Second))
 	}
 	return requeueAfter, nil
+}
+
+// sessionFor is the set's session on module, where the module has sessions (a *wasm.Module: the set's
+// syncs then pay to parse what changed, abi/README.md "Unchanged objects"); a module swapped in starts a
+// new one. The work queue never syncs one set on two workers at once, as a session needs.
+func (c *Controller) sessionFor(key string, module Reconciler) Reconciler {
+	m, ok := module.(*wasm.Module)
+	if !ok {
+		return module
+	}
+	if v, ok := c.sessions.Load(key); ok {
+		if s := v.(*wasm.Session); s.Module() == m {
+			return s
+		}
+	}
+	s := m.NewSession()
+	c.sessions.Store(key, s)
+	return s
 }
 
 // recheckSet is upstream's canAdopt (controller.RecheckDeletionTimestamp with

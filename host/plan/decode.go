@@ -60,7 +60,7 @@ var (
 	kinds      = set(abi.KindPod, abi.KindPersistentVolumeClaim, abi.KindControllerRevision, abi.KindStatefulSet)
 	patchTypes = set("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 	eventTypes = set(abi.EventNormal, abi.EventWarning)
-	errorCodes = set(abi.CodeInvalidJSON, abi.CodeInvalidSnapshot, abi.CodeUnsupportedABI, abi.CodeUnknownFeatureGate, abi.CodeSyncFailed)
+	errorCodes = set(abi.CodeInvalidJSON, abi.CodeInvalidSnapshot, abi.CodeUnsupportedABI, abi.CodeUnknownFeatureGate, abi.CodeSyncFailed, abi.CodeStaleReference)
 )
 
 func set(xs ...string) map[string]bool {

@@ -60,11 +60,14 @@ const simUIDPrefix = "00000000-0000-4000-8000-"
 type ids struct {
 	seq, rv int
 	rvBase  int // 0 means 100000; a world loaded from a snapshot continues above its highest
+	// uidBase: the delays model continues a loaded world's uids above its highest, as an API server never
+	// gives two objects one uid (the tick model restarts at 1, as the harness it is compared with does)
+	uidBase int
 }
 
 func (a *ids) uid() string {
 	a.seq++
-	return fmt.Sprintf("%s%012d", simUIDPrefix, a.seq)
+	return fmt.Sprintf("%s%012d", simUIDPrefix, a.uidBase+a.seq)
 }
 
 func (a *ids) resourceVersion() string {

@@ -7,18 +7,38 @@ import (
 	"hash/fnv"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // Reconciler runs one controller sync (host/plan's): *wasm.Module is one. It must not keep snapshot after
 // it returns: the replay writes the next sync's snapshot into the same buffer.
 type Reconciler = hostplan.Reconciler
+
+// sessionOf is the module's session for this replay's set, where the module has sessions (a *wasm.Module:
+// each sync then pays to parse what changed, abi/README.md "Unchanged objects"); else the module.
+func (e *engine) sessionOf(m Reconciler) Reconciler {
+	wm, ok := m.(*wasm.Module)
+	if !ok {
+		return m
+	}
+	if e.sessions == nil {
+		e.sessions = map[*wasm.Module]*wasm.Session{}
+	}
+	s := e.sessions[wm]
+	if s == nil {
+		s = wm.NewSession()
+		e.sessions[wm] = s
+	}
+	return s
+}
 
 // describesWriteFailures reports whether a module reads writeFailures (its describe says so; a
 // *wasm.Module tells).
@@ -100,6 +120,7 @@ type engine struct {
 
 	requeueAt *time.Time
 	failures  int // consecutive failed syncs, for the rate-limited retry
+	sessions  map[*wasm.Module]*wasm.Session
 	dirty     bool
 	triggers  []string
 
@@ -288,7 +309,32 @@ func (e *engine) loadSnapshot(s Obj) error {
 	}
 	// Continue the resourceVersion sequence above what the snapshot holds.
 	e.api.ids.rvBase = maxResourceVersion(e.api)
+	if e.cfg.Model != ModelTick {
+		e.api.ids.uidBase = maxSimUID(e.api)
+	}
 	return nil
+}
+
+// maxSimUID is the highest uid the replay's own form (simUIDPrefix + a number) that the world holds.
+func maxSimUID(api *APIServer) int {
+	best := 0
+	check := func(o Obj) {
+		var n int
+		if u, ok := strings.CutPrefix(jsonobj.GetStr(o, "metadata.uid"), simUIDPrefix); ok {
+			if _, err := fmt.Sscan(u, &n); err == nil && n > best {
+				best = n
+			}
+		}
+	}
+	if api.set != nil {
+		check(api.set)
+	}
+	for _, m := range api.objs {
+		for _, o := range m {
+			check(o)
+		}
+	}
+	return best
 }
 
 func maxResourceVersion(api *APIServer) int {
@@ -657,7 +703,7 @@ func (e *engine) sync() (syncResult, error) {
 	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
 	var recorded []abi.Event
 	var results []hostplan.Result
-	run := hostplan.Step{Module: module, Snapshot: snap, WriteFailures: describesWriteFailures(module), Scope: scope, Writer: w,
+	run := hostplan.Step{Module: e.sessionOf(module), Snapshot: snap, WriteFailures: describesWriteFailures(module), Scope: scope, Writer: w,
 		Set: jsonobj.GetStr(w.set, "metadata.name"),
 		Each: func(r hostplan.Result) {
 			recorded = append(recorded, r.Events...)

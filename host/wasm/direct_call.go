@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -23,7 +24,11 @@ type directInstance struct {
 	interrupted                 bool              // the flag was set: never reuse the instance
 	output                      *tailBuffer
 	calls                       int
+	id                          uint64 // unique in the process: a Session knows its instance by it
 }
+
+// instanceIDs numbers direct instances (an address may be reused once an instance is gone).
+var instanceIDs atomic.Uint64
 
 // guard runs one export call with its work budget set and ctx's end and the module's Close wired to
 // zero it. An interrupted call's error is the context's, so it classifies as a timeout or
@@ -112,6 +117,7 @@ func (m *Module) newDirectInstance(ctx context.Context) (*directInstance, error)
 		describer: mod.ExportedFunction("ordinal_describe"),
 		interrupt: flag,
 		output:    output,
+		id:        instanceIDs.Add(1),
 	}, nil
 }
 
@@ -204,15 +210,21 @@ func (m *Module) ReconcileWithStats(ctx context.Context, snapshot []byte) ([]byt
 	if err != nil {
 		return nil, st, poolError(ctx, pathDirect, err)
 	}
+	out, err := m.callOn(ctx, inst, snapshot, &st)
+	return out, st, err
+}
 
+// callOn runs one reconcile on inst, an instance taken from the pool, and gives it back: kept, or closed
+// when the call failed or the instance is due for recycling (st.Recycled).
+func (m *Module) callOn(ctx context.Context, inst *directInstance, snapshot []byte, st *CallStats) ([]byte, error) {
 	inst.output.take()
-	start = time.Now()
 	var out []byte
-	err = m.guard(ctx, inst.interrupt, &inst.interrupted, func() (err error) {
+	start := time.Now()
+	err := m.guard(ctx, inst.interrupt, &inst.interrupted, func() (err error) {
 		out, err = inst.call(ctx, snapshot, m.cfg.MaxOutputBytes)
 		return err
 	})
-	st.Guest = time.Since(start)
+	st.Guest += time.Since(start)
 	st.MemoryPages = inst.pages()
 	st.OutputBytes = len(out)
 
@@ -221,7 +233,7 @@ func (m *Module) ReconcileWithStats(ctx context.Context, snapshot []byte) ([]byt
 	output := inst.output.take()
 	m.direct.put(inst, keep)
 	if err != nil {
-		return nil, st, m.callError(ctx, pathDirect, err, output)
+		return nil, m.callError(ctx, pathDirect, err, output)
 	}
-	return out, st, nil
+	return out, nil
 }

@@ -26,6 +26,11 @@ func newPool[T any](size int, c *counters, newInst func(context.Context) (T, err
 // get returns an idle instance or a new one (fresh reports which), waiting for a
 // free slot while MaxInstances calls are in flight.
 func (p *pool[T]) get(ctx context.Context) (inst T, fresh bool, err error) {
+	return p.getPreferring(ctx, nil)
+}
+
+// getPreferring is get that takes the idle instance prefer picks, if one is idle (a Session's own).
+func (p *pool[T]) getPreferring(ctx context.Context, prefer func(T) bool) (inst T, fresh bool, err error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -38,8 +43,17 @@ func (p *pool[T]) get(ctx context.Context) (inst T, fresh bool, err error) {
 		return inst, false, ErrClosed
 	}
 	if n := len(p.idle); n > 0 {
-		inst = p.idle[n-1]
-		p.idle = p.idle[:n-1]
+		i := n - 1
+		if prefer != nil {
+			for j := range p.idle {
+				if prefer(p.idle[j]) {
+					i = j
+					break
+				}
+			}
+		}
+		inst = p.idle[i]
+		p.idle = append(p.idle[:i], p.idle[i+1:]...)
 		p.mu.Unlock()
 		return inst, false, nil
 	}

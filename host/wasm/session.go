@@ -1,0 +1,238 @@
+package wasm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"sort"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// Session runs the syncs of one set (a replay, a preview, the controller's syncs of one set) so that each
+// pays to parse what changed since the previous one (abi/README.md, "Unchanged objects"): it keeps to one
+// instance while it can, and sends a pod, revision or claim that instance already holds — the same uid,
+// resourceVersion and bytes as in its previous call — as a reference. Whatever it sends, the plan is the
+// one the whole snapshot gets: an instance that another caller used meanwhile, or that was recycled, is
+// sent everything; a reference the module cannot resolve (StaleReference) is answered by sending the whole
+// snapshot again on the same instance. For modules whose describe lacks unchangedObjects it is Reconcile.
+// One goroutine at a time.
+type Session struct {
+	m    *Module
+	inst uint64                           // the id of the instance of the previous call; 0: none to keep to
+	gen  int                              // its calls after that call: a call on it since, by anyone else, makes held void
+	held map[[sha256.Size]byte]heldObject // what the instance holds, by the digest of the object's bytes
+	st   SessionStats
+}
+
+// heldObject is an object an instance holds: its list in the snapshot, uid and resourceVersion.
+type heldObject struct {
+	list, uid, rv string
+}
+
+// SessionStats counts what a Session sent.
+type SessionStats struct {
+	Calls      int // reconcile calls
+	Objects    int // objects in the snapshots given
+	References int // of which were sent as references
+	Resent     int // calls sent again whole after a StaleReference
+	SentBytes  int // bytes sent to the module
+}
+
+// NewSession starts a Session on the module.
+func (m *Module) NewSession() *Session { return &Session{m: m} }
+
+// Module is the module the session runs.
+func (s *Session) Module() *Module { return s.m }
+
+// Stats returns what the session sent so far.
+func (s *Session) Stats() SessionStats { return s.st }
+
+// Reconcile runs one sync of the session's set: the same answer as Module.Reconcile for snapshot.
+func (s *Session) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error) {
+	m := s.m
+	if !m.describe.UnchangedObjects {
+		return m.Reconcile(ctx, snapshot)
+	}
+	st := CallStats{Path: pathDirect, InputBytes: len(snapshot)}
+	if err := m.checkInputSize(pathDirect, len(snapshot)); err != nil {
+		return nil, err
+	}
+	if !m.enter() {
+		return nil, &Error{Kind: ErrClosed, Op: "reconcile", Path: pathDirect, Msg: "module is closed"}
+	}
+	defer m.calls.Done()
+	m.directCounters.calls.Add(1)
+	ctx, cancel := m.callContext(ctx)
+	defer cancel()
+
+	mine := func(i *directInstance) bool { return i.id == s.inst }
+	inst, _, err := m.direct.getPreferring(ctx, mine)
+	if err != nil {
+		s.forget()
+		return nil, poolError(ctx, pathDirect, err)
+	}
+	if inst.id != s.inst || inst.calls != s.gen {
+		s.held = nil // not the instance it held them on, or another call since
+	}
+	s.st.Calls++
+	lists := objectLists(snapshot)
+	objs := s.objects(snapshot, lists)
+	wire, referenced := snapshot, false
+	if len(s.held) > 0 {
+		wire, referenced = s.withReferences(snapshot, objs)
+	}
+	out, gen, kept, err := s.call(ctx, inst, wire, &st)
+	if err == nil && referenced && gjson.GetBytes(out, "error.code").Str == abi.CodeStaleReference {
+		// the instance did not hold what the session thought: once more, everything (never a wrong plan)
+		s.st.Resent++
+		if inst, _, err = m.direct.getPreferring(ctx, mine); err != nil {
+			s.forget()
+			return nil, poolError(ctx, pathDirect, err)
+		}
+		out, gen, kept, err = s.call(ctx, inst, snapshot, &st)
+	}
+	switch code := gjson.GetBytes(out, "error.code").Str; {
+	case err != nil || !kept:
+		s.forget()
+	case code != "" && code != abi.CodeSyncFailed:
+		s.inst, s.gen, s.held = inst.id, gen, nil // a refused snapshot: the instance holds nothing now
+	default:
+		s.inst, s.gen, s.held = inst.id, gen, heldAfter(objs)
+	}
+	return out, err
+}
+
+// call runs one reconcile of wire on inst and gives inst back; gen is inst.calls after it, kept whether
+// the instance went back to the pool.
+func (s *Session) call(ctx context.Context, inst *directInstance, wire []byte, st *CallStats) (out []byte, gen int, kept bool, err error) {
+	s.st.SentBytes += len(wire)
+	gen = inst.calls + 1
+	out, err = s.m.callOn(ctx, inst, wire, st)
+	return out, gen, !st.Recycled, err
+}
+
+// forget drops the instance and what it held.
+func (s *Session) forget() { s.inst, s.gen, s.held = 0, 0, nil }
+
+// objectList is one of the snapshot's object lists and its elements, as gjson found them (the first
+// occurrence of each key; a module reads the last, so a snapshot with a list twice only loses references).
+type objectList struct {
+	name  string
+	elems []gjson.Result
+}
+
+var listNames = []string{"pods", "revisions", "claims"}
+
+// objectLists finds the snapshot's object lists and their elements (offsets into snapshot).
+func objectLists(snapshot []byte) []objectList {
+	var out []objectList
+	for _, name := range listNames {
+		r := gjson.GetBytes(snapshot, name)
+		if !r.IsArray() || r.Index <= 0 {
+			continue
+		}
+		l := objectList{name: name}
+		ok := true
+		r.ForEach(func(_, v gjson.Result) bool {
+			// an offset that does not hold the element (gjson reads without validating) sends the list whole
+			if v.Index <= 0 || v.Index+len(v.Raw) > len(snapshot) || string(snapshot[v.Index:v.Index+len(v.Raw)]) != v.Raw {
+				ok = false
+				return false
+			}
+			l.elems = append(l.elems, v)
+			return true
+		})
+		if ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// snapshotObject is one listed object of a snapshot: where its bytes are, their digest, and what names it
+// (ok: it has a uid and a resourceVersion, so a reference can name it).
+type snapshotObject struct {
+	from, to int
+	digest   [sha256.Size]byte
+	heldObject
+	ok bool
+}
+
+// objects reads the snapshot's listed objects. Only an object the session has not seen with these bytes
+// is read for its uid and resourceVersion.
+func (s *Session) objects(snapshot []byte, lists []objectList) []snapshotObject {
+	var out []snapshotObject
+	for _, l := range lists {
+		s.st.Objects += len(l.elems)
+		for _, e := range l.elems {
+			o := snapshotObject{from: e.Index, to: e.Index + len(e.Raw)}
+			o.digest = sha256.Sum256(snapshot[o.from:o.to])
+			if h, seen := s.held[o.digest]; seen && h.list == l.name {
+				o.heldObject, o.ok = h, true
+			} else {
+				uid, rv := e.Get("metadata.uid"), e.Get("metadata.resourceVersion")
+				o.heldObject = heldObject{list: l.name, uid: uid.Str, rv: rv.Str}
+				o.ok = uid.Type == gjson.String && rv.Type == gjson.String && uid.Str != "" && rv.Str != ""
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// heldAfter is what an instance holds once it decoded a snapshot of these objects: not a uid two objects
+// of one list share (the module cannot tell them apart, and holds neither).
+func heldAfter(objs []snapshotObject) map[[sha256.Size]byte]heldObject {
+	uids := make(map[[2]string]int, len(objs))
+	for _, o := range objs {
+		if o.ok {
+			uids[[2]string{o.list, o.uid}]++
+		}
+	}
+	h := make(map[[sha256.Size]byte]heldObject, len(objs))
+	for _, o := range objs {
+		if o.ok && uids[[2]string{o.list, o.uid}] == 1 {
+			h[o.digest] = o.heldObject
+		}
+	}
+	return h
+}
+
+// withReferences is snapshot with every object the instance holds byte for byte replaced by its reference
+// (referenced: at least one was).
+func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte, bool) {
+	type cut struct {
+		from, to int
+		ref      []byte
+	}
+	var cuts []cut
+	for _, o := range objs {
+		if !o.ok {
+			continue
+		}
+		if h, held := s.held[o.digest]; !held || h != o.heldObject {
+			continue
+		}
+		ref, err := json.Marshal(abi.Unchanged{Unchanged: abi.ObjectRef{UID: o.uid, ResourceVersion: o.rv}})
+		if err != nil {
+			continue
+		}
+		cuts = append(cuts, cut{o.from, o.to, ref})
+		s.st.References++
+	}
+	if len(cuts) == 0 {
+		return snapshot, false
+	}
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i].from < cuts[j].from }) // lists in key order, not the snapshot's
+	out := make([]byte, 0, len(snapshot)/4)
+	at := 0
+	for _, c := range cuts {
+		out = append(out, snapshot[at:c.from]...)
+		out = append(out, c.ref...)
+		at = c.to
+	}
+	return append(out, snapshot[at:]...), true
+}

@@ -1,0 +1,187 @@
+package wasm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/host/wasm"
+)
+
+// simSequences are the conformance groups that hold every state of one simulated rollout (sim-*), in
+// order: consecutive snapshots of one set, as a controller's syncs see them.
+func simSequences(t *testing.T) map[string][][]byte {
+	t.Helper()
+	groups, err := filepath.Glob(filepath.Join("..", "..", "testdata", "conformance", "sim-*"))
+	if err != nil || len(groups) == 0 {
+		t.Fatalf("no sim-* conformance groups (%v)", err)
+	}
+	out := map[string][][]byte{}
+	for _, g := range groups {
+		files, _ := filepath.Glob(filepath.Join(g, "step-*.snapshot.json"))
+		sort.Strings(files)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[filepath.Base(g)] = append(out[filepath.Base(g)], b)
+		}
+	}
+	return out
+}
+
+// mutate changes a snapshot the way worlds change between syncs, or the way a careless host could: objects
+// reordered, dropped, their resourceVersion bumped without another change, a pod changed under the same
+// resourceVersion, the set's time moved.
+func mutate(t *testing.T, r *rand.Rand, snapshot []byte) []byte {
+	t.Helper()
+	var s map[string]any
+	d := json.NewDecoder(bytes.NewReader(snapshot))
+	d.UseNumber()
+	if err := d.Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	for _, list := range []string{"pods", "revisions", "claims"} {
+		objs, _ := s[list].([]any)
+		switch r.IntN(6) {
+		case 0:
+			r.Shuffle(len(objs), func(i, j int) { objs[i], objs[j] = objs[j], objs[i] })
+		case 1:
+			if len(objs) > 0 {
+				i := r.IntN(len(objs))
+				objs = append(objs[:i:i], objs[i+1:]...)
+			}
+		case 2:
+			for _, o := range objs {
+				if md, _ := o.(map[string]any)["metadata"].(map[string]any); md != nil && r.IntN(2) == 0 {
+					md["resourceVersion"] = fmt.Sprint(r.IntN(1000) + 900000)
+				}
+			}
+		case 3: // the same uid and resourceVersion, other bytes (a host must not reference it)
+			for _, o := range objs {
+				if md, _ := o.(map[string]any)["metadata"].(map[string]any); md != nil && r.IntN(2) == 0 {
+					labels, _ := md["labels"].(map[string]any)
+					if labels == nil {
+						labels = map[string]any{}
+						md["labels"] = labels
+					}
+					labels["e2e.ordinal.dev/mutated"] = fmt.Sprint(r.IntN(3))
+				}
+			}
+		}
+		s[list] = objs
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Every plan a Session makes is byte for byte the plan of the whole snapshot: over every simulated rollout
+// of the conformance cases in order, and over random sequences of their states, mutated (reordered,
+// dropped, re-versioned and changed objects), with another caller on the same instance in between, and
+// with instances recycled every few calls. And the session did send references (the point of it).
+func TestSessionPlansAreTheWholeSnapshots(t *testing.T) {
+	ctx := context.Background()
+	seqs := simSequences(t)
+	names := make([]string, 0, len(seqs))
+	for n := range seqs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	full := loadGuest(t, wasm.Config{})
+	for _, tc := range []struct {
+		name string
+		cfg  wasm.Config
+	}{
+		{"one instance", wasm.Config{MaxInstances: 1}},
+		{"recycled every 3 calls", wasm.Config{MaxInstances: 1, MaxCallsPerInstance: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := loadGuest(t, tc.cfg)
+			var refs, calls int
+			check := func(what string, s *wasm.Session, snap []byte) {
+				t.Helper()
+				want, err := full.Reconcile(ctx, snap)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.Reconcile(ctx, snap)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s: the session's plan differs from the whole snapshot's\n got  %.400s\n want %.400s", what, got, want)
+				}
+			}
+			for _, n := range names {
+				s := m.NewSession()
+				for i, snap := range seqs[n] {
+					check(fmt.Sprintf("%s step %d", n, i), s, snap)
+				}
+				refs, calls = refs+s.Stats().References, calls+s.Stats().Calls
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			for run := 0; run < 40; run++ {
+				s := m.NewSession()
+				other := m.NewSession()
+				seq := seqs[names[r.IntN(len(names))]]
+				for i := 0; i < 12; i++ {
+					snap := seq[r.IntN(len(seq))]
+					if r.IntN(3) == 0 {
+						snap = mutate(t, r, snap)
+					}
+					check(fmt.Sprintf("run %d call %d", run, i), s, snap)
+					if r.IntN(5) == 0 { // someone else's call on the same instance in between
+						check(fmt.Sprintf("run %d call %d (other)", run, i), other, seqs[names[r.IntN(len(names))]][0])
+					}
+				}
+				refs, calls = refs+s.Stats().References, calls+s.Stats().Calls
+			}
+			if refs == 0 {
+				t.Fatalf("%d calls sent no reference", calls)
+			}
+			t.Logf("%d calls, %d objects sent as references", calls, refs)
+		})
+	}
+}
+
+// A reference the instance cannot resolve (forged, or to an object another snapshot held) gets a
+// StaleReference plan, never a plan about an object the snapshot did not carry; the full module call
+// without a cache (Reconcile of such bytes) says the same.
+func TestStaleReferenceIsRefused(t *testing.T) {
+	ctx := context.Background()
+	m := loadGuest(t, wasm.Config{MaxInstances: 1})
+	snap := simSequences(t)["sim-fresh-orderedready"][2]
+	var s map[string]any
+	if err := json.Unmarshal(snap, &s); err != nil {
+		t.Fatal(err)
+	}
+	s["pods"] = append(s["pods"].([]any), map[string]any{"unchanged": map[string]any{"uid": "forged", "resourceVersion": "1"}})
+	forged, _ := json.Marshal(s)
+	for _, call := range []func(context.Context, []byte) ([]byte, error){m.Reconcile, m.NewSession().Reconcile} {
+		out, err := call(ctx, forged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Actions []any
+			Error   struct{ Code, Path, Message string }
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Error.Code != "StaleReference" || len(p.Actions) != 0 || !strings.Contains(p.Error.Message, "forged") {
+			t.Fatalf("plan %s", out)
+		}
+	}
+}
