@@ -1,16 +1,19 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/guest/jsonv"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
@@ -37,7 +40,22 @@ func (e *engine) sessionOf(m Reconciler) Reconciler {
 		s = wm.NewSession()
 		e.sessions[wm] = s
 	}
-	return s
+	return laidOutSession{s, e}
+}
+
+// laidOutSession gives the session the layout of the snapshot the engine just wrote (objectsOf), so it
+// need not read the snapshot to find its objects; any other bytes (a replan's) it reads itself.
+type laidOutSession struct {
+	s *wasm.Session
+	e *engine
+}
+
+func (l laidOutSession) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error) {
+	var layout *wasm.Layout
+	if b := l.e.snapBuf; len(b) > 0 && len(snapshot) == len(b) && &snapshot[0] == &b[0] {
+		layout = &l.e.layout
+	}
+	return l.s.ReconcileLaidOut(ctx, snapshot, layout)
 }
 
 // describesWriteFailures reports whether a module reads writeFailures (its describe says so; a
@@ -133,6 +151,8 @@ type engine struct {
 	snapSize   int    // bytes of the last snapshot, to size the next
 	snapBuf    []byte // the last snapshot's buffer, for the next (nil when a segment kept it)
 	enc        jsonEncoder
+	encoded    map[string]map[string]encodedObject // by kind and name (objectsOf)
+	layout     wasm.Layout                         // where the last snapshot's objects are (objectsOf)
 	named      map[string]Reconciler // modules the set named, loaded (opts.NamedModule)
 }
 
@@ -637,31 +657,96 @@ type syncResult struct {
 }
 
 func (e *engine) snapshot() []byte {
-	s := Obj{"abi": abi.Version, "now": e.clock.Now().Format(time.RFC3339), "statefulSet": e.api.set}
-	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
-		list := []any{}
-		for _, n := range e.api.Names(kind) {
-			list = append(list, e.api.objs[kind][n])
-		}
-		s[key] = list
-	}
-	if len(e.sc.Features) > 0 {
-		s["features"] = e.sc.Features
-	}
-	s["eventActions"] = true // events are shown as the controller records them, after their writes
 	// The buffer of the previous snapshot is reused unless a segment kept it; it grows by a few
 	// objects a sync at most.
-	buf := e.snapBuf[:0]
-	if buf == nil {
-		buf = make([]byte, 0, e.snapSize+e.snapSize/4)
+	b := e.snapBuf[:0]
+	if b == nil {
+		b = make([]byte, 0, e.snapSize+e.snapSize/4)
 	}
-	b, err := e.enc.append(buf, s)
-	if err != nil {
+	// What the encoder makes of {"abi":1,"now":...,"statefulSet":...,"pods":[...],...,"eventActions":true}
+	// (keys sorted), each listed object encoded once per change (encodedObjects).
+	e.layout.Objects = e.layout.Objects[:0]
+	b = append(b, `{"abi":`...)
+	b = strconv.AppendInt(b, abi.Version, 10)
+	b = append(b, `,"claims":`...)
+	b = e.objectsOf(b, kindClaim)
+	b = append(b, `,"eventActions":true`...) // events are shown as the controller records them, after their writes
+	var err error
+	if len(e.sc.Features) > 0 {
+		b = append(b, `,"features":`...)
+		if b, err = e.enc.append(b, e.sc.Features); err != nil {
+			panic(fmt.Sprintf("replay: encoding the world: %v", err))
+		}
+	}
+	b = append(b, `,"now":`...)
+	b = jsonv.AppendString(b, e.clock.Now().Format(time.RFC3339))
+	b = append(b, `,"pods":`...)
+	b = e.objectsOf(b, kindPod)
+	b = append(b, `,"revisions":`...)
+	b = e.objectsOf(b, kindRevision)
+	b = append(b, `,"statefulSet":`...)
+	if b, err = e.enc.append(b, e.api.set); err != nil {
 		panic(fmt.Sprintf("replay: encoding the world: %v", err))
 	}
+	b = append(b, '}')
 	e.snapSize, e.snapBuf = len(b), b
 	return b
 }
+
+// encodedObject is an object's JSON as the world held it at a resourceVersion.
+type encodedObject struct {
+	uid, rv string
+	json    []byte
+}
+
+// verifyEncodedObjects makes every snapshot encode each object again and compare (tests: an object the
+// world changed without a new resourceVersion would otherwise reach the module as it was).
+var verifyEncodedObjects = false
+
+// objectsOf appends the world's objects of a kind as a JSON list, in name order. An object is encoded once
+// per resourceVersion: the API server, the kubelet and the garbage collector give every change of an
+// object a new one, as kube-apiserver does. Not in the tick model, whose world rules change pods as the
+// reference harness's do, without one.
+func (e *engine) objectsOf(b []byte, kind string) []byte {
+	if e.encoded == nil {
+		e.encoded = map[string]map[string]encodedObject{}
+	}
+	prev := e.encoded[kind]
+	next := make(map[string]encodedObject, len(prev))
+	b = append(b, '[')
+	for i, n := range e.api.Names(kind) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		o := e.api.objs[kind][n]
+		uid, rv := jsonobj.GetStr(o, "metadata.uid"), jsonobj.GetStr(o, "metadata.resourceVersion")
+		at := len(b)
+		if c, ok := prev[n]; ok && rv != "" && c.uid == uid && c.rv == rv && e.cfg.Model != ModelTick {
+			if verifyEncodedObjects {
+				if fresh, _ := e.enc.append(nil, o); !bytes.Equal(fresh, c.json) {
+					panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion (%s)", kind, n, rv))
+				}
+			}
+			next[n] = c
+			b = append(b, c.json...)
+			e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: uid, RV: rv})
+			continue
+		}
+		var err error
+		if b, err = e.enc.append(b, o); err != nil {
+			panic(fmt.Sprintf("replay: encoding the world: %v", err))
+		}
+		if rv != "" {
+			next[n] = encodedObject{uid: uid, rv: rv, json: append([]byte(nil), b[at:]...)}
+		}
+		e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: uid, RV: rv})
+	}
+	e.encoded[kind] = next
+	return append(b, ']')
+}
+
+// listOf is the snapshot key of each kind's list.
+var listOf = map[string]string{kindPod: "pods", kindRevision: "revisions", kindClaim: "claims"}
 
 func (e *engine) sync() (syncResult, error) {
 	var res syncResult

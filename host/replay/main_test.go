@@ -16,6 +16,7 @@ var testModule, testExtended *wasm.Module
 
 func TestMain(m *testing.M) {
 	ctx := context.Background()
+	verifyEncodedObjects = true // every replay of the tests checks the encode-once rule
 	mod, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loading the embedded module:", err)

@@ -50,8 +50,28 @@ func (s *Session) Module() *Module { return s.m }
 // Stats returns what the session sent so far.
 func (s *Session) Stats() SessionStats { return s.st }
 
+// Layout says where a snapshot's listed objects are and what names them, as the host that wrote the
+// snapshot knows it, so that a Session need not read the snapshot to find them (it still digests each).
+type Layout struct {
+	Objects []LaidObject
+}
+
+// LaidObject is one object of a snapshot's pods, revisions or claims: List is the list's key, the object's
+// JSON is snapshot[From:To].
+type LaidObject struct {
+	List     string
+	From, To int
+	UID, RV  string
+}
+
 // Reconcile runs one sync of the session's set: the same answer as Module.Reconcile for snapshot.
 func (s *Session) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error) {
+	return s.ReconcileLaidOut(ctx, snapshot, nil)
+}
+
+// ReconcileLaidOut is Reconcile with the snapshot's layout (nil: the session reads the snapshot for it).
+// The layout must describe snapshot exactly: a host that writes the snapshot lays it out as it writes.
+func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout *Layout) ([]byte, error) {
 	m := s.m
 	if !m.describe.UnchangedObjects {
 		return m.Reconcile(ctx, snapshot)
@@ -78,8 +98,10 @@ func (s *Session) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error
 		s.held = nil // not the instance it held them on, or another call since
 	}
 	s.st.Calls++
-	lists := objectLists(snapshot)
-	objs := s.objects(snapshot, lists)
+	objs := s.laidObjects(snapshot, layout)
+	if objs == nil {
+		objs = s.objects(snapshot, objectLists(snapshot))
+	}
 	wire, referenced := snapshot, false
 	if len(s.held) > 0 {
 		wire, referenced = s.withReferences(snapshot, objs)
@@ -179,6 +201,28 @@ func (s *Session) objects(snapshot []byte, lists []objectList) []snapshotObject 
 			}
 			out = append(out, o)
 		}
+	}
+	return out
+}
+
+// laidObjects is objects for a snapshot whose layout the host gave (nil: none given, or one that does not
+// fit the snapshot, which the session then reads itself).
+func (s *Session) laidObjects(snapshot []byte, layout *Layout) []snapshotObject {
+	if layout == nil {
+		return nil
+	}
+	for _, l := range layout.Objects {
+		if l.From < 0 || l.From > l.To || l.To > len(snapshot) {
+			return nil
+		}
+	}
+	out := make([]snapshotObject, 0, len(layout.Objects))
+	s.st.Objects += len(layout.Objects)
+	for _, l := range layout.Objects {
+		o := snapshotObject{from: l.From, to: l.To, heldObject: heldObject{list: l.List, uid: l.UID, rv: l.RV}}
+		o.digest = sha256.Sum256(snapshot[o.from:o.to])
+		o.ok = l.UID != "" && l.RV != ""
+		out = append(out, o)
 	}
 	return out
 }
