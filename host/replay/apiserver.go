@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -91,6 +92,7 @@ type APIServer struct {
 	ids   ids
 	set   Obj
 	objs  map[string]map[string]Obj // kind -> name -> object
+	names map[string][]string       // kind -> the names Names last sorted (checked against objs, however they changed)
 
 	// Hooks the kubelet and the engine use to learn about changes.
 	onPodCreated func(name string)
@@ -133,12 +135,26 @@ func (s *APIServer) Get(kind, name string) Obj {
 // Names lists the stored objects of a kind in natural order (web-2 before web-10).
 func (s *APIServer) Names(kind string) []string {
 	m := s.objs[kind]
-	out := make([]string, 0, len(m))
-	for n := range m {
-		out = append(out, n)
+	sorted := s.names[kind]
+	valid := len(sorted) == len(m) // the same names, as long as each is still there (keys are unique)
+	for _, n := range sorted {
+		if _, ok := m[n]; !ok {
+			valid = false
+			break
+		}
 	}
-	sortNatural(out)
-	return out
+	if !valid {
+		sorted = make([]string, 0, len(m))
+		for n := range m {
+			sorted = append(sorted, n)
+		}
+		sortNatural(sorted)
+		if s.names == nil {
+			s.names = map[string][]string{}
+		}
+		s.names[kind] = sorted
+	}
+	return slices.Clone(sorted)
 }
 
 // StatefulSet returns the stored set (not a copy), nil before it is created.
