@@ -102,3 +102,43 @@ func TestBenchSnapshotPlan(t *testing.T) {
 		t.Errorf("plan: %+v", p)
 	}
 }
+
+// BenchmarkReconcileCached is the same snapshots through an instance's cache: sent whole each time (what a
+// host without sessions pays for the cache), and by reference after the first (a session's steady state).
+func BenchmarkReconcileCached(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		in := benchSnapshot(n)
+		b.Run(fmt.Sprintf("whole/pods=%d", n), func(b *testing.B) {
+			var c ObjectCache
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				ReconcileCached(&c, in)
+			}
+		})
+		var s map[string]any
+		if err := json.Unmarshal(in, &s); err != nil {
+			b.Fatal(err)
+		}
+		for _, list := range []string{"pods", "revisions", "claims"} {
+			objs, _ := s[list].([]any)
+			refs := make([]any, len(objs))
+			for i, o := range objs {
+				md := o.(map[string]any)["metadata"].(map[string]any)
+				refs[i] = map[string]any{"unchanged": map[string]any{"uid": md["uid"], "resourceVersion": md["resourceVersion"]}}
+			}
+			s[list] = refs
+		}
+		byRef, _ := json.Marshal(s)
+		b.Run(fmt.Sprintf("references/pods=%d", n), func(b *testing.B) {
+			var c ObjectCache
+			ReconcileCached(&c, in)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if out := ReconcileCached(&c, byRef); len(out) == 0 {
+					b.Fatal("no plan")
+				}
+			}
+		})
+	}
+}

@@ -48,7 +48,7 @@ type SwapConfig struct {
 	// only: the action firewall still checks every plan.
 	SkipGate bool
 	// GateParallel is how many cases run at once (default GOMAXPROCS). Syncs keep running on the
-	// old module meanwhile and share the CPU; the gate is short (515 cases: ~0.75 s on 2 cores with
+	// old module meanwhile and share the CPU; the gate is short (1183 cases: ~0.75 s on 2 cores with
 	// two sync workers busy, BenchmarkHotSwap), so finishing it sooner beats leaving it a core.
 	GateParallel int
 	// Features are the controller's feature-gate overrides: a candidate must know them.

@@ -2,6 +2,7 @@ package wasm_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -154,4 +155,55 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSessionOnePodChanged is one sync of a 1000-pod set through a Session when one pod changed since
+// the previous sync (the session sends the other 999 as references), beside the same sync sent whole.
+func BenchmarkSessionOnePodChanged(b *testing.B) {
+	for _, recycleAbove := range []uint32{256, 1024} {
+		b.Run(fmt.Sprintf("recycle-above-%d-pages", recycleAbove), func(b *testing.B) { benchSessionOnePodChanged(b, recycleAbove) })
+	}
+}
+
+func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
+	ctx := context.Background()
+	m := loadGuest(b, wasm.Config{MaxInstances: 1, RecycleAbovePages: recycleAbove})
+	snaps := [2][]byte{rollingUpdateSnapshot(1000), nil}
+	// the second: pod web-0 with another resourceVersion (and so other bytes)
+	var s map[string]any
+	if err := json.Unmarshal(snaps[0], &s); err != nil {
+		b.Fatal(err)
+	}
+	for i, p := range s["pods"].([]any) { // as an API server returns them: a uid and a resourceVersion each
+		md := p.(map[string]any)["metadata"].(map[string]any)
+		md["uid"], md["resourceVersion"] = fmt.Sprintf("uid-%d", i), fmt.Sprint(1000+i)
+	}
+	snaps[0], _ = json.Marshal(s)
+	md := s["pods"].([]any)[0].(map[string]any)["metadata"].(map[string]any)
+	md["resourceVersion"] = "999999"
+	snaps[1], _ = json.Marshal(s)
+	b.Run("session", func(b *testing.B) {
+		sess := m.NewSession()
+		if _, err := sess.Reconcile(ctx, snaps[1]); err != nil {
+			b.Fatal(err)
+		}
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := sess.Reconcile(ctx, snaps[i%2]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		st := sess.Stats()
+		b.ReportMetric(float64(st.References)/float64(st.Objects), "referenced/object")
+	})
+	b.Run("whole", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := m.Reconcile(ctx, snaps[i%2]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
