@@ -154,7 +154,7 @@ type engine struct {
 	encoded    map[string]map[string]encodedObject // by kind and name (objectsOf)
 	layout     wasm.Layout                         // where the last snapshot's objects are (objectsOf)
 	scoped     map[string]map[string]scopedObject  // what the firewall read of each object, by kind and name (scope)
-	named      map[string]Reconciler // modules the set named, loaded (opts.NamedModule)
+	named      map[string]Reconciler               // modules the set named, loaded (opts.NamedModule)
 }
 
 // moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
