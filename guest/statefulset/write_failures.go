@@ -23,6 +23,9 @@ const (
 // maxWriteFailures bounds one snapshot's writeFailures: each costs one more pass over the sync.
 const maxWriteFailures = 64
 
+// maxFailureMessage bounds a failure's message: it comes back in events and in the sync's error.
+const maxFailureMessage = 65536
+
 // writeFailure is one refused write: the index of the action in the plan the module returns for the same
 // snapshot with the failures before it, and the API server's answer.
 type writeFailure struct {
@@ -72,6 +75,10 @@ func (d *decoder) writeFailures(t jsonv.Text) []writeFailure {
 		}
 		if f.Message == "" {
 			d.fail(join(path, "message"), "a write failure needs the API server's message")
+			return
+		}
+		if len(f.Message) > maxFailureMessage {
+			d.fail(join(path, "message"), "a write failure's message is at most "+strconv.Itoa(maxFailureMessage)+" bytes")
 			return
 		}
 		out = append(out, f)

@@ -133,6 +133,11 @@ func TestWriteFailuresRefused(t *testing.T) {
 	if p := reconcileJSON(t, withFailures(t, name, "["+strings.Join(many, ",")+"]")); p.Error == nil || !strings.Contains(p.Error.Message, "at most 64") {
 		t.Errorf("65 write failures: %+v", p.Error)
 	}
+	// a message past 64 KiB (it comes back in events and the sync's error): refused, not echoed
+	long := `[{"action":0,"message":"` + strings.Repeat("m", maxFailureMessage+1) + `"}]`
+	if p := reconcileJSON(t, withFailures(t, name, long)); p.Error == nil || !strings.Contains(p.Error.Message, "at most 65536 bytes") {
+		t.Errorf("a %d-byte message: %+v", maxFailureMessage+1, p.Error)
+	}
 	// a write the plan already predicts to fail is not the host's to report
 	const predicted = "history/ordered-collision-count-0" // action 0: a revision create upstream expects AlreadyExists
 	if p := reconcileJSON(t, withFailures(t, predicted, `[{"action":0,`+msg+`}]`)); p.Error == nil || !strings.Contains(p.Error.Message, "already planned to fail") {

@@ -26,7 +26,8 @@ const exitCodesHelp = `Exit codes:
   0  plan printed, no error
   1  usage error, unreadable or too large input, or a world an API server would refuse (replay, preview)
   2  the snapshot was rejected: the error plan is printed (error.code InvalidJSON, InvalidSnapshot,
-     UnsupportedABI or UnknownFeatureGate, with error.path naming the bad field); replay and preview
+     UnsupportedABI, UnknownFeatureGate, or StaleReference for a reference to an unchanged object, which
+     only a session's previous call can resolve; error.path names the bad field); replay and preview
      exit 2 when the module rejects a snapshot of their world
   3  the sync failed the way upstream's would (error.code SyncFailed); the plan is printed
   4  the module failed: it could not be loaded or is over a module limit, speaks another ABI, trapped,

@@ -153,11 +153,20 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 	return res, nil
 }
 
+// MaxReplans is how many refusals of one sync go back to the module (the ABI allows 64): the module places
+// each by planning again from the start, and TinyGo's leaking GC keeps every pass, so a Parallel burst of
+// thousands of refused creates must not ask for dozens (a 1000-replica set ran a module out of memory at
+// 51). After that many the sync stops at the refusal, as without replans, and the next one plans again.
+const MaxReplans = 8
+
+// maxFailureMessage bounds the API server's message a write failure carries (kube-apiserver's are short).
+const maxFailureMessage = 4096
+
 // replanAfter reports the refusal of action i of cur to the module and checks its answer: the same sync
 // (the actions already issued unchanged, action i carrying the refusal), a plan the firewall allows.
 func replanAfter(ctx context.Context, replan Replan, scope *firewall.Scope, cur *abi.Plan, i int, refusal error, failures *[]abi.WriteFailure) (*abi.Plan, error) {
-	if len(*failures) >= abi.MaxWriteFailures {
-		return nil, fmt.Errorf("more than %d writes of one sync refused", abi.MaxWriteFailures)
+	if len(*failures) >= MaxReplans {
+		return nil, fmt.Errorf("more than %d writes of one sync refused: the next sync plans again", MaxReplans)
 	}
 	f := abi.WriteFailure{Action: i, Reason: string(apierrors.ReasonForError(refusal)), Message: refusal.Error()}
 	var st apierrors.APIStatus
@@ -166,6 +175,9 @@ func replanAfter(ctx context.Context, replan Replan, scope *firewall.Scope, cur 
 	}
 	if f.Message == "" {
 		f.Message = "unknown error"
+	}
+	if len(f.Message) > maxFailureMessage {
+		f.Message = f.Message[:maxFailureMessage] + "..." // it comes back in events and the sync's error
 	}
 	*failures = append(*failures, f)
 	next, err := replan(ctx, *failures)

@@ -12,6 +12,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
@@ -191,3 +193,40 @@ func TestWithWriteFailures(t *testing.T) {
 		}
 	}
 }
+
+// Regression (hostile probe, F2): every refusal sent back makes the module plan the sync again from the
+// start, and a Parallel burst of refused creates ran a 1000-replica module out of memory at 51 of them. The
+// applier sends at most MaxReplans; the next refusal stops the sync there (the next sync plans again).
+// Messages are bounded before they go back (F4: they come back in events and the sync's error).
+func TestApplyAsksAtMostMaxReplansTimes(t *testing.T) {
+	scope, first := conformanceCase(t, "history/limit-0-steady") // 12 writes
+	w := &refuseAll{}
+	asked := 0
+	replan := func(_ context.Context, fs []abi.WriteFailure) (*abi.Plan, error) {
+		asked++
+		for _, f := range fs {
+			if len(f.Message) > 4096+3 {
+				t.Errorf("a %d-byte message went back to the module", len(f.Message))
+			}
+		}
+		next := *first
+		next.Actions = append([]abi.Action(nil), first.Actions...)
+		for _, f := range fs {
+			next.Actions[f.Action].Error = f.Message
+		}
+		return &next, nil
+	}
+	_, err := plan.Apply(context.Background(), scope, first, w, plan.Options{Replan: replan})
+	if asked != plan.MaxReplans || err == nil || !strings.Contains(err.Error(), "writes of one sync refused") {
+		t.Fatalf("asked %d times (want %d), err=%v", asked, plan.MaxReplans, err)
+	}
+}
+
+// refuseAll refuses every write with a long message.
+type refuseAll struct{}
+
+func (refuseAll) Write(context.Context, *abi.Action, types.UID) error {
+	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x", errors.New(strings.Repeat("quota ", 2000)))
+}
+
+func (refuseAll) CanAdopt(context.Context) error { return nil }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -18,8 +20,9 @@ import (
 // one the whole snapshot gets: an instance that another caller used meanwhile, or that was recycled, is
 // sent everything; a reference the module cannot resolve (StaleReference) is answered by sending the whole
 // snapshot again on the same instance. For modules whose describe lacks unchangedObjects it is Reconcile.
-// One goroutine at a time.
+// Calls on one session are serialized.
 type Session struct {
+	mu   sync.Mutex // one call at a time: a session shared by goroutines serializes, never mixes its state
 	m    *Module
 	inst uint64                           // the id of the instance of the previous call; 0: none to keep to
 	gen  int                              // its calls after that call: a call on it since, by anyone else, makes held void
@@ -48,7 +51,11 @@ func (m *Module) NewSession() *Session { return &Session{m: m} }
 func (s *Session) Module() *Module { return s.m }
 
 // Stats returns what the session sent so far.
-func (s *Session) Stats() SessionStats { return s.st }
+func (s *Session) Stats() SessionStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
 
 // Layout says where a snapshot's listed objects are and what names them, as the host that wrote the
 // snapshot knows it, so that a Session need not read the snapshot to find them (it still digests each).
@@ -72,6 +79,8 @@ func (s *Session) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error
 // ReconcileLaidOut is Reconcile with the snapshot's layout (nil: the session reads the snapshot for it).
 // The layout must describe snapshot exactly: a host that writes the snapshot lays it out as it writes.
 func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout *Layout) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	m := s.m
 	if !m.describe.UnchangedObjects {
 		return m.Reconcile(ctx, snapshot)
@@ -98,9 +107,14 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		s.held = nil // not the instance it held them on, or another call since
 	}
 	s.st.Calls++
-	objs := s.laidObjects(snapshot, layout)
+	objs, modelled := s.laidObjects(snapshot, layout), true
 	if objs == nil {
-		objs = s.objects(snapshot, objectLists(snapshot))
+		var lists []objectList
+		lists, modelled = objectLists(snapshot)
+		objs = s.objects(snapshot, lists)
+	}
+	if !modelled {
+		s.held = nil // send it whole, and hold nothing of it after
 	}
 	wire, referenced := snapshot, false
 	if len(s.held) > 0 {
@@ -121,6 +135,8 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		s.forget()
 	case code != "" && code != abi.CodeSyncFailed:
 		s.inst, s.gen, s.held = inst.id, gen, nil // a refused snapshot: the instance holds nothing now
+	case !modelled:
+		s.inst, s.gen, s.held = inst.id, gen, nil
 	default:
 		s.inst, s.gen, s.held = inst.id, gen, heldAfter(objs)
 	}
@@ -139,8 +155,7 @@ func (s *Session) call(ctx context.Context, inst *directInstance, wire []byte, s
 // forget drops the instance and what it held.
 func (s *Session) forget() { s.inst, s.gen, s.held = 0, 0, nil }
 
-// objectList is one of the snapshot's object lists and its elements, as gjson found them (the first
-// occurrence of each key; a module reads the last, so a snapshot with a list twice only loses references).
+// objectList is one of the snapshot's object lists and its elements, as gjson found them.
 type objectList struct {
 	name  string
 	elems []gjson.Result
@@ -148,30 +163,77 @@ type objectList struct {
 
 var listNames = []string{"pods", "revisions", "claims"}
 
-// objectLists finds the snapshot's object lists and their elements (offsets into snapshot).
-func objectLists(snapshot []byte) []objectList {
-	var out []objectList
-	for _, name := range listNames {
-		r := gjson.GetBytes(snapshot, name)
-		if !r.IsArray() || r.Index <= 0 {
-			continue
+// objectLists finds the snapshot's object lists and their elements (offsets into snapshot). ok is false
+// for a snapshot the session cannot model as the module reads it: a list key twice (the module reads the
+// last), an element gjson places wrongly (it reads without validating), or no JSON object at all.
+func objectLists(snapshot []byte) (lists []objectList, ok bool) {
+	root := gjson.ParseBytes(snapshot)
+	if !root.IsObject() {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	ok = true
+	root.ForEach(func(k, v gjson.Result) bool {
+		if !slices.Contains(listNames, k.Str) {
+			return true
 		}
-		l := objectList{name: name}
-		ok := true
-		r.ForEach(func(_, v gjson.Result) bool {
-			// an offset that does not hold the element (gjson reads without validating) sends the list whole
-			if v.Index <= 0 || v.Index+len(v.Raw) > len(snapshot) || string(snapshot[v.Index:v.Index+len(v.Raw)]) != v.Raw {
+		if seen[k.Str] {
+			ok = false
+			return false
+		}
+		seen[k.Str] = true
+		if !v.IsArray() {
+			return true
+		}
+		l := objectList{name: k.Str}
+		v.ForEach(func(_, e gjson.Result) bool {
+			if e.Index <= 0 || e.Index+len(e.Raw) > len(snapshot) || string(snapshot[e.Index:e.Index+len(e.Raw)]) != e.Raw {
 				ok = false
 				return false
 			}
-			l.elems = append(l.elems, v)
+			l.elems = append(l.elems, e)
 			return true
 		})
-		if ok {
-			out = append(out, l)
-		}
+		lists = append(lists, l)
+		return ok
+	})
+	if !ok {
+		return nil, false
 	}
-	return out
+	return lists, true
+}
+
+// named reads what names an object as the module does (the last of repeated keys) by refusing objects
+// that repeat metadata, uid or resourceVersion: ok is false for those and for objects without both.
+func named(e gjson.Result) (uid, rv string, ok bool) {
+	var md gjson.Result
+	n := 0
+	e.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "metadata" {
+			md, n = v, n+1
+		}
+		return n < 2
+	})
+	if n != 1 {
+		return "", "", false
+	}
+	nu, nr := 0, 0
+	md.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "uid":
+			nu++
+			if v.Type == gjson.String {
+				uid = v.Str
+			}
+		case "resourceVersion":
+			nr++
+			if v.Type == gjson.String {
+				rv = v.Str
+			}
+		}
+		return nu < 2 && nr < 2
+	})
+	return uid, rv, nu == 1 && nr == 1 && uid != "" && rv != ""
 }
 
 // snapshotObject is one listed object of a snapshot: where its bytes are, their digest, and what names it
@@ -195,9 +257,8 @@ func (s *Session) objects(snapshot []byte, lists []objectList) []snapshotObject 
 			if h, seen := s.held[o.digest]; seen && h.list == l.name {
 				o.heldObject, o.ok = h, true
 			} else {
-				uid, rv := e.Get("metadata.uid"), e.Get("metadata.resourceVersion")
-				o.heldObject = heldObject{list: l.name, uid: uid.Str, rv: rv.Str}
-				o.ok = uid.Type == gjson.String && rv.Type == gjson.String && uid.Str != "" && rv.Str != ""
+				uid, rv, ok := named(e)
+				o.heldObject, o.ok = heldObject{list: l.name, uid: uid, rv: rv}, ok
 			}
 			out = append(out, o)
 		}

@@ -185,3 +185,82 @@ func TestStaleReferenceIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Regression (hostile probe, F1): a snapshot with a list key twice, the module reading the last list and
+// the session the first, made a later call's plan another than the whole snapshot's. The session now keeps
+// nothing of such a snapshot; and an object that repeats metadata, uid or resourceVersion is never
+// referenced.
+func TestSessionSnapshotWithARepeatedKey(t *testing.T) {
+	ctx := context.Background()
+	m := loadGuest(t, wasm.Config{MaxInstances: 1})
+	full := loadGuest(t, wasm.Config{})
+	base, err := os.ReadFile(filepath.Join("..", "..", "testdata", "conformance", "compat", "ordered-semantic-gate-on.snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(base, &s); err != nil {
+		t.Fatal(err)
+	}
+	pods := s["pods"].([]any)
+	pods[0].(map[string]any)["status"].(map[string]any)["phase"] = "Failed" // same uid and resourceVersion
+	second, _ := json.Marshal(pods)
+	trimmed := bytes.TrimRight(base, " \n")
+	twice := append(append(append([]byte{}, trimmed[:len(trimmed)-1]...), `,"pods":`...), second...)
+	twice = append(twice, '}')
+	// the same object with its metadata twice: the module reads the second
+	dupMeta := bytes.Replace(base, []byte(`"metadata": {`), []byte(`"metadata": {"uid":"x","resourceVersion":"1"}, "metadata": {`), 1)
+	for name, first := range map[string][]byte{"list key twice": twice, "metadata twice": dupMeta} {
+		sess := m.NewSession()
+		for i, snap := range [][]byte{first, base, base} {
+			want, err := full.Reconcile(ctx, snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := sess.Reconcile(ctx, snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s, call %d: the session's plan differs\n got  %.300s\n want %.300s", name, i, got, want)
+			}
+		}
+	}
+}
+
+// Regression (hostile probe, F3): a session shared by goroutines gave wrong plans; its calls are serialized.
+func TestSessionSharedByGoroutines(t *testing.T) {
+	ctx := context.Background()
+	m := loadGuest(t, wasm.Config{})
+	seq := simSequences(t)["sim-fresh-orderedready"]
+	want := make([][]byte, len(seq))
+	for i, snap := range seq {
+		var err error
+		if want[i], err = m.Reconcile(ctx, snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sess := m.NewSession()
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := 0; i < 40; i++ {
+				k := (g + i) % len(seq)
+				got, err := sess.Reconcile(ctx, seq[k])
+				if err == nil && !bytes.Equal(got, want[k]) {
+					err = fmt.Errorf("goroutine %d call %d: the plan of step %d differs", g, i, k)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
