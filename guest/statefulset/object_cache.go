@@ -16,33 +16,48 @@ import (
 // ObjectCache is what one module instance decoded of its previous snapshot's objects. The exports keep one
 // per instance (guest/main.go); the logic reads the one it is given and leaves the snapshot's objects in it.
 type ObjectCache struct {
-	pods      map[string]cachedPod
-	revisions map[string]cachedRevision
-	claims    map[string]cachedClaim
+	pods      map[string]cachedObject[pod]
+	revisions map[string]cachedObject[revision]
+	claims    map[string]cachedObject[claim]
 }
 
 // An entry whose rv is ambiguous stands for a uid two objects of one snapshot had: a reference to it
 // cannot say which, so it resolves to nothing (an API server never shows two; a hand-made snapshot can).
 const ambiguous = "\x00ambiguous"
 
-type cachedPod struct {
+// cachedObject is an object as decoded, before the sync (a sync works on copies: lazy trees are changed in
+// place), at its resourceVersion.
+type cachedObject[T any] struct {
 	rv string
-	v  pod // as decoded, before the sync (a sync works on copies: lazy trees are changed in place)
-}
-
-type cachedRevision struct {
-	rv string
-	v  revision
-}
-
-type cachedClaim struct {
-	rv string
-	v  claim
+	v  T
 }
 
 func newObjectCache(pods, revisions, claims int) *ObjectCache {
-	return &ObjectCache{pods: make(map[string]cachedPod, pods), revisions: make(map[string]cachedRevision, revisions),
-		claims: make(map[string]cachedClaim, claims)}
+	return &ObjectCache{pods: make(map[string]cachedObject[pod], pods), revisions: make(map[string]cachedObject[revision], revisions),
+		claims: make(map[string]cachedObject[claim], claims)}
+}
+
+// lookup resolves a reference in one kind's objects of the previous snapshot and holds it for the next
+// (ok false: stale, and the decode fails).
+func lookup[T any](d *decoder, prev, next map[string]cachedObject[T], path, kind, uid, rv string) (v T, ok bool) {
+	c, found := prev[uid]
+	if !found || c.rv != rv {
+		d.stale(path, kind, uid, rv)
+		return v, false
+	}
+	hold(next, uid, c)
+	return c.v, true
+}
+
+// hold keeps an object for the next call (next nil: nothing is kept); a uid held twice is ambiguous.
+func hold[T any](next map[string]cachedObject[T], uid string, c cachedObject[T]) {
+	if next == nil || uid == "" || c.rv == "" {
+		return
+	}
+	if _, dup := next[uid]; dup {
+		c = cachedObject[T]{rv: ambiguous}
+	}
+	next[uid] = c
 }
 
 // fresh copies a decoded object for one sync: its lazy tree unbuilt, so that a sync that changes the tree
@@ -88,26 +103,16 @@ func (d *decoder) podAt(t jsonv.Text, path string) *pod {
 		if d.err != nil {
 			return nil
 		}
-		c, found := d.prev.pods[uid]
-		if !found || c.rv != rv {
-			d.stale(path, "pod", uid, rv)
+		p, ok := lookup(d, d.prev.pods, d.next.podMap(), path, "pod", uid, rv)
+		if !ok {
 			return nil
 		}
-		p := c.v
-		p.lazyObject = c.v.lazyObject.fresh()
-		if _, dup := d.next.pods[uid]; dup {
-			c = cachedPod{rv: ambiguous}
-		}
-		d.next.pods[uid] = c
+		p.lazyObject = p.lazyObject.fresh()
 		return &p
 	}
 	p := d.pod(t, path)
-	if d.err == nil && d.next != nil && p.Meta.UID != "" && p.Meta.ResourceVersion != "" {
-		c := cachedPod{rv: p.Meta.ResourceVersion, v: *p}
-		if _, dup := d.next.pods[p.Meta.UID]; dup {
-			c = cachedPod{rv: ambiguous}
-		}
-		d.next.pods[p.Meta.UID] = c
+	if d.err == nil {
+		hold(d.next.podMap(), p.Meta.UID, cachedObject[pod]{rv: p.Meta.ResourceVersion, v: *p})
 	}
 	return p
 }
@@ -118,26 +123,16 @@ func (d *decoder) revisionAt(t jsonv.Text, path string) *revision {
 		if d.err != nil {
 			return nil
 		}
-		c, found := d.prev.revisions[uid]
-		if !found || c.rv != rv {
-			d.stale(path, "revision", uid, rv)
+		r, ok := lookup(d, d.prev.revisions, d.next.revisionMap(), path, "revision", uid, rv)
+		if !ok {
 			return nil
 		}
-		r := c.v
-		r.lazyObject = c.v.lazyObject.fresh()
-		if _, dup := d.next.revisions[uid]; dup {
-			c = cachedRevision{rv: ambiguous}
-		}
-		d.next.revisions[uid] = c
+		r.lazyObject = r.lazyObject.fresh()
 		return &r
 	}
 	r := d.revision(t, path)
-	if d.err == nil && d.next != nil && r.Meta.UID != "" && r.Meta.ResourceVersion != "" {
-		c := cachedRevision{rv: r.Meta.ResourceVersion, v: *r}
-		if _, dup := d.next.revisions[r.Meta.UID]; dup {
-			c = cachedRevision{rv: ambiguous}
-		}
-		d.next.revisions[r.Meta.UID] = c
+	if d.err == nil {
+		hold(d.next.revisionMap(), r.Meta.UID, cachedObject[revision]{rv: r.Meta.ResourceVersion, v: *r})
 	}
 	return r
 }
@@ -148,30 +143,42 @@ func (d *decoder) claimAt(t jsonv.Text, path string) *claim {
 		if d.err != nil {
 			return nil
 		}
-		c, found := d.prev.claims[uid]
-		if !found || c.rv != rv {
-			d.stale(path, "claim", uid, rv)
+		c, ok := lookup(d, d.prev.claims, d.next.claimMap(), path, "claim", uid, rv)
+		if !ok {
 			return nil
 		}
-		cl := c.v
-		cl.lazyObject = c.v.lazyObject.fresh()
-		if _, dup := d.next.claims[uid]; dup {
-			c = cachedClaim{rv: ambiguous}
-		}
-		d.next.claims[uid] = c
-		return &cl
+		c.lazyObject = c.lazyObject.fresh()
+		return &c
 	}
 	t = d.objectText(t, path)
-	cl := &claim{lazyObject: lazyObject{src: t}}
+	c := &claim{lazyObject: lazyObject{src: t}}
 	var m [1]jsonv.Text
 	t.MembersInto(podKeys[:1], m[:])
-	cl.Meta = d.metaT(m[0], d.join(path, "metadata"), false)
-	if d.err == nil && d.next != nil && cl.Meta.UID != "" && cl.Meta.ResourceVersion != "" {
-		c := cachedClaim{rv: cl.Meta.ResourceVersion, v: *cl}
-		if _, dup := d.next.claims[cl.Meta.UID]; dup {
-			c = cachedClaim{rv: ambiguous}
-		}
-		d.next.claims[cl.Meta.UID] = c
+	c.Meta = d.metaT(m[0], d.join(path, "metadata"), false)
+	if d.err == nil {
+		hold(d.next.claimMap(), c.Meta.UID, cachedObject[claim]{rv: c.Meta.ResourceVersion, v: *c})
 	}
-	return cl
+	return c
+}
+
+// The maps of a cache that may be nil (a decode that keeps nothing).
+func (c *ObjectCache) podMap() map[string]cachedObject[pod] {
+	if c == nil {
+		return nil
+	}
+	return c.pods
+}
+
+func (c *ObjectCache) revisionMap() map[string]cachedObject[revision] {
+	if c == nil {
+		return nil
+	}
+	return c.revisions
+}
+
+func (c *ObjectCache) claimMap() map[string]cachedObject[claim] {
+	if c == nil {
+		return nil
+	}
+	return c.claims
 }

@@ -336,33 +336,26 @@ func (e *engine) loadSnapshot(s Obj) error {
 	return nil
 }
 
-// maxSimUID is the highest uid the replay's own form (simUIDPrefix + a number) that the world holds.
+// maxSimUID is the highest uid of the replay's own form (simUIDPrefix + a number) that the world holds.
 func maxSimUID(api *APIServer) int {
-	best := 0
-	check := func(o Obj) {
-		var n int
+	return maxOver(api, func(o Obj) string {
 		if u, ok := strings.CutPrefix(jsonobj.GetStr(o, "metadata.uid"), simUIDPrefix); ok {
-			if _, err := fmt.Sscan(u, &n); err == nil && n > best {
-				best = n
-			}
+			return u
 		}
-	}
-	if api.set != nil {
-		check(api.set)
-	}
-	for _, m := range api.objs {
-		for _, o := range m {
-			check(o)
-		}
-	}
-	return best
+		return ""
+	})
 }
 
 func maxResourceVersion(api *APIServer) int {
+	return maxOver(api, func(o Obj) string { return jsonobj.GetStr(o, "metadata.resourceVersion") })
+}
+
+// maxOver is the highest number field reads from the world's objects.
+func maxOver(api *APIServer, field func(Obj) string) int {
 	best := 0
 	check := func(o Obj) {
 		var n int
-		if _, err := fmt.Sscan(jsonobj.GetStr(o, "metadata.resourceVersion"), &n); err == nil && n > best {
+		if _, err := fmt.Sscan(field(o), &n); err == nil && n > best {
 			best = n
 		}
 	}
