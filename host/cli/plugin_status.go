@@ -19,6 +19,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -136,7 +137,7 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 	if err := writeFormatted(&b, s.format, st, st.WriteText); err != nil {
 		return "", 0, err
 	}
-	return b.String(), time.Duration(p.RequeueAfterSeconds * float64(time.Second)), nil
+	return b.String(), plan.RequeueAfter(p.RequeueAfterSeconds), nil
 }
 
 // watch redraws the status from informer caches whenever the set, or one of the namespace's pods,

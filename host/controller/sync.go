@@ -238,7 +238,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, fmt.Errorf("sync failed: %s", res.Plan.Error.Message)
 	}
 	if res.Plan.RequeueAfterSeconds > 0 {
-		requeueAfter = time.Duration(res.Plan.RequeueAfterSeconds * float64(time.Second))
+		requeueAfter = hostplan.RequeueAfter(res.Plan.RequeueAfterSeconds)
 	}
 	return requeueAfter, nil
 }

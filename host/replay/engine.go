@@ -871,7 +871,7 @@ func (e *engine) scheduleRequeue(now time.Time, after float64, failed bool) {
 		}
 	}
 	if after > 0 {
-		at(time.Duration(after * float64(time.Second)))
+		at(hostplan.RequeueAfter(after))
 	}
 	if failed {
 		d := 5 * time.Millisecond << min(e.failures, 20)

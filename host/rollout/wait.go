@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -33,7 +34,7 @@ func explain(w *world, st *Status, labels map[string]string, update string) (str
 	}
 	requeue := func() {
 		if st.Next.RequeueAfterSeconds > 0 {
-			d := time.Duration(st.Next.RequeueAfterSeconds * float64(time.Second)).Round(time.Second)
+			d := hostplan.RequeueAfter(st.Next.RequeueAfterSeconds).Round(time.Second)
 			reasons = append(reasons, fmt.Sprintf("the controller syncs again in %s (requeue)", max(d, time.Second)))
 		}
 	}
