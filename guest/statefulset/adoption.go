@@ -65,12 +65,9 @@ func (s *syncer) adoptOrphanRevisions() error {
 	for _, r := range orphans {
 		p := s.adoptPatch(r.Meta.UID)
 		a := action{Verb: verbPatch, Kind: kindRevision, Namespace: s.set.Meta.Namespace, Name: r.Meta.Name, PatchType: patchTypeSMP, Patch: &p}
-		if err := s.hostAnswer(); err != nil { // AdoptOrphanRevisions stops at the first error, and so does the sync
-			a.Err = err.Error()
-			s.record(a)
+		if err := s.issue(a, nil); err != nil { // AdoptOrphanRevisions stops at the first error, and so does the sync
 			return err
 		}
-		s.record(a)
 		// The API server applies a strategic merge patch through a map: its copy's data is
 		// re-marshalled in canonical form (what a later AlreadyExists GET compares).
 		patched := *r
@@ -143,12 +140,7 @@ func (s *syncer) claimPods() ([]*pod, error) {
 
 // patchPod sends an adoption or release patch and returns the API server's answer (the host's report).
 func (s *syncer) patchPod(p *pod, patch jsonv.Value) error {
-	a := action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch}
-	err := s.hostAnswer()
-	if err != nil {
-		a.Err = err.Error()
-	}
-	s.record(a)
+	err := s.issue(action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch}, nil)
 	if isNotFound(err) {
 		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = false // gone: a create of its name will succeed
 	}

@@ -94,13 +94,10 @@ func (s *syncer) resizeClaims() error {
 				jsonv.M("spec", jsonv.Obj(jsonv.M("resources", jsonv.Obj(jsonv.M("requests", jsonv.Obj(
 					jsonv.M("storage", jsonv.Str(r.to)))))))))
 			a := action{Verb: verbPatch, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: r.c.Meta.Name, PatchType: patchTypeSMP, Patch: &patch}
-			if err := s.hostAnswer(); err != nil {
-				a.Err = err.Error()
-				s.record(a)
+			if err := s.issue(a, nil); err != nil {
 				s.claimEvent("patch", r.c.Meta.Name, podName(s.set.Meta.Name, ord), err)
 				return err
 			}
-			s.record(a)
 			s.eventOf(len(s.plan.Actions)-1, eventNormal, "ResizeClaim", "Resizing Claim "+r.c.Meta.Name+" of Pod "+podName(s.set.Meta.Name, ord)+
 				" in StatefulSet "+s.set.Meta.Name+" from "+r.from+" to "+r.to+" ("+annotationResizeClaims+`: "true"`+")")
 		}

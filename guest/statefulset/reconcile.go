@@ -37,27 +37,22 @@ func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 	if err != nil {
 		return errorPlan(&PlanError{Code: CodeInvalidJSON, Message: err.Error()})
 	}
-	snap, next, perr := decodeSnapshotCached(root, prev)
+	snap, perr := decodeSnapshotCached(root, prev)
 	if perr != nil {
 		return errorPlan(perr)
 	}
+	var p *plan
 	if len(snap.WriteFailures) > 0 {
-		p, perr := runWithFailures(root, snap, prev)
-		if perr != nil {
+		if p, perr = runWithFailures(root, snap, prev); perr != nil {
 			return errorPlan(perr)
 		}
-		keep(cache, next)
-		return encodePlan(p)
+	} else {
+		p = run(snap, nil)
 	}
-	keep(cache, next)
-	return encodePlan(run(snap, nil))
-}
-
-// keep leaves the snapshot's decoded objects in the instance's cache.
-func keep(cache, next *ObjectCache) {
-	if cache != nil && next != nil {
-		*cache = *next
+	if cache != nil && snap.next != nil { // the snapshot's decoded objects, for the instance's next call
+		*cache = *snap.next
 	}
+	return encodePlan(p)
 }
 
 // syncer is the state of one sync: the snapshot as informers and API server see it, and the

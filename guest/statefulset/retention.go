@@ -201,15 +201,12 @@ func (s *syncer) updatePodClaimForRetentionPolicy(p *pod) error {
 		}
 		obj.Set("metadata", meta)
 		a := action{Verb: verbUpdate, Kind: kindPVC, Namespace: c.Meta.Namespace, Name: c.Meta.Name, Object: &obj}
-		if err := s.hostAnswer(); err != nil {
-			a.Err = err.Error()
-			s.record(a)
+		if err := s.issue(a, nil); err != nil {
 			if isNotFound(err) {
 				s.claimExists[name] = false // gone from the API server; the lister still has it
 			}
 			return wrapf("could not update claim "+name+" for delete policy ownerRefs: ", err)
 		}
-		s.record(a)
 	}
 	return nil
 }

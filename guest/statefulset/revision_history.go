@@ -130,15 +130,11 @@ func (s *syncer) updateRevisionNumber(r *revision, number int64) (*revision, err
 	obj := withTypeMeta(*r.obj(), appsV1, kindRevision, r.Meta.Namespace)
 	obj.Set("revision", jsonv.Int(number))
 	a := action{Verb: verbUpdate, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name, Object: &obj}
-	if err := s.hostAnswer(); err != nil {
-		a.Err = err.Error()
-		s.record(a)
-		if isConflict(err) {
-			return nil, simpleError("resource name may not be empty")
-		}
+	if err := s.issue(a, nil); isConflict(err) {
+		return nil, simpleError("resource name may not be empty")
+	} else if err != nil {
 		return nil, err
 	}
-	s.record(a)
 	return &clone, nil
 }
 
@@ -158,26 +154,27 @@ func (s *syncer) createRevision(r *revision, collisionCount *int32) (*revision, 
 		// the hash label keeps the first hash, as upstream (the clone's labels are not updated)
 		clone.Meta.Labels = labels
 		obj := s.revisionObject(&clone)
-		if existing, ok := s.revByKey[key(ns, clone.Meta.Name)]; ok {
-			s.record(action{Verb: verbCreate, Kind: kindRevision, Namespace: ns, Name: clone.Meta.Name, Object: &obj,
-				Err: errAlreadyExists(resRevisions, clone.Meta.Name).Error()})
+		k := key(ns, clone.Meta.Name)
+		var predicted error
+		if _, taken := s.revByKey[k]; taken {
+			predicted = errAlreadyExists(resRevisions, clone.Meta.Name)
+		}
+		err := s.issue(action{Verb: verbCreate, Kind: kindRevision, Namespace: ns, Name: clone.Meta.Name, Object: &obj}, predicted)
+		if isAlreadyExists(err) {
+			// upstream GETs the revision to compare it, from this module's API server: the snapshot
+			existing, ok := s.revByKey[k]
+			if !ok {
+				return nil, errNotFound(resRevisions, clone.Meta.Name)
+			}
 			if bytes.Equal(existing.DataRaw, clone.DataRaw) {
 				return existing, nil
 			}
 			*collisionCount++
 			continue
 		}
-		a := action{Verb: verbCreate, Kind: kindRevision, Namespace: ns, Name: clone.Meta.Name, Object: &obj}
-		if err := s.hostAnswer(); err != nil {
-			a.Err = err.Error()
-			s.record(a)
-			if isAlreadyExists(err) {
-				// upstream GETs the revision to compare it; the snapshot, this module's API server, lacks it
-				return nil, errNotFound(resRevisions, clone.Meta.Name)
-			}
+		if err != nil {
 			return nil, err
 		}
-		s.record(a)
 		created := clone
 		s.revByKey[key(ns, clone.Meta.Name)] = &created
 		return &created, nil
@@ -209,13 +206,9 @@ func (s *syncer) truncateHistory(pods []*pod, revisions []*revision, current, up
 		return nil
 	}
 	for _, r := range history[:len(history)-limit] {
-		a := action{Verb: verbDelete, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name}
-		if err := s.hostAnswer(); err != nil {
-			a.Err = err.Error()
-			s.record(a)
+		if err := s.issue(action{Verb: verbDelete, Kind: kindRevision, Namespace: r.Meta.Namespace, Name: r.Meta.Name}, nil); err != nil {
 			return err
 		}
-		s.record(a)
 	}
 	return nil
 }

@@ -396,21 +396,20 @@ func parseTime(s string) (time.Time, error) {
 // decodeSnapshot validates the snapshot and extracts what the controller reads. Pods, claims and
 // revisions stay text (lazyObject); the set and the small members become trees.
 func decodeSnapshot(root jsonv.Text) (*snapshot, *PlanError) {
-	snap, _, err := decodeSnapshotCached(root, nil)
-	return snap, err
+	return decodeSnapshotCached(root, nil)
 }
 
-// decodeSnapshotCached decodes a snapshot whose objects may be references to prev's (nil: none may be),
-// and returns the cache of its objects for the next call (nil when prev is).
-func decodeSnapshotCached(root jsonv.Text, prev *ObjectCache) (*snapshot, *ObjectCache, *PlanError) {
-	snap, next, err := decodeSnapshotWith(root, true, prev)
+// decodeSnapshotCached decodes a snapshot whose objects may be references to prev's (nil: none may be);
+// the snapshot's next is the cache of its objects for the next call (nil when prev is).
+func decodeSnapshotCached(root jsonv.Text, prev *ObjectCache) (*snapshot, *PlanError) {
+	snap, err := decodeSnapshotWith(root, true, prev)
 	if err != nil && (err.Code == CodeInvalidSnapshot || err.Code == CodeStaleReference) {
 		// decode again, building paths, to report where
-		if _, _, perr := decodeSnapshotWith(root, false, prev); perr != nil {
-			return nil, nil, perr
+		if _, perr := decodeSnapshotWith(root, false, prev); perr != nil {
+			return nil, perr
 		}
 	}
-	return snap, next, err
+	return snap, err
 }
 
 // textValue is the tree of t, null when t is absent.
@@ -465,15 +464,7 @@ func (d *decoder) arrayText(t jsonv.Text, path string, fn func(i int, v jsonv.Te
 	}
 }
 
-func decodeSnapshotWith(root jsonv.Text, fast bool, prev *ObjectCache) (*snapshot, *ObjectCache, *PlanError) {
-	snap, err := decodeSnapshotInto(root, fast, prev)
-	if err != nil {
-		return nil, nil, err
-	}
-	return snap, snap.next, nil
-}
-
-func decodeSnapshotInto(root jsonv.Text, fast bool, prev *ObjectCache) (*snapshot, *PlanError) {
+func decodeSnapshotWith(root jsonv.Text, fast bool, prev *ObjectCache) (*snapshot, *PlanError) {
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}

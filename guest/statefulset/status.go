@@ -89,11 +89,7 @@ func (s *syncer) writeStatus(st *setStatus) error {
 	var err error
 	for attempt := 0; attempt < retryStatusSteps; attempt++ {
 		obj := jsonv.Obj(jsonv.M("status", statusValue(st)))
-		a := action{Verb: verbUpdateStatus, Kind: kindStatefulSet, Namespace: s.set.Meta.Namespace, Name: s.set.Meta.Name, Object: &obj}
-		if err = s.hostAnswer(); err != nil {
-			a.Err = err.Error()
-		}
-		s.record(a)
+		err = s.issue(action{Verb: verbUpdateStatus, Kind: kindStatefulSet, Namespace: s.set.Meta.Namespace, Name: s.set.Meta.Name, Object: &obj}, nil)
 		if err == nil || !isConflict(err) {
 			break
 		}

@@ -139,12 +139,7 @@ func (s *syncer) createClaims(p *pod) error {
 			if s.claimExists[c.Name] {
 				predicted = errAlreadyExists(resClaims, c.Name)
 			}
-			err := s.answer(predicted)
-			a := action{Verb: verbCreate, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: c.Name, Object: &obj}
-			if err != nil {
-				a.Err = err.Error()
-			}
-			s.record(a)
+			err := s.issue(action{Verb: verbCreate, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: c.Name, Object: &obj}, predicted)
 			if err != nil {
 				errs = append(errs, simpleError("failed to create PVC "+c.Name+": "+err.Error()))
 			} else {

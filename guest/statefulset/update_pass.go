@@ -314,16 +314,11 @@ func (s *syncer) createPod(p *pod) error {
 		// a pod of the snapshot without a phase: upstream sends the object it has
 		obj = withTypeMeta(*p.obj(), "v1", kindPod, p.Meta.Namespace)
 	}
-	a := action{Verb: verbCreate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}
 	var predicted error
 	if s.podExists[k] {
 		predicted = errAlreadyExists(resPods, p.Meta.Name)
 	}
-	err := s.answer(predicted)
-	if err != nil {
-		a.Err = err.Error()
-	}
-	s.record(a)
+	err := s.issue(action{Verb: verbCreate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}, predicted)
 	if isAlreadyExists(err) {
 		return err // "sink already exists errors": no event
 	}
@@ -383,16 +378,11 @@ func (s *syncer) updatePodOnce(p *pod, attempted *bool) error {
 	}
 	*attempted = true
 	obj := withTypeMeta(*p.obj(), "v1", kindPod, p.Meta.Namespace)
-	a := action{Verb: verbUpdate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}
 	var predicted error
 	if !s.podExists[key(p.Meta.Namespace, p.Meta.Name)] {
 		predicted = errNotFound(resPods, p.Meta.Name)
 	}
-	err := s.answer(predicted)
-	if err != nil {
-		a.Err = err.Error()
-	}
-	s.record(a)
+	err := s.issue(action{Verb: verbUpdate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}, predicted)
 	if isNotFound(err) {
 		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = false
 	}
@@ -403,16 +393,11 @@ func (s *syncer) updatePodOnce(p *pod, attempted *bool) error {
 // delete and returned.
 func (s *syncer) deletePod(p *pod) error {
 	k := key(p.Meta.Namespace, p.Meta.Name)
-	a := action{Verb: verbDelete, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name}
 	var predicted error
 	if !s.podExists[k] {
 		predicted = errNotFound(resPods, p.Meta.Name)
 	}
-	err := s.answer(predicted)
-	if err != nil {
-		a.Err = err.Error()
-	}
-	s.record(a)
+	err := s.issue(action{Verb: verbDelete, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name}, predicted)
 	if err != nil && !isNotFound(err) {
 		s.podEvent("delete", p.Meta.Name, err)
 		return err

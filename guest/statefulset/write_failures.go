@@ -86,21 +86,21 @@ func (d *decoder) writeFailures(t jsonv.Text) []writeFailure {
 	return out
 }
 
-// hostAnswer is the refusal the host reported for the write about to be recorded (nil: none reported).
-func (s *syncer) hostAnswer() error {
-	if e, ok := s.failAt[len(s.plan.Actions)]; ok {
-		return e
+// issue records a write with the API server's answer to it and returns that answer: the rejection the
+// snapshot predicts (predicted), else the refusal the host reported for this write, else none. Every write
+// of a sync goes through here, so a reported refusal reaches each exactly as a predicted one does.
+func (s *syncer) issue(a action, predicted error) error {
+	err := predicted
+	if err == nil {
+		if e, ok := s.failAt[len(s.plan.Actions)]; ok {
+			err = e
+		}
 	}
-	return nil
-}
-
-// answer is what the API server says to the write about to be recorded: the host's report, else the
-// rejection the snapshot predicts (nil: none).
-func (s *syncer) answer(predicted error) error {
-	if predicted != nil {
-		return predicted
+	if err != nil {
+		a.Err = err.Error()
 	}
-	return s.hostAnswer()
+	s.record(a)
+	return err
 }
 
 // runWithFailures plans the sync with the snapshot's write failures in place. Each failure names an action
@@ -114,7 +114,7 @@ func runWithFailures(root jsonv.Text, first *snapshot, prev *ObjectCache) (*plan
 	for i, f := range first.WriteFailures {
 		if snap == nil {
 			var perr *PlanError
-			if snap, _, perr = decodeSnapshotCached(root, prev); perr != nil {
+			if snap, perr = decodeSnapshotCached(root, prev); perr != nil {
 				return nil, perr
 			}
 		}
@@ -132,7 +132,7 @@ func runWithFailures(root jsonv.Text, first *snapshot, prev *ObjectCache) (*plan
 		}
 		failAt[a.seq] = &apiError{reason: f.Reason, msg: f.Message}
 	}
-	snap, _, perr := decodeSnapshotCached(root, prev)
+	snap, perr := decodeSnapshotCached(root, prev)
 	if perr != nil {
 		return nil, perr
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ordinal-dev/ordinal/abi"
 )
 
 // withFailures is a conformance case's snapshot with writeFailures set (raw JSON).
@@ -107,6 +109,10 @@ func TestPodUpdateConflictIsRetriedFourTimes(t *testing.T) {
 
 // Write failures the module cannot place are a clear InvalidSnapshot naming the entry, never a plan.
 func TestWriteFailuresRefused(t *testing.T) {
+	// the module keeps its own copies of the contract's bound and code (it does not import abi)
+	if maxWriteFailures != abi.MaxWriteFailures || CodeStaleReference != abi.CodeStaleReference {
+		t.Fatalf("maxWriteFailures %d, CodeStaleReference %q: abi says %d, %q", maxWriteFailures, CodeStaleReference, abi.MaxWriteFailures, abi.CodeStaleReference)
+	}
 	const name = "pod-states/parallel-steady-failed-web-1" // plan: delete web-1, updateStatus
 	msg := `"message":"m"`
 	for failures, want := range map[string]string{

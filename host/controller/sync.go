@@ -237,10 +237,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.metrics.errors.WithLabelValues(stagePlan).Inc()
 		return 0, fmt.Errorf("sync failed: %s", res.Plan.Error.Message)
 	}
-	if res.Plan.RequeueAfterSeconds > 0 {
-		requeueAfter = hostplan.RequeueAfter(res.Plan.RequeueAfterSeconds)
-	}
-	return requeueAfter, nil
+	return hostplan.RequeueAfter(res.Plan.RequeueAfterSeconds), nil
 }
 
 // sessionFor is the set's session on module, where the module has sessions (a *wasm.Module: the set's

@@ -203,8 +203,9 @@ var percentPattern = regexp.MustCompile(`^[0-9]+%$`)
 func updateStrategyErrors(o jsonobj.Obj, allowRecreate bool) []fieldError {
 	us := jsonobj.GetObj(o, "spec.updateStrategy")
 	ru, hasRU := us["rollingUpdate"].(jsonobj.Obj)
-	switch jsonobj.GetStr(us, "type") {
-	case "RollingUpdate":
+	typ := jsonobj.GetStr(us, "type")
+	switch {
+	case typ == "RollingUpdate":
 		if !hasRU {
 			return nil
 		}
@@ -216,13 +217,7 @@ func updateStrategyErrors(o jsonobj.Obj, allowRecreate bool) []fieldError {
 			errs = append(errs, maxUnavailableErrors(mu)...)
 		}
 		return errs
-	case "OnDelete":
-		if hasRU {
-			return []fieldError{invalidValue("spec.updateStrategy.rollingUpdate", rollingUpdateStruct(ru), "only allowed for updateStrategy 'RollingUpdate'")}
-		}
-		return nil
-	}
-	if jsonobj.GetStr(us, "type") == "Recreate" && allowRecreate {
+	case typ == "OnDelete", typ == "Recreate" && allowRecreate:
 		if hasRU {
 			return []fieldError{invalidValue("spec.updateStrategy.rollingUpdate", rollingUpdateStruct(ru), "only allowed for updateStrategy 'RollingUpdate'")}
 		}
@@ -236,7 +231,7 @@ func updateStrategyErrors(o jsonobj.Obj, allowRecreate bool) []fieldError {
 	if allowRecreate {
 		valid = "must be 'RollingUpdate', 'OnDelete', or 'Recreate'"
 	}
-	return []fieldError{invalidValue("spec.updateStrategy", rawValue(fmt.Sprintf(`{"Type":%s,"RollingUpdate":%s}`, renderValue(jsonobj.GetStr(us, "type")), r)), valid)}
+	return []fieldError{invalidValue("spec.updateStrategy", rawValue(fmt.Sprintf(`{"Type":%s,"RollingUpdate":%s}`, renderValue(typ), r)), valid)}
 }
 
 // rollingUpdateStruct renders rollingUpdate as the API server prints its internal struct.

@@ -16,7 +16,7 @@ import (
 
 // scope is the firewall's view of the world the module was just given, read from the world's own
 // objects rather than by decoding the snapshot bytes again (which would cost as much as the sync).
-// Claims carry their bytes as the snapshot does: the same encoder writes both. (What the firewall reads
+// Claims carry the bytes the snapshot sent (objectsOf wrote them just before). (What the firewall reads
 // of a pod or revision is its metadata: name, namespace, uid, labels, owner references.)
 func (e *engine) scope() (*firewall.Scope, error) {
 	var set appsv1.StatefulSet
@@ -91,11 +91,16 @@ func (e *engine) scopedObject(kind string, o, md Obj) (scopedObject, error) {
 		so.refs = append(so.refs, ref)
 	}
 	if kind == kindClaim {
-		raw, err := e.enc.append(nil, o)
-		if err != nil {
-			return so, err
+		// the bytes the snapshot just sent (objectsOf), not encoded again
+		if c, ok := e.encoded[kind][jsonobj.GetStr(md, "name")]; ok && c.uid == jsonobj.GetStr(md, "uid") && c.rv == jsonobj.GetStr(md, "resourceVersion") {
+			so.raw = c.json
+		} else {
+			raw, err := e.enc.append(nil, o)
+			if err != nil {
+				return so, err
+			}
+			so.raw = raw
 		}
-		so.raw = raw
 	}
 	return so, nil
 }

@@ -193,16 +193,11 @@ func (m *Module) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error)
 // ReconcileWithStats is Reconcile plus measurements of the call.
 func (m *Module) ReconcileWithStats(ctx context.Context, snapshot []byte) ([]byte, CallStats, error) {
 	st := CallStats{Path: pathDirect, InputBytes: len(snapshot)}
-	if err := m.checkInputSize(pathDirect, len(snapshot)); err != nil {
+	ctx, done, err := m.beginDirect(ctx, len(snapshot))
+	if err != nil {
 		return nil, st, err
 	}
-	if !m.enter() {
-		return nil, st, &Error{Kind: ErrClosed, Op: "reconcile", Path: pathDirect, Msg: "module is closed"}
-	}
-	defer m.calls.Done()
-	m.directCounters.calls.Add(1)
-	ctx, cancel := m.callContext(ctx)
-	defer cancel()
+	defer done()
 
 	start := time.Now()
 	inst, fresh, err := m.direct.get(ctx)
@@ -212,6 +207,20 @@ func (m *Module) ReconcileWithStats(ctx context.Context, snapshot []byte) ([]byt
 	}
 	out, err := m.callOn(ctx, inst, snapshot, &st)
 	return out, st, err
+}
+
+// beginDirect starts a direct-path reconcile of an n-byte snapshot: the input bound, the module still open,
+// the call counted and bounded by the call timeout. done ends it.
+func (m *Module) beginDirect(ctx context.Context, n int) (_ context.Context, done func(), _ error) {
+	if err := m.checkInputSize(pathDirect, n); err != nil {
+		return ctx, nil, err
+	}
+	if !m.enter() {
+		return ctx, nil, &Error{Kind: ErrClosed, Op: "reconcile", Path: pathDirect, Msg: "module is closed"}
+	}
+	m.directCounters.calls.Add(1)
+	ctx, cancel := m.callContext(ctx)
+	return ctx, func() { cancel(); m.calls.Done() }, nil
 }
 
 // callOn runs one reconcile on inst, an instance taken from the pool, and gives it back: kept, or closed

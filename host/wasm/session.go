@@ -86,16 +86,11 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		return m.Reconcile(ctx, snapshot)
 	}
 	st := CallStats{Path: pathDirect, InputBytes: len(snapshot)}
-	if err := m.checkInputSize(pathDirect, len(snapshot)); err != nil {
+	ctx, done, err := m.beginDirect(ctx, len(snapshot))
+	if err != nil {
 		return nil, err
 	}
-	if !m.enter() {
-		return nil, &Error{Kind: ErrClosed, Op: "reconcile", Path: pathDirect, Msg: "module is closed"}
-	}
-	defer m.calls.Done()
-	m.directCounters.calls.Add(1)
-	ctx, cancel := m.callContext(ctx)
-	defer cancel()
+	defer done()
 
 	mine := func(i *directInstance) bool { return i.id == s.inst }
 	inst, _, err := m.direct.getPreferring(ctx, mine)
@@ -121,7 +116,8 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		wire, referenced = s.withReferences(snapshot, objs)
 	}
 	out, gen, kept, err := s.call(ctx, inst, wire, &st)
-	if err == nil && referenced && gjson.GetBytes(out, "error.code").Str == abi.CodeStaleReference {
+	code := gjson.GetBytes(out, "error.code").Str
+	if err == nil && referenced && code == abi.CodeStaleReference {
 		// the instance did not hold what the session thought: once more, everything (never a wrong plan)
 		s.st.Resent++
 		if inst, _, err = m.direct.getPreferring(ctx, mine); err != nil {
@@ -129,8 +125,9 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 			return nil, poolError(ctx, pathDirect, err)
 		}
 		out, gen, kept, err = s.call(ctx, inst, snapshot, &st)
+		code = gjson.GetBytes(out, "error.code").Str
 	}
-	switch code := gjson.GetBytes(out, "error.code").Str; {
+	switch {
 	case err != nil || !kept:
 		s.forget()
 	case code != "" && code != abi.CodeSyncFailed:
