@@ -1,6 +1,7 @@
 package statefulset
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -50,7 +51,7 @@ func genSnapshotSettled(n int) []byte {
 				map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": "2026-11-22T09:00:05Z"}}},
 		})
 		claims = append(claims, map[string]any{
-			"metadata": map[string]any{"name": "data-" + name, "namespace": "default", "uid": fmt.Sprintf("pvc-%d", i), "labels": map[string]any{"app": "web"}},
+			"metadata": map[string]any{"name": "data-" + name, "namespace": "default", "uid": fmt.Sprintf("pvc-%d", i), "resourceVersion": "100", "labels": map[string]any{"app": "web"}},
 			"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}, "volumeMode": "Filesystem"},
 			"status":   map[string]any{"phase": "Bound"},
 		})
@@ -69,7 +70,7 @@ func genSnapshotSettled(n int) []byte {
 				"currentRevision": oldName, "updateRevision": oldName, "collisionCount": 0},
 		},
 		"pods": pods, "claims": claims,
-		"revisions": []any{map[string]any{"metadata": map[string]any{"name": oldName, "namespace": "default", "uid": "rev-1", "ownerReferences": owner,
+		"revisions": []any{map[string]any{"metadata": map[string]any{"name": oldName, "namespace": "default", "uid": "rev-1", "resourceVersion": "100", "ownerReferences": owner,
 			"labels": map[string]any{"app": "web", "controller.kubernetes.io/hash": oldName[4:]}}, "data": data, "revision": 1}},
 	}
 	b, _ := json.Marshal(snap)
@@ -135,8 +136,8 @@ func BenchmarkReconcileCached(b *testing.B) {
 			ReconcileCached(&c, in)
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if out := ReconcileCached(&c, byRef); len(out) == 0 {
-					b.Fatal("no plan")
+				if out := ReconcileCached(&c, byRef); len(out) == 0 || bytes.Contains(out, []byte(`"error":{`)) {
+					b.Fatalf("no plan by reference: %.300s", out)
 				}
 			}
 		})

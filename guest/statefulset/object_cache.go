@@ -15,10 +15,19 @@ import (
 
 // ObjectCache is what one module instance decoded of its previous snapshot's objects. The exports keep one
 // per instance (guest/main.go); the logic reads the one it is given and leaves the snapshot's objects in it.
+// A sync allocates for what changed: the maps of the call before last are emptied and filled again (an
+// instance's memory only grows under TinyGo's leaking collector, and a host recycles a grown instance,
+// which costs it a whole snapshot), and an unchanged object is the same entry in both.
 type ObjectCache struct {
-	pods      map[string]cachedObject[pod]
-	revisions map[string]cachedObject[revision]
-	claims    map[string]cachedObject[claim]
+	held, spare objectMaps
+	seen        map[objectKey]string // unique's scratch, emptied and reused by each sync
+}
+
+// objectMaps holds one snapshot's pods, revisions and claims by uid.
+type objectMaps struct {
+	pods      map[string]*cachedObject[pod]
+	revisions map[string]*cachedObject[revision]
+	claims    map[string]*cachedObject[claim]
 }
 
 // An entry whose rv is ambiguous stands for a uid two objects of one snapshot had: a reference to it
@@ -26,20 +35,28 @@ type ObjectCache struct {
 const ambiguous = "\x00ambiguous"
 
 // cachedObject is an object as decoded, before the sync (a sync works on copies: lazy trees are changed in
-// place), at its resourceVersion.
+// place), at its resourceVersion. Entries are never changed once made, so two snapshots' maps share them.
 type cachedObject[T any] struct {
 	rv string
 	v  T
 }
 
-func newObjectCache(pods, revisions, claims int) *ObjectCache {
-	return &ObjectCache{pods: make(map[string]cachedObject[pod], pods), revisions: make(map[string]cachedObject[revision], revisions),
-		claims: make(map[string]cachedObject[claim], claims)}
+// emptied makes the maps ready to collect a snapshot's objects: the same maps emptied, or new ones sized
+// like the previous snapshot's.
+func (m *objectMaps) emptied(like *objectMaps) {
+	if m.pods == nil {
+		*m = objectMaps{pods: make(map[string]*cachedObject[pod], len(like.pods)),
+			revisions: make(map[string]*cachedObject[revision], len(like.revisions)), claims: make(map[string]*cachedObject[claim], len(like.claims))}
+		return
+	}
+	clear(m.pods)
+	clear(m.revisions)
+	clear(m.claims)
 }
 
 // lookup resolves a reference in one kind's objects of the previous snapshot and holds it for the next
 // (ok false: stale, and the decode fails).
-func lookup[T any](d *decoder, prev, next map[string]cachedObject[T], path, kind, uid, rv string) (v T, ok bool) {
+func lookup[T any](d *decoder, prev, next map[string]*cachedObject[T], path, kind, uid, rv string) (v T, ok bool) {
 	c, found := prev[uid]
 	if !found || c.rv != rv {
 		d.stale(path, kind, uid, rv)
@@ -50,12 +67,12 @@ func lookup[T any](d *decoder, prev, next map[string]cachedObject[T], path, kind
 }
 
 // hold keeps an object for the next call (next nil: nothing is kept); a uid held twice is ambiguous.
-func hold[T any](next map[string]cachedObject[T], uid string, c cachedObject[T]) {
+func hold[T any](next map[string]*cachedObject[T], uid string, c *cachedObject[T]) {
 	if next == nil || uid == "" || c.rv == "" {
 		return
 	}
 	if _, dup := next[uid]; dup {
-		c = cachedObject[T]{rv: ambiguous}
+		c = &cachedObject[T]{rv: ambiguous}
 	}
 	next[uid] = c
 }
@@ -74,13 +91,19 @@ func (d *decoder) reference(t jsonv.Text, path string) (uid, rv string, ok bool)
 		return "", "", false
 	}
 	n := 0
-	t.Members(func(string, jsonv.Text) { n++ })
-	m := members(t, "unchanged")
-	ref := d.objectText(m[0], d.join(path, "unchanged"))
+	var unchanged jsonv.Text
+	t.Members(func(k string, v jsonv.Text) {
+		n++
+		if k == "unchanged" {
+			unchanged = v
+		}
+	})
+	ref := d.objectText(unchanged, d.join(path, "unchanged"))
 	if n != 1 {
 		d.fail(path, "a reference to an unchanged object has no other member than \"unchanged\"")
 	}
-	f := members(ref, "uid", "resourceVersion")
+	var f [2]jsonv.Text
+	ref.MembersInto(referenceKeys[:], f[:])
 	uid = d.strT(f[0], path, "unchanged.uid")
 	rv = d.strT(f[1], path, "unchanged.resourceVersion")
 	if d.err == nil && (uid == "" || rv == "") {
@@ -88,6 +111,8 @@ func (d *decoder) reference(t jsonv.Text, path string) (uid, rv string, ok bool)
 	}
 	return uid, rv, true
 }
+
+var referenceKeys = [2]string{"uid", "resourceVersion"}
 
 // stale fails the decode: the instance does not hold the object a reference names.
 func (d *decoder) stale(path, kind, uid, rv string) {
@@ -112,7 +137,7 @@ func (d *decoder) podAt(t jsonv.Text, path string) *pod {
 	}
 	p := d.pod(t, path)
 	if d.err == nil {
-		hold(d.next.podMap(), p.Meta.UID, cachedObject[pod]{rv: p.Meta.ResourceVersion, v: *p})
+		hold(d.next.podMap(), p.Meta.UID, &cachedObject[pod]{rv: p.Meta.ResourceVersion, v: *p})
 	}
 	return p
 }
@@ -132,7 +157,7 @@ func (d *decoder) revisionAt(t jsonv.Text, path string) *revision {
 	}
 	r := d.revision(t, path)
 	if d.err == nil {
-		hold(d.next.revisionMap(), r.Meta.UID, cachedObject[revision]{rv: r.Meta.ResourceVersion, v: *r})
+		hold(d.next.revisionMap(), r.Meta.UID, &cachedObject[revision]{rv: r.Meta.ResourceVersion, v: *r})
 	}
 	return r
 }
@@ -156,27 +181,27 @@ func (d *decoder) claimAt(t jsonv.Text, path string) *claim {
 	t.MembersInto(podKeys[:1], m[:])
 	c.Meta = d.metaT(m[0], d.join(path, "metadata"), false)
 	if d.err == nil {
-		hold(d.next.claimMap(), c.Meta.UID, cachedObject[claim]{rv: c.Meta.ResourceVersion, v: *c})
+		hold(d.next.claimMap(), c.Meta.UID, &cachedObject[claim]{rv: c.Meta.ResourceVersion, v: *c})
 	}
 	return c
 }
 
-// The maps of a cache that may be nil (a decode that keeps nothing).
-func (c *ObjectCache) podMap() map[string]cachedObject[pod] {
+// The maps of a set of maps that may be nil (a decode that keeps nothing).
+func (c *objectMaps) podMap() map[string]*cachedObject[pod] {
 	if c == nil {
 		return nil
 	}
 	return c.pods
 }
 
-func (c *ObjectCache) revisionMap() map[string]cachedObject[revision] {
+func (c *objectMaps) revisionMap() map[string]*cachedObject[revision] {
 	if c == nil {
 		return nil
 	}
 	return c.revisions
 }
 
-func (c *ObjectCache) claimMap() map[string]cachedObject[claim] {
+func (c *objectMaps) claimMap() map[string]*cachedObject[claim] {
 	if c == nil {
 		return nil
 	}

@@ -28,16 +28,22 @@ func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 			out = errorPlan(&PlanError{Code: CodeSyncFailed, Message: fmt.Sprint("internal error: ", r)})
 		}
 	}()
-	var prev *ObjectCache
+	var prev, next *objectMaps
+	var seen map[objectKey]string
 	if cache != nil {
-		prev = &ObjectCache{}
-		*prev, *cache = *cache, ObjectCache{} // what this call decodes replaces it, or nothing does
+		held, spare := cache.held, cache.spare
+		if seen = cache.seen; seen == nil {
+			seen = map[objectKey]string{}
+		}
+		*cache = ObjectCache{} // what this call decodes replaces it, or nothing does
+		spare.emptied(&held)
+		prev, next = &held, &spare
 	}
 	root, err := jsonv.Validate(input)
 	if err != nil {
 		return errorPlan(&PlanError{Code: CodeInvalidJSON, Message: err.Error()})
 	}
-	snap, perr := decodeSnapshotCached(root, prev)
+	snap, perr := decodeSnapshotCached(root, prev, next, seen)
 	if perr != nil {
 		return errorPlan(perr)
 	}
@@ -49,8 +55,8 @@ func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 	} else {
 		p = run(snap, nil)
 	}
-	if cache != nil && snap.next != nil { // the snapshot's decoded objects, for the instance's next call
-		*cache = *snap.next
+	if cache != nil { // the snapshot's decoded objects, for the instance's next call; the maps before, to refill
+		*cache = ObjectCache{held: *next, spare: *prev, seen: seen}
 	}
 	return encodePlan(p)
 }

@@ -215,9 +215,10 @@ type snapshot struct {
 	EventActions bool
 	// WriteFailures: writes of an earlier plan for this snapshot the API server refused (write_failures.go).
 	WriteFailures []writeFailure
-
-	next *ObjectCache // the snapshot's objects, for the instance's next call (nil: not kept)
 }
+
+// objectKey is how an API server names an object of a snapshot: one per kind, namespace and name.
+type objectKey struct{ kind, namespace, name string }
 
 // decoder reads typed fields out of the value tree, remembering the first error with its path.
 type decoder struct {
@@ -225,7 +226,7 @@ type decoder struct {
 	fast bool // skip building error paths (decodeSnapshot re-runs with paths on error)
 	// prev holds the objects of the instance's previous snapshot (references resolve there); next, when
 	// set, collects this snapshot's objects (object_cache.go).
-	prev, next *ObjectCache
+	prev, next *objectMaps
 }
 
 func (d *decoder) join(path, key string) string {
@@ -396,16 +397,16 @@ func parseTime(s string) (time.Time, error) {
 // decodeSnapshot validates the snapshot and extracts what the controller reads. Pods, claims and
 // revisions stay text (lazyObject); the set and the small members become trees.
 func decodeSnapshot(root jsonv.Text) (*snapshot, *PlanError) {
-	return decodeSnapshotCached(root, nil)
+	return decodeSnapshotCached(root, nil, nil, nil)
 }
 
 // decodeSnapshotCached decodes a snapshot whose objects may be references to prev's (nil: none may be);
 // the snapshot's next is the cache of its objects for the next call (nil when prev is).
-func decodeSnapshotCached(root jsonv.Text, prev *ObjectCache) (*snapshot, *PlanError) {
-	snap, err := decodeSnapshotWith(root, true, prev)
+func decodeSnapshotCached(root jsonv.Text, prev, next *objectMaps, seen map[objectKey]string) (*snapshot, *PlanError) {
+	snap, err := decodeSnapshotWith(root, true, prev, next, seen)
 	if err != nil && (err.Code == CodeInvalidSnapshot || err.Code == CodeStaleReference) {
 		// decode again, building paths, to report where
-		if _, perr := decodeSnapshotWith(root, false, prev); perr != nil {
+		if _, perr := decodeSnapshotWith(root, false, prev, nil, seen); perr != nil {
 			return nil, perr
 		}
 	}
@@ -464,7 +465,9 @@ func (d *decoder) arrayText(t jsonv.Text, path string, fn func(i int, v jsonv.Te
 	}
 }
 
-func decodeSnapshotWith(root jsonv.Text, fast bool, prev *ObjectCache) (*snapshot, *PlanError) {
+// decodeSnapshotWith decodes the snapshot: references resolve in prev (nil: there are none to resolve), next
+// (nil: not kept) collects its objects for the instance's next call, seen (nil: a new one) is scratch.
+func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen map[objectKey]string) (*snapshot, *PlanError) {
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}
@@ -481,13 +484,11 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev *ObjectCache) (*snapsho
 	if f, err := strconv.ParseFloat(abi.S, 64); err != nil || f != 1 {
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "unsupported ABI version " + abi.S + "; this module speaks ABI 1"}
 	}
-	d := &decoder{fast: fast, prev: prev}
+	d := &decoder{fast: fast, prev: prev, next: next}
 	if prev == nil {
-		d.prev = &ObjectCache{} // nothing to resolve a reference against
-	} else {
-		d.next = newObjectCache(len(prev.pods), len(prev.revisions), len(prev.claims))
+		d.prev = &objectMaps{} // nothing to resolve a reference against
 	}
-	snap := &snapshot{Features: DefaultFeatures(), next: d.next}
+	snap := &snapshot{Features: DefaultFeatures()}
 
 	// features
 	if fv := textValue(featuresT); fv.K != jsonv.Null {
@@ -549,9 +550,13 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev *ObjectCache) (*snapsho
 
 	// An API server holds one object per namespace/name; a snapshot with two is not a state
 	// the controller can observe.
-	seen := map[string]string{}
+	if seen == nil {
+		seen = map[objectKey]string{}
+	} else {
+		clear(seen)
+	}
 	unique := func(kind, ns, name, path string) bool {
-		k := kind + "/" + ns + "/" + name
+		k := objectKey{kind, ns, name}
 		if prev, dup := seen[k]; dup {
 			d.fail(d.join(path, "metadata.name"), "duplicate "+kind+" "+ns+"/"+name+" (also at "+prev+")")
 			return false

@@ -108,13 +108,13 @@ func (s *syncer) issue(a action, predicted error) error {
 // (by the order it was issued in, which canonical ordering keeps in its seq) and the next pass fails it.
 // Every pass decodes the snapshot afresh (decode reads the validated text; a sync may change what it
 // decoded).
-func runWithFailures(root jsonv.Text, first *snapshot, prev *ObjectCache) (*plan, *PlanError) {
+func runWithFailures(root jsonv.Text, first *snapshot, prev *objectMaps) (*plan, *PlanError) {
 	failAt := map[int]error{}
 	snap := first
 	for i, f := range first.WriteFailures {
 		if snap == nil {
 			var perr *PlanError
-			if snap, perr = decodeSnapshotCached(root, prev); perr != nil {
+			if snap, perr = decodeSnapshotCached(root, prev, nil, nil); perr != nil {
 				return nil, perr
 			}
 		}
@@ -132,7 +132,7 @@ func runWithFailures(root jsonv.Text, first *snapshot, prev *ObjectCache) (*plan
 		}
 		failAt[a.seq] = &apiError{reason: f.Reason, msg: f.Message}
 	}
-	snap, perr := decodeSnapshotCached(root, prev)
+	snap, perr := decodeSnapshotCached(root, prev, nil, nil)
 	if perr != nil {
 		return nil, perr
 	}
