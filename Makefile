@@ -15,7 +15,7 @@ GUEST_SRC := $(shell find guest -name '*.go' -not -name '*_test.go') go.mod go.s
 # builds, vet and tests share one build cache instead of compiling everything once per cgo setting.
 export CGO_ENABLED ?= 0
 
-.PHONY: all tinygo guest check-embedded guest-stdgo testmodules build image demo test vet check bench clean
+.PHONY: all tinygo guest check-embedded policies check-policies guest-stdgo testmodules build image demo test vet check bench clean
 
 all: build
 
@@ -46,6 +46,16 @@ check-embedded: $(GUEST_BUILD) $(EXTENDED_BUILD)
 	@cmp -s $(GUEST_BUILD) $(GUEST_WASM) || { echo "host/embedded/ordinal.wasm is stale: run 'make guest' and commit it" >&2; exit 1; }
 	@cmp -s $(EXTENDED_BUILD) $(EXTENDED_WASM) || { echo "host/embedded/ordinal-extended.wasm is stale: run 'make guest' and commit it" >&2; exit 1; }
 	@echo "embedded modules match fresh TinyGo builds of guest/"
+
+# The shipped policy modules (policies/NAME/NAME.wasm, embedded by the binary): rebuilt from their source;
+# check-policies (part of `make test`) fails when a committed build is not what the source builds.
+policies: | $(TINYGO)
+	TINYGO=$(TINYGO) bash policies/build.sh
+check-policies: | $(TINYGO)
+	@rm -rf build/policies && mkdir -p build/policies
+	@TINYGO=$(TINYGO) bash policies/build.sh build/policies >/dev/null
+	@for f in build/policies/*.wasm; do n=$$(basename $$f .wasm); cmp -s $$f policies/$$n/$$n.wasm || { echo "policies/$$n/$$n.wasm is stale: run 'make policies' and commit it" >&2; exit 1; }; done
+	@echo "policy modules match fresh TinyGo builds of policies/"
 
 # Small misbehaving modules (trap, loop, oom, ...) for the host's containment tests; committed like the default.
 testmodules: | $(TINYGO)
@@ -156,7 +166,7 @@ check: vet
 	$(GO) test ./...
 	$(GO) test -tags ordinal_extended ./guest/...
 
-test: check-embedded check-crd guest-stdgo test-node chromium vet image
+test: check-embedded check-policies check-crd guest-stdgo test-node chromium vet image
 	ORDINAL_REQUIRE_CHROMIUM=1 ORDINAL_REQUIRE_IMAGE=1 $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags ordinal_extended ./guest/...
 	$(MAKE) e2e

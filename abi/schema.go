@@ -13,4 +13,8 @@ const (
 	SnapshotSchema = "snapshot.schema.json"
 	PlanSchema     = "plan.schema.json"
 	DescribeSchema = "describe.schema.json"
+	// The policy ABI's documents (POLICY.md).
+	PolicyDescribeSchema = "policy-describe.schema.json"
+	PolicyInputSchema    = "policy-input.schema.json"
+	PolicyAnswerSchema   = "policy-answer.schema.json"
 )

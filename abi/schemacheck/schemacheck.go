@@ -18,7 +18,7 @@ const schemaBase = "https://github.com/ordinal-dev/ordinal/abi/schema/"
 // compiled is built once: the schemas are static and compiling is the costly part.
 var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
-	names := []string{abi.SnapshotSchema, abi.PlanSchema, abi.DescribeSchema}
+	names := []string{abi.SnapshotSchema, abi.PlanSchema, abi.DescribeSchema, abi.PolicyDescribeSchema, abi.PolicyInputSchema, abi.PolicyAnswerSchema}
 	for _, name := range names {
 		raw, err := abi.Schemas.ReadFile("schema/" + name)
 		if err != nil {
@@ -52,6 +52,12 @@ func ValidatePlan(doc []byte) error { return validate(abi.PlanSchema, doc) }
 
 // ValidateDescribe checks a module's describe output against describe.schema.json.
 func ValidateDescribe(doc []byte) error { return validate(abi.DescribeSchema, doc) }
+
+// ValidatePolicyDescribe, ValidatePolicyInput and ValidatePolicyAnswer check the policy ABI's documents
+// (POLICY.md) against their schemas.
+func ValidatePolicyDescribe(doc []byte) error { return validate(abi.PolicyDescribeSchema, doc) }
+func ValidatePolicyInput(doc []byte) error    { return validate(abi.PolicyInputSchema, doc) }
+func ValidatePolicyAnswer(doc []byte) error   { return validate(abi.PolicyAnswerSchema, doc) }
 
 func validate(name string, doc []byte) error {
 	schemas, err := compiled()

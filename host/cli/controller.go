@@ -197,13 +197,18 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 
 	modules := mopts.registry()
 	defer modules.Close()
+	pols, err := mopts.policies(ctx)
+	if err != nil {
+		return err
+	}
+	defer pols.close()
 
 	restCfg, _, err := o.kube.restConfig()
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	ctrl, err := controller.New(controller.Config{
-		RESTConfig: restCfg, Module: ref, Modules: modules, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
+		RESTConfig: restCfg, Module: ref, Modules: modules, Policies: pols.named, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
 		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force,
 	})
 	if err != nil {

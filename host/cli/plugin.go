@@ -296,8 +296,13 @@ fields other managers own and the file omits are kept.
 				return err
 			}
 			defer closeNamed()
+			pols, err := mopts.policies(ctx)
+			if err != nil {
+				return err
+			}
+			defer pols.close()
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
-			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named,
+			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.named,
 				Features: features, Model: rollout.model, Now: time.Now(), Progress: prog.update})
 			prog.done()
 			if err != nil {
@@ -381,7 +386,12 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 				return err
 			}
 			defer closeNamed()
-			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, Model: model})
+			pols, err := mopts.policies(ctx)
+			if err != nil {
+				return err
+			}
+			defer pols.close()
+			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.named, Model: model})
 			if err != nil {
 				var we *wasm.Error
 				if errors.As(err, &we) {

@@ -119,8 +119,14 @@ maxUnavailable counts unavailable pods below the partition).
 			defer m.Close(cmd.Context())
 			named, closeNamed := opts.replayModules()
 			defer closeNamed()
+			pols, err := opts.policies(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer pols.close()
 			prog := newProgress(cmd.ErrOrStderr())
-			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, Model: rollout.model, Progress: prog.update})
+			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.named,
+				Model: rollout.model, Progress: prog.update})
 			prog.done()
 			if err != nil {
 				return withCode(exitCodeOf(err), err)

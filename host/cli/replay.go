@@ -121,10 +121,16 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 	}()
 	named, closeNamed := opts.replayModules()
 	defer closeNamed()
+	pols, err := opts.policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer pols.close()
 	ro := replay.Options{
 		Module:      m,
 		Model:       model,
 		NamedModule: named,
+		NamedPolicy: pols.named,
 		LoadModule: func(ctx context.Context, path string) (replay.Reconciler, error) {
 			o := *opts
 			o.path = path

@@ -194,7 +194,12 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	}
 	named, closeNamed := namedModules(reg)
 	defer closeNamed()
-	cfg := webhook.Config{Module: module, NamedModule: named, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
+	pols, err := mopts.policies(ctx)
+	if err != nil {
+		return err
+	}
+	defer pols.close()
+	cfg := webhook.Config{Module: module, NamedModule: named, NamedPolicy: pols.named, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
 		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,
 		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, PreviewSyncs: o.previewSyncs, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
 	if events != nil {

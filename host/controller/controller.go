@@ -39,6 +39,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/policy"
 )
 
 // Config configures a Manager.
@@ -51,6 +52,10 @@ type Config struct {
 	// embedded "faithful" and "extended" modules), loaded on first use. A set naming a module not there is
 	// left alone, with an event.
 	Modules *Registry
+	// Policies gives the policy modules a set names with ordinal.dev/policies (abi/POLICY.md), loaded on
+	// first use. A set naming a policy this does not give (an error) is left alone, with an UnknownPolicy
+	// event. Nil: a set naming any policy is left alone.
+	Policies func(ctx context.Context, name string) (policy.Module, error)
 	// Targets are the kinds reconciled, one Controller each (default: CRDTarget alone). Each target's
 	// module must accept it: a custom target needs describe's customSetKinds (SwapConfig.CustomSetKinds).
 	Targets []Target
@@ -137,6 +142,8 @@ type Controller struct {
 	// sessions holds each set's *wasm.Session on the module it last ran (by namespace/name), so that its
 	// syncs pay to parse what changed; dropped when the set is gone.
 	sessions sync.Map
+	// held holds each set's *policy.Memory: what its policies have been holding, since when (by key).
+	held     sync.Map
 	recorder record.EventRecorder
 }
 

@@ -40,6 +40,7 @@ const (
 	resultInvalid  = "invalid"   // left alone: a custom target's set apps/v1 validation refuses (InvalidSetError)
 	// left alone: the set names a module the controller does not have (ordinal.dev/module)
 	resultUnknownModule = "unknown_module"
+	resultHeld          = "held" // a policy held writes back and said when to look again
 )
 
 // Label values of ordinal_errors_total{stage}.
@@ -111,7 +112,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.Registry.MustRegister(cs...)
 	// Every label value a counter can take is there from the start, at zero, so rate() and alerts see
 	// a series before the first event rather than no data.
-	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound, resultYielded, resultInvalid, resultUnknownModule} {
+	for _, r := range []string{resultSuccess, resultError, resultStale, resultNotFound, resultYielded, resultInvalid, resultUnknownModule, resultHeld} {
 		m.syncs.WithLabelValues(r)
 	}
 	for _, s := range []string{stageSnapshot, stageGuest, stagePlan, stageApply, stageAdoption, stageFirewall} {

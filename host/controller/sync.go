@@ -19,6 +19,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -82,6 +83,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.consistency.Clear(nn, "")
 		c.encodeCaches.Delete(key)
 		c.sessions.Delete(key)
+		c.held.Delete(key)
 		c.leftAlone.Delete(key)
 		result = resultNotFound
 		return 0, nil
@@ -120,6 +122,14 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		}
 	}
 
+	// The set's policies (ordinal.dev/policies): each must be there, as a module the set names must.
+	policies, why := c.policiesOf(ctx, set)
+	if why != nil {
+		result = resultUnknownModule
+		c.leaveAlone(logger, set, key, EventUnknownPolicy, "it names a policy this controller cannot run", truncate(why.Error(), 900))
+		return 0, nil
+	}
+
 	objs, err := c.objectsFor(set)
 	if err != nil {
 		result = resultError
@@ -137,7 +147,8 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		}
 	}
 
-	snap, err := c.buildSnapshotFor(objs, c.now())
+	syncTime := c.now()
+	snap, err := c.buildSnapshotFor(objs, syncTime)
 	var invalid *InvalidSetError
 	if errors.As(err, &invalid) {
 		// As an apps/v1 set the API server would have refused: not acted on, not retried (the next edit
@@ -188,8 +199,18 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			}
 		},
 	}
+	var policyFailures []policy.Failure
+	memory := c.policyMemory(key)
+	if len(policies) > 0 {
+		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory,
+			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
+		step.Judge = pr.Judge
+	}
 	res, err := step.Run(ctx)
 	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())
+	for _, ev := range policy.Events(syncTime, memory, res.Held, policyFailures) {
+		c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+	}
 	if res.First != nil {
 		planned = len(res.First.Actions)
 	}
@@ -231,6 +252,15 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 	for _, ev := range res.AtEnd {
 		c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+	}
+	if retry := policy.RetryAfter(res.Held); retry > 0 {
+		// Held back by a policy that says when to look again: no error backoff meanwhile (the writes held are
+		// the sync's failures; a watch event on the set's objects syncs it sooner).
+		result = resultHeld
+		if after := hostplan.RequeueAfter(res.Plan.RequeueAfterSeconds); after > 0 && after < retry {
+			retry = after
+		}
+		return retry, nil
 	}
 	if res.Plan.Error != nil { // SyncFailed: upstream's sync returned this error after these writes
 		result = resultError
@@ -327,6 +357,40 @@ func (c *Controller) leaveAlone(logger klog.Logger, set *appsv1.StatefulSet, key
 	}
 	logger.Info("Leaving the StatefulSet alone: "+what, "set", key, "kind", c.target.String(), "reason", why)
 	c.recorder.Event(set, corev1.EventTypeWarning, reason, truncate("Ordinal does not act on this StatefulSet: "+why, 1024))
+}
+
+// EventUnknownPolicy is the warning recorded on a set that names a policy the controller cannot run.
+const EventUnknownPolicy = "UnknownPolicy"
+
+// policiesOf are the policies the set names (abi.AnnotationPolicies), in its order; an error says why the
+// set cannot be synced with them (a name unknown, or a policy that would not load).
+func (c *Controller) policiesOf(ctx context.Context, set *appsv1.StatefulSet) ([]policy.Module, error) {
+	value, ok := set.Annotations[abi.AnnotationPolicies]
+	if !ok {
+		return nil, nil
+	}
+	names, err := policy.Names(value)
+	if err != nil {
+		return nil, err
+	}
+	var out []policy.Module
+	for _, name := range names {
+		if c.cfg.Policies == nil {
+			return nil, fmt.Errorf("%s names the policy %q; this controller runs no policies", abi.AnnotationPolicies, name)
+		}
+		p, err := c.cfg.Policies(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s names the policy %q: %w", abi.AnnotationPolicies, name, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// policyMemory is the set's memory of its policies' holds.
+func (c *Controller) policyMemory(key string) *policy.Memory {
+	m, _ := c.held.LoadOrStore(key, &policy.Memory{})
+	return m.(*policy.Memory)
 }
 
 // EventUnknownModule is the warning recorded on a set that names a module the controller does not have.

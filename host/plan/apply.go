@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -34,6 +36,7 @@ const (
 	FailedAsPlanned                // rejected as the plan predicted (its action's error): upstream goes on
 	Ignored                        // rejected in a way upstream ignores (see ignorable)
 	Failed                         // rejected unexpectedly: the sync stops here, as upstream's does
+	Held                           // not issued: a policy held it back (Options.Judge), refused as by the API server
 )
 
 // Result is one issued action and what the API server answered (Err is its raw answer).
@@ -79,6 +82,36 @@ type Options struct {
 	Set string
 	// Each is told of every issued write (may be nil).
 	Each func(Result)
+	// Judge, when set, says which writes of a plan from index from on the set's policies hold back
+	// (host/policy). It is asked before the first write and again after every replan. A held write is not
+	// issued: it is refused as an API server refuses a write an admission webhook denies (Forbidden, the
+	// hold's message), so the module plans the rest of the sync as upstream carries on after that refusal.
+	Judge func(ctx context.Context, p *abi.Plan, from int) map[int]Hold
+}
+
+// Hold is a write a policy holds back (abi/POLICY.md).
+type Hold struct {
+	Policy, Reason, Message string
+	RetryAfter              time.Duration // 0: none asked
+}
+
+// HeldWrite is a write a policy held in one sync: what it writes, and the hold.
+type HeldWrite struct {
+	Verb, Kind, Name string
+	Hold
+}
+
+// heldError is the refusal a held write gets: what kube-apiserver answers when an admission webhook
+// denies a write (403 Forbidden, the denial in the message).
+func heldError(a *abi.Action, h Hold) error {
+	res := map[string]string{abi.KindPod: "pods", abi.KindPersistentVolumeClaim: "persistentvolumeclaims",
+		abi.KindControllerRevision: "controllerrevisions", abi.KindStatefulSet: "statefulsets"}[a.Kind]
+	group := ""
+	if a.Kind == abi.KindControllerRevision || a.Kind == abi.KindStatefulSet {
+		group = "apps"
+	}
+	return apierrors.NewForbidden(schema.GroupResource{Group: group, Resource: res}, a.Name,
+		fmt.Errorf("policy %s holds this write: %s", h.Policy, h.Message))
 }
 
 // Applied is what Apply carried out.
@@ -88,6 +121,8 @@ type Applied struct {
 	Replans int       // how many times the module was asked again
 	// AtEnd are the events to record after the whole plan (those that report no write), when it ran to its end.
 	AtEnd []abi.Event
+	// Held are the writes policies held back, in plan order.
+	Held []HeldWrite
 }
 
 // Apply carries out a decoded plan: the one applier of the controller and the replay. First the action
@@ -114,17 +149,32 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 	res := Applied{Plan: p}
 	events := NewEvents(p, opts.Set)
 	var failures []abi.WriteFailure
+	var holds map[int]Hold
+	if opts.Judge != nil {
+		holds = opts.Judge(ctx, p, 0)
+	}
 	rechecked := false
 	for i := 0; i < len(res.Plan.Actions); i++ {
 		a := &res.Plan.Actions[i]
-		if !rechecked && (a.Verb == abi.VerbPatch && IsAdoption(a.Patch) || AddsSetOwner(scope, a)) {
+		hold, held := holds[i]
+		if held && a.Error == "" && a.Verb != abi.VerbUpdateStatus {
+			res.Held = append(res.Held, HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: hold})
+		} else {
+			held = false
+		}
+		if !held && !rechecked && (a.Verb == abi.VerbPatch && IsAdoption(a.Patch) || AddsSetOwner(scope, a)) {
 			rechecked = true
 			if err := w.CanAdopt(ctx); err != nil {
 				res.Issued = i
 				return res, &WriteError{Index: i, Action: *a, Err: fmt.Errorf("%w: %v", ErrAdoptionRefused, err)}
 			}
 		}
-		err := w.Write(ctx, a, preconditionOf(scope, a))
+		var err error
+		if held {
+			err = heldError(a, hold)
+		} else {
+			err = w.Write(ctx, a, preconditionOf(scope, a))
+		}
 		outcome, replansBefore := outcomeOf(a, err), res.Replans
 		if opts.Replan != nil && err != nil && a.Error == "" && ctx.Err() == nil {
 			next, rerr := replanAfter(ctx, opts.Replan, scope, res.Plan, i, err, &failures)
@@ -133,7 +183,13 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 			} else {
 				res.Plan, res.Replans, events = next, res.Replans+1, NewEvents(next, opts.Set)
 				a, outcome = &res.Plan.Actions[i], FailedAsPlanned
+				if opts.Judge != nil {
+					holds = opts.Judge(ctx, next, i+1)
+				}
 			}
+		}
+		if held && outcome != Failed {
+			outcome = Held
 		}
 		r := Result{Index: i, Action: a, Err: err, Outcome: outcome, Reported: res.Replans > replansBefore}
 		r.Events = events.After(r)

@@ -56,6 +56,8 @@ type Step struct {
 	Writer        Writer
 	Set           string       // the set's name (events of refused writes)
 	Each          func(Result) // told of every issued write (may be nil)
+	// Judge: the set's policies (host/policy's Run.Judge; nil: none), Options.Judge.
+	Judge func(ctx context.Context, p *abi.Plan, from int) map[int]Hold
 }
 
 // StepResult is what a Step did.
@@ -91,7 +93,7 @@ func (s *Step) Run(ctx context.Context) (StepResult, error) {
 	if p.Error != nil && p.Error.Code != abi.CodeSyncFailed {
 		return res, &RejectedError{Err: p.Error}
 	}
-	opts := Options{Set: s.Set, Each: s.Each}
+	opts := Options{Set: s.Set, Each: s.Each, Judge: s.Judge}
 	if s.WriteFailures {
 		opts.Replan = func(ctx context.Context, failures []abi.WriteFailure) (*abi.Plan, error) {
 			snap, err := WithWriteFailures(s.Snapshot, failures)

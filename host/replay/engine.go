@@ -6,17 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/guest/jsonv"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
@@ -73,6 +78,9 @@ type Options struct {
 	// NamedModule gives the module a set names with ordinal.dev/module (abi.AnnotationModule), as the
 	// controller's registry does; nil: a set naming one cannot be replayed.
 	NamedModule func(ctx context.Context, name string) (Reconciler, error)
+	// NamedPolicy gives the policy a set names with ordinal.dev/policies (abi.AnnotationPolicies); nil: a
+	// set naming one cannot be replayed.
+	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
 	// Progress, when set, is called after every sync (the CLI draws a progress line with it).
 	Progress func(step int, elapsed time.Duration)
 	// Model, when set, overrides the scenario's kubelet model ("tick" or "delays").
@@ -155,6 +163,8 @@ type engine struct {
 	layout     wasm.Layout                         // where the last snapshot's objects are (objectsOf)
 	scoped     map[string]map[string]scopedObject  // what the firewall read of each object, by kind and name (scope)
 	named      map[string]Reconciler               // modules the set named, loaded (opts.NamedModule)
+	policies   map[string]policy.Module            // policies the set named, loaded (opts.NamedPolicy)
+	held       policy.Memory                       // what the set's policies have been holding, since when
 }
 
 // moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
@@ -762,6 +772,10 @@ func (e *engine) sync() (syncResult, error) {
 	if err != nil {
 		return res, &InvalidWorldError{Err: fmt.Errorf("step %d: %w", len(e.tl.Steps), err)}
 	}
+	policies, err := e.policiesOfSet()
+	if err != nil {
+		return res, &InvalidWorldError{Err: fmt.Errorf("step %d: %w", len(e.tl.Steps), err)}
+	}
 	// The controller's sync step, firewall and applier included: a plan that writes outside its set is not
 	// carried out.
 	scope, err := e.scope()
@@ -791,6 +805,12 @@ func (e *engine) sync() (syncResult, error) {
 				res.wrote = true
 			}
 		}}
+	var policyFailures []policy.Failure
+	if len(policies) > 0 {
+		pr := &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held,
+			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
+		run.Judge = pr.Judge
+	}
 	out, err := run.Run(e.ctx)
 	var (
 		moduleErr *hostplan.ModuleError
@@ -820,6 +840,9 @@ func (e *engine) sync() (syncResult, error) {
 	for _, r := range results {
 		rec := &step.Actions[r.Index]
 		switch {
+		case r.Outcome == hostplan.Held:
+			rec.Error = r.Err.Error()
+			rec.Held = true
 		case r.Outcome == hostplan.FailedAsPlanned && !r.Reported:
 			rec.Error = r.Action.Error
 		case r.Outcome != hostplan.Succeeded && r.Err != nil:
@@ -838,7 +861,7 @@ func (e *engine) sync() (syncResult, error) {
 	}
 	aborted := err != nil
 	e.labelRevisions()
-	for _, ev := range append(recorded, out.AtEnd...) {
+	for _, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, out.Held, policyFailures)...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
 	}
 	res.actions = len(plan.Actions)
@@ -851,7 +874,11 @@ func (e *engine) sync() (syncResult, error) {
 		res.syncErr = true
 	}
 	if e.cfg.Model != ModelTick {
-		e.scheduleRequeue(now, plan.RequeueAfterSeconds, res.syncErr)
+		requeue, failed := plan.RequeueAfterSeconds, res.syncErr
+		if retry := policy.RetryAfter(out.Held); retry > 0 { // a hold says when to look again
+			requeue, failed = retry.Seconds(), false
+		}
+		e.scheduleRequeue(now, requeue, failed)
 	}
 	step.Revisions = e.statusLine()
 	e.tl.Steps = append(e.tl.Steps, step)
@@ -985,6 +1012,37 @@ func (e *engine) applyEvent(ev Event) error {
 			return invalidWorld("unreadyPod: pods %q not found", ev.UnreadyPod)
 		}
 		note("pod %s lost readiness", ev.UnreadyPod)
+	case "labelPod":
+		l := ev.LabelPod
+		keys := slices.Sorted(maps.Keys(l.Labels))
+		for _, k := range keys { // as kube-apiserver validates a label patch
+			errs := validation.IsQualifiedName(k)
+			if v := l.Labels[k]; v != nil {
+				errs = append(errs, validation.IsValidLabelValue(*v)...)
+			}
+			if len(errs) > 0 {
+				return invalidWorld("labelPod: label %s: %s", k, strings.Join(errs, "; "))
+			}
+		}
+		if !api.mutatePod(l.Pod, func(p Obj) {
+			labels := jsonobj.Ensure(jsonobj.Ensure(p, "metadata"), "labels")
+			for _, k := range keys {
+				if v := l.Labels[k]; v == nil {
+					delete(labels, k)
+				} else {
+					labels[k] = *v
+				}
+			}
+		}) {
+			return invalidWorld("labelPod: pods %q not found", l.Pod)
+		}
+		for _, k := range keys {
+			if v := l.Labels[k]; v == nil {
+				note("label %s removed from pod %s", k, l.Pod)
+			} else {
+				note("pod %s labelled %s=%s", l.Pod, k, *v)
+			}
+		}
 	case "kubelet":
 		e.kube.cfg.Pods = append(e.kube.cfg.Pods, ev.Kubelet...)
 		note("kubelet behaviour changed: %s", string(mustJSON(ev.Kubelet)))

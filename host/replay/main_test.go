@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/policies"
 )
 
 // testModule is the embedded module, compiled once for the package's tests; testExtended the extended
@@ -45,5 +48,29 @@ func testOptions() Options {
 			return nil, fmt.Errorf("no module %q", name)
 		}
 		return testExtended, nil
-	}}
+	}, NamedPolicy: namedTestPolicy}
+}
+
+// testPolicies are the shipped policies (policies.Builtin), loaded once for the package's tests.
+var (
+	testPoliciesMu sync.Mutex
+	testPolicies   = map[string]*wasm.Policy{}
+)
+
+func namedTestPolicy(ctx context.Context, name string) (policy.Module, error) {
+	testPoliciesMu.Lock()
+	defer testPoliciesMu.Unlock()
+	if p := testPolicies[name]; p != nil {
+		return p, nil
+	}
+	code, ok := policies.Builtin()[name]
+	if !ok {
+		return nil, fmt.Errorf("no policy %q", name)
+	}
+	p, err := wasm.LoadPolicy(ctx, code, wasm.Config{})
+	if err != nil {
+		return nil, err
+	}
+	testPolicies[name] = p
+	return p, nil
 }

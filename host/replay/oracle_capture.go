@@ -1,6 +1,10 @@
 package replay
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
 
 // The reference harness's timelines, captured by hack/replay-oracle into
 // testdata/scenarios/oracle/<scenario>.json. Tests compare tick-model replays with them, step for
@@ -46,7 +50,19 @@ func TickExpressible(sc *Scenario) string {
 	if err := cfg.validate(); err != nil {
 		return err.Error()
 	}
+	for _, m := range sc.Manifests {
+		var o struct {
+			Kind     string
+			Metadata struct{ Annotations map[string]string }
+		}
+		if json.Unmarshal(m, &o) == nil && o.Kind == "StatefulSet" && o.Metadata.Annotations[abi.AnnotationPolicies] != "" {
+			return "the set names policies (" + abi.AnnotationPolicies + "), which the reference harness does not run"
+		}
+	}
 	for _, ev := range sc.Events {
+		if ev.LabelPod != nil {
+			return "labelPod: the reference harness has no such event"
+		}
 		if len(ev.Kubelet) > 0 {
 			if err := (KubeletConfig{Model: ModelTick, Pods: ev.Kubelet}).validate(); err != nil {
 				return err.Error()

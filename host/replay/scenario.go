@@ -52,19 +52,27 @@ type Event struct {
 	After   *Duration `json:"after,omitempty"`
 	Note    string    `json:"note,omitempty"`
 
-	Apply             json.RawMessage `json:"apply,omitempty"`       // an edited StatefulSet manifest, applied as a PUT
-	Set               json.RawMessage `json:"set,omitempty"`         // {"spec.replicas": 3, "spec.template.spec.containers[0].image": "x"}
-	DeletePod         string          `json:"deletePod,omitempty"`   // a user deletes the pod
-	FailPod           string          `json:"failPod,omitempty"`     // the pod's phase becomes Failed
-	CompletePod       string          `json:"completePod,omitempty"` // the pod's phase becomes Succeeded
-	UnreadyPod        string          `json:"unreadyPod,omitempty"`  // the pod loses readiness
-	Kubelet           []PodBehavior   `json:"kubelet,omitempty"`     // kubelet rules added from now on
-	RestartController bool            `json:"restartController,omitempty"`
-	SwapModule        string          `json:"swapModule,omitempty"` // path of another reconcile module
+	Apply       json.RawMessage `json:"apply,omitempty"`       // an edited StatefulSet manifest, applied as a PUT
+	Set         json.RawMessage `json:"set,omitempty"`         // {"spec.replicas": 3, "spec.template.spec.containers[0].image": "x"}
+	DeletePod   string          `json:"deletePod,omitempty"`   // a user deletes the pod
+	FailPod     string          `json:"failPod,omitempty"`     // the pod's phase becomes Failed
+	CompletePod string          `json:"completePod,omitempty"` // the pod's phase becomes Succeeded
+	UnreadyPod  string          `json:"unreadyPod,omitempty"`  // the pod loses readiness
+	// LabelPod: someone else (an operator, the database itself) changes a pod's labels; null removes one
+	LabelPod          *PodLabels    `json:"labelPod,omitempty"`
+	Kubelet           []PodBehavior `json:"kubelet,omitempty"` // kubelet rules added from now on
+	RestartController bool          `json:"restartController,omitempty"`
+	SwapModule        string        `json:"swapModule,omitempty"` // path of another reconcile module
 	// RecreateSet: the set is deleted with --cascade=orphan (its pods, revisions and claims stay, without
 	// its owner references) and created again from this manifest: how a field the API server keeps
 	// immutable (volumeClaimTemplates) changes on a live set
 	RecreateSet json.RawMessage `json:"recreateSet,omitempty"`
+}
+
+// PodLabels is a labelPod event: the labels to set on the pod (null: remove).
+type PodLabels struct {
+	Pod    string             `json:"pod"`
+	Labels map[string]*string `json:"labels"`
 }
 
 func (e Event) action() string {
@@ -82,6 +90,7 @@ func (e Event) action() string {
 	add(e.FailPod != "", "failPod")
 	add(e.CompletePod != "", "completePod")
 	add(e.UnreadyPod != "", "unreadyPod")
+	add(e.LabelPod != nil, "labelPod")
 	add(len(e.Kubelet) > 0, "kubelet")
 	add(e.RestartController, "restartController")
 	add(e.SwapModule != "", "swapModule")

@@ -100,6 +100,7 @@ type ActionRecord struct {
 	Name   string `json:"name"`
 	Detail string `json:"detail,omitempty"`
 	Error  string `json:"error,omitempty"`
+	Held   bool   `json:"held,omitempty"` // a policy held it back (Error says which and why): not issued
 }
 
 // Outcome says how the replay ended.
@@ -369,7 +370,10 @@ func (a ActionRecord) String() string {
 	if a.Detail != "" {
 		s += " (" + a.Detail + ")"
 	}
-	if a.Error != "" {
+	switch {
+	case a.Held:
+		s += " -> held, not issued: " + a.Error
+	case a.Error != "":
 		s += " -> error: " + a.Error
 	}
 	return s

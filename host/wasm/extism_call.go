@@ -37,13 +37,19 @@ func (p *extismPath) close(ctx context.Context) error {
 	return p.compiled.Close(ctx)
 }
 
-// extismExports are the PDK exports the Extism path needs: () -> i32 each.
-var extismExports = []string{"describe", "reconcile"}
+// extismExports are the PDK exports the Extism path needs: () -> i32 each (a policy module's: describe and
+// evaluate).
+func (m *Module) extismExports() []string {
+	if m.policy {
+		return []string{"describe", "evaluate"}
+	}
+	return []string{"describe", "reconcile"}
+}
 
 func (m *Module) extismPath(ctx context.Context) (*extismPath, error) {
 	m.extismOnce.Do(func() {
 		exports := m.compiled.ExportedFunctions()
-		for _, name := range extismExports {
+		for _, name := range m.extismExports() {
 			if _, ok := exports[name]; !ok {
 				m.extismErr = badModule("load", "module has no Extism export %q; only the direct path can call it", name)
 				return
@@ -96,14 +102,20 @@ func (m *Module) ReconcileExtism(ctx context.Context, snapshot []byte) ([]byte, 
 // ReconcileExtismWithStats is ReconcileExtism plus measurements of the call.
 // The first call compiles the Extism plugin (fast: the compilation is cached).
 func (m *Module) ReconcileExtismWithStats(ctx context.Context, snapshot []byte) ([]byte, CallStats, error) {
-	st := CallStats{Path: pathExtism, InputBytes: len(snapshot)}
+	return m.callExtism(ctx, "reconcile", snapshot)
+}
+
+// callExtism calls the Extism export fn (reconcile, or a policy's evaluate) with input, under the module's
+// limits: memory, the call timeout, the output size.
+func (m *Module) callExtism(ctx context.Context, fn string, input []byte) ([]byte, CallStats, error) {
+	st := CallStats{Path: pathExtism, InputBytes: len(input)}
 	p, err := m.extismPath(ctx)
 	if err != nil {
 		return nil, st, err
 	}
 	// The Extism kernel holds the input in its memory and the guest copies it into
 	// its own; the limit applies to each memory.
-	if err := m.checkInputSize(pathExtism, len(snapshot)); err != nil {
+	if err := m.checkInputSize(pathExtism, len(input)); err != nil {
 		return nil, st, err
 	}
 	m.extismCounters.calls.Add(1)
@@ -120,7 +132,7 @@ func (m *Module) ReconcileExtismWithStats(ctx context.Context, snapshot []byte) 
 	inst.output.take()
 	inst.calls++
 	start = time.Now()
-	rc, out, err := inst.plugin.CallWithContext(ctx, "reconcile", snapshot)
+	rc, out, err := inst.plugin.CallWithContext(ctx, fn, input)
 	st.Guest = time.Since(start)
 	st.MemoryPages = inst.mem.pages()
 	st.OutputBytes = len(out)
@@ -129,9 +141,9 @@ func (m *Module) ReconcileExtismWithStats(ctx context.Context, snapshot []byte) 
 		// The guest returned normally but set an Extism error: a contract violation.
 		err = badModule("", "module reported an error through the Extism API (code %d): %v", rc, err)
 	case err == nil && rc != 0:
-		err = badModule("", "reconcile returned %d; ABI v1 modules always return 0", rc)
+		err = badModule("", "%s returned %d; ABI v1 modules always return 0", fn, rc)
 	case err == nil && len(out) == 0:
-		err = badModule("", "reconcile returned an empty plan; ABI v1 modules always return a complete plan")
+		err = badModule("", "%s returned nothing; ABI v1 modules always return a complete answer", fn)
 	case err == nil && len(out) > m.cfg.MaxOutputBytes: // the SDK has copied it already: drop it at once
 		err = badModule("", "output of %d bytes is larger than the %d-byte limit (Config.MaxOutputBytes)", len(out), m.cfg.MaxOutputBytes)
 		out = nil

@@ -34,6 +34,9 @@ type Module struct {
 	describe    abi.Describe
 	describeRaw []byte
 	shape       ModuleShape
+	policy      bool // a policy module (policy.go): the Extism path only, describe and evaluate
+	// policyDescribe is a policy module's describe.
+	policyDescribe abi.PolicyDescribe
 
 	directCounters counters
 	direct         *pool[*directInstance]
@@ -111,7 +114,11 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 var errCorruptCache = errors.New("corrupt compilation cache entry")
 
 func newModule(ctx context.Context, wasmBytes, checked []byte, digest [sha256.Size]byte, shape ModuleShape, cfg Config) (*Module, error) {
-	m := &Module{cfg: cfg, wasm: wasmBytes, checked: checked, digest: digest, shape: shape}
+	return newModuleOf(ctx, wasmBytes, checked, digest, shape, cfg, false)
+}
+
+func newModuleOf(ctx context.Context, wasmBytes, checked []byte, digest [sha256.Size]byte, shape ModuleShape, cfg Config, policy bool) (*Module, error) {
+	m := &Module{cfg: cfg, wasm: wasmBytes, checked: checked, digest: digest, shape: shape, policy: policy}
 	m.life, m.cancelLife = context.WithCancel(context.WithoutCancel(ctx))
 	// An in-memory cache is used even without CacheDir so the Extism path's
 	// runtime reuses this compilation instead of compiling the module again.
@@ -130,7 +137,11 @@ func newModule(ctx context.Context, wasmBytes, checked []byte, digest [sha256.Si
 		WithMemoryLimitPages(cfg.MemoryLimitPages)
 	m.rt = wazero.NewRuntimeWithConfig(ctx, rc)
 
-	if err := m.load(ctx); err != nil {
+	load := m.load
+	if policy {
+		load = m.loadPolicy
+	}
+	if err := load(ctx); err != nil {
 		m.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}

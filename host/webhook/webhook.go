@@ -37,6 +37,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
 )
 
@@ -59,6 +60,8 @@ type Config struct {
 	// NamedModule gives the module a set names with ordinal.dev/module (the controller's registry), safe for
 	// concurrent use; nil: such a set's preview fails.
 	NamedModule func(ctx context.Context, name string) (replay.Reconciler, error)
+	// NamedPolicy gives the policies a set names (ordinal.dev/policies), as replay.Options.NamedPolicy.
+	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
 	// Source of pods, revisions and claims.
 	Source Source
 	// Features are feature-gate overrides put in every snapshot (as the controller's --feature-gates).
@@ -442,7 +445,7 @@ func (s *Server) preview(ctx context.Context, t controller.Target, old, cur *app
 		return nil, fmt.Errorf("listing the namespace's objects: %w", err)
 	}
 	return Preview(ctx, PreviewInput{Old: old, New: cur, Objects: controller.Objects{Target: t, Pods: pods, Revisions: revs, Claims: claims},
-		Module: s.cfg.Module, NamedModule: s.cfg.NamedModule, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget})
+		Module: s.cfg.Module, NamedModule: s.cfg.NamedModule, NamedPolicy: s.cfg.NamedPolicy, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget})
 }
 
 // PreviewInput is what Preview needs: the set before (nil for a create) and after the edit, the objects
@@ -453,6 +456,8 @@ type PreviewInput struct {
 	Module   replay.Reconciler
 	// NamedModule gives the module the set names (ordinal.dev/module), as replay.Options.NamedModule.
 	NamedModule func(ctx context.Context, name string) (replay.Reconciler, error)
+	// NamedPolicy gives the policies a set names (ordinal.dev/policies), as replay.Options.NamedPolicy.
+	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
 	Features    map[string]bool
 	Model       string
 	Now         time.Time
@@ -498,7 +503,7 @@ func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, NamedModule: in.NamedModule, Model: in.Model, Budget: in.Budget, Progress: in.Progress})
+	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, NamedModule: in.NamedModule, NamedPolicy: in.NamedPolicy, Model: in.Model, Budget: in.Budget, Progress: in.Progress})
 	if err != nil {
 		return nil, err
 	}

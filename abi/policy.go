@@ -1,0 +1,74 @@
+package abi
+
+import "encoding/json"
+
+// Policy modules (POLICY.md): a small module of the user's that may hold back writes of the reconcile
+// module's plan, never add or change one. The types below mirror POLICY.md, which is normative.
+
+// PolicyKind is describe's "kind" of a policy module (a reconcile module's describe has none).
+const PolicyKind = "policy"
+
+// PolicyDescribe is a policy module's self-description, read once by the host at load.
+type PolicyDescribe struct {
+	ABI     int    `json:"abi"`
+	Kind    string `json:"kind"`    // PolicyKind
+	Policy  string `json:"policy"`  // its name: lower-case letters, digits and '-', as sets name it
+	Version string `json:"version"` // the policy's own version, for events and `ordinal version`
+}
+
+// PolicyInput is what a host gives a policy module's evaluate export: the sync as the reconcile module saw
+// it and the plan it made, the first action not yet issued, and what the host knows beyond the snapshot.
+type PolicyInput struct {
+	ABI      int             `json:"abi"`
+	Snapshot json.RawMessage `json:"snapshot"` // the reconcile module's snapshot, whole (no references)
+	Plan     *Plan           `json:"plan"`
+	From     int             `json:"from"` // holds of actions before From are too late: they were issued
+	Context  PolicyContext   `json:"context"`
+}
+
+// PolicyContext is read-only context the host supplies. Every member may be absent.
+type PolicyContext struct {
+	// Held are the writes this policy held in earlier syncs of the set and holds still, with the time it
+	// first held each (a policy is stateless between calls: "since" is how a timeout is measured).
+	Held []HeldWrite `json:"held,omitempty"`
+	// Signals are values the host fetched for the policy (a maintenance window, a health check), by name;
+	// the module never does I/O.
+	Signals map[string]json.RawMessage `json:"signals,omitempty"`
+}
+
+// HeldWrite names a write a policy has been holding (by what it writes: action indexes change between
+// syncs).
+type HeldWrite struct {
+	Verb  string `json:"verb"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Since string `json:"since"` // RFC 3339, the snapshot's "now" of the sync that first held it
+}
+
+// PolicyAnswer is what evaluate returns: the writes it holds (every other write is allowed), or an error.
+type PolicyAnswer struct {
+	ABI   int          `json:"abi"`
+	Holds []PolicyHold `json:"holds"`
+	Error *Error       `json:"error,omitempty"` // the policy could not decide: the host holds nothing back
+}
+
+// PolicyHold holds one write back.
+type PolicyHold struct {
+	Action  int    `json:"action"` // index into the plan's actions, From or later; not an updateStatus
+	Reason  string `json:"reason"` // UpperCamelCase, like an event reason
+	Message string `json:"message"`
+	// RetryAfterSeconds asks for the set's next sync after this long (0: the host's retry after a failed
+	// sync, as for any refused write).
+	RetryAfterSeconds float64 `json:"retryAfterSeconds,omitempty"`
+}
+
+// Limits of a policy answer (POLICY.md, "Limits").
+const (
+	MaxPolicyHolds         = 1024
+	MaxPolicyReasonLength  = 128
+	MaxPolicyMessageLength = 1024
+	MaxPolicyRetrySeconds  = 86400
+)
+
+// AnnotationPolicies on a set names the policies its syncs run, comma-separated (POLICY.md).
+const AnnotationPolicies = "ordinal.dev/policies"

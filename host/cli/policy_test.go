@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A scenario whose set names the shipped handoff policy replays with it: the primary's delete is held.
+func TestReplayRunsTheSetsPolicies(t *testing.T) {
+	code, out, errs := run(t, "", "replay", "../../testdata/scenarios/policy-handoff.yaml", "--verbose")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		`delete Pod web-1 -> held, not issued: pods "web-1" is forbidden: policy handoff holds this write: pod web-1 still carries role=primary`,
+		"event: Normal PolicyReleased policy handoff no longer holds delete Pod web-1",
+		"== complete",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// policyScenario is a 2-replica set's scenario whose set carries these annotations.
+func policyScenario(t *testing.T, annotations string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	sc := `name: p
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default, annotations: {` + annotations + `}}
+    spec:
+      replicas: 2
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: c, image: "registry.k8s.io/nginx-slim:0.27"}]}
+`
+	if err := os.WriteFile(f, []byte(sc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// A policy that fails holds nothing back: the rollout completes, and the failure is reported.
+func TestReplayPolicyThatFailsHoldsNothing(t *testing.T) {
+	f := policyScenario(t, `ordinal.dev/policies: bad, misbehave: trap`)
+	code, out, errs := run(t, "", "replay", f, "--verbose", "--policy", "../wasm/testdata/badpolicy.wasm")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "event: Warning PolicyFailed policy bad: ") || !strings.Contains(out, "it held nothing back") || !strings.Contains(out, "== complete") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func TestReplayPolicyErrors(t *testing.T) {
+	code, _, errs := run(t, "", "replay", policyScenario(t, `ordinal.dev/policies: nope`))
+	if code != ExitUsage || !strings.Contains(errs, `names the policy "nope"`) || !strings.Contains(errs, "--policy") {
+		t.Errorf("unknown policy: exit %d, %s", code, errs)
+	}
+	code, _, errs = run(t, "", "replay", policyScenario(t, `ordinal.dev/policies: "handoff,handoff"`))
+	if code != ExitUsage || !strings.Contains(errs, "twice") {
+		t.Errorf("a policy named twice: exit %d, %s", code, errs)
+	}
+	bad := "../wasm/testdata/badpolicy.wasm"
+	code, _, errs = run(t, "", "replay", policyScenario(t, ``), "--policy", bad, "--policy", bad)
+	if code != ExitUsage || !strings.Contains(errs, `both the policy "bad"`) {
+		t.Errorf("two files of one policy: exit %d, %s", code, errs)
+	}
+	code, _, errs = run(t, "", "replay", policyScenario(t, ``), "--policy", "../../host/embedded/ordinal.wasm")
+	if code != ExitModuleFailure || !strings.Contains(errs, "evaluate") {
+		t.Errorf("a reconcile module as a policy: exit %d, %s", code, errs)
+	}
+}

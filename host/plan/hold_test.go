@@ -1,0 +1,89 @@
+package plan_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/plan"
+)
+
+// A write a policy holds is never issued: it goes back to the module as kube-apiserver's answer to a write
+// an admission webhook denies (403 Forbidden, the hold's message), the module's new plan is carried on, and
+// the policies are asked again about the writes after it.
+func TestApplyHoldsAWriteAsARefusal(t *testing.T) {
+	scope, first, failures, after := refusedCase(t, "pod-states/parallel-steady-failed-web-1", "pod-states.parallel-steady-failed-web-1.first")
+	i := failures[0].Action
+	if first.Actions[i].Verb != abi.VerbDelete || first.Actions[i].Name != "web-1" {
+		t.Fatalf("the case's refused write is %+v, want the delete of web-1", first.Actions[i])
+	}
+	hold := plan.Hold{Policy: "handoff", Reason: "RoleNotHandedOff", Message: "web-1 is the primary", RetryAfter: time.Minute}
+	const refusal = `pods "web-1" is forbidden: policy handoff holds this write: web-1 is the primary`
+	var judged []int
+	judge := func(_ context.Context, p *abi.Plan, from int) map[int]plan.Hold {
+		judged = append(judged, from)
+		if from == 0 {
+			return map[int]plan.Hold{i: hold}
+		}
+		return nil
+	}
+	var asked []abi.WriteFailure
+	replan := func(_ context.Context, fs []abi.WriteFailure) (*abi.Plan, error) {
+		asked = append([]abi.WriteFailure(nil), fs...)
+		next := *after
+		next.Actions = append([]abi.Action(nil), after.Actions...)
+		next.Actions[i].Error = fs[len(fs)-1].Message // the module carries the answer it was given
+		return &next, nil
+	}
+	w := &fakeWriter{}
+	var rs []plan.Result
+	a, err := plan.Apply(context.Background(), scope, first, w, plan.Options{Replan: replan, Judge: judge, Set: "web",
+		Each: func(r plan.Result) { rs = append(rs, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []abi.WriteFailure{{Action: i, Reason: "Forbidden", Message: refusal}}; !reflect.DeepEqual(asked, want) {
+		t.Fatalf("the module was told %+v, want %+v", asked, want)
+	}
+	for _, wr := range w.writes {
+		if strings.HasPrefix(wr, "delete Pod web-1") {
+			t.Fatalf("the held delete reached the API server: %v", w.writes)
+		}
+	}
+	if len(w.writes) != len(after.Actions)-1 {
+		t.Fatalf("writes %v: want every other write of the new plan", w.writes)
+	}
+	if rs[i].Outcome != plan.Held || !strings.Contains(rs[i].Err.Error(), refusal) {
+		t.Fatalf("result of the held write: %+v", rs[i])
+	}
+	if !reflect.DeepEqual(judged, []int{0, i + 1}) {
+		t.Fatalf("the policies were asked from %v, want from 0 and again after the replan from %d", judged, i+1)
+	}
+	if want := []plan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hold}}; !reflect.DeepEqual(a.Held, want) {
+		t.Fatalf("held %+v, want %+v", a.Held, want)
+	}
+}
+
+// Without replans (a module whose describe lacks writeFailures) a held write stops the sync there, as any
+// refused write does, with upstream's Failed<Verb> event carrying the hold.
+func TestApplyHoldWithoutReplanStops(t *testing.T) {
+	scope, first, failures, _ := refusedCase(t, "pod-states/parallel-steady-failed-web-1", "pod-states.parallel-steady-failed-web-1.first")
+	i := failures[0].Action
+	judge := func(context.Context, *abi.Plan, int) map[int]plan.Hold {
+		return map[int]plan.Hold{i: {Policy: "handoff", Reason: "R", Message: "held"}}
+	}
+	w := &fakeWriter{}
+	var rs []plan.Result
+	a, err := plan.Apply(context.Background(), scope, first, w, plan.Options{Judge: judge, Set: "web", Each: func(r plan.Result) { rs = append(rs, r) }})
+	var we *plan.WriteError
+	if err == nil || !errors.As(err, &we) || we.Index != i || len(w.writes) != i || a.Issued != i+1 {
+		t.Fatalf("err=%v writes=%v issued=%d: want the sync stopped at the held write, nothing issued from it", err, w.writes, a.Issued)
+	}
+	if evs := messages(rs[i].Events); len(evs) != 1 || !strings.Contains(evs[0], "policy handoff holds this write: held") {
+		t.Fatalf("events %q", evs)
+	}
+}

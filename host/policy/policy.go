@@ -1,0 +1,294 @@
+// Package policy runs a set's policy modules (abi/POLICY.md) on the plans of its syncs: each is asked which
+// writes it holds back, its answer is checked, and the holds become host/plan's Judge. A policy that fails
+// (traps, times out, answers out of contract) holds nothing back and is reported: see README "Policies" for
+// why failing open is the safe choice.
+package policy
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+)
+
+// Module is a loaded policy module; *wasm.Policy implements it.
+type Module interface {
+	Name() string
+	Evaluate(ctx context.Context, input []byte) ([]byte, error)
+}
+
+// Failure is a policy that could not answer, or answered out of contract: it held nothing back.
+type Failure struct {
+	Policy string
+	Err    error
+}
+
+func (f Failure) Error() string { return "policy " + f.Policy + ": " + f.Err.Error() }
+
+// Memory is what a host remembers of one set's holds between syncs: since when each policy has held each
+// write (abi.PolicyContext.Held), so a policy can time a hold out without state of its own. Safe for
+// concurrent use; the zero value is ready.
+type Memory struct {
+	mu    sync.Mutex
+	since map[string]map[heldKey]time.Time // policy -> write -> since
+}
+
+type heldKey struct{ verb, kind, name string }
+
+// Event reasons of the host's own events about policies (the holds are the module's Failed<Verb> events).
+const (
+	EventFailed   = "PolicyFailed"   // Warning: a policy could not answer; it held nothing back
+	EventReleased = "PolicyReleased" // Normal: a write held in the previous sync is held no longer
+)
+
+// Released is a write a policy held in the previous sync and no longer holds.
+type Released struct {
+	Policy, Verb, Kind, Name string
+	HeldFor                  time.Duration
+}
+
+func (r Released) String() string {
+	return fmt.Sprintf("policy %s no longer holds %s %s %s (held %s)", r.Policy, r.Verb, r.Kind, r.Name, r.HeldFor.Round(time.Second))
+}
+
+// held is what policy has been holding, for its input.
+func (m *Memory) held(policy string) []abi.HeldWrite {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []abi.HeldWrite
+	for k, t := range m.since[policy] {
+		out = append(out, abi.HeldWrite{Verb: k.verb, Kind: k.kind, Name: k.name, Since: t.UTC().Format(time.RFC3339Nano)})
+	}
+	slices.SortFunc(out, func(a, b abi.HeldWrite) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Verb, b.Verb))
+	})
+	return out
+}
+
+// Record remembers the holds of a sync at now and returns the writes held before and not now.
+func (m *Memory) Record(now time.Time, held []hostplan.HeldWrite) []Released {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := map[string]map[heldKey]time.Time{}
+	for _, h := range held {
+		k := heldKey{h.Verb, h.Kind, h.Name}
+		t, ok := m.since[h.Policy][k]
+		if !ok {
+			t = now
+		}
+		if next[h.Policy] == nil {
+			next[h.Policy] = map[heldKey]time.Time{}
+		}
+		next[h.Policy][k] = t
+	}
+	var out []Released
+	for p, ks := range m.since {
+		for k, t := range ks {
+			if _, still := next[p][k]; !still {
+				out = append(out, Released{Policy: p, Verb: k.verb, Kind: k.kind, Name: k.name, HeldFor: now.Sub(t)})
+			}
+		}
+	}
+	m.since = next
+	slices.SortFunc(out, func(a, b Released) int {
+		return cmp.Or(cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Verb, b.Verb))
+	})
+	return out
+}
+
+// Run is the policies of one sync.
+type Run struct {
+	Policies []Module
+	Snapshot []byte // the reconcile module's snapshot, whole
+	Memory   *Memory
+	Signals  map[string]json.RawMessage
+	// Failed is told of each policy that failed (may be nil); the sync goes on without its holds.
+	Failed func(Failure)
+}
+
+// Judge is host/plan's Options.Judge: every policy asked about p from from on; an action held by several
+// is held by the first that names it, in the set's order.
+func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan.Hold {
+	holds := map[int]hostplan.Hold{}
+	if len(r.Policies) == 0 {
+		return holds
+	}
+	wire := *p // as the ABI writes a plan: arrays, never null
+	if wire.Actions == nil {
+		wire.Actions = []abi.Action{}
+	}
+	if wire.Events == nil {
+		wire.Events = []abi.Event{}
+	}
+	planJSON, err := json.Marshal(&wire)
+	if err != nil {
+		for _, m := range r.Policies {
+			r.fail(Failure{Policy: m.Name(), Err: err})
+		}
+		return holds
+	}
+	for _, m := range r.Policies {
+		hs, err := r.ask(ctx, m, p, planJSON, from)
+		if err != nil {
+			r.fail(Failure{Policy: m.Name(), Err: err})
+			continue
+		}
+		for _, h := range hs {
+			if _, dup := holds[h.Action]; !dup {
+				holds[h.Action] = hostplan.Hold{Policy: m.Name(), Reason: h.Reason, Message: h.Message,
+					RetryAfter: time.Duration(h.RetryAfterSeconds * float64(time.Second))}
+			}
+		}
+	}
+	return holds
+}
+
+func (r *Run) fail(f Failure) {
+	if r.Failed != nil {
+		r.Failed(f)
+	}
+}
+
+// ask runs one policy and checks its answer.
+func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, planJSON []byte, from int) ([]abi.PolicyHold, error) {
+	in, err := r.input(m.Name(), planJSON, from)
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.Evaluate(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return CheckAnswer(out, p, from)
+}
+
+// input is evaluate's input, written around the snapshot's bytes (no second encoding of the world).
+func (r *Run) input(policy string, planJSON []byte, from int) ([]byte, error) {
+	var mem []abi.HeldWrite
+	if r.Memory != nil {
+		mem = r.Memory.held(policy)
+	}
+	ctxJSON, err := json.Marshal(abi.PolicyContext{Held: mem, Signals: r.Signals})
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(r.Snapshot) {
+		return nil, errors.New("the snapshot is not JSON")
+	}
+	b := make([]byte, 0, len(r.Snapshot)+len(planJSON)+len(ctxJSON)+64)
+	b = append(b, `{"abi":1,"snapshot":`...)
+	b = append(b, r.Snapshot...)
+	b = append(b, `,"plan":`...)
+	b = append(b, planJSON...)
+	b = fmt.Appendf(b, `,"from":%d,"context":`, from)
+	b = append(b, ctxJSON...)
+	return append(b, '}'), nil
+}
+
+var reasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+
+// CheckAnswer reads a policy's answer to a plan and checks it against the contract (POLICY.md "Answer"):
+// holds only of writes from from on that are not planned to fail nor the status write, each once, within
+// the limits. One hold out of contract refuses the whole answer.
+func CheckAnswer(out []byte, p *abi.Plan, from int) ([]abi.PolicyHold, error) {
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	dec.DisallowUnknownFields()
+	var a abi.PolicyAnswer
+	if err := dec.Decode(&a); err != nil {
+		return nil, fmt.Errorf("answer is not a policy answer: %v", err)
+	}
+	if dec.More() {
+		return nil, errors.New("answer has data after its JSON object")
+	}
+	switch {
+	case a.ABI != abi.Version:
+		return nil, fmt.Errorf("answer abi is %d, not %d", a.ABI, abi.Version)
+	case a.Error != nil:
+		return nil, fmt.Errorf("the policy could not decide: %s", cut(a.Error.Message, abi.MaxPolicyMessageLength))
+	case len(a.Holds) > abi.MaxPolicyHolds:
+		return nil, fmt.Errorf("answer holds %d writes, more than %d", len(a.Holds), abi.MaxPolicyHolds)
+	}
+	seen := map[int]bool{}
+	for i, h := range a.Holds {
+		at := fmt.Sprintf("holds[%d]", i)
+		switch {
+		case h.Action < from || h.Action >= len(p.Actions):
+			return nil, fmt.Errorf("%s: action %d is not a write still to issue (%d to %d)", at, h.Action, from, len(p.Actions)-1)
+		case p.Actions[h.Action].Verb == abi.VerbUpdateStatus:
+			return nil, fmt.Errorf("%s: action %d is the status write, which a policy cannot hold", at, h.Action)
+		case p.Actions[h.Action].Error != "":
+			return nil, fmt.Errorf("%s: action %d is planned to fail already", at, h.Action)
+		case seen[h.Action]:
+			return nil, fmt.Errorf("%s: action %d is held twice", at, h.Action)
+		case !reasonPattern.MatchString(h.Reason) || len(h.Reason) > abi.MaxPolicyReasonLength:
+			return nil, fmt.Errorf("%s: reason %q is not UpperCamelCase of at most %d characters", at, cut(h.Reason, 64), abi.MaxPolicyReasonLength)
+		case h.Message == "" || len(h.Message) > abi.MaxPolicyMessageLength:
+			return nil, fmt.Errorf("%s: message is empty or longer than %d bytes", at, abi.MaxPolicyMessageLength)
+		case !(h.RetryAfterSeconds >= 0 && h.RetryAfterSeconds <= abi.MaxPolicyRetrySeconds):
+			return nil, fmt.Errorf("%s: retryAfterSeconds %v is not between 0 and %d", at, h.RetryAfterSeconds, abi.MaxPolicyRetrySeconds)
+		}
+		seen[h.Action] = true
+	}
+	return a.Holds, nil
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// RetryAfter is when the set should be synced again for its holds: the soonest a hold asked for, 0 when
+// none asked.
+func RetryAfter(held []hostplan.HeldWrite) time.Duration {
+	var d time.Duration
+	for _, h := range held {
+		if h.RetryAfter > 0 && (d == 0 || h.RetryAfter < d) {
+			d = h.RetryAfter
+		}
+	}
+	return d
+}
+
+// Events are the host's events about a set's policies after a sync at now, as every host records them: each
+// policy that failed (it held nothing back), and each write a policy held before and holds no longer (mem
+// records this sync's holds). The holds themselves are reported by the module's events for the refused
+// writes (Failed<Verb>, carrying the policy's message).
+func Events(now time.Time, mem *Memory, held []hostplan.HeldWrite, failures []Failure) []abi.Event {
+	var out []abi.Event
+	for _, f := range failures {
+		out = append(out, abi.Event{Type: abi.EventWarning, Reason: EventFailed, Message: f.Error() + "; it held nothing back"})
+	}
+	for _, r := range mem.Record(now, held) {
+		out = append(out, abi.Event{Type: abi.EventNormal, Reason: EventReleased, Message: r.String()})
+	}
+	return out
+}
+
+// Names reads the value of abi.AnnotationPolicies: names separated by commas, each once.
+func Names(value string) ([]string, error) {
+	var names []string
+	seen := map[string]bool{}
+	for _, n := range strings.Split(value, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("%s names the policy %q twice", abi.AnnotationPolicies, n)
+		}
+		seen[n] = true
+		names = append(names, n)
+	}
+	return names, nil
+}

@@ -1,0 +1,176 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/schemacheck"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+)
+
+// fake is a policy module that answers what answer returns for its input.
+type fake struct {
+	name   string
+	answer func(in abi.PolicyInput) (string, error)
+	inputs []abi.PolicyInput
+	raw    [][]byte
+}
+
+func (f *fake) Name() string { return f.name }
+func (f *fake) Evaluate(_ context.Context, input []byte) ([]byte, error) {
+	var in abi.PolicyInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, err
+	}
+	f.inputs, f.raw = append(f.inputs, in), append(f.raw, input)
+	out, err := f.answer(in)
+	return []byte(out), err
+}
+
+func testPlan() *abi.Plan {
+	return &abi.Plan{ABI: 1, Actions: []abi.Action{
+		{Verb: "create", Kind: "ControllerRevision", Namespace: "default", Name: "web-1"},
+		{Verb: "delete", Kind: "Pod", Namespace: "default", Name: "web-2"},
+		{Verb: "create", Kind: "Pod", Namespace: "default", Name: "web-3", Error: "already exists"},
+		{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "default", Name: "web"},
+	}}
+}
+
+const snapshot = `{"abi":1,"now":"2026-11-26T10:00:00Z","statefulSet":{"metadata":{"name":"web"}}}`
+
+// Every way an answer can break the contract refuses the whole answer: the policy holds nothing.
+func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
+	p := testPlan()
+	for _, c := range []struct{ name, answer, want string }{
+		{"not JSON", `{"abi":1,`, "not a policy answer"},
+		{"unknown member", `{"abi":1,"holds":[],"allow":true}`, "unknown field"},
+		{"trailing data", `{"abi":1,"holds":[]} {}`, "after its JSON object"},
+		{"other abi", `{"abi":2,"holds":[]}`, "abi is 2"},
+		{"error", `{"abi":1,"holds":[],"error":{"code":"X","message":"no PDB list"}}`, "could not decide: no PDB list"},
+		{"issued already", `{"abi":1,"holds":[{"action":0,"reason":"R","message":"m"}]}`, "action 0 is not a write still to issue"},
+		{"past the end", `{"abi":1,"holds":[{"action":4,"reason":"R","message":"m"}]}`, "action 4 is not a write still to issue"},
+		{"status", `{"abi":1,"holds":[{"action":3,"reason":"R","message":"m"}]}`, "the status write"},
+		{"planned to fail", `{"abi":1,"holds":[{"action":2,"reason":"R","message":"m"}]}`, "planned to fail"},
+		{"twice", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m"},{"action":1,"reason":"R","message":"m"}]}`, "held twice"},
+		{"reason", `{"abi":1,"holds":[{"action":1,"reason":"not camel","message":"m"}]}`, "UpperCamelCase"},
+		{"no message", `{"abi":1,"holds":[{"action":1,"reason":"R","message":""}]}`, "message is empty"},
+		{"long message", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"` + strings.Repeat("m", 1025) + `"}]}`, "longer than 1024"},
+		{"negative retry", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m","retryAfterSeconds":-1}]}`, "retryAfterSeconds"},
+		{"retry too long", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m","retryAfterSeconds":86401}]}`, "retryAfterSeconds"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := CheckAnswer([]byte(c.answer), p, 1)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+	valid := `{"abi":1,"holds":[{"action":1,"reason":"PrimaryRole","message":"m","retryAfterSeconds":30}]}`
+	if err := schemacheck.ValidatePolicyAnswer([]byte(valid)); err != nil {
+		t.Fatal(err)
+	}
+	holds, err := CheckAnswer([]byte(valid), p, 1)
+	if err != nil || len(holds) != 1 || holds[0].Action != 1 || holds[0].RetryAfterSeconds != 30 {
+		t.Fatalf("a valid answer: %+v, %v", holds, err)
+	}
+}
+
+// The first policy in the set's order that holds a write names the hold; a failing policy holds nothing
+// and is reported, and the others still decide.
+func TestJudgeOrderAndFailures(t *testing.T) {
+	broken := &fake{name: "broken", answer: func(abi.PolicyInput) (string, error) { return "", errors.New("wasm trap") }}
+	first := &fake{name: "first", answer: func(in abi.PolicyInput) (string, error) {
+		return `{"abi":1,"holds":[{"action":1,"reason":"First","message":"one"}]}`, nil
+	}}
+	second := &fake{name: "second", answer: func(in abi.PolicyInput) (string, error) {
+		return `{"abi":1,"holds":[{"action":1,"reason":"Second","message":"two","retryAfterSeconds":5}]}`, nil
+	}}
+	var failed []Failure
+	r := &Run{Policies: []Module{broken, first, second}, Snapshot: []byte(snapshot), Memory: &Memory{},
+		Failed: func(f Failure) { failed = append(failed, f) }}
+	holds := r.Judge(context.Background(), testPlan(), 1)
+	if h, ok := holds[1]; !ok || h.Policy != "first" || h.Reason != "First" || len(holds) != 1 {
+		t.Fatalf("holds %+v: want action 1 held by first", holds)
+	}
+	if len(failed) != 1 || failed[0].Policy != "broken" || !strings.Contains(failed[0].Error(), "wasm trap") {
+		t.Fatalf("failures %+v", failed)
+	}
+	in := second.inputs[0]
+	if in.From != 1 || len(in.Plan.Actions) != 4 || !strings.Contains(string(in.Snapshot), `"now":"2026-11-26T10:00:00Z"`) {
+		t.Fatalf("input %+v", in)
+	}
+}
+
+// Memory gives each policy the writes it held before, since when, and reports those it let go.
+func TestMemoryTimesHolds(t *testing.T) {
+	var m Memory
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	held := []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-2", Hold: hostplan.Hold{Policy: "handoff"}}}
+	if rel := m.Record(t0, held); len(rel) != 0 {
+		t.Fatalf("released %v", rel)
+	}
+	if rel := m.Record(t0.Add(time.Minute), held); len(rel) != 0 {
+		t.Fatalf("released %v", rel)
+	}
+	if got := m.held("handoff"); len(got) != 1 || got[0].Since != "2026-11-26T10:00:00Z" || got[0].Name != "web-2" {
+		t.Fatalf("held %+v: want web-2 since the first hold", got)
+	}
+	if got := m.held("pdb"); len(got) != 0 {
+		t.Fatalf("another policy sees %+v", got)
+	}
+	rel := m.Record(t0.Add(3*time.Minute), nil)
+	if len(rel) != 1 || rel[0].HeldFor != 3*time.Minute || rel[0].String() != "policy handoff no longer holds delete Pod web-2 (held 3m0s)" {
+		t.Fatalf("released %+v", rel)
+	}
+	if got := m.held("handoff"); len(got) != 0 {
+		t.Fatalf("still held %+v", got)
+	}
+}
+
+func TestRetryAfterIsTheSoonest(t *testing.T) {
+	held := []hostplan.HeldWrite{{Hold: hostplan.Hold{RetryAfter: 0}}, {Hold: hostplan.Hold{RetryAfter: time.Minute}}, {Hold: hostplan.Hold{RetryAfter: 20 * time.Second}}}
+	if d := RetryAfter(held); d != 20*time.Second {
+		t.Fatalf("RetryAfter %v", d)
+	}
+	if d := RetryAfter(nil); d != 0 {
+		t.Fatalf("RetryAfter of none %v", d)
+	}
+}
+
+// The input the host writes is what the policy input schema describes, for a real snapshot and plan.
+func TestInputMatchesTheSchema(t *testing.T) {
+	base := filepath.Join("..", "..", "testdata", "conformance", "pod-states", "parallel-steady-failed-web-1")
+	snap, err := os.ReadFile(base + ".snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(base + ".plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := hostplan.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fake{name: "f", answer: func(abi.PolicyInput) (string, error) { return `{"abi":1,"holds":[]}`, nil }}
+	var m Memory
+	m.Record(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC), []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hostplan.Hold{Policy: "f"}}})
+	r := &Run{Policies: []Module{f}, Snapshot: snap, Memory: &m, Signals: map[string]json.RawMessage{"window": json.RawMessage(`true`)}}
+	r.Judge(context.Background(), p, 0)
+	if len(f.raw) != 1 {
+		t.Fatalf("asked %d times", len(f.raw))
+	}
+	if err := schemacheck.ValidatePolicyInput(f.raw[0]); err != nil {
+		t.Fatalf("the host's input breaks the schema: %v", err)
+	}
+	if in := f.inputs[0]; len(in.Context.Held) != 1 || in.Context.Held[0].Since != "2026-11-26T10:00:00Z" || string(in.Context.Signals["window"]) != "true" {
+		t.Fatalf("context %+v", in.Context)
+	}
+}

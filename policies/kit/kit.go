@@ -1,0 +1,155 @@
+// Package kit is what a policy module written in Go (TinyGo, go-pdk) needs of the policy ABI
+// (abi/POLICY.md): the input read with gjson, the answer written. A policy is a pure function from Input to
+// holds; kit.Evaluate turns it into evaluate's bytes, so the same function is tested natively.
+package kit
+
+import (
+	"errors"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// Input is one evaluate call's input.
+type Input struct {
+	Snapshot gjson.Result // the reconcile module's snapshot: statefulSet, pods, revisions, claims, now
+	Now      time.Time    // the snapshot's "now": a policy never reads a clock
+	Actions  []Action     // the plan's actions
+	From     int          // the first action not yet issued: holds of earlier ones are too late
+	held     map[string]time.Time
+	signals  gjson.Result
+}
+
+// Action is one write of the plan, as a policy judges it.
+type Action struct {
+	Index                 int
+	Verb, Kind, Name      string
+	Object, Patch, Errors gjson.Result
+}
+
+// Hold holds one write back (abi.PolicyHold).
+type Hold struct {
+	Action     int
+	Reason     string
+	Message    string
+	RetryAfter time.Duration // 0: the host's retry after a failed sync
+}
+
+// Parse reads evaluate's input.
+func Parse(raw []byte) (*Input, error) {
+	if !gjson.ValidBytes(raw) {
+		return nil, errors.New("input is not valid JSON")
+	}
+	root := gjson.ParseBytes(raw)
+	if v := root.Get("abi"); v.Type != gjson.Number || v.Int() != 1 {
+		return nil, errors.New("input abi is not 1")
+	}
+	in := &Input{Snapshot: root.Get("snapshot"), From: int(root.Get("from").Int()), signals: root.Get("context.signals")}
+	now, err := time.Parse(time.RFC3339Nano, in.Snapshot.Get("now").String())
+	if err != nil {
+		return nil, errors.New("snapshot.now is not an RFC 3339 time")
+	}
+	in.Now = now
+	for i, a := range root.Get("plan.actions").Array() {
+		in.Actions = append(in.Actions, Action{Index: i, Verb: a.Get("verb").String(), Kind: a.Get("kind").String(),
+			Name: a.Get("name").String(), Object: a.Get("object"), Patch: a.Get("patch"), Errors: a.Get("error")})
+	}
+	for _, h := range root.Get("context.held").Array() {
+		if t, err := time.Parse(time.RFC3339Nano, h.Get("since").String()); err == nil {
+			if in.held == nil {
+				in.held = map[string]time.Time{}
+			}
+			in.held[h.Get("verb").String()+"/"+h.Get("kind").String()+"/"+h.Get("name").String()] = t
+		}
+	}
+	return in, nil
+}
+
+// Pending are the actions a policy may still hold: From on, not planned to fail, not the status write.
+func (in *Input) Pending() []Action {
+	var out []Action
+	for _, a := range in.Actions {
+		if a.Index >= in.From && a.Errors.String() == "" && a.Verb != "updateStatus" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// HeldSince is when this policy first held the write (ok false: it did not hold it in the previous sync).
+func (in *Input) HeldSince(a Action) (time.Time, bool) {
+	t, ok := in.held[a.Verb+"/"+a.Kind+"/"+a.Name]
+	return t, ok
+}
+
+// Pod is the snapshot's pod of that name (Exists false: none).
+func (in *Input) Pod(name string) gjson.Result {
+	for _, p := range in.Snapshot.Get("pods").Array() {
+		if p.Get("metadata.name").String() == name {
+			return p
+		}
+	}
+	return gjson.Result{}
+}
+
+// Set is the snapshot's StatefulSet.
+func (in *Input) Set() gjson.Result { return in.Snapshot.Get("statefulSet") }
+
+// Signal is a value the host fetched for the policy (Exists false: the host has none of that name).
+func (in *Input) Signal(name string) gjson.Result {
+	return in.signals.Get(gjson.Escape(name))
+}
+
+// Evaluate is evaluate's output for raw input: decide's holds, or an error answer when the input cannot be
+// read or decide fails (the host then holds nothing back and reports the policy).
+func Evaluate(raw []byte, decide func(*Input) ([]Hold, error)) []byte {
+	in, err := Parse(raw)
+	if err != nil {
+		return failure(err)
+	}
+	holds, err := decide(in)
+	if err != nil {
+		return failure(err)
+	}
+	out := []byte(`{"abi":1,"holds":[`)
+	for i, h := range holds {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"action":`...)
+		out = strconv.AppendInt(out, int64(h.Action), 10)
+		out = append(out, `,"reason":`...)
+		out = appendString(out, h.Reason)
+		out = append(out, `,"message":`...)
+		out = appendString(out, h.Message)
+		if h.RetryAfter > 0 {
+			out = append(out, `,"retryAfterSeconds":`...)
+			out = strconv.AppendFloat(out, h.RetryAfter.Seconds(), 'f', -1, 64)
+		}
+		out = append(out, '}')
+	}
+	return append(out, "]}"...)
+}
+
+func failure(err error) []byte {
+	return append(appendString([]byte(`{"abi":1,"holds":[],"error":{"code":"PolicyFailed","message":`), err.Error()), "}}"...)
+}
+
+// appendString appends s as a JSON string (invalid UTF-8 becomes U+FFFD, as encoding/json writes it).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}
