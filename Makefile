@@ -54,8 +54,8 @@ policies: | $(TINYGO)
 check-policies: | $(TINYGO)
 	@rm -rf build/policies && mkdir -p build/policies
 	@TINYGO=$(TINYGO) bash policies/build.sh build/policies >/dev/null
-	@for f in build/policies/*.wasm; do n=$$(basename $$f .wasm); cmp -s $$f policies/$$n/$$n.wasm || { echo "policies/$$n/$$n.wasm is stale: run 'make policies' and commit it" >&2; exit 1; }; done
-	@echo "policy modules match fresh TinyGo builds of policies/"
+	@for f in build/policies/*.wasm; do n=$$(basename $$f .wasm); d=$${n%-as}; cmp -s $$f policies/$$d/$$n.wasm || { echo "policies/$$d/$$n.wasm is stale: run 'make policies' and commit it" >&2; exit 1; }; done
+	@echo "policy modules match fresh builds of policies/ (TinyGo, AssemblyScript)"
 
 # Small misbehaving modules (trap, loop, oom, ...) for the host's containment tests; committed like the default.
 testmodules: | $(TINYGO)

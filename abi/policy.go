@@ -14,7 +14,13 @@ type PolicyDescribe struct {
 	Kind    string `json:"kind"`    // PolicyKind
 	Policy  string `json:"policy"`  // its name: lower-case letters, digits and '-', as sets name it
 	Version string `json:"version"` // the policy's own version, for events and `ordinal version`
+	// Context names what the policy reads of the host's context beyond held and signals, so a host fetches
+	// only that: ContextPodDisruptionBudgets.
+	Context []string `json:"context,omitempty"`
 }
+
+// ContextPodDisruptionBudgets is describe's context entry for PolicyContext.PodDisruptionBudgets.
+const ContextPodDisruptionBudgets = "podDisruptionBudgets"
 
 // PolicyInput is what a host gives a policy module's evaluate export: the sync as the reconcile module saw
 // it and the plan it made, the first action not yet issued, and what the host knows beyond the snapshot.
@@ -34,6 +40,9 @@ type PolicyContext struct {
 	// Signals are values the host fetched for the policy (a maintenance window, a health check), by name;
 	// the module never does I/O.
 	Signals map[string]json.RawMessage `json:"signals,omitempty"`
+	// PodDisruptionBudgets are the policy/v1 PodDisruptionBudgets of the set's namespace that select any of
+	// its pods, as the API server returns them (status included: the disruption controller's).
+	PodDisruptionBudgets []json.RawMessage `json:"podDisruptionBudgets,omitempty"`
 }
 
 // HeldWrite names a write a policy has been holding (by what it writes: action indexes change between

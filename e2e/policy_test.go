@@ -8,8 +8,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // The shipped handoff policy on the real control plane: a set naming it (ordinal.dev/policies: handoff)
@@ -54,5 +56,40 @@ func TestHandoffPolicyHoldsThePrimarysDelete(t *testing.T) {
 		t.Errorf("PolicyReleased events: %v %v; all events:\n%s", l, err, eventLog(ns))
 	}
 	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 2, 1, 0)
+	tr.checkInvariants()
+}
+
+// The shipped pdb policy against kube-controller-manager's disruption controller: a 4-replica set rolled
+// with maxUnavailable 2 under a PodDisruptionBudget of maxUnavailable 1. Upstream's controller deletes two
+// pods together; with the policy the second delete of each pair is held (upstream's FailedDelete event
+// carries the budget's numbers) until the budget's status allows it, and the rollout completes.
+func TestPDBPolicyRespectsTheBudget(t *testing.T) {
+	t.Parallel()
+	ctx, ns, _, tr := begin(t, "pb", true)
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "pb"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pb"}}}}
+	if _, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	set := newSet("pb", 4, maxUnavailable(2))
+	set.Annotations = map[string]string{"ordinal.dev/policies": "pdb"}
+	createSet(t, ctx, ns, set)
+	before := waitRolledOut(t, ctx, ns, "pb", 4)
+	waitFor(t, ctx, "the disruption controller allows one disruption", time.Minute, func() bool {
+		p, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "pb", metav1.GetOptions{})
+		return err == nil && p.Status.DisruptionsAllowed == 1 && p.Status.ObservedGeneration == p.Generation
+	})
+	mark := tr.mark()
+	patchSet(t, ctx, ns, "pb", setVersion("v2"))
+	after := waitRolledOut(t, ctx, ns, "pb", 4)
+	if after.Status.UpdateRevision == before.Status.UpdateRevision {
+		t.Fatal("no new revision")
+	}
+	l, err := eventsOf(ctx, ns, "pb", "FailedDelete")
+	if err != nil || len(l.Items) == 0 || !strings.Contains(l.Items[0].Message, "policy pdb holds this write: PodDisruptionBudget pb allows no more disruptions") {
+		t.Errorf("FailedDelete events: %v %v; all events:\n%s", l, err, eventLog(ns))
+	}
+	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 3, 2, 1, 0)
 	tr.checkInvariants()
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds each policy of policies/ (a directory with a main package) into policies/NAME/NAME.wasm with TinyGo.
+# Builds each policy of policies/ (a directory with a main package) into policies/NAME/NAME.wasm with TinyGo,
+# and the AssemblyScript build of window into policies/window/window-as.wasm.
 # The modules are committed so `go test` and the CLI need no TinyGo; `make check-policies` (part of
 # `make test`) fails when one is not what its source builds (TinyGo builds are reproducible).
 #   policies/build.sh [OUTDIR]   OUTDIR: write NAME.wasm there instead (the check builds into a scratch dir)
@@ -17,3 +18,8 @@ for dir in policies/*/; do
 	mv "$out.tmp" "$out"
 	echo "built $out"
 done
+# the AssemblyScript build of window (npm ci and asc; policies/window/assemblyscript/build.sh)
+out=${1:-policies/window}/window-as.wasm
+case "$out" in /*) ;; *) out="$ROOT/$out" ;; esac
+bash policies/window/assemblyscript/build.sh "$out" 2> >(grep -v '^$' >&2 || true)
+echo "built $out"

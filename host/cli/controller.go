@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2"
 
@@ -48,6 +49,7 @@ type controllerOptions struct {
 
 	modulePoll         time.Duration
 	moduleConfigMap    string
+	signalsConfigMap   string
 	moduleConfigMapKey string
 	skipModuleGate     bool
 }
@@ -117,6 +119,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: skipped syncs, leader changes; 4: client-go detail)")
 	f.DurationVar(&o.shutdownDeadline, "shutdown-grace", 30*time.Second, "on SIGTERM, longest wait for syncs in flight before exiting")
 	f.DurationVar(&o.modulePoll, "module-poll-interval", time.Second, "how often the --module file is checked for a new module to hot-swap in (0: never)")
+	f.StringVar(&o.signalsConfigMap, "signals-configmap", "", "NAMESPACE/NAME of a ConfigMap whose keys are signals for the sets' policies (ordinal.dev/policies), each value JSON or a string")
 	f.StringVar(&o.moduleConfigMap, "module-configmap", "", "NAMESPACE/NAME of a ConfigMap to watch for a new module to hot-swap in (key: --module-configmap-key); its other keys NAME.wasm are modules a set may name (ordinal.dev/module: NAME)")
 	f.StringVar(&o.moduleConfigMapKey, "module-configmap-key", "ordinal.wasm", "key of the module in --module-configmap (binaryData, else data)")
 	f.BoolVar(&o.skipModuleGate, "insecure-skip-module-conformance", false, "TESTS ONLY: hot-swap modules without running the conformance cases (the action firewall still checks every plan)")
@@ -207,8 +210,12 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	signals, err := watchSignals(ctx, restCfg, o.signalsConfigMap)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
 	ctrl, err := controller.New(controller.Config{
-		RESTConfig: restCfg, Module: ref, Modules: modules, Policies: pols.named, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
+		RESTConfig: restCfg, Module: ref, Modules: modules, Policies: pols.named, Signals: signals, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
 		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force,
 	})
 	if err != nil {
@@ -332,4 +339,22 @@ func startServers(ctx context.Context, o *controllerOptions, m *controller.Metri
 		}()
 	}
 	return servers, nil
+}
+
+// watchSignals keeps the signals of --signals-configmap current (nil when the flag is not set).
+func watchSignals(ctx context.Context, restCfg *rest.Config, ref string) (*controller.Signals, error) {
+	if ref == "" {
+		return nil, nil
+	}
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || ns == "" || name == "" {
+		return nil, fmt.Errorf("--signals-configmap must be NAMESPACE/NAME, not %q", ref)
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &controller.Signals{}
+	go controller.WatchSignals(ctx, s, client, ns, name)
+	return s, nil
 }

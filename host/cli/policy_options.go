@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ordinal-dev/ordinal/host/policy"
@@ -66,7 +69,7 @@ func (r *policyRegistry) named(ctx context.Context, name string) (policy.Module,
 	}
 	code, ok := r.code[name]
 	if !ok {
-		return nil, fmt.Errorf("no policy %q: give its module with --policy FILE (shipped: handoff)", name)
+		return nil, fmt.Errorf("no policy %q: give its module with --policy FILE (shipped: %s)", name, strings.Join(slices.Sorted(maps.Keys(r.code)), ", "))
 	}
 	p, err := r.load(ctx, code)
 	if err != nil {

@@ -56,6 +56,8 @@ type Config struct {
 	// first use. A set naming a policy this does not give (an error) is left alone, with an UnknownPolicy
 	// event. Nil: a set naming any policy is left alone.
 	Policies func(ctx context.Context, name string) (policy.Module, error)
+	// Signals are what the host supplies the sets' policies (nil: none; --signals-configmap).
+	Signals *Signals
 	// Targets are the kinds reconciled, one Controller each (default: CRDTarget alone). Each target's
 	// module must accept it: a custom target needs describe's customSetKinds (SwapConfig.CustomSetKinds).
 	Targets []Target

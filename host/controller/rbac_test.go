@@ -35,6 +35,7 @@ func usedPermissions() map[string]string {
 	// (the retention policy's claim patches, claim adoption) to whoever may not delete that object. Pods and
 	// revisions are deleted by plans anyway. Found by the e2e cluster, which enables the plugin.
 	used["/persistentvolumeclaims delete"] = "claim owner reference patches (OwnerReferencesPermissionEnforcement)"
+	used["policy/poddisruptionbudgets list"] = "budgetsFor: the budgets a set's policy reads (abi.ContextPodDisruptionBudgets)"
 	used["/events create"] = "the event recorder"
 	used["/events patch"] = "the event recorder, for a repeated event"
 	used["/configmaps:ordinal-module list"] = "WatchModuleConfigMap (--module-configmap=ordinal-system/ordinal-module, by name)"

@@ -202,7 +202,15 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	var policyFailures []policy.Failure
 	memory := c.policyMemory(key)
 	if len(policies) > 0 {
-		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory,
+		var budgets []json.RawMessage
+		if policy.Wants(policies, abi.ContextPodDisruptionBudgets) {
+			if budgets, err = c.budgetsFor(ctx, ns, objs.Pods); err != nil {
+				result = resultError
+				c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
+				return 0, err
+			}
+		}
+		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets,
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		step.Judge = pr.Judge
 	}

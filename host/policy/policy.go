@@ -23,7 +23,19 @@ import (
 // Module is a loaded policy module; *wasm.Policy implements it.
 type Module interface {
 	Name() string
+	// Wants reports whether the policy reads this member of the host's context (abi.ContextPodDisruptionBudgets).
+	Wants(context string) bool
 	Evaluate(ctx context.Context, input []byte) ([]byte, error)
+}
+
+// Wants reports whether any of the policies reads this member of the host's context.
+func Wants(policies []Module, context string) bool {
+	for _, p := range policies {
+		if p.Wants(context) {
+			return true
+		}
+	}
+	return false
 }
 
 // Failure is a policy that could not answer, or answered out of contract: it held nothing back.
@@ -111,6 +123,8 @@ type Run struct {
 	Snapshot []byte // the reconcile module's snapshot, whole
 	Memory   *Memory
 	Signals  map[string]json.RawMessage
+	// PodDisruptionBudgets, for policies that ask for them (abi.PolicyContext.PodDisruptionBudgets).
+	PodDisruptionBudgets []json.RawMessage
 	// Failed is told of each policy that failed (may be nil); the sync goes on without its holds.
 	Failed func(Failure)
 }
@@ -160,7 +174,7 @@ func (r *Run) fail(f Failure) {
 
 // ask runs one policy and checks its answer.
 func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, planJSON []byte, from int) ([]abi.PolicyHold, error) {
-	in, err := r.input(m.Name(), planJSON, from)
+	in, err := r.input(m, planJSON, from)
 	if err != nil {
 		return nil, err
 	}
@@ -172,12 +186,16 @@ func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, planJSON []byte, f
 }
 
 // input is evaluate's input, written around the snapshot's bytes (no second encoding of the world).
-func (r *Run) input(policy string, planJSON []byte, from int) ([]byte, error) {
+func (r *Run) input(m Module, planJSON []byte, from int) ([]byte, error) {
 	var mem []abi.HeldWrite
 	if r.Memory != nil {
-		mem = r.Memory.held(policy)
+		mem = r.Memory.held(m.Name())
 	}
-	ctxJSON, err := json.Marshal(abi.PolicyContext{Held: mem, Signals: r.Signals})
+	pc := abi.PolicyContext{Held: mem, Signals: r.Signals}
+	if m.Wants(abi.ContextPodDisruptionBudgets) {
+		pc.PodDisruptionBudgets = r.PodDisruptionBudgets
+	}
+	ctxJSON, err := json.Marshal(pc)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,8 @@ type fake struct {
 	raw    [][]byte
 }
 
-func (f *fake) Name() string { return f.name }
+func (f *fake) Name() string        { return f.name }
+func (f *fake) Wants(c string) bool { return f.name == "pdb" && c == abi.ContextPodDisruptionBudgets }
 func (f *fake) Evaluate(_ context.Context, input []byte) ([]byte, error) {
 	var in abi.PolicyInput
 	if err := json.Unmarshal(input, &in); err != nil {
@@ -172,5 +173,20 @@ func TestInputMatchesTheSchema(t *testing.T) {
 	}
 	if in := f.inputs[0]; len(in.Context.Held) != 1 || in.Context.Held[0].Since != "2026-11-26T10:00:00Z" || string(in.Context.Signals["window"]) != "true" {
 		t.Fatalf("context %+v", in.Context)
+	}
+}
+
+// The budgets go only to a policy that asks for them in its describe.
+func TestBudgetsGoToPoliciesThatAskForThem(t *testing.T) {
+	answer := func(abi.PolicyInput) (string, error) { return `{"abi":1,"holds":[]}`, nil }
+	asks, other := &fake{name: "pdb", answer: answer}, &fake{name: "window", answer: answer}
+	r := &Run{Policies: []Module{asks, other}, Snapshot: []byte(snapshot),
+		PodDisruptionBudgets: []json.RawMessage{json.RawMessage(`{"metadata":{"name":"db-pdb"}}`)}}
+	r.Judge(context.Background(), testPlan(), 0)
+	if len(asks.inputs[0].Context.PodDisruptionBudgets) != 1 || len(other.inputs[0].Context.PodDisruptionBudgets) != 0 {
+		t.Fatalf("budgets given: %d to pdb, %d to window", len(asks.inputs[0].Context.PodDisruptionBudgets), len(other.inputs[0].Context.PodDisruptionBudgets))
+	}
+	if !Wants(r.Policies, abi.ContextPodDisruptionBudgets) || Wants([]Module{other}, abi.ContextPodDisruptionBudgets) {
+		t.Fatal("Wants")
 	}
 }

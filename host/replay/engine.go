@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -165,6 +166,8 @@ type engine struct {
 	named      map[string]Reconciler               // modules the set named, loaded (opts.NamedModule)
 	policies   map[string]policy.Module            // policies the set named, loaded (opts.NamedPolicy)
 	held       policy.Memory                       // what the set's policies have been holding, since when
+	signals    map[string]json.RawMessage          // what the host supplies the set's policies (scenario signals)
+	pdbs       []Obj                               // the world's PodDisruptionBudgets (disruption.go)
 }
 
 // moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
@@ -209,6 +212,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
 		module: opts.Module, revLabels: map[string]string{}}
 	e.clock = NewClock(e.start)
+	e.signals = maps.Clone(sc.Signals)
 	e.lastEvent = e.start
 	e.tl = &Timeline{Scenario: sc.Name, Description: sc.Description, Model: cfg.Model, Start: e.start.Format(time.RFC3339)}
 	if err := e.initWorld(); err != nil {
@@ -254,9 +258,12 @@ func (e *engine) initWorld() error {
 	var others []Obj
 	for _, m := range e.sc.Manifests {
 		o, _ := jsonobj.DecodeObj(m)
-		if jsonobj.GetStr(o, "kind") == kindSet {
+		switch jsonobj.GetStr(o, "kind") {
+		case kindSet:
 			ss = o
-		} else {
+		case kindPDB:
+			e.pdbs = append(e.pdbs, o)
+		default:
 			others = append(others, o)
 		}
 	}
@@ -807,7 +814,8 @@ func (e *engine) sync() (syncResult, error) {
 		}}
 	var policyFailures []policy.Failure
 	if len(policies) > 0 {
-		pr := &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held,
+		pr := &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held, Signals: e.signals,
+			PodDisruptionBudgets: e.budgetsFor(policies),
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		run.Judge = pr.Judge
 	}
@@ -1042,6 +1050,20 @@ func (e *engine) applyEvent(ev Event) error {
 			} else {
 				note("pod %s labelled %s=%s", l.Pod, k, *v)
 			}
+		}
+	case "signals":
+		for _, k := range slices.Sorted(maps.Keys(ev.Signals)) {
+			v := ev.Signals[k]
+			if string(v) == "null" {
+				delete(e.signals, k)
+				note("signal %s removed", k)
+				continue
+			}
+			if e.signals == nil {
+				e.signals = map[string]json.RawMessage{}
+			}
+			e.signals[k] = v
+			note("signal %s = %s", k, string(v))
 		}
 	case "kubelet":
 		e.kube.cfg.Pods = append(e.kube.cfg.Pods, ev.Kubelet...)

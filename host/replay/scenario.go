@@ -28,6 +28,8 @@ type Scenario struct {
 	Limits      Limits            `json:"limits,omitempty"`
 	Manifests   []json.RawMessage `json:"manifests"`
 	Events      []Event           `json:"events,omitempty"`
+	// Signals are what the host supplies the set's policies at the start (abi.PolicyContext.Signals).
+	Signals map[string]json.RawMessage `json:"signals,omitempty"`
 
 	// Dir resolves relative paths (swapModule); the scenario file's directory when loaded.
 	Dir string `json:"-"`
@@ -59,10 +61,12 @@ type Event struct {
 	CompletePod string          `json:"completePod,omitempty"` // the pod's phase becomes Succeeded
 	UnreadyPod  string          `json:"unreadyPod,omitempty"`  // the pod loses readiness
 	// LabelPod: someone else (an operator, the database itself) changes a pod's labels; null removes one
-	LabelPod          *PodLabels    `json:"labelPod,omitempty"`
-	Kubelet           []PodBehavior `json:"kubelet,omitempty"` // kubelet rules added from now on
-	RestartController bool          `json:"restartController,omitempty"`
-	SwapModule        string        `json:"swapModule,omitempty"` // path of another reconcile module
+	LabelPod *PodLabels `json:"labelPod,omitempty"`
+	// Signals change what the host supplies the set's policies (null removes one)
+	Signals           map[string]json.RawMessage `json:"signals,omitempty"`
+	Kubelet           []PodBehavior              `json:"kubelet,omitempty"` // kubelet rules added from now on
+	RestartController bool                       `json:"restartController,omitempty"`
+	SwapModule        string                     `json:"swapModule,omitempty"` // path of another reconcile module
 	// RecreateSet: the set is deleted with --cascade=orphan (its pods, revisions and claims stay, without
 	// its owner references) and created again from this manifest: how a field the API server keeps
 	// immutable (volumeClaimTemplates) changes on a live set
@@ -91,6 +95,7 @@ func (e Event) action() string {
 	add(e.CompletePod != "", "completePod")
 	add(e.UnreadyPod != "", "unreadyPod")
 	add(e.LabelPod != nil, "labelPod")
+	add(len(e.Signals) > 0, "signals")
 	add(len(e.Kubelet) > 0, "kubelet")
 	add(e.RestartController, "restartController")
 	add(e.SwapModule != "", "swapModule")
@@ -176,9 +181,9 @@ func (sc *Scenario) validate() error {
 			switch k := jsonobj.GetStr(o, "kind"); k {
 			case kindSet:
 				sets++
-			case kindPod, kindClaim, kindRevision:
+			case kindPod, kindClaim, kindRevision, kindPDB:
 			default:
-				return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim or ControllerRevision", i, k)
+				return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim, ControllerRevision or PodDisruptionBudget", i, k)
 			}
 			if jsonobj.GetStr(o, "metadata.name") == "" {
 				return fmt.Errorf("manifests[%d]: metadata.name is required", i)

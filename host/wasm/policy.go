@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -71,6 +72,11 @@ func (m *Module) loadPolicy(ctx context.Context) error {
 	case len(d.Version) > 64:
 		return badModule("describe", "version is longer than 64 bytes")
 	}
+	for _, c := range d.Context {
+		if c != abi.ContextPodDisruptionBudgets {
+			return badModule("describe", "context %q is not one this host supplies (%s)", c, abi.ContextPodDisruptionBudgets)
+		}
+	}
 	m.policyDescribe, m.describeRaw = d, raw
 	return nil
 }
@@ -80,6 +86,9 @@ func (p *Policy) Describe() abi.PolicyDescribe { return p.describe }
 
 // DescribeJSON is describe's output as the module returned it.
 func (p *Policy) DescribeJSON() []byte { return append([]byte(nil), p.m.describeRaw...) }
+
+// Wants reports whether the policy reads this member of the host's context (describe's context).
+func (p *Policy) Wants(context string) bool { return slices.Contains(p.describe.Context, context) }
 
 // Name is the policy's name (describe's "policy").
 func (p *Policy) Name() string { return p.describe.Policy }

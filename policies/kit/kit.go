@@ -20,6 +20,7 @@ type Input struct {
 	From     int          // the first action not yet issued: holds of earlier ones are too late
 	held     map[string]time.Time
 	signals  gjson.Result
+	context  gjson.Result
 }
 
 // Action is one write of the plan, as a policy judges it.
@@ -46,7 +47,7 @@ func Parse(raw []byte) (*Input, error) {
 	if v := root.Get("abi"); v.Type != gjson.Number || v.Int() != 1 {
 		return nil, errors.New("input abi is not 1")
 	}
-	in := &Input{Snapshot: root.Get("snapshot"), From: int(root.Get("from").Int()), signals: root.Get("context.signals")}
+	in := &Input{Snapshot: root.Get("snapshot"), From: int(root.Get("from").Int()), signals: root.Get("context.signals"), context: root.Get("context")}
 	now, err := time.Parse(time.RFC3339Nano, in.Snapshot.Get("now").String())
 	if err != nil {
 		return nil, errors.New("snapshot.now is not an RFC 3339 time")
@@ -153,3 +154,51 @@ func appendString(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
+
+// Selects reports whether a label selector (metav1.LabelSelector as JSON: matchLabels, matchExpressions
+// with In, NotIn, Exists, DoesNotExist) selects an object with these labels. An empty selector selects
+// everything, an absent one nothing (policy/v1 PodDisruptionBudget's rules); an operator it does not know
+// selects nothing.
+func Selects(selector, labels gjson.Result) bool {
+	if !selector.Exists() || selector.Type == gjson.Null {
+		return false
+	}
+	ok := true
+	selector.Get("matchLabels").ForEach(func(k, v gjson.Result) bool {
+		if l := labels.Get(gjson.Escape(k.String())); !l.Exists() || l.String() != v.String() {
+			ok = false
+		}
+		return ok
+	})
+	if !ok {
+		return false
+	}
+	for _, e := range selector.Get("matchExpressions").Array() {
+		l := labels.Get(gjson.Escape(e.Get("key").String()))
+		in := false
+		for _, v := range e.Get("values").Array() {
+			if l.Exists() && l.String() == v.String() {
+				in = true
+			}
+		}
+		switch e.Get("operator").String() {
+		case "In":
+			ok = in
+		case "NotIn":
+			ok = !in
+		case "Exists":
+			ok = l.Exists()
+		case "DoesNotExist":
+			ok = !l.Exists()
+		default:
+			ok = false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Context is a member of the host's context beyond held and signals (podDisruptionBudgets, ...).
+func (in *Input) Context(name string) gjson.Result { return in.context.Get(gjson.Escape(name)) }

@@ -1,0 +1,54 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// budgetsFor are the PodDisruptionBudgets of ns that select any of pods, as the API server returns them,
+// for the policies that ask for them (abi.ContextPodDisruptionBudgets). Read when a sync needs them, from
+// the API server (a policy that guards disruptions must not decide from a cache that lags a budget's
+// status more than the disruption controller does); an error fails the sync rather than let such a policy
+// decide without its budgets.
+func (c *Controller) budgetsFor(ctx context.Context, ns string, pods []*corev1.Pod) ([]json.RawMessage, error) {
+	list, err := c.client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the PodDisruptionBudgets a policy of the set reads: %w", err)
+	}
+	var out []json.RawMessage
+	for i := range list.Items {
+		pdb := &list.Items[i]
+		if pdb.Spec.Selector == nil {
+			continue // policy/v1: selects nothing
+		}
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil {
+			continue
+		}
+		if !selectsAny(sel, pods) {
+			continue
+		}
+		pdb.APIVersion, pdb.Kind = policyv1.SchemeGroupVersion.String(), "PodDisruptionBudget"
+		b, err := json.Marshal(pdb)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func selectsAny(sel labels.Selector, pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if sel.Matches(labels.Set(p.Labels)) {
+			return true
+		}
+	}
+	return false
+}

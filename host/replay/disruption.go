@@ -1,0 +1,141 @@
+package replay
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
+
+const kindPDB = "PodDisruptionBudget"
+
+// budgetsFor are the world's PodDisruptionBudgets that select any of the set's pods, each with the status
+// kube-controller-manager's disruption controller would give it now (for the policies that ask for them).
+// The replay's disruption controller is instant: a budget's status always counts the world as it is.
+func (e *engine) budgetsFor(policies []policy.Module) []json.RawMessage {
+	if len(e.pdbs) == 0 || !policy.Wants(policies, abi.ContextPodDisruptionBudgets) {
+		return nil
+	}
+	var out []json.RawMessage
+	for _, pdb := range e.pdbs {
+		if b, ok := e.budgetStatus(pdb); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// budgetStatus is the budget with its status (the disruption controller's getExpectedPodCount and
+// countHealthyPods: a pod is healthy when Ready and not terminating; expected pods are the scale of the
+// pods' controllers, here the set's replicas for its pods and 1 for any other), ok false when it selects
+// none of the set's pods.
+func (e *engine) budgetStatus(pdb Obj) (json.RawMessage, bool) {
+	if ns := jsonobj.GetStr(pdb, "metadata.namespace"); ns != "" && ns != e.api.ns {
+		return nil, false
+	}
+	var sel *metav1.LabelSelector
+	if raw, ok := jsonobj.Get(pdb, "spec.selector").(map[string]any); ok {
+		b, _ := json.Marshal(raw)
+		sel = &metav1.LabelSelector{}
+		if json.Unmarshal(b, sel) != nil {
+			return nil, false
+		}
+	}
+	if sel == nil {
+		return nil, false // policy/v1: a budget without a selector selects nothing
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, false
+	}
+	setUID := jsonobj.GetStr(e.api.StatefulSet(), "metadata.uid")
+	r, _ := jsonobj.GetInt(e.api.StatefulSet(), "spec.replicas")
+	replicas := int(r)
+	matched, ours, others, healthy := 0, 0, 0, 0
+	for _, n := range e.api.Names(kindPod) {
+		p := e.api.Get(kindPod, n)
+		if !selector.Matches(labels.Set(stringMap(jsonobj.GetObj(p, "metadata.labels")))) {
+			continue
+		}
+		matched++
+		if controllerUID(p) == setUID {
+			ours++
+		} else {
+			others++
+		}
+		if jsonobj.Get(p, "metadata.deletionTimestamp") == nil && kube.PodReadyJSON(p) {
+			healthy++
+		}
+	}
+	if ours == 0 {
+		return nil, false
+	}
+	expected := replicas + others
+	desired := 0
+	if v := jsonobj.Get(pdb, "spec.maxUnavailable"); v != nil {
+		desired = expected - scaled(v, expected)
+	} else if v := jsonobj.Get(pdb, "spec.minAvailable"); v != nil {
+		if _, isPercent := v.(string); !isPercent {
+			expected = matched
+		}
+		desired = scaled(v, expected)
+	}
+	desired = max(desired, 0)
+	allowed := healthy - desired
+	if expected <= 0 || allowed < 0 {
+		allowed = 0
+	}
+	out := jsonobj.CloneObj(pdb)
+	out["apiVersion"], out["kind"] = "policy/v1", kindPDB
+	gen, _ := jsonobj.GetInt(out, "metadata.generation")
+	if gen == 0 {
+		gen = 1
+		jsonobj.Ensure(out, "metadata")["generation"] = jsonobj.Num(1)
+	}
+	out["status"] = map[string]any{"observedGeneration": jsonobj.Num(gen), "disruptionsAllowed": jsonobj.Num(int64(allowed)),
+		"currentHealthy": jsonobj.Num(int64(healthy)), "desiredHealthy": jsonobj.Num(int64(desired)), "expectedPods": jsonobj.Num(int64(expected))}
+	b, err := json.Marshal(out)
+	return b, err == nil
+}
+
+// scaled is an IntOrString of a budget against expected pods: a percentage rounds up, as the disruption
+// controller's GetScaledValueFromIntOrPercent(..., true).
+func scaled(v any, expected int) int {
+	if s, ok := v.(string); ok {
+		p, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+		if err != nil || !strings.HasSuffix(s, "%") {
+			return 0
+		}
+		return int(math.Ceil(float64(p) * float64(expected) / 100))
+	}
+	i, _ := jsonobj.AsInt(v)
+	return int(i)
+}
+
+func stringMap(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// controllerUID is the uid of the pod's controller owner reference ("" when none).
+func controllerUID(p Obj) string {
+	for _, r := range jsonobj.GetArr(p, "metadata.ownerReferences") {
+		if c, _ := jsonobj.Get(r, "controller").(bool); c {
+			return jsonobj.GetStr(r, "uid")
+		}
+	}
+	return ""
+}

@@ -1,0 +1,109 @@
+// Command pdb is a policy module (abi/POLICY.md): the controller's pod deletions respect the
+// PodDisruptionBudgets that cover the pods, as evictions do (kubernetes/kubernetes#89820, #58146, #91808).
+// Upstream's StatefulSet controller deletes pods without asking any budget, so a rollout or a scale-down
+// can take a database below its quorum while a node drain, which evicts, would have waited.
+//
+// The host supplies the budgets of the set's namespace that select any of its pods, as the API server
+// returns them (context.podDisruptionBudgets); their status is kube-controller-manager's disruption
+// controller's, so one budget spans every set and Deployment whose pods it selects. A delete of a healthy
+// pod (Ready, not terminating) spends one disruption of each budget that selects it, this sync's earlier
+// deletes counted; a budget with none left holds it. Deleting a pod that is not healthy spends nothing (it
+// is disrupted already), as an eviction of it would not. A budget its controller has not observed since its
+// last change holds every delete it selects.
+package main
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ordinal-dev/ordinal/policies/kit"
+)
+
+const retry = 15 * time.Second
+
+func main() {}
+
+type budget struct {
+	name    string
+	pdb     gjson.Result
+	allowed int64
+	stale   bool
+}
+
+func decide(in *kit.Input) ([]kit.Hold, error) {
+	var budgets []*budget
+	for _, p := range in.Context("podDisruptionBudgets").Array() {
+		b := &budget{name: p.Get("metadata.name").String(), pdb: p, allowed: p.Get("status.disruptionsAllowed").Int()}
+		b.stale = p.Get("status.observedGeneration").Int() < p.Get("metadata.generation").Int()
+		budgets = append(budgets, b)
+	}
+	if len(budgets) == 0 {
+		return nil, nil
+	}
+	var holds []kit.Hold
+	for _, a := range in.Actions {
+		if a.Verb != "delete" || a.Kind != "Pod" || a.Errors.String() != "" {
+			continue
+		}
+		pod := in.Pod(a.Name)
+		if !healthy(pod) {
+			continue
+		}
+		var covering []*budget
+		for _, b := range budgets {
+			if kit.Selects(b.pdb.Get("spec.selector"), pod.Get("metadata.labels")) {
+				covering = append(covering, b)
+			}
+		}
+		if a.Index < in.From { // issued earlier in this sync: it spent its disruptions
+			for _, b := range covering {
+				b.allowed--
+			}
+			continue
+		}
+		var blocked *budget
+		for _, b := range covering {
+			if b.stale || b.allowed <= 0 {
+				blocked = b
+				break
+			}
+		}
+		if blocked == nil {
+			for _, b := range covering {
+				b.allowed--
+			}
+			continue
+		}
+		given := blocked.pdb.Get("status.disruptionsAllowed").Int()
+		spent := ""
+		if given > 0 {
+			spent = ", all spent by this sync's deletes"
+		}
+		msg := "PodDisruptionBudget " + blocked.name + " allows no more disruptions (disruptionsAllowed " +
+			strconv.FormatInt(given, 10) + spent + "; currentHealthy " +
+			strconv.FormatInt(blocked.pdb.Get("status.currentHealthy").Int(), 10) + ", desiredHealthy " +
+			strconv.FormatInt(blocked.pdb.Get("status.desiredHealthy").Int(), 10) + ")"
+		if blocked.stale {
+			msg = "PodDisruptionBudget " + blocked.name + " has changed since its status was computed (generation " +
+				strconv.FormatInt(blocked.pdb.Get("metadata.generation").Int(), 10) + ", observed " +
+				strconv.FormatInt(blocked.pdb.Get("status.observedGeneration").Int(), 10) + ")"
+		}
+		holds = append(holds, kit.Hold{Action: a.Index, Reason: "DisruptionBudget", Message: msg, RetryAfter: retry})
+	}
+	return holds, nil
+}
+
+// healthy: Ready and not terminating, as the disruption controller counts currentHealthy.
+func healthy(pod gjson.Result) bool {
+	if !pod.Exists() || pod.Get("metadata.deletionTimestamp").Exists() {
+		return false
+	}
+	for _, c := range pod.Get("status.conditions").Array() {
+		if c.Get("type").String() == "Ready" {
+			return c.Get("status").String() == "True"
+		}
+	}
+	return false
+}
