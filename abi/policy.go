@@ -19,14 +19,21 @@ type PolicyDescribe struct {
 	Context []string `json:"context,omitempty"`
 }
 
-// ContextPodDisruptionBudgets is describe's context entry for PolicyContext.PodDisruptionBudgets.
-const ContextPodDisruptionBudgets = "podDisruptionBudgets"
+// Describe's context entries.
+const (
+	// ContextPodDisruptionBudgets: PolicyContext.PodDisruptionBudgets.
+	ContextPodDisruptionBudgets = "podDisruptionBudgets"
+	// ContextSnapshot: the whole snapshot in PolicyInput.Snapshot. Without it a policy is given the set,
+	// "now" and "features", and of the pods, revisions and claims only those the plan's actions name: a
+	// policy pays for what the plan touches, not for the whole set.
+	ContextSnapshot = "snapshot"
+)
 
 // PolicyInput is what a host gives a policy module's evaluate export: the sync as the reconcile module saw
 // it and the plan it made, the first action not yet issued, and what the host knows beyond the snapshot.
 type PolicyInput struct {
 	ABI      int             `json:"abi"`
-	Snapshot json.RawMessage `json:"snapshot"` // the reconcile module's snapshot, whole (no references)
+	Snapshot json.RawMessage `json:"snapshot"` // the reconcile module's snapshot: whole with ContextSnapshot, else the objects the plan names
 	Plan     *Plan           `json:"plan"`
 	From     int             `json:"from"` // holds of actions before From are too late: they were issued
 	Context  PolicyContext   `json:"context"`

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,50 @@ func TestReplayPolicyErrors(t *testing.T) {
 	code, _, errs = run(t, "", "replay", policyScenario(t, ``), "--policy", "../../host/embedded/ordinal.wasm")
 	if code != ExitModuleFailure || !strings.Contains(errs, "evaluate") {
 		t.Errorf("a reconcile module as a policy: exit %d, %s", code, errs)
+	}
+}
+
+// `ordinal test`: the shipped policies' test file passes; a test whose expectations are not met fails with
+// exit 5, says what it expected and what was held, and is listed first.
+func TestPolicyTestFiles(t *testing.T) {
+	code, out, errs := run(t, "", "test", "../../testdata/policies/shipped.test.yaml")
+	if code != ExitOK || !strings.Contains(out, "4 tests, 0 failed") {
+		t.Fatalf("exit %d: %s\n%s", code, out, errs)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "t.yaml")
+	scenario, _ := filepath.Abs("../../testdata/scenarios/policy-handoff.yaml")
+	os.WriteFile(f, []byte(`tests:
+  - name: passes
+    scenario: `+scenario+`
+    expect: {outcome: complete}
+  - name: wrong pod and outcome
+    scenario: `+scenario+`
+    expect:
+      outcome: stuck
+      holds: [{policy: handoff, name: web-2}]
+`), 0o644)
+	code, out, _ = run(t, "", "test", f)
+	if code != ExitTestFailed {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitTestFailed, out)
+	}
+	for _, want := range []string{"FAIL  wrong pod and outcome", "outcome complete, expected stuck",
+		"expected a hold with policy=handoff name=web-2; held: delete Pod web-1 (handoff RoleNotHandedOff) x2, delete Pod web-0 (handoff RoleNotHandedOff) x3",
+		"PASS  passes", "2 tests, 1 failed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "FAIL") > strings.Index(out, "PASS") {
+		t.Errorf("failures are not listed first:\n%s", out)
+	}
+	code, out, _ = run(t, "", "test", f, "-o", "json")
+	var results []testResult
+	if err := json.Unmarshal([]byte(out), &results); err != nil || code != ExitTestFailed || len(results) != 2 || results[1].Passed || len(results[1].Holds) != 5 {
+		t.Fatalf("-o json: exit %d, %v: %s", code, err, out)
+	}
+	os.WriteFile(f, []byte("tests:\n  - name: x\n    scenario: s.yaml\n    expct: {}\n"), 0o644)
+	if code, _, errs := run(t, "", "test", f); code != ExitUsage || !strings.Contains(errs, "expct") {
+		t.Errorf("a misspelled field: exit %d, %s", code, errs)
 	}
 }

@@ -105,6 +105,6 @@ The default module is embedded in this binary; --module runs another one.
 	root.AddCommand(newReconcileCommand(opts), newVersionCommand(opts))
 	root.AddCommand(newReplayCommand(opts), newPreviewCommand(opts))
 	root.AddCommand(newControllerCommand(opts), newSnapshotCommand())
-	root.AddCommand(newWebhookCommand(opts))
+	root.AddCommand(newWebhookCommand(opts), newTestCommand(opts))
 	return root
 }

@@ -45,6 +45,19 @@ type Snapshot struct {
 	// Scope is what the action firewall knows of the snapshot, built from the same typed objects (nil:
 	// the firewall decodes JSON).
 	Scope *firewall.Scope
+
+	names map[string][]string          // kind -> the objects' names, in snapshot order
+	raws  map[string][]json.RawMessage // kind -> the objects as the snapshot carries them, in the same order
+}
+
+// Object is the snapshot's object of that kind and name as the snapshot carries it (policy.Run.Object).
+func (s *Snapshot) Object(kind, name string) (json.RawMessage, bool) {
+	for i, n := range s.names[kind] {
+		if n == name {
+			return s.raws[kind][i], true
+		}
+	}
+	return nil, false
 }
 
 // SelectObjects keeps, of everything in the set's namespace, the objects the
@@ -148,7 +161,7 @@ func BuildSnapshot(o Objects, target Target, now time.Time, features map[string]
 }
 
 func buildSnapshot(o Objects, target Target, now time.Time, features map[string]bool, cache *EncodeCache) (*Snapshot, error) {
-	s := &Snapshot{}
+	s := &Snapshot{names: map[string][]string{}, raws: map[string][]json.RawMessage{}}
 	set := *o.Set
 	set.TypeMeta = metav1.TypeMeta{APIVersion: target.APIVersion(), Kind: target.Kind}
 	set.ManagedFields = nil // upstream's informers drop them (see trimManagedFields); so does every snapshot
@@ -177,6 +190,7 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 			return nil, nil
 		}
 		raws := make([]json.RawMessage, n)
+		names := make([]string, n)
 		b = append(b, `,"`+key+`":[`...)
 		for i := range n {
 			meta, obj := item(i)
@@ -188,9 +202,10 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 				b = append(b, ',')
 			}
 			b = append(b, enc...)
-			raws[i] = enc
+			raws[i], names[i] = enc, meta.GetName()
 		}
 		b = append(b, ']')
+		s.raws[kind], s.names[kind] = raws, names
 		return raws, nil
 	}
 	if _, err := list("pods", "Pod", len(o.Pods), func(i int) (metav1.Object, any) {

@@ -280,3 +280,30 @@ func TestSnapshotHasNoManagedFields(t *testing.T) {
 		t.Errorf("the informer transform kept %+v, want the entry without its fields", got)
 	}
 }
+
+// Snapshot.Object finds an object as the snapshot carries it (what a policy is given of the plan's objects).
+func TestSnapshotObjectIsTheSnapshotsBytes(t *testing.T) {
+	set := testSet()
+	o := Objects{Set: set, Pods: []*corev1.Pod{pod("web-0", "ns", map[string]string{"app": "web"}, nil), pod("web-1", "ns", map[string]string{"app": "web"}, nil)},
+		Claims: []*corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data-web-1", Namespace: "ns", UID: "pvc-uid"}}}}
+	s, err := BuildSnapshot(o, StatefulSetTarget, time.Unix(1e9, 0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded abi.Snapshot
+	if err := json.Unmarshal(s.JSON, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	for kind, want := range map[string]map[string]json.RawMessage{abi.KindPod: {"web-0": decoded.Pods[0], "web-1": decoded.Pods[1]},
+		abi.KindPersistentVolumeClaim: {"data-web-1": decoded.Claims[0]}} {
+		for name, raw := range want {
+			got, ok := s.Object(kind, name)
+			if !ok || string(got) != string(raw) {
+				t.Errorf("%s %s: %s, %v; want %s", kind, name, got, ok, raw)
+			}
+		}
+	}
+	if _, ok := s.Object(abi.KindPod, "web-7"); ok {
+		t.Error("a pod the snapshot does not have")
+	}
+}

@@ -211,6 +211,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			}
 		}
 		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets,
+			Object: snap.Object,
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		step.Judge = pr.Judge
 	}

@@ -49,6 +49,8 @@ type Result struct {
 	Events []abi.Event
 	// Reported: the refusal went back to the module (Options.Replan), whose new plan carries it.
 	Reported bool
+	// Hold is the policy's hold of a write not issued (Outcome Held, or Failed without replans).
+	Hold *Hold
 }
 
 // WriteError is the write that stopped a plan.
@@ -192,6 +194,9 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 			outcome = Held
 		}
 		r := Result{Index: i, Action: a, Err: err, Outcome: outcome, Reported: res.Replans > replansBefore}
+		if held {
+			r.Hold = &hold
+		}
 		r.Events = events.After(r)
 		if opts.Each != nil {
 			opts.Each(r)

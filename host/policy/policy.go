@@ -127,6 +127,12 @@ type Run struct {
 	PodDisruptionBudgets []json.RawMessage
 	// Failed is told of each policy that failed (may be nil); the sync goes on without its holds.
 	Failed func(Failure)
+
+	// Object, when set, is the snapshot's object of that kind and name as the snapshot carries it (the host's
+	// encoding of it): the objects a plan names are then found without reading the snapshot's lists.
+	Object func(kind, name string) (json.RawMessage, bool)
+
+	view *view // the snapshot indexed for policies that read the plan's objects only (snapshot_view.go)
 }
 
 // Judge is host/plan's Options.Judge: every policy asked about p from from on; an action held by several
@@ -150,8 +156,19 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 		}
 		return holds
 	}
+	var viewJSON []byte
 	for _, m := range r.Policies {
-		hs, err := r.ask(ctx, m, p, planJSON, from)
+		snapshot := r.Snapshot
+		if !m.Wants(abi.ContextSnapshot) {
+			if viewJSON == nil {
+				if r.view == nil {
+					r.view = newView(r.Snapshot, r.Object)
+				}
+				viewJSON = r.view.of(p)
+			}
+			snapshot = viewJSON
+		}
+		hs, err := r.ask(ctx, m, p, snapshot, planJSON, from)
 		if err != nil {
 			r.fail(Failure{Policy: m.Name(), Err: err})
 			continue
@@ -173,8 +190,8 @@ func (r *Run) fail(f Failure) {
 }
 
 // ask runs one policy and checks its answer.
-func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, planJSON []byte, from int) ([]abi.PolicyHold, error) {
-	in, err := r.input(m, planJSON, from)
+func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, snapshot, planJSON []byte, from int) ([]abi.PolicyHold, error) {
+	in, err := r.input(m, snapshot, planJSON, from)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +203,7 @@ func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, planJSON []byte, f
 }
 
 // input is evaluate's input, written around the snapshot's bytes (no second encoding of the world).
-func (r *Run) input(m Module, planJSON []byte, from int) ([]byte, error) {
+func (r *Run) input(m Module, snapshot, planJSON []byte, from int) ([]byte, error) {
 	var mem []abi.HeldWrite
 	if r.Memory != nil {
 		mem = r.Memory.held(m.Name())
@@ -199,12 +216,12 @@ func (r *Run) input(m Module, planJSON []byte, from int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !json.Valid(r.Snapshot) {
+	if !json.Valid(snapshot) {
 		return nil, errors.New("the snapshot is not JSON")
 	}
-	b := make([]byte, 0, len(r.Snapshot)+len(planJSON)+len(ctxJSON)+64)
+	b := make([]byte, 0, len(snapshot)+len(planJSON)+len(ctxJSON)+64)
 	b = append(b, `{"abi":1,"snapshot":`...)
-	b = append(b, r.Snapshot...)
+	b = append(b, snapshot...)
 	b = append(b, `,"plan":`...)
 	b = append(b, planJSON...)
 	b = fmt.Appendf(b, `,"from":%d,"context":`, from)

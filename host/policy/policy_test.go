@@ -23,8 +23,10 @@ type fake struct {
 	raw    [][]byte
 }
 
-func (f *fake) Name() string        { return f.name }
-func (f *fake) Wants(c string) bool { return f.name == "pdb" && c == abi.ContextPodDisruptionBudgets }
+func (f *fake) Name() string { return f.name }
+func (f *fake) Wants(c string) bool {
+	return f.name == "pdb" && c == abi.ContextPodDisruptionBudgets || f.name == "whole" && c == abi.ContextSnapshot
+}
 func (f *fake) Evaluate(_ context.Context, input []byte) ([]byte, error) {
 	var in abi.PolicyInput
 	if err := json.Unmarshal(input, &in); err != nil {
@@ -188,5 +190,32 @@ func TestBudgetsGoToPoliciesThatAskForThem(t *testing.T) {
 	}
 	if !Wants(r.Policies, abi.ContextPodDisruptionBudgets) || Wants([]Module{other}, abi.ContextPodDisruptionBudgets) {
 		t.Fatal("Wants")
+	}
+}
+
+// A policy is given the set and the objects the plan names, in plan order; one that asks for the snapshot
+// gets it whole; a host's object lookup gives the same view without reading the snapshot's lists.
+func TestPoliciesSeeWhatThePlanTouches(t *testing.T) {
+	snap := `{"abi":1,"now":"2026-11-26T10:00:00Z","features":{"X":true},"statefulSet":{"metadata":{"name":"web"}},"eventActions":true,` +
+		`"pods":[{"metadata":{"name":"web-0"}},{"metadata":{"name":"web-1"}},{"metadata":{"name":"web-2"}}],` +
+		`"revisions":[{"metadata":{"name":"web-abc"}}],"claims":[{"metadata":{"name":"data-web-2"}}]}`
+	p := &abi.Plan{ABI: 1, Actions: []abi.Action{{Verb: "delete", Kind: "Pod", Name: "web-2"}, {Verb: "create", Kind: "Pod", Name: "web-2"},
+		{Verb: "delete", Kind: "Pod", Name: "web-0"}, {Verb: "create", Kind: "Pod", Name: "web-9"}}}
+	answer := func(abi.PolicyInput) (string, error) { return `{"abi":1,"holds":[]}`, nil }
+	view := `{"abi":1,"now":"2026-11-26T10:00:00Z","features":{"X":true},"statefulSet":{"metadata":{"name":"web"}},` +
+		`"pods":[{"metadata":{"name":"web-2"}},{"metadata":{"name":"web-0"}}],"revisions":[],"claims":[]}`
+	byName := map[string]json.RawMessage{"web-0": json.RawMessage(`{"metadata":{"name":"web-0"}}`), "web-2": json.RawMessage(`{"metadata":{"name":"web-2"}}`)}
+	for _, object := range []func(string, string) (json.RawMessage, bool){nil, func(kind, name string) (json.RawMessage, bool) {
+		raw, ok := byName[name]
+		return raw, ok && kind == abi.KindPod
+	}} {
+		part, whole := &fake{name: "part", answer: answer}, &fake{name: "whole", answer: answer}
+		(&Run{Policies: []Module{part, whole}, Snapshot: []byte(snap), Object: object}).Judge(context.Background(), p, 0)
+		if got := string(part.inputs[0].Snapshot); got != view {
+			t.Errorf("lookup %v: the plan's view\n%s\nwant\n%s", object != nil, got, view)
+		}
+		if got := string(whole.inputs[0].Snapshot); got != snap {
+			t.Errorf("the whole snapshot: %s", got)
+		}
 	}
 }

@@ -168,6 +168,7 @@ type engine struct {
 	held       policy.Memory                       // what the set's policies have been holding, since when
 	signals    map[string]json.RawMessage          // what the host supplies the set's policies (scenario signals)
 	pdbs       []Obj                               // the world's PodDisruptionBudgets (disruption.go)
+	spans      map[string]map[string][2]int        // where the last snapshot's objects are, by kind and name (objectsOf)
 }
 
 // moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
@@ -724,6 +725,16 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 	}
 	prev := e.encoded[kind]
 	next := make(map[string]encodedObject, len(prev))
+	if e.spans == nil {
+		e.spans = map[string]map[string][2]int{}
+	}
+	spans := e.spans[kind]
+	if spans == nil {
+		spans = make(map[string][2]int, len(prev))
+		e.spans[kind] = spans
+	}
+	clear(spans)
+	defer func() { e.spans[kind] = spans }()
 	b = append(b, '[')
 	for i, n := range e.api.Names(kind) {
 		if i > 0 {
@@ -740,6 +751,7 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 			}
 			next[n] = c
 			b = append(b, c.json...)
+			spans[n] = [2]int{at, len(b)}
 			e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: uid, RV: rv})
 			continue
 		}
@@ -750,6 +762,7 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 		if rv != "" {
 			next[n] = encodedObject{uid: uid, rv: rv, json: append([]byte(nil), b[at:]...)}
 		}
+		spans[n] = [2]int{at, len(b)}
 		e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: uid, RV: rv})
 	}
 	e.encoded[kind] = next
@@ -816,6 +829,10 @@ func (e *engine) sync() (syncResult, error) {
 	if len(policies) > 0 {
 		pr := &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held, Signals: e.signals,
 			PodDisruptionBudgets: e.budgetsFor(policies),
+			Object: func(kind, name string) (json.RawMessage, bool) { // the objects as this snapshot carries them
+				sp, ok := e.spans[kind][name]
+				return json.RawMessage(snap[sp[0]:sp[1]]), ok
+			},
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		run.Judge = pr.Judge
 	}
@@ -848,9 +865,9 @@ func (e *engine) sync() (syncResult, error) {
 	for _, r := range results {
 		rec := &step.Actions[r.Index]
 		switch {
-		case r.Outcome == hostplan.Held:
+		case r.Hold != nil:
 			rec.Error = r.Err.Error()
-			rec.Held = true
+			rec.Held = &ActionHold{Policy: r.Hold.Policy, Reason: r.Hold.Reason}
 		case r.Outcome == hostplan.FailedAsPlanned && !r.Reported:
 			rec.Error = r.Action.Error
 		case r.Outcome != hostplan.Succeeded && r.Err != nil:

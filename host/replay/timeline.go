@@ -95,12 +95,18 @@ func (p PodState) State() string {
 
 // ActionRecord is one write of a sync, summarised.
 type ActionRecord struct {
-	Verb   string `json:"verb"`
-	Kind   string `json:"kind"`
-	Name   string `json:"name"`
-	Detail string `json:"detail,omitempty"`
-	Error  string `json:"error,omitempty"`
-	Held   bool   `json:"held,omitempty"` // a policy held it back (Error says which and why): not issued
+	Verb   string      `json:"verb"`
+	Kind   string      `json:"kind"`
+	Name   string      `json:"name"`
+	Detail string      `json:"detail,omitempty"`
+	Error  string      `json:"error,omitempty"`
+	Held   *ActionHold `json:"held,omitempty"` // a policy held it back (Error is the refusal): not issued
+}
+
+// ActionHold is the policy that held a write, and why.
+type ActionHold struct {
+	Policy string `json:"policy"`
+	Reason string `json:"reason"`
 }
 
 // Outcome says how the replay ended.
@@ -371,7 +377,7 @@ func (a ActionRecord) String() string {
 		s += " (" + a.Detail + ")"
 	}
 	switch {
-	case a.Held:
+	case a.Held != nil:
 		s += " -> held, not issued: " + a.Error
 	case a.Error != "":
 		s += " -> error: " + a.Error

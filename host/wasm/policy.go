@@ -73,8 +73,8 @@ func (m *Module) loadPolicy(ctx context.Context) error {
 		return badModule("describe", "version is longer than 64 bytes")
 	}
 	for _, c := range d.Context {
-		if c != abi.ContextPodDisruptionBudgets {
-			return badModule("describe", "context %q is not one this host supplies (%s)", c, abi.ContextPodDisruptionBudgets)
+		if c != abi.ContextPodDisruptionBudgets && c != abi.ContextSnapshot {
+			return badModule("describe", "context %q is not one this host supplies (%s, %s)", c, abi.ContextPodDisruptionBudgets, abi.ContextSnapshot)
 		}
 	}
 	m.policyDescribe, m.describeRaw = d, raw

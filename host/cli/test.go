@@ -1,0 +1,297 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
+)
+
+// ExitTestFailed: a test of `ordinal test` did not get what it expects (the same code as a replay whose
+// timeline differs from its --golden file: a CI job gates on both alike).
+const ExitTestFailed = ExitGoldenDiffers
+
+// testFile is an `ordinal test` file (README "Policies"): tests of what a set's policies hold, each a replay.
+type testFile struct {
+	Tests []policyTest `json:"tests"`
+}
+
+type policyTest struct {
+	Name string `json:"name"`
+	// Scenario is the replay (a scenario, or a snapshot whose world is replayed as it is), relative to the
+	// test file. Edit, when set, is a StatefulSet manifest applied once the world settled (a preview).
+	Scenario string `json:"scenario"`
+	Edit     string `json:"edit,omitempty"`
+	// Policies are policy modules (.wasm, relative to the test file) the set may name beside the shipped
+	// ones and --policy's.
+	Policies []string   `json:"policies,omitempty"`
+	Expect   testExpect `json:"expect"`
+}
+
+type testExpect struct {
+	// Outcome is the replay's outcome: complete, partitioned, waiting, stuck or limit ("": any).
+	Outcome string `json:"outcome,omitempty"`
+	// Holds must each happen at least once; fields left out match anything.
+	Holds []expectedHold `json:"holds,omitempty"`
+	// NoHolds: no write is held at all.
+	NoHolds bool `json:"noHolds,omitempty"`
+	// PolicyFailures: a policy may fail (PolicyFailed events) without failing the test.
+	PolicyFailures bool `json:"policyFailures,omitempty"`
+}
+
+type expectedHold struct {
+	Policy string `json:"policy,omitempty"`
+	Verb   string `json:"verb,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+func (h expectedHold) String() string {
+	var parts []string
+	for _, p := range []struct{ k, v string }{{"policy", h.Policy}, {"verb", h.Verb}, {"kind", h.Kind}, {"name", h.Name}, {"reason", h.Reason}} {
+		if p.v != "" {
+			parts = append(parts, p.k+"="+p.v)
+		}
+	}
+	return "a hold with " + strings.Join(parts, " ")
+}
+
+// testResult is one test's result (-o json).
+type testResult struct {
+	File     string       `json:"file"`
+	Name     string       `json:"name"`
+	Passed   bool         `json:"passed"`
+	Failures []string     `json:"failures,omitempty"`
+	Outcome  string       `json:"outcome,omitempty"`
+	Holds    []heldInTest `json:"holds,omitempty"`
+}
+
+type heldInTest struct {
+	Step   int    `json:"step"`
+	Verb   string `json:"verb"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Policy string `json:"policy"`
+	Reason string `json:"reason"`
+}
+
+func newTestCommand(opts *moduleOptions) *cobra.Command {
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "test FILE...",
+		Short: "Run declarative tests of what a set's policies hold (like kyverno test)",
+		Long: `test runs the tests of each FILE (YAML): each replays a scenario (or a snapshot's world, with an edit
+applied once it settles) with the policies its set names (ordinal.dev/policies) and checks what it expects:
+the outcome, the writes held (by policy, verb, kind, name, reason; each at least once), or that none is.
+A policy that fails fails the test unless it expects policyFailures. Paths are relative to the test file.
+
+  tests:
+    - name: the primary's delete waits for the handoff
+      scenario: ../testdata/scenarios/policy-handoff.yaml
+      policies: [./build/my-policy.wasm]        # beside the shipped ones and --policy
+      expect:
+        outcome: complete
+        holds: [{policy: handoff, verb: delete, name: web-1, reason: RoleNotHandedOff}]
+
+Exit codes:
+  0  every test passed
+  1  usage error, or a test file or its inputs cannot be read
+  4  a module or policy could not be loaded
+  5  a test failed`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			var results []testResult
+			for _, file := range args {
+				rs, err := runTestFile(cmd, opts, file)
+				if err != nil {
+					return err
+				}
+				results = append(results, rs...)
+			}
+			failed := 0
+			for _, r := range results {
+				if !r.Passed {
+					failed++
+				}
+			}
+			w := cmd.OutOrStdout()
+			switch format {
+			case "json", "yaml":
+				if err := writeJSONAs(w, format, func(w io.Writer) error {
+					enc := json.NewEncoder(w)
+					enc.SetIndent("", "  ")
+					return enc.Encode(results)
+				}); err != nil {
+					return err
+				}
+			default:
+				writeTestResults(w, results, failed)
+			}
+			if failed > 0 {
+				return withCode(ExitTestFailed, fmt.Errorf("%d of %d tests failed", failed, len(results)))
+			}
+			return nil
+		},
+	}
+	addOutputFlag(cmd, &out, "text, json or yaml (each test: passed, failures, outcome, holds)")
+	return cmd
+}
+
+func writeTestResults(w io.Writer, results []testResult, failed int) {
+	// What fails a CI job first.
+	for _, r := range results {
+		if !r.Passed {
+			fmt.Fprintf(w, "FAIL  %s (%s)\n", r.Name, r.File)
+			for _, f := range r.Failures {
+				fmt.Fprintf(w, "        %s\n", f)
+			}
+		}
+	}
+	for _, r := range results {
+		if r.Passed {
+			fmt.Fprintf(w, "PASS  %s (%s: %s, %d holds)\n", r.Name, r.File, r.Outcome, len(r.Holds))
+		}
+	}
+	fmt.Fprintf(w, "%d tests, %d failed\n", len(results), failed)
+}
+
+func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testResult, error) {
+	b, err := readlimit.File(file, replay.MaxScenarioBytes, "test file "+file, "")
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	var tf testFile
+	if err := yaml.UnmarshalStrict(b, &tf); err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
+	}
+	if len(tf.Tests) == 0 {
+		return nil, withCode(ExitUsage, fmt.Errorf("%s: no tests", file))
+	}
+	dir := filepath.Dir(file)
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	var out []testResult
+	for i, t := range tf.Tests {
+		if t.Name == "" {
+			t.Name = fmt.Sprintf("tests[%d]", i)
+		}
+		if t.Scenario == "" {
+			return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: a test names its scenario", file, t.Name))
+		}
+		sc, err := loadReplayInput(nil, rel(t.Scenario), setChoice{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", file, t.Name, err)
+		}
+		if t.Edit != "" {
+			edited, err := readlimit.File(rel(t.Edit), replay.MaxScenarioBytes, "edit "+t.Edit, "")
+			if err != nil {
+				return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: %w", file, t.Name, err))
+			}
+			j, err := yaml.YAMLToJSON(edited)
+			if err != nil {
+				return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: edit %s: %w", file, t.Name, t.Edit, err))
+			}
+			sc.Events = append(sc.Events, replay.Event{Settled: true, Apply: j})
+		}
+		o := *opts
+		o.policyFiles = append(append([]string(nil), opts.policyFiles...), mapPaths(t.Policies, rel)...)
+		tl, err := runReplay(cmd.Context(), &o, sc, "", io.Discard)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", file, t.Name, err)
+		}
+		out = append(out, judgeTest(file, t, tl))
+	}
+	return out, nil
+}
+
+func mapPaths(ps []string, f func(string) string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = f(p)
+	}
+	return out
+}
+
+// judgeTest checks a test's expectations against its replay.
+func judgeTest(file string, t policyTest, tl *replay.Timeline) testResult {
+	r := testResult{File: file, Name: t.Name, Outcome: tl.Outcome.Result}
+	var failures []string
+	for _, st := range tl.Steps {
+		for _, a := range st.Actions {
+			if a.Held != nil {
+				r.Holds = append(r.Holds, heldInTest{Step: st.Index, Verb: a.Verb, Kind: a.Kind, Name: a.Name, Policy: a.Held.Policy, Reason: a.Held.Reason})
+			}
+		}
+		for _, ev := range st.Events {
+			if strings.Contains(ev, " PolicyFailed ") && !t.Expect.PolicyFailures {
+				failures = append(failures, fmt.Sprintf("step %d: %s", st.Index, ev))
+			}
+		}
+	}
+	if e := t.Expect.Outcome; e != "" && e != tl.Outcome.Result {
+		failures = append(failures, fmt.Sprintf("outcome %s, expected %s: %s", tl.Outcome.Result, e, tl.Outcome.Summary))
+	}
+	for _, want := range t.Expect.Holds {
+		if !anyHold(r.Holds, want) {
+			failures = append(failures, "expected "+want.String()+"; "+holdsSeen(r.Holds))
+		}
+	}
+	if t.Expect.NoHolds && len(r.Holds) > 0 {
+		failures = append(failures, "expected no hold; "+holdsSeen(r.Holds))
+	}
+	r.Failures, r.Passed = failures, len(failures) == 0
+	return r
+}
+
+func anyHold(holds []heldInTest, want expectedHold) bool {
+	for _, h := range holds {
+		if (want.Policy == "" || want.Policy == h.Policy) && (want.Verb == "" || want.Verb == h.Verb) &&
+			(want.Kind == "" || want.Kind == h.Kind) && (want.Name == "" || want.Name == h.Name) &&
+			(want.Reason == "" || want.Reason == h.Reason) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsSeen folds the holds of a replay into one line: each distinct hold once, with how many syncs held it.
+func holdsSeen(holds []heldInTest) string {
+	if len(holds) == 0 {
+		return "no write was held"
+	}
+	var order []string
+	count := map[string]int{}
+	for _, h := range holds {
+		k := fmt.Sprintf("%s %s %s (%s %s)", h.Verb, h.Kind, h.Name, h.Policy, h.Reason)
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	var b bytes.Buffer
+	b.WriteString("held: ")
+	for i, k := range order {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s x%d", k, count[k])
+	}
+	return b.String()
+}
