@@ -20,6 +20,7 @@ import (
 // removes the label the rollout finishes, with a PolicyReleased event.
 func TestHandoffPolicyHoldsThePrimarysDelete(t *testing.T) {
 	t.Parallel()
+	requireHookEnv(t)
 	ctx, ns, _, tr := begin(t, "ho", true)
 	set := newSet("ho", 3)
 	set.Annotations = map[string]string{"ordinal.dev/policies": "handoff", "handoff.ordinal.dev/timeout": "0"}
@@ -45,6 +46,11 @@ func TestHandoffPolicyHoldsThePrimarysDelete(t *testing.T) {
 	})
 	samePods(t, ctx, ns, uids, "while the primary's delete is held", "ho-0", "ho-1")
 	wantOrdinals(t, "pods replaced while held", ordinals(tr.stepsOf(stepTerminating, mark)), 2)
+	// kubectl ordinal status says what holds the rollout (the same policy, run on the next sync's plan).
+	out, perr, code := plugin(t, ctx, "status", "statefulset/ho", "-n", ns)
+	if code != 0 || !strings.Contains(out, "state: waiting") || !strings.Contains(out, "policy handoff holds delete Pod ho-1: pod ho-1 still carries role=primary") {
+		t.Errorf("kubectl ordinal status while held: exit %d\n%s%s", code, out, perr)
+	}
 
 	labelPod(`{"metadata":{"labels":{"role":null}}}`)
 	after := waitRolledOut(t, ctx, ns, "ho", 3)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/signal"
@@ -20,6 +21,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -67,7 +69,12 @@ controller's requeue comes due; it runs until interrupted.`,
 				return err
 			}
 			defer closeNamed()
-			s := &statusView{module: m, named: named, features: features, format: format, out: cmd.OutOrStdout()}
+			pols, err := mopts.policies(ctx)
+			if err != nil {
+				return err
+			}
+			defer pols.close()
+			s := &statusView{module: m, named: named, policies: pols.named, client: client, features: features, format: format, out: cmd.OutOrStdout()}
 			if !watch {
 				objs, err := controller.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {
@@ -114,6 +121,9 @@ type statusView struct {
 	out      io.Writer
 	// named gives the module a set names (ordinal.dev/module), as the controller would run it.
 	named func(context.Context, string) (replay.Reconciler, error)
+	// policies gives the policies a set names (ordinal.dev/policies); client reads the budgets one asks for.
+	policies func(context.Context, string) (policy.Module, error)
+	client   kubernetes.Interface
 }
 
 // frame is one rendering of the set's status, and the requeue the module asked for.
@@ -133,11 +143,38 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 	if err != nil {
 		return "", 0, withCode(ExitModuleFailure, err)
 	}
+	holds, err := s.holds(ctx, objs, snap, p)
+	if err != nil {
+		return "", 0, err
+	}
+	st.Held(holds)
 	var b bytes.Buffer
 	if err := writeFormatted(&b, s.format, st, st.WriteText); err != nil {
 		return "", 0, err
 	}
 	return b.String(), plan.RequeueAfter(p.RequeueAfterSeconds), nil
+}
+
+// holds are the writes of the next sync the set's policies hold, as the controller's sync would ask them
+// (the budgets a policy reads listed live; no signals: those are the controller's). A policy that fails
+// holds nothing, as in the controller.
+func (s *statusView) holds(ctx context.Context, objs controller.Objects, snap *controller.Snapshot, p *abi.Plan) (map[int]plan.Hold, error) {
+	value, ok := objs.Set.Annotations[abi.AnnotationPolicies]
+	if !ok {
+		return nil, nil
+	}
+	policies, err := policy.Resolve(ctx, value, s.policies)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	var budgets []json.RawMessage
+	if policy.Wants(policies, abi.ContextPodDisruptionBudgets) && s.client != nil {
+		if budgets, err = policy.Budgets(ctx, s.client, objs.Set.Namespace, objs.Pods); err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+	}
+	run := &policy.Run{Policies: policies, Snapshot: snap.JSON, Object: snap.Object, PodDisruptionBudgets: budgets}
+	return run.Judge(ctx, p, 0), nil
 }
 
 // watch redraws the status from informer caches whenever the set, or one of the namespace's pods,

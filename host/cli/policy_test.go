@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // A scenario whose set names the shipped handoff policy replays with it: the primary's delete is held.
@@ -122,5 +124,33 @@ func TestPolicyTestFiles(t *testing.T) {
 	os.WriteFile(f, []byte("tests:\n  - name: x\n    scenario: s.yaml\n    expct: {}\n"), 0o644)
 	if code, _, errs := run(t, "", "test", f); code != ExitUsage || !strings.Contains(errs, "expct") {
 		t.Errorf("a misspelled field: exit %d, %s", code, errs)
+	}
+}
+
+// A preview from a scenario keeps what the scenario's world had beyond its snapshot: its
+// PodDisruptionBudgets, so the pdb policy holds the second delete of each pair there as in the replay.
+func TestPreviewFromAScenarioKeepsItsBudgets(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/scenarios/policy-pdb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc struct{ Manifests []map[string]any }
+	if err := yaml.Unmarshal(b, &sc); err != nil {
+		t.Fatal(err)
+	}
+	set := sc.Manifests[0]
+	set["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "registry.k8s.io/nginx-slim:0.29"
+	edited, _ := yaml.Marshal(set)
+	f := filepath.Join(t.TempDir(), "edited.yaml")
+	os.WriteFile(f, edited, 0o644)
+	code, out, errs := run(t, "", "preview", "-f", f, "--scenario", "../../testdata/scenarios/policy-pdb.yaml")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"delete Pod web-3 -> held, not issued: pods \"web-3\" is forbidden: policy pdb holds this write: PodDisruptionBudget web",
+		"pods taken down, in batches: [web-4] -> [web-3] -> [web-2] -> [web-1] -> [web-0]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -107,10 +107,9 @@ maxUnavailable counts unavailable pods below the partition).
 					return withCode(ExitUsage, fmt.Errorf("--scenario %s stopped at its limit (%s) before it settled: a preview starts from the world a scenario settles in; raise the scenario's limits, or preview from a snapshot (--from)",
 						scenario, tl.StopReason))
 				}
-				if base, err = replay.ScenarioFromSnapshot(tl.Final); err != nil {
+				if base, err = replay.Settled(sc, tl); err != nil {
 					return withCode(ExitUsage, err)
 				}
-				base.Kubelet = sc.Kubelet
 			}
 			m, err := opts.load(cmd.Context())
 			if err != nil {

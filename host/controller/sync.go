@@ -204,7 +204,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	if len(policies) > 0 {
 		var budgets []json.RawMessage
 		if policy.Wants(policies, abi.ContextPodDisruptionBudgets) {
-			if budgets, err = c.budgetsFor(ctx, ns, objs.Pods); err != nil {
+			if budgets, err = policy.Budgets(ctx, c.client, ns, objs.Pods); err != nil {
 				result = resultError
 				c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
 				return 0, err
@@ -372,28 +372,13 @@ func (c *Controller) leaveAlone(logger klog.Logger, set *appsv1.StatefulSet, key
 const EventUnknownPolicy = "UnknownPolicy"
 
 // policiesOf are the policies the set names (abi.AnnotationPolicies), in its order; an error says why the
-// set cannot be synced with them (a name unknown, or a policy that would not load).
+// set cannot be synced with them.
 func (c *Controller) policiesOf(ctx context.Context, set *appsv1.StatefulSet) ([]policy.Module, error) {
 	value, ok := set.Annotations[abi.AnnotationPolicies]
 	if !ok {
 		return nil, nil
 	}
-	names, err := policy.Names(value)
-	if err != nil {
-		return nil, err
-	}
-	var out []policy.Module
-	for _, name := range names {
-		if c.cfg.Policies == nil {
-			return nil, fmt.Errorf("%s names the policy %q; this controller runs no policies", abi.AnnotationPolicies, name)
-		}
-		p, err := c.cfg.Policies(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("%s names the policy %q: %w", abi.AnnotationPolicies, name, err)
-		}
-		out = append(out, p)
-	}
-	return out, nil
+	return policy.Resolve(ctx, value, c.cfg.Policies)
 }
 
 // policyMemory is the set's memory of its policies' holds.

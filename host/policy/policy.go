@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
@@ -268,6 +269,8 @@ func CheckAnswer(out []byte, p *abi.Plan, from int) ([]abi.PolicyHold, error) {
 			return nil, fmt.Errorf("%s: reason %q is not UpperCamelCase of at most %d characters", at, cut(h.Reason, 64), abi.MaxPolicyReasonLength)
 		case h.Message == "" || len(h.Message) > abi.MaxPolicyMessageLength:
 			return nil, fmt.Errorf("%s: message is empty or longer than %d bytes", at, abi.MaxPolicyMessageLength)
+		case strings.ContainsFunc(h.Message, unicode.IsControl):
+			return nil, fmt.Errorf("%s: message has a control character (a line break, an escape): messages are one line", at)
 		case !(h.RetryAfterSeconds >= 0 && h.RetryAfterSeconds <= abi.MaxPolicyRetrySeconds):
 			return nil, fmt.Errorf("%s: retryAfterSeconds %v is not between 0 and %d", at, h.RetryAfterSeconds, abi.MaxPolicyRetrySeconds)
 		}
@@ -283,8 +286,8 @@ func cut(s string, n int) string {
 	return s
 }
 
-// RetryAfter is when the set should be synced again for its holds: the soonest a hold asked for, 0 when
-// none asked.
+// RetryAfter is when the set should be synced again for its holds: the soonest a hold asked for, at least
+// MinRetryAfter (a policy cannot make a host sync a set back to back); 0 when none asked.
 func RetryAfter(held []hostplan.HeldWrite) time.Duration {
 	var d time.Duration
 	for _, h := range held {
@@ -292,8 +295,14 @@ func RetryAfter(held []hostplan.HeldWrite) time.Duration {
 			d = h.RetryAfter
 		}
 	}
+	if d > 0 && d < MinRetryAfter {
+		d = MinRetryAfter
+	}
 	return d
 }
+
+// MinRetryAfter is the soonest a hold brings a set's next sync.
+const MinRetryAfter = time.Second
 
 // Events are the host's events about a set's policies after a sync at now, as every host records them: each
 // policy that failed (it held nothing back), and each write a policy held before and holds no longer (mem
@@ -317,7 +326,10 @@ func Names(value string) ([]string, error) {
 	for _, n := range strings.Split(value, ",") {
 		n = strings.TrimSpace(n)
 		if n == "" {
-			continue
+			if strings.TrimSpace(value) == "" {
+				continue // an empty annotation names none
+			}
+			return nil, fmt.Errorf("%s %q has an empty name: names are separated by single commas", abi.AnnotationPolicies, value)
 		}
 		if seen[n] {
 			return nil, fmt.Errorf("%s names the policy %q twice", abi.AnnotationPolicies, n)
@@ -326,4 +338,25 @@ func Names(value string) ([]string, error) {
 		names = append(names, n)
 	}
 	return names, nil
+}
+
+// Resolve is the policies a set names (the value of abi.AnnotationPolicies), in its order, each from get;
+// an error says why the set cannot be synced with them (a name twice, unknown, or refused at load).
+func Resolve(ctx context.Context, value string, get func(ctx context.Context, name string) (Module, error)) ([]Module, error) {
+	names, err := Names(value)
+	if err != nil {
+		return nil, err
+	}
+	var out []Module
+	for _, name := range names {
+		if get == nil {
+			return nil, fmt.Errorf("%s names the policy %q, and this host runs no policies", abi.AnnotationPolicies, name)
+		}
+		p, err := get(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s names the policy %q: %w", abi.AnnotationPolicies, name, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

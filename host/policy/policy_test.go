@@ -64,6 +64,7 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 		{"twice", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m"},{"action":1,"reason":"R","message":"m"}]}`, "held twice"},
 		{"reason", `{"abi":1,"holds":[{"action":1,"reason":"not camel","message":"m"}]}`, "UpperCamelCase"},
 		{"no message", `{"abi":1,"holds":[{"action":1,"reason":"R","message":""}]}`, "message is empty"},
+		{"line break", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"a\nb"}]}`, "control character"},
 		{"long message", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"` + strings.Repeat("m", 1025) + `"}]}`, "longer than 1024"},
 		{"negative retry", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m","retryAfterSeconds":-1}]}`, "retryAfterSeconds"},
 		{"retry too long", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m","retryAfterSeconds":86401}]}`, "retryAfterSeconds"},
@@ -142,6 +143,9 @@ func TestRetryAfterIsTheSoonest(t *testing.T) {
 	if d := RetryAfter(held); d != 20*time.Second {
 		t.Fatalf("RetryAfter %v", d)
 	}
+	if d := RetryAfter([]hostplan.HeldWrite{{Hold: hostplan.Hold{RetryAfter: time.Nanosecond}}}); d != MinRetryAfter {
+		t.Fatalf("a nanosecond: %v, want %v", d, MinRetryAfter)
+	}
 	if d := RetryAfter(nil); d != 0 {
 		t.Fatalf("RetryAfter of none %v", d)
 	}
@@ -216,6 +220,20 @@ func TestPoliciesSeeWhatThePlanTouches(t *testing.T) {
 		}
 		if got := string(whole.inputs[0].Snapshot); got != snap {
 			t.Errorf("the whole snapshot: %s", got)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for value, want := range map[string]string{"": "", " ": "", "pdb": "pdb", " pdb , window ": "pdb,window"} {
+		got, err := Names(value)
+		if err != nil || strings.Join(got, ",") != want {
+			t.Errorf("Names(%q) = %v, %v; want %q", value, got, err, want)
+		}
+	}
+	for _, value := range []string{",,, ,", "pdb,,window", "pdb,pdb"} {
+		if _, err := Names(value); err == nil {
+			t.Errorf("Names(%q): no error", value)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -138,4 +139,43 @@ func controllerUID(p Obj) string {
 		}
 	}
 	return ""
+}
+
+// validatePDB refuses a PodDisruptionBudget kube-apiserver would refuse (policy/v1 validation): both or
+// an invalid minAvailable and maxUnavailable (an integer of at least 0, or a percentage from 0% to 100%),
+// a selector that is not a label selector.
+func validatePDB(o Obj) error {
+	name := jsonobj.GetStr(o, "metadata.name")
+	spec := jsonobj.GetObj(o, "spec")
+	min, max := spec["minAvailable"], spec["maxUnavailable"]
+	if min != nil && max != nil {
+		return fmt.Errorf("PodDisruptionBudget %s: minAvailable and maxUnavailable cannot be both set", name)
+	}
+	for field, v := range map[string]any{"minAvailable": min, "maxUnavailable": max} {
+		if v == nil {
+			continue
+		}
+		if s, ok := v.(string); ok {
+			p, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+			if !strings.HasSuffix(s, "%") || err != nil || p < 0 || p > 100 {
+				return fmt.Errorf("PodDisruptionBudget %s: spec.%s %q: a percentage from 0%% to 100%%, or an integer", name, field, s)
+			}
+			continue
+		}
+		n, isNum := v.(json.Number)
+		if _, err := n.Int64(); !isNum || err != nil || strings.HasPrefix(string(n), "-") {
+			return fmt.Errorf("PodDisruptionBudget %s: spec.%s %v: an integer of at least 0, or a percentage", name, field, v)
+		}
+	}
+	if raw, ok := spec["selector"].(map[string]any); ok {
+		b, _ := json.Marshal(raw)
+		var sel metav1.LabelSelector
+		if err := json.Unmarshal(b, &sel); err != nil {
+			return fmt.Errorf("PodDisruptionBudget %s: spec.selector: %v", name, err)
+		}
+		if _, err := metav1.LabelSelectorAsSelector(&sel); err != nil {
+			return fmt.Errorf("PodDisruptionBudget %s: spec.selector: %v", name, err)
+		}
+	}
+	return nil
 }

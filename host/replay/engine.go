@@ -213,7 +213,14 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
 		module: opts.Module, revLabels: map[string]string{}}
 	e.clock = NewClock(e.start)
-	e.signals = maps.Clone(sc.Signals)
+	for k, v := range sc.Signals { // null: no such signal, as in a signals event
+		if string(v) != "null" {
+			if e.signals == nil {
+				e.signals = map[string]json.RawMessage{}
+			}
+			e.signals[k] = v
+		}
+	}
 	e.lastEvent = e.start
 	e.tl = &Timeline{Scenario: sc.Name, Description: sc.Description, Model: cfg.Model, Start: e.start.Format(time.RFC3339)}
 	if err := e.initWorld(); err != nil {
@@ -252,7 +259,12 @@ func initialUID(kind, name string) string {
 // a status, claims Bound unless they carry a phase; uid, generation, resourceVersion and
 // creationTimestamp made up only where the manifests leave them out).
 func (e *engine) initWorld() error {
-	if e.sc.snapshot != nil {
+	if e.sc.snapshot != nil { // and the budgets the scenario it settled from had (Settled)
+		for _, m := range e.sc.Manifests {
+			if o, err := jsonobj.DecodeObj(m); err == nil && jsonobj.GetStr(o, "kind") == kindPDB {
+				e.pdbs = append(e.pdbs, o)
+			}
+		}
 		return e.loadSnapshot(e.sc.snapshot)
 	}
 	var ss Obj
@@ -263,6 +275,9 @@ func (e *engine) initWorld() error {
 		case kindSet:
 			ss = o
 		case kindPDB:
+			if err := validatePDB(o); err != nil {
+				return &InvalidWorldError{Err: err}
+			}
 			e.pdbs = append(e.pdbs, o)
 		default:
 			others = append(others, o)
@@ -1039,6 +1054,9 @@ func (e *engine) applyEvent(ev Event) error {
 		note("pod %s lost readiness", ev.UnreadyPod)
 	case "labelPod":
 		l := ev.LabelPod
+		if len(l.Labels) == 0 {
+			return invalidWorld("labelPod: pod %q: no labels to set or remove", l.Pod)
+		}
 		keys := slices.Sorted(maps.Keys(l.Labels))
 		for _, k := range keys { // as kube-apiserver validates a label patch
 			errs := validation.IsQualifiedName(k)

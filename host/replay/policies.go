@@ -1,7 +1,7 @@
 package replay
 
 import (
-	"fmt"
+	"context"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/policy"
@@ -15,26 +15,21 @@ func (e *engine) policiesOfSet() ([]policy.Module, error) {
 	if !ok {
 		return nil, nil
 	}
-	names, err := policy.Names(value)
-	if err != nil {
-		return nil, err
+	if e.opts.NamedPolicy == nil {
+		return policy.Resolve(e.ctx, value, nil)
 	}
-	var out []policy.Module
-	for _, name := range names {
-		m := e.policies[name]
-		if m == nil {
-			if e.opts.NamedPolicy == nil {
-				return nil, fmt.Errorf("the set names the policy %q (%s), and this replay was given no policies (--policy)", name, abi.AnnotationPolicies)
-			}
-			if m, err = e.opts.NamedPolicy(e.ctx, name); err != nil {
-				return nil, fmt.Errorf("the set names the policy %q (%s): %w", name, abi.AnnotationPolicies, err)
-			}
-			if e.policies == nil {
-				e.policies = map[string]policy.Module{}
-			}
-			e.policies[name] = m
+	return policy.Resolve(e.ctx, value, func(ctx context.Context, name string) (policy.Module, error) {
+		if m := e.policies[name]; m != nil {
+			return m, nil
 		}
-		out = append(out, m)
-	}
-	return out, nil
+		m, err := e.opts.NamedPolicy(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if e.policies == nil {
+			e.policies = map[string]policy.Module{}
+		}
+		e.policies[name] = m
+		return m, nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -262,6 +263,19 @@ func (sc *Scenario) start() time.Time {
 
 // ScenarioFromSnapshot makes a scenario whose initial world is an ABI snapshot (objects as the
 // API server returned them), starting at the snapshot's `now`.
+// Settled is the scenario that starts from the world tl ended in (preview --scenario): its snapshot, and
+// what a snapshot does not carry — the kubelet model of sc, the signals and PodDisruptionBudgets as they were.
+func Settled(sc *Scenario, tl *Timeline) (*Scenario, error) {
+	base, err := ScenarioFromSnapshot(tl.Final)
+	if err != nil {
+		return nil, err
+	}
+	base.Kubelet = sc.Kubelet
+	base.Signals = maps.Clone(tl.finalSignals)
+	base.Manifests = append(base.Manifests, tl.finalPDBs...)
+	return base, nil
+}
+
 func ScenarioFromSnapshot(snapshot []byte) (*Scenario, error) {
 	o, err := jsonobj.DecodeObj(snapshot)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -29,8 +30,11 @@ type Timeline struct {
 	StopReason  string          `json:"stopReason"`
 	Notes       []string        `json:"notes,omitempty"`
 
-	// Final is the world at the end, as an ABI snapshot (preview --scenario starts from it).
+	// Final is the world at the end, as an ABI snapshot (preview --scenario starts from it, Settled).
 	Final json.RawMessage `json:"-"`
+	// What the world's snapshot does not carry, as it ended: the signals and the PodDisruptionBudgets.
+	finalSignals map[string]json.RawMessage
+	finalPDBs    []json.RawMessage
 
 	budgetSpent bool // the caller's Budget ended the replay (outcome "partial")
 }
@@ -219,6 +223,11 @@ func (e *engine) statusLine() string {
 func (e *engine) finish() {
 	tl := e.tl
 	tl.Final = e.snapshot()
+	tl.finalSignals = maps.Clone(e.signals)
+	for _, p := range e.pdbs {
+		b, _ := json.Marshal(p)
+		tl.finalPDBs = append(tl.finalPDBs, b)
+	}
 	if tl.StopReason == "" {
 		tl.StopReason = "settled: no writes, no requeue, nothing pending"
 	}
@@ -227,6 +236,11 @@ func (e *engine) finish() {
 	if n := len(tl.Steps); n > 0 {
 		out.Duration = tl.Steps[n-1].Offset
 	}
+	defer func() { // a rollout a policy still holds says so, whatever else ended it
+		if held := lastHolds(tl.Steps); held != "" && out.Result != "complete" {
+			out.Summary += "; held by policy at the last sync: " + held
+		}
+	}()
 	if tl.budgetSpent {
 		out.Result, out.Summary = "partial", tl.StopReason+"; the rest is not replayed"
 		return
@@ -301,6 +315,23 @@ func (e *engine) finish() {
 	default:
 		out.Result, out.Summary = "stuck", "nothing more happens, yet not updated: "+strings.Join(old, ", ")
 	}
+}
+
+// lastHolds are the writes policies held in the last sync that wrote or held anything, one line.
+func lastHolds(steps []Step) string {
+	for i := len(steps) - 1; i >= 0; i-- {
+		if len(steps[i].Actions) == 0 {
+			continue
+		}
+		var held []string
+		for _, a := range steps[i].Actions {
+			if a.Held != nil {
+				held = append(held, a.Verb+" "+a.Kind+" "+a.Name+" ("+a.Held.Policy+" "+a.Held.Reason+": "+oneLine(a.Error)+")")
+			}
+		}
+		return strings.Join(held, ", ")
+	}
+	return ""
 }
 
 // repeatedFailures is how many syncs in a row, at the end of a replay, must fail alike to call it stuck.
@@ -378,9 +409,9 @@ func (a ActionRecord) String() string {
 	}
 	switch {
 	case a.Held != nil:
-		s += " -> held, not issued: " + a.Error
+		s += " -> held, not issued: " + oneLine(a.Error)
 	case a.Error != "":
-		s += " -> error: " + a.Error
+		s += " -> error: " + oneLine(a.Error)
 	}
 	return s
 }
@@ -429,7 +460,7 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 		}
 		if verbose {
 			for _, ev := range st.Events {
-				fmt.Fprintf(&b, "  event: %s\n", ev)
+				fmt.Fprintf(&b, "  event: %s\n", oneLine(ev))
 			}
 		}
 	}
@@ -446,9 +477,11 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	return err
 }
 
+// oneLine keeps module and policy text on its line: line breaks (\n, \r) become spaces, so no text can
+// start a line of its own (termsafe escapes what is left).
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
+	if strings.ContainsAny(s, "\n\r") {
 		s = strings.Join(strings.Fields(s), " ")
 	}
 	return s

@@ -90,6 +90,8 @@ type Write struct {
 	Kind  string `json:"kind"`
 	Name  string `json:"name"`
 	Error string `json:"expectedError,omitempty"` // the API server will refuse it, as the snapshot shows
+	// HeldBy: a policy of the set holds it (Status.Held): the controller will not send it.
+	HeldBy *HeldBy `json:"heldBy,omitempty"`
 }
 
 // Of is the status of the snapshot's set given the module's plan for that snapshot.

@@ -52,6 +52,9 @@ func (s *Status) WriteText(w io.Writer) error {
 			if x.Error != "" {
 				ws[i] += " (refused: " + x.Error + ")"
 			}
+			if x.HeldBy != nil {
+				ws[i] += " (held by policy " + x.HeldBy.Policy + ")"
+			}
 		}
 		b.WriteString(strings.Join(ws, ", "))
 	}

@@ -51,7 +51,11 @@ func (m *Module) extismPath(ctx context.Context) (*extismPath, error) {
 		exports := m.compiled.ExportedFunctions()
 		for _, name := range m.extismExports() {
 			if _, ok := exports[name]; !ok {
-				m.extismErr = badModule("load", "module has no Extism export %q; only the direct path can call it", name)
+				if m.policy {
+					m.extismErr = badModule("load", "module has no Extism export %q: not a policy module (abi/POLICY.md)", name)
+				} else {
+					m.extismErr = badModule("load", "module has no Extism export %q; only the direct path can call it", name)
+				}
 				return
 			}
 		}

@@ -330,14 +330,18 @@ func (m *Module) checkInputSize(path string, n int) error {
 // callError turns the failure of a guest call into an *Error; calls cut short
 // by Close report ErrClosed rather than whatever wazero saw.
 func (m *Module) callError(ctx context.Context, path string, err error, output string) error {
+	op := "reconcile"
+	if m.policy {
+		op = "policy evaluate"
+	}
 	if m.closed.Load() {
-		return &Error{Kind: ErrClosed, Op: "reconcile", Path: path, Msg: "module closed during the call", Err: err}
+		return &Error{Kind: ErrClosed, Op: op, Path: path, Msg: "module closed during the call", Err: err}
 	}
 	if bad, ok := err.(*Error); ok { // the module broke the ABI (e.g. output out of bounds)
-		bad.Op, bad.Path, bad.Output = "reconcile", path, output
+		bad.Op, bad.Path, bad.Output = op, path, output
 		return bad
 	}
-	return classify(ctx, "reconcile", path, err, output)
+	return classify(ctx, op, path, err, output)
 }
 
 // poolError maps a failure to get an instance from a pool to an *Error.

@@ -11,6 +11,7 @@ package main
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,11 +41,11 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 	if key == "" {
 		return nil, errors.New(annotationLabel + " is empty: want KEY=VALUE or KEY")
 	}
-	timeout := defaultTimeout
+	timeout, invalid := defaultTimeout, ""
 	if v := ann.Get(gjson.Escape(annotationTimeout)); v.Exists() {
 		d, err := time.ParseDuration(v.String())
 		if err != nil || d < 0 {
-			return nil, errors.New(annotationTimeout + " " + v.String() + " is not a duration like 10m")
+			invalid = annotationTimeout + " " + strconv.Quote(v.String()) + " is not a duration like 10m: the delete is held until it is"
 		}
 		timeout = d
 	}
@@ -59,6 +60,11 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		}
 		h := kit.Hold{Action: a.Index, Reason: "RoleNotHandedOff",
 			Message: "pod " + a.Name + " still carries " + key + "=" + v.String() + ": waiting for the role to move to another pod"}
+		if invalid != "" {
+			h.Reason, h.Message, h.RetryAfter = "InvalidTimeout", h.Message+"; "+invalid, time.Minute
+			holds = append(holds, h)
+			continue
+		}
 		if timeout > 0 {
 			since, ok := in.HeldSince(a)
 			if !ok {

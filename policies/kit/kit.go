@@ -38,6 +38,10 @@ type Hold struct {
 	RetryAfter time.Duration // 0: the host's retry after a failed sync
 }
 
+// MaxRetryAfter is the longest retryAfterSeconds the ABI allows (abi.MaxPolicyRetrySeconds); Evaluate
+// asks for at most that.
+const MaxRetryAfter = 24 * time.Hour
+
 // Parse reads evaluate's input.
 func Parse(raw []byte) (*Input, error) {
 	if !gjson.ValidBytes(raw) {
@@ -125,9 +129,9 @@ func Evaluate(raw []byte, decide func(*Input) ([]Hold, error)) []byte {
 		out = appendString(out, h.Reason)
 		out = append(out, `,"message":`...)
 		out = appendString(out, h.Message)
-		if h.RetryAfter > 0 {
+		if h.RetryAfter > 0 { // at most a day, as the ABI allows: a longer wait is looked at again daily
 			out = append(out, `,"retryAfterSeconds":`...)
-			out = strconv.AppendFloat(out, h.RetryAfter.Seconds(), 'f', -1, 64)
+			out = strconv.AppendFloat(out, min(h.RetryAfter, MaxRetryAfter).Seconds(), 'f', -1, 64)
 		}
 		out = append(out, '}')
 	}

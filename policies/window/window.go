@@ -14,7 +14,6 @@ package main
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +42,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		windows, err := parseWindows(allow.String())
 		switch {
 		case err != nil:
-			reason, message, retry = "InvalidWindow", annotationAllow+" "+strconv.Quote(allow.String())+": "+err.Error(), time.Minute
+			reason, message, retry = "InvalidWindow", annotationAllow+" "+q(allow.String())+": "+err.Error(), time.Minute
 		default:
 			if open, next := windowAt(windows, in.Now); !open {
 				reason, message = "OutsideWindow", "outside the maintenance window "+allow.String()+" (UTC); it opens at "+next.Format(time.RFC3339)
@@ -55,9 +54,13 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		name := signal.String()
 		switch v := in.Signal(name); {
 		case !v.Exists():
-			reason, message, retry = "SignalUnknown", "the host supplies no signal "+strconv.Quote(name), signalRetry
-		case v.Type != gjson.True && v.String() != "true":
-			reason, message, retry = "SignalNotTrue", "signal "+strconv.Quote(name)+" is "+v.Raw, signalRetry
+			reason, message, retry = "SignalUnknown", "the host supplies no signal "+q(name), signalRetry
+		case v.Type != gjson.True && !(v.Type == gjson.String && v.String() == "true"):
+			shown := v.Raw
+			if v.Type == gjson.String {
+				shown = q(v.String())
+			}
+			reason, message, retry = "SignalNotTrue", "signal "+q(name)+" is "+shown, signalRetry
 		}
 	}
 	if reason == "" {
@@ -80,28 +83,38 @@ type window struct {
 
 var dayNames = []string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
 
+// q quotes a value in a message (kit.Evaluate escapes what JSON must): the same in every build of the policy.
+func q(s string) string { return `"` + s + `"` }
+
+// fields splits on ASCII white space only, as the AssemblyScript build does.
+func fields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' })
+}
+
+func trimASCII(s string) string { return strings.Trim(s, " \t\n\r\v\f") }
+
 func parseWindows(s string) ([]window, error) {
 	var out []window
 	for _, part := range strings.Split(s, ",") {
-		fields := strings.Fields(part)
+		fs := fields(part)
 		w := window{days: 0x7f}
-		switch len(fields) {
+		switch len(fs) {
 		case 1:
 		case 2:
-			d, err := parseDays(fields[0])
+			d, err := parseDays(fs[0])
 			if err != nil {
 				return nil, err
 			}
 			w.days = d
-			fields = fields[1:]
+			fs = fs[1:]
 		default:
-			return nil, errors.New("a window is [DAY[-DAY] ]HH:MM-HH:MM, not " + strconv.Quote(strings.TrimSpace(part)))
+			return nil, errors.New("a window is [DAY[-DAY] ]HH:MM-HH:MM, not " + q(trimASCII(part)))
 		}
-		from, to, ok := strings.Cut(fields[0], "-")
+		from, to, ok := strings.Cut(fs[0], "-")
 		start, err1 := parseClock(from)
 		end, err2 := parseClock(to)
 		if !ok || err1 != nil || err2 != nil {
-			return nil, errors.New("a span is HH:MM-HH:MM, not " + strconv.Quote(fields[0]))
+			return nil, errors.New("a span is HH:MM-HH:MM, not " + q(fs[0]))
 		}
 		w.start, w.length = start, end-start
 		if w.length <= 0 {
@@ -119,7 +132,7 @@ func parseDays(s string) (uint8, error) {
 		b = a
 	}
 	if a < 0 || b < 0 {
-		return 0, errors.New("days are Mon, Tue, Wed, Thu, Fri, Sat, Sun or a range like Sat-Sun, not " + strconv.Quote(s))
+		return 0, errors.New("days are Mon, Tue, Wed, Thu, Fri, Sat, Sun or a range like Sat-Sun, not " + q(s))
 	}
 	var d uint8
 	for i := a; ; i = (i + 1) % 7 {
@@ -130,20 +143,45 @@ func parseDays(s string) (uint8, error) {
 	}
 }
 
+// dayIndex folds ASCII case only, as the AssemblyScript build does.
 func dayIndex(s string) int {
 	for i, n := range dayNames {
-		if strings.EqualFold(s, n) {
+		if len(s) == len(n) && asciiLower(s) == asciiLower(n) {
 			return i
 		}
 	}
 	return -1
 }
 
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// digits reads a run of ASCII digits (no sign), -1 when it is not one.
+func digits(s string) int {
+	if s == "" || len(s) > 9 {
+		return -1
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
 func parseClock(s string) (time.Duration, error) {
 	h, m, ok := strings.Cut(s, ":")
-	hh, err1 := strconv.Atoi(h)
-	mm, err2 := strconv.Atoi(m)
-	if !ok || err1 != nil || err2 != nil || len(m) != 2 || hh < 0 || hh > 24 || mm < 0 || mm > 59 || (hh == 24 && mm != 0) {
+	hh, mm := digits(h), digits(m)
+	if !ok || hh < 0 || mm < 0 || len(m) != 2 || hh > 24 || mm > 59 || (hh == 24 && mm != 0) {
 		return 0, errors.New("bad time")
 	}
 	return time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute, nil

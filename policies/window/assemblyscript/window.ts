@@ -15,13 +15,18 @@ export function abort(message: string | null, file: string | null, line: u32, co
   unreachable();
 }
 
+// output writes s as UTF-8 (the PDK's outputString counts UTF-16 units as bytes, cutting non-ASCII text).
+function output(s: string): void {
+  Host.output(Uint8Array.wrap(String.UTF8.encode(s)));
+}
+
 export function describe(): i32 {
-  Host.outputString('{"abi":1,"kind":"policy","policy":"window","version":"0.1.0"}');
+  output('{"abi":1,"kind":"policy","policy":"window","version":"0.1.0"}');
   return 0;
 }
 
 export function evaluate(): i32 {
-  Host.outputString(answer(Host.inputString()));
+  output(answer(Host.inputString()));
   return 0;
 }
 
@@ -29,14 +34,37 @@ class Hold {
   constructor(public action: i32, public reason: string, public message: string, public retry: i64) {}
 }
 
-function quote(s: string): string {
+// json writes s as a JSON string.
+function json(s: string): string {
   let out = '"';
   for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
     const c = s.charAt(i);
-    if (c == '"' || c == "\\") out += "\\";
-    out += c;
+    if (c == '"' || c == "\\") {
+      out += "\\" + c;
+    } else if (code < 0x20) {
+      out += "\\u00" + (code < 0x10 ? "0" : "") + code.toString(16);
+    } else {
+      out += c;
+    }
   }
   return out + '"';
+}
+
+// q quotes a value in a message (json escapes what JSON must): as the Go build does.
+function q(s: string): string {
+  return '"' + s + '"';
+}
+
+function isSpace(c: string): bool {
+  return c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\v" || c == "\f";
+}
+
+function trimASCII(s: string): string {
+  let a = 0, b = s.length;
+  while (a < b && isSpace(s.charAt(a))) a++;
+  while (b > a && isSpace(s.charAt(b - 1))) b--;
+  return s.substring(a, b);
 }
 
 function child(o: JSON.Obj | null, key: string): JSON.Obj | null {
@@ -52,7 +80,7 @@ function str(o: JSON.Obj | null, key: string): string | null {
 }
 
 function failure(message: string): string {
-  return '{"abi":1,"holds":[],"error":{"code":"PolicyFailed","message":' + quote(message) + "}}";
+  return '{"abi":1,"holds":[],"error":{"code":"PolicyFailed","message":' + json(message) + "}}";
 }
 
 function answer(input: string): string {
@@ -77,7 +105,7 @@ function answer(input: string): string {
     const err = parseWindows(allow);
     if (err.length > 0) {
       reason = "InvalidWindow";
-      message = ANNOTATION_ALLOW + " " + quote(allow) + ": " + err;
+      message = ANNOTATION_ALLOW + " " + q(allow) + ": " + err;
       retry = 60;
     } else {
       const next = nextOpening(now);
@@ -94,11 +122,11 @@ function answer(input: string): string {
     if (signals != null) v = signals.getValue(signal);
     if (v == null) {
       reason = "SignalUnknown";
-      message = "the host supplies no signal " + quote(signal);
+      message = "the host supplies no signal " + q(signal);
       retry = SIGNAL_RETRY;
     } else if (!(v.isBool && (<JSON.Bool>v).valueOf()) && !(v.isString && (<JSON.Str>v).valueOf() == "true")) {
       reason = "SignalNotTrue";
-      message = "signal " + quote(signal) + " is " + v.stringify();
+      message = "signal " + q(signal) + " is " + (v.isString ? q((<JSON.Str>v).valueOf()) : v.stringify());
       retry = SIGNAL_RETRY;
     }
   }
@@ -128,7 +156,7 @@ function answer(input: string): string {
   for (let i = 0; i < holds.length; i++) {
     const h = holds[i];
     if (i > 0) out += ",";
-    out += '{"action":' + h.action.toString() + ',"reason":' + quote(h.reason) + ',"message":' + quote(h.message);
+    out += '{"action":' + h.action.toString() + ',"reason":' + json(h.reason) + ',"message":' + json(h.message);
     if (h.retry > 0) out += ',"retryAfterSeconds":' + h.retry.toString();
     out += "}";
   }
@@ -140,10 +168,20 @@ let winDays: u8[] = [];
 let winStart: i64[] = [];
 let winLength: i64[] = [];
 
+// fields splits on ASCII white space, as the Go build does.
 function fields(s: string): string[] {
   const out: string[] = [];
-  const parts = s.split(" ");
-  for (let i = 0; i < parts.length; i++) if (parts[i].length > 0) out.push(parts[i]);
+  let cur = "";
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charAt(i);
+    if (isSpace(c)) {
+      if (cur.length > 0) out.push(cur);
+      cur = "";
+    } else {
+      cur += c;
+    }
+  }
+  if (cur.length > 0) out.push(cur);
   return out;
 }
 
@@ -156,16 +194,16 @@ function parseWindows(s: string): string {
     let days: u8 = 0x7f;
     if (f.length == 2) {
       const d = parseDays(f[0]);
-      if (d < 0) return "days are Mon, Tue, Wed, Thu, Fri, Sat, Sun or a range like Sat-Sun, not " + quote(f[0]);
+      if (d < 0) return "days are Mon, Tue, Wed, Thu, Fri, Sat, Sun or a range like Sat-Sun, not " + q(f[0]);
       days = <u8>d;
       f = [f[1]];
     } else if (f.length != 1) {
-      return "a window is [DAY[-DAY] ]HH:MM-HH:MM, not " + quote(parts[p].trim());
+      return "a window is [DAY[-DAY] ]HH:MM-HH:MM, not " + q(trimASCII(parts[p]));
     }
     const dash = f[0].indexOf("-");
     const start = dash < 0 ? -1 : parseClock(f[0].substring(0, dash));
     const end = dash < 0 ? -1 : parseClock(f[0].substring(dash + 1));
-    if (start < 0 || end < 0) return "a span is HH:MM-HH:MM, not " + quote(f[0]);
+    if (start < 0 || end < 0) return "a span is HH:MM-HH:MM, not " + q(f[0]);
     let length = end - start;
     if (length <= 0) length += 86400;
     winDays.push(days); winStart.push(start); winLength.push(length);
@@ -173,8 +211,18 @@ function parseWindows(s: string): string {
   return "";
 }
 
+function asciiLower(s: string): string {
+  let out = "";
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    out += String.fromCharCode(c >= 65 && c <= 90 ? c + 32 : c);
+  }
+  return out;
+}
+
+// dayIndex folds ASCII case only, as the Go build does.
 function dayIndex(s: string): i32 {
-  for (let i = 0; i < 7; i++) if (s.toLowerCase() == DAYS[i].toLowerCase()) return i;
+  for (let i = 0; i < 7; i++) if (s.length == DAYS[i].length && asciiLower(s) == asciiLower(DAYS[i])) return i;
   return -1;
 }
 
@@ -194,7 +242,7 @@ function parseDays(s: string): i32 {
 }
 
 function digits(s: string): i32 {
-  if (s.length == 0) return -1;
+  if (s.length == 0 || s.length > 9) return -1;
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

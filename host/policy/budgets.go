@@ -1,4 +1,4 @@
-package controller
+package policy
 
 import (
 	"context"
@@ -9,15 +9,16 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 )
 
-// budgetsFor are the PodDisruptionBudgets of ns that select any of pods, as the API server returns them,
-// for the policies that ask for them (abi.ContextPodDisruptionBudgets). Read when a sync needs them, from
-// the API server (a policy that guards disruptions must not decide from a cache that lags a budget's
-// status more than the disruption controller does); an error fails the sync rather than let such a policy
-// decide without its budgets.
-func (c *Controller) budgetsFor(ctx context.Context, ns string, pods []*corev1.Pod) ([]json.RawMessage, error) {
-	list, err := c.client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
+// Budgets are the PodDisruptionBudgets of ns that select any of pods, as the API server returns them, for
+// the policies that ask for them (abi.ContextPodDisruptionBudgets): the controller's syncs and `kubectl
+// ordinal status`. Read when needed, from the API server (a policy that guards disruptions must not decide
+// from a cache that lags a budget's status more than the disruption controller does); an error fails the
+// caller rather than let such a policy decide without its budgets.
+func Budgets(ctx context.Context, client kubernetes.Interface, ns string, pods []*corev1.Pod) ([]json.RawMessage, error) {
+	list, err := client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing the PodDisruptionBudgets a policy of the set reads: %w", err)
 	}
