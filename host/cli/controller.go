@@ -204,7 +204,7 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	if err != nil {
 		return err
 	}
-	defer pols.close()
+	defer pols.Close()
 
 	restCfg, _, err := o.kube.restConfig()
 	if err != nil {
@@ -215,14 +215,14 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 		return withCode(ExitUsage, err)
 	}
 	ctrl, err := controller.New(controller.Config{
-		RESTConfig: restCfg, Module: ref, Modules: modules, Policies: pols.named, Signals: signals, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
+		RESTConfig: restCfg, Module: ref, Modules: modules, Policies: pols, Signals: signals, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
 		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force,
 	})
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	metrics := ctrl.Metrics()
-	if err := startModuleWatchers(ctx, restCfg, mopts, o, swapper, modules, metrics); err != nil {
+	if err := startModuleWatchers(ctx, restCfg, mopts, o, swapper, modules, pols, metrics); err != nil {
 		return withCode(ExitUsage, err)
 	}
 

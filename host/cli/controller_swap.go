@@ -17,6 +17,7 @@ import (
 
 	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
@@ -70,7 +71,7 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 // startModuleWatchers starts the hot-swap sources: the --module file (polled)
 // and --module-configmap. They run for the life of the process, on standbys too,
 // so a standby that takes over already runs the newest module.
-func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *moduleOptions, o *controllerOptions, s *controller.Swapper, reg *controller.Registry, m *controller.Metrics) error {
+func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *moduleOptions, o *controllerOptions, s *controller.Swapper, reg *controller.Registry, pols *policy.Registry, m *controller.Metrics) error {
 	s.SetMetrics(m)
 	if (mopts.path == "" || o.modulePoll <= 0) && o.moduleConfigMap == "" {
 		return nil
@@ -96,7 +97,7 @@ func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *modul
 			return fmt.Errorf("--module-configmap must be NAMESPACE/NAME, not %q", o.moduleConfigMap)
 		}
 		logger.Info("Watching a ConfigMap for hot swaps", "configMap", o.moduleConfigMap, "key", o.moduleConfigMapKey)
-		go controller.WatchModuleConfigMap(ctx, s, reg, s.CheckOnly, client, ns, name, o.moduleConfigMapKey)
+		go controller.WatchModuleConfigMap(ctx, s, reg, pols, s.CheckOnly, client, ns, name, o.moduleConfigMapKey)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/policy"
 )
 
 // configMapModules is --module-configmap for the commands that show what the controller will do (kubectl
@@ -38,7 +39,7 @@ func (c *configMapModules) gate(mopts *moduleOptions, features map[string]bool) 
 }
 
 // supply gives reg the ConfigMap's modules as they are now (a command that runs once).
-func (c *configMapModules) supply(ctx context.Context, mopts *moduleOptions, reg *controller.Registry, client kubernetes.Interface, features map[string]bool) error {
+func (c *configMapModules) supply(ctx context.Context, mopts *moduleOptions, reg *controller.Registry, pols *policy.Registry, client kubernetes.Interface, features map[string]bool) error {
 	if c.ref == "" {
 		return nil
 	}
@@ -51,11 +52,14 @@ func (c *configMapModules) supply(ctx context.Context, mopts *moduleOptions, reg
 		return withCode(ExitUsage, fmt.Errorf("--module-configmap %s: %w", c.ref, err))
 	}
 	reg.Supply(gate.CheckOnly, controller.SuppliedModules(cm, c.key))
+	if pols != nil {
+		pols.Supply(controller.SuppliedPolicies(cm))
+	}
 	return nil
 }
 
 // watch keeps reg supplied with the ConfigMap's modules for the life of ctx (the webhook).
-func (c *configMapModules) watch(ctx context.Context, mopts *moduleOptions, reg *controller.Registry, client kubernetes.Interface, features map[string]bool) error {
+func (c *configMapModules) watch(ctx context.Context, mopts *moduleOptions, reg *controller.Registry, pols *policy.Registry, client kubernetes.Interface, features map[string]bool) error {
 	if c.ref == "" {
 		return nil
 	}
@@ -63,6 +67,6 @@ func (c *configMapModules) watch(ctx context.Context, mopts *moduleOptions, reg 
 	if err != nil {
 		return err
 	}
-	go controller.WatchModuleConfigMap(ctx, nil, reg, gate.CheckOnly, client, ns, name, c.key)
+	go controller.WatchModuleConfigMap(ctx, nil, reg, pols, gate.CheckOnly, client, ns, name, c.key)
 	return nil
 }

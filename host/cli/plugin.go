@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -127,7 +128,7 @@ own kind; timeline, snapshot, status and history read either; preview takes a ma
 // snapshot of that set from live List calls, with the given feature-gate overrides.
 // namedModules is the registry of the modules a set may name (the embedded ones, and with
 // --module-configmap the controller's supplied ones) as replay.Options.NamedModule.
-func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, supplied *configMapModules, features map[string]bool) (
+func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, supplied *configMapModules, pols *policy.Registry, features map[string]bool) (
 	func(ctx context.Context, name string) (replay.Reconciler, error), func(), error) {
 	reg := mopts.registry()
 	if supplied.ref != "" {
@@ -135,7 +136,7 @@ func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, 
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := supplied.supply(ctx, mopts, reg, c, features); err != nil {
+		if err := supplied.supply(ctx, mopts, reg, pols, c, features); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -291,18 +292,18 @@ fields other managers own and the file omits are kept.
 				return err
 			}
 			defer m.Close(ctx)
-			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, features)
-			if err != nil {
-				return err
-			}
-			defer closeNamed()
 			pols, err := mopts.policies(ctx)
 			if err != nil {
 				return err
 			}
-			defer pols.close()
+			defer pols.Close()
+			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, pols, features)
+			if err != nil {
+				return err
+			}
+			defer closeNamed()
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
-			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.named,
+			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
 				Features: features, Model: rollout.model, Now: time.Now(), Progress: prog.update})
 			prog.done()
 			if err != nil {
@@ -381,17 +382,17 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			}
 			defer m.Close(ctx)
 			features, _ := parseFeatureGates(featureGates) // parsed by liveSetSnapshot above
-			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, features)
-			if err != nil {
-				return err
-			}
-			defer closeNamed()
 			pols, err := mopts.policies(ctx)
 			if err != nil {
 				return err
 			}
-			defer pols.close()
-			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.named, Model: model})
+			defer pols.Close()
+			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, pols, features)
+			if err != nil {
+				return err
+			}
+			defer closeNamed()
+			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get, Model: model})
 			if err != nil {
 				var we *wasm.Error
 				if errors.As(err, &we) {

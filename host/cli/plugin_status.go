@@ -64,17 +64,17 @@ controller's requeue comes due; it runs until interrupted.`,
 				return err
 			}
 			defer m.Close(context.Background())
-			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, features)
-			if err != nil {
-				return err
-			}
-			defer closeNamed()
 			pols, err := mopts.policies(ctx)
 			if err != nil {
 				return err
 			}
-			defer pols.close()
-			s := &statusView{module: m, named: named, policies: pols.named, client: client, features: features, format: format, out: cmd.OutOrStdout()}
+			defer pols.Close()
+			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, pols, features)
+			if err != nil {
+				return err
+			}
+			defer closeNamed()
+			s := &statusView{module: m, named: named, policies: pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout()}
 			if !watch {
 				objs, err := controller.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {

@@ -73,7 +73,7 @@ func TestReplayPolicyErrors(t *testing.T) {
 	}
 	bad := "../wasm/testdata/badpolicy.wasm"
 	code, _, errs = run(t, "", "replay", policyScenario(t, ``), "--policy", bad, "--policy", bad)
-	if code != ExitUsage || !strings.Contains(errs, `both the policy "bad"`) {
+	if code != ExitUsage || !strings.Contains(errs, `is the policy "bad" too`) {
 		t.Errorf("two files of one policy: exit %d, %s", code, errs)
 	}
 	code, _, errs = run(t, "", "replay", policyScenario(t, ``), "--policy", "../../host/embedded/ordinal.wasm")

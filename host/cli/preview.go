@@ -122,9 +122,9 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
-			defer pols.close()
+			defer pols.Close()
 			prog := newProgress(cmd.ErrOrStderr())
-			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.named,
+			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get,
 				Model: rollout.model, Progress: prog.update})
 			prog.done()
 			if err != nil {

@@ -125,12 +125,12 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 	if err != nil {
 		return nil, err
 	}
-	defer pols.close()
+	defer pols.Close()
 	ro := replay.Options{
 		Module:      m,
 		Model:       model,
 		NamedModule: named,
-		NamedPolicy: pols.named,
+		NamedPolicy: pols.Get,
 		LoadModule: func(ctx context.Context, path string) (replay.Reconciler, error) {
 			o := *opts
 			o.path = path

@@ -189,17 +189,17 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 		events = b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ordinal-webhook"})
 	}
 	reg := mopts.registry()
-	if err := o.supplied.watch(ctx, mopts, reg, client, features); err != nil {
-		return err
-	}
-	named, closeNamed := namedModules(reg)
-	defer closeNamed()
 	pols, err := mopts.policies(ctx)
 	if err != nil {
 		return err
 	}
-	defer pols.close()
-	cfg := webhook.Config{Module: module, NamedModule: named, NamedPolicy: pols.named, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
+	defer pols.Close()
+	if err := o.supplied.watch(ctx, mopts, reg, pols, client, features); err != nil {
+		return err
+	}
+	named, closeNamed := namedModules(reg)
+	defer closeNamed()
+	cfg := webhook.Config{Module: module, NamedModule: named, NamedPolicy: pols.Get, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
 		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,
 		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, PreviewSyncs: o.previewSyncs, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
 	if events != nil {

@@ -52,10 +52,11 @@ type Config struct {
 	// embedded "faithful" and "extended" modules), loaded on first use. A set naming a module not there is
 	// left alone, with an event.
 	Modules *Registry
-	// Policies gives the policy modules a set names with ordinal.dev/policies (abi/POLICY.md), loaded on
-	// first use. A set naming a policy this does not give (an error) is left alone, with an UnknownPolicy
-	// event. Nil: a set naming any policy is left alone.
-	Policies func(ctx context.Context, name string) (policy.Module, error)
+	// Policies are the policy modules a set may name with ordinal.dev/policies (abi/POLICY.md), loaded on
+	// first use; the sets naming policies are synced again when the supplied ones change. A set naming a
+	// policy this does not have (or whose gate refused it) is left alone, with an UnknownPolicy event. Nil:
+	// a set naming any policy is left alone.
+	Policies *policy.Registry
 	// Signals are what the host supplies the sets' policies (nil: none; --signals-configmap).
 	Signals *Signals
 	// Targets are the kinds reconciled, one Controller each (default: CRDTarget alone). Each target's
@@ -277,9 +278,16 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 	// modules change: nothing else about it changed.
 	cfg.Modules.OnSupply(func() {
 		for _, c := range m.controllers {
-			c.enqueueNamingAModule()
+			c.enqueueNaming(abi.AnnotationModule)
 		}
 	})
+	if cfg.Policies != nil { // the same for a policy
+		cfg.Policies.OnSupply(func() {
+			for _, c := range m.controllers {
+				c.enqueueNaming(abi.AnnotationPolicies)
+			}
+		})
+	}
 	for _, t := range cfg.Targets {
 		c, err := newController(m.shared, t)
 		if err != nil {
@@ -503,14 +511,14 @@ func (c *Controller) registerHandlers(logger klog.Logger) {
 	c.pvcInformer.AddEventHandler(owned)
 }
 
-// enqueueNamingAModule enqueues every set that names a module (ordinal.dev/module).
-func (c *Controller) enqueueNamingAModule() {
+// enqueueNaming enqueues every set that carries the annotation (ordinal.dev/module, ordinal.dev/policies).
+func (c *Controller) enqueueNaming(annotation string) {
 	sets, err := c.setLister.List(labels.Everything())
 	if err != nil {
 		return
 	}
 	for _, s := range sets {
-		if _, ok := s.Annotations[abi.AnnotationModule]; ok {
+		if _, ok := s.Annotations[annotation]; ok {
 			c.enqueue(s)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
@@ -81,8 +82,9 @@ func sameFileState(a, b os.FileInfo) bool {
 // Events about the candidates are recorded on the ConfigMap. It returns when
 // ctx is done.
 //
-// With s nil (the webhook), nothing is offered: the ConfigMap only supplies reg, through check.
-func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, check func(context.Context, []byte) (*wasm.Module, error),
+// With s nil (the webhook), nothing is offered: the ConfigMap only supplies reg, through check, and pols
+// (when not nil) with its policies (SuppliedPolicies).
+func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, pols *policy.Registry, check func(context.Context, []byte) (*wasm.Module, error),
 	client kubernetes.Interface, namespace, name, key string) {
 	logger := klog.FromContext(ctx).WithValues("configMap", namespace+"/"+name, "key", key)
 	source := fmt.Sprintf("configmap:%s/%s/%s", namespace, name, key)
@@ -115,6 +117,9 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, check 
 		case cm := <-offers:
 			if reg != nil {
 				reg.Supply(check, SuppliedModules(cm, key))
+			}
+			if pols != nil {
+				pols.Supply(SuppliedPolicies(cm))
 			}
 			if s == nil {
 				continue
@@ -150,3 +155,21 @@ func SuppliedModules(cm *corev1.ConfigMap, key string) map[string][]byte {
 }
 
 var moduleNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+
+// SuppliedPolicies are the ConfigMap's policy modules: each key NAME.policy.wasm (binaryData) with its
+// fixtures NAME.policy.fixtures.json (data or binaryData), which the policy registry's gate runs.
+func SuppliedPolicies(cm *corev1.ConfigMap) map[string]policy.Supplied {
+	out := map[string]policy.Supplied{}
+	for k, code := range cm.BinaryData {
+		name, ok := strings.CutSuffix(k, ".policy.wasm")
+		if !ok || !moduleNamePattern.MatchString(name) {
+			continue
+		}
+		fixtures := cm.BinaryData[name+".policy.fixtures.json"]
+		if f, ok := cm.Data[name+".policy.fixtures.json"]; ok {
+			fixtures = []byte(f)
+		}
+		out[name] = policy.Supplied{Code: code, Fixtures: fixtures}
+	}
+	return out
+}

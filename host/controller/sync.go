@@ -378,7 +378,10 @@ func (c *Controller) policiesOf(ctx context.Context, set *appsv1.StatefulSet) ([
 	if !ok {
 		return nil, nil
 	}
-	return policy.Resolve(ctx, value, c.cfg.Policies)
+	if c.cfg.Policies == nil {
+		return policy.Resolve(ctx, value, nil)
+	}
+	return policy.Resolve(ctx, value, c.cfg.Policies.Get)
 }
 
 // policyMemory is the set's memory of its policies' holds.

@@ -1,0 +1,196 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ordinal-dev/ordinal/host/wasm"
+)
+
+// Registry is the policies a set may name (abi.AnnotationPolicies), one for a process: the shipped ones,
+// those of --policy files (by the name each describes), and those a ConfigMap supplies at run time, each
+// gated on its own fixtures before it is used. Each is loaded on first use. Safe for concurrent use.
+type Registry struct {
+	load func(ctx context.Context, code []byte) (*wasm.Policy, error)
+
+	mu       sync.Mutex
+	builtin  map[string][]byte
+	files    map[string]*wasm.Policy // loaded at start: a file that does not load is a usage error then
+	supplied map[string]Supplied
+	loaded   map[string]*wasm.Policy // builtin and supplied, loaded (and gated) on first use
+	refused  map[string]error        // supplied policies the gate refused, until their bytes change
+	onSupply []func()
+}
+
+// Supplied is a policy a ConfigMap supplies: its module and its fixtures (a JSON array of {"input",
+// "answer"}, the format of policies/*/testdata), which it must answer exactly before it is used.
+type Supplied struct {
+	Code, Fixtures []byte
+}
+
+// ErrRefused wraps a supplied policy's refusal by the gate; ErrDuplicate, two --policy modules of one name.
+var (
+	ErrRefused   = errors.New("policy refused")
+	ErrDuplicate = errors.New("two policy modules of one name")
+)
+
+// NewRegistry is a registry of these shipped policies, loading each with load (the process's limits).
+func NewRegistry(load func(ctx context.Context, code []byte) (*wasm.Policy, error), builtin map[string][]byte) *Registry {
+	return &Registry{load: load, builtin: builtin, files: map[string]*wasm.Policy{}, supplied: map[string]Supplied{},
+		loaded: map[string]*wasm.Policy{}, refused: map[string]error{}}
+}
+
+// AddFile adds a policy module given by file (--policy): loaded now, under the name it describes; a second
+// module of one name is an error.
+func (r *Registry) AddFile(ctx context.Context, code []byte, source string) error {
+	p, err := r.load(ctx, code)
+	if err != nil {
+		return fmt.Errorf("policy %s: %w", source, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.files[p.Name()]; dup {
+		p.Close(ctx)
+		return fmt.Errorf("%w: %s is the policy %q too", ErrDuplicate, source, p.Name())
+	}
+	r.files[p.Name()] = p
+	return nil
+}
+
+// Get is the named policy: a file's, else a supplied one (gated), else a shipped one.
+func (r *Registry) Get(ctx context.Context, name string) (Module, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.files[name]; p != nil {
+		return p, nil
+	}
+	if p := r.loaded[name]; p != nil {
+		return p, nil
+	}
+	if err := r.refused[name]; err != nil {
+		return nil, err
+	}
+	if s, ok := r.supplied[name]; ok {
+		p, err := r.gate(ctx, name, s)
+		if err != nil {
+			r.refused[name] = fmt.Errorf("%w: %v", ErrRefused, err)
+			return nil, r.refused[name]
+		}
+		r.loaded[name] = p
+		return p, nil
+	}
+	code, ok := r.builtin[name]
+	if !ok {
+		return nil, fmt.Errorf("no policy %q: give its module with --policy FILE or the module ConfigMap's %s.policy.wasm (shipped: %s)",
+			name, name, strings.Join(slices.Sorted(maps.Keys(r.builtin)), ", "))
+	}
+	p, err := r.load(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name() != name {
+		p.Close(ctx)
+		return nil, fmt.Errorf("the shipped policy %q describes itself as %q", name, p.Name())
+	}
+	r.loaded[name] = p
+	return p, nil
+}
+
+// gate loads a supplied policy and runs its fixtures: it must describe itself by the name it is supplied
+// under and answer every fixture exactly.
+func (r *Registry) gate(ctx context.Context, name string, s Supplied) (*wasm.Policy, error) {
+	var fixtures []struct {
+		Description string          `json:"description"`
+		Input       json.RawMessage `json:"input"`
+		Answer      json.RawMessage `json:"answer"`
+	}
+	if err := json.Unmarshal(s.Fixtures, &fixtures); err != nil || len(fixtures) == 0 {
+		return nil, fmt.Errorf("a supplied policy comes with its fixtures (%s.policy.fixtures.json: a JSON array of {\"input\", \"answer\"}, at least one)", name)
+	}
+	p, err := r.load(ctx, s.Code)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name() != name {
+		p.Close(ctx)
+		return nil, fmt.Errorf("it is supplied as %q and describes itself as %q", name, p.Name())
+	}
+	for i, f := range fixtures {
+		out, err := p.Evaluate(ctx, f.Input)
+		if err == nil && !SameAnswer(out, f.Answer) {
+			err = fmt.Errorf("answered %.300s, the fixture says %.300s", out, f.Answer)
+		}
+		if err != nil {
+			p.Close(ctx)
+			return nil, fmt.Errorf("fixture %d (%s): %w", i, f.Description, err)
+		}
+	}
+	return p, nil
+}
+
+// SameAnswer reports whether two answers are the same JSON value.
+func SameAnswer(got, want []byte) bool {
+	var g, w any
+	return json.Unmarshal(got, &g) == nil && json.Unmarshal(want, &w) == nil && reflect.DeepEqual(g, w)
+}
+
+// Supply replaces the supplied policies; a policy whose bytes or fixtures changed, or that is gone, is
+// released (a sync holding it finishes with it) and gated again when a set next names it.
+func (r *Registry) Supply(policies map[string]Supplied) {
+	r.mu.Lock()
+	changed := false
+	for name, prev := range r.supplied {
+		if s, ok := policies[name]; !ok || string(s.Code) != string(prev.Code) || string(s.Fixtures) != string(prev.Fixtures) {
+			changed = true
+			delete(r.supplied, name)
+			delete(r.refused, name)
+			if p := r.loaded[name]; p != nil {
+				delete(r.loaded, name)
+				go p.Close(context.Background()) // waits for the calls in flight
+			}
+		}
+	}
+	for name, s := range policies {
+		if _, builtin := r.builtin[name]; builtin {
+			continue // a shipped policy's name cannot be supplied, as a built-in module's cannot
+		}
+		if _, kept := r.supplied[name]; !kept {
+			r.supplied[name] = s
+			changed = true
+		}
+	}
+	callbacks := r.onSupply
+	r.mu.Unlock()
+	if changed {
+		for _, f := range callbacks {
+			f()
+		}
+	}
+}
+
+// OnSupply registers f, called after a Supply that changed the policies (the controller syncs the sets
+// that name policies again).
+func (r *Registry) OnSupply(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onSupply = append(r.onSupply, f)
+}
+
+// Close releases every loaded policy.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range []map[string]*wasm.Policy{r.files, r.loaded} {
+		for n, p := range m {
+			p.Close(context.Background())
+			delete(m, n)
+		}
+	}
+}
