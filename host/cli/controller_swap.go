@@ -17,8 +17,8 @@ import (
 
 	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/host/controller"
-	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
 )

@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
-	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/host/webhook"
