@@ -23,6 +23,8 @@ type PolicyDescribe struct {
 const (
 	// ContextPodDisruptionBudgets: PolicyContext.PodDisruptionBudgets.
 	ContextPodDisruptionBudgets = "podDisruptionBudgets"
+	// ContextNodes: PolicyContext.Nodes.
+	ContextNodes = "nodes"
 	// ContextSnapshot: the whole snapshot in PolicyInput.Snapshot. Without it a policy is given the set,
 	// "now" and "features", and of the pods, revisions and claims only those the plan's actions name: a
 	// policy pays for what the plan touches, not for the whole set.
@@ -50,6 +52,8 @@ type PolicyContext struct {
 	// PodDisruptionBudgets are the policy/v1 PodDisruptionBudgets of the set's namespace that select any of
 	// its pods, as the API server returns them (status included: the disruption controller's).
 	PodDisruptionBudgets []json.RawMessage `json:"podDisruptionBudgets,omitempty"`
+	// Nodes are the nodes the set's pods run on, each {"metadata":{"name","labels"}} (a zone, a rack).
+	Nodes []json.RawMessage `json:"nodes,omitempty"`
 }
 
 // HeldWrite names a write a policy has been holding (by what it writes: action indexes change between

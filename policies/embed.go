@@ -13,6 +13,8 @@ var (
 	handoff []byte
 	//go:embed pdb/pdb.wasm
 	pdb []byte
+	//go:embed zones/zones.wasm
+	zones []byte
 	//go:embed window/window.wasm
 	window []byte
 	//go:embed window/window-as.wasm
@@ -21,7 +23,7 @@ var (
 
 // Builtin returns the shipped policy modules by name (the TinyGo builds).
 func Builtin() map[string][]byte {
-	return map[string][]byte{"handoff": handoff, "pdb": pdb, "window": window}
+	return map[string][]byte{"handoff": handoff, "pdb": pdb, "window": window, "zones": zones}
 }
 
 // Builds returns every build of each shipped policy, by policy name and then by language.
@@ -30,5 +32,6 @@ func Builds() map[string]map[string][]byte {
 		"handoff": {"tinygo": handoff},
 		"pdb":     {"tinygo": pdb},
 		"window":  {"tinygo": window, "assemblyscript": windowAS},
+		"zones":   {"tinygo": zones},
 	}
 }

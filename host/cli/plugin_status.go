@@ -173,7 +173,13 @@ func (s *statusView) holds(ctx context.Context, objs controller.Objects, snap *c
 			return nil, withCode(ExitUsage, err)
 		}
 	}
-	run := &policy.Run{Policies: policies, Snapshot: snap.JSON, Object: snap.Object, PodDisruptionBudgets: budgets}
+	var nodes []json.RawMessage
+	if policy.Wants(policies, abi.ContextNodes) && s.client != nil {
+		if nodes, err = policy.Nodes(ctx, s.client, objs.Pods); err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+	}
+	run := &policy.Run{Policies: policies, Snapshot: snap.JSON, Object: snap.Object, PodDisruptionBudgets: budgets, Nodes: nodes}
 	return run.Judge(ctx, p, 0), nil
 }
 

@@ -36,6 +36,7 @@ func usedPermissions() map[string]string {
 	// revisions are deleted by plans anyway. Found by the e2e cluster, which enables the plugin.
 	used["/persistentvolumeclaims delete"] = "claim owner reference patches (OwnerReferencesPermissionEnforcement)"
 	used["policy/poddisruptionbudgets list"] = "budgetsFor: the budgets a set's policy reads (abi.ContextPodDisruptionBudgets)"
+	used["/nodes list"] = "policy.Nodes: the nodes a set's policy reads (abi.ContextNodes)"
 	used["/events create"] = "the event recorder"
 	used["/events patch"] = "the event recorder, for a repeated event"
 	used["/configmaps:ordinal-module list"] = "WatchModuleConfigMap (--module-configmap=ordinal-system/ordinal-module, by name)"

@@ -210,7 +210,15 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 				return 0, err
 			}
 		}
-		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets,
+		var nodes []json.RawMessage
+		if policy.Wants(policies, abi.ContextNodes) {
+			if nodes, err = policy.Nodes(ctx, c.client, objs.Pods); err != nil {
+				result = resultError
+				c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
+				return 0, err
+			}
+		}
+		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
 			Object: snap.Object,
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		step.Judge = pr.Judge

@@ -126,6 +126,8 @@ type Run struct {
 	Signals  map[string]json.RawMessage
 	// PodDisruptionBudgets, for policies that ask for them (abi.PolicyContext.PodDisruptionBudgets).
 	PodDisruptionBudgets []json.RawMessage
+	// Nodes, for policies that ask for them (abi.PolicyContext.Nodes).
+	Nodes []json.RawMessage
 	// Failed is told of each policy that failed (may be nil); the sync goes on without its holds.
 	Failed func(Failure)
 
@@ -212,6 +214,9 @@ func (r *Run) input(m Module, snapshot, planJSON []byte, from int) ([]byte, erro
 	pc := abi.PolicyContext{Held: mem, Signals: r.Signals}
 	if m.Wants(abi.ContextPodDisruptionBudgets) {
 		pc.PodDisruptionBudgets = r.PodDisruptionBudgets
+	}
+	if m.Wants(abi.ContextNodes) {
+		pc.Nodes = r.Nodes
 	}
 	ctxJSON, err := json.Marshal(pc)
 	if err != nil {

@@ -168,6 +168,7 @@ type engine struct {
 	held       policy.Memory                       // what the set's policies have been holding, since when
 	signals    map[string]json.RawMessage          // what the host supplies the set's policies (scenario signals)
 	pdbs       []Obj                               // the world's PodDisruptionBudgets (disruption.go)
+	nodes      []Obj                               // the world's Nodes: pods are scheduled onto them (nodes.go)
 	spans      map[string]map[string][2]int        // where the last snapshot's objects are, by kind and name (objectsOf)
 }
 
@@ -231,6 +232,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 		return nil, err
 	}
 	e.kube = newKubelet(cfg, e.api, e.clock, e.timers)
+	e.kube.nodes = e.nodeNames()
 	e.seedKubelet()
 	var err error
 	if cfg.Model == ModelTick {
@@ -261,8 +263,13 @@ func initialUID(kind, name string) string {
 func (e *engine) initWorld() error {
 	if e.sc.snapshot != nil { // and the budgets the scenario it settled from had (Settled)
 		for _, m := range e.sc.Manifests {
-			if o, err := jsonobj.DecodeObj(m); err == nil && jsonobj.GetStr(o, "kind") == kindPDB {
-				e.pdbs = append(e.pdbs, o)
+			if o, err := jsonobj.DecodeObj(m); err == nil {
+				switch jsonobj.GetStr(o, "kind") {
+				case kindPDB:
+					e.pdbs = append(e.pdbs, o)
+				case kindNode:
+					e.nodes = append(e.nodes, o)
+				}
 			}
 		}
 		return e.loadSnapshot(e.sc.snapshot)
@@ -279,6 +286,8 @@ func (e *engine) initWorld() error {
 				return &InvalidWorldError{Err: err}
 			}
 			e.pdbs = append(e.pdbs, o)
+		case kindNode:
+			e.nodes = append(e.nodes, o)
 		default:
 			others = append(others, o)
 		}
@@ -843,7 +852,7 @@ func (e *engine) sync() (syncResult, error) {
 	var policyFailures []policy.Failure
 	if len(policies) > 0 {
 		pr := &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held, Signals: e.signals,
-			PodDisruptionBudgets: e.budgetsFor(policies),
+			PodDisruptionBudgets: e.budgetsFor(policies), Nodes: e.nodesFor(policies),
 			Object: func(kind, name string) (json.RawMessage, bool) { // the objects as this snapshot carries them
 				sp, ok := e.spans[kind][name]
 				return json.RawMessage(snap[sp[0]:sp[1]]), ok

@@ -209,6 +209,8 @@ type kubelet struct {
 	createdStep map[string]int
 	deletedStep map[string]int
 
+	nodes []string // the world's nodes, by name: a pod is scheduled onto nodes[ordinal % len] when created
+
 	expanding     map[string]bool // claims the resizer is expanding (delays model)
 	grown         map[string]bool // claims whose storage request a patch changed since expandClaims looked
 	claimsScanned bool            // expandClaims has looked at the claims the world started with
@@ -226,6 +228,10 @@ func newKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *timers) *kub
 func (k *kubelet) tickModel() bool { return k.cfg.Model == ModelTick }
 
 func (k *kubelet) podCreated(name string) {
+	if len(k.nodes) > 0 { // the scheduler: pods spread over the nodes by ordinal, as a topology spread would
+		o, _ := ordinal.Ordinal(name)
+		k.api.mutatePod(name, func(p Obj) { jsonobj.Ensure(p, "spec")["nodeName"] = k.nodes[max(o, 0)%len(k.nodes)] })
+	}
 	if k.tickModel() {
 		k.createdStep[name] = k.step
 		return

@@ -182,9 +182,9 @@ func (sc *Scenario) validate() error {
 			switch k := jsonobj.GetStr(o, "kind"); k {
 			case kindSet:
 				sets++
-			case kindPod, kindClaim, kindRevision, kindPDB:
+			case kindPod, kindClaim, kindRevision, kindPDB, kindNode:
 			default:
-				return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim, ControllerRevision or PodDisruptionBudget", i, k)
+				return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim, ControllerRevision, PodDisruptionBudget or Node", i, k)
 			}
 			if jsonobj.GetStr(o, "metadata.name") == "" {
 				return fmt.Errorf("manifests[%d]: metadata.name is required", i)
@@ -272,7 +272,7 @@ func Settled(sc *Scenario, tl *Timeline) (*Scenario, error) {
 	}
 	base.Kubelet = sc.Kubelet
 	base.Signals = maps.Clone(tl.finalSignals)
-	base.Manifests = append(base.Manifests, tl.finalPDBs...)
+	base.Manifests = append(append(base.Manifests, tl.finalPDBs...), tl.finalNodes...)
 	return base, nil
 }
 

@@ -35,6 +35,7 @@ type Timeline struct {
 	// What the world's snapshot does not carry, as it ended: the signals and the PodDisruptionBudgets.
 	finalSignals map[string]json.RawMessage
 	finalPDBs    []json.RawMessage
+	finalNodes   []json.RawMessage
 
 	budgetSpent bool // the caller's Budget ended the replay (outcome "partial")
 }
@@ -227,6 +228,10 @@ func (e *engine) finish() {
 	for _, p := range e.pdbs {
 		b, _ := json.Marshal(p)
 		tl.finalPDBs = append(tl.finalPDBs, b)
+	}
+	for _, n := range e.nodes {
+		b, _ := json.Marshal(n)
+		tl.finalNodes = append(tl.finalNodes, b)
 	}
 	if tl.StopReason == "" {
 		tl.StopReason = "settled: no writes, no requeue, nothing pending"

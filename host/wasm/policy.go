@@ -73,8 +73,8 @@ func (m *Module) loadPolicy(ctx context.Context) error {
 		return badModule("describe", "version is longer than 64 bytes")
 	}
 	for _, c := range d.Context {
-		if c != abi.ContextPodDisruptionBudgets && c != abi.ContextSnapshot {
-			return badModule("describe", "context %q is not one this host supplies (%s, %s)", c, abi.ContextPodDisruptionBudgets, abi.ContextSnapshot)
+		if c != abi.ContextPodDisruptionBudgets && c != abi.ContextNodes && c != abi.ContextSnapshot {
+			return badModule("describe", "context %q is not one this host supplies (%s, %s, %s)", c, abi.ContextPodDisruptionBudgets, abi.ContextNodes, abi.ContextSnapshot)
 		}
 	}
 	m.policyDescribe, m.describeRaw = d, raw

@@ -1,0 +1,48 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Nodes are the nodes pods run on, each as {"metadata":{"name","labels"}} (abi.PolicyContext.Nodes), read
+// from the API server when a sync's policy asks for them; an error fails the caller rather than let such a
+// policy decide without them.
+func Nodes(ctx context.Context, client kubernetes.Interface, pods []*corev1.Pod) ([]json.RawMessage, error) {
+	want := map[string]bool{}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			want[p.Spec.NodeName] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the nodes a policy of the set reads: %w", err)
+	}
+	var out []json.RawMessage
+	for _, n := range list.Items {
+		if want[n.Name] {
+			b, err := NodeJSON(n.Name, n.Labels)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return string(out[i]) < string(out[j]) })
+	return out, nil
+}
+
+// NodeJSON is a node as policies are given it: its name and labels.
+func NodeJSON(name string, labels map[string]string) (json.RawMessage, error) {
+	return json.Marshal(map[string]any{"metadata": map[string]any{"name": name, "labels": labels}})
+}
