@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -55,15 +54,9 @@ func WatchSignals(ctx context.Context, s *Signals, client kubernetes.Interface, 
 			s.Set(cm)
 		}
 	}
-	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "configmaps", namespace, fields.OneTermEqualSelector("metadata.name", name))
-	_, inf := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &corev1.ConfigMap{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    set,
-			UpdateFunc: func(_, cur any) { set(cur) },
-			DeleteFunc: func(any) { s.Set(nil) },
-		},
+	watchConfigMap(ctx, client, namespace, name, cache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, cur any) { set(cur) },
+		DeleteFunc: func(any) { s.Set(nil) },
 	})
-	inf.RunWithContext(ctx)
 }

@@ -100,16 +100,10 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, pols *
 		}
 		offers <- cm
 	}
-	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "configmaps", namespace, fields.OneTermEqualSelector("metadata.name", name))
-	_, inf := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &corev1.ConfigMap{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    handle,
-			UpdateFunc: func(_, cur any) { handle(cur) },
-		},
+	go watchConfigMap(ctx, client, namespace, name, cache.ResourceEventHandlerFuncs{
+		AddFunc:    handle,
+		UpdateFunc: func(_, cur any) { handle(cur) },
 	})
-	go inf.RunWithContext(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -172,4 +166,12 @@ func SuppliedPolicies(cm *corev1.ConfigMap) map[string]policy.Supplied {
 		out[name] = policy.Supplied{Code: code, Fixtures: fixtures}
 	}
 	return out
+}
+
+// watchConfigMap runs an informer on the one ConfigMap namespace/name until ctx ends (the module
+// ConfigMap, the signals).
+func watchConfigMap(ctx context.Context, client kubernetes.Interface, namespace, name string, h cache.ResourceEventHandler) {
+	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "configmaps", namespace, fields.OneTermEqualSelector("metadata.name", name))
+	_, inf := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &corev1.ConfigMap{}, Handler: h})
+	inf.RunWithContext(ctx)
 }

@@ -206,3 +206,17 @@ func Selects(selector, labels gjson.Result) bool {
 
 // Context is a member of the host's context beyond held and signals (podDisruptionBudgets, ...).
 func (in *Input) Context(name string) gjson.Result { return in.context.Get(gjson.Escape(name)) }
+
+// Healthy reports whether a pod is healthy as the disruption controller counts currentHealthy: its Ready
+// condition True and no deletionTimestamp.
+func Healthy(pod gjson.Result) bool {
+	if !pod.Exists() || pod.Get("metadata.deletionTimestamp").Exists() {
+		return false
+	}
+	for _, c := range pod.Get("status.conditions").Array() {
+		if c.Get("type").String() == "Ready" {
+			return c.Get("status").String() == "True"
+		}
+	}
+	return false
+}

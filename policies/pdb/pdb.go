@@ -48,7 +48,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 			continue
 		}
 		pod := in.Pod(a.Name)
-		if !healthy(pod) {
+		if !kit.Healthy(pod) {
 			continue
 		}
 		var covering []*budget
@@ -93,17 +93,4 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		holds = append(holds, kit.Hold{Action: a.Index, Reason: "DisruptionBudget", Message: msg, RetryAfter: retry})
 	}
 	return holds, nil
-}
-
-// healthy: Ready and not terminating, as the disruption controller counts currentHealthy.
-func healthy(pod gjson.Result) bool {
-	if !pod.Exists() || pod.Get("metadata.deletionTimestamp").Exists() {
-		return false
-	}
-	for _, c := range pod.Get("status.conditions").Array() {
-		if c.Get("type").String() == "Ready" {
-			return c.Get("status").String() == "True"
-		}
-	}
-	return false
 }

@@ -53,7 +53,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 	for _, p := range in.Snapshot.Get("pods").Array() {
 		name := p.Get("metadata.name").String()
 		pods[name] = p
-		if !healthy(p) {
+		if !kit.Healthy(p) {
 			z := zoneOf(p)
 			disrupted[z] = append(disrupted[z], name)
 		}
@@ -75,7 +75,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 			continue
 		}
 		pod, ok := pods[a.Name]
-		if !ok || !healthy(pod) {
+		if !ok || !kit.Healthy(pod) {
 			continue // disrupted already: deleting it takes no other zone down
 		}
 		z := zoneOf(pod)
@@ -103,17 +103,4 @@ func otherZones(disrupted map[string][]string, z string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// healthy: Ready and not terminating, as the disruption controller counts it.
-func healthy(pod gjson.Result) bool {
-	if pod.Get("metadata.deletionTimestamp").Exists() {
-		return false
-	}
-	for _, c := range pod.Get("status.conditions").Array() {
-		if c.Get("type").String() == "Ready" {
-			return c.Get("status").String() == "True"
-		}
-	}
-	return false
 }
