@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -97,5 +98,45 @@ func TestPDBPolicyRespectsTheBudget(t *testing.T) {
 		t.Errorf("FailedDelete events: %v %v; all events:\n%s", l, err, eventLog(ns))
 	}
 	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 3, 2, 1, 0)
+	tr.checkInvariants()
+}
+
+// The shipped window policy with a signal the controller reads from a ConfigMap (--signals-configmap): a
+// rollout's deletes wait while db-healthy is false (upstream's FailedDelete event says why, no pod is
+// replaced), and the rollout completes once the ConfigMap says true.
+func TestWindowPolicyWaitsForTheSignal(t *testing.T) {
+	t.Parallel()
+	requireController(t)
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	signals := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "signals"}, Data: map[string]string{"db-healthy": "false"}}
+	if _, err := cfg.kc.CoreV1().ConfigMaps(ns).Create(ctx, signals, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := startController(t, ns, ctrlOpts{extraArgs: []string{"--signals-configmap", ns + "/signals"}})
+	c.waitReady(ctx)
+	tr := trackPods(t, ctx, ns, "wi", true)
+	set := newSet("wi", 3)
+	set.Annotations = map[string]string{"ordinal.dev/policies": "window", "window.ordinal.dev/signal": "db-healthy"}
+	createSet(t, ctx, ns, set)
+	waitRolledOut(t, ctx, ns, "wi", 3) // creations are never held
+	uids := tr.uidsByName()
+	mark := tr.mark()
+
+	patchSet(t, ctx, ns, "wi", setVersion("v2"))
+	waitFor(t, ctx, "a FailedDelete event naming the signal", 2*time.Minute, func() bool {
+		l, err := eventsOf(ctx, ns, "wi", "FailedDelete")
+		return err == nil && len(l.Items) > 0 && strings.Contains(l.Items[0].Message, `policy window holds this write: signal "db-healthy" is false`)
+	})
+	samePods(t, ctx, ns, uids, "while the signal is false", "wi-0", "wi-1", "wi-2")
+
+	signals.Data["db-healthy"] = "true"
+	if _, err := cfg.kc.CoreV1().ConfigMaps(ns).Update(ctx, signals, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSet(t, ctx, ns, "wi", "rolled out once the signal is true (the hold's retry, 30s)", 3*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return s.Status.UpdatedReplicas == 3 && s.Status.ReadyReplicas == 3 && s.Status.CurrentRevision == s.Status.UpdateRevision
+	})
+	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 2, 1, 0)
 	tr.checkInvariants()
 }

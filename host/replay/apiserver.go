@@ -99,13 +99,17 @@ type APIServer struct {
 	onPodDeleted func(name string) // a deletionTimestamp was set
 	onClaimGrew  func(name string) // a patch changed a claim's storage request
 	notes        []WorldEvent      // what happened outside the controller, for the timeline
+
+	// ownersChanged: an object was created, replaced, patched or removed since the garbage collector last
+	// looked (only such a write can make an object's owners gone), so it must look again.
+	ownersChanged bool
 }
 
 // NewAPIServer returns an empty server for namespace ns.
 func NewAPIServer(ns string, clock *Clock) *APIServer {
 	return &APIServer{ns: ns, clock: clock, objs: map[string]map[string]Obj{
 		kindPod: {}, kindRevision: {}, kindClaim: {},
-	}}
+	}, ownersChanged: true}
 }
 
 func (s *APIServer) now() string { return s.clock.Now().UTC().Format(time.RFC3339) }
@@ -201,6 +205,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 		s.stamp(o)
 		jsonobj.Set(o, "metadata.generation", jsonobj.Num(1))
 		s.set = o
+		s.ownersChanged = true
 		return nil
 	}
 	store, ok := s.objs[kind]
@@ -225,6 +230,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 		o["status"] = Obj{"phase": "Pending"}
 	}
 	store[name] = o
+	s.ownersChanged = true
 	if kind == kindPod && s.onPodCreated != nil {
 		s.onPodCreated(name)
 	}
@@ -267,6 +273,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 		}
 		s.bump(o)
 		s.set = o
+		s.ownersChanged = true
 		return nil
 	case kindPod, kindClaim:
 		stripTypeMeta(o)
@@ -276,6 +283,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	}
 	s.bump(o)
 	s.objs[kind][name] = o
+	s.ownersChanged = true
 	return nil
 }
 
@@ -311,6 +319,7 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 	}
 	s.bump(o)
 	s.objs[kind][name] = o
+	s.ownersChanged = true
 	return nil
 }
 
@@ -328,6 +337,7 @@ func (s *APIServer) Delete(kind, name, uid string) error {
 	switch kind {
 	case kindSet:
 		s.set = nil
+		s.ownersChanged = true
 	case kindPod:
 		if jsonobj.Get(old, "metadata.deletionTimestamp") != nil {
 			return nil
@@ -336,6 +346,7 @@ func (s *APIServer) Delete(kind, name, uid string) error {
 		s.bump(old)
 	default:
 		delete(s.objs[kind], name)
+		s.ownersChanged = true
 	}
 	return nil
 }
@@ -356,6 +367,7 @@ func (s *APIServer) markTerminating(pod Obj) {
 // removePod is the kubelet confirming termination: the object disappears.
 func (s *APIServer) removePod(name string) {
 	delete(s.objs[kindPod], name)
+	s.ownersChanged = true
 }
 
 // mutatePod changes a pod's status as the kubelet would (a status write: resourceVersion bumps).

@@ -15,6 +15,7 @@ func (s *APIServer) orphanSet() {
 	}
 	uid := jsonobj.GetStr(s.set, "metadata.uid")
 	s.set = nil
+	s.ownersChanged = true
 	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
 		for _, n := range s.Names(kind) {
 			o := s.objs[kind][n]
@@ -39,6 +40,10 @@ func (s *APIServer) orphanSet() {
 }
 
 func (s *APIServer) collectGarbage() {
+	if !s.ownersChanged { // no object's owners can have gone since the last look
+		return
+	}
+	s.ownersChanged = false
 	live := map[string]bool{}
 	if s.set != nil {
 		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
@@ -52,6 +57,7 @@ func (s *APIServer) collectGarbage() {
 		for _, n := range s.Names(kind) {
 			if orphaned(s.objs[kind][n], live) {
 				delete(s.objs[kind], n)
+				s.ownersChanged = true // its dependents may be orphans now
 				s.note("gc", ReasonDeleted, kind, n, "deleted %s %s (owners gone)", kind, n)
 			}
 		}
