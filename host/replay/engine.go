@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -733,6 +734,7 @@ func (e *engine) snapshot() []byte {
 type encodedObject struct {
 	uid, rv string
 	json    []byte
+	digest  [sha256.Size]byte // of json, for the session (wasm.LaidObject.Digest)
 }
 
 // verifyEncodedObjects makes every snapshot encode each object again and compare (tests: an object the
@@ -776,18 +778,19 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 			next[n] = c
 			b = append(b, c.json...)
 			spans[n] = [2]int{at, len(b)}
-			e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: uid, RV: rv})
+			e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: uid, RV: rv, Digest: c.digest})
 			continue
 		}
 		var err error
 		if b, err = e.enc.append(b, o); err != nil {
 			panic(fmt.Sprintf("replay: encoding the world: %v", err))
 		}
+		digest := sha256.Sum256(b[at:])
 		if rv != "" {
-			next[n] = encodedObject{uid: uid, rv: rv, json: append([]byte(nil), b[at:]...)}
+			next[n] = encodedObject{uid: uid, rv: rv, json: append([]byte(nil), b[at:]...), digest: digest}
 		}
 		spans[n] = [2]int{at, len(b)}
-		e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: uid, RV: rv})
+		e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: uid, RV: rv, Digest: digest})
 	}
 	e.encoded[kind] = next
 	return append(b, ']')

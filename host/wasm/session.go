@@ -69,6 +69,9 @@ type LaidObject struct {
 	List     string
 	From, To int
 	UID, RV  string
+	// Digest, when not zero, is sha256 of snapshot[From:To], as the host computed it once per encoding of
+	// the object (the session then need not hash every object of every snapshot).
+	Digest [sha256.Size]byte
 }
 
 // Reconcile runs one sync of the session's set: the same answer as Module.Reconcile for snapshot.
@@ -277,8 +280,10 @@ func (s *Session) laidObjects(snapshot []byte, layout *Layout) []snapshotObject 
 	out := make([]snapshotObject, 0, len(layout.Objects))
 	s.st.Objects += len(layout.Objects)
 	for _, l := range layout.Objects {
-		o := snapshotObject{from: l.From, to: l.To, heldObject: heldObject{list: l.List, uid: l.UID, rv: l.RV}}
-		o.digest = sha256.Sum256(snapshot[o.from:o.to])
+		o := snapshotObject{from: l.From, to: l.To, heldObject: heldObject{list: l.List, uid: l.UID, rv: l.RV}, digest: l.Digest}
+		if o.digest == ([sha256.Size]byte{}) {
+			o.digest = sha256.Sum256(snapshot[o.from:o.to])
+		}
 		o.ok = l.UID != "" && l.RV != ""
 		out = append(out, o)
 	}
@@ -318,7 +323,7 @@ func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte
 		if h, held := s.held[o.digest]; !held || h != o.heldObject {
 			continue
 		}
-		ref, err := json.Marshal(abi.Unchanged{Unchanged: abi.ObjectRef{UID: o.uid, ResourceVersion: o.rv}})
+		ref, err := reference(o.uid, o.rv)
 		if err != nil {
 			continue
 		}
@@ -337,4 +342,29 @@ func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte
 		at = c.to
 	}
 	return append(out, snapshot[at:]...), true
+}
+
+// reference is {"unchanged":{"uid":UID,"resourceVersion":RV}} as json.Marshal(abi.Unchanged) writes it,
+// without reflection for the plain uids and resourceVersions an API server gives (one per object per sync).
+func reference(uid, rv string) ([]byte, error) {
+	if !plainJSON(uid) || !plainJSON(rv) {
+		return json.Marshal(abi.Unchanged{Unchanged: abi.ObjectRef{UID: uid, ResourceVersion: rv}})
+	}
+	b := make([]byte, 0, 48+len(uid)+len(rv))
+	b = append(b, `{"unchanged":{"uid":"`...)
+	b = append(b, uid...)
+	b = append(b, `","resourceVersion":"`...)
+	b = append(b, rv...)
+	return append(b, `"}}`...), nil
+}
+
+// plainJSON: s is written in JSON as it is (printable ASCII that encoding/json neither escapes nor
+// HTML-escapes).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
