@@ -16,9 +16,6 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
-// ExitGoldenDiffers is `replay --golden`'s exit code when the timeline differs from the golden file.
-const ExitGoldenDiffers = 5
-
 func newReplayCommand(opts *moduleOptions) *cobra.Command {
 	var golden, htmlOut string
 	var rollout rolloutFlags

@@ -13,26 +13,6 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
-// Exit codes, documented in `ordinal --help`.
-const (
-	ExitOK            = 0 // plan printed, no error
-	ExitUsage         = 1 // bad flags, unreadable files
-	ExitRejected      = 2 // the module rejected the snapshot (error plan printed)
-	ExitSyncFailed    = 3 // the sync failed as upstream's would (plan with SyncFailed printed)
-	ExitModuleFailure = 4 // the module could not be loaded, trapped, timed out or ran out of memory
-)
-
-const exitCodesHelp = `Exit codes:
-  0  plan printed, no error
-  1  usage error, unreadable or too large input, or a world an API server would refuse (replay, preview)
-  2  the snapshot was rejected: the error plan is printed (error.code InvalidJSON, InvalidSnapshot,
-     UnsupportedABI, UnknownFeatureGate, or StaleReference for a reference to an unchanged object, which
-     only a session's previous call can resolve; error.path names the bad field); replay and preview
-     exit 2 when the module rejects a snapshot of their world
-  3  the sync failed the way upstream's would (error.code SyncFailed); the plan is printed
-  4  the module failed: it could not be loaded or is over a module limit, speaks another ABI, trapped,
-     timed out, ran out of memory, or returned something that is not an ABI v1 plan`
-
 // exitCodeOf maps an error of the host library to its exit code: the one mapping reconcile, replay and
 // preview share, so the same bad input exits the same way from each.
 func exitCodeOf(err error) int {

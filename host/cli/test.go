@@ -15,10 +15,6 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
-// ExitTestFailed: a test of `ordinal test` did not get what it expects (the same code as a replay whose
-// timeline differs from its --golden file: a CI job gates on both alike).
-const ExitTestFailed = ExitGoldenDiffers
-
 // testFile is an `ordinal test` file (README "Policies"): tests of what a set's policies hold, each a replay.
 type testFile struct {
 	Tests []policyTest `json:"tests"`
