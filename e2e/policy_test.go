@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,50 @@ func TestWindowPolicyWaitsForTheSignal(t *testing.T) {
 	waitSet(t, ctx, ns, "wi", "rolled out once the signal is true (the hold's retry, 30s)", 3*time.Minute, func(s *appsv1.StatefulSet) bool {
 		return s.Status.UpdatedReplicas == 3 && s.Status.ReadyReplicas == 3 && s.Status.CurrentRevision == s.Status.UpdateRevision
 	})
+	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 2, 1, 0)
+	tr.checkInvariants()
+}
+
+// The shipped zones policy with kube-scheduler spreading a Parallel set over three kwok nodes in three
+// zones: rolled with maxUnavailable 3, upstream takes all three pods down at once; with the policy one zone
+// (one pod) is down at a time, and upstream's FailedDelete event names the zone it waits for.
+func TestZonesPolicyTakesOneZoneDownAtATime(t *testing.T) {
+	t.Parallel()
+	ctx, ns, _, tr := begin(t, "zo", false) // Parallel: no ordering invariants
+	taint := corev1.Taint{Key: "e2e.ordinal.dev/zones", Value: ns, Effect: corev1.TaintEffectNoSchedule}
+	for _, z := range []string{"a", "b", "c"} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-zone-" + z,
+			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": ns + "-zone-" + z, "topology.kubernetes.io/zone": "zone-" + z,
+				"e2e.ordinal.dev/zones": ns}},
+			Spec: corev1.NodeSpec{Taints: []corev1.Taint{taint}}}
+		if _, err := cfg.kc.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cfg.kc.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
+	}
+	set := newSet("zo", 3, parallel, maxUnavailable(3))
+	set.Annotations = map[string]string{"ordinal.dev/policies": "zones"}
+	spec := &set.Spec.Template.Spec
+	spec.NodeSelector = map[string]string{"e2e.ordinal.dev/zones": ns}
+	spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: taint.Key, Operator: corev1.TolerationOpEqual, Value: ns, Effect: taint.Effect})
+	spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
+		WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: set.Spec.Selector}}
+	createSet(t, ctx, ns, set)
+	waitRolledOut(t, ctx, ns, "zo", 3)
+	mark := tr.mark()
+
+	peak := tr.armMaxUnavailable(3, 1)
+	patchSet(t, ctx, ns, "zo", setVersion("v2"))
+	s := waitRolledOut(t, ctx, ns, "zo", 3)
+	tr.waitFor(ctx, "3 pods ready at v2", time.Minute, func(v podView) bool { return v.readyAt(3, s.Status.UpdateRevision) })
+	if p := peak(); p != 1 {
+		t.Errorf("peak unavailable %d, want 1: one zone at a time", p)
+	}
+	l, err := eventsOf(ctx, ns, "zo", "FailedDelete")
+	if err != nil || len(l.Items) == 0 || !strings.Contains(l.Items[0].Message, "policy zones holds this write: zone zone-") {
+		t.Errorf("FailedDelete events: %v %v; all events:\n%s", l, err, eventLog(ns))
+	}
 	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 2, 1, 0)
 	tr.checkInvariants()
 }
