@@ -167,15 +167,9 @@ func (s *statusView) holds(ctx context.Context, objs controller.Objects, snap *c
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
-	var budgets []json.RawMessage
-	if policy.Wants(policies, abi.ContextPodDisruptionBudgets) && s.client != nil {
-		if budgets, err = policy.Budgets(ctx, s.client, objs.Set.Namespace, objs.Pods); err != nil {
-			return nil, withCode(ExitUsage, err)
-		}
-	}
-	var nodes []json.RawMessage
-	if policy.Wants(policies, abi.ContextNodes) && s.client != nil {
-		if nodes, err = policy.Nodes(ctx, s.client, objs.Pods); err != nil {
+	var budgets, nodes []json.RawMessage
+	if s.client != nil {
+		if budgets, nodes, err = policy.Live(ctx, s.client, objs.Set.Namespace, objs.Pods, policies); err != nil {
 			return nil, withCode(ExitUsage, err)
 		}
 	}

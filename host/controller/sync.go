@@ -200,23 +200,13 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		},
 	}
 	var policyFailures []policy.Failure
-	memory := c.policyMemory(key)
+	memory := c.policyMemory(key, len(policies) > 0)
 	if len(policies) > 0 {
-		var budgets []json.RawMessage
-		if policy.Wants(policies, abi.ContextPodDisruptionBudgets) {
-			if budgets, err = policy.Budgets(ctx, c.client, ns, objs.Pods); err != nil {
-				result = resultError
-				c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
-				return 0, err
-			}
-		}
-		var nodes []json.RawMessage
-		if policy.Wants(policies, abi.ContextNodes) {
-			if nodes, err = policy.Nodes(ctx, c.client, objs.Pods); err != nil {
-				result = resultError
-				c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
-				return 0, err
-			}
+		budgets, nodes, err := policy.Live(ctx, c.client, ns, objs.Pods, policies)
+		if err != nil {
+			result = resultError
+			c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
+			return 0, err
 		}
 		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
 			Object: snap.Object,
@@ -225,8 +215,10 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 	res, err := step.Run(ctx)
 	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())
-	for _, ev := range policy.Events(syncTime, memory, res.Held, policyFailures) {
-		c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+	if memory != nil {
+		for _, ev := range policy.Events(syncTime, memory, res.Held, policyFailures) {
+			c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+		}
 	}
 	if res.First != nil {
 		planned = len(res.First.Actions)
@@ -392,8 +384,15 @@ func (c *Controller) policiesOf(ctx context.Context, set *appsv1.StatefulSet) ([
 	return policy.Resolve(ctx, value, c.cfg.Policies.Get)
 }
 
-// policyMemory is the set's memory of its policies' holds.
-func (c *Controller) policyMemory(key string) *policy.Memory {
+// policyMemory is the set's memory of its policies' holds, made when the set has policies (nil: it has none
+// and never had; a set whose policies are gone keeps its memory, so the holds it leaves are released).
+func (c *Controller) policyMemory(key string, hasPolicies bool) *policy.Memory {
+	if m, ok := c.held.Load(key); ok {
+		return m.(*policy.Memory)
+	}
+	if !hasPolicies {
+		return nil
+	}
 	m, _ := c.held.LoadOrStore(key, &policy.Memory{})
 	return m.(*policy.Memory)
 }

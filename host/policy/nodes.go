@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/ordinal-dev/ordinal/abi"
 )
 
 // Nodes are the nodes pods run on, each as {"metadata":{"name","labels"}} (abi.PolicyContext.Nodes), read
@@ -45,4 +47,21 @@ func Nodes(ctx context.Context, client kubernetes.Interface, pods []*corev1.Pod)
 // NodeJSON is a node as policies are given it: its name and labels.
 func NodeJSON(name string, labels map[string]string) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"metadata": map[string]any{"name": name, "labels": labels}})
+}
+
+// Live reads from the API server what the policies ask of a live set beyond its snapshot: the budgets
+// (abi.ContextPodDisruptionBudgets) and the nodes (abi.ContextNodes) its pods run on, each only when one of
+// the policies asks for it. The controller's syncs and `kubectl ordinal status` read them so.
+func Live(ctx context.Context, client kubernetes.Interface, ns string, pods []*corev1.Pod, policies []Module) (budgets, nodes []json.RawMessage, err error) {
+	if Wants(policies, abi.ContextPodDisruptionBudgets) {
+		if budgets, err = Budgets(ctx, client, ns, pods); err != nil {
+			return nil, nil, err
+		}
+	}
+	if Wants(policies, abi.ContextNodes) {
+		if nodes, err = Nodes(ctx, client, pods); err != nil {
+			return nil, nil, err
+		}
+	}
+	return budgets, nodes, nil
 }

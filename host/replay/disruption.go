@@ -42,20 +42,9 @@ func (e *engine) budgetStatus(pdb Obj) (json.RawMessage, bool) {
 	if ns := jsonobj.GetStr(pdb, "metadata.namespace"); ns != "" && ns != e.api.ns {
 		return nil, false
 	}
-	var sel *metav1.LabelSelector
-	if raw, ok := jsonobj.Get(pdb, "spec.selector").(map[string]any); ok {
-		b, _ := json.Marshal(raw)
-		sel = &metav1.LabelSelector{}
-		if json.Unmarshal(b, sel) != nil {
-			return nil, false
-		}
-	}
-	if sel == nil {
-		return nil, false // policy/v1: a budget without a selector selects nothing
-	}
-	selector, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return nil, false
+	selector, err := pdbSelector(pdb)
+	if err != nil || selector == nil {
+		return nil, false // policy/v1: a budget without a selector selects nothing (validatePDB refused a bad one)
 	}
 	setUID := jsonobj.GetStr(e.api.StatefulSet(), "metadata.uid")
 	r, _ := jsonobj.GetInt(e.api.StatefulSet(), "spec.replicas")
@@ -167,15 +156,22 @@ func validatePDB(o Obj) error {
 			return fmt.Errorf("PodDisruptionBudget %s: spec.%s %v: an integer of at least 0, or a percentage", name, field, v)
 		}
 	}
-	if raw, ok := spec["selector"].(map[string]any); ok {
-		b, _ := json.Marshal(raw)
-		var sel metav1.LabelSelector
-		if err := json.Unmarshal(b, &sel); err != nil {
-			return fmt.Errorf("PodDisruptionBudget %s: spec.selector: %v", name, err)
-		}
-		if _, err := metav1.LabelSelectorAsSelector(&sel); err != nil {
-			return fmt.Errorf("PodDisruptionBudget %s: spec.selector: %v", name, err)
-		}
+	if _, err := pdbSelector(o); err != nil {
+		return fmt.Errorf("PodDisruptionBudget %s: spec.selector: %v", name, err)
 	}
 	return nil
+}
+
+// pdbSelector is a budget's spec.selector as a label selector (nil: it has none).
+func pdbSelector(pdb Obj) (labels.Selector, error) {
+	raw, ok := jsonobj.Get(pdb, "spec.selector").(map[string]any)
+	if !ok {
+		return nil, nil
+	}
+	b, _ := json.Marshal(raw)
+	var sel metav1.LabelSelector
+	if err := json.Unmarshal(b, &sel); err != nil {
+		return nil, err
+	}
+	return metav1.LabelSelectorAsSelector(&sel)
 }

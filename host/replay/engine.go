@@ -215,14 +215,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
 		module: opts.Module, revLabels: map[string]string{}}
 	e.clock = NewClock(e.start)
-	for k, v := range sc.Signals { // null: no such signal, as in a signals event
-		if string(v) != "null" {
-			if e.signals == nil {
-				e.signals = map[string]json.RawMessage{}
-			}
-			e.signals[k] = v
-		}
-	}
+	e.setSignals(sc.Signals, func(string, ...any) {}) // null: no such signal, as in a signals event
 	e.lastEvent = e.start
 	e.tl = &Timeline{Scenario: sc.Name, Description: sc.Description, Model: cfg.Model, Start: e.start.Format(time.RFC3339)}
 	if err := e.initWorld(); err != nil {
@@ -1099,19 +1092,7 @@ func (e *engine) applyEvent(ev Event) error {
 			}
 		}
 	case "signals":
-		for _, k := range slices.Sorted(maps.Keys(ev.Signals)) {
-			v := ev.Signals[k]
-			if string(v) == "null" {
-				delete(e.signals, k)
-				note("signal %s removed", k)
-				continue
-			}
-			if e.signals == nil {
-				e.signals = map[string]json.RawMessage{}
-			}
-			e.signals[k] = v
-			note("signal %s = %s", k, string(v))
-		}
+		e.setSignals(ev.Signals, note)
 	case "kubelet":
 		e.kube.cfg.Pods = append(e.kube.cfg.Pods, ev.Kubelet...)
 		note("kubelet behaviour changed: %s", string(mustJSON(ev.Kubelet)))

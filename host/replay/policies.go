@@ -2,6 +2,9 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/policy"
@@ -32,4 +35,22 @@ func (e *engine) policiesOfSet() ([]policy.Module, error) {
 		e.policies[name] = m
 		return m, nil
 	})
+}
+
+// setSignals changes what the host supplies the set's policies: each signal set, or removed where null,
+// each change told to note.
+func (e *engine) setSignals(signals map[string]json.RawMessage, note func(format string, args ...any)) {
+	for _, k := range slices.Sorted(maps.Keys(signals)) {
+		v := signals[k]
+		if string(v) == "null" {
+			delete(e.signals, k)
+			note("signal %s removed", k)
+			continue
+		}
+		if e.signals == nil {
+			e.signals = map[string]json.RawMessage{}
+		}
+		e.signals[k] = v
+		note("signal %s = %s", k, string(v))
+	}
 }

@@ -93,9 +93,6 @@ func (p *Policy) Wants(context string) bool { return slices.Contains(p.describe.
 // Name is the policy's name (describe's "policy").
 func (p *Policy) Name() string { return p.describe.Policy }
 
-// Digest is the sha256 of the module's bytes.
-func (p *Policy) Digest() [sha256.Size]byte { return p.m.digest }
-
 // Evaluate runs evaluate on one input (abi.PolicyInput as JSON) and returns its answer as given; the caller
 // checks it (host/policy). Its errors are *Error, as a reconcile module's.
 func (p *Policy) Evaluate(ctx context.Context, input []byte) ([]byte, error) {
