@@ -16,7 +16,7 @@ func TestReplayPrintsTimeline(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"revisions: A=web-6cbd9df98d B=web-54cb854cf9", "pods: 0:A/Ready 1:A/Ready 2:A/Ready 3:A/Ready 4:A/Ready",
+	for _, want := range []string{"revisions: A=web-6cbd9df98d B=web-54cb854cf9", "pods: 0..4:A/Ready",
 		"delete Pod web-4\n  delete Pod web-3", "== complete"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
@@ -22,11 +23,13 @@ type Preview struct {
 	From     RevisionLabel `json:"from"` // the current revision before the edit
 	To       RevisionLabel `json:"to"`   // the update revision the edit leads to
 	Settings string        `json:"settings"`
-	Steps    []PreviewStep `json:"steps"`
-	Batches  [][]string    `json:"batches"`  // pods taken down together, in order
-	HeldBack []string      `json:"heldBack"` // pods the partition keeps at their revision
-	Warnings []Warning     `json:"warnings"`
-	Outcome  Outcome       `json:"outcome"`
+	// Changes is what the edit changes in the set's spec, as `ordinal history` shows a template change.
+	Changes  []rollout.Change `json:"changes"`
+	Steps    []PreviewStep    `json:"steps"`
+	Batches  [][]string       `json:"batches"`  // pods taken down together, in order
+	HeldBack []string         `json:"heldBack"` // pods the partition keeps at their revision
+	Warnings []Warning        `json:"warnings"`
+	Outcome  Outcome          `json:"outcome"`
 	// Estimate of the rest, when a Budget ended the replay (Outcome.Result "partial").
 	Estimate  *Estimate `json:"estimate,omitempty"`
 	KubeModel string    `json:"kubeletModel"`
@@ -85,6 +88,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	if err := apiAnswer(kube.ValidateStatefulSetUpdate(cur, check, kube.GatesOf(base.Features))); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
+	changes := rollout.Diff(map[string]any{"spec": jsonobj.Get(cur, "spec")}, map[string]any{"spec": jsonobj.Get(check, "spec")})
 	sc := *base
 	zero := Duration(0)
 	sc.Events = []Event{{At: &zero, Apply: mustJSON(o), Note: "the edit being previewed"}}
@@ -93,7 +97,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 		return nil, err
 	}
 	p := &Preview{Set: jsonobj.GetStr(cur, "metadata.name"), Timeline: tl, features: base.Features, kubelet: base.Kubelet, Outcome: tl.Outcome, KubeModel: tl.Model,
-		Warnings: []Warning{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}}
+		Warnings: []Warning{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}, Changes: changes}
 	labels := map[string]string{}
 	for _, r := range tl.Revisions {
 		labels[r.Name] = r.Label
@@ -154,7 +158,11 @@ func settingsLine(ss Obj, features map[string]bool) string {
 		if jsonobj.Get(ss, "spec.updateStrategy.rollingUpdate") == nil {
 			unset = "no rollingUpdate: "
 		}
-		s += fmt.Sprintf(" (%spartition %d, maxUnavailable %v)", unset, part, mu)
+		resolved := ""
+		if _, pct := mu.(string); pct { // a percentage: the pods it comes to, as the controller rounds it
+			resolved = fmt.Sprintf(" = %d pods", maxUnavailableOf(mu, int(replicas)))
+		}
+		s += fmt.Sprintf(" (%spartition %d, maxUnavailable %v%s)", unset, part, mu, resolved)
 	}
 	if m, _ := jsonobj.GetInt(ss, "spec.minReadySeconds"); m > 0 {
 		s += fmt.Sprintf(", minReadySeconds %d", m)
@@ -217,7 +225,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		sortNatural(claims)
 		if len(claims) > 0 {
 			w(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: %s deletes these PVCs and their data: %s",
-				what, strings.Join(claims, ", "))
+				what, strings.Join(ordinal.Fold(claims), ", "))
 		}
 	}
 	// 3. maxUnavailable counts unavailable pods below the partition too.
@@ -242,7 +250,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		}
 		if part > 0 && len(below) > 0 {
 			w(WarnMaxUnavailableCountsHeldBack, "maxUnavailable %v counts unavailable pods below the partition as well: %s (ordinal < %d, held back) already count against it, so fewer pods (or none) are updated at a time",
-				mu, strings.Join(below, ", "), start+part)
+				mu, strings.Join(ordinal.Fold(below), ", "), start+part)
 		}
 		if n, ok := jsonobj.AsInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff(tl, "MaxUnavailableStatefulSet") {
 			w(WarnMaxUnavailableIgnored, "maxUnavailable %v is ignored: the MaxUnavailableStatefulSet feature gate is off, pods are updated one at a time", mu)
@@ -280,42 +288,93 @@ func pronoun(n int) string {
 	return "them"
 }
 
-// WriteText prints the preview for people.
+// WriteText prints the preview for people: what can fail a CI job (the warnings) first and last, a
+// rollout's repeated steps once at each end of the run (text_fold.go), lists of pods as runs; -o json has
+// every step.
 func (p *Preview) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s (%s) -> %s (%s)\n", p.Set, p.From.Label, p.From.Name, p.To.Label, p.To.Name)
-	fmt.Fprintf(&b, "settings: %s\n", p.Settings)
-	fmt.Fprintf(&b, "kubelet model: %s\n\n", p.KubeModel)
+	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(strings.Split(p.Settings, ", "), ", ", len("settings: "), 2))
+	fmt.Fprintf(&b, "kubelet model: %s\n", p.KubeModel)
+	if len(p.Changes) > 0 {
+		b.WriteString("changes:\n")
+		for _, c := range p.Changes {
+			fmt.Fprintf(&b, "  %s\n", c)
+		}
+	}
+	p.writeWarnings(&b)
+	b.WriteString("\n")
 	if len(p.Steps) == 0 {
 		b.WriteString("steps: none (the controller changes no pod)\n")
 	} else {
 		b.WriteString("steps:\n")
 	}
-	for _, s := range p.Steps {
-		fmt.Fprintf(&b, "  +%-7s %s\n", s.Offset, strings.Join(append(worldStrings(s.World), s.Actions...), "; "))
+	texts := make([]string, len(p.Steps))
+	shapes := make([]shape, len(p.Steps))
+	for i, s := range p.Steps {
+		texts[i] = strings.Join(append(worldStrings(s.World), s.Actions...), "; ")
+		shapes[i] = shapeOf(texts[i])
+	}
+	step := func(i int) {
+		s := p.Steps[i]
+		parts := foldList(append(worldStrings(s.World), s.Actions...))
+		fmt.Fprintf(&b, "  +%-7s %s\n", s.Offset, wrapJoin(parts, "; ", 11, 11))
+	}
+	for _, r := range foldRuns(shapes, 4, 12) {
+		if r.reps == 1 {
+			step(r.start)
+			continue
+		}
+		for i := r.start; i < r.start+r.period; i++ {
+			step(i)
+		}
+		last := r.start + (r.reps-1)*r.period
+		fmt.Fprintf(&b, "  ...      %s (+%s .. +%s)\n", r.left("times"), p.Steps[r.start+r.period].Offset, p.Steps[last-1].Offset)
+		for i := last; i < last+r.period; i++ {
+			step(i)
+		}
 	}
 	if len(p.Batches) > 0 {
-		var parts []string
-		for _, bt := range p.Batches {
-			parts = append(parts, "["+strings.Join(bt, " ")+"]")
+		parts := make([]string, len(p.Batches))
+		for i, bt := range p.Batches {
+			parts[i] = "[" + strings.Join(ordinal.Fold(bt), " ") + "]"
 		}
-		fmt.Fprintf(&b, "\npods taken down, in batches: %s\n", strings.Join(parts, " -> "))
+		const head = "pods taken down, in batches: "
+		fmt.Fprintf(&b, "\n%s%s\n", head, wrapJoin(atMost(foldList(parts), 24, "batches"), " -> ", len(head), 2))
 	}
 	if len(p.HeldBack) > 0 {
-		fmt.Fprintf(&b, "held back by the partition: %s\n", strings.Join(p.HeldBack, ", "))
+		const head = "held back by the partition: "
+		fmt.Fprintf(&b, "%s%s\n", head, wrapJoin(ordinal.Fold(p.HeldBack), ", ", len(head), 2))
 	}
 	fmt.Fprintf(&b, "\noutcome: %s after %s: %s\n", p.Outcome.Result, p.Outcome.Duration, p.Outcome.Summary)
 	if p.Estimate != nil {
 		fmt.Fprintf(&b, "estimate for the rest: %s (%s)\n", p.Estimate, p.Estimate.Basis)
 	}
-	if len(p.Warnings) > 0 {
-		b.WriteString("\nwarnings:\n")
-		for _, x := range p.Warnings {
-			fmt.Fprintf(&b, "  ! %s\n", x.Message)
-		}
-	}
+	p.writeWarnings(&b)
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
 	return err
+}
+
+// writeWarnings lists the warnings (printed before the steps and again after the outcome, where a CI log's
+// reader looks).
+func (p *Preview) writeWarnings(b *strings.Builder) {
+	if len(p.Warnings) == 0 {
+		return
+	}
+	b.WriteString("\nwarnings:\n")
+	for _, x := range p.Warnings {
+		fmt.Fprintf(b, "  ! %s\n", wrapJoin(strings.Fields(x.Message), " ", 4, 4))
+	}
+}
+
+// atMost keeps a long list to its first and last max/2 items, saying how many it left out (-o json has them).
+func atMost(items []string, max int, unit string) []string {
+	if len(items) <= max {
+		return items
+	}
+	out := append([]string{}, items[:max/2]...)
+	out = append(out, fmt.Sprintf("... %d more %s (-o json lists them) ...", len(items)-max, unit))
+	return append(out, items[len(items)-max/2:]...)
 }
 
 // WriteJSON prints the preview as JSON.

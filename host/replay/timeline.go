@@ -387,20 +387,30 @@ func podStateWord(p any) string {
 
 // ---- text ----
 
-// podGrid is the one-line pod summary: ordinal:revision/state, "/term" while terminating.
-func podGrid(pods []PodState) string {
+// podGrid is the pod summary: ordinal:revision/state, "/term" while terminating; consecutive ordinals alike
+// are one run, "0..297:A/Ready", so the grid of a 1000-pod set stays a line or two.
+func podGrid(pods []PodState) []string {
 	if len(pods) == 0 {
-		return "(none)"
+		return []string{"(none)"}
 	}
-	parts := make([]string, len(pods))
-	for i, p := range pods {
-		s := fmt.Sprintf("%d:%s/%s", p.Ordinal, p.Label, p.State())
-		if p.Terminating {
+	var parts []string
+	for i := 0; i < len(pods); {
+		j := i + 1
+		for j < len(pods) && pods[j].Ordinal == pods[j-1].Ordinal+1 && pods[j].Label == pods[i].Label &&
+			pods[j].State() == pods[i].State() && pods[j].Terminating == pods[i].Terminating {
+			j++
+		}
+		s := fmt.Sprintf("%d:%s/%s", pods[i].Ordinal, pods[i].Label, pods[i].State())
+		if j-i > 1 {
+			s = fmt.Sprintf("%d..%d:%s/%s", pods[i].Ordinal, pods[j-1].Ordinal, pods[i].Label, pods[i].State())
+		}
+		if pods[i].Terminating {
 			s += "/term"
 		}
-		parts[i] = s
+		parts = append(parts, s)
+		i = j
 	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 func (a ActionRecord) String() string {
@@ -421,8 +431,9 @@ func (a ActionRecord) String() string {
 	return s
 }
 
-// WriteText prints the timeline for people. verbose also prints syncs that wrote nothing and
-// the controller's events.
+// WriteText prints the timeline for people: the outcome first and last, then the syncs that wrote or saw
+// something, a rollout's repeated syncs once at each end of the run (text_fold.go). verbose prints every
+// sync whole, with the controller's events.
 func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "replay %s (%s model)", tl.Scenario, tl.Model)
@@ -430,43 +441,48 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 		fmt.Fprintf(&b, ": %s", oneLine(tl.Description))
 	}
 	b.WriteString("\n")
+	outcome := fmt.Sprintf("== %s after %s, %d syncs: %s\n", tl.Outcome.Result, tl.Outcome.Duration, tl.Outcome.Steps, tl.Outcome.Summary)
+	b.WriteString(outcome)
 	var revs []string
 	for _, r := range tl.Revisions {
 		revs = append(revs, r.Label+"="+r.Name)
 	}
 	fmt.Fprintf(&b, "revisions: %s\n", strings.Join(revs, " "))
-	fmt.Fprintf(&b, "grid: ordinal:revision/state (Ready, Running = not Ready, Pending, Failed, Succeeded), /term = terminating\n")
+	fmt.Fprintf(&b, "grid: ordinal:revision/state (Running = not Ready), /term = terminating\n")
+	var shown []Step
 	quiet := 0
 	for _, st := range tl.Steps {
 		if !verbose && len(st.Actions) == 0 && len(st.World) == 0 && st.Error == "" {
 			quiet++
 			continue
 		}
-		fmt.Fprintf(&b, "\n#%d +%s", st.Index, st.Offset)
-		if len(st.Trigger) > 0 {
-			fmt.Fprintf(&b, " [%s]", strings.Join(st.Trigger, ","))
+		shown = append(shown, st)
+	}
+	runs := []run{}
+	if verbose {
+		for i := range shown {
+			runs = append(runs, run{start: i, period: 1, reps: 1})
 		}
-		b.WriteString("\n")
-		for _, n := range st.World {
-			fmt.Fprintf(&b, "  . %s\n", n)
+	} else { // a sync repeats another when all but its pod grid does (the grid is shown at each end)
+		shapes := make([]shape, len(shown))
+		for i, st := range shown {
+			shapes[i] = shapeOf(stepText(st, false, false))
 		}
-		fmt.Fprintf(&b, "  pods: %s\n", podGrid(st.Pods))
-		if len(st.Actions) == 0 {
-			b.WriteString("  (no writes)\n")
+		runs = foldRuns(shapes, 4, 12)
+	}
+	for _, r := range runs {
+		if r.reps == 1 {
+			b.WriteString(stepText(shown[r.start], true, verbose))
+			continue
 		}
-		for _, a := range st.Actions {
-			fmt.Fprintf(&b, "  %s\n", a)
+		for i := r.start; i < r.start+r.period; i++ {
+			b.WriteString(stepText(shown[i], true, false))
 		}
-		if st.Requeue > 0 {
-			fmt.Fprintf(&b, "  requeue after %ss\n", trimFloat(st.Requeue))
-		}
-		if st.Error != "" {
-			fmt.Fprintf(&b, "  error: %s\n", oneLine(st.Error))
-		}
-		if verbose {
-			for _, ev := range st.Events {
-				fmt.Fprintf(&b, "  event: %s\n", oneLine(ev))
-			}
+		last := r.start + (r.reps-1)*r.period
+		fmt.Fprintf(&b, "\n... %s: #%d +%s .. #%d +%s\n", r.left("times"), shown[r.start+r.period].Index,
+			shown[r.start+r.period].Offset, shown[last-1].Index, shown[last-1].Offset)
+		for i := last; i < last+r.period; i++ {
+			b.WriteString(stepText(shown[i], true, false))
 		}
 	}
 	if quiet > 0 {
@@ -476,10 +492,58 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	for _, n := range tl.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	fmt.Fprintf(&b, "\n== %s after %s, %d syncs: %s\n", tl.Outcome.Result, tl.Outcome.Duration, tl.Outcome.Steps, tl.Outcome.Summary)
+	b.WriteString("\n" + outcome)
 	fmt.Fprintf(&b, "   (%s)\n", tl.StopReason)
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
 	return err
+}
+
+// stepText is one sync as the timeline prints it: with its header and pod grid (full), or only what it
+// did (to tell repeated syncs apart). A sync's repeated writes fold unless verbose.
+func stepText(st Step, full, verbose bool) string {
+	var b strings.Builder
+	if full {
+		fmt.Fprintf(&b, "\n#%d +%s", st.Index, st.Offset)
+	}
+	if len(st.Trigger) > 0 {
+		fmt.Fprintf(&b, " [%s]", strings.Join(st.Trigger, ","))
+	}
+	b.WriteString("\n")
+	world := worldStrings(st.World)
+	if !verbose {
+		world = foldList(world)
+	}
+	for _, n := range world {
+		fmt.Fprintf(&b, "  . %s\n", n)
+	}
+	if full {
+		fmt.Fprintf(&b, "  pods: %s\n", wrapJoin(podGrid(st.Pods), " ", 8, 8))
+	}
+	if len(st.Actions) == 0 {
+		b.WriteString("  (no writes)\n")
+	}
+	acts := make([]string, len(st.Actions))
+	for i, a := range st.Actions {
+		acts[i] = a.String()
+	}
+	if !verbose {
+		acts = foldList(acts)
+	}
+	for _, a := range acts {
+		fmt.Fprintf(&b, "  %s\n", a)
+	}
+	if st.Requeue > 0 {
+		fmt.Fprintf(&b, "  requeue after %ss\n", trimFloat(st.Requeue))
+	}
+	if st.Error != "" {
+		fmt.Fprintf(&b, "  error: %s\n", oneLine(st.Error))
+	}
+	if verbose {
+		for _, ev := range st.Events {
+			fmt.Fprintf(&b, "  event: %s\n", oneLine(ev))
+		}
+	}
+	return b.String()
 }
 
 // oneLine keeps module and policy text on its line: line breaks (\n, \r) become spaces, so no text can

@@ -1,0 +1,173 @@
+package replay
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Text output stays a screen at any size (issue 31): a rollout repeats the same few syncs once per pod
+// (delete web-299, create web-299, delete web-298, ...), so the text writers print a repeated run once at
+// its start and once at its end, with one line for what they left out; -v and -o json|yaml keep every
+// step.
+
+// textWidth is the longest line the text writers make of lists (names, batches, a sync's writes) before
+// they wrap, like a terminal's.
+const textWidth = 100
+
+// shape is an item of text with its numbers taken out: two items repeat when their shapes are equal and
+// their numbers move by the same amounts from one repetition to the next.
+type shape struct {
+	text string  // the text, each run of digits replaced by '#'
+	nums []int64 // the digits, in order
+}
+
+func shapeOf(s string) shape {
+	var b strings.Builder
+	var nums []int64
+	for i := 0; i < len(s); {
+		if s[i] < '0' || s[i] > '9' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		n, err := strconv.ParseInt(s[i:j], 10, 64)
+		if err != nil { // too long to be a count or an ordinal: part of the shape
+			b.WriteString(s[i:j])
+		} else {
+			b.WriteByte('#')
+			nums = append(nums, n)
+		}
+		i = j
+	}
+	return shape{text: b.String(), nums: nums}
+}
+
+// run is items [start, start+period*reps) of a list: reps repetitions of period items (reps 1: as they
+// are). step is how much the first number of the first item moves per repetition (the pod ordinal, most
+// often).
+type run struct {
+	start, period, reps int
+	step                int64
+}
+
+// maxPeriod is the longest repeated group looked for: a rollout's pod takes a few syncs (deleted, created,
+// Running, Ready) and a replay a few more.
+const maxPeriod = 6
+
+// foldRuns splits items into runs: the longest repetition starting at each item that covers at least
+// minItems items in at least minReps repetitions, else the item alone. A repetition is the same shapes with
+// each number moving by the same amount as between the first two repetitions (the ordinal down by one,
+// the updated count up by one), so what is left out follows from what is shown.
+func foldRuns(items []shape, minReps, minItems int) []run {
+	var out []run
+	for i := 0; i < len(items); {
+		best := run{start: i, period: 1, reps: 1}
+		for k := 1; k <= maxPeriod && i+2*k <= len(items); k++ {
+			reps, ok := 1, true
+			var delta [][]int64
+			for ok && i+(reps+1)*k <= len(items) {
+				for j := 0; j < k && ok; j++ {
+					a, b := items[i+(reps-1)*k+j], items[i+reps*k+j]
+					if a.text != b.text || len(a.nums) != len(b.nums) {
+						ok = false
+						break
+					}
+					if reps == 1 {
+						d := make([]int64, len(a.nums))
+						for x := range d {
+							d[x] = b.nums[x] - a.nums[x]
+						}
+						delta = append(delta, d)
+						continue
+					}
+					for x := range a.nums {
+						if b.nums[x]-a.nums[x] != delta[j][x] {
+							ok = false
+							break
+						}
+					}
+				}
+				if ok {
+					reps++
+				}
+			}
+			if reps >= minReps && reps*k >= minItems && reps*k > best.reps*best.period {
+				best = run{start: i, period: k, reps: reps}
+				if len(delta) > 0 && len(delta[0]) > 0 {
+					best.step = delta[0][0]
+				}
+			}
+		}
+		out = append(out, best)
+		i += best.period * best.reps
+	}
+	return out
+}
+
+// left says what a folded run leaves out: "298 more times the same, one ordinal lower each time".
+func (r run) left(unit string) string {
+	s := fmt.Sprintf("%d more", r.reps-2)
+	if unit != "" {
+		s += " " + unit + " the same"
+	}
+	switch {
+	case r.step == -1:
+		s += ", one ordinal lower each time"
+	case r.step == 1:
+		s += ", one ordinal higher each time"
+	case r.step < 0:
+		s += fmt.Sprintf(", %d ordinals lower each time", -r.step)
+	case r.step > 0:
+		s += fmt.Sprintf(", %d ordinals higher each time", r.step)
+	}
+	return s
+}
+
+// foldList folds a list of items written one after another (a sync's writes, the batches): runs of at
+// least six repetitions show their first and last with what is between said in one item (shorter ones
+// are no longer written whole).
+func foldList(items []string) []string {
+	shapes := make([]shape, len(items))
+	for i, s := range items {
+		shapes[i] = shapeOf(s)
+	}
+	var out []string
+	for _, r := range foldRuns(shapes, 6, 6) {
+		if r.reps == 1 {
+			out = append(out, items[r.start])
+			continue
+		}
+		out = append(out, items[r.start:r.start+r.period]...)
+		out = append(out, "... "+r.left("")+" ...")
+		last := r.start + (r.reps-1)*r.period
+		out = append(out, items[last:last+r.period]...)
+	}
+	return out
+}
+
+// wrapJoin joins parts with sep into lines of at most textWidth (a part longer than that has a line of its
+// own), the lines after the first indented by indent spaces.
+func wrapJoin(parts []string, sep string, first, indent int) string {
+	var b strings.Builder
+	col := first
+	for i, p := range parts {
+		if i > 0 {
+			if col+len(sep)+len(p) > textWidth {
+				b.WriteString(strings.TrimRight(sep, " "))
+				b.WriteString("\n" + strings.Repeat(" ", indent))
+				col = indent
+			} else {
+				b.WriteString(sep)
+				col += len(sep)
+			}
+		}
+		b.WriteString(p)
+		col += len(p)
+	}
+	return b.String()
+}

@@ -1,0 +1,157 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// Every run foldRuns makes is what its fold line claims: the list is covered once, in order, and each
+// repetition has the first's shapes with every number moved by the same amount as the one before.
+func TestFoldRunsAreRepetitions(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	words := []string{"delete Pod web-%d", "create Pod web-%d (revision B)", "kubelet: pod web-%d Ready", "updateStatus (ready=%d)"}
+	for trial := 0; trial < 300; trial++ {
+		var items []string
+		ord := rng.Intn(500)
+		for len(items) < 80 {
+			switch rng.Intn(4) {
+			case 0: // a regular stretch: one pod at a time, down
+				n := rng.Intn(12)
+				for i := 0; i < n; i++ {
+					items = append(items, fmt.Sprintf(words[0], ord), fmt.Sprintf(words[1], ord))
+					ord--
+				}
+			default: // noise
+				items = append(items, fmt.Sprintf(words[rng.Intn(len(words))], rng.Intn(20)))
+			}
+		}
+		shapes := make([]shape, len(items))
+		for i, s := range items {
+			shapes[i] = shapeOf(s)
+		}
+		next, folded := 0, 0
+		for _, r := range foldRuns(shapes, 4, 12) {
+			if r.start != next || r.reps < 1 || r.period < 1 {
+				t.Fatalf("trial %d: run %+v does not start at %d", trial, r, next)
+			}
+			next = r.start + r.reps*r.period
+			if r.reps == 1 {
+				continue
+			}
+			folded++
+			if r.reps < 4 || r.reps*r.period < 12 {
+				t.Fatalf("trial %d: run %+v is shorter than asked", trial, r)
+			}
+			for j := 0; j < r.period; j++ {
+				first, second := shapes[r.start+j], shapes[r.start+r.period+j]
+				for k := 1; k < r.reps; k++ {
+					a, b := shapes[r.start+(k-1)*r.period+j], shapes[r.start+k*r.period+j]
+					if a.text != first.text || b.text != first.text || len(a.nums) != len(b.nums) {
+						t.Fatalf("trial %d: run %+v repeats %q as %q", trial, r, first.text, b.text)
+					}
+					for x := range a.nums {
+						if b.nums[x]-a.nums[x] != second.nums[x]-first.nums[x] {
+							t.Fatalf("trial %d: run %+v: %q moves by another amount at repetition %d", trial, r, items[r.start+k*r.period+j], k)
+						}
+					}
+				}
+			}
+		}
+		if next != len(items) {
+			t.Fatalf("trial %d: runs cover %d of %d items", trial, next, len(items))
+		}
+		_ = folded
+	}
+	// a stretch of 300 pods folds into one run; a different item in the middle splits it
+	var items []shape
+	for o := 299; o >= 0; o-- {
+		items = append(items, shapeOf(fmt.Sprintf(words[0], o)), shapeOf(fmt.Sprintf(words[1], o)))
+	}
+	if runs := foldRuns(items, 4, 12); len(runs) != 1 || runs[0].reps != 300 || runs[0].period != 2 || runs[0].step != -1 {
+		t.Fatalf("300 pods one at a time: runs %+v", runs)
+	}
+	items[301] = shapeOf("create Pod web-149 (revision C)")
+	runs := foldRuns(items, 4, 12)
+	if len(runs) < 3 {
+		t.Fatalf("an odd step in the middle is folded away: runs %+v", runs)
+	}
+}
+
+// A replay and a preview of a 200-pod Parallel set print a screen, every line within textWidth but the
+// scenario's own description, and keep what the fold leaves out countable: the first and last pods.
+func TestTextStaysAScreenAt200Pods(t *testing.T) {
+	sc, err := ParseScenario([]byte(`name: par200
+description: 200-replica Parallel set with claims
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default, labels: {app: web}}
+    spec:
+      replicas: 200
+      podManagementPolicy: Parallel
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: "10%"}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: nginx, image: "registry.k8s.io/nginx-slim:0.27"}]}
+      volumeClaimTemplates:
+        - metadata: {name: data}
+          spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := tl.WriteText(&text, false); err != nil {
+		t.Fatal(err)
+	}
+	screen(t, "replay", text.String(), 60, "create Pod web-0 (revision A)", "create Pod web-199 (revision A)", "pods: 0..199:A/Ready",
+		"... 198 more, one ordinal higher each time ...")
+	world, err := ScenarioFromSnapshot(tl.Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	world.Kubelet = sc.Kubelet
+	edit := []byte(strings.Replace(string(sc.Manifests[0]), "nginx-slim:0.27", "nginx-slim:0.28", 1))
+	p, err := PreviewEdit(context.Background(), world, edit, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text.Reset()
+	if err := p.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	screen(t, "preview", text.String(), 30, "maxUnavailable 10% = 20 pods", "delete Pod web-199;", "delete Pod web-0",
+		"[web-199..web-180] ->", "8 more times the same, 20 ordinals lower each time", "[web-19..web-0]", `image: "registry.k8s.io/nginx-slim:0.27" -> "registry.k8s.io/nginx-slim:0.28"`)
+	if len(p.Steps) != 20 || len(p.Batches) != 10 {
+		t.Errorf("the JSON keeps every step and batch: %d steps, %d batches", len(p.Steps), len(p.Batches))
+	}
+}
+
+func screen(t *testing.T, what, text string, maxLines int, mentions ...string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) > maxLines {
+		t.Errorf("%s prints %d lines, want at most %d:\n%s", what, len(lines), maxLines, text)
+	}
+	for _, l := range lines {
+		if len(l) > textWidth && !strings.Contains(l, "description") && !strings.HasPrefix(l, "replay ") &&
+			!strings.Contains(l, "updateStatus") && !strings.Contains(l, " -> \"") {
+			t.Errorf("%s prints a line of %d characters: %s", what, len(l), l)
+		}
+	}
+	for _, m := range mentions {
+		if !strings.Contains(text, m) {
+			t.Errorf("%s does not say %q:\n%s", what, m, text)
+		}
+	}
+}
