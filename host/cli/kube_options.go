@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -16,6 +18,8 @@ type kubeOptions struct {
 	namespace  string
 	qps        float32
 	burst      int
+	// requestTimeout bounds each request of a one-shot command (kubectl's --request-timeout); 0: none.
+	requestTimeout time.Duration
 }
 
 func (o *kubeOptions) bind(cmd *cobra.Command, namespaceHelp string) {
@@ -23,6 +27,14 @@ func (o *kubeOptions) bind(cmd *cobra.Command, namespaceHelp string) {
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then the in-cluster config, then ~/.kube/config)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
 	f.StringVarP(&o.namespace, "namespace", "n", "", namespaceHelp)
+}
+
+// bindRequestTimeout is kubectl's --request-timeout for commands that make a few requests and end, bounded by
+// default (kubectl waits as long as the connection lasts) so that an API server that accepts a connection
+// and never answers cannot hold a CI job.
+func (o *kubeOptions) bindRequestTimeout(f *pflag.FlagSet) {
+	f.DurationVar(&o.requestTimeout, "request-timeout", 30*time.Second,
+		"how long to wait for one API server request before giving up (0: no limit, kubectl's default); a --watch waits this long for its first answer, then retries for as long as it runs")
 }
 
 func (o *kubeOptions) bindRate(cmd *cobra.Command) {
@@ -79,6 +91,7 @@ func (o *kubeOptions) restConfig() (*rest.Config, string, error) {
 	if o.qps > 0 {
 		cfg.QPS, cfg.Burst = o.qps, o.burst
 	}
+	cfg.Timeout = o.requestTimeout
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "ordinal/" + hostVersion()
 	}

@@ -114,6 +114,7 @@ own kind; timeline, snapshot, status and history read either; preview takes a ma
 	pf.StringVar(&o.kube.context, "context", "", "the kubeconfig context to use")
 	pf.StringVarP(&o.kube.namespace, "namespace", "n", "", "the namespace (default: the context's, else \"default\")")
 	pf.StringVarP(&o.output, "output", "o", "", "output format: text (default), json or yaml")
+	o.kube.bindRequestTimeout(pf)
 	_ = root.RegisterFlagCompletionFunc("output", completeOutput)
 	timeline, snapshot := newPluginTimeline(mopts, o), newPluginSnapshot(o)
 	status, history, migrate := newPluginStatus(mopts, o), newPluginHistory(o), newPluginMigrate(o)

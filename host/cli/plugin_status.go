@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -26,6 +27,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/host/webhook"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
@@ -74,7 +76,8 @@ controller's requeue comes due; it runs until interrupted.`,
 				return err
 			}
 			defer closeNamed()
-			s := &statusView{module: m, named: named, policies: pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout()}
+			s := &statusView{module: m, named: named, policies: pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
+				errOut: cmd.ErrOrStderr()}
 			if !watch {
 				objs, err := controller.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {
@@ -94,7 +97,15 @@ controller's requeue comes due; it runs until interrupted.`,
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if err := s.watch(ctx, cfg, client, t, ns, name); err != nil && ctx.Err() == nil {
+			if _, err := client.Discovery().ServerVersion(); err != nil { // within --request-timeout
+				return err
+			}
+			cfg.Timeout = 0 // a watch is one long request: the informers' own timeouts end it
+			watchClient, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			if err := s.watch(ctx, cfg, watchClient, t, ns, name); err != nil && ctx.Err() == nil {
 				return err
 			}
 			return nil
@@ -124,6 +135,7 @@ type statusView struct {
 	// policies gives the policies a set names (ordinal.dev/policies); client reads the budgets one asks for.
 	policies func(context.Context, string) (policy.Module, error)
 	client   kubernetes.Interface
+	errOut   io.Writer // --watch says here when it lost the API server and is retrying
 }
 
 // frame is one rendering of the set's status, and the requeue the module asked for.
@@ -181,6 +193,12 @@ func (s *statusView) holds(ctx context.Context, objs controller.Objects, snap *c
 // ControllerRevisions or claims, changes, or the module's requeue comes due. The pods, revisions and
 // claims come from the webhook's informer source, the set from an informer on it alone.
 func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, t controller.Target, ns, name string) error {
+	// Informers retry an API server they cannot reach forever, saying nothing: the command fails when it
+	// cannot reach it at the start (like `kubectl get -w`), and the watch says so each time a list or
+	// watch fails later.
+	retrying := func(_ *cache.Reflector, err error) {
+		fmt.Fprintf(s.errOut, "watch: %s; retrying\n", termsafe.String(unreachable(err).Error()))
+	}
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -192,8 +210,14 @@ func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kuberne
 	if err := source.OnChange(poke); err != nil {
 		return err
 	}
+	if err := source.OnWatchError(retrying); err != nil {
+		return err
+	}
 	setInformer, sets, err := controller.NewSetInformer(cfg, client, t, ns, func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name })
 	if err != nil {
+		return err
+	}
+	if err := setInformer.SetWatchErrorHandler(retrying); err != nil {
 		return err
 	}
 	if _, err := setInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{

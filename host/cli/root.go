@@ -55,11 +55,11 @@ func execute(root *cobra.Command, args []string, stderr io.Writer, prefix string
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, prefix, termsafe.String(ee.err.Error()))
+			fmt.Fprintln(stderr, prefix, termsafe.String(unreachable(ee.err).Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, prefix, termsafe.String(err.Error()))
+	fmt.Fprintln(stderr, prefix, termsafe.String(unreachable(err).Error()))
 	return ExitUsage
 }
 

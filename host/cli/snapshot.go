@@ -87,6 +87,7 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 		},
 	}
 	kube.bind(cmd, "namespace of the StatefulSet (default: the context's, else \"default\")")
+	kube.bindRequestTimeout(cmd.Flags())
 	cmd.Flags().StringVarP(&out, "output", "o", "json", "output format: json or yaml (the snapshot)")
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides to put in the snapshot, as the controller's --feature-gates")
 	return cmd

@@ -50,6 +50,16 @@ func (s *InformerSource) OnChange(f func()) error {
 	return nil
 }
 
+// OnWatchError calls f when an informer's list or watch fails (it retries on its own); call it before Start.
+func (s *InformerSource) OnWatchError(f cache.WatchErrorHandler) error {
+	for _, inf := range s.all {
+		if err := inf.SetWatchErrorHandler(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Start starts the informers; they stop with ctx.
 func (s *InformerSource) Start(ctx context.Context) { s.factory.Start(ctx.Done()) }
 

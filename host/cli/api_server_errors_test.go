@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+)
+
+// kubeconfigFor writes a kubeconfig whose cluster is server.
+func kubeconfigFor(t *testing.T, server string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {token: x}}]
+`, server)
+	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// closedPort is an address nothing listens on: a dial is refused at once.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// Issue 31: `kubectl ordinal status web -w` against an API server it cannot reach printed nothing for 11
+// minutes. Every plugin command, --watch included, now fails at once with kubectl's message and exit 1.
+func TestUnreachableAPIServerFailsAtOnceWithKubectlsMessage(t *testing.T) {
+	addr := closedPort(t)
+	kc := kubeconfigFor(t, "http://"+addr)
+	for _, args := range [][]string{{"status", "web"}, {"status", "web", "-w"}, {"history", "web"}, {"timeline", "web"}} {
+		code, _, errs := plug(append(args, "--kubeconfig", kc)...)
+		want := "error: The connection to the server " + addr + " was refused - did you specify the right host or port?"
+		if code != ExitUsage || strings.TrimSpace(errs) != want {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", args, code, errs, ExitUsage, want)
+		}
+	}
+}
+
+// A watch that loses the API server after it started says so on every failed list or watch and keeps
+// retrying, as `kubectl get -w` does not leave a user guessing.
+func TestWatchSaysWhenItRetries(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/version" {
+			fmt.Fprint(w, `{"major":"1","minor":"37","gitVersion":"v1.37.1"}`)
+			return
+		}
+		http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"etcd is down","reason":"InternalError","code":500}`, 500)
+	}))
+	defer srv.Close()
+	cfg := &rest.Config{Host: srv.URL}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := &signalWriter{want: "; retrying", seen: make(chan struct{})}
+	s := &statusView{format: "text", out: &strings.Builder{}, errOut: said}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.watch(ctx, cfg, client, controller.Target{}, "default", "web") }()
+	select {
+	case <-said.seen:
+	case err := <-done:
+		t.Fatalf("watch ended before it said it retries: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	if !strings.Contains(said.String(), "watch: ") || !strings.Contains(said.String(), "etcd is down") {
+		t.Errorf("stderr does not say why it retries: %q", said.String())
+	}
+}
+
+// signalWriter closes seen once what it was written contains want.
+type signalWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if strings.Contains(w.b.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// An API server that accepts a connection and never answers holds no command past --request-timeout
+// (kubectl's flag; bounded by default here): the test sets it short and waits for the error, not a time.
+func TestSilentAPIServerEndsAtTheRequestTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	kc := kubeconfigFor(t, srv.URL)
+	for _, args := range [][]string{{"status", "web"}, {"status", "web", "-w"}} {
+		code, _, errs := plug(append(args, "--kubeconfig", kc, "--request-timeout", "200ms")...)
+		if code != ExitUsage || !strings.HasPrefix(errs, "error: Unable to connect to the server: ") || !(strings.Contains(errs, "deadline exceeded") || strings.Contains(errs, "Timeout")) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d, kubectl's \"Unable to connect to the server\"", args, code, errs, ExitUsage)
+		}
+	}
+	if code, _, errs := run(t, "", "snapshot", "web", "--kubeconfig", kc, "--request-timeout", "200ms"); code != ExitUsage || !strings.Contains(errs, "Unable to connect to the server") {
+		t.Errorf("ordinal snapshot: exit %d, stderr %q", code, errs)
+	}
+}
