@@ -1,23 +1,20 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/guest/jsonv"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 // The four documents the commands read, YAML or JSON alike: an ABI snapshot, a StatefulSet manifest, a
@@ -58,7 +55,7 @@ func recognise(b []byte) input {
 		}
 		in.json = t
 	} else {
-		docs, err := yamlDocuments(b)
+		docs, err := yamljson.Documents(b)
 		switch {
 		case err != nil:
 			in.err = err
@@ -141,32 +138,6 @@ func readTop(js []byte) (m topMembers, ok bool) {
 		}
 	})
 	return m, true
-}
-
-// yamlDocuments splits a YAML stream into its non-empty documents, as JSON.
-func yamlDocuments(b []byte) ([][]byte, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-	var docs [][]byte
-	for {
-		d, err := r.Read()
-		if err == io.EOF {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(d)) == 0 {
-			continue
-		}
-		j, err := yaml.YAMLToJSON(d)
-		if err != nil {
-			return nil, err
-		}
-		if string(j) == "null" {
-			continue // a document of comments only
-		}
-		docs = append(docs, j)
-	}
 }
 
 // unreadable is the usage error for a document that is none of the four, or cannot be read.
