@@ -93,7 +93,7 @@ maxUnavailable counts unavailable pods below the partition).
 					return withCode(ExitUsage, err)
 				}
 			} else {
-				sc, err := loadReplayInput(cmd.InOrStdin(), scenario, setChoice{})
+				sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), scenario, setChoice{})
 				if err != nil {
 					return err
 				}

@@ -197,7 +197,7 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 		if t.Scenario == "" {
 			return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: a test names its scenario", file, t.Name))
 		}
-		sc, err := loadReplayInput(nil, rel(t.Scenario), setChoice{})
+		sc, err := loadReplayInput(cmd.Context(), opts, nil, rel(t.Scenario), setChoice{})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", file, t.Name, err)
 		}
