@@ -1,23 +1,20 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/guest/jsonv"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 // The four documents the commands read, YAML or JSON alike: an ABI snapshot, a StatefulSet manifest, a
@@ -58,7 +55,7 @@ func recognise(b []byte) input {
 		}
 		in.json = t
 	} else {
-		docs, err := yamlDocuments(b)
+		docs, err := yamljson.Documents(b)
 		switch {
 		case err != nil:
 			in.err = err
@@ -141,32 +138,6 @@ func readTop(js []byte) (m topMembers, ok bool) {
 		}
 	})
 	return m, true
-}
-
-// yamlDocuments splits a YAML stream into its non-empty documents, as JSON.
-func yamlDocuments(b []byte) ([][]byte, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-	var docs [][]byte
-	for {
-		d, err := r.Read()
-		if err == io.EOF {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(d)) == 0 {
-			continue
-		}
-		j, err := yaml.YAMLToJSON(d)
-		if err != nil {
-			return nil, err
-		}
-		if string(j) == "null" {
-			continue // a document of comments only
-		}
-		docs = append(docs, j)
-	}
 }
 
 // unreadable is the usage error for a document that is none of the four, or cannot be read.
@@ -311,19 +282,20 @@ func snapshotInput(in input, file string, choice setChoice) ([]byte, error) {
 }
 
 // scenarioInput returns the scenario `replay` runs for in: a scenario as it is, the world of a snapshot
-// or a List, or the creation of a manifest's set.
-func scenarioInput(in input, file string, choice setChoice) (*replay.Scenario, error) {
+// or a List, or the creation of a manifest's set. The snapshot of a snapshot or a List, and JSON that is
+// not valid, is returned too: the module judges it first, as `reconcile` would (issue 32, finding 9).
+func scenarioInput(in input, file string, choice setChoice) (*replay.Scenario, []byte, error) {
 	switch in.kind {
 	case inputSnapshot, inputList:
 		snap, err := snapshotInput(in, file, choice)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sc, err := replay.ScenarioFromSnapshot(snap)
 		if err != nil {
-			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+			return nil, snap, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
 		}
-		return sc, nil
+		return sc, snap, nil
 	case inputManifest:
 		var md struct {
 			APIVersion string                           `json:"apiVersion"`
@@ -342,21 +314,24 @@ func scenarioInput(in input, file string, choice setChoice) (*replay.Scenario, e
 			}
 		}
 		if !choice.matches(md.APIVersion, md.Metadata.Namespace, md.Metadata.Name) {
-			return nil, withCode(ExitUsage, fmt.Errorf("%s: the manifest's StatefulSet is %s/%s, not %s", displayName(file), md.Metadata.Namespace, md.Metadata.Name, choice))
+			return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: the manifest's StatefulSet is %s/%s, not %s", displayName(file), md.Metadata.Namespace, md.Metadata.Name, choice))
 		}
 		doc, _ := json.Marshal(map[string]any{"name": md.Metadata.Name, "description": "create " + displayName(file),
 			"manifests": []json.RawMessage{manifest}})
 		sc, err := replay.ParseScenario(doc)
 		if err != nil {
-			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+			return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
 		}
-		return sc, nil
+		return sc, nil, nil
 	}
 	if err := in.unreadable(file, "a scenario"); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if in.json == nil {
+		return nil, in.raw, nil // JSON that is not valid: the module says what is wrong with it, not a YAML parser
 	}
 	if !choice.empty() {
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: a scenario names its own objects; -n and statefulset/NAME choose among the objects of a snapshot, a List or a manifest", displayName(file)))
+		return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: a scenario names its own objects; -n and statefulset/NAME choose among the objects of a snapshot, a List or a manifest", displayName(file)))
 	}
-	return nil, nil // a scenario, or JSON that is not valid: the scenario loader says what is wrong
+	return nil, nil, nil // a scenario: the scenario loader says what is wrong
 }

@@ -136,3 +136,48 @@ func TestInputsThatAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// Issue 32, finding 8: a key given twice was refused in JSON but silently last-wins in YAML (`metadata`
+// twice: the preview went on with the second name). Every YAML input (a manifest, a scenario, a snapshot,
+// a stream's StatefulSet, standard input, an `ordinal test` file and its edit) is read by the one strict
+// reader, which names the key and its line in the file.
+func TestYAMLDuplicateKeysRefused(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o644)
+		return p
+	}
+	snap := "../../examples/ci/web.snapshot.json"
+	manifest := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nmetadata: {name: evil}\nspec: {replicas: 2}\n"
+	scenario, _ := os.ReadFile("../../testdata/scenarios/rolling-update.yaml")
+	dupScenario := strings.Replace(string(scenario), "name: ", "name: again\nname: ", 1)
+	js, _ := os.ReadFile(snap)
+	snapYAML, err := yaml.JSONToYAML(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarioFile, _ := filepath.Abs("../../testdata/scenarios/rolling-update.yaml")
+	edit := write("edit.yaml", manifest)
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		says  string
+	}{
+		{[]string{"preview", "-f", write("m.yaml", manifest), "--from", snap}, "", `m.yaml: yaml: line 4: key "metadata" already set in map`},
+		{[]string{"preview", "-f", "-", "--from", snap}, manifest, `line 4: key "metadata"`},
+		{[]string{"replay", write("m2.yaml", manifest)}, "", `line 4: key "metadata"`},
+		{[]string{"replay", write("s.yaml", dupScenario)}, "", `s.yaml: yaml: line 2: key "name" already set in map`},
+		{[]string{"replay", "-"}, dupScenario, `line 2: key "name"`},
+		{[]string{"reconcile", "-f", write("snap.yaml", string(snapYAML)+"abi: 1\n")}, "", `key "abi" already set in map`},
+		// the line is the file's, in the stream's second document too
+		{[]string{"preview", "-f", write("stream.yaml", "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n---\n"+manifest), "--from", snap}, "", `stream.yaml: yaml: line 9: key "metadata"`},
+		{[]string{"test", write("t.yaml", "tests:\n  - name: x\n    name: y\n    scenario: "+scenarioFile+"\n")}, "", `t.yaml: yaml: line 3: key "name" already set in map`},
+		{[]string{"test", write("t2.yaml", "tests:\n  - name: x\n    scenario: "+scenarioFile+"\n    edit: "+edit+"\n")}, "", `line 4: key "metadata"`},
+	} {
+		code, _, errs := run(t, tc.stdin, tc.args...)
+		if code != ExitUsage || !strings.Contains(errs, tc.says) {
+			t.Errorf("%s: exit %d (want %d), stderr %q should say %q", strings.Join(tc.args, " "), code, ExitUsage, errs, tc.says)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 // outputFlag is kubectl's -o/--output: text (the default, for people), json or yaml. The --json flag of
@@ -51,7 +53,10 @@ func writeJSONAs(w io.Writer, format string, writeJSON func(io.Writer) error) er
 	if err := writeJSON(&b); err != nil {
 		return err
 	}
-	y, err := yaml.JSONToYAML(b.Bytes())
+	// JSONToYAML reads the JSON with a YAML parser, which refuses DEL, C1 controls, noncharacters and
+	// invalid UTF-8 that JSON strings may hold (issue 32, finding 9: -o yaml exited 4 on plans -o json
+	// prints); termsafe.JSON writes them as the \u escapes that mean the same, as -o json prints them.
+	y, err := yaml.JSONToYAML(termsafe.JSON(b.Bytes()))
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -26,6 +25,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/host/webhook"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 // PluginName is the executable name kubectl looks for: `kubectl ordinal ...` runs `kubectl-ordinal ...`.
@@ -227,7 +227,7 @@ fields other managers own and the file omits are kept.
 			if err != nil {
 				return err
 			}
-			js, err := yaml.YAMLToJSON(in)
+			js, err := yamljson.ToJSON(in)
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
 			}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 func newPreviewCommand(opts *moduleOptions) *cobra.Command {
@@ -56,7 +56,7 @@ maxUnavailable counts unavailable pods below the partition).
 				if err := in.unreadable(file, "a StatefulSet manifest"); err != nil {
 					return err
 				}
-				if edited, err = yaml.YAMLToJSON(edited); err != nil {
+				if edited, err = yamljson.ToJSON(edited); err != nil {
 					return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
 				}
 			default:
@@ -93,7 +93,7 @@ maxUnavailable counts unavailable pods below the partition).
 					return withCode(ExitUsage, err)
 				}
 			} else {
-				sc, err := loadReplayInput(cmd.InOrStdin(), scenario, setChoice{})
+				sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), scenario, setChoice{})
 				if err != nil {
 					return err
 				}

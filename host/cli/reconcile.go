@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tidwall/gjson"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
@@ -71,9 +70,9 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			case compact || format == "json":
 				err = writePlan(cmd.OutOrStdout(), raw, compact)
 			case format == "yaml":
-				var y []byte
-				if y, err = yaml.JSONToYAML(raw); err == nil {
-					_, err = cmd.OutOrStdout().Write([]byte(termsafe.String(string(y))))
+				var y bytes.Buffer
+				if err = writeJSONAs(&y, format, func(w io.Writer) error { _, err := w.Write(raw); return err }); err == nil {
+					_, err = cmd.OutOrStdout().Write([]byte(termsafe.String(y.String())))
 				}
 			default:
 				err = writePlanText(cmd.OutOrStdout(), snapshot, p)

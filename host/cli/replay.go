@@ -60,7 +60,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
-			sc, err := loadReplayInput(cmd.InOrStdin(), args[0], choice)
+			sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), args[0], choice)
 			if err != nil {
 				return err
 			}
@@ -150,8 +150,10 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 }
 
 // loadReplayInput reads replay's argument (a file, or - for standard input): a scenario, or a snapshot,
-// List or manifest as one.
-func loadReplayInput(stdin io.Reader, path string, choice setChoice) (*replay.Scenario, error) {
+// List or manifest as one. A snapshot is judged by the module first, as `reconcile` and `preview --from`
+// judge it, so the same snapshot exits the same way from all three (a replicas of 1e400 is the module's
+// InvalidSnapshot, exit 2, not the in-memory API server's refusal, exit 1).
+func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, path string, choice setChoice) (*replay.Scenario, error) {
 	var b []byte
 	var err error
 	if path == "-" {
@@ -163,7 +165,12 @@ func loadReplayInput(stdin io.Reader, path string, choice setChoice) (*replay.Sc
 		return nil, withCode(ExitUsage, err)
 	}
 	in := recognise(b)
-	sc, err := scenarioInput(in, path, choice)
+	sc, snap, err := scenarioInput(in, path, choice)
+	if snap != nil {
+		if err := reconcileOnce(ctx, opts, snap); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil || sc != nil {
 		return sc, err
 	}

@@ -228,3 +228,99 @@ spec:
 		t.Errorf("preview from the settled scenario: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// Issue 32, finding 6: pods that carry the set's labels without being its own (db-0, web--1; another
+// controller's) made replay and preview call a complete rollout stuck (exit 6, failing a CI gate) and were
+// drawn at ordinals in the pod grid. Upstream's controller counts only the pods it claims: controlled by
+// the set, or orphans it adopts, named <set>-<ordinal>; an orphan web-0 is adopted and so is the set's.
+func TestPodsTheSetDoesNotOwnNeverMakeItStuck(t *testing.T) {
+	dir := t.TempDir()
+	pod := func(name, extra string) string {
+		return `  - apiVersion: v1
+    kind: Pod
+    metadata:
+      name: ` + name + `
+      namespace: default
+      labels: {app: web}
+      annotations: {"oracle.test/never-ready": "true"}` + extra + `
+    spec:
+      containers: [{name: nginx, image: "nginx:1.24"}]
+`
+	}
+	other := `
+      ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: other, uid: 5d0e1b8c-0000-4000-8000-000000000001, controller: true}]`
+	scenario := filepath.Join(dir, "not-owned.yaml")
+	os.WriteFile(scenario, []byte(`name: not-owned
+manifests:
+`+pod("db-0", "")+pod("web--1", "")+pod("web-7", other)+`  - apiVersion: v1
+    kind: Pod
+    metadata: {name: web-0, namespace: default, labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.24"}]
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default}
+    spec:
+      replicas: 2
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          containers: [{name: nginx, image: "nginx:1.25"}]
+`), 0o644)
+	code, out, errs := run(t, "", "replay", scenario, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("replay: exit %d, want 0 (db-0, web--1 and web-7 are not web's): %s", code, errs)
+	}
+	var tl struct {
+		Steps []struct {
+			Pods []struct {
+				Name    string
+				Ordinal int
+			}
+		}
+		Outcome struct{ Result string }
+	}
+	if err := json.Unmarshal([]byte(out), &tl); err != nil || tl.Outcome.Result != "complete" || len(tl.Steps) == 0 {
+		t.Fatalf("replay (%v): %.500s", err, out)
+	}
+	for i, st := range tl.Steps {
+		for _, p := range st.Pods {
+			if p.Name != "web-0" && p.Name != "web-1" {
+				t.Errorf("step %d draws %s at ordinal %d in the grid", i, p.Name, p.Ordinal)
+			}
+		}
+	}
+	// the orphan web-0 is the set's from the start: adopted, at ordinal 0
+	if first := tl.Steps[0].Pods; len(first) != 1 || first[0].Name != "web-0" || first[0].Ordinal != 0 {
+		t.Errorf("the first step's grid should be the orphan web-0 at 0 (adopted): %+v", first)
+	}
+
+	// preview: a snapshot holding the same strangers, OrderedReady; no OrderedReady trap, not stuck
+	snap, err := os.ReadFile("../../examples/web-fresh.snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	json.Unmarshal(snap, &doc)
+	var pods []any
+	for _, name := range []string{"db-0", "web--1"} {
+		pods = append(pods, map[string]any{"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": name, "namespace": "default", "uid": "0c7a2d4e-0000-4000-8000-00000000000" + string(rune('1'+len(pods))),
+				"labels": map[string]any{"app": "web"}, "annotations": map[string]any{"oracle.test/never-ready": "true"}},
+			"spec":   map[string]any{"containers": []any{map[string]any{"name": "nginx", "image": "nginx:1.24"}}},
+			"status": map[string]any{"phase": "Running"}})
+	}
+	doc["pods"] = pods
+	from := filepath.Join(dir, "snapshot.json")
+	b, _ := json.Marshal(doc)
+	os.WriteFile(from, b, 0o644)
+	edit := filepath.Join(dir, "edit.json")
+	b, _ = json.Marshal(doc["statefulSet"])
+	os.WriteFile(edit, b, 0o644)
+	code, out, errs = run(t, "", "preview", "-f", edit, "--from", from, "--fail-on", "stuck,limit,ordered-ready-blocked")
+	if code != ExitOK || strings.Contains(out, "db-0") || strings.Contains(out, "web--1") {
+		t.Fatalf("preview: exit %d, want 0 and neither db-0 nor web--1 named: %s\n%s", code, errs, out)
+	}
+}

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 // testFile is an `ordinal test` file (README "Policies"): tests of what a set's policies hold, each a replay.
@@ -170,7 +170,13 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 		return nil, withCode(ExitUsage, err)
 	}
 	var tf testFile
-	if err := yaml.UnmarshalStrict(b, &tf); err != nil {
+	j, err := yamljson.ToJSON(b)
+	if err == nil {
+		d := json.NewDecoder(bytes.NewReader(j))
+		d.DisallowUnknownFields()
+		err = d.Decode(&tf)
+	}
+	if err != nil {
 		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
 	}
 	if len(tf.Tests) == 0 {
@@ -191,7 +197,7 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 		if t.Scenario == "" {
 			return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: a test names its scenario", file, t.Name))
 		}
-		sc, err := loadReplayInput(nil, rel(t.Scenario), setChoice{})
+		sc, err := loadReplayInput(cmd.Context(), opts, nil, rel(t.Scenario), setChoice{})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", file, t.Name, err)
 		}
@@ -200,7 +206,7 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 			if err != nil {
 				return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: %w", file, t.Name, err))
 			}
-			j, err := yaml.YAMLToJSON(edited)
+			j, err := yamljson.ToJSON(edited)
 			if err != nil {
 				return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: edit %s: %w", file, t.Name, t.Edit, err))
 			}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -163,15 +162,4 @@ func validatePDB(o Obj) error {
 }
 
 // pdbSelector is a budget's spec.selector as a label selector (nil: it has none).
-func pdbSelector(pdb Obj) (labels.Selector, error) {
-	raw, ok := jsonobj.Get(pdb, "spec.selector").(map[string]any)
-	if !ok {
-		return nil, nil
-	}
-	b, _ := json.Marshal(raw)
-	var sel metav1.LabelSelector
-	if err := json.Unmarshal(b, &sel); err != nil {
-		return nil, err
-	}
-	return metav1.LabelSelectorAsSelector(&sel)
-}
+func pdbSelector(pdb Obj) (labels.Selector, error) { return kube.SelectorJSON(pdb) }

@@ -41,6 +41,7 @@ func (e *Estimate) String() string {
 // replicas still present.
 func pendingPods(world Obj, spec Obj, update string) int {
 	name := jsonobj.GetStr(world, "statefulSet.metadata.name")
+	members := kube.MembersOfJSON(jsonobj.GetObj(world, "statefulSet"))
 	replicas, _ := jsonobj.GetInt(spec, "replicas")
 	start, _ := jsonobj.GetInt(spec, "ordinals.start")
 	partition, _ := jsonobj.GetInt(spec, "updateStrategy.rollingUpdate.partition")
@@ -54,8 +55,8 @@ func pendingPods(world Obj, spec Obj, update string) int {
 		if !ok {
 			continue
 		}
-		o, ok := ordinal.Ordinal(jsonobj.GetStr(po, "metadata.name"))
-		if !ok || jsonobj.GetStr(po, "metadata.name") != fmt.Sprintf("%s-%d", name, o) {
+		o, ok := members.PodJSON(po)
+		if !ok || jsonobj.GetStr(po, "metadata.name") != ordinal.Name(name, int64(o)) {
 			continue
 		}
 		ord := int64(o)

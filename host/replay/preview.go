@@ -180,12 +180,14 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	spec := jsonobj.GetObj(after, "spec")
 	start, _ := jsonobj.GetInt(spec, "ordinals.start")
 	replicas, _ := jsonobj.GetInt(spec, "replicas")
+	// only the set's pods count: a pod with its labels that is not its own (db-0, web--1) holds nothing up
+	members, finalMembers := kube.MembersOfJSON(jsonobj.GetObj(before, "statefulSet")), kube.MembersOfJSON(jsonobj.GetObj(final, "statefulSet"))
 	// 1. OrderedReady waits for every pod to be Running and Ready before doing anything else.
 	if jsonobj.GetStr(spec, "podManagementPolicy") == "OrderedReady" {
 		var notReady []string
 		for _, v := range jsonobj.GetArr(before, "pods") {
 			pod := v.(Obj)
-			if jsonobj.Get(pod, "metadata.deletionTimestamp") == nil && !(kube.PodRunningAndReadyJSON(pod)) {
+			if _, ok := members.PodJSON(pod); ok && jsonobj.Get(pod, "metadata.deletionTimestamp") == nil && !(kube.PodRunningAndReadyJSON(pod)) {
 				notReady = append(notReady, jsonobj.GetStr(pod, "metadata.name"))
 			}
 		}
@@ -235,16 +237,14 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		var below []string
 		for _, v := range jsonobj.GetArr(before, "pods") {
 			pod := v.(Obj)
-			o, _ := ordinal.Ordinal(jsonobj.GetStr(pod, "metadata.name"))
-			if int64(o) < start+part && !kube.PodReadyJSON(pod) {
+			if o, ok := members.PodJSON(pod); ok && int64(o) < start+part && !kube.PodReadyJSON(pod) {
 				below = append(below, jsonobj.GetStr(pod, "metadata.name"))
 			}
 		}
 		if part > 0 {
 			for _, v := range jsonobj.GetArr(final, "pods") {
-				name := jsonobj.GetStr(v, "metadata.name")
-				if o, ok := ordinal.Ordinal(name); ok && int64(o) < start+part {
-					p.HeldBack = append(p.HeldBack, name)
+				if o, ok := finalMembers.PodJSON(v.(Obj)); ok && int64(o) < start+part {
+					p.HeldBack = append(p.HeldBack, jsonobj.GetStr(v, "metadata.name"))
 				}
 			}
 		}

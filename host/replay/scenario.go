@@ -9,10 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 // defaultStart is the virtual time a scenario starts at unless it says otherwise.
@@ -150,7 +149,7 @@ func (sc *Scenario) checkFiles() error {
 // ParseScenario decodes and validates a scenario. Unknown fields are errors: a misspelt event
 // would otherwise silently do nothing.
 func ParseScenario(b []byte) (*Scenario, error) {
-	j, err := yaml.YAMLToJSON(b)
+	j, err := yamljson.ToJSON(b)
 	if err != nil {
 		return nil, err
 	}
@@ -306,4 +305,4 @@ func ScenarioFromSnapshot(snapshot []byte) (*Scenario, error) {
 }
 
 // yamlToJSON converts a YAML (or JSON) document to JSON.
-func yamlToJSON(b []byte) ([]byte, error) { return yaml.YAMLToJSON(b) }
+func yamlToJSON(b []byte) ([]byte, error) { return yamljson.ToJSON(b) }

@@ -126,13 +126,18 @@ type Outcome struct {
 	Steps    int      `json:"steps"`
 }
 
-// podStates reads the pods of the world as the sync's snapshot had them (nothing is applied between).
+// podStates reads the set's pods as the sync's snapshot had them (nothing is applied between); a pod
+// that is not the set's (db-0, web--1 with its labels) has no ordinal in it and is left out.
 func (e *engine) podStates() []PodState {
 	var out []PodState
+	members := kube.MembersOfJSON(e.api.set)
 	for _, n := range e.api.Names(kindPod) {
 		p := e.api.objs[kindPod][n]
+		ord, ok := members.PodJSON(p)
+		if !ok {
+			continue
+		}
 		name := jsonobj.GetStr(p, "metadata.name")
-		ord, _ := ordinal.Ordinal(name)
 		rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")
 		out = append(out, PodState{
 			Name: name, Ordinal: ord, Revision: rev, Label: e.label(rev),
@@ -270,9 +275,13 @@ func (e *engine) finish() {
 	var notReady, old, missing []string
 	var oldOrdinals []int
 	present := map[int]bool{}
+	members := kube.MembersOfJSON(ss) // a pod that is not the set's never makes its rollout stuck
 	for _, n := range e.api.Names(kindPod) {
 		p := e.api.objs[kindPod][n]
-		ord, _ := ordinal.Ordinal(n)
+		ord, ok := members.PodJSON(p)
+		if !ok {
+			continue
+		}
 		present[ord] = true
 		if !kube.PodReadyJSON(p) || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 			notReady = append(notReady, fmt.Sprintf("%s (%s, %s)", n, e.label(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))

@@ -257,8 +257,9 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.O
 	podChanges := old == nil || replicas != oldReplicas || (templateChanged && rollingUpdate && (replaced > 0 || p.Outcome.Result == "stuck"))
 	if orderedReady && podChanges {
 		var notReady []string
+		members := kube.MembersOf(sel.Set) // a pod with the set's labels that is not its own holds nothing up
 		for _, pod := range sel.Pods {
-			if pod.DeletionTimestamp == nil && !(kube.PodRunningAndReady(pod)) {
+			if _, ok := members.Pod(pod); ok && pod.DeletionTimestamp == nil && !(kube.PodRunningAndReady(pod)) {
 				notReady = append(notReady, pod.Name)
 			}
 		}

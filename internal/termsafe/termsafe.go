@@ -5,6 +5,7 @@
 package termsafe
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -46,17 +47,18 @@ func isBidi(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
-// JSON returns a valid JSON document with the characters String would escape written as \u escapes
-// instead: the same JSON value, safe on a terminal. (Raw control characters below 0x20 cannot appear
-// in valid JSON; DEL, the C1 controls and the bidi overrides can, inside strings, where a \u escape means
-// the same.)
+// JSON returns a valid JSON document with the characters String would escape, and the noncharacters
+// U+FFFE and U+FFFF, written as \u escapes instead: the same JSON value, safe on a terminal and readable by
+// a YAML parser (which refuses all of them raw: -o yaml converts with one). (Raw control characters below
+// 0x20 cannot appear in valid JSON; DEL, the C1 controls, the bidi overrides and the noncharacters can,
+// inside strings, where a \u escape means the same.)
 func JSON(doc []byte) []byte {
-	if !needs(string(doc)) {
+	if !needs(string(doc)) && !bytes.Contains(doc, []byte("\uFFFE")) && !bytes.Contains(doc, []byte("\uFFFF")) {
 		return doc
 	}
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(string(doc), "\uFFFD") {
-		if r == 0x7f || (r >= 0x80 && r < 0xa0) || isBidi(r) {
+		if r == 0x7f || (r >= 0x80 && r < 0xa0) || isBidi(r) || r == 0xfffe || r == 0xffff {
 			fmt.Fprintf(&b, `\u%04x`, r)
 			continue
 		}
