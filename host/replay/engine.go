@@ -918,6 +918,9 @@ func (e *engine) sync() (syncResult, error) {
 	e.labelRevisions()
 	for _, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, out.Held, policyFailures)...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
+		if ev.Type == abi.EventWarning && ev.Reason == abi.EventInvalidAnnotation && !slices.Contains(e.tl.invalidAnnotations, ev.Message) {
+			e.tl.invalidAnnotations = append(e.tl.invalidAnnotations, ev.Message)
+		}
 	}
 	res.actions = len(plan.Actions)
 	res.requeue = plan.RequeueAfterSeconds

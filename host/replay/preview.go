@@ -53,6 +53,7 @@ const (
 	WarnMaxUnavailableIgnored        = "MaxUnavailableIgnored"        // the MaxUnavailableStatefulSet gate is off
 	WarnOnDelete                     = "OnDelete"                     // the controller replaces no pod by itself
 	WarnUnfinished                   = "Unfinished"                   // the rollout does not finish
+	WarnInvalidAnnotation            = "InvalidAnnotation"            // the module cannot read an extension's annotation (its own words)
 )
 
 // PreviewStep is a sync after the edit that changed pods or claims.
@@ -172,6 +173,10 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	spec := jsonobj.GetObj(after, "spec")
 	start, _ := jsonobj.GetInt(spec, "ordinals.start")
 	replicas, _ := jsonobj.GetInt(spec, "replicas")
+	// 0. An extension's annotation the module cannot read, in the module's words (abi.EventInvalidAnnotation).
+	for _, msg := range tl.invalidAnnotations {
+		w(WarnInvalidAnnotation, "%s", msg)
+	}
 	// 1. OrderedReady waits for every pod to be Running and Ready before doing anything else.
 	if jsonobj.GetStr(spec, "podManagementPolicy") == "OrderedReady" {
 		var notReady []string
