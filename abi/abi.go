@@ -188,6 +188,11 @@ const (
 	EventWarning = "Warning"
 )
 
+// EventInvalidAnnotation is the reason of the Warning event a module records for an extension's annotation
+// whose value it cannot read; the message names the annotation, the value and what the module does instead.
+// Previews (and so the webhook's warnings) repeat it.
+const EventInvalidAnnotation = "InvalidAnnotation"
+
 // Feature gates understood by ABI v1 modules (defaults are in Describe.Features).
 const (
 	GateMaxUnavailableStatefulSet             = "MaxUnavailableStatefulSet"

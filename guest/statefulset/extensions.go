@@ -61,6 +61,20 @@ func (s *syncer) paused() bool {
 	return extendedBuild && s.set.Meta.Annotations[annotationPaused] == "true"
 }
 
+// checkPaused holds every pod write (podsHeld) with a warning when the pause annotation is neither "true"
+// nor "false" ("True", "yes", "1", " true"): whoever wrote it most likely meant to pause, so a spelling
+// must not let a rollout run, as an invalid reserve-ordinals holds rather than fall back. Values are
+// exact, as the other extensions' are.
+func (s *syncer) checkPaused() {
+	v, ok := s.set.Meta.Annotations[annotationPaused]
+	if !extendedBuild || !ok || v == "true" || v == "false" {
+		return
+	}
+	s.podsHeld = true
+	s.event(eventWarning, "InvalidAnnotation", annotationPaused+": "+strconv.Quote(v)+` is neither "true" nor "false"`+
+		`: no pod is created, deleted or updated until it is fixed`)
+}
+
 // pauseEvent records, while a paused set has work pending, what the pause holds back.
 func (s *syncer) pauseEvent(st *setStatus) {
 	r := s.set.Replicas

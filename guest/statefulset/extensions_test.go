@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,59 @@ func TestRecoverStuckExtension(t *testing.T) {
 		if !found {
 			t.Errorf("%s: events %+v, want %s", tc.after, p.Events, tc.wantEvent)
 		}
+	}
+}
+
+// Regression (issue 32, finding 5): ordinal.dev/paused: "True" (or yes, 1, " true") silently did not
+// pause, where the other extensions warn of a value they cannot read. A value other than "true" or
+// "false" now holds every pod write, as an invalid reserve-ordinals does, with a Warning InvalidAnnotation
+// naming it; "false" is upstream's plan. The faithful module ignores the annotation whatever its value.
+func TestInvalidPausedValueWarnsAndHoldsPodWrites(t *testing.T) {
+	snaps := conformanceSnapshots(t)
+	held := 0
+	for _, value := range []string{"True", "yes", "1", " true", "false"} {
+		for _, c := range snaps {
+			in := annotate(t, c.in, annotationPaused, value)
+			if in == nil {
+				continue
+			}
+			got, want := Reconcile(in), Reconcile(c.in)
+			if !extendedBuild || value == "false" {
+				if d := diffJSON(withoutKey(t, want, annotationPaused), withoutKey(t, got, annotationPaused)); d != "" {
+					t.Errorf("%s with %s %q: the plan changed:\n%s", c.name, annotationPaused, value, d)
+				}
+				continue
+			}
+			var p, up planActions
+			if err := json.Unmarshal(got, &p); err != nil {
+				t.Fatal(err)
+			}
+			_ = json.Unmarshal(want, &up)
+			if p.Error != nil {
+				continue // a snapshot the module refuses: no sync, no event
+			}
+			for _, a := range p.Actions {
+				if (a.Kind == kindPod || a.Kind == kindPVC) && a.Verb != "patch" { // adoption goes on, as reserve-ordinals'
+					t.Errorf("%s with %s %q: the plan writes %s %s", c.name, annotationPaused, value, a.Verb, a.Kind)
+				}
+			}
+			for _, a := range up.Actions {
+				if (a.Kind == kindPod || a.Kind == kindPVC) && a.Verb != "patch" {
+					held++
+					break
+				}
+			}
+			warned := false
+			for _, e := range p.Events {
+				warned = warned || e.Type == "Warning" && e.Reason == "InvalidAnnotation" &&
+					strings.HasPrefix(e.Message, annotationPaused+": "+strconv.Quote(value)+` is neither "true" nor "false"`)
+			}
+			if !warned {
+				t.Errorf("%s with %s %q: events %+v, want a Warning InvalidAnnotation naming the value", c.name, annotationPaused, value, p.Events)
+			}
+		}
+	}
+	if extendedBuild && held < 80 {
+		t.Errorf("only %d plans whose pod writes the invalid value held back: the test proves little", held)
 	}
 }

@@ -113,6 +113,7 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 	}
 	s.nextGid = 1
 	s.slots = s.ordinalSlots()
+	s.checkPaused()
 
 	defer canonicalOrder(s.plan)
 	sel, ok := compileSelector(s.set.Selector)

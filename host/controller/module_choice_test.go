@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -227,5 +228,65 @@ func TestRegistryGateDoesNotBlockOtherModules(t *testing.T) {
 	}
 	if n := checks.Load(); n != 1 {
 		t.Errorf("%d gate runs for one supplied module", n)
+	}
+}
+
+// Regression (issue 32, finding 1): a supplied module was gated on the first caller's context, so a
+// webhook review's 3 s deadline ("reconcile exceeded the caller's deadline") was cached as the module's
+// refusal until the ConfigMap changed. The gate runs on its own context: a caller past its deadline (here
+// already past, and the gate held until that caller has given up) stops waiting and is told the module
+// is still being checked; nothing is refused; the next caller gets the module, from that one gate.
+func TestCallersDeadlineIsNeverCachedAsAModuleRefusal(t *testing.T) {
+	reg := NewRegistry(loadModule, nil)
+	defer reg.Close()
+	release := make(chan struct{})
+	var checks atomic.Int32
+	reg.Supply(func(ctx context.Context, code []byte) (*wasm.Module, error) {
+		checks.Add(1)
+		select { // a gate on the caller's context would load (and fail) at once
+		case <-release:
+		case <-ctx.Done():
+		}
+		return loadModule(ctx, code)
+	}, map[string][]byte{"copy": embedded.ExtendedModule()})
+	expired, cancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer cancel()
+	_, err := reg.Get(expired, "copy")
+	if !errors.Is(err, wasm.ErrStillChecking) || errors.Is(err, ErrModuleRefused) ||
+		!strings.Contains(err.Error(), `module "copy" is still being checked`) || !strings.Contains(err.Error(), "deadline exceeded") {
+		t.Fatalf("a caller past its deadline: %v, want the module still being checked", err)
+	}
+	close(release)
+	ref, err := reg.Get(context.Background(), "copy")
+	if err != nil {
+		t.Fatalf("the next caller: %v", err)
+	}
+	if _, info := ref.Load(); len(info.Describe.Extensions) == 0 {
+		t.Errorf("the supplied copy of the extended module: %+v", info)
+	}
+	if n := checks.Load(); n != 1 {
+		t.Errorf("%d gate runs, want the one the first caller started", n)
+	}
+}
+
+// Regression (issue 32, finding 1), the hot swap: a check the controller's own end interrupts is no
+// verdict on the candidate, so it is neither refused (no ModuleRefused, no refusal counted) nor skipped
+// when offered again.
+func TestCallersDeadlineIsNeverCachedAsASwapRefusal(t *testing.T) {
+	ref := &ModuleRef{}
+	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if swapped, err := s.Offer(ended, "test", embedded.Module(), nil); swapped || err == nil {
+		t.Fatalf("an offer whose context ended: swapped %v, %v", swapped, err)
+	}
+	if st := s.Status(); st.Refusals != 0 || st.LastRefusal != nil {
+		t.Fatalf("an interrupted check was counted as a refusal: %+v", st.LastRefusal)
+	}
+	if swapped, err := s.Offer(context.Background(), "test", embedded.Module(), nil); !swapped || err != nil {
+		t.Fatalf("the same module offered again: swapped %v, %v", swapped, err)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -27,7 +25,7 @@ type Registry struct {
 	load func(ctx context.Context, code []byte) (*wasm.Module, error)
 	code map[string][]byte // the built-in modules (embedded: trusted)
 
-	loading singleflight.Group // one load per name and generation at a time, outside mu
+	loading wasm.Gates // one load per name and generation at a time, outside mu and outside the callers' deadlines
 
 	mu       sync.Mutex
 	gen      uint64 // counts Supply and Close calls: a load that began before one is not installed
@@ -100,7 +98,9 @@ func (r *Registry) Supply(check func(ctx context.Context, code []byte) (*wasm.Mo
 
 // Get is the named module, loading it the first time (ErrUnknownModule: no such name). The load (for a
 // supplied module, the conformance gate: about a second) runs without the registry's lock, so syncs of
-// sets naming other modules go on meanwhile; Gets of the same name wait for that one load.
+// sets naming other modules go on meanwhile; Gets of the same name wait for that one load. It runs on its
+// own context (wasm.Gates): a caller whose deadline comes first gets wasm.ErrStillChecking, and the load
+// goes on to its verdict, which the next Get returns.
 func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w %q: no named modules", ErrUnknownModule, name)
@@ -127,7 +127,7 @@ func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
 			code, load, source = sm.code, r.check, "registry:"+name+" (supplied)"
 		}
 		r.mu.Unlock()
-		v, err, _ := r.loading.Do(name+"@"+strconv.FormatUint(gen, 10), func() (any, error) {
+		v, err := r.loading.Do(ctx, name+"@"+strconv.FormatUint(gen, 10), func(ctx context.Context) (any, error) {
 			m, err := load(ctx, code)
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -155,6 +155,9 @@ func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
 		})
 		if errors.Is(err, errSuppliedAnew) {
 			continue
+		}
+		if errors.Is(err, wasm.ErrStillChecking) {
+			return nil, fmt.Errorf("module %q is %w", name, err)
 		}
 		if err != nil {
 			return nil, err

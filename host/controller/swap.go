@@ -248,6 +248,10 @@ func (s *Swapper) Offer(ctx context.Context, source string, code []byte, eventOb
 			s.cfg.Metrics.moduleCheck.WithLabelValues("gate").Observe(tm.Gate.Seconds())
 		}
 	}
+	if err != nil && ctx.Err() != nil { // stopped (the controller ends): no verdict on the module
+		logger.Info("Stopped checking a new reconcile module", "source", source, "digest", digest, "err", err)
+		return false, err
+	}
 	if err != nil {
 		var re *RefusedError
 		errors.As(err, &re)

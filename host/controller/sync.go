@@ -124,6 +124,10 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 
 	// The set's policies (ordinal.dev/policies): each must be there, as a module the set names must.
 	policies, why := c.policiesOf(ctx, set)
+	if errors.Is(why, wasm.ErrStillChecking) { // the sync stopped waiting for a policy's gate: retried
+		result = resultError
+		return 0, why
+	}
 	if why != nil {
 		result = resultUnknownModule
 		c.leaveAlone(logger, set, key, EventUnknownPolicy, "it names a policy this controller cannot run", truncate(why.Error(), 900))

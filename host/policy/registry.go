@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -20,7 +21,10 @@ import (
 type Registry struct {
 	load func(ctx context.Context, code []byte) (*wasm.Policy, error)
 
+	gates wasm.Gates // one gate per supplied name and generation at a time, outside mu and the callers' deadlines
+
 	mu       sync.Mutex
+	gen      uint64 // counts Supply and Close calls: a gate that began before one installs nothing
 	builtin  map[string][]byte
 	files    map[string]*wasm.Policy // loaded at start: a file that does not load is a usage error then
 	supplied map[string]Supplied
@@ -64,28 +68,65 @@ func (r *Registry) AddFile(ctx context.Context, code []byte, source string) erro
 	return nil
 }
 
-// Get is the named policy: a file's, else a supplied one (gated), else a shipped one.
+// Get is the named policy: a file's, else a supplied one (gated), else a shipped one. A supplied policy's
+// gate runs without the registry's lock and on its own context (wasm.Gates): a caller whose deadline
+// comes first gets wasm.ErrStillChecking, and the gate goes on to its verdict, which the next Get returns.
 func (r *Registry) Get(ctx context.Context, name string) (Module, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p := r.files[name]; p != nil {
-		return p, nil
-	}
-	if p := r.loaded[name]; p != nil {
-		return p, nil
-	}
-	if err := r.refused[name]; err != nil {
-		return nil, err
-	}
-	if s, ok := r.supplied[name]; ok {
-		p, err := r.gate(ctx, name, s)
-		if err != nil {
-			r.refused[name] = fmt.Errorf("%w: %v", ErrRefused, err)
-			return nil, r.refused[name]
+	for {
+		r.mu.Lock()
+		if p := r.files[name]; p != nil {
+			r.mu.Unlock()
+			return p, nil
 		}
-		r.loaded[name] = p
-		return p, nil
+		if p := r.loaded[name]; p != nil {
+			r.mu.Unlock()
+			return p, nil
+		}
+		if err := r.refused[name]; err != nil {
+			r.mu.Unlock()
+			return nil, err
+		}
+		s, supplied := r.supplied[name]
+		if !supplied {
+			defer r.mu.Unlock()
+			return r.shippedLocked(ctx, name)
+		}
+		gen := r.gen
+		r.mu.Unlock()
+		v, err := r.gates.Do(ctx, name+"@"+strconv.FormatUint(gen, 10), func(ctx context.Context) (any, error) {
+			p, err := r.gate(ctx, name, s)
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.gen != gen { // supplied anew (these bytes may be gone) or closed meanwhile
+				if p != nil {
+					p.Close(ctx)
+				}
+				return nil, errSuppliedAnew
+			}
+			if err != nil {
+				r.refused[name] = fmt.Errorf("%w: %v", ErrRefused, err)
+				return nil, r.refused[name]
+			}
+			r.loaded[name] = p
+			return p, nil
+		})
+		switch {
+		case errors.Is(err, errSuppliedAnew):
+			continue
+		case errors.Is(err, wasm.ErrStillChecking):
+			return nil, fmt.Errorf("policy %q is %w", name, err)
+		case err != nil:
+			return nil, err
+		}
+		return v.(*wasm.Policy), nil
 	}
+}
+
+// errSuppliedAnew: a Supply or Close came while a policy was gated; Get looks again.
+var errSuppliedAnew = errors.New("supplied anew")
+
+// shippedLocked is the shipped policy of this name, loaded on first use (trusted: a failure is not kept).
+func (r *Registry) shippedLocked(ctx context.Context, name string) (Module, error) {
 	code, ok := r.builtin[name]
 	if !ok {
 		return nil, fmt.Errorf("no policy %q: give its module with --policy FILE or the module ConfigMap's %s.policy.wasm (shipped: %s)",
@@ -145,6 +186,7 @@ func SameAnswer(got, want []byte) bool {
 // released (a sync holding it finishes with it) and gated again when a set next names it.
 func (r *Registry) Supply(policies map[string]Supplied) {
 	r.mu.Lock()
+	r.gen++
 	changed := false
 	for name, prev := range r.supplied {
 		if s, ok := policies[name]; !ok || string(s.Code) != string(prev.Code) || string(s.Fixtures) != string(prev.Fixtures) {
@@ -187,6 +229,7 @@ func (r *Registry) OnSupply(f func()) {
 func (r *Registry) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.gen++
 	for _, m := range []map[string]*wasm.Policy{r.files, r.loaded} {
 		for n, p := range m {
 			p.Close(context.Background())

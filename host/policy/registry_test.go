@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -65,5 +67,42 @@ func TestSuppliedPoliciesAreGatedOnTheirFixtures(t *testing.T) {
 	}
 	if _, err := r.Get(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "shipped: handoff, pdb, window") {
 		t.Errorf("an unknown policy: %v", err)
+	}
+}
+
+// Regression (issue 32, finding 1): a supplied policy was gated on its first caller's context, holding the
+// registry's lock, so a webhook review's deadline was cached as the policy's refusal until its keys
+// changed. The gate runs on its own context: a caller already past its deadline is told the policy is
+// still being checked, nothing is refused, and the next caller gets the policy from that one gate.
+func TestCallersDeadlineIsNeverCachedAsAPolicyRefusal(t *testing.T) {
+	code, err := os.ReadFile("../wasm/testdata/badpolicy.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var loads atomic.Int32
+	r := policy.NewRegistry(func(ctx context.Context, code []byte) (*wasm.Policy, error) {
+		loads.Add(1)
+		select { // a gate on the caller's context would load (and fail) at once
+		case <-release:
+		case <-ctx.Done():
+		}
+		return wasm.LoadPolicy(ctx, code, wasm.Config{})
+	}, nil)
+	t.Cleanup(r.Close)
+	r.Supply(map[string]policy.Supplied{"bad": {Code: code,
+		Fixtures: []byte(`[{"description":"nothing held","input":{"abi":1},"answer":{"abi":1,"holds":[]}}]`)}})
+	expired, cancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer cancel()
+	_, err = r.Get(expired, "bad")
+	if !errors.Is(err, wasm.ErrStillChecking) || errors.Is(err, policy.ErrRefused) || !strings.Contains(err.Error(), `policy "bad" is still being checked`) {
+		t.Fatalf("a caller past its deadline: %v, want the policy still being checked", err)
+	}
+	close(release)
+	if p, err := r.Get(context.Background(), "bad"); err != nil || p.Name() != "bad" {
+		t.Fatalf("the next caller: %v", err)
+	}
+	if n := loads.Load(); n != 1 {
+		t.Errorf("%d gate runs, want the one the first caller started", n)
 	}
 }

@@ -197,6 +197,16 @@ func (e *engine) moduleOfSet() (Reconciler, error) {
 	return m, nil
 }
 
+// namedError is a step's error for a module or policy the set names and the replay cannot have: an invalid
+// world, unless it is still being checked (its gate outlasted the caller's wait: no fault of the world).
+func (e *engine) namedError(err error) error {
+	err = fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
+	if errors.Is(err, wasm.ErrStillChecking) {
+		return err
+	}
+	return &InvalidWorldError{Err: err}
+}
+
 // Run replays a scenario with the given reconcile module and returns its timeline.
 func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	if opts.Module == nil {
@@ -810,11 +820,11 @@ func (e *engine) sync() (syncResult, error) {
 	}
 	module, err := e.moduleOfSet()
 	if err != nil {
-		return res, &InvalidWorldError{Err: fmt.Errorf("step %d: %w", len(e.tl.Steps), err)}
+		return res, e.namedError(err)
 	}
 	policies, err := e.policiesOfSet()
 	if err != nil {
-		return res, &InvalidWorldError{Err: fmt.Errorf("step %d: %w", len(e.tl.Steps), err)}
+		return res, e.namedError(err)
 	}
 	// The controller's sync step, firewall and applier included: a plan that writes outside its set is not
 	// carried out.
@@ -908,6 +918,9 @@ func (e *engine) sync() (syncResult, error) {
 	e.labelRevisions()
 	for _, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, out.Held, policyFailures)...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
+		if ev.Type == abi.EventWarning && ev.Reason == abi.EventInvalidAnnotation && !slices.Contains(e.tl.invalidAnnotations, ev.Message) {
+			e.tl.invalidAnnotations = append(e.tl.invalidAnnotations, ev.Message)
+		}
 	}
 	res.actions = len(plan.Actions)
 	res.requeue = plan.RequeueAfterSeconds

@@ -3,9 +3,12 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 // A set annotated for reserve-ordinals on a module without the extension (the faithful one) is upstream's:
@@ -94,5 +97,30 @@ events:
 		if !errors.As(err, &iw) || !strings.Contains(err.Error(), c.run) {
 			t.Errorf("%s: %v, want an invalid world saying %q", c.name, err, c.run)
 		}
+	}
+}
+
+// Regression (issue 32, finding 1): a module the set names whose gate outlasted the caller's wait (a
+// webhook review's budget) is still being checked, not an invalid world: the webhook says so, and the
+// next preview gets the module.
+func TestCallersDeadlineIsNeverAnInvalidWorld(t *testing.T) {
+	sc, err := ParseScenario([]byte(`name: r
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default, annotations: {ordinal.dev/module: copy}}
+    spec: {replicas: 1, serviceName: web, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: x}]}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions()
+	opts.NamedModule = func(_ context.Context, name string) (Reconciler, error) {
+		return nil, fmt.Errorf("module %q is %w", name, wasm.ErrStillChecking)
+	}
+	_, err = Run(context.Background(), sc, opts)
+	var iw *InvalidWorldError
+	if !errors.Is(err, wasm.ErrStillChecking) || errors.As(err, &iw) {
+		t.Fatalf("a module still being checked: %v, want that error and no invalid world", err)
 	}
 }

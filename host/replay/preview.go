@@ -56,6 +56,7 @@ const (
 	WarnMaxUnavailableIgnored        = "MaxUnavailableIgnored"        // the MaxUnavailableStatefulSet gate is off
 	WarnOnDelete                     = "OnDelete"                     // the controller replaces no pod by itself
 	WarnUnfinished                   = "Unfinished"                   // the rollout does not finish
+	WarnInvalidAnnotation            = "InvalidAnnotation"            // the module cannot read an extension's annotation (its own words)
 )
 
 // PreviewStep is a sync after the edit that changed pods or claims.
@@ -182,6 +183,10 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	replicas, _ := jsonobj.GetInt(spec, "replicas")
 	// only the set's pods count: a pod with its labels that is not its own (db-0, web--1) holds nothing up
 	members, finalMembers := kube.MembersOfJSON(jsonobj.GetObj(before, "statefulSet")), kube.MembersOfJSON(jsonobj.GetObj(final, "statefulSet"))
+	// 0. An extension's annotation the module cannot read, in the module's words (abi.EventInvalidAnnotation).
+	for _, msg := range tl.invalidAnnotations {
+		w(WarnInvalidAnnotation, "%s", msg)
+	}
 	// 1. OrderedReady waits for every pod to be Running and Ready before doing anything else.
 	if jsonobj.GetStr(spec, "podManagementPolicy") == "OrderedReady" {
 		var notReady []string

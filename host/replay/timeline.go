@@ -38,6 +38,8 @@ type Timeline struct {
 	finalNodes   []json.RawMessage
 
 	budgetSpent bool // the caller's Budget ended the replay (outcome "partial")
+	// The module's Warning InvalidAnnotation messages, each once, in order (a preview's warnings).
+	invalidAnnotations []string
 }
 
 // RevisionLabel is the short letter the timeline uses for a ControllerRevision (A, B, ...), in

@@ -39,6 +39,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 // Source gives the objects of a namespace the snapshot is built from (informer caches in `ordinal webhook`).
@@ -322,6 +323,9 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	t0 := time.Now()
 	res, err := s.sharedPreview(ctx, req, target, oldp, &cur)
 	if err != nil {
+		if errors.Is(err, wasm.ErrStillChecking) { // a module or policy the set names is new: the next review gets it
+			return fail(err.Error())
+		}
 		if ctx.Err() != nil || errors.Is(err, errPreviewTimedOut) {
 			return fail(fmt.Sprintf("timed out: the replay took longer than the webhook's budget of %s", budget))
 		}

@@ -728,3 +728,30 @@ func TestReservedOrdinalsIgnoredByTheFaithfulModule(t *testing.T) {
 	resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false))
 	wantWarning(t, resp.Warnings, "scaling 4→5 creates web-4,")
 }
+
+// Regression (issue 32, finding 5): an extension's annotation the module cannot read (ordinal.dev/paused:
+// "True") was in the module's own Warning InvalidAnnotation event and not in the webhook's warnings. The
+// preview repeats that event (by its reason, abi.EventInvalidAnnotation), so kubectl apply shows which
+// annotation, its value and that no pod is written until it is fixed.
+func TestWebhookWarnsOfAnInvalidExtensionAnnotation(t *testing.T) {
+	w := newWorld(t, 3, "OrderedReady", 1, "Retain", "")
+	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { extended.Close(context.Background()) })
+	f := newFixture(t, w.src, nil, func(c *Config) {
+		c.NamedModule = func(context.Context, string) (replay.Reconciler, error) { return extended, nil }
+	})
+	for _, value := range []string{"True", "yes"} {
+		cur := w.edit(func(s *appsv1.StatefulSet) {
+			s.Annotations = map[string]string{abi.AnnotationModule: "extended", abi.AnnotationPaused: value}
+			s.Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/nginx-slim:0.28"
+		})
+		resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false))
+		if !resp.Allowed {
+			t.Fatalf("denied: %v", resp.Result)
+		}
+		wantWarning(t, resp.Warnings, `ordinal.dev/paused: "`+value+`" is neither "true" nor "false": no pod is created, deleted or updated until it is fixed`)
+	}
+}

@@ -95,9 +95,9 @@ func Gate(ctx context.Context, cases []Case, reconcile func(context.Context, []b
 		})
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil && res.Failed == 0 {
+	if ctx.Err() != nil && res.Failed == 0 {
 		res.Failed = 1
-		res.Failures = append(res.Failures, "interrupted: "+err.Error())
+		res.Failures = append(res.Failures, "interrupted: "+context.Cause(ctx).Error()) // the cause names the limit
 	}
 	res.Duration = time.Since(start)
 	return res
