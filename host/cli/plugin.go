@@ -91,11 +91,14 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
                                                  move the set from kube-controller-manager's controller
                                                  (apps/v1) to Ordinal's (ordinal.dev/v1), no pod restarted;
                                                  --to apps moves it back
+  kubectl ordinal undo|restart|pause|resume statefulset/web
+                                                 kubectl rollout's verbs, for both kinds (pause and resume:
+                                                 the pause extension, or the partition on apps/v1)
 
 Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
 (make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal; kubectl's own completion then completes
 the plugin's commands, flags and the cluster's StatefulSets.
-Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text. A set argument names
+Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text, --request-timeout. A set argument names
 the kind as kubectl does: statefulset/web (apps/v1), statefulsets.ordinal.dev/web or osts/web (Ordinal's
 own kind; timeline, snapshot, status and history read either; preview takes a manifest of either kind).
 
@@ -118,10 +121,11 @@ own kind; timeline, snapshot, status and history read either; preview takes a ma
 	_ = root.RegisterFlagCompletionFunc("output", completeOutput)
 	timeline, snapshot := newPluginTimeline(mopts, o), newPluginSnapshot(o)
 	status, history, migrate := newPluginStatus(mopts, o), newPluginHistory(o), newPluginMigrate(o)
-	for _, c := range []*cobra.Command{timeline, snapshot, status, history, migrate} {
+	restart, pause, resume, undo := newPluginRestart(o), newPluginPause(o), newPluginResume(o), newPluginUndo(o)
+	for _, c := range []*cobra.Command{timeline, snapshot, status, history, migrate, restart, pause, resume, undo} {
 		c.ValidArgsFunction = o.completeSets
 	}
-	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot, status, history, migrate)
+	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot, status, history, migrate, restart, pause, resume, undo)
 	return root
 }
 

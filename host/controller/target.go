@@ -95,6 +95,18 @@ func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name
 	return customSetCall(ctx, client, t, ns, name, func(r *rest.Request) *rest.Request { return r })
 }
 
+// PatchSet patches a set of kind t (a custom kind through the untyped REST client, as GetSet).
+func PatchSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, pt types.PatchType, data []byte, fieldManager string) (*appsv1.StatefulSet, error) {
+	t = t.orApps()
+	opts := metav1.PatchOptions{FieldManager: fieldManager}
+	if !t.Custom {
+		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, pt, data, opts)
+	}
+	return customSetCall(ctx, client, t, ns, name, func(r *rest.Request) *rest.Request {
+		return r.Verb("PATCH").SetHeader("Content-Type", string(pt)).VersionedParams(&opts, metav1.ParameterCodec).Body(data)
+	})
+}
+
 // SetNames lists the names of the namespace's sets of kind t (a custom kind through the untyped REST
 // client, as GetSet).
 func SetNames(ctx context.Context, client kubernetes.Interface, t Target, ns string) ([]string, error) {

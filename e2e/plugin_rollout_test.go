@@ -1,0 +1,92 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ordinal-dev/ordinal/host/rollout"
+)
+
+// kubectl rollout's verbs through the real kubectl on a set the controller rolls out (issue 31): restart
+// replaces every pod; pause holds an edit (the controller observes it and updates no pod), resume lets it
+// roll; undo brings the previous template back; undo to the current revision writes nothing.
+func TestPluginRolloutVerbs(t *testing.T) {
+	requireHookEnv(t)
+	ctx, ns, _, _ := begin(t, "rv", false)
+	createSet(t, ctx, ns, newSet("rv", 2))
+	first := waitRolledOut(t, ctx, ns, "rv", 2)
+
+	verb := func(want string, args ...string) {
+		t.Helper()
+		out, perr, code := plugin(t, ctx, append(args, "-n", ns)...)
+		if code != 0 || strings.TrimSpace(out) != want {
+			t.Fatalf("kubectl ordinal %v: exit %d, want %q\n%s%s", args, code, want, out, perr)
+		}
+	}
+	verb("statefulset.apps/rv restarted", "restart", "statefulset/rv")
+	restarted := waitSet(t, ctx, ns, "rv", "rolled out at a new revision", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return rolledOut(2)(s) && s.Status.UpdateRevision != first.Status.UpdateRevision
+	})
+	if restarted.Spec.Template.Annotations[rollout.RestartedAtAnnotation] == "" {
+		t.Errorf("restart did not set %s: %v", rollout.RestartedAtAnnotation, restarted.Spec.Template.Annotations)
+	}
+
+	verb("statefulset.apps/rv paused", "pause", "statefulset/rv")
+	if _, perr, code := plugin(t, ctx, "pause", "statefulset/rv", "-n", ns); code != 1 || !strings.Contains(perr, `statefulsets.apps "rv" is already paused`) {
+		t.Errorf("pause twice: exit %d, %s", code, perr)
+	}
+	edited := patchSet(t, ctx, ns, "rv", setVersion("v2"))
+	held := waitSet(t, ctx, ns, "rv", "the edit observed", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return s.Status.ObservedGeneration >= edited.Generation && s.Status.UpdateRevision != restarted.Status.UpdateRevision
+	})
+	if held.Status.UpdatedReplicas != 0 || held.Status.CurrentReplicas != 2 {
+		t.Errorf("paused, the controller updated pods: %+v", held.Status)
+	}
+	for _, p := range listPodsOf(t, ctx, ns, "rv") {
+		if rev := p.Labels[appsv1.ControllerRevisionHashLabelKey]; rev != restarted.Status.UpdateRevision {
+			t.Errorf("paused, pod %s moved to revision %s", p.Name, rev)
+		}
+	}
+
+	verb("statefulset.apps/rv resumed", "resume", "statefulset/rv")
+	resumed := waitRolledOut(t, ctx, ns, "rv", 2)
+	if p := resumed.Spec.UpdateStrategy.RollingUpdate; p != nil && p.Partition != nil && *p.Partition != 0 {
+		t.Errorf("resume left partition %d, want the 0 it had", *p.Partition)
+	}
+	if _, ok := resumed.Annotations[rollout.PausedPartitionAnnotation]; ok || resumed.Spec.Template.Annotations[annVersion] != "v2" {
+		t.Errorf("after resume: annotations %v, template %v", resumed.Annotations, resumed.Spec.Template.Annotations)
+	}
+
+	verb("statefulset.apps/rv rolled back", "undo", "statefulset/rv")
+	undone := waitSet(t, ctx, ns, "rv", "rolled back", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return rolledOut(2)(s) && s.Status.UpdateRevision == restarted.Status.UpdateRevision // upstream reuses the revision, renumbered
+	})
+	if undone.Spec.Template.Annotations[annVersion] != "v1" {
+		t.Errorf("undo: template annotations %v, want version v1 back", undone.Spec.Template.Annotations)
+	}
+	revs := listRevisions(t, ctx, ns, "rv")
+	newest := revs[len(revs)-1].Revision
+	verb(fmt.Sprintf("statefulset.apps/rv skipped rollback (current template already matches revision %d)", newest), "undo", "statefulset/rv", fmt.Sprintf("--to-revision=%d", newest))
+	if after := getSet(t, ctx, ns, "rv"); after.Generation != undone.Generation {
+		t.Errorf("a skipped rollback wrote the set: generation %d -> %d", undone.Generation, after.Generation)
+	}
+}
+
+// listPodsOf lists the pods of the set named name (label app=name).
+func listPodsOf(t *testing.T, ctx context.Context, ns, name string) []corev1.Pod {
+	t.Helper()
+	l, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}

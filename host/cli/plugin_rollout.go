@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/rollout"
+)
+
+// kubectl rollout's verbs for both kinds of set (host/rollout/actions.go has the patches).
+
+func newPluginRestart(o *pluginOptions) *cobra.Command {
+	return rolloutVerb(o, "restart", "Restart a set's pods: a new pod template, rolled out as its update strategy says", `restart sets the pod template's kubectl.kubernetes.io/restartedAt annotation to now, as `+"`kubectl rollout restart`"+`
+does: a new revision, so the controller replaces every pod as the set's update strategy says (one at a time
+from the highest ordinal by default; under OnDelete only as you delete them).`,
+		func(set *appsv1.StatefulSet, _ []byte, res string, custom bool) (rollout.Patch, error) {
+			return rollout.Restart(set, time.Now()), nil
+		}, false)
+}
+
+func newPluginPause(o *pluginOptions) *cobra.Command {
+	return rolloutVerb(o, "pause", "Hold a set's rollout where it is", `pause holds the rollout (kubectl rollout pause refuses StatefulSets):
+  - an ordinal.dev set gets the pause extension's annotation ordinal.dev/paused: "true": no pod is created,
+    deleted or updated while it is there (the extended module's; the set should name it: ordinal.dev/module: extended);
+  - an apps/v1 set gets the partition 2147483647, so no pod is updated whatever the controller (scaling
+    still creates and deletes pods); its partition is kept in the annotation ordinal.dev/paused-partition.
+A set already paused, or an apps/v1 set with updateStrategy OnDelete, is an error (exit 1).`,
+		func(set *appsv1.StatefulSet, _ []byte, res string, custom bool) (rollout.Patch, error) {
+			return rollout.Pause(set, res, custom)
+		}, false)
+}
+
+func newPluginResume(o *pluginOptions) *cobra.Command {
+	return rolloutVerb(o, "resume", "Let a paused set's rollout go on", `resume undoes pause: the ordinal.dev/paused annotation removed from an ordinal.dev set; an apps/v1 set's
+partition put back from ordinal.dev/paused-partition (a partition someone set meanwhile is kept) and the
+annotation removed. A set that is not paused is an error (exit 1).`,
+		func(set *appsv1.StatefulSet, _ []byte, res string, custom bool) (rollout.Patch, error) {
+			return rollout.Resume(set, res, custom)
+		}, false)
+}
+
+func newPluginUndo(o *pluginOptions) *cobra.Command {
+	var to int64
+	cmd := rolloutVerb(o, "undo", "Roll a set back to an earlier revision's pod template", `undo replaces the set's pod template with the one a ControllerRevision recorded, as `+"`kubectl rollout undo`"+`
+does: --to-revision N (the numbers `+"`kubectl ordinal history`"+` lists), by default the revision before the newest.
+The controller then rolls the pods back as the update strategy says. When the template already is that
+revision's, nothing is written ("skipped rollback").`,
+		func(_ *appsv1.StatefulSet, snapshot []byte, res string, _ bool) (rollout.Patch, error) {
+			return rollout.Undo(snapshot, res, to)
+		}, true)
+	cmd.Flags().Int64Var(&to, "to-revision", 0, "the revision to roll back to (0: the one before the newest)")
+	return cmd
+}
+
+// rolloutVerb is one of the verbs: read the set (and, for undo, its snapshot with the revisions), make the
+// patch, send it with the set's resourceVersion as precondition, and say what happened as kubectl does.
+func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *appsv1.StatefulSet, snapshot []byte, resource string, custom bool) (rollout.Patch, error), needsRevisions bool) *cobra.Command {
+	return &cobra.Command{
+		Use:   verb + " statefulset/NAME",
+		Short: short,
+		Long:  long,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, name, _, c, ns, err := o.target(args[0], "")
+			if err != nil {
+				return err
+			}
+			if t == (controller.Target{}) {
+				t = controller.StatefulSetTarget
+			}
+			ctx := cmdContext(cmd)
+			var set *appsv1.StatefulSet
+			var snapshot []byte
+			if needsRevisions {
+				snap, objs, err := o.liveSetSnapshot(cmd, args[0], "")
+				if err != nil {
+					return err
+				}
+				set, snapshot = objs.Set, snap.JSON
+			} else if set, err = controller.GetSet(ctx, c, t, ns, name); err != nil {
+				return withCode(ExitUsage, err)
+			}
+			resource := t.Resource + "." + t.GroupVersion.Group
+			p, err := patch(set, snapshot, resource, t.Custom)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			ref := strings.ToLower(t.Kind) + "." + t.GroupVersion.Group + "/" + name
+			if p.Data != nil {
+				pt := types.MergePatchType
+				if p.JSONPatch {
+					pt = types.JSONPatchType
+				}
+				if _, err := controller.PatchSet(ctx, c, t, ns, name, pt, p.Data, "kubectl-ordinal-"+verb); err != nil {
+					return withCode(ExitUsage, err)
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", ref, p.Done)
+			if p.Note != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", p.Note)
+			}
+			return nil
+		},
+	}
+}

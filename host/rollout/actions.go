@@ -1,0 +1,162 @@
+package rollout
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// kubectl rollout's verbs for a StatefulSet, as patches of the live set: restart and undo as kubectl does
+// them, pause and resume (which kubectl refuses for StatefulSets) by the pause extension on an ordinal.dev
+// set or by the partition on apps/v1. Each patch carries the set's resourceVersion, so an edit made
+// between reading the set and patching it makes the API server refuse the patch (409) instead of being
+// overwritten.
+
+// RestartedAtAnnotation is the pod-template annotation `kubectl rollout restart` sets: a new template, so
+// a new revision and every pod replaced as the update strategy says.
+const RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
+
+// PausedPartitionAnnotation keeps an apps/v1 set's partition while `kubectl ordinal pause` holds it at the
+// largest partition (no pod updated); resume puts it back.
+const PausedPartitionAnnotation = "ordinal.dev/paused-partition"
+
+// pausedPartition is the partition a paused apps/v1 set has: above any ordinal, so no pod is updated
+// however the set is scaled.
+const pausedPartition = math.MaxInt32
+
+// Patch is a JSON merge patch (RFC 7386) or a JSON patch (RFC 6902) of a set, and what it does in words.
+type Patch struct {
+	JSONPatch bool   // Data is a JSON patch; else a merge patch
+	Data      []byte // the patch
+	Done      string // what kubectl would print after the verb's name: "restarted", "rolled back", ...
+	Note      string // something the user should know (the pause needs the extension), or ""
+}
+
+// merge is a merge patch that also sets metadata.resourceVersion: the API server applies it only to that
+// version of the set.
+func merge(set *appsv1.StatefulSet, m map[string]any) []byte {
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		m["metadata"] = md
+	}
+	md["resourceVersion"] = set.ResourceVersion
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// Restart is `kubectl rollout restart`: the restartedAt annotation of the pod template set to now.
+func Restart(set *appsv1.StatefulSet, now time.Time) Patch {
+	return Patch{Done: "restarted", Data: merge(set, map[string]any{"spec": map[string]any{"template": map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{RestartedAtAnnotation: now.Format(time.RFC3339)}}}}})}
+}
+
+// Pause holds the set's rollout: on an ordinal.dev set (custom) the pause extension's annotation, on an
+// apps/v1 set the partition raised above every ordinal, the partition it had kept in an annotation.
+func Pause(set *appsv1.StatefulSet, resource string, custom bool) (Patch, error) {
+	if custom {
+		if set.Annotations[abi.AnnotationPaused] == "true" {
+			return Patch{}, fmt.Errorf("%s %q is already paused", resource, set.Name)
+		}
+		p := Patch{Done: "paused", Data: merge(set, map[string]any{"metadata": map[string]any{"annotations": map[string]any{abi.AnnotationPaused: "true"}}})}
+		if set.Annotations[abi.AnnotationModule] != "extended" {
+			p.Note = fmt.Sprintf("the pause is the extended module's: it holds the set where the controller runs that module for it (%s: extended, or a controller whose active module is the extended one)", abi.AnnotationModule)
+		}
+		return p, nil
+	}
+	if _, paused := set.Annotations[PausedPartitionAnnotation]; paused {
+		return Patch{}, fmt.Errorf("%s %q is already paused", resource, set.Name)
+	}
+	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return Patch{}, fmt.Errorf("%s %q has updateStrategy OnDelete: the controller updates no pod by itself, so there is no rollout to pause", resource, set.Name)
+	}
+	partition := int32(0)
+	if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+		partition = *ru.Partition
+	}
+	return Patch{Done: "paused", Data: merge(set, map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{PausedPartitionAnnotation: strconv.Itoa(int(partition))}},
+		"spec":     map[string]any{"updateStrategy": map[string]any{"rollingUpdate": map[string]any{"partition": pausedPartition}}},
+	})}, nil
+}
+
+// Resume undoes Pause: the annotation removed, an apps/v1 set's partition put back (unless someone set
+// another partition while it was paused: theirs is kept).
+func Resume(set *appsv1.StatefulSet, resource string, custom bool) (Patch, error) {
+	if custom {
+		if _, ok := set.Annotations[abi.AnnotationPaused]; !ok {
+			return Patch{}, fmt.Errorf("%s %q is not paused", resource, set.Name)
+		}
+		return Patch{Done: "resumed", Data: merge(set, map[string]any{"metadata": map[string]any{"annotations": map[string]any{abi.AnnotationPaused: nil}}})}, nil
+	}
+	saved, ok := set.Annotations[PausedPartitionAnnotation]
+	if !ok {
+		return Patch{}, fmt.Errorf("%s %q is not paused (no %s annotation)", resource, set.Name, PausedPartitionAnnotation)
+	}
+	m := map[string]any{"metadata": map[string]any{"annotations": map[string]any{PausedPartitionAnnotation: nil}}}
+	p := Patch{Done: "resumed"}
+	ru := set.Spec.UpdateStrategy.RollingUpdate
+	switch n, err := strconv.ParseInt(saved, 10, 32); {
+	case err != nil || n < 0:
+		return Patch{}, fmt.Errorf("%s %q: annotation %s=%q is not the partition pause saved", resource, set.Name, PausedPartitionAnnotation, saved)
+	case ru == nil || ru.Partition == nil || *ru.Partition != pausedPartition:
+		p.Note = "the partition was changed while the set was paused: that partition is kept"
+	default:
+		m["spec"] = map[string]any{"updateStrategy": map[string]any{"rollingUpdate": map[string]any{"partition": n}}}
+	}
+	p.Data = merge(set, m)
+	return p, nil
+}
+
+// Undo is `kubectl rollout undo [--to-revision N]`: the set's pod template replaced by the one revision N
+// recorded (0: the revision before the newest, as kubectl picks it); Done says "skipped rollback" when the
+// template is that revision's already.
+func Undo(snapshot []byte, resource string, toRevision int64) (Patch, error) {
+	w, err := decode(snapshot)
+	if err != nil {
+		return Patch{}, err
+	}
+	var to *appsv1.ControllerRevision
+	switch {
+	case toRevision < 0:
+		return Patch{}, fmt.Errorf("--to-revision must be 0 (the previous revision) or a revision number, got %d", toRevision)
+	case toRevision == 0 && len(w.revisions) <= 1:
+		return Patch{}, fmt.Errorf("no last revision to roll back to")
+	case toRevision == 0:
+		to = w.revisions[len(w.revisions)-2] // sorted by number
+	default:
+		for _, r := range w.revisions {
+			if r.Revision == toRevision {
+				to = r
+			}
+		}
+		if to == nil {
+			return Patch{}, fmt.Errorf("unable to find specified revision %d in history", toRevision)
+		}
+	}
+	tmpl, err := template(to)
+	if err != nil {
+		return Patch{}, err
+	}
+	current := map[string]any{}
+	if b, err := json.Marshal(w.set.Spec.Template); err == nil {
+		_ = json.Unmarshal(b, &current)
+	}
+	if len(Diff(current, tmpl)) == 0 {
+		return Patch{Done: fmt.Sprintf("skipped rollback (current template already matches revision %d)", to.Revision)}, nil
+	}
+	data, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": w.set.ResourceVersion},
+		{"op": "replace", "path": "/spec/template", "value": tmpl},
+	})
+	if err != nil {
+		return Patch{}, err
+	}
+	return Patch{JSONPatch: true, Data: data, Done: "rolled back"}, nil
+}

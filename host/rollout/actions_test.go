@@ -1,0 +1,127 @@
+package rollout_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/rollout"
+)
+
+func setAt(rv string, annotations map[string]string, strategy appsv1.StatefulSetUpdateStrategy) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: rv, Annotations: annotations},
+		Spec: appsv1.StatefulSetSpec{UpdateStrategy: strategy}}
+}
+
+func patchOf(t *testing.T, p rollout.Patch) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(p.Data, &m); err != nil {
+		t.Fatalf("patch %s: %v", p.Data, err)
+	}
+	if rv, _ := m["metadata"].(map[string]any)["resourceVersion"].(string); rv == "" {
+		t.Errorf("patch %s carries no resourceVersion: an edit in between would be overwritten", p.Data)
+	}
+	return m
+}
+
+func TestRestartSetsKubectlsAnnotation(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	p := rollout.Restart(setAt("7", nil, appsv1.StatefulSetUpdateStrategy{}), now)
+	m := patchOf(t, p)
+	got := m["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[rollout.RestartedAtAnnotation]
+	if got != "2026-11-26T10:00:00Z" || p.JSONPatch || p.Done != "restarted" {
+		t.Errorf("restart patch %s (%q)", p.Data, p.Done)
+	}
+}
+
+// apps/v1: pause raises the partition above every ordinal and keeps the old one; resume puts it back,
+// or keeps a partition someone set meanwhile. ordinal.dev: the pause extension's annotation.
+func TestPauseAndResume(t *testing.T) {
+	three := int32(3)
+	ru := appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType, RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: &three}}
+	p, err := rollout.Pause(setAt("7", nil, ru), "statefulsets.apps", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := patchOf(t, p)
+	if m["metadata"].(map[string]any)["annotations"].(map[string]any)[rollout.PausedPartitionAnnotation] != "3" ||
+		m["spec"].(map[string]any)["updateStrategy"].(map[string]any)["rollingUpdate"].(map[string]any)["partition"] != float64(2147483647) {
+		t.Errorf("pause patch %s", p.Data)
+	}
+	if _, err := rollout.Pause(setAt("7", map[string]string{rollout.PausedPartitionAnnotation: "3"}, ru), "statefulsets.apps", false); err == nil ||
+		err.Error() != `statefulsets.apps "web" is already paused` {
+		t.Errorf("pausing a paused set: %v", err)
+	}
+	if _, err := rollout.Pause(setAt("7", nil, appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}), "statefulsets.apps", false); err == nil ||
+		!strings.Contains(err.Error(), "OnDelete") {
+		t.Errorf("pausing an OnDelete set: %v", err)
+	}
+
+	max := int32(2147483647)
+	paused := appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType, RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: &max}}
+	p, err = rollout.Resume(setAt("8", map[string]string{rollout.PausedPartitionAnnotation: "3"}, paused), "statefulsets.apps", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = patchOf(t, p)
+	if ann := m["metadata"].(map[string]any)["annotations"].(map[string]any); ann[rollout.PausedPartitionAnnotation] != nil ||
+		m["spec"].(map[string]any)["updateStrategy"].(map[string]any)["rollingUpdate"].(map[string]any)["partition"] != float64(3) {
+		t.Errorf("resume patch %s", p.Data)
+	}
+	// someone set partition 1 while paused: kept
+	p, err = rollout.Resume(setAt("8", map[string]string{rollout.PausedPartitionAnnotation: "3"}, ru), "statefulsets.apps", false)
+	if m = patchOf(t, p); err != nil || m["spec"] != nil || p.Note == "" {
+		t.Errorf("resume after another partition: %s %q %v", p.Data, p.Note, err)
+	}
+	if _, err := rollout.Resume(setAt("8", nil, ru), "statefulsets.apps", false); err == nil || !strings.Contains(err.Error(), "is not paused") {
+		t.Errorf("resuming a set not paused: %v", err)
+	}
+
+	p, err = rollout.Pause(setAt("9", nil, ru), "statefulsets.ordinal.dev", true)
+	if m = patchOf(t, p); err != nil || m["metadata"].(map[string]any)["annotations"].(map[string]any)[abi.AnnotationPaused] != "true" || m["spec"] != nil || p.Note == "" {
+		t.Errorf("pause of an ordinal.dev set: %s %q %v", p.Data, p.Note, err)
+	}
+	p, err = rollout.Resume(setAt("9", map[string]string{abi.AnnotationPaused: "true", abi.AnnotationModule: "extended"}, ru), "statefulsets.ordinal.dev", true)
+	if m = patchOf(t, p); err != nil || m["metadata"].(map[string]any)["annotations"].(map[string]any)[abi.AnnotationPaused] != nil {
+		t.Errorf("resume of an ordinal.dev set: %s %v", p.Data, err)
+	}
+}
+
+// undo on a replayed canary (revision 1 image 0.27, revision 2 image 0.28, the set at 2): the previous
+// revision's template, replaced whole, guarded by the set's resourceVersion; the current one is skipped.
+func TestUndo(t *testing.T) {
+	snap := finalSnapshot(t, "partition-canary")
+	p, err := rollout.Undo(snap, "statefulsets.apps", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []struct {
+		Op, Path string
+		Value    any
+	}
+	if err := json.Unmarshal(p.Data, &ops); err != nil || !p.JSONPatch || p.Done != "rolled back" || len(ops) != 2 {
+		t.Fatalf("undo patch %s (%v)", p.Data, err)
+	}
+	if ops[0].Op != "test" || ops[0].Path != "/metadata/resourceVersion" || ops[0].Value == "" {
+		t.Errorf("undo is not guarded by the set's resourceVersion: %+v", ops[0])
+	}
+	img := ops[1].Value.(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]
+	if ops[1].Op != "replace" || ops[1].Path != "/spec/template" || img != "registry.k8s.io/nginx-slim:0.27" {
+		t.Errorf("undo replaces %s with image %v, want the template of revision 1 (0.27)", ops[1].Path, img)
+	}
+	if _, has := ops[1].Value.(map[string]any)["$patch"]; has {
+		t.Errorf("the revision's strategic-merge directive leaked into the template")
+	}
+	if p, err := rollout.Undo(snap, "statefulsets.apps", 2); err != nil || p.Data != nil || p.Done != "skipped rollback (current template already matches revision 2)" {
+		t.Errorf("undo to the current revision: %q %s %v", p.Done, p.Data, err)
+	}
+	if _, err := rollout.Undo(snap, "statefulsets.apps", 9); err == nil || err.Error() != "unable to find specified revision 9 in history" {
+		t.Errorf("undo to a revision that is not there: %v", err)
+	}
+}
