@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -85,6 +86,18 @@ func TestMigrateToOrdinalAndBack(t *testing.T) {
 		t.Errorf("a refusal left backup files: %v", files)
 	}
 
+	// ---- a dry run checks and says what it would do, and changes nothing
+	out, perr, code = plugin(t, ctx, "migrate", "statefulset/mig", "-n", ns, "--to", "ordinal", "--dry-run", "--backup-dir", backups)
+	if code != 0 || !strings.Contains(out, "dry run: nothing was changed") || !strings.Contains(out, "delete the apps/v1 StatefulSet "+ns+"/mig with propagationPolicy=Orphan") {
+		t.Errorf("migrate --dry-run: exit %d\n%s%s", code, out, perr)
+	}
+	if s := getSet(t, ctx, ns, "mig"); s.UID != kcmSet.UID || s.DeletionTimestamp != nil {
+		t.Errorf("the dry run changed the set: uid %s -> %s, deleting %v", kcmSet.UID, s.UID, s.DeletionTimestamp != nil)
+	}
+	if files, _ := os.ReadDir(backups); len(files) > 0 {
+		t.Errorf("a dry run wrote backup files: %v", files)
+	}
+
 	// ---- apps/v1 -> ordinal.dev/v1
 	mark := tr.mark()
 	out, perr, code = plugin(t, ctx, "migrate", "statefulset/mig", "-n", ns, "--to", "ordinal", "--wait=false", "--backup-dir", backups)
@@ -106,8 +119,15 @@ func TestMigrateToOrdinalAndBack(t *testing.T) {
 	if g, ok, _ := unstructuredInt(osts.Object, "status", "observedGeneration"); ok {
 		t.Errorf("status.observedGeneration %d carried over to a new object (generation %d)", g, osts.GetGeneration())
 	}
-	if files, _ := os.ReadDir(backups); len(files) > 0 {
-		t.Errorf("a migration that finished left backup files: %v", files)
+	// the finished migration keeps its backup under a name of its own, named in the output
+	kept, _ := filepath.Glob(filepath.Join(backups, "*.done-*.json"))
+	if files, _ := os.ReadDir(backups); len(kept) != 2 || len(files) != 2 || !strings.Contains(out, "backup kept: ") {
+		t.Errorf("after the migration: backup files %v (kept %v), want the object and status kept and named\n%s", files, kept, out)
+	}
+	for _, k := range kept {
+		if !strings.Contains(k, ".status.") && !strings.Contains(out, k) {
+			t.Errorf("the kept backup %s is not named in the output", k)
+		}
 	}
 	// the garbage collector removed every owner reference to the old set before the set was gone
 	wantNoOwner(t, ctx, ns, "mig", kcmSet.UID)

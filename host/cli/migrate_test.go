@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -319,5 +320,32 @@ func TestMigrateFinishByHand(t *testing.T) {
 	}
 	if s := finishByHand(m, "/b/o.json", "/b/o.status.json", rerun, true); strings.Contains(s, "kubectl create") {
 		t.Errorf("created already, yet told to create:\n%s", s)
+	}
+}
+
+// Issue 31: the only backup lived in the system's temporary directory and was removed after the migration.
+// It now lives in the user's state directory and is kept, under a name a later run does not take for an
+// interrupted migration, and the output names it.
+func TestMigrateKeepsItsBackupWhereTheUserFindsIt(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "/home/u/.state")
+	if d := defaultBackupDir(); d != "/home/u/.state/ordinal/migrate" {
+		t.Errorf("default backup directory %s", d)
+	}
+	dir := t.TempDir()
+	var out strings.Builder
+	r := &migrateRun{out: &out}
+	r.objectFile, r.statusFile = backupPaths(dir, ordinalKind, "prod", "web")
+	for _, p := range []string{r.objectFile, r.statusFile} {
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.keepBackup()
+	if _, err := os.Stat(r.objectFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the working backup %s is still there: a later run would resume from it", r.objectFile)
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, "*.done-*.json"))
+	if len(kept) != 2 || r.res.Backup == "" || !strings.Contains(out.String(), "backup kept: "+r.res.Backup) {
+		t.Errorf("kept %v, result %q, output %q", kept, r.res.Backup, out.String())
 	}
 }

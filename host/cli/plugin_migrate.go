@@ -44,8 +44,8 @@ The steps:
      examples/deploy/crd.yaml, or the Helm chart); or the target's API server would store a different spec
      (a server-side dry-run create is compared with the source's spec: another template is another
      revision name);
-  2. save the target object and its status in a backup file (--backup-dir, default the system's temporary
-     directory), then delete the source with propagationPolicy=Orphan and preconditions on its uid and
+  2. save the target object and its status in a backup file (--backup-dir, default
+     ~/.local/state/ordinal/migrate or $XDG_STATE_HOME/ordinal/migrate), then delete the source with propagationPolicy=Orphan and preconditions on its uid and
      resourceVersion (an edit made after step 1 fails the delete: nothing is changed, run again) and wait
      until the garbage collector has removed the owner references from its pods, revisions and claims and
      then the object;
@@ -54,7 +54,8 @@ The steps:
      the API server returned it; then write the source's status through the status subresource
      (currentRevision, updateRevision, collisionCount, replica counts, conditions; not observedGeneration;
      for ordinal.dev also status.selector): revision names include collisionCount, and a rollout continues
-     from status.currentRevision; then remove the backup;
+     from status.currentRevision; then keep the backup under a name of its own (*.done-TIMESTAMP.json,
+     printed; yours to delete);
   4. with --wait (the default), wait until every pod matching the selector is controlled by the new set
      (its controller adopts the orphans), printing progress; the revisions and claims are adopted by the
      same sync.
@@ -70,11 +71,12 @@ same command again continues from it:
   target created, no status    its controller may sync it before the status is there: for a settled set it
                                computes the same revisions; mid-rollout it would update every pod. The next
                                run writes the status if no controller has yet, else says what differs;
-  done, backup not removed     the next run removes it and waits for the adoption.
+  done, backup not yet kept    the next run keeps it (renamed) and waits for the adoption.
 A failure after the delete prints the backup's path and the commands to finish. Creation is never retried
 with another spec: the backup holds the one the API server returned.
 
---wait=false returns after step 3. --timeout bounds the waits (the garbage collector's, the adoption's;
+--dry-run checks the set as step 1 does (the server-side dry-run create included), prints the steps the
+migration would take from where it stands, and changes nothing. --wait=false returns after step 3. --timeout bounds the waits (the garbage collector's, the adoption's;
 0: no limit); a timeout after step 3 leaves a migrated set whose pods are not all adopted yet (exit 1).
 Output: progress as text; with -o json|yaml, progress on standard error and the result on standard output.
 
@@ -83,7 +85,7 @@ and whether the source was deleted (then where the backup is and how to finish).
 
 func newPluginMigrate(o *pluginOptions) *cobra.Command {
 	var to, backupDir string
-	var allowRollout, waitAdopt bool
+	var allowRollout, waitAdopt, dryRun bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "migrate statefulset/NAME --to ordinal|apps",
@@ -104,7 +106,7 @@ func newPluginMigrate(o *pluginOptions) *cobra.Command {
 				return withCode(ExitUsage, err)
 			}
 			if backupDir == "" {
-				backupDir = os.TempDir()
+				backupDir = defaultBackupDir()
 			}
 			kc, ns, err := o.client()
 			if err != nil {
@@ -131,8 +133,8 @@ func newPluginMigrate(o *pluginOptions) *cobra.Command {
 				progress = cmd.ErrOrStderr()
 			}
 			r := &migrateRun{kc: kc, dyn: dyn, ns: ns, name: name, from: from, to: target, out: progress,
-				backupDir: backupDir, allowRollout: allowRollout, wait: waitAdopt, timeout: timeout,
-				rerun: rerunCommand(name, ns, target, backupDir, os.TempDir())}
+				backupDir: backupDir, allowRollout: allowRollout, wait: waitAdopt, timeout: timeout, dryRun: dryRun,
+				rerun: rerunCommand(name, ns, target, backupDir, defaultBackupDir())}
 			res, err := r.run(ctx)
 			if err != nil {
 				return withCode(ExitUsage, err)
@@ -148,8 +150,21 @@ func newPluginMigrate(o *pluginOptions) *cobra.Command {
 	f.BoolVar(&allowRollout, "allow-rollout", false, "migrate a set mid-rollout: the new controller continues it from status.currentRevision")
 	f.BoolVar(&waitAdopt, "wait", true, "wait until the new set's controller controls every pod matching the selector")
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the garbage collector and the adoption (0: no limit)")
-	f.StringVar(&backupDir, "backup-dir", "", "where the target object is saved while the source is gone (default: the system's temporary directory)")
+	f.StringVar(&backupDir, "backup-dir", "", "where the target object is saved before the source is deleted, and kept after (default: $XDG_STATE_HOME/ordinal/migrate, else ~/.local/state/ordinal/migrate)")
+	f.BoolVar(&dryRun, "dry-run", false, "check the set as a migration would (the server-side dry-run create included) and print the steps it would take; change nothing")
 	return cmd
+}
+
+// defaultBackupDir is where backups are kept unless --backup-dir says otherwise: the user's state
+// directory (XDG), which outlives a reboot, unlike the system's temporary directory.
+func defaultBackupDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "ordinal", "migrate")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "ordinal", "migrate")
+	}
+	return filepath.Join(os.TempDir(), "ordinal-migrate")
 }
 
 // rerunCommand is the command that continues an interrupted migration.
@@ -176,6 +191,11 @@ type migrateResult struct {
 	PodsAdopted     int      `json:"podsAdopted"`
 	Waited          bool     `json:"waited"`
 	Notes           []string `json:"notes,omitempty"`
+	// Backup is the file the target object was saved in, kept after the migration for the user to delete.
+	Backup string `json:"backup,omitempty"`
+	// DryRun: nothing was changed; Steps are what the migration would do.
+	DryRun bool     `json:"dryRun,omitempty"`
+	Steps  []string `json:"steps,omitempty"`
 }
 
 type migrateRun struct {
@@ -186,6 +206,7 @@ type migrateRun struct {
 	out                    io.Writer
 	backupDir, rerun       string
 	allowRollout, wait     bool
+	dryRun                 bool
 	timeout                time.Duration
 	objectFile, statusFile string
 	res                    migrateResult
@@ -224,6 +245,9 @@ func (r *migrateRun) run(ctx context.Context) (*migrateResult, error) {
 	r.res.Notes = notes
 	if step != stepMigrate {
 		r.res.Step = step.String()
+	}
+	if r.dryRun {
+		return r.dryRunSteps(ctx, step, m)
 	}
 	var created map[string]any
 	switch step {
@@ -270,7 +294,7 @@ func (r *migrateRun) run(ctx context.Context) (*migrateResult, error) {
 		r.res.CollisionCount = s["collisionCount"]
 	}
 	if m != nil {
-		r.removeBackup()
+		r.keepBackup()
 	}
 	if !r.wait {
 		r.say("migrated: %s %s/%s (uid %s); %s adopts its pods", r.to, r.ns, r.name, r.res.UID, r.to.controller)
@@ -350,6 +374,61 @@ func (r *migrateRun) saveBackup(m *migration) error {
 	}
 	r.say("saved the %s in %s", r.to, r.objectFile)
 	return nil
+}
+
+// keepBackup renames the backup of a finished migration to a name of its own (a later run looks for the
+// working name only) and says where it is: the user deletes it.
+func (r *migrateRun) keepBackup() {
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	for _, p := range []string{r.statusFile, r.objectFile} {
+		kept := strings.TrimSuffix(p, ".json") + ".done-" + stamp + ".json"
+		if err := os.Rename(p, kept); err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				r.say("warning: could not keep the backup %s: %v", p, err)
+			}
+			continue
+		}
+		if p == r.objectFile {
+			r.res.Backup = kept
+			r.say("backup kept: %s (delete it when you no longer need it)", kept)
+		}
+	}
+}
+
+// dryRunSteps says what the migration would do from where it stands, having checked what can be checked
+// without a write (the server-side dry-run create of the target).
+func (r *migrateRun) dryRunSteps(ctx context.Context, step migrateStep, m *migration) (*migrateResult, error) {
+	id := r.ns + "/" + r.name
+	var steps []string
+	switch step {
+	case stepMigrate:
+		if err := r.dryRunCreate(ctx, m); err != nil {
+			return nil, err
+		}
+		steps = append(steps, fmt.Sprintf("save the %s %s in %s", r.to, id, r.objectFile),
+			fmt.Sprintf("delete the %s %s with propagationPolicy=Orphan (its pods, revisions and claims stay)", r.from, id))
+		fallthrough
+	case stepAwaitGone:
+		steps = append(steps, "wait until the garbage collector has removed its owner references and the object")
+		fallthrough
+	case stepCreate:
+		steps = append(steps, fmt.Sprintf("create the %s %s with the same spec", r.to, id))
+		fallthrough
+	case stepWriteStatus:
+		steps = append(steps, "write its status (currentRevision, updateRevision, collisionCount, replica counts)")
+	}
+	if step != stepDone || m != nil {
+		steps = append(steps, "keep the backup for you to delete")
+	}
+	if r.wait {
+		steps = append(steps, fmt.Sprintf("wait until %s controls every pod matching the selector", r.to.controller))
+	}
+	r.res.DryRun, r.res.Steps = true, steps
+	r.say("dry run: nothing was changed; the migration would:")
+	for i, s := range steps {
+		r.say("  %d. %s", i+1, s)
+	}
+	return &r.res, nil
 }
 
 func (r *migrateRun) removeBackup() {
