@@ -84,9 +84,11 @@ build:
 # full recompile). hack/image's test unpacks the image and runs the binary.
 IMAGE_TAR := build/ordinal-image.tar
 IMAGE_GOFLAGS ?=
+# The binary reports VERSION_STAMP as its host version (module version + commit) rather than "devel".
+VERSION_STAMP ?= $(shell sed -n 's/^[[:space:]]*ModuleVersion *= "\(.*\)"/\1/p' guest/statefulset/plan.go)+$(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 image:
 	@mkdir -p build/image
-	CGO_ENABLED=0 $(GO) build $(IMAGE_GOFLAGS) -ldflags='-s -w' -o build/image/ordinal ./cmd/ordinal
+	CGO_ENABLED=0 $(GO) build $(IMAGE_GOFLAGS) -ldflags='-s -w -X github.com/ordinal-dev/ordinal/host/cli.stampedVersion=$(VERSION_STAMP)' -o build/image/ordinal ./cmd/ordinal
 	$(GO) run ./hack/image -binary build/image/ordinal -out $(IMAGE_TAR)
 
 # The CRD statefulsets.ordinal.dev (CRD mode, host/crd), generated from host/crd/types.go by controller-gen at a

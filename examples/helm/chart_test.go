@@ -523,3 +523,39 @@ func TestManageAppsV1(t *testing.T) {
 		}
 	}
 }
+
+// Deleting the CRD deletes every ordinal.dev set and, through owner references, their pods: neither
+// `kubectl delete -k examples/deploy` nor `helm uninstall` may include it (Helm never deletes crds/).
+func TestUninstallNeverDeletesTheCRD(t *testing.T) {
+	for _, dir := range []string{deployDir, filepath.Join(deployDir, "webhook")} {
+		b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k struct {
+			Resources []string `json:"resources"`
+		}
+		if err := yaml.Unmarshal(b, &k); err != nil {
+			t.Fatal(err)
+		}
+		if len(k.Resources) == 0 {
+			t.Fatalf("%s/kustomization.yaml lists no resources", dir)
+		}
+		for _, r := range k.Resources {
+			for _, o := range readObjects(t, filepath.Join(dir, r)) {
+				if o.Kind == "CustomResourceDefinition" {
+					t.Errorf("%s/kustomization.yaml includes the CRD (%s): kubectl delete -k would delete every ordinal.dev set", dir, r)
+				}
+			}
+		}
+	}
+	templates, _ := filepath.Glob("ordinal/templates/*.yaml")
+	if len(templates) == 0 {
+		t.Fatal("no chart templates")
+	}
+	for _, f := range templates {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), "kind: CustomResourceDefinition") {
+			t.Errorf("%s: a CRD in templates/ is deleted by helm uninstall; it belongs in crds/", f)
+		}
+	}
+}

@@ -127,6 +127,10 @@ func TestImage(t *testing.T) {
 		if want := "ordinal " + version + " "; !strings.Contains(string(out), want) {
 			t.Errorf("%s version printed\n%s\nwithout %q (the label's version)", BinaryPath, out, want)
 		}
+		// the host's own version is stamped (module version + commit), not the "devel" of a plain go build
+		if want := "host:        ordinal " + version + "+"; !strings.Contains(string(out), want) {
+			t.Errorf("%s version printed\n%s\nwithout %q (make image stamps the host version)", BinaryPath, out, want)
+		}
 	} else {
 		t.Logf("not running the %s binary on %s/%s", cf.Architecture, runtime.GOOS, runtime.GOARCH)
 	}

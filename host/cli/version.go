@@ -17,7 +17,14 @@ import (
 )
 
 // hostVersion is the module version of the host, from build info (set by `go install ...@vX`), else "devel".
+// stampedVersion is the host's version as a release build stamps it (make image: -ldflags -X with the module
+// version and the commit), so an image does not report "devel".
+var stampedVersion string
+
 func hostVersion() string {
+	if stampedVersion != "" {
+		return stampedVersion
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
