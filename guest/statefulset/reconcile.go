@@ -30,20 +30,22 @@ func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 	}()
 	var prev, next *objectMaps
 	var seen map[objectKey]string
+	var slab *objectSlab
 	if cache != nil {
-		held, spare := cache.held, cache.spare
+		held, spare, s := cache.held, cache.spare, cache.slab
 		if seen = cache.seen; seen == nil {
 			seen = map[objectKey]string{}
 		}
 		*cache = ObjectCache{} // what this call decodes replaces it, or nothing does
 		spare.emptied(&held)
-		prev, next = &held, &spare
+		s.reset()
+		prev, next, slab = &held, &spare, &s
 	}
 	root, err := jsonv.Validate(input)
 	if err != nil {
 		return errorPlan(&PlanError{Code: CodeInvalidJSON, Message: err.Error()})
 	}
-	snap, perr := decodeSnapshotCached(root, prev, next, seen)
+	snap, perr := decodeSnapshotCached(root, prev, next, seen, slab)
 	if perr != nil {
 		return errorPlan(perr)
 	}
@@ -56,7 +58,7 @@ func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 		p = run(snap, nil)
 	}
 	if cache != nil { // the snapshot's decoded objects, for the instance's next call; the maps before, to refill
-		*cache = ObjectCache{held: *next, spare: *prev, seen: seen}
+		*cache = ObjectCache{held: *next, spare: *prev, seen: seen, slab: *slab}
 	}
 	return encodePlan(p)
 }

@@ -227,6 +227,7 @@ type decoder struct {
 	// prev holds the objects of the instance's previous snapshot (references resolve there); next, when
 	// set, collects this snapshot's objects (object_cache.go).
 	prev, next *objectMaps
+	slab       *objectSlab // where copies of referenced objects go (nil: allocated); set with next
 }
 
 func (d *decoder) join(path, key string) string {
@@ -397,16 +398,16 @@ func parseTime(s string) (time.Time, error) {
 // decodeSnapshot validates the snapshot and extracts what the controller reads. Pods, claims and
 // revisions stay text (lazyObject); the set and the small members become trees.
 func decodeSnapshot(root jsonv.Text) (*snapshot, *PlanError) {
-	return decodeSnapshotCached(root, nil, nil, nil)
+	return decodeSnapshotCached(root, nil, nil, nil, nil)
 }
 
 // decodeSnapshotCached decodes a snapshot whose objects may be references to prev's (nil: none may be);
 // the snapshot's next is the cache of its objects for the next call (nil when prev is).
-func decodeSnapshotCached(root jsonv.Text, prev, next *objectMaps, seen map[objectKey]string) (*snapshot, *PlanError) {
-	snap, err := decodeSnapshotWith(root, true, prev, next, seen)
+func decodeSnapshotCached(root jsonv.Text, prev, next *objectMaps, seen map[objectKey]string, slab *objectSlab) (*snapshot, *PlanError) {
+	snap, err := decodeSnapshotWith(root, true, prev, next, seen, slab)
 	if err != nil && (err.Code == CodeInvalidSnapshot || err.Code == CodeStaleReference) {
 		// decode again, building paths, to report where
-		if _, perr := decodeSnapshotWith(root, false, prev, nil, seen); perr != nil {
+		if _, perr := decodeSnapshotWith(root, false, prev, nil, seen, nil); perr != nil {
 			return nil, perr
 		}
 	}
@@ -467,7 +468,7 @@ func (d *decoder) arrayText(t jsonv.Text, path string, fn func(i int, v jsonv.Te
 
 // decodeSnapshotWith decodes the snapshot: references resolve in prev (nil: there are none to resolve), next
 // (nil: not kept) collects its objects for the instance's next call, seen (nil: a new one) is scratch.
-func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen map[objectKey]string) (*snapshot, *PlanError) {
+func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen map[objectKey]string, slab *objectSlab) (*snapshot, *PlanError) {
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}
@@ -485,6 +486,9 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "unsupported ABI version " + abi.S + "; this module speaks ABI 1"}
 	}
 	d := &decoder{fast: fast, prev: prev, next: next}
+	if next != nil {
+		d.slab = slab
+	}
 	if prev == nil {
 		d.prev = &objectMaps{} // nothing to resolve a reference against
 	}
