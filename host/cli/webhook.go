@@ -68,8 +68,8 @@ object is never modified.
 
 Policies (off by default) deny known-dangerous edits: --deny-stuck-rollouts (the rollout would block behind a
 pod that is not Ready under OrderedReady), --deny-pvc-deletion (a whenScaled=Delete scale-down would delete
-PVCs). Every review answers within --preview-timeout (lowered to 80% of the API server's own timeout for the
-call); a review that cannot be previewed (timeout, module failure, caches not synced) is allowed with a
+PVCs). Every review answers within --preview-timeout of its arrival (lowered to 80% of the API server's own
+timeout for the call); a review that cannot be previewed (timeout, module failure, caches not synced) is allowed with a
 warning, or denied with --failure-policy=closed.
 
 TLS: --tls-cert-file/--tls-private-key-file, reloaded when the files change (a rotated Secret needs no
@@ -79,12 +79,16 @@ kubeConfigFile with a client certificate; docs/webhook.md), with a common name a
 --client-cert-allowed-names when set; /healthz and /readyz answer anyone. Where the API server cannot be
 configured so, --insecure-allow-unauthenticated serves any caller: then restrict who reaches the port
 (NetworkPolicy), since a caller can make the webhook replay and record Events. Slow or idle clients are
-cut off (--read-header-timeout, --read-timeout, --idle-timeout) and at most --max-connections are open. Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
+cut off (--tls-handshake-timeout, --read-header-timeout, --read-timeout, --idle-timeout). Connections are
+counted apart: at most --max-connections of the API server's (a verified client certificate), and at most
+--max-unauthenticated-connections of the rest, in their handshake or without a certificate (a new one
+closes the oldest), so a flood of connections that present no certificate cannot keep a review out. Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
 (200 once the caches synced). Identical reviews made at the same time share one preview; previews wait
 for one of --max-concurrent-previews slots in arrival order. Prometheus metrics on --metrics-bind-address (HTTP; alias --metrics-addr):
 ordinal_webhook_requests_total{operation,decision}, ordinal_webhook_request_duration_seconds{decision},
 ordinal_webhook_reviews_waiting, ordinal_webhook_shared_previews_total,
-ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result}.
+ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result},
+ordinal_webhook_connections_dropped_total{reason}.
 
 A set naming a module (ordinal.dev/module) is previewed on it: an embedded one, or with --module-configmap
 one the controller's module ConfigMap supplies (key NAME.wasm), after the controller's conformance gate.
@@ -104,11 +108,13 @@ Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what eac
 	f.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM CA bundle that must have signed the caller's client certificate (the API server's)")
 	f.StringSliceVar(&o.serve.AllowedNames, "client-cert-allowed-names", nil, "accepted client certificate common names (default: any the CA signed)")
 	f.BoolVar(&o.serve.AllowUnauthenticated, "insecure-allow-unauthenticated", false, "serve /validate and /preview to callers without a client certificate")
-	f.DurationVar(&o.serve.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "longest TLS handshake plus request headers")
+	f.DurationVar(&o.serve.HandshakeTimeout, "tls-handshake-timeout", webhook.DefaultHandshakeTimeout, "longest TLS handshake, from when the connection is accepted")
+	f.IntVar(&o.serve.MaxUnauthenticatedConnections, "max-unauthenticated-connections", webhook.DefaultMaxUnauthenticatedConnections, "connections open at once in their TLS handshake or without a verified client certificate (probes); a new one closes the oldest")
+	f.DurationVar(&o.serve.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "longest time to read a request's headers")
 	f.DurationVar(&o.serve.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "longest time to read a whole request")
 	f.DurationVar(&o.serve.IdleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "longest time a kept-alive connection may wait for its next request")
-	f.IntVar(&o.serve.MaxConnections, "max-connections", webhook.DefaultMaxConnections, "connections open at once; more wait to be accepted")
-	f.DurationVar(&o.timeout, "preview-timeout", webhook.DefaultTimeout, "longest time one review may take, preview included")
+	f.IntVar(&o.serve.MaxConnections, "max-connections", webhook.DefaultMaxConnections, "connections of the API server (a verified client certificate) open at once; more wait after their TLS handshake")
+	f.DurationVar(&o.timeout, "preview-timeout", webhook.DefaultTimeout, "longest time one review may take, preview included, from when the request arrived")
 	f.StringVar(&o.failurePolicy, "failure-policy", "open", "when no preview can be made: open (allow with a warning) or closed (deny)")
 	f.BoolVar(&o.denyStuck, "deny-stuck-rollouts", false, "deny an edit whose rollout would block behind a pod that is not Ready under OrderedReady")
 	f.BoolVar(&o.denyPVC, "deny-pvc-deletion", false, "deny an edit that would delete PersistentVolumeClaims (a scale-down with whenScaled=Delete)")
@@ -215,13 +221,14 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("listen %s: %w", o.addr, err))
 	}
+	o.serve.Metrics = metrics
 	hs, ln, err := o.serve.HTTPServer(srv.Handler(), certs.TLSConfig(), ln, logger)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	servers := []*http.Server{hs}
 	errc := make(chan error, 2)
-	go func() { errc <- hs.ServeTLS(ln, "", "") }()
+	go func() { errc <- hs.Serve(ln) }() // ln does the TLS handshake
 	logger.Info("Serving admission reviews", "addr", ln.Addr().String(), "module", module.Describe().ModuleVersion,
 		"failurePolicy", o.failurePolicy, "denyStuckRollouts", o.denyStuck, "denyPVCDeletion", o.denyPVC, "namespace", o.kube.namespace)
 	if o.metricsAddr != "" && o.metricsAddr != "0" {

@@ -21,6 +21,9 @@ type Metrics struct {
 	// SharedPreviews counts reviews answered with a preview that served identical reviews made at the
 	// same time (each of them counts, the first included).
 	SharedPreviews prometheus.Counter
+	// ConnectionsDropped counts connections the HTTPS listener closed before they reached the server, by
+	// reason (DropUnauthenticatedFull, DropHandshakeTimeout, DropHandshakeFailed).
+	ConnectionsDropped *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and their registry.
@@ -49,12 +52,16 @@ func NewMetrics() *Metrics {
 			Name: "ordinal_webhook_shared_previews_total",
 			Help: "Admission reviews answered with a preview shared with identical reviews made at the same time (each counts).",
 		}),
+		ConnectionsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ordinal_webhook_connections_dropped_total",
+			Help: "Connections closed before they reached the server, by reason (unauthenticated_full: the oldest connection without a verified client certificate, to make room; handshake_timeout; handshake_failed).",
+		}, []string{"reason"}),
 		CertReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ordinal_webhook_certificate_reloads_total",
 			Help: "Serving certificate (re)loads from --tls-cert-file/--tls-private-key-file, by result (ok, error).",
 		}, []string{"result"}),
 	}
-	m.Registry.MustRegister(m.Requests, m.Duration, m.PreviewDuration, m.CertReloads, m.Waiting, m.SharedPreviews,
+	m.Registry.MustRegister(m.Requests, m.Duration, m.PreviewDuration, m.CertReloads, m.Waiting, m.SharedPreviews, m.ConnectionsDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -10,21 +11,27 @@ import (
 	"os"
 	"slices"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // ServeOptions bound what a caller can hold of the webhook's HTTPS endpoint and say who may call it.
 // Slow clients were never timed out (1000 trickling TLS connections were held for 150 s), and /validate
 // and /preview answered anyone, recording Events on any named set.
 type ServeOptions struct {
-	// ReadHeaderTimeout bounds the TLS handshake and the request headers (default 5s); ReadTimeout the
-	// whole request, body included (default 15s: the API server sends a review at once); WriteTimeout the
-	// answer (default 35s: the longest review the API server allows is 30s); IdleTimeout a kept-alive
-	// connection between requests (default 90s).
-	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
-	// MaxConnections open at once (default 512); more wait to be accepted.
+	// HandshakeTimeout bounds the TLS handshake, from when the connection is accepted (default 2s);
+	// ReadHeaderTimeout the request headers (default 5s); ReadTimeout the whole request, body included
+	// (default 15s: the API server sends a review at once); WriteTimeout the answer (default 35s: the
+	// longest review the API server allows is 30s); IdleTimeout a kept-alive connection between requests
+	// (default 90s).
+	HandshakeTimeout, ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConnections of the API server open at once (default 512): connections whose handshake presented a
+	// verified client certificate (of an allowed name, when names are set), or with AllowUnauthenticated
+	// any whose handshake is done. More wait for one after their handshake. No other connection takes one.
 	MaxConnections int
+	// MaxUnauthenticatedConnections open at once (default 128): connections in their TLS handshake, or
+	// done without a verified client certificate (probes, and anyone else; they reach only /healthz and
+	// /readyz). A new one closes the oldest when they are full, so idle peers cannot hold a new
+	// connection off its handshake.
+	MaxUnauthenticatedConnections int
 	// ClientCAs verify the client certificate the API server presents (AdmissionConfiguration
 	// kubeConfigFile); /validate and /preview answer 401 without one. Nil only with AllowUnauthenticated.
 	ClientCAs *x509.CertPool
@@ -34,15 +41,21 @@ type ServeOptions struct {
 	// AllowUnauthenticated serves /validate and /preview to any caller (for clusters whose API server
 	// cannot present a client certificate; restrict who reaches the port by other means).
 	AllowUnauthenticated bool
+	// Metrics, when set, counts the connections dropped (ordinal_webhook_connections_dropped_total).
+	Metrics *Metrics
+
+	now func() time.Time // the clock of arrivals (tests); default time.Now
 }
 
 // Defaults of ServeOptions.
 const (
-	DefaultReadHeaderTimeout = 5 * time.Second
-	DefaultReadTimeout       = 15 * time.Second
-	DefaultWriteTimeout      = 35 * time.Second
-	DefaultIdleTimeout       = 90 * time.Second
-	DefaultMaxConnections    = 512
+	DefaultHandshakeTimeout              = 2 * time.Second
+	DefaultReadHeaderTimeout             = 5 * time.Second
+	DefaultReadTimeout                   = 15 * time.Second
+	DefaultWriteTimeout                  = 35 * time.Second
+	DefaultIdleTimeout                   = 90 * time.Second
+	DefaultMaxConnections                = 512
+	DefaultMaxUnauthenticatedConnections = 128
 )
 
 func (o ServeOptions) withDefaults() ServeOptions {
@@ -51,12 +64,19 @@ func (o ServeOptions) withDefaults() ServeOptions {
 			*d = v
 		}
 	}
+	def(&o.HandshakeTimeout, DefaultHandshakeTimeout)
 	def(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	def(&o.ReadTimeout, DefaultReadTimeout)
 	def(&o.WriteTimeout, DefaultWriteTimeout)
 	def(&o.IdleTimeout, DefaultIdleTimeout)
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxUnauthenticatedConnections <= 0 {
+		o.MaxUnauthenticatedConnections = DefaultMaxUnauthenticatedConnections
+	}
+	if o.now == nil {
+		o.now = time.Now
 	}
 	return o
 }
@@ -74,24 +94,91 @@ func LoadClientCAs(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// HTTPServer returns the server of the webhook's HTTPS endpoint, with its timeouts, its TLS config (the
-// serving certificate from tlsCfg, client certificates verified against ClientCAs) and the handler
-// behind the client check; and ln capped at MaxConnections. Serve it with ServeTLS(ln, "", "").
+// HTTPServer returns the server of the webhook's HTTPS endpoint, with its timeouts and the handler behind
+// the client check, and the listener to serve it on: ln, with the TLS handshake done by the listener
+// (the serving certificate from tlsCfg, client certificates verified against ClientCAs, HTTP/2 and
+// HTTP/1.1 offered) under HandshakeTimeout and MaxUnauthenticatedConnections, and MaxConnections slots
+// for the API server's connections only (handshakeListener). Serve it with Serve(ln), not ServeTLS: the
+// connections it returns are TLS already.
 func (o ServeOptions) HTTPServer(h http.Handler, tlsCfg *tls.Config, ln net.Listener, log *slog.Logger) (*http.Server, net.Listener, error) {
 	if o.ClientCAs == nil && !o.AllowUnauthenticated {
 		return nil, nil, fmt.Errorf("no client CA: the webhook answers only the API server, which it knows by its client certificate")
 	}
 	o = o.withDefaults()
+	if log == nil {
+		log = slog.Default()
+	}
 	tlsCfg = tlsCfg.Clone()
 	if o.ClientCAs != nil {
 		tlsCfg.ClientCAs = o.ClientCAs
 		// Probes (/healthz, /readyz) come without a certificate; the handler requires one elsewhere.
 		tlsCfg.ClientAuth = tls.VerifyClientCertIfGiven
 	}
-	hs := &http.Server{Handler: o.authenticate(h), TLSConfig: tlsCfg,
+	// The listener negotiates the protocol, so it offers what http.Server.ServeTLS would: the API server
+	// speaks HTTP/2 to webhooks. With "h2" in TLSConfig.NextProtos, Serve sets up HTTP/2.
+	if !slices.Contains(tlsCfg.NextProtos, "h2") {
+		tlsCfg.NextProtos = append(tlsCfg.NextProtos, "h2")
+	}
+	if !slices.Contains(tlsCfg.NextProtos, "http/1.1") {
+		tlsCfg.NextProtos = append(tlsCfg.NextProtos, "http/1.1")
+	}
+	var dropped func(string)
+	if o.Metrics != nil {
+		dropped = func(reason string) { o.Metrics.ConnectionsDropped.WithLabelValues(reason).Inc() }
+	}
+	trusted := o.isAPIServer
+	if o.AllowUnauthenticated {
+		trusted = func(tls.ConnectionState) bool { return true }
+	}
+	hl := newHandshakeListener(ln, tlsCfg.Clone(), trusted, o, log, dropped)
+	hs := &http.Server{Handler: o.withArrival(o.authenticate(h)), TLSConfig: tlsCfg,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
-		IdleTimeout: o.IdleTimeout, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	return hs, netutil.LimitListener(ln, o.MaxConnections), nil
+		IdleTimeout: o.IdleTimeout, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if tc, ok := c.(*tls.Conn); ok {
+				if t, ok := tc.NetConn().(*trackedConn); ok {
+					return context.WithValue(ctx, connKey{}, t)
+				}
+			}
+			return ctx
+		}}
+	return hs, hl, nil
+}
+
+// isAPIServer: the handshake presented a client certificate verified against ClientCAs, with an allowed
+// name when names are set (what authenticate lets through to /validate).
+func (o ServeOptions) isAPIServer(cs tls.ConnectionState) bool {
+	if len(cs.VerifiedChains) == 0 {
+		return false
+	}
+	return len(o.AllowedNames) == 0 || slices.Contains(o.AllowedNames, cs.VerifiedChains[0][0].Subject.CommonName)
+}
+
+type connKey struct{}
+type arrivalKey struct{}
+
+// withArrival puts in each request's context when it arrived: for the first request of a connection,
+// when the connection was accepted (its TLS handshake, and any wait for a slot, are part of the time the
+// API server waits); for a later one, when the server read its headers.
+func (o ServeOptions) withArrival(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := o.now()
+		if c, ok := r.Context().Value(connKey{}).(*trackedConn); ok {
+			if first, ok := c.firstArrival(); ok {
+				at = first
+			}
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), arrivalKey{}, at)))
+	})
+}
+
+// requestArrival is when the request arrived (withArrival), or def when the request did not come through
+// HTTPServer (an httptest server).
+func requestArrival(ctx context.Context, def time.Time) time.Time {
+	if at, ok := ctx.Value(arrivalKey{}).(time.Time); ok {
+		return at
+	}
+	return def
 }
 
 // authenticate lets /healthz and /readyz through and requires a verified client certificate (with an
@@ -109,7 +196,7 @@ func (o ServeOptions) authenticate(h http.Handler) http.Handler {
 			http.Error(w, "a client certificate is required (the API server's, see AdmissionConfiguration)", http.StatusUnauthorized)
 			return
 		}
-		if cn := r.TLS.VerifiedChains[0][0].Subject.CommonName; len(o.AllowedNames) > 0 && !slices.Contains(o.AllowedNames, cn) {
+		if cn := r.TLS.VerifiedChains[0][0].Subject.CommonName; !o.isAPIServer(*r.TLS) {
 			http.Error(w, fmt.Sprintf("client certificate %q is not one of the allowed names", cn), http.StatusForbidden)
 			return
 		}

@@ -69,7 +69,7 @@ func serveTest(t *testing.T, o ServeOptions) (string, *testCA) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = hs.ServeTLS(limited, "", "") }()
+	go func() { _ = hs.Serve(limited) }()
 	t.Cleanup(func() { _ = hs.Close() })
 	return ln.Addr().String(), servingCA
 }

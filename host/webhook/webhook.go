@@ -69,7 +69,8 @@ type Config struct {
 	Features map[string]bool
 	// Model is the kubelet model of the replay ("delays" by default).
 	Model string
-	// Timeout bounds one review, preview included (default 3s). The API server's own timeout for the
+	// Timeout bounds one review, preview included (default 3s), counted from when the request arrived
+	// (its connection accepted, for the first request on one). The API server's own timeout for the
 	// webhook (the `timeout` query parameter it sends, 10s by default) lowers it to 80% of that.
 	Timeout time.Duration
 	// PreviewSyncs, when > 0, is the most syncs one preview replays. Past it, or past 70% of the review's
@@ -222,15 +223,12 @@ func (s *Server) serveValidate(w http.ResponseWriter, r *http.Request) {
 			review.APIVersion, admissionv1.SchemeGroupVersion))
 		return
 	}
-	budget := s.cfg.Timeout
-	if t, err := time.ParseDuration(r.URL.Query().Get("timeout")); err == nil && t > 0 && t*8/10 < budget {
-		budget = t * 8 / 10
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), budget)
+	arrival := requestArrival(r.Context(), start)
+	ctx, cancel := context.WithDeadline(r.Context(), reviewDeadline(arrival, s.cfg.Timeout, r.URL.Query().Get("timeout")))
 	defer cancel()
 	resp, decision := s.Review(ctx, review.Request)
 	op := string(review.Request.Operation)
-	s.metrics.observe(op, decision, time.Since(start))
+	s.metrics.observe(op, decision, time.Since(arrival))
 	out := admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
 		Response: resp,
@@ -242,6 +240,23 @@ func (s *Server) serveValidate(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
+}
+
+// reviewDeadline is when a review must be answered: budget (--preview-timeout) after the request
+// arrived, or sooner, 80% of the API server's own timeout after it. kube-apiserver puts that timeout in
+// the URL (`?timeout=5s`: what is left of timeoutSeconds when it builds the request, rounded up to a
+// second); the other 20% is for that rounding, the connection and the answer's way back. Counting from
+// the arrival, not from when the handler or the preview starts, keeps a review that waited for its
+// handshake or a connection slot inside the API server's timeout: issue 32, finding 2, a review answered
+// after 5.12 s where the API server waited 5 s and let the edit through unchecked.
+func reviewDeadline(arrival time.Time, budget time.Duration, timeoutParam string) time.Time {
+	d := arrival.Add(budget)
+	if t, err := time.ParseDuration(timeoutParam); err == nil && t > 0 {
+		if api := arrival.Add(t - t/5); api.Before(d) {
+			d = api
+		}
+	}
+	return d
 }
 
 // sameOrdinalAnnotations reports whether two sets carry the same ordinal.dev/ annotations: the module a
@@ -319,6 +334,10 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	var oldp *appsv1.StatefulSet
 	if req.Operation == admissionv1.Update {
 		oldp = &old
+	}
+	if ctx.Err() != nil { // the time went on the way here: answer now rather than start a preview nobody waits for
+		return fail("the review's deadline passed before its preview could start: it counts from when the request arrived, " +
+			"and the connection's handshake and its wait for a slot took it")
 	}
 	t0 := time.Now()
 	res, err := s.sharedPreview(ctx, req, target, oldp, &cur)
