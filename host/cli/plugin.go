@@ -227,7 +227,7 @@ fields other managers own and the file omits are kept.
 			if err != nil {
 				return err
 			}
-			js, err := yamljson.ToJSON(in)
+			js, err := yamljson.ToJSONWithin(in, mopts.inputLimit(), "StatefulSet manifest "+displayName(file))
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
 			}

@@ -56,7 +56,7 @@ maxUnavailable counts unavailable pods below the partition).
 				if err := in.unreadable(file, "a StatefulSet manifest"); err != nil {
 					return err
 				}
-				if edited, err = yamljson.ToJSON(edited); err != nil {
+				if edited, err = yamljson.ToJSONWithin(edited, opts.inputLimit(), "edited StatefulSet "+displayName(file)); err != nil {
 					return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
 				}
 			default:

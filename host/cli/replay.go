@@ -14,6 +14,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 func newReplayCommand(opts *moduleOptions) *cobra.Command {
@@ -157,9 +158,9 @@ func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, 
 	var b []byte
 	var err error
 	if path == "-" {
-		b, err = readlimit.Read(stdin, replay.MaxScenarioBytes, "scenario on standard input", "")
+		b, err = yamljson.Read(stdin, replay.MaxScenarioBytes, "scenario on standard input", "")
 	} else {
-		b, err = readlimit.File(path, replay.MaxScenarioBytes, "scenario "+path, "")
+		b, err = yamljson.ReadFile(path, replay.MaxScenarioBytes, "scenario "+path, "")
 	}
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
