@@ -305,7 +305,7 @@ fields other managers own and the file omits are kept.
 			defer closeNamed()
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
 			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
-				Features: features, Model: rollout.model, Now: time.Now(), Progress: prog.update})
+				Features: features, Model: rollout.model, Now: time.Now(), Budget: rollout.budget(), Progress: prog.update})
 			prog.done()
 			if err != nil {
 				var we *wasm.Error

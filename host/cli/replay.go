@@ -65,7 +65,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
-			tl, err := runReplay(cmd.Context(), opts, sc, rollout.model, cmd.ErrOrStderr())
+			tl, err := runReplay(cmd.Context(), opts, sc, &rollout, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -103,9 +103,9 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 	return cmd
 }
 
-// runReplay loads the module and replays sc, drawing a progress line on a terminal. The caller has
-// checked model (rolloutFlags).
-func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, model string, stderr io.Writer) (*replay.Timeline, error) {
+// runReplay loads the module and replays sc with rollout's model and --replay-timeout, drawing a progress
+// line on a terminal. The caller has checked rollout (parse).
+func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, rollout *rolloutFlags, stderr io.Writer) (*replay.Timeline, error) {
 	m, err := opts.load(ctx)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,8 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 	defer pols.Close()
 	ro := replay.Options{
 		Module:      m,
-		Model:       model,
+		Model:       rollout.model,
+		Budget:      rollout.budget(),
 		NamedModule: named,
 		NamedPolicy: pols.Get,
 		LoadModule: func(ctx context.Context, path string) (replay.Reconciler, error) {

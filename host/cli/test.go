@@ -213,7 +213,7 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 		}
 		o := *opts
 		o.policyFiles = append(append([]string(nil), opts.policyFiles...), mapPaths(t.Policies, rel)...)
-		tl, err := runReplay(cmd.Context(), &o, sc, "", io.Discard)
+		tl, err := runReplay(cmd.Context(), &o, sc, &rolloutFlags{}, io.Discard)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", file, t.Name, err)
 		}
