@@ -33,11 +33,11 @@ const ExitTestFailed = ExitGoldenDiffers
 // Exit codes of replay and preview for the rollout they found, so that CI can gate on them.
 const (
 	ExitStuck  = 6 // the rollout ends stuck: nothing more will happen, yet pods are missing, not Ready or not updated
-	ExitLimit  = 7 // the replay reached its step or time limit before the rollout settled
+	ExitLimit  = 7 // the replay reached its step or time limit, or --replay-timeout, before the rollout settled
 	ExitFailOn = 8 // a warning named in --fail-on was found (e.g. data-loss)
 )
 
 const rolloutExitCodesHelp = `  6  the rollout ends stuck (a pod never becomes Ready, an OrderedReady set blocked, ...); --fail-on stuck
-  7  the replay reached its step or time limit before the rollout settled; --fail-on limit
+  7  the replay reached its step or time limit (or --replay-timeout) before the rollout settled; --fail-on limit
   8  a warning named in --fail-on was found, e.g. --fail-on data-loss
 When several apply, the lowest code is the exit code.`

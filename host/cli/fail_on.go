@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -117,18 +118,35 @@ func replayWarnings(tl *replay.Timeline) []replay.Warning {
 // kubectl ordinal preview): the kubelet model and --fail-on, checked together before any work.
 type rolloutFlags struct {
 	model, failOn string
+	timeout       time.Duration // --replay-timeout
+	start         time.Time     // when the command started (parse), from which the timeout counts
 }
 
 func (r *rolloutFlags) bind(f *pflag.FlagSet, modelHelp string) {
 	f.StringVar(&r.model, "model", "", modelHelp)
 	f.StringVar(&r.failOn, "fail-on", "stuck,limit", failOnHelp)
+	// Not --timeout: that one bounds each call into the module, as in every command.
+	f.DurationVar(&r.timeout, "replay-timeout", 0, "wall-clock limit for the whole command (0: none); reached, the replay stops at the next sync as at its step limit: exit 7 (--fail-on limit), the rollout so far printed")
+}
+
+// budget is the replay's Budget for --replay-timeout: the engine's own bound on wall-clock time (the
+// webhook's deadline), ending the replay as a limit (outcome "limit", exit 7), not as a preview's budget.
+func (r *rolloutFlags) budget() replay.Budget {
+	if r.timeout == 0 {
+		return replay.Budget{}
+	}
+	return replay.Budget{Deadline: r.start.Add(r.timeout), Limit: "wall-clock limit (--replay-timeout " + r.timeout.String() + ")"}
 }
 
 // parse checks the model and returns the --fail-on conditions (previewWarnings: the preview's warnings
 // may be named, not only the outcomes and data-loss).
 func (r *rolloutFlags) parse(previewWarnings bool) (failOn, error) {
+	r.start = time.Now()
 	if err := checkModel(r.model); err != nil {
 		return nil, err
+	}
+	if r.timeout < 0 {
+		return nil, withCode(ExitUsage, fmt.Errorf("--replay-timeout %s: a wall-clock limit is positive, or 0 for none", r.timeout))
 	}
 	return parseFailOn(r.failOn, previewWarnings)
 }

@@ -47,8 +47,8 @@ type input struct {
 func recognise(b []byte) input {
 	in := input{raw: b}
 	var top topMembers
-	t := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n")
-	if len(t) > 0 && t[0] == '{' {
+	if yamljson.IsJSON(b) {
+		t := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n")
 		var ok bool
 		if top, ok = readTop(t); !ok {
 			return in // the module's InvalidJSON says where

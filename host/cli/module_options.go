@@ -30,7 +30,7 @@ func (o *moduleOptions) bind(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
 	f.StringVar(&o.path, "module", "", "reconcile module (.wasm) to run instead of the embedded default")
 	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "directory for compiled modules (\"\" disables the on-disk cache)")
-	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "limit for one reconcile call (positive)")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "limit for compiling the module and for one reconcile call (positive)")
 	f.Uint32Var(&o.memoryLimitMB, "memory-limit-mib", 256, "guest memory limit in MiB (1 to 4096)")
 	f.StringArrayVar(&o.policyFiles, "policy", nil, "policy module (.wasm) a set may name with ordinal.dev/policies, by the name it describes (repeatable; shipped: handoff, pdb, window, zones)")
 }

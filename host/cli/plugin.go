@@ -231,7 +231,7 @@ fields other managers own and the file omits are kept.
 			if err != nil {
 				return err
 			}
-			js, err := yamljson.ToJSON(in)
+			js, err := yamljson.ToJSONWithin(in, mopts.inputLimit(), "StatefulSet manifest "+displayName(file))
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
 			}
@@ -309,7 +309,7 @@ fields other managers own and the file omits are kept.
 			defer closeNamed()
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
 			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
-				Features: features, Model: rollout.model, Now: time.Now(), Progress: prog.update})
+				Features: features, Model: rollout.model, Now: time.Now(), Budget: rollout.budget(), Progress: prog.update})
 			prog.done()
 			if err != nil {
 				var we *wasm.Error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -56,7 +57,7 @@ maxUnavailable counts unavailable pods below the partition).
 				if err := in.unreadable(file, "a StatefulSet manifest"); err != nil {
 					return err
 				}
-				if edited, err = yamljson.ToJSON(edited); err != nil {
+				if edited, err = yamljson.ToJSONWithin(edited, opts.inputLimit(), "edited StatefulSet "+displayName(file)); err != nil {
 					return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
 				}
 			default:
@@ -97,12 +98,15 @@ maxUnavailable counts unavailable pods below the partition).
 				if err != nil {
 					return err
 				}
-				tl, err := runReplay(cmd.Context(), opts, sc, rollout.model, cmd.ErrOrStderr())
+				tl, err := runReplay(cmd.Context(), opts, sc, &rollout, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
 				// A world cut off mid-way has pods the kubelet was still starting or stopping; a snapshot of it
 				// keeps them as they were, so the preview would report them stuck.
+				if tl.Outcome.Result == "limit" && strings.Contains(tl.StopReason, "(--replay-timeout ") {
+					return withCode(ExitLimit, fmt.Errorf("--scenario %s: %s, before the edit was previewed", scenario, tl.StopReason))
+				}
 				if tl.Outcome.Result == "limit" {
 					return withCode(ExitUsage, fmt.Errorf("--scenario %s stopped at its limit (%s) before it settled: a preview starts from the world a scenario settles in; raise the scenario's limits, or preview from a snapshot (--from)",
 						scenario, tl.StopReason))
@@ -125,7 +129,7 @@ maxUnavailable counts unavailable pods below the partition).
 			defer pols.Close()
 			prog := newProgress(cmd.ErrOrStderr())
 			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get,
-				Model: rollout.model, Progress: prog.update})
+				Model: rollout.model, Budget: rollout.budget(), Progress: prog.update})
 			prog.done()
 			if err != nil {
 				return withCode(exitCodeOf(err), err)

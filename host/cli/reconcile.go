@@ -16,8 +16,8 @@ import (
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
-	"github.com/ordinal-dev/ordinal/internal/readlimit"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 func newReconcileCommand(opts *moduleOptions) *cobra.Command {
@@ -153,25 +153,29 @@ func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Conte
 }
 
 // readDocument reads a snapshot or manifest from a file, or standard input for "" and "-", at most as
-// large as the guest memory limit (a snapshot cannot be larger and still fit the module).
+// large as the guest memory limit (a snapshot cannot be larger and still fit the module), YAML to
+// yamljson.Limit of it; binary input is refused after its first bytes.
 func (o *moduleOptions) readDocument(stdin io.Reader, file, what string) ([]byte, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	limit := int64(o.memoryLimitMB) << 20
+	limit := o.inputLimit()
 	if file == "" || file == "-" {
-		b, err := readlimit.Read(stdin, limit, what+" on standard input", "--memory-limit-mib")
+		b, err := yamljson.Read(stdin, limit, what+" on standard input", "--memory-limit-mib")
 		if err != nil {
 			return nil, withCode(ExitUsage, fmt.Errorf("reading standard input: %w", err))
 		}
 		return b, nil
 	}
-	b, err := readlimit.File(file, limit, what+" "+file, "--memory-limit-mib")
+	b, err := yamljson.ReadFile(file, limit, what+" "+file, "--memory-limit-mib")
 	if err != nil {
 		return nil, withCode(ExitUsage, fmt.Errorf("reading %s: %w", what, err))
 	}
 	return b, nil
 }
+
+// inputLimit is the most bytes of a snapshot or manifest: the guest memory limit.
+func (o *moduleOptions) inputLimit() int64 { return int64(o.memoryLimitMB) << 20 }
 
 func writePlan(w io.Writer, plan []byte, compact bool) error {
 	if compact {

@@ -14,6 +14,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
 func newReplayCommand(opts *moduleOptions) *cobra.Command {
@@ -64,7 +65,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
-			tl, err := runReplay(cmd.Context(), opts, sc, rollout.model, cmd.ErrOrStderr())
+			tl, err := runReplay(cmd.Context(), opts, sc, &rollout, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -102,9 +103,9 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 	return cmd
 }
 
-// runReplay loads the module and replays sc, drawing a progress line on a terminal. The caller has
-// checked model (rolloutFlags).
-func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, model string, stderr io.Writer) (*replay.Timeline, error) {
+// runReplay loads the module and replays sc with rollout's model and --replay-timeout, drawing a progress
+// line on a terminal. The caller has checked rollout (parse).
+func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, rollout *rolloutFlags, stderr io.Writer) (*replay.Timeline, error) {
 	m, err := opts.load(ctx)
 	if err != nil {
 		return nil, err
@@ -125,7 +126,8 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, mo
 	defer pols.Close()
 	ro := replay.Options{
 		Module:      m,
-		Model:       model,
+		Model:       rollout.model,
+		Budget:      rollout.budget(),
 		NamedModule: named,
 		NamedPolicy: pols.Get,
 		LoadModule: func(ctx context.Context, path string) (replay.Reconciler, error) {
@@ -157,9 +159,9 @@ func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, 
 	var b []byte
 	var err error
 	if path == "-" {
-		b, err = readlimit.Read(stdin, replay.MaxScenarioBytes, "scenario on standard input", "")
+		b, err = yamljson.Read(stdin, replay.MaxScenarioBytes, "scenario on standard input", "")
 	} else {
-		b, err = readlimit.File(path, replay.MaxScenarioBytes, "scenario "+path, "")
+		b, err = yamljson.ReadFile(path, replay.MaxScenarioBytes, "scenario "+path, "")
 	}
 	if err != nil {
 		return nil, withCode(ExitUsage, err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -322,5 +323,98 @@ manifests:
 	code, out, errs = run(t, "", "preview", "-f", edit, "--from", from, "--fail-on", "stuck,limit,ordered-ready-blocked")
 	if code != ExitOK || strings.Contains(out, "db-0") || strings.Contains(out, "web--1") {
 		t.Fatalf("preview: exit %d, want 0 and neither db-0 nor web--1 named: %s\n%s", code, errs, out)
+	}
+}
+
+// Issue 32, finding 7 (first half): replay and preview had no wall-clock bound a CI job could set (a
+// 1000-replica OrderedReady replay ran 7 minutes). --replay-timeout bounds the whole command with the
+// engine's own deadline (the webhook's Budget): reached, the replay stops at the next sync as at its step
+// limit, outcome "limit", exit 7, the rollout so far printed whole and the summary saying how far it got.
+// The deadline is 1ns, passed before the first sync ends whatever the machine: no time is measured.
+func TestReplayTimeoutStopsAsALimit(t *testing.T) {
+	for _, args := range [][]string{
+		{"replay", "../../examples/rolling-update.yaml"},
+		{"replay", "../../examples/rolling-update.yaml", "-o", "json"},
+		{"preview", "-f", "../../examples/ci/web-new-image.yaml", "--from", "../../examples/ci/web.snapshot.json"},
+		{"preview", "-f", "../../examples/ci/web-new-image.yaml", "--from", "../../examples/ci/web.snapshot.json", "-o", "json"},
+	} {
+		code, out, errs := run(t, "", append(args, "--replay-timeout", "1ns")...)
+		const why = "wall-clock limit (--replay-timeout 1ns) reached after 1 syncs; the set's status: replicas="
+		if code != ExitLimit || !strings.Contains(errs, why) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 7 saying %q", args, code, errs, why)
+			continue
+		}
+		if args[len(args)-1] != "json" {
+			if !strings.Contains(out, "limit after") || !strings.Contains(out, why) {
+				t.Errorf("%v: the output does not say how far the replay got:\n%s", args, out)
+			}
+			continue
+		}
+		var doc struct {
+			Outcome struct{ Result, Summary string }
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil { // printed whole
+			t.Fatalf("%v: %v", args, err)
+		}
+		if doc.Outcome.Result != "limit" || !strings.Contains(doc.Outcome.Summary, why) {
+			t.Errorf("%v: outcome %+v", args, doc.Outcome)
+		}
+	}
+	// Without the flag the same replay settles; a negative limit is refused.
+	if code, _, errs := run(t, "", "replay", "../../examples/rolling-update.yaml"); code != ExitOK {
+		t.Errorf("without --replay-timeout: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run(t, "", "replay", "../../examples/rolling-update.yaml", "--replay-timeout", "-1s"); code != ExitUsage || !strings.Contains(errs, "--replay-timeout -1s") {
+		t.Errorf("--replay-timeout -1s: exit %d: %s", code, errs)
+	}
+}
+
+// Issue 32, finding 7 (second half): a 100,000-replica Parallel replay ran the module out of memory and
+// ended as a module failure (exit 4). A set beyond what the module's memory limit holds
+// (replay.MaxReplicas: 32 replicas a MiB, at most 32,768) is refused before its first sync, exit 1 (a
+// world the replay refuses, as a too large input is), naming the limit and how to raise it.
+func TestReplayRefusesSetsBeyondTheModulesMemory(t *testing.T) {
+	dir := t.TempDir()
+	manifest := func(replicas int) string {
+		f := filepath.Join(dir, fmt.Sprintf("web-%d.yaml", replicas))
+		doc := fmt.Sprintf(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: %d
+  podManagementPolicy: Parallel
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: nginx, image: nginx:1.25}]}
+`, replicas)
+		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	edit, err := os.ReadFile("../../examples/ci/web-new-image.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled := filepath.Join(dir, "scaled.yaml")
+	if err := os.WriteFile(scaled, []byte(strings.Replace(string(edit), "replicas: 5", "replicas: 100000", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", manifest(100_000)}, "the set has 100000 replicas, more than the 8192 a replay takes with the module's 256 MiB memory limit (32 a MiB, at most 32768; raise it with --memory-limit-mib)"},
+		{[]string{"replay", manifest(8193)}, "more than the 8192 a replay takes with the module's 256 MiB memory limit"},
+		{[]string{"replay", manifest(100_000), "--memory-limit-mib", "512"}, "more than the 16384 a replay takes with the module's 512 MiB memory limit"},
+		{[]string{"replay", manifest(100_000), "--memory-limit-mib", "4096"}, "more than the 32768 a replay takes"},
+		{[]string{"preview", "-f", scaled, "--from", "../../examples/ci/web.snapshot.json"}, "more than the 8192 a replay takes"},
+	} {
+		code, out, errs := run(t, "", tc.args...)
+		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %.200q, stderr %q; want exit 1 and %q", tc.args, code, out, errs, tc.want)
+		}
 	}
 }

@@ -18,9 +18,10 @@ import (
 func exitCodeOf(err error) int {
 	var world *replay.InvalidWorldError
 	var tooLarge *readlimit.TooLargeError
+	var notText *readlimit.NotTextError
 	var rejected *replay.RejectedError
 	switch {
-	case errors.As(err, &world), errors.As(err, &tooLarge):
+	case errors.As(err, &world), errors.As(err, &tooLarge), errors.As(err, &notText):
 		return ExitUsage
 	case errors.As(err, &rejected):
 		return ExitRejected

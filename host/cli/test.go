@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
-	"github.com/ordinal-dev/ordinal/internal/readlimit"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
@@ -165,7 +164,7 @@ func writeTestResults(w io.Writer, results []testResult, failed int) {
 }
 
 func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testResult, error) {
-	b, err := readlimit.File(file, replay.MaxScenarioBytes, "test file "+file, "")
+	b, err := yamljson.ReadFile(file, replay.MaxScenarioBytes, "test file "+file, "")
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
@@ -202,7 +201,7 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 			return nil, fmt.Errorf("%s: %s: %w", file, t.Name, err)
 		}
 		if t.Edit != "" {
-			edited, err := readlimit.File(rel(t.Edit), replay.MaxScenarioBytes, "edit "+t.Edit, "")
+			edited, err := yamljson.ReadFile(rel(t.Edit), replay.MaxScenarioBytes, "edit "+t.Edit, "")
 			if err != nil {
 				return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: %w", file, t.Name, err))
 			}
@@ -214,7 +213,7 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 		}
 		o := *opts
 		o.policyFiles = append(append([]string(nil), opts.policyFiles...), mapPaths(t.Policies, rel)...)
-		tl, err := runReplay(cmd.Context(), &o, sc, "", io.Discard)
+		tl, err := runReplay(cmd.Context(), &o, sc, &rolloutFlags{}, io.Discard)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", file, t.Name, err)
 		}

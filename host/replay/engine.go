@@ -100,11 +100,18 @@ type Budget struct {
 	// Deadline, when set, is the wall-clock time by which the replay ends: no sync starts that would
 	// end after it, as far as the longest sync so far tells.
 	Deadline time.Time
+	// Limit, when set, names the budget as a limit of the caller's ("wall-clock limit (--replay-timeout
+	// 5m)"; it says "limit"): spent, it ends
+	// the replay as its step or time limit does (outcome "limit"), not as a preview's budget, past which
+	// the rest is estimated (outcome "partial").
+	Limit string
 }
 
 // spent: syncs made so far, the longest of them in wall-clock time.
 func (b Budget) spent(syncs int, longest time.Duration) (string, bool) {
 	switch {
+	case b.Limit != "" && (b.Syncs > 0 && syncs >= b.Syncs || !b.Deadline.IsZero() && !time.Now().Add(longest).Before(b.Deadline)):
+		return fmt.Sprintf("%s reached after %d syncs", b.Limit, syncs), true
 	case b.Syncs > 0 && syncs >= b.Syncs:
 		return fmt.Sprintf("the preview's budget of %d syncs was spent", b.Syncs), true
 	case !b.Deadline.IsZero() && !time.Now().Add(longest).Before(b.Deadline):
@@ -605,6 +612,37 @@ func (e *engine) maxSteps() int {
 // defaultStepsFloor is DefaultMaxSteps (a variable for the test of limits per change).
 var defaultStepsFloor = DefaultMaxSteps
 
+// The most replicas a replay takes, by the module's memory limit (issue 32, finding 7: 100,000 replicas
+// ran the module out of memory, exit 4, after minutes): every sync's snapshot holds every pod, and a
+// Parallel creation plans every missing pod in one sync. Measured with the shipped module at its default
+// 256 MiB: a snapshot of 8,192 pods of 1.7 KB fits and one of 12,000 does not; a Parallel creation of
+// 19,000 fits and 20,000 does not. Whatever the memory, a plan that creates more than about 38,000 pods
+// is larger than a plan may be (wasm.DefaultMaxOutputBytes at 1.7 KB a create).
+const (
+	ReplicasPerMiB  = 32
+	MaxReplicasEver = 32768
+)
+
+// MaxReplicas is the most replicas a replay takes with a module whose memory limit is memoryLimitPages.
+func MaxReplicas(memoryLimitPages uint32) int64 {
+	return min(int64(memoryLimitPages/16)*ReplicasPerMiB, MaxReplicasEver)
+}
+
+// checkReplicas refuses, before its sync, a set beyond MaxReplicas of the module's memory limit (a
+// *wasm.Module tells it): a world the module cannot hold, not a module failure.
+func (e *engine) checkReplicas() error {
+	m, ok := e.opts.Module.(interface{ Config() wasm.Config })
+	if !ok {
+		return nil
+	}
+	pages := m.Config().MemoryLimitPages
+	if n, most := e.replicas(), MaxReplicas(pages); n > most {
+		return invalidWorld("the set has %d replicas, more than the %d a replay takes with the module's %d MiB memory limit (%d a MiB, at most %d; raise it with --memory-limit-mib): a sync of more pods runs the module out of memory",
+			n, most, pages/16, ReplicasPerMiB, MaxReplicasEver)
+	}
+	return nil
+}
+
 // replicas is the set's spec.replicas now (0 when the set is gone).
 func (e *engine) replicas() int64 {
 	n, _ := jsonobj.GetInt(e.api.set, "spec.replicas")
@@ -626,6 +664,10 @@ func (e *engine) checkLimits() bool {
 	}
 	e.lastCheck = now
 	if why, spent := e.opts.Budget.spent(len(e.tl.Steps), e.longestSync); spent {
+		if e.opts.Budget.Limit != "" {
+			e.tl.StopReason = why + "; " + e.progress()
+			return true
+		}
 		e.tl.StopReason, e.tl.budgetSpent = why, true
 		return true
 	}
@@ -804,6 +846,9 @@ var listOf = map[string]string{kindPod: "pods", kindRevision: "revisions", kindC
 
 func (e *engine) sync() (syncResult, error) {
 	var res syncResult
+	if err := e.checkReplicas(); err != nil {
+		return res, err
+	}
 	if e.newSegment {
 		e.newSegment = false
 		if e.cfg.Model == ModelTick {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
-	"github.com/ordinal-dev/ordinal/internal/readlimit"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
@@ -111,7 +110,7 @@ const MaxScenarioBytes = 64 << 20
 
 // LoadScenario reads a scenario file (YAML or JSON).
 func LoadScenario(path string) (*Scenario, error) {
-	b, err := readlimit.File(path, MaxScenarioBytes, "scenario "+path, "")
+	b, err := yamljson.ReadFile(path, MaxScenarioBytes, "scenario "+path, "")
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ type Config struct {
 	Limits ModuleLimits
 
 	// Timeout bounds each call into the module (reconcile, and _initialize plus
-	// describe when an instance is created). It is there to stop a looping
+	// describe when an instance is created), and Load's compile. It is there to stop a looping
 	// module, not to police slow ones: a 5000-pod reconcile takes several
 	// seconds on a busy 2-core machine. Default 30s; negative disables it (the
 	// caller's context still applies).

@@ -99,6 +99,9 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 		discardCache(dir)
 		m, err = newModule(ctx, wasmBytes, checked, digest, shape, cfg)
 	}
+	if errors.Is(err, ErrTimeout) || errors.Is(err, ErrCanceled) {
+		return nil, err // out of time: not for compiling again
+	}
 	if err != nil {
 		// a cache that cannot be used (removed by another process mid-write, unwritable...): without it,
 		// the module's own error, if any, is what remains
@@ -150,7 +153,10 @@ func newModuleOf(ctx context.Context, wasmBytes, checked []byte, digest [sha256.
 
 func (m *Module) load(ctx context.Context) error {
 	var err error
-	m.compiled, err = m.rt.CompileModule(ctx, m.checked)
+	m.compiled, err = m.compile(ctx, m.checked)
+	if errors.Is(err, ErrTimeout) || errors.Is(err, ErrCanceled) {
+		return err
+	}
 	if err != nil && strings.HasPrefix(err.Error(), "compilationcache:") { // wazero's cache, not the module
 		return fmt.Errorf("%w: %w", errCorruptCache, err)
 	}
@@ -190,6 +196,61 @@ func (m *Module) load(ctx context.Context) error {
 	}
 	m.describe, m.describeRaw = d, raw
 	return nil
+}
+
+// compile compiles code within Config.Timeout and the caller's deadline, as a call is bounded. wazero's
+// compiler cannot be stopped (a module just under the static limits compiles for ~9 s; issue 32,
+// finding 10), so it runs on a goroutine of its own: at the deadline Load fails with ErrTimeout, and the
+// compile, whose time and memory the static limits bound (MaxCompileCost: ~10 s at worst), finishes on
+// its own and then closes the runtime it compiled in, which is handed to it: closing a runtime under a
+// running compile is not safe. A deadline already passed compiles nothing.
+func (m *Module) compile(ctx context.Context, code []byte) (wazero.CompiledModule, error) {
+	ctx, cancel := m.callContext(ctx)
+	defer cancel()
+	if expired(ctx) {
+		return nil, compileStopped(ctx)
+	}
+	type result struct {
+		compiled wazero.CompiledModule
+		err      error
+	}
+	done := make(chan result, 1)
+	rt, cache := m.rt, m.cache
+	go func() {
+		c, err := compileModule(rt, context.WithoutCancel(ctx), code)
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		return r.compiled, r.err
+	case <-ctx.Done():
+		m.rt, m.cache = nil, nil // the compile's to close, once it ends
+		go func() {
+			r, bg := <-done, context.Background()
+			if r.compiled != nil {
+				r.compiled.Close(bg)
+			}
+			rt.Close(bg)
+			cache.Close(bg)
+		}()
+		return nil, compileStopped(ctx)
+	}
+}
+
+// compileModule is wazero's compile (a test holds it to be sure the deadline comes first).
+var compileModule = wazero.Runtime.CompileModule
+
+// compileStopped is the error of a compile whose context ended first.
+func compileStopped(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return &Error{Kind: ErrCanceled, Op: "load", Msg: "compile canceled by the caller"}
+	}
+	msg := "exceeded the caller's deadline"
+	var tc *timeoutCause
+	if errors.As(context.Cause(ctx), &tc) {
+		msg = tc.Error()
+	}
+	return &Error{Kind: ErrTimeout, Op: "load", Msg: "compile " + msg}
 }
 
 // startupError reports a module that traps or runs out of memory in

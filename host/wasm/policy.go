@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -45,7 +46,9 @@ var policyNamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$
 // loadPolicy is load for a policy module: the Extism path only.
 func (m *Module) loadPolicy(ctx context.Context) error {
 	var err error
-	if m.compiled, err = m.rt.CompileModule(ctx, m.wasm); err != nil {
+	if m.compiled, err = m.compile(ctx, m.wasm); errors.Is(err, ErrTimeout) || errors.Is(err, ErrCanceled) {
+		return err
+	} else if err != nil {
 		return &Error{Kind: ErrBadModule, Op: "load", Msg: "not a valid wasm module: " + err.Error(), Err: err}
 	}
 	if _, err := m.extismPath(ctx); err != nil {

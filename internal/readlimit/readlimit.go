@@ -12,15 +12,23 @@ import (
 
 // TooLargeError is returned when the input is larger than its limit.
 type TooLargeError struct {
-	What  string // "snapshot", "module", ...
-	Limit int64
-	Raise string // how to raise the limit ("--memory-limit-mib"), or ""
+	What   string // "snapshot", "module", ...
+	Limit  int64
+	Raise  string // how to raise the limit ("--memory-limit-mib"), or ""
+	Format string // the format the limit is for ("YAML"), or "" for any
+	Note   string // what else to do, or ""
 }
 
 func (e *TooLargeError) Error() string {
 	msg := fmt.Sprintf("%s is larger than the %s limit", e.What, size(e.Limit))
+	if e.Format != "" {
+		msg += " for " + e.Format
+	}
 	if e.Raise != "" {
 		msg += " (raise it with " + e.Raise + ")"
+	}
+	if e.Note != "" {
+		msg += "; " + e.Note
 	}
 	return msg
 }
@@ -30,6 +38,18 @@ func size(n int64) string {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
 	return fmt.Sprintf("%d-byte", n)
+}
+
+// NotTextError is returned for input that cannot be the text it should be: binary data such as
+// /dev/zero, a compressed file or a module where a JSON or YAML document belongs.
+type NotTextError struct {
+	What   string
+	Offset int    // of the first byte no such text holds
+	Want   string // "JSON or YAML"
+}
+
+func (e *NotTextError) Error() string {
+	return fmt.Sprintf("%s is not %s: byte %d is NUL (binary data, not UTF-8 text)", e.What, e.Want, e.Offset)
 }
 
 // Read reads r to its end, or fails with a *TooLargeError once more than limit bytes have come.
@@ -46,6 +66,12 @@ func Read(r io.Reader, limit int64, what, raise string) ([]byte, error) {
 
 // File reads the named file like Read; a regular file larger than limit is refused before reading.
 func File(path string, limit int64, what, raise string) ([]byte, error) {
+	return FileWith(path, limit, what, raise, Read)
+}
+
+// FileWith is File reading the open file with read, a reading of the same limits that also judges what
+// it reads (internal/yamljson.Read).
+func FileWith(path string, limit int64, what, raise string, read func(r io.Reader, limit int64, what, raise string) ([]byte, error)) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -54,9 +80,10 @@ func File(path string, limit int64, what, raise string) ([]byte, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
 		return nil, &TooLargeError{What: what, Limit: limit, Raise: raise}
 	}
-	b, err := Read(f, limit, what, raise)
+	b, err := read(f, limit, what, raise)
 	var tl *TooLargeError
-	if err != nil && !errors.As(err, &tl) {
+	var nt *NotTextError
+	if err != nil && !errors.As(err, &tl) && !errors.As(err, &nt) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return b, err
