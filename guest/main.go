@@ -51,7 +51,11 @@ func ordinalAlloc(size uint32) uint32 {
 	if n == 0 {
 		n = 1
 	}
-	inBuf = make([]byte, n)
+	if uint32(cap(inBuf)) >= n { // the previous call's buffer: nothing kept points into it (ObjectCache)
+		inBuf = inBuf[:n]
+	} else {
+		inBuf = make([]byte, n)
+	}
 	return uint32(uintptr(unsafe.Pointer(&inBuf[0])))
 }
 
@@ -64,7 +68,6 @@ func ordinalReconcile(ptr, length uint32) uint64 {
 		in = inBuf[:length]
 	}
 	outBuf = statefulset.ReconcileCached(&objects, in)
-	inBuf = nil
 	afterExport()
 	return pack(outBuf)
 }

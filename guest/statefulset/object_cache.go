@@ -69,8 +69,8 @@ const ambiguous = "\x00ambiguous"
 // cachedObject is an object as decoded, before the sync (a sync works on copies: lazy trees are changed in
 // place), at its resourceVersion. Entries are never changed once made, so two snapshots' maps share them.
 type cachedObject[T any] struct {
-	rv string
-	v  T
+	uid, rv string // uid: the key it is held under, in memory of its own (the input buffer is reused)
+	v       T
 }
 
 // emptied makes the maps ready to collect a snapshot's objects: the same maps emptied, or new ones sized
@@ -94,7 +94,7 @@ func lookup[T any](d *decoder, prev, next map[string]*cachedObject[T], path, kin
 		d.stale(path, kind, uid, rv)
 		return v, false
 	}
-	hold(next, uid, c)
+	hold(next, c.uid, c)
 	return c.v, true
 }
 
@@ -104,9 +104,19 @@ func hold[T any](next map[string]*cachedObject[T], uid string, c *cachedObject[T
 		return
 	}
 	if _, dup := next[uid]; dup {
-		c = &cachedObject[T]{rv: ambiguous}
+		c = &cachedObject[T]{uid: uid, rv: ambiguous}
 	}
 	next[uid] = c
+}
+
+// keep is the text of an object sent whole, in memory of its own when the instance keeps it for its next
+// call: what is decoded from it (names, uids, the lazy tree's source) points into the text, and the
+// exports write the next call's input over this one's (guest/main.go), so nothing kept may point there.
+func (d *decoder) keep(t jsonv.Text) jsonv.Text {
+	if d.next == nil {
+		return t
+	}
+	return jsonv.Text(strings.Clone(string(t)))
 }
 
 // fresh copies a decoded object for one sync: its lazy tree unbuilt, so that a sync that changes the tree
@@ -167,9 +177,9 @@ func (d *decoder) podAt(t jsonv.Text, path string) *pod {
 		p.lazyObject = p.lazyObject.fresh()
 		return slabCopy(d.slabPods(), p)
 	}
-	p := d.pod(t, path)
+	p := d.pod(d.keep(t), path)
 	if d.err == nil {
-		hold(d.next.podMap(), p.Meta.UID, &cachedObject[pod]{rv: p.Meta.ResourceVersion, v: *p})
+		hold(d.next.podMap(), p.Meta.UID, &cachedObject[pod]{uid: p.Meta.UID, rv: p.Meta.ResourceVersion, v: *p})
 	}
 	return p
 }
@@ -187,9 +197,9 @@ func (d *decoder) revisionAt(t jsonv.Text, path string) *revision {
 		r.lazyObject = r.lazyObject.fresh()
 		return slabCopy(d.slabRevisions(), r)
 	}
-	r := d.revision(t, path)
+	r := d.revision(d.keep(t), path)
 	if d.err == nil {
-		hold(d.next.revisionMap(), r.Meta.UID, &cachedObject[revision]{rv: r.Meta.ResourceVersion, v: *r})
+		hold(d.next.revisionMap(), r.Meta.UID, &cachedObject[revision]{uid: r.Meta.UID, rv: r.Meta.ResourceVersion, v: *r})
 	}
 	return r
 }
@@ -207,13 +217,13 @@ func (d *decoder) claimAt(t jsonv.Text, path string) *claim {
 		c.lazyObject = c.lazyObject.fresh()
 		return slabCopy(d.slabClaims(), c)
 	}
-	t = d.objectText(t, path)
+	t = d.objectText(d.keep(t), path)
 	c := &claim{lazyObject: lazyObject{src: t}}
 	var m [1]jsonv.Text
 	t.MembersInto(podKeys[:1], m[:])
 	c.Meta = d.metaT(m[0], d.join(path, "metadata"), false)
 	if d.err == nil {
-		hold(d.next.claimMap(), c.Meta.UID, &cachedObject[claim]{rv: c.Meta.ResourceVersion, v: *c})
+		hold(d.next.claimMap(), c.Meta.UID, &cachedObject[claim]{uid: c.Meta.UID, rv: c.Meta.ResourceVersion, v: *c})
 	}
 	return c
 }

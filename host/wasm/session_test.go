@@ -128,6 +128,12 @@ func TestSessionPlansAreTheWholeSnapshots(t *testing.T) {
 				for i, snap := range seqs[n] {
 					check(fmt.Sprintf("%s step %d", n, i), s, snap)
 				}
+				// every reference resolved: the instance held what the session sent it (a StaleReference
+				// is answered by a resend, so a plan alone would not show an instance that lost its objects,
+				// e.g. one whose cache pointed into an input buffer the next call overwrote)
+				if st := s.Stats(); st.Resent != 0 {
+					t.Errorf("%s: %d of %d calls were refused as stale and sent again", n, st.Resent, st.Calls)
+				}
 				refs, calls = refs+s.Stats().References, calls+s.Stats().Calls
 			}
 			r := rand.New(rand.NewPCG(1, 2))
