@@ -4,6 +4,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +91,10 @@ func TestPDBPolicyRespectsTheBudget(t *testing.T) {
 		p, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "pb", metav1.GetOptions{})
 		return err == nil && p.Status.DisruptionsAllowed == 1 && p.Status.ObservedGeneration == p.Generation
 	})
+	// a live preview of the edit gives the policy the cluster's budgets, as the controller's sync does
+	if out := livePreview(t, ctx, ns, set, "v2"); !strings.Contains(out, "policy pdb holds this write: PodDisruptionBudget pb allows no more disruptions") {
+		t.Errorf("kubectl ordinal preview does not show the budget's hold:\n%s", out)
+	}
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "pb", setVersion("v2"))
 	after := waitRolledOut(t, ctx, ns, "pb", 4)
@@ -123,6 +130,10 @@ func TestWindowPolicyWaitsForTheSignal(t *testing.T) {
 	waitRolledOut(t, ctx, ns, "wi", 3) // creations are never held
 	uids := tr.uidsByName()
 	mark := tr.mark()
+	// a live preview reads the controller's signals ConfigMap and shows the hold before the edit is made
+	if out := livePreview(t, ctx, ns, set, "v2", "--signals-configmap", ns+"/signals"); !strings.Contains(out, `policy window holds this write: signal "db-healthy" is false`) {
+		t.Errorf("kubectl ordinal preview --signals-configmap does not show the signal's hold:\n%s", out)
+	}
 
 	patchSet(t, ctx, ns, "wi", setVersion("v2"))
 	waitFor(t, ctx, "a FailedDelete event naming the signal", 2*time.Minute, func() bool {
@@ -184,4 +195,27 @@ func TestZonesPolicyTakesOneZoneDownAtATime(t *testing.T) {
 	}
 	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 2, 1, 0)
 	tr.checkInvariants()
+}
+
+// livePreview runs `kubectl ordinal preview` of set with the template at version v, through the real kubectl.
+func livePreview(t *testing.T, ctx context.Context, ns string, set *appsv1.StatefulSet, v string, args ...string) string {
+	t.Helper()
+	requireHookEnv(t)
+	edit := set.DeepCopy()
+	edit.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
+	edit.Namespace = ns
+	edit.Spec.Template.Annotations[annVersion] = v
+	b, err := json.Marshal(edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "edit.json")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, perr, code := plugin(t, ctx, append([]string{"preview", "-f", f, "-n", ns}, args...)...)
+	if code != 0 && code != 6 && code != 8 {
+		t.Fatalf("kubectl ordinal preview: exit %d\n%s%s", code, out, perr)
+	}
+	return out
 }

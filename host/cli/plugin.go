@@ -196,6 +196,7 @@ func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var file, featureGates string
 	var rollout rolloutFlags
 	var supplied configMapModules
+	var signals signalsFlag
 	cmd := &cobra.Command{
 		Use:   "preview -f web.yaml",
 		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
@@ -307,9 +308,14 @@ fields other managers own and the file omits are kept.
 				return err
 			}
 			defer closeNamed()
+			pctx, err := signals.fetch(ctx, c, cur, objs.Pods, pols.Get) // the policies the edit names
+			if err != nil {
+				return err
+			}
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
 			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
-				Features: features, Model: rollout.model, Now: time.Now(), Budget: rollout.budget(), Progress: prog.update})
+				Features: features, Model: rollout.model, Now: time.Now(), Budget: rollout.budget(), Progress: prog.update,
+				Budgets: pctx.Budgets, Nodes: pctx.Nodes, Signals: pctx.Signals})
 			prog.done()
 			if err != nil {
 				var we *wasm.Error
@@ -350,6 +356,7 @@ fields other managers own and the file omits are kept.
 	rollout.bind(cmd.Flags(), `kubelet model: "delays" (default) or "tick"`)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
 	supplied.bind(cmd)
+	signals.bind(cmd)
 	return cmd
 }
 
@@ -357,6 +364,7 @@ func newPluginTimeline(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var model, featureGates string
 	var verbose bool
 	var supplied configMapModules
+	var signals signalsFlag
 	cmd := &cobra.Command{
 		Use:   "timeline statefulset/NAME",
 		Short: "Replay the set's current rollout to completion from the live state, in virtual time",
@@ -369,7 +377,7 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			if err != nil {
 				return err
 			}
-			snap, _, err := o.liveSetSnapshot(cmd, args[0], featureGates)
+			snap, objs, err := o.liveSetSnapshot(cmd, args[0], featureGates)
 			if err != nil {
 				return err
 			}
@@ -397,6 +405,16 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 				return err
 			}
 			defer closeNamed()
+			c, _, err := o.client()
+			if err != nil {
+				return err
+			}
+			pctx, err := signals.fetch(ctx, c, objs.Set, objs.Pods, pols.Get)
+			if err != nil {
+				return err
+			}
+			sc.Manifests = append(append(sc.Manifests, pctx.Budgets...), pctx.Nodes...)
+			sc.Signals = pctx.Signals
 			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get, Model: model})
 			if err != nil {
 				var we *wasm.Error
@@ -415,6 +433,7 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "also print syncs that wrote nothing, and the controller's events")
 	supplied.bind(cmd)
+	signals.bind(cmd)
 	return cmd
 }
 

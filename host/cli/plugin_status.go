@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +33,7 @@ func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var featureGates string
 	var watch bool
 	var supplied configMapModules
+	var signals signalsFlag
 	cmd := &cobra.Command{
 		Use:   "status statefulset/NAME [--watch]",
 		Short: "Show the live rollout as the module sees it: revisions, pods, the next sync's writes, why it waits",
@@ -77,7 +77,7 @@ controller's requeue comes due; it runs until interrupted.`,
 			}
 			defer closeNamed()
 			s := &statusView{module: m, named: named, policies: pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
-				errOut: cmd.ErrOrStderr()}
+				errOut: cmd.ErrOrStderr(), signals: signals}
 			if !watch {
 				objs, err := controller.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {
@@ -114,6 +114,7 @@ controller's requeue comes due; it runs until interrupted.`,
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep the view current until interrupted")
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
 	supplied.bind(cmd)
+	signals.bind(cmd)
 	return cmd
 }
 
@@ -136,6 +137,7 @@ type statusView struct {
 	policies func(context.Context, string) (policy.Module, error)
 	client   kubernetes.Interface
 	errOut   io.Writer // --watch says here when it lost the API server and is retrying
+	signals  signalsFlag
 }
 
 // frame is one rendering of the set's status, and the requeue the module asked for.
@@ -171,21 +173,12 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 // (the budgets a policy reads listed live; no signals: those are the controller's). A policy that fails
 // holds nothing, as in the controller.
 func (s *statusView) holds(ctx context.Context, objs controller.Objects, snap *controller.Snapshot, p *abi.Plan) (map[int]plan.Hold, error) {
-	value, ok := objs.Set.Annotations[abi.AnnotationPolicies]
-	if !ok {
-		return nil, nil
+	pctx, err := s.signals.fetch(ctx, s.client, objs.Set, objs.Pods, s.policies)
+	if err != nil || len(pctx.Policies) == 0 {
+		return nil, err
 	}
-	policies, err := policy.Resolve(ctx, value, s.policies)
-	if err != nil {
-		return nil, withCode(ExitUsage, err)
-	}
-	var budgets, nodes []json.RawMessage
-	if s.client != nil {
-		if budgets, nodes, err = policy.Live(ctx, s.client, objs.Set.Namespace, objs.Pods, policies); err != nil {
-			return nil, withCode(ExitUsage, err)
-		}
-	}
-	run := &policy.Run{Policies: policies, Snapshot: snap.JSON, Object: snap.Object, PodDisruptionBudgets: budgets, Nodes: nodes}
+	run := &policy.Run{Policies: pctx.Policies, Snapshot: snap.JSON, Object: snap.Object, PodDisruptionBudgets: pctx.Budgets, Nodes: pctx.Nodes,
+		Signals: pctx.Signals}
 	return run.Judge(ctx, p, 0), nil
 }
 

@@ -488,6 +488,10 @@ type PreviewInput struct {
 	Budget replay.Budget
 	// Progress, when set, is called after every replayed sync (a CLI's progress line).
 	Progress func(step int, elapsed time.Duration)
+	// What the set's policies read besides the snapshot (nil: nothing): PodDisruptionBudgets and Node
+	// objects as the API server returns them, and the signals.
+	Budgets, Nodes []json.RawMessage
+	Signals        map[string]json.RawMessage
 }
 
 // Preview builds the controller's snapshot of the set as it is (the old object, or for a create the new
@@ -513,6 +517,8 @@ func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	sc.Manifests = append(append(sc.Manifests, in.Budgets...), in.Nodes...)
+	sc.Signals = in.Signals
 	edited := in.New.DeepCopy()
 	t := in.Objects.Target
 	if t.Kind == "" {
