@@ -37,14 +37,20 @@ $(EXTENDED_BUILD): $(GUEST_SRC) | $(TINYGO)
 	$(TINYGO) build $(TINYGO_FLAGS) -tags ordinal_extended -o $@.tmp ./guest 2> >(grep -v 'is not a recognized feature for this target' >&2)
 	mv $@.tmp $@
 
+# GUEST_INPUTS is the digest of what the modules are built from (scripts/guest-inputs.sh), committed with
+# them: `make build` compares it to decide whether the committed modules are current.
+GUEST_INPUTS := host/embedded/guest-inputs.sha256
+guest_inputs = TINYGO_VERSION=$(TINYGO_VERSION) TINYGO_FLAGS="$(TINYGO_FLAGS)" GO=$(GO) bash scripts/guest-inputs.sh
 guest: $(GUEST_BUILD) $(EXTENDED_BUILD)
 	cp $(GUEST_BUILD) $(GUEST_WASM)
 	cp $(EXTENDED_BUILD) $(EXTENDED_WASM)
+	$(guest_inputs) > $(GUEST_INPUTS)
 
 # TinyGo builds are reproducible, so the committed modules must equal fresh builds of the committed source.
 check-embedded: $(GUEST_BUILD) $(EXTENDED_BUILD)
 	@cmp -s $(GUEST_BUILD) $(GUEST_WASM) || { echo "host/embedded/ordinal.wasm is stale: run 'make guest' and commit it" >&2; exit 1; }
 	@cmp -s $(EXTENDED_BUILD) $(EXTENDED_WASM) || { echo "host/embedded/ordinal-extended.wasm is stale: run 'make guest' and commit it" >&2; exit 1; }
+	@[ "$$($(guest_inputs))" = "$$(cat $(GUEST_INPUTS))" ] || { echo "$(GUEST_INPUTS) is stale: run 'make guest' and commit it" >&2; exit 1; }
 	@echo "embedded modules match fresh TinyGo builds of guest/"
 
 # The shipped policy modules (policies/NAME/NAME.wasm, embedded by the binary): rebuilt from their source;
@@ -68,11 +74,12 @@ $(GUEST_STDGO_WASM): $(GUEST_SRC)
 	@mkdir -p $(dir $@)
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./guest
 
-# The binary embeds the committed modules (make test proves them current): TinyGo runs only when the guest's
-# source differs from the commit, so a fresh clone builds and demos in a Go build's time.
+# The binary embeds the committed modules (make test proves them current): TinyGo runs only when what they
+# are built from (scripts/guest-inputs.sh: the guest's packages, go.mod, go.sum, the TinyGo flags) is not
+# what they were built from, so a fresh clone builds and demos in a Go build's time.
 build:
-	@if git rev-parse --git-dir >/dev/null 2>&1 && [ -n "$$(git status --porcelain -- guest go.mod go.sum)" ]; then \
-		echo "guest/ changed since the commit: rebuilding the embedded modules"; $(MAKE) guest; fi
+	@if [ "$$($(guest_inputs))" != "$$(cat $(GUEST_INPUTS) 2>/dev/null)" ]; then \
+		echo "the guest's sources changed since the embedded modules were built: rebuilding them"; $(MAKE) guest; fi
 	@mkdir -p bin
 	$(GO) build -o bin/ordinal ./cmd/ordinal
 

@@ -139,3 +139,24 @@ func TestSilentAPIServerEndsAtTheRequestTimeout(t *testing.T) {
 		t.Errorf("ordinal snapshot: exit %d, stderr %q", code, errs)
 	}
 }
+
+// Hostile probe: `status -w` ignored Ctrl-C while its first request waited on a silent API server (with
+// --request-timeout 0, forever): the reachability check now ends with the command's context.
+func TestReachabilityCheckEndsWithTheContext(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL}) // no timeout: only ctx can end it
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-entered; cancel() }() // Ctrl-C once the request is waiting
+	if err := reachable(ctx, client); err == nil || ctx.Err() == nil {
+		t.Fatalf("reachable: %v (ctx %v)", err, ctx.Err())
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 )
@@ -120,6 +121,12 @@ func checkSource(from migrateKind, obj map[string]any, allowRollout bool) error 
 	}
 	if ref := metav1.GetControllerOfNoCopy(s); ref != nil {
 		return fmt.Errorf("%s is controlled by %s %s/%s, which would recreate it: migrate that object's sets through it", id, ref.Kind, s.Namespace, ref.Name)
+	}
+	// A pause is the kind's own (the extension's annotation on ordinal.dev, the partition on apps/v1): it
+	// would not hold on the other side, and `kubectl ordinal resume` of the other kind could not undo it.
+	_, byPartition := s.Annotations[rollout.PausedPartitionAnnotation]
+	if _, byAnnotation := s.Annotations[abi.AnnotationPaused]; byAnnotation || byPartition {
+		return fmt.Errorf("%s is paused (kubectl ordinal pause): resume it first (kubectl ordinal resume %s), and pause it again after the migration if you want; a pause does not carry over to the other kind", id, s.Name)
 	}
 	if r := rolloutReasons(s); len(r) > 0 && !allowRollout {
 		return fmt.Errorf("%s is mid-rollout:\n  %s\nwait until the rollout completes (kubectl ordinal status %s), or pass --allow-rollout: the new controller continues the rollout from the status carried over (status.currentRevision)",

@@ -95,6 +95,13 @@ func TestMigrateCheckSource(t *testing.T) {
 			s["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{"apiVersion": "db.example/v1", "kind": "Cluster",
 				"name": "main", "uid": "o1", "controller": true}}
 		}), want: []string{"controlled by Cluster prod/main"}},
+		// hostile probe: a pause is the kind's own and would not carry over (nor could resume undo it there)
+		{name: "paused by the partition", allowRollout: true, set: edit(func(s map[string]any) {
+			s["metadata"].(map[string]any)["annotations"].(map[string]any)["ordinal.dev/paused-partition"] = "0"
+		}), want: []string{"is paused", "kubectl ordinal resume web"}},
+		{name: "paused by the extension", allowRollout: true, set: edit(func(s map[string]any) {
+			s["metadata"].(map[string]any)["annotations"].(map[string]any)["ordinal.dev/paused"] = "true"
+		}), want: []string{"is paused"}},
 	} {
 		err := checkSource(appsKind, tc.set, tc.allowRollout)
 		if len(tc.want) == 0 {

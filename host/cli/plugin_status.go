@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"syscall"
 	"time"
 
@@ -97,7 +98,10 @@ controller's requeue comes due; it runs until interrupted.`,
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if _, err := client.Discovery().ServerVersion(); err != nil { // within --request-timeout
+			if err := reachable(ctx, client); err != nil { // within --request-timeout; Ctrl-C ends the wait
+				if ctx.Err() != nil {
+					return nil // interrupted: exit 0, as the watch itself
+				}
 				return err
 			}
 			cfg.Timeout = 0 // a watch is one long request: the informers' own timeouts end it
@@ -278,4 +282,13 @@ func (s *statusView) cachedFrame(ctx context.Context, t controller.Target, ns, n
 		return "", 0, err
 	}
 	return s.frame(ctx, objs)
+}
+
+// reachable asks the API server for its version, as kubectl's first request does, until ctx ends.
+func reachable(ctx context.Context, client kubernetes.Interface) error {
+	rc := client.Discovery().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() { // a fake clientset: nothing to reach
+		return nil
+	}
+	return rc.Get().AbsPath("/version").Do(ctx).Error()
 }

@@ -15,41 +15,51 @@ import (
 // they wrap, like a terminal's.
 const textWidth = 100
 
-// shape is an item of text with its numbers taken out: two items repeat when their shapes are equal and
-// their numbers move by the same amounts from one repetition to the next.
+// shape is an item of text with its counts taken out: two items repeat when their shapes are equal and
+// their counts move by the same amounts from one repetition to the next.
 type shape struct {
-	text string  // the text, each run of digits replaced by '#'
-	nums []int64 // the digits, in order
+	text string  // the text, each count replaced by '#'
+	nums []int64 // the counts, in order
+	name []bool  // whether each count ends a name ("web-12"): the ordinals a fold line speaks of
 }
 
+// shapeOf takes out of s the runs of digits that are counts: a number written as strconv writes it (no
+// leading zero) that is not part of a decimal ("0.05") or too long for an int64. Any other digits stay
+// text, so that "007" and "7", "0.5" and "0.05" never pass for one another.
 func shapeOf(s string) shape {
 	var b strings.Builder
-	var nums []int64
+	var sh shape
+	digit := func(i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
 	for i := 0; i < len(s); {
-		if s[i] < '0' || s[i] > '9' {
+		if !digit(i) {
 			b.WriteByte(s[i])
 			i++
 			continue
 		}
 		j := i
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		for digit(j) {
 			j++
 		}
 		n, err := strconv.ParseInt(s[i:j], 10, 64)
-		if err != nil { // too long to be a count or an ordinal: part of the shape
+		decimal := i > 0 && s[i-1] == '.' && digit(i-2) || j < len(s) && s[j] == '.' && digit(j+1)
+		if err != nil || decimal || (s[i] == '0' && j-i > 1) {
 			b.WriteString(s[i:j])
 		} else {
 			b.WriteByte('#')
-			nums = append(nums, n)
+			sh.nums = append(sh.nums, n)
+			sh.name = append(sh.name, i > 0 && s[i-1] == '-' && (j == len(s) || !alnum(s[j]))) // web-12, not web-6cbd9df98d
 		}
 		i = j
 	}
-	return shape{text: b.String(), nums: nums}
+	sh.text = b.String()
+	return sh
 }
 
+func alnum(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
 // run is items [start, start+period*reps) of a list: reps repetitions of period items (reps 1: as they
-// are). step is how much the first number of the first item moves per repetition (the pod ordinal, most
-// often).
+// are). step is how much the ordinals of the names in a repetition move to the next, when they all move
+// alike (0: they do not, or there are none).
 type run struct {
 	start, period, reps int
 	step                int64
@@ -97,16 +107,32 @@ func foldRuns(items []shape, minReps, minItems int) []run {
 				}
 			}
 			if reps >= minReps && reps*k >= minItems && reps*k > best.reps*best.period {
-				best = run{start: i, period: k, reps: reps}
-				if len(delta) > 0 && len(delta[0]) > 0 {
-					best.step = delta[0][0]
-				}
+				best = run{start: i, period: k, reps: reps, step: ordinalStep(items[i:i+k], delta)}
 			}
 		}
 		out = append(out, best)
 		i += best.period * best.reps
 	}
 	return out
+}
+
+// ordinalStep is how much every ordinal of the names in a repetition (period) moves to the next when they
+// all move by the same nonzero amount, else 0 (a fold line then names no direction rather than a wrong one).
+func ordinalStep(period []shape, delta [][]int64) int64 {
+	var step int64
+	for j, item := range period {
+		for x, isName := range item.name {
+			if !isName || j >= len(delta) {
+				continue
+			}
+			d := delta[j][x]
+			if d == 0 || step != 0 && d != step {
+				return 0
+			}
+			step = d
+		}
+	}
+	return step
 }
 
 // left says what a folded run leaves out: "298 more times the same, one ordinal lower each time".

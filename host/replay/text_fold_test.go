@@ -155,3 +155,28 @@ func screen(t *testing.T, what, text string, maxLines int, mentions ...string) {
 		}
 	}
 }
+
+// Hostile probe (issue 31's folding): digits that are not counts never pass for one another, and a fold
+// line names the direction the ordinals of the pod names move, not any number's.
+func TestFoldNeverHidesADifference(t *testing.T) {
+	for _, c := range [][2]string{{"weight=0.5", "weight=0.05"}, {"build=7", "build=007"}, {"v1.2", "v1.20"}} {
+		if a, b := shapeOf(c[0]), shapeOf(c[1]); a.text == b.text {
+			t.Errorf("%q and %q have one shape %q: a fold could hide one behind the other", c[0], c[1], a.text)
+		}
+	}
+	var items []shape
+	for i := 0; i < 20; i++ { // an annotation counting up while the rollout goes down
+		items = append(items, shapeOf(fmt.Sprintf("user: set note=%d; delete Pod web-%d; create ControllerRevision web-6cbd9df98d", i+2, 38-i)))
+	}
+	runs := foldRuns(items, 4, 12)
+	if len(runs) != 1 || runs[0].step != -1 || !strings.Contains(runs[0].left("times"), "one ordinal lower") {
+		t.Errorf("runs %+v: want one, its ordinals one lower each time", runs)
+	}
+	items = items[:0]
+	for i := 0; i < 20; i++ { // only a counter moves: no direction is claimed
+		items = append(items, shapeOf(fmt.Sprintf("user: set note=%d on Pod web2-0", i)))
+	}
+	if runs := foldRuns(items, 4, 12); len(runs) != 1 || runs[0].step != 0 || strings.Contains(runs[0].left("times"), "ordinal") {
+		t.Errorf("runs %+v (%q): a counter is not an ordinal", runs, runs[0].left("times"))
+	}
+}

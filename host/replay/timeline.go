@@ -274,7 +274,8 @@ func (e *engine) finish() {
 	replicas, _ := jsonobj.GetInt(ss, "spec.replicas")
 	start, _ := jsonobj.GetInt(ss, "spec.ordinals.start")
 	update := jsonobj.GetStr(ss, "status.updateRevision")
-	var notReady, old, missing []string
+	var notReady, old tagged
+	var missing []string
 	var oldOrdinals []int
 	present := map[int]bool{}
 	members := kube.MembersOfJSON(ss) // a pod that is not the set's never makes its rollout stuck
@@ -286,10 +287,10 @@ func (e *engine) finish() {
 		}
 		present[ord] = true
 		if !kube.PodReadyJSON(p) || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
-			notReady = append(notReady, fmt.Sprintf("%s (%s, %s)", n, e.label(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))
+			notReady.add(n, fmt.Sprintf("(%s, %s)", e.label(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))
 		}
 		if rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash"); rev != update {
-			old = append(old, fmt.Sprintf("%s (%s)", n, e.label(rev)))
+			old.add(n, "("+e.label(rev)+")")
 			oldOrdinals = append(oldOrdinals, ord)
 		}
 	}
@@ -303,20 +304,20 @@ func (e *engine) finish() {
 		}
 	}
 	partition, _ := jsonobj.GetInt(ss, "spec.updateStrategy.rollingUpdate.partition")
-	heldBack := len(old) > 0
+	heldBack := len(old.names) > 0
 	for _, o := range oldOrdinals {
 		heldBack = heldBack && int64(o) < start+partition
 	}
 	switch {
-	case len(notReady) > 0:
+	case len(notReady.names) > 0:
 		out.Result = "stuck"
-		out.Summary = "nothing more happens: not Ready: " + strings.Join(notReady, ", ")
+		out.Summary = "nothing more happens: not Ready: " + notReady.String()
 		if len(missing) > 0 {
-			out.Summary += "; missing: " + strings.Join(missing, ", ")
+			out.Summary += "; missing: " + strings.Join(ordinal.Fold(missing), ", ")
 		}
 	case len(missing) > 0:
-		out.Result, out.Summary = "stuck", "nothing more happens: missing pods: "+strings.Join(missing, ", ")
-	case len(old) == 0:
+		out.Result, out.Summary = "stuck", "nothing more happens: missing pods: "+strings.Join(ordinal.Fold(missing), ", ")
+	case len(old.names) == 0:
 		out.Result = "complete"
 		out.Summary = fmt.Sprintf("all %d pods Ready at revision %s", replicas, e.label(update))
 		if replicas == 0 {
@@ -324,13 +325,34 @@ func (e *engine) finish() {
 		}
 	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
 		out.Result = "waiting"
-		out.Summary = "OnDelete: " + strings.Join(old, ", ") + " keep their revision until deleted"
+		out.Summary = "OnDelete: " + old.String() + " keep their revision until deleted"
 	case heldBack:
 		out.Result = "partitioned"
-		out.Summary = fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", partition, strings.Join(old, ", "), e.label(update))
+		out.Summary = fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", partition, old.String(), e.label(update))
 	default:
-		out.Result, out.Summary = "stuck", "nothing more happens, yet not updated: "+strings.Join(old, ", ")
+		out.Result, out.Summary = "stuck", "nothing more happens, yet not updated: "+old.String()
 	}
+}
+
+// tagged is a list of pods each with a tag ("(A)", "(B, Running, not Ready)"), written with the runs of
+// consecutive ordinals alike as one ("web-0..web-249 (A)"), so an outcome stays a line at any size.
+type tagged struct{ names, tags []string }
+
+func (t *tagged) add(name, tag string) { t.names, t.tags = append(t.names, name), append(t.tags, tag) }
+
+func (t tagged) String() string {
+	var parts []string
+	for i := 0; i < len(t.names); {
+		j := i + 1
+		for j < len(t.names) && t.tags[j] == t.tags[i] {
+			j++
+		}
+		for _, n := range ordinal.Fold(t.names[i:j]) {
+			parts = append(parts, n+" "+t.tags[i])
+		}
+		i = j
+	}
+	return strings.Join(parts, ", ")
 }
 
 // lastHolds are the writes policies held in the last sync that wrote or held anything, one line.

@@ -53,8 +53,20 @@ func merge(set *appsv1.StatefulSet, m map[string]any) []byte {
 
 // Restart is `kubectl rollout restart`: the restartedAt annotation of the pod template set to now.
 func Restart(set *appsv1.StatefulSet, now time.Time) Patch {
-	return Patch{Done: "restarted", Data: merge(set, map[string]any{"spec": map[string]any{"template": map[string]any{
+	p := Patch{Done: "restarted", Data: merge(set, map[string]any{"spec": map[string]any{"template": map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{RestartedAtAnnotation: now.Format(time.RFC3339)}}}}})}
+	if paused(set) {
+		p.Note = "the set is paused: the restart rolls out once it is resumed (kubectl ordinal resume)"
+	}
+	return p
+}
+
+// paused reports whether pause holds the set: the partition it saved, or the pause extension's annotation
+// with any value but "false" (the extension holds pod writes on an invalid value too).
+func paused(set *appsv1.StatefulSet) bool {
+	_, byPartition := set.Annotations[PausedPartitionAnnotation]
+	v, byAnnotation := set.Annotations[abi.AnnotationPaused]
+	return byPartition || byAnnotation && v != "false"
 }
 
 // Pause holds the set's rollout: on an ordinal.dev set (custom) the pause extension's annotation, on an
@@ -90,7 +102,7 @@ func Pause(set *appsv1.StatefulSet, resource string, custom bool) (Patch, error)
 // another partition while it was paused: theirs is kept).
 func Resume(set *appsv1.StatefulSet, resource string, custom bool) (Patch, error) {
 	if custom {
-		if _, ok := set.Annotations[abi.AnnotationPaused]; !ok {
+		if v, ok := set.Annotations[abi.AnnotationPaused]; !ok || v == "false" {
 			return Patch{}, fmt.Errorf("%s %q is not paused", resource, set.Name)
 		}
 		return Patch{Done: "resumed", Data: merge(set, map[string]any{"metadata": map[string]any{"annotations": map[string]any{abi.AnnotationPaused: nil}}})}, nil
@@ -103,8 +115,11 @@ func Resume(set *appsv1.StatefulSet, resource string, custom bool) (Patch, error
 	p := Patch{Done: "resumed"}
 	ru := set.Spec.UpdateStrategy.RollingUpdate
 	switch n, err := strconv.ParseInt(saved, 10, 32); {
-	case err != nil || n < 0:
-		return Patch{}, fmt.Errorf("%s %q: annotation %s=%q is not the partition pause saved", resource, set.Name, PausedPartitionAnnotation, saved)
+	case err != nil || n < 0 || strconv.Itoa(int(n)) != saved:
+		return Patch{}, fmt.Errorf("%s %q: annotation %s=%q is not a partition pause saved: set spec.updateStrategy.rollingUpdate.partition yourself and remove the annotation (kubectl annotate statefulset %s %s-)",
+			resource, set.Name, PausedPartitionAnnotation, saved, set.Name, PausedPartitionAnnotation)
+	case set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType:
+		p.Note = "the update strategy was changed to OnDelete while the set was paused: kept (no partition to restore)"
 	case ru == nil || ru.Partition == nil || *ru.Partition != pausedPartition:
 		p.Note = "the partition was changed while the set was paused: that partition is kept"
 	default:

@@ -87,6 +87,20 @@ func TestPauseAndResume(t *testing.T) {
 	if m = patchOf(t, p); err != nil || m["metadata"].(map[string]any)["annotations"].(map[string]any)[abi.AnnotationPaused] != "true" || m["spec"] != nil || p.Note == "" {
 		t.Errorf("pause of an ordinal.dev set: %s %q %v", p.Data, p.Note, err)
 	}
+	// hostile probe: "false" is not paused; a saved partition that is not one pause wrote is refused, saying
+	// how to fix it; a restart of a paused set says it waits for the resume
+	if _, err := rollout.Resume(setAt("9", map[string]string{abi.AnnotationPaused: "false"}, ru), "statefulsets.ordinal.dev", true); err == nil {
+		t.Error("resuming an ordinal.dev set whose pause annotation is \"false\" succeeded")
+	}
+	for _, bad := range []string{"+3", "-1", "abc", "99999999999", " 3", ""} {
+		if _, err := rollout.Resume(setAt("8", map[string]string{rollout.PausedPartitionAnnotation: bad}, paused), "statefulsets.apps", false); err == nil ||
+			!strings.Contains(err.Error(), "kubectl annotate statefulset web ordinal.dev/paused-partition-") {
+			t.Errorf("resume with %s=%q: %v", rollout.PausedPartitionAnnotation, bad, err)
+		}
+	}
+	if p := rollout.Restart(setAt("8", map[string]string{rollout.PausedPartitionAnnotation: "3"}, paused), time.Now()); !strings.Contains(p.Note, "paused") {
+		t.Errorf("restart of a paused set: note %q", p.Note)
+	}
 	p, err = rollout.Resume(setAt("9", map[string]string{abi.AnnotationPaused: "true", abi.AnnotationModule: "extended"}, ru), "statefulsets.ordinal.dev", true)
 	if m = patchOf(t, p); err != nil || m["metadata"].(map[string]any)["annotations"].(map[string]any)[abi.AnnotationPaused] != nil {
 		t.Errorf("resume of an ordinal.dev set: %s %v", p.Data, err)
