@@ -16,7 +16,7 @@ targets=(
   "FuzzSyncPipeline ./host/controller" # mutated snapshots -> objects -> snapshot -> module (or hostile output) -> Decode -> firewall -> applier -> fake API server
   "FuzzLoad ./host/wasm"               # mutated module bytes -> limits, compile, instantiate, call
   "FuzzReconcile ./guest/statefulset"  # random snapshots -> the reconcile logic's invariants
-  "FuzzJSON ./guest/jsonv"             # JSON parse/encode against encoding/json
+  "FuzzJSON ./internal/jsonv"           # JSON parse/encode against encoding/json
 )
 mkdir -p build
 total=0

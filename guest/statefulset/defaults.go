@@ -1,6 +1,6 @@
 package statefulset
 
-import "github.com/ordinal-dev/ordinal/guest/jsonv"
+import "github.com/ordinal-dev/ordinal/internal/jsonv"
 
 // defaultPodTemplate applies the API server's defaults (SetDefaults_* of core/v1) to a pod
 // template, for the semantic revision comparison: a revision recorded by an older release may

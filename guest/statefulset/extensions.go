@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 

@@ -3,7 +3,7 @@ package statefulset
 import (
 	"strconv"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // identityMatches: the pod has a valid ordinal, the set as parent, the canonical name, the set's

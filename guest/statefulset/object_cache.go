@@ -3,7 +3,7 @@ package statefulset
 import (
 	"strings"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // Unchanged objects (abi/README.md, "Unchanged objects"): a host may send, in place of a pod, revision or

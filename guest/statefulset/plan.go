@@ -3,7 +3,7 @@ package statefulset
 import (
 	"strconv"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // Action verbs and kinds of ABI v1.

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 

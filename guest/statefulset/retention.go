@@ -1,7 +1,7 @@
 package statefulset
 
 import (
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // claimRef is an owner reference of a claim, with its JSON.

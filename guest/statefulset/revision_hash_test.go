@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 	"github.com/tidwall/gjson"
 )
 

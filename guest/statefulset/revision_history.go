@@ -3,7 +3,7 @@ package statefulset
 import (
 	"bytes"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // revisionPatch is getPatch: the canonical JSON (as Go marshals a map) of

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // MaxReplicas is the largest spec.replicas the module accepts (one slot per replica is kept

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // Decoding straight from the snapshot's text (jsonv.Text), with the same checks and messages as the

@@ -1,7 +1,7 @@
 package statefulset
 
 import (
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // countStatus is updateStatus: replicas, ready, available, current and updated counts over

@@ -1,7 +1,7 @@
 package statefulset
 
 import (
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // podClaimVolume is the pod volume for a claim template.

@@ -1,7 +1,7 @@
 package statefulset
 
 import (
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // normalizeObject approximates the round trip of API JSON through the typed Go object. API

@@ -3,7 +3,7 @@ package statefulset
 import (
 	"sort"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // maxBatchSize caps slow-start batches (upstream MaxBatchSize).

@@ -3,7 +3,7 @@ package statefulset
 import (
 	"strconv"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // Write failures (abi/README.md, "Writes that failed"): upstream's sync goes on after a write the API server

@@ -11,9 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 

@@ -19,13 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // Reconciler runs one controller sync (host/plan's): *wasm.Module is one. It must not keep snapshot after

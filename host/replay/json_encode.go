@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/ordinal-dev/ordinal/guest/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // appendJSON appends v encoded exactly as json.Marshal encodes it (sorted keys, HTML-safe escaping,
