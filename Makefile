@@ -123,9 +123,15 @@ check-crd:
 	@echo "the CRD statefulsets.ordinal.dev and its copies match a fresh controller-gen run"
 
 # The 5-replica maxUnavailable rollout replayed in virtual time; the picture goes next to the scenario.
+# One screen: the scenario's outcome and picture (every sync in build/rolling-update.timeline.txt), then a
+# preview of the set's next edit on the world the scenario ends in.
 demo: build
-	./bin/ordinal replay examples/rolling-update.yaml --html examples/rolling-update.html
-	@echo "HTML timeline: examples/rolling-update.html"
+	@./bin/ordinal replay examples/rolling-update.yaml --html examples/rolling-update.html > build/rolling-update.timeline.txt
+	@head -2 build/rolling-update.timeline.txt
+	@echo "   every sync: build/rolling-update.timeline.txt; the picture: examples/rolling-update.html"
+	@echo
+	@echo '$$ bin/ordinal preview --scenario examples/rolling-update.yaml -f examples/rolling-update-next.yaml'
+	@./bin/ordinal preview --scenario examples/rolling-update.yaml -f examples/rolling-update-next.yaml
 
 # The Node.js host (examples/node-host): the module through the Extism JavaScript SDK, no Go involved.
 # node/npm come from Debian when missing (scripts/install-node.sh); the SDK is pinned by package-lock.json
