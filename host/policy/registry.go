@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
@@ -31,6 +32,10 @@ type Registry struct {
 	loaded   map[string]*wasm.Policy // builtin and supplied, loaded (and gated) on first use
 	refused  map[string]error        // supplied policies the gate refused, until their bytes change
 	onSupply []func()
+
+	bmu      sync.Mutex
+	breakers map[*wasm.Policy]*breaker // each loaded policy's timeouts in a row (breaker.go)
+	now      func() time.Time          // the breakers' clock (nil: time.Now); tests set it
 }
 
 // Supplied is a policy a ConfigMap supplies: its module and its fixtures (a JSON array of {"input",
@@ -76,11 +81,11 @@ func (r *Registry) Get(ctx context.Context, name string) (Module, error) {
 		r.mu.Lock()
 		if p := r.files[name]; p != nil {
 			r.mu.Unlock()
-			return p, nil
+			return r.guarded(p), nil
 		}
 		if p := r.loaded[name]; p != nil {
 			r.mu.Unlock()
-			return p, nil
+			return r.guarded(p), nil
 		}
 		if err := r.refused[name]; err != nil {
 			r.mu.Unlock()
@@ -118,7 +123,7 @@ func (r *Registry) Get(ctx context.Context, name string) (Module, error) {
 		case err != nil:
 			return nil, err
 		}
-		return v.(*wasm.Policy), nil
+		return r.guarded(v.(*wasm.Policy)), nil
 	}
 }
 
@@ -141,7 +146,7 @@ func (r *Registry) shippedLocked(ctx context.Context, name string) (Module, erro
 		return nil, fmt.Errorf("the shipped policy %q describes itself as %q", name, p.Name())
 	}
 	r.loaded[name] = p
-	return p, nil
+	return r.guarded(p), nil
 }
 
 // gate loads a supplied policy and runs its fixtures: it must describe itself by the name it is supplied
@@ -236,4 +241,7 @@ func (r *Registry) Close() {
 			delete(m, n)
 		}
 	}
+	r.bmu.Lock()
+	r.breakers = nil
+	r.bmu.Unlock()
 }
