@@ -559,3 +559,26 @@ func TestUninstallNeverDeletesTheCRD(t *testing.T) {
 		}
 	}
 }
+
+// Issue 31: with the webhook on, its pods could not start until the user created the client-CA ConfigMap
+// by hand. webhook.clientCA.caCert makes the chart create it (the pods mount it); without it the chart
+// creates none and the deployment names the one the user provides.
+func TestWebhookClientCAFromValues(t *testing.T) {
+	const pem = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----"
+	vals := webhookValues("self-signed")
+	vals["webhook"].(map[string]any)["clientCA"] = map[string]any{"caCert": pem}
+	objs := render(t, loadChart(t), vals)
+	cm := one(t, objs, "ConfigMap", "ordinal-webhook-client-ca")
+	var got struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.Unmarshal(cm.raw, &got); err != nil || strings.TrimSpace(got.Data["ca.crt"]) != pem {
+		t.Fatalf("ca.crt %q (%v)", got.Data["ca.crt"], err)
+	}
+	if d := one(t, objs, "Deployment", "ordinal-webhook"); !strings.Contains(string(d.raw), "name: ordinal-webhook-client-ca") {
+		t.Errorf("the webhook does not mount the ConfigMap the chart made:\n%s", d.raw)
+	}
+	if found := find(render(t, loadChart(t), webhookValues("self-signed")), "ConfigMap", "ordinal-webhook-client-ca"); len(found) != 0 {
+		t.Errorf("without caCert the chart made the client-CA ConfigMap (the user's would be overwritten)")
+	}
+}
