@@ -320,10 +320,14 @@ func (p *Preview) WriteText(w io.Writer) error {
 		texts[i] = strings.Join(append(worldStrings(s.World), s.Actions...), "; ")
 		shapes[i] = shapeOf(texts[i])
 	}
+	width := 7 // the offsets' column: "+49m55s", or wider for hours ("+5h59m48s")
+	for _, s := range p.Steps {
+		width = max(width, len(s.Offset.String()))
+	}
 	step := func(i int) {
 		s := p.Steps[i]
 		parts := foldList(append(worldStrings(s.World), s.Actions...))
-		fmt.Fprintf(&b, "  +%-7s %s\n", s.Offset, wrapJoin(parts, "; ", 11, 11))
+		fmt.Fprintf(&b, "  +%-*s %s\n", width, s.Offset, wrapJoin(parts, "; ", width+4, width+4))
 	}
 	for _, r := range foldRuns(shapes, 4, 12) {
 		if r.reps == 1 {
@@ -334,7 +338,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 			step(i)
 		}
 		last := r.start + (r.reps-1)*r.period
-		fmt.Fprintf(&b, "  ...      %s (+%s .. +%s)\n", r.left("times"), p.Steps[r.start+r.period].Offset, p.Steps[last-1].Offset)
+		fmt.Fprintf(&b, "  %-*s %s (+%s .. +%s)\n", width+1, "...", r.left("times"), p.Steps[r.start+r.period].Offset, p.Steps[last-1].Offset)
 		for i := last; i < last+r.period; i++ {
 			step(i)
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every run foldRuns makes is what its fold line claims: the list is covered once, in order, and each
@@ -178,5 +179,24 @@ func TestFoldNeverHidesADifference(t *testing.T) {
 	}
 	if runs := foldRuns(items, 4, 12); len(runs) != 1 || runs[0].step != 0 || strings.Contains(runs[0].left("times"), "ordinal") {
 		t.Errorf("runs %+v (%q): a counter is not an ordinal", runs, runs[0].left("times"))
+	}
+}
+
+// Hostile probe: offsets longer than the column ("+5h59m48s") pushed a preview's steps out of line.
+func TestPreviewStepsStayInLine(t *testing.T) {
+	p := &Preview{Steps: []PreviewStep{{Offset: Duration(5 * time.Second), Actions: []string{"delete Pod web-1"}},
+		{Offset: Duration(5*time.Hour + 59*time.Minute + 48*time.Second), Actions: []string{"create Pod web-1 (revision B)"}}}}
+	var b bytes.Buffer
+	if err := p.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	cols := map[int]bool{}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if i := strings.Index(l, "Pod web-1"); i >= 0 {
+			cols[i] = true
+		}
+	}
+	if len(cols) != 1 {
+		t.Errorf("the steps' writes start at columns %v:\n%s", cols, b.String())
 	}
 }
