@@ -160,3 +160,21 @@ func TestReachabilityCheckEndsWithTheContext(t *testing.T) {
 		t.Fatalf("reachable: %v (ctx %v)", err, ctx.Err())
 	}
 }
+
+// Hostile probe: an API server's answer printed as "error: statefulsets.apps "x" not found" where kubectl
+// prints "Error from server (NotFound): ..."; a refusal the command wraps in its own words keeps them.
+func TestAPIServerAnswersReadAsKubectlPrintsThem(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"statefulsets.apps \"web\" not found","reason":"NotFound","details":{"name":"web","group":"apps","kind":"statefulsets"},"code":404}`)
+	}))
+	defer srv.Close()
+	kc := kubeconfigFor(t, srv.URL)
+	for _, args := range [][]string{{"history", "web"}, {"pause", "web"}, {"undo", "web"}} {
+		code, _, errs := plug(append(args, "--kubeconfig", kc)...)
+		if want := `Error from server (NotFound): statefulsets.apps "web" not found`; code != ExitUsage || strings.TrimSpace(errs) != want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and %q", args, code, errs, want)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
@@ -56,12 +58,26 @@ func execute(root *cobra.Command, args []string, stderr io.Writer, prefix string
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, prefix, termsafe.String(unreachable(ee.err).Error()))
+			fmt.Fprintln(stderr, termsafe.String(errorLine(prefix, ee.err)))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, prefix, termsafe.String(unreachable(err).Error()))
+	fmt.Fprintln(stderr, termsafe.String(errorLine(prefix, err)))
 	return ExitUsage
+}
+
+// errorLine is how an error is printed: an API server's answer as kubectl prints it ("Error from server
+// (NotFound): statefulsets.apps "web" not found"), an API server out of reach in kubectl's words
+// (unreachable), anything else after prefix.
+func errorLine(prefix string, err error) string {
+	var se *apierrors.StatusError
+	if errors.As(err, &se) && err.Error() == se.Error() { // the answer itself, not wrapped with our context
+		if reason := se.ErrStatus.Reason; reason != "" && reason != metav1.StatusReasonUnknown {
+			return fmt.Sprintf("Error from server (%s): %s", reason, se.Error())
+		}
+		return "Error from server: " + se.Error()
+	}
+	return prefix + " " + unreachable(err).Error()
 }
 
 func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
