@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -141,12 +142,12 @@ func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Conte
 			return nil, nil, withCode(ExitUsage, fmt.Errorf("the snapshot's set names a module (%s): %w", abi.AnnotationModule, err))
 		}
 	}
-	raw, err := r.Reconcile(ctx, snapshot)
-	if err != nil {
-		return nil, nil, withCode(ExitModuleFailure, err)
-	}
-	p, err := plan.Decode(raw)
-	if err != nil {
+	raw, p, err := plan.Call(ctx, r, snapshot) // the sync step's call and decode, stopping before the writes
+	var failed *plan.ModuleError
+	switch {
+	case errors.As(err, &failed):
+		return nil, nil, withCode(ExitModuleFailure, failed.Err)
+	case err != nil:
 		return nil, nil, withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
 	}
 	return raw, p, nil
