@@ -196,7 +196,7 @@ func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var file, featureGates string
 	var rollout rolloutFlags
 	var supplied configMapModules
-	var signals signalsFlag
+	var signals policyContextFlags
 	cmd := &cobra.Command{
 		Use:   "preview -f web.yaml",
 		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
@@ -364,7 +364,7 @@ func newPluginTimeline(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var model, featureGates string
 	var verbose bool
 	var supplied configMapModules
-	var signals signalsFlag
+	var signals policyContextFlags
 	cmd := &cobra.Command{
 		Use:   "timeline statefulset/NAME",
 		Short: "Replay the set's current rollout to completion from the live state, in virtual time",

@@ -34,7 +34,7 @@ func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var featureGates string
 	var watch bool
 	var supplied configMapModules
-	var signals signalsFlag
+	var signals policyContextFlags
 	cmd := &cobra.Command{
 		Use:   "status statefulset/NAME [--watch]",
 		Short: "Show the live rollout as the module sees it: revisions, pods, the next sync's writes, why it waits",
@@ -141,7 +141,7 @@ type statusView struct {
 	policies func(context.Context, string) (policy.Module, error)
 	client   kubernetes.Interface
 	errOut   io.Writer // --watch says here when it lost the API server and is retrying
-	signals  signalsFlag
+	signals  policyContextFlags
 }
 
 // frame is one rendering of the set's status, and the requeue the module asked for.

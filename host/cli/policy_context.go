@@ -28,16 +28,16 @@ type livePolicyContext struct {
 	Signals        map[string]json.RawMessage
 }
 
-// signalsFlag is --signals-configmap on a plugin command.
-type signalsFlag struct{ ref string }
+// policyContextFlags are a plugin command's flags for what a set's policies read: --signals-configmap.
+type policyContextFlags struct{ ref string }
 
-func (f *signalsFlag) bind(cmd *cobra.Command) {
+func (f *policyContextFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.ref, "signals-configmap", "", "NAMESPACE/NAME of the ConfigMap of signals the controller gives the sets' policies (its --signals-configmap), read once: the policies see them as in a sync")
 }
 
 // fetch resolves the policies set names and reads their context (nothing when it names none; nothing
 // live without a client).
-func (f *signalsFlag) fetch(ctx context.Context, c kubernetes.Interface, set *appsv1.StatefulSet, pods []*corev1.Pod,
+func (f *policyContextFlags) fetch(ctx context.Context, c kubernetes.Interface, set *appsv1.StatefulSet, pods []*corev1.Pod,
 	get func(context.Context, string) (policy.Module, error)) (livePolicyContext, error) {
 	var out livePolicyContext
 	value, ok := set.Annotations[abi.AnnotationPolicies]
