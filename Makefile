@@ -126,6 +126,7 @@ check-crd:
 # One screen: the scenario's outcome and picture (every sync in build/rolling-update.timeline.txt), then a
 # preview of the set's next edit on the world the scenario ends in.
 demo: build
+	@mkdir -p build
 	@./bin/ordinal replay examples/rolling-update.yaml --html examples/rolling-update.html > build/rolling-update.timeline.txt
 	@head -2 build/rolling-update.timeline.txt
 	@echo "   every sync: build/rolling-update.timeline.txt; the picture: examples/rolling-update.html"
