@@ -418,3 +418,15 @@ spec:
 		}
 	}
 }
+
+// `make demo` (the README's first command) replays examples/rolling-update.yaml and previews
+// examples/rolling-update-next.yaml on the world it ends in: both must work, and the preview is one screen.
+func TestDemoCommands(t *testing.T) {
+	if code, out, errs := run(t, "", "replay", "../../examples/rolling-update.yaml"); code != ExitOK || !strings.Contains(out, "== complete") {
+		t.Fatalf("replay: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs := run(t, "", "preview", "--scenario", "../../examples/rolling-update.yaml", "-f", "../../examples/rolling-update-next.yaml")
+	if code != ExitOK || !strings.Contains(out, "outcome: complete") || strings.Count(out, "\n") > 30 {
+		t.Fatalf("preview: exit %d, %d lines\n%s%s", code, strings.Count(out, "\n"), out, errs)
+	}
+}
