@@ -129,8 +129,6 @@ own kind; timeline, snapshot, status and history read either; preview takes a ma
 	return root
 }
 
-// liveSetSnapshot resolves a "statefulset/NAME" argument against the cluster and builds the controller's
-// snapshot of that set from live List calls, with the given feature-gate overrides.
 // namedModules is the registry of the modules a set may name (the embedded ones, and with
 // --module-configmap the controller's supplied ones) as replay.Options.NamedModule.
 func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, supplied *configMapModules, pols *policy.Registry, features map[string]bool) (
@@ -149,20 +147,27 @@ func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, 
 	return named, closeNamed, nil
 }
 
-func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates string) (*controller.Snapshot, controller.Objects, error) {
+// liveSetRead is a set read from the cluster: the controller's snapshot of it, its objects, and the client and
+// feature gates that read it (for the command's further calls).
+type liveSetRead struct {
+	snap     *controller.Snapshot
+	objs     controller.Objects
+	client   kubernetes.Interface
+	features map[string]bool
+}
+
+// liveSetSnapshot resolves a "statefulset/NAME" argument against the cluster and builds the controller's
+// snapshot of that set from live List calls, with the given feature-gate overrides.
+func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates string) (*liveSetRead, error) {
 	t, name, features, c, ns, err := o.target(arg, featureGates)
 	if err != nil {
-		return nil, controller.Objects{}, err
+		return nil, err
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	snap, sel, err := controller.LiveSnapshot(ctx, c, t, ns, name, time.Now(), features)
+	snap, sel, err := controller.LiveSnapshot(cmdContext(cmd), c, t, ns, name, time.Now(), features)
 	if err != nil {
-		return nil, controller.Objects{}, withCode(ExitUsage, err)
+		return nil, withCode(ExitUsage, err)
 	}
-	return snap, sel, nil
+	return &liveSetRead{snap: snap, objs: sel, client: c, features: features}, nil
 }
 
 // target reads a command's statefulset/NAME argument (its kind and name) and --feature-gates, and
@@ -377,11 +382,11 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			if err != nil {
 				return err
 			}
-			snap, objs, err := o.liveSetSnapshot(cmd, args[0], featureGates)
+			live, err := o.liveSetSnapshot(cmd, args[0], featureGates)
 			if err != nil {
 				return err
 			}
-			sc, err := replay.ScenarioFromSnapshot(snap.JSON)
+			sc, err := replay.ScenarioFromSnapshot(live.snap.JSON)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
@@ -394,22 +399,17 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 				return err
 			}
 			defer m.Close(ctx)
-			features, _ := parseFeatureGates(featureGates) // parsed by liveSetSnapshot above
 			pols, err := mopts.policies(ctx)
 			if err != nil {
 				return err
 			}
 			defer pols.Close()
-			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, pols, features)
+			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, pols, live.features)
 			if err != nil {
 				return err
 			}
 			defer closeNamed()
-			c, _, err := o.client()
-			if err != nil {
-				return err
-			}
-			pctx, err := signals.fetch(ctx, c, objs.Set, objs.Pods, pols.Get)
+			pctx, err := signals.fetch(ctx, live.client, live.objs.Set, live.objs.Pods, pols.Get)
 			if err != nil {
 				return err
 			}
@@ -451,10 +451,11 @@ func newPluginSnapshot(o *pluginOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			snap, sel, err := o.liveSetSnapshot(cmd, args[0], featureGates)
+			live, err := o.liveSetSnapshot(cmd, args[0], featureGates)
 			if err != nil {
 				return err
 			}
+			snap, sel := live.snap, live.objs
 			if format != "text" {
 				return writeJSONAs(cmd.OutOrStdout(), format, func(w io.Writer) error {
 					_, err := w.Write(append(snap.JSON, '\n'))

@@ -22,11 +22,11 @@ are gone from the cluster and so from the list.`,
 			if err != nil {
 				return err
 			}
-			snap, _, err := o.liveSetSnapshot(cmd, args[0], "")
+			live, err := o.liveSetSnapshot(cmd, args[0], "")
 			if err != nil {
 				return err
 			}
-			h, err := rollout.HistoryOf(snap.JSON)
+			h, err := rollout.HistoryOf(live.snap.JSON)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}

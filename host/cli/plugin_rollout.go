@@ -71,16 +71,13 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *app
 			if err != nil {
 				return err
 			}
-			if t == (controller.Target{}) {
-				t = controller.StatefulSetTarget
-			}
 			ctx := cmdContext(cmd)
 			var set *appsv1.StatefulSet
 			var snapshot []byte
 			if needsRevisions {
-				snap, objs, err := o.liveSetSnapshot(cmd, args[0], "")
+				snap, objs, err := controller.LiveSnapshot(ctx, c, t, ns, name, time.Now(), nil)
 				if err != nil {
-					return err
+					return withCode(ExitUsage, err)
 				}
 				set, snapshot = objs.Set, snap.JSON
 			} else if set, err = controller.GetSet(ctx, c, t, ns, name); err != nil {

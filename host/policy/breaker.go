@@ -76,3 +76,10 @@ func (r *Registry) guarded(p *wasm.Policy) Module {
 	}
 	return b
 }
+
+// forget drops a policy's breaker when the policy is replaced: its timeouts were that module's.
+func (r *Registry) forget(p *wasm.Policy) {
+	r.bmu.Lock()
+	delete(r.breakers, p)
+	r.bmu.Unlock()
+}

@@ -200,6 +200,7 @@ func (r *Registry) Supply(policies map[string]Supplied) {
 			delete(r.refused, name)
 			if p := r.loaded[name]; p != nil {
 				delete(r.loaded, name)
+				r.forget(p)
 				go p.Close(context.Background()) // waits for the calls in flight
 			}
 		}

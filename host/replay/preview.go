@@ -314,35 +314,19 @@ func (p *Preview) WriteText(w io.Writer) error {
 	} else {
 		b.WriteString("steps:\n")
 	}
-	texts := make([]string, len(p.Steps))
+	parts := make([][]string, len(p.Steps)) // each step's world changes and writes
 	shapes := make([]shape, len(p.Steps))
-	for i, s := range p.Steps {
-		texts[i] = strings.Join(append(worldStrings(s.World), s.Actions...), "; ")
-		shapes[i] = shapeOf(texts[i])
-	}
 	width := 7 // the offsets' column: "+49m55s", or wider for hours ("+5h59m48s")
-	for _, s := range p.Steps {
+	for i, s := range p.Steps {
+		parts[i] = append(worldStrings(s.World), s.Actions...)
+		shapes[i] = shapeOf(strings.Join(parts[i], "; "))
 		width = max(width, len(s.Offset.String()))
 	}
-	step := func(i int) {
-		s := p.Steps[i]
-		parts := foldList(append(worldStrings(s.World), s.Actions...))
-		fmt.Fprintf(&b, "  +%-*s %s\n", width, s.Offset, wrapJoin(parts, "; ", width+4, width+4))
-	}
-	for _, r := range foldRuns(shapes, 4, 12) {
-		if r.reps == 1 {
-			step(r.start)
-			continue
-		}
-		for i := r.start; i < r.start+r.period; i++ {
-			step(i)
-		}
-		last := r.start + (r.reps-1)*r.period
-		fmt.Fprintf(&b, "  %-*s %s (+%s .. +%s)\n", width+1, "...", r.left("times"), p.Steps[r.start+r.period].Offset, p.Steps[last-1].Offset)
-		for i := last; i < last+r.period; i++ {
-			step(i)
-		}
-	}
+	eachFolded(foldRuns(shapes, 4, 12), func(i int) {
+		fmt.Fprintf(&b, "  +%-*s %s\n", width, p.Steps[i].Offset, wrapJoin(foldList(parts[i]), "; ", width+4, width+4))
+	}, func(r run, first, last int) {
+		fmt.Fprintf(&b, "  %-*s %s (+%s .. +%s)\n", width+1, "...", r.left("times"), p.Steps[first].Offset, p.Steps[last].Offset)
+	})
 	if len(p.Batches) > 0 {
 		parts := make([]string, len(p.Batches))
 		for i, bt := range p.Batches {

@@ -163,17 +163,28 @@ func foldList(items []string) []string {
 		shapes[i] = shapeOf(s)
 	}
 	var out []string
-	for _, r := range foldRuns(shapes, 6, 6) {
+	eachFolded(foldRuns(shapes, 6, 6), func(i int) { out = append(out, items[i]) },
+		func(r run, _, _ int) { out = append(out, "... "+r.left("")+" ...") })
+	return out
+}
+
+// eachFolded writes runs: item for each item shown (an item alone, a repetition's first and last period)
+// and fold for what a repetition leaves out between them, items first to last.
+func eachFolded(runs []run, item func(i int), fold func(r run, first, last int)) {
+	for _, r := range runs {
 		if r.reps == 1 {
-			out = append(out, items[r.start])
+			item(r.start)
 			continue
 		}
-		out = append(out, items[r.start:r.start+r.period]...)
-		out = append(out, "... "+r.left("")+" ...")
+		for i := r.start; i < r.start+r.period; i++ {
+			item(i)
+		}
 		last := r.start + (r.reps-1)*r.period
-		out = append(out, items[last:last+r.period]...)
+		fold(r, r.start+r.period, last-1)
+		for i := last; i < last+r.period; i++ {
+			item(i)
+		}
 	}
-	return out
 }
 
 // wrapJoin joins parts with sep into lines of at most textWidth (a part longer than that has a line of its

@@ -427,21 +427,18 @@ func podGrid(pods []PodState) []string {
 		return []string{"(none)"}
 	}
 	var parts []string
-	for i := 0; i < len(pods); {
-		j := i + 1
-		for j < len(pods) && pods[j].Ordinal == pods[j-1].Ordinal+1 && pods[j].Label == pods[i].Label &&
-			pods[j].State() == pods[i].State() && pods[j].Terminating == pods[i].Terminating {
-			j++
+	for _, r := range ordinal.Runs(pods, func(p PodState) int64 { return int64(p.Ordinal) }, func(a, b PodState) bool {
+		return a.Label == b.Label && a.State() == b.State() && a.Terminating == b.Terminating
+	}) {
+		first, last := pods[r[0]], pods[r[1]-1]
+		s := fmt.Sprintf("%d:%s/%s", first.Ordinal, first.Label, first.State())
+		if r[1]-r[0] > 1 {
+			s = fmt.Sprintf("%d..%d:%s/%s", first.Ordinal, last.Ordinal, first.Label, first.State())
 		}
-		s := fmt.Sprintf("%d:%s/%s", pods[i].Ordinal, pods[i].Label, pods[i].State())
-		if j-i > 1 {
-			s = fmt.Sprintf("%d..%d:%s/%s", pods[i].Ordinal, pods[j-1].Ordinal, pods[i].Label, pods[i].State())
-		}
-		if pods[i].Terminating {
+		if first.Terminating {
 			s += "/term"
 		}
 		parts = append(parts, s)
-		i = j
 	}
 	return parts
 }
@@ -503,21 +500,10 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 		}
 		runs = foldRuns(shapes, 4, 12)
 	}
-	for _, r := range runs {
-		if r.reps == 1 {
-			b.WriteString(stepText(shown[r.start], true, verbose))
-			continue
-		}
-		for i := r.start; i < r.start+r.period; i++ {
-			b.WriteString(stepText(shown[i], true, false))
-		}
-		last := r.start + (r.reps-1)*r.period
-		fmt.Fprintf(&b, "\n... %s: #%d +%s .. #%d +%s\n", r.left("times"), shown[r.start+r.period].Index,
-			shown[r.start+r.period].Offset, shown[last-1].Index, shown[last-1].Offset)
-		for i := last; i < last+r.period; i++ {
-			b.WriteString(stepText(shown[i], true, false))
-		}
-	}
+	eachFolded(runs, func(i int) { b.WriteString(stepText(shown[i], true, verbose)) }, func(r run, first, last int) {
+		fmt.Fprintf(&b, "\n... %s: #%d +%s .. #%d +%s\n", r.left("times"), shown[first].Index, shown[first].Offset,
+			shown[last].Index, shown[last].Offset)
+	})
 	if quiet > 0 {
 		fmt.Fprintf(&b, "\n(%d sync%s that wrote nothing and saw no change %s not shown; -v shows them)\n", quiet,
 			map[bool]string{true: "", false: "s"}[quiet == 1], map[bool]string{true: "is", false: "are"}[quiet == 1])

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
@@ -91,18 +92,14 @@ func (r podRun) state() string {
 // podRuns groups consecutive ordinals with the same revision and state: "web-0..web-497".
 func podRuns(pods []Pod) []podRun {
 	var out []podRun
-	for i := 0; i < len(pods); {
-		j := i + 1
-		for j < len(pods) && pods[j].Ordinal == pods[j-1].Ordinal+1 && pods[j].Revision == pods[i].Revision &&
-			pods[j].State == pods[i].State && pods[j].Terminating == pods[i].Terminating {
-			j++
+	for _, r := range ordinal.Runs(pods, func(p Pod) int64 { return int64(p.Ordinal) }, func(a, b Pod) bool {
+		return a.Revision == b.Revision && a.State == b.State && a.Terminating == b.Terminating
+	}) {
+		names := pods[r[0]].Name
+		if r[1]-r[0] > 1 {
+			names += ".." + pods[r[1]-1].Name
 		}
-		names := pods[i].Name
-		if j-i > 1 {
-			names += ".." + pods[j-1].Name
-		}
-		out = append(out, podRun{names: names, pod: pods[i]})
-		i = j
+		out = append(out, podRun{names: names, pod: pods[r[0]]})
 	}
 	return out
 }

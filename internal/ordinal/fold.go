@@ -30,3 +30,18 @@ func Fold(names []string) []string {
 	}
 	return out
 }
+
+// Runs splits items (in ordinal order) into runs of consecutive ordinals whose items are alike: the [start,
+// end) of each, so a pod grid or a status table prints "0..297" once for 298 pods in one state.
+func Runs[T any](items []T, ordinalOf func(T) int64, alike func(a, b T) bool) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && ordinalOf(items[j]) == ordinalOf(items[j-1])+1 && alike(items[i], items[j]) {
+			j++
+		}
+		out = append(out, [2]int{i, j})
+		i = j
+	}
+	return out
+}

@@ -22,3 +22,19 @@ func TestFold(t *testing.T) {
 		}
 	}
 }
+
+func TestRuns(t *testing.T) {
+	type p struct {
+		o int64
+		s string
+	}
+	in := []p{{0, "a"}, {1, "a"}, {2, "b"}, {4, "b"}, {5, "b"}, {6, "b"}}
+	got := Runs(in, func(x p) int64 { return x.o }, func(a, b p) bool { return a.s == b.s })
+	want := [][2]int{{0, 2}, {2, 3}, {3, 6}} // a state change and a gap each end a run
+	if !slices.Equal(got, want) {
+		t.Errorf("Runs = %v, want %v", got, want)
+	}
+	if Runs([]p{}, func(x p) int64 { return x.o }, func(a, b p) bool { return true }) != nil {
+		t.Error("no items, runs")
+	}
+}
