@@ -113,6 +113,10 @@ type Describe struct {
 	// UnchangedObjects: a snapshot may name objects of the instance's previous snapshot instead of carrying
 	// them again (Unchanged); a reference the module cannot resolve gets a CodeStaleReference plan.
 	UnchangedObjects bool `json:"unchangedObjects,omitempty"`
+	// ObjectDeltas: a snapshot with a Delta carries only the objects new or changed since the instance's
+	// previous call, and the uids of those gone; the module keeps the rest (a delta it cannot apply gets a
+	// CodeStaleReference plan).
+	ObjectDeltas bool `json:"objectDeltas,omitempty"`
 	// Extensions are behaviours beyond upstream the module has, each off unless a set opts in with its
 	// annotation (none: the module's plans are upstream's).
 	Extensions []Extension `json:"extensions,omitempty"`
@@ -157,6 +161,21 @@ const (
 // given in its previous call (only for modules whose describe says unchangedObjects).
 type Unchanged struct {
 	Unchanged ObjectRef `json:"unchanged"`
+}
+
+// Delta is a snapshot's "delta" member (only to modules whose describe says objectDeltas): the snapshot's
+// pods, revisions and claims are the objects new or changed since the same instance's previous call,
+// Removed the uids of the previous call's objects that are gone, Counts each list's length after it.
+type Delta struct {
+	Removed ObjectLists[[]string] `json:"removed"`
+	Counts  ObjectLists[int]      `json:"counts"`
+}
+
+// ObjectLists is a value per object list of a snapshot.
+type ObjectLists[T any] struct {
+	Pods      T `json:"pods"`
+	Revisions T `json:"revisions"`
+	Claims    T `json:"claims"`
 }
 
 // ObjectRef names an object by uid and resourceVersion.

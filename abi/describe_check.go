@@ -32,7 +32,7 @@ func CheckDescribe(raw []byte) (Describe, error) {
 	sort.Strings(names)
 	for _, k := range names {
 		switch k {
-		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds", "writeFailures", "unchangedObjects", "extensions":
+		case "abi", "module", "moduleVersion", "kubernetesVersion", "features", "customSetKinds", "writeFailures", "unchangedObjects", "objectDeltas", "extensions":
 		default:
 			return d, fmt.Errorf("describe: unknown field %q", k)
 		}
@@ -91,6 +91,11 @@ func CheckDescribe(raw []byte) (Describe, error) {
 	if v, ok := fields["unchangedObjects"]; ok {
 		if err := strictDecode(v, &d.UnchangedObjects); err != nil {
 			return d, fmt.Errorf("describe: unchangedObjects: want a boolean")
+		}
+	}
+	if v, ok := fields["objectDeltas"]; ok {
+		if err := strictDecode(v, &d.ObjectDeltas); err != nil {
+			return d, fmt.Errorf("describe: objectDeltas: want a boolean")
 		}
 	}
 	if v, ok := fields["extensions"]; ok {

@@ -131,6 +131,31 @@ func BenchmarkReconcileCached(b *testing.B) {
 			s[list] = refs
 		}
 		byRef, _ := json.Marshal(s)
+		// a delta: one pod changed (its status, under a new resourceVersion)
+		var whole map[string]any
+		if err := json.Unmarshal(in, &whole); err != nil {
+			b.Fatal(err)
+		}
+		pod := whole["pods"].([]any)[n/2].(map[string]any)
+		pod["metadata"].(map[string]any)["resourceVersion"] = "999999"
+		delta := map[string]any{}
+		for k, v := range whole {
+			delta[k] = v
+		}
+		delta["pods"], delta["revisions"], delta["claims"] = []any{pod}, []any{}, []any{}
+		delta["delta"] = map[string]any{"removed": map[string]any{}, "counts": map[string]any{"pods": n, "revisions": 1, "claims": len(whole["claims"].([]any))}}
+		byDelta, _ := json.Marshal(delta)
+		b.Run(fmt.Sprintf("delta/pods=%d", n), func(b *testing.B) {
+			var c ObjectCache
+			ReconcileCached(&c, in)
+			b.SetBytes(int64(len(byDelta)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if out := ReconcileCached(&c, byDelta); len(out) == 0 || bytes.Contains(out, []byte(`"error":{`)) {
+					b.Fatalf("no plan by delta: %.300s", out)
+				}
+			}
+		})
 		b.Run(fmt.Sprintf("references/pods=%d", n), func(b *testing.B) {
 			var c ObjectCache
 			ReconcileCached(&c, in)

@@ -55,11 +55,24 @@ func slabCopy[T any](s *[]T, v T) *T {
 	return &(*s)[len(*s)-1]
 }
 
-// objectMaps holds one snapshot's pods, revisions and claims by uid.
+// objectMaps holds one snapshot's pods, revisions and claims by uid and in the snapshot's order, with what
+// a delta snapshot (object_delta.go) is checked against.
 type objectMaps struct {
-	pods      map[string]*cachedObject[pod]
-	revisions map[string]*cachedObject[revision]
-	claims    map[string]*cachedObject[claim]
+	pods      heldKind[pod]
+	revisions heldKind[revision]
+	claims    heldKind[claim]
+	names     map[objectKey]string // the uid of each object by kind ("pod", "revision", "claim"), namespace, name
+	namespace string               // the set's: objects without one are in it
+	// complete: every object of the snapshot is held (each has a uid and a resourceVersion, no uid twice in a
+	// list), so the snapshot is exactly what is held and a delta may build on it.
+	complete bool
+	decodes  uint64 // decodes against these objects so far: each marks what its delta drops with its number
+}
+
+// heldKind is one kind's objects of a snapshot: by uid, and in the snapshot's order.
+type heldKind[T any] struct {
+	byUID map[string]*cachedObject[T]
+	order []*cachedObject[T]
 }
 
 // An entry whose rv is ambiguous stands for a uid two objects of one snapshot had: a reference to it
@@ -67,46 +80,66 @@ type objectMaps struct {
 const ambiguous = "\x00ambiguous"
 
 // cachedObject is an object as decoded, before the sync (a sync works on copies: lazy trees are changed in
-// place), at its resourceVersion. Entries are never changed once made, so two snapshots' maps share them.
+// place), at its resourceVersion. Its object is never changed once made, so two snapshots share the entry;
+// dropped and next are a delta's marks (object_delta.go).
 type cachedObject[T any] struct {
 	uid, rv string // uid: the key it is held under, in memory of its own (the input buffer is reused)
 	v       T
+	dropped uint64          // the decode (ObjectCache.decodes) whose delta removed or replaced it
+	next    *cachedObject[T] // what replaced it in that delta (nil: removed)
 }
 
 // emptied makes the maps ready to collect a snapshot's objects: the same maps emptied, or new ones sized
 // like the previous snapshot's.
 func (m *objectMaps) emptied(like *objectMaps) {
-	if m.pods == nil {
-		*m = objectMaps{pods: make(map[string]*cachedObject[pod], len(like.pods)),
-			revisions: make(map[string]*cachedObject[revision], len(like.revisions)), claims: make(map[string]*cachedObject[claim], len(like.claims))}
-		return
+	if m.names == nil {
+		m.names = make(map[objectKey]string, len(like.names))
 	}
-	clear(m.pods)
-	clear(m.revisions)
-	clear(m.claims)
+	m.pods.emptied(len(like.pods.byUID))
+	m.revisions.emptied(len(like.revisions.byUID))
+	m.claims.emptied(len(like.claims.byUID))
+	clear(m.names)
+	m.namespace, m.complete = "", true
+}
+
+func (h *heldKind[T]) emptied(like int) {
+	if h.byUID == nil {
+		h.byUID = make(map[string]*cachedObject[T], like)
+	}
+	clear(h.byUID)
+	clear(h.order) // no pointers kept alive from the storage
+	h.order = h.order[:0]
 }
 
 // lookup resolves a reference in one kind's objects of the previous snapshot and holds it for the next
 // (ok false: stale, and the decode fails).
-func lookup[T any](d *decoder, prev, next map[string]*cachedObject[T], path, kind, uid, rv string) (v T, ok bool) {
-	c, found := prev[uid]
+func lookup[T any](d *decoder, prev, next *heldKind[T], path, kind, uid, rv string) (v T, ok bool) {
+	c, found := prev.byUID[uid]
 	if !found || c.rv != rv {
 		d.stale(path, kind, uid, rv)
 		return v, false
 	}
-	hold(next, c.uid, c)
+	hold(d, next, c)
 	return c.v, true
 }
 
-// hold keeps an object for the next call (next nil: nothing is kept); a uid held twice is ambiguous.
-func hold[T any](next map[string]*cachedObject[T], uid string, c *cachedObject[T]) {
-	if next == nil || uid == "" || c.rv == "" {
+// hold keeps an object for the next call (next nil: nothing is kept); a uid held twice is ambiguous, and an
+// object without a uid or resourceVersion is not held (and the snapshot is then not complete).
+func hold[T any](d *decoder, next *heldKind[T], c *cachedObject[T]) {
+	if next == nil {
 		return
 	}
-	if _, dup := next[uid]; dup {
-		c = &cachedObject[T]{uid: uid, rv: ambiguous}
+	if c.uid == "" || c.rv == "" {
+		d.next.complete = false
+		return
 	}
-	next[uid] = c
+	if _, dup := next.byUID[c.uid]; dup {
+		d.next.complete = false
+		next.byUID[c.uid] = &cachedObject[T]{uid: c.uid, rv: ambiguous}
+		return
+	}
+	next.byUID[c.uid] = c
+	next.order = append(next.order, c)
 }
 
 // keep is the text of an object sent whole, in memory of its own when the instance keeps it for its next
@@ -170,7 +203,7 @@ func (d *decoder) podAt(t jsonv.Text, path string) *pod {
 		if d.err != nil {
 			return nil
 		}
-		p, ok := lookup(d, d.prev.pods, d.next.podMap(), path, "pod", uid, rv)
+		p, ok := lookup(d, &d.prev.pods, d.next.podKind(), path, "pod", uid, rv)
 		if !ok {
 			return nil
 		}
@@ -179,7 +212,7 @@ func (d *decoder) podAt(t jsonv.Text, path string) *pod {
 	}
 	p := d.pod(d.keep(t), path)
 	if d.err == nil {
-		hold(d.next.podMap(), p.Meta.UID, &cachedObject[pod]{uid: p.Meta.UID, rv: p.Meta.ResourceVersion, v: *p})
+		hold(d, d.next.podKind(), &cachedObject[pod]{uid: p.Meta.UID, rv: p.Meta.ResourceVersion, v: *p})
 	}
 	return p
 }
@@ -190,7 +223,7 @@ func (d *decoder) revisionAt(t jsonv.Text, path string) *revision {
 		if d.err != nil {
 			return nil
 		}
-		r, ok := lookup(d, d.prev.revisions, d.next.revisionMap(), path, "revision", uid, rv)
+		r, ok := lookup(d, &d.prev.revisions, d.next.revisionKind(), path, "revision", uid, rv)
 		if !ok {
 			return nil
 		}
@@ -199,7 +232,7 @@ func (d *decoder) revisionAt(t jsonv.Text, path string) *revision {
 	}
 	r := d.revision(d.keep(t), path)
 	if d.err == nil {
-		hold(d.next.revisionMap(), r.Meta.UID, &cachedObject[revision]{uid: r.Meta.UID, rv: r.Meta.ResourceVersion, v: *r})
+		hold(d, d.next.revisionKind(), &cachedObject[revision]{uid: r.Meta.UID, rv: r.Meta.ResourceVersion, v: *r})
 	}
 	return r
 }
@@ -210,21 +243,27 @@ func (d *decoder) claimAt(t jsonv.Text, path string) *claim {
 		if d.err != nil {
 			return nil
 		}
-		c, ok := lookup(d, d.prev.claims, d.next.claimMap(), path, "claim", uid, rv)
+		c, ok := lookup(d, &d.prev.claims, d.next.claimKind(), path, "claim", uid, rv)
 		if !ok {
 			return nil
 		}
 		c.lazyObject = c.lazyObject.fresh()
 		return slabCopy(d.slabClaims(), c)
 	}
-	t = d.objectText(d.keep(t), path)
+	c := d.claim(d.keep(t), path)
+	if d.err == nil {
+		hold(d, d.next.claimKind(), &cachedObject[claim]{uid: c.Meta.UID, rv: c.Meta.ResourceVersion, v: *c})
+	}
+	return c
+}
+
+// claim decodes a claim sent whole.
+func (d *decoder) claim(t jsonv.Text, path string) *claim {
+	t = d.objectText(t, path)
 	c := &claim{lazyObject: lazyObject{src: t}}
 	var m [1]jsonv.Text
 	t.MembersInto(podKeys[:1], m[:])
 	c.Meta = d.metaT(m[0], d.join(path, "metadata"), false)
-	if d.err == nil {
-		hold(d.next.claimMap(), c.Meta.UID, &cachedObject[claim]{uid: c.Meta.UID, rv: c.Meta.ResourceVersion, v: *c})
-	}
 	return c
 }
 
@@ -250,24 +289,24 @@ func (d *decoder) slabClaims() *[]claim {
 	return &d.slab.claims
 }
 
-// The maps of a set of maps that may be nil (a decode that keeps nothing).
-func (c *objectMaps) podMap() map[string]*cachedObject[pod] {
+// The kinds of a set of maps that may be nil (a decode that keeps nothing).
+func (c *objectMaps) podKind() *heldKind[pod] {
 	if c == nil {
 		return nil
 	}
-	return c.pods
+	return &c.pods
 }
 
-func (c *objectMaps) revisionMap() map[string]*cachedObject[revision] {
+func (c *objectMaps) revisionKind() *heldKind[revision] {
 	if c == nil {
 		return nil
 	}
-	return c.revisions
+	return &c.revisions
 }
 
-func (c *objectMaps) claimMap() map[string]*cachedObject[claim] {
+func (c *objectMaps) claimKind() *heldKind[claim] {
 	if c == nil {
 		return nil
 	}
-	return c.claims
+	return &c.claims
 }

@@ -130,6 +130,9 @@ func Describe() []byte {
 	// unchangedObjects: a snapshot may name an object of the instance's previous snapshot instead of
 	// carrying it again (object_cache.go)
 	b = append(b, `,"unchangedObjects":true`...)
+	// objectDeltas: a snapshot may carry only what changed since the instance's previous call
+	// (object_delta.go)
+	b = append(b, `,"objectDeltas":true`...)
 	return append(appendExtensions(b), '}')
 }
 

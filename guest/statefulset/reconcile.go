@@ -57,7 +57,13 @@ func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 	} else {
 		p = run(snap, nil)
 	}
-	if cache != nil { // the snapshot's decoded objects, for the instance's next call; the maps before, to refill
+	switch { // the snapshot's decoded objects, for the instance's next call; the maps before, to refill
+	case cache == nil:
+	case snap.delta != nil:
+		snap.delta.commit(prev, next)
+		*cache = ObjectCache{held: *prev, spare: *next, seen: seen, slab: *slab}
+	default:
+		next.decodes = prev.decodes
 		*cache = ObjectCache{held: *next, spare: *prev, seen: seen, slab: *slab}
 	}
 	return encodePlan(p)

@@ -215,6 +215,9 @@ type snapshot struct {
 	EventActions bool
 	// WriteFailures: writes of an earlier plan for this snapshot the API server refused (write_failures.go).
 	WriteFailures []writeFailure
+	// delta: what a delta snapshot changes in the objects the instance holds, applied once the call is done
+	// (object_delta.go); nil for a snapshot sent whole.
+	delta *objectDelta
 }
 
 // objectKey is how an API server names an object of a snapshot: one per kind, namespace and name.
@@ -228,6 +231,7 @@ type decoder struct {
 	// set, collects this snapshot's objects (object_cache.go).
 	prev, next *objectMaps
 	slab       *objectSlab // where copies of referenced objects go (nil: allocated); set with next
+	decodes    uint64      // this decode's number (ObjectCache.decodes), with which a delta marks what it drops
 }
 
 func (d *decoder) join(path, key string) string {
@@ -472,9 +476,9 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}
-	m := members(root, "abi", "features", "now", "statefulSet", "pods", "revisions", "claims", "eventActions", "writeFailures")
+	m := members(root, "abi", "features", "now", "statefulSet", "pods", "revisions", "claims", "eventActions", "writeFailures", "delta")
 	abiT, featuresT, nowT, setT, podsT, revsT, claimsT, eventActionsT := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]
-	writeFailuresT := m[8]
+	writeFailuresT, deltaT := m[8], m[9]
 	abi := textValue(abiT)
 	if abiT == "" || abi.K == jsonv.Null {
 		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "snapshot has no \"abi\"; this module speaks ABI 1"}
@@ -492,6 +496,8 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	if prev == nil {
 		d.prev = &objectMaps{} // nothing to resolve a reference against
 	}
+	d.prev.decodes++
+	d.decodes = d.prev.decodes
 	snap := &snapshot{Features: DefaultFeatures()}
 
 	// features
@@ -559,13 +565,28 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	} else {
 		clear(seen)
 	}
-	unique := func(kind, ns, name, path string) bool {
+	if textKind(deltaT) != jsonv.Null { // only what changed since the previous call (object_delta.go)
+		if d.delta(deltaT, podsT, revsT, claimsT, ns, snap, seen); d.err != nil {
+			return nil, d.err
+		}
+		return snap, nil
+	}
+	if d.next != nil {
+		d.next.namespace = strings.Clone(ns) // kept: the input buffer is the next call's
+	}
+	unique := func(kind, ns, name, uid, path string) bool {
 		k := objectKey{kind, ns, name}
 		if prev, dup := seen[k]; dup {
 			d.fail(d.join(path, "metadata.name"), "duplicate "+kind+" "+ns+"/"+name+" (also at "+prev+")")
 			return false
 		}
 		seen[k] = path
+		if d.next != nil && d.next.complete {
+			if k.namespace == d.next.namespace { // the set's, defaulted: the kept copy
+				k.namespace = d.next.namespace
+			}
+			d.next.names[k] = uid
+		}
 		return true
 	}
 	d.arrayText(podsT, "pods", func(i int, pt jsonv.Text) {
@@ -579,7 +600,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		if p.Meta.Namespace == "" {
 			p.Meta.Namespace = ns
 		}
-		if unique("pod", p.Meta.Namespace, p.Meta.Name, d.index("pods", i)) {
+		if unique("pod", p.Meta.Namespace, p.Meta.Name, p.Meta.UID, d.index("pods", i)) {
 			snap.Pods = append(snap.Pods, p)
 		}
 	})
@@ -597,7 +618,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		if r.Meta.Namespace == "" {
 			r.Meta.Namespace = ns
 		}
-		if unique("revision", r.Meta.Namespace, r.Meta.Name, d.index("revisions", i)) {
+		if unique("revision", r.Meta.Namespace, r.Meta.Name, r.Meta.UID, d.index("revisions", i)) {
 			snap.Revisions = append(snap.Revisions, r)
 		}
 	})
@@ -616,7 +637,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		if c.Meta.Namespace == "" {
 			c.Meta.Namespace = ns
 		}
-		if unique("claim", c.Meta.Namespace, c.Meta.Name, p) {
+		if unique("claim", c.Meta.Namespace, c.Meta.Name, c.Meta.UID, p) {
 			snap.Claims = append(snap.Claims, c)
 		}
 	})

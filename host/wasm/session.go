@@ -27,7 +27,10 @@ type Session struct {
 	inst uint64                           // the id of the instance of the previous call; 0: none to keep to
 	gen  int                              // its calls after that call: a call on it since, by anyone else, makes held void
 	held map[[sha256.Size]byte]heldObject // what the instance holds, by the digest of the object's bytes
-	st   SessionStats
+	// complete: held is every object of the instance's previous call (each had a uid and a resourceVersion,
+	// no uid twice in a list), so a delta can say what changed since (abi/README.md, "Object deltas").
+	complete bool
+	st       SessionStats
 }
 
 // heldObject is an object an instance holds: its list in the snapshot, uid and resourceVersion.
@@ -39,7 +42,8 @@ type heldObject struct {
 type SessionStats struct {
 	Calls      int // reconcile calls
 	Objects    int // objects in the snapshots given
-	References int // of which were sent as references
+	References int // of which were not sent again: sent as references, or left out of a delta
+	Deltas     int // calls sent as a delta
 	Resent     int // calls sent again whole after a StaleReference
 	SentBytes  int // bytes sent to the module
 }
@@ -115,7 +119,13 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		s.held = nil // send it whole, and hold nothing of it after
 	}
 	wire, referenced := snapshot, false
-	if len(s.held) > 0 {
+	switch {
+	case len(s.held) == 0:
+	case m.describe.ObjectDeltas && s.complete:
+		if wire, referenced = s.asDelta(snapshot, objs); !referenced {
+			wire, referenced = s.withReferences(snapshot, objs)
+		}
+	default:
 		wire, referenced = s.withReferences(snapshot, objs)
 	}
 	out, gen, kept, err := s.call(ctx, inst, wire, &st)
@@ -138,7 +148,8 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 	case !modelled:
 		s.inst, s.gen, s.held = inst.id, gen, nil
 	default:
-		s.inst, s.gen, s.held = inst.id, gen, heldAfter(objs)
+		s.inst, s.gen = inst.id, gen
+		s.held, s.complete = heldAfter(objs)
 	}
 	return out, err
 }
@@ -153,7 +164,7 @@ func (s *Session) call(ctx context.Context, inst *directInstance, wire []byte, s
 }
 
 // forget drops the instance and what it held.
-func (s *Session) forget() { s.inst, s.gen, s.held = 0, 0, nil }
+func (s *Session) forget() { s.inst, s.gen, s.held, s.complete = 0, 0, nil, false }
 
 // objectList is one of the snapshot's object lists and its elements, as gjson found them.
 type objectList struct {
@@ -291,21 +302,26 @@ func (s *Session) laidObjects(snapshot []byte, layout *Layout) []snapshotObject 
 }
 
 // heldAfter is what an instance holds once it decoded a snapshot of these objects: not a uid two objects
-// of one list share (the module cannot tell them apart, and holds neither).
-func heldAfter(objs []snapshotObject) map[[sha256.Size]byte]heldObject {
+// of one list share (the module cannot tell them apart, and holds neither). complete: it holds them all.
+func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]heldObject, complete bool) {
 	uids := make(map[[2]string]int, len(objs))
+	complete = true
 	for _, o := range objs {
 		if o.ok {
 			uids[[2]string{o.list, o.uid}]++
+		} else {
+			complete = false
 		}
 	}
-	h := make(map[[sha256.Size]byte]heldObject, len(objs))
+	h = make(map[[sha256.Size]byte]heldObject, len(objs))
 	for _, o := range objs {
 		if o.ok && uids[[2]string{o.list, o.uid}] == 1 {
 			h[o.digest] = o.heldObject
+		} else {
+			complete = false
 		}
 	}
-	return h
+	return h, complete && len(h) == len(objs)
 }
 
 // withReferences is snapshot with every object the instance holds byte for byte replaced by its reference

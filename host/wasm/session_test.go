@@ -108,7 +108,7 @@ func TestSessionPlansAreTheWholeSnapshots(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := loadGuest(t, tc.cfg)
-			var refs, calls int
+			var refs, calls, deltas int
 			check := func(what string, s *wasm.Session, snap []byte) {
 				t.Helper()
 				want, err := full.Reconcile(ctx, snap)
@@ -134,7 +134,7 @@ func TestSessionPlansAreTheWholeSnapshots(t *testing.T) {
 				if st := s.Stats(); st.Resent != 0 {
 					t.Errorf("%s: %d of %d calls were refused as stale and sent again", n, st.Resent, st.Calls)
 				}
-				refs, calls = refs+s.Stats().References, calls+s.Stats().Calls
+				refs, calls, deltas = refs+s.Stats().References, calls+s.Stats().Calls, deltas+s.Stats().Deltas
 			}
 			r := rand.New(rand.NewPCG(1, 2))
 			for run := 0; run < 40; run++ {
@@ -151,12 +151,12 @@ func TestSessionPlansAreTheWholeSnapshots(t *testing.T) {
 						check(fmt.Sprintf("run %d call %d (other)", run, i), other, seqs[names[r.IntN(len(names))]][0])
 					}
 				}
-				refs, calls = refs+s.Stats().References, calls+s.Stats().Calls
+				refs, calls, deltas = refs+s.Stats().References, calls+s.Stats().Calls, deltas+s.Stats().Deltas
 			}
-			if refs == 0 {
-				t.Fatalf("%d calls sent no reference", calls)
+			if refs == 0 || deltas == 0 {
+				t.Fatalf("%d calls sent no object by reference (%d) or no delta (%d)", calls, refs, deltas)
 			}
-			t.Logf("%d calls, %d objects sent as references", calls, refs)
+			t.Logf("%d calls, %d as deltas, %d objects not sent again", calls, deltas, refs)
 		})
 	}
 }

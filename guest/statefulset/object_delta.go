@@ -1,0 +1,242 @@
+package statefulset
+
+import (
+	"cmp"
+	"strconv"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
+)
+
+// Object deltas (abi/README.md, "Object deltas"): a snapshot with a "delta" member carries, in pods,
+// revisions and claims, only the objects that are new or changed since the instance's previous call, and in
+// delta.removed the uids of those gone; every other object of the previous call is in the world unchanged.
+// A sync then decodes what changed, not the whole set: the instance keeps the previous call's objects in
+// their order, drops what the delta removes or replaces, and appends what it adds. The plan is the plan of
+// the whole snapshot (plans do not depend on the order of the lists; the differential tests hold it so).
+// delta.counts is the host's count of each list after the delta: the module refuses a delta that does not
+// leave that many, so a host and an instance that disagree about what is held get StaleReference, never a
+// plan of another world.
+
+// objectDelta is what one delta snapshot changes in the held objects, applied (commit) once the call is done.
+type objectDelta struct {
+	pods      kindDelta[pod]
+	revisions kindDelta[revision]
+	claims    kindDelta[claim]
+}
+
+// kindDelta is one kind's change: the entries removed or replaced, the entries sent, and the new order.
+type kindDelta[T any] struct {
+	dropped, sent, order []*cachedObject[T]
+}
+
+// objectPtr is what the delta reads of a pod, revision or claim.
+type objectPtr[T any] interface {
+	*T
+	meta() *objectMeta
+	lazy() *lazyObject
+}
+
+func (p *pod) meta() *objectMeta      { return &p.Meta }
+func (p *pod) lazy() *lazyObject      { return &p.lazyObject }
+func (r *revision) meta() *objectMeta { return &r.Meta }
+func (r *revision) lazy() *lazyObject { return &r.lazyObject }
+func (c *claim) meta() *objectMeta    { return &c.Meta }
+func (c *claim) lazy() *lazyObject    { return &c.lazyObject }
+
+var deltaKeys = [2]string{"removed", "counts"}
+var listKeys = [3]string{"pods", "revisions", "claims"}
+
+// delta decodes a delta snapshot's objects into snap, and, when the decode keeps its objects (d.next), the
+// change to commit (snap.delta).
+func (d *decoder) delta(deltaT, podsT, revsT, claimsT jsonv.Text, ns string, snap *snapshot, seen map[objectKey]string) {
+	var dm [2]jsonv.Text
+	d.objectText(deltaT, "delta").MembersInto(deltaKeys[:], dm[:])
+	var removed, counts [3]jsonv.Text
+	d.objectText(dm[0], "delta.removed").MembersInto(listKeys[:], removed[:])
+	d.objectText(dm[1], "delta.counts").MembersInto(listKeys[:], counts[:])
+	var n [3]int
+	for i, c := range counts {
+		v := textValue(c)
+		if v.K == jsonv.Null {
+			d.fail(d.join("delta.counts", listKeys[i]), "a delta says how many "+listKeys[i]+" the world has after it")
+			continue
+		}
+		k, _ := d.integer(v, "delta.counts", listKeys[i], 32)
+		n[i] = int(k)
+	}
+	if d.err != nil {
+		return
+	}
+	prev := d.prev
+	switch {
+	case !prev.complete:
+		d.staleDelta("this module instance holds no complete previous snapshot to apply a delta to: send the whole snapshot")
+		return
+	case prev.namespace != ns:
+		d.staleDelta("the previous snapshot's set was in namespace " + strconv.Quote(prev.namespace) + ", this one's in " + strconv.Quote(ns) + ": send the whole snapshot")
+		return
+	}
+	out := &objectDelta{}
+	next := d.next
+	if next == nil { // a decode that keeps nothing: its orders in storage of their own
+		next = &objectMaps{}
+	}
+	snap.Pods = applyDelta(d, "pods", "pod", ns, podsT, removed[0], n[0], &prev.pods, prev.names, seen, d.pod, next.pods.order, d.slabPods(), &out.pods)
+	snap.Revisions = applyDelta(d, "revisions", "revision", ns, revsT, removed[1], n[1], &prev.revisions, prev.names, seen, d.revision, next.revisions.order, d.slabRevisions(), &out.revisions)
+	snap.Claims = applyDelta(d, "claims", "claim", ns, claimsT, removed[2], n[2], &prev.claims, prev.names, seen, d.claim, next.claims.order, d.slabClaims(), &out.claims)
+	if d.err == nil && d.next != nil {
+		snap.delta = out
+	}
+}
+
+// staleDelta fails the decode with StaleReference: the host sends the whole snapshot.
+func (d *decoder) staleDelta(msg string) {
+	if d.err == nil {
+		d.err = &PlanError{Code: CodeStaleReference, Path: "delta", Message: msg}
+	}
+}
+
+// uidKey is the key of seen under which a delta's objects are found by uid (no namespace holds a NUL).
+func uidKey(kind, uid string) objectKey { return objectKey{kind, "\x00uid", uid} }
+
+// applyDelta is one list of a delta snapshot: held's objects less those removed or sent again, in their
+// order (an object sent again in its place), then the new ones; the sync's copies of them (in slab, when
+// given). order is storage for the new order.
+func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT, removedT jsonv.Text, count int,
+	held *heldKind[T], names, seen map[objectKey]string,
+	decode func(jsonv.Text, string) PT, order []*cachedObject[T], slab *[]T, out *kindDelta[T]) []PT {
+	if d.err != nil {
+		return nil
+	}
+	mark := d.decodes
+	rp := d.join("delta.removed", list)
+	d.arrayText(removedT, rp, func(i int, t jsonv.Text) {
+		if d.err != nil {
+			return
+		}
+		p := d.index(rp, i)
+		if textKind(t) != jsonv.String {
+			d.fail(p, typeErr("string (a uid)", kindOf(t)))
+			return
+		}
+		uid := t.Str()
+		c, ok := held.byUID[uid]
+		switch {
+		case !ok:
+			d.staleDelta("this module instance holds no " + kind + " with uid " + uid + " to remove: send the whole snapshot")
+		case c.dropped == mark:
+			d.fail(p, "the delta removes the "+kind+" with uid "+uid+" twice")
+		default:
+			c.dropped, c.next = mark, nil
+			out.dropped = append(out.dropped, c)
+		}
+	})
+	var added []*cachedObject[T]
+	d.arrayText(sentT, list, func(i int, t jsonv.Text) {
+		if d.err != nil {
+			return
+		}
+		p := d.index(list, i)
+		if _, _, ref := d.reference(t, p); ref {
+			d.fail(p, "a delta snapshot carries its objects whole, not as references")
+			return
+		}
+		v := decode(d.keep(t), p)
+		if d.err != nil {
+			return
+		}
+		m := v.meta()
+		if m.UID == "" || m.ResourceVersion == "" {
+			d.fail(d.join(p, "metadata"), "an object of a delta snapshot has a uid and a resourceVersion")
+			return
+		}
+		key, uk := objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}, uidKey(kind, m.UID)
+		if at, dup := seen[key]; dup {
+			d.fail(d.join(p, "metadata.name"), "duplicate "+kind+" "+key.namespace+"/"+key.name+" (also at "+at+")")
+			return
+		}
+		if at, dup := seen[uk]; dup {
+			d.fail(d.join(p, "metadata.uid"), "the delta sends the "+kind+" with uid "+m.UID+" twice (also at "+at+")")
+			return
+		}
+		seen[key], seen[uk] = p, p
+		c := &cachedObject[T]{uid: m.UID, rv: m.ResourceVersion, v: *v}
+		if old, ok := held.byUID[m.UID]; ok {
+			if old.dropped == mark {
+				d.fail(d.join(p, "metadata.uid"), "the delta removes and sends the "+kind+" with uid "+m.UID)
+				return
+			}
+			old.dropped, old.next = mark, c
+			out.dropped = append(out.dropped, old)
+		} else {
+			added = append(added, c)
+		}
+		out.sent = append(out.sent, c)
+	})
+	if d.err != nil {
+		return nil
+	}
+	// A name sent may be one a held object had that this delta removes or replaces; one a held object keeps
+	// is a duplicate.
+	for i, c := range out.sent {
+		m := PT(&c.v).meta()
+		key := objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}
+		if other, taken := names[key]; taken && other != c.uid {
+			if o := held.byUID[other]; o != nil && o.dropped != mark {
+				d.fail(d.join(d.index(list, i), "metadata.name"), "duplicate "+kind+" "+key.namespace+"/"+key.name+" (also held from the previous snapshot, uid "+other+")")
+				return nil
+			}
+		}
+	}
+	order = order[:0]
+	for _, c := range held.order {
+		switch {
+		case c.dropped != mark:
+			order = append(order, c)
+		case c.next != nil:
+			order = append(order, c.next)
+		}
+	}
+	order = append(order, added...)
+	if len(order) != count {
+		d.staleDelta("the delta leaves " + strconv.Itoa(len(order)) + " " + list + ", the host counted " + strconv.Itoa(count) + ": send the whole snapshot")
+		return nil
+	}
+	out.order = order
+	objs := make([]PT, len(order))
+	for i, c := range order {
+		v := PT(slabCopy(slab, c.v)) // the sync's copy: its lazy tree unbuilt, its namespace the set's if none
+		l := v.lazy()
+		*l = l.fresh()
+		if m := v.meta(); m.Namespace == "" {
+			m.Namespace = ns
+		}
+		objs[i] = v
+	}
+	return objs
+}
+
+// commit makes a delta's change to the held objects: held's maps changed in place, the new order (in
+// spare's storage) swapped with held's.
+func (o *objectDelta) commit(held, spare *objectMaps) {
+	commitKind(&o.pods, "pod", held.namespace, &held.pods, &spare.pods, held.names)
+	commitKind(&o.revisions, "revision", held.namespace, &held.revisions, &spare.revisions, held.names)
+	commitKind(&o.claims, "claim", held.namespace, &held.claims, &spare.claims, held.names)
+}
+
+func commitKind[T any, PT objectPtr[T]](k *kindDelta[T], kind, ns string, held, spare *heldKind[T], names map[objectKey]string) {
+	for _, c := range k.dropped {
+		delete(held.byUID, c.uid)
+		m := PT(&c.v).meta()
+		if key := (objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}); names[key] == c.uid {
+			delete(names, key)
+		}
+	}
+	for _, c := range k.sent {
+		held.byUID[c.uid] = c
+		m := PT(&c.v).meta()
+		names[objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}] = c.uid
+	}
+	old := held.order
+	held.order, spare.order = k.order, old
+}
