@@ -142,6 +142,31 @@ func (s *Scope) Add(kind, name, ns string, uid types.UID, lbls map[string]string
 	return nil
 }
 
+// NewObject is an object as Add records it, for a host that keeps a scope's objects between syncs (Use).
+func NewObject(kind, name, ns string, uid types.UID, lbls map[string]string, refs []metav1.OwnerReference, raw json.RawMessage) *Object {
+	if kind != abi.KindPersistentVolumeClaim {
+		raw = nil // only claims are compared with their snapshot bytes
+	}
+	return &Object{Name: name, Namespace: ns, UID: uid, Labels: lbls, OwnerReferences: refs, Raw: raw}
+}
+
+// Use makes objs the scope's objects of kind, as they are (the scope reads the map, never changes it): a
+// host that keeps them between syncs changes only the entries that changed. Every object must be in the
+// set's namespace (or have none) under its own name, as Add would have recorded it.
+func (s *Scope) Use(kind string, objs map[string]*Object) error {
+	switch kind {
+	case abi.KindPod:
+		s.Pods = objs
+	case abi.KindControllerRevision:
+		s.Revisions = objs
+	case abi.KindPersistentVolumeClaim:
+		s.Claims = objs
+	default:
+		return fmt.Errorf("firewall: a snapshot holds no %s", kind)
+	}
+	return nil
+}
+
 // Object is the snapshot's object of kind and name (Pod, ControllerRevision, PersistentVolumeClaim),
 // nil when the snapshot has none: e.g. the uid a delete must find.
 func (s *Scope) Object(kind, name string) *Object { return s.objects(kind)[name] }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"encoding/json"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +45,15 @@ func MembersOfJSON(set jsonobj.Obj) Members {
 		m.selector = sel
 	}
 	return m
+}
+
+// Key says what the rule depends on: two Members with one key tell the same pods apart.
+func (m Members) Key() string {
+	sel := "<none>"
+	if m.selector != nil {
+		sel = m.selector.String()
+	}
+	return fmt.Sprintf("%q %q %q %t %q", m.name, m.namespace, m.uid, m.deleting, sel)
 }
 
 // Pod is the pod's ordinal when it is one of the set's pods; ok is false otherwise.

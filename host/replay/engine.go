@@ -171,6 +171,12 @@ type engine struct {
 	encoded    map[string]map[string]encodedObject // by kind and name (objectsOf)
 	layout     wasm.Layout                         // where the last snapshot's objects are (objectsOf)
 	scoped     map[string]map[string]scopedObject  // what the firewall read of each object, by kind and name (scope)
+	// scopeObjects are the firewall's objects of the world, by kind and name, kept between syncs (scope)
+	scopeObjects map[string]map[string]*firewall.Object
+	podRecords map[string]podRecord                // what the grid shows of each pod, by name (podStates)
+	// podsOfMembers is the membership rule podRecords were read with (kube.Members.Key); lastPods the grid's size.
+	podsOfMembers string
+	lastPods      int
 	named      map[string]Reconciler               // modules the set named, loaded (opts.NamedModule)
 	policies   map[string]policy.Module            // policies the set named, loaded (opts.NamedPolicy)
 	held       policy.Memory                       // what the set's policies have been holding, since when

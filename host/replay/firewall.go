@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -30,35 +31,54 @@ func (e *engine) scope() (*firewall.Scope, error) {
 	}
 	if e.scoped == nil {
 		e.scoped = map[string]map[string]scopedObject{}
+		e.scopeObjects = map[string]map[string]*firewall.Object{}
 	}
+	// The scope's objects are kept from sync to sync (the world is one namespace, the set's) and an object is
+	// read again only when it changed: a sync pays for what changed, plus a look at each name.
 	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
-		prev, next := e.scoped[kind], make(map[string]scopedObject, len(e.scoped[kind]))
-		for _, n := range e.api.Names(kind) {
+		held, objs := e.scoped[kind], e.scopeObjects[kind]
+		if held == nil || e.cfg.Model == ModelTick { // the tick model changes objects without a resourceVersion
+			held, objs = map[string]scopedObject{}, map[string]*firewall.Object{}
+			e.scoped[kind], e.scopeObjects[kind] = held, objs
+		}
+		names := e.api.Names(kind)
+		for _, n := range names {
 			o := e.api.objs[kind][n]
 			md := jsonobj.GetObj(o, "metadata")
 			uid, rv := jsonobj.GetStr(md, "uid"), jsonobj.GetStr(md, "resourceVersion")
-			// what the firewall reads of an object, once per change (as objectsOf encodes it)
-			so, ok := prev[n]
-			if !ok || rv == "" || so.uid != uid || so.rv != rv || e.cfg.Model == ModelTick {
-				if so, err = e.scopedObject(kind, o, md); err != nil {
-					return nil, err
+			so, ok := held[n]
+			if ok && rv != "" && so.uid == uid && so.rv == rv {
+				if verifyEncodedObjects {
+					fresh, err := e.scopedObject(kind, o, md)
+					if err != nil || !reflect.DeepEqual(fresh.labels, so.labels) || !reflect.DeepEqual(fresh.refs, so.refs) || !bytes.Equal(fresh.raw, so.raw) {
+						panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion (%s)", kind, n, rv))
+					}
 				}
-				so.uid, so.rv = uid, rv
+				continue
 			}
-			if verifyEncodedObjects && ok && so.rv == rv {
-				fresh, err := e.scopedObject(kind, o, md)
-				if err != nil || !reflect.DeepEqual(fresh.labels, so.labels) || !reflect.DeepEqual(fresh.refs, so.refs) || !bytes.Equal(fresh.raw, so.raw) {
-					panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion (%s)", kind, n, rv))
-				}
-			}
-			if rv != "" {
-				next[n] = so
-			}
-			if err := s.Add(kind, n, jsonobj.GetStr(md, "namespace"), types.UID(uid), so.labels, so.refs, so.raw); err != nil {
+			if so, err = e.scopedObject(kind, o, md); err != nil {
 				return nil, err
 			}
+			so.uid, so.rv = uid, rv // an object without a resourceVersion is read again next time
+			held[n] = so
+			ns := cmp.Or(jsonobj.GetStr(md, "namespace"), s.Namespace)
+			if ns != s.Namespace { // as Add: nothing outside the set's namespace may be written
+				delete(objs, n)
+				continue
+			}
+			objs[n] = firewall.NewObject(kind, n, ns, types.UID(uid), so.labels, so.refs, so.raw)
 		}
-		e.scoped[kind] = next
+		if len(held) > len(names) { // objects gone since
+			for n := range held {
+				if _, ok := e.api.objs[kind][n]; !ok {
+					delete(objs, n)
+					delete(held, n)
+				}
+			}
+		}
+		if err := s.Use(kind, objs); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

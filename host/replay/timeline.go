@@ -131,24 +131,55 @@ type Outcome struct {
 // podStates reads the set's pods as the sync's snapshot had them (nothing is applied between); a pod
 // that is not the set's (db-0, web--1 with its labels) has no ordinal in it and is left out.
 func (e *engine) podStates() []PodState {
-	var out []PodState
 	members := kube.MembersOfJSON(e.api.set)
+	if k := members.Key(); k != e.podsOfMembers { // another set (or its deletion): every pod read again
+		clear(e.podRecords)
+		e.podsOfMembers = k
+	}
+	if e.podRecords == nil {
+		e.podRecords = map[string]podRecord{}
+	}
+	out := make([]PodState, 0, e.lastPods)
 	for _, n := range e.api.Names(kindPod) {
 		p := e.api.objs[kindPod][n]
-		ord, ok := members.PodJSON(p)
-		if !ok {
-			continue
+		md := jsonobj.GetObj(p, "metadata")
+		uid, rv := jsonobj.GetStr(md, "uid"), jsonobj.GetStr(md, "resourceVersion")
+		r, ok := e.podRecords[n]
+		if !ok || rv == "" || r.uid != uid || r.rv != rv || e.cfg.Model == ModelTick {
+			r = podRecord{uid: uid, rv: rv}
+			if ord, member := members.PodJSON(p); member {
+				r.member = true
+				r.state = PodState{Name: jsonobj.GetStr(md, "name"), Ordinal: ord,
+					Revision: jsonobj.GetStr(md, "labels.controller-revision-hash"),
+					Phase:    jsonobj.GetStr(p, "status.phase"), Ready: kube.PodReadyJSON(p),
+					Terminating: jsonobj.Get(md, "deletionTimestamp") != nil}
+			}
+			e.podRecords[n] = r
 		}
-		name := jsonobj.GetStr(p, "metadata.name")
-		rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")
-		out = append(out, PodState{
-			Name: name, Ordinal: ord, Revision: rev, Label: e.label(rev),
-			Phase: jsonobj.GetStr(p, "status.phase"), Ready: kube.PodReadyJSON(p),
-			Terminating: jsonobj.Get(p, "metadata.deletionTimestamp") != nil,
-		})
+		if r.member {
+			st := r.state
+			st.Label = e.label(st.Revision)
+			out = append(out, st)
+		}
+	}
+	if len(e.podRecords) > 2*len(out)+64 { // pods gone: their records go too
+		for n := range e.podRecords {
+			if _, ok := e.api.objs[kindPod][n]; !ok {
+				delete(e.podRecords, n)
+			}
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Ordinal < out[j].Ordinal })
+	e.lastPods = len(out)
 	return out
+}
+
+// podRecord is what the grid shows of a pod at a uid and resourceVersion, read once per change of the pod
+// (the world gives every change one, as objectsOf relies on) for the set's membership rule of podsOfMembers.
+type podRecord struct {
+	uid, rv string
+	member  bool
+	state   PodState // its Label is given per step: letters are handed out as revisions appear
 }
 
 // labelRevisions gives every revision in the world a letter, oldest revision number first.
