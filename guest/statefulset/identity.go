@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // identityMatches: the pod has a valid ordinal, the set as parent, the canonical name, the set's
@@ -11,7 +12,7 @@ import (
 func (s *syncer) identityMatches(p *pod) bool {
 	return p.Ordinal >= 0 &&
 		p.Parent == s.set.Meta.Name &&
-		p.Meta.Name == podName(s.set.Meta.Name, p.Ordinal) &&
+		ordinal.IsName(p.Meta.Name, s.set.Meta.Name, p.Ordinal) &&
 		p.Meta.Namespace == s.set.Meta.Namespace &&
 		p.Meta.Labels[labelPodName] == p.Meta.Name
 }

@@ -22,6 +22,7 @@ type ObjectCache struct {
 	held, spare objectMaps
 	seen        map[objectKey]string // unique's scratch, emptied and reused by each sync
 	slab        objectSlab           // the sync's copies of referenced objects, reused by the next sync
+	maps        syncMaps             // the sync's lookup maps, emptied by the next sync
 }
 
 // objectSlab holds one sync's copies of the objects its snapshot named by reference. A copy per object per

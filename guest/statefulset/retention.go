@@ -162,8 +162,8 @@ func (s *syncer) updatedClaimRefs(c *claim, p *pod) []jsonv.Value {
 
 // claimsMatchRetentionPolicy: every existing claim of the pod is up to date.
 func (s *syncer) claimsMatchRetentionPolicy(p *pod) bool {
-	for _, tmpl := range s.set.ClaimTemplateNames {
-		c, ok := s.claims[claimName(tmpl, s.set.Meta.Name, p.Ordinal)]
+	for _, name := range s.claimNamesOf(p) {
+		c, ok := s.claims[name]
 		if !ok {
 			continue
 		}

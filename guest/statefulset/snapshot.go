@@ -124,6 +124,8 @@ type pod struct {
 	Parent     string
 	Ordinal    int64
 	synthetic  bool // built by the controller for an empty replica slot
+	// claimNames: the names of its claims (claim_names.go), shared by the copies each sync makes of a held pod
+	claimNames *podClaimNames
 }
 
 // claim is a PersistentVolumeClaim of the snapshot.
@@ -218,6 +220,8 @@ type snapshot struct {
 	// delta: what a delta snapshot changes in the objects the instance holds, applied once the call is done
 	// (object_delta.go); nil for a snapshot sent whole.
 	delta *objectDelta
+	// maps: the instance's lookup maps for the sync to empty and fill (nil: the sync makes its own)
+	maps *syncMaps
 }
 
 // objectKey is how an API server names an object of a snapshot: one per kind, namespace and name.

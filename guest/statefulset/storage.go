@@ -18,14 +18,15 @@ func (s *syncer) storageMatches(p *pod) bool {
 		return false
 	}
 	vols := p.volumes()
-	for _, tmpl := range s.set.ClaimTemplateNames {
+	names := s.claimNamesOf(p)
+	for i, tmpl := range s.set.ClaimTemplateNames {
 		var found *podVolume
 		for j := range vols {
 			if vols[j].Name == tmpl {
 				found = &vols[j] // last one wins (map semantics)
 			}
 		}
-		if found == nil || !found.PVC || found.ClaimName != claimName(tmpl, s.set.Meta.Name, p.Ordinal) {
+		if found == nil || !found.PVC || found.ClaimName != names[i] {
 			return false
 		}
 	}

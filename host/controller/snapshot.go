@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"crypto/sha256"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
@@ -48,6 +50,9 @@ type Snapshot struct {
 
 	names map[string][]string          // kind -> the objects' names, in snapshot order
 	raws  map[string][]json.RawMessage // kind -> the objects as the snapshot carries them, in the same order
+	// layout says where JSON's pods, revisions and claims are, with the digest of each the encode cache kept,
+	// so that a session finds what changed without reading or hashing the whole snapshot (wasm.Layout).
+	layout wasm.Layout
 }
 
 // Object is the snapshot's object of that kind and name as the snapshot carries it (policy.Run.Object).
@@ -201,8 +206,11 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, enc...)
-			raws[i], names[i] = enc, meta.GetName()
+			at := len(b)
+			b = append(b, enc.json...)
+			raws[i], names[i] = enc.json, meta.GetName()
+			s.layout.Objects = append(s.layout.Objects, wasm.LaidObject{List: key, From: at, To: len(b),
+				UID: string(meta.GetUID()), RV: meta.GetResourceVersion(), Digest: enc.digest})
 		}
 		b = append(b, ']')
 		s.raws[kind], s.names[kind] = raws, names
@@ -279,8 +287,14 @@ func customSetJSON(setJSON []byte, gates kube.Gates) ([]byte, error) {
 // build are dropped after it. A nil cache encodes everything. Not safe for concurrent builds: the
 // controller keeps one per set, and the work queue syncs a set on one worker at a time.
 type EncodeCache struct {
-	prev, next map[encodeKey][]byte
+	prev, next map[encodeKey]encoded
 	size       int
+}
+
+// encoded is an object's JSON and, when the cache keeps it, its digest (computed once per encoding).
+type encoded struct {
+	json   []byte
+	digest [sha256.Size]byte
 }
 
 type encodeKey struct {
@@ -289,23 +303,26 @@ type encodeKey struct {
 	rv   string
 }
 
-func (c *EncodeCache) encode(kind string, meta metav1.Object, enc func() ([]byte, error)) ([]byte, error) {
+func (c *EncodeCache) encode(kind string, meta metav1.Object, enc func() ([]byte, error)) (encoded, error) {
 	if c == nil || meta.GetResourceVersion() == "" || meta.GetUID() == "" {
-		return enc()
+		b, err := enc()
+		return encoded{json: b}, err // no digest: the session hashes it
 	}
 	k := encodeKey{kind, meta.GetUID(), meta.GetResourceVersion()}
 	if c.next == nil {
-		c.next = make(map[encodeKey][]byte, len(c.prev))
+		c.next = make(map[encodeKey]encoded, len(c.prev))
 	}
-	if b, ok := c.prev[k]; ok {
-		c.next[k] = b
-		return b, nil
+	if e, ok := c.prev[k]; ok {
+		c.next[k] = e
+		return e, nil
 	}
 	b, err := enc()
-	if err == nil {
-		c.next[k] = b
+	if err != nil {
+		return encoded{}, err
 	}
-	return b, err
+	e := encoded{json: b, digest: sha256.Sum256(b)}
+	c.next[k] = e
+	return e, nil
 }
 
 func (c *EncodeCache) done(size int) {

@@ -186,7 +186,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, err
 	}
 	step := hostplan.Step{
-		Module: c.sessionFor(key, module), Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
+		Module: c.sessionFor(key, module, snap), Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
 		Writer: &restWriter{
 			rest: c.rest, target: c.target, snap: snap, ns: ns,
 			wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
@@ -286,19 +286,34 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 // sessionFor is the set's session on module, where the module has sessions (a *wasm.Module: the set's
 // syncs then pay to parse what changed, abi/README.md "Unchanged objects"); a module swapped in starts a
 // new one. The work queue never syncs one set on two workers at once, as a session needs.
-func (c *Controller) sessionFor(key string, module Reconciler) Reconciler {
+func (c *Controller) sessionFor(key string, module Reconciler, snap *Snapshot) Reconciler {
 	m, ok := module.(*wasm.Module)
 	if !ok {
 		return module
 	}
 	if v, ok := c.sessions.Load(key); ok {
 		if s := v.(*wasm.Session); s.Module() == m {
-			return s
+			return laidOut{s, snap}
 		}
 	}
 	s := m.NewSession()
 	c.sessions.Store(key, s)
-	return s
+	return laidOut{s, snap}
+}
+
+// laidOut gives the session the layout of the snapshot the sync built, so that it neither reads nor
+// hashes the whole snapshot to find what changed; other bytes (a replan's) it reads itself.
+type laidOut struct {
+	s    *wasm.Session
+	snap *Snapshot
+}
+
+func (l laidOut) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error) {
+	var layout *wasm.Layout
+	if b := l.snap.JSON; len(b) > 0 && len(snapshot) == len(b) && &snapshot[0] == &b[0] {
+		layout = &l.snap.layout
+	}
+	return l.s.ReconcileLaidOut(ctx, snapshot, layout)
 }
 
 // recheckSet is upstream's canAdopt (controller.RecheckDeletionTimestamp with

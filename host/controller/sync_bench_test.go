@@ -110,6 +110,31 @@ func BenchmarkSyncStages(b *testing.B) {
 			}
 		}
 	})
+	// the steady state of a controller: one pod changed since the set's previous sync, the snapshot built
+	// with the set's encode cache and given to its session with its layout (a delta of one pod)
+	b.Run("module/session-one-pod-changed", func(b *testing.B) {
+		changed := objs
+		changed.Pods = append([]*corev1.Pod(nil), objs.Pods...)
+		p := objs.Pods[0].DeepCopy()
+		p.ResourceVersion += "9"
+		changed.Pods[0] = p
+		worlds := [2]Objects{objs, changed}
+		cache, s := &EncodeCache{}, m.NewSession()
+		i := 0
+		for b.Loop() {
+			i++
+			snap, err := buildSnapshot(worlds[i%2], StatefulSetTarget, now, nil, cache)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := (laidOut{s, snap}).Reconcile(ctx, snap.JSON); err != nil {
+				b.Fatal(err)
+			}
+		}
+		st := s.Stats()
+		b.ReportMetric(float64(st.Guest.Microseconds())/1000/float64(st.Calls), "guest-ms/op")
+		b.ReportMetric(float64(st.Whole)/float64(st.Calls), "whole/op")
+	})
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := hostplan.Decode(planJSON); err != nil {

@@ -183,6 +183,7 @@ func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
 	md["resourceVersion"] = "999999"
 	snaps[1], _ = json.Marshal(s)
 	b.Run("session", func(b *testing.B) {
+		recycled := m.Stats().Direct.RecycledForMemory
 		sess := m.NewSession()
 		if _, err := sess.Reconcile(ctx, snaps[1]); err != nil {
 			b.Fatal(err)
@@ -196,6 +197,10 @@ func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
 		}
 		st := sess.Stats()
 		b.ReportMetric(float64(st.References)/float64(st.Objects), "referenced/object")
+		// what a delta call leaves allocated decides how often the instance is recycled (and the next call sent whole)
+		b.ReportMetric(float64(st.Calls)/float64(m.Stats().Direct.RecycledForMemory-recycled+1), "calls/instance")
+		b.ReportMetric(float64(st.Guest.Microseconds())/1000/float64(st.Calls), "guest-ms/op")
+		b.ReportMetric(float64(st.Whole)/float64(st.Calls), "whole/op")
 	})
 	b.Run("whole", func(b *testing.B) {
 		i := 0

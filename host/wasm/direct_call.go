@@ -25,6 +25,7 @@ type directInstance struct {
 	output                      *tailBuffer
 	calls                       int
 	id                          uint64 // unique in the process: a Session knows its instance by it
+	firstPages                  uint32 // memory after its first call (keepAfter)
 }
 
 // instanceIDs numbers direct instances (an address may be reused once an instance is gone).
@@ -236,8 +237,11 @@ func (m *Module) callOn(ctx context.Context, inst *directInstance, snapshot []by
 	st.Guest += time.Since(start)
 	st.MemoryPages = inst.pages()
 	st.OutputBytes = len(out)
+	if inst.calls == 1 {
+		inst.firstPages = st.MemoryPages
+	}
 
-	keep := m.directCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages) && !inst.interrupted
+	keep := m.directCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages, inst.firstPages) && !inst.interrupted
 	st.Recycled = !keep
 	output := inst.output.take()
 	m.direct.put(inst, keep)

@@ -153,7 +153,7 @@ func (m *Module) callExtism(ctx context.Context, fn string, input []byte) ([]byt
 		out = nil
 	}
 
-	keep := m.extismCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages)
+	keep := m.extismCounters.keepAfter(&m.cfg, err, inst.calls, st.MemoryPages, 0) // no sessions here: the plain bound
 	st.Recycled = !keep
 	output := inst.output.take()
 	p.pool.put(inst, keep)

@@ -176,17 +176,36 @@ func TestRecycling(t *testing.T) {
 			t.Errorf("stats %+v", s)
 		}
 	})
+	// An instance above RecycleAbovePages is kept while it has at most doubled since its first call and has
+	// room under MemoryLimitPages for another call like it (a session's instance of a large set); beyond
+	// that it is recycled.
 	t.Run("memory above threshold", func(t *testing.T) {
-		m := loadTestModule(t, "trap", wasm.Config{RecycleAbovePages: 1, MaxInstances: 1})
-		_, st, err := m.ReconcileWithStats(ctx, behave)
+		snap := rollingUpdateSnapshot(100)
+		m := loadGuest(t, wasm.Config{RecycleAbovePages: 4, MaxInstances: 1})
+		_, first, err := m.ReconcileWithStats(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !st.Recycled || st.MemoryPages <= 1 {
-			t.Errorf("call stats %+v: want recycled with >1 page", st)
+		if first.Recycled || first.MemoryPages <= 4 {
+			t.Fatalf("first call %+v: want kept with more than 4 pages", first)
+		}
+		// whole snapshots again: the leaking guest grows by each, so it passes twice its first size
+		var last wasm.CallStats
+		for i := 0; i < 8 && !last.Recycled; i++ {
+			if _, last, err = m.ReconcileWithStats(ctx, snap); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !last.Recycled || last.MemoryPages <= 2*first.MemoryPages {
+			t.Errorf("last call %+v: want recycled above %d pages", last, 2*first.MemoryPages)
 		}
 		if s := m.Stats().Direct; s.RecycledForMemory != 1 {
 			t.Errorf("stats %+v", s)
+		}
+		// no room for another call like the first: recycled at once
+		tight := loadGuest(t, wasm.Config{RecycleAbovePages: 4, MaxInstances: 1, MemoryLimitPages: first.MemoryPages + first.MemoryPages/2})
+		if _, st, err := tight.ReconcileWithStats(ctx, snap); err != nil || !st.Recycled {
+			t.Errorf("under a tight memory limit: %+v, %v: want recycled", st, err)
 		}
 	})
 }

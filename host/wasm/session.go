@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -46,6 +47,10 @@ type SessionStats struct {
 	Deltas     int // calls sent as a delta
 	Resent     int // calls sent again whole after a StaleReference
 	SentBytes  int // bytes sent to the module
+	// Guest is the time spent in the module's calls (copy in, reconcile, copy out; CallStats.Guest), and
+	// Whole the calls sent whole: the first, after a recycled instance or another caller, after a refusal.
+	Guest time.Duration
+	Whole int
 }
 
 // NewSession starts a Session on the module.
@@ -128,11 +133,15 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 	default:
 		wire, referenced = s.withReferences(snapshot, objs)
 	}
+	if !referenced {
+		s.st.Whole++
+	}
 	out, gen, kept, err := s.call(ctx, inst, wire, &st)
 	code := gjson.GetBytes(out, "error.code").Str
 	if err == nil && referenced && code == abi.CodeStaleReference {
 		// the instance did not hold what the session thought: once more, everything (never a wrong plan)
 		s.st.Resent++
+		s.st.Whole++
 		if inst, _, err = m.direct.getPreferring(ctx, mine); err != nil {
 			s.forget()
 			return nil, poolError(ctx, pathDirect, err)
@@ -159,7 +168,9 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 func (s *Session) call(ctx context.Context, inst *directInstance, wire []byte, st *CallStats) (out []byte, gen int, kept bool, err error) {
 	s.st.SentBytes += len(wire)
 	gen = inst.calls + 1
+	before := st.Guest
 	out, err = s.m.callOn(ctx, inst, wire, st)
+	s.st.Guest += st.Guest - before
 	return out, gen, !st.Recycled, err
 }
 

@@ -48,12 +48,16 @@ func (c *counters) snapshot() PoolStats {
 }
 
 // keepAfter decides whether an instance goes back to the pool after a call, and
-// counts why not.
-func (c *counters) keepAfter(cfg *Config, err error, calls int, pages uint32) bool {
+// counts why not. An instance is kept while its memory is under RecycleAbovePages, or, for one whose first
+// call alone left it larger (a large set's whole snapshot), while it has at most doubled since and still has
+// room under MemoryLimitPages for another call like its first: a session's next syncs send only what
+// changed, and recycling such an instance would make the next one send the whole set again.
+func (c *counters) keepAfter(cfg *Config, err error, calls int, pages, firstPages uint32) bool {
+	grown := pages > cfg.RecycleAbovePages && (pages > 2*firstPages || uint64(pages)+uint64(firstPages) > uint64(cfg.MemoryLimitPages))
 	switch {
 	case err != nil:
 		c.discarded.Add(1)
-	case pages > cfg.RecycleAbovePages:
+	case grown:
 		c.recycledMemory.Add(1)
 	case cfg.MaxCallsPerInstance > 0 && calls >= cfg.MaxCallsPerInstance:
 		c.recycledCalls.Add(1)

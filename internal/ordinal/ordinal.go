@@ -42,6 +42,32 @@ func Name(parent string, ordinal int64) string {
 	return parent + "-" + strconv.FormatInt(ordinal, 10)
 }
 
+// IsName reports whether name is Name(parent, ordinal), without building it (a sync asks for every pod).
+func IsName(name, parent string, ordinal int64) bool {
+	if ordinal < 0 {
+		return name == Name(parent, ordinal)
+	}
+	var digits [20]byte
+	i := len(digits)
+	for n := ordinal; ; n /= 10 {
+		i--
+		digits[i] = byte('0' + n%10)
+		if n < 10 {
+			break
+		}
+	}
+	d := digits[i:]
+	if len(name) != len(parent)+1+len(d) || name[:len(parent)] != parent || name[len(parent)] != '-' {
+		return false
+	}
+	for j, c := range d {
+		if name[len(parent)+1+j] != c {
+			return false
+		}
+	}
+	return true
+}
+
 // Less orders names naturally, the way the oracle canonicalises map-ordered writes: "x-2" before "x-10".
 func Less(a, b string) bool {
 	pa, oa := Parse(a)

@@ -69,3 +69,17 @@ func TestOfOrdinalSort(t *testing.T) {
 		t.Errorf("Sort: %s", got)
 	}
 }
+
+// IsName agrees with comparing against Name, for names that are and are not members.
+func TestIsNameIsNameCompared(t *testing.T) {
+	for _, c := range []struct {
+		name, parent string
+		n            int64
+	}{{"web-0", "web", 0}, {"web-10", "web", 10}, {"web-010", "web", 10}, {"web-1", "web", 10}, {"web-10", "web", 1},
+		{"web0", "web", 0}, {"we-0", "web", 0}, {"web-0", "we", 0}, {"a-b-9223372036854775807", "a-b", 9223372036854775807},
+		{"web--1", "web", -1}, {"", "", 0}, {"-0", "", 0}, {"web-", "web", 0}} {
+		if got, want := IsName(c.name, c.parent, c.n), c.name == Name(c.parent, c.n); got != want {
+			t.Errorf("IsName(%q, %q, %d) = %v, Name gives %q", c.name, c.parent, c.n, got, Name(c.parent, c.n))
+		}
+	}
+}
