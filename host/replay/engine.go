@@ -174,9 +174,11 @@ type engine struct {
 	// scopeObjects are the firewall's objects of the world, by kind and name, kept between syncs (scope)
 	scopeObjects map[string]map[string]*firewall.Object
 	podRecords map[string]podRecord                // what the grid shows of each pod, by name (podStates)
-	// podsOfMembers is the membership rule podRecords were read with (kube.Members.Key); lastPods the grid's size.
+	// podsOfMembers is the membership rule podRecords were read with (kube.Members.Key); podScratch the
+	// states of the last sync, lastGrid its grid (the next shares its unchanged chunks).
 	podsOfMembers string
-	lastPods      int
+	podScratch    []PodState
+	lastGrid      PodGrid
 	named      map[string]Reconciler               // modules the set named, loaded (opts.NamedModule)
 	policies   map[string]policy.Module            // policies the set named, loaded (opts.NamedPolicy)
 	held       policy.Memory                       // what the set's policies have been holding, since when

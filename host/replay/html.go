@@ -87,7 +87,7 @@ func (tl *Timeline) htmlData() htmlData {
 	last := map[string][]int{} // the pod's current run
 	for i, st := range tl.Steps {
 		seen := map[string]bool{}
-		for _, p := range st.Pods {
+		for p := range st.Pods.All() {
 			seen[p.Name] = true
 			run := []int{i, states.of(&d.States, p.State()), labels.of(&d.Labels, p.Label), b2i(p.Terminating)}
 			row := rows[p.Name]

@@ -85,6 +85,7 @@ func syntheticRollout(pods, syncs int) *Timeline {
 			st.Trigger = []string{"requeue"}
 		}
 		rolling := pods - 1 - i/perPod // maxUnavailable 1, highest ordinal first
+		var states []PodState
 		for o := 0; o < pods; o++ {
 			p := PodState{Name: fmt.Sprintf("web-%d", o), Ordinal: o, Label: "A", Phase: "Running", Ready: true}
 			switch {
@@ -97,8 +98,9 @@ func syntheticRollout(pods, syncs int) *Timeline {
 			case o == rolling:
 				p.Label, p.Ready = "B", false
 			}
-			st.Pods = append(st.Pods, p)
+			states = append(states, p)
 		}
+		st.Pods = GridOf(states, PodGrid{})
 		st.Actions = []ActionRecord{{Verb: "updateStatus", Kind: kindSet, Name: "web", Detail: st.Revisions}}
 		tl.Steps = append(tl.Steps, st)
 	}

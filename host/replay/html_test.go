@@ -143,7 +143,7 @@ type htmlView struct{ FirstStep, LastStep, FirstOrdinal, LastOrdinal int }
 func fullView(tl *Timeline) htmlView {
 	v := htmlView{0, len(tl.Steps) - 1, math.MaxInt, math.MinInt}
 	for _, st := range tl.Steps {
-		for _, p := range st.Pods {
+		for p := range st.Pods.All() {
 			v.FirstOrdinal, v.LastOrdinal = min(v.FirstOrdinal, p.Ordinal), max(v.LastOrdinal, p.Ordinal)
 		}
 	}
@@ -191,8 +191,8 @@ func checkRendered(t *testing.T, tl *Timeline, v htmlView, got map[string]string
 	names, ords := map[string]bool{}, map[int]bool{}
 	cells, edits, requeues := 0, 0, 0
 	for i, st := range tl.Steps {
-		cells += len(st.Pods)
-		for _, p := range st.Pods {
+		cells += st.Pods.Len()
+		for p := range st.Pods.All() {
 			if p.Ordinal >= v.FirstOrdinal && p.Ordinal <= v.LastOrdinal {
 				names[p.Name], ords[p.Ordinal] = true, true
 			}
@@ -310,7 +310,7 @@ func TestHTMLRunsHoldEveryPod(t *testing.T) {
 					got = append(got, key(row.Name, d.Labels[run[2]], d.States[run[1]], run[3] == 1))
 				}
 			}
-			for _, p := range st.Pods {
+			for p := range st.Pods.All() {
 				want = append(want, key(p.Name, p.Label, p.State(), p.Terminating))
 			}
 			if !slices.Equal(got, want) {

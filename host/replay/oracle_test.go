@@ -81,7 +81,7 @@ func compareWithOracle(t *testing.T, tl *Timeline, capture *OracleCapture) {
 			if my.Time != or.Now {
 				t.Fatalf("%s: time %s, oracle %s", where, my.Time, or.Now)
 			}
-			if got, want := oraclePods(my.Pods), or.Pods; !jsonobj.Equal(toAny(got), toAny(want)) {
+			if got, want := oraclePods(my.Pods.States()), or.Pods; !jsonobj.Equal(toAny(got), toAny(want)) {
 				t.Fatalf("%s: pods\n got  %s\n want %s", where, mustJSON(got), mustJSON(want))
 			}
 			if d := jsoncmp.Diff(or.Plan, withoutQOSClass(t, my.Plan)); d != "" {

@@ -66,7 +66,7 @@ type Step struct {
 	Offset    Duration        `json:"offset"`
 	Trigger   []string        `json:"trigger,omitempty"` // why the controller synced
 	World     []WorldEvent    `json:"world,omitempty"`   // what changed since the previous sync
-	Pods      []PodState      `json:"pods"`              // as the sync saw them
+	Pods      PodGrid         `json:"pods"`              // as the sync saw them
 	Actions   []ActionRecord  `json:"actions"`
 	Requeue   float64         `json:"requeueAfterSeconds,omitempty"`
 	Error     string          `json:"error,omitempty"`
@@ -130,7 +130,7 @@ type Outcome struct {
 
 // podStates reads the set's pods as the sync's snapshot had them (nothing is applied between); a pod
 // that is not the set's (db-0, web--1 with its labels) has no ordinal in it and is left out.
-func (e *engine) podStates() []PodState {
+func (e *engine) podStates() PodGrid {
 	members := kube.MembersOfJSON(e.api.set)
 	if k := members.Key(); k != e.podsOfMembers { // another set (or its deletion): every pod read again
 		clear(e.podRecords)
@@ -139,7 +139,7 @@ func (e *engine) podStates() []PodState {
 	if e.podRecords == nil {
 		e.podRecords = map[string]podRecord{}
 	}
-	out := make([]PodState, 0, e.lastPods)
+	out := e.podScratch[:0]
 	for _, n := range e.api.Names(kindPod) {
 		p := e.api.objs[kindPod][n]
 		md := jsonobj.GetObj(p, "metadata")
@@ -170,8 +170,9 @@ func (e *engine) podStates() []PodState {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Ordinal < out[j].Ordinal })
-	e.lastPods = len(out)
-	return out
+	e.podScratch = out
+	e.lastGrid = GridOf(out, e.lastGrid)
+	return e.lastGrid
 }
 
 // podRecord is what the grid shows of a pod at a uid and resourceVersion, read once per change of the pod
@@ -567,7 +568,7 @@ func stepText(st Step, full, verbose bool) string {
 		fmt.Fprintf(&b, "  . %s\n", n)
 	}
 	if full {
-		fmt.Fprintf(&b, "  pods: %s\n", wrapJoin(podGrid(st.Pods), " ", 8, 8))
+		fmt.Fprintf(&b, "  pods: %s\n", wrapJoin(podGrid(st.Pods.States()), " ", 8, 8))
 	}
 	if len(st.Actions) == 0 {
 		b.WriteString("  (no writes)\n")
