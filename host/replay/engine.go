@@ -174,6 +174,8 @@ type engine struct {
 	// scopeObjects are the firewall's objects of the world, by kind and name, kept between syncs (scope)
 	scopeObjects map[string]map[string]*firewall.Object
 	podRecords map[string]podRecord                // what the grid shows of each pod, by name (podStates)
+	syncView   map[string][]viewed                 // the world's objects as this sync reads them (view)
+	viewBufs   map[string][]viewed                 // their storage, reused by the next sync
 	// podsOfMembers is the membership rule podRecords were read with (kube.Members.Key); podScratch the
 	// states of the last sync, lastGrid its grid (the next shares its unchanged chunks).
 	podsOfMembers string
@@ -356,6 +358,9 @@ func (e *engine) initWorld() error {
 		}
 		e.api.objs[kind][name] = o
 	}
+	if e.cfg.Model != ModelTick { // as for a snapshot: no uid the manifests gave is handed out again
+		e.api.ids.uidBase = maxSimUID(e.api)
+	}
 	return nil
 }
 
@@ -411,12 +416,13 @@ func maxResourceVersion(api *APIServer) int {
 	return maxOver(api, func(o Obj) string { return jsonobj.GetStr(o, "metadata.resourceVersion") })
 }
 
-// maxOver is the highest number field reads from the world's objects.
+// maxOver is the highest decimal number field reads from the world's objects. Decimal: a uid's number is
+// zero-padded ("000000001027"), which fmt.Sscan reads as octal (or not at all, "000000000999"), so a world
+// loaded from a snapshot handed out uids its own objects had.
 func maxOver(api *APIServer, field func(Obj) string) int {
 	best := 0
 	check := func(o Obj) {
-		var n int
-		if _, err := fmt.Sscan(field(o), &n); err == nil && n > best {
+		if n, err := strconv.Atoi(field(o)); err == nil && n > best {
 			best = n
 		}
 	}
@@ -747,6 +753,7 @@ type syncResult struct {
 }
 
 func (e *engine) snapshot() []byte {
+	e.newSyncView() // the world as it is now; the sync's scope and pod grid read the same view
 	// The buffer of the previous snapshot is reused unless a segment kept it; it grows by a few
 	// objects a sync at most.
 	b := e.snapBuf[:0]
@@ -815,12 +822,11 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 	clear(spans)
 	defer func() { e.spans[kind] = spans }()
 	b = append(b, '[')
-	for i, n := range e.api.Names(kind) {
+	for i, w := range e.view(kind) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		o := e.api.objs[kind][n]
-		uid, rv := jsonobj.GetStr(o, "metadata.uid"), jsonobj.GetStr(o, "metadata.resourceVersion")
+		n, o, uid, rv := w.name, w.o, w.uid, w.rv
 		at := len(b)
 		if c, ok := prev[n]; ok && rv != "" && c.uid == uid && c.rv == rv && e.cfg.Model != ModelTick {
 			if verifyEncodedObjects {

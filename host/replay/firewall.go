@@ -41,11 +41,9 @@ func (e *engine) scope() (*firewall.Scope, error) {
 			held, objs = map[string]scopedObject{}, map[string]*firewall.Object{}
 			e.scoped[kind], e.scopeObjects[kind] = held, objs
 		}
-		names := e.api.Names(kind)
-		for _, n := range names {
-			o := e.api.objs[kind][n]
-			md := jsonobj.GetObj(o, "metadata")
-			uid, rv := jsonobj.GetStr(md, "uid"), jsonobj.GetStr(md, "resourceVersion")
+		names := e.view(kind)
+		for _, w := range names {
+			n, o, md, uid, rv := w.name, w.o, w.md, w.uid, w.rv
 			so, ok := held[n]
 			if ok && rv != "" && so.uid == uid && so.rv == rv {
 				if verifyEncodedObjects {

@@ -140,10 +140,8 @@ func (e *engine) podStates() PodGrid {
 		e.podRecords = map[string]podRecord{}
 	}
 	out := e.podScratch[:0]
-	for _, n := range e.api.Names(kindPod) {
-		p := e.api.objs[kindPod][n]
-		md := jsonobj.GetObj(p, "metadata")
-		uid, rv := jsonobj.GetStr(md, "uid"), jsonobj.GetStr(md, "resourceVersion")
+	for _, w := range e.view(kindPod) {
+		n, p, md, uid, rv := w.name, w.o, w.md, w.uid, w.rv
 		r, ok := e.podRecords[n]
 		if !ok || rv == "" || r.uid != uid || r.rv != rv || e.cfg.Model == ModelTick {
 			r = podRecord{uid: uid, rv: rv}

@@ -145,3 +145,33 @@ manifests:
 		t.Errorf("outcome %s: %s", tl.Outcome.Result, tl.Outcome.Summary)
 	}
 }
+
+// A world loaded with objects of the replay's own uids goes on above the highest of them, read as the
+// decimal number it is: zero-padded, "000000001027" once read as octal (535), and "000000000999" not at all,
+// so pods created during a preview got uids the world's own pods had.
+func TestLoadedWorldGivesNewUIDsAboveItsOwn(t *testing.T) {
+	sc, err := ParseScenario([]byte(`
+name: given-uids
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: prod, uid: 00000000-0000-4000-8000-000000000999}
+    spec:
+      replicas: 1
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: c, image: nginx:1.27}]}
+  - apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata: {name: data, uid: 00000000-0000-4000-8000-000000001027}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := initialWorld(t, sc)
+	if got, want := e.api.ids.uid(), simUIDPrefix+"000000001028"; got != want {
+		t.Errorf("the next uid is %s, want %s", got, want)
+	}
+}
