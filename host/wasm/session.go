@@ -27,16 +27,26 @@ type Session struct {
 	m    *Module
 	inst uint64                           // the id of the instance of the previous call; 0: none to keep to
 	gen  int                              // its calls after that call: a call on it since, by anyone else, makes held void
-	held map[[sha256.Size]byte]heldObject // what the instance holds, by the digest of the object's bytes
-	// complete: held is every object of the instance's previous call (each had a uid and a resourceVersion,
-	// no uid twice in a list), so a delta can say what changed since (abi/README.md, "Object deltas").
+	held map[[sha256.Size]byte]*heldEntry // what the instance holds, by the digest of the object's bytes
+	// byUID is held by list and uid; complete: held is every object of the instance's previous call (each
+	// had a uid and a resourceVersion, no uid twice in a list), so a delta can say what changed since
+	// (abi/README.md, "Object deltas"); marks numbers the deltas (heldEntry.mark).
+	byUID    map[[2]string]*heldEntry
 	complete bool
+	marks    uint64
 	st       SessionStats
 }
 
 // heldObject is an object an instance holds: its list in the snapshot, uid and resourceVersion.
 type heldObject struct {
 	list, uid, rv string
+}
+
+// heldEntry is a held object with its digest, and the delta that last found it in its snapshot.
+type heldEntry struct {
+	heldObject
+	digest [sha256.Size]byte
+	mark   uint64
 }
 
 // SessionStats counts what a Session sent.
@@ -124,10 +134,13 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		s.held = nil // send it whole, and hold nothing of it after
 	}
 	wire, referenced := snapshot, false
+	var delta *sessionDelta // what the delta sent changes in held, once the instance took it
 	switch {
 	case len(s.held) == 0:
 	case m.describe.ObjectDeltas && s.complete:
-		if wire, referenced = s.asDelta(snapshot, objs); !referenced {
+		if wire, delta = s.asDelta(snapshot, objs); delta != nil {
+			referenced = true
+		} else {
 			wire, referenced = s.withReferences(snapshot, objs)
 		}
 	default:
@@ -142,6 +155,7 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		// the instance did not hold what the session thought: once more, everything (never a wrong plan)
 		s.st.Resent++
 		s.st.Whole++
+		delta = nil
 		if inst, _, err = m.direct.getPreferring(ctx, mine); err != nil {
 			s.forget()
 			return nil, poolError(ctx, pathDirect, err)
@@ -156,9 +170,12 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		s.inst, s.gen, s.held = inst.id, gen, nil // a refused snapshot: the instance holds nothing now
 	case !modelled:
 		s.inst, s.gen, s.held = inst.id, gen, nil
+	case delta != nil: // the instance holds what it held, changed as the delta said: so does held
+		s.inst, s.gen = inst.id, gen
+		s.commit(delta)
 	default:
 		s.inst, s.gen = inst.id, gen
-		s.held, s.complete = heldAfter(objs)
+		s.held, s.byUID, s.complete = heldAfter(objs)
 	}
 	return out, err
 }
@@ -175,7 +192,7 @@ func (s *Session) call(ctx context.Context, inst *directInstance, wire []byte, s
 }
 
 // forget drops the instance and what it held.
-func (s *Session) forget() { s.inst, s.gen, s.held, s.complete = 0, 0, nil, false }
+func (s *Session) forget() { s.inst, s.gen, s.held, s.byUID, s.complete = 0, 0, nil, nil, false }
 
 // objectList is one of the snapshot's object lists and its elements, as gjson found them.
 type objectList struct {
@@ -277,7 +294,7 @@ func (s *Session) objects(snapshot []byte, lists []objectList) []snapshotObject 
 			o := snapshotObject{from: e.Index, to: e.Index + len(e.Raw)}
 			o.digest = sha256.Sum256(snapshot[o.from:o.to])
 			if h, seen := s.held[o.digest]; seen && h.list == l.name {
-				o.heldObject, o.ok = h, true
+				o.heldObject, o.ok = h.heldObject, true
 			} else {
 				uid, rv, ok := named(e)
 				o.heldObject, o.ok = heldObject{list: l.name, uid: uid, rv: rv}, ok
@@ -312,9 +329,10 @@ func (s *Session) laidObjects(snapshot []byte, layout *Layout) []snapshotObject 
 	return out
 }
 
-// heldAfter is what an instance holds once it decoded a snapshot of these objects: not a uid two objects
-// of one list share (the module cannot tell them apart, and holds neither). complete: it holds them all.
-func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]heldObject, complete bool) {
+// heldAfter is what an instance holds once it decoded a snapshot of these objects, by digest and by list
+// and uid: not a uid two objects of one list share (the module cannot tell them apart, and holds neither).
+// complete: it holds them all.
+func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]*heldEntry, byUID map[[2]string]*heldEntry, complete bool) {
 	uids := make(map[[2]string]int, len(objs))
 	complete = true
 	for _, o := range objs {
@@ -324,15 +342,17 @@ func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]heldObject, compl
 			complete = false
 		}
 	}
-	h = make(map[[sha256.Size]byte]heldObject, len(objs))
+	h = make(map[[sha256.Size]byte]*heldEntry, len(objs))
+	byUID = make(map[[2]string]*heldEntry, len(objs))
 	for _, o := range objs {
-		if o.ok && uids[[2]string{o.list, o.uid}] == 1 {
-			h[o.digest] = o.heldObject
+		if k := [2]string{o.list, o.uid}; o.ok && uids[k] == 1 {
+			e := &heldEntry{heldObject: o.heldObject, digest: o.digest}
+			h[o.digest], byUID[k] = e, e
 		} else {
 			complete = false
 		}
 	}
-	return h, complete && len(h) == len(objs)
+	return h, byUID, complete && len(h) == len(objs)
 }
 
 // withReferences is snapshot with every object the instance holds byte for byte replaced by its reference
@@ -347,7 +367,7 @@ func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte
 		if !o.ok {
 			continue
 		}
-		if h, held := s.held[o.digest]; !held || h != o.heldObject {
+		if h, held := s.held[o.digest]; !held || h.heldObject != o.heldObject {
 			continue
 		}
 		ref, err := reference(o.uid, o.rv)

@@ -3,32 +3,86 @@ package wasm
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/ordinal-dev/ordinal/abi"
 )
 
+// sessionDelta is what one delta changes in what the instance holds: the entries it removed or replaced,
+// and the objects it sent (new, or replacing one of the same uid).
+type sessionDelta struct {
+	dropped []*heldEntry
+	sent    []snapshotObject
+}
+
 // asDelta is snapshot as a delta on what the instance holds (abi/README.md, "Object deltas"): its lists keep
 // only the objects the instance does not hold byte for byte, and a "delta" member names the held objects
-// that are gone and counts each list. ok is false when the snapshot cannot be sent so: an object without a
-// uid or resourceVersion, a uid twice in a list, or lists not laid out as plain arrays of their objects.
-func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) (wire []byte, ok bool) {
-	now := make(map[[2]string]bool, len(objs))
-	lists := map[string][]snapshotObject{}
+// that are gone and counts each list. It costs one lookup of each object's digest and a look at each held
+// entry (no map is built of the whole snapshot), plus what changed. nil when the snapshot cannot be sent so:
+// an object without a uid or resourceVersion, a uid twice in a list, or lists not laid out as plain arrays
+// of their objects.
+func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sessionDelta) {
+	s.marks++
+	mark := s.marks
 	var d abi.Delta
+	change := &sessionDelta{}
+	var added map[[2]string]bool // uids of objects the instance does not hold, to find one sent twice
+	type list struct {
+		name string
+		objs []snapshotObject
+		keep []snapshotObject
+	}
+	var lists []*list
+	omitted := 0
 	for _, o := range objs {
-		k := [2]string{o.list, o.uid}
-		if !o.ok || now[k] {
-			return nil, false
+		if !o.ok {
+			return nil, nil
 		}
-		now[k] = true
-		lists[o.list] = append(lists[o.list], o)
+		var l *list
+		for _, c := range lists {
+			if c.name == o.list {
+				l = c
+			}
+		}
+		if l == nil {
+			l = &list{name: o.list}
+			lists = append(lists, l)
+		}
+		l.objs = append(l.objs, o)
 		*listOf(&d.Counts, o.list)++
+		if h := s.held[o.digest]; h != nil && h.heldObject == o.heldObject {
+			if h.mark == mark { // the same object twice
+				return nil, nil
+			}
+			h.mark = mark
+			omitted++
+			continue
+		}
+		k := [2]string{o.list, o.uid}
+		if old := s.byUID[k]; old != nil {
+			if old.mark == mark { // its uid twice
+				return nil, nil
+			}
+			old.mark = mark
+			change.dropped = append(change.dropped, old)
+		} else {
+			if added[k] {
+				return nil, nil
+			}
+			if added == nil {
+				added = map[[2]string]bool{}
+			}
+			added[k] = true
+		}
+		change.sent = append(change.sent, o)
+		l.keep = append(l.keep, o)
 	}
 	for _, h := range s.held {
-		if !now[[2]string{h.list, h.uid}] {
+		if h.mark != mark {
 			l := listOf(&d.Removed, h.list)
 			*l = append(*l, h.uid)
+			change.dropped = append(change.dropped, h)
 		}
 	}
 	for _, l := range []*[]string{&d.Removed.Pods, &d.Removed.Revisions, &d.Removed.Claims} {
@@ -42,31 +96,33 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) (wire []byte, 
 		from, to int
 		keep     []snapshotObject
 	}
-	var regions []region
-	omitted := 0
+	regions := make([]region, 0, len(lists))
+	byFrom := func(a, b snapshotObject) int { return a.from - b.from }
 	for _, l := range lists {
-		sort.Slice(l, func(i, j int) bool { return l[i].from < l[j].from })
-		r := region{from: l[0].from, to: l[len(l)-1].to}
-		for i, o := range l {
-			if i > 0 && !separatedByComma(snapshot[l[i-1].to:o.from]) {
-				return nil, false
-			}
-			if h, held := s.held[o.digest]; held && h == o.heldObject {
-				omitted++
-				continue
-			}
-			r.keep = append(r.keep, o)
+		if !slices.IsSortedFunc(l.objs, byFrom) {
+			slices.SortFunc(l.objs, byFrom)
+			slices.SortFunc(l.keep, byFrom)
 		}
-		regions = append(regions, r)
+		for i := 1; i < len(l.objs); i++ {
+			if !separatedByComma(snapshot[l.objs[i-1].to:l.objs[i].from]) {
+				return nil, nil
+			}
+		}
+		regions = append(regions, region{from: l.objs[0].from, to: l.objs[len(l.objs)-1].to, keep: l.keep})
 	}
 	sort.Slice(regions, func(i, j int) bool { return regions[i].from < regions[j].from })
+	for i := 1; i < len(regions); i++ {
+		if regions[i].from < regions[i-1].to { // lists interleaved: not arrays of their own
+			return nil, nil
+		}
+	}
 	end := bytes.LastIndexByte(snapshot, '}')
 	if end < 0 || (len(regions) > 0 && regions[len(regions)-1].to > end) {
-		return nil, false
+		return nil, nil
 	}
 	member, err := json.Marshal(d)
 	if err != nil {
-		return nil, false
+		return nil, nil
 	}
 	out := make([]byte, 0, 1024)
 	at := 0
@@ -86,7 +142,24 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) (wire []byte, 
 	out = append(out, snapshot[end:]...)
 	s.st.Deltas++
 	s.st.References += omitted
-	return out, true
+	return out, change
+}
+
+// commit makes held what the instance holds after it took the delta: what the delta dropped goes, what it
+// sent comes (a cost in what changed).
+func (s *Session) commit(c *sessionDelta) {
+	for _, h := range c.dropped {
+		if s.held[h.digest] == h {
+			delete(s.held, h.digest)
+		}
+		if k := [2]string{h.list, h.uid}; s.byUID[k] == h {
+			delete(s.byUID, k)
+		}
+	}
+	for _, o := range c.sent {
+		e := &heldEntry{heldObject: o.heldObject, digest: o.digest, mark: s.marks}
+		s.held[o.digest], s.byUID[[2]string{o.list, o.uid}] = e, e
+	}
 }
 
 // listOf is the member of v for a snapshot's list.
