@@ -16,6 +16,7 @@ targets=(
   "FuzzSyncPipeline ./host/controller" # mutated snapshots -> objects -> snapshot -> module (or hostile output) -> Decode -> firewall -> applier -> fake API server
   "FuzzLoad ./host/wasm"               # mutated module bytes -> limits, compile, instantiate, call
   "FuzzReconcile ./guest/statefulset"  # random snapshots -> the reconcile logic's invariants
+  "FuzzDelta ./guest/statefulset"      # a delta between random worlds -> the second world's plan, or StaleReference
   "FuzzJSON ./internal/jsonv"           # JSON parse/encode against encoding/json
 )
 mkdir -p build

@@ -2,6 +2,8 @@ package statefulset
 
 import (
 	"bytes"
+	"cmp"
+	"sort"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -252,4 +254,115 @@ func TestDeltaNeedsWhatTheInstanceHolds(t *testing.T) {
 	if code, _ := planCode(t, ReconcileCached(&c, encode(t, deltaOf(t, noUID, noUID)))); code != CodeStaleReference {
 		t.Errorf("after a world with an object without a uid: %s", code)
 	}
+}
+
+// rawDelta is next as a delta on prev, as deltaOf, with every object as next's bytes carry it (a revision's
+// data is compared byte for byte: re-encoding it would make another world).
+func rawDelta(t *testing.T, prev, next []byte) []byte {
+	t.Helper()
+	var p, n map[string]json.RawMessage
+	if err := json.Unmarshal(prev, &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(next, &n); err != nil {
+		t.Fatal(err)
+	}
+	uid := func(o json.RawMessage) string {
+		var m struct{ Metadata struct{ UID string } }
+		json.Unmarshal(o, &m)
+		return m.Metadata.UID
+	}
+	removed, counts := map[string]any{}, map[string]any{}
+	for _, list := range []string{"pods", "revisions", "claims"} {
+		var before, after []json.RawMessage
+		json.Unmarshal(p[list], &before)
+		json.Unmarshal(n[list], &after)
+		had, has := map[string]string{}, map[string]bool{}
+		for _, o := range before {
+			had[uid(o)] = string(o)
+		}
+		sent := [][]byte{}
+		for _, o := range after {
+			has[uid(o)] = true
+			if b, ok := had[uid(o)]; !ok || b != string(o) {
+				sent = append(sent, o)
+			}
+		}
+		gone := []string{}
+		for _, o := range before {
+			if !has[uid(o)] {
+				gone = append(gone, uid(o))
+			}
+		}
+		n[list] = append(append(json.RawMessage("["), bytes.Join(sent, []byte(","))...), ']')
+		removed[list], counts[list] = gone, len(after)
+	}
+	n["delta"] = encode(t, map[string]any{"removed": removed, "counts": counts})
+	// written by hand: json.Marshal would compact the raw objects
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := []byte("{")
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, encode(t, k)...), ':'), n[k]...)
+	}
+	return append(out, '}')
+}
+
+// FuzzDelta: a delta from one generated world to another gets the plan the second world gets whole, or, where
+// the instance cannot hold the first (an object without a uid or resourceVersion, a refused snapshot, another
+// namespace), StaleReference, and where the second has an object a delta cannot carry, InvalidSnapshot; never
+// a panic, never another plan.
+func FuzzDelta(f *testing.F) {
+	for i := int64(0); i < 16; i++ {
+		f.Add(i, i+1)
+		f.Add(i, i)
+	}
+	f.Fuzz(func(t *testing.T, seedA, seedB int64) {
+		inA, inB := genSnapshot(seedA), genSnapshot(seedB)
+		var a, b map[string]any
+		for _, p := range []struct {
+			in  []byte
+			out *map[string]any
+		}{{inA, &a}, {inB, &b}} {
+			d := json.NewDecoder(bytes.NewReader(p.in))
+			d.UseNumber()
+			if err := d.Decode(p.out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var c ObjectCache
+		first := ReconcileCached(&c, inA)
+		firstCode, _ := planCode(t, first)
+		got := ReconcileCached(&c, rawDelta(t, inA, inB))
+		want := Reconcile(inB)
+		gotCode, gotMsg := planCode(t, got)
+		if strings.Contains(gotMsg, "internal error") {
+			t.Fatalf("seeds %d, %d: panic: %s", seedA, seedB, gotMsg)
+		}
+		setOf := func(s map[string]any) string {
+			md, _ := s["statefulSet"].(map[string]any)["metadata"].(map[string]any)
+			ns, _ := md["namespace"].(string)
+			return cmp.Or(ns, "default")
+		}
+		holds := (firstCode == "" || firstCode == CodeSyncFailed) && holdable(a) && setOf(a) == setOf(b)
+		switch {
+		case holds && !holdable(b): // a host never sends such a delta: an object it could not name (or one uid twice)
+			if gotCode != CodeInvalidSnapshot {
+				t.Fatalf("seeds %d, %d: a delta with an object without a uid or resourceVersion: %s %s", seedA, seedB, gotCode, gotMsg)
+			}
+		case holds && !bytes.Equal(got, want):
+			wantCode, _ := planCode(t, want)
+			if gotCode == "" || gotCode != wantCode { // an invalid world may be reported at another path
+				t.Fatalf("seeds %d, %d: the delta's plan differs from the whole world's:\n got  %.400s\n want %.400s", seedA, seedB, got, want)
+			}
+		case !holds && gotCode != CodeStaleReference:
+			t.Fatalf("seeds %d, %d: a delta on a world the instance cannot hold: %s %s", seedA, seedB, gotCode, gotMsg)
+		}
+	})
 }
