@@ -291,29 +291,17 @@ func (c *Controller) sessionFor(key string, module Reconciler, snap *Snapshot) R
 	if !ok {
 		return module
 	}
-	if v, ok := c.sessions.Load(key); ok {
-		if s := v.(*wasm.Session); s.Module() == m {
-			return laidOut{s, snap}
-		}
+	s, ok := c.sessions.Load(key)
+	if !ok || s.(*wasm.Session).Module() != m {
+		s = m.NewSession()
+		c.sessions.Store(key, s)
 	}
-	s := m.NewSession()
-	c.sessions.Store(key, s)
-	return laidOut{s, snap}
+	return snap.laidOut(s.(*wasm.Session))
 }
 
-// laidOut gives the session the layout of the snapshot the sync built, so that it neither reads nor
-// hashes the whole snapshot to find what changed; other bytes (a replan's) it reads itself.
-type laidOut struct {
-	s    *wasm.Session
-	snap *Snapshot
-}
-
-func (l laidOut) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error) {
-	var layout *wasm.Layout
-	if b := l.snap.JSON; len(b) > 0 && len(snapshot) == len(b) && &snapshot[0] == &b[0] {
-		layout = &l.snap.layout
-	}
-	return l.s.ReconcileLaidOut(ctx, snapshot, layout)
+// laidOut is the session's reconciler for this snapshot, with its layout.
+func (s *Snapshot) laidOut(session *wasm.Session) wasm.LaidOut {
+	return wasm.LaidOut{Session: session, Snapshot: s.JSON, Layout: &s.layout}
 }
 
 // recheckSet is upstream's canAdopt (controller.RecheckDeletionTimestamp with

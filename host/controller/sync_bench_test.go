@@ -127,7 +127,7 @@ func BenchmarkSyncStages(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := (laidOut{s, snap}).Reconcile(ctx, snap.JSON); err != nil {
+			if _, err := snap.laidOut(s).Reconcile(ctx, snap.JSON); err != nil {
 				b.Fatal(err)
 			}
 		}

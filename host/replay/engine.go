@@ -34,7 +34,7 @@ type Reconciler = hostplan.Reconciler
 
 // sessionOf is the module's session for this replay's set, where the module has sessions (a *wasm.Module:
 // each sync then pays to parse what changed, abi/README.md "Unchanged objects"); else the module.
-func (e *engine) sessionOf(m Reconciler) Reconciler {
+func (e *engine) sessionOf(m Reconciler, snapshot []byte) Reconciler {
 	wm, ok := m.(*wasm.Module)
 	if !ok {
 		return m
@@ -47,22 +47,8 @@ func (e *engine) sessionOf(m Reconciler) Reconciler {
 		s = wm.NewSession()
 		e.sessions[wm] = s
 	}
-	return laidOutSession{s, e}
-}
-
-// laidOutSession gives the session the layout of the snapshot the engine just wrote (objectsOf), so it
-// need not read the snapshot to find its objects; any other bytes (a replan's) it reads itself.
-type laidOutSession struct {
-	s *wasm.Session
-	e *engine
-}
-
-func (l laidOutSession) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error) {
-	var layout *wasm.Layout
-	if b := l.e.snapBuf; len(b) > 0 && len(snapshot) == len(b) && &snapshot[0] == &b[0] {
-		layout = &l.e.layout
-	}
-	return l.s.ReconcileLaidOut(ctx, snapshot, layout)
+	// the layout of the snapshot the engine just wrote (objectsOf), so the session need not read it
+	return wasm.LaidOut{Session: s, Snapshot: snapshot, Layout: &e.layout}
 }
 
 // describesWriteFailures reports whether a module reads writeFailures (its describe says so; a
@@ -905,7 +891,7 @@ func (e *engine) sync() (syncResult, error) {
 	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
 	var recorded []abi.Event
 	var results []hostplan.Result
-	run := hostplan.Step{Module: e.sessionOf(module), Snapshot: snap, WriteFailures: describesWriteFailures(module), Scope: scope, Writer: w,
+	run := hostplan.Step{Module: e.sessionOf(module, snap), Snapshot: snap, WriteFailures: describesWriteFailures(module), Scope: scope, Writer: w,
 		Set: jsonobj.GetStr(w.set, "metadata.name"),
 		Each: func(r hostplan.Result) {
 			recorded = append(recorded, r.Events...)

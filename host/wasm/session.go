@@ -93,6 +93,25 @@ type LaidObject struct {
 	Digest [sha256.Size]byte
 }
 
+// LaidOut is the session's reconciler for one sync whose snapshot its host wrote and laid out (the
+// controller's and the replay's builders do): given exactly those bytes, the session uses the layout and
+// neither reads nor hashes the snapshot to find what changed; any other bytes (a replan's, with
+// writeFailures) it reads itself.
+type LaidOut struct {
+	Session  *Session
+	Snapshot []byte
+	Layout   *Layout
+}
+
+// Reconcile is the session's Reconcile, with the layout where snapshot is the one laid out.
+func (l LaidOut) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error) {
+	var layout *Layout
+	if b := l.Snapshot; len(b) > 0 && len(snapshot) == len(b) && &snapshot[0] == &b[0] {
+		layout = l.Layout
+	}
+	return l.Session.ReconcileLaidOut(ctx, snapshot, layout)
+}
+
 // Reconcile runs one sync of the session's set: the same answer as Module.Reconcile for snapshot.
 func (s *Session) Reconcile(ctx context.Context, snapshot []byte) ([]byte, error) {
 	return s.ReconcileLaidOut(ctx, snapshot, nil)
