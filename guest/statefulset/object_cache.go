@@ -86,7 +86,7 @@ const ambiguous = "\x00ambiguous"
 type cachedObject[T any] struct {
 	uid, rv string // uid: the key it is held under, in memory of its own (the input buffer is reused)
 	v       T
-	dropped uint64          // the decode (ObjectCache.decodes) whose delta removed or replaced it
+	dropped uint64           // the decode (ObjectCache.decodes) whose delta removed or replaced it
 	next    *cachedObject[T] // what replaced it in that delta (nil: removed)
 }
 

@@ -3,10 +3,10 @@ package statefulset
 import (
 	"bytes"
 	"cmp"
-	"sort"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 )

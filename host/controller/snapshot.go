@@ -1,8 +1,8 @@
 package controller
 
 import (
-	"crypto/sha256"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"

@@ -159,21 +159,21 @@ type engine struct {
 	scoped     map[string]map[string]scopedObject  // what the firewall read of each object, by kind and name (scope)
 	// scopeObjects are the firewall's objects of the world, by kind and name, kept between syncs (scope)
 	scopeObjects map[string]map[string]*firewall.Object
-	podRecords map[string]podRecord                // what the grid shows of each pod, by name (podStates)
-	syncView   map[string][]viewed                 // the world's objects as this sync reads them (view)
-	viewBufs   map[string][]viewed                 // their storage, reused by the next sync
+	podRecords   map[string]podRecord // what the grid shows of each pod, by name (podStates)
+	syncView     map[string][]viewed  // the world's objects as this sync reads them (view)
+	viewBufs     map[string][]viewed  // their storage, reused by the next sync
 	// podsOfMembers is the membership rule podRecords were read with (kube.Members.Key); podScratch the
 	// states of the last sync, lastGrid its grid (the next shares its unchanged chunks).
 	podsOfMembers string
 	podScratch    []PodState
 	lastGrid      PodGrid
-	named      map[string]Reconciler               // modules the set named, loaded (opts.NamedModule)
-	policies   map[string]policy.Module            // policies the set named, loaded (opts.NamedPolicy)
-	held       policy.Memory                       // what the set's policies have been holding, since when
-	signals    map[string]json.RawMessage          // what the host supplies the set's policies (scenario signals)
-	pdbs       []Obj                               // the world's PodDisruptionBudgets (disruption.go)
-	nodes      []Obj                               // the world's Nodes: pods are scheduled onto them (nodes.go)
-	spans      map[string]map[string][2]int        // where the last snapshot's objects are, by kind and name (objectsOf)
+	named         map[string]Reconciler        // modules the set named, loaded (opts.NamedModule)
+	policies      map[string]policy.Module     // policies the set named, loaded (opts.NamedPolicy)
+	held          policy.Memory                // what the set's policies have been holding, since when
+	signals       map[string]json.RawMessage   // what the host supplies the set's policies (scenario signals)
+	pdbs          []Obj                        // the world's PodDisruptionBudgets (disruption.go)
+	nodes         []Obj                        // the world's Nodes: pods are scheduled onto them (nodes.go)
+	spans         map[string]map[string][2]int // where the last snapshot's objects are, by kind and name (objectsOf)
 }
 
 // moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
