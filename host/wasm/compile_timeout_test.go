@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -50,28 +49,40 @@ func TestTimeoutBoundsCompile(t *testing.T) {
 		t.Fatalf("%d compiles started for a deadline already passed", compiles)
 	}
 
-	// A compile that outlasts Config.Timeout: held until Load has returned.
-	release, ended := make(chan struct{}), make(chan wazero.Runtime, 1)
+	// A compile still running when the load's context ends: held until Load has returned, the context ended
+	// by the test once the compile has started (a 1ms Config.Timeout could fire before the compile starts on a
+	// loaded machine, and then nothing would be abandoned).
+	release, entered, ended := make(chan struct{}), make(chan struct{}, 1), make(chan wazero.Runtime, 1)
 	compileModule = func(rt wazero.Runtime, ctx context.Context, code []byte) (wazero.CompiledModule, error) {
+		entered <- struct{}{}
 		<-release
 		c, err := real(rt, ctx, code)
 		ended <- rt
 		return c, err
 	}
-	_, err = Load(context.Background(), bin, Config{Timeout: time.Millisecond})
-	wantTimeout("a compile past Config.Timeout", err, "compile exceeded 1ms timeout")
+	closed := make(chan struct{})
+	abandonedClosed = func() { close(closed) }
+	defer func() { abandonedClosed = nil }()
+	ctx, stop := context.WithCancel(context.Background())
+	go func() { <-entered; stop() }()
+	_, err = Load(ctx, bin, Config{})
+	var e *Error
+	if !errors.Is(err, ErrCanceled) || !errors.As(err, &e) || e.Op != "load" || !strings.Contains(err.Error(), "compile canceled by the caller") {
+		t.Fatalf("a compile whose context ended: got %v; want a canceled load", err)
+	}
 	close(release)
 	rt := <-ended
-	// The abandoned compile's runtime is closed once it ends: compiling in it then fails.
+	// The abandoned compile's runtime is closed once it ends (waited for: a runtime must not be used while it
+	// closes, which an earlier version of this test did, and wazero's store panicked under load): compiling
+	// in it then fails.
+	<-closed
 	tiny := tinyModule(nil, nil, []byte{0, 0x0b})
-	for {
-		_, err := rt.CompileModule(context.Background(), tiny)
-		if err != nil {
-			if !strings.Contains(err.Error(), "closed") {
-				t.Fatalf("compiling in the abandoned compile's runtime: %v", err)
-			}
-			break
-		}
-		runtime.Gosched() // the compile's goroutine closes it once the compile has returned
+	if _, err := rt.CompileModule(context.Background(), tiny); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("compiling in the abandoned compile's runtime: %v, want it closed", err)
 	}
+
+	// A compile cut by Config.Timeout says which limit ended it.
+	late, cancelLate := context.WithDeadlineCause(context.Background(), time.Now().Add(-time.Second), &timeoutCause{limit: time.Millisecond.String()})
+	defer cancelLate()
+	wantTimeout("a compile past Config.Timeout", compileStopped(late), "compile exceeded 1ms timeout")
 }

@@ -232,6 +232,9 @@ func (m *Module) compile(ctx context.Context, code []byte) (wazero.CompiledModul
 			}
 			rt.Close(bg)
 			cache.Close(bg)
+			if abandonedClosed != nil {
+				abandonedClosed()
+			}
 		}()
 		return nil, compileStopped(ctx)
 	}
@@ -239,6 +242,10 @@ func (m *Module) compile(ctx context.Context, code []byte) (wazero.CompiledModul
 
 // compileModule is wazero's compile (a test holds it to be sure the deadline comes first).
 var compileModule = wazero.Runtime.CompileModule
+
+// abandonedClosed, when set (a test), is called once an abandoned compile's runtime is closed: a runtime
+// must not be used while it closes, so the test waits for this instead of probing it.
+var abandonedClosed func()
 
 // compileStopped is the error of a compile whose context ended first.
 func compileStopped(ctx context.Context) error {
