@@ -100,9 +100,11 @@ type APIServer struct {
 	onClaimGrew  func(name string) // a patch changed a claim's storage request
 	notes        []WorldEvent      // what happened outside the controller, for the timeline
 
-	// ownersChanged: an object was created, replaced, patched or removed since the garbage collector last
-	// looked (only such a write can make an object's owners gone), so it must look again.
+	// ownersChanged: an object was removed, or the set changed, since the garbage collector last looked, so
+	// any object's owners may be gone and it must look at all; suspects are the pods, revisions and claims
+	// created, replaced or patched since (only their own owners can be gone: a write adds no orphan elsewhere).
 	ownersChanged bool
+	suspects      []suspect
 }
 
 // NewAPIServer returns an empty server for namespace ns.
@@ -230,7 +232,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 		o["status"] = Obj{"phase": "Pending"}
 	}
 	store[name] = o
-	s.ownersChanged = true
+	s.suspect(kind, name)
 	if kind == kindPod && s.onPodCreated != nil {
 		s.onPodCreated(name)
 	}
@@ -283,7 +285,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	}
 	s.bump(o)
 	s.objs[kind][name] = o
-	s.ownersChanged = true
+	s.suspect(kind, name)
 	return nil
 }
 
@@ -319,7 +321,7 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 	}
 	s.bump(o)
 	s.objs[kind][name] = o
-	s.ownersChanged = true
+	s.suspect(kind, name)
 	return nil
 }
 

@@ -39,11 +39,27 @@ func (s *APIServer) orphanSet() {
 	}
 }
 
+// suspect is an object written since the collector last looked: its owners may be gone.
+type suspect struct{ kind, name string }
+
+func (s *APIServer) suspect(kind, name string) { s.suspects = append(s.suspects, suspect{kind, name}) }
+
 func (s *APIServer) collectGarbage() {
-	if !s.ownersChanged { // no object's owners can have gone since the last look
-		return
+	if !s.ownersChanged {
+		// Nothing removed: only an object written since can be an orphan, and one whose owner reference names
+		// an object that is there (kind, name and uid) is none. Anything else gets the whole look below.
+		suspects := s.suspects
+		s.suspects = s.suspects[:0]
+		for _, x := range suspects {
+			if o := s.objs[x.kind][x.name]; o != nil && !s.ownedByPresent(o) {
+				s.ownersChanged = true
+			}
+		}
+		if !s.ownersChanged {
+			return
+		}
 	}
-	s.ownersChanged = false
+	s.ownersChanged, s.suspects = false, s.suspects[:0]
 	live := map[string]bool{}
 	if s.set != nil {
 		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
@@ -93,6 +109,27 @@ func (s *APIServer) awaitingGC() []string {
 		}
 	}
 	return out
+}
+
+// ownedByPresent: o has no owner reference, or one to an object of the world with that kind, name and uid
+// (an owner the collector's uid check would find live too): o is no orphan.
+func (s *APIServer) ownedByPresent(o Obj) bool {
+	refs := jsonobj.GetArr(o, "metadata.ownerReferences")
+	if len(refs) == 0 {
+		return true
+	}
+	for _, r := range refs {
+		var owner Obj
+		if kind := jsonobj.GetStr(r, "kind"); kind == kindSet {
+			owner = s.set
+		} else if m := s.objs[kind]; m != nil {
+			owner = m[jsonobj.GetStr(r, "name")]
+		}
+		if owner != nil && jsonobj.GetStr(owner, "metadata.uid") == jsonobj.GetStr(r, "uid") {
+			return true
+		}
+	}
+	return false
 }
 
 func orphaned(o Obj, live map[string]bool) bool {

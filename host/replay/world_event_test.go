@@ -38,3 +38,36 @@ func TestGarbageCollectionIsATypedWorldEvent(t *testing.T) {
 		t.Error("the collector removed the wrong claim")
 	}
 }
+
+// Between two looks, the collector checks only what was written unless something was removed: a claim whose
+// owner is there stays, one whose owner reference names no object is collected, one whose reference names
+// its owner by another kind is judged by uid as before, and removing an owner collects its dependents.
+func TestGarbageCollectorLooksAtWhatChanged(t *testing.T) {
+	api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
+	if err := api.Create(kindPod, Obj{"metadata": Obj{"name": "web-0"}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	api.collectGarbage()
+	pod := api.Get(kindPod, "web-0")
+	uid := jsonobj.GetStr(pod, "metadata.uid")
+	claim := func(name, kind, owner, ownerUID string) {
+		t.Helper()
+		if err := api.Create(kindClaim, Obj{"metadata": Obj{"name": name, "ownerReferences": []any{Obj{"kind": kind, "name": owner, "uid": ownerUID}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim("owned", kindPod, "web-0", uid)
+	claim("other-kind", "Widget", "web-0", uid)
+	claim("gone", kindPod, "web-9", "no-such-uid")
+	api.collectGarbage()
+	for name, want := range map[string]bool{"owned": true, "other-kind": true, "gone": false} {
+		if got := api.Get(kindClaim, name) != nil; got != want {
+			t.Errorf("claim %s there: %v, want %v", name, got, want)
+		}
+	}
+	api.removePod("web-0")
+	api.collectGarbage()
+	if api.Get(kindClaim, "owned") != nil || api.Get(kindClaim, "other-kind") != nil {
+		t.Error("the claims of a removed pod were not collected")
+	}
+}
