@@ -96,6 +96,11 @@ func (d *decoder) staleDelta(msg string) {
 	}
 }
 
+// nameKey is how the API server names an object of a delta: its namespace, or the set's when it has none.
+func nameKey(kind string, m *objectMeta, ns string) objectKey {
+	return objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}
+}
+
 // uidKey is the key of seen under which a delta's objects are found by uid (no namespace holds a NUL).
 func uidKey(kind, uid string) objectKey { return objectKey{kind, "\x00uid", uid} }
 
@@ -150,7 +155,7 @@ func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT
 			d.fail(d.join(p, "metadata"), "an object of a delta snapshot has a uid and a resourceVersion")
 			return
 		}
-		key, uk := objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}, uidKey(kind, m.UID)
+		key, uk := nameKey(kind, m, ns), uidKey(kind, m.UID)
 		if at, dup := seen[key]; dup {
 			d.fail(d.join(p, "metadata.name"), "duplicate "+kind+" "+key.namespace+"/"+key.name+" (also at "+at+")")
 			return
@@ -179,8 +184,7 @@ func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT
 	// A name sent may be one a held object had that this delta removes or replaces; one a held object keeps
 	// is a duplicate.
 	for i, c := range out.sent {
-		m := PT(&c.v).meta()
-		key := objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}
+		key := nameKey(kind, PT(&c.v).meta(), ns)
 		if other, taken := names[key]; taken && other != c.uid {
 			if o := held.byUID[other]; o != nil && o.dropped != mark {
 				d.fail(d.join(d.index(list, i), "metadata.name"), "duplicate "+kind+" "+key.namespace+"/"+key.name+" (also held from the previous snapshot, uid "+other+")")
@@ -227,15 +231,13 @@ func (o *objectDelta) commit(held, spare *objectMaps) {
 func commitKind[T any, PT objectPtr[T]](k *kindDelta[T], kind, ns string, held, spare *heldKind[T], names map[objectKey]string) {
 	for _, c := range k.dropped {
 		delete(held.byUID, c.uid)
-		m := PT(&c.v).meta()
-		if key := (objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}); names[key] == c.uid {
+		if key := nameKey(kind, PT(&c.v).meta(), ns); names[key] == c.uid {
 			delete(names, key)
 		}
 	}
 	for _, c := range k.sent {
 		held.byUID[c.uid] = c
-		m := PT(&c.v).meta()
-		names[objectKey{kind, cmp.Or(m.Namespace, ns), m.Name}] = c.uid
+		names[nameKey(kind, PT(&c.v).meta(), ns)] = c.uid
 	}
 	old := held.order
 	held.order, spare.order = k.order, old

@@ -140,7 +140,7 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		return nil, poolError(ctx, pathDirect, err)
 	}
 	if inst.id != s.inst || inst.calls != s.gen {
-		s.held = nil // not the instance it held them on, or another call since
+		s.dropHeld() // not the instance it held them on, or another call since
 	}
 	s.st.Calls++
 	objs, modelled := s.laidObjects(snapshot, layout), true
@@ -150,7 +150,7 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		objs = s.objects(snapshot, lists)
 	}
 	if !modelled {
-		s.held = nil // send it whole, and hold nothing of it after
+		s.dropHeld() // send it whole, and hold nothing of it after
 	}
 	wire, referenced := snapshot, false
 	var delta *sessionDelta // what the delta sent changes in held, once the instance took it
@@ -186,9 +186,11 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 	case err != nil || !kept:
 		s.forget()
 	case code != "" && code != abi.CodeSyncFailed:
-		s.inst, s.gen, s.held = inst.id, gen, nil // a refused snapshot: the instance holds nothing now
+		s.inst, s.gen = inst.id, gen
+		s.dropHeld() // a refused snapshot: the instance holds nothing now
 	case !modelled:
-		s.inst, s.gen, s.held = inst.id, gen, nil
+		s.inst, s.gen = inst.id, gen
+		s.dropHeld()
 	case delta != nil: // the instance holds what it held, changed as the delta said: so does held
 		s.inst, s.gen = inst.id, gen
 		s.commit(delta)
@@ -211,7 +213,13 @@ func (s *Session) call(ctx context.Context, inst *directInstance, wire []byte, s
 }
 
 // forget drops the instance and what it held.
-func (s *Session) forget() { s.inst, s.gen, s.held, s.byUID, s.complete = 0, 0, nil, nil, false }
+func (s *Session) forget() {
+	s.inst, s.gen = 0, 0
+	s.dropHeld()
+}
+
+// dropHeld: the instance holds nothing the session knows of (held, byUID and complete go together).
+func (s *Session) dropHeld() { s.held, s.byUID, s.complete = nil, nil, false }
 
 // objectList is one of the snapshot's object lists and its elements, as gjson found them.
 type objectList struct {

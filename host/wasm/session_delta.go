@@ -3,7 +3,6 @@ package wasm
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"sort"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -28,28 +27,34 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sess
 	var d abi.Delta
 	change := &sessionDelta{}
 	var added map[[2]string]bool // uids of objects the instance does not hold, to find one sent twice
-	type list struct {
-		name string
-		objs []snapshotObject
-		keep []snapshotObject
+	// Each list's elements are replaced, in the snapshot, by those the instance does not hold: a list is the
+	// region from its first element to its last, its elements in order and separated by commas (as every
+	// host writes them; anything else is sent some other way).
+	type region struct {
+		list     string
+		from, to int
+		keep     []snapshotObject
 	}
-	var lists []*list
+	var regions []*region
 	omitted := 0
 	for _, o := range objs {
 		if !o.ok {
 			return nil, nil
 		}
-		var l *list
-		for _, c := range lists {
-			if c.name == o.list {
-				l = c
+		var r *region
+		for _, c := range regions {
+			if c.list == o.list {
+				r = c
 			}
 		}
-		if l == nil {
-			l = &list{name: o.list}
-			lists = append(lists, l)
+		switch {
+		case r == nil:
+			r = &region{list: o.list, from: o.from}
+			regions = append(regions, r)
+		case o.from < r.to || !separatedByComma(snapshot[r.to:o.from]):
+			return nil, nil
 		}
-		l.objs = append(l.objs, o)
+		r.to = o.to
 		*listOf(&d.Counts, o.list)++
 		if h := s.held[o.digest]; h != nil && h.heldObject == o.heldObject {
 			if h.mark == mark { // the same object twice
@@ -76,7 +81,7 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sess
 			added[k] = true
 		}
 		change.sent = append(change.sent, o)
-		l.keep = append(l.keep, o)
+		r.keep = append(r.keep, o)
 	}
 	for _, h := range s.held {
 		if h.mark != mark {
@@ -91,31 +96,8 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sess
 		}
 		sort.Strings(*l) // the held map's order is random; the wire need not be
 	}
-	// Each list's elements, in the snapshot's order, are replaced by those the instance does not hold.
-	type region struct {
-		from, to int
-		keep     []snapshotObject
-	}
-	regions := make([]region, 0, len(lists))
-	byFrom := func(a, b snapshotObject) int { return a.from - b.from }
-	for _, l := range lists {
-		if !slices.IsSortedFunc(l.objs, byFrom) {
-			slices.SortFunc(l.objs, byFrom)
-			slices.SortFunc(l.keep, byFrom)
-		}
-		for i := 1; i < len(l.objs); i++ {
-			if !separatedByComma(snapshot[l.objs[i-1].to:l.objs[i].from]) {
-				return nil, nil
-			}
-		}
-		regions = append(regions, region{from: l.objs[0].from, to: l.objs[len(l.objs)-1].to, keep: l.keep})
-	}
+	// Lists cannot interleave: only a comma separates one list's consecutive elements.
 	sort.Slice(regions, func(i, j int) bool { return regions[i].from < regions[j].from })
-	for i := 1; i < len(regions); i++ {
-		if regions[i].from < regions[i-1].to { // lists interleaved: not arrays of their own
-			return nil, nil
-		}
-	}
 	end := bytes.LastIndexByte(snapshot, '}')
 	if end < 0 || (len(regions) > 0 && regions[len(regions)-1].to > end) {
 		return nil, nil
