@@ -1,8 +1,6 @@
 package statefulset
 
 import (
-	"sort"
-
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
@@ -61,7 +59,7 @@ func (s *syncer) adoptOrphanRevisions() error {
 	if s.set.Meta.Deleting {
 		return simpleError("can't adopt ControllerRevisions: " + s.deletedAtError())
 	}
-	sort.SliceStable(orphans, func(i, j int) bool { return naturalLess(orphans[i].Meta.Name, orphans[j].Meta.Name) })
+	sortByName(orphans, func(r *revision) string { return r.Meta.Name })
 	for _, r := range orphans {
 		p := s.adoptPatch(r.Meta.UID)
 		a := action{Verb: verbPatch, Kind: kindRevision, Namespace: s.set.Meta.Namespace, Name: r.Meta.Name, PatchType: patchTypeSMP, Patch: &p}
@@ -89,18 +87,16 @@ func (s *syncer) claimPods() ([]*pod, error) {
 	}
 	var candidates []*pod
 	for _, p := range s.snap.Pods {
-		if p.Meta.Namespace != s.set.Meta.Namespace {
-			continue
+		if f := s.factsOf(p); f != nil && f.candidate || f == nil && s.candidateFor(p) {
+			candidates = append(candidates, p)
 		}
-		ref := p.Meta.controllerRef()
-		if ref != nil && (ref.Kind != kindStatefulSet || ref.Name != s.set.Meta.Name || ref.UID != s.set.Meta.UID) {
-			continue
-		}
-		candidates = append(candidates, p)
 	}
-	sort.SliceStable(candidates, func(i, j int) bool { return naturalLess(candidates[i].Meta.Name, candidates[j].Meta.Name) })
+	sortPodsByName(candidates)
 	match := func(p *pod) bool {
-		return s.sel.matches(p.Meta.Labels) && p.Parent == s.set.Meta.Name
+		if f := s.factsOf(p); f != nil {
+			return f.match
+		}
+		return s.selectsPod(p)
 	}
 	claimed := make([]*pod, 0, len(candidates))
 	var errs []error
@@ -136,6 +132,21 @@ func (s *syncer) claimPods() ([]*pod, error) {
 	}
 	// ClaimPods returns the pods it claimed and the aggregate of its errors; the sync stops on the error
 	return claimed, newAggregate(errs)
+}
+
+// candidateFor: the pod is listed for the set (its namespace) and is the set's or nobody's (the controller
+// ref index).
+func (s *syncer) candidateFor(p *pod) bool {
+	if p.Meta.Namespace != s.set.Meta.Namespace {
+		return false
+	}
+	ref := p.Meta.controllerRef()
+	return ref == nil || ref.Kind == kindStatefulSet && ref.Name == s.set.Meta.Name && ref.UID == s.set.Meta.UID
+}
+
+// selectsPod: the set's selector matches the pod, and the pod's name makes it one of the set's.
+func (s *syncer) selectsPod(p *pod) bool {
+	return s.sel.matches(p.Meta.Labels) && p.Parent == s.set.Meta.Name
 }
 
 // patchPod sends an adoption or release patch and returns the API server's answer (the host's report).

@@ -41,7 +41,9 @@ func (p *pod) isUnavailable(minReadySeconds int32, now time.Time) bool {
 }
 
 // revisionLabel is the pod's controller-revision-hash label ("" if none).
-func (p *pod) revisionLabel() string { return p.Meta.Labels[labelRevision] }
+// revisionLabel is the pod's controller-revision-hash label, read once when the pod is decoded or built (no
+// sync changes it: identity repairs set only the pod-name and pod-index labels).
+func (p *pod) revisionLabel() string { return p.rev }
 
 // nextAvailabilityCheck is how long until a ready pod becomes available (nil if not pending).
 func (p *pod) nextAvailabilityCheck(minReadySeconds int32, now time.Time) *time.Duration {

@@ -10,6 +10,13 @@ import (
 // identityMatches: the pod has a valid ordinal, the set as parent, the canonical name, the set's
 // namespace and the pod-name label.
 func (s *syncer) identityMatches(p *pod) bool {
+	if f := s.factsOf(p); f != nil {
+		return f.identity
+	}
+	return s.identityMatchesNow(p)
+}
+
+func (s *syncer) identityMatchesNow(p *pod) bool {
 	return p.Ordinal >= 0 &&
 		p.Parent == s.set.Meta.Name &&
 		ordinal.IsName(p.Meta.Name, s.set.Meta.Name, p.Ordinal) &&
@@ -61,7 +68,7 @@ func (s *syncer) newPod(template jsonv.Value, ordinal int64, revisionName string
 		jsonv.M("spec", spec),
 		jsonv.M("status", jsonv.EmptyObj()),
 	)
-	p := &pod{lazyObject: lazyObject{tree: raw, built: true}, Parent: s.set.Meta.Name, Ordinal: ordinal, synthetic: true}
+	p := &pod{lazyObject: lazyObject{tree: raw, built: true}, Parent: s.set.Meta.Name, Ordinal: ordinal, rev: revisionName, synthetic: true}
 	p.Meta.Name = name
 	p.Meta.Namespace = s.set.Meta.Namespace
 	p.Meta.Labels = labels
@@ -75,6 +82,9 @@ func setPodLabel(p *pod, k, v string) {
 		p.Meta.Labels = map[string]string{}
 	}
 	p.Meta.Labels[k] = v
+	if k == labelRevision {
+		p.rev = v
+	}
 	meta := p.obj().G("metadata")
 	if meta.K != jsonv.Object {
 		meta = jsonv.EmptyObj()

@@ -117,7 +117,55 @@ func changeWorld(t *testing.T, r *rand.Rand, s map[string]any, step int) map[str
 		}
 		s[list] = objs
 	}
+	if r.IntN(5) == 0 {
+		changeSetIdentity(r, s, step)
+	}
 	return s
+}
+
+// changeSetIdentity changes what the module's per-pod memo (pod_memo.go) keys on: the set's name, uid,
+// selector or a claim template's name, while the pods stay as they were.
+func changeSetIdentity(r *rand.Rand, s map[string]any, step int) {
+	set, _ := s["statefulSet"].(map[string]any)
+	if set == nil {
+		return
+	}
+	md, _ := set["metadata"].(map[string]any)
+	spec, _ := set["spec"].(map[string]any)
+	if md == nil || spec == nil {
+		return
+	}
+	switch r.IntN(4) {
+	case 0:
+		md["name"] = fmt.Sprint(md["name"], "x")
+	case 1:
+		md["uid"] = fmt.Sprintf("set-uid-%d", step)
+	case 2:
+		sel, _ := spec["selector"].(map[string]any)
+		if sel == nil {
+			return
+		}
+		ml, _ := sel["matchLabels"].(map[string]any)
+		if ml == nil {
+			ml = map[string]any{}
+			sel["matchLabels"] = ml
+		}
+		if _, ok := ml["delta.ordinal.dev/step"]; ok {
+			delete(ml, "delta.ordinal.dev/step")
+		} else {
+			ml["delta.ordinal.dev/step"] = fmt.Sprint(step) // the pods changed at this step match it
+		}
+	case 3:
+		tmpls, _ := spec["volumeClaimTemplates"].([]any)
+		if len(tmpls) == 0 {
+			return
+		}
+		if t, ok := tmpls[0].(map[string]any); ok {
+			if tmd, ok := t["metadata"].(map[string]any); ok {
+				tmd["name"] = fmt.Sprint(tmd["name"], "x")
+			}
+		}
+	}
 }
 
 // A delta snapshot gets the plan of the whole world it stands for, byte for byte: over random sequences of

@@ -92,6 +92,8 @@ type syncer struct {
 
 	requeueExt time.Duration // a sync an extension needs by then (0: none; extended module only)
 
+	identityGen uint64 // the generation of the set's identity, for podFacts (0: none kept)
+
 	slots    ordinal.Slots // the set's ordinals by replica slot (upstream's, or reserve-ordinals')
 	podsHeld bool          // an extension's annotation is invalid: no pod is written until it is fixed
 
@@ -105,6 +107,10 @@ type syncMaps struct {
 	podExists   map[nsName]bool
 	claims      map[string]*claim
 	claimExists map[string]bool
+	// identity is the set's identity of the instance's last sync, gen its generation (pod_memo.go): held pods'
+	// facts are found again only when it changes
+	identity setIdentity
+	gen      uint64
 }
 
 // reused is *m emptied, or a new map for n entries when there is none.
@@ -150,6 +156,7 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 		s.claimExists[name] = true
 	}
 	s.nextGid = 1
+	s.identityGen = m.identityGeneration(s.set)
 	s.slots = s.ordinalSlots()
 	s.checkPaused()
 

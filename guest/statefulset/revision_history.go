@@ -185,6 +185,16 @@ func (s *syncer) createRevision(r *revision, collisionCount *int32) (*revision, 
 // current and update revisions and every revision a pod is labelled with. It stops at the first delete
 // that fails and returns its error.
 func (s *syncer) truncateHistory(pods []*pod, revisions []*revision, current, update *revision) error {
+	limit := int(s.set.RevisionHistoryLimit)
+	others := 0 // the revisions neither current nor update: the most the history can hold
+	for _, r := range revisions {
+		if (current == nil || r.Meta.Name != current.Meta.Name) && (update == nil || r.Meta.Name != update.Meta.Name) {
+			others++
+		}
+	}
+	if limit < 0 || others <= limit {
+		return nil // within the limit even if no pod kept a revision live: no pod need be read
+	}
 	live := map[string]bool{}
 	if current != nil {
 		live[current.Meta.Name] = true
@@ -201,8 +211,7 @@ func (s *syncer) truncateHistory(pods []*pod, revisions []*revision, current, up
 			history = append(history, r)
 		}
 	}
-	limit := int(s.set.RevisionHistoryLimit)
-	if limit < 0 || len(history) <= limit {
+	if len(history) <= limit {
 		return nil
 	}
 	for _, r := range history[:len(history)-limit] {

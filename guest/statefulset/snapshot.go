@@ -123,9 +123,11 @@ type pod struct {
 	ReadySince time.Time // lastTransitionTime of the Ready condition (zero if absent)
 	Parent     string
 	Ordinal    int64
-	synthetic  bool // built by the controller for an empty replica slot
-	// claimNames: the names of its claims (claim_names.go), shared by the copies each sync makes of a held pod
-	claimNames *podClaimNames
+	rev        string // the controller-revision-hash label (read for every pod several times a sync)
+	synthetic  bool   // built by the controller for an empty replica slot
+	// memo: its claim names and the checks that read only it and the set's identity (pod_memo.go), shared by
+	// the copies each sync makes of a held pod; nil for a pod the controller made
+	memo *podMemo
 }
 
 // claim is a PersistentVolumeClaim of the snapshot.

@@ -161,7 +161,7 @@ func (d *decoder) pod(t jsonv.Text, path string) *pod {
 	t = d.objectText(t, path)
 	var m [3]jsonv.Text
 	t.MembersInto(podKeys, m[:])
-	p := &pod{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), false), claimNames: new(podClaimNames)}
+	p := &pod{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), false), memo: new(podMemo)}
 	var st [2]jsonv.Text
 	d.objectText(m[1], d.join(path, "status")).MembersInto(podStatusKeys, st[:])
 	p.Phase = d.strT(st[0], path, "status.phase")
@@ -194,6 +194,7 @@ func (d *decoder) pod(t jsonv.Text, path string) *pod {
 		p.vols = append(p.vols, pv)
 	})
 	p.Parent, p.Ordinal = parentAndOrdinal(p.Meta.Name)
+	p.rev = p.Meta.Labels[labelRevision]
 	return p
 }
 

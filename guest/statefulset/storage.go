@@ -14,6 +14,13 @@ func podClaimVolume(tmpl, claim string) jsonv.Value {
 
 // storageMatches: every claim template has a pod volume backed by the right claim.
 func (s *syncer) storageMatches(p *pod) bool {
+	if f := s.factsOf(p); f != nil {
+		return f.storage
+	}
+	return s.storageMatchesNow(p)
+}
+
+func (s *syncer) storageMatchesNow(p *pod) bool {
 	if p.Ordinal < 0 {
 		return false
 	}
