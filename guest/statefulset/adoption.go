@@ -69,6 +69,7 @@ func (s *syncer) adoptOrphanRevisions() error {
 		// The API server applies a strategic merge patch through a map: its copy's data is
 		// re-marshalled in canonical form (what a later AlreadyExists GET compares).
 		patched := *r
+		patched.memo = nil // its data is re-marshalled below: a template of its own, not the held one's
 		if data, err := jsonv.Parse(r.DataRaw); err == nil && len(r.DataRaw) > 0 {
 			if c, ok := jsonv.Canonical(data); ok {
 				patched.DataRaw = c
@@ -153,7 +154,7 @@ func (s *syncer) selectsPod(p *pod) bool {
 func (s *syncer) patchPod(p *pod, patch jsonv.Value) error {
 	err := s.issue(action{Verb: verbPatch, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, PatchType: patchTypeSMP, Patch: &patch}, nil)
 	if isNotFound(err) {
-		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = false // gone: a create of its name will succeed
+		s.setPodExists(key(p.Meta.Namespace, p.Meta.Name), false) // gone: a create of its name will succeed
 	}
 	return err
 }

@@ -56,7 +56,11 @@ func (s *syncer) resizeClaims() error {
 			continue
 		}
 		prefix := tmpl + "-" + s.set.Meta.Name
-		for name, c := range s.claims {
+		for _, c := range s.snap.Claims { // the lister's: the set's namespace
+			name := c.Meta.Name
+			if c.Meta.Namespace != s.set.Meta.Namespace {
+				continue
+			}
 			p, ord := parentAndOrdinal(name)
 			if p != prefix || claimName(tmpl, s.set.Meta.Name, ord) != name || !s.slots.Contains(ord) || c.Meta.Deleting || written[name] {
 				continue

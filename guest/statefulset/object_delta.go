@@ -29,6 +29,9 @@ type kindDelta[T any] struct {
 	dropped, sent, order []*cachedObject[T]
 }
 
+// changes reports whether the delta changes the kind at all.
+func (k *kindDelta[T]) changes() bool { return len(k.dropped) > 0 || len(k.sent) > 0 }
+
 // objectPtr is what the delta reads of a pod, revision or claim.
 type objectPtr[T any] interface {
 	*T

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -100,6 +101,15 @@ func changeWorld(t *testing.T, r *rand.Rand, s map[string]any, step int) map[str
 					md["labels"] = labels
 				}
 				labels["delta.ordinal.dev/step"] = fmt.Sprint(step)
+				if list == "claims" && r.IntN(2) == 0 { // what claimsMatchRetentionPolicy reads (pod_memo.go)
+					if _, owned := md["ownerReferences"]; owned {
+						delete(md, "ownerReferences")
+					} else if set, _ := s["statefulSet"].(map[string]any); set != nil {
+						smd, _ := set["metadata"].(map[string]any)
+						md["ownerReferences"] = []any{map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet",
+							"name": smd["name"], "uid": smd["uid"], "controller": true, "blockOwnerDeletion": true}}
+					}
+				}
 			case 2:
 				i := r.IntN(len(objs))
 				objs = append(objs[:i:i], objs[i+1:]...)
@@ -118,14 +128,14 @@ func changeWorld(t *testing.T, r *rand.Rand, s map[string]any, step int) map[str
 		s[list] = objs
 	}
 	if r.IntN(5) == 0 {
-		changeSetIdentity(r, s, step)
+		changeSet(r, s, step)
 	}
 	return s
 }
 
-// changeSetIdentity changes what the module's per-pod memo (pod_memo.go) keys on: the set's name, uid,
-// selector or a claim template's name, while the pods stay as they were.
-func changeSetIdentity(r *rand.Rand, s map[string]any, step int) {
+// changeSet changes what the module's per-pod memo (pod_memo.go) keys on: the set's name, uid,
+// selector, a claim template's name, its claim retention policy or its replicas, while the pods stay as they were.
+func changeSet(r *rand.Rand, s map[string]any, step int) {
 	set, _ := s["statefulSet"].(map[string]any)
 	if set == nil {
 		return
@@ -135,7 +145,22 @@ func changeSetIdentity(r *rand.Rand, s map[string]any, step int) {
 	if md == nil || spec == nil {
 		return
 	}
-	switch r.IntN(4) {
+	switch r.IntN(6) {
+	case 4:
+		policy, _ := spec["persistentVolumeClaimRetentionPolicy"].(map[string]any)
+		if policy == nil {
+			policy = map[string]any{}
+			spec["persistentVolumeClaimRetentionPolicy"] = policy
+		}
+		for _, k := range []string{"whenScaled", "whenDeleted"} {
+			if r.IntN(2) == 0 {
+				policy[k] = []string{"Retain", "Delete"}[r.IntN(2)]
+			}
+		}
+	case 5:
+		if n, err := strconv.Atoi(fmt.Sprint(spec["replicas"])); err == nil && n > 0 {
+			spec["replicas"] = json.Number(strconv.Itoa(n - 1 + 2*r.IntN(2)))
+		}
 	case 0:
 		md["name"] = fmt.Sprint(md["name"], "x")
 	case 1:

@@ -11,8 +11,9 @@ import (
 // copied into each sync with the same *podMemo, so each is found once per change, not once per pod per sync:
 // at 1000 pods the map lookups and string comparisons of these checks were most of a held sync.
 type podMemo struct {
-	claims podClaimNames
-	facts  podFacts
+	claims    podClaimNames
+	facts     podFacts
+	retention retentionFacts
 }
 
 // podClaimNames is the names of a pod's claims, claimName of each of the set's claim templates at the pod's
@@ -118,4 +119,30 @@ func (m *syncMaps) identityGeneration(set *statefulSet) uint64 {
 		m.identity = id.clone()
 	}
 	return m.gen
+}
+
+// retentionFacts is claimsMatchRetentionPolicy of a pod, found for the retention context of generation gen and
+// for the pod in or out of the set's ordinals (inSlots: whether it is scaled down), found again when either
+// changed (0: never found).
+type retentionFacts struct {
+	gen            uint64
+	inSlots, match bool
+}
+
+// retentionContext is what claimsMatchRetentionPolicy reads besides the pod and its ordinal's place: the set's
+// identity (its generation), the policy and the owner's apiVersion; the claims are its generation too (a sync
+// whose claims changed, or were sent whole, starts a new one).
+type retentionContext struct {
+	identity                       uint64
+	whenScaled, whenDeleted, owner string
+}
+
+// retentionGeneration is the generation of the retention context for this sync.
+func (m *syncMaps) retentionGeneration(set *statefulSet, identity uint64, claimsChanged bool) uint64 {
+	rc := retentionContext{identity: identity, whenScaled: set.WhenScaled, whenDeleted: set.WhenDeleted, owner: set.APIVersion}
+	if m.retentionGen == 0 || claimsChanged || rc != m.retention {
+		m.retentionGen++
+		m.retention = retentionContext{identity: identity, whenScaled: strings.Clone(rc.whenScaled), whenDeleted: strings.Clone(rc.whenDeleted), owner: strings.Clone(rc.owner)}
+	}
+	return m.retentionGen
 }

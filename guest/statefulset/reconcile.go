@@ -82,17 +82,19 @@ type syncer struct {
 	sel      compiledSelector
 	plan     *plan
 
-	// API server contents (by namespace/name) used to answer writes.
+	// API server contents (by namespace/name) used to answer writes: the snapshot's pods and claims (maps), and
+	// what this sync's writes did to them (podExists, claimExists; sync_lookups.go)
+	maps        *syncMaps
 	podExists   map[nsName]bool
+	claimExists map[string]bool
 	revByKey    map[nsName]*revision
-	claims      map[string]*claim // claims in the set's namespace, by name (the lister)
-	claimExists map[string]bool   // claims the API server has in the set's namespace
 
 	gid, nextGid int // simulated goroutine of the current write (0 = main)
 
 	requeueExt time.Duration // a sync an extension needs by then (0: none; extended module only)
 
-	identityGen uint64 // the generation of the set's identity, for podFacts (0: none kept)
+	identityGen  uint64 // the generation of the set's identity, for podFacts (0: none kept)
+	retentionGen uint64 // the generation of what claimsMatchRetentionPolicy reads besides the pod (pod_memo.go)
 
 	slots    ordinal.Slots // the set's ordinals by replica slot (upstream's, or reserve-ordinals')
 	podsHeld bool          // an extension's annotation is invalid: no pod is written until it is fixed
@@ -104,13 +106,19 @@ type syncer struct {
 // (ObjectCache) and emptied for its next sync: made anew, they were half of what a held 1000-pod sync
 // allocated, and under TinyGo's leaking collector what a call allocates is what gets an instance recycled.
 type syncMaps struct {
-	podExists   map[nsName]bool
-	claims      map[string]*claim
-	claimExists map[string]bool
+	// podNames, claimIndex: the snapshot's pods by namespace and name, its claims in the set's namespace by
+	// name (their place in snapshot.Claims), for the claims of retention generation claimsIndexed
+	// (sync_lookups.go)
+	podNames      map[nsName]bool
+	claimIndex    map[string]int
+	claimsIndexed uint64
 	// identity is the set's identity of the instance's last sync, gen its generation (pod_memo.go): held pods'
 	// facts are found again only when it changes
 	identity setIdentity
 	gen      uint64
+	// retention, retentionGen: the same for what claimsMatchRetentionPolicy reads besides the pod
+	retention    retentionContext
+	retentionGen uint64
 }
 
 // reused is *m emptied, or a new map for n entries when there is none.
@@ -137,26 +145,15 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 	if m == nil {
 		m = &syncMaps{}
 	}
-	s.podExists = reused(&m.podExists, len(snap.Pods))
-	for _, p := range snap.Pods {
-		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = true
-	}
+	s.maps = m
 	s.revByKey = make(map[nsName]*revision, len(snap.Revisions))
 	for _, r := range snap.Revisions {
 		s.revByKey[key(r.Meta.Namespace, r.Meta.Name)] = r
 	}
-	s.claims = reused(&m.claims, len(snap.Claims))
-	for _, c := range snap.Claims {
-		if c.Meta.Namespace == s.set.Meta.Namespace {
-			s.claims[c.Meta.Name] = c
-		}
-	}
-	s.claimExists = reused(&m.claimExists, len(s.claims))
-	for name := range s.claims {
-		s.claimExists[name] = true
-	}
 	s.nextGid = 1
 	s.identityGen = m.identityGeneration(s.set)
+	s.retentionGen = m.retentionGeneration(s.set, s.identityGen, snap.delta == nil || snap.delta.claims.changes())
+	m.index(snap, s.set.Meta.Namespace, snap.delta == nil || renames(&snap.delta.pods), s.retentionGen)
 	s.slots = s.ordinalSlots()
 	s.checkPaused()
 

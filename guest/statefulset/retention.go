@@ -162,8 +162,19 @@ func (s *syncer) updatedClaimRefs(c *claim, p *pod) []jsonv.Value {
 
 // claimsMatchRetentionPolicy: every existing claim of the pod is up to date.
 func (s *syncer) claimsMatchRetentionPolicy(p *pod) bool {
+	if p.memo == nil || p.built || s.retentionGen == 0 {
+		return s.claimsMatchRetentionPolicyNow(p)
+	}
+	m, inSlots := &p.memo.retention, s.slots.Contains(p.Ordinal)
+	if m.gen != s.retentionGen || m.inSlots != inSlots {
+		*m = retentionFacts{gen: s.retentionGen, inSlots: inSlots, match: s.claimsMatchRetentionPolicyNow(p)}
+	}
+	return m.match
+}
+
+func (s *syncer) claimsMatchRetentionPolicyNow(p *pod) bool {
 	for _, name := range s.claimNamesOf(p) {
-		c, ok := s.claims[name]
+		c, ok := s.claimNamed(name)
 		if !ok {
 			continue
 		}
@@ -180,7 +191,7 @@ func (s *syncer) claimsMatchRetentionPolicy(p *pod) bool {
 func (s *syncer) updatePodClaimForRetentionPolicy(p *pod) error {
 	for _, tmpl := range s.set.ClaimTemplateNames {
 		name := claimName(tmpl, s.set.Meta.Name, p.Ordinal)
-		c, ok := s.claims[name]
+		c, ok := s.claimNamed(name)
 		if !ok {
 			continue
 		}
@@ -203,7 +214,7 @@ func (s *syncer) updatePodClaimForRetentionPolicy(p *pod) error {
 		a := action{Verb: verbUpdate, Kind: kindPVC, Namespace: c.Meta.Namespace, Name: c.Meta.Name, Object: &obj}
 		if err := s.issue(a, nil); err != nil {
 			if isNotFound(err) {
-				s.claimExists[name] = false // gone from the API server; the lister still has it
+				s.setClaimExists(name, false) // gone from the API server; the lister still has it
 			}
 			return wrapf("could not update claim "+name+" for delete policy ownerRefs: ", err)
 		}

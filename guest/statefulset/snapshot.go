@@ -143,6 +143,15 @@ type revision struct {
 	DataRaw  []byte // exactly the bytes of "data" as the API object carries them (nil for null)
 	Revision int64
 	created  bool // created in this sync (not from the snapshot)
+	// memo: the template of a revision of the snapshot, once found (revisionTemplate), shared by the copies
+	// each sync makes of a held revision; nil for one the controller made or changed
+	memo *revisionMemo
+}
+
+// revisionMemo is what syncs find of a revision the instance holds (template.go, revisionTemplate).
+type revisionMemo struct {
+	own      bool // template is the revision's own, found
+	template jsonv.Value
 }
 
 type intOrString struct {

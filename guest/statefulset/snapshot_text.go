@@ -208,7 +208,7 @@ func (d *decoder) revision(t jsonv.Text, path string) *revision {
 	t = d.objectText(t, path)
 	var m [3]jsonv.Text
 	t.MembersInto(revisionKeys, m[:])
-	r := &revision{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), true)}
+	r := &revision{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), true), memo: new(revisionMemo)}
 	r.Revision, _ = d.integerT(m[1], path, "revision", 64)
 	if textKind(m[2]) != jsonv.Null {
 		r.DataRaw = []byte(m[2])

@@ -140,18 +140,18 @@ func (s *syncer) podClaims(p *pod) []podClaim {
 func (s *syncer) createClaims(p *pod) error {
 	var errs []error
 	for _, c := range s.podClaims(p) {
-		existing, ok := s.claims[c.Name]
+		existing, ok := s.claimNamed(c.Name)
 		if !ok {
 			obj := c.Object
 			var predicted error
-			if s.claimExists[c.Name] {
+			if s.claimExistsAt(c.Name) {
 				predicted = errAlreadyExists(resClaims, c.Name)
 			}
 			err := s.issue(action{Verb: verbCreate, Kind: kindPVC, Namespace: s.set.Meta.Namespace, Name: c.Name, Object: &obj}, predicted)
 			if err != nil {
 				errs = append(errs, simpleError("failed to create PVC "+c.Name+": "+err.Error()))
 			} else {
-				s.claimExists[c.Name] = true
+				s.setClaimExists(c.Name, true)
 			}
 			if err == nil || !isAlreadyExists(err) {
 				s.claimEvent("create", c.Name, p.Meta.Name, err)
@@ -172,7 +172,7 @@ func (s *syncer) podClaimIsStale(p *pod) bool {
 		return false
 	}
 	for _, c := range s.podClaims(p) {
-		existing, ok := s.claims[c.Name]
+		existing, ok := s.claimNamed(c.Name)
 		if !ok {
 			continue
 		}

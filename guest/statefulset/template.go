@@ -84,40 +84,47 @@ func normalizeTemplate(t jsonv.Value) jsonv.Value {
 // applyRevisionTemplate is the template ApplyRevision(set, rev) gives the set: the revision's
 // data is a strategic merge patch whose spec.template normally replaces the template.
 func applyRevisionTemplate(setTemplate jsonv.Value, dataRaw []byte) (jsonv.Value, error) {
+	t, _, err := revisionTemplateOf(setTemplate, dataRaw)
+	return t, err
+}
+
+// revisionTemplateOf is applyRevisionTemplate, and whether the template it gives is the revision's own: the
+// set's template plays no part (the revision replaces it, the usual case), so a held revision can keep it.
+func revisionTemplateOf(setTemplate jsonv.Value, dataRaw []byte) (t jsonv.Value, own bool, err error) {
 	if len(dataRaw) == 0 {
-		return setTemplate, nil
+		return setTemplate, false, nil
 	}
 	data, err := jsonv.Parse(dataRaw)
 	if err != nil || data.K != jsonv.Object {
 		// strategicpatch: the patch is not a JSON object (mergepatch.ErrBadJSONDoc)
-		return jsonv.Value{}, simpleError("invalid JSON document")
+		return jsonv.Value{}, false, simpleError("invalid JSON document")
 	}
 	spec, ok := data.Get("spec")
 	if !ok {
-		return setTemplate, nil
+		return setTemplate, false, nil
 	}
 	if spec.K == jsonv.Null {
-		return jsonv.EmptyObj(), nil
+		return jsonv.EmptyObj(), true, nil
 	}
 	if spec.K != jsonv.Object {
-		return jsonv.Value{}, simpleError("json: cannot unmarshal " + unmarshalKind(spec) + " into Go struct field StatefulSet.spec of type v1.StatefulSetSpec")
+		return jsonv.Value{}, false, simpleError("json: cannot unmarshal " + unmarshalKind(spec) + " into Go struct field StatefulSet.spec of type v1.StatefulSetSpec")
 	}
 	tmpl, ok := spec.Get("template")
 	if !ok {
-		return setTemplate, nil
+		return setTemplate, false, nil
 	}
 	if tmpl.K == jsonv.Null {
-		return jsonv.EmptyObj(), nil
+		return jsonv.EmptyObj(), true, nil
 	}
 	if tmpl.K != jsonv.Object {
-		return jsonv.Value{}, simpleError("json: cannot unmarshal " + unmarshalKind(tmpl) + " into Go struct field StatefulSetSpec.spec.template of type v1.PodTemplateSpec")
+		return jsonv.Value{}, false, simpleError("json: cannot unmarshal " + unmarshalKind(tmpl) + " into Go struct field StatefulSetSpec.spec.template of type v1.PodTemplateSpec")
 	}
 	if tmpl.G("$patch").Str() == "replace" {
 		out := tmpl.Clone()
 		out.Delete("$patch")
-		return out, nil
+		return out, true, nil
 	}
-	return mergePatch(setTemplate, tmpl), nil
+	return mergePatch(setTemplate, tmpl), false, nil
 }
 
 // mergePatch merges patch into base (objects recursively, null deletes, anything else replaces).
@@ -155,12 +162,22 @@ func (s *syncer) semanticallyEqual(proposed, latest *revision) bool {
 }
 
 // revisionTemplate is the template of the set restored to revision r (currentSet/updateSet).
+// A held revision keeps the template when it is its own (revisionTemplateOf): parsing its data and cloning
+// the template every sync was most of what a held sync allocated, and under TinyGo's leaking collector what a
+// call allocates is what gets an instance recycled. The template is shared: its users read or clone it.
 func (s *syncer) revisionTemplate(r *revision) (jsonv.Value, error) {
-	t, err := applyRevisionTemplate(s.set.Template, r.DataRaw)
+	if m := r.memo; m != nil && m.own {
+		return m.template, nil
+	}
+	t, own, err := revisionTemplateOf(s.set.Template, r.DataRaw)
 	if err != nil {
 		return jsonv.Value{}, err
 	}
-	return normalizeTemplate(t), nil
+	t = normalizeTemplate(t)
+	if m := r.memo; m != nil && own {
+		m.own, m.template = true, t
+	}
+	return t, nil
 }
 
 // unmarshalKind names a JSON value the way encoding/json's UnmarshalTypeError does.

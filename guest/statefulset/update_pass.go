@@ -315,7 +315,7 @@ func (s *syncer) createPod(p *pod) error {
 		obj = withTypeMeta(*p.obj(), "v1", kindPod, p.Meta.Namespace)
 	}
 	var predicted error
-	if s.podExists[k] {
+	if s.podExistsAt(k) {
 		predicted = errAlreadyExists(resPods, p.Meta.Name)
 	}
 	err := s.issue(action{Verb: verbCreate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}, predicted)
@@ -323,7 +323,7 @@ func (s *syncer) createPod(p *pod) error {
 		return err // "sink already exists errors": no event
 	}
 	if err == nil {
-		s.podExists[k] = true
+		s.setPodExists(k, true)
 	}
 	if uerr := s.updatePodClaimForRetentionPolicy(p); uerr != nil {
 		s.claimRefusedEvent("update", p.Meta.Name, uerr)
@@ -379,12 +379,12 @@ func (s *syncer) updatePodOnce(p *pod, attempted *bool) error {
 	*attempted = true
 	obj := withTypeMeta(*p.obj(), "v1", kindPod, p.Meta.Namespace)
 	var predicted error
-	if !s.podExists[key(p.Meta.Namespace, p.Meta.Name)] {
+	if !s.podExistsAt(key(p.Meta.Namespace, p.Meta.Name)) {
 		predicted = errNotFound(resPods, p.Meta.Name)
 	}
 	err := s.issue(action{Verb: verbUpdate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}, predicted)
 	if isNotFound(err) {
-		s.podExists[key(p.Meta.Namespace, p.Meta.Name)] = false
+		s.setPodExists(key(p.Meta.Namespace, p.Meta.Name), false)
 	}
 	return err
 }
@@ -394,7 +394,7 @@ func (s *syncer) updatePodOnce(p *pod, attempted *bool) error {
 func (s *syncer) deletePod(p *pod) error {
 	k := key(p.Meta.Namespace, p.Meta.Name)
 	var predicted error
-	if !s.podExists[k] {
+	if !s.podExistsAt(k) {
 		predicted = errNotFound(resPods, p.Meta.Name)
 	}
 	err := s.issue(action{Verb: verbDelete, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name}, predicted)
@@ -402,7 +402,7 @@ func (s *syncer) deletePod(p *pod) error {
 		s.podEvent("delete", p.Meta.Name, err)
 		return err
 	}
-	s.podExists[k] = false
+	s.setPodExists(k, false)
 	s.podEvent("delete", p.Meta.Name, nil)
 	return nil
 }
