@@ -40,7 +40,6 @@ func (p *pod) isUnavailable(minReadySeconds int32, now time.Time) bool {
 	return !p.isAvailable(minReadySeconds, now) || p.isTerminating()
 }
 
-// revisionLabel is the pod's controller-revision-hash label ("" if none).
 // revisionLabel is the pod's controller-revision-hash label, read once when the pod is decoded or built (no
 // sync changes it: identity repairs set only the pod-name and pod-index labels).
 func (p *pod) revisionLabel() string { return p.rev }
