@@ -86,7 +86,7 @@ func (s *syncer) claimPods() ([]*pod, error) {
 	if s.set.Meta.UID == "" {
 		return nil, simpleError("no owner uid provided")
 	}
-	var candidates []*pod
+	candidates := podList(&s.maps.candidates, len(s.snap.Pods))
 	for _, p := range s.snap.Pods {
 		if f := s.factsOf(p); f != nil && f.candidate || f == nil && s.candidateFor(p) {
 			candidates = append(candidates, p)
@@ -99,7 +99,7 @@ func (s *syncer) claimPods() ([]*pod, error) {
 		}
 		return s.selectsPod(p)
 	}
-	claimed := make([]*pod, 0, len(candidates))
+	claimed := podList(&s.maps.claimed, len(candidates))
 	var errs []error
 	for _, p := range candidates {
 		if p.Meta.controllerRef() != nil {

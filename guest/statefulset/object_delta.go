@@ -84,6 +84,7 @@ func (d *decoder) delta(deltaT, podsT, revsT, claimsT jsonv.Text, ns string, sna
 	if next == nil { // a decode that keeps nothing: its orders in storage of their own
 		next = &objectMaps{}
 	}
+	ns = prev.namespace // the same, in memory of its own: held objects without a namespace are given it
 	snap.Pods = applyDelta(d, "pods", "pod", ns, podsT, removed[0], n[0], &prev.pods, prev.names, seen, d.pod, next.pods.order, &out.pods)
 	snap.Revisions = applyDelta(d, "revisions", "revision", ns, revsT, removed[1], n[1], &prev.revisions, prev.names, seen, d.revision, next.revisions.order, &out.revisions)
 	snap.Claims = applyDelta(d, "claims", "claim", ns, claimsT, removed[2], n[2], &prev.claims, prev.names, seen, d.claim, next.claims.order, &out.claims)

@@ -101,6 +101,9 @@ func changeWorld(t *testing.T, r *rand.Rand, s map[string]any, step int) map[str
 					md["labels"] = labels
 				}
 				labels["delta.ordinal.dev/step"] = fmt.Sprint(step)
+				if r.IntN(3) == 0 { // a namespace left out is the set's: what the instance keeps must not point into the input
+					delete(md, "namespace")
+				}
 				if list == "claims" && r.IntN(2) == 0 { // what claimsMatchRetentionPolicy reads (pod_memo.go)
 					if _, owned := md["ownerReferences"]; owned {
 						delete(md, "ownerReferences")

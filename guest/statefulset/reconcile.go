@@ -109,9 +109,12 @@ type syncMaps struct {
 	// podNames, claimIndex: the snapshot's pods by namespace and name, its claims in the set's namespace by
 	// name (their place in snapshot.Claims), for the claims of retention generation claimsIndexed
 	// (sync_lookups.go)
-	podNames      map[nsName]bool
-	claimIndex    map[string]int
-	claimsIndexed uint64
+	// candidates, claimed, replicas, condemned: the sync's lists of pods, storage an instance reuses (under
+	// TinyGo's leaking collector what a call allocates is what gets an instance recycled)
+	candidates, claimed, replicas, condemned []*pod
+	podNames                                 map[nsName]bool
+	claimIndex                               map[string]int
+	claimsIndexed                            uint64
 	// identity is the set's identity of the instance's last sync, gen its generation (pod_memo.go): held pods'
 	// facts are found again only when it changes
 	identity setIdentity
@@ -141,8 +144,8 @@ func key(ns, name string) nsName { return nsName{ns, name} }
 func run(snap *snapshot, failAt map[int]error) *plan {
 	s := &syncer{snap: snap, set: snap.Set, features: snap.Features, now: snap.Now, plan: &plan{eventActions: snap.EventActions},
 		failAt: failAt}
-	m := snap.maps
-	if m == nil {
+	m, kept := snap.maps, snap.maps != nil
+	if !kept {
 		m = &syncMaps{}
 	}
 	s.maps = m
@@ -151,8 +154,10 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 		s.revByKey[key(r.Meta.Namespace, r.Meta.Name)] = r
 	}
 	s.nextGid = 1
-	s.identityGen = m.identityGeneration(s.set)
-	s.retentionGen = m.retentionGeneration(s.set, s.identityGen, snap.delta == nil || snap.delta.claims.changes())
+	if kept { // memos are found under an instance's generations only (pod_memo.go): none to share otherwise
+		s.identityGen = m.identityGeneration(s.set)
+		s.retentionGen = m.retentionGeneration(s.set, s.identityGen, snap.delta == nil || snap.delta.claims.changes())
+	}
 	m.index(snap, s.set.Meta.Namespace, snap.delta == nil || renames(&snap.delta.pods), s.retentionGen)
 	s.slots = s.ordinalSlots()
 	s.checkPaused()

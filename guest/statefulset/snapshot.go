@@ -588,6 +588,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	}
 	if d.next != nil {
 		d.next.namespace = strings.Clone(ns) // kept: the input buffer is the next call's
+		ns = d.next.namespace                // and what the objects without a namespace are given (the instance's indexes keep it)
 	}
 	unique := func(kind, ns, name, uid, path string) bool {
 		k := objectKey{kind, ns, name}

@@ -86,3 +86,11 @@ func renames[T any, PT objectPtr[T]](k *kindDelta[T]) bool {
 	}
 	return len(k.sent) != replaced
 }
+
+// podList is an empty list of pods with room for n, in the storage *buf an instance keeps (grown when short).
+func podList(buf *[]*pod, n int) []*pod {
+	if cap(*buf) < n {
+		*buf = make([]*pod, 0, n)
+	}
+	return (*buf)[:0]
+}

@@ -70,9 +70,11 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 	status.Conditions = append(status.Conditions, set.Status.Conditions...)
 	s.countStatus(status, current, update, pods)
 
-	replicas := &replicaSlots{s: s, pods: make([]*pod, set.Replicas), current: current, update: update,
+	slots := podList(&s.maps.replicas, int(set.Replicas))[:set.Replicas]
+	clear(slots) // an empty slot is nil
+	replicas := &replicaSlots{s: s, pods: slots, current: current, update: update,
 		currentTemplate: currentTemplate, updateTemplate: updateTemplate}
-	condemned := make([]*pod, 0, len(pods))
+	condemned := podList(&s.maps.condemned, len(pods))
 	for _, p := range pods {
 		if i, ok := s.slots.Index(p.Ordinal); ok {
 			replicas.pods[i] = p

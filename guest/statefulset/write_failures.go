@@ -107,7 +107,8 @@ func (s *syncer) issue(a action, predicted error) error {
 // of the plan made with the failures before it, so they are placed one at a time: a pass finds the action
 // (by the order it was issued in, which canonical ordering keeps in its seq) and the next pass fails it.
 // Every pass decodes the snapshot afresh (decode reads the validated text; a sync may change what it
-// decoded).
+// decoded). Only the first pass's objects are kept (the others point into the input), so only the first uses
+// the instance's maps and the memos found under them (sync_lookups.go, pod_memo.go).
 func runWithFailures(root jsonv.Text, first *snapshot, prev *objectMaps) (*plan, *PlanError) {
 	failAt := map[int]error{}
 	snap := first
