@@ -34,7 +34,7 @@ func (s *APIServer) orphanSet() {
 			} else {
 				jsonobj.Ensure(o, "metadata")["ownerReferences"] = kept
 			}
-			s.bump(o)
+			s.bump(kind, o)
 		}
 	}
 }
@@ -72,7 +72,7 @@ func (s *APIServer) collectGarbage() {
 	for _, kind := range []string{kindClaim, kindRevision} {
 		for _, n := range s.Names(kind) {
 			if orphaned(s.objs[kind][n], live) {
-				delete(s.objs[kind], n)
+				s.remove(kind, n)
 				s.ownersChanged = true // its dependents may be orphans now
 				s.note("gc", ReasonDeleted, kind, n, "deleted %s %s (owners gone)", kind, n)
 			}
@@ -83,6 +83,7 @@ func (s *APIServer) collectGarbage() {
 		if orphaned(p, live) && jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
 			// Only a deletionTimestamp, as the reference harness's collector sets it.
 			jsonobj.Ensure(p, "metadata")["deletionTimestamp"] = s.now()
+			s.changed(kindPod, n) // with no new resourceVersion, as the harness's collector
 			if s.onPodDeleted != nil {
 				s.onPodDeleted(n)
 			}
