@@ -107,6 +107,7 @@ type APIServer struct {
 	// created, replaced or patched since (only their own owners can be gone: a write adds no orphan elsewhere).
 	ownersChanged bool
 	suspects      []suspect
+	owners        ownerGraph // who owns whom, for the collector's look after a removal
 }
 
 // NewAPIServer returns an empty server for namespace ns.
