@@ -159,8 +159,10 @@ type engine struct {
 	// views.
 	world   map[string]*worldKind
 	viewGen int
-	// scopeObjects are the firewall's objects of the world, by kind and name, kept between syncs (scope)
+	// scopeObjects are the firewall's objects of the world, by kind and name, kept between syncs, and
+	// scopeSet the set they were last scoped with, decoded (scope)
 	scopeObjects map[string]map[string]*firewall.Object
+	scopeSet     decodedSet
 	// podsOfMembers is the membership rule the records' grid states were read with (kube.Members.Key);
 	// podScratch the states of the last sync, lastGrid its grid (the next shares its unchanged chunks).
 	podsOfMembers string
@@ -791,12 +793,16 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 		}
 		at := len(b)
 		if e.current(r, r.encodedFor) {
+			if r.encodedAt == e.viewGen-1 && r.from == at && e.overPrevious(b) {
+				b = b[:r.to] // where the previous snapshot left it
+			} else {
+				b = append(b, r.json...)
+			}
 			if verifyEncodedObjects {
-				if fresh, _ := e.enc.append(nil, r.o); !bytes.Equal(fresh, r.json) {
+				if fresh, _ := e.enc.append(nil, r.o); !bytes.Equal(fresh, r.json) || !bytes.Equal(b[at:], r.json) {
 					panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion (%s)", kind, r.name, r.rv))
 				}
 			}
-			b = append(b, r.json...)
 		} else {
 			var err error
 			if b, err = e.enc.append(b, r.o); err != nil {
@@ -808,6 +814,14 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 		e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: r.uid, RV: r.rv, Digest: r.digest})
 	}
 	return append(b, ']')
+}
+
+// overPrevious reports whether b is being written over the previous snapshot's buffer (it is reused unless a
+// segment kept it, and b has not outgrown it): an object unchanged since, at the offset it had there, is
+// there already and is not copied again. A snapshot of 1000 pods is 1.5 MB, of which a sync changes a few
+// objects: what comes before the first of them stays where it was.
+func (e *engine) overPrevious(b []byte) bool {
+	return cap(b) > 0 && cap(e.snapBuf) > 0 && &b[:1][0] == &e.snapBuf[:1][0]
 }
 
 // listOf is the snapshot key of each kind's list.

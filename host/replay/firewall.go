@@ -20,12 +20,18 @@ import (
 // Claims carry the bytes the snapshot sent (objectsOf wrote them just before). (What the firewall reads
 // of a pod or revision is its metadata: name, namespace, uid, labels, owner references.)
 func (e *engine) scope() (*firewall.Scope, error) {
-	var set appsv1.StatefulSet
-	setJSON := mustJSON(e.api.set)
-	if err := json.Unmarshal(setJSON, &set); err != nil {
-		return nil, fmt.Errorf("firewall: statefulSet: %w", err)
+	d := &e.scopeSet
+	if d.of == nil || !sameObj(d.of, e.api.set) {
+		d.of, d.json, d.set = nil, mustJSON(e.api.set), appsv1.StatefulSet{}
+		if err := json.Unmarshal(d.json, &d.set); err != nil {
+			return nil, fmt.Errorf("firewall: statefulSet: %w", err)
+		}
+		d.of = e.api.set
+	} else if verifyEncodedObjects && !bytes.Equal(mustJSON(e.api.set), d.json) {
+		panic("replay: the StatefulSet changed in place")
 	}
-	s, err := firewall.NewScope(&set, setJSON)
+	set := d.set // the firewall reads it; a copy all the same
+	s, err := firewall.NewScope(&set, d.json)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +80,14 @@ func (e *engine) scope() (*firewall.Scope, error) {
 		}
 	}
 	return s, nil
+}
+
+// decodedSet is the set the last scope was made from, decoded: the API server stores every write of the set
+// as a new object, and a sync's host work decoding a set that had not changed was most of the scope's.
+type decodedSet struct {
+	of   Obj
+	set  appsv1.StatefulSet
+	json []byte
 }
 
 // scopedObject is what the firewall reads of one object of the world at a resourceVersion.

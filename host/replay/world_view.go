@@ -136,9 +136,13 @@ func (e *engine) verifyView(kind string, records []*record) {
 		md, _ := o["metadata"].(Obj)
 		uid, _ := md["uid"].(string)
 		rv, _ := md["resourceVersion"].(string)
-		if names[i] != r.name || reflect.ValueOf(o).UnsafePointer() != reflect.ValueOf(r.o).UnsafePointer() ||
-			reflect.ValueOf(md).UnsafePointer() != reflect.ValueOf(r.md).UnsafePointer() || uid != r.uid || rv != r.rv {
+		if names[i] != r.name || !sameObj(o, r.o) || !sameObj(md, r.md) || uid != r.uid || rv != r.rv {
 			panic(fmt.Sprintf("replay: %s %s changed without the API server's watch telling", kind, r.name))
 		}
 	}
+}
+
+// sameObj reports whether a and b are one object (not two equal ones).
+func sameObj(a, b Obj) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
