@@ -91,8 +91,10 @@ type APIServer struct {
 	clock *Clock
 	ids   ids
 	set   Obj
-	objs  map[string]map[string]Obj // kind -> name -> object
-	names map[string][]string       // kind -> the names Names last sorted (checked against objs, however they changed)
+	objs  map[string]map[string]Obj // kind -> name -> object (written only by put and remove)
+	order map[string][]string       // kind -> its names in natural order (apiserver_names.go)
+	// watches learn of every write (apiserver_watch.go)
+	watches []*watch
 
 	// Hooks the kubelet and the engine use to learn about changes.
 	onPodCreated func(name string)
@@ -105,13 +107,14 @@ type APIServer struct {
 	// created, replaced or patched since (only their own owners can be gone: a write adds no orphan elsewhere).
 	ownersChanged bool
 	suspects      []suspect
+	owners        ownerGraph // who owns whom, for the collector's look after a removal
 }
 
 // NewAPIServer returns an empty server for namespace ns.
 func NewAPIServer(ns string, clock *Clock) *APIServer {
 	return &APIServer{ns: ns, clock: clock, objs: map[string]map[string]Obj{
 		kindPod: {}, kindRevision: {}, kindClaim: {},
-	}, ownersChanged: true}
+	}, order: map[string][]string{}, ownersChanged: true}
 }
 
 func (s *APIServer) now() string { return s.clock.Now().UTC().Format(time.RFC3339) }
@@ -138,30 +141,9 @@ func (s *APIServer) Get(kind, name string) Obj {
 	return s.objs[kind][name]
 }
 
-// Names lists the stored objects of a kind in natural order (web-2 before web-10).
-func (s *APIServer) Names(kind string) []string {
-	m := s.objs[kind]
-	sorted := s.names[kind]
-	valid := len(sorted) == len(m) // the same names, as long as each is still there (keys are unique)
-	for _, n := range sorted {
-		if _, ok := m[n]; !ok {
-			valid = false
-			break
-		}
-	}
-	if !valid {
-		sorted = make([]string, 0, len(m))
-		for n := range m {
-			sorted = append(sorted, n)
-		}
-		sortNatural(sorted)
-		if s.names == nil {
-			s.names = map[string][]string{}
-		}
-		s.names[kind] = sorted
-	}
-	return slices.Clone(sorted)
-}
+// Names lists the stored objects of a kind in natural order (web-2 before web-10): a copy, which the caller
+// may keep while it writes.
+func (s *APIServer) Names(kind string) []string { return slices.Clone(s.names(kind)) }
 
 // StatefulSet returns the stored set (not a copy), nil before it is created.
 func (s *APIServer) StatefulSet() Obj { return s.set }
@@ -176,8 +158,13 @@ func (s *APIServer) stamp(o Obj) {
 	}
 }
 
-func (s *APIServer) bump(o Obj) {
-	jsonobj.Ensure(o, "metadata")["resourceVersion"] = s.ids.resourceVersion()
+// bump gives the stored object o of kind a new resourceVersion: it was changed in place.
+func (s *APIServer) bump(kind string, o Obj) {
+	md := jsonobj.Ensure(o, "metadata")
+	md["resourceVersion"] = s.ids.resourceVersion()
+	if kind != kindSet {
+		s.changed(kind, jsonobj.GetStr(md, "name"))
+	}
 }
 
 // stripTypeMeta drops apiVersion/kind: list results carry none per item, and that is what the
@@ -231,7 +218,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 		kube.DefaultClaim(o, s.ns)
 		o["status"] = Obj{"phase": "Pending"}
 	}
-	store[name] = o
+	s.put(kind, name, o)
 	s.suspect(kind, name)
 	if kind == kindPod && s.onPodCreated != nil {
 		s.onPodCreated(name)
@@ -273,7 +260,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 			g, _ := jsonobj.GetInt(old, "metadata.generation")
 			md["generation"] = jsonobj.Num(g + 1)
 		}
-		s.bump(o)
+		s.bump(kindSet, o)
 		s.set = o
 		s.ownersChanged = true
 		return nil
@@ -283,8 +270,8 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	case kindRevision:
 		stripTypeMeta(o)
 	}
-	s.bump(o)
-	s.objs[kind][name] = o
+	s.bump(kind, o)
+	s.put(kind, name, o)
 	s.suspect(kind, name)
 	return nil
 }
@@ -301,7 +288,7 @@ func (s *APIServer) UpdateStatus(obj Obj) error {
 	}
 	o := jsonobj.CloneObj(s.set)
 	o["status"] = jsonobj.Clone(obj["status"])
-	s.bump(o)
+	s.bump(kindSet, o)
 	s.set = o
 	return nil
 }
@@ -319,8 +306,8 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 	if kind == kindClaim && claimResized(old, o) && s.onClaimGrew != nil {
 		s.onClaimGrew(name)
 	}
-	s.bump(o)
-	s.objs[kind][name] = o
+	s.bump(kind, o)
+	s.put(kind, name, o)
 	s.suspect(kind, name)
 	return nil
 }
@@ -345,9 +332,9 @@ func (s *APIServer) Delete(kind, name, uid string) error {
 			return nil
 		}
 		s.markTerminating(old)
-		s.bump(old)
+		s.bump(kind, old)
 	default:
-		delete(s.objs[kind], name)
+		s.remove(kind, name)
 		s.ownersChanged = true
 	}
 	return nil
@@ -368,7 +355,7 @@ func (s *APIServer) markTerminating(pod Obj) {
 
 // removePod is the kubelet confirming termination: the object disappears.
 func (s *APIServer) removePod(name string) {
-	delete(s.objs[kindPod], name)
+	s.remove(kindPod, name)
 	s.ownersChanged = true
 }
 
@@ -379,7 +366,7 @@ func (s *APIServer) mutatePod(name string, f func(p Obj)) bool {
 		return false
 	}
 	f(p)
-	s.bump(p)
+	s.bump(kindPod, p)
 	return true
 }
 

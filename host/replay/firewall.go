@@ -20,59 +20,60 @@ import (
 // Claims carry the bytes the snapshot sent (objectsOf wrote them just before). (What the firewall reads
 // of a pod or revision is its metadata: name, namespace, uid, labels, owner references.)
 func (e *engine) scope() (*firewall.Scope, error) {
-	var set appsv1.StatefulSet
-	setJSON := mustJSON(e.api.set)
-	if err := json.Unmarshal(setJSON, &set); err != nil {
-		return nil, fmt.Errorf("firewall: statefulSet: %w", err)
+	d := &e.scopeSet
+	if d.of == nil || !sameObj(d.of, e.api.set) {
+		d.of, d.json, d.set = nil, mustJSON(e.api.set), appsv1.StatefulSet{}
+		if err := json.Unmarshal(d.json, &d.set); err != nil {
+			return nil, fmt.Errorf("firewall: statefulSet: %w", err)
+		}
+		d.of = e.api.set
+	} else if verifyEncodedObjects && !bytes.Equal(mustJSON(e.api.set), d.json) {
+		panic("replay: the StatefulSet changed in place")
 	}
-	s, err := firewall.NewScope(&set, setJSON)
+	set := d.set // the firewall reads it; a copy all the same
+	s, err := firewall.NewScope(&set, d.json)
 	if err != nil {
 		return nil, err
 	}
-	if e.scoped == nil {
-		e.scoped = map[string]map[string]scopedObject{}
+	if e.scopeObjects == nil {
 		e.scopeObjects = map[string]map[string]*firewall.Object{}
 	}
 	// The scope's objects are kept from sync to sync (the world is one namespace, the set's) and an object is
-	// read again only when it changed: a sync pays for what changed, plus a look at each name.
+	// read again only when it changed (world_view.go): a sync pays for what changed.
 	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
-		held, objs := e.scoped[kind], e.scopeObjects[kind]
-		if held == nil || e.cfg.Model == ModelTick { // the tick model changes objects without a resourceVersion
-			held, objs = map[string]scopedObject{}, map[string]*firewall.Object{}
-			e.scoped[kind], e.scopeObjects[kind] = held, objs
+		objs := e.scopeObjects[kind]
+		if objs == nil {
+			objs = map[string]*firewall.Object{}
+			e.scopeObjects[kind] = objs
 		}
-		names := e.view(kind)
-		for _, w := range names {
-			n, o, md, uid, rv := w.name, w.o, w.md, w.uid, w.rv
-			so, ok := held[n]
-			if ok && rv != "" && so.uid == uid && so.rv == rv {
+		records := e.view(kind)
+		w := e.world[kind]
+		for _, n := range w.gone {
+			delete(objs, n)
+		}
+		w.gone = w.gone[:0]
+		for _, r := range records {
+			if e.current(r, r.scopedFor) {
 				if verifyEncodedObjects {
-					fresh, err := e.scopedObject(kind, o, md)
+					fresh, err := e.scopedObject(kind, r)
+					so := r.scoped
 					if err != nil || !reflect.DeepEqual(fresh.labels, so.labels) || !reflect.DeepEqual(fresh.refs, so.refs) || !bytes.Equal(fresh.raw, so.raw) {
-						panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion (%s)", kind, n, rv))
+						panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion (%s)", kind, r.name, r.rv))
 					}
 				}
 				continue
 			}
-			if so, err = e.scopedObject(kind, o, md); err != nil {
+			so, err := e.scopedObject(kind, r)
+			if err != nil {
 				return nil, err
 			}
-			so.uid, so.rv = uid, rv // an object without a resourceVersion is read again next time
-			held[n] = so
-			ns := cmp.Or(jsonobj.GetStr(md, "namespace"), s.Namespace)
+			r.scoped, r.scopedFor = so, r.version
+			ns := cmp.Or(jsonobj.GetStr(r.md, "namespace"), s.Namespace)
 			if ns != s.Namespace { // as Add: nothing outside the set's namespace may be written
-				delete(objs, n)
+				delete(objs, r.name)
 				continue
 			}
-			objs[n] = firewall.NewObject(kind, n, ns, types.UID(uid), so.labels, so.refs, so.raw)
-		}
-		if len(held) > len(names) { // objects gone since
-			for n := range held {
-				if _, ok := e.api.objs[kind][n]; !ok {
-					delete(objs, n)
-					delete(held, n)
-				}
-			}
+			objs[r.name] = firewall.NewObject(kind, r.name, ns, types.UID(r.uid), so.labels, so.refs, so.raw)
 		}
 		if err := s.Use(kind, objs); err != nil {
 			return nil, err
@@ -81,16 +82,24 @@ func (e *engine) scope() (*firewall.Scope, error) {
 	return s, nil
 }
 
-// scopedObject is what the firewall reads of one object of the world at a resourceVersion.
-type scopedObject struct {
-	uid, rv string
-	labels  map[string]string
-	refs    []metav1.OwnerReference
-	raw     json.RawMessage
+// decodedSet is the set the last scope was made from, decoded: the API server stores every write of the set
+// as a new object, and a sync's host work decoding a set that had not changed was most of the scope's.
+type decodedSet struct {
+	of   Obj
+	set  appsv1.StatefulSet
+	json []byte
 }
 
-func (e *engine) scopedObject(kind string, o, md Obj) (scopedObject, error) {
+// scopedObject is what the firewall reads of one object of the world at a resourceVersion.
+type scopedObject struct {
+	labels map[string]string
+	refs   []metav1.OwnerReference
+	raw    json.RawMessage
+}
+
+func (e *engine) scopedObject(kind string, r *record) (scopedObject, error) {
 	var so scopedObject
+	md := r.md
 	if l := jsonobj.GetObj(md, "labels"); l != nil {
 		so.labels = make(map[string]string, len(l))
 		for k, v := range l {
@@ -110,10 +119,10 @@ func (e *engine) scopedObject(kind string, o, md Obj) (scopedObject, error) {
 	}
 	if kind == kindClaim {
 		// the bytes the snapshot just sent (objectsOf), not encoded again
-		if c, ok := e.encoded[kind][jsonobj.GetStr(md, "name")]; ok && c.uid == jsonobj.GetStr(md, "uid") && c.rv == jsonobj.GetStr(md, "resourceVersion") {
-			so.raw = c.json
+		if e.inSnapshot(r) {
+			so.raw = r.json
 		} else {
-			raw, err := e.enc.append(nil, o)
+			raw, err := e.enc.append(nil, r.o)
 			if err != nil {
 				return so, err
 			}

@@ -1,6 +1,11 @@
 package replay
 
-import "github.com/ordinal-dev/ordinal/internal/jsonobj"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
 
 // collectGarbage deletes every object whose ownerReferences all point at UIDs that no longer
 // exist, as kube-controller-manager's garbage collector does (background propagation). The
@@ -34,7 +39,7 @@ func (s *APIServer) orphanSet() {
 			} else {
 				jsonobj.Ensure(o, "metadata")["ownerReferences"] = kept
 			}
-			s.bump(o)
+			s.bump(kind, o)
 		}
 	}
 }
@@ -60,29 +65,27 @@ func (s *APIServer) collectGarbage() {
 		}
 	}
 	s.ownersChanged, s.suspects = false, s.suspects[:0]
-	live := map[string]bool{}
-	if s.set != nil {
-		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
-	}
-	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
-		for _, o := range s.objs[kind] {
-			live[jsonobj.GetStr(o, "metadata.uid")] = true
-		}
+	// The objects whose owners may be gone since the last look (ownerGraph), judged against the world as it
+	// is now: the look collects what a look at every object would.
+	suspects := s.owners.update(s)
+	if verifyEncodedObjects {
+		s.verifyOwnerGraph(suspects)
 	}
 	for _, kind := range []string{kindClaim, kindRevision} {
-		for _, n := range s.Names(kind) {
-			if orphaned(s.objs[kind][n], live) {
-				delete(s.objs[kind], n)
+		for _, n := range suspects[kind] {
+			if s.owners.orphan(objKey{kind, n}) {
+				s.remove(kind, n)
 				s.ownersChanged = true // its dependents may be orphans now
 				s.note("gc", ReasonDeleted, kind, n, "deleted %s %s (owners gone)", kind, n)
 			}
 		}
 	}
-	for _, n := range s.Names(kindPod) {
+	for _, n := range suspects[kindPod] {
 		p := s.objs[kindPod][n]
-		if orphaned(p, live) && jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
+		if s.owners.orphan(objKey{kindPod, n}) && jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
 			// Only a deletionTimestamp, as the reference harness's collector sets it.
 			jsonobj.Ensure(p, "metadata")["deletionTimestamp"] = s.now()
+			s.changed(kindPod, n) // with no new resourceVersion, as the harness's collector
 			if s.onPodDeleted != nil {
 				s.onPodDeleted(n)
 			}
@@ -130,6 +133,31 @@ func (s *APIServer) ownedByPresent(o Obj) bool {
 		}
 	}
 	return false
+}
+
+// verifyOwnerGraph checks (tests) that the graph tells the orphans as a look at the whole world does, and
+// that every orphan but a terminating pod (the collector is done with it) is among its suspects.
+func (s *APIServer) verifyOwnerGraph(suspects map[string][]string) {
+	live := map[string]bool{}
+	if s.set != nil {
+		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
+	}
+	for _, kind := range collectedKinds {
+		for _, o := range s.objs[kind] {
+			live[jsonobj.GetStr(o, "metadata.uid")] = true
+		}
+	}
+	for _, kind := range collectedKinds {
+		for n, o := range s.objs[kind] {
+			want := orphaned(o, live)
+			if s.owners.orphan(objKey{kind, n}) != want {
+				panic(fmt.Sprintf("replay: the garbage collector's graph has %s %s wrong (orphan: %t)", kind, n, want))
+			}
+			if want && !slices.Contains(suspects[kind], n) && (kind != kindPod || jsonobj.Get(o, "metadata.deletionTimestamp") == nil) {
+				panic(fmt.Sprintf("replay: the garbage collector's graph misses the orphan %s %s", kind, n))
+			}
+		}
+	}
 }
 
 func orphaned(o Obj, live map[string]bool) bool {

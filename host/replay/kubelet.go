@@ -214,6 +214,7 @@ type kubelet struct {
 	expanding     map[string]bool // claims the resizer is expanding (delays model)
 	grown         map[string]bool // claims whose storage request a patch changed since expandClaims looked
 	claimsScanned bool            // expandClaims has looked at the claims the world started with
+	claims        *watch          // the claims written since bindClaims last looked
 }
 
 func newKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *timers) *kubelet {
@@ -345,13 +346,18 @@ func (k *kubelet) podDeleted(name string) {
 	})
 }
 
-// claimCreated binds a new PVC at once in the delays model (the tick model binds at the next tick).
+// bindClaims binds new PVCs at once in the delays model (the tick model binds at the next tick). It looks at
+// every claim the first time, then at the claims written since (a claim nobody wrote is as it was: bound, or
+// not to be bound), in natural order, as a look at every claim would bind them.
 func (k *kubelet) bindClaims() {
-	for _, n := range k.api.Names(kindClaim) {
+	if k.claims == nil {
+		k.claims = k.api.watch(kindClaim)
+	}
+	for _, n := range k.claims.take() {
 		c := k.api.objs[kindClaim][n]
-		if jsonobj.GetStr(c, "status.phase") == "Pending" && jsonobj.Get(c, "metadata.deletionTimestamp") == nil {
+		if c != nil && jsonobj.GetStr(c, "status.phase") == "Pending" && jsonobj.Get(c, "metadata.deletionTimestamp") == nil {
 			jsonobj.Set(c, "status.phase", "Bound")
-			k.api.bump(c)
+			k.api.bump(kindClaim, c)
 		}
 	}
 }
@@ -417,7 +423,7 @@ func (k *kubelet) expandClaims() {
 				return // gone, or resized again (the patch marked it grown: the next expandClaims sees it)
 			}
 			jsonobj.Set(c, "status.capacity.storage", size)
-			k.api.bump(c)
+			k.api.bump(kindClaim, c)
 			k.api.note("resizer", ReasonExpanded, kindClaim, n, "claim %s expanded to %s", n, size)
 		})
 	}
@@ -488,7 +494,7 @@ func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 		c := api.objs[kindClaim][n]
 		if jsonobj.GetStr(c, "status.phase") == "Pending" && jsonobj.Get(c, "metadata.deletionTimestamp") == nil {
 			jsonobj.Set(c, "status.phase", "Bound")
-			api.bump(c)
+			api.bump(kindClaim, c)
 		}
 	}
 	api.collectGarbage()

@@ -2,28 +2,38 @@ package replay
 
 import "sort"
 
-// naturalLess orders names with runs of digits compared as numbers, so web-2 comes before web-10.
+// naturalLess orders names with runs of digits compared as numbers, so web-2 comes before web-10. Names
+// that only leading zeros tell apart (web-01, web-1) are ordered as strings: the order is total, so a list
+// kept in it as names come and go is the list sorted (apiserver_names.go).
 func naturalLess(a, b string) bool {
+	if less, tie := naturalCompare(a, b); !tie {
+		return less
+	}
+	return a < b
+}
+
+// naturalCompare is naturalLess without the tie-break: tie when the names differ only in leading zeros.
+func naturalCompare(a, b string) (less, tie bool) {
 	for a != "" && b != "" {
 		if isDigit(a[0]) && isDigit(b[0]) {
 			na, ra := splitDigits(a)
 			nb, rb := splitDigits(b)
 			na, nb = trimZeros(na), trimZeros(nb)
 			if len(na) != len(nb) {
-				return len(na) < len(nb)
+				return len(na) < len(nb), false
 			}
 			if na != nb {
-				return na < nb
+				return na < nb, false
 			}
 			a, b = ra, rb
 			continue
 		}
 		if a[0] != b[0] {
-			return a[0] < b[0]
+			return a[0] < b[0], false
 		}
 		a, b = a[1:], b[1:]
 	}
-	return len(a) < len(b)
+	return len(a) < len(b), len(a) == len(b)
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

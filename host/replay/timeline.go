@@ -1,10 +1,12 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -129,56 +131,41 @@ type Outcome struct {
 }
 
 // podStates reads the set's pods as the sync's snapshot had them (nothing is applied between); a pod
-// that is not the set's (db-0, web--1 with its labels) has no ordinal in it and is left out.
+// that is not the set's (db-0, web--1 with its labels) has no ordinal in it and is left out. A pod's state is
+// read once per change of the pod (record), for the set's membership rule of podsOfMembers; its letter is
+// given when it is read, in name order, as letters are handed out as revisions appear.
 func (e *engine) podStates() PodGrid {
 	members := kube.MembersOfJSON(e.api.set)
+	all := false
 	if k := members.Key(); k != e.podsOfMembers { // another set (or its deletion): every pod read again
-		clear(e.podRecords)
+		all = true
 		e.podsOfMembers = k
 	}
-	if e.podRecords == nil {
-		e.podRecords = map[string]podRecord{}
-	}
 	out := e.podScratch[:0]
-	for _, w := range e.view(kindPod) {
-		n, p, md, uid, rv := w.name, w.o, w.md, w.uid, w.rv
-		r, ok := e.podRecords[n]
-		if !ok || rv == "" || r.uid != uid || r.rv != rv || e.cfg.Model == ModelTick {
-			r = podRecord{uid: uid, rv: rv}
-			if ord, member := members.PodJSON(p); member {
+	for _, r := range e.view(kindPod) {
+		if all || !e.current(r, r.gridFor) {
+			r.gridFor, r.member, r.state = r.version, false, PodState{}
+			if ord, member := members.PodJSON(r.o); member {
+				md, p := r.md, r.o
 				r.member = true
 				r.state = PodState{Name: jsonobj.GetStr(md, "name"), Ordinal: ord,
 					Revision: jsonobj.GetStr(md, "labels.controller-revision-hash"),
 					Phase:    jsonobj.GetStr(p, "status.phase"), Ready: kube.PodReadyJSON(p),
 					Terminating: jsonobj.Get(md, "deletionTimestamp") != nil}
+				r.state.Label = e.label(r.state.Revision)
 			}
-			e.podRecords[n] = r
 		}
 		if r.member {
-			st := r.state
-			st.Label = e.label(st.Revision)
-			out = append(out, st)
+			out = append(out, r.state)
 		}
 	}
-	if len(e.podRecords) > 2*len(out)+64 { // pods gone: their records go too
-		for n := range e.podRecords {
-			if _, ok := e.api.objs[kindPod][n]; !ok {
-				delete(e.podRecords, n)
-			}
-		}
+	byOrdinal := func(a, b PodState) int { return cmp.Compare(a.Ordinal, b.Ordinal) }
+	if !slices.IsSortedFunc(out, byOrdinal) { // names in natural order are mostly ordinals in order
+		slices.SortStableFunc(out, byOrdinal)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Ordinal < out[j].Ordinal })
 	e.podScratch = out
 	e.lastGrid = GridOf(out, e.lastGrid)
 	return e.lastGrid
-}
-
-// podRecord is what the grid shows of a pod at a uid and resourceVersion, read once per change of the pod
-// (the world gives every change one, as objectsOf relies on) for the set's membership rule of podsOfMembers.
-type podRecord struct {
-	uid, rv string
-	member  bool
-	state   PodState // its Label is given per step: letters are handed out as revisions appear
 }
 
 // labelRevisions gives every revision in the world a letter, oldest revision number first.

@@ -158,6 +158,9 @@ func listOf[T any](v *abi.ObjectLists[T], list string) *T {
 
 // separatedByComma: b, between two elements of an array, is one comma and white space.
 func separatedByComma(b []byte) bool {
+	if len(b) == 1 { // as the hosts write them
+		return b[0] == ','
+	}
 	b = bytes.TrimSpace(b)
 	return len(b) == 1 && b[0] == ','
 }

@@ -1,0 +1,125 @@
+package replay
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
+
+// Under any creates, replacements, deletions and removals, each look of the collector (which reads only
+// what its graph says may have lost its owners) collects what a look at every object of the world would:
+// the claims and revisions whose owners are all gone at that moment, and the pods' deletionTimestamps, in
+// the same order.
+func TestOwnerGraphCollectsWhatALookAtEverythingWould(t *testing.T) {
+	api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
+	api.set = Obj{"metadata": Obj{"name": "web", "uid": "set-0"}}
+	r := rand.New(rand.NewSource(7))
+	uidOf := func(kind, name string) string { return jsonobj.GetStr(api.Get(kind, name), "metadata.uid") }
+	// an owner for a new object: the set, a pod, a claim, a uid nothing has, or none
+	owners := func() []any {
+		kind, name := kindSet, "web"
+		switch r.Intn(5) {
+		case 0:
+		case 1:
+			kind, name = kindPod, fmt.Sprintf("web-%d", r.Intn(8))
+		case 2:
+			kind, name = kindClaim, fmt.Sprintf("data-%d", r.Intn(8))
+		case 3:
+			return []any{Obj{"kind": kindPod, "name": "web-9", "uid": "no-such-uid"}}
+		default:
+			return nil
+		}
+		uid := uidOf(kind, name)
+		if uid == "" {
+			return nil
+		}
+		return []any{Obj{"kind": kind, "name": name, "uid": uid}}
+	}
+	looks, collected := 0, 0
+	for i := 0; i < 4000; i++ {
+		pod, claim, rev := fmt.Sprintf("web-%d", r.Intn(8)), fmt.Sprintf("data-%d", r.Intn(8)), fmt.Sprintf("web-rev-%d", r.Intn(3))
+		switch r.Intn(10) {
+		case 0:
+			_ = api.Create(kindPod, Obj{"metadata": Obj{"name": pod, "ownerReferences": owners()}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}})
+		case 1, 2:
+			_ = api.Create(kindClaim, Obj{"metadata": Obj{"name": claim, "ownerReferences": owners()}})
+		case 3:
+			_ = api.Create(kindRevision, Obj{"metadata": Obj{"name": rev, "ownerReferences": owners()}})
+		case 4:
+			if c := api.Get(kindClaim, claim); c != nil {
+				c = jsonobj.CloneObj(c)
+				jsonobj.Ensure(c, "metadata")["ownerReferences"] = owners()
+				if err := api.Update(kindClaim, c); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case 5:
+			_ = api.Delete(kindClaim, claim, "")
+		case 6:
+			_ = api.Delete(kindPod, pod, "")
+		case 7:
+			if api.Get(kindPod, pod) != nil {
+				api.removePod(pod)
+			}
+		case 8:
+			if r.Intn(10) == 0 { // the set deleted with --cascade=orphan and created again
+				api.orphanSet()
+				api.set = Obj{"metadata": Obj{"name": "web", "uid": fmt.Sprintf("set-%d", i)}}
+			}
+		default:
+			want, wantPods := everythingLook(api)
+			api.takeNotes()
+			api.collectGarbage()
+			looks++
+			collected += len(want)
+			if got := api.takeNotes(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("write %d: the collector did\n %+v\nwant\n %+v", i, got, want)
+			}
+			for _, n := range wantPods {
+				if jsonobj.Get(api.Get(kindPod, n), "metadata.deletionTimestamp") == nil {
+					t.Fatalf("write %d: pod %s not marked", i, n)
+				}
+			}
+		}
+	}
+	if looks < 100 || collected < 100 {
+		t.Fatalf("only %d looks, %d objects collected", looks, collected)
+	}
+	t.Logf("%d looks, %d objects collected, %d pods %d claims %d revisions left", looks, collected, len(api.objs[kindPod]), len(api.objs[kindClaim]), len(api.objs[kindRevision]))
+}
+
+// everythingLook is what a look at every object of the world collects now: its notes, and the pods it
+// marks.
+func everythingLook(api *APIServer) ([]WorldEvent, []string) {
+	live := map[string]bool{}
+	if api.set != nil {
+		live[jsonobj.GetStr(api.set, "metadata.uid")] = true
+	}
+	for _, kind := range collectedKinds {
+		for _, o := range api.objs[kind] {
+			live[jsonobj.GetStr(o, "metadata.uid")] = true
+		}
+	}
+	var notes []WorldEvent
+	var pods []string
+	for _, kind := range collectedKinds {
+		for _, n := range api.Names(kind) {
+			o := api.objs[kind][n]
+			if !orphaned(o, live) {
+				continue
+			}
+			switch {
+			case kind != kindPod:
+				notes = append(notes, WorldEvent{Source: "gc", Reason: ReasonDeleted, Kind: kind, Name: n, Message: fmt.Sprintf("deleted %s %s (owners gone)", kind, n)})
+			case jsonobj.Get(o, "metadata.deletionTimestamp") == nil:
+				pods = append(pods, n)
+				notes = append(notes, WorldEvent{Source: "gc", Reason: ReasonDeleting, Kind: kindPod, Name: n, Message: fmt.Sprintf("deleting Pod %s (owners gone)", n)})
+			}
+		}
+	}
+	return notes, pods
+}
