@@ -74,15 +74,16 @@ type objectMaps struct {
 type heldKind[T any] struct {
 	byUID map[string]*cachedObject[T]
 	order []*cachedObject[T]
+	view  []*T // storage for a delta sync's list of the objects (object_delta.go), reused
 }
 
 // An entry whose rv is ambiguous stands for a uid two objects of one snapshot had: a reference to it
 // cannot say which, so it resolves to nothing (an API server never shows two; a hand-made snapshot can).
 const ambiguous = "\x00ambiguous"
 
-// cachedObject is an object as decoded, before the sync (a sync works on copies: lazy trees are changed in
-// place), at its resourceVersion. Its object is never changed once made, so two snapshots share the entry;
-// dropped and next are a delta's marks (object_delta.go).
+// cachedObject is an object as decoded, at its resourceVersion. No sync changes it (a delta sync reads it in
+// place and may build its lazy tree; other syncs read copies), so two snapshots share the entry; dropped and
+// next are a delta's marks (object_delta.go).
 type cachedObject[T any] struct {
 	uid, rv string // uid: the key it is held under, in memory of its own (the input buffer is reused)
 	v       T

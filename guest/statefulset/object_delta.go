@@ -85,9 +85,9 @@ func (d *decoder) delta(deltaT, podsT, revsT, claimsT jsonv.Text, ns string, sna
 		next = &objectMaps{}
 	}
 	ns = prev.namespace // the same, in memory of its own: held objects without a namespace are given it
-	snap.Pods = applyDelta(d, "pods", "pod", ns, podsT, removed[0], n[0], &prev.pods, prev.names, seen, d.pod, next.pods.order, &out.pods)
-	snap.Revisions = applyDelta(d, "revisions", "revision", ns, revsT, removed[1], n[1], &prev.revisions, prev.names, seen, d.revision, next.revisions.order, &out.revisions)
-	snap.Claims = applyDelta(d, "claims", "claim", ns, claimsT, removed[2], n[2], &prev.claims, prev.names, seen, d.claim, next.claims.order, &out.claims)
+	snap.Pods = applyDelta(d, "pods", "pod", ns, podsT, removed[0], n[0], &prev.pods, prev.names, seen, d.pod, &next.pods, &out.pods)
+	snap.Revisions = applyDelta(d, "revisions", "revision", ns, revsT, removed[1], n[1], &prev.revisions, prev.names, seen, d.revision, &next.revisions, &out.revisions)
+	snap.Claims = applyDelta(d, "claims", "claim", ns, claimsT, removed[2], n[2], &prev.claims, prev.names, seen, d.claim, &next.claims, &out.claims)
 	if d.err == nil && d.next != nil {
 		snap.delta = out
 	}
@@ -109,10 +109,10 @@ func nameKey(kind string, m *objectMeta, ns string) objectKey {
 func uidKey(kind, uid string) objectKey { return objectKey{kind, "\x00uid", uid} }
 
 // applyDelta is one list of a delta snapshot: held's objects less those removed or sent again, in their
-// order (an object sent again in its place), then the new ones. order is storage for the new order.
+// order (an object sent again in its place), then the new ones. storage holds the new order and the list.
 func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT, removedT jsonv.Text, count int,
 	held *heldKind[T], names, seen map[objectKey]string,
-	decode func(jsonv.Text, string) PT, order []*cachedObject[T], out *kindDelta[T]) []PT {
+	decode func(jsonv.Text, string) PT, storage *heldKind[T], out *kindDelta[T]) []*T {
 	if d.err != nil {
 		return nil
 	}
@@ -195,7 +195,7 @@ func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT
 			}
 		}
 	}
-	order = order[:0]
+	order := storage.order[:0]
 	for _, c := range held.order {
 		switch {
 		case c.dropped != mark:
@@ -213,13 +213,15 @@ func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT
 	// The sync reads the held objects themselves, not copies: no write of a sync changes an object of the
 	// snapshot (those it changes, it copies first: copyPod, withTypeMeta), and a lazy tree it builds stays
 	// built for the next. Copying every object every sync was a third of a held 1000-pod sync.
-	objs := make([]PT, len(order))
+	if cap(storage.view) < len(order) {
+		storage.view = make([]*T, len(order))
+	}
+	objs := storage.view[:len(order)]
 	for i, c := range order {
-		v := PT(&c.v)
-		if m := v.meta(); m.Namespace == "" { // the set's, as a whole snapshot's decode gives it
+		if m := PT(&c.v).meta(); m.Namespace == "" { // the set's, as a whole snapshot's decode gives it
 			m.Namespace = ns
 		}
-		objs[i] = v
+		objs[i] = &c.v
 	}
 	return objs
 }
