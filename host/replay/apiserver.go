@@ -86,6 +86,9 @@ func (a *ids) resourceVersion() string {
 type APIServer struct {
 	// Gates are the feature gates its StatefulSet validation reads (the world's features).
 	Gates kube.Gates
+	// HarnessCollector: the garbage collector marks a pod for deletion as the reference harness's does, without
+	// a new resourceVersion (the tick model); otherwise as kube-apiserver records the collector's delete, with one.
+	HarnessCollector bool
 
 	ns    string
 	clock *Clock

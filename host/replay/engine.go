@@ -238,6 +238,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 		}
 		return nil, err
 	}
+	e.api.HarnessCollector = cfg.Model == ModelTick
 	e.kube = newKubelet(cfg, e.api, e.clock, e.timers)
 	e.kube.nodes = e.nodeNames()
 	e.seedKubelet()

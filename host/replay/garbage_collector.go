@@ -83,9 +83,13 @@ func (s *APIServer) collectGarbage() {
 	for _, n := range suspects[kindPod] {
 		p := s.objs[kindPod][n]
 		if s.owners.orphan(objKey{kindPod, n}) && jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
-			// Only a deletionTimestamp, as the reference harness's collector sets it.
+			// A deletionTimestamp, as the collector's delete sets it (the pod has no finalizers to wait for)
 			jsonobj.Ensure(p, "metadata")["deletionTimestamp"] = s.now()
-			s.changed(kindPod, n) // with no new resourceVersion, as the harness's collector
+			if s.HarnessCollector {
+				s.changed(kindPod, n) // with no new resourceVersion, as the harness's collector
+			} else {
+				s.bump(kindPod, p) // a write, with a resourceVersion of its own: what informers and the encode cache go by
+			}
 			if s.onPodDeleted != nil {
 				s.onPodDeleted(n)
 			}

@@ -71,3 +71,26 @@ func TestGarbageCollectorLooksAtWhatChanged(t *testing.T) {
 		t.Error("the claims of a removed pod were not collected")
 	}
 }
+
+// The collector's delete of a pod whose owner is gone is a write: outside the tick model it gives the pod a
+// new resourceVersion, which is what the encode-once cache and a session's digests go by (without it, the
+// next sync sent the pod as it was, not terminating). The tick model keeps the reference harness's rule.
+func TestCollectedPodGetsANewResourceVersion(t *testing.T) {
+	for _, harness := range []bool{false, true} {
+		api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
+		api.HarnessCollector = harness
+		if err := api.Create(kindPod, Obj{"metadata": Obj{"name": "web-0", "ownerReferences": []any{Obj{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "gone", "uid": "no-such-uid", "controller": true}}},
+			"spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		before := jsonobj.GetStr(api.Get(kindPod, "web-0"), "metadata.resourceVersion")
+		api.collectGarbage()
+		p := api.Get(kindPod, "web-0")
+		if jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
+			t.Fatalf("harness %v: the orphan pod was not marked for deletion", harness)
+		}
+		if after := jsonobj.GetStr(p, "metadata.resourceVersion"); (after != before) == harness {
+			t.Errorf("harness %v: resourceVersion %s -> %s", harness, before, after)
+		}
+	}
+}
