@@ -14,9 +14,10 @@ import (
 // server's watch names (written since the last sync), so that a sync's host work is in what changed and a
 // look along a list, not in a lookup per object (a 1000-pod preview spent more host time finding out that
 // nothing had changed than in anything else). Each part is made again when the object's uid or
-// resourceVersion changed: the world gives every change one, as kube-apiserver does. Not in the tick model,
-// whose world rules change pods as the reference harness's do, without one (its counters start again with
-// every segment): there every part is made again at every sync.
+// resourceVersion changed: the world gives every change one, as kube-apiserver does. In the tick model, whose
+// world rules change objects as the reference harness's do (its counters start again with every segment, so
+// a uid and resourceVersion can come back; its collector writes none), every write the watch names is a new
+// version.
 type record struct {
 	name    string
 	o, md   Obj
@@ -54,7 +55,7 @@ type worldKind struct {
 
 // current reports whether a part made for version v of r can be used as it is.
 func (e *engine) current(r *record, v int) bool {
-	return v == r.version && r.rv != "" && e.cfg.Model != ModelTick
+	return v == r.version && (r.rv != "" || e.cfg.Model == ModelTick)
 }
 
 // view is the world's objects of kind in name order as this sync reads them: snapshot starts a new view, and
@@ -81,10 +82,10 @@ func (e *engine) view(kind string) []*record {
 			w.gone = append(w.gone, n)
 		case o == nil:
 		case found:
-			w.records[i].read(o)
+			w.records[i].read(o, e.cfg.Model == ModelTick)
 		default:
 			r := &record{name: n}
-			r.read(o)
+			r.read(o, false)
 			w.records = slices.Insert(w.records, i, r)
 		}
 	}
@@ -94,12 +95,13 @@ func (e *engine) view(kind string) []*record {
 	return w.records
 }
 
-// read takes the object as the world holds it now; a new uid or resourceVersion is a new version.
-func (r *record) read(o Obj) {
+// read takes the object as the world holds it now; a new uid or resourceVersion is a new version, and so is
+// any write when written says so (the tick model).
+func (r *record) read(o Obj, written bool) {
 	md, _ := o["metadata"].(Obj)
 	uid, _ := md["uid"].(string)
 	rv, _ := md["resourceVersion"].(string)
-	if r.version == 0 || uid != r.uid || rv != r.rv {
+	if r.version == 0 || written || uid != r.uid || rv != r.rv {
 		r.version++
 	}
 	r.o, r.md, r.uid, r.rv = o, md, uid, rv
