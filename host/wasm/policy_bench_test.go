@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
@@ -25,7 +26,8 @@ import (
 // delete, the status) decoded. In the same iteration each shipped
 // policy (and, as "all", the four as one set names them) judges that plan through host/policy's Run as the
 // controller makes one per sync: the plan's objects looked up through the snapshot builder's index
-// (Run.Object), the pdb policy given a budget, zones the nodes. It reports policy/sync, the ratio of the
+// (Run.Object), the members before the lists as the builder wrote them (Run.Head), the pods as it knows them
+// (Run.Pods), the pdb policy given a budget, zones the nodes. It reports policy/sync, the ratio of the
 // two times, and each in ms.
 func BenchmarkPolicyOverhead(b *testing.B) {
 	ctx := context.Background()
@@ -58,6 +60,8 @@ type world struct {
 	snaps   [2][]byte
 	layouts [2]*wasm.Layout
 	objects [2]func(kind, name string) (json.RawMessage, bool)
+	heads   [2][]byte
+	pods    [2]func() policy.Pods
 	budgets []json.RawMessage
 	nodes   []json.RawMessage
 	n       int
@@ -102,7 +106,7 @@ func policyWorld(b *testing.B, m *wasm.Module, n int) *world {
 			snap = strings.Replace(snap, `"resourceVersion":"1000"`, `"resourceVersion":"999999"`, 1)
 		}
 		w.snaps[i] = []byte(snap)
-		w.layouts[i], w.objects[i] = layOut(b, w.snaps[i])
+		w.layouts[i], w.objects[i], w.heads[i], w.pods[i] = layOut(b, w.snaps[i])
 	}
 	if string(w.snaps[0]) == string(w.snaps[1]) {
 		b.Fatal("the two snapshots do not differ")
@@ -116,13 +120,20 @@ func policyWorld(b *testing.B, m *wasm.Module, n int) *world {
 }
 
 // layOut is what the controller's snapshot builder knows of a snapshot as it writes it: where each listed
-// object is, what names it, its digest (wasm.Layout); each object by kind and name (policy.Run.Object).
-func layOut(b *testing.B, snap []byte) (*wasm.Layout, func(kind, name string) (json.RawMessage, bool)) {
+// object is, what names it, its digest (wasm.Layout); each object by kind and name (policy.Run.Object); the
+// members before its lists (policy.Run.Head: the builder writes abi, now and the set first); its pods' names
+// and those that are down (policy.Run.Pods: the builder finds a pod's health once per encoding of it).
+func layOut(b *testing.B, snap []byte) (*wasm.Layout, func(kind, name string) (json.RawMessage, bool), []byte, func() policy.Pods) {
 	l := &wasm.Layout{}
 	byName := map[[2]string]json.RawMessage{}
 	kinds := map[string]string{"pods": "Pod", "revisions": "ControllerRevision", "claims": "PersistentVolumeClaim"}
+	var head []byte
+	var pods policy.Pods
 	gjson.ParseBytes(snap).ForEach(func(k, v gjson.Result) bool {
 		if kinds[k.Str] == "" {
+			if k.Str == "statefulSet" {
+				head = snap[:v.Index+len(v.Raw)]
+			}
 			return true
 		}
 		v.ForEach(func(_, e gjson.Result) bool {
@@ -130,17 +141,27 @@ func layOut(b *testing.B, snap []byte) (*wasm.Layout, func(kind, name string) (j
 			l.Objects = append(l.Objects, wasm.LaidObject{List: k.Str, From: e.Index, To: e.Index + len(e.Raw),
 				UID: e.Get("metadata.uid").Str, RV: e.Get("metadata.resourceVersion").Str, Digest: sha256.Sum256(raw)})
 			byName[[2]string{kinds[k.Str], e.Get("metadata.name").Str}] = raw
+			if k.Str == "pods" {
+				p := &corev1.Pod{}
+				if err := json.Unmarshal(raw, p); err != nil {
+					b.Fatal(err)
+				}
+				pods.Names = append(pods.Names, p.Name)
+				if !policy.Healthy(p) {
+					pods.Down = append(pods.Down, raw)
+				}
+			}
 			return true
 		})
 		return true
 	})
-	if len(l.Objects) == 0 {
-		b.Fatal("the snapshot has no objects")
+	if head == nil || gjson.GetBytes(append(head[:len(head):len(head)], '}'), "statefulSet.metadata.name").Str != "web" {
+		b.Fatal("the snapshot's set is not before its lists")
 	}
 	return l, func(kind, name string) (json.RawMessage, bool) {
 		raw, ok := byName[[2]string{kind, name}]
 		return raw, ok
-	}
+	}, head, func() policy.Pods { return pods }
 }
 
 // timed is a policy whose calls are counted: the input's bytes and the time in Evaluate (the module's call).
@@ -188,7 +209,7 @@ func benchPolicyOverhead(b *testing.B, m *wasm.Module, w *world, mods []policy.M
 		}
 		t1 := time.Now()
 		run := &policy.Run{Policies: ps, Snapshot: snap, Memory: memory, PodDisruptionBudgets: w.budgets, Nodes: w.nodes,
-			Object: w.objects[i%2],
+			Object: w.objects[i%2], Head: w.heads[i%2], Pods: w.pods[i%2],
 			Failed: func(f policy.Failure) { b.Fatal(f) }} // one per sync, as the controller makes it
 		if holds := run.Judge(ctx, p, 0); len(holds) != 0 {
 			b.Fatalf("holds %v: the benchmark's policies allow the plan", holds)
