@@ -15,7 +15,7 @@ type PolicyDescribe struct {
 	Policy  string `json:"policy"`  // its name: lower-case letters, digits and '-', as sets name it
 	Version string `json:"version"` // the policy's own version, for events and `ordinal version`
 	// Context names what the policy reads of the host's context beyond held and signals, so a host fetches
-	// only that: ContextPodDisruptionBudgets.
+	// only that: ContextPodDisruptionBudgets, ContextNodes, ContextDisrupted, ContextSnapshot.
 	Context []string `json:"context,omitempty"`
 }
 
@@ -29,7 +29,14 @@ const (
 	// "now" and "features", and of the pods, revisions and claims only those the plan's actions name: a
 	// policy pays for what the plan touches, not for the whole set.
 	ContextSnapshot = "snapshot"
+	// ContextDisrupted: PolicyContext.Disrupted. A policy that must know about every pod of the set only
+	// whether it is down (a zone's, a rack's) asks for this instead of the whole snapshot: what it is given
+	// grows with the pods that are down, not with the set.
+	ContextDisrupted = "disrupted"
 )
+
+// PolicyContexts are describe's context entries a host may be asked for (an unknown one refuses the policy).
+var PolicyContexts = []string{ContextPodDisruptionBudgets, ContextNodes, ContextDisrupted, ContextSnapshot}
 
 // PolicyInput is what a host gives a policy module's evaluate export: the sync as the reconcile module saw
 // it and the plan it made, the first action not yet issued, and what the host knows beyond the snapshot.
@@ -54,7 +61,24 @@ type PolicyContext struct {
 	PodDisruptionBudgets []json.RawMessage `json:"podDisruptionBudgets,omitempty"`
 	// Nodes are the nodes the set's pods run on, each {"metadata":{"name","labels"}} (a zone, a rack).
 	Nodes []json.RawMessage `json:"nodes,omitempty"`
+	// Disrupted is what of the set is down now (ContextDisrupted).
+	Disrupted *Disrupted `json:"disrupted,omitempty"`
 }
+
+// Disrupted is what of a set is down now (POLICY.md section 2, context.disrupted).
+type Disrupted struct {
+	// Pods are the snapshot's pods that are not healthy, as the disruption controller counts a budget's
+	// currentHealthy: being deleted (a deletionTimestamp), or their Ready condition (the first of that type)
+	// not True. As the snapshot carries them, in its order.
+	Pods []json.RawMessage `json:"pods"`
+	// Missing are the set's replicas without a pod: <set>-<ordinal> for each ordinal from
+	// spec.ordinals.start (0 without one) below start+spec.replicas that no pod of the snapshot is named, in
+	// ordinal order (at most MaxDisruptedMissing).
+	Missing []string `json:"missing"`
+}
+
+// MaxDisruptedMissing bounds Disrupted.Missing.
+const MaxDisruptedMissing = 1024
 
 // HeldWrite names a write a policy has been holding (by what it writes: action indexes change between
 // syncs).

@@ -219,3 +219,45 @@ func livePreview(t *testing.T, ctx context.Context, ns string, set *appsv1.State
 	}
 	return out
 }
+
+// The webhook previews an edit of a set naming the pdb policy with the cluster's budget, as the controller's
+// sync and `kubectl ordinal preview` give it: maxUnavailable 2 under a budget of 1, a server-side dry run of
+// the edit (nothing changes) is previewed with the second delete held. The webhook runs as the deployed
+// ServiceAccount under exactly the deployed RBAC (which lists PodDisruptionBudgets and nodes for this): a
+// permission it lacks shows as "forbidden" in its log, and as a preview without the hold.
+func TestWebhookPreviewsThePDBPolicysHold(t *testing.T) {
+	t.Parallel()
+	requireHookEnv(t)
+	ctx, ns, _, _ := begin(t, "wb", true)
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "wb"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "wb"}}}}
+	if _, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	set := newSet("wb", 4, maxUnavailable(2))
+	set.Annotations = map[string]string{"ordinal.dev/policies": "pdb"}
+	createSet(t, ctx, ns, set)
+	waitRolledOut(t, ctx, ns, "wb", 4)
+	waitFor(t, ctx, "the disruption controller allows one disruption", time.Minute, func() bool {
+		p, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "wb", metav1.GetOptions{})
+		return err == nil && p.Status.DisruptionsAllowed == 1 && p.Status.ObservedGeneration == p.Generation
+	})
+	hook := startWebhook(t, ctx, ns, "--kubeconfig", serviceAccountKubeconfig(t, ctx, "examples/deploy/webhook", "ordinal-webhook"))
+	t.Cleanup(func() {
+		if b, _ := os.ReadFile(hook.logPath); strings.Contains(string(b), "forbidden") {
+			t.Errorf("the webhook was refused something under the deployed RBAC:\n%s", lastLines(string(b), 30))
+		}
+	})
+	edit := getSet(t, ctx, ns, "wb")
+	edit.Spec.Template.Annotations[annVersion] = "v2"
+	if _, err := cfg.kc.AppsV1().StatefulSets(ns).Update(ctx, edit, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatalf("dry-run update: %v", err)
+	}
+	if out := hook.get(t, "/preview/"+ns+"/wb"); !strings.Contains(out, "policy pdb holds this write: PodDisruptionBudget wb allows no more disruptions") {
+		t.Errorf("the webhook's preview does not show the budget's hold:\n%s", out)
+	}
+	if got := getSet(t, ctx, ns, "wb"); got.Generation != edit.Generation {
+		t.Errorf("the dry run changed the set: generation %d, was %d", got.Generation, edit.Generation)
+	}
+}

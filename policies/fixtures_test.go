@@ -13,7 +13,8 @@ import (
 
 // Every build of every shipped policy — TinyGo and AssemblyScript alike — loads through the host's policy
 // loader and gives each fixture of its policy the answer the fixture says, as the policy's Go does natively
-// (its own test): the same fixtures, the same decisions, in every language.
+// (its own test): the same fixtures, the same decisions, in every language, through the Extism exports and,
+// where the build has them, the direct ones.
 func TestEveryBuildAnswersItsFixtures(t *testing.T) {
 	builds := policies.Builds()
 	dirs, _ := filepath.Glob("*/testdata")
@@ -35,19 +36,27 @@ func TestEveryBuildAnswersItsFixtures(t *testing.T) {
 				if err := schemacheck.ValidatePolicyDescribe(p.DescribeJSON()); err != nil {
 					t.Fatal(err)
 				}
-				for _, fx := range fixtures {
-					if err := schemacheck.ValidatePolicyInput(fx.Input); err != nil {
-						t.Fatalf("%s: the fixture's input: %v", fx.Name, err)
-					}
-					got, err := p.Evaluate(context.Background(), fx.Input)
-					if err != nil {
-						t.Fatalf("%s: %v", fx.Name, err)
-					}
-					if !kittest.SameAnswer(got, fx.Answer) {
-						t.Errorf("%s (%s)\nanswer %s\nwant   %s", fx.Name, fx.Description, got, fx.Answer)
-					}
-					if err := schemacheck.ValidatePolicyAnswer(got); err != nil {
-						t.Errorf("%s: %v", fx.Name, err)
+				paths := map[string]func(context.Context, []byte) ([]byte, error){"extism": p.EvaluateExtism}
+				if p.Direct() { // the TinyGo builds have the direct exports too (abi/POLICY.md section 1.1): the same answers
+					paths["direct"] = p.Evaluate
+				} else if lang == "tinygo" {
+					t.Errorf("the %s build has no direct exports (policies/kit writes them)", lang)
+				}
+				for path, evaluate := range paths {
+					for _, fx := range fixtures {
+						if err := schemacheck.ValidatePolicyInput(fx.Input); err != nil {
+							t.Fatalf("%s: the fixture's input: %v", fx.Name, err)
+						}
+						got, err := evaluate(context.Background(), fx.Input)
+						if err != nil {
+							t.Fatalf("%s (%s path): %v", fx.Name, path, err)
+						}
+						if !kittest.SameAnswer(got, fx.Answer) {
+							t.Errorf("%s (%s, %s path)\nanswer %s\nwant   %s", fx.Name, fx.Description, path, got, fx.Answer)
+						}
+						if err := schemacheck.ValidatePolicyAnswer(got); err != nil {
+							t.Errorf("%s (%s path): %v", fx.Name, path, err)
+						}
 					}
 				}
 			})

@@ -346,9 +346,9 @@ func watchSignals(ctx context.Context, restCfg *rest.Config, ref string) (*contr
 	if ref == "" {
 		return nil, nil
 	}
-	ns, name, ok := strings.Cut(ref, "/")
-	if !ok || ns == "" || name == "" {
-		return nil, fmt.Errorf("--signals-configmap must be NAMESPACE/NAME, not %q", ref)
+	ns, name, err := controller.SignalsConfigMapRef(ref)
+	if err != nil {
+		return nil, err
 	}
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {

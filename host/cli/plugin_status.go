@@ -181,7 +181,7 @@ func (s *statusView) holds(ctx context.Context, objs controller.Objects, snap *c
 	if err != nil || len(pctx.Policies) == 0 {
 		return nil, err
 	}
-	run := &policy.Run{Policies: pctx.Policies, Snapshot: snap.JSON, Object: snap.Object, PodDisruptionBudgets: pctx.Budgets, Nodes: pctx.Nodes,
+	run := &policy.Run{Policies: pctx.Policies, Snapshot: snap.JSON, Object: snap.Object, Head: snap.Head(), Pods: snap.PodStates, PodDisruptionBudgets: pctx.Budgets, Nodes: pctx.Nodes,
 		Signals: pctx.Signals}
 	return run.Judge(ctx, p, 0), nil
 }

@@ -18,6 +18,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/webhook"
 )
 
@@ -43,6 +44,7 @@ type webhookOptions struct {
 	verbosity     int
 	serve         webhook.ServeOptions
 	clientCAFile  string
+	signals       string // --signals-configmap
 }
 
 func newWebhookCommand(mopts *moduleOptions) *cobra.Command {
@@ -92,6 +94,9 @@ ordinal_webhook_connections_dropped_total{reason}.
 
 A set naming a module (ordinal.dev/module) is previewed on it: an embedded one, or with --module-configmap
 one the controller's module ConfigMap supplies (key NAME.wasm), after the controller's conformance gate.
+A set naming policies (ordinal.dev/policies) is previewed with them and what they read, as kubectl ordinal
+preview gives it them: the PodDisruptionBudgets and nodes they ask for (read for each review; RBAC list on
+both) and the signals of --signals-configmap (get on that ConfigMap).
 
 Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what each file is); scripts/webhook-ca.sh makes a CA and serving certificate for tests.`,
 		Args: cobra.NoArgs,
@@ -125,6 +130,7 @@ Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what eac
 	f.Int32Var(&o.maxReplicas, "max-replicas", webhook.DefaultMaxReplicas, "sets with more replicas are allowed with a warning and not previewed")
 	f.StringVar(&o.model, "model", "", `kubelet model of the replay: "delays" (default) or "tick"`)
 	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, as the controller's --feature-gates")
+	f.StringVar(&o.signals, "signals-configmap", "", "NAMESPACE/NAME of the ConfigMap of signals the controller gives the sets' policies (its --signals-configmap), read for each review of a set that names policies (grant the webhook get on it)")
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
 	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity")
 	o.supplied.bind(cmd)
@@ -153,6 +159,11 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	features, err := parseFeatureGates(o.featureGates)
 	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if o.signals != "" {
+		if _, _, err := controller.SignalsConfigMapRef(o.signals); err != nil {
+			return withCode(ExitUsage, err)
+		}
 	}
 	base := cmd.Context()
 	if base == nil {
@@ -205,7 +216,8 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	}
 	named, closeNamed := namedModules(reg)
 	defer closeNamed()
-	cfg := webhook.Config{Module: module, NamedModule: named, NamedPolicy: pols.Get, Source: src, Features: features, Model: o.model, Timeout: o.timeout,
+	cfg := webhook.Config{Module: module, NamedModule: named, NamedPolicy: pols.Get, Client: client, SignalsConfigMap: o.signals,
+		Source: src, Features: features, Model: o.model, Timeout: o.timeout,
 		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,
 		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, PreviewSyncs: o.previewSyncs, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
 	if events != nil {

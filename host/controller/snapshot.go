@@ -20,6 +20,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
@@ -48,8 +49,11 @@ type Snapshot struct {
 	// the firewall decodes JSON).
 	Scope *firewall.Scope
 
-	names map[string][]string          // kind -> the objects' names, in snapshot order
-	raws  map[string][]json.RawMessage // kind -> the objects as the snapshot carries them, in the same order
+	head         []byte                       // JSON up to the end of the set's member: {"abi":1,"now":...,"statefulSet":{...}
+	featuresJSON []byte                       // the features member's value, when it has one
+	down         []int                        // the indexes of the pods that are not healthy (policy.Healthy)
+	names        map[string][]string          // kind -> the objects' names, in snapshot order
+	raws         map[string][]json.RawMessage // kind -> the objects as the snapshot carries them, in the same order
 	// layout says where JSON's pods, revisions and claims are, with the digest of each the encode cache kept,
 	// so that a session finds what changed without reading or hashing the whole snapshot (wasm.Layout).
 	layout wasm.Layout
@@ -63,6 +67,26 @@ func (s *Snapshot) Object(kind, name string) (json.RawMessage, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Head is the snapshot's members other than its lists as policies are given them (policy.Run.Head): abi,
+// now, the set and the features, a JSON object without its closing brace.
+func (s *Snapshot) Head() []byte {
+	h := s.head[:len(s.head):len(s.head)]
+	if s.featuresJSON != nil {
+		h = append(append(h, `,"features":`...), s.featuresJSON...)
+	}
+	return h
+}
+
+// PodStates are the snapshot's pods as policies are told of them (policy.Run.Pods): their names, and those
+// that are down as the snapshot carries them. Each pod's health was found once per encoding of it.
+func (s *Snapshot) PodStates() policy.Pods {
+	ps := policy.Pods{Names: s.names["Pod"]}
+	for _, i := range s.down {
+		ps.Down = append(ps.Down, s.raws["Pod"][i])
+	}
+	return ps
 }
 
 // SelectObjects keeps, of everything in the set's namespace, the objects the
@@ -190,6 +214,7 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 	b = strconv.AppendQuote(b, now.UTC().Format(time.RFC3339Nano)) // digits, '-', ':', 'T', 'Z', '.': no escaping
 	b = append(b, `,"statefulSet":`...)
 	b = append(b, setJSON...)
+	s.head = b
 	list := func(key, kind string, n int, item func(i int) (metav1.Object, any)) ([]json.RawMessage, error) {
 		if n == 0 {
 			return nil, nil
@@ -209,6 +234,9 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 			at := len(b)
 			b = append(b, enc.json...)
 			raws[i], names[i] = enc.json, meta.GetName()
+			if enc.down {
+				s.down = append(s.down, i)
+			}
 			s.layout.Objects = append(s.layout.Objects, wasm.LaidObject{List: key, From: at, To: len(b),
 				UID: string(meta.GetUID()), RV: meta.GetResourceVersion(), Digest: enc.digest})
 		}
@@ -247,11 +275,13 @@ func buildSnapshot(o Objects, target Target, now time.Time, features map[string]
 			return nil, err
 		}
 		b = append(append(b, `,"features":`...), f...)
+		s.featuresJSON = f
 	}
 	// The controller records each event once the write it reports is issued: ask for the index.
 	b = append(b, `,"eventActions":true`...)
 	s.JSON = append(b, '}')
 	s.Pods, s.Revisions, s.Claims = len(o.Pods), len(o.Revisions), len(o.Claims)
+	s.head = s.JSON[:len(s.head)]
 	cache.done(len(s.JSON))
 	if s.Scope, err = firewall.ScopeFromObjects(&set, setJSON, o.Pods, o.Revisions, o.Claims, claimJSON); err != nil {
 		s.Scope = nil // the firewall decodes the JSON instead, and reports the problem
@@ -291,10 +321,12 @@ type EncodeCache struct {
 	size       int
 }
 
-// encoded is an object's JSON and, when the cache keeps it, its digest (computed once per encoding).
+// encoded is an object's JSON and, when the cache keeps it, its digest (computed once per encoding); of a
+// pod, whether it is down (not policy.Healthy: a policy's context "disrupted"), found once per encoding.
 type encoded struct {
 	json   []byte
 	digest [sha256.Size]byte
+	down   bool
 }
 
 type encodeKey struct {
@@ -304,9 +336,10 @@ type encodeKey struct {
 }
 
 func (c *EncodeCache) encode(kind string, meta metav1.Object, enc func() ([]byte, error)) (encoded, error) {
+	pod, isPod := meta.(*corev1.Pod)
 	if c == nil || meta.GetResourceVersion() == "" || meta.GetUID() == "" {
 		b, err := enc()
-		return encoded{json: b}, err // no digest: the session hashes it
+		return encoded{json: b, down: isPod && !policy.Healthy(pod)}, err // no digest: the session hashes it
 	}
 	k := encodeKey{kind, meta.GetUID(), meta.GetResourceVersion()}
 	if c.next == nil {
@@ -320,7 +353,7 @@ func (c *EncodeCache) encode(kind string, meta metav1.Object, enc func() ([]byte
 	if err != nil {
 		return encoded{}, err
 	}
-	e := encoded{json: b, digest: sha256.Sum256(b)}
+	e := encoded{json: b, digest: sha256.Sum256(b), down: isPod && !policy.Healthy(pod)}
 	c.next[k] = e
 	return e, nil
 }

@@ -307,3 +307,66 @@ func TestSnapshotObjectIsTheSnapshotsBytes(t *testing.T) {
 		t.Error("a pod the snapshot does not have")
 	}
 }
+
+// What a policy's input is written from (policy.Run.Head, policy.Run.Pods) is the snapshot's: its members
+// other than the lists, as the snapshot carries them, and its pods that are down, found once per
+// encoding of a pod (the encode cache keeps a pod's health with its bytes).
+func TestSnapshotHeadAndPodStatesAreTheSnapshots(t *testing.T) {
+	set := testSet()
+	web := map[string]string{"app": "web"}
+	ready, unready, gone := pod("web-0", "ns", web, nil), pod("web-1", "ns", web, nil), pod("web-2", "ns", web, nil)
+	for _, p := range []*corev1.Pod{ready, unready, gone} {
+		p.ResourceVersion = "1"
+	}
+	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	gone.Status.Conditions = ready.Status.Conditions
+	gone.DeletionTimestamp = &metav1.Time{Time: time.Unix(1e9, 0)}
+	cache := &EncodeCache{}
+	features := map[string]bool{"MaxUnavailableStatefulSet": true}
+	for sync, down := range [][]string{{"web-1", "web-2"}, {"web-2"}} {
+		if sync == 1 { // web-1 became Ready: a new resourceVersion, encoded again
+			unready = unready.DeepCopy()
+			unready.ResourceVersion, unready.Status.Conditions = "2", ready.Status.Conditions
+		}
+		s, err := buildSnapshot(Objects{Set: set, Pods: []*corev1.Pod{ready, unready, gone}}, StatefulSetTarget, time.Unix(1e9, 0), features, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var whole, head map[string]json.RawMessage
+		if err := json.Unmarshal(s.JSON, &whole); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(append(s.Head(), '}'), &head); err != nil {
+			t.Fatalf("head %s: %v", s.Head(), err)
+		}
+		if len(head) != 4 {
+			t.Errorf("head members %v: want abi, now, statefulSet, features", head)
+		}
+		for k, v := range head {
+			if string(whole[k]) != string(v) {
+				t.Errorf("head %s: %s, the snapshot's %s", k, v, whole[k])
+			}
+		}
+		ps := s.PodStates()
+		if want := []string{"web-0", "web-1", "web-2"}; !reflect.DeepEqual(ps.Names, want) {
+			t.Errorf("sync %d: names %v", sync, ps.Names)
+		}
+		var got []string
+		for _, raw := range ps.Down {
+			p, _ := s.Object(abi.KindPod, podName(raw))
+			if string(p) != string(raw) {
+				t.Errorf("sync %d: a pod down is not as the snapshot carries it: %s", sync, raw)
+			}
+			got = append(got, podName(raw))
+		}
+		if !reflect.DeepEqual(got, down) {
+			t.Errorf("sync %d: down %v, want %v", sync, got, down)
+		}
+	}
+}
+
+func podName(raw json.RawMessage) string {
+	var p corev1.Pod
+	_ = json.Unmarshal(raw, &p)
+	return p.Name
+}

@@ -213,7 +213,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			return 0, err
 		}
 		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
-			Object: snap.Object,
+			Object: snap.Object, Head: snap.Head(), Pods: snap.PodStates,
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		step.Judge = pr.Judge
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ordinal-dev/ordinal/abi"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
@@ -131,18 +133,33 @@ type Run struct {
 	// Failed is told of each policy that failed (may be nil); the sync goes on without its holds.
 	Failed func(Failure)
 
-	// Object, when set, is the snapshot's object of that kind and name as the snapshot carries it (the host's
-	// encoding of it): the objects a plan names are then found without reading the snapshot's lists.
+	// What the host that wrote the snapshot knows of it, so that a policy's input is written from those
+	// parts instead of read out of the snapshot (each may be nil: the snapshot is then read for it). They
+	// are the host's own encoding: JSON, not checked again.
+	//
+	// Object is the snapshot's object of that kind and name as the snapshot carries it (the host's encoding
+	// of it): the objects a plan names are then found without reading the snapshot's lists.
 	Object func(kind, name string) (json.RawMessage, bool)
+	// Head is the snapshot's members other than pods, revisions and claims — abi, now, features, the
+	// statefulSet — as the host wrote them: a JSON object without its closing brace.
+	Head []byte
+	// Pods are the snapshot's pods' names and those of them that are down, for context "disrupted".
+	Pods func() Pods
 
-	view *view // the snapshot indexed for policies that read the plan's objects only (snapshot_view.go)
+	view  *view          // the snapshot indexed for policies that read the plan's objects only (snapshot_view.go)
+	ctx   encodedContext // the context's members but held, encoded once
+	valid bool           // the whole snapshot was found to be JSON
 }
 
 // Judge is host/plan's Options.Judge: every policy asked about p from from on; an action held by several
 // is held by the first that names it, in the set's order.
+//
+// A plan with no write a policy may hold from from on (each is the status write or planned to fail) is not
+// shown to the policies (abi/POLICY.md section 4): every answer could only hold nothing. Most of a set's
+// syncs are such plans (a pod's status changed, and the sync writes the set's status).
 func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan.Hold {
 	holds := map[int]hostplan.Hold{}
-	if len(r.Policies) == 0 {
+	if len(r.Policies) == 0 || !holdable(p, from) {
 		return holds
 	}
 	wire := *p // as the ABI writes a plan: arrays, never null
@@ -160,14 +177,23 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 		return holds
 	}
 	var viewJSON []byte
+	var viewErr error
 	for _, m := range r.Policies {
 		snapshot := r.Snapshot
 		if !m.Wants(abi.ContextSnapshot) {
 			if viewJSON == nil {
 				if r.view == nil {
-					r.view = newView(r.Snapshot, r.Object)
+					r.view = newView(r.Snapshot, r.Head, r.Object)
 				}
-				viewJSON = r.view.of(p)
+				// Written of the host's own encoding (Head, Object) it is JSON; of pieces read out of the
+				// snapshot, it is checked (a view is small; checking it cost a small policy's call a fifth).
+				if viewJSON = r.view.of(p); (r.Head == nil || r.Object == nil) && !json.Valid(viewJSON) {
+					viewErr = errors.New("the snapshot is not JSON")
+				}
+			}
+			if viewErr != nil {
+				r.fail(Failure{Policy: m.Name(), Err: viewErr})
+				continue
 			}
 			snapshot = viewJSON
 		}
@@ -184,6 +210,16 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 		}
 	}
 	return holds
+}
+
+// holdable: the plan has a write from from on that a policy may hold (abi/POLICY.md section 3).
+func holdable(p *abi.Plan, from int) bool {
+	for i := max(from, 0); i < len(p.Actions); i++ {
+		if a := &p.Actions[i]; a.Error == "" && a.Verb != abi.VerbUpdateStatus {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Run) fail(f Failure) {
@@ -206,24 +242,58 @@ func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, snapshot, planJSON
 }
 
 // input is evaluate's input, written around the snapshot's bytes (no second encoding of the world).
-func (r *Run) input(m Module, snapshot, planJSON []byte, from int) ([]byte, error) {
+func (r *Run) input(m Module, snapshot, planJSON []byte, from int) (_ []byte, err error) {
 	var mem []abi.HeldWrite
 	if r.Memory != nil {
 		mem = r.Memory.held(m.Name())
 	}
-	pc := abi.PolicyContext{Held: mem, Signals: r.Signals}
-	if m.Wants(abi.ContextPodDisruptionBudgets) {
-		pc.PodDisruptionBudgets = r.PodDisruptionBudgets
+	// The context: held is the policy's own; the rest is the same for every call of the sync, each member
+	// encoded once (as json.Marshal(abi.PolicyContext) writes it: omitted when empty).
+	ctxJSON := []byte{'{'}
+	member := func(name string, v []byte) {
+		if len(v) == 0 {
+			return
+		}
+		if len(ctxJSON) > 1 {
+			ctxJSON = append(ctxJSON, ',')
+		}
+		ctxJSON = append(append(append(append(ctxJSON, '"'), name...), `":`...), v...)
 	}
-	if m.Wants(abi.ContextNodes) {
-		pc.Nodes = r.Nodes
+	if len(mem) > 0 {
+		held, err := json.Marshal(mem)
+		if err != nil {
+			return nil, err
+		}
+		member("held", held)
 	}
-	ctxJSON, err := json.Marshal(pc)
-	if err != nil {
+	if err := r.encodeContext(); err != nil {
 		return nil, err
 	}
-	if !json.Valid(snapshot) {
-		return nil, errors.New("the snapshot is not JSON")
+	member("signals", r.ctx.signals)
+	if m.Wants(abi.ContextPodDisruptionBudgets) {
+		member("podDisruptionBudgets", r.ctx.budgets)
+	}
+	if m.Wants(abi.ContextNodes) {
+		member("nodes", r.ctx.nodes)
+	}
+	if m.Wants(abi.ContextDisrupted) {
+		if r.ctx.disrupted == nil {
+			pods := r.Pods
+			if pods == nil {
+				pods = func() Pods { return podsOf(r.Snapshot) }
+			}
+			if r.ctx.disrupted, err = json.Marshal(disruptedOf(r.set(), pods())); err != nil {
+				return nil, err
+			}
+		}
+		member("disrupted", r.ctx.disrupted)
+	}
+	ctxJSON = append(ctxJSON, '}')
+	if m.Wants(abi.ContextSnapshot) && !r.valid { // the whole snapshot: checked once a sync (a view, once a plan)
+		if !json.Valid(snapshot) {
+			return nil, errors.New("the snapshot is not JSON")
+		}
+		r.valid = true
 	}
 	b := make([]byte, 0, len(snapshot)+len(planJSON)+len(ctxJSON)+64)
 	b = append(b, `{"abi":1,"snapshot":`...)
@@ -233,6 +303,51 @@ func (r *Run) input(m Module, snapshot, planJSON []byte, from int) ([]byte, erro
 	b = fmt.Appendf(b, `,"from":%d,"context":`, from)
 	b = append(b, ctxJSON...)
 	return append(b, '}'), nil
+}
+
+// encodedContext is the members of a sync's context other than held, each encoded once (nil: absent).
+type encodedContext struct {
+	done                               bool
+	signals, budgets, nodes, disrupted json.RawMessage
+}
+
+// encodeContext encodes the signals, budgets and nodes once a Run (the disrupted pods are encoded when
+// a policy first asks for them).
+func (r *Run) encodeContext() error {
+	if r.ctx.done {
+		return nil
+	}
+	var err error
+	if len(r.Signals) > 0 {
+		if r.ctx.signals, err = json.Marshal(r.Signals); err != nil {
+			return err
+		}
+	}
+	if len(r.PodDisruptionBudgets) > 0 {
+		if r.ctx.budgets, err = json.Marshal(r.PodDisruptionBudgets); err != nil {
+			return err
+		}
+	}
+	if len(r.Nodes) > 0 {
+		if r.ctx.nodes, err = json.Marshal(r.Nodes); err != nil {
+			return err
+		}
+	}
+	r.ctx.done = true
+	return nil
+}
+
+// set is the snapshot's statefulSet: from the view's head (the host's Head, or read once), else read out of
+// the snapshot.
+func (r *Run) set() gjson.Result {
+	head := r.Head
+	if r.view != nil {
+		head = r.view.head
+	}
+	if head == nil {
+		return gjson.GetBytes(r.Snapshot, "statefulSet")
+	}
+	return gjson.GetBytes(append(head[:len(head):len(head)], '}'), "statefulSet")
 }
 
 var reasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/abi/schemacheck"
@@ -25,7 +28,8 @@ type fake struct {
 
 func (f *fake) Name() string { return f.name }
 func (f *fake) Wants(c string) bool {
-	return f.name == "pdb" && c == abi.ContextPodDisruptionBudgets || f.name == "whole" && c == abi.ContextSnapshot
+	return f.name == "pdb" && c == abi.ContextPodDisruptionBudgets || f.name == "whole" && c == abi.ContextSnapshot ||
+		f.name == "down" && c == abi.ContextDisrupted
 }
 func (f *fake) Evaluate(_ context.Context, input []byte) ([]byte, error) {
 	var in abi.PolicyInput
@@ -209,18 +213,71 @@ func TestPoliciesSeeWhatThePlanTouches(t *testing.T) {
 	view := `{"abi":1,"now":"2026-11-26T10:00:00Z","features":{"X":true},"statefulSet":{"metadata":{"name":"web"}},` +
 		`"pods":[{"metadata":{"name":"web-2"}},{"metadata":{"name":"web-0"}}],"revisions":[],"claims":[]}`
 	byName := map[string]json.RawMessage{"web-0": json.RawMessage(`{"metadata":{"name":"web-0"}}`), "web-2": json.RawMessage(`{"metadata":{"name":"web-2"}}`)}
-	for _, object := range []func(string, string) (json.RawMessage, bool){nil, func(kind, name string) (json.RawMessage, bool) {
+	lookup := func(kind, name string) (json.RawMessage, bool) {
 		raw, ok := byName[name]
 		return raw, ok && kind == abi.KindPod
-	}} {
+	}
+	// the host's head: its members in the order it wrote them (a policy reads members by name)
+	head := []byte(`{"abi":1,"now":"2026-11-26T10:00:00Z","statefulSet":{"metadata":{"name":"web"}},"features":{"X":true}`)
+	headView := `{"abi":1,"now":"2026-11-26T10:00:00Z","statefulSet":{"metadata":{"name":"web"}},"features":{"X":true},` +
+		`"pods":[{"metadata":{"name":"web-2"}},{"metadata":{"name":"web-0"}}],"revisions":[],"claims":[]}`
+	for _, c := range []struct {
+		name   string
+		object func(string, string) (json.RawMessage, bool)
+		head   []byte
+		view   string
+	}{{"read", nil, nil, view}, {"lookup", lookup, nil, view}, {"the host's parts", lookup, head, headView}} {
 		part, whole := &fake{name: "part", answer: answer}, &fake{name: "whole", answer: answer}
-		(&Run{Policies: []Module{part, whole}, Snapshot: []byte(snap), Object: object}).Judge(context.Background(), p, 0)
-		if got := string(part.inputs[0].Snapshot); got != view {
-			t.Errorf("lookup %v: the plan's view\n%s\nwant\n%s", object != nil, got, view)
+		(&Run{Policies: []Module{part, whole}, Snapshot: []byte(snap), Object: c.object, Head: c.head}).Judge(context.Background(), p, 0)
+		if got := string(part.inputs[0].Snapshot); got != c.view {
+			t.Errorf("%s: the plan's view\n%s\nwant\n%s", c.name, got, c.view)
 		}
 		if got := string(whole.inputs[0].Snapshot); got != snap {
 			t.Errorf("the whole snapshot: %s", got)
 		}
+	}
+}
+
+// A policy that asks for context "disrupted" is given the pods that are down and the replicas missing, from
+// the host's pods (Run.Pods) or read out of the snapshot, the same; others are not.
+func TestDisruptedGoesToPoliciesThatAskForIt(t *testing.T) {
+	ready := `"status":{"conditions":[{"type":"Ready","status":"True"}]}`
+	snap := `{"abi":1,"now":"2026-11-26T10:00:00Z","statefulSet":{"metadata":{"name":"web"},"spec":{"replicas":3}},` +
+		`"pods":[{"metadata":{"name":"web-0"},` + ready + `},{"metadata":{"name":"web-2"},"status":{}}]}`
+	p := &abi.Plan{ABI: 1, Actions: []abi.Action{{Verb: "delete", Kind: "Pod", Name: "web-0"}}}
+	answer := func(abi.PolicyInput) (string, error) { return `{"abi":1,"holds":[]}`, nil }
+	want := `{"pods":[{"metadata":{"name":"web-2"},"status":{}}],"missing":["web-1"]}`
+	hostPods := func() Pods {
+		return Pods{Names: []string{"web-0", "web-2"}, Down: []json.RawMessage{json.RawMessage(`{"metadata":{"name":"web-2"},"status":{}}`)}}
+	}
+	for _, pods := range []func() Pods{nil, hostPods} {
+		down, other := &fake{name: "down", answer: answer}, &fake{name: "other", answer: answer}
+		(&Run{Policies: []Module{down, other}, Snapshot: []byte(snap), Pods: pods}).Judge(context.Background(), p, 0)
+		if got := gjson.GetBytes(down.raw[0], "context.disrupted").Raw; got != want {
+			t.Errorf("host's pods %v: disrupted %s\nwant %s", pods != nil, got, want)
+		}
+		if gjson.GetBytes(other.raw[0], "context.disrupted").Exists() {
+			t.Errorf("given to a policy that does not ask: %s", other.raw[0])
+		}
+		if err := schemacheck.ValidatePolicyInput(down.raw[0]); err != nil {
+			t.Errorf("the input breaks the schema: %v", err)
+		}
+	}
+}
+
+// A plan with no write a policy may hold from from on is not shown to the policies: each answer could only
+// hold nothing.
+func TestPlansWithNothingToHoldAreNotShown(t *testing.T) {
+	asked := &fake{name: "f", answer: func(abi.PolicyInput) (string, error) { return `{"abi":1,"holds":[]}`, nil }}
+	r := &Run{Policies: []Module{asked}, Snapshot: []byte(snapshot)}
+	p := testPlan() // 0 create, 1 delete, 2 planned to fail, 3 updateStatus
+	for _, from := range []int{2, 3, 4} {
+		if holds := r.Judge(context.Background(), p, from); len(holds) != 0 || len(asked.raw) != 0 {
+			t.Fatalf("from %d: asked %d times, holds %v", from, len(asked.raw), holds)
+		}
+	}
+	if r.Judge(context.Background(), p, 1); len(asked.raw) != 1 {
+		t.Fatalf("from 1 (a delete to issue): asked %d times", len(asked.raw))
 	}
 }
 
@@ -234,6 +291,54 @@ func TestNames(t *testing.T) {
 	for _, value := range []string{",,, ,", "pdb,,window", "pdb,pdb"} {
 		if _, err := Names(value); err == nil {
 			t.Errorf("Names(%q): no error", value)
+		}
+	}
+}
+
+// wanting is a policy that asks for the given context members and records its inputs.
+type wanting struct {
+	fake
+	wants []string
+}
+
+func (w *wanting) Wants(c string) bool { return slices.Contains(w.wants, c) }
+
+// The context a host writes (each member but held encoded once a sync) is json.Marshal(abi.PolicyContext)
+// of what the policy asked for: members omitted when empty, in the struct's order.
+func TestContextIsThePolicyContextEncoded(t *testing.T) {
+	answer := func(abi.PolicyInput) (string, error) { return `{"abi":1,"holds":[]}`, nil }
+	snap := `{"abi":1,"now":"2026-11-26T10:00:00Z","statefulSet":{"metadata":{"name":"web"},"spec":{"replicas":2}},"pods":[{"metadata":{"name":"web-0"},"status":{}}]}`
+	since := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	signals := map[string]json.RawMessage{"b": json.RawMessage(`"x"`), "a": json.RawMessage(`true`)}
+	budgets := []json.RawMessage{json.RawMessage(`{"metadata":{"name":"web"}}`)}
+	nodes := []json.RawMessage{json.RawMessage(`{"metadata":{"name":"n1","labels":{"z":"a"}}}`)}
+	disrupted := &abi.Disrupted{Pods: []json.RawMessage{json.RawMessage(`{"metadata":{"name":"web-0"},"status":{}}`)}, Missing: []string{"web-1"}}
+	all := []string{abi.ContextPodDisruptionBudgets, abi.ContextNodes, abi.ContextDisrupted}
+	for _, c := range []struct {
+		name    string
+		wants   []string
+		held    bool
+		signals map[string]json.RawMessage
+		want    abi.PolicyContext
+	}{
+		{"nothing", nil, false, nil, abi.PolicyContext{}},
+		{"signals only", nil, false, signals, abi.PolicyContext{Signals: signals}},
+		{"everything", all, true, signals, abi.PolicyContext{Held: []abi.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-0", Since: "2026-11-26T09:00:00Z"}},
+			Signals: signals, PodDisruptionBudgets: budgets, Nodes: nodes, Disrupted: disrupted}},
+	} {
+		p := &wanting{fake: fake{name: "p", answer: answer}, wants: c.wants}
+		mem := &Memory{}
+		if c.held {
+			mem.Record(since, []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-0", Hold: hostplan.Hold{Policy: "p"}}})
+		}
+		r := &Run{Policies: []Module{p}, Snapshot: []byte(snap), Memory: mem, Signals: c.signals, PodDisruptionBudgets: budgets, Nodes: nodes}
+		r.Judge(context.Background(), &abi.Plan{ABI: 1, Actions: []abi.Action{{Verb: "delete", Kind: "Pod", Name: "web-0"}}}, 0)
+		want, err := json.Marshal(c.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gjson.GetBytes(p.raw[0], "context").Raw; got != string(want) {
+			t.Errorf("%s: context\n%s\nwant\n%s", c.name, got, want)
 		}
 	}
 }

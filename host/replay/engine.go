@@ -174,6 +174,7 @@ type engine struct {
 	signals       map[string]json.RawMessage // what the host supplies the set's policies (scenario signals)
 	pdbs          []Obj                      // the world's PodDisruptionBudgets (disruption.go)
 	nodes         []Obj                      // the world's Nodes: pods are scheduled onto them (nodes.go)
+	heads         []headSpan                 // where the last snapshot's other members are (head)
 }
 
 // moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
@@ -756,25 +757,49 @@ func (e *engine) snapshot() []byte {
 	b = e.objectsOf(b, kindClaim)
 	b = append(b, `,"eventActions":true`...) // events are shown as the controller records them, after their writes
 	var err error
+	e.heads = e.heads[:0]
 	if len(e.sc.Features) > 0 {
 		b = append(b, `,"features":`...)
+		at := len(b)
 		if b, err = e.enc.append(b, e.sc.Features); err != nil {
 			panic(fmt.Sprintf("replay: encoding the world: %v", err))
 		}
+		e.heads = append(e.heads, headSpan{"features", at, len(b)})
 	}
 	b = append(b, `,"now":`...)
+	at := len(b)
 	b = jsonv.AppendString(b, e.clock.Now().Format(time.RFC3339))
+	e.heads = append(e.heads, headSpan{"now", at, len(b)})
 	b = append(b, `,"pods":`...)
 	b = e.objectsOf(b, kindPod)
 	b = append(b, `,"revisions":`...)
 	b = e.objectsOf(b, kindRevision)
 	b = append(b, `,"statefulSet":`...)
+	at = len(b)
 	if b, err = e.enc.append(b, e.api.set); err != nil {
 		panic(fmt.Sprintf("replay: encoding the world: %v", err))
 	}
+	e.heads = append(e.heads, headSpan{"statefulSet", at, len(b)})
 	b = append(b, '}')
 	e.snapSize, e.snapBuf = len(b), b
 	return b
+}
+
+// headSpan is where one of the last snapshot's members other than its lists is: snapshot[from:to] is its value.
+type headSpan struct {
+	key      string
+	from, to int
+}
+
+// head is what policies are given of snap, the last snapshot, beside the plan's objects (policy.Run.Head):
+// its members other than its lists, written from where snapshot put them.
+func (e *engine) head(snap []byte) []byte {
+	h := []byte(`{"abi":1`)
+	for _, m := range e.heads {
+		h = append(append(append(h, `,"`...), m.key...), `":`...)
+		h = append(h, snap[m.from:m.to]...)
+	}
+	return h
 }
 
 // verifyEncodedObjects makes every snapshot encode each object again and compare, and every view check that
@@ -894,6 +919,7 @@ func (e *engine) sync() (syncResult, error) {
 				}
 				return json.RawMessage(snap[0:0]), false
 			},
+			Head:   e.head(snap),
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		run.Judge = pr.Judge
 	}

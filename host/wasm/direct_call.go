@@ -22,6 +22,7 @@ type directInstance struct {
 	alloc, reconcile, describer api.Function
 	interrupt                   api.MutableGlobal // set to 1 to stop the guest at its next check
 	interrupted                 bool              // the flag was set: never reuse the instance
+	policy                      bool              // a policy's: reconcile is its ordinal_evaluate
 	output                      *tailBuffer
 	calls                       int
 	id                          uint64 // unique in the process: a Session knows its instance by it
@@ -114,9 +115,10 @@ func (m *Module) newDirectInstance(ctx context.Context) (*directInstance, error)
 		mod:       mod,
 		mem:       mod.ExportedMemory("memory"),
 		alloc:     mod.ExportedFunction("ordinal_alloc"),
-		reconcile: mod.ExportedFunction("ordinal_reconcile"),
+		reconcile: mod.ExportedFunction(m.directCall()),
 		describer: mod.ExportedFunction("ordinal_describe"),
 		interrupt: flag,
+		policy:    m.policy,
 		output:    output,
 		id:        instanceIDs.Add(1),
 	}, nil
@@ -144,7 +146,17 @@ func (m *Module) describeOn(ctx context.Context, inst *directInstance) ([]byte, 
 	return out, nil
 }
 
-// call runs one reconcile: ordinal_alloc, one write, ordinal_reconcile, one read.
+// directCall is the export a direct call runs: a reconcile module's ordinal_reconcile, a policy's
+// ordinal_evaluate (abi/POLICY.md section 1.1).
+func (m *Module) directCall() string {
+	if m.policy {
+		return "ordinal_evaluate"
+	}
+	return "ordinal_reconcile"
+}
+
+// call runs one reconcile (a policy's evaluate): ordinal_alloc, one write, ordinal_reconcile
+// (ordinal_evaluate), one read.
 func (d *directInstance) call(ctx context.Context, snapshot []byte, maxOutput int) ([]byte, error) {
 	d.calls++
 	n := uint32(len(snapshot))
@@ -164,6 +176,9 @@ func (d *directInstance) call(ctx context.Context, snapshot []byte, maxOutput in
 		return nil, bad
 	}
 	if len(out) == 0 {
+		if d.policy {
+			return nil, badModule("", "ordinal_evaluate returned nothing; ABI v1 policies always return a complete answer")
+		}
 		return nil, badModule("", "ordinal_reconcile returned an empty plan; ABI v1 modules always return a complete plan")
 	}
 	return out, nil

@@ -657,3 +657,51 @@ func (r *reader) simdImmediates() error {
 	}
 	return fmt.Errorf("unsupported instruction 0xfd %d", sub)
 }
+
+// exportedFunctions are the names of the functions bin exports (nil when bin is not a wasm module it can
+// read: the compile then says why).
+func exportedFunctions(bin []byte) map[string]bool {
+	if len(bin) < 8 || string(bin[:4]) != "\x00asm" {
+		return nil
+	}
+	for r := (&reader{b: bin, i: 8}); r.i < len(bin); {
+		id, err := r.byte()
+		if err != nil {
+			return nil
+		}
+		size, err := r.u32()
+		if err != nil || uint64(r.i)+uint64(size) > uint64(len(bin)) {
+			return nil
+		}
+		sec := &reader{b: bin[:r.i+int(size)], i: r.i}
+		r.i += int(size)
+		if id != 7 {
+			continue
+		}
+		n, err := sec.count()
+		if err != nil {
+			return nil
+		}
+		names := map[string]bool{}
+		for range n {
+			l, err := sec.count()
+			if err != nil || sec.i+int(l) > len(sec.b) {
+				return nil
+			}
+			name := string(sec.b[sec.i : sec.i+int(l)])
+			sec.i += int(l)
+			kind, err := sec.byte()
+			if err != nil {
+				return nil
+			}
+			if _, err := sec.u32(); err != nil {
+				return nil
+			}
+			if kind == 0 {
+				names[name] = true
+			}
+		}
+		return names
+	}
+	return map[string]bool{}
+}

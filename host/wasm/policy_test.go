@@ -63,13 +63,26 @@ func TestPolicyAndReconcileModulesAreNotInterchangeable(t *testing.T) {
 }
 
 // A policy has a reconcile module's fences: a loop ends at the timeout, a trap and running out of memory are
-// errors, an answer over the output limit is refused; the policy still answers the next call.
+// errors, an answer over the output limit is refused; the policy still answers the next call. So on either
+// path: badpolicy has only the Extism exports, baddirect the direct ones too (abi/POLICY.md section 1.1).
 func TestPolicyFences(t *testing.T) {
-	code, err := os.ReadFile(filepath.Join("testdata", "badpolicy.wasm"))
+	for _, c := range []struct {
+		module string
+		direct bool
+	}{{"badpolicy", false}, {"baddirect", true}} {
+		t.Run(c.module, func(t *testing.T) { testPolicyFences(t, c.module, c.direct) })
+	}
+}
+
+func testPolicyFences(t *testing.T, module string, direct bool) {
+	code, err := os.ReadFile(filepath.Join("testdata", module+".wasm"))
 	if err != nil {
 		t.Fatalf("%v (rebuild with testdata/build.sh)", err)
 	}
 	p := loadPolicy(t, code, wasm.Config{Timeout: 2 * time.Second, MemoryLimitPages: 256, MaxOutputBytes: 64 << 10})
+	if p.Direct() != direct {
+		t.Fatalf("called through its direct exports: %v, want %v", p.Direct(), direct)
+	}
 	for _, c := range []struct {
 		input string
 		want  error

@@ -8,8 +8,9 @@ import (
 )
 
 // The webhook's deployed RBAC (examples/deploy/webhook/rbac.yaml) grants exactly what its code uses: the
-// informers of InformerSource (pods, ControllerRevisions, claims: list and watch) and the event recorder
-// of its RolloutPreview events (core events: create, and patch for a repeat). e2e TestWebhookApply runs
+// informers of InformerSource (pods, ControllerRevisions, claims: list and watch), the event recorder
+// of its RolloutPreview events (core events: create, and patch for a repeat) and what a set's policies read
+// (PodDisruptionBudgets and nodes: list). e2e TestWebhookApply runs
 // the webhook with a token of the deployed ServiceAccount under it.
 func TestDeployedWebhookRBACIsLeastPrivilege(t *testing.T) {
 	granted, err := rbacrules.Granted("../../examples/deploy/webhook/rbac.yaml")
@@ -22,6 +23,9 @@ func TestDeployedWebhookRBACIsLeastPrivilege(t *testing.T) {
 	for _, r := range []string{"/pods", "apps/controllerrevisions", "/persistentvolumeclaims"} {
 		used[r+" list"], used[r+" watch"] = "InformerSource", "InformerSource"
 	}
+	// what a set's policies read, for a set that names them (Config.Client: controller.LivePolicyContext)
+	used["policy/poddisruptionbudgets list"] = "policy.Budgets: the budgets a set's policy reads (abi.ContextPodDisruptionBudgets)"
+	used["/nodes list"] = "policy.Nodes: the nodes a set's policy reads (abi.ContextNodes)"
 	extra, missing := rbacrules.Compare(granted, used)
 	if len(extra) > 0 {
 		t.Errorf("examples/deploy/webhook/rbac.yaml grants what the webhook never uses:\n  %s", strings.Join(extra, "\n  "))

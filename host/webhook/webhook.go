@@ -34,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
@@ -63,6 +64,15 @@ type Config struct {
 	NamedModule func(ctx context.Context, name string) (replay.Reconciler, error)
 	// NamedPolicy gives the policies a set names (ordinal.dev/policies), as replay.Options.NamedPolicy.
 	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
+	// Client, when set, is the API server a set's policies' context is read from, for a set that names
+	// policies (controller.LivePolicyContext, as `kubectl ordinal preview` reads it): the
+	// PodDisruptionBudgets and nodes they ask for, and the signals of SignalsConfigMap. A review whose
+	// context cannot be read is answered by the failure policy, as a sync does not run without it. Nil:
+	// the policies run without budgets, nodes or signals.
+	Client kubernetes.Interface
+	// SignalsConfigMap is NAMESPACE/NAME of the ConfigMap of signals the controller gives the sets'
+	// policies (its --signals-configmap), read for each review of a set that names policies; "": none.
+	SignalsConfigMap string
 	// Source of pods, revisions and claims.
 	Source Source
 	// Features are feature-gate overrides put in every snapshot (as the controller's --feature-gates).
@@ -467,8 +477,16 @@ func (s *Server) preview(ctx context.Context, t controller.Target, old, cur *app
 	if err != nil {
 		return nil, fmt.Errorf("listing the namespace's objects: %w", err)
 	}
-	return Preview(ctx, PreviewInput{Old: old, New: cur, Objects: controller.Objects{Target: t, Pods: pods, Revisions: revs, Claims: claims},
-		Module: s.cfg.Module, NamedModule: s.cfg.NamedModule, NamedPolicy: s.cfg.NamedPolicy, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget})
+	in := PreviewInput{Old: old, New: cur, Objects: controller.Objects{Target: t, Pods: pods, Revisions: revs, Claims: claims},
+		Module: s.cfg.Module, NamedModule: s.cfg.NamedModule, NamedPolicy: s.cfg.NamedPolicy, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget}
+	if s.cfg.Client != nil { // the policies the edit names, with what they read, as `kubectl ordinal preview` gives them
+		pctx, err := controller.LivePolicyContext(ctx, s.cfg.Client, cur, pods, s.cfg.NamedPolicy, s.cfg.SignalsConfigMap)
+		if err != nil {
+			return nil, fmt.Errorf("reading what the set's policies read: %w", err)
+		}
+		in.Budgets, in.Nodes, in.Signals = pctx.Budgets, pctx.Nodes, pctx.Signals
+	}
+	return Preview(ctx, in)
 }
 
 // PreviewInput is what Preview needs: the set before (nil for a create) and after the edit, the objects

@@ -21,6 +21,8 @@ type Input struct {
 	held     map[string]time.Time
 	signals  gjson.Result
 	context  gjson.Result
+	from     gjson.Result
+	pods     map[string]gjson.Result // the snapshot's pods by name, once Pod is asked
 }
 
 // Action is one write of the plan, as a policy judges it.
@@ -42,26 +44,72 @@ type Hold struct {
 // asks for at most that.
 const MaxRetryAfter = 24 * time.Hour
 
-// Parse reads evaluate's input.
+// Parse reads evaluate's input: one pass over its members, and one over each action's. A policy is called
+// on every sync that has a write it may hold, so its reading is most of its cost: a member found by scanning
+// from the start each time, and a pass validating the whole input, cost a small policy more than its
+// decision. The input is valid JSON (abi/POLICY.md section 2: a host writes it so); gjson reads JSON that is
+// not without failing, so a broken host gets an answer it cannot trust, never a trap. An input that is not
+// a JSON object at all is an error.
 func Parse(raw []byte) (*Input, error) {
-	if !gjson.ValidBytes(raw) {
-		return nil, errors.New("input is not valid JSON")
-	}
 	root := gjson.ParseBytes(raw)
-	if v := root.Get("abi"); v.Type != gjson.Number || v.Int() != 1 {
+	if !root.IsObject() {
+		return nil, errors.New("input is not a JSON object")
+	}
+	var abi, plan gjson.Result
+	in := &Input{}
+	root.ForEach(func(k, v gjson.Result) bool { // the first of a member named twice, as Get finds it
+		switch k.Str {
+		case "abi":
+			abi = first(abi, v)
+		case "snapshot":
+			in.Snapshot = first(in.Snapshot, v)
+		case "from":
+			if !in.from.Exists() {
+				in.from = v
+			}
+		case "context":
+			in.context = first(in.context, v)
+		case "plan":
+			plan = first(plan, v)
+		}
+		return true
+	})
+	if abi.Type != gjson.Number || abi.Int() != 1 {
 		return nil, errors.New("input abi is not 1")
 	}
-	in := &Input{Snapshot: root.Get("snapshot"), From: int(root.Get("from").Int()), signals: root.Get("context.signals"), context: root.Get("context")}
+	in.From, in.signals = int(in.from.Int()), in.context.Get("signals")
 	now, err := time.Parse(time.RFC3339Nano, in.Snapshot.Get("now").String())
 	if err != nil {
 		return nil, errors.New("snapshot.now is not an RFC 3339 time")
 	}
 	in.Now = now
-	for i, a := range root.Get("plan.actions").Array() {
-		in.Actions = append(in.Actions, Action{Index: i, Verb: a.Get("verb").String(), Kind: a.Get("kind").String(),
-			Name: a.Get("name").String(), Object: a.Get("object"), Patch: a.Get("patch"), Errors: a.Get("error")})
-	}
-	for _, h := range root.Get("context.held").Array() {
+	i := 0
+	plan.Get("actions").ForEach(func(_, a gjson.Result) bool {
+		act := Action{Index: i}
+		var verb, kind, name gjson.Result
+		a.ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "verb":
+				verb = first(verb, v)
+			case "kind":
+				kind = first(kind, v)
+			case "name":
+				name = first(name, v)
+			case "object":
+				act.Object = first(act.Object, v)
+			case "patch":
+				act.Patch = first(act.Patch, v)
+			case "error":
+				act.Errors = first(act.Errors, v)
+			}
+			return true
+		})
+		act.Verb, act.Kind, act.Name = verb.String(), kind.String(), name.String()
+		in.Actions = append(in.Actions, act)
+		i++
+		return true
+	})
+	for _, h := range in.context.Get("held").Array() {
 		if t, err := time.Parse(time.RFC3339Nano, h.Get("since").String()); err == nil {
 			if in.held == nil {
 				in.held = map[string]time.Time{}
@@ -70,6 +118,14 @@ func Parse(raw []byte) (*Input, error) {
 		}
 	}
 	return in, nil
+}
+
+// first is v unless a member of that name came before it (r).
+func first(r, v gjson.Result) gjson.Result {
+	if r.Exists() {
+		return r
+	}
+	return v
 }
 
 // Pending are the actions a policy may still hold: From on, not planned to fail, not the status write.
@@ -89,14 +145,18 @@ func (in *Input) HeldSince(a Action) (time.Time, bool) {
 	return t, ok
 }
 
-// Pod is the snapshot's pod of that name (Exists false: none).
+// Pod is the snapshot's pod of that name (Exists false: none; the first, of pods of one name).
 func (in *Input) Pod(name string) gjson.Result {
-	for _, p := range in.Snapshot.Get("pods").Array() {
-		if p.Get("metadata.name").String() == name {
-			return p
-		}
+	if in.pods == nil {
+		in.pods = map[string]gjson.Result{}
+		in.Snapshot.Get("pods").ForEach(func(_, p gjson.Result) bool {
+			if n := p.Get("metadata.name").String(); !in.pods[n].Exists() {
+				in.pods[n] = p
+			}
+			return true
+		})
 	}
-	return gjson.Result{}
+	return in.pods[name]
 }
 
 // Set is the snapshot's StatefulSet.

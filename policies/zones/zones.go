@@ -7,6 +7,11 @@
 // run on: describe's context "nodes"); a pod not yet on a node, or on a node without the label, is in the
 // zone "unknown", and so is a replica whose pod is missing (deleted, not created again yet). The set
 // chooses another node label with zones.ordinal.dev/label.
+//
+// Of the set's other pods it needs to know only which are down: it asks the host for them (describe's
+// context "disrupted": the pods that are not healthy and the replicas without a pod), not for the whole
+// snapshot, so its input grows with what is down rather than with the set. Given an input without them (a
+// whole snapshot, written by hand) it finds them in the snapshot's pods, the same way.
 package main
 
 import (
@@ -34,38 +39,59 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 	if v := in.Set().Get("metadata.annotations." + gjson.Escape(annotationLabel)); v.Exists() && v.String() != "" {
 		label = v.String()
 	}
-	nodeZone := map[string]string{}
+	// A node's zone is read when a pod on it is looked at (the pods down and those the plan deletes: a few,
+	// of a set on many nodes): of the nodes of that name, the last with the label set.
+	nodes := map[string][]gjson.Result{}
 	for _, n := range in.Context("nodes").Array() {
-		if z := n.Get("metadata.labels." + gjson.Escape(label)); z.Exists() && z.String() != "" {
-			nodeZone[n.Get("metadata.name").String()] = z.String()
-		}
+		name := n.Get("metadata.name").String()
+		nodes[name] = append(nodes[name], n)
 	}
+	labelPath, zones := "metadata.labels."+gjson.Escape(label), map[string]string{}
 	zoneOf := func(pod gjson.Result) string {
-		if z, ok := nodeZone[pod.Get("spec.nodeName").String()]; ok {
-			return z
+		node := pod.Get("spec.nodeName").String()
+		z, ok := zones[node]
+		if !ok {
+			z = unknown
+			for i := len(nodes[node]) - 1; i >= 0; i-- {
+				if l := nodes[node][i].Get(labelPath); l.Exists() && l.String() != "" {
+					z = l.String()
+					break
+				}
+			}
+			zones[node] = z
 		}
-		return unknown
+		return z
 	}
 	// The zones disrupted now: where a pod of the set is not Ready or is terminating (pods are the set's:
-	// the snapshot's pods this set controls or may adopt; others' are not its concern).
+	// the snapshot's pods this set controls or may adopt; others' are not its concern), and a replica whose
+	// pod is gone (deleted, not yet created again), in a zone not known until its new pod is scheduled.
 	disrupted := map[string][]string{}
-	pods := map[string]gjson.Result{}
+	pods := map[string]gjson.Result{} // the snapshot's: with context "disrupted", those the plan names
 	for _, p := range in.Snapshot.Get("pods").Array() {
-		name := p.Get("metadata.name").String()
-		pods[name] = p
-		if !kit.Healthy(p) {
-			z := zoneOf(p)
-			disrupted[z] = append(disrupted[z], name)
-		}
+		pods[p.Get("metadata.name").String()] = p
 	}
-	// A replica whose pod is gone (deleted, not yet created again) is a disruption too, in a zone not known
-	// until its new pod is scheduled.
-	set := in.Set()
-	if r := set.Get("spec.replicas"); r.Exists() {
-		start, name := set.Get("spec.ordinals.start").Int(), set.Get("metadata.name").String()
-		for o := start; o < start+r.Int(); o++ {
-			if n := name + "-" + strconv.FormatInt(o, 10); !pods[n].Exists() {
-				disrupted[unknown] = append(disrupted[unknown], n+" missing")
+	if d := in.Context("disrupted"); d.Exists() {
+		for _, p := range d.Get("pods").Array() {
+			z := zoneOf(p)
+			disrupted[z] = append(disrupted[z], p.Get("metadata.name").String())
+		}
+		for _, n := range d.Get("missing").Array() {
+			disrupted[unknown] = append(disrupted[unknown], n.String()+" missing")
+		}
+	} else {
+		for _, p := range in.Snapshot.Get("pods").Array() {
+			if !kit.Healthy(p) {
+				z := zoneOf(p)
+				disrupted[z] = append(disrupted[z], p.Get("metadata.name").String())
+			}
+		}
+		set := in.Set()
+		if r := set.Get("spec.replicas"); r.Exists() {
+			start, name := set.Get("spec.ordinals.start").Int(), set.Get("metadata.name").String()
+			for o := start; o < start+r.Int(); o++ {
+				if n := name + "-" + strconv.FormatInt(o, 10); !pods[n].Exists() {
+					disrupted[unknown] = append(disrupted[unknown], n+" missing")
+				}
 			}
 		}
 	}
