@@ -156,6 +156,19 @@ func BenchmarkReconcileCached(b *testing.B) {
 				}
 			}
 		})
+		// a settled set (template unchanged), one pod's status changed: the held sync of a rollout waiting
+		settled := settledDelta(b, n)
+		b.Run(fmt.Sprintf("delta-settled/pods=%d", n), func(b *testing.B) {
+			var c ObjectCache
+			ReconcileCached(&c, settled[0])
+			b.SetBytes(int64(len(settled[1])))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if out := ReconcileCached(&c, settled[1]); len(out) == 0 || bytes.Contains(out, []byte(`"error":{`)) {
+					b.Fatalf("no plan by delta: %.300s", out)
+				}
+			}
+		})
 		b.Run(fmt.Sprintf("references/pods=%d", n), func(b *testing.B) {
 			var c ObjectCache
 			ReconcileCached(&c, in)
@@ -167,4 +180,26 @@ func BenchmarkReconcileCached(b *testing.B) {
 			}
 		})
 	}
+}
+
+// settledDelta is a settled set of n pods (its template the pods') whole, and a delta of one pod changed.
+func settledDelta(b *testing.B, n int) [2][]byte {
+	var whole map[string]any
+	if err := json.Unmarshal(genSnapshotSettled(n), &whole); err != nil {
+		b.Fatal(err)
+	}
+	tmpl := whole["statefulSet"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)
+	tmpl["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "nginx:1.25"
+	in, _ := json.Marshal(whole)
+	pod := whole["pods"].([]any)[n/2].(map[string]any)
+	pod["metadata"].(map[string]any)["resourceVersion"] = "999999"
+	delta := map[string]any{}
+	for k, v := range whole {
+		delta[k] = v
+	}
+	delta["pods"], delta["revisions"], delta["claims"] = []any{pod}, []any{}, []any{}
+	delta["delta"] = map[string]any{"removed": map[string]any{}, "counts": map[string]any{"pods": n,
+		"revisions": len(whole["revisions"].([]any)), "claims": len(whole["claims"].([]any))}}
+	d, _ := json.Marshal(delta)
+	return [2][]byte{in, d}
 }
