@@ -204,6 +204,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		},
 	}
 	var policyFailures []policy.Failure
+	var pr *policy.Run
 	memory := c.policyMemory(key, len(policies) > 0)
 	if len(policies) > 0 {
 		budgets, nodes, err := policy.Live(ctx, c.client, ns, objs.Pods, policies)
@@ -212,7 +213,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
 			return 0, err
 		}
-		pr := &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
+		pr = &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
 			Object: snap.Object, Head: snap.Head(), Pods: snap.PodStates,
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		step.Judge = pr.Judge
@@ -220,7 +221,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	res, err := step.Run(ctx)
 	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())
 	if memory != nil {
-		for _, ev := range policy.Events(syncTime, memory, res.Held, policyFailures) {
+		for _, ev := range policy.Events(syncTime, memory, pr.Held(res.Held), policyFailures) {
 			c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
 		}
 	}

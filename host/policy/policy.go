@@ -146,6 +146,9 @@ type Run struct {
 	// Pods are the snapshot's pods' names and those of them that are down, for context "disrupted".
 	Pods func() Pods
 
+	// also: the holds of policies after the first that held a write, by write (Held)
+	also map[heldKey][]hostplan.HeldWrite
+
 	view  *view          // the snapshot indexed for policies that read the plan's objects only (snapshot_view.go)
 	ctx   encodedContext // the context's members but held, encoded once
 	valid bool           // the whole snapshot was found to be JSON
@@ -203,13 +206,42 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 			continue
 		}
 		for _, h := range hs {
+			hold := hostplan.Hold{Policy: m.Name(), Reason: h.Reason, Message: h.Message,
+				RetryAfter: time.Duration(h.RetryAfterSeconds * float64(time.Second))}
 			if _, dup := holds[h.Action]; !dup {
-				holds[h.Action] = hostplan.Hold{Policy: m.Name(), Reason: h.Reason, Message: h.Message,
-					RetryAfter: time.Duration(h.RetryAfterSeconds * float64(time.Second))}
+				holds[h.Action] = hold
+				continue
 			}
+			a := &p.Actions[h.Action]
+			k := heldKey{a.Verb, a.Kind, a.Name}
+			if r.also == nil {
+				r.also = map[heldKey][]hostplan.HeldWrite{}
+			}
+			r.also[k] = append(r.also[k], hostplan.HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: hold})
 		}
 	}
 	return holds
+}
+
+// Held is held, the writes the sync's policies held back, with every other policy that held one of them too
+// (Judge attributes a write to the first policy that holds it): Memory remembers since when each policy has
+// held each write, so that a later policy's own hold (a handoff's timeout) counts from when it first held, not
+// from when the earlier one let go. A nil Run has nothing to add.
+func (r *Run) Held(held []hostplan.HeldWrite) []hostplan.HeldWrite {
+	if r == nil || len(r.also) == 0 {
+		return held
+	}
+	out := slices.Clone(held)
+	for _, h := range held {
+		for _, o := range r.also[heldKey{h.Verb, h.Kind, h.Name}] {
+			if o.Policy != h.Policy && !slices.ContainsFunc(out, func(x hostplan.HeldWrite) bool {
+				return x.Policy == o.Policy && x.Verb == o.Verb && x.Kind == o.Kind && x.Name == o.Name
+			}) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 // holdable: the plan has a write from from on that a policy may hold (abi/POLICY.md section 3).

@@ -142,6 +142,52 @@ func TestMemoryTimesHolds(t *testing.T) {
 	}
 }
 
+// A write two policies hold is the first's, but each policy's own hold is remembered from when it began: when the
+// first lets go, the second's input says it has held the write since the first sync, not since the release.
+func TestEveryPolicysHoldIsRemembered(t *testing.T) {
+	holding := map[string]bool{"first": true, "second": true}
+	answer := func(name string) func(abi.PolicyInput) (string, error) {
+		return func(abi.PolicyInput) (string, error) {
+			if !holding[name] {
+				return `{"abi":1,"holds":[]}`, nil
+			}
+			return `{"abi":1,"holds":[{"action":1,"reason":"R","message":"` + name + `"}]}`, nil
+		}
+	}
+	first, second := &fake{name: "first", answer: answer("first")}, &fake{name: "second", answer: answer("second")}
+	var mem Memory
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	sync := func(at time.Time) (map[int]hostplan.Hold, []abi.Event) {
+		r := &Run{Policies: []Module{first, second}, Snapshot: []byte(snapshot), Memory: &mem}
+		holds := r.Judge(context.Background(), testPlan(), 0)
+		var held []hostplan.HeldWrite
+		for i, h := range holds {
+			a := testPlan().Actions[i]
+			held = append(held, hostplan.HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: h})
+		}
+		return holds, Events(at, &mem, r.Held(held), nil)
+	}
+	if holds, evs := sync(t0); holds[1].Policy != "first" || len(evs) != 0 {
+		t.Fatalf("first sync: holds %+v, events %+v", holds, evs)
+	}
+	holding["first"] = false
+	holds, evs := sync(t0.Add(time.Minute))
+	if holds[1].Policy != "second" {
+		t.Fatalf("second sync: holds %+v: want the write held by second", holds)
+	}
+	if len(evs) != 1 || !strings.Contains(evs[0].Message, "policy first no longer holds delete Pod web-2") {
+		t.Fatalf("second sync's events %+v: want first's release", evs)
+	}
+	sync(t0.Add(2 * time.Minute))
+	in := second.inputs[len(second.inputs)-1]
+	if len(in.Context.Held) != 1 || in.Context.Held[0].Since != "2026-11-26T10:00:00Z" {
+		t.Fatalf("second's held %+v: want web-2 since the first sync", in.Context.Held)
+	}
+	if got := (*Run)(nil).Held(nil); got != nil {
+		t.Fatalf("a nil run adds %+v", got)
+	}
+}
+
 func TestRetryAfterIsTheSoonest(t *testing.T) {
 	held := []hostplan.HeldWrite{{Hold: hostplan.Hold{RetryAfter: 0}}, {Hold: hostplan.Hold{RetryAfter: time.Minute}}, {Hold: hostplan.Hold{RetryAfter: 20 * time.Second}}}
 	if d := RetryAfter(held); d != 20*time.Second {

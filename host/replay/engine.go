@@ -910,8 +910,9 @@ func (e *engine) sync() (syncResult, error) {
 			}
 		}}
 	var policyFailures []policy.Failure
+	var pr *policy.Run
 	if len(policies) > 0 {
-		pr := &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held, Signals: e.signals,
+		pr = &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held, Signals: e.signals,
 			PodDisruptionBudgets: e.budgetsFor(policies), Nodes: e.nodesFor(policies),
 			Object: func(kind, name string) (json.RawMessage, bool) { // the objects as this snapshot carries them
 				if r := e.recordOf(kind, name); r != nil && e.inSnapshot(r) {
@@ -973,7 +974,7 @@ func (e *engine) sync() (syncResult, error) {
 	}
 	aborted := err != nil
 	e.labelRevisions()
-	for _, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, out.Held, policyFailures)...) {
+	for _, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, pr.Held(out.Held), policyFailures)...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
 		if ev.Type == abi.EventWarning && ev.Reason == abi.EventInvalidAnnotation && !slices.Contains(e.tl.invalidAnnotations, ev.Message) {
 			e.tl.invalidAnnotations = append(e.tl.invalidAnnotations, ev.Message)
