@@ -136,39 +136,10 @@ func BenchmarkReconcileCached(b *testing.B) {
 		if err := json.Unmarshal(in, &whole); err != nil {
 			b.Fatal(err)
 		}
-		pod := whole["pods"].([]any)[n/2].(map[string]any)
-		pod["metadata"].(map[string]any)["resourceVersion"] = "999999"
-		delta := map[string]any{}
-		for k, v := range whole {
-			delta[k] = v
-		}
-		delta["pods"], delta["revisions"], delta["claims"] = []any{pod}, []any{}, []any{}
-		delta["delta"] = map[string]any{"removed": map[string]any{}, "counts": map[string]any{"pods": n, "revisions": 1, "claims": len(whole["claims"].([]any))}}
-		byDelta, _ := json.Marshal(delta)
-		b.Run(fmt.Sprintf("delta/pods=%d", n), func(b *testing.B) {
-			var c ObjectCache
-			ReconcileCached(&c, in)
-			b.SetBytes(int64(len(byDelta)))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if out := ReconcileCached(&c, byDelta); len(out) == 0 || bytes.Contains(out, []byte(`"error":{`)) {
-					b.Fatalf("no plan by delta: %.300s", out)
-				}
-			}
-		})
+		benchDelta(b, fmt.Sprintf("delta/pods=%d", n), in, onePodChanged(whole, n))
 		// a settled set (template unchanged), one pod's status changed: the held sync of a rollout waiting
-		settled := settledDelta(b, n)
-		b.Run(fmt.Sprintf("delta-settled/pods=%d", n), func(b *testing.B) {
-			var c ObjectCache
-			ReconcileCached(&c, settled[0])
-			b.SetBytes(int64(len(settled[1])))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if out := ReconcileCached(&c, settled[1]); len(out) == 0 || bytes.Contains(out, []byte(`"error":{`)) {
-					b.Fatalf("no plan by delta: %.300s", out)
-				}
-			}
-		})
+		settled, settledDelta := settledSnapshot(b, n)
+		benchDelta(b, fmt.Sprintf("delta-settled/pods=%d", n), settled, settledDelta)
 		b.Run(fmt.Sprintf("references/pods=%d", n), func(b *testing.B) {
 			var c ObjectCache
 			ReconcileCached(&c, in)
@@ -182,15 +153,24 @@ func BenchmarkReconcileCached(b *testing.B) {
 	}
 }
 
-// settledDelta is a settled set of n pods (its template the pods') whole, and a delta of one pod changed.
-func settledDelta(b *testing.B, n int) [2][]byte {
-	var whole map[string]any
-	if err := json.Unmarshal(genSnapshotSettled(n), &whole); err != nil {
-		b.Fatal(err)
-	}
-	tmpl := whole["statefulSet"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)
-	tmpl["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "nginx:1.25"
-	in, _ := json.Marshal(whole)
+// benchDelta measures delta after a whole snapshot in (the instance's steady state in a session).
+func benchDelta(b *testing.B, name string, in, delta []byte) {
+	b.Run(name, func(b *testing.B) {
+		var c ObjectCache
+		ReconcileCached(&c, in)
+		b.SetBytes(int64(len(delta)))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if out := ReconcileCached(&c, delta); len(out) == 0 || bytes.Contains(out, []byte(`"error":{`)) {
+				b.Fatalf("no plan by delta: %.300s", out)
+			}
+		}
+	})
+}
+
+// onePodChanged is the delta snapshot after whole (a decoded snapshot of n pods) in which pod n/2 got a new
+// resourceVersion; it changes that pod in whole.
+func onePodChanged(whole map[string]any, n int) []byte {
 	pod := whole["pods"].([]any)[n/2].(map[string]any)
 	pod["metadata"].(map[string]any)["resourceVersion"] = "999999"
 	delta := map[string]any{}
@@ -201,5 +181,17 @@ func settledDelta(b *testing.B, n int) [2][]byte {
 	delta["delta"] = map[string]any{"removed": map[string]any{}, "counts": map[string]any{"pods": n,
 		"revisions": len(whole["revisions"].([]any)), "claims": len(whole["claims"].([]any))}}
 	d, _ := json.Marshal(delta)
-	return [2][]byte{in, d}
+	return d
+}
+
+// settledSnapshot is a settled set of n pods (its template the pods'), whole, and the delta of one pod changed.
+func settledSnapshot(b *testing.B, n int) (whole, delta []byte) {
+	var s map[string]any
+	if err := json.Unmarshal(genSnapshotSettled(n), &s); err != nil {
+		b.Fatal(err)
+	}
+	tmpl := s["statefulSet"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)
+	tmpl["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "nginx:1.25"
+	whole, _ = json.Marshal(s)
+	return whole, onePodChanged(s, n)
 }
