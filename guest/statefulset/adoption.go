@@ -88,7 +88,7 @@ func (s *syncer) claimPods() ([]*pod, error) {
 	}
 	candidates := podList(&s.maps.candidates, len(s.snap.Pods))
 	for _, p := range s.snap.Pods {
-		if f := s.factsOf(p); f != nil && f.candidate || f == nil && s.candidateFor(p) {
+		if f := s.factsOf(p); f != nil && f.candidate || f == nil && s.listedFor(&p.Meta) {
 			candidates = append(candidates, p)
 		}
 	}
@@ -135,13 +135,13 @@ func (s *syncer) claimPods() ([]*pod, error) {
 	return claimed, newAggregate(errs)
 }
 
-// candidateFor: the pod is listed for the set (its namespace) and is the set's or nobody's (the controller
-// ref index).
-func (s *syncer) candidateFor(p *pod) bool {
-	if p.Meta.Namespace != s.set.Meta.Namespace {
+// listedFor: the object is listed for the set (its namespace) and is the set's or nobody's (indexed by the
+// controller ref: kind, name and uid must all be the set's).
+func (s *syncer) listedFor(m *objectMeta) bool {
+	if m.Namespace != s.set.Meta.Namespace {
 		return false
 	}
-	ref := p.Meta.controllerRef()
+	ref := m.controllerRef()
 	return ref == nil || ref.Kind == kindStatefulSet && ref.Name == s.set.Meta.Name && ref.UID == s.set.Meta.UID
 }
 

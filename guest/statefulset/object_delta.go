@@ -36,15 +36,11 @@ func (k *kindDelta[T]) changes() bool { return len(k.dropped) > 0 || len(k.sent)
 type objectPtr[T any] interface {
 	*T
 	meta() *objectMeta
-	lazy() *lazyObject
 }
 
 func (p *pod) meta() *objectMeta      { return &p.Meta }
-func (p *pod) lazy() *lazyObject      { return &p.lazyObject }
 func (r *revision) meta() *objectMeta { return &r.Meta }
-func (r *revision) lazy() *lazyObject { return &r.lazyObject }
 func (c *claim) meta() *objectMeta    { return &c.Meta }
-func (c *claim) lazy() *lazyObject    { return &c.lazyObject }
 
 var deltaKeys = [2]string{"removed", "counts"}
 var listKeys = [3]string{"pods", "revisions", "claims"}

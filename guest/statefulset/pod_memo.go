@@ -61,7 +61,7 @@ func (s *syncer) factsOf(p *pod) *podFacts {
 	}
 	f := &p.memo.facts
 	if f.gen != s.identityGen {
-		*f = podFacts{gen: s.identityGen, candidate: s.candidateFor(p), match: s.selectsPod(p),
+		*f = podFacts{gen: s.identityGen, candidate: s.listedFor(&p.Meta), match: s.selectsPod(p),
 			identity: s.identityMatchesNow(p), storage: s.storageMatchesNow(p)}
 	}
 	return f

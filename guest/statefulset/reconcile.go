@@ -109,12 +109,12 @@ type syncMaps struct {
 	// podNames, claimIndex: the snapshot's pods by namespace and name, its claims in the set's namespace by
 	// name (their place in snapshot.Claims), for the claims of retention generation claimsIndexed
 	// (sync_lookups.go)
+	podNames      map[nsName]bool
+	claimIndex    map[string]int
+	claimsIndexed uint64
 	// candidates, claimed, replicas, condemned: the sync's lists of pods, storage an instance reuses (under
 	// TinyGo's leaking collector what a call allocates is what gets an instance recycled)
 	candidates, claimed, replicas, condemned []*pod
-	podNames                                 map[nsName]bool
-	claimIndex                               map[string]int
-	claimsIndexed                            uint64
 	// identity is the set's identity of the instance's last sync, gen its generation (pod_memo.go): held pods'
 	// facts are found again only when it changes
 	identity setIdentity
@@ -207,15 +207,8 @@ func (s *syncer) record(a action) {
 func (s *syncer) listRevisions() []*revision {
 	var out []*revision
 	for _, r := range s.snap.Revisions {
-		if r.Meta.Namespace != s.set.Meta.Namespace {
+		if !s.listedFor(&r.Meta) {
 			continue
-		}
-		ref := r.Meta.controllerRef()
-		if ref != nil {
-			// indexed by the controller ref: kind/name/uid must all be the set's
-			if ref.Kind != kindStatefulSet || ref.Name != s.set.Meta.Name || ref.UID != s.set.Meta.UID {
-				continue
-			}
 		}
 		if !s.sel.matches(r.Meta.Labels) {
 			continue
