@@ -4,8 +4,8 @@ package replay
 // real one's through an informer: the names of one kind created, changed or removed since it last took
 // them. A reader that keeps what it made of each object (the engine's world view, the kubelet's binder)
 // then looks again at what changed only, not at every object after every sync. Every write goes through
-// put, remove or bump, or calls changed itself (the collector's deletionTimestamp, which keeps the
-// resourceVersion as the reference harness's does).
+// put, remove or bump, or calls changed itself (the collector's deletionTimestamp in the tick model, which
+// keeps the resourceVersion as the reference harness's does).
 type watch struct {
 	kind  string
 	names map[string]struct{}

@@ -826,7 +826,7 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 			}
 			if verifyEncodedObjects {
 				if fresh, _ := e.enc.append(nil, r.o); !bytes.Equal(fresh, r.json) || !bytes.Equal(b[at:], r.json) {
-					panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion (%s)", kind, r.name, r.rv))
+					panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion or a write the watch saw (%s)", kind, r.name, r.rv))
 				}
 			}
 		} else {
