@@ -93,7 +93,17 @@ type HeldWrite struct {
 type PolicyAnswer struct {
 	ABI   int          `json:"abi"`
 	Holds []PolicyHold `json:"holds"`
-	Error *Error       `json:"error,omitempty"` // the policy could not decide: the host holds nothing back
+	// Spends are the PodDisruptionBudgets allowed pod deletes spend (POLICY.md section 4.1): the host commits
+	// each before it sends the delete, as the eviction API does, or holds the delete.
+	Spends []PolicySpend `json:"spends,omitempty"`
+	Error  *Error        `json:"error,omitempty"` // the policy could not decide: the host holds nothing back
+}
+
+// PolicySpend is one disruption of a PodDisruptionBudget that an allowed pod delete spends.
+type PolicySpend struct {
+	Action int `json:"action"` // index into the plan's actions, From or later: a pod delete the answer does not hold
+	// PodDisruptionBudget is the name of a budget of context.podDisruptionBudgets that selects the pod.
+	PodDisruptionBudget string `json:"podDisruptionBudget"`
 }
 
 // PolicyHold holds one write back.
@@ -109,6 +119,7 @@ type PolicyHold struct {
 // Limits of a policy answer (POLICY.md, "Limits").
 const (
 	MaxPolicyHolds         = 1024
+	MaxPolicySpends        = 1024
 	MaxPolicyReasonLength  = 128
 	MaxPolicyMessageLength = 1024
 	MaxPolicyRetrySeconds  = 86400

@@ -17,6 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/policies"
 )
 
 // The shipped handoff policy on the real control plane: a set naming it (ordinal.dev/policies: handoff)
@@ -73,7 +78,8 @@ func TestHandoffPolicyHoldsThePrimarysDelete(t *testing.T) {
 // The shipped pdb policy against kube-controller-manager's disruption controller: a 4-replica set rolled
 // with maxUnavailable 2 under a PodDisruptionBudget of maxUnavailable 1. Upstream's controller deletes two
 // pods together; with the policy the second delete of each pair is held (upstream's FailedDelete event
-// carries the budget's numbers) until the budget's status allows it, and the rollout completes.
+// carries the budget's numbers) until the budget's status allows it, and the rollout completes; each delete
+// spends its disruption in the budget's status before it is sent, as an eviction does.
 func TestPDBPolicyRespectsTheBudget(t *testing.T) {
 	t.Parallel()
 	ctx, ns, _, tr := begin(t, "pb", true)
@@ -96,8 +102,31 @@ func TestPDBPolicyRespectsTheBudget(t *testing.T) {
 		t.Errorf("kubectl ordinal preview does not show the budget's hold:\n%s", out)
 	}
 	mark := tr.mark()
+	// Each delete the policy allows spends its disruption in the budget's status first, as an eviction does
+	// (the disruption controller only ever removes disruptedPods entries: every one seen is a spend).
+	w, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=pb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	spent := make(chan map[string]bool, 1)
+	go func() {
+		seen := map[string]bool{}
+		defer func() { spent <- seen }()
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*policyv1.PodDisruptionBudget); ok {
+				for name := range p.Status.DisruptedPods {
+					seen[name] = true
+				}
+			}
+		}
+	}()
 	patchSet(t, ctx, ns, "pb", setVersion("v2"))
 	after := waitRolledOut(t, ctx, ns, "pb", 4)
+	w.Stop()
+	if seen := <-spent; len(seen) != 4 || !seen["pb-0"] || !seen["pb-3"] {
+		t.Errorf("pods whose delete spent a disruption in the budget's status: %v, want pb-0 to pb-3", seen)
+	}
 	if after.Status.UpdateRevision == before.Status.UpdateRevision {
 		t.Fatal("no new revision")
 	}
@@ -259,5 +288,102 @@ func TestWebhookPreviewsThePDBPolicysHold(t *testing.T) {
 	}
 	if got := getSet(t, ctx, ns, "wb"); got.Generation != edit.Generation {
 		t.Errorf("the dry run changed the set: generation %d, was %d", got.Generation, edit.Generation)
+	}
+}
+
+// Two sets under one PodDisruptionBudget, each with a sync deciding from the budget as the API server lists
+// it with one disruption left: the shipped pdb policy allows both deletes (each alone is within the budget),
+// and only the host's commit of the spend, the eviction API's write of the budget's status under its
+// resourceVersion, keeps them from taking the budget below its minimum. Against the real kube-apiserver: the
+// first spend is written (one disruption less, the pod among disruptedPods), the second is refused with 409
+// Conflict and its delete held; kube-controller-manager's disruption controller then recounts the budget
+// with the spent pod as disrupted, and a new sync's policy holds the second delete from the budget as it is.
+func TestPDBBudgetIsSpentOnceAcrossSets(t *testing.T) {
+	t.Parallel()
+	ctx, ns, _, _ := begin(t, "sa", false)
+	shared := map[string]string{"tier": "db"}
+	for _, name := range []string{"sa", "sb"} {
+		set := newSet(name, 2)
+		set.Spec.Template.Labels["tier"] = "db"
+		createSet(t, ctx, ns, set)
+	}
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: shared}}}
+	if _, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitRolledOut(t, ctx, ns, "sa", 2)
+	waitRolledOut(t, ctx, ns, "sb", 2)
+	waitFor(t, ctx, "the disruption controller allows one disruption of the four pods", time.Minute, func() bool {
+		p, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "db", metav1.GetOptions{})
+		return err == nil && p.Status.ObservedGeneration == p.Generation && p.Status.CurrentHealthy == 4 && p.Status.DisruptionsAllowed == 1
+	})
+	list, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "tier=db"})
+	if err != nil || len(list.Items) != 4 {
+		t.Fatalf("pods: %v %v", list, err)
+	}
+	var pods []*corev1.Pod
+	for i := range list.Items {
+		pods = append(pods, &list.Items[i])
+	}
+	pdbPolicy, err := wasm.LoadPolicy(ctx, policies.Builtin()["pdb"], wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pdbPolicy.Close(context.Background())
+	// One sync of each set, each planning to delete its pod 1, as a rollout's sync would.
+	syncOf := func(set string) (*policy.Run, *abi.Plan) {
+		budgets, err := policy.Budgets(ctx, cfg.kc, ns, pods)
+		if err != nil || len(budgets) != 1 {
+			t.Fatalf("budgets %d, %v", len(budgets), err)
+		}
+		var podJSON []string
+		for _, p := range pods {
+			if p.Labels["app"] == set {
+				b, _ := json.Marshal(p)
+				podJSON = append(podJSON, string(b))
+			}
+		}
+		snapshot := `{"abi":1,"now":"` + time.Now().UTC().Format(time.RFC3339) + `","statefulSet":{"metadata":{"name":"` + set +
+			`","namespace":"` + ns + `"}},"pods":[` + strings.Join(podJSON, ",") + `]}`
+		r := &policy.Run{Policies: []policy.Module{pdbPolicy}, Snapshot: []byte(snapshot), PodDisruptionBudgets: budgets,
+			Budgets: policy.ClientBudgets{Client: cfg.kc, FieldManager: "ordinal"},
+			Failed:  func(f policy.Failure) { t.Errorf("policy failed: %v", f) }}
+		return r, &abi.Plan{ABI: 1, Actions: []abi.Action{{Verb: abi.VerbDelete, Kind: abi.KindPod, Namespace: ns, Name: set + "-1"}}}
+	}
+	ra, pa := syncOf("sa")
+	rb, pb := syncOf("sb")
+	if h := ra.Judge(ctx, pa, 0); len(h) != 0 {
+		t.Fatalf("set sa's delete held by the policy: %+v", h)
+	}
+	if h := rb.Judge(ctx, pb, 0); len(h) != 0 {
+		t.Fatalf("set sb's delete held by the policy: %+v (each delete alone is within the budget)", h)
+	}
+	if h := ra.Admit(ctx, pa, 0); h != nil {
+		t.Fatalf("set sa's spend: %+v", h)
+	}
+	h := rb.Admit(ctx, pb, 0)
+	if h == nil || h.Reason != policy.ReasonBudgetChanged || !strings.Contains(h.Message, "changed since the policy read it") {
+		t.Fatalf("set sb's spend of the same disruption: %+v, want its delete held as the budget changed", h)
+	}
+	got, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Status.DisruptedPods["sa-1"]; !ok || len(got.Status.DisruptedPods) != 1 || got.Status.DisruptionsAllowed != 0 {
+		t.Fatalf("the budget after the spends: %+v, want sa-1 alone disrupted and none allowed", got.Status)
+	}
+	// kube-controller-manager's disruption controller takes the spend as an eviction's: sa-1, healthy and
+	// not deleted, counts as disrupted.
+	waitFor(t, ctx, "the disruption controller counts sa-1 as disrupted", time.Minute, func() bool {
+		p, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "db", metav1.GetOptions{})
+		_, spent := p.Status.DisruptedPods["sa-1"]
+		return err == nil && spent && p.Status.CurrentHealthy == 3 && p.Status.DisruptionsAllowed == 0
+	})
+	rb, pb = syncOf("sb")
+	held := rb.Judge(ctx, pb, 0)
+	if h, ok := held[0]; !ok || !strings.Contains(h.Message, "PodDisruptionBudget db allows no more disruptions") {
+		t.Fatalf("set sb's next sync: holds %+v, want its delete held by the budget as it is now", held)
 	}
 }

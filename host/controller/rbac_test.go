@@ -36,6 +36,7 @@ func usedPermissions() map[string]string {
 	// revisions are deleted by plans anyway. Found by the e2e cluster, which enables the plugin.
 	used["/persistentvolumeclaims delete"] = "claim owner reference patches (OwnerReferencesPermissionEnforcement)"
 	used["policy/poddisruptionbudgets list"] = "budgetsFor: the budgets a set's policy reads (abi.ContextPodDisruptionBudgets)"
+	used["policy/poddisruptionbudgets/status update"] = "policy.ClientBudgets: the disruptions a policy's allowed deletes spend (abi/POLICY.md 4.1)"
 	used["/nodes list"] = "policy.Nodes: the nodes a set's policy reads (abi.ContextNodes)"
 	used["/events create"] = "the event recorder"
 	used["/events patch"] = "the event recorder, for a repeated event"

@@ -215,8 +215,9 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		}
 		pr = &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
 			Object: snap.Object, Head: snap.Head(), Pods: snap.PodStates,
+			Budgets: policy.ClientBudgets{Client: c.client, FieldManager: FieldManager}, Now: syncTime,
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
-		step.Judge = pr.Judge
+		step.Judge, step.Admit = pr.Judge, pr.Admit
 	}
 	res, err := step.Run(ctx)
 	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())

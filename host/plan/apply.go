@@ -89,6 +89,10 @@ type Options struct {
 	// issued: it is refused as an API server refuses a write an admission webhook denies (Forbidden, the
 	// hold's message), so the module plans the rest of the sync as upstream carries on after that refusal.
 	Judge func(ctx context.Context, p *abi.Plan, from int) map[int]Hold
+	// Admit, when set, is asked right before action i of p is sent (a write not held, not planned to fail,
+	// not the status write), after every other check: a non-nil Hold holds it as Judge's would. The set's
+	// policies commit there what the write spends of a PodDisruptionBudget (host/policy's Run.Admit).
+	Admit func(ctx context.Context, p *abi.Plan, i int) *Hold
 }
 
 // Hold is a write a policy holds back (abi/POLICY.md).
@@ -169,6 +173,12 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 			if err := w.CanAdopt(ctx); err != nil {
 				res.Issued = i
 				return res, &WriteError{Index: i, Action: *a, Err: fmt.Errorf("%w: %v", ErrAdoptionRefused, err)}
+			}
+		}
+		if !held && opts.Admit != nil && a.Error == "" && a.Verb != abi.VerbUpdateStatus {
+			if h := opts.Admit(ctx, res.Plan, i); h != nil {
+				hold, held = *h, true
+				res.Held = append(res.Held, HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: hold})
 			}
 		}
 		var err error

@@ -87,3 +87,51 @@ func TestApplyHoldWithoutReplanStops(t *testing.T) {
 		t.Fatalf("events %q", evs)
 	}
 }
+
+// Admit is asked right before a write not held is sent, with the plan being carried out: a hold it returns
+// holds the write exactly as Judge's would (refused, reported to the module, among the sync's held writes),
+// and the writes it admits are sent.
+func TestApplyAdmitHoldsAWriteBeforeItIsSent(t *testing.T) {
+	scope, first, failures, after := refusedCase(t, "pod-states/parallel-steady-failed-web-1", "pod-states.parallel-steady-failed-web-1.first")
+	i := failures[0].Action
+	hold := plan.Hold{Policy: "pdb", Reason: "BudgetChanged", Message: "PodDisruptionBudget db: changed", RetryAfter: time.Second}
+	var admitted []string
+	admit := func(_ context.Context, p *abi.Plan, k int) *plan.Hold {
+		a := p.Actions[k]
+		if a.Error != "" || a.Verb == abi.VerbUpdateStatus {
+			t.Errorf("asked about action %d (%s %s, error %q): only writes to be sent are", k, a.Verb, a.Name, a.Error)
+		}
+		if k == i {
+			return &hold
+		}
+		admitted = append(admitted, a.Verb+" "+a.Kind+" "+a.Name)
+		return nil
+	}
+	replan := func(_ context.Context, fs []abi.WriteFailure) (*abi.Plan, error) {
+		next := *after
+		next.Actions = append([]abi.Action(nil), after.Actions...)
+		next.Actions[i].Error = fs[len(fs)-1].Message
+		return &next, nil
+	}
+	w := &fakeWriter{}
+	var rs []plan.Result
+	a, err := plan.Apply(context.Background(), scope, first, w, plan.Options{Replan: replan, Admit: admit, Set: "web",
+		Each: func(r plan.Result) { rs = append(rs, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wr := range w.writes {
+		if strings.HasPrefix(wr, "delete Pod web-1") {
+			t.Fatalf("the write Admit held reached the API server: %v", w.writes)
+		}
+	}
+	if len(w.writes) != len(after.Actions)-1 || len(w.writes) != len(admitted)+1 { // + the status write
+		t.Fatalf("admitted %v, written %v: want every other write of the new plan, each admitted", admitted, w.writes)
+	}
+	if rs[i].Outcome != plan.Held || rs[i].Hold == nil || *rs[i].Hold != hold || !strings.Contains(rs[i].Err.Error(), "policy pdb holds this write") {
+		t.Fatalf("result of the write Admit held: %+v", rs[i])
+	}
+	if want := []plan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hold}}; !reflect.DeepEqual(a.Held, want) {
+		t.Fatalf("held %+v, want %+v", a.Held, want)
+	}
+}

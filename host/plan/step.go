@@ -58,6 +58,8 @@ type Step struct {
 	Each          func(Result) // told of every issued write (may be nil)
 	// Judge: the set's policies (host/policy's Run.Judge; nil: none), Options.Judge.
 	Judge func(ctx context.Context, p *abi.Plan, from int) map[int]Hold
+	// Admit: what the policies' allowed writes spend, committed before each is sent (Run.Admit), Options.Admit.
+	Admit func(ctx context.Context, p *abi.Plan, i int) *Hold
 }
 
 // StepResult is what a Step did.
@@ -93,7 +95,7 @@ func (s *Step) Run(ctx context.Context) (StepResult, error) {
 	if p.Error != nil && p.Error.Code != abi.CodeSyncFailed {
 		return res, &RejectedError{Err: p.Error}
 	}
-	opts := Options{Set: s.Set, Each: s.Each, Judge: s.Judge}
+	opts := Options{Set: s.Set, Each: s.Each, Judge: s.Judge, Admit: s.Admit}
 	if s.WriteFailures {
 		opts.Replan = func(ctx context.Context, failures []abi.WriteFailure) (*abi.Plan, error) {
 			snap, err := WithWriteFailures(s.Snapshot, failures)

@@ -53,3 +53,15 @@ func selectsAny(sel labels.Selector, pods []*corev1.Pod) bool {
 	}
 	return false
 }
+
+// ClientBudgets commits spent disruptions (Run.Budgets) to an API server, under the budget's resourceVersion,
+// as the eviction subresource writes them; FieldManager names the writer in the budget's managedFields.
+type ClientBudgets struct {
+	Client       kubernetes.Interface
+	FieldManager string
+}
+
+// UpdateBudgetStatus writes pdb's status (BudgetWriter).
+func (c ClientBudgets) UpdateBudgetStatus(ctx context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+	return c.Client.PolicyV1().PodDisruptionBudgets(pdb.Namespace).UpdateStatus(ctx, pdb, metav1.UpdateOptions{FieldManager: c.FieldManager})
+}

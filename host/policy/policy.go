@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/tidwall/gjson"
+	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
@@ -146,8 +147,18 @@ type Run struct {
 	// Pods are the snapshot's pods' names and those of them that are down, for context "disrupted".
 	Pods func() Pods
 
+	// Budgets commits the disruptions allowed pod deletes spend (Admit; nil: nothing is committed, for a
+	// host that only asks, as `kubectl ordinal status` does).
+	Budgets BudgetWriter
+	// Now is the sync's time: when a spent disruption's pod is recorded as disrupted (zero: the clock's).
+	Now time.Time
+
 	// also: the holds of policies after the first that held a write, by write (Held)
 	also map[heldKey][]hostplan.HeldWrite
+	// spends: the budgets each action of the plan last judged spends, by action (spend.go)
+	spends map[int][]spent
+	// ledger: the context's budgets by name, as given or as the host's last update of each returned it
+	ledger map[string]*policyv1.PodDisruptionBudget
 
 	view  *view          // the snapshot indexed for policies that read the plan's objects only (snapshot_view.go)
 	ctx   encodedContext // the context's members but held, encoded once
@@ -162,6 +173,7 @@ type Run struct {
 // syncs are such plans (a pod's status changed, and the sync writes the set's status).
 func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan.Hold {
 	holds := map[int]hostplan.Hold{}
+	r.spends = nil // the previous plan's: its writes from from on were not issued
 	if len(r.Policies) == 0 || !holdable(p, from) {
 		return holds
 	}
@@ -200,12 +212,13 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 			}
 			snapshot = viewJSON
 		}
-		hs, err := r.ask(ctx, m, p, snapshot, planJSON, from)
+		answer, err := r.ask(ctx, m, p, snapshot, planJSON, from)
 		if err != nil {
 			r.fail(Failure{Policy: m.Name(), Err: err})
 			continue
 		}
-		for _, h := range hs {
+		r.spend(m.Name(), answer.Spends)
+		for _, h := range answer.Holds {
 			hold := hostplan.Hold{Policy: m.Name(), Reason: h.Reason, Message: h.Message,
 				RetryAfter: time.Duration(h.RetryAfterSeconds * float64(time.Second))}
 			if _, dup := holds[h.Action]; !dup {
@@ -261,7 +274,7 @@ func (r *Run) fail(f Failure) {
 }
 
 // ask runs one policy and checks its answer.
-func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, snapshot, planJSON []byte, from int) ([]abi.PolicyHold, error) {
+func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, snapshot, planJSON []byte, from int) (*abi.PolicyAnswer, error) {
 	in, err := r.input(m, snapshot, planJSON, from)
 	if err != nil {
 		return nil, err
@@ -270,7 +283,14 @@ func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, snapshot, planJSON
 	if err != nil {
 		return nil, err
 	}
-	return CheckAnswer(out, p, from)
+	a, err := CheckAnswer(out, p, from)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkSpends(p, a.Spends); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // input is evaluate's input, written around the snapshot's bytes (no second encoding of the world).
@@ -387,7 +407,7 @@ var reasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 // CheckAnswer reads a policy's answer to a plan and checks it against the contract (POLICY.md "Answer"):
 // holds only of writes from from on that are not planned to fail nor the status write, each once, within
 // the limits. One hold out of contract refuses the whole answer.
-func CheckAnswer(out []byte, p *abi.Plan, from int) ([]abi.PolicyHold, error) {
+func CheckAnswer(out []byte, p *abi.Plan, from int) (*abi.PolicyAnswer, error) {
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	dec.DisallowUnknownFields()
 	var a abi.PolicyAnswer
@@ -428,7 +448,33 @@ func CheckAnswer(out []byte, p *abi.Plan, from int) ([]abi.PolicyHold, error) {
 		}
 		seen[h.Action] = true
 	}
-	return a.Holds, nil
+	if len(a.Spends) > abi.MaxPolicySpends {
+		return nil, fmt.Errorf("answer spends %d budgets, more than %d", len(a.Spends), abi.MaxPolicySpends)
+	}
+	type pair struct {
+		action int
+		budget string
+	}
+	spent := map[pair]bool{}
+	for i, s := range a.Spends {
+		at := fmt.Sprintf("spends[%d]", i)
+		switch {
+		case s.Action < from || s.Action >= len(p.Actions):
+			return nil, fmt.Errorf("%s: action %d is not a write still to issue (%d to %d)", at, s.Action, from, len(p.Actions)-1)
+		case p.Actions[s.Action].Verb != abi.VerbDelete || p.Actions[s.Action].Kind != abi.KindPod:
+			return nil, fmt.Errorf("%s: action %d is not a pod delete: only a pod delete spends a disruption", at, s.Action)
+		case p.Actions[s.Action].Error != "":
+			return nil, fmt.Errorf("%s: action %d is planned to fail already", at, s.Action)
+		case seen[s.Action]:
+			return nil, fmt.Errorf("%s: action %d is held by the same answer: a held delete spends nothing", at, s.Action)
+		case s.PodDisruptionBudget == "":
+			return nil, fmt.Errorf("%s: podDisruptionBudget is empty", at)
+		case spent[pair{s.Action, s.PodDisruptionBudget}]:
+			return nil, fmt.Errorf("%s: action %d spends PodDisruptionBudget %q twice", at, s.Action, cut(s.PodDisruptionBudget, 64))
+		}
+		spent[pair{s.Action, s.PodDisruptionBudget}] = true
+	}
+	return &a, nil
 }
 
 func cut(s string, n int) string {

@@ -72,6 +72,12 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 		{"long message", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"` + strings.Repeat("m", 1025) + `"}]}`, "longer than 1024"},
 		{"negative retry", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m","retryAfterSeconds":-1}]}`, "retryAfterSeconds"},
 		{"retry too long", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m","retryAfterSeconds":86401}]}`, "retryAfterSeconds"},
+		{"spend issued already", `{"abi":1,"holds":[],"spends":[{"action":0,"podDisruptionBudget":"b"}]}`, "action 0 is not a write still to issue"},
+		{"spend not a pod delete", `{"abi":1,"holds":[],"spends":[{"action":2,"podDisruptionBudget":"b"}]}`, "not a pod delete"},
+		{"spend of a held write", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m"}],"spends":[{"action":1,"podDisruptionBudget":"b"}]}`, "a held delete spends nothing"},
+		{"spend without a budget", `{"abi":1,"holds":[],"spends":[{"action":1,"podDisruptionBudget":""}]}`, "podDisruptionBudget is empty"},
+		{"spend twice", `{"abi":1,"holds":[],"spends":[{"action":1,"podDisruptionBudget":"b"},{"action":1,"podDisruptionBudget":"b"}]}`, "twice"},
+		{"spend unknown member", `{"abi":1,"holds":[],"spends":[{"action":1,"podDisruptionBudget":"b","count":2}]}`, "unknown field"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := CheckAnswer([]byte(c.answer), p, 1)
@@ -84,9 +90,16 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 	if err := schemacheck.ValidatePolicyAnswer([]byte(valid)); err != nil {
 		t.Fatal(err)
 	}
-	holds, err := CheckAnswer([]byte(valid), p, 1)
-	if err != nil || len(holds) != 1 || holds[0].Action != 1 || holds[0].RetryAfterSeconds != 30 {
-		t.Fatalf("a valid answer: %+v, %v", holds, err)
+	a, err := CheckAnswer([]byte(valid), p, 1)
+	if err != nil || len(a.Holds) != 1 || a.Holds[0].Action != 1 || a.Holds[0].RetryAfterSeconds != 30 {
+		t.Fatalf("a valid answer: %+v, %v", a, err)
+	}
+	spends := `{"abi":1,"holds":[],"spends":[{"action":1,"podDisruptionBudget":"db"},{"action":1,"podDisruptionBudget":"quorum"}]}`
+	if err := schemacheck.ValidatePolicyAnswer([]byte(spends)); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := CheckAnswer([]byte(spends), p, 1); err != nil || len(a.Spends) != 2 || a.Spends[1].PodDisruptionBudget != "quorum" {
+		t.Fatalf("a valid answer with spends: %+v, %v", a, err)
 	}
 }
 

@@ -920,9 +920,10 @@ func (e *engine) sync() (syncResult, error) {
 				}
 				return json.RawMessage(snap[0:0]), false
 			},
-			Head:   e.head(snap),
+			Head:    e.head(snap),
+			Budgets: budgetWriter{}, Now: now,
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
-		run.Judge = pr.Judge
+		run.Judge, run.Admit = pr.Judge, pr.Admit
 	}
 	out, err := run.Run(e.ctx)
 	var (

@@ -23,6 +23,12 @@ type Input struct {
 	context  gjson.Result
 	from     gjson.Result
 	pods     map[string]gjson.Result // the snapshot's pods by name, once Pod is asked
+	spends   []spend                 // what the allowed deletes spend (Spend), in the answer's spends
+}
+
+type spend struct {
+	action int
+	budget string
 }
 
 // Action is one write of the plan, as a policy judges it.
@@ -145,6 +151,19 @@ func (in *Input) HeldSince(a Action) (time.Time, bool) {
 	return t, ok
 }
 
+// Spend says that the delete a (allowed: not among decide's holds) spends one disruption of the context's
+// PodDisruptionBudget of that name, which selects its pod. The host commits it before it sends the delete, as
+// the eviction API does, or holds the delete when the budget changed since this input was written
+// (abi/POLICY.md section 4.1). A pair spent twice is said once.
+func (in *Input) Spend(a Action, budget string) {
+	for _, s := range in.spends {
+		if s.action == a.Index && s.budget == budget {
+			return
+		}
+	}
+	in.spends = append(in.spends, spend{a.Index, budget})
+}
+
 // Pod is the snapshot's pod of that name (Exists false: none; the first, of pods of one name).
 func (in *Input) Pod(name string) gjson.Result {
 	if in.pods == nil {
@@ -195,7 +214,22 @@ func Evaluate(raw []byte, decide func(*Input) ([]Hold, error)) []byte {
 		}
 		out = append(out, '}')
 	}
-	return append(out, "]}"...)
+	out = append(out, ']')
+	if len(in.spends) > 0 {
+		out = append(out, `,"spends":[`...)
+		for i, s := range in.spends {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, `{"action":`...)
+			out = strconv.AppendInt(out, int64(s.action), 10)
+			out = append(out, `,"podDisruptionBudget":`...)
+			out = appendString(out, s.budget)
+			out = append(out, '}')
+		}
+		out = append(out, ']')
+	}
+	return append(out, '}')
 }
 
 func failure(err error) []byte {

@@ -7,7 +7,9 @@
 // returns them (context.podDisruptionBudgets); their status is kube-controller-manager's disruption
 // controller's, so one budget spans every set and Deployment whose pods it selects. A delete of a healthy
 // pod (Ready, not terminating) spends one disruption of each budget that selects it, this sync's earlier
-// deletes counted; a budget with none left holds it. Deleting a pod that is not healthy spends nothing (it
+// deletes counted; a budget with none left holds it. An allowed delete says which budgets it spends, and the
+// host writes each spend into the budget's status before it sends the delete, as the eviction API does, so
+// two sets deciding from one budget at the same instant cannot both spend its last disruption. Deleting a pod that is not healthy spends nothing (it
 // is disrupted already), as an eviction of it would not. A budget its controller has not observed since its
 // last change holds every delete it selects.
 package main
@@ -73,6 +75,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		if blocked == nil {
 			for _, b := range covering {
 				b.allowed--
+				in.Spend(a, b.name) // committed by the host before the delete, as an eviction commits it
 			}
 			continue
 		}

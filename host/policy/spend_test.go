@@ -1,0 +1,208 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// budgetStore is an API server's PodDisruptionBudget status subresource: an update whose resourceVersion is
+// not the stored one is refused with 409 Conflict; an accepted one gets the next resourceVersion.
+type budgetStore struct {
+	b       *policyv1.PodDisruptionBudget
+	updates int
+	err     error // when set, every update is refused with it
+}
+
+func (s *budgetStore) UpdateBudgetStatus(_ context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if pdb.ResourceVersion != s.b.ResourceVersion {
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, pdb.Name,
+			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	s.updates++
+	next := pdb.DeepCopy()
+	rv, _ := strconv.Atoi(pdb.ResourceVersion)
+	next.ResourceVersion = strconv.Itoa(rv + 1)
+	s.b = next
+	return next.DeepCopy(), nil
+}
+
+func (s *budgetStore) raw(t *testing.T) json.RawMessage {
+	b, err := json.Marshal(s.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func newBudgetStore(allowed int32) *budgetStore {
+	return &budgetStore{b: &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default", Generation: 1, ResourceVersion: "10"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DisruptionsAllowed: allowed, CurrentHealthy: 3, DesiredHealthy: 3 - allowed},
+	}}
+}
+
+// Two pod deletes of a Parallel set; the snapshot's pods carry the budget's label.
+func spendPlan() *abi.Plan {
+	return &abi.Plan{ABI: 1, Actions: []abi.Action{
+		{Verb: "delete", Kind: "Pod", Namespace: "default", Name: "web-1"},
+		{Verb: "delete", Kind: "Pod", Namespace: "default", Name: "web-2"},
+		{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "default", Name: "web"},
+	}}
+}
+
+const spendSnapshot = `{"abi":1,"now":"2026-11-26T10:00:00Z","statefulSet":{"metadata":{"name":"web"}},"pods":[` +
+	`{"metadata":{"name":"web-1","labels":{"app":"db"}}},{"metadata":{"name":"web-2","labels":{"app":"db"}}}]}`
+
+// spender is the pdb policy's contract: it allows the deletes and says which budget each spends.
+func spender(spends string) *fake {
+	return &fake{name: "pdb", answer: func(abi.PolicyInput) (string, error) {
+		return `{"abi":1,"holds":[],"spends":[` + spends + `]}`, nil
+	}}
+}
+
+var spendNow = time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+
+// admitAll asks Admit about each write of p as the applier does, and returns the holds by action.
+func admitAll(r *Run, p *abi.Plan) map[int]string {
+	out := map[int]string{}
+	for i := range p.Actions {
+		if p.Actions[i].Verb == abi.VerbUpdateStatus {
+			continue
+		}
+		if h := r.Admit(context.Background(), p, i); h != nil {
+			out[i] = h.Policy + " " + h.Reason + ": " + h.Message
+		}
+	}
+	return out
+}
+
+// Each delete spends its disruption before it is sent, as an eviction does: the budget's status says one
+// less and names the pod; the second spend of one sync goes under the resourceVersion of the first's update.
+func TestAdmitSpendsEachDisruptionAsAnEviction(t *testing.T) {
+	store := newBudgetStore(2)
+	r := &Run{Policies: []Module{spender(`{"action":0,"podDisruptionBudget":"db"},{"action":1,"podDisruptionBudget":"db"}`)},
+		Snapshot: []byte(spendSnapshot), PodDisruptionBudgets: []json.RawMessage{store.raw(t)}, Budgets: store, Now: spendNow}
+	p := spendPlan()
+	if holds := r.Judge(context.Background(), p, 0); len(holds) != 0 {
+		t.Fatalf("holds %+v", holds)
+	}
+	if held := admitAll(r, p); len(held) != 0 {
+		t.Fatalf("held %v: the budget had two disruptions for two deletes", held)
+	}
+	b := store.b
+	if store.updates != 2 || b.Status.DisruptionsAllowed != 0 || b.ResourceVersion != "12" || len(b.Status.DisruptedPods) != 2 ||
+		!b.Status.DisruptedPods["web-2"].Time.Equal(spendNow) {
+		t.Fatalf("budget after the sync: %d updates, rv %s, status %+v", store.updates, b.ResourceVersion, b.Status)
+	}
+}
+
+// Two sets decide from the same budget at the same instant, each seeing its last disruption: the first to
+// send its delete spends it; the other's update is refused (409 Conflict) and its delete is held, to be
+// decided again a second later from the budget as it is then.
+func TestAdmitTheLastDisruptionIsSpentOnce(t *testing.T) {
+	store := newBudgetStore(1)
+	given := store.raw(t)
+	run := func() *Run {
+		return &Run{Policies: []Module{spender(`{"action":0,"podDisruptionBudget":"db"}`)}, Snapshot: []byte(spendSnapshot),
+			PodDisruptionBudgets: []json.RawMessage{given}, Budgets: store, Now: spendNow}
+	}
+	a, b := run(), run()
+	p := &abi.Plan{ABI: 1, Actions: spendPlan().Actions[:1]}
+	a.Judge(context.Background(), p, 0)
+	b.Judge(context.Background(), p, 0)
+	if held := admitAll(a, p); len(held) != 0 {
+		t.Fatalf("the first set's delete held: %v", held)
+	}
+	held := admitAll(b, p)
+	if !strings.Contains(held[0], "pdb BudgetChanged: PodDisruptionBudget db: changed since the policy read it") {
+		t.Fatalf("the second set's delete: %q, want it held as the budget changed", held[0])
+	}
+	if h := b.Admit(context.Background(), p, 0); h == nil || h.RetryAfter != MinRetryAfter {
+		t.Fatalf("the hold %+v: want another sync after %v", h, MinRetryAfter)
+	}
+	if store.updates != 1 || store.b.Status.DisruptionsAllowed != 0 || len(store.b.Status.DisruptedPods) != 1 {
+		t.Fatalf("budget: %d updates, status %+v: want the one disruption spent once", store.updates, store.b.Status)
+	}
+}
+
+// What the host holds without an update: a budget with nothing left (a policy that counted wrong), one whose
+// controller has not observed its last change, an update the API server refuses otherwise.
+func TestAdmitHoldsWhatCannotBeSpent(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  func(*budgetStore)
+		spent string // the spends of the answer
+		want  map[int]string
+	}{
+		{"more than left", func(*budgetStore) {}, `{"action":0,"podDisruptionBudget":"db"},{"action":1,"podDisruptionBudget":"db"}`,
+			map[int]string{1: "BudgetChanged: PodDisruptionBudget db: no disruption left to spend (disruptionsAllowed 0)"}},
+		{"stale", func(s *budgetStore) { s.b.Generation = 2 }, `{"action":0,"podDisruptionBudget":"db"}`,
+			map[int]string{0: "BudgetChanged: PodDisruptionBudget db: changed since its status was computed (generation 2, observed 1)"}},
+		{"refused", func(s *budgetStore) {
+			s.err = apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, "db", errors.New("no RBAC"))
+		}, `{"action":0,"podDisruptionBudget":"db"}`,
+			map[int]string{0: "BudgetNotSpent: PodDisruptionBudget db: could not spend a disruption: poddisruptionbudgets.policy \"db\" is forbidden: no RBAC"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := newBudgetStore(1)
+			c.edit(store)
+			r := &Run{Policies: []Module{spender(c.spent)}, Snapshot: []byte(spendSnapshot),
+				PodDisruptionBudgets: []json.RawMessage{store.raw(t)}, Budgets: store, Now: spendNow}
+			p := spendPlan()
+			r.Judge(context.Background(), p, 0)
+			held := admitAll(r, p)
+			if len(held) != len(c.want) {
+				t.Fatalf("held %v, want %v", held, c.want)
+			}
+			for i, w := range c.want {
+				if !strings.Contains(held[i], w) {
+					t.Fatalf("action %d held %q, want %q", i, held[i], w)
+				}
+			}
+		})
+	}
+}
+
+// A spend the context cannot back is out of contract: the whole answer is refused (the policy failed, it
+// holds and spends nothing).
+func TestSpendsOutsideTheContextFailThePolicy(t *testing.T) {
+	for _, c := range []struct{ name, spends, want string }{
+		{"unknown budget", `{"action":0,"podDisruptionBudget":"other"}`, `PodDisruptionBudget "other" is not one the host gave it`},
+		{"not selected", `{"action":0,"podDisruptionBudget":"db"}`, "PodDisruptionBudget db does not select pod web-1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := newBudgetStore(1)
+			if c.name == "not selected" {
+				store.b.Spec.Selector.MatchLabels = map[string]string{"app": "cache"}
+			}
+			var failed []Failure
+			r := &Run{Policies: []Module{spender(c.spends)}, Snapshot: []byte(spendSnapshot),
+				PodDisruptionBudgets: []json.RawMessage{store.raw(t)}, Budgets: store,
+				Failed: func(f Failure) { failed = append(failed, f) }}
+			p := spendPlan()
+			r.Judge(context.Background(), p, 0)
+			if len(failed) != 1 || !strings.Contains(failed[0].Error(), c.want) {
+				t.Fatalf("failures %v, want one saying %q", failed, c.want)
+			}
+			if held := admitAll(r, p); len(held) != 0 || store.updates != 0 {
+				t.Fatalf("held %v, %d updates: a refused answer spends nothing", held, store.updates)
+			}
+		})
+	}
+}
