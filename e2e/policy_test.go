@@ -51,8 +51,12 @@ func TestHandoffPolicyHoldsThePrimarysDelete(t *testing.T) {
 		l, err := eventsOf(ctx, ns, "ho", "FailedDelete")
 		return err == nil && len(l.Items) > 0 && strings.Contains(l.Items[0].Message, `pods "ho-1" is forbidden: policy handoff holds this write: pod ho-1 still carries role=primary`)
 	})
-	held := waitSet(t, ctx, ns, "ho", "the status written after the held delete: ho-2 updated", time.Minute, func(s *appsv1.StatefulSet) bool {
-		return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReplicas == 1 && s.Status.UpdateRevision != before.Status.UpdateRevision
+	// the set's status says what is held (condition PolicyHold), beside upstream's counts
+	held := waitSet(t, ctx, ns, "ho", "the status written after the held delete: ho-2 updated, PolicyHold True", time.Minute, func(s *appsv1.StatefulSet) bool {
+		c := holdCondition(s)
+		return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReplicas == 1 && s.Status.UpdateRevision != before.Status.UpdateRevision &&
+			c != nil && c.Status == corev1.ConditionTrue && c.Reason == "RoleNotHandedOff" &&
+			strings.HasPrefix(c.Message, "policy handoff holds delete Pod ho-1: pod ho-1 still carries role=primary")
 	})
 	samePods(t, ctx, ns, uids, "while the primary's delete is held", "ho-0", "ho-1")
 	wantOrdinals(t, "pods replaced while held", ordinals(tr.stepsOf(stepTerminating, mark)), 2)
@@ -66,6 +70,9 @@ func TestHandoffPolicyHoldsThePrimarysDelete(t *testing.T) {
 	after := waitRolledOut(t, ctx, ns, "ho", 3)
 	if after.Status.UpdateRevision != held.Status.UpdateRevision {
 		t.Errorf("rolled out to %s, want %s", after.Status.UpdateRevision, held.Status.UpdateRevision)
+	}
+	if c := holdCondition(after); c == nil || c.Status != corev1.ConditionFalse || c.Reason != "NothingHeld" {
+		t.Errorf("PolicyHold after the rollout: %+v, want False (NothingHeld)", c)
 	}
 	l, err := eventsOf(ctx, ns, "ho", "PolicyReleased")
 	if err != nil || len(l.Items) == 0 || !strings.Contains(l.Items[0].Message, "policy handoff no longer holds delete Pod ho-1") {
@@ -386,4 +393,14 @@ func TestPDBBudgetIsSpentOnceAcrossSets(t *testing.T) {
 	if h, ok := held[0]; !ok || !strings.Contains(h.Message, "PodDisruptionBudget db allows no more disruptions") {
 		t.Fatalf("set sb's next sync: holds %+v, want its delete held by the budget as it is now", held)
 	}
+}
+
+// holdCondition is the set's PolicyHold condition (host/policy.ConditionPolicyHold), nil when it has none.
+func holdCondition(s *appsv1.StatefulSet) *appsv1.StatefulSetCondition {
+	for i := range s.Status.Conditions {
+		if s.Status.Conditions[i].Type == policy.ConditionPolicyHold {
+			return &s.Status.Conditions[i]
+		}
+	}
+	return nil
 }

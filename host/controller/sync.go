@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
@@ -219,6 +221,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		step.Judge, step.Admit = pr.Judge, pr.Admit
 	}
+	step.Status = policy.HoldStatus(func() gjson.Result { return gjson.ParseBytes(snap.SetJSON) }, syncTime)
 	res, err := step.Run(ctx)
 	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())
 	if memory != nil {

@@ -93,6 +93,11 @@ type Options struct {
 	// not the status write), after every other check: a non-nil Hold holds it as Judge's would. The set's
 	// policies commit there what the write spends of a PodDisruptionBudget (host/policy's Run.Admit).
 	Admit func(ctx context.Context, p *abi.Plan, i int) *Hold
+	// Status, when set, records the sync's held writes in the set's status (host/policy's HoldStatus): it is
+	// given the plan's status write right before it is sent, and returns the write to send instead (nil:
+	// as planned); and once a plan that wrote no status has run to its end, it is given nil and returns a
+	// status write to append (nil: none), which is issued and reported as the plan's last action.
+	Status func(a *abi.Action, held []HeldWrite) *abi.Action
 }
 
 // Hold is a write a policy holds back (abi/POLICY.md).
@@ -159,7 +164,7 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 	if opts.Judge != nil {
 		holds = opts.Judge(ctx, p, 0)
 	}
-	rechecked := false
+	rechecked, statusWritten := false, false
 	for i := 0; i < len(res.Plan.Actions); i++ {
 		a := &res.Plan.Actions[i]
 		hold, held := holds[i]
@@ -179,6 +184,12 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 			if h := opts.Admit(ctx, res.Plan, i); h != nil {
 				hold, held = *h, true
 				res.Held = append(res.Held, HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: hold})
+			}
+		}
+		if !held && a.Verb == abi.VerbUpdateStatus && opts.Status != nil {
+			statusWritten = true
+			if with := opts.Status(a, res.Held); with != nil {
+				*a = *with
 			}
 		}
 		var err error
@@ -221,6 +232,26 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 	}
 	res.Issued = len(res.Plan.Actions)
 	res.AtEnd = events.AtEnd(nil)
+	if opts.Status == nil || statusWritten {
+		return res, nil
+	}
+	a := opts.Status(nil, res.Held)
+	if a == nil {
+		return res, nil
+	}
+	// The host's own write, after the plan: the plan carried out now ends with it.
+	res.Plan.Actions = append(res.Plan.Actions, *a)
+	i := len(res.Plan.Actions) - 1
+	a = &res.Plan.Actions[i]
+	err := w.Write(ctx, a, "")
+	r := Result{Index: i, Action: a, Err: err, Outcome: outcomeOf(a, err)}
+	if opts.Each != nil {
+		opts.Each(r)
+	}
+	res.Issued = len(res.Plan.Actions)
+	if r.Outcome == Failed {
+		return res, &WriteError{Index: i, Action: *a, Err: err}
+	}
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -133,5 +134,72 @@ func TestApplyAdmitHoldsAWriteBeforeItIsSent(t *testing.T) {
 	}
 	if want := []plan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hold}}; !reflect.DeepEqual(a.Held, want) {
 		t.Fatalf("held %+v, want %+v", a.Held, want)
+	}
+}
+
+// Status is given the plan's status write right before it is sent, with the writes held so far, and its
+// answer is what is sent; a plan that wrote no status gets the host's status write appended at its end,
+// issued and reported as the plan's last action.
+func TestApplyStatusRecordsTheHolds(t *testing.T) {
+	scope, first, failures, after := refusedCase(t, "pod-states/parallel-steady-failed-web-1", "pod-states.parallel-steady-failed-web-1.first")
+	i := failures[0].Action
+	hold := plan.Hold{Policy: "handoff", Reason: "RoleNotHandedOff", Message: "web-1 is the primary"}
+	judge := func(_ context.Context, p *abi.Plan, from int) map[int]plan.Hold {
+		if from == 0 {
+			return map[int]plan.Hold{i: hold}
+		}
+		return nil
+	}
+	replan := func(withStatus bool) plan.Replan {
+		return func(_ context.Context, fs []abi.WriteFailure) (*abi.Plan, error) {
+			next := *after
+			next.Actions = nil
+			for _, a := range after.Actions {
+				if a.Verb != abi.VerbUpdateStatus || withStatus {
+					next.Actions = append(next.Actions, a)
+				}
+			}
+			next.Actions[i].Error = fs[len(fs)-1].Message
+			return &next, nil
+		}
+	}
+	var given [][]plan.HeldWrite
+	var planned []*abi.Action
+	status := func(a *abi.Action, held []plan.HeldWrite) *abi.Action {
+		given, planned = append(given, held), append(planned, a)
+		return &abi.Action{Verb: abi.VerbUpdateStatus, Kind: abi.KindStatefulSet, Namespace: "default", Name: "web", Object: json.RawMessage(`{"status":{"held":true}}`)}
+	}
+	want := []plan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hold}}
+
+	// the plan's own status write, replaced
+	w := &fakeWriter{}
+	a, err := plan.Apply(context.Background(), scope, first, w, plan.Options{Replan: replan(true), Judge: judge, Status: status, Set: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(planned) != 1 || planned[0] == nil || !reflect.DeepEqual(given[0], want) {
+		t.Fatalf("Status was given %+v with %+v: want the plan's status write once, with the hold", planned, given)
+	}
+	last := a.Plan.Actions[len(a.Plan.Actions)-1]
+	if string(last.Object) != `{"status":{"held":true}}` || len(a.Plan.Actions) != len(after.Actions) || a.Issued != len(after.Actions) {
+		t.Fatalf("the status sent: %s (%d actions, %d issued)", last.Object, len(a.Plan.Actions), a.Issued)
+	}
+
+	// a plan without one: the host's, appended and reported
+	given, planned = nil, nil
+	w = &fakeWriter{}
+	var rs []plan.Result
+	a, err = plan.Apply(context.Background(), scope, first, w, plan.Options{Replan: replan(false), Judge: judge, Status: status, Set: "web",
+		Each: func(r plan.Result) { rs = append(rs, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(planned) != 1 || planned[0] != nil || !reflect.DeepEqual(given[0], want) {
+		t.Fatalf("Status was given %+v with %+v: want nil once, at the end, with the hold", planned, given)
+	}
+	n := len(a.Plan.Actions)
+	if n != len(after.Actions) || a.Issued != n || a.Plan.Actions[n-1].Verb != abi.VerbUpdateStatus ||
+		w.writes[len(w.writes)-1] != "updateStatus StatefulSet web " || rs[len(rs)-1].Index != n-1 || rs[len(rs)-1].Outcome != plan.Succeeded {
+		t.Fatalf("the appended status write: actions %d, issued %d, writes %v, last result %+v", n, a.Issued, w.writes, rs[len(rs)-1])
 	}
 }

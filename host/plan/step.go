@@ -60,6 +60,8 @@ type Step struct {
 	Judge func(ctx context.Context, p *abi.Plan, from int) map[int]Hold
 	// Admit: what the policies' allowed writes spend, committed before each is sent (Run.Admit), Options.Admit.
 	Admit func(ctx context.Context, p *abi.Plan, i int) *Hold
+	// Status: the held writes recorded in the set's status (policy.HoldStatus), Options.Status.
+	Status func(a *abi.Action, held []HeldWrite) *abi.Action
 }
 
 // StepResult is what a Step did.
@@ -95,7 +97,7 @@ func (s *Step) Run(ctx context.Context) (StepResult, error) {
 	if p.Error != nil && p.Error.Code != abi.CodeSyncFailed {
 		return res, &RejectedError{Err: p.Error}
 	}
-	opts := Options{Set: s.Set, Each: s.Each, Judge: s.Judge, Admit: s.Admit}
+	opts := Options{Set: s.Set, Each: s.Each, Judge: s.Judge, Admit: s.Admit, Status: s.Status}
 	if s.WriteFailures {
 		opts.Replan = func(ctx context.Context, failures []abi.WriteFailure) (*abi.Plan, error) {
 			snap, err := WithWriteFailures(s.Snapshot, failures)

@@ -18,6 +18,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -925,6 +927,7 @@ func (e *engine) sync() (syncResult, error) {
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		run.Judge, run.Admit = pr.Judge, pr.Admit
 	}
+	run.Status = policy.HoldStatus(func() gjson.Result { return gjson.GetBytes(snap, "statefulSet") }, now)
 	out, err := run.Run(e.ctx)
 	var (
 		moduleErr *hostplan.ModuleError

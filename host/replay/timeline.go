@@ -232,9 +232,15 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 
 func (e *engine) statusOf(st Obj) string {
 	i := func(k string) int64 { n, _ := jsonobj.GetInt(st, k); return n }
-	return fmt.Sprintf("replicas=%d ready=%d available=%d current=%d updated=%d revisions %s->%s",
+	out := fmt.Sprintf("replicas=%d ready=%d available=%d current=%d updated=%d revisions %s->%s",
 		i("replicas"), i("readyReplicas"), i("availableReplicas"), i("currentReplicas"), i("updatedReplicas"),
 		e.label(jsonobj.GetStr(st, "currentRevision")), e.label(jsonobj.GetStr(st, "updateRevision")))
+	for _, c := range jsonobj.GetArr(st, "conditions") { // Progressing (Recreate), PolicyHold (policies)
+		if c, ok := c.(map[string]any); ok {
+			out += fmt.Sprintf(" %s=%s(%s)", jsonobj.GetStr(c, "type"), jsonobj.GetStr(c, "status"), jsonobj.GetStr(c, "reason"))
+		}
+	}
+	return out
 }
 
 func (e *engine) statusLine() string {
