@@ -303,7 +303,7 @@ func TestWebhookPreviewsThePDBPolicysHold(t *testing.T) {
 // and only the host's commit of the spend, the eviction API's write of the budget's status under its
 // resourceVersion, keeps them from taking the budget below its minimum. Against the real kube-apiserver: the
 // first spend is written (one disruption less, the pod among disruptedPods), the second is refused with 409
-// Conflict and its delete held; kube-controller-manager's disruption controller then recounts the budget
+// Conflict, the budget read again has nothing left, and its delete is held; kube-controller-manager's disruption controller then recounts the budget
 // with the spent pod as disrupted, and a new sync's policy holds the second delete from the budget as it is.
 func TestPDBBudgetIsSpentOnceAcrossSets(t *testing.T) {
 	t.Parallel()
@@ -370,9 +370,10 @@ func TestPDBBudgetIsSpentOnceAcrossSets(t *testing.T) {
 	if h := ra.Admit(ctx, pa, 0); h != nil {
 		t.Fatalf("set sa's spend: %+v", h)
 	}
+	// sb's write is refused (409: sa's spend changed the budget); the budget read again has none left
 	h := rb.Admit(ctx, pb, 0)
-	if h == nil || h.Reason != policy.ReasonBudgetChanged || !strings.Contains(h.Message, "changed since the policy read it") {
-		t.Fatalf("set sb's spend of the same disruption: %+v, want its delete held as the budget changed", h)
+	if h == nil || h.Reason != policy.ReasonBudgetChanged || !strings.Contains(h.Message, "no disruption left to spend (disruptionsAllowed 0)") {
+		t.Fatalf("set sb's spend of the same disruption: %+v, want its delete held: the budget has none left", h)
 	}
 	got, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "db", metav1.GetOptions{})
 	if err != nil {

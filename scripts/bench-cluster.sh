@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ORDINAL_BENCH_CLUSTER=${ORDINAL_BENCH_CLUSTER:-1}
-E2E_RUN='^TestBenchCluster$' E2E_TIMEOUT=${E2E_TIMEOUT:-150m} exec bash scripts/e2e.sh
+E2E_RUN='^TestBench(Cluster|Policies)$' E2E_TIMEOUT=${E2E_TIMEOUT:-150m} exec bash scripts/e2e.sh

@@ -112,6 +112,8 @@ type shared struct {
 	revLister   appslisters.ControllerRevisionLister
 	pvcLister   corelisters.PersistentVolumeClaimLister
 	broadcaster record.EventBroadcaster
+	// policyCaches: the budgets and nodes the sets' policies read, watched once a sync needs them
+	policyCaches *policyCaches
 }
 
 // Manager runs one Controller per target over the shared informers. Create it with New, start it
@@ -295,6 +297,11 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 		}
 		m.controllers = append(m.controllers, c)
 	}
+	m.policyCaches = newPolicyCaches(client, cfg.Namespace, func(ns string) {
+		for _, c := range m.controllers {
+			c.enqueuePolicySets(ns)
+		}
+	})
 	return m, nil
 }
 
@@ -385,6 +392,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.started = m.now()
 	m.factory.Start(ctx.Done())
 	defer m.factory.Shutdown()
+	defer m.policyCaches.Stop()
 	var informersDone sync.WaitGroup
 	defer informersDone.Wait()
 	synced := []cache.InformerSynced{m.podInformer.HasSynced, m.revInformer.HasSynced, m.pvcInformer.HasSynced}

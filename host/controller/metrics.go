@@ -13,16 +13,17 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	syncs         *prometheus.CounterVec // result
-	syncDuration  prometheus.Histogram   // whole sync
-	guestDuration prometheus.Histogram   // the module call
-	actions       *prometheus.CounterVec // verb, kind, result
-	errors        *prometheus.CounterVec // stage
-	staleSkips    *prometheus.CounterVec // group, resource
-	moduleInfo    *prometheus.GaugeVec   // version, digest, kubernetes_version, abi
-	leader        prometheus.Gauge       // 1 while leading
-	snapshotBytes prometheus.Histogram   // snapshot size
-	queueDepth    prometheus.GaugeFunc
+	syncs          *prometheus.CounterVec   // result
+	syncDuration   prometheus.Histogram     // whole sync
+	guestDuration  prometheus.Histogram     // the module call
+	policyDuration *prometheus.HistogramVec // one policy call, by policy
+	actions        *prometheus.CounterVec   // verb, kind, result
+	errors         *prometheus.CounterVec   // stage
+	staleSkips     *prometheus.CounterVec   // group, resource
+	moduleInfo     *prometheus.GaugeVec     // version, digest, kubernetes_version, abi
+	leader         prometheus.Gauge         // 1 while leading
+	snapshotBytes  prometheus.Histogram     // snapshot size
+	queueDepth     prometheus.GaugeFunc
 
 	moduleSwaps    prometheus.Counter       // modules that became active after the startup one
 	moduleRefusals *prometheus.CounterVec   // reason
@@ -66,6 +67,9 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.guestDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "ordinal_guest_duration_seconds", Help: "Duration of the reconcile module call.", Buckets: buckets,
 	})
+	m.policyDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "ordinal_policy_duration_seconds", Help: "Duration of one policy call: its input written, the call, its answer checked (README \"Policies\").", Buckets: buckets,
+	}, []string{"policy"})
 	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ordinal_actions_total", Help: "API writes issued from plans, by verb, kind and result (ok, error).",
 	}, []string{"verb", "kind", "result"})
@@ -98,7 +102,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.planRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ordinal_plan_refusals_total", Help: "Plans refused by the action firewall (nothing applied), by the first rule violated.",
 	}, []string{"rule"})
-	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.actions, m.errors, m.staleSkips,
+	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.actions, m.errors, m.staleSkips,
 		m.moduleInfo, m.leader, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if queueDepth != nil {

@@ -35,9 +35,11 @@ func usedPermissions() map[string]string {
 	// (the retention policy's claim patches, claim adoption) to whoever may not delete that object. Pods and
 	// revisions are deleted by plans anyway. Found by the e2e cluster, which enables the plugin.
 	used["/persistentvolumeclaims delete"] = "claim owner reference patches (OwnerReferencesPermissionEnforcement)"
-	used["policy/poddisruptionbudgets list"] = "budgetsFor: the budgets a set's policy reads (abi.ContextPodDisruptionBudgets)"
+	used["policy/poddisruptionbudgets list"] = "policyCaches: the budgets a set's policy reads (abi.ContextPodDisruptionBudgets)"
+	used["policy/poddisruptionbudgets watch"] = "policyCaches: the budgets' informer"
 	used["policy/poddisruptionbudgets/status update"] = "policy.ClientBudgets: the disruptions a policy's allowed deletes spend (abi/POLICY.md 4.1)"
-	used["/nodes list"] = "policy.Nodes: the nodes a set's policy reads (abi.ContextNodes)"
+	used["/nodes list"] = "policyCaches: the nodes a set's policy reads (abi.ContextNodes)"
+	used["/nodes watch"] = "policyCaches: the nodes' informer"
 	used["/events create"] = "the event recorder"
 	used["/events patch"] = "the event recorder, for a repeated event"
 	used["/configmaps:ordinal-module list"] = "WatchModuleConfigMap (--module-configmap=ordinal-system/ordinal-module, by name)"

@@ -209,7 +209,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	var pr *policy.Run
 	memory := c.policyMemory(key, len(policies) > 0)
 	if len(policies) > 0 {
-		budgets, nodes, err := policy.Live(ctx, c.client, ns, objs.Pods, policies)
+		budgets, nodes, err := c.policyCaches.context(ctx, ns, objs.Pods, policies)
 		if err != nil {
 			result = resultError
 			c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
@@ -218,7 +218,8 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		pr = &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
 			Object: snap.Object, Head: snap.Head(), Pods: snap.PodStates,
 			Budgets: policy.ClientBudgets{Client: c.client, FieldManager: FieldManager}, Now: syncTime,
-			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
+			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) },
+			Timed:  func(p string, d time.Duration) { c.metrics.policyDuration.WithLabelValues(p).Observe(d.Seconds()) }}
 		step.Judge, step.Admit = pr.Judge, pr.Admit
 	}
 	step.Status = policy.HoldStatus(func() gjson.Result { return gjson.ParseBytes(snap.SetJSON) }, syncTime)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -13,18 +15,29 @@ import (
 )
 
 // Budgets are the PodDisruptionBudgets of ns that select any of pods, as the API server returns them, for
-// the policies that ask for them (abi.ContextPodDisruptionBudgets): the controller's syncs and `kubectl
-// ordinal status`. Read when needed, from the API server (a policy that guards disruptions must not decide
-// from a cache that lags a budget's status more than the disruption controller does); an error fails the
-// caller rather than let such a policy decide without its budgets.
+// the policies that ask for them (abi.ContextPodDisruptionBudgets), listed from the API server: previews of
+// a live set (`kubectl ordinal preview|status`, the webhook). The controller reads its informer's (BudgetsOf):
+// a delete's spend is written under the budget's resourceVersion, so a cache that lags cannot overspend it.
+// An error fails the caller rather than let such a policy decide without its budgets.
 func Budgets(ctx context.Context, client kubernetes.Interface, ns string, pods []*corev1.Pod) ([]json.RawMessage, error) {
 	list, err := client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing the PodDisruptionBudgets a policy of the set reads: %w", err)
 	}
-	var out []json.RawMessage
+	budgets := make([]*policyv1.PodDisruptionBudget, len(list.Items))
 	for i := range list.Items {
-		pdb := &list.Items[i]
+		budgets[i] = &list.Items[i]
+	}
+	return BudgetsOf(budgets, pods)
+}
+
+// BudgetsOf are the budgets that select any of pods, each as JSON with its apiVersion and kind, in name
+// order (abi.PolicyContext.PodDisruptionBudgets).
+func BudgetsOf(budgets []*policyv1.PodDisruptionBudget, pods []*corev1.Pod) ([]json.RawMessage, error) {
+	budgets = slices.Clone(budgets)
+	slices.SortFunc(budgets, func(a, b *policyv1.PodDisruptionBudget) int { return strings.Compare(a.Name, b.Name) })
+	var out []json.RawMessage
+	for _, pdb := range budgets {
 		if pdb.Spec.Selector == nil {
 			continue // policy/v1: selects nothing
 		}
@@ -35,6 +48,7 @@ func Budgets(ctx context.Context, client kubernetes.Interface, ns string, pods [
 		if !selectsAny(sel, pods) {
 			continue
 		}
+		pdb = pdb.DeepCopy() // a cache's objects are shared: the kind is set on a copy
 		pdb.APIVersion, pdb.Kind = policyv1.SchemeGroupVersion.String(), "PodDisruptionBudget"
 		b, err := json.Marshal(pdb)
 		if err != nil {
@@ -64,4 +78,9 @@ type ClientBudgets struct {
 // UpdateBudgetStatus writes pdb's status (BudgetWriter).
 func (c ClientBudgets) UpdateBudgetStatus(ctx context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
 	return c.Client.PolicyV1().PodDisruptionBudgets(pdb.Namespace).UpdateStatus(ctx, pdb, metav1.UpdateOptions{FieldManager: c.FieldManager})
+}
+
+// Budget reads a budget from the API server (BudgetWriter).
+func (c ClientBudgets) Budget(ctx context.Context, namespace, name string) (*policyv1.PodDisruptionBudget, error) {
+	return c.Client.PolicyV1().PodDisruptionBudgets(namespace).Get(ctx, name, metav1.GetOptions{})
 }

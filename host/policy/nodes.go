@@ -13,10 +13,36 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 )
 
-// Nodes are the nodes pods run on, each as {"metadata":{"name","labels"}} (abi.PolicyContext.Nodes), read
-// from the API server when a sync's policy asks for them; an error fails the caller rather than let such a
-// policy decide without them.
+// Nodes are the nodes pods run on, each as {"metadata":{"name","labels"}} (abi.PolicyContext.Nodes), listed
+// from the API server for previews of a live set (the controller reads its informer's: NodesOf); an error
+// fails the caller rather than let such a policy decide without them.
 func Nodes(ctx context.Context, client kubernetes.Interface, pods []*corev1.Pod) ([]json.RawMessage, error) {
+	if !onNodes(pods) {
+		return nil, nil
+	}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the nodes a policy of the set reads: %w", err)
+	}
+	nodes := make([]*corev1.Node, len(list.Items))
+	for i := range list.Items {
+		nodes[i] = &list.Items[i]
+	}
+	return NodesOf(nodes, pods)
+}
+
+func onNodes(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// NodesOf are those of nodes that pods run on, each as {"metadata":{"name","labels"}}, in the order of
+// their JSON.
+func NodesOf(nodes []*corev1.Node, pods []*corev1.Pod) ([]json.RawMessage, error) {
 	want := map[string]bool{}
 	for _, p := range pods {
 		if p.Spec.NodeName != "" {
@@ -26,12 +52,8 @@ func Nodes(ctx context.Context, client kubernetes.Interface, pods []*corev1.Pod)
 	if len(want) == 0 {
 		return nil, nil
 	}
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing the nodes a policy of the set reads: %w", err)
-	}
 	var out []json.RawMessage
-	for _, n := range list.Items {
+	for _, n := range nodes {
 		if want[n.Name] {
 			b, err := NodeJSON(n.Name, n.Labels)
 			if err != nil {

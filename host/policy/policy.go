@@ -18,7 +18,6 @@ import (
 	"unicode"
 
 	"github.com/tidwall/gjson"
-	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
@@ -127,12 +126,15 @@ type Run struct {
 	Snapshot []byte // the reconcile module's snapshot, whole
 	Memory   *Memory
 	Signals  map[string]json.RawMessage
-	// PodDisruptionBudgets, for policies that ask for them (abi.PolicyContext.PodDisruptionBudgets).
+	// PodDisruptionBudgets, for policies that ask for them (abi.PolicyContext.PodDisruptionBudgets): JSON
+	// values, written into the input as they are.
 	PodDisruptionBudgets []json.RawMessage
-	// Nodes, for policies that ask for them (abi.PolicyContext.Nodes).
+	// Nodes, for policies that ask for them (abi.PolicyContext.Nodes): JSON values, written as they are.
 	Nodes []json.RawMessage
 	// Failed is told of each policy that failed (may be nil); the sync goes on without its holds.
 	Failed func(Failure)
+	// Timed is told how long each policy call took, its input written and its answer checked (may be nil).
+	Timed func(policy string, d time.Duration)
 
 	// What the host that wrote the snapshot knows of it, so that a policy's input is written from those
 	// parts instead of read out of the snapshot (each may be nil: the snapshot is then read for it). They
@@ -158,7 +160,7 @@ type Run struct {
 	// spends: the budgets each action of the plan last judged spends, by action (spend.go)
 	spends map[int][]spent
 	// ledger: the context's budgets by name, as given or as the host's last update of each returned it
-	ledger map[string]*policyv1.PodDisruptionBudget
+	ledger map[string]*budgetEntry
 
 	view  *view          // the snapshot indexed for policies that read the plan's objects only (snapshot_view.go)
 	ctx   encodedContext // the context's members but held, encoded once
@@ -212,7 +214,11 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 			}
 			snapshot = viewJSON
 		}
+		t0 := time.Now()
 		answer, err := r.ask(ctx, m, p, snapshot, planJSON, from)
+		if r.Timed != nil {
+			r.Timed(m.Name(), time.Since(t0))
+		}
 		if err != nil {
 			r.fail(Failure{Policy: m.Name(), Err: err})
 			continue
@@ -323,9 +329,15 @@ func (r *Run) input(m Module, snapshot, planJSON []byte, from int) (_ []byte, er
 	}
 	member("signals", r.ctx.signals)
 	if m.Wants(abi.ContextPodDisruptionBudgets) {
+		if r.ctx.budgets == nil && len(r.PodDisruptionBudgets) > 0 {
+			r.ctx.budgets = joinRaw(r.PodDisruptionBudgets)
+		}
 		member("podDisruptionBudgets", r.ctx.budgets)
 	}
 	if m.Wants(abi.ContextNodes) {
+		if r.ctx.nodes == nil && len(r.Nodes) > 0 {
+			r.ctx.nodes = joinRaw(r.Nodes)
+		}
 		member("nodes", r.ctx.nodes)
 	}
 	if m.Wants(abi.ContextDisrupted) {
@@ -357,14 +369,32 @@ func (r *Run) input(m Module, snapshot, planJSON []byte, from int) (_ []byte, er
 	return append(b, '}'), nil
 }
 
-// encodedContext is the members of a sync's context other than held, each encoded once (nil: absent).
+// joinRaw is a JSON array of the host's own JSON values, as they are (json.Marshal would check and compact
+// each, which cost a small policy's call a tenth).
+func joinRaw(vs []json.RawMessage) json.RawMessage {
+	n := 2
+	for _, v := range vs {
+		n += len(v) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, v := range vs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
+}
+
+// encodedContext is the members of a sync's context other than held, each encoded once (nil: absent or not yet asked for).
 type encodedContext struct {
 	done                               bool
 	signals, budgets, nodes, disrupted json.RawMessage
 }
 
-// encodeContext encodes the signals, budgets and nodes once a Run (the disrupted pods are encoded when
-// a policy first asks for them).
+// encodeContext encodes the signals once a Run (the budgets, nodes and disrupted pods are encoded when a
+// policy first asks for them: a sync pays for what its policies read).
 func (r *Run) encodeContext() error {
 	if r.ctx.done {
 		return nil
@@ -372,16 +402,6 @@ func (r *Run) encodeContext() error {
 	var err error
 	if len(r.Signals) > 0 {
 		if r.ctx.signals, err = json.Marshal(r.Signals); err != nil {
-			return err
-		}
-	}
-	if len(r.PodDisruptionBudgets) > 0 {
-		if r.ctx.budgets, err = json.Marshal(r.PodDisruptionBudgets); err != nil {
-			return err
-		}
-	}
-	if len(r.Nodes) > 0 {
-		if r.ctx.nodes, err = json.Marshal(r.Nodes); err != nil {
 			return err
 		}
 	}

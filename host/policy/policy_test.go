@@ -114,9 +114,14 @@ func TestJudgeOrderAndFailures(t *testing.T) {
 		return `{"abi":1,"holds":[{"action":1,"reason":"Second","message":"two","retryAfterSeconds":5}]}`, nil
 	}}
 	var failed []Failure
+	var timed []string
 	r := &Run{Policies: []Module{broken, first, second}, Snapshot: []byte(snapshot), Memory: &Memory{},
-		Failed: func(f Failure) { failed = append(failed, f) }}
+		Failed: func(f Failure) { failed = append(failed, f) },
+		Timed:  func(p string, d time.Duration) { timed = append(timed, p) }}
 	holds := r.Judge(context.Background(), testPlan(), 1)
+	if !slices.Equal(timed, []string{"broken", "first", "second"}) {
+		t.Fatalf("calls timed: %v, want each policy's", timed)
+	}
 	if h, ok := holds[1]; !ok || h.Policy != "first" || h.Reason != "First" || len(holds) != 1 {
 		t.Fatalf("holds %+v: want action 1 held by first", holds)
 	}

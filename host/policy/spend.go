@@ -21,7 +21,13 @@ import (
 // A budget changed since is refused with the API server's 409 Conflict.
 type BudgetWriter interface {
 	UpdateBudgetStatus(ctx context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error)
+	// Budget reads a budget as it is now (uncached), after an update was refused as changed.
+	Budget(ctx context.Context, namespace, name string) (*policyv1.PodDisruptionBudget, error)
 }
+
+// maxSpendAttempts is how many times a spend is written before its delete is held: a budget changed since
+// it was read (409) is read again and spent again if it still has a disruption, as the eviction API retries.
+const maxSpendAttempts = 3
 
 // Reasons of the holds the host makes when a delete cannot spend what its policy said it spends.
 const (
@@ -42,17 +48,14 @@ func (r *Run) checkSpends(p *abi.Plan, spends []abi.PolicySpend) error {
 	if len(spends) == 0 {
 		return nil
 	}
-	if err := r.loadLedger(); err != nil {
-		return err
-	}
+	r.loadLedger()
 	for i, s := range spends {
 		b := r.ledger[s.PodDisruptionBudget]
 		if b == nil {
 			return fmt.Errorf("spends[%d]: PodDisruptionBudget %q is not one the host gave it", i, cut(s.PodDisruptionBudget, 64))
 		}
-		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
-		if b.Spec.Selector == nil || err != nil || !sel.Matches(r.podLabels(p.Actions[s.Action].Name)) {
-			return fmt.Errorf("spends[%d]: PodDisruptionBudget %s does not select pod %s", i, b.Name, p.Actions[s.Action].Name)
+		if b.selector == nil || !b.selector.Matches(r.podLabels(p.Actions[s.Action].Name)) {
+			return fmt.Errorf("spends[%d]: PodDisruptionBudget %s does not select pod %s", i, s.PodDisruptionBudget, p.Actions[s.Action].Name)
 		}
 	}
 	return nil
@@ -90,51 +93,86 @@ func (r *Run) Admit(ctx context.Context, p *abi.Plan, i int) *hostplan.Hold {
 		now = time.Now()
 	}
 	for _, s := range spends {
-		b := r.ledger[s.budget]
+		entry := r.ledger[s.budget]
+		if entry.pdb == nil {
+			entry.pdb = &policyv1.PodDisruptionBudget{}
+			if err := json.Unmarshal(entry.raw, entry.pdb); err != nil {
+				entry.pdb = nil
+				return &hostplan.Hold{Policy: s.policy, Reason: ReasonBudgetNotSpent, RetryAfter: MinRetryAfter,
+					Message: fmt.Sprintf("PodDisruptionBudget %s: the host's copy does not decode: %v", s.budget, err)}
+			}
+		}
+		b := entry.pdb
 		hold := func(reason, format string, args ...any) *hostplan.Hold {
 			return &hostplan.Hold{Policy: s.policy, Reason: reason, RetryAfter: MinRetryAfter,
 				Message: fmt.Sprintf("PodDisruptionBudget %s: ", b.Name) + fmt.Sprintf(format, args...)}
 		}
-		switch {
-		case b.Status.ObservedGeneration < b.Generation:
-			return hold(ReasonBudgetChanged, "changed since its status was computed (generation %d, observed %d); deciding again", b.Generation, b.Status.ObservedGeneration)
-		case b.Status.DisruptionsAllowed < 1:
-			return hold(ReasonBudgetChanged, "no disruption left to spend (disruptionsAllowed %d); deciding again", b.Status.DisruptionsAllowed)
-		case len(b.Status.DisruptedPods) >= maxDisruptedPods:
-			return hold(ReasonBudgetNotSpent, "%d disruptions not yet confirmed by its controller; deciding again", len(b.Status.DisruptedPods))
+		var updated *policyv1.PodDisruptionBudget
+		for attempt := 1; updated == nil; attempt++ {
+			switch {
+			case b.Status.ObservedGeneration < b.Generation:
+				return hold(ReasonBudgetChanged, "changed since its status was computed (generation %d, observed %d); deciding again", b.Generation, b.Status.ObservedGeneration)
+			case b.Status.DisruptionsAllowed < 1:
+				return hold(ReasonBudgetChanged, "no disruption left to spend (disruptionsAllowed %d); deciding again", b.Status.DisruptionsAllowed)
+			case len(b.Status.DisruptedPods) >= maxDisruptedPods:
+				return hold(ReasonBudgetNotSpent, "%d disruptions not yet confirmed by its controller; deciding again", len(b.Status.DisruptedPods))
+			}
+			next := b.DeepCopy()
+			next.Status.DisruptionsAllowed--
+			if next.Status.DisruptedPods == nil {
+				next.Status.DisruptedPods = map[string]metav1.Time{}
+			}
+			next.Status.DisruptedPods[pod] = metav1.NewTime(now)
+			got, err := r.Budgets.UpdateBudgetStatus(ctx, next)
+			if err == nil {
+				updated = got // client-go answers an empty object with its errors: taken only without one
+			}
+			switch {
+			case apierrors.IsConflict(err) && attempt < maxSpendAttempts:
+				// Changed since it was read — another writer's spend, its controller's recount: as the eviction
+				// API does, read it again and spend if it still has a disruption.
+				if b, err = r.Budgets.Budget(ctx, b.Namespace, b.Name); err != nil {
+					return hold(ReasonBudgetNotSpent, "changed since the policy read it, and reading it again failed: %s", cut(err.Error(), 512))
+				}
+			case apierrors.IsConflict(err):
+				return hold(ReasonBudgetChanged, "changed since the policy read it, %d times in a row (other writers spend it or its controller recounts); deciding again", attempt)
+			case err != nil:
+				return hold(ReasonBudgetNotSpent, "could not spend a disruption: %s", cut(err.Error(), 512))
+			}
 		}
-		next := b.DeepCopy()
-		next.Status.DisruptionsAllowed--
-		if next.Status.DisruptedPods == nil {
-			next.Status.DisruptedPods = map[string]metav1.Time{}
-		}
-		next.Status.DisruptedPods[pod] = metav1.NewTime(now)
-		updated, err := r.Budgets.UpdateBudgetStatus(ctx, next)
-		switch {
-		case apierrors.IsConflict(err):
-			return hold(ReasonBudgetChanged, "changed since the policy read it (another writer spent a disruption or its controller recounted); deciding again")
-		case err != nil:
-			return hold(ReasonBudgetNotSpent, "could not spend a disruption: %s", cut(err.Error(), 512))
-		}
-		r.ledger[s.budget] = updated
+		entry.pdb = updated
 	}
 	return nil
 }
 
-// loadLedger decodes the context's budgets once a sync.
-func (r *Run) loadLedger() error {
+// budgetEntry is a budget of the context as the sync's spends need it: its selector, read when a policy first
+// spends (an answer's spends are checked against it), and the whole budget, decoded when a delete first
+// spends it and then as the host's own update of it returned it.
+type budgetEntry struct {
+	raw      json.RawMessage
+	selector labels.Selector // nil: it selects nothing (no selector, or one that does not parse)
+	pdb      *policyv1.PodDisruptionBudget
+}
+
+// loadLedger reads the context's budgets' names and selectors once a sync.
+func (r *Run) loadLedger() {
 	if r.ledger != nil {
-		return nil
+		return
 	}
-	r.ledger = map[string]*policyv1.PodDisruptionBudget{}
+	r.ledger = map[string]*budgetEntry{}
 	for _, raw := range r.PodDisruptionBudgets {
-		b := &policyv1.PodDisruptionBudget{}
-		if err := json.Unmarshal(raw, b); err != nil {
-			return fmt.Errorf("the host's PodDisruptionBudgets: %w", err)
+		b := gjson.ParseBytes(raw)
+		e := &budgetEntry{raw: raw}
+		if sel := b.Get("spec.selector"); sel.IsObject() {
+			var ls metav1.LabelSelector
+			if err := json.Unmarshal([]byte(sel.Raw), &ls); err == nil {
+				if s, err := metav1.LabelSelectorAsSelector(&ls); err == nil {
+					e.selector = s
+				}
+			}
 		}
-		r.ledger[b.Name] = b
+		r.ledger[b.Get("metadata.name").String()] = e
 	}
-	return nil
 }
 
 // podLabels are the labels of the snapshot's pod of that name (none: no pod).

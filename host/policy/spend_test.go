@@ -22,15 +22,32 @@ import (
 type budgetStore struct {
 	b       *policyv1.PodDisruptionBudget
 	updates int
-	err     error // when set, every update is refused with it
+	reads   int
+	err     error                               // when set, every update is refused with it
+	before  func(*policyv1.PodDisruptionBudget) // another writer, before each update (its controller's recount)
+}
+
+func (s *budgetStore) Budget(_ context.Context, namespace, name string) (*policyv1.PodDisruptionBudget, error) {
+	s.reads++
+	return s.b.DeepCopy(), nil
+}
+
+// recount is the disruption controller writing the budget's status: a new resourceVersion.
+func (s *budgetStore) recount(allowed int32) {
+	rv, _ := strconv.Atoi(s.b.ResourceVersion)
+	s.b = s.b.DeepCopy()
+	s.b.ResourceVersion, s.b.Status.DisruptionsAllowed = strconv.Itoa(rv+1), allowed
 }
 
 func (s *budgetStore) UpdateBudgetStatus(_ context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
 	if s.err != nil {
-		return nil, s.err
+		return &policyv1.PodDisruptionBudget{}, s.err // as client-go: an empty object with the error
+	}
+	if s.before != nil {
+		s.before(s.b)
 	}
 	if pdb.ResourceVersion != s.b.ResourceVersion {
-		return nil, apierrors.NewConflict(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, pdb.Name,
+		return &policyv1.PodDisruptionBudget{}, apierrors.NewConflict(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, pdb.Name,
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	s.updates++
@@ -130,8 +147,8 @@ func TestAdmitTheLastDisruptionIsSpentOnce(t *testing.T) {
 		t.Fatalf("the first set's delete held: %v", held)
 	}
 	held := admitAll(b, p)
-	if !strings.Contains(held[0], "pdb BudgetChanged: PodDisruptionBudget db: changed since the policy read it") {
-		t.Fatalf("the second set's delete: %q, want it held as the budget changed", held[0])
+	if !strings.Contains(held[0], "pdb BudgetChanged: PodDisruptionBudget db: no disruption left to spend (disruptionsAllowed 0)") || store.reads != 1 {
+		t.Fatalf("the second set's delete: %q (%d reads), want it held: the budget read again after the 409 has none left", held[0], store.reads)
 	}
 	if h := b.Admit(context.Background(), p, 0); h == nil || h.RetryAfter != MinRetryAfter {
 		t.Fatalf("the hold %+v: want another sync after %v", h, MinRetryAfter)
@@ -204,5 +221,34 @@ func TestSpendsOutsideTheContextFailThePolicy(t *testing.T) {
 				t.Fatalf("held %v, %d updates: a refused answer spends nothing", held, store.updates)
 			}
 		})
+	}
+}
+
+// A budget changed since the policy read it but still with a disruption (its controller recounted: a new
+// resourceVersion, the same allowance) is read again and spent, as the eviction API retries a conflict; one
+// that changes at every write is held after a few attempts.
+func TestAdmitRereadsABudgetThatChanged(t *testing.T) {
+	store := newBudgetStore(1)
+	given := store.raw(t)
+	store.recount(1) // the disruption controller wrote the status after the host read it
+	r := &Run{Policies: []Module{spender(`{"action":0,"podDisruptionBudget":"db"}`)}, Snapshot: []byte(spendSnapshot),
+		PodDisruptionBudgets: []json.RawMessage{given}, Budgets: store, Now: spendNow}
+	p := &abi.Plan{ABI: 1, Actions: spendPlan().Actions[:1]}
+	r.Judge(context.Background(), p, 0)
+	if h := r.Admit(context.Background(), p, 0); h != nil {
+		t.Fatalf("held %+v: the budget still had its disruption", h)
+	}
+	if store.reads != 1 || store.updates != 1 || store.b.Status.DisruptionsAllowed != 0 {
+		t.Fatalf("%d reads, %d updates, status %+v: want one read again and the spend written", store.reads, store.updates, store.b.Status)
+	}
+
+	busy := newBudgetStore(5)
+	busy.before = func(*policyv1.PodDisruptionBudget) { busy.recount(5) }
+	r = &Run{Policies: []Module{spender(`{"action":0,"podDisruptionBudget":"db"}`)}, Snapshot: []byte(spendSnapshot),
+		PodDisruptionBudgets: []json.RawMessage{busy.raw(t)}, Budgets: busy, Now: spendNow}
+	r.Judge(context.Background(), p, 0)
+	h := r.Admit(context.Background(), p, 0)
+	if h == nil || h.Reason != ReasonBudgetChanged || !strings.Contains(h.Message, "3 times in a row") || busy.updates != 0 {
+		t.Fatalf("a budget that changes at every write: %+v, %d updates", h, busy.updates)
 	}
 }

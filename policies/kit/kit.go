@@ -22,6 +22,8 @@ type Input struct {
 	signals  gjson.Result
 	context  gjson.Result
 	from     gjson.Result
+	set      gjson.Result // the snapshot's statefulSet and pods, found in one pass over it
+	podList  gjson.Result
 	pods     map[string]gjson.Result // the snapshot's pods by name, once Pod is asked
 	spends   []spend                 // what the allowed deletes spend (Spend), in the answer's spends
 }
@@ -84,11 +86,23 @@ func Parse(raw []byte) (*Input, error) {
 		return nil, errors.New("input abi is not 1")
 	}
 	in.From, in.signals = int(in.from.Int()), in.context.Get("signals")
-	now, err := time.Parse(time.RFC3339Nano, in.Snapshot.Get("now").String())
+	var now gjson.Result
+	in.Snapshot.ForEach(func(k, v gjson.Result) bool { // one pass: each Get would scan from the start again
+		switch k.Str {
+		case "now":
+			now = first(now, v)
+		case "statefulSet":
+			in.set = first(in.set, v)
+		case "pods":
+			in.podList = first(in.podList, v)
+		}
+		return true
+	})
+	t, err := time.Parse(time.RFC3339Nano, now.String())
 	if err != nil {
 		return nil, errors.New("snapshot.now is not an RFC 3339 time")
 	}
-	in.Now = now
+	in.Now = t
 	i := 0
 	plan.Get("actions").ForEach(func(_, a gjson.Result) bool {
 		act := Action{Index: i}
@@ -168,7 +182,7 @@ func (in *Input) Spend(a Action, budget string) {
 func (in *Input) Pod(name string) gjson.Result {
 	if in.pods == nil {
 		in.pods = map[string]gjson.Result{}
-		in.Snapshot.Get("pods").ForEach(func(_, p gjson.Result) bool {
+		in.podList.ForEach(func(_, p gjson.Result) bool {
 			if n := p.Get("metadata.name").String(); !in.pods[n].Exists() {
 				in.pods[n] = p
 			}
@@ -179,7 +193,11 @@ func (in *Input) Pod(name string) gjson.Result {
 }
 
 // Set is the snapshot's StatefulSet.
-func (in *Input) Set() gjson.Result { return in.Snapshot.Get("statefulSet") }
+func (in *Input) Set() gjson.Result { return in.set }
+
+// Pods are the snapshot's pods (a JSON array; with describe's context "snapshot" all of them, else those
+// the plan names).
+func (in *Input) Pods() gjson.Result { return in.podList }
 
 // Signal is a value the host fetched for the policy (Exists false: the host has none of that name).
 func (in *Input) Signal(name string) gjson.Result {

@@ -67,7 +67,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 	// pod is gone (deleted, not yet created again), in a zone not known until its new pod is scheduled.
 	disrupted := map[string][]string{}
 	pods := map[string]gjson.Result{} // the snapshot's: with context "disrupted", those the plan names
-	for _, p := range in.Snapshot.Get("pods").Array() {
+	for _, p := range in.Pods().Array() {
 		pods[p.Get("metadata.name").String()] = p
 	}
 	if d := in.Context("disrupted"); d.Exists() {
@@ -79,7 +79,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 			disrupted[unknown] = append(disrupted[unknown], n.String()+" missing")
 		}
 	} else {
-		for _, p := range in.Snapshot.Get("pods").Array() {
+		for _, p := range in.Pods().Array() {
 			if !kit.Healthy(p) {
 				z := zoneOf(p)
 				disrupted[z] = append(disrupted[z], p.Get("metadata.name").String())

@@ -1,0 +1,152 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/policy"
+)
+
+// policyCaches are the informers of what a set's policies read beyond its snapshot — the
+// PodDisruptionBudgets of its namespace and the nodes of its pods — started when the first sync needs
+// them, so that a controller whose sets name no such policy watches neither. A sync reads them from the
+// cache rather than listing them from the API server (two lists per sync cost a policy's set more than
+// twice the CPU of the sync itself, make bench-cluster). A budget read from a cache that lags cannot be
+// overspent: a delete's spend is written under the budget's resourceVersion (abi/POLICY.md 4.1), and a
+// budget's change syncs again the sets of its namespace that name policies, so a budget that allows a
+// disruption again is seen at once rather than at the hold's retry.
+type policyCaches struct {
+	client   kubernetes.Interface
+	ns       string                               // the controller's namespace ("": all)
+	changed  func(ns string)                      // a budget of ns changed ("": a node's labels did): sync the sets naming policies
+	mu       sync.Mutex                           // guards the start of each informer
+	informer map[string]cache.SharedIndexInformer // abi.ContextPodDisruptionBudgets, abi.ContextNodes: started and synced
+	stop     chan struct{}
+}
+
+func newPolicyCaches(client kubernetes.Interface, ns string, changed func(string)) *policyCaches {
+	return &policyCaches{client: client, ns: ns, changed: changed, informer: map[string]cache.SharedIndexInformer{}, stop: make(chan struct{})}
+}
+
+// Stop stops the informers started.
+func (p *policyCaches) Stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+}
+
+// get is the synced informer of what, started on first use; an error is a cache that did not sync before
+// ctx ended (the sync fails and is retried, as when the API server cannot be listed).
+func (p *policyCaches) get(ctx context.Context, what string) (cache.SharedIndexInformer, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if inf := p.informer[what]; inf != nil {
+		return inf, nil
+	}
+	var inf cache.SharedIndexInformer
+	switch what {
+	case abi.ContextPodDisruptionBudgets:
+		opts := []informers.SharedInformerOption{informers.WithTransform(trimManagedFields)}
+		if p.ns != "" {
+			opts = append(opts, informers.WithNamespace(p.ns))
+		}
+		inf = informers.NewSharedInformerFactoryWithOptions(p.client, 0, opts...).Policy().V1().PodDisruptionBudgets().Informer()
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { p.changed(metaOf(obj).GetNamespace()) },
+			UpdateFunc: func(_, obj any) { p.changed(metaOf(obj).GetNamespace()) },
+			DeleteFunc: func(obj any) {
+				if m := metaOf(obj); m != nil {
+					p.changed(m.GetNamespace())
+				}
+			},
+		})
+	case abi.ContextNodes:
+		// A node as policies see it: its name and labels (status and spec, most of a node, never read).
+		keep := informers.WithTransform(func(obj any) (any, error) {
+			if n, ok := obj.(*corev1.Node); ok {
+				return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels, ResourceVersion: n.ResourceVersion}}, nil
+			}
+			return obj, nil
+		})
+		inf = informers.NewSharedInformerFactoryWithOptions(p.client, 0, keep).Core().V1().Nodes().Informer()
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(old, obj any) {
+				if o, n := metaOf(old), metaOf(obj); o != nil && n != nil && !maps.Equal(o.GetLabels(), n.GetLabels()) {
+					p.changed("")
+				}
+			},
+		})
+	default:
+		return nil, fmt.Errorf("no cache of %q", what)
+	}
+	go inf.Run(p.stop)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("the %s a policy of the set reads: the cache did not sync: %w", what, context.Cause(ctx))
+	}
+	p.informer[what] = inf
+	return inf, nil
+}
+
+// context is what the policies ask for of the set's namespace and pods, from the caches.
+func (p *policyCaches) context(ctx context.Context, ns string, pods []*corev1.Pod, policies []policy.Module) (budgets, nodes []json.RawMessage, err error) {
+	if policy.Wants(policies, abi.ContextPodDisruptionBudgets) {
+		inf, err := p.get(ctx, abi.ContextPodDisruptionBudgets)
+		if err != nil {
+			return nil, nil, err
+		}
+		objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+		if err != nil {
+			return nil, nil, err
+		}
+		list := make([]*policyv1.PodDisruptionBudget, 0, len(objs))
+		for _, o := range objs {
+			list = append(list, o.(*policyv1.PodDisruptionBudget))
+		}
+		if budgets, err = policy.BudgetsOf(list, pods); err != nil {
+			return nil, nil, err
+		}
+	}
+	if policy.Wants(policies, abi.ContextNodes) {
+		inf, err := p.get(ctx, abi.ContextNodes)
+		if err != nil {
+			return nil, nil, err
+		}
+		var list []*corev1.Node
+		for _, o := range inf.GetStore().List() {
+			list = append(list, o.(*corev1.Node))
+		}
+		if nodes, err = policy.NodesOf(list, pods); err != nil {
+			return nil, nil, err
+		}
+	}
+	return budgets, nodes, nil
+}
+
+// enqueuePolicySets syncs again the sets of ns (every namespace: "") that name policies.
+func (c *Controller) enqueuePolicySets(ns string) {
+	sets, err := c.setLister.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, s := range sets {
+		if _, ok := s.Annotations[abi.AnnotationPolicies]; ok && (ns == "" || s.Namespace == ns) {
+			c.enqueue(s)
+		}
+	}
+}
