@@ -635,6 +635,10 @@ func TestTakeoverFromKubeControllerManager(t *testing.T) {
 	}) {
 		t.Errorf("ControllerRevisions changed on takeover:\n before %v\n after  %v", revisionNames(kcmRevs), revisionNames(revs))
 	}
+	// The status can say 4 ready before tk-3's claim has the set as its owner: when the claim's update is
+	// refused with a Conflict (kube-controller-manager's volume binder wrote the claim first), the sync still
+	// writes the status, as upstream's does, and the next sync retries the claim.
+	waitClaims(t, ctx, ns, "4 PVCs owned by the StatefulSet (whenDeleted=Delete)", time.Minute, claimsOwnedBy(s.UID, "apps/v1", 4))
 	claims := listClaims(t, ctx, ns)
 	if len(claims) != 4 {
 		t.Errorf("%d PVCs, want 4", len(claims))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make apiserver-defaults: regenerate host/kube/testdata/apiserver-defaults, kube-apiserver v1.37.1's answers
+# make apiserver-defaults: regenerate host/kube/testdata/apiserver-defaults, kube-apiserver v1.37.2's answers
 # (server-side dry run) to the defaulting corpus of hack/apiserver-defaults, on the local control plane
 # (scripts/cluster-up.sh; a cluster already running from $LOCALK8S_RUN is reused and left running).
 set -euo pipefail

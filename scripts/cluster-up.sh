@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cluster-up.sh - build (cached) and start a real local Kubernetes control plane on 127.0.0.1 for Ordinal's
 # end-to-end tests: etcd v3.7.3 (built from go.etcd.io/etcd/server/v3), kube-apiserver, kube-controller-manager
-# and kube-scheduler v1.37.1 (one multi-call binary built from the k8s.io/kubernetes module) and kwok v0.8.0
+# and kube-scheduler v1.37.2 (one multi-call binary built from the k8s.io/kubernetes module) and kwok v0.8.0
 # (kubelet simulator) managing fake node(s). No Docker; the only downloads are from the Go module proxy.
 #
 # Usage: scripts/cluster-up.sh [KUBECONFIG_OUT]      (default $LOCALK8S_RUN/kubeconfig)
@@ -12,7 +12,7 @@
 # Environment (all optional):
 #   LOCALK8S_CACHE   build cache: wrapper modules + binaries (default $HOME/.cache/ordinal/localk8s)
 #   LOCALK8S_RUN     runtime dir: pki, etcd data, logs, pids (default /tmp/ordinal-localk8s)
-#   K8S_VERSION      default v1.37.1 (go.mod/go.sum in scripts/localk8s/src/k8s; other versions: go.mod
+#   K8S_VERSION      default v1.37.2 (go.mod/go.sum in scripts/localk8s/src/k8s; other versions: go.mod
 #                    regenerated from k8s.io/kubernetes' go.mod + go mod tidy)
 #   ETCD_VERSION     default v3.7.3 (go.mod/go.sum in scripts/localk8s/src/etcd)
 #   KWOK_VERSION     default v0.8.0
@@ -46,7 +46,7 @@ RUN=$LOCALK8S_RUN
 case "$RUN" in /*) ;; *) RUN="$PWD/$RUN" ;; esac
 OUT=${1:-$RUN/kubeconfig}
 case "$OUT" in /*) ;; *) OUT="$PWD/$OUT" ;; esac
-K8S_VERSION=${K8S_VERSION:-v1.37.1}
+K8S_VERSION=${K8S_VERSION:-v1.37.2}
 ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 KCM_CONTROLLERS=${KCM_CONTROLLERS:-*,-statefulset-controller}

@@ -139,5 +139,5 @@ func Describe() []byte {
 // Module identity.
 const (
 	ModuleVersion     = "0.1.0"
-	KubernetesVersion = "v1.37.1"
+	KubernetesVersion = "v1.37.2"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
-// Reconcile runs one sync of the upstream StatefulSet controller (Kubernetes v1.37.1) over
+// Reconcile runs one sync of the upstream StatefulSet controller (Kubernetes v1.37.2) over
 // an ABI v1 snapshot and returns the plan JSON. It never panics: every failure is an error
 // inside the plan.
 func Reconcile(input []byte) (out []byte) {

@@ -121,7 +121,7 @@ func TestDescribe(t *testing.T) {
 	if err := json.Unmarshal(Describe(), &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.ABI != 1 || d.Module != "ordinal" || d.KubernetesVersion != "v1.37.1" || len(d.Features) != 4 ||
+	if d.ABI != 1 || d.Module != "ordinal" || d.KubernetesVersion != "v1.37.2" || len(d.Features) != 4 ||
 		!d.Features[GateMaxUnavailableStatefulSet] || d.Features[GateStatefulSetRecreateStrategy] ||
 		!d.Features[GateStatefulSetSemanticRevisionComparison] || !d.Features[GateStaleControllerConsistencyStatefulSet] {
 		t.Errorf("describe: %+v", d)

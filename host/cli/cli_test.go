@@ -111,7 +111,7 @@ func TestVersion(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"host:", "module:", "abi 1", "v1.37.1", "MaxUnavailableStatefulSet=true"} {
+	for _, want := range []string{"host:", "module:", "abi 1", "v1.37.2", "MaxUnavailableStatefulSet=true"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output lacks %q:\n%s", want, out)
 		}

@@ -259,7 +259,7 @@ func TestSwapperChecks(t *testing.T) {
 	if got := metricValue(metrics.moduleSwaps); got != 1 {
 		t.Errorf("ordinal_module_swaps_total = %v", got)
 	}
-	if got := metricValue(metrics.moduleInfo.WithLabelValues("ordinal", info.Describe.ModuleVersion, info.Digest, "v1.37.1", "1")); got != 1 {
+	if got := metricValue(metrics.moduleInfo.WithLabelValues("ordinal", info.Describe.ModuleVersion, info.Digest, info.Describe.KubernetesVersion, "1")); got != 1 {
 		t.Errorf("ordinal_module_info of the new module = %v", got)
 	}
 	st := s.Status()

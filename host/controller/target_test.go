@@ -140,7 +140,7 @@ func newLister(inf cache.SharedIndexInformer) func(name string) (*appsv1.Statefu
 
 // A CRD set is stored as written (no apps/v1 defaulting): the snapshot carries it as kube-apiserver would
 // store the same manifest as an apps/v1 StatefulSet (so revision names agree), compared here with
-// kube-apiserver v1.37.1's own answers for every StatefulSet of host/kube's corpus.
+// kube-apiserver v1.37.2's own answers for every StatefulSet of host/kube's corpus.
 func TestCustomSetSnapshotIsDefaultedAsAPIServer(t *testing.T) {
 	n := 0
 	for _, fx := range kubetest.Fixtures(t, "../kube/testdata/apiserver-defaults") {

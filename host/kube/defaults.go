@@ -12,7 +12,7 @@ import (
 // The revision name is a hash of the pod template as the API server stores it, so a manifest must
 // be defaulted exactly like kube-apiserver does (SetDefaults_* in k8s.io/kubernetes/pkg/apis/{apps,
 // core}/v1, conversion of deprecated aliases, quantities in canonical form) or the host computes
-// revisions no real cluster would. defaults_apiserver_test.go holds it to kube-apiserver v1.37.1's own
+// revisions no real cluster would. defaults_apiserver_test.go holds it to kube-apiserver v1.37.2's own
 // answers for a corpus of 245 manifests (testdata/apiserver-defaults, `make apiserver-defaults`).
 //
 // It is the host's one defaulting: the replay's in-memory API server stores what it creates and updates

@@ -9,7 +9,7 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
-// The host's defaulting gives what the real kube-apiserver v1.37.1 stored for every manifest of the corpus
+// The host's defaulting gives what the real kube-apiserver v1.37.2 stored for every manifest of the corpus
 // in testdata/apiserver-defaults (its answers to server-side dry-run creates, made by `make
 // apiserver-defaults`), less what its admission plugins add (kubetest.WithoutAdmission). Validation accepts
 // every manifest kube-apiserver accepted. (host/replay's TestCreateMatchesRealAPIServer compares its

@@ -30,7 +30,7 @@ func checkAnswer(t *testing.T, err error, reason metav1.StatusReason, want strin
 	}
 }
 
-// A StatefulSet create kube-apiserver refuses is refused, with its message (kube-apiserver v1.37.1's
+// A StatefulSet create kube-apiserver refuses is refused, with its message (kube-apiserver v1.37.2's
 // answers; e2e/validation_test.go checks them against the live one).
 func TestCreateValidationIsTheAPIServers(t *testing.T) {
 	for _, c := range []struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
-// The in-memory API server's create stores what the real kube-apiserver v1.37.1 stored for every manifest
+// The in-memory API server's create stores what the real kube-apiserver v1.37.2 stored for every manifest
 // of host/kube's corpus (its answers to server-side dry-run creates, made by `make apiserver-defaults`),
 // less what its admission plugins add: host/kube's defaulting and validation (held to the same answers by
 // its TestDefaultingMatchesRealAPIServer) and what a create adds to them, a pod's status and QoS class.

@@ -9,7 +9,7 @@ import (
 )
 
 // The in-memory API server refuses a StatefulSet update kube-apiserver refuses, with its message (these
-// are kube-apiserver v1.37.1's answers; e2e/validation_test.go checks the preview against the live one),
+// are kube-apiserver v1.37.2's answers; e2e/validation_test.go checks the preview against the live one),
 // and accepts what it accepts, a negative revisionHistoryLimit included.
 func TestUpdateValidationIsTheAPIServers(t *testing.T) {
 	base := `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web"},"spec":{"replicas":2,"serviceName":"web",

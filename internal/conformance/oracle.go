@@ -16,7 +16,9 @@ var OracleFeatures = map[string]bool{
 	"StaleControllerConsistencyStatefulSet": true,
 }
 
-// OracleKubernetesVersion is the release the expected plans come from.
+// OracleKubernetesVersion is the release the expected plans come from. The shipped module names
+// v1.37.2, whose StatefulSet controller code is byte-identical; a candidate module must only match
+// the minor (host/controller's swap).
 const OracleKubernetesVersion = "v1.37.1"
 
 // PinFeatures returns the snapshot with every gate of OracleFeatures that it does not set itself made

@@ -15,7 +15,7 @@ after(() => ord?.close());
 test('describe handshake', () => {
   assert.equal(ord.describe.abi, 1);
   assert.equal(ord.describe.module, 'ordinal');
-  assert.equal(ord.describe.kubernetesVersion, 'v1.37.1');
+  assert.equal(ord.describe.kubernetesVersion, 'v1.37.2');
 });
 
 test('conformance cases', async (t) => {
