@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -107,8 +110,10 @@ func TestBenchCluster(t *testing.T) {
 // no policy and one naming the four shipped policies, each configured to allow every write — a window of
 // the whole day, no pod with the handoff's role label, one zone (kwok's nodes have none), a
 // PodDisruptionBudget of maxUnavailable 100% — so that both rollouts take the same path and the difference
-// is the policies' calls, their context (the budgets and nodes listed at each sync that asks) and the pdb
-// policy's spends (one budget status write per pod delete).
+// is the policies' calls, their context (the budgets' and nodes' informers, and the syncs a budget's change
+// brings) and the pdb policy's spends (one budget status write per pod delete). Each row's process first
+// rolls a one-replica set (the same policies or none): the policies compile once per process. ORDINAL_BENCH_PROFILE=DIR writes each row's
+// controller CPU profile (its first 25 s) there.
 func TestBenchPolicies(t *testing.T) {
 	if os.Getenv("ORDINAL_BENCH_CLUSTER") == "" {
 		t.Skip("make bench-cluster runs this (ORDINAL_BENCH_CLUSTER=1)")
@@ -120,23 +125,58 @@ func TestBenchPolicies(t *testing.T) {
 	type result struct {
 		wall, cpu   time.Duration
 		syncs, held float64
+		calls       float64       // policy calls (ordinal_policy_duration_seconds, every policy)
+		callTime    time.Duration // their time: the input written, the call, the answer checked
 	}
 	run := func(policies bool) result {
 		ns := newNamespace(t, ctx)
-		c := startController(t, ns, ctrlOpts{})
+		profile := os.Getenv("ORDINAL_BENCH_PROFILE") // a directory: each row's CPU profile (the first 25 s)
+		var o ctrlOpts
+		if profile != "" {
+			o.extraArgs = []string{"--profiling"}
+		}
+		c := startController(t, ns, o)
 		c.waitReady(ctx)
 		defer c.stop()
-		set := newSet("bench", replicas)
-		if policies {
-			all := intstr.FromString("100%")
-			pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "bench"},
-				Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &all, Selector: set.Spec.Selector}}
-			if _, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
+		if profile != "" {
+			name := "plain"
+			if policies {
+				name = "policies"
 			}
-			set.Annotations = map[string]string{"ordinal.dev/policies": "handoff,window,zones,pdb", "window.ordinal.dev/allow": "00:00-24:00"}
+			go func() {
+				resp, err := http.Get("http://" + c.metrics + "/debug/pprof/profile?seconds=25")
+				if err != nil {
+					t.Logf("profile: %v", err)
+					return
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				_ = os.WriteFile(filepath.Join(profile, name+"-"+ns+".pprof"), b, 0o644)
+			}()
 		}
+		named := func(name string, n int32) *appsv1.StatefulSet {
+			set := newSet(name, n)
+			if policies {
+				all := intstr.FromString("100%")
+				pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &all, Selector: set.Spec.Selector}}
+				if _, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				set.Annotations = map[string]string{"ordinal.dev/policies": "handoff,window,zones,pdb", "window.ordinal.dev/allow": "00:00-24:00"}
+			}
+			return set
+		}
+		// What a process does once: a one-replica set rolled first compiles the policies (about 0.6 s of
+		// CPU for the four) and starts the budgets' and nodes' informers; the rows measure what follows.
+		createSet(t, ctx, ns, named("warm", 1))
+		waitSet(t, ctx, ns, "warm", "rolled out", 5*time.Minute, rolledOut(1))
+		patchSet(t, ctx, ns, "warm", setVersion("v2"))
+		waitSet(t, ctx, ns, "warm", "rolled out", 5*time.Minute, rolledOut(1))
+		set := named("bench", replicas)
 		pid := c.cmd.Process.Pid
+		s0, h0 := syncCounts(t, ctx, c)
+		n0, d0 := policyCalls(t, c)
 		c0, t0 := processCPU(t, pid), time.Now()
 		wait := func() { waitSet(t, ctx, ns, "bench", "rolled out", 30*time.Minute, rolledOut(replicas)) }
 		createSet(t, ctx, ns, set)
@@ -147,6 +187,9 @@ func TestBenchPolicies(t *testing.T) {
 		}
 		r := result{wall: time.Since(t0), cpu: processCPU(t, pid) - c0}
 		r.syncs, r.held = syncCounts(t, ctx, c)
+		r.syncs, r.held = r.syncs-s0, r.held-h0
+		n1, d1 := policyCalls(t, c)
+		r.calls, r.callTime = n1-n0, d1-d0
 		return r
 	}
 	var plain, with []result
@@ -156,18 +199,28 @@ func TestBenchPolicies(t *testing.T) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n== bench-cluster, policies: OrderedReady, %d pods, create + 3 template changes; ordinal controller's CPU = user+sys\n", replicas)
-	fmt.Fprintf(&b, "%-34s %10s %10s %8s %8s\n", "set", "wall", "CPU", "syncs", "held")
-	var cp, cw time.Duration
+	fmt.Fprintf(&b, "%-26s %8s %8s %7s %5s %7s %10s %13s\n", "set", "wall", "CPU", "syncs", "held", "calls", "per call", "CPU per sync")
+	var cp, cw, calls time.Duration
+	var syncs, n float64
 	for i := range plain {
 		for _, r := range []struct {
 			name string
 			res  result
 		}{{"no policy", plain[i]}, {"handoff,window,zones,pdb", with[i]}} {
-			fmt.Fprintf(&b, "%-34s %9.1fs %9.2fs %8.0f %8.0f\n", r.name, r.res.wall.Seconds(), r.res.cpu.Seconds(), r.res.syncs, r.res.held)
+			per := "-"
+			if r.res.calls > 0 {
+				per = fmt.Sprintf("%.3fms", r.res.callTime.Seconds()*1000/r.res.calls)
+			}
+			fmt.Fprintf(&b, "%-26s %7.1fs %7.2fs %7.0f %5.0f %7.0f %10s %11.2fms\n", r.name, r.res.wall.Seconds(), r.res.cpu.Seconds(),
+				r.res.syncs, r.res.held, r.res.calls, per, r.res.cpu.Seconds()*1000/r.res.syncs)
 		}
-		cp, cw = cp+plain[i].cpu, cw+with[i].cpu
+		cp, cw, calls = cp+plain[i].cpu, cw+with[i].cpu, calls+with[i].callTime
+		syncs, n = syncs+plain[i].syncs, n+with[i].calls
 	}
-	fmt.Fprintf(&b, "the four policies add %.1f%% to the controller's CPU (sums of the alternating runs)\n", 100*(cw.Seconds()/cp.Seconds()-1))
+	perSync := cp.Seconds() / syncs // the controller's CPU per sync without policies
+	fmt.Fprintf(&b, "a policy call: %.3f ms, %.1f%% of a sync's CPU without policies (%.2f ms); the four policies, their context and\n",
+		calls.Seconds()*1000/n, 100*calls.Seconds()/n/perSync, perSync*1000)
+	fmt.Fprintf(&b, "spends add %.1f%% to the controller's CPU (sums of the alternating runs)\n", 100*(cw.Seconds()/cp.Seconds()-1))
 	for _, r := range with {
 		if r.held != 0 {
 			t.Errorf("a policy held a write (%v held syncs): the rows would not take the same path", r.held)
@@ -222,4 +275,21 @@ func syncCounts(t *testing.T, _ context.Context, c *controllerProc) (all, held f
 		}
 	}
 	return all, held
+}
+
+var policyCallsRE = regexp.MustCompile(`(?m)^ordinal_policy_duration_seconds_(sum|count)\{policy="[^"]*"\} (\S+)$`)
+
+// policyCalls are the controller's policy calls so far and their time (ordinal_policy_duration_seconds).
+func policyCalls(t *testing.T, c *controllerProc) (n float64, d time.Duration) {
+	t.Helper()
+	var sum float64
+	for _, m := range policyCallsRE.FindAllStringSubmatch(c.metricsText(t), -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		if m[1] == "sum" {
+			sum += v
+		} else {
+			n += v
+		}
+	}
+	return n, time.Duration(sum * float64(time.Second))
 }

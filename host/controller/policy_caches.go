@@ -25,8 +25,8 @@ import (
 // cache rather than listing them from the API server (two lists per sync cost a policy's set more than
 // twice the CPU of the sync itself, make bench-cluster). A budget read from a cache that lags cannot be
 // overspent: a delete's spend is written under the budget's resourceVersion (abi/POLICY.md 4.1), and a
-// budget's change syncs again the sets of its namespace that name policies, so a budget that allows a
-// disruption again is seen at once rather than at the hold's retry.
+// budget's change that can let a held delete go syncs again the sets of its namespace that name policies,
+// so a budget that allows a disruption again is seen at once rather than at the hold's retry.
 type policyCaches struct {
 	client   kubernetes.Interface
 	ns       string                               // the controller's namespace ("": all)
@@ -68,8 +68,12 @@ func (p *policyCaches) get(ctx context.Context, what string) (cache.SharedIndexI
 		}
 		inf = informers.NewSharedInformerFactoryWithOptions(p.client, 0, opts...).Policy().V1().PodDisruptionBudgets().Informer()
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { p.changed(metaOf(obj).GetNamespace()) },
-			UpdateFunc: func(_, obj any) { p.changed(metaOf(obj).GetNamespace()) },
+			AddFunc: func(obj any) { p.changed(metaOf(obj).GetNamespace()) },
+			UpdateFunc: func(old, obj any) {
+				if o, n := old.(*policyv1.PodDisruptionBudget), obj.(*policyv1.PodDisruptionBudget); allowsMore(o, n) {
+					p.changed(n.Namespace)
+				}
+			},
 			DeleteFunc: func(obj any) {
 				if m := metaOf(obj); m != nil {
 					p.changed(m.GetNamespace())
@@ -149,4 +153,15 @@ func (c *Controller) enqueuePolicySets(ns string) {
 			c.enqueue(s)
 		}
 	}
+}
+
+// allowsMore reports whether a budget's change can let a held delete go: more disruptions allowed, its
+// status caught up with its spec, or its spec (its selector, its minimum) changed. Its controller rewrites
+// the status at every change of the pods it selects — most of them counts that allow no more than before
+// (a pod went down, a spend was recorded) — and a set synced for each would sync about twice as often
+// (make bench-cluster).
+func allowsMore(old, cur *policyv1.PodDisruptionBudget) bool {
+	return cur.Status.DisruptionsAllowed > old.Status.DisruptionsAllowed ||
+		cur.Generation != old.Generation ||
+		cur.Status.ObservedGeneration != old.Status.ObservedGeneration
 }

@@ -91,3 +91,26 @@ func TestPolicyCachesServeTheContext(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A budget's change syncs its namespace's policy sets only when it can let a held delete go.
+func TestAllowsMore(t *testing.T) {
+	base := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Generation: 2},
+		Status: policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 2, DisruptionsAllowed: 1, CurrentHealthy: 4}}
+	for _, c := range []struct {
+		name string
+		edit func(*policyv1.PodDisruptionBudget)
+		want bool
+	}{
+		{"a recount allowing the same", func(b *policyv1.PodDisruptionBudget) { b.Status.CurrentHealthy = 5 }, false},
+		{"a spend recorded", func(b *policyv1.PodDisruptionBudget) { b.Status.DisruptionsAllowed = 0 }, false},
+		{"more allowed", func(b *policyv1.PodDisruptionBudget) { b.Status.DisruptionsAllowed = 2 }, true},
+		{"its spec changed", func(b *policyv1.PodDisruptionBudget) { b.Generation = 3 }, true},
+		{"its status caught up", func(b *policyv1.PodDisruptionBudget) { b.Status.ObservedGeneration = 3 }, true},
+	} {
+		cur := base.DeepCopy()
+		c.edit(cur)
+		if got := allowsMore(base, cur); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -31,8 +31,8 @@ func Budgets(ctx context.Context, client kubernetes.Interface, ns string, pods [
 	return BudgetsOf(budgets, pods)
 }
 
-// BudgetsOf are the budgets that select any of pods, each as JSON with its apiVersion and kind, in name
-// order (abi.PolicyContext.PodDisruptionBudgets).
+// BudgetsOf are the budgets that select any of pods, each as JSON with its apiVersion and kind and without
+// managedFields, in name order (abi.PolicyContext.PodDisruptionBudgets).
 func BudgetsOf(budgets []*policyv1.PodDisruptionBudget, pods []*corev1.Pod) ([]json.RawMessage, error) {
 	budgets = slices.Clone(budgets)
 	slices.SortFunc(budgets, func(a, b *policyv1.PodDisruptionBudget) int { return strings.Compare(a.Name, b.Name) })
@@ -50,6 +50,7 @@ func BudgetsOf(budgets []*policyv1.PodDisruptionBudget, pods []*corev1.Pod) ([]j
 		}
 		pdb = pdb.DeepCopy() // a cache's objects are shared: the kind is set on a copy
 		pdb.APIVersion, pdb.Kind = policyv1.SchemeGroupVersion.String(), "PodDisruptionBudget"
+		pdb.ManagedFields = nil // as the controller's informers keep it, whichever way it was read
 		b, err := json.Marshal(pdb)
 		if err != nil {
 			return nil, err
