@@ -1,0 +1,336 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
+)
+
+// One sync of the set: the snapshot written from the world, the module called through the one sync step
+// (host/plan.Step) with the set's policies, the writes applied to the world and recorded in the timeline.
+
+type syncResult struct {
+	actions int
+	wrote   bool
+	requeue float64
+	syncErr bool
+}
+
+func (e *engine) snapshot() []byte {
+	e.newSyncView() // the world as it is now; the sync's scope and pod grid read the same view
+	// The buffer of the previous snapshot is reused unless a segment kept it; it grows by a few
+	// objects a sync at most.
+	b := e.snapBuf[:0]
+	if b == nil {
+		b = make([]byte, 0, e.snapSize+e.snapSize/4)
+	}
+	// What the encoder makes of {"abi":1,"now":...,"statefulSet":...,"pods":[...],...,"eventActions":true}
+	// (keys sorted), each listed object encoded once per change (encodedObjects).
+	e.layout.Objects = e.layout.Objects[:0]
+	b = append(b, `{"abi":`...)
+	b = strconv.AppendInt(b, abi.Version, 10)
+	b = append(b, `,"claims":`...)
+	b = e.objectsOf(b, kindClaim)
+	b = append(b, `,"eventActions":true`...) // events are shown as the controller records them, after their writes
+	var err error
+	e.heads = e.heads[:0]
+	if len(e.sc.Features) > 0 {
+		b = append(b, `,"features":`...)
+		at := len(b)
+		if b, err = e.enc.append(b, e.sc.Features); err != nil {
+			panic(fmt.Sprintf("replay: encoding the world: %v", err))
+		}
+		e.heads = append(e.heads, headSpan{"features", at, len(b)})
+	}
+	b = append(b, `,"now":`...)
+	at := len(b)
+	b = jsonv.AppendString(b, e.clock.Now().Format(time.RFC3339))
+	e.heads = append(e.heads, headSpan{"now", at, len(b)})
+	b = append(b, `,"pods":`...)
+	b = e.objectsOf(b, kindPod)
+	b = append(b, `,"revisions":`...)
+	b = e.objectsOf(b, kindRevision)
+	b = append(b, `,"statefulSet":`...)
+	at = len(b)
+	if b, err = e.enc.append(b, e.api.set); err != nil {
+		panic(fmt.Sprintf("replay: encoding the world: %v", err))
+	}
+	e.heads = append(e.heads, headSpan{"statefulSet", at, len(b)})
+	b = append(b, '}')
+	e.snapSize, e.snapBuf = len(b), b
+	return b
+}
+
+// headSpan is where one of the last snapshot's members other than its lists is: snapshot[from:to] is its value.
+type headSpan struct {
+	key      string
+	from, to int
+}
+
+// head is what policies are given of snap, the last snapshot, beside the plan's objects (policy.Run.Head):
+// its members other than its lists, written from where snapshot put them.
+func (e *engine) head(snap []byte) []byte {
+	h := []byte(`{"abi":1`)
+	for _, m := range e.heads {
+		h = append(append(append(h, `,"`...), m.key...), `":`...)
+		h = append(h, snap[m.from:m.to]...)
+	}
+	return h
+}
+
+// verifyEncodedObjects makes every snapshot encode each object again and compare, and every view check that
+// it holds the world (tests: an object the world changed without a new resourceVersion, or without its
+// watch telling, would otherwise reach the module as it was).
+var verifyEncodedObjects = false
+
+// objectsOf appends the world's objects of a kind as a JSON list, in name order. An object is encoded once
+// per resourceVersion (record): the API server, the kubelet and the garbage collector give every change of
+// an object a new one, as kube-apiserver does. Not in the tick model, whose world rules change pods as the
+// reference harness's do, without one.
+func (e *engine) objectsOf(b []byte, kind string) []byte {
+	b = append(b, '[')
+	for i, r := range e.view(kind) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		at := len(b)
+		if e.current(r, r.encodedFor) {
+			if r.encodedAt == e.viewGen-1 && r.from == at && e.overPrevious(b) {
+				b = b[:r.to] // where the previous snapshot left it
+			} else {
+				b = append(b, r.json...)
+			}
+			if verifyEncodedObjects {
+				if fresh, _ := e.enc.append(nil, r.o); !bytes.Equal(fresh, r.json) || !bytes.Equal(b[at:], r.json) {
+					panic(fmt.Sprintf("replay: %s %s changed without a new resourceVersion or a write the watch saw (%s)", kind, r.name, r.rv))
+				}
+			}
+		} else {
+			var err error
+			if b, err = e.enc.append(b, r.o); err != nil {
+				panic(fmt.Sprintf("replay: encoding the world: %v", err))
+			}
+			r.json, r.digest, r.encodedFor = bytes.Clone(b[at:]), sha256.Sum256(b[at:]), r.version
+		}
+		r.encodedAt, r.from, r.to = e.viewGen, at, len(b)
+		e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: r.uid, RV: r.rv, Digest: r.digest})
+	}
+	return append(b, ']')
+}
+
+// overPrevious reports whether b is being written over the previous snapshot's buffer (it is reused unless a
+// segment kept it, and b has not outgrown it): an object unchanged since, at the offset it had there, is
+// there already and is not copied again. A snapshot of 1000 pods is 1.5 MB, of which a sync changes a few
+// objects: what comes before the first of them stays where it was.
+func (e *engine) overPrevious(b []byte) bool {
+	return cap(b) > 0 && cap(e.snapBuf) > 0 && &b[:1][0] == &e.snapBuf[:1][0]
+}
+
+// listOf is the snapshot key of each kind's list.
+var listOf = map[string]string{kindPod: "pods", kindRevision: "revisions", kindClaim: "claims"}
+
+func (e *engine) sync() (syncResult, error) {
+	var res syncResult
+	if err := e.checkReplicas(); err != nil {
+		return res, err
+	}
+	if e.newSegment {
+		e.newSegment = false
+		if e.cfg.Model == ModelTick {
+			// The harness starts a fresh simulation (counters from 1) on the world as it is.
+			e.api.ids = ids{}
+		}
+		e.tl.Segments = append(e.tl.Segments, Segment{FirstStep: len(e.tl.Steps), Comparable: e.segmentComparable()})
+	}
+	snap := e.snapshot()
+	seg := &e.tl.Segments[len(e.tl.Segments)-1]
+	if seg.FirstStep == len(e.tl.Steps) {
+		seg.Snapshot = snap
+		e.snapBuf = nil // kept: the next snapshot gets a buffer of its own
+	}
+	module, err := e.moduleOfSet()
+	if err != nil {
+		return res, e.namedError(err)
+	}
+	policies, err := e.policiesOfSet()
+	if err != nil {
+		return res, e.namedError(err)
+	}
+	// The controller's sync step, firewall and applier included: a plan that writes outside its set is not
+	// carried out.
+	scope, err := e.scope()
+	if err != nil {
+		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
+	}
+	now := e.clock.Now()
+	step := Step{
+		Index:   len(e.tl.Steps),
+		Segment: len(e.tl.Segments) - 1,
+		Time:    now.Format(time.RFC3339),
+		Offset:  Duration(now.Sub(e.start)),
+		Trigger: e.triggers,
+		World:   e.api.takeNotes(),
+		Pods:    e.podStates(),
+	}
+	e.labelRevisions()
+	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
+	var recorded []abi.Event
+	var results []hostplan.Result
+	run := hostplan.Step{Module: e.sessionOf(module, snap), Snapshot: snap, WriteFailures: describesWriteFailures(module), Scope: scope, Writer: w,
+		Set: jsonobj.GetStr(w.set, "metadata.name"),
+		Each: func(r hostplan.Result) {
+			recorded = append(recorded, r.Events...)
+			results = append(results, r)
+			if r.Outcome == hostplan.Succeeded {
+				res.wrote = true
+			}
+		}}
+	var policyFailures []policy.Failure
+	var pr *policy.Run
+	if len(policies) > 0 {
+		pr = &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held, Signals: e.signals,
+			PodDisruptionBudgets: e.budgetsFor(policies), Nodes: e.nodesFor(policies),
+			Object: func(kind, name string) (json.RawMessage, bool) { // the objects as this snapshot carries them
+				if r := e.recordOf(kind, name); r != nil && e.inSnapshot(r) {
+					return json.RawMessage(snap[r.from:r.to]), true
+				}
+				return json.RawMessage(snap[0:0]), false
+			},
+			Head:    e.head(snap),
+			Budgets: budgetWriter{}, Now: now,
+			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
+		run.Judge, run.Admit = pr.Judge, pr.Admit
+	}
+	run.Status = policy.HoldStatus(func() gjson.Result { return gjson.GetBytes(snap, "statefulSet") }, now)
+	out, err := run.Run(e.ctx)
+	var (
+		moduleErr *hostplan.ModuleError
+		badPlan   *hostplan.InvalidError
+		rejected  *hostplan.RejectedError
+		refused   *firewall.RefusedError
+		stopped   *hostplan.WriteError
+	)
+	switch {
+	case errors.As(err, &moduleErr), errors.As(err, &badPlan), errors.As(err, &refused):
+		return res, fmt.Errorf("step %d: module failed: %w", len(e.tl.Steps), err)
+	case errors.As(err, &rejected):
+		return res, &RejectedError{Step: len(e.tl.Steps), Plan: rejected.Err}
+	case err != nil && !errors.As(err, &stopped):
+		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
+	}
+	plan := out.Plan
+	step.Plan, step.Requeue = out.FirstRaw, plan.RequeueAfterSeconds
+	if out.Replans > 0 {
+		step.Replanned = out.Raw
+	}
+	e.triggers = nil
+	step.Actions = make([]ActionRecord, len(plan.Actions))
+	for i, a := range plan.Actions {
+		step.Actions[i] = e.describe(a)
+	}
+	for _, r := range results {
+		rec := &step.Actions[r.Index]
+		switch {
+		case r.Hold != nil:
+			rec.Error = r.Err.Error()
+			rec.Held = &ActionHold{Policy: r.Hold.Policy, Reason: r.Hold.Reason}
+		case r.Outcome == hostplan.FailedAsPlanned && !r.Reported:
+			rec.Error = r.Action.Error
+		case r.Outcome != hostplan.Succeeded && r.Err != nil:
+			rec.Error = r.Err.Error()
+		}
+	}
+	if stopped != nil {
+		if rec := &step.Actions[stopped.Index]; rec.Error == "" {
+			rec.Error = stopped.Err.Error() // refused adoption, or a predicted rejection that did not come
+		}
+		for i := out.Issued; i < len(step.Actions); i++ {
+			if i != stopped.Index {
+				step.Actions[i].Error = "not issued: the sync stopped at an earlier error"
+			}
+		}
+	}
+	aborted := err != nil
+	e.labelRevisions()
+	for _, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, pr.Held(out.Held), policyFailures)...) {
+		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
+		if ev.Type == abi.EventWarning && ev.Reason == abi.EventInvalidAnnotation && !slices.Contains(e.tl.invalidAnnotations, ev.Message) {
+			e.tl.invalidAnnotations = append(e.tl.invalidAnnotations, ev.Message)
+		}
+	}
+	res.actions = len(plan.Actions)
+	res.requeue = plan.RequeueAfterSeconds
+	if plan.Error != nil {
+		step.Error = plan.Error.Message
+		res.syncErr = true
+	} else if aborted {
+		step.Error = "a write was rejected"
+		res.syncErr = true
+	}
+	if e.cfg.Model != ModelTick {
+		requeue, failed := plan.RequeueAfterSeconds, res.syncErr
+		if retry := policy.RetryAfter(out.Held); retry > 0 { // a hold says when to look again
+			requeue, failed = retry.Seconds(), false
+		}
+		e.scheduleRequeue(now, requeue, failed)
+	}
+	step.Revisions = e.statusLine()
+	e.tl.Steps = append(e.tl.Steps, step)
+	if e.opts.Progress != nil {
+		e.opts.Progress(step.Index, now.Sub(e.start))
+	}
+	return res, nil
+}
+
+// scheduleRequeue models the work queue: AddAfter for requeueAfterSeconds (the earliest wins), and
+// the rate-limited retry after a failed sync (5ms doubling up to 1000s, client-go's default).
+func (e *engine) scheduleRequeue(now time.Time, after float64, failed bool) {
+	at := func(d time.Duration) {
+		t := now.Add(d)
+		if e.requeueAt == nil || t.Before(*e.requeueAt) {
+			e.requeueAt = &t
+		}
+	}
+	if after > 0 {
+		at(hostplan.RequeueAfter(after))
+	}
+	if failed {
+		d := 5 * time.Millisecond << min(e.failures, 20)
+		if d > 1000*time.Second {
+			d = 1000 * time.Second
+		}
+		e.failures++
+		at(d)
+	} else {
+		e.failures = 0
+	}
+}
+
+// segmentComparable: the harness can replay a segment only if no pod is still starting (it
+// starts only pods it created itself).
+func (e *engine) segmentComparable() bool {
+	if e.cfg.Model != ModelTick {
+		return false
+	}
+	for _, n := range e.api.Names(kindPod) {
+		if _, ok := e.kube.createdStep[n]; ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,175 @@
+package replay
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
+
+// A scenario's events (edits, scaling, kubelet and operator actions, signals) applied to the world.
+
+func (e *engine) applyEvent(ev Event) error {
+	api := e.api
+	note := func(format string, args ...any) { api.note("user", "", "", "", format, args...) }
+	if ev.Note != "" {
+		api.note("note", "", "", "", "%s", ev.Note)
+	}
+	switch ev.action() {
+	case "apply":
+		o, _ := jsonobj.DecodeObj(ev.Apply)
+		cur := api.StatefulSet()
+		md := jsonobj.Ensure(o, "metadata")
+		md["resourceVersion"] = jsonobj.GetStr(cur, "metadata.resourceVersion")
+		if err := api.Update(kindSet, o); err != nil {
+			return invalidWorld("apply: %v", err)
+		}
+		note("applied an edited StatefulSet %s (generation %s)", jsonobj.GetStr(o, "metadata.name"), fmt.Sprint(jsonobj.Get(api.set, "metadata.generation")))
+	case "set":
+		edits, _ := jsonobj.DecodeObj(ev.Set)
+		o := jsonobj.CloneObj(api.StatefulSet())
+		keys := make([]string, 0, len(edits))
+		for k := range edits {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if edits[k] == nil {
+				// null removes the field (an empty map would hash differently from an absent one)
+				jsonobj.Delete(o, k)
+				continue
+			}
+			if err := jsonobj.Set(o, k, edits[k]); err != nil {
+				return invalidWorld("set: %v", err)
+			}
+		}
+		if err := api.Update(kindSet, o); err != nil {
+			return invalidWorld("set: %v", err)
+		}
+		for _, k := range keys {
+			note("set %s = %s", k, string(mustJSON(edits[k])))
+		}
+	case "recreateSet":
+		o, _ := jsonobj.DecodeObj(ev.RecreateSet)
+		name := jsonobj.GetStr(api.StatefulSet(), "metadata.name")
+		if n := jsonobj.GetStr(o, "metadata.name"); n != name {
+			return invalidWorld("recreateSet: the manifest names StatefulSet %q, not %q", n, name)
+		}
+		if ns := jsonobj.GetStr(o, "metadata.namespace"); ns != "" && ns != api.ns {
+			return invalidWorld("recreateSet: the manifest's namespace %q is not the world's %q", ns, api.ns)
+		}
+		jsonobj.Ensure(o, "metadata")["namespace"] = api.ns
+		for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"} {
+			delete(jsonobj.GetObj(o, "metadata"), k) // the API server's, for a new object
+		}
+		delete(o, "status")
+		check := jsonobj.CloneObj(o) // refused as a create is refused, before anything is orphaned
+		kube.DefaultStatefulSet(check)
+		if err := apiAnswer(kube.ValidateStatefulSet(check, api.Gates)); err != nil {
+			return invalidWorld("recreateSet: %v", err)
+		}
+		api.orphanSet()
+		if err := api.Create(kindSet, o); err != nil {
+			return invalidWorld("recreateSet: %v", err)
+		}
+		note("deleted StatefulSet %s with --cascade=orphan (its pods, revisions and claims stay) and created it again (uid %s)", name, jsonobj.GetStr(api.set, "metadata.uid"))
+	case "deletePod":
+		if err := api.Delete(kindPod, ev.DeletePod, ""); err != nil {
+			return invalidWorld("deletePod: %v", err)
+		}
+		note("deleted pod %s", ev.DeletePod)
+	case "failPod", "completePod":
+		name, phase := ev.FailPod, "Failed"
+		if ev.CompletePod != "" {
+			name, phase = ev.CompletePod, "Succeeded"
+		}
+		if api.Get(kindPod, name) == nil {
+			return invalidWorld("%s: pods %q not found", ev.action(), name)
+		}
+		setPhase(api, name, phase, e.clock.Now())
+		note("pod %s is now %s", name, phase)
+	case "unreadyPod":
+		if !api.mutatePod(ev.UnreadyPod, func(p Obj) { setReady(p, e.clock.Now(), false) }) {
+			return invalidWorld("unreadyPod: pods %q not found", ev.UnreadyPod)
+		}
+		note("pod %s lost readiness", ev.UnreadyPod)
+	case "labelPod":
+		l := ev.LabelPod
+		if len(l.Labels) == 0 {
+			return invalidWorld("labelPod: pod %q: no labels to set or remove", l.Pod)
+		}
+		keys := slices.Sorted(maps.Keys(l.Labels))
+		for _, k := range keys { // as kube-apiserver validates a label patch
+			errs := validation.IsQualifiedName(k)
+			if v := l.Labels[k]; v != nil {
+				errs = append(errs, validation.IsValidLabelValue(*v)...)
+			}
+			if len(errs) > 0 {
+				return invalidWorld("labelPod: label %s: %s", k, strings.Join(errs, "; "))
+			}
+		}
+		if !api.mutatePod(l.Pod, func(p Obj) {
+			labels := jsonobj.Ensure(jsonobj.Ensure(p, "metadata"), "labels")
+			for _, k := range keys {
+				if v := l.Labels[k]; v == nil {
+					delete(labels, k)
+				} else {
+					labels[k] = *v
+				}
+			}
+		}) {
+			return invalidWorld("labelPod: pods %q not found", l.Pod)
+		}
+		for _, k := range keys {
+			if v := l.Labels[k]; v == nil {
+				note("label %s removed from pod %s", k, l.Pod)
+			} else {
+				note("pod %s labelled %s=%s", l.Pod, k, *v)
+			}
+		}
+	case "signals":
+		e.setSignals(ev.Signals, note)
+	case "kubelet":
+		e.kube.cfg.Pods = append(e.kube.cfg.Pods, ev.Kubelet...)
+		note("kubelet behaviour changed: %s", string(mustJSON(ev.Kubelet)))
+	case "restartController":
+		e.requeueAt = nil
+		e.failures = 0
+		note("controller restarted (work queue emptied, full resync)")
+	case "swapModule":
+		path := ev.SwapModule
+		if !filepath.IsAbs(path) && e.sc.Dir != "" {
+			path = filepath.Join(e.sc.Dir, path)
+		}
+		if e.opts.LoadModule == nil {
+			return invalidWorld("swapModule %s: this replay cannot load modules", ev.SwapModule)
+		}
+		m, err := e.opts.LoadModule(e.ctx, path)
+		if err != nil {
+			return fmt.Errorf("swapModule %s: %w", ev.SwapModule, err)
+		}
+		e.module = m
+		note("controller now runs module %s", ev.SwapModule)
+	case "wait":
+		if ev.Note == "" {
+			note("time passes")
+		}
+	}
+	return nil
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}

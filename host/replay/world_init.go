@@ -1,0 +1,199 @@
+package replay
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+)
+
+// The world a replay starts from: its initial objects (a scenario's manifests or a snapshot's objects),
+// their uids and resourceVersions, and the kubelet's first view of them.
+// initialUID gives objects that exist before the replay starts a name-derived uid, distinct from
+// the counter uids of objects the replay creates.
+func initialUID(kind, name string) string {
+	h := fnv.New64a()
+	h.Write([]byte(kind + "/" + name))
+	s := h.Sum64()
+	return fmt.Sprintf("%08x-%04x-4%03x-9%03x-%012x", uint32(s>>32)|1, (s>>16)&0xffff, s&0xfff, (s>>40)&0xfff, s&0xffffffffffff)
+}
+
+// initWorld builds the initial world: from a snapshot as it is, or from manifests as if they had
+// been created just before the start (defaulted, existing pods Running and Ready unless they carry
+// a status, claims Bound unless they carry a phase; uid, generation, resourceVersion and
+// creationTimestamp made up only where the manifests leave them out).
+func (e *engine) initWorld() error {
+	if e.sc.snapshot != nil { // and the budgets the scenario it settled from had (Settled)
+		for _, m := range e.sc.Manifests {
+			if o, err := jsonobj.DecodeObj(m); err == nil {
+				switch jsonobj.GetStr(o, "kind") {
+				case kindPDB:
+					e.pdbs = append(e.pdbs, o)
+				case kindNode:
+					e.nodes = append(e.nodes, o)
+				}
+			}
+		}
+		return e.loadSnapshot(e.sc.snapshot)
+	}
+	var ss Obj
+	var others []Obj
+	for _, m := range e.sc.Manifests {
+		o, _ := jsonobj.DecodeObj(m)
+		switch jsonobj.GetStr(o, "kind") {
+		case kindSet:
+			ss = o
+		case kindPDB:
+			if err := validatePDB(o); err != nil {
+				return &InvalidWorldError{Err: err}
+			}
+			e.pdbs = append(e.pdbs, o)
+		case kindNode:
+			e.nodes = append(e.nodes, o)
+		default:
+			others = append(others, o)
+		}
+	}
+	kube.DefaultStatefulSet(ss)
+	if err := apiAnswer(kube.ValidateStatefulSet(ss, kube.GatesOf(e.sc.Features))); err != nil {
+		return &InvalidWorldError{Err: err}
+	}
+	jsonobj.SetDefault(ss, "apiVersion", "apps/v1")
+	jsonobj.SetDefault(ss, "kind", "StatefulSet")
+	ns := jsonobj.GetStr(ss, "metadata.namespace")
+	e.api = NewAPIServer(ns, e.clock)
+	e.api.Gates = kube.GatesOf(e.sc.Features)
+	// What the manifest says stands; only what it leaves out is made up.
+	md := jsonobj.Ensure(ss, "metadata")
+	jsonobj.SetDefault(md, "uid", initialUID(kindSet, jsonobj.GetStr(md, "name")))
+	jsonobj.SetDefault(md, "resourceVersion", "1000")
+	jsonobj.SetDefault(md, "generation", jsonobj.Num(1))
+	jsonobj.SetDefault(md, "creationTimestamp", e.start.Format(time.RFC3339))
+	e.api.set = ss
+	now := e.start.Format(time.RFC3339)
+	for i, o := range others {
+		kind := jsonobj.GetStr(o, "kind")
+		name := jsonobj.GetStr(o, "metadata.name")
+		stripTypeMeta(o)
+		omd := jsonobj.Ensure(o, "metadata")
+		jsonobj.SetDefault(omd, "uid", initialUID(kind, name))
+		jsonobj.SetDefault(omd, "resourceVersion", fmt.Sprint(1001+i))
+		jsonobj.SetDefault(omd, "creationTimestamp", now)
+		switch kind {
+		case kindPod:
+			hasStatus := o["status"] != nil
+			kube.DefaultPod(o, ns)
+			jsonobj.SetDefault(omd, "generation", jsonobj.Num(1))
+			if !hasStatus || jsonobj.GetStr(o, "status.phase") == "" {
+				setRunning(o, e.start, true)
+			}
+		case kindClaim:
+			phase := jsonobj.GetStr(o, "status.phase")
+			kube.DefaultClaim(o, ns)
+			if phase == "" { // a claim that existed before the start is Bound unless it says otherwise
+				jsonobj.Set(o, "status.phase", "Bound")
+			}
+		}
+		if _, dup := e.api.objs[kind][name]; dup {
+			return fmt.Errorf("manifests: duplicate %s %s", kind, name)
+		}
+		e.api.put(kind, name, o)
+	}
+	if e.cfg.Model != ModelTick { // as for a snapshot: no uid the manifests gave is handed out again
+		e.api.ids.uidBase = maxSimUID(e.api)
+	}
+	return nil
+}
+
+func (e *engine) loadSnapshot(s Obj) error {
+	ss := jsonobj.CloneObj(jsonobj.GetObj(s, "statefulSet"))
+	// A set the API server could not hold (a name like Web_1, a bad spec) is no world to replay; checked
+	// on a defaulted copy, as the API server validates what it stores, and the world is left as given.
+	check := jsonobj.CloneObj(ss)
+	kube.DefaultStatefulSet(check)
+	if err := apiAnswer(kube.ValidateStatefulSet(check, kube.GatesOf(e.sc.Features))); err != nil {
+		return &InvalidWorldError{Err: fmt.Errorf("the snapshot's StatefulSet: %w", err)}
+	}
+	ns := jsonobj.GetStr(ss, "metadata.namespace")
+	if ns == "" {
+		ns = "default"
+		jsonobj.Ensure(ss, "metadata")["namespace"] = ns
+	}
+	e.api = NewAPIServer(ns, e.clock)
+	e.api.Gates = kube.GatesOf(e.sc.Features)
+	e.api.set = ss
+	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
+		for _, v := range jsonobj.GetArr(s, key) {
+			o, ok := v.(Obj)
+			if !ok {
+				continue
+			}
+			o = jsonobj.CloneObj(o)
+			if jsonobj.GetStr(o, "metadata.namespace") == "" {
+				jsonobj.Set(o, "metadata.namespace", ns)
+			}
+			e.api.put(kind, jsonobj.GetStr(o, "metadata.name"), o)
+		}
+	}
+	// Continue the resourceVersion sequence above what the snapshot holds.
+	e.api.ids.rvBase = maxResourceVersion(e.api)
+	if e.cfg.Model != ModelTick {
+		e.api.ids.uidBase = maxSimUID(e.api)
+	}
+	return nil
+}
+
+// maxSimUID is the highest uid of the replay's own form (simUIDPrefix + a number) that the world holds.
+func maxSimUID(api *APIServer) int {
+	return maxOver(api, func(o Obj) string {
+		if u, ok := strings.CutPrefix(jsonobj.GetStr(o, "metadata.uid"), simUIDPrefix); ok {
+			return u
+		}
+		return ""
+	})
+}
+
+func maxResourceVersion(api *APIServer) int {
+	return maxOver(api, func(o Obj) string { return jsonobj.GetStr(o, "metadata.resourceVersion") })
+}
+
+// maxOver is the highest decimal number field reads from the world's objects. Decimal: a uid's number is
+// zero-padded ("000000001027"), which fmt.Sscan reads as octal (or not at all, "000000000999"), so a world
+// loaded from a snapshot handed out uids its own objects had.
+func maxOver(api *APIServer, field func(Obj) string) int {
+	best := 0
+	check := func(o Obj) {
+		if n, err := strconv.Atoi(field(o)); err == nil && n > best {
+			best = n
+		}
+	}
+	if api.set != nil {
+		check(api.set)
+	}
+	for _, m := range api.objs {
+		for _, o := range m {
+			check(o)
+		}
+	}
+	return best
+}
+
+// seedKubelet gives pods that already exist their pending transitions: Pending pods start,
+// terminating pods go away (the tick model does this through its own rules).
+func (e *engine) seedKubelet() {
+	if e.cfg.Model == ModelTick {
+		return
+	}
+	for _, n := range e.api.Names(kindPod) {
+		p := e.api.objs[kindPod][n]
+		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
+			e.kube.podDeleted(n)
+		} else if jsonobj.GetStr(p, "status.phase") == "Pending" {
+			e.kube.podCreated(n)
+		}
+	}
+}
