@@ -1,5 +1,8 @@
 package main
 
+// The conformance scenarios, one table (over 600 lines because each case is a few lines of data: its
+// world, its edit, what it proves), kept together so that a new case is added beside the ones like it.
+
 import (
 	"fmt"
 	"strings"
