@@ -1,7 +1,8 @@
 package main
 
-// The conformance scenarios, one table (over 600 lines because each case is a few lines of data: its
-// world, its edit, what it proves), kept together so that a new case is added beside the ones like it.
+// The conformance scenarios: one generator per family of cases (fresh sets, rolling updates, pod states,
+// OnDelete, scaling, minReadySeconds, ...). One file over 600 lines so that every case the reference is
+// asked about reads in one place, and a new family goes beside the others.
 
 import (
 	"fmt"
