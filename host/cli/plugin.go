@@ -22,9 +22,9 @@ import (
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
-	"github.com/ordinal-dev/ordinal/host/webhook"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
@@ -318,7 +318,7 @@ fields other managers own and the file omits are kept.
 				return err
 			}
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
-			res, err := webhook.Preview(ctx, webhook.PreviewInput{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
+			res, err := preview.Preview(ctx, preview.Input{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
 				Features: features, Model: rollout.model, Now: time.Now(), Budget: rollout.budget(), Progress: prog.update,
 				Budgets: pctx.Budgets, Nodes: pctx.Nodes, Signals: pctx.Signals})
 			prog.done()
@@ -331,7 +331,7 @@ fields other managers own and the file omits are kept.
 			}
 			out := struct {
 				Preview *replay.Preview `json:"preview"`
-				Summary webhook.Summary `json:"summary"`
+				Summary preview.Summary `json:"summary"`
 			}{res.Preview, res.Summary}
 			err = writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error {
 				var b bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
 )
 
@@ -22,7 +23,7 @@ func TestPreviewStopsAtBudgetWithEstimate(t *testing.T) {
 	w := newWorld(t, 20, "OrderedReady", 2, "Retain", "")
 	cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:2" })
 	in := w.previewInput(cur)
-	full, err := Preview(context.Background(), in)
+	full, err := preview.Preview(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestPreviewStopsAtBudgetWithEstimate(t *testing.T) {
 		t.Fatalf("unbounded preview: %s, estimate %v", full.Preview.Outcome.Result, full.Preview.Estimate)
 	}
 	in.Budget = replay.Budget{Syncs: 8}
-	part, err := Preview(context.Background(), in)
+	part, err := preview.Preview(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestPreviewDeadlinePassedReplaysOneSync(t *testing.T) {
 	cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To(int32(8)) })
 	in := w.previewInput(cur)
 	in.Budget = replay.Budget{Deadline: time.Unix(1, 0)}
-	res, err := Preview(context.Background(), in)
+	res, err := preview.Preview(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,12 +107,12 @@ func TestPreviewEstimatesDurationWhenNothingFinished(t *testing.T) {
 			w := newWorld(t, 20, policy, 2, "Retain", "")
 			cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:2" })
 			in := w.previewInput(cur)
-			full, err := Preview(context.Background(), in)
+			full, err := preview.Preview(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			in.Budget = replay.Budget{Syncs: 1}
-			part, err := Preview(context.Background(), in)
+			part, err := preview.Preview(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +143,7 @@ func TestPreviewOf5000ReplicasAnswersWithAnEstimate(t *testing.T) {
 	cur := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "x:2" })
 	in := w.previewInput(cur)
 	in.Budget = replay.Budget{Syncs: 3}
-	res, err := Preview(context.Background(), in)
+	res, err := preview.Preview(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestPreviewOf5000ReplicasAnswersWithAnEstimate(t *testing.T) {
 }
 
 // previewInput previews the edit cur of the world's set, at a fixed now, without a budget.
-func (w world) previewInput(cur *appsv1.StatefulSet) PreviewInput {
-	return PreviewInput{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
+func (w world) previewInput(cur *appsv1.StatefulSet) preview.Input {
+	return preview.Input{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
 		Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims}}
 }

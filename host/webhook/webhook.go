@@ -10,7 +10,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -33,12 +32,12 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
@@ -394,15 +393,6 @@ func errOr(err error, s string) string {
 	return s
 }
 
-// Result is one preview: the engine's answer, the summary the warnings are made of, and the full text.
-type Result struct {
-	Preview *replay.Preview
-	Summary Summary
-	Text    string
-	// Live objects the snapshot held.
-	Pods, Revisions, Claims int
-}
-
 // errPreviewTimedOut: the shared preview outlasted the server's budget.
 var errPreviewTimedOut = errors.New("preview timed out")
 
@@ -414,7 +404,7 @@ var errTooManyWaiting = errors.New("too many reviews waiting for a preview")
 // once made 16 previews and 184 fail-open answers. The shared preview runs under the server's own budget,
 // not the first caller's, and waits for a slot in arrival order; each caller waits at most until its own
 // deadline.
-func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRequest, target controller.Target, old, cur *appsv1.StatefulSet) (*Result, error) {
+func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRequest, target controller.Target, old, cur *appsv1.StatefulSet) (*preview.Result, error) {
 	if s.waiting.Add(1) > int64(s.cfg.MaxWaiting) {
 		s.waiting.Add(-1)
 		return nil, errTooManyWaiting
@@ -453,7 +443,7 @@ func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRe
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		return r.Val.(*Result), nil
+		return r.Val.(*preview.Result), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -472,12 +462,12 @@ func previewKey(req *admissionv1.AdmissionRequest) string {
 }
 
 // preview replays the edit old -> cur (old nil: a create) of a set of kind t on the namespace's objects.
-func (s *Server) preview(ctx context.Context, t controller.Target, old, cur *appsv1.StatefulSet, budget replay.Budget) (*Result, error) {
+func (s *Server) preview(ctx context.Context, t controller.Target, old, cur *appsv1.StatefulSet, budget replay.Budget) (*preview.Result, error) {
 	pods, revs, claims, err := s.cfg.Source.Namespace(cur.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("listing the namespace's objects: %w", err)
 	}
-	in := PreviewInput{Old: old, New: cur, Objects: controller.Objects{Target: t, Pods: pods, Revisions: revs, Claims: claims},
+	in := preview.Input{Old: old, New: cur, Objects: controller.Objects{Target: t, Pods: pods, Revisions: revs, Claims: claims},
 		Module: s.cfg.Module, NamedModule: s.cfg.NamedModule, NamedPolicy: s.cfg.NamedPolicy, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget}
 	if s.cfg.Client != nil { // the policies the edit names, with what they read, as `kubectl ordinal preview` gives them
 		pctx, err := controller.LivePolicyContext(ctx, s.cfg.Client, cur, pods, s.cfg.NamedPolicy, s.cfg.SignalsConfigMap)
@@ -486,85 +476,12 @@ func (s *Server) preview(ctx context.Context, t controller.Target, old, cur *app
 		}
 		in.Budgets, in.Nodes, in.Signals = pctx.Budgets, pctx.Nodes, pctx.Signals
 	}
-	return Preview(ctx, in)
-}
-
-// PreviewInput is what Preview needs: the set before (nil for a create) and after the edit, the objects
-// of its namespace (Objects.Set is ignored), the module and the snapshot's features and clock.
-type PreviewInput struct {
-	Old, New *appsv1.StatefulSet
-	Objects  controller.Objects
-	Module   replay.Reconciler
-	// NamedModule gives the module the set names (ordinal.dev/module), as replay.Options.NamedModule.
-	NamedModule func(ctx context.Context, name string) (replay.Reconciler, error)
-	// NamedPolicy gives the policies a set names (ordinal.dev/policies), as replay.Options.NamedPolicy.
-	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
-	Features    map[string]bool
-	Model       string
-	Now         time.Time
-	// Budget of the replay (zero: none but the scenario's limits and ctx).
-	Budget replay.Budget
-	// Progress, when set, is called after every replayed sync (a CLI's progress line).
-	Progress func(step int, elapsed time.Duration)
-	// What the set's policies read besides the snapshot (nil: nothing): PodDisruptionBudgets and Node
-	// objects as the API server returns them, and the signals.
-	Budgets, Nodes []json.RawMessage
-	Signals        map[string]json.RawMessage
-}
-
-// Preview builds the controller's snapshot of the set as it is (the old object, or for a create the new
-// object with an empty status) and replays the new object applied to it. `kubectl ordinal preview` and the
-// webhook share it.
-func Preview(ctx context.Context, in PreviewInput) (*Result, error) {
-	base := in.Old
-	if base == nil {
-		b := in.New.DeepCopy()
-		b.Status = appsv1.StatefulSetStatus{}
-		if b.UID == "" {
-			b.UID = types.UID("00000000-0000-4000-8000-" + fmt.Sprintf("%012x", len(b.Name)))
-		}
-		base = b
-	}
-	objs := in.Objects
-	objs.Set = base
-	snap, sel, err := controller.SnapshotOf(objs, in.Now, in.Features)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := replay.ScenarioFromSnapshot(snap.JSON)
-	if err != nil {
-		return nil, err
-	}
-	sc.Manifests = append(append(sc.Manifests, in.Budgets...), in.Nodes...)
-	sc.Signals = in.Signals
-	edited := in.New.DeepCopy()
-	t := in.Objects.Target
-	if t.Kind == "" {
-		t = controller.StatefulSetTarget
-	}
-	edited.TypeMeta = metav1.TypeMeta{APIVersion: t.APIVersion(), Kind: t.Kind}
-	if in.Old == nil {
-		edited.UID = base.UID
-	}
-	ej, err := json.Marshal(edited)
-	if err != nil {
-		return nil, err
-	}
-	p, err := replay.PreviewEdit(ctx, sc, ej, replay.Options{Module: in.Module, NamedModule: in.NamedModule, NamedPolicy: in.NamedPolicy, Model: in.Model, Budget: in.Budget, Progress: in.Progress})
-	if err != nil {
-		return nil, err
-	}
-	var text bytes.Buffer
-	if err := p.WriteText(&text); err != nil {
-		return nil, err
-	}
-	return &Result{Preview: p, Summary: Summarize(p, in.Old, in.New, sel), Text: text.String(),
-		Pods: len(sel.Pods), Revisions: len(sel.Revisions), Claims: len(sel.Claims)}, nil
+	return preview.Preview(ctx, in)
 }
 
 // eventMessage is the Event's message: the summary lines (an Event message is at most 1 KiB; the
 // complete preview is on /preview).
-func eventMessage(r *Result) string {
+func eventMessage(r *preview.Result) string {
 	msg := strings.Join(r.Summary.Lines, "; ")
 	if msg == "" {
 		msg = "no pod changes"
