@@ -448,13 +448,12 @@ func CheckAnswer(out []byte, p *abi.Plan, from int) (*abi.PolicyAnswer, error) {
 	seen := map[int]bool{}
 	for i, h := range a.Holds {
 		at := fmt.Sprintf("holds[%d]", i)
+		if err := toIssue(p, from, h.Action); err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
 		switch {
-		case h.Action < from || h.Action >= len(p.Actions):
-			return nil, fmt.Errorf("%s: action %d is not a write still to issue (%d to %d)", at, h.Action, from, len(p.Actions)-1)
 		case p.Actions[h.Action].Verb == abi.VerbUpdateStatus:
 			return nil, fmt.Errorf("%s: action %d is the status write, which a policy cannot hold", at, h.Action)
-		case p.Actions[h.Action].Error != "":
-			return nil, fmt.Errorf("%s: action %d is planned to fail already", at, h.Action)
 		case seen[h.Action]:
 			return nil, fmt.Errorf("%s: action %d is held twice", at, h.Action)
 		case !reasonPattern.MatchString(h.Reason) || len(h.Reason) > abi.MaxPolicyReasonLength:
@@ -478,13 +477,12 @@ func CheckAnswer(out []byte, p *abi.Plan, from int) (*abi.PolicyAnswer, error) {
 	spent := map[pair]bool{}
 	for i, s := range a.Spends {
 		at := fmt.Sprintf("spends[%d]", i)
+		if err := toIssue(p, from, s.Action); err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
 		switch {
-		case s.Action < from || s.Action >= len(p.Actions):
-			return nil, fmt.Errorf("%s: action %d is not a write still to issue (%d to %d)", at, s.Action, from, len(p.Actions)-1)
 		case p.Actions[s.Action].Verb != abi.VerbDelete || p.Actions[s.Action].Kind != abi.KindPod:
 			return nil, fmt.Errorf("%s: action %d is not a pod delete: only a pod delete spends a disruption", at, s.Action)
-		case p.Actions[s.Action].Error != "":
-			return nil, fmt.Errorf("%s: action %d is planned to fail already", at, s.Action)
 		case seen[s.Action]:
 			return nil, fmt.Errorf("%s: action %d is held by the same answer: a held delete spends nothing", at, s.Action)
 		case s.PodDisruptionBudget == "":
@@ -495,6 +493,17 @@ func CheckAnswer(out []byte, p *abi.Plan, from int) (*abi.PolicyAnswer, error) {
 		spent[pair{s.Action, s.PodDisruptionBudget}] = true
 	}
 	return &a, nil
+}
+
+// toIssue: action i of p is a write the answer may name — from from on, not planned to fail already.
+func toIssue(p *abi.Plan, from, i int) error {
+	switch {
+	case i < from || i >= len(p.Actions):
+		return fmt.Errorf("action %d is not a write still to issue (%d to %d)", i, from, len(p.Actions)-1)
+	case p.Actions[i].Error != "":
+		return fmt.Errorf("action %d is planned to fail already", i)
+	}
+	return nil
 }
 
 func cut(s string, n int) string {
