@@ -32,7 +32,7 @@ type policyCaches struct {
 	ns       string                               // the controller's namespace ("": all)
 	changed  func(ns string)                      // a budget of ns changed ("": a node's labels did): sync the sets naming policies
 	mu       sync.Mutex                           // guards the start of each informer
-	informer map[string]cache.SharedIndexInformer // abi.ContextPodDisruptionBudgets, abi.ContextNodes: started and synced
+	informer map[string]cache.SharedIndexInformer // abi.ContextPodDisruptionBudgets, abi.ContextNodes: started (synced or not)
 	stop     chan struct{}
 }
 
@@ -55,10 +55,26 @@ func (p *policyCaches) Stop() {
 // ctx ended (the sync fails and is retried, as when the API server cannot be listed).
 func (p *policyCaches) get(ctx context.Context, what string) (cache.SharedIndexInformer, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if inf := p.informer[what]; inf != nil {
-		return inf, nil
+	inf := p.informer[what]
+	if inf == nil {
+		var err error
+		if inf, err = p.start(what); err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+		// Kept started, synced or not: a sync that gave up waiting leaves it to the next (one informer
+		// per failed sync would each keep listing until the manager stops).
+		p.informer[what] = inf
 	}
+	p.mu.Unlock()
+	if !inf.HasSynced() && !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("the %s a policy of the set reads: the cache did not sync: %w", what, context.Cause(ctx))
+	}
+	return inf, nil
+}
+
+// start builds and runs the informer of what, its handlers registered (p.mu held).
+func (p *policyCaches) start(what string) (cache.SharedIndexInformer, error) {
 	var inf cache.SharedIndexInformer
 	switch what {
 	case abi.ContextPodDisruptionBudgets:
@@ -100,10 +116,6 @@ func (p *policyCaches) get(ctx context.Context, what string) (cache.SharedIndexI
 		return nil, fmt.Errorf("no cache of %q", what)
 	}
 	go inf.Run(p.stop)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil, fmt.Errorf("the %s a policy of the set reads: the cache did not sync: %w", what, context.Cause(ctx))
-	}
-	p.informer[what] = inf
 	return inf, nil
 }
 
