@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -29,4 +30,44 @@ func TestReviewAHoldThatStopsTheSyncIsRecorded(t *testing.T) {
 		}
 	}
 	t.Fatalf("Status was told %v: the held write never reaches the set's status", told)
+}
+
+// The plan's status write, rewritten by Status (the host's PolicyHold condition added), is refused (409: the
+// set changed since the snapshot). The refusal goes back to the module, whose new plan carries its own status
+// write with the answer, as it planned it, without the host's condition: replanAfter compares that to the
+// rewritten write and calls the module's plan "not the refused write", so the sync fails as if the module
+// broke the write-failures contract, instead of as the status write's refusal.
+func TestReviewARefusedStatusWriteWithTheConditionGoesBackToTheModule(t *testing.T) {
+	scope, first := conformanceCase(t, "pod-states/parallel-steady-failed-web-1")
+	s := -1
+	for k, a := range first.Actions {
+		if a.Verb == abi.VerbUpdateStatus {
+			s = k
+		}
+	}
+	if s < 0 {
+		t.Fatal("the case's plan writes no status")
+	}
+	module := *first
+	module.Actions = append([]abi.Action(nil), first.Actions...) // the module's own plan, kept to answer the replan
+	conflict := apiRefusal(abi.WriteFailure{Reason: "Conflict", Message: `Operation cannot be fulfilled on statefulsets.apps "web": the object has been modified`})
+	w := &fakeWriter{answers: map[int]error{s: conflict}}
+	status := func(a *abi.Action, held []plan.HeldWrite) *abi.Action {
+		if a == nil {
+			return nil
+		}
+		out := *a
+		out.Object = []byte(`{"status":{"replicas":3,"conditions":[{"type":"PolicyHold","status":"False","reason":"NothingHeld"}]}}`)
+		return &out
+	}
+	replan := func(_ context.Context, fs []abi.WriteFailure) (*abi.Plan, error) {
+		next := module
+		next.Actions = append([]abi.Action(nil), module.Actions...)
+		next.Actions[s].Error = fs[len(fs)-1].Message
+		return &next, nil
+	}
+	_, err := plan.Apply(context.Background(), scope, first, w, plan.Options{Set: "web", Status: status, Replan: replan})
+	if err != nil && strings.Contains(err.Error(), "is not the refused write") {
+		t.Fatalf("the status write's refusal came back as a broken replan: %v", err)
+	}
 }
