@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -29,15 +31,15 @@ import (
 // so a budget that allows a disruption again is seen at once rather than at the hold's retry.
 type policyCaches struct {
 	client   kubernetes.Interface
-	ns       string                               // the controller's namespace ("": all)
-	changed  func(ns string)                      // a budget of ns changed ("": a node's labels did): sync the sets naming policies
-	mu       sync.Mutex                           // guards the start of each informer
-	informer map[string]cache.SharedIndexInformer // abi.ContextPodDisruptionBudgets, abi.ContextNodes: started and synced
+	ns       string                  // the controller's namespace ("": all)
+	changed  func(ns string)         // a budget of ns changed ("": a node's labels did): sync the sets naming policies
+	mu       sync.Mutex              // guards the start of each informer
+	informer map[string]*policyCache // abi.ContextPodDisruptionBudgets, abi.ContextNodes: started (synced or not)
 	stop     chan struct{}
 }
 
 func newPolicyCaches(client kubernetes.Interface, ns string, changed func(string)) *policyCaches {
-	return &policyCaches{client: client, ns: ns, changed: changed, informer: map[string]cache.SharedIndexInformer{}, stop: make(chan struct{})}
+	return &policyCaches{client: client, ns: ns, changed: changed, informer: map[string]*policyCache{}, stop: make(chan struct{})}
 }
 
 // Stop stops the informers started.
@@ -51,14 +53,67 @@ func (p *policyCaches) Stop() {
 	}
 }
 
-// get is the synced informer of what, started on first use; an error is a cache that did not sync before
-// ctx ended (the sync fails and is retried, as when the API server cannot be listed).
+// policyCache is one informer of policyCaches, and the last error of its reflector's lists and watches.
+type policyCache struct {
+	inf cache.SharedIndexInformer
+	mu  sync.Mutex
+	err error
+}
+
+func (c *policyCache) lastErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// get is the synced informer of what, started on first use. An error is a cache not synced: its list failed
+// (RBAC, the API server), or ctx ended first. The sync then fails and is retried with backoff, as when the
+// budgets were listed at each sync: a sync's context has no deadline, and a worker waiting for a cache that
+// cannot list would wait for ever, and with it, once every worker did, every set.
 func (p *policyCaches) get(ctx context.Context, what string) (cache.SharedIndexInformer, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if inf := p.informer[what]; inf != nil {
-		return inf, nil
+	c := p.informer[what]
+	if c == nil {
+		inf, err := p.start(what)
+		if err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+		c = &policyCache{inf: inf}
+		_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+			c.mu.Lock()
+			c.err = err
+			c.mu.Unlock()
+			cache.DefaultWatchErrorHandler(ctx, r, err)
+		})
+		go inf.Run(p.stop)
+		// Kept started, synced or not: a sync that gave up waiting leaves it to the next (one informer
+		// per failed sync would each keep listing until the manager stops).
+		p.informer[what] = c
 	}
+	p.mu.Unlock()
+	if c.inf.HasSynced() {
+		return c.inf, nil
+	}
+	var listErr error
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		if c.inf.HasSynced() {
+			return true, nil
+		}
+		listErr = c.lastErr()
+		return listErr != nil, nil
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("the %s a policy of the set reads: the cache did not sync: %w", what, context.Cause(ctx))
+	case !c.inf.HasSynced():
+		return nil, fmt.Errorf("the %s a policy of the set reads: the cache cannot sync: %w", what, listErr)
+	}
+	return c.inf, nil
+}
+
+// start builds the informer of what, its handlers registered (p.mu held); get runs it.
+func (p *policyCaches) start(what string) (cache.SharedIndexInformer, error) {
 	var inf cache.SharedIndexInformer
 	switch what {
 	case abi.ContextPodDisruptionBudgets:
@@ -99,11 +154,6 @@ func (p *policyCaches) get(ctx context.Context, what string) (cache.SharedIndexI
 	default:
 		return nil, fmt.Errorf("no cache of %q", what)
 	}
-	go inf.Run(p.stop)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil, fmt.Errorf("the %s a policy of the set reads: the cache did not sync: %w", what, context.Cause(ctx))
-	}
-	p.informer[what] = inf
 	return inf, nil
 }
 

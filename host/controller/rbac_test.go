@@ -37,6 +37,7 @@ func usedPermissions() map[string]string {
 	used["/persistentvolumeclaims delete"] = "claim owner reference patches (OwnerReferencesPermissionEnforcement)"
 	used["policy/poddisruptionbudgets list"] = "policyCaches: the budgets a set's policy reads (abi.ContextPodDisruptionBudgets)"
 	used["policy/poddisruptionbudgets watch"] = "policyCaches: the budgets' informer"
+	used["policy/poddisruptionbudgets get"] = "policy.ClientBudgets: a budget read again after its spend's 409 (abi/POLICY.md 4.1)"
 	used["policy/poddisruptionbudgets/status update"] = "policy.ClientBudgets: the disruptions a policy's allowed deletes spend (abi/POLICY.md 4.1)"
 	used["/nodes list"] = "policyCaches: the nodes a set's policy reads (abi.ContextNodes)"
 	used["/nodes watch"] = "policyCaches: the nodes' informer"

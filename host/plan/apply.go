@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -165,6 +166,9 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 		holds = opts.Judge(ctx, p, 0)
 	}
 	rechecked, statusWritten := false, false
+	// rewritten: the status writes Status replaced, by index: the module's and the one sent. A replan is
+	// checked against the plan as the module made it (its new plan repeats its own writes, not the host's).
+	rewritten := map[int][2]abi.Action{}
 	for i := 0; i < len(res.Plan.Actions); i++ {
 		a := &res.Plan.Actions[i]
 		hold, held := holds[i]
@@ -189,6 +193,7 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 		if !held && a.Verb == abi.VerbUpdateStatus && opts.Status != nil {
 			statusWritten = true
 			if with := opts.Status(a, res.Held); with != nil {
+				rewritten[i] = [2]abi.Action{*a, *with}
 				*a = *with
 			}
 		}
@@ -200,10 +205,14 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 		}
 		outcome, replansBefore := outcomeOf(a, err), res.Replans
 		if opts.Replan != nil && err != nil && a.Error == "" && ctx.Err() == nil {
-			next, rerr := replanAfter(ctx, opts.Replan, scope, res.Plan, i, err, &failures)
+			next, rerr := replanAfter(ctx, opts.Replan, scope, asPlanned(res.Plan, rewritten), i, err, &failures)
 			if rerr != nil {
 				err, outcome = fmt.Errorf("%w (asking the module for the rest of the sync: %w)", err, rerr), Failed
 			} else {
+				delete(rewritten, i) // refused: the module's write with the API server's answer
+				for k, rw := range rewritten {
+					next.Actions[k] = rw[1] // sent as the host rewrote it
+				}
 				res.Plan, res.Replans, events = next, res.Replans+1, NewEvents(next, opts.Set)
 				a, outcome = &res.Plan.Actions[i], FailedAsPlanned
 				if opts.Judge != nil {
@@ -306,6 +315,19 @@ func replanAfter(ctx context.Context, replan Replan, scope *firewall.Scope, cur 
 		return nil, err
 	}
 	return next, nil
+}
+
+// asPlanned is p with the status writes Status rewrote as the module planned them.
+func asPlanned(p *abi.Plan, rewritten map[int][2]abi.Action) *abi.Plan {
+	if len(rewritten) == 0 {
+		return p
+	}
+	out := *p
+	out.Actions = slices.Clone(p.Actions)
+	for k, rw := range rewritten {
+		out.Actions[k] = rw[0]
+	}
+	return &out
 }
 
 func sameAction(a, b *abi.Action) bool {

@@ -34,7 +34,9 @@ func HoldStatus(set func() gjson.Result, now time.Time) func(*abi.Action, []host
 	return func(a *abi.Action, held []hostplan.HeldWrite) *abi.Action {
 		var status gjson.Result
 		if a != nil {
-			status = gjson.GetBytes(a.Object, "status")
+			if status = gjson.GetBytes(a.Object, "status"); !status.IsObject() {
+				return nil // not a status the writer sends: the plan's write as it is (refused as it was)
+			}
 		} else {
 			status = set().Get("status")
 		}

@@ -92,57 +92,118 @@ func (r *Run) Admit(ctx context.Context, p *abi.Plan, i int) *hostplan.Hold {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	var done []unspent // spent for this delete, returned if a later budget of it holds it
 	for _, s := range spends {
 		entry := r.ledger[s.budget]
-		if entry.pdb == nil {
-			entry.pdb = &policyv1.PodDisruptionBudget{}
-			if err := json.Unmarshal(entry.raw, entry.pdb); err != nil {
-				entry.pdb = nil
-				return &hostplan.Hold{Policy: s.policy, Reason: ReasonBudgetNotSpent, RetryAfter: MinRetryAfter,
-					Message: fmt.Sprintf("PodDisruptionBudget %s: the host's copy does not decode: %v", s.budget, err)}
+		prior, h := r.spendOne(ctx, s, entry, pod, now)
+		if h != nil {
+			for _, u := range done {
+				r.unspend(ctx, u, pod)
 			}
+			return h
 		}
-		b := entry.pdb
-		hold := func(reason, format string, args ...any) *hostplan.Hold {
-			return &hostplan.Hold{Policy: s.policy, Reason: reason, RetryAfter: MinRetryAfter,
-				Message: fmt.Sprintf("PodDisruptionBudget %s: ", b.Name) + fmt.Sprintf(format, args...)}
-		}
-		var updated *policyv1.PodDisruptionBudget
-		for attempt := 1; updated == nil; attempt++ {
-			switch {
-			case b.Status.ObservedGeneration < b.Generation:
-				return hold(ReasonBudgetChanged, "changed since its status was computed (generation %d, observed %d); deciding again", b.Generation, b.Status.ObservedGeneration)
-			case b.Status.DisruptionsAllowed < 1:
-				return hold(ReasonBudgetChanged, "no disruption left to spend (disruptionsAllowed %d); deciding again", b.Status.DisruptionsAllowed)
-			case len(b.Status.DisruptedPods) >= maxDisruptedPods:
-				return hold(ReasonBudgetNotSpent, "%d disruptions not yet confirmed by its controller; deciding again", len(b.Status.DisruptedPods))
-			}
-			next := b.DeepCopy()
-			next.Status.DisruptionsAllowed--
-			if next.Status.DisruptedPods == nil {
-				next.Status.DisruptedPods = map[string]metav1.Time{}
-			}
-			next.Status.DisruptedPods[pod] = metav1.NewTime(now)
-			got, err := r.Budgets.UpdateBudgetStatus(ctx, next)
-			if err == nil {
-				updated = got // client-go answers an empty object with its errors: taken only without one
-			}
-			switch {
-			case apierrors.IsConflict(err) && attempt < maxSpendAttempts:
-				// Changed since it was read — another writer's spend, its controller's recount: as the eviction
-				// API does, read it again and spend if it still has a disruption.
-				if b, err = r.Budgets.Budget(ctx, b.Namespace, b.Name); err != nil {
-					return hold(ReasonBudgetNotSpent, "changed since the policy read it, and reading it again failed: %s", cut(err.Error(), 512))
-				}
-			case apierrors.IsConflict(err):
-				return hold(ReasonBudgetChanged, "changed since the policy read it, %d times in a row (other writers spend it or its controller recounts); deciding again", attempt)
-			case err != nil:
-				return hold(ReasonBudgetNotSpent, "could not spend a disruption: %s", cut(err.Error(), 512))
-			}
-		}
-		entry.pdb = updated
+		done = append(done, unspent{entry, prior})
 	}
 	return nil
+}
+
+// spendOne commits one disruption of entry's budget for pod, or says why the delete is held.
+// prior is the pod's disruptedPods entry the update replaced (nil: none).
+func (r *Run) spendOne(ctx context.Context, s spent, entry *budgetEntry, pod string, now time.Time) (prior *metav1.Time, _ *hostplan.Hold) {
+	if entry.pdb == nil {
+		entry.pdb = &policyv1.PodDisruptionBudget{}
+		if err := json.Unmarshal(entry.raw, entry.pdb); err != nil {
+			entry.pdb = nil
+			return nil, &hostplan.Hold{Policy: s.policy, Reason: ReasonBudgetNotSpent, RetryAfter: MinRetryAfter,
+				Message: fmt.Sprintf("PodDisruptionBudget %s: the host's copy does not decode: %v", s.budget, err)}
+		}
+	}
+	b := entry.pdb
+	hold := func(reason, format string, args ...any) *hostplan.Hold {
+		return &hostplan.Hold{Policy: s.policy, Reason: reason, RetryAfter: MinRetryAfter,
+			Message: fmt.Sprintf("PodDisruptionBudget %s: ", b.Name) + fmt.Sprintf(format, args...)}
+	}
+	var updated *policyv1.PodDisruptionBudget
+	for attempt := 1; updated == nil; attempt++ {
+		switch {
+		case b.Status.ObservedGeneration < b.Generation:
+			return nil, hold(ReasonBudgetChanged, "changed since its status was computed (generation %d, observed %d); deciding again", b.Generation, b.Status.ObservedGeneration)
+		case b.Status.DisruptionsAllowed < 1:
+			return nil, hold(ReasonBudgetChanged, "no disruption left to spend (disruptionsAllowed %d); deciding again", b.Status.DisruptionsAllowed)
+		case len(b.Status.DisruptedPods) >= maxDisruptedPods:
+			return nil, hold(ReasonBudgetNotSpent, "%d disruptions not yet confirmed by its controller; deciding again", len(b.Status.DisruptedPods))
+		}
+		next := b.DeepCopy()
+		next.Status.DisruptionsAllowed--
+		if next.Status.DisruptedPods == nil {
+			next.Status.DisruptedPods = map[string]metav1.Time{}
+		}
+		prior = nil
+		if t, ok := next.Status.DisruptedPods[pod]; ok {
+			prior = &t
+		}
+		next.Status.DisruptedPods[pod] = metav1.NewTime(now)
+		got, err := r.Budgets.UpdateBudgetStatus(ctx, next)
+		if err == nil {
+			updated = got // client-go answers an empty object with its errors: taken only without one
+		}
+		switch {
+		case apierrors.IsConflict(err) && attempt < maxSpendAttempts:
+			// Changed since it was read — another writer's spend, its controller's recount: as the eviction
+			// API does, read it again and spend if it still has a disruption.
+			was := b
+			if b, err = r.Budgets.Budget(ctx, was.Namespace, was.Name); err != nil {
+				b = was
+				return nil, hold(ReasonBudgetNotSpent, "changed since the policy read it, and reading it again failed: %s", cut(err.Error(), 512))
+			}
+			// The policy spent the budget it was given: one recreated under its name, or whose selector no
+			// longer selects the pod, is not that budget (section 3), and the policy decides again.
+			if b.UID != was.UID || !selectsPod(b, r.podLabels(pod)) {
+				return nil, hold(ReasonBudgetChanged, "changed since the policy read it: it is no longer the budget of pod %s the policy spent; deciding again", pod)
+			}
+		case apierrors.IsConflict(err):
+			return nil, hold(ReasonBudgetChanged, "changed since the policy read it, %d times in a row (other writers spend it or its controller recounts); deciding again", attempt)
+		case err != nil:
+			return nil, hold(ReasonBudgetNotSpent, "could not spend a disruption: %s", cut(err.Error(), 512))
+		}
+	}
+	entry.pdb = updated
+	return prior, nil
+}
+
+// unspent is a spend of a delete that may have to be returned.
+type unspent struct {
+	entry *budgetEntry
+	prior *metav1.Time
+}
+
+// unspend returns the disruption spendOne committed for pod in entry's budget, the delete being held after
+// all (POLICY.md 4.1: a held delete spends nothing). A return the API server refuses is left to the budget's
+// controller, which returns a disruption whose pod was not deleted within two minutes.
+// An earlier disruption of the pod that the spend replaced (a delete sent and refused before) is kept.
+func (r *Run) unspend(ctx context.Context, u unspent, pod string) {
+	next := u.entry.pdb.DeepCopy()
+	if _, ok := next.Status.DisruptedPods[pod]; !ok {
+		return
+	}
+	if u.prior != nil {
+		next.Status.DisruptedPods[pod] = *u.prior
+	} else {
+		delete(next.Status.DisruptedPods, pod)
+	}
+	next.Status.DisruptionsAllowed++
+	if got, err := r.Budgets.UpdateBudgetStatus(ctx, next); err == nil {
+		u.entry.pdb = got
+	}
+}
+
+// selectsPod: b's selector selects a pod of those labels (policy/v1: no selector selects nothing).
+func selectsPod(b *policyv1.PodDisruptionBudget, pod labels.Set) bool {
+	if b.Spec.Selector == nil {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+	return err == nil && sel.Matches(pod)
 }
 
 // budgetEntry is a budget of the context as the sync's spends need it: its selector, read when a policy first

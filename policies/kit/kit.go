@@ -233,9 +233,21 @@ func Evaluate(raw []byte, decide func(*Input) ([]Hold, error)) []byte {
 		out = append(out, '}')
 	}
 	out = append(out, ']')
-	if len(in.spends) > 0 {
+	// A held delete spends nothing (abi/POLICY.md section 3): its spends are not said, or the host would
+	// refuse the whole answer and with it the hold.
+	spends := in.spends[:0:0]
+	for _, s := range in.spends {
+		held := false
+		for _, h := range holds {
+			held = held || h.Action == s.action
+		}
+		if !held {
+			spends = append(spends, s)
+		}
+	}
+	if len(spends) > 0 {
 		out = append(out, `,"spends":[`...)
-		for i, s := range in.spends {
+		for i, s := range spends {
 			if i > 0 {
 				out = append(out, ',')
 			}
