@@ -235,21 +235,40 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 			if err == nil {
 				err = fmt.Errorf("the plan expected this write to fail (%s) but it succeeded: the snapshot was stale", a.Error)
 			}
+			stop := &WriteError{Index: i, Action: *a, Err: err}
 			res.Issued = i + 1
-			return res, &WriteError{Index: i, Action: *a, Err: err}
+			if r.Hold != nil && !statusWritten { // stopped at a hold (a module without replans): still say so
+				carried := *res.Plan // the plan carried out ends there (a copy: the module's answer stays as it was)
+				carried.Actions = slices.Clone(res.Plan.Actions[:i+1])
+				res.Plan = &carried
+				if werr := hostStatus(ctx, w, opts, &res); werr != nil {
+					return res, werr
+				}
+			}
+			return res, stop
 		}
 	}
 	res.Issued = len(res.Plan.Actions)
 	res.AtEnd = events.AtEnd(nil)
-	if opts.Status == nil || statusWritten {
+	if statusWritten {
 		return res, nil
+	}
+	return res, hostStatus(ctx, w, opts, &res)
+}
+
+// hostStatus issues the host's own status write (opts.Status given nil: the sync's holds recorded in the set's
+// status) after a plan that wrote none, when there is one to make: the plan carried out then ends with it.
+func hostStatus(ctx context.Context, w Writer, opts Options, res *Applied) error {
+	if opts.Status == nil {
+		return nil
 	}
 	a := opts.Status(nil, res.Held)
 	if a == nil {
-		return res, nil
+		return nil
 	}
-	// The host's own write, after the plan: the plan carried out now ends with it.
-	res.Plan.Actions = append(res.Plan.Actions, *a)
+	carried := *res.Plan // with the host's write (a copy: the module's answer stays as it was)
+	carried.Actions = append(slices.Clone(res.Plan.Actions), *a)
+	res.Plan = &carried
 	i := len(res.Plan.Actions) - 1
 	a = &res.Plan.Actions[i]
 	err := w.Write(ctx, a, "")
@@ -259,9 +278,9 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 	}
 	res.Issued = len(res.Plan.Actions)
 	if r.Outcome == Failed {
-		return res, &WriteError{Index: i, Action: *a, Err: err}
+		return &WriteError{Index: i, Action: *a, Err: err}
 	}
-	return res, nil
+	return nil
 }
 
 // MaxReplans is how many refusals of one sync go back to the module (the ABI allows 64): the module places

@@ -23,7 +23,11 @@ func TestReviewAHoldThatStopsTheSyncIsRecorded(t *testing.T) {
 		told = append(told, held)
 		return nil
 	}
+	n := len(first.Actions)
 	_, _ = plan.Apply(context.Background(), scope, first, &fakeWriter{}, plan.Options{Judge: judge, Set: "web", Status: status})
+	if len(first.Actions) != n {
+		t.Fatalf("the module's plan has %d actions after Apply, %d before: Apply changed the plan it was given", len(first.Actions), n)
+	}
 	for _, h := range told {
 		if len(h) > 0 {
 			return
