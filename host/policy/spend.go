@@ -29,6 +29,10 @@ type BudgetWriter interface {
 // it was read (409) is read again and spent again if it still has a disruption, as the eviction API retries.
 const maxSpendAttempts = 3
 
+// notSpentRetry is when a delete whose budget the API server would not update is tried again: such refusals
+// (RBAC, a budget with too many unconfirmed disruptions) do not pass in a second.
+const notSpentRetry = 15 * time.Second
+
 // Reasons of the holds the host makes when a delete cannot spend what its policy said it spends.
 const (
 	ReasonBudgetChanged  = "BudgetChanged"  // the budget changed since the policy read it, or has nothing left
@@ -114,13 +118,17 @@ func (r *Run) spendOne(ctx context.Context, s spent, entry *budgetEntry, pod str
 		entry.pdb = &policyv1.PodDisruptionBudget{}
 		if err := json.Unmarshal(entry.raw, entry.pdb); err != nil {
 			entry.pdb = nil
-			return nil, &hostplan.Hold{Policy: s.policy, Reason: ReasonBudgetNotSpent, RetryAfter: MinRetryAfter,
+			return nil, &hostplan.Hold{Policy: s.policy, Reason: ReasonBudgetNotSpent, RetryAfter: notSpentRetry,
 				Message: fmt.Sprintf("PodDisruptionBudget %s: the host's copy does not decode: %v", s.budget, err)}
 		}
 	}
 	b := entry.pdb
 	hold := func(reason, format string, args ...any) *hostplan.Hold {
-		return &hostplan.Hold{Policy: s.policy, Reason: reason, RetryAfter: MinRetryAfter,
+		retry := MinRetryAfter // the budget changed: decide again from it at once
+		if reason == ReasonBudgetNotSpent {
+			retry = notSpentRetry // the API server refused otherwise (RBAC, a full disruptedPods): not every second
+		}
+		return &hostplan.Hold{Policy: s.policy, Reason: reason, RetryAfter: retry,
 			Message: fmt.Sprintf("PodDisruptionBudget %s: ", b.Name) + fmt.Sprintf(format, args...)}
 	}
 	var updated *policyv1.PodDisruptionBudget

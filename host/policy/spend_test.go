@@ -252,3 +252,24 @@ func TestAdmitRereadsABudgetThatChanged(t *testing.T) {
 		t.Fatalf("a budget that changes at every write: %+v, %d updates", h, busy.updates)
 	}
 }
+
+// A budget the API server will not update (RBAC, too many unconfirmed disruptions) is tried again after
+// notSpentRetry, not every second; a budget that changed, at once.
+func TestAdmitRetriesARefusalLater(t *testing.T) {
+	store := newBudgetStore(1)
+	store.err = apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, "db", errors.New("no RBAC"))
+	r := &Run{Policies: []Module{spender(`{"action":0,"podDisruptionBudget":"db"}`)}, Snapshot: []byte(spendSnapshot),
+		PodDisruptionBudgets: []json.RawMessage{store.raw(t)}, Budgets: store, Now: spendNow}
+	p := &abi.Plan{ABI: 1, Actions: spendPlan().Actions[:1]}
+	r.Judge(context.Background(), p, 0)
+	if h := r.Admit(context.Background(), p, 0); h == nil || h.Reason != ReasonBudgetNotSpent || h.RetryAfter != notSpentRetry {
+		t.Fatalf("hold %+v: want BudgetNotSpent, again after %v", h, notSpentRetry)
+	}
+	none := newBudgetStore(0)
+	r = &Run{Policies: []Module{spender(`{"action":0,"podDisruptionBudget":"db"}`)}, Snapshot: []byte(spendSnapshot),
+		PodDisruptionBudgets: []json.RawMessage{none.raw(t)}, Budgets: none, Now: spendNow}
+	r.Judge(context.Background(), p, 0)
+	if h := r.Admit(context.Background(), p, 0); h == nil || h.Reason != ReasonBudgetChanged || h.RetryAfter != MinRetryAfter {
+		t.Fatalf("hold %+v: want BudgetChanged, again after %v", h, MinRetryAfter)
+	}
+}
