@@ -13,7 +13,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -45,8 +47,29 @@ func TestControllerRunsUnderTheDeployedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	createOrdinalSet(t, ctx, dyn, ns, newSet("orbac", 2, claims))
+	// A set whose policies read budgets and nodes and spend disruptions: the caches' list and watch, the
+	// spend's status update (and its re-read) under the deployed RBAC.
+	one := intstr.FromInt32(1)
+	if _, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "prbac"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "prbac"}}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	withPolicies := newSet("prbac", 2)
+	withPolicies.Annotations = map[string]string{"ordinal.dev/policies": "pdb,zones"}
+	createSet(t, ctx, ns, withPolicies)
 	waitRolledOut(t, ctx, ns, "rbac", 3)
 	waitOrdinalRolledOut(t, ctx, dyn, ns, "orbac", 2)
+	waitRolledOut(t, ctx, ns, "prbac", 2)
+	waitFor(t, ctx, "the budget allows a disruption", time.Minute, func() bool {
+		p, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "prbac", metav1.GetOptions{})
+		return err == nil && p.Status.ObservedGeneration == p.Generation && p.Status.DisruptionsAllowed == 1
+	})
+	patchSet(t, ctx, ns, "prbac", setVersion("v2"))
+	rolled := waitRolledOut(t, ctx, ns, "prbac", 2)
+	if rolled.Status.UpdatedReplicas != 2 {
+		t.Errorf("the policy set did not roll out: %s", statusString(rolled))
+	}
 
 	// A hot swap from the ConfigMap the deployment names, read under the Role that names it (a TinyGo
 	// variant: a ConfigMap holds at most 1 MiB).
