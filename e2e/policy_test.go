@@ -105,8 +105,13 @@ func TestPDBPolicyRespectsTheBudget(t *testing.T) {
 		return err == nil && p.Status.DisruptionsAllowed == 1 && p.Status.ObservedGeneration == p.Generation
 	})
 	// a live preview of the edit gives the policy the cluster's budgets, as the controller's sync does
-	if out := livePreview(t, ctx, ns, set, "v2"); !strings.Contains(out, "policy pdb holds this write: PodDisruptionBudget pb allows no more disruptions") {
+	out := livePreview(t, ctx, ns, set, "v2")
+	if !strings.Contains(out, "policy pdb holds this write: PodDisruptionBudget pb allows no more disruptions") {
 		t.Errorf("kubectl ordinal preview does not show the budget's hold:\n%s", out)
+	}
+	// and the pace its delays model took from the set's own four pods (issue 30 item 3)
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "learned from 4 of the set's pods") {
+		t.Errorf("kubectl ordinal preview does not say it learned the pace from the set's pods:\n%s", out)
 	}
 	mark := tr.mark()
 	// Each delete the policy allows spends its disruption in the budget's status first, as an eviction does

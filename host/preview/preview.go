@@ -75,6 +75,9 @@ func Preview(ctx context.Context, in Input) (*Result, error) {
 		return nil, err
 	}
 	sc.Manifests = append(append(sc.Manifests, in.Budgets...), in.Nodes...)
+	if in.Model != replay.ModelTick {
+		learnPace(&sc.Kubelet, sel.Pods) // the next pods come up as the set's own did
+	}
 	sc.Signals = in.Signals
 	edited := in.New.DeepCopy()
 	t := in.Objects.Target

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -55,7 +56,50 @@ func TestPreviewOfACreate(t *testing.T) {
 	if res.Summary.Change != "create" || len(res.Summary.Lines) != 1 || !strings.HasPrefix(res.Summary.Lines[0], want) {
 		t.Fatalf("summary %+v, want one line starting %q", res.Summary, want)
 	}
+	if !strings.Contains(p.Pace, "(the defaults)") || !strings.Contains(res.Text, "pace: a pod Running 2s after it is created") {
+		t.Fatalf("a create's pace %q: want the defaults, said in the text", p.Pace)
+	}
 	if res.Pods != 0 || res.Text == "" {
 		t.Fatalf("a create's snapshot held %d pods; text %q", res.Pods, res.Text)
+	}
+}
+
+// The delays model takes its pace from the set's own pods: the median creation -> running -> Ready of
+// those that say it; pods that do not (not Ready, not started, terminating) do not count, and without any
+// the defaults stay. The preview says which pace it used.
+func TestPaceIsLearnedFromTheSetsPods(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	pod := func(name string, start, ready time.Duration, readyStatus corev1.ConditionStatus) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0)},
+			Status: corev1.PodStatus{
+				ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(start))}}}},
+				Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: readyStatus, LastTransitionTime: metav1.NewTime(t0.Add(start + ready))}}}}
+	}
+	gone := pod("web-3", time.Second, time.Second, corev1.ConditionTrue)
+	gone.DeletionTimestamp = &metav1.Time{Time: t0}
+	pods := []*corev1.Pod{
+		pod("web-0", 4*time.Second, 20*time.Second, corev1.ConditionTrue),
+		pod("web-1", 6*time.Second, 30*time.Second, corev1.ConditionTrue),
+		pod("web-2", 8*time.Second, 40*time.Second, corev1.ConditionTrue),
+		pod("web-4", time.Second, time.Second, corev1.ConditionFalse), // not Ready: says nothing
+		gone,
+	}
+	var kc replay.KubeletConfig
+	learnPace(&kc, pods)
+	if kc.StartDelay == nil || time.Duration(*kc.StartDelay) != 6*time.Second || time.Duration(*kc.ReadyDelay) != 30*time.Second {
+		t.Fatalf("learned %+v: want the medians, start 6s and Ready 30s", kc)
+	}
+	if p := kc.Pace(); !strings.Contains(p, "Running 6s after it is created, Ready 30s after that") || !strings.Contains(p, "learned from 3 of the set's pods") {
+		t.Fatalf("pace %q", p)
+	}
+	var none replay.KubeletConfig
+	learnPace(&none, pods[3:])
+	if none.StartDelay != nil || !strings.Contains(none.Pace(), "(the defaults)") {
+		t.Fatalf("no pod says its pace: %+v, %q", none, none.Pace())
+	}
+	chosen := replay.KubeletConfig{Model: replay.ModelTick}
+	learnPace(&chosen, pods)
+	if chosen.StartDelay != nil {
+		t.Fatalf("the tick model learned a pace: %+v", chosen)
 	}
 }

@@ -42,6 +42,29 @@ type KubeletConfig struct {
 	ReadyDelay       *Duration     `json:"readyDelay,omitempty"`       // Running -> Ready (3s)
 	TerminationDelay *Duration     `json:"terminationDelay,omitempty"` // deletion -> gone (5s, capped by the grace period)
 	Pods             []PodBehavior `json:"pods,omitempty"`             // per-pod overrides, later rules win
+	// Source says where the delays come from, for people (a live set's preview: the pace its pods showed).
+	Source string `json:"source,omitempty"`
+}
+
+// maxKubeletSource bounds KubeletConfig.Source.
+const maxKubeletSource = 512
+
+// Pace is the model's pace in words: how long a pod takes to start, to become Ready and to go, and where
+// those delays come from (a preview says which pace it used).
+func (c KubeletConfig) Pace() string {
+	if c.Model == ModelTick {
+		return fmt.Sprintf("one tick of %s per step (the reference harness's)", Duration(c.tick()))
+	}
+	src := c.Source
+	if src == "" {
+		src = "the defaults"
+		if c.StartDelay != nil || c.ReadyDelay != nil || c.TerminationDelay != nil {
+			src = "the scenario's"
+		}
+	}
+	return fmt.Sprintf("a pod Running %s after it is created, Ready %s after that, gone %s after it is deleted (%s)",
+		Duration(durOr(c.StartDelay, DefaultStartDelay)), Duration(durOr(c.ReadyDelay, DefaultReadyDelay)),
+		Duration(durOr(c.TerminationDelay, DefaultTerminationDelay)), src)
 }
 
 // PodBehavior overrides the kubelet's defaults for the pods it matches (every given selector must
@@ -81,6 +104,9 @@ func (c KubeletConfig) podCycle(replace bool) (time.Duration, string) {
 }
 
 func (c KubeletConfig) validate() error {
+	if len(c.Source) > maxKubeletSource {
+		return fmt.Errorf("kubelet.source is longer than %d bytes", maxKubeletSource)
+	}
 	switch c.Model {
 	case "", ModelDelays:
 	case ModelTick:

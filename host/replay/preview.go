@@ -33,8 +33,10 @@ type Preview struct {
 	// Estimate of the rest, when a Budget ended the replay (Outcome.Result "partial").
 	Estimate  *Estimate `json:"estimate,omitempty"`
 	KubeModel string    `json:"kubeletModel"`
-	Timeline  *Timeline `json:"-"`
-	features  map[string]bool
+	// Pace is the kubelet model's pace in words (KubeletConfig.Pace): the delays the preview used, and whence.
+	Pace     string    `json:"pace"`
+	Timeline *Timeline `json:"-"`
+	features map[string]bool
 	// the edited set turns on extension recover-stuck and its module has it: the OrderedReady trap is not one
 	recoverStuck bool
 	reserving    func(annotations map[string]string) bool // the set turns on extension reserve-ordinals and its module has it
@@ -97,7 +99,9 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	if err != nil {
 		return nil, err
 	}
-	p := &Preview{Set: jsonobj.GetStr(cur, "metadata.name"), Timeline: tl, features: base.Features, kubelet: base.Kubelet, Outcome: tl.Outcome, KubeModel: tl.Model,
+	used := base.Kubelet // as the replay ran it: --model may have chosen another model than the scenario's
+	used.Model = tl.Model
+	p := &Preview{Set: jsonobj.GetStr(cur, "metadata.name"), Timeline: tl, features: base.Features, kubelet: base.Kubelet, Outcome: tl.Outcome, KubeModel: tl.Model, Pace: used.Pace(),
 		Warnings: []Warning{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}, Changes: changes}
 	labels := map[string]string{}
 	for _, r := range tl.Revisions {
@@ -301,6 +305,9 @@ func (p *Preview) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s (%s) -> %s (%s)\n", p.Set, p.From.Label, p.From.Name, p.To.Label, p.To.Name)
 	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(strings.Split(p.Settings, ", "), ", ", len("settings: "), 2))
 	fmt.Fprintf(&b, "kubelet model: %s\n", p.KubeModel)
+	if p.Pace != "" {
+		fmt.Fprintf(&b, "pace: %s\n", wrapJoin(strings.Split(p.Pace, ", "), ", ", len("pace: "), 2))
+	}
 	if len(p.Changes) > 0 {
 		b.WriteString("changes:\n")
 		for _, c := range p.Changes {
