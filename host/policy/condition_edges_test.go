@@ -12,7 +12,7 @@ import (
 // A plan's status write without a status object was refused by the writer ("updateStatus action without a
 // status object"); with a write held, HoldStatus turns it into a status of the condition alone, which the
 // writer sends: the set's replicas, revisions and counts are replaced by nothing (an upstream status clobbered).
-func TestReviewHoldStatusLeavesAStatuslessWriteAlone(t *testing.T) {
+func TestHoldStatusLeavesAStatuslessWriteAlone(t *testing.T) {
 	set := func() gjson.Result {
 		return gjson.Parse(`{"metadata":{"name":"web","namespace":"default"},"status":{"replicas":3,"readyReplicas":3}}`)
 	}

@@ -15,7 +15,7 @@ import (
 // What policy.ClientBudgets asks of the API server (a spend's update, and after a 409 the budget read again)
 // is granted by the deployed RBAC: a re-read it may not make turns every conflicting spend into a held delete
 // ("reading it again failed: ... forbidden") instead of the retry abi/POLICY.md 4.1 describes.
-func TestReviewTheBudgetsClientIsGrantedWhatItCalls(t *testing.T) {
+func TestTheBudgetsClientIsGrantedWhatItCalls(t *testing.T) {
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "prod"}}
 	client := fake.NewClientset(pdb)
 	cb := policy.ClientBudgets{Client: client, FieldManager: FieldManager}

@@ -12,7 +12,7 @@ import (
 // POLICY.md section 4: "The host records what a sync held in the set's status, as the condition PolicyHold".
 // Without replans a held write stops the sync there, and Status is never asked: a set of a reconcile module
 // without writeFailures is never told in its status what its policies hold, however long they hold it.
-func TestReviewAHoldThatStopsTheSyncIsRecorded(t *testing.T) {
+func TestAHoldThatStopsTheSyncIsRecorded(t *testing.T) {
 	scope, first, failures, _ := refusedCase(t, "pod-states/parallel-steady-failed-web-1", "pod-states.parallel-steady-failed-web-1.first")
 	i := failures[0].Action
 	judge := func(context.Context, *abi.Plan, int) map[int]plan.Hold {
@@ -41,7 +41,7 @@ func TestReviewAHoldThatStopsTheSyncIsRecorded(t *testing.T) {
 // write with the answer, as it planned it, without the host's condition: replanAfter compares that to the
 // rewritten write and calls the module's plan "not the refused write", so the sync fails as if the module
 // broke the write-failures contract, instead of as the status write's refusal.
-func TestReviewARefusedStatusWriteWithTheConditionGoesBackToTheModule(t *testing.T) {
+func TestARefusedStatusWriteWithTheConditionGoesBackToTheModule(t *testing.T) {
 	scope, first := conformanceCase(t, "pod-states/parallel-steady-failed-web-1")
 	s := -1
 	for k, a := range first.Actions {

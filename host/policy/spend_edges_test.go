@@ -24,7 +24,7 @@ func (s budgetStores) UpdateBudgetStatus(ctx context.Context, pdb *policyv1.PodD
 
 // POLICY.md 4.1: "A held delete spends nothing." A delete that spends two budgets, the first with a
 // disruption and the second with none, is held; the first budget must not keep the spend.
-func TestReviewAHeldDeleteSpendsNothingOfItsOtherBudgets(t *testing.T) {
+func TestAHeldDeleteSpendsNothingOfItsOtherBudgets(t *testing.T) {
 	first, second := newBudgetStore(1), newBudgetStore(0)
 	second.b.Name = "db-zone"
 	stores := budgetStores{"db": first, "db-zone": second}
@@ -48,7 +48,7 @@ func TestReviewAHeldDeleteSpendsNothingOfItsOtherBudgets(t *testing.T) {
 // changed (and its controller observed the change) between the policy's read and the spend, so the host
 // spends a disruption of a budget that does not select the pod the delete names (POLICY.md section 3: a
 // spend names "a budget ... whose selector selects that pod").
-func TestReviewAReReadBudgetMustStillSelectThePod(t *testing.T) {
+func TestAReReadBudgetMustStillSelectThePod(t *testing.T) {
 	store := newBudgetStore(1)
 	given := store.raw(t)
 	store.b = store.b.DeepCopy()

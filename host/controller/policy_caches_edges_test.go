@@ -20,7 +20,7 @@ import (
 // A cache that does not sync before the sync's context ends (the budgets cannot be listed: RBAC, an API
 // server down) fails the sync, and the next sync starts another informer: the first keeps running — its
 // reflector listing and retrying until the manager stops — so each failed sync leaves one more behind.
-func TestReviewAnUnsyncedCacheIsStartedOnce(t *testing.T) {
+func TestAnUnsyncedCacheIsStartedOnce(t *testing.T) {
 	client := fake.NewClientset()
 	client.PrependReactor("list", "poddisruptionbudgets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, "", nil)
@@ -50,7 +50,7 @@ func TestReviewAnUnsyncedCacheIsStartedOnce(t *testing.T) {
 // cannot list nodes, RBAC without the new verbs) never syncs, and the sync waits for it forever. Each worker
 // that syncs a set naming such a policy is lost, until every worker is and no set at all is synced. Before
 // the caches, the list's error failed the sync, retried with backoff.
-func TestReviewACacheThatCannotListFailsTheSync(t *testing.T) {
+func TestACacheThatCannotListFailsTheSync(t *testing.T) {
 	client := fake.NewClientset()
 	client.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", nil)

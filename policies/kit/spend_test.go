@@ -12,7 +12,7 @@ import (
 // rule second) gets an answer the host refuses whole ("held by the same answer: a held delete spends
 // nothing"): the policy is reported failed and holds nothing, so the delete it meant to hold goes out. The
 // kit knows the holds when it writes the spends; a held delete's spends need not be said.
-func TestReviewASpendOfAHeldDeleteIsNotSaid(t *testing.T) {
+func TestASpendOfAHeldDeleteIsNotSaid(t *testing.T) {
 	const input = `{"abi":1,"from":0,"context":{},"snapshot":{"now":"2026-11-26T10:00:00Z","pods":[]},` +
 		`"plan":{"abi":1,"actions":[{"verb":"delete","kind":"Pod","namespace":"default","name":"web-1"}],"events":[]}}`
 	out := kit.Evaluate([]byte(input), func(in *kit.Input) ([]kit.Hold, error) {
