@@ -246,14 +246,7 @@ func livePreview(t *testing.T, ctx context.Context, ns string, set *appsv1.State
 	edit.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
 	edit.Namespace = ns
 	edit.Spec.Template.Annotations[annVersion] = v
-	b, err := json.Marshal(edit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(t.TempDir(), "edit.json")
-	if err := os.WriteFile(f, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := writeManifest(t, edit)
 	out, perr, code := plugin(t, ctx, append([]string{"preview", "-f", f, "-n", ns}, args...)...)
 	if code != 0 && code != 6 && code != 8 {
 		t.Fatalf("kubectl ordinal preview: exit %d\n%s%s", code, out, perr)
@@ -409,4 +402,22 @@ func holdCondition(s *appsv1.StatefulSet) *appsv1.StatefulSetCondition {
 		}
 	}
 	return nil
+}
+
+// writeManifest writes obj as a JSON manifest into the test's temporary directory and returns its path (no
+// comma in it: kubectl reads -f a,b as two files).
+func writeManifest(t *testing.T, obj any) string {
+	t.Helper()
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "edit.json")
+	if strings.Contains(f, ",") {
+		t.Fatalf("the manifest's path %s has a comma, which kubectl -f reads as two files", f)
+	}
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

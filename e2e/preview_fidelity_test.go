@@ -5,8 +5,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -63,14 +61,7 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 			edit.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
 			edit.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: edit.Annotations, Labels: edit.Labels}
 			edit.Status = appsv1.StatefulSetStatus{}
-			b, err := json.Marshal(edit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := filepath.Join(t.TempDir(), "edit.json")
-			if err := os.WriteFile(f, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			f := writeManifest(t, edit)
 			out, perr, code := plugin(t, ctx, "preview", "-f", f, "-n", ns, "-o", "json")
 			if code != 0 {
 				t.Fatalf("kubectl ordinal preview: exit %d\n%s%s", code, out, perr)
