@@ -83,20 +83,26 @@ build:
 	@mkdir -p bin
 	$(GO) build -o bin/ordinal ./cmd/ordinal
 
-# The container image, without Docker (hack/image, go-containerregistry): scratch, the static binary (the
-# committed embedded module, as `go build`; no TinyGo), CA certificates, user 65532, OCI labels. A docker-save
-# tarball tagged ghcr.io/ordinal-dev/ordinal:vVERSION (the module version the binary reports, the tag of
-# examples/deploy), reproducible (SOURCE_DATE_EPOCH, else the commit time). -s -w only changes the link, so
-# the build cache of vet and tests is reused; IMAGE_GOFLAGS=-trimpath also drops the checkout's path (a
-# full recompile). hack/image's test unpacks the image and runs the binary.
+# The container image, without Docker (hack/image, go-containerregistry), for linux/amd64 and linux/arm64:
+# per architecture scratch, the static binary (the committed embedded module, as `go build`; no TinyGo;
+# CGO_ENABLED=0 cross-compiles), CA certificates, user 65532, OCI labels; the two images are one OCI image
+# index. build/ordinal-image.tar is an OCI image layout tarball (plus a docker-save manifest.json for the
+# amd64 image) tagged ghcr.io/ordinal-dev/ordinal:vVERSION (the module version the binary reports, the tag of
+# examples/deploy); build/ordinal-image/ is the same layout as a directory (`crane push` takes the index from
+# it). Reproducible (SOURCE_DATE_EPOCH, else the commit time). -s -w only changes the link, so the build cache
+# of vet and tests is reused for amd64; IMAGE_GOFLAGS=-trimpath also drops the checkout's path (a full
+# recompile). hack/image's test reads the index, checks each platform's binary and runs the native one.
 IMAGE_TAR := build/ordinal-image.tar
+IMAGE_LAYOUT := build/ordinal-image
+IMAGE_ARCHS ?= amd64 arm64
 IMAGE_GOFLAGS ?=
 # The binary reports VERSION_STAMP as its host version (module version + commit) rather than "devel".
 VERSION_STAMP ?= $(shell sed -n 's/^[[:space:]]*ModuleVersion *= "\(.*\)"/\1/p' guest/statefulset/plan.go)+$(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 image:
 	@mkdir -p build/image
-	CGO_ENABLED=0 $(GO) build $(IMAGE_GOFLAGS) -ldflags='-s -w -X github.com/ordinal-dev/ordinal/host/cli.stampedVersion=$(VERSION_STAMP)' -o build/image/ordinal ./cmd/ordinal
-	$(GO) run ./hack/image -binary build/image/ordinal -out $(IMAGE_TAR)
+	@for a in $(IMAGE_ARCHS); do echo "GOARCH=$$a go build -o build/image/ordinal-$$a ./cmd/ordinal"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$a $(GO) build $(IMAGE_GOFLAGS) -ldflags='-s -w -X github.com/ordinal-dev/ordinal/host/cli.stampedVersion=$(VERSION_STAMP)' -o build/image/ordinal-$$a ./cmd/ordinal || exit 1; done
+	$(GO) run ./hack/image -version $(firstword $(subst +, ,$(VERSION_STAMP))) $(foreach a,$(IMAGE_ARCHS),-binary build/image/ordinal-$(a)) -out $(IMAGE_TAR) -layout $(IMAGE_LAYOUT)
 
 # The CRD statefulsets.ordinal.dev (CRD mode, host/crd), generated from host/crd/types.go by controller-gen at a
 # pinned version through `go run pkg@version` (nothing in go.mod), with the module cache as the first proxy:
