@@ -12,8 +12,9 @@
 # Environment (all optional):
 #   LOCALK8S_CACHE   build cache: wrapper modules + binaries (default $HOME/.cache/ordinal/localk8s)
 #   LOCALK8S_RUN     runtime dir: pki, etcd data, logs, pids (default /tmp/ordinal-localk8s)
-#   K8S_VERSION      default v1.37.2 (go.mod/go.sum in scripts/localk8s/src/k8s; other versions: go.mod
-#                    regenerated from k8s.io/kubernetes' go.mod + go mod tidy)
+#   K8S_VERSION      default v1.37.2 (go.mod/go.sum in scripts/localk8s/src/k8s); pinned too: v1.36.3
+#                    (scripts/localk8s/src/k8s/v1.36.3/); other versions: go.mod regenerated from
+#                    k8s.io/kubernetes' go.mod + go mod tidy. Each version is its own cached binary.
 #   ETCD_VERSION     default v3.7.3 (go.mod/go.sum in scripts/localk8s/src/etcd)
 #   KWOK_VERSION     default v0.8.0
 #   KCM_CONTROLLERS  default '*,-statefulset-controller' (garbage collector etc. on, built-in StatefulSet
@@ -101,8 +102,14 @@ if [ ! -x "$K8S_BIN" ]; then
   log "building kube-apiserver/kube-controller-manager/kube-scheduler $K8S_VERSION (the long one: 15-25 min cold)"
   d=$CACHE/build/k8s-$K8S_VERSION; rm -rf "$d"; mkdir -p "$d"
   cp "$SRC/src/k8s/main.go" "$d/"
-  if grep -q "k8s.io/kubernetes $K8S_VERSION\$" "$SRC/src/k8s/go.mod"; then
-    cp "$SRC/src/k8s/go.mod" "$SRC/src/k8s/go.sum" "$d/"
+  # pinned modules: src/k8s/go.mod (the default version) or src/k8s/VERSION/go.mod (other minors the e2e
+  # suite is run against, README "Compatibility")
+  pinned=
+  for m in "$SRC/src/k8s" "$SRC/src/k8s/$K8S_VERSION"; do
+    if [ -f "$m/go.mod" ] && grep -q "k8s.io/kubernetes $K8S_VERSION\$" "$m/go.mod"; then pinned=$m; fi
+  done
+  if [ -n "$pinned" ]; then
+    cp "$pinned/go.mod" "$pinned/go.sum" "$d/"
   else
     # k8s.io/kubernetes' go.mod replaces k8s.io/* with ./staging/... (absent from the module zip):
     # map each staging module to its published v0.X.Y twin instead.
