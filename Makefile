@@ -174,13 +174,16 @@ e2e:
 
 # The e2e suite against another Kubernetes minor (README "Compatibility"), e.g. `make e2e-k8s
 # K8S_VERSION=v1.36.3`: its own run directory and ports, so it never meets the default cluster; the first
-# run builds that control plane (pinned: scripts/localk8s/src/k8s/VERSION/). Not part of `make test`.
+# run builds that control plane (pinned: scripts/localk8s/src/k8s/VERSION/). kube-apiserver runs with
+# MaxUnavailableStatefulSet=true (off by default before v1.37, which drops maxUnavailable; the suite tests
+# it); APISERVER_FEATURE_GATES= runs the minor's defaults. Not part of `make test`.
 .PHONY: e2e-k8s
 E2E_K8S_VERSION ?= v1.36.3
 e2e-k8s:
 	K8S_VERSION=$(or $(K8S_VERSION),$(E2E_K8S_VERSION)) LOCALK8S_RUN=$${LOCALK8S_RUN:-/tmp/ordinal-localk8s-$(or $(K8S_VERSION),$(E2E_K8S_VERSION))} \
 	APISERVER_PORT=$${APISERVER_PORT:-26443} ETCD_PORT=$${ETCD_PORT:-33790} ETCD_PEER_PORT=$${ETCD_PEER_PORT:-33800} \
-	KCM_PORT=$${KCM_PORT:-30257} SCHEDULER_PORT=$${SCHEDULER_PORT:-30259} bash scripts/e2e.sh
+	KCM_PORT=$${KCM_PORT:-30257} SCHEDULER_PORT=$${SCHEDULER_PORT:-30259} \
+	APISERVER_FEATURE_GATES=$${APISERVER_FEATURE_GATES-MaxUnavailableStatefulSet=true} bash scripts/e2e.sh
 
 # Randomized fault runs on the local control plane (e2e/chaos_test.go): CHAOS_RUNS seeds (default 200), a
 # table of faults injected, invariant violations and final states; CHAOS_SEEDS=17,42 replays failing seeds.

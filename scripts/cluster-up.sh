@@ -32,6 +32,9 @@
 #                      (a StatefulSet controller does exactly that: tests then see an ordinal replaced twice);
 #                    none: nothing (deleted pods bound to the node stay Terminating).
 #   APISERVER_PORT=16443 ETCD_PORT=23790 ETCD_PEER_PORT=23800 KCM_PORT=20257 SCHEDULER_PORT=20259
+#   APISERVER_FEATURE_GATES  kube-apiserver --feature-gates (default none), e.g. MaxUnavailableStatefulSet=true,
+#                    which v1.36 has but leaves off (on by default from v1.37; off, the API server drops
+#                    spec.updateStrategy.rollingUpdate.maxUnavailable)
 #   LOCALK8S_BUILD_ONLY=1  build (or find cached) binaries, start nothing (e.g. to warm a CI cache)
 #   GOCACHE / GOMODCACHE / GOPROXY are honoured (warm Go caches make rebuilds fast).
 # Adapted from a tested local-cluster recipe; see scripts/localk8s/README.md.
@@ -60,6 +63,7 @@ ETCD_PORT=${ETCD_PORT:-23790}
 ETCD_PEER_PORT=${ETCD_PEER_PORT:-23800}
 KCM_PORT=${KCM_PORT:-20257}
 SCHEDULER_PORT=${SCHEDULER_PORT:-20259}
+APISERVER_FEATURE_GATES=${APISERVER_FEATURE_GATES:-}
 
 STARTED=0
 on_exit() { # a failed start stops what it started (set LOCALK8S_KEEP_ON_FAIL=1 to keep it for debugging)
@@ -292,7 +296,8 @@ start_recorded 2 kube-apiserver "$K8S_BIN" kube-apiserver \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 \
-  --authorization-mode=Node,RBAC --allow-privileged=true --profiling=false
+  --authorization-mode=Node,RBAC --allow-privileged=true --profiling=false \
+  ${APISERVER_FEATURE_GATES:+--feature-gates="$APISERVER_FEATURE_GATES"}
 wait_for kube-apiserver 120 kube-apiserver sh -c "curl -sf --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key $SERVER/readyz | grep -qx ok"
 
 # kube-scheduler (slot 4); kube-controller-manager (slot 3) is started by cluster-kcm.sh
