@@ -83,20 +83,26 @@ build:
 	@mkdir -p bin
 	$(GO) build -o bin/ordinal ./cmd/ordinal
 
-# The container image, without Docker (hack/image, go-containerregistry): scratch, the static binary (the
-# committed embedded module, as `go build`; no TinyGo), CA certificates, user 65532, OCI labels. A docker-save
-# tarball tagged ghcr.io/ordinal-dev/ordinal:vVERSION (the module version the binary reports, the tag of
-# examples/deploy), reproducible (SOURCE_DATE_EPOCH, else the commit time). -s -w only changes the link, so
-# the build cache of vet and tests is reused; IMAGE_GOFLAGS=-trimpath also drops the checkout's path (a
-# full recompile). hack/image's test unpacks the image and runs the binary.
+# The container image, without Docker (hack/image, go-containerregistry), for linux/amd64 and linux/arm64:
+# per architecture scratch, the static binary (the committed embedded module, as `go build`; no TinyGo;
+# CGO_ENABLED=0 cross-compiles), CA certificates, user 65532, OCI labels; the two images are one OCI image
+# index. build/ordinal-image.tar is an OCI image layout tarball (plus a docker-save manifest.json for the
+# amd64 image) tagged ghcr.io/ordinal-dev/ordinal:vVERSION (the module version the binary reports, the tag of
+# examples/deploy); build/ordinal-image/ is the same layout as a directory (`crane push` takes the index from
+# it). Reproducible (SOURCE_DATE_EPOCH, else the commit time). -s -w only changes the link, so the build cache
+# of vet and tests is reused for amd64; IMAGE_GOFLAGS=-trimpath also drops the checkout's path (a full
+# recompile). hack/image's test reads the index, checks each platform's binary and runs the native one.
 IMAGE_TAR := build/ordinal-image.tar
+IMAGE_LAYOUT := build/ordinal-image
+IMAGE_ARCHS ?= amd64 arm64
 IMAGE_GOFLAGS ?=
 # The binary reports VERSION_STAMP as its host version (module version + commit) rather than "devel".
 VERSION_STAMP ?= $(shell sed -n 's/^[[:space:]]*ModuleVersion *= "\(.*\)"/\1/p' guest/statefulset/plan.go)+$(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 image:
 	@mkdir -p build/image
-	CGO_ENABLED=0 $(GO) build $(IMAGE_GOFLAGS) -ldflags='-s -w -X github.com/ordinal-dev/ordinal/host/cli.stampedVersion=$(VERSION_STAMP)' -o build/image/ordinal ./cmd/ordinal
-	$(GO) run ./hack/image -binary build/image/ordinal -out $(IMAGE_TAR)
+	@for a in $(IMAGE_ARCHS); do echo "GOARCH=$$a go build -o build/image/ordinal-$$a ./cmd/ordinal"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$a $(GO) build $(IMAGE_GOFLAGS) -ldflags='-s -w -X github.com/ordinal-dev/ordinal/host/cli.stampedVersion=$(VERSION_STAMP)' -o build/image/ordinal-$$a ./cmd/ordinal || exit 1; done
+	$(GO) run ./hack/image -version $(firstword $(subst +, ,$(VERSION_STAMP))) $(foreach a,$(IMAGE_ARCHS),-binary build/image/ordinal-$(a)) -out $(IMAGE_TAR) -layout $(IMAGE_LAYOUT)
 
 # The CRD statefulsets.ordinal.dev (CRD mode, host/crd), generated from host/crd/types.go by controller-gen at a
 # pinned version through `go run pkg@version` (nothing in go.mod), with the module cache as the first proxy:
@@ -165,6 +171,19 @@ cluster-down:
 	bash scripts/cluster-down.sh
 e2e:
 	bash scripts/e2e.sh
+
+# The e2e suite against another Kubernetes minor (README "Compatibility"), e.g. `make e2e-k8s
+# K8S_VERSION=v1.36.3`: its own run directory and ports, so it never meets the default cluster; the first
+# run builds that control plane (pinned: scripts/localk8s/src/k8s/VERSION/). kube-apiserver runs with
+# MaxUnavailableStatefulSet=true (off by default before v1.37, which drops maxUnavailable; the suite tests
+# it); APISERVER_FEATURE_GATES= runs the minor's defaults. Not part of `make test`.
+.PHONY: e2e-k8s
+E2E_K8S_VERSION ?= v1.36.3
+e2e-k8s:
+	K8S_VERSION=$(or $(K8S_VERSION),$(E2E_K8S_VERSION)) LOCALK8S_RUN=$${LOCALK8S_RUN:-/tmp/ordinal-localk8s-$(or $(K8S_VERSION),$(E2E_K8S_VERSION))} \
+	APISERVER_PORT=$${APISERVER_PORT:-26443} ETCD_PORT=$${ETCD_PORT:-33790} ETCD_PEER_PORT=$${ETCD_PEER_PORT:-33800} \
+	KCM_PORT=$${KCM_PORT:-30257} SCHEDULER_PORT=$${SCHEDULER_PORT:-30259} \
+	APISERVER_FEATURE_GATES=$${APISERVER_FEATURE_GATES-MaxUnavailableStatefulSet=true} bash scripts/e2e.sh
 
 # Randomized fault runs on the local control plane (e2e/chaos_test.go): CHAOS_RUNS seeds (default 200), a
 # table of faults injected, invariant violations and final states; CHAOS_SEEDS=17,42 replays failing seeds.

@@ -12,8 +12,9 @@
 # Environment (all optional):
 #   LOCALK8S_CACHE   build cache: wrapper modules + binaries (default $HOME/.cache/ordinal/localk8s)
 #   LOCALK8S_RUN     runtime dir: pki, etcd data, logs, pids (default /tmp/ordinal-localk8s)
-#   K8S_VERSION      default v1.37.2 (go.mod/go.sum in scripts/localk8s/src/k8s; other versions: go.mod
-#                    regenerated from k8s.io/kubernetes' go.mod + go mod tidy)
+#   K8S_VERSION      default v1.37.2 (go.mod/go.sum in scripts/localk8s/src/k8s); pinned too: v1.36.3
+#                    (scripts/localk8s/src/k8s/v1.36.3/); other versions: go.mod regenerated from
+#                    k8s.io/kubernetes' go.mod + go mod tidy. Each version is its own cached binary.
 #   ETCD_VERSION     default v3.7.3 (go.mod/go.sum in scripts/localk8s/src/etcd)
 #   KWOK_VERSION     default v0.8.0
 #   KCM_CONTROLLERS  default '*,-statefulset-controller' (garbage collector etc. on, built-in StatefulSet
@@ -31,6 +32,9 @@
 #                      (a StatefulSet controller does exactly that: tests then see an ordinal replaced twice);
 #                    none: nothing (deleted pods bound to the node stay Terminating).
 #   APISERVER_PORT=16443 ETCD_PORT=23790 ETCD_PEER_PORT=23800 KCM_PORT=20257 SCHEDULER_PORT=20259
+#   APISERVER_FEATURE_GATES  kube-apiserver --feature-gates (default none), e.g. MaxUnavailableStatefulSet=true,
+#                    which v1.36 has but leaves off (on by default from v1.37; off, the API server drops
+#                    spec.updateStrategy.rollingUpdate.maxUnavailable)
 #   LOCALK8S_BUILD_ONLY=1  build (or find cached) binaries, start nothing (e.g. to warm a CI cache)
 #   GOCACHE / GOMODCACHE / GOPROXY are honoured (warm Go caches make rebuilds fast).
 # Adapted from a tested local-cluster recipe; see scripts/localk8s/README.md.
@@ -59,6 +63,7 @@ ETCD_PORT=${ETCD_PORT:-23790}
 ETCD_PEER_PORT=${ETCD_PEER_PORT:-23800}
 KCM_PORT=${KCM_PORT:-20257}
 SCHEDULER_PORT=${SCHEDULER_PORT:-20259}
+APISERVER_FEATURE_GATES=${APISERVER_FEATURE_GATES:-}
 
 STARTED=0
 on_exit() { # a failed start stops what it started (set LOCALK8S_KEEP_ON_FAIL=1 to keep it for debugging)
@@ -101,8 +106,14 @@ if [ ! -x "$K8S_BIN" ]; then
   log "building kube-apiserver/kube-controller-manager/kube-scheduler $K8S_VERSION (the long one: 15-25 min cold)"
   d=$CACHE/build/k8s-$K8S_VERSION; rm -rf "$d"; mkdir -p "$d"
   cp "$SRC/src/k8s/main.go" "$d/"
-  if grep -q "k8s.io/kubernetes $K8S_VERSION\$" "$SRC/src/k8s/go.mod"; then
-    cp "$SRC/src/k8s/go.mod" "$SRC/src/k8s/go.sum" "$d/"
+  # pinned modules: src/k8s/go.mod (the default version) or src/k8s/VERSION/go.mod (other minors the e2e
+  # suite is run against, README "Compatibility")
+  pinned=
+  for m in "$SRC/src/k8s" "$SRC/src/k8s/$K8S_VERSION"; do
+    if [ -f "$m/go.mod" ] && grep -q "k8s.io/kubernetes $K8S_VERSION\$" "$m/go.mod"; then pinned=$m; fi
+  done
+  if [ -n "$pinned" ]; then
+    cp "$pinned/go.mod" "$pinned/go.sum" "$d/"
   else
     # k8s.io/kubernetes' go.mod replaces k8s.io/* with ./staging/... (absent from the module zip):
     # map each staging module to its published v0.X.Y twin instead.
@@ -285,7 +296,8 @@ start_recorded 2 kube-apiserver "$K8S_BIN" kube-apiserver \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 \
-  --authorization-mode=Node,RBAC --allow-privileged=true --profiling=false
+  --authorization-mode=Node,RBAC --allow-privileged=true --profiling=false \
+  ${APISERVER_FEATURE_GATES:+--feature-gates="$APISERVER_FEATURE_GATES"}
 wait_for kube-apiserver 120 kube-apiserver sh -c "curl -sf --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key $SERVER/readyz | grep -qx ok"
 
 # kube-scheduler (slot 4); kube-controller-manager (slot 3) is started by cluster-kcm.sh

@@ -9,7 +9,9 @@
 # A cluster already running from $LOCALK8S_RUN (e.g. `make cluster-up`) is reused and left running.
 #
 # Env: E2E_RUN (go test -run pattern), E2E_PARALLEL (default 6), E2E_TIMEOUT (default 25m), GO,
-#      LOCALK8S_RUN, LOCALK8S_CACHE and the other scripts/cluster-up.sh variables.
+#      LOCALK8S_RUN, LOCALK8S_CACHE and the other scripts/cluster-up.sh variables; K8S_VERSION=v1.36.3 runs
+#      the suite against another control plane (README "Compatibility"; `make e2e-k8s` gives it its own run
+#      directory and ports).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 GO=${GO:-go}
@@ -37,6 +39,15 @@ stop_cluster() {
 trap stop_cluster EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
+# K8S_VERSION names the control plane to test against (README "Compatibility"): a running cluster of another
+# version is not reused in its place.
+if [ "$reuse" = 1 ] && [ -n "${K8S_VERSION:-}" ]; then
+  exe=$(cat "$LOCALK8S_RUN/pids/2-kube-apiserver.exe" 2>/dev/null || true)
+  if [ "$(basename "$exe")" != "k8s-$K8S_VERSION" ]; then
+    log "FAIL: the cluster running from $LOCALK8S_RUN is ${exe:-unknown}, not k8s-$K8S_VERSION: stop it (scripts/cluster-down.sh) or give this version its own LOCALK8S_RUN and ports"
+    exit 1
+  fi
+fi
 if [ "$reuse" = 1 ]; then
   log "reusing the cluster running from $LOCALK8S_RUN (left running afterwards)"
 else

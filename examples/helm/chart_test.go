@@ -582,3 +582,101 @@ func TestWebhookClientCAFromValues(t *testing.T) {
 		t.Errorf("without caCert the chart made the client-CA ConfigMap (the user's would be overwritten)")
 	}
 }
+
+// Issue 31: the kustomize base sets up the webhook's client CA too: kustomization.yaml's configMapGenerator
+// makes the ConfigMap the Deployment mounts (same name as the chart's, in the Deployment's namespace, key
+// ca.crt, the file --client-ca-file reads) from client-ca.crt, the file the user replaces. The shipped
+// placeholder holds no certificate, so an unconfigured webhook refuses to start instead of trusting a CA
+// nobody chose. (e2e TestWebhookKustomizeClientCA renders the base through kubectl's kustomize.)
+func TestKustomizeWebhookClientCA(t *testing.T) {
+	dir := filepath.Join(deployDir, "webhook")
+	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		ConfigMapGenerator []struct {
+			Name, Namespace, Behavior string
+			Files, Literals, Envs     []string
+		} `json:"configMapGenerator"`
+		GeneratorOptions *struct {
+			DisableNameSuffixHash bool `json:"disableNameSuffixHash"`
+		} `json:"generatorOptions"`
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ReadValuesFile(filepath.Join(chartDir, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmName, err := vals.PathValue("webhook.clientCA.configMapName")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	decode(t, one(t, readObjects(t, filepath.Join(dir, "deployment.yaml")), "Deployment", "ordinal-webhook"), &d)
+	var volume, mountPath string
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == cmName {
+			volume = v.Name
+		}
+	}
+	if volume == "" {
+		t.Fatalf("deployment.yaml mounts no ConfigMap %s (the chart's webhook.clientCA.configMapName)", cmName)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	for _, m := range c.VolumeMounts {
+		if m.Name == volume {
+			mountPath = m.MountPath
+		}
+	}
+	var caFile string
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "--client-ca-file="); ok {
+			caFile = v
+		}
+	}
+	if mountPath == "" || caFile == "" || filepath.Dir(caFile) != mountPath {
+		t.Fatalf("--client-ca-file=%q is not in the ConfigMap's mount %q", caFile, mountPath)
+	}
+	key := filepath.Base(caFile)
+
+	n := 0
+	for _, g := range k.ConfigMapGenerator {
+		if g.Name != cmName {
+			continue
+		}
+		n++
+		if g.Namespace != d.Namespace {
+			t.Errorf("configMapGenerator %s: namespace %q, the Deployment's is %q", g.Name, g.Namespace, d.Namespace)
+		}
+		if g.Behavior != "" && g.Behavior != "create" {
+			t.Errorf("configMapGenerator %s: behavior %q in the base", g.Name, g.Behavior)
+		}
+		if len(g.Literals) != 0 || len(g.Envs) != 0 || len(g.Files) != 1 {
+			t.Fatalf("configMapGenerator %s: %+v, want one file", g.Name, g)
+		}
+		k, file, ok := strings.Cut(g.Files[0], "=")
+		if !ok || k != key {
+			t.Errorf("configMapGenerator %s: files %q, want the key %s (--client-ca-file=%s)", g.Name, g.Files, key, caFile)
+		}
+		placeholder, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatalf("configMapGenerator %s: %v", g.Name, err)
+		}
+		if bytes.Contains(placeholder, []byte("-----BEGIN")) {
+			t.Errorf("%s ships a certificate: the base must not trust a CA the user did not put there", file)
+		}
+		if !strings.Contains(string(placeholder), "Replace this file") {
+			t.Errorf("%s does not say to replace it", file)
+		}
+	}
+	if n != 1 {
+		t.Errorf("examples/deploy/webhook/kustomization.yaml: %d configMapGenerator entries named %s, want 1 (kubectl apply -k sets the client CA up)", n, cmName)
+	}
+	// The hash suffix stays on: kustomize writes the hashed name into the volume, so a new CA rolls the pods.
+	if k.GeneratorOptions != nil && k.GeneratorOptions.DisableNameSuffixHash {
+		t.Errorf("generatorOptions.disableNameSuffixHash: a changed CA would not roll the webhook's pods")
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/x509"
+	"debug/elf"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"os"
@@ -19,8 +21,11 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/guest/statefulset"
@@ -41,72 +46,233 @@ func imageTarball(t *testing.T) string {
 	return p
 }
 
-// TestImage unpacks the image `make image` wrote, checks its config, labels, user and CA bundle, runs the
-// binary's `version`, and rebuilds the image from the unpacked binary to check the build is reproducible.
+// TestImage reads the archive `make image` wrote: an OCI image layout whose index.json names one image index
+// of linux/amd64 and linux/arm64 and a docker-save manifest.json for the amd64 image. For each platform it
+// checks the config (architecture, user, labels with the version), unpacks the file system, checks the
+// binary's ELF machine and static linking, the version stamped in it and the CA bundle, and runs the binary of
+// this machine's architecture; then it rebuilds the archive from the unpacked binaries to check the build is
+// reproducible, byte for byte.
 func TestImage(t *testing.T) {
 	path := imageTarball(t)
-	img, err := tarball.ImageFromPath(path, nil)
-	if err != nil {
-		t.Fatal(err)
+	files := readTar(t, path)
+	if got := string(files["oci-layout"]); !strings.Contains(got, `"imageLayoutVersion":"1.0.0"`) {
+		t.Errorf("oci-layout = %q", got)
 	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cf.Config
+	version := statefulset.ModuleVersion
+	wantRef := DefaultRepo + ":" + Tag(version)
 
-	// The version: the module version of the source, in the label, the tag and the binary's own report.
-	version := c.Labels[LabelVersion]
-	if version != statefulset.ModuleVersion {
-		t.Errorf("label %s = %q, the source's module version is %q (stale image? run `make image`)", LabelVersion, version, statefulset.ModuleVersion)
+	// index.json: one entry, the image index, named as containerd and the OCI layout name images.
+	var top v1.IndexManifest
+	if err := json.Unmarshal(files["index.json"], &top); err != nil {
+		t.Fatalf("index.json: %v", err)
 	}
+	if len(top.Manifests) != 1 || top.Manifests[0].MediaType != types.OCIImageIndex {
+		t.Fatalf("index.json: %+v, want one %s", top.Manifests, types.OCIImageIndex)
+	}
+	if a := top.Manifests[0].Annotations; a[AnnotationImageName] != wantRef || a[AnnotationRefName] != Tag(version) {
+		t.Errorf("index.json annotations %v, want %s=%s and %s=%s", a, AnnotationImageName, wantRef, AnnotationRefName, Tag(version))
+	}
+	dir := t.TempDir()
+	if err := WriteDir(filepath.Join(dir, "layout"), files); err != nil {
+		t.Fatal(err)
+	}
+	lp, err := layout.FromPath(filepath.Join(dir, "layout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := lp.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := top.Manifests[0].Digest
+	idx, err = idx.ImageIndex(digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var archs []string
+	for _, d := range im.Manifests {
+		if d.Platform == nil || d.MediaType != types.OCIManifestSchema1 {
+			t.Fatalf("index entry %+v: want an OCI manifest with a platform", d)
+		}
+		archs = append(archs, d.Platform.OS+"/"+d.Platform.Architecture)
+	}
+	if strings.Join(archs, " ") != "linux/amd64 linux/arm64" {
+		t.Fatalf("the index's platforms: %v, want linux/amd64 linux/arm64", archs)
+	}
+
+	binaries := map[string][]byte{}
+	var meta Meta
+	var amd64Config v1.Hash
+	for _, d := range im.Manifests {
+		arch := d.Platform.Architecture
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cf.OS != "linux" || cf.Architecture != arch {
+			t.Errorf("linux/%s: config says %s/%s", arch, cf.OS, cf.Architecture)
+		}
+		if arch == DockerArch {
+			if amd64Config, err = img.ConfigName(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkConfig(t, arch, cf.Config, cf.Created.Time)
+		meta = Meta{Version: cf.Config.Labels[LabelVersion], Revision: cf.Config.Labels[LabelRevision], Created: cf.Created.Time}
+		binaries[arch] = checkFileSystem(t, arch, img, meta, filepath.Join(dir, arch))
+	}
+
+	// manifest.json: the amd64 image under the same tag, for what reads docker-save archives only.
 	m, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(path) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRef := DefaultRepo + ":" + Tag(version)
 	if len(m) != 1 || len(m[0].RepoTags) != 1 || m[0].RepoTags[0] != wantRef {
-		t.Errorf("tarball tags: %+v, want one image tagged %s", m, wantRef)
+		t.Errorf("manifest.json: %+v, want one image tagged %s", m, wantRef)
+	}
+	dimg, err := tarball.ImageFromPath(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cn, err := dimg.ConfigName(); err != nil || cn != amd64Config {
+		t.Errorf("manifest.json's image has config %v (%v), the index's linux/%s %v", cn, err, DockerArch, amd64Config)
 	}
 
-	// Config.
-	if cf.OS != "linux" || (cf.Architecture != "amd64" && cf.Architecture != "arm64") {
-		t.Errorf("platform %s/%s", cf.OS, cf.Architecture)
+	// Reproducible: the same binaries and metadata give the same index digest and the same archive.
+	again, err := BuildIndex(binaries, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2, err := again.Digest(); err != nil || d2 != digest {
+		t.Errorf("rebuilt from the same binaries and metadata: digest %s (%v), the archive's is %s", d2, err, digest)
+	}
+	ref, err := name.NewTag(wantRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files2, err := Archive(ref, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteTar(&buf, files2, meta.Created); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha256.Sum256(orig) != sha256.Sum256(buf.Bytes()) {
+		t.Errorf("rebuilt archive differs from %s (%d vs %d bytes)", path, buf.Len(), len(orig))
+	}
+	t.Logf("%s@%s (%s), %d bytes", wantRef, digest, strings.Join(archs, ", "), len(orig))
+}
+
+// readTar returns the regular files of the archive (path -> content); directories only as parents.
+func readTar(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+		case tar.TypeReg:
+			if files[h.Name], err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Errorf("%s: unexpected entry %q (type %c)", path, h.Name, h.Typeflag)
+		}
+	}
+}
+
+// checkConfig: the user, entrypoint and labels of one platform's image.
+func checkConfig(t *testing.T, arch string, c v1.Config, created time.Time) {
+	t.Helper()
+	if got := c.Labels[LabelVersion]; got != statefulset.ModuleVersion {
+		t.Errorf("linux/%s: label %s = %q, the source's module version is %q (stale image? run `make image`)", arch, LabelVersion, got, statefulset.ModuleVersion)
 	}
 	uid, gid, ok := strings.Cut(c.User, ":")
 	if n, err := strconv.Atoi(uid); !ok || err != nil || n == 0 || uid != strconv.Itoa(UID) || gid != strconv.Itoa(GID) {
-		t.Errorf("User %q, want a numeric non-root %d:%d (runAsNonRoot needs a number)", c.User, UID, GID)
+		t.Errorf("linux/%s: User %q, want a numeric non-root %d:%d (runAsNonRoot needs a number)", arch, c.User, UID, GID)
 	}
 	if strings.Join(c.Entrypoint, " ") != BinaryPath || strings.Join(c.Cmd, " ") != "controller" {
-		t.Errorf("Entrypoint %q Cmd %q, want [%s] [controller]", c.Entrypoint, c.Cmd, BinaryPath)
+		t.Errorf("linux/%s: Entrypoint %q Cmd %q, want [%s] [controller]", arch, c.Entrypoint, c.Cmd, BinaryPath)
 	}
 	if got := c.Labels[LabelSource]; got != Source {
-		t.Errorf("label %s = %q, want %q", LabelSource, got, Source)
+		t.Errorf("linux/%s: label %s = %q, want %q", arch, LabelSource, got, Source)
 	}
 	for _, k := range []string{LabelTitle, LabelDescription, LabelCreated} {
 		if c.Labels[k] == "" {
-			t.Errorf("label %s missing", k)
+			t.Errorf("linux/%s: label %s missing", arch, k)
 		}
 	}
 	if rev, ok := c.Labels[LabelRevision]; ok && !regexp.MustCompile(`^[0-9a-f]{40,64}$`).MatchString(rev) {
-		t.Errorf("label %s = %q, want a git commit", LabelRevision, rev)
+		t.Errorf("linux/%s: label %s = %q, want a git commit", arch, LabelRevision, rev)
 	}
-	if got := c.Labels[LabelCreated]; got != cf.Created.UTC().Format(time.RFC3339) {
-		t.Errorf("label %s = %q, config created %v", LabelCreated, got, cf.Created)
+	if got := c.Labels[LabelCreated]; got != created.UTC().Format(time.RFC3339) {
+		t.Errorf("linux/%s: label %s = %q, config created %v", arch, LabelCreated, got, created)
 	}
+}
 
-	// The file system, flattened as a runtime would unpack it.
-	dir := t.TempDir()
+// elfMachine is the ELF machine of each GOARCH the image is built for.
+var elfMachine = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+// checkFileSystem unpacks the image as a runtime would into dir, checks its files and the binary (ELF
+// machine, static, version stamp), runs the binary when it is this machine's, and returns the binary.
+func checkFileSystem(t *testing.T, arch string, img v1.Image, meta Meta, dir string) []byte {
+	t.Helper()
 	headers := extract(t, mutate.Extract(img), dir)
 	bin := filepath.Join(dir, BinaryPath)
 	if h := headers[strings.TrimPrefix(BinaryPath, "/")]; h == nil || h.Mode&0o111 == 0 {
-		t.Fatalf("%s missing or not executable: %+v", BinaryPath, h)
+		t.Fatalf("linux/%s: %s missing or not executable: %+v", arch, BinaryPath, h)
 	}
 	if h := headers["home/nonroot"]; h == nil || h.Uid != UID || h.Gid != GID {
-		t.Errorf("/home/nonroot missing or not owned by %d:%d: %+v", UID, GID, h)
+		t.Errorf("linux/%s: /home/nonroot missing or not owned by %d:%d: %+v", arch, UID, GID, h)
 	}
-	if _, err := StaticArch(bin); err != nil {
-		t.Error(err)
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatalf("linux/%s: %s: %v", arch, BinaryPath, err)
+	}
+	if f.Machine != elfMachine[arch] || f.Class != elf.ELFCLASS64 {
+		t.Errorf("linux/%s: %s is an ELF %v %v, want %v", arch, BinaryPath, f.Class, f.Machine, elfMachine[arch])
+	}
+	f.Close()
+	if got, err := StaticArch(bin); err != nil || got != arch {
+		t.Errorf("linux/%s: StaticArch = %q, %v", arch, got, err)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// make image stamps the host version (module version + the commit's 12-digit prefix) with -ldflags -X:
+	// the string is in the binary, whichever architecture it runs on.
+	stamp := meta.Version + "+"
+	if len(meta.Revision) >= 12 {
+		stamp += meta.Revision[:12]
+	}
+	if !bytes.Contains(b, []byte(stamp)) {
+		t.Errorf("linux/%s: %s does not contain the version stamp %q (make image: -X ...stampedVersion)", arch, BinaryPath, stamp)
 	}
 	checkLine(t, filepath.Join(dir, "etc/passwd"), "nonroot:x:65532:65532:")
 	checkLine(t, filepath.Join(dir, "etc/group"), "nonroot:x:65532:")
@@ -117,60 +283,24 @@ func TestImage(t *testing.T) {
 	checkCABundle(t, ca)
 
 	// The binary runs and reports the version of the label.
-	if runtime.GOOS == "linux" && runtime.GOARCH == cf.Architecture {
-		cmd := exec.Command(bin, "version", "--cache-dir=")
-		cmd.Env = append(os.Environ(), "HOME="+dir)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s version: %v\n%s", BinaryPath, err, out)
-		}
-		if want := "ordinal " + version + " "; !strings.Contains(string(out), want) {
-			t.Errorf("%s version printed\n%s\nwithout %q (the label's version)", BinaryPath, out, want)
-		}
-		// the host's own version is stamped (module version + commit), not the "devel" of a plain go build
-		if want := "host:        ordinal " + version + "+"; !strings.Contains(string(out), want) {
-			t.Errorf("%s version printed\n%s\nwithout %q (make image stamps the host version)", BinaryPath, out, want)
-		}
-	} else {
-		t.Logf("not running the %s binary on %s/%s", cf.Architecture, runtime.GOOS, runtime.GOARCH)
+	if runtime.GOOS != "linux" || runtime.GOARCH != arch {
+		t.Logf("not running the linux/%s binary on %s/%s (its ELF header and stamp are checked)", arch, runtime.GOOS, runtime.GOARCH)
+		return b
 	}
-
-	// Reproducible: the same binary and metadata give the same digest and the same tarball, byte for byte.
-	binBytes, err := os.ReadFile(bin)
+	cmd := exec.Command(bin, "version", "--cache-dir=")
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("linux/%s: %s version: %v\n%s", arch, BinaryPath, err, out)
 	}
-	again, err := Build(binBytes, cf.Architecture, Meta{Version: version, Revision: c.Labels[LabelRevision], Created: cf.Created.Time})
-	if err != nil {
-		t.Fatal(err)
+	if want := "ordinal " + meta.Version + " "; !strings.Contains(string(out), want) {
+		t.Errorf("linux/%s: %s version printed\n%s\nwithout %q (the label's version)", arch, BinaryPath, out, want)
 	}
-	d1, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
+	// the host's own version is stamped (module version + commit), not the "devel" of a plain go build
+	if want := "host:        ordinal " + stamp; !strings.Contains(string(out), want) {
+		t.Errorf("linux/%s: %s version printed\n%s\nwithout %q (make image stamps the host version)", arch, BinaryPath, out, want)
 	}
-	d2, err := again.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d1 != d2 {
-		t.Errorf("rebuilt from the same binary and metadata: digest %s, the tarball's is %s", d2, d1)
-	}
-	ref, err := name.NewTag(wantRef)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := tarball.Write(ref, again, &buf); err != nil {
-		t.Fatal(err)
-	}
-	orig, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sha256.Sum256(orig) != sha256.Sum256(buf.Bytes()) {
-		t.Errorf("rebuilt tarball differs from %s (%d vs %d bytes)", path, buf.Len(), len(orig))
-	}
-	t.Logf("%s@%s, %d bytes", wantRef, d1, len(orig))
+	return b
 }
 
 // extract writes the regular files and directories of a flattened image into dir and returns the headers.
