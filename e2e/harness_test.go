@@ -42,6 +42,7 @@ import (
 const (
 	annNeverReady = "e2e.ordinal.dev/never-ready" // "true": kwok runs the pod but never makes it Ready
 	annVersion    = "e2e.ordinal.dev/version"     // changed to make a new revision
+	annReadyDelay = "e2e.ordinal.dev/ready-delay" // a Go duration: kwok makes the pod Running and Ready that long after its creation
 	testTimeout   = 4 * time.Minute
 )
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,10 +21,18 @@ import (
 // pace learned from them), then the same manifest is applied with kubectl, and the pods the controller
 // replaced, removed and created (a watch of the namespace's pods) are compared with the preview's: the same
 // pods, in the same order (a Parallel set's creations, which timing orders, as a set). Batches and
-// durations, which depend on timing, are not compared here; the positive signal is the rollout's end.
+// durations, which depend on timing, are not compared here: where kwok is told how long pods take to be
+// Ready, the preview's duration and the rollout's are measured and logged (README "Fidelity"); the positive
+// signal is the rollout's end.
 func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 	t.Parallel()
 	requireHookEnv(t)
+	var mu sync.Mutex
+	var rows []string
+	t.Cleanup(func() {
+		t.Logf("previews vs the cluster (kwok pods Ready after the delay; predicted from the preview's pace, done from kubectl apply to the set's status):\n%-66s %9s %9s %7s  %s\n%s",
+			"edit", "predicted", "took", "ratio", "pace", strings.Join(rows, "\n"))
+	})
 	for _, c := range []struct {
 		name     string
 		replicas int32
@@ -35,25 +44,37 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 		deleted, created []int
 		// createdInAnyOrder: Parallel pods are created as their predecessors go, which timing orders
 		createdInAnyOrder bool
+		// readyDelay, when set, is how long kwok takes to make each pod Running and Ready (the annotation
+		// e2e.ordinal.dev/ready-delay); the preview's duration is then compared with the rollout's, and logged
+		readyDelay string
 	}{
 		{"template change", 4, nil, func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 4, 4,
-			[]int{3, 2, 1, 0}, []int{3, 2, 1, 0}, false},
+			[]int{3, 2, 1, 0}, []int{3, 2, 1, 0}, false, ""},
 		{"partition 2", 4, nil, func(s *appsv1.StatefulSet) {
 			s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
 				RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](2)}}
 			s.Spec.Template.Annotations[annVersion] = "v2"
-		}, 4, 2, []int{3, 2}, []int{3, 2}, false},
-		{"scale down", 4, nil, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](2) }, 2, 2, []int{3, 2}, nil, false},
-		{"scale up", 2, nil, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](4) }, 4, 4, nil, []int{2, 3}, false},
+		}, 4, 2, []int{3, 2}, []int{3, 2}, false, ""},
+		{"scale down", 4, nil, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](2) }, 2, 2, []int{3, 2}, nil, false, ""},
+		{"scale up", 2, nil, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](4) }, 4, 4, nil, []int{2, 3}, false, ""},
 		{"Parallel maxUnavailable 2 template change", 4, []setOpt{parallel, maxUnavailable(2)},
-			func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 4, 4, []int{3, 2, 1, 0}, []int{0, 1, 2, 3}, true},
-		{"Parallel scale down", 4, []setOpt{parallel}, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](1) }, 1, 1, []int{3, 2, 1}, nil, false},
-		{"OnDelete template change", 3, []setOpt{onDelete}, func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 3, 0, nil, nil, false},
+			func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 4, 4, []int{3, 2, 1, 0}, []int{0, 1, 2, 3}, true, ""},
+		{"Parallel scale down", 4, []setOpt{parallel}, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](1) }, 1, 1, []int{3, 2, 1}, nil, false, ""},
+		{"template change with pods Ready after 2s", 4, nil, func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 4, 4,
+			[]int{3, 2, 1, 0}, []int{3, 2, 1, 0}, false, "2s"},
+		{"scale up with pods Ready after 2s", 2, nil, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](5) }, 5, 5, nil, []int{2, 3, 4}, false, "2s"},
+		{"Parallel maxUnavailable 2 template change with pods Ready after 2s", 4, []setOpt{parallel, maxUnavailable(2)},
+			func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 4, 4, []int{3, 2, 1, 0}, []int{0, 1, 2, 3}, true, "2s"},
+		{"OnDelete template change", 3, []setOpt{onDelete}, func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 3, 0, nil, nil, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := "pf" + fmt.Sprint(len(c.name)) // short and distinct per case
 			ctx, ns, _, tr := begin(t, name, true)
 			set := newSet(name, c.replicas, c.opts...)
+			if c.readyDelay != "" {
+				set.Spec.Template.Annotations[annReadyDelay] = c.readyDelay
+				set.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0) // the pods go at once: podreaper
+			}
 			createSet(t, ctx, ns, set)
 			waitRolledOut(t, ctx, ns, name, c.replicas)
 			edit := getSet(t, ctx, ns, name)
@@ -71,8 +92,8 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 					Steps []struct {
 						Actions []string `json:"actions"` // "delete Pod web-3", "create Pod web-3 (revision B)"
 					} `json:"steps"`
-					Outcome struct{ Result string } `json:"outcome"`
-					Pace    string                  `json:"pace"`
+					Outcome struct{ Result, Duration string } `json:"outcome"`
+					Pace    string                            `json:"pace"`
 				} `json:"preview"`
 			}
 			if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -105,6 +126,7 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 			}
 
 			mark := tr.mark()
+			applied := time.Now()
 			if o, e, code := kubectl(t, ctx, "", "apply", "--server-side", "--force-conflicts", "-f", f); code != 0 {
 				t.Fatalf("kubectl apply: exit %d\n%s%s", code, o, e)
 			}
@@ -112,7 +134,18 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 				return s.Status.ObservedGeneration == s.Generation && s.Status.Replicas == c.end && s.Status.ReadyReplicas == c.end &&
 					s.Status.UpdatedReplicas == c.updated
 			})
+			took := time.Since(applied)
 			tr.waitFor(ctx, fmt.Sprintf("%d pods Ready", c.end), 3*time.Minute, func(v podView) bool { return v.count() == int(c.end) })
+			if c.readyDelay != "" { // measured, not judged: the table in README "Fidelity"
+				predicted, err := time.ParseDuration(res.Preview.Outcome.Duration)
+				if err != nil {
+					t.Fatalf("the preview's duration %q: %v", res.Preview.Outcome.Duration, err)
+				}
+				mu.Lock()
+				rows = append(rows, fmt.Sprintf("%-66s %9s %9s %6.2fx  %s", c.name, predicted.Round(100*time.Millisecond),
+					took.Round(100*time.Millisecond), took.Seconds()/predicted.Seconds(), res.Preview.Pace))
+				mu.Unlock()
+			}
 			wantOrdinals(t, "pods the controller deleted", ordinals(tr.stepsOf(stepTerminating, mark)), c.deleted...)
 			created := ordinals(tr.stepsOf(stepCreated, mark))
 			if c.createdInAnyOrder {

@@ -62,7 +62,7 @@ func (c KubeletConfig) Pace() string {
 			src = "the scenario's"
 		}
 	}
-	return fmt.Sprintf("a pod Running %s after it is created, Ready %s after that, gone %s after it is deleted (%s)",
+	return fmt.Sprintf("a pod Running %s after it is created, Ready %s after that, gone %s after it is deleted or its grace period if shorter (%s)",
 		Duration(durOr(c.StartDelay, DefaultStartDelay)), Duration(durOr(c.ReadyDelay, DefaultReadyDelay)),
 		Duration(durOr(c.TerminationDelay, DefaultTerminationDelay)), src)
 }
