@@ -65,6 +65,10 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 		{"scale up with pods Ready after 2s", 2, nil, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](5) }, 5, 5, nil, []int{2, 3, 4}, false, "2s"},
 		{"Parallel maxUnavailable 2 template change with pods Ready after 2s", 4, []setOpt{parallel, maxUnavailable(2)},
 			func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 4, 4, []int{3, 2, 1, 0}, []int{0, 1, 2, 3}, true, "2s"},
+		{"minReadySeconds 3 template change with pods Ready after 1s", 3, []setOpt{minReady(3)},
+			func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 3, 3, []int{2, 1, 0}, []int{2, 1, 0}, false, "1s"},
+		{"scale down deleting claims", 4, []setOpt{withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)},
+			func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](2) }, 2, 2, []int{3, 2}, nil, false, ""},
 		{"OnDelete template change", 3, []setOpt{onDelete}, func(s *appsv1.StatefulSet) { s.Spec.Template.Annotations[annVersion] = "v2" }, 3, 0, nil, nil, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -132,7 +136,7 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 			}
 			final := waitSet(t, ctx, ns, name, "the edit carried out", 3*time.Minute, func(s *appsv1.StatefulSet) bool {
 				return s.Status.ObservedGeneration == s.Generation && s.Status.Replicas == c.end && s.Status.ReadyReplicas == c.end &&
-					s.Status.UpdatedReplicas == c.updated
+					s.Status.AvailableReplicas == c.end && s.Status.UpdatedReplicas == c.updated // available: minReadySeconds passed
 			})
 			took := time.Since(applied)
 			tr.waitFor(ctx, fmt.Sprintf("%d pods Ready", c.end), 3*time.Minute, func(v podView) bool { return v.count() == int(c.end) })
