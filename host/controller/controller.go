@@ -278,13 +278,13 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 	// modules change: nothing else about it changed.
 	cfg.Modules.OnSupply(func() {
 		for _, c := range m.controllers {
-			c.enqueueNaming(abi.AnnotationModule)
+			c.enqueueNaming(abi.AnnotationModule, "")
 		}
 	})
 	if cfg.Policies != nil { // the same for a policy
 		cfg.Policies.OnSupply(func() {
 			for _, c := range m.controllers {
-				c.enqueueNaming(abi.AnnotationPolicies)
+				c.enqueueNaming(abi.AnnotationPolicies, "")
 			}
 		})
 	}
@@ -297,7 +297,7 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 	}
 	m.policyCaches = newPolicyCaches(client, cfg.Namespace, func(ns string) {
 		for _, c := range m.controllers {
-			c.enqueuePolicySets(ns)
+			c.enqueueNaming(abi.AnnotationPolicies, ns) // a budget or a node changed
 		}
 	})
 	return m, nil

@@ -47,14 +47,15 @@ func (c *Controller) registerHandlers(logger klog.Logger) {
 	c.pvcInformer.AddEventHandler(owned)
 }
 
-// enqueueNaming enqueues every set that carries the annotation (ordinal.dev/module, ordinal.dev/policies).
-func (c *Controller) enqueueNaming(annotation string) {
+// enqueueNaming enqueues every set of ns ("": every namespace) that carries the annotation (ordinal.dev/module,
+// ordinal.dev/policies).
+func (c *Controller) enqueueNaming(annotation, ns string) {
 	sets, err := c.setLister.List(labels.Everything())
 	if err != nil {
 		return
 	}
 	for _, s := range sets {
-		if _, ok := s.Annotations[annotation]; ok {
+		if _, ok := s.Annotations[annotation]; ok && (ns == "" || s.Namespace == ns) {
 			c.enqueue(s)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -190,19 +189,6 @@ func (p *policyCaches) context(ctx context.Context, ns string, pods []*corev1.Po
 		}
 	}
 	return budgets, nodes, nil
-}
-
-// enqueuePolicySets syncs again the sets of ns (every namespace: "") that name policies.
-func (c *Controller) enqueuePolicySets(ns string) {
-	sets, err := c.setLister.List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, s := range sets {
-		if _, ok := s.Annotations[abi.AnnotationPolicies]; ok && (ns == "" || s.Namespace == ns) {
-			c.enqueue(s)
-		}
-	}
 }
 
 // allowsMore reports whether a budget's change can let a held delete go: more disruptions allowed, its

@@ -193,6 +193,11 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 		if !held && a.Verb == abi.VerbUpdateStatus && opts.Status != nil {
 			statusWritten = true
 			if with := opts.Status(a, res.Held); with != nil {
+				if res.Plan == p { // the module's answer stays as it was: the plan carried out is a copy
+					carried := *p
+					carried.Actions = slices.Clone(p.Actions)
+					res.Plan, a = &carried, &carried.Actions[i]
+				}
 				rewritten[i] = [2]abi.Action{*a, *with}
 				*a = *with
 			}

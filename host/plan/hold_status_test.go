@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -73,5 +74,40 @@ func TestARefusedStatusWriteWithTheConditionGoesBackToTheModule(t *testing.T) {
 	_, err := plan.Apply(context.Background(), scope, first, w, plan.Options{Set: "web", Status: status, Replan: replan})
 	if err != nil && strings.Contains(err.Error(), "is not the refused write") {
 		t.Fatalf("the status write's refusal came back as a broken replan: %v", err)
+	}
+}
+
+// The status write Status rewrites is sent and reported as rewritten; the plan Apply was given, the module's
+// answer, keeps the module's own write.
+func TestStatusRewriteLeavesTheModulesPlanAlone(t *testing.T) {
+	scope, first := conformanceCase(t, "pod-states/parallel-steady-failed-web-1")
+	s := -1
+	for k, a := range first.Actions {
+		if a.Verb == abi.VerbUpdateStatus {
+			s = k
+		}
+	}
+	if s < 0 {
+		t.Fatal("the case's plan writes no status")
+	}
+	own := string(first.Actions[s].Object)
+	rewritten := json.RawMessage(`{"status":{"replicas":3,"conditions":[{"type":"PolicyHold","status":"False","reason":"NothingHeld"}]}}`)
+	status := func(a *abi.Action, _ []plan.HeldWrite) *abi.Action {
+		if a == nil {
+			return nil
+		}
+		out := *a
+		out.Object = rewritten
+		return &out
+	}
+	res, err := plan.Apply(context.Background(), scope, first, &fakeWriter{}, plan.Options{Set: "web", Status: status})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(first.Actions[s].Object) != own {
+		t.Fatalf("the module's plan was changed: its status write is now %s", first.Actions[s].Object)
+	}
+	if string(res.Plan.Actions[s].Object) != string(rewritten) {
+		t.Fatalf("the plan carried out sent %s, want the rewritten status", res.Plan.Actions[s].Object)
 	}
 }

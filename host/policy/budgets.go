@@ -38,14 +38,8 @@ func BudgetsOf(budgets []*policyv1.PodDisruptionBudget, pods []*corev1.Pod) ([]j
 	slices.SortFunc(budgets, func(a, b *policyv1.PodDisruptionBudget) int { return strings.Compare(a.Name, b.Name) })
 	var out []json.RawMessage
 	for _, pdb := range budgets {
-		if pdb.Spec.Selector == nil {
-			continue // policy/v1: selects nothing
-		}
-		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err != nil {
-			continue
-		}
-		if !selectsAny(sel, pods) {
+		sel := budgetSelector(pdb.Spec.Selector)
+		if sel == nil || !selectsAny(sel, pods) {
 			continue
 		}
 		pdb = pdb.DeepCopy() // a cache's objects are shared: the kind is set on a copy
@@ -58,6 +52,19 @@ func BudgetsOf(budgets []*policyv1.PodDisruptionBudget, pods []*corev1.Pod) ([]j
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// budgetSelector is a budget's selector as labels.Selector, nil when it selects nothing: policy/v1's budget
+// without a selector, or one that does not parse (its validation refuses those).
+func budgetSelector(s *metav1.LabelSelector) labels.Selector {
+	if s == nil {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return nil
+	}
+	return sel
 }
 
 func selectsAny(sel labels.Selector, pods []*corev1.Pod) bool {

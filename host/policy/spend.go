@@ -205,13 +205,10 @@ func (r *Run) unspend(ctx context.Context, u unspent, pod string) {
 	}
 }
 
-// selectsPod: b's selector selects a pod of those labels (policy/v1: no selector selects nothing).
+// selectsPod: b's selector selects a pod of those labels.
 func selectsPod(b *policyv1.PodDisruptionBudget, pod labels.Set) bool {
-	if b.Spec.Selector == nil {
-		return false
-	}
-	sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
-	return err == nil && sel.Matches(pod)
+	sel := budgetSelector(b.Spec.Selector)
+	return sel != nil && sel.Matches(pod)
 }
 
 // budgetEntry is a budget of the context as the sync's spends need it: its selector, read when a policy first
@@ -235,9 +232,7 @@ func (r *Run) loadLedger() {
 		if sel := b.Get("spec.selector"); sel.IsObject() {
 			var ls metav1.LabelSelector
 			if err := json.Unmarshal([]byte(sel.Raw), &ls); err == nil {
-				if s, err := metav1.LabelSelectorAsSelector(&ls); err == nil {
-					e.selector = s
-				}
+				e.selector = budgetSelector(&ls)
 			}
 		}
 		r.ledger[b.Get("metadata.name").String()] = e
