@@ -42,8 +42,13 @@ import (
 const (
 	annNeverReady = "e2e.ordinal.dev/never-ready" // "true": kwok runs the pod but never makes it Ready
 	annVersion    = "e2e.ordinal.dev/version"     // changed to make a new revision
-	annReadyDelay = "e2e.ordinal.dev/ready-delay" // a Go duration: kwok makes the pod Running and Ready that long after its creation
-	testTimeout   = 4 * time.Minute
+	// How long kwok and hack/podreaper take with a pod (Go durations; scripts/localk8s/kwok/pod-paced.yaml): with
+	// annStartDelay set, the pod is Running that long after its creation and Ready annReadyDelay after that;
+	// deleted, it is gone annTerminationDelay later (at most its grace period).
+	annStartDelay       = "e2e.ordinal.dev/start-delay"
+	annReadyDelay       = "e2e.ordinal.dev/ready-delay"
+	annTerminationDelay = "e2e.ordinal.dev/termination-delay"
+	testTimeout         = 4 * time.Minute
 )
 
 func firstLines(s string, n int) string {

@@ -11,6 +11,10 @@
 // again. A pod bound to a node and still Pending after --resync-after gets an annotation
 // (localk8s.ordinal.dev/status-resync), whose update event makes kwok play the stage again.
 //
+// A pod annotated e2e.ordinal.dev/termination-delay (a Go duration) is removed that long after the deletion is
+// seen (at most its grace period, when a kubelet would kill it): containers that take time to stop, which the
+// e2e tests compare previews against.
+//
 // Usage: podreaper --kubeconfig FILE [--delay 0s]
 package main
 
@@ -72,11 +76,12 @@ func run(kubeconfig string, delay, resyncAfter time.Duration) error {
 		if _, busy := inFlight.LoadOrStore(p.UID, struct{}{}); busy {
 			return
 		}
+		wait := terminationDelay(p, delay)
 		go func() {
 			defer inFlight.Delete(p.UID)
-			if delay > 0 {
+			if wait > 0 {
 				select {
-				case <-time.After(delay):
+				case <-time.After(wait):
 				case <-ctx.Done():
 					return
 				}
@@ -119,6 +124,26 @@ func run(kubeconfig string, delay, resyncAfter time.Duration) error {
 	ctrl.RunWithContext(ctx)
 	logf("stopped")
 	return nil
+}
+
+// terminationAnnotation is how long a pod's containers take to stop (a Go duration).
+const terminationAnnotation = "e2e.ordinal.dev/termination-delay"
+
+// terminationDelay is how long to wait before removing the deleted pod p: its annotation's delay, or def,
+// at most its deletion grace period (a kubelet kills what has not stopped by then).
+func terminationDelay(p *corev1.Pod, def time.Duration) time.Duration {
+	d := def
+	if v, ok := p.Annotations[terminationAnnotation]; ok {
+		if a, err := time.ParseDuration(v); err == nil && a >= 0 {
+			d = a
+		} else {
+			logf("pod %s/%s: %s=%q is not a duration; using %s", p.Namespace, p.Name, terminationAnnotation, v, def)
+		}
+	}
+	if g := p.DeletionGracePeriodSeconds; g != nil && d > time.Duration(*g)*time.Second {
+		d = time.Duration(*g) * time.Second
+	}
+	return d
 }
 
 const resyncAnnotation = "localk8s.ordinal.dev/status-resync"

@@ -320,7 +320,7 @@ fields other managers own and the file omits are kept.
 			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
 			res, err := preview.Preview(ctx, preview.Input{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
 				Features: features, Model: rollout.model, Now: time.Now(), Budget: rollout.budget(), Progress: prog.update,
-				Budgets: pctx.Budgets, Nodes: pctx.Nodes, Signals: pctx.Signals})
+				Budgets: pctx.Budgets, Nodes: pctx.Nodes, Signals: pctx.Signals, Events: preview.SetEvents(ctx, c, old)})
 			prog.done()
 			if err != nil {
 				var we *wasm.Error

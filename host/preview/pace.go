@@ -1,24 +1,29 @@
 package preview
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
 )
 
-// learnPace sets the delays model's pace from the set's own pods, as they came up: the median time from a
+// learnPace sets the delays model's pace from the set's own pods, as they came up: the typical time from a
 // pod's creation to its first container running (its kubelet start) and from there to its Ready condition
 // turning True. A live set's pods are what its next pods will be like (their image pulls, their readiness
 // probes), where the defaults (2 s and 3 s) are anyone's. Pods without both times (not Ready, not started,
 // a Ready condition older than their start) do not count; with none, the model keeps its delays. How long a
-// pod takes to go is not shown by live pods: the termination delay stays the model's (at most the pod's
-// grace period).
-func learnPace(kc *replay.KubeletConfig, pods []*corev1.Pod) {
-	if kc.Model == replay.ModelTick || kc.StartDelay != nil || kc.ReadyDelay != nil {
+// pod takes to go no live pod shows; the set's events do (terminationPace), else it stays the model's.
+func learnPace(kc *replay.KubeletConfig, pods []*corev1.Pod, events []corev1.Event) {
+	if kc.Model == replay.ModelTick || kc.StartDelay != nil || kc.ReadyDelay != nil || kc.TerminationDelay != nil {
 		return // the harness's model, or delays someone chose
 	}
 	var starts, readies []time.Duration
@@ -28,13 +33,98 @@ func learnPace(kc *replay.KubeletConfig, pods []*corev1.Pod) {
 			starts, readies = append(starts, start), append(readies, ready)
 		}
 	}
-	if len(starts) == 0 {
-		return
+	terms := terminationPace(pods, events)
+	var learned []string
+	if len(starts) > 0 {
+		start, ready := replay.Duration(typical(starts)), replay.Duration(typical(readies))
+		kc.StartDelay, kc.ReadyDelay = &start, &ready
+		learned = append(learned, fmt.Sprintf("%d of the set's pods: each one's creation to its first container running, and that to Ready (interquartile means)", len(starts)))
 	}
-	start, ready := replay.Duration(median(starts)), replay.Duration(median(readies))
-	kc.StartDelay, kc.ReadyDelay = &start, &ready
-	kc.Source = fmt.Sprintf("learned from %d of the set's pods: the median of each one's creation to its first container running, and of that to Ready; "+
-		"the termination delay is the model's", len(starts))
+	if len(terms) > 0 {
+		term := replay.Duration(typical(terms))
+		kc.TerminationDelay = &term
+		plural := map[bool]string{true: "s"}[len(terms) > 1]
+		learned = append(learned, fmt.Sprintf("%d replacement%s in the set's events: a pod's deletion to its successor's creation (interquartile mean)", len(terms), plural))
+	}
+	switch {
+	case len(learned) == 0:
+		return
+	case kc.TerminationDelay == nil:
+		learned = append(learned, "the termination delay is the model's")
+	case kc.StartDelay == nil:
+		learned = append(learned, "the start and Ready delays are the model's")
+	}
+	kc.Source = "learned from " + strings.Join(learned, "; ")
+}
+
+// terminationPace is how long the set's pods took to go, from its events: a pod the controller deleted
+// (SuccessfulDelete, upstream's "Delete Pod NAME in StatefulSet SET successful", kube-controller-manager's and
+// Ordinal's alike) and created again (the live pod of that name, created after the delete) was gone that long
+// before its successor came, the controller acting at once on a pod gone. A gap longer than the pod's grace
+// period (plus a kubelet's slack) is not a replacement (a scale down, and a scale up later) and does not count.
+// Events are kept an hour by default and at a second's precision: the pace of the set's last rollouts.
+func terminationPace(pods []*corev1.Pod, events []corev1.Event) []time.Duration {
+	deleted := map[string]time.Time{} // pod name -> the last time the controller deleted it
+	for i := range events {
+		e := &events[i]
+		if e.Reason != "SuccessfulDelete" {
+			continue
+		}
+		w := strings.Fields(strings.TrimPrefix(e.Message, "(combined from similar events): "))
+		if len(w) != 7 || !strings.EqualFold(w[0], "delete") || w[1] != "Pod" || w[3] != "in" || w[6] != "successful" {
+			continue
+		}
+		if at := eventTime(e); at.After(deleted[w[2]]) {
+			deleted[w[2]] = at
+		}
+	}
+	var out []time.Duration
+	for _, p := range pods {
+		del, ok := deleted[p.Name]
+		created := p.CreationTimestamp.Time
+		if !ok || p.CreationTimestamp.IsZero() || created.Before(del) {
+			continue
+		}
+		grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+		if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+			grace = *g
+		}
+		if gap := created.Sub(del); gap <= time.Duration(grace)*time.Second+terminationSlack {
+			out = append(out, gap)
+		}
+	}
+	return out
+}
+
+// SetEvents lists the events of set (by its uid), from which the delays model learns how long the set's pods
+// take to go. Nil for a set not yet created, and when they cannot be read (no permission to list events, say):
+// the termination delay then stays the model's, and the preview's pace says so.
+func SetEvents(ctx context.Context, c kubernetes.Interface, set *appsv1.StatefulSet) []corev1.Event {
+	if set == nil || set.UID == "" || c == nil {
+		return nil
+	}
+	sel := fields.OneTermEqualSelector("involvedObject.uid", string(set.UID)).String()
+	l, err := c.CoreV1().Events(set.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return nil
+	}
+	return l.Items
+}
+
+// terminationSlack is how much past its grace period a pod may take to go and still count as replaced: the
+// kubelet's kill and report, the controller's next sync.
+const terminationSlack = 5 * time.Second
+
+// eventTime is when an event last happened: its series' last observation, its last timestamp or its time.
+func eventTime(e *corev1.Event) time.Time {
+	t := e.LastTimestamp.Time
+	if e.EventTime.After(t) {
+		t = e.EventTime.Time
+	}
+	if e.Series != nil && e.Series.LastObservedTime.After(t) {
+		t = e.Series.LastObservedTime.Time
+	}
+	return t
 }
 
 // podPace is how long p took from creation to running and from running to Ready (ok false: it does not say).
@@ -67,8 +157,17 @@ func podPace(p *corev1.Pod) (start, ready time.Duration, ok bool) {
 	return running.Sub(created), readyAt.Sub(running), true
 }
 
-func median(ds []time.Duration) time.Duration {
+// typical is the interquartile mean of ds: the mean of its middle half (all of it below four). The times it
+// is learned from are whole seconds (creation, container start, conditions, events): each difference is the
+// true one rounded up or down by the fractions cut off, which a mean evens out and a median keeps (of 1.2 s
+// delays, most differences read 1 s); the extremes left out are a pod that hung once, or a restart.
+func typical(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return s[len(s)/2]
+	q := len(s) / 4
+	var sum time.Duration
+	for _, d := range s[q : len(s)-q] {
+		sum += d
+	}
+	return sum / time.Duration(len(s)-2*q)
 }

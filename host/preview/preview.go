@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -49,6 +50,9 @@ type Input struct {
 	// objects as the API server returns them, and the signals.
 	Budgets, Nodes []json.RawMessage
 	Signals        map[string]json.RawMessage
+	// Events of the set (involvedObject the set; nil: none), from which the delays model learns how long its
+	// pods take to go.
+	Events []corev1.Event
 }
 
 // Preview builds the controller's snapshot of the set as it is (the old object, or for a create the new
@@ -76,7 +80,7 @@ func Preview(ctx context.Context, in Input) (*Result, error) {
 	}
 	sc.Manifests = append(append(sc.Manifests, in.Budgets...), in.Nodes...)
 	if in.Model != replay.ModelTick {
-		learnPace(&sc.Kubelet, sel.Pods) // the next pods come up as the set's own did
+		learnPace(&sc.Kubelet, sel.Pods, in.Events) // the next pods come up as the set's own did
 	}
 	sc.Signals = in.Signals
 	edited := in.New.DeepCopy()

@@ -3,6 +3,7 @@ package preview
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,21 +86,79 @@ func TestPaceIsLearnedFromTheSetsPods(t *testing.T) {
 		gone,
 	}
 	var kc replay.KubeletConfig
-	learnPace(&kc, pods)
+	learnPace(&kc, pods, nil)
 	if kc.StartDelay == nil || time.Duration(*kc.StartDelay) != 6*time.Second || time.Duration(*kc.ReadyDelay) != 30*time.Second {
-		t.Fatalf("learned %+v: want the medians, start 6s and Ready 30s", kc)
+		t.Fatalf("learned %+v: want the means, start 6s and Ready 30s", kc)
 	}
 	if p := kc.Pace(); !strings.Contains(p, "Running 6s after it is created, Ready 30s after that") || !strings.Contains(p, "learned from 3 of the set's pods") {
 		t.Fatalf("pace %q", p)
 	}
 	var none replay.KubeletConfig
-	learnPace(&none, pods[3:])
+	learnPace(&none, pods[3:], nil)
 	if none.StartDelay != nil || !strings.Contains(none.Pace(), "(the defaults)") {
 		t.Fatalf("no pod says its pace: %+v, %q", none, none.Pace())
 	}
 	chosen := replay.KubeletConfig{Model: replay.ModelTick}
-	learnPace(&chosen, pods)
+	learnPace(&chosen, pods, nil)
 	if chosen.StartDelay != nil {
 		t.Fatalf("the tick model learned a pace: %+v", chosen)
+	}
+}
+
+// How long the set's pods take to go is learned from its events: a pod the controller deleted and created
+// again was gone from the delete to its successor's creation. A gap longer than the pod's grace period is
+// not a replacement; other events, and deletes after the live pod's creation, say nothing.
+func TestTerminationPaceIsLearnedFromTheSetsEvents(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	pod := func(name string, created time.Duration) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(created))}}
+	}
+	event := func(reason, msg string, at time.Duration) corev1.Event {
+		return corev1.Event{Reason: reason, Message: msg, LastTimestamp: metav1.NewTime(t0.Add(at))}
+	}
+	pods := []*corev1.Pod{pod("web-0", 10*time.Second), pod("web-1", 2*time.Second), pod("web-2", 4*time.Second),
+		pod("web-3", 200*time.Second), pod("web-4", 0)}
+	events := []corev1.Event{
+		event("SuccessfulDelete", "Delete Pod web-0 in StatefulSet web successful", -50*time.Second), // an older delete of web-0
+		event("SuccessfulDelete", "delete Pod web-0 in StatefulSet web successful", 6*time.Second),
+		event("SuccessfulDelete", "Delete Pod web-1 in StatefulSet web successful", 0),
+		event("SuccessfulDelete", "(combined from similar events): Delete Pod web-2 in StatefulSet web successful", time.Second),
+		event("SuccessfulDelete", "Delete Pod web-3 in StatefulSet web successful", 0),           // 200 s later: a scale up
+		event("SuccessfulDelete", "delete Pod web-4 in StatefulSet web successful", time.Second), // after web-4's creation
+		event("SuccessfulCreate", "Create Pod web-4 in StatefulSet web successful", -time.Second),
+		event("FailedDelete", "Delete Pod web-4 in StatefulSet web failed error: x", -2*time.Second),
+	}
+	got := terminationPace(pods, events)
+	slices.Sort(got)
+	if want := []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second}; !slices.Equal(got, want) {
+		t.Fatalf("termination gaps %v, want %v (web-2, web-1, web-0)", got, want)
+	}
+	var kc replay.KubeletConfig
+	learnPace(&kc, pods, events)
+	if kc.TerminationDelay == nil || time.Duration(*kc.TerminationDelay) != 3*time.Second || kc.StartDelay != nil {
+		t.Fatalf("learned %+v: want termination 3s (the mean of 2, 3 and 4 s) and the model's start and Ready", kc)
+	}
+	if p := kc.Pace(); !strings.Contains(p, "gone 3s after it is deleted") || !strings.Contains(p, "3 replacements in the set's events") ||
+		!strings.Contains(p, "the start and Ready delays are the model's") {
+		t.Fatalf("pace %q", p)
+	}
+}
+
+// The typical delay is the mean of the middle half: whole-second readings of a 1.2 s delay average near it,
+// and a pod that hung once does not move it.
+func TestTypicalIsTheInterquartileMean(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{[]time.Duration{s}, s},
+		{[]time.Duration{2 * s, s}, 1500 * time.Millisecond},
+		{[]time.Duration{s, 2 * s, s, 2 * s, s, s}, 1250 * time.Millisecond}, // the middle four of six: 1, 1, 1, 2 s
+		{[]time.Duration{s, 60 * s, s, 2 * s}, 1500 * time.Millisecond},
+	} {
+		if got := typical(c.in); got != c.want {
+			t.Errorf("typical(%v) = %s, want %s", c.in, got, c.want)
+		}
 	}
 }

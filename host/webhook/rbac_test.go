@@ -9,7 +9,8 @@ import (
 
 // The webhook's deployed RBAC (examples/deploy/webhook/rbac.yaml) grants exactly what its code uses: the
 // informers of InformerSource (pods, ControllerRevisions, claims: list and watch), the event recorder
-// of its RolloutPreview events (core events: create, and patch for a repeat) and what a set's policies read
+// of its RolloutPreview events (core events: create, and patch for a repeat), the set's own events a preview
+// learns its pods' termination pace from (list) and what a set's policies read
 // (PodDisruptionBudgets and nodes: list). e2e TestWebhookApply runs
 // the webhook with a token of the deployed ServiceAccount under it.
 func TestDeployedWebhookRBACIsLeastPrivilege(t *testing.T) {
@@ -17,7 +18,8 @@ func TestDeployedWebhookRBACIsLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	used := map[string]string{"/events create": "the event recorder", "/events patch": "the event recorder, for a repeated event"}
+	used := map[string]string{"/events create": "the event recorder", "/events patch": "the event recorder, for a repeated event",
+		"/events list": "preview.SetEvents: the set's events, its pods' termination pace"}
 	// --module-configmap=ordinal-system/ordinal-module (host/cli's configMapModules, by name)
 	used["/configmaps:ordinal-module list"], used["/configmaps:ordinal-module watch"] = "WatchModuleConfigMap", "WatchModuleConfigMap"
 	for _, r := range []string{"/pods", "apps/controllerrevisions", "/persistentvolumeclaims"} {

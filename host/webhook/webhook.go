@@ -475,6 +475,7 @@ func (s *Server) preview(ctx context.Context, t controller.Target, old, cur *app
 			return nil, fmt.Errorf("reading what the set's policies read: %w", err)
 		}
 		in.Budgets, in.Nodes, in.Signals = pctx.Budgets, pctx.Nodes, pctx.Signals
+		in.Events = preview.SetEvents(ctx, s.cfg.Client, old) // how long its pods take to go: the preview's pace
 	}
 	return preview.Preview(ctx, in)
 }
