@@ -14,12 +14,13 @@ import (
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 // rolloutObjects is a settled n-pod set whose template just changed, as the informers hold it: the
 // sync creates a revision, deletes the top pod and writes status.
-func rolloutObjects(n int) Objects {
+func rolloutObjects(n int) snapshot.Objects {
 	replicas := int32(n)
 	tmpl := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
@@ -38,7 +39,7 @@ func rolloutObjects(n int) Objects {
 			UpdatedReplicas: replicas, AvailableReplicas: replicas, CurrentRevision: "web-old", UpdateRevision: "web-old"},
 	}
 	*set.Spec.RevisionHistoryLimit = 10
-	o := Objects{Set: set, Revisions: []*appsv1.ControllerRevision{{
+	o := snapshot.Objects{Set: set, Revisions: []*appsv1.ControllerRevision{{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-old", Namespace: "ns", UID: "rev-uid", ResourceVersion: "11", Labels: map[string]string{"app": "web"},
 			OwnerReferences: ctrlRef("StatefulSet", "web", "set-uid")},
 		Data: runtime.RawExtension{Raw: []byte(`{"spec":{"template":{"$patch":"replace"}}}`)}, Revision: 1}}}
@@ -73,7 +74,7 @@ func BenchmarkSyncStages(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Close(ctx)
-	snap, err := BuildSnapshot(objs, StatefulSetTarget, now, nil)
+	snap, err := snapshot.Build(objs, snapshot.StatefulSetTarget, now, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,16 +89,16 @@ func BenchmarkSyncStages(b *testing.B) {
 	b.Run("snapshot/encode-all", func(b *testing.B) {
 		b.SetBytes(int64(len(snap.JSON)))
 		for b.Loop() {
-			if _, err := BuildSnapshot(objs, StatefulSetTarget, now, nil); err != nil {
+			if _, err := snapshot.Build(objs, snapshot.StatefulSetTarget, now, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("snapshot/cached", func(b *testing.B) {
-		cache := &EncodeCache{}
+		cache := &snapshot.EncodeCache{}
 		b.SetBytes(int64(len(snap.JSON)))
 		for b.Loop() {
-			if _, err := buildSnapshot(objs, StatefulSetTarget, now, nil, cache); err != nil {
+			if _, err := cache.Build(objs, snapshot.StatefulSetTarget, now, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -118,16 +119,16 @@ func BenchmarkSyncStages(b *testing.B) {
 		p := objs.Pods[0].DeepCopy()
 		p.ResourceVersion += "9"
 		changed.Pods[0] = p
-		worlds := [2]Objects{objs, changed}
-		cache, s := &EncodeCache{}, m.NewSession()
+		worlds := [2]snapshot.Objects{objs, changed}
+		cache, s := &snapshot.EncodeCache{}, m.NewSession()
 		i := 0
 		for b.Loop() {
 			i++
-			snap, err := buildSnapshot(worlds[i%2], StatefulSetTarget, now, nil, cache)
+			snap, err := cache.Build(worlds[i%2], snapshot.StatefulSetTarget, now, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := snap.laidOut(s).Reconcile(ctx, snap.JSON); err != nil {
+			if _, err := snap.LaidOut(s).Reconcile(ctx, snap.JSON); err != nil {
 				b.Fatal(err)
 			}
 		}
