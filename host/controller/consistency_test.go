@@ -14,6 +14,8 @@ import (
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 type fakeRV struct{ rv string }
@@ -109,7 +111,7 @@ func TestStaleSkipsDoNotGrowTheErrorBackoff(t *testing.T) {
 	}
 	ref := &module.Ref{}
 	ref.Install(base, module.InfoOf(base), func() { base.Close(ctx) })
-	c := newFakeController(t, ctx, ref, &fakeAPI{}, testSet())
+	c := newFakeController(t, ctx, ref, &fakeAPI{}, kubetest.Set())
 	// a queue on a clock that never moves: delayed adds stay delayed, so each round's Add is the only copy
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: clocktesting.NewFakeClock(time.Unix(0, 0))})

@@ -20,6 +20,8 @@ import (
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 // A set chooses its module with ordinal.dev/module: the extended module pauses a set that asks for it
@@ -52,7 +54,7 @@ func TestSetChoosesItsModule(t *testing.T) {
 		{"unknown module", map[string]string{abi.AnnotationModule: "nope"}, false, "Warning UnknownModule"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			set := defaulted(t, testSet())
+			set := defaulted(t, kubetest.Set())
 			set.Spec.Replicas = ptr.To[int32](1)
 			set.Annotations = tc.annotations
 			objs := []runtime.Object{set}

@@ -29,6 +29,8 @@ import (
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 // Test modules (testdata/modules/build.sh).
@@ -240,13 +242,13 @@ func TestHostileModuleStoppedByFirewall(t *testing.T) {
 
 	for _, attack := range []string{"", "delete-foreign-pod", "create-other-namespace", "delete-pvc", "patch-foreign-pod", "status-other-set"} {
 		t.Run("attack="+attack, func(t *testing.T) {
-			set := testSet()
+			set := kubetest.Set()
 			set.Spec.Replicas = ptr.To[int32](2)
 			set.Annotations = map[string]string{"ordinal.dev/hostile": attack}
 			objs := []runtime.Object{set,
-				pod("web-0", "ns", map[string]string{"app": "web"}, ctrlRef("StatefulSet", "web", "set-uid")),
-				pod("web-1", "ns", map[string]string{"app": "web"}, ctrlRef("StatefulSet", "web-legacy", "other-uid")),
-				pod("db-0", "ns", map[string]string{"app": "db"}, ctrlRef("StatefulSet", "db", "db-uid")),
+				kubetest.Pod("web-0", "ns", map[string]string{"app": "web"}, kubetest.ControllerRef("StatefulSet", "web", "set-uid")),
+				kubetest.Pod("web-1", "ns", map[string]string{"app": "web"}, kubetest.ControllerRef("StatefulSet", "web-legacy", "other-uid")),
+				kubetest.Pod("db-0", "ns", map[string]string{"app": "db"}, kubetest.ControllerRef("StatefulSet", "db", "db-uid")),
 				&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns", UID: "claim-uid"}},
 			}
 			api := &fakeAPI{}

@@ -16,6 +16,8 @@ import (
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 // rolloutObjects is a settled n-pod set whose template just changed, as the informers hold it: the
@@ -41,13 +43,13 @@ func rolloutObjects(n int) snapshot.Objects {
 	*set.Spec.RevisionHistoryLimit = 10
 	o := snapshot.Objects{Set: set, Revisions: []*appsv1.ControllerRevision{{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-old", Namespace: "ns", UID: "rev-uid", ResourceVersion: "11", Labels: map[string]string{"app": "web"},
-			OwnerReferences: ctrlRef("StatefulSet", "web", "set-uid")},
+			OwnerReferences: kubetest.ControllerRef("StatefulSet", "web", "set-uid")},
 		Data: runtime.RawExtension{Raw: []byte(`{"spec":{"template":{"$patch":"replace"}}}`)}, Revision: 1}}}
 	ready := metav1.NewTime(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	for i := range n {
 		name := fmt.Sprintf("web-%d", i)
-		p := pod(name, "ns", map[string]string{"app": "web", "controller-revision-hash": "web-old",
-			"statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": fmt.Sprint(i)}, ctrlRef("StatefulSet", "web", "set-uid"))
+		p := kubetest.Pod(name, "ns", map[string]string{"app": "web", "controller-revision-hash": "web-old",
+			"statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": fmt.Sprint(i)}, kubetest.ControllerRef("StatefulSet", "web", "set-uid"))
 		p.ResourceVersion = fmt.Sprint(100 + i)
 		p.Spec = *tmpl.Spec.DeepCopy()
 		p.Spec.Containers[0].Image = "registry.k8s.io/nginx-slim:0.27"

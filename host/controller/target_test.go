@@ -21,6 +21,8 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 func TestCustomSetInformer(t *testing.T) {
@@ -174,7 +176,7 @@ func TestManagerRefusesAMissingCRD(t *testing.T) {
 // The informer transform keeps who wrote what when (otherController reads it), not the field sets: the
 // snapshot, built from the informers' objects, never carries managedFields (snapshot.Build drops them).
 func TestInformerTransformTrimsManagedFields(t *testing.T) {
-	p := pod("web-0", "ns", nil, ctrlRef("StatefulSet", "web", "set-uid"))
+	p := kubetest.Pod("web-0", "ns", nil, kubetest.ControllerRef("StatefulSet", "web", "set-uid"))
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
 		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}}
 	obj, _ := trimManagedFields(p)

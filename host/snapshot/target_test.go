@@ -104,7 +104,7 @@ func TestCustomSetSnapshotIsDefaultedAsAPIServer(t *testing.T) {
 // set is taken as the API server stored it (no second validation).
 
 func TestCustomSetRefusedAsAPIServer(t *testing.T) {
-	set := testSet()
+	set := kubetest.Set()
 	set.Spec.Template.Labels = map[string]string{"app": "other"}
 	_, err := Build(Objects{Set: set}, CRDTarget, time.Unix(1e9, 0), nil)
 	var invalid *InvalidSetError
