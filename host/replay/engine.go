@@ -226,7 +226,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	}
 	e.api.HarnessCollector = cfg.Model == ModelTick
 	e.kube = newKubelet(cfg, e.api, e.clock, e.timers)
-	e.kube.nodes = e.nodeNames()
+	e.kube.SetNodes(e.nodeNames())
 	e.seedKubelet()
 	var err error
 	if cfg.Model == ModelTick {

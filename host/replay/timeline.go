@@ -132,7 +132,7 @@ type Outcome struct {
 // read once per change of the pod (record), for the set's membership rule of podsOfMembers; its letter is
 // given when it is read, in name order, as letters are handed out as revisions appear.
 func (e *engine) podStates() PodGrid {
-	members := kube.MembersOfJSON(e.api.set)
+	members := kube.MembersOfJSON(e.api.StatefulSet())
 	all := false
 	if k := members.Key(); k != e.podsOfMembers { // another set (or its deletion): every pod read again
 		all = true
@@ -173,7 +173,7 @@ func (e *engine) labelRevisions() {
 	}
 	var list []rv
 	for _, n := range e.api.Names(kindRevision) {
-		num, _ := jsonobj.GetInt(e.api.objs[kindRevision][n], "revision")
+		num, _ := jsonobj.GetInt(e.api.Get(kindRevision, n), "revision")
 		list = append(list, rv{n, num})
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].n < list[j].n })
@@ -241,10 +241,10 @@ func (e *engine) statusOf(st Obj) string {
 }
 
 func (e *engine) statusLine() string {
-	if e.api.set == nil {
+	if e.api.StatefulSet() == nil {
 		return "StatefulSet deleted"
 	}
-	return e.statusOf(jsonobj.GetObj(e.api.set, "status"))
+	return e.statusOf(jsonobj.GetObj(e.api.StatefulSet(), "status"))
 }
 
 // finish classifies how the replay ended.
@@ -286,7 +286,7 @@ func (e *engine) finish() {
 		}
 		return
 	}
-	ss := e.api.set
+	ss := e.api.StatefulSet()
 	if ss == nil {
 		out.Result, out.Summary = "complete", "the StatefulSet was deleted"
 		return
@@ -300,7 +300,7 @@ func (e *engine) finish() {
 	present := map[int]bool{}
 	members := kube.MembersOfJSON(ss) // a pod that is not the set's never makes its rollout stuck
 	for _, n := range e.api.Names(kindPod) {
-		p := e.api.objs[kindPod][n]
+		p := e.api.Get(kindPod, n)
 		ord, ok := members.PodJSON(p)
 		if !ok {
 			continue
