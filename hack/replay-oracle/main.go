@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 
@@ -60,7 +61,7 @@ func main() {
 			continue
 		}
 		tl, err := replay.Run(ctx, sc, replay.Options{Module: m, Model: replay.ModelTick,
-			LoadModule: func(ctx context.Context, _ string) (replay.Reconciler, error) { return m, nil }})
+			LoadModule: func(ctx context.Context, _ string) (hostplan.Reconciler, error) { return m, nil }})
 		if err != nil {
 			fatal("%s: %v", f, err)
 		}

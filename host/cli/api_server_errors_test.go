@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // kubeconfigFor writes a kubeconfig whose cluster is server.
@@ -81,7 +81,7 @@ func TestWatchSaysWhenItRetries(t *testing.T) {
 	s := &statusView{format: "text", out: &strings.Builder{}, errOut: said}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.watch(ctx, cfg, client, controller.Target{}, "default", "web") }()
+	go func() { done <- s.watch(ctx, cfg, client, snapshot.Target{}, "default", "web") }()
 	select {
 	case <-said.seen:
 	case err := <-done:

@@ -22,6 +22,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/module"
+	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 type controllerOptions struct {
@@ -128,11 +131,11 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 }
 
 // targets are the kinds reconciled: Ordinal's own always, apps/v1 with --apps-v1.
-func (o *controllerOptions) targets() []controller.Target {
+func (o *controllerOptions) targets() []snapshot.Target {
 	if o.appsV1 {
-		return []controller.Target{controller.CRDTarget, controller.StatefulSetTarget}
+		return []snapshot.Target{snapshot.CRDTarget, snapshot.StatefulSetTarget}
 	}
-	return []controller.Target{controller.CRDTarget}
+	return []snapshot.Target{snapshot.CRDTarget}
 }
 
 func setupLogging(stderr interface{ Write([]byte) (int, error) }, format string, v int) (*slog.Logger, error) {
@@ -193,7 +196,7 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	if err != nil {
 		return err
 	}
-	defer ref.Install(nil, controller.ModuleInfo{}, nil) // releases the active module once idle
+	defer ref.Install(nil, module.Info{}, nil) // releases the active module once idle
 	_, info := ref.Load()
 	logger.Info("Loaded reconcile module", "module", info.Describe.Module, "version", info.Describe.ModuleVersion,
 		"kubernetesVersion", info.Describe.KubernetesVersion, "digest", info.Digest, "source", info.Source)
@@ -342,11 +345,11 @@ func startServers(ctx context.Context, o *controllerOptions, m *controller.Metri
 }
 
 // watchSignals keeps the signals of --signals-configmap current (nil when the flag is not set).
-func watchSignals(ctx context.Context, restCfg *rest.Config, ref string) (*controller.Signals, error) {
+func watchSignals(ctx context.Context, restCfg *rest.Config, ref string) (*policy.Signals, error) {
 	if ref == "" {
 		return nil, nil
 	}
-	ns, name, err := controller.SignalsConfigMapRef(ref)
+	ns, name, err := policy.SignalsConfigMapRef(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +357,7 @@ func watchSignals(ctx context.Context, restCfg *rest.Config, ref string) (*contr
 	if err != nil {
 		return nil, err
 	}
-	s := &controller.Signals{}
+	s := &policy.Signals{}
 	go controller.WatchSignals(ctx, s, client, ns, name)
 	return s, nil
 }

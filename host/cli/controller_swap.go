@@ -18,7 +18,9 @@ import (
 	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
 )
@@ -27,8 +29,8 @@ import (
 // checks later ones. A --module file must pass the same checks as a hot-swapped
 // module (conformance cases included) or the controller does not start (exit 4);
 // the embedded module is the one the project's tests hold to those cases.
-func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions, features map[string]bool) (*controller.ModuleRef, *controller.Swapper, error) {
-	ref := &controller.ModuleRef{}
+func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions, features map[string]bool) (*module.Ref, *module.Swapper, error) {
+	ref := &module.Ref{}
 	swapper, err := newModuleGate(mopts, ref, o.skipModuleGate, features)
 	if err != nil {
 		return nil, nil, err
@@ -55,14 +57,14 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 			return nil, nil, rerr
 		}
 		if m, _, err = swapper.Check(ctx, code); err != nil {
-			var re *controller.RefusedError
-			if errors.As(err, &re) && re.Reason == controller.RefusedFeatures {
+			var re *module.RefusedError
+			if errors.As(err, &re) && re.Reason == module.RefusedFeatures {
 				return nil, nil, withCode(ExitUsage, err)
 			}
 			return nil, nil, withCode(ExitModuleFailure, err)
 		}
 	}
-	info := controller.ModuleInfoOf(m)
+	info := module.InfoOf(m)
 	info.Source = source
 	ref.Install(m, info, func() { _ = m.Close(context.Background()) })
 	return ref, swapper, nil
@@ -71,7 +73,7 @@ func startModule(ctx context.Context, mopts *moduleOptions, o *controllerOptions
 // startModuleWatchers starts the hot-swap sources: the --module file (polled)
 // and --module-configmap. They run for the life of the process, on standbys too,
 // so a standby that takes over already runs the newest module.
-func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *moduleOptions, o *controllerOptions, s *controller.Swapper, reg *controller.Registry, pols *policy.Registry, m *controller.Metrics) error {
+func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *moduleOptions, o *controllerOptions, s *module.Swapper, reg *module.Registry, pols *policy.Registry, m *controller.Metrics) error {
 	s.SetMetrics(m)
 	if (mopts.path == "" || o.modulePoll <= 0) && o.moduleConfigMap == "" {
 		return nil
@@ -89,7 +91,7 @@ func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *modul
 		obj := moduleEventObject(o)
 		logger.Info("Watching the module file for hot swaps", "path", mopts.path, "interval", o.modulePoll.String(),
 			"events", obj.Kind+" "+obj.Namespace+"/"+obj.Name)
-		go controller.WatchModuleFile(ctx, s, mopts.path, o.modulePoll, 0, obj)
+		go module.WatchModuleFile(ctx, s, mopts.path, o.modulePoll, 0, obj)
 	}
 	if o.moduleConfigMap != "" {
 		ns, name, ok := strings.Cut(o.moduleConfigMap, "/")
@@ -97,7 +99,7 @@ func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *modul
 			return fmt.Errorf("--module-configmap must be NAMESPACE/NAME, not %q", o.moduleConfigMap)
 		}
 		logger.Info("Watching a ConfigMap for hot swaps", "configMap", o.moduleConfigMap, "key", o.moduleConfigMapKey)
-		go controller.WatchModuleConfigMap(ctx, s, reg, pols, s.CheckOnly, client, ns, name, o.moduleConfigMapKey)
+		go module.WatchModuleConfigMap(ctx, s, reg, pols, s.CheckOnly, client, ns, name, o.moduleConfigMapKey)
 	}
 	return nil
 }
@@ -105,7 +107,7 @@ func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *modul
 // newModuleGate is the swapper whose checks every module that did not come with the binary passes before
 // it runs (the embedded conformance cases, pinned gates, the features, customSetKinds): the controller's
 // hot swap of ref, and the supplied modules of the module ConfigMap wherever they run.
-func newModuleGate(mopts *moduleOptions, ref *controller.ModuleRef, skipGate bool, features map[string]bool) (*controller.Swapper, error) {
+func newModuleGate(mopts *moduleOptions, ref *module.Ref, skipGate bool, features map[string]bool) (*module.Swapper, error) {
 	var cases []conformance.Case
 	if !skipGate {
 		all, err := conformance.Load(ordinal.ConformanceFS(), ".")
@@ -116,9 +118,9 @@ func newModuleGate(mopts *moduleOptions, ref *controller.ModuleRef, skipGate boo
 			return nil, err
 		}
 	}
-	return controller.NewSwapper(controller.SwapConfig{
+	return module.NewSwapper(module.SwapConfig{
 		Ref: ref, Load: mopts.loadCode, Cases: cases, SkipGate: skipGate, Features: features,
-		CustomSetKinds: true, // the controller always reconciles controller.CRDTarget
+		CustomSetKind: snapshot.CRDTarget.String(), // the controller always reconciles it
 	})
 }
 

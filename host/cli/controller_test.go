@@ -14,18 +14,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 func TestParseSetArg(t *testing.T) {
 	for in, want := range map[string]struct {
-		target controller.Target
+		target snapshot.Target
 		name   string
 	}{
-		"statefulset/web": {controller.StatefulSetTarget, "web"}, "sts/web": {controller.StatefulSetTarget, "web"},
-		"statefulsets.apps/db": {controller.StatefulSetTarget, "db"}, "web": {controller.StatefulSetTarget, "web"},
-		"statefulsets.ordinal.dev/db": {controller.CRDTarget, "db"}, "StatefulSet.ordinal.dev/db": {controller.CRDTarget, "db"},
-		"osts/web": {controller.CRDTarget, "web"},
+		"statefulset/web": {snapshot.StatefulSetTarget, "web"}, "sts/web": {snapshot.StatefulSetTarget, "web"},
+		"statefulsets.apps/db": {snapshot.StatefulSetTarget, "db"}, "web": {snapshot.StatefulSetTarget, "web"},
+		"statefulsets.ordinal.dev/db": {snapshot.CRDTarget, "db"}, "StatefulSet.ordinal.dev/db": {snapshot.CRDTarget, "db"},
+		"osts/web": {snapshot.CRDTarget, "web"},
 	} {
 		if target, got, err := parseSetArg(in); err != nil || got != want.name || target != want.target {
 			t.Errorf("parseSetArg(%q) = %s %q, %v; want %s %q", in, target, got, err, want.target, want.name)
@@ -136,9 +136,9 @@ func TestDeployedControllerArgs(t *testing.T) {
 			t.Errorf("deployment.yaml's args %v: %v", rest, err)
 		}
 		got, _ := cmd.Flags().GetBool("apps-v1")
-		want := []controller.Target{controller.CRDTarget}
+		want := []snapshot.Target{snapshot.CRDTarget}
 		if len(extra) > 0 {
-			want = append(want, controller.StatefulSetTarget)
+			want = append(want, snapshot.StatefulSetTarget)
 		}
 		if got != (len(extra) > 0) || !slices.Equal((&controllerOptions{appsV1: got}).targets(), want) {
 			t.Errorf("args %v: --apps-v1=%v, targets %v, want %v", rest, got, (&controllerOptions{appsV1: got}).targets(), want)

@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -201,7 +201,7 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) 
 	if err := json.Unmarshal(js, &list); err != nil {
 		return nil, err
 	}
-	var objs controller.Objects
+	var objs snapshot.Objects
 	var sets, all []string
 	for i, raw := range list.Items {
 		var tm struct{ APIVersion, Kind string }
@@ -246,7 +246,7 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) 
 	case len(sets) != 1:
 		return nil, fmt.Errorf("the List holds %d StatefulSets (%s); a snapshot is about exactly one: choose it with -n NAMESPACE (and statefulset/NAME where the command takes it), or list one: `kubectl get statefulset/NAME,pods,controllerrevisions,pvc -o yaml`", len(sets), strings.Join(sets, ", "))
 	}
-	snap, _, err := controller.SnapshotOf(objs, now, nil)
+	snap, _, err := snapshot.Of(objs, now, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func (o *kubeOptions) restConfig() (*rest.Config, string, error) {
 			return nil, "", fmt.Errorf("no --kubeconfig, no $KUBECONFIG, not in a cluster, and ~/.kube/config: %w", err)
 		}
 	}
-	// Objects travel as JSON, exactly as the API server encodes them (see host/controller).
+	// Objects travel as JSON, exactly as the API server encodes them (see host/snapshot).
 	cfg.ContentType = "application/json"
 	cfg.AcceptContentTypes = "application/json"
 	if o.qps > 0 {

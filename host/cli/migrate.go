@@ -17,8 +17,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/rollout"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // lastAppliedAnnotation is client-side kubectl apply's record of the applied manifest: it names the
@@ -29,13 +29,13 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // names it.
 type migrateKind struct {
 	flag       string // the --to value
-	target     controller.Target
+	target     snapshot.Target
 	controller string // who reconciles it
 }
 
 var (
-	appsKind    = migrateKind{flag: "apps", target: controller.StatefulSetTarget, controller: "kube-controller-manager's StatefulSet controller"}
-	ordinalKind = migrateKind{flag: "ordinal", target: controller.CRDTarget, controller: "ordinal controller"}
+	appsKind    = migrateKind{flag: "apps", target: snapshot.StatefulSetTarget, controller: "kube-controller-manager's StatefulSet controller"}
+	ordinalKind = migrateKind{flag: "ordinal", target: snapshot.CRDTarget, controller: "ordinal controller"}
 )
 
 func (k migrateKind) apiVersion() string { return k.target.APIVersion() }

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/policy"
 )
 
@@ -29,17 +29,17 @@ func (c *configMapModules) bind(cmd *cobra.Command) {
 }
 
 // gate parses the flag and builds the controller's gate for the modules it supplies.
-func (c *configMapModules) gate(mopts *moduleOptions, features map[string]bool) (ns, name string, gate *controller.Swapper, err error) {
+func (c *configMapModules) gate(mopts *moduleOptions, features map[string]bool) (ns, name string, gate *module.Swapper, err error) {
 	ns, name, ok := strings.Cut(c.ref, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 		return "", "", nil, withCode(ExitUsage, fmt.Errorf("--module-configmap must be NAMESPACE/NAME, not %q", c.ref))
 	}
-	gate, err = newModuleGate(mopts, &controller.ModuleRef{}, false, features)
+	gate, err = newModuleGate(mopts, &module.Ref{}, false, features)
 	return ns, name, gate, err
 }
 
 // supply gives reg the ConfigMap's modules as they are now (a command that runs once).
-func (c *configMapModules) supply(ctx context.Context, mopts *moduleOptions, reg *controller.Registry, pols *policy.Registry, client kubernetes.Interface, features map[string]bool) error {
+func (c *configMapModules) supply(ctx context.Context, mopts *moduleOptions, reg *module.Registry, pols *policy.Registry, client kubernetes.Interface, features map[string]bool) error {
 	if c.ref == "" {
 		return nil
 	}
@@ -51,15 +51,15 @@ func (c *configMapModules) supply(ctx context.Context, mopts *moduleOptions, reg
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("--module-configmap %s: %w", c.ref, err))
 	}
-	reg.Supply(gate.CheckOnly, controller.SuppliedModules(cm, c.key))
+	reg.Supply(gate.CheckOnly, module.SuppliedModules(cm, c.key))
 	if pols != nil {
-		pols.Supply(controller.SuppliedPolicies(cm))
+		pols.Supply(module.SuppliedPolicies(cm))
 	}
 	return nil
 }
 
 // watch keeps reg supplied with the ConfigMap's modules for the life of ctx (the webhook).
-func (c *configMapModules) watch(ctx context.Context, mopts *moduleOptions, reg *controller.Registry, pols *policy.Registry, client kubernetes.Interface, features map[string]bool) error {
+func (c *configMapModules) watch(ctx context.Context, mopts *moduleOptions, reg *module.Registry, pols *policy.Registry, client kubernetes.Interface, features map[string]bool) error {
 	if c.ref == "" {
 		return nil
 	}
@@ -67,6 +67,6 @@ func (c *configMapModules) watch(ctx context.Context, mopts *moduleOptions, reg 
 	if err != nil {
 		return err
 	}
-	go controller.WatchModuleConfigMap(ctx, nil, reg, pols, gate.CheckOnly, client, ns, name, c.key)
+	go module.WatchModuleConfigMap(ctx, nil, reg, pols, gate.CheckOnly, client, ns, name, c.key)
 	return nil
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/embedded"
-	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/module"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
@@ -100,24 +100,17 @@ func readModuleFile(path string) ([]byte, error) {
 // registry is the modules a set may name with ordinal.dev/module (abi.AnnotationModule): the embedded
 // faithful module and the extended one (README "Beyond upstream"), loaded on first use with these
 // options' limits. Embedded modules are trusted as the default one is: built and tested with the binary.
-func (o *moduleOptions) registry() *controller.Registry {
-	return controller.NewRegistry(o.loadCode, map[string][]byte{"faithful": embedded.Module(), "extended": embedded.ExtendedModule()})
+func (o *moduleOptions) registry() *module.Registry {
+	return module.NewRegistry(o.loadCode, map[string][]byte{"faithful": embedded.Module(), "extended": embedded.ExtendedModule()})
 }
 
 // replayModules is a registry as replay.Options.NamedModule (replays, previews, timelines, the webhook);
 // close releases what it loaded.
-func (o *moduleOptions) replayModules() (named func(ctx context.Context, name string) (replay.Reconciler, error), close func()) {
+func (o *moduleOptions) replayModules() (named func(ctx context.Context, name string) (hostplan.Reconciler, error), close func()) {
 	return namedModules(o.registry())
 }
 
 // namedModules is reg as replay.Options.NamedModule; close releases what it loaded.
-func namedModules(reg *controller.Registry) (named func(ctx context.Context, name string) (replay.Reconciler, error), close func()) {
-	return func(ctx context.Context, name string) (replay.Reconciler, error) {
-		ref, err := reg.Get(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		r, _ := ref.Load()
-		return r, nil
-	}, reg.Close
+func namedModules(reg *module.Registry) (named func(ctx context.Context, name string) (hostplan.Reconciler, error), close func()) {
+	return reg.Reconciler, reg.Close
 }

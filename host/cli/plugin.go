@@ -19,11 +19,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -132,7 +133,7 @@ own kind; timeline, snapshot, status and history read either; preview takes a ma
 // namedModules is the registry of the modules a set may name (the embedded ones, and with
 // --module-configmap the controller's supplied ones) as replay.Options.NamedModule.
 func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, supplied *configMapModules, pols *policy.Registry, features map[string]bool) (
-	func(ctx context.Context, name string) (replay.Reconciler, error), func(), error) {
+	func(ctx context.Context, name string) (hostplan.Reconciler, error), func(), error) {
 	reg := mopts.registry()
 	if supplied.ref != "" {
 		c, _, err := o.client()
@@ -150,8 +151,8 @@ func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, 
 // liveSetRead is a set read from the cluster: the controller's snapshot of it, its objects, and the client and
 // feature gates that read it (for the command's further calls).
 type liveSetRead struct {
-	snap     *controller.Snapshot
-	objs     controller.Objects
+	snap     *snapshot.Snapshot
+	objs     snapshot.Objects
 	client   kubernetes.Interface
 	features map[string]bool
 }
@@ -163,7 +164,7 @@ func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates st
 	if err != nil {
 		return nil, err
 	}
-	snap, sel, err := controller.LiveSnapshot(cmdContext(cmd), c, t, ns, name, time.Now(), features)
+	snap, sel, err := snapshot.Live(cmdContext(cmd), c, t, ns, name, time.Now(), features)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
@@ -172,7 +173,7 @@ func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates st
 
 // target reads a command's statefulset/NAME argument (its kind and name) and --feature-gates, and
 // connects to the cluster.
-func (o *pluginOptions) target(arg, featureGates string) (t controller.Target, name string, features map[string]bool, c kubernetes.Interface, ns string, err error) {
+func (o *pluginOptions) target(arg, featureGates string) (t snapshot.Target, name string, features map[string]bool, c kubernetes.Interface, ns string, err error) {
 	if t, name, err = parseSetArg(arg); err != nil {
 		return t, "", nil, nil, "", withCode(ExitUsage, err)
 	}
@@ -264,7 +265,7 @@ fields other managers own and the file omits are kept.
 				ctx = context.Background()
 			}
 			var old *appsv1.StatefulSet
-			live, err := controller.GetSet(ctx, c, target, ns, manifest.Name)
+			live, err := snapshot.GetSet(ctx, c, target, ns, manifest.Name)
 			switch {
 			case err == nil:
 				old = live
@@ -272,11 +273,11 @@ fields other managers own and the file omits are kept.
 			default:
 				return withCode(ExitUsage, err)
 			}
-			cur, err := controller.DryRunApplySet(ctx, c, target, ns, manifest.Name, js, "kubectl-ordinal-preview")
+			cur, err := snapshot.DryRunApplySet(ctx, c, target, ns, manifest.Name, js, "kubectl-ordinal-preview")
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("the API server does not accept this StatefulSet (server-side dry run): %w", err))
 			}
-			objs := controller.Objects{Target: target}
+			objs := snapshot.Objects{Target: target}
 			if pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
 				for i := range pods.Items {
 					objs.Pods = append(objs.Pods, &pods.Items[i])

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // CompletionName is the executable kubectl (1.26 and later) runs to complete a plugin's arguments: with
@@ -43,10 +43,10 @@ func (o *pluginOptions) completeSets(cmd *cobra.Command, args []string, toComple
 	}
 	var out []string
 	for _, k := range []struct {
-		t      controller.Target
+		t      snapshot.Target
 		prefix string
-	}{{controller.StatefulSetTarget, "statefulset/"}, {controller.CRDTarget, "osts/"}} {
-		names, err := controller.SetNames(ctx, c, k.t, ns)
+	}{{snapshot.StatefulSetTarget, "statefulset/"}, {snapshot.CRDTarget, "osts/"}} {
+		names, err := snapshot.SetNames(ctx, c, k.t, ns)
 		if err != nil {
 			continue
 		}

@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/crd"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 const migrateHelp = `migrate moves a live StatefulSet between kube-controller-manager's controller (apps/v1) and Ordinal's
@@ -309,7 +309,7 @@ func (r *migrateRun) run(ctx context.Context) (*migrateResult, error) {
 // checkCRD refuses when ordinal.dev/v1 statefulsets are not served: the CRD is not installed or not
 // established (discovery lists a CRD's resources only once established).
 func (r *migrateRun) checkCRD() error {
-	served, err := controller.Served(r.kc.Discovery(), ordinalKind.target)
+	served, err := snapshot.Served(r.kc.Discovery(), ordinalKind.target)
 	switch {
 	case err != nil:
 		return fmt.Errorf("discovery of %s: %w", ordinalKind.apiVersion(), err)

@@ -9,8 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/rollout"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // kubectl rollout's verbs for both kinds of set (host/rollout/actions.go has the patches).
@@ -73,18 +73,18 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *app
 			}
 			ctx := cmdContext(cmd)
 			var set *appsv1.StatefulSet
-			var snapshot []byte
+			var snapJSON []byte
 			if needsRevisions {
-				snap, objs, err := controller.LiveSnapshot(ctx, c, t, ns, name, time.Now(), nil)
+				snap, objs, err := snapshot.Live(ctx, c, t, ns, name, time.Now(), nil)
 				if err != nil {
 					return withCode(ExitUsage, err)
 				}
-				set, snapshot = objs.Set, snap.JSON
-			} else if set, err = controller.GetSet(ctx, c, t, ns, name); err != nil {
+				set, snapJSON = objs.Set, snap.JSON
+			} else if set, err = snapshot.GetSet(ctx, c, t, ns, name); err != nil {
 				return withCode(ExitUsage, err)
 			}
 			resource := t.Resource + "." + t.GroupVersion.Group
-			p, err := patch(set, snapshot, resource, t.Custom)
+			p, err := patch(set, snapJSON, resource, t.Custom)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
@@ -94,7 +94,7 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *app
 				if p.JSONPatch {
 					pt = types.JSONPatchType
 				}
-				if _, err := controller.PatchSet(ctx, c, t, ns, name, pt, p.Data, "kubectl-ordinal-"+verb); err != nil {
+				if _, err := snapshot.PatchSet(ctx, c, t, ns, name, pt, p.Data, "kubectl-ordinal-"+verb); err != nil {
 					return withCode(ExitUsage, err)
 				}
 			}

@@ -23,8 +23,8 @@ import (
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
-	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/rollout"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/host/webhook"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
@@ -80,7 +80,7 @@ controller's requeue comes due; it runs until interrupted.`,
 			s := &statusView{module: m, named: named, policies: pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
 				errOut: cmd.ErrOrStderr(), signals: signals}
 			if !watch {
-				objs, err := controller.LiveObjects(ctx, client, t, ns, name)
+				objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {
 					return withCode(ExitUsage, err)
 				}
@@ -136,7 +136,7 @@ type statusView struct {
 	format   string
 	out      io.Writer
 	// named gives the module a set names (ordinal.dev/module), as the controller would run it.
-	named func(context.Context, string) (replay.Reconciler, error)
+	named func(context.Context, string) (plan.Reconciler, error)
 	// policies gives the policies a set names (ordinal.dev/policies); client reads the budgets one asks for.
 	policies func(context.Context, string) (policy.Module, error)
 	client   kubernetes.Interface
@@ -145,8 +145,8 @@ type statusView struct {
 }
 
 // frame is one rendering of the set's status, and the requeue the module asked for.
-func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string, time.Duration, error) {
-	snap, _, err := controller.SnapshotOf(objs, time.Now(), s.features)
+func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (string, time.Duration, error) {
+	snap, _, err := snapshot.Of(objs, time.Now(), s.features)
 	if err != nil {
 		return "", 0, withCode(ExitUsage, err)
 	}
@@ -176,7 +176,7 @@ func (s *statusView) frame(ctx context.Context, objs controller.Objects) (string
 // holds are the writes of the next sync the set's policies hold, as the controller's sync would ask them
 // (the budgets a policy reads listed live; no signals: those are the controller's). A policy that fails
 // holds nothing, as in the controller.
-func (s *statusView) holds(ctx context.Context, objs controller.Objects, snap *controller.Snapshot, p *abi.Plan) (map[int]plan.Hold, error) {
+func (s *statusView) holds(ctx context.Context, objs snapshot.Objects, snap *snapshot.Snapshot, p *abi.Plan) (map[int]plan.Hold, error) {
 	pctx, err := s.signals.fetch(ctx, s.client, objs.Set, objs.Pods, s.policies)
 	if err != nil || len(pctx.Policies) == 0 {
 		return nil, err
@@ -189,7 +189,7 @@ func (s *statusView) holds(ctx context.Context, objs controller.Objects, snap *c
 // watch redraws the status from informer caches whenever the set, or one of the namespace's pods,
 // ControllerRevisions or claims, changes, or the module's requeue comes due. The pods, revisions and
 // claims come from the webhook's informer source, the set from an informer on it alone.
-func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, t controller.Target, ns, name string) error {
+func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, t snapshot.Target, ns, name string) error {
 	// Informers retry an API server they cannot reach forever, saying nothing: the command fails when it
 	// cannot reach it at the start (like `kubectl get -w`), and the watch says so each time a list or
 	// watch fails later.
@@ -266,7 +266,7 @@ func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kuberne
 
 // cachedFrame renders the set from the informers' caches; a set that does not exist (yet, or any more)
 // is a frame of its own.
-func (s *statusView) cachedFrame(ctx context.Context, t controller.Target, ns, name string, sets appslisters.StatefulSetLister, source *webhook.InformerSource) (string, time.Duration, error) {
+func (s *statusView) cachedFrame(ctx context.Context, t snapshot.Target, ns, name string, sets appslisters.StatefulSetLister, source *webhook.InformerSource) (string, time.Duration, error) {
 	set, err := sets.StatefulSets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		st := rollout.NotFound(ns, name)
@@ -277,7 +277,7 @@ func (s *statusView) cachedFrame(ctx context.Context, t controller.Target, ns, n
 	if err != nil {
 		return "", 0, err
 	}
-	objs := controller.Objects{Target: t, Set: set}
+	objs := snapshot.Objects{Target: t, Set: set}
 	if objs.Pods, objs.Revisions, objs.Claims, err = source.Namespace(ns); err != nil {
 		return "", 0, err
 	}

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/policy"
 )
 
@@ -20,11 +19,11 @@ func (f *policyContextFlags) bind(cmd *cobra.Command) {
 }
 
 // fetch resolves the policies set names and reads their context from the cluster
-// (controller.LivePolicyContext, as the webhook's previews read it; nothing when the set names none,
+// (policy.ReadLiveContext, as the webhook's previews read it; nothing when the set names none,
 // nothing live without a client).
 func (f *policyContextFlags) fetch(ctx context.Context, c kubernetes.Interface, set *appsv1.StatefulSet, pods []*corev1.Pod,
-	get func(context.Context, string) (policy.Module, error)) (controller.PolicyContext, error) {
-	pctx, err := controller.LivePolicyContext(ctx, c, set, pods, get, f.ref)
+	get func(context.Context, string) (policy.Module, error)) (policy.LiveContext, error) {
+	pctx, err := policy.ReadLiveContext(ctx, c, set, pods, get, f.ref)
 	if err != nil {
 		return pctx, withCode(ExitUsage, err)
 	}

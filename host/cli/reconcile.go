@@ -15,7 +15,6 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
-	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
@@ -132,8 +131,8 @@ const setModulePath = `statefulSet.metadata.annotations.ordinal\.dev/module`
 // ordinal.dev/module, from the registry; else m) and decodes its answer: the plan as returned and as read,
 // a usage error (exit 1) for a module name the registry lacks, or a module failure (exit 4) for a failed
 // call or an answer that is not a plan.
-func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Context, string) (replay.Reconciler, error), snapshot []byte) ([]byte, *abi.Plan, error) {
-	var r replay.Reconciler = m
+func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Context, string) (plan.Reconciler, error), snapshot []byte) ([]byte, *abi.Plan, error) {
+	var r plan.Reconciler = m
 	// gjson reads no further than the set's metadata (the snapshot's first object but one); a snapshot that
 	// is not JSON, or names no module, runs on m, which says what is wrong with it.
 	if name := gjson.GetBytes(snapshot, setModulePath); name.Type == gjson.String {

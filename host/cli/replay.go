@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
@@ -130,7 +131,7 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, ro
 		Budget:      rollout.budget(),
 		NamedModule: named,
 		NamedPolicy: pols.Get,
-		LoadModule: func(ctx context.Context, path string) (replay.Reconciler, error) {
+		LoadModule: func(ctx context.Context, path string) (hostplan.Reconciler, error) {
 			o := *opts
 			o.path = path
 			lm, err := o.load(ctx)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // setChoice is the StatefulSet a command is pointed at, kubectl's way: -n/--namespace, and a
@@ -16,7 +16,7 @@ import (
 type setChoice struct {
 	namespace, name string
 	// kind, when the argument spelled one (statefulset/web, osts/web): a set of the other kind is not it.
-	kind *controller.Target
+	kind *snapshot.Target
 }
 
 func (c *setChoice) bindNamespace(cmd *cobra.Command) {
@@ -51,12 +51,12 @@ func (c setChoice) matches(apiVersion, namespace, name string) bool {
 }
 
 // setTarget is the kind a document's StatefulSet apiVersion names (none or an apps/* version: apps/v1).
-func setTarget(apiVersion string) controller.Target {
+func setTarget(apiVersion string) snapshot.Target {
 	group, _, ok := strings.Cut(apiVersion, "/")
 	if !ok {
 		group = "" // no group/version
 	}
-	return controller.TargetOfGroup(group)
+	return snapshot.TargetOfGroup(group)
 }
 
 func (c setChoice) String() string {

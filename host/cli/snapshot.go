@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/crd"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 func newSnapshotCommand() *cobra.Command {
@@ -60,7 +60,7 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			snap, _, err := controller.LiveSnapshot(ctx, client, target, ns, name, time.Now(), features)
+			snap, _, err := snapshot.Live(ctx, client, target, ns, name, time.Now(), features)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
@@ -96,17 +96,17 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 // parseSetArg reads a set argument as kubectl names the kinds: statefulset/NAME, statefulsets/NAME,
 // sts/NAME, statefulset.apps/NAME or a bare NAME (apps/v1), and statefulset.ordinal.dev/NAME,
 // statefulsets.ordinal.dev/NAME or osts/NAME (Ordinal's own kind).
-func parseSetArg(s string) (controller.Target, string, error) {
+func parseSetArg(s string) (snapshot.Target, string, error) {
 	kind, name, ok := strings.Cut(s, "/")
 	if !ok {
 		name, kind = s, "statefulset"
 	}
-	var t controller.Target
+	var t snapshot.Target
 	switch strings.ToLower(kind) {
 	case "statefulset", "statefulsets", "sts", "statefulset.apps", "statefulsets.apps":
-		t = controller.StatefulSetTarget
+		t = snapshot.StatefulSetTarget
 	case "statefulset." + crd.Group, "statefulsets." + crd.Group, "osts":
-		t = controller.CRDTarget
+		t = snapshot.CRDTarget
 	default:
 		return t, "", fmt.Errorf("want statefulset/NAME or statefulsets.%s/NAME, got %q", crd.Group, s)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
 
@@ -105,7 +105,7 @@ func printControllerModule(cmd *cobra.Command, addr string, format string) error
 	if format != "text" {
 		return writeJSONAs(out, format, func(w io.Writer) error { _, err := w.Write(body); return err })
 	}
-	var st controller.SwapStatus
+	var st module.SwapStatus
 	if err := json.Unmarshal(body, &st); err != nil {
 		return withCode(ExitUsage, fmt.Errorf("the controller's /module answer: %w", err))
 	}

@@ -18,7 +18,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/webhook"
 )
 
@@ -161,7 +161,7 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 		return withCode(ExitUsage, err)
 	}
 	if o.signals != "" {
-		if _, _, err := controller.SignalsConfigMapRef(o.signals); err != nil {
+		if _, _, err := policy.SignalsConfigMapRef(o.signals); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}

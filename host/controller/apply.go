@@ -15,6 +15,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // restClients gives a REST client per group/version. The applier sends the
@@ -26,12 +27,12 @@ type restClients map[schema.GroupVersion]rest.Interface
 // newRESTClients builds JSON REST clients for core/v1, apps/v1 and each target's
 // group/version, sharing cfg's rate limiter. A target's client decodes through
 // the target's scheme (its informer lists and watches through it).
-func newRESTClients(cfg *rest.Config, targets ...Target) (restClients, error) {
+func newRESTClients(cfg *rest.Config, targets ...snapshot.Target) (restClients, error) {
 	rc := restClients{}
 	gvs := []schema.GroupVersion{{Version: "v1"}, {Group: "apps", Version: "v1"}}
 	schemes := map[schema.GroupVersion]*runtime.Scheme{}
 	for _, t := range targets {
-		s, err := t.scheme()
+		s, err := t.Scheme()
 		if err != nil {
 			return nil, err
 		}
@@ -71,8 +72,8 @@ const jsonType = "application/json"
 // the module produced, and tells the consistency store the resourceVersion each write returned.
 type restWriter struct {
 	rest   restClients
-	target Target
-	snap   *Snapshot
+	target snapshot.Target
+	snap   *snapshot.Snapshot
 	ns     string // the set's namespace
 	// wrote is called after each successful write with the resourceVersion the API server returned.
 	wrote func(gr schema.GroupResource, rv string)
@@ -149,7 +150,7 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 // snapshot's. A custom target's status also carries the selector of its scale
 // subresource (status.selector, which apps/v1's status lacks: the PUT would
 // clear it otherwise), the set's spec.selector as a string.
-func statusBody(setJSON, object json.RawMessage, target Target) ([]byte, error) {
+func statusBody(setJSON, object json.RawMessage, target snapshot.Target) ([]byte, error) {
 	var obj struct {
 		Status json.RawMessage `json:"status"`
 	}
@@ -190,4 +191,26 @@ func withScaleSelector(spec, status json.RawMessage) (json.RawMessage, error) {
 	}
 	st["selector"] = sel
 	return json.Marshal(st)
+}
+
+// Group resources of the objects the module plans writes for.
+var (
+	podResource      = schema.GroupResource{Resource: "pods"}
+	claimResource    = schema.GroupResource{Resource: "persistentvolumeclaims"}
+	revisionResource = schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}
+)
+
+// resourceForKind maps a plan action's kind to its group/version/resource.
+func resourceForKind(t snapshot.Target, kind string) (schema.GroupVersionResource, bool) {
+	switch kind {
+	case "Pod":
+		return schema.GroupVersionResource{Version: "v1", Resource: "pods"}, true
+	case "PersistentVolumeClaim":
+		return schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, true
+	case "ControllerRevision":
+		return schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}, true
+	case t.Kind:
+		return t.GroupVersion.WithResource(t.Resource), true
+	}
+	return schema.GroupVersionResource{}, false
 }

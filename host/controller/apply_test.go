@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 type recorded struct {
@@ -51,14 +52,14 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 func newTestWriter(t testing.TB, api *fakeAPI) (*restWriter, map[schema.GroupResource]string) {
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget) // no client-side rate limit
+	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, snapshot.StatefulSetTarget) // no client-side rate limit
 	if err != nil {
 		t.Fatal(err)
 	}
 	wrote := map[schema.GroupResource]string{}
 	setJSON := []byte(`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"ns","uid":"set-uid","resourceVersion":"7"},"spec":{"replicas":3},"status":{"replicas":1}}`)
 	w := &restWriter{
-		rest: rc, target: StatefulSetTarget, snap: &Snapshot{SetJSON: setJSON}, ns: "ns",
+		rest: rc, target: snapshot.StatefulSetTarget, snap: &snapshot.Snapshot{SetJSON: setJSON}, ns: "ns",
 		wrote:    func(gr schema.GroupResource, rv string) { wrote[gr] = rv },
 		canAdopt: func(context.Context) error { return nil },
 	}
@@ -127,7 +128,7 @@ func TestRESTWriterMapsActionsToRequests(t *testing.T) {
 		st["spec"].(map[string]any)["replicas"] != 3.0 {
 		t.Errorf("status body: %s", api.reqs[6].Body)
 	}
-	if wrote[podResource] == "" || wrote[revisionResource] == "" || wrote[StatefulSetTarget.GroupResource()] == "" || wrote[claimResource] == "" {
+	if wrote[podResource] == "" || wrote[revisionResource] == "" || wrote[snapshot.StatefulSetTarget.GroupResource()] == "" || wrote[claimResource] == "" {
 		t.Errorf("resourceVersions not recorded: %v", wrote)
 	}
 }
@@ -167,11 +168,11 @@ func TestRESTWriterKeepsTheAPIServersMessage(t *testing.T) {
 		_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Pod \"x-0\" is invalid: metadata.labels: Invalid value: \"x-abc\": must be no more than 63 bytes","reason":"Invalid","details":{"name":"x-0","kind":"Pod"},"code":422}`)
 	}))
 	defer srv.Close()
-	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget)
+	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, snapshot.StatefulSetTarget)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &restWriter{rest: rc, target: StatefulSetTarget, snap: &Snapshot{}, ns: "ns"}
+	w := &restWriter{rest: rc, target: snapshot.StatefulSetTarget, snap: &snapshot.Snapshot{}, ns: "ns"}
 	err = w.Write(context.Background(), &abi.Action{Verb: "create", Kind: "Pod", Namespace: "ns", Name: "x-0", Object: json.RawMessage(`{}`)}, "")
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "must be no more than 63 bytes") {
 		t.Errorf("error %v: want the API server's Invalid message", err)
@@ -188,7 +189,7 @@ func TestRESTWriterNamesItsFieldManager(t *testing.T) {
 	}))
 	defer srv.Close()
 	w, _ := newTestWriter(t, &fakeAPI{})
-	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget)
+	rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, snapshot.StatefulSetTarget)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/module"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 type fakeRV struct{ rv string }
@@ -22,7 +26,7 @@ func TestConsistencyStore(t *testing.T) {
 	pods, sets := &fakeRV{"100"}, &fakeRV{"100"}
 	now := time.Unix(1000, 0)
 	c := newConsistencyStore(map[schema.GroupResource]rvGetter{
-		podResource: pods, StatefulSetTarget.GroupResource(): sets,
+		podResource: pods, snapshot.StatefulSetTarget.GroupResource(): sets,
 	}, 30*time.Second)
 	c.now = func() time.Time { return now }
 	owner := types.NamespacedName{Namespace: "ns", Name: "web"}
@@ -32,7 +36,7 @@ func TestConsistencyStore(t *testing.T) {
 	}
 	c.WroteAt(owner, "uid1", podResource, "105")
 	c.WroteAt(owner, "uid1", podResource, "103") // older: keeps 105
-	c.WroteAt(owner, "uid1", StatefulSetTarget.GroupResource(), "106")
+	c.WroteAt(owner, "uid1", snapshot.StatefulSetTarget.GroupResource(), "106")
 	_, err := c.EnsureReady(owner)
 	var se *staleError
 	if !errors.As(err, &se) {
@@ -105,9 +109,9 @@ func TestStaleSkipsDoNotGrowTheErrorBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := &ModuleRef{}
-	ref.Install(base, ModuleInfoOf(base), func() { base.Close(ctx) })
-	c := newFakeController(t, ctx, ref, &fakeAPI{}, testSet())
+	ref := &module.Ref{}
+	ref.Install(base, module.InfoOf(base), func() { base.Close(ctx) })
+	c := newFakeController(t, ctx, ref, &fakeAPI{}, kubetest.Set())
 	// a queue on a clock that never moves: delayed adds stay delayed, so each round's Add is the only copy
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: clocktesting.NewFakeClock(time.Unix(0, 0))})

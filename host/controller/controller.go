@@ -37,7 +37,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // Config configures a Manager.
@@ -45,21 +47,21 @@ type Config struct {
 	// RESTConfig reaches the API server. Its rate limiter is shared by all clients.
 	RESTConfig *rest.Config
 	// Module is the active reconcile module: every set's unless it names another (Modules).
-	Module *ModuleRef
+	Module *module.Ref
 	// Modules are the modules a set may choose by name with the annotation ordinal.dev/module (e.g. the
 	// embedded "faithful" and "extended" modules), loaded on first use. A set naming a module not there is
 	// left alone, with an event.
-	Modules *Registry
+	Modules *module.Registry
 	// Policies are the policy modules a set may name with ordinal.dev/policies (abi/POLICY.md), loaded on
 	// first use; the sets naming policies are synced again when the supplied ones change. A set naming a
 	// policy this does not have (or whose gate refused it) is left alone, with an UnknownPolicy event. Nil:
 	// a set naming any policy is left alone.
 	Policies *policy.Registry
 	// Signals are what the host supplies the sets' policies (nil: none; --signals-configmap).
-	Signals *Signals
+	Signals *policy.Signals
 	// Targets are the kinds reconciled, one Controller each (default: CRDTarget alone). Each target's
-	// module must accept it: a custom target needs describe's customSetKinds (SwapConfig.CustomSetKinds).
-	Targets []Target
+	// module must accept it: a custom target needs describe's customSetKinds (module.SwapConfig.CustomSetKind).
+	Targets []snapshot.Target
 	// Namespace limits the informers to one namespace ("" = all).
 	Namespace string
 	// Selector is a label selector applied to every informer ("" = everything).
@@ -126,7 +128,7 @@ type Manager struct {
 // work queue, consistency store and event recorder.
 type Controller struct {
 	*shared
-	target Target
+	target snapshot.Target
 	// leftAlone holds, per set key, why the controller last left the set alone (leaveAlone: an event per
 	// new reason), until it acts on it again.
 	leftAlone sync.Map
@@ -204,9 +206,9 @@ func New(cfg Config) (*Manager, error) {
 	return newManager(cfg, client, rc)
 }
 
-func targetsOf(cfg Config) []Target {
+func targetsOf(cfg Config) []snapshot.Target {
 	if len(cfg.Targets) == 0 {
-		return []Target{CRDTarget}
+		return []snapshot.Target{snapshot.CRDTarget}
 	}
 	return cfg.Targets
 }
@@ -304,10 +306,10 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 }
 
 // newController builds the controller of one target over the shared informers.
-func newController(sh *shared, t Target) (*Controller, error) {
+func newController(sh *shared, t snapshot.Target) (*Controller, error) {
 	c := &Controller{shared: sh, target: t}
 	name := "ordinal-statefulset" // apps/v1 keeps the queue's first name (dashboards use it)
-	if t != StatefulSetTarget {
+	if t != snapshot.StatefulSetTarget {
 		name = "ordinal-" + strings.ToLower(t.String())
 	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -328,7 +330,7 @@ func newController(sh *shared, t Target) (*Controller, error) {
 		t.GroupResource(): c.setInformer.GetStore(),
 	}, sh.cfg.StaleTimeout)
 	c.consistency.now = sh.cfg.Now
-	s, err := t.scheme()
+	s, err := t.Scheme()
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
@@ -339,7 +341,7 @@ func newController(sh *shared, t Target) (*Controller, error) {
 // customSetInformer lists and watches a custom target's sets through its REST client (JSON, decoded by
 // the target's scheme into *appsv1.StatefulSet), with cfg's namespace and resync, the list options tweaked
 // (the controller's --selector), and the shared informers' transform. The factory cannot make it: it keys informers by Go type, and apps/v1's has that type.
-func customSetInformer(client rest.Interface, t Target, cfg Config, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+func customSetInformer(client rest.Interface, t snapshot.Target, cfg Config, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
 	if tweak == nil {
 		tweak = func(*metav1.ListOptions) {}
 	}
@@ -445,7 +447,7 @@ func (m *Manager) checkServed(ctx context.Context) error {
 		}
 		t := c.target
 		crdName := t.Resource + "." + t.GroupVersion.Group
-		served, err := Served(m.client.Discovery(), t)
+		served, err := snapshot.Served(m.client.Discovery(), t)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Could not check that the CustomResourceDefinition is installed", "crd", crdName)
 			continue

@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // Revision events (a trigger beyond upstream) do not enqueue a set being deleted: resyncing it when the
@@ -28,7 +30,7 @@ func TestRevisionEventsSkipADeletingSet(t *testing.T) {
 	}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
-	c := &Controller{target: StatefulSetTarget, setLister: appslisters.NewStatefulSetLister(idx), queue: q}
+	c := &Controller{target: snapshot.StatefulSetTarget, setLister: appslisters.NewStatefulSetLister(idx), queue: q}
 	owned := func(s *appsv1.StatefulSet) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: s.Name + "-x", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: "apps/v1", Kind: "StatefulSet", Name: s.Name, UID: s.UID, Controller: ptr.To(true)}}}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -31,7 +32,7 @@ func TestControllerSnapshotGetsEventActions(t *testing.T) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := BuildSnapshot(Objects{Set: in.StatefulSet, Pods: in.Pods, Revisions: in.Revisions}, StatefulSetTarget, time.Unix(1_800_000_000, 0), nil)
+	snap, err := snapshot.Build(snapshot.Objects{Set: in.StatefulSet, Pods: in.Pods, Revisions: in.Revisions}, snapshot.StatefulSetTarget, time.Unix(1_800_000_000, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
 	ordinalname "github.com/ordinal-dev/ordinal/internal/ordinal"
@@ -48,21 +49,21 @@ func FuzzSyncPipeline(f *testing.F) {
 			f.Add(c.Snapshot, c.Plan)
 		}
 	}
-	f.Fuzz(func(t *testing.T, snapshot, moduleOutput []byte) {
+	f.Fuzz(func(t *testing.T, snapJSON, moduleOutput []byte) {
 		var in struct {
 			StatefulSet *appsv1.StatefulSet             `json:"statefulSet"`
 			Pods        []*corev1.Pod                   `json:"pods"`
 			Revisions   []*appsv1.ControllerRevision    `json:"revisions"`
 			Claims      []*corev1.PersistentVolumeClaim `json:"claims"`
 		}
-		if json.Unmarshal(snapshot, &in) != nil || in.StatefulSet == nil || in.StatefulSet.Name == "" {
+		if json.Unmarshal(snapJSON, &in) != nil || in.StatefulSet == nil || in.StatefulSet.Name == "" {
 			return
 		}
-		objs, err := SelectObjects(Objects{Set: in.StatefulSet, Pods: in.Pods, Revisions: in.Revisions, Claims: in.Claims})
+		objs, err := snapshot.SelectObjects(snapshot.Objects{Set: in.StatefulSet, Pods: in.Pods, Revisions: in.Revisions, Claims: in.Claims})
 		if err != nil {
 			return
 		}
-		snap, err := BuildSnapshot(objs, StatefulSetTarget, time.Unix(1_800_000_000, 0), nil)
+		snap, err := snapshot.Build(objs, snapshot.StatefulSetTarget, time.Unix(1_800_000_000, 0), nil)
 		if err != nil {
 			return
 		}
@@ -84,7 +85,7 @@ func FuzzSyncPipeline(f *testing.F) {
 		if err != nil {
 			return
 		}
-		scope, err := snap.scope()
+		scope, err := snap.FirewallScope()
 		if err != nil {
 			return
 		}
@@ -92,12 +93,12 @@ func FuzzSyncPipeline(f *testing.F) {
 		api := &fakeAPI{}
 		srv := httptest.NewServer(api)
 		defer srv.Close()
-		rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, StatefulSetTarget) // no client-side throttle: a plan may hold thousands of writes
+		rc, err := newRESTClients(&rest.Config{Host: srv.URL, QPS: -1}, snapshot.StatefulSetTarget) // no client-side throttle: a plan may hold thousands of writes
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := &restWriter{
-			rest: rc, target: StatefulSetTarget, snap: snap, ns: objs.Set.Namespace,
+			rest: rc, target: snapshot.StatefulSetTarget, snap: snap, ns: objs.Set.Namespace,
 			canAdopt: func(context.Context) error { return nil },
 		}
 		var refused *firewall.RefusedError

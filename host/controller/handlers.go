@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // The informers' event handlers (upstream's addPod, updatePod, deletePod and the set handlers): which
@@ -228,7 +229,7 @@ func (c *Controller) enqueueOwnerOrMatching(obj any) {
 		}
 		for _, s := range sets {
 			for _, t := range s.Spec.VolumeClaimTemplates {
-				if isOrdinalName(m.GetName(), t.Name+"-"+s.Name+"-") {
+				if snapshot.IsOrdinalName(m.GetName(), t.Name+"-"+s.Name+"-") {
 					c.enqueueUnlessDeleting(s)
 					break
 				}

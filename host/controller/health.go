@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/tools/leaderelection"
+
+	"github.com/ordinal-dev/ordinal/host/module"
 )
 
 // Health serves /healthz and /readyz.
@@ -28,7 +30,7 @@ type Health struct {
 	Synced   func() bool
 	Watchdog *leaderelection.HealthzAdaptor
 	// Module reports the active module and the hot-swap history (/module, /readyz?verbose).
-	Module func() SwapStatus
+	Module func() module.SwapStatus
 }
 
 // Handler returns a mux with /healthz and /readyz.

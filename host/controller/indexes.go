@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // The informers' indexes (controller uid, owner uid, parent set) and the candidates a sync's snapshot is
@@ -54,9 +56,9 @@ func parentIndex(obj any) ([]string, error) {
 // candidates collects, from the informer indexes, a superset of what
 // SelectObjects keeps for set (so the result equals SelectObjects over the
 // whole namespace, without listing it).
-func (c *Controller) candidates(set *appsv1.StatefulSet) (Objects, error) {
+func (c *Controller) candidates(set *appsv1.StatefulSet) (snapshot.Objects, error) {
 	ns := set.Namespace
-	o := Objects{Set: set}
+	o := snapshot.Objects{Set: set}
 	seen := map[string]bool{}
 	collect := func(inf cache.SharedIndexInformer, index string, keys ...string) error {
 		for _, k := range keys {

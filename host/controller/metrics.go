@@ -2,11 +2,14 @@ package controller
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/module"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // Metrics are the controller's Prometheus metrics, on their own registry.
@@ -38,7 +41,7 @@ const (
 	resultStale    = "stale"     // skipped: the informers have not seen the controller's last writes
 	resultNotFound = "not_found" // the set is gone
 	resultYielded  = "yielded"   // left alone: another controller acts on the set (see otherController)
-	resultInvalid  = "invalid"   // left alone: a custom target's set apps/v1 validation refuses (InvalidSetError)
+	resultInvalid  = "invalid"   // left alone: a custom target's set apps/v1 validation refuses (snapshot.InvalidSetError)
 	// left alone: the set names a module the controller does not have (ordinal.dev/module)
 	resultUnknownModule = "unknown_module"
 	resultHeld          = "held" // a policy held writes back and said when to look again
@@ -122,21 +125,21 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	for _, s := range []string{stageSnapshot, stageGuest, stagePlan, stageApply, stageAdoption, stageFirewall} {
 		m.errors.WithLabelValues(s)
 	}
-	for _, r := range []string{RefusedLoad, RefusedABI, RefusedKubernetesVersion, RefusedFeatures, RefusedCustomSetKinds, RefusedConformance} {
+	for _, r := range []string{module.RefusedLoad, module.RefusedABI, module.RefusedKubernetesVersion, module.RefusedFeatures, module.RefusedCustomSetKinds, module.RefusedConformance} {
 		m.moduleRefusals.WithLabelValues(r)
 	}
 	for _, r := range []firewall.Rule{firewall.RuleKindVerb, firewall.RuleNamespace, firewall.RuleName, firewall.RuleOwner,
 		firewall.RulePatch, firewall.RuleObject, firewall.RuleStatus} {
 		m.planRefusals.WithLabelValues(string(r))
 	}
-	for _, gr := range [][2]string{{"apps", "statefulsets"}, {CRDTarget.GroupVersion.Group, CRDTarget.Resource}, {"", "pods"}, {"apps", "controllerrevisions"}, {"", "persistentvolumeclaims"}} {
+	for _, gr := range [][2]string{{"apps", "statefulsets"}, {snapshot.CRDTarget.GroupVersion.Group, snapshot.CRDTarget.Resource}, {"", "pods"}, {"apps", "controllerrevisions"}, {"", "persistentvolumeclaims"}} {
 		m.staleSkips.WithLabelValues(gr[0], gr[1])
 	}
 	return m
 }
 
 // SetModule publishes the active module in ordinal_module_info.
-func (m *Metrics) SetModule(info ModuleInfo) {
+func (m *Metrics) SetModule(info module.Info) {
 	m.moduleInfo.Reset()
 	m.moduleInfo.WithLabelValues(info.Describe.Module, info.Describe.ModuleVersion, info.Digest,
 		info.Describe.KubernetesVersion, strconv.Itoa(info.Describe.ABI)).Set(1)
@@ -149,4 +152,18 @@ func (m *Metrics) SetLeader(leading bool) {
 	} else {
 		m.leader.Set(0)
 	}
+}
+
+// ModuleChecked observes a stage of a candidate module's check (module.Metrics).
+func (m *Metrics) ModuleChecked(stage string, d time.Duration) {
+	m.moduleCheck.WithLabelValues(stage).Observe(d.Seconds())
+}
+
+// ModuleRefused counts a refused candidate module (module.Metrics).
+func (m *Metrics) ModuleRefused(reason string) { m.moduleRefusals.WithLabelValues(reason).Inc() }
+
+// ModuleSwapped counts a hot swap and publishes the new active module (module.Metrics).
+func (m *Metrics) ModuleSwapped(active module.Info) {
+	m.SetModule(active)
+	m.moduleSwaps.Inc()
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/ordinal-dev/ordinal/host/module"
 )
 
 // series finds the value of a counter, gauge or histogram (its count) by name and labels.
@@ -60,7 +62,7 @@ func TestMetricsConventions(t *testing.T) {
 	for name, labels := range map[string]map[string]string{
 		"ordinal_syncs_total":           {"result": resultError},
 		"ordinal_errors_total":          {"stage": stageFirewall},
-		"ordinal_module_refusals_total": {"reason": RefusedConformance},
+		"ordinal_module_refusals_total": {"reason": module.RefusedConformance},
 		"ordinal_plan_refusals_total":   {"rule": "owner"},
 		"ordinal_stale_skips_total":     {"group": "", "resource": "pods"},
 	} {

@@ -18,7 +18,10 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 // A set chooses its module with ordinal.dev/module: the extended module pauses a set that asks for it
@@ -27,17 +30,17 @@ import (
 func TestSetChoosesItsModule(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	refOf := func(code []byte) *ModuleRef {
+	refOf := func(code []byte) *module.Ref {
 		m, err := loadModule(ctx, code)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := &ModuleRef{}
-		ref.Install(m, ModuleInfoOf(m), func() { m.Close(ctx) })
+		ref := &module.Ref{}
+		ref.Install(m, module.InfoOf(m), func() { m.Close(ctx) })
 		return ref
 	}
 	active := refOf(embedded.Module())
-	registry := NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
+	registry := module.NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
 	defer registry.Close()
 	for _, tc := range []struct {
 		name        string
@@ -51,7 +54,7 @@ func TestSetChoosesItsModule(t *testing.T) {
 		{"unknown module", map[string]string{abi.AnnotationModule: "nope"}, false, "Warning UnknownModule"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			set := defaulted(t, testSet())
+			set := defaulted(t, kubetest.Set())
 			set.Spec.Replicas = ptr.To[int32](1)
 			set.Annotations = tc.annotations
 			objs := []runtime.Object{set}
@@ -113,11 +116,11 @@ func defaulted(t *testing.T, set *appsv1.StatefulSet) *appsv1.StatefulSet {
 }
 
 // The registry loads a module when it is first named, once, and refuses a name it lacks with
-// ErrUnknownModule listing the names it has.
+// module.ErrUnknownModule listing the names it has.
 func TestRegistryLoadsOnFirstUse(t *testing.T) {
 	ctx := context.Background()
 	loads := 0
-	reg := NewRegistry(func(ctx context.Context, code []byte) (*wasm.Module, error) {
+	reg := module.NewRegistry(func(ctx context.Context, code []byte) (*wasm.Module, error) {
 		loads++
 		return loadModule(ctx, code)
 	}, map[string][]byte{"extended": embedded.ExtendedModule(), "faithful": embedded.Module()})
@@ -136,11 +139,11 @@ func TestRegistryLoadsOnFirstUse(t *testing.T) {
 	if _, info := a.Load(); len(info.Describe.Extensions) == 0 || info.Source != "registry:extended" {
 		t.Errorf("extended module info %+v", info)
 	}
-	if _, err := reg.Get(ctx, "nope"); !errors.Is(err, ErrUnknownModule) || !strings.Contains(err.Error(), `"extended", "faithful"`) {
+	if _, err := reg.Get(ctx, "nope"); !errors.Is(err, module.ErrUnknownModule) || !strings.Contains(err.Error(), `"extended", "faithful"`) {
 		t.Errorf("unknown name: %v", err)
 	}
-	var none *Registry
-	if _, err := none.Get(ctx, "extended"); !errors.Is(err, ErrUnknownModule) {
+	var none *module.Registry
+	if _, err := none.Get(ctx, "extended"); !errors.Is(err, module.ErrUnknownModule) {
 		t.Errorf("nil registry: %v", err)
 	}
 }
@@ -150,7 +153,7 @@ func TestRegistryLoadsOnFirstUse(t *testing.T) {
 // cannot be supplied; a name no longer supplied is unknown.
 func TestRegistrySuppliedModules(t *testing.T) {
 	ctx := context.Background()
-	reg := NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
+	reg := module.NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
 	defer reg.Close()
 	checks := 0
 	refuse := false
@@ -184,7 +187,7 @@ func TestRegistrySuppliedModules(t *testing.T) {
 	refuse = true
 	reg.Supply(check, map[string][]byte{"variant": embedded.Module()})
 	for range 2 {
-		if _, err := reg.Get(ctx, "variant"); !errors.Is(err, ErrModuleRefused) || !strings.Contains(err.Error(), "fails conformance case x") {
+		if _, err := reg.Get(ctx, "variant"); !errors.Is(err, module.ErrModuleRefused) || !strings.Contains(err.Error(), "fails conformance case x") {
 			t.Errorf("refused module: %v", err)
 		}
 	}
@@ -192,7 +195,7 @@ func TestRegistrySuppliedModules(t *testing.T) {
 		t.Errorf("%d checks, want the refused bytes checked once", checks)
 	}
 	reg.Supply(check, nil)
-	if _, err := reg.Get(ctx, "variant"); !errors.Is(err, ErrUnknownModule) {
+	if _, err := reg.Get(ctx, "variant"); !errors.Is(err, module.ErrUnknownModule) {
 		t.Errorf("a module no longer supplied: %v", err)
 	}
 }
@@ -201,7 +204,7 @@ func TestRegistrySuppliedModules(t *testing.T) {
 // gets it, and a Get of the same name waits for that one load rather than starting another.
 func TestRegistryGateDoesNotBlockOtherModules(t *testing.T) {
 	ctx := context.Background()
-	reg := NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
+	reg := module.NewRegistry(loadModule, map[string][]byte{"extended": embedded.ExtendedModule()})
 	defer reg.Close()
 	entered, release := make(chan struct{}), make(chan struct{})
 	var checks atomic.Int32
@@ -237,7 +240,7 @@ func TestRegistryGateDoesNotBlockOtherModules(t *testing.T) {
 // already past, and the gate held until that caller has given up) stops waiting and is told the module
 // is still being checked; nothing is refused; the next caller gets the module, from that one gate.
 func TestCallersDeadlineIsNeverCachedAsAModuleRefusal(t *testing.T) {
-	reg := NewRegistry(loadModule, nil)
+	reg := module.NewRegistry(loadModule, nil)
 	defer reg.Close()
 	release := make(chan struct{})
 	var checks atomic.Int32
@@ -252,7 +255,7 @@ func TestCallersDeadlineIsNeverCachedAsAModuleRefusal(t *testing.T) {
 	expired, cancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
 	defer cancel()
 	_, err := reg.Get(expired, "copy")
-	if !errors.Is(err, wasm.ErrStillChecking) || errors.Is(err, ErrModuleRefused) ||
+	if !errors.Is(err, wasm.ErrStillChecking) || errors.Is(err, module.ErrModuleRefused) ||
 		!strings.Contains(err.Error(), `module "copy" is still being checked`) || !strings.Contains(err.Error(), "deadline exceeded") {
 		t.Fatalf("a caller past its deadline: %v, want the module still being checked", err)
 	}
@@ -273,8 +276,8 @@ func TestCallersDeadlineIsNeverCachedAsAModuleRefusal(t *testing.T) {
 // verdict on the candidate, so it is neither refused (no ModuleRefused, no refusal counted) nor skipped
 // when offered again.
 func TestCallersDeadlineIsNeverCachedAsASwapRefusal(t *testing.T) {
-	ref := &ModuleRef{}
-	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t)})
+	ref := &module.Ref{}
+	s, err := module.NewSwapper(module.SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

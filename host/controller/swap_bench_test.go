@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -48,9 +50,9 @@ func BenchmarkHotSwap(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ref := &ModuleRef{}
-	ref.Install(base, ModuleInfoOf(base), func() { base.Close(context.Background()) })
-	s, err := NewSwapper(SwapConfig{Ref: ref, Load: load, Cases: gateCases(b)})
+	ref := &module.Ref{}
+	ref.Install(base, module.InfoOf(base), func() { base.Close(context.Background()) })
+	s, err := module.NewSwapper(module.SwapConfig{Ref: ref, Load: load, Cases: gateCases(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func BenchmarkHotSwap(b *testing.B) {
 		b.Fatal(err)
 	}
 	const poll = 100 * time.Millisecond
-	go WatchModuleFile(ctx, s, path, poll, 20*time.Millisecond, nil)
+	go module.WatchModuleFile(ctx, s, path, poll, 20*time.Millisecond, nil)
 
 	// Syncs running throughout: 2 workers, each Acquire -> Reconcile(100-pod snapshot) -> release.
 	snap := snapshotWithPods(b, 100)
@@ -165,7 +167,7 @@ func BenchmarkHotSwap(b *testing.B) {
 	b.ReportMetric(ms(switchGap), "ms/sync-gap-at-switch")
 	b.Logf("hot swap (%d cases, gate parallelism %d, poll %s): file change -> active %.0f ms (load with cache %.0f ms, gate %.0f ms; cold compile %d ms); "+
 		"syncs (100 pods, 2 workers): p50 %.1f ms idle, p50 %.1f ms / max %.1f ms while swapping; longest gap between syncs %.1f ms, gap across the switch itself %.1f ms (%d syncs)",
-		len(gateCases(b)), s.cfg.GateParallel, poll, float64(changeToActive.Milliseconds())/n, float64(loadD.Milliseconds())/n, float64(gateD.Milliseconds())/n,
+		len(gateCases(b)), runtime.GOMAXPROCS(0), poll, float64(changeToActive.Milliseconds())/n, float64(loadD.Milliseconds())/n, float64(gateD.Milliseconds())/n,
 		cold.Milliseconds(), ms(pct(base0, 50)), ms(pct(during, 50)), ms(pct(during, 100)), ms(maxGap), ms(switchGap), len(samples))
 }
 

@@ -25,8 +25,12 @@ import (
 
 	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	"github.com/ordinal-dev/ordinal/host/module"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 // Test modules (testdata/modules/build.sh).
@@ -68,117 +72,6 @@ func gateCases(t testing.TB) []conformance.Case {
 	return pinnedCases
 }
 
-// fakeReconciler counts calls and can block them.
-type fakeReconciler struct {
-	name    string
-	calls   atomic.Int64
-	block   chan struct{}
-	entered chan struct{}
-}
-
-func (f *fakeReconciler) Reconcile(ctx context.Context, _ []byte) ([]byte, error) {
-	f.calls.Add(1)
-	if f.entered != nil {
-		f.entered <- struct{}{}
-	}
-	if f.block != nil {
-		<-f.block
-	}
-	return []byte(`{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[]}`), nil
-}
-
-// A sync in flight finishes on the module it started with; the swapped-out module is released only
-// after that sync is done, exactly once; the next sync gets the new module.
-func TestModuleRefSwapBetweenSyncs(t *testing.T) {
-	ref := &ModuleRef{}
-	old := &fakeReconciler{name: "old", block: make(chan struct{}), entered: make(chan struct{}, 1)}
-	var released atomic.Int64
-	ref.Install(old, ModuleInfo{Digest: "sha256:old"}, func() { released.Add(1) })
-
-	done := make(chan struct{})
-	go func() { // a sync in flight on the old module
-		r, info, release := ref.Acquire()
-		defer release()
-		if info.Digest != "sha256:old" {
-			t.Errorf("sync got %s", info.Digest)
-		}
-		_, _ = r.Reconcile(context.Background(), nil)
-		close(done)
-	}()
-	<-old.entered
-	nu := &fakeReconciler{name: "new"}
-	ref.Install(nu, ModuleInfo{Digest: "sha256:new"}, nil)
-	if n := released.Load(); n != 0 {
-		t.Fatalf("old module released while a sync still runs on it")
-	}
-	r, info, release := ref.Acquire()
-	if r != nu || info.Digest != "sha256:new" {
-		t.Fatalf("a sync after the swap got %v", info.Digest)
-	}
-	release()
-	release() // idempotent
-	close(old.block)
-	<-done
-	if n := released.Load(); n != 1 {
-		t.Fatalf("old module released %d times after its last sync, want 1", n)
-	}
-	if old.calls.Load() != 1 || nu.calls.Load() != 0 {
-		t.Fatalf("calls: old %d new %d", old.calls.Load(), nu.calls.Load())
-	}
-}
-
-// Under concurrent syncs and swaps, every module is released exactly once, never while in use.
-func TestModuleRefConcurrentSwaps(t *testing.T) {
-	ref := &ModuleRef{}
-	type mod struct {
-		inUse    atomic.Int64
-		released atomic.Bool
-	}
-	var mods []*mod
-	var mu sync.Mutex
-	install := func() {
-		m := &mod{}
-		mu.Lock()
-		mods = append(mods, m)
-		mu.Unlock()
-		ref.Install(&fakeReconciler{}, ModuleInfo{}, func() {
-			if m.inUse.Load() != 0 {
-				t.Errorf("released while in use")
-			}
-			if m.released.Swap(true) {
-				t.Errorf("released twice")
-			}
-		})
-	}
-	install()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_, _, release := ref.Acquire()
-				release()
-			}
-		})
-	}
-	for i := 0; i < 200; i++ {
-		install()
-	}
-	close(stop)
-	wg.Wait()
-	install()
-	for i, m := range mods[:len(mods)-1] {
-		if !m.released.Load() {
-			t.Errorf("module %d never released", i)
-		}
-	}
-}
-
 // The swapper refuses what does not compile, speaks another ABI or fails a conformance case, keeping
 // the active module; it accepts a module with other but valid behaviour (the variant with
 // MaxUnavailableStatefulSet off by default, which passes every case with the reference's gates) and
@@ -189,12 +82,12 @@ func TestSwapperChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := &ModuleRef{}
+	ref := &module.Ref{}
 	var baseReleased atomic.Bool
-	ref.Install(base, ModuleInfoOf(base), func() { baseReleased.Store(true); base.Close(ctx) })
+	ref.Install(base, module.InfoOf(base), func() { baseReleased.Store(true); base.Close(ctx) })
 	metrics := NewMetrics(nil)
 	rec := record.NewFakeRecorder(20)
-	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t), Metrics: metrics, Recorder: rec, CustomSetKinds: true})
+	s, err := module.NewSwapper(module.SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t), Metrics: metrics, Recorder: rec, CustomSetKind: snapshot.CRDTarget.String()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,19 +104,19 @@ func TestSwapperChecks(t *testing.T) {
 		name, reason string
 		code         []byte
 	}{
-		{"not wasm", RefusedLoad, []byte("\x00asm but not really")},
-		{"truncated module", RefusedLoad, embedded.Module()[:len(embedded.Module())/2]},
-		{"another ABI", RefusedABI, abi2},
-		{"owns as apps/v1 only", RefusedCustomSetKinds, trap},
-		{"hostile module", RefusedConformance, readFile(t, hostileModule)},
+		{"not wasm", module.RefusedLoad, []byte("\x00asm but not really")},
+		{"truncated module", module.RefusedLoad, embedded.Module()[:len(embedded.Module())/2]},
+		{"another ABI", module.RefusedABI, abi2},
+		{"owns as apps/v1 only", module.RefusedCustomSetKinds, trap},
+		{"hostile module", module.RefusedConformance, readFile(t, hostileModule)},
 	} {
 		swapped, err := s.Offer(ctx, "test:"+tc.name, tc.code, obj)
-		var re *RefusedError
+		var re *module.RefusedError
 		if swapped || !errors.As(err, &re) || re.Reason != tc.reason {
 			t.Fatalf("%s: swapped=%v err=%v, want refused (%s)", tc.name, swapped, err, tc.reason)
 		}
 		t.Logf("%s: %v", tc.name, err)
-		if _, info := ref.Load(); info.Digest != ModuleInfoOf(base).Digest {
+		if _, info := ref.Load(); info.Digest != module.InfoOf(base).Digest {
 			t.Fatalf("%s: active module changed to %s", tc.name, info.Digest)
 		}
 		if got := metricValue(metrics.moduleRefusals.WithLabelValues(tc.reason)); got < 1 {
@@ -284,13 +177,13 @@ func TestWatchModuleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := &ModuleRef{}
-	ref.Install(base, ModuleInfoOf(base), func() { base.Close(ctx) })
-	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t)})
+	ref := &module.Ref{}
+	ref.Install(base, module.InfoOf(base), func() { base.Close(ctx) })
+	s, err := module.NewSwapper(module.SwapConfig{Ref: ref, Load: loadModule, Cases: gateCases(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	go WatchModuleFile(ctx, s, path, 20*time.Millisecond, 0, nil)
+	go module.WatchModuleFile(ctx, s, path, 20*time.Millisecond, 0, nil)
 	replace := func(code []byte) {
 		tmp := path + ".tmp"
 		if err := os.WriteFile(tmp, code, 0o644); err != nil {
@@ -300,7 +193,7 @@ func TestWatchModuleFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor := func(what string, cond func(SwapStatus) bool) {
+	waitFor := func(what string, cond func(module.SwapStatus) bool) {
 		t.Helper()
 		deadline := time.Now().Add(3 * time.Minute)
 		for !cond(s.Status()) {
@@ -311,10 +204,10 @@ func TestWatchModuleFile(t *testing.T) {
 		}
 	}
 	replace([]byte("not a module"))
-	waitFor("the broken module to be refused", func(st SwapStatus) bool { return st.Refusals == 1 })
+	waitFor("the broken module to be refused", func(st module.SwapStatus) bool { return st.Refusals == 1 })
 	t0 := time.Now()
 	replace(readFile(t, variantModule))
-	waitFor("the variant to become active", func(st SwapStatus) bool { return st.Swaps == 1 })
+	waitFor("the variant to become active", func(st module.SwapStatus) bool { return st.Swaps == 1 })
 	t.Logf("file change to active module: %s", time.Since(t0))
 	cancel()
 	r, _ := ref.Load()
@@ -333,13 +226,13 @@ func TestHostileModuleStoppedByFirewall(t *testing.T) {
 	}
 	defer m.Close(ctx)
 	// Made active through the swapper with the gate bypassed (as the test-only flag does).
-	ref := &ModuleRef{}
+	ref := &module.Ref{}
 	base, err := loadModule(ctx, embedded.Module())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref.Install(base, ModuleInfoOf(base), func() { base.Close(ctx) })
-	s, err := NewSwapper(SwapConfig{Ref: ref, Load: loadModule, SkipGate: true})
+	ref.Install(base, module.InfoOf(base), func() { base.Close(ctx) })
+	s, err := module.NewSwapper(module.SwapConfig{Ref: ref, Load: loadModule, SkipGate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,13 +242,13 @@ func TestHostileModuleStoppedByFirewall(t *testing.T) {
 
 	for _, attack := range []string{"", "delete-foreign-pod", "create-other-namespace", "delete-pvc", "patch-foreign-pod", "status-other-set"} {
 		t.Run("attack="+attack, func(t *testing.T) {
-			set := testSet()
+			set := kubetest.Set()
 			set.Spec.Replicas = ptr.To[int32](2)
 			set.Annotations = map[string]string{"ordinal.dev/hostile": attack}
 			objs := []runtime.Object{set,
-				pod("web-0", "ns", map[string]string{"app": "web"}, ctrlRef("StatefulSet", "web", "set-uid")),
-				pod("web-1", "ns", map[string]string{"app": "web"}, ctrlRef("StatefulSet", "web-legacy", "other-uid")),
-				pod("db-0", "ns", map[string]string{"app": "db"}, ctrlRef("StatefulSet", "db", "db-uid")),
+				kubetest.Pod("web-0", "ns", map[string]string{"app": "web"}, kubetest.ControllerRef("StatefulSet", "web", "set-uid")),
+				kubetest.Pod("web-1", "ns", map[string]string{"app": "web"}, kubetest.ControllerRef("StatefulSet", "web-legacy", "other-uid")),
+				kubetest.Pod("db-0", "ns", map[string]string{"app": "db"}, kubetest.ControllerRef("StatefulSet", "db", "db-uid")),
 				&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns", UID: "claim-uid"}},
 			}
 			api := &fakeAPI{}
@@ -387,15 +280,15 @@ func TestHostileModuleStoppedByFirewall(t *testing.T) {
 
 // newFakeController is a controller over a fake clientset holding objs (informers synced) whose
 // writes go to api.
-func newFakeController(t *testing.T, ctx context.Context, ref *ModuleRef, api *fakeAPI, objs ...runtime.Object) *Controller {
+func newFakeController(t *testing.T, ctx context.Context, ref *module.Ref, api *fakeAPI, objs ...runtime.Object) *Controller {
 	t.Helper()
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	rc, err := newRESTClients(&rest.Config{Host: srv.URL}, StatefulSetTarget)
+	rc, err := newRESTClients(&rest.Config{Host: srv.URL}, snapshot.StatefulSetTarget)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Module: ref, Targets: []Target{StatefulSetTarget}, Workers: 1, StaleTimeout: time.Second, Now: time.Now}
+	cfg := Config{Module: ref, Targets: []snapshot.Target{snapshot.StatefulSetTarget}, Workers: 1, StaleTimeout: time.Second, Now: time.Now}
 	m, err := newManager(cfg, fake.NewClientset(objs...), rc)
 	if err != nil {
 		t.Fatal(err)

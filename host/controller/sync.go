@@ -20,8 +20,10 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/module"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -107,14 +109,14 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	if name, ok := set.Annotations[abi.AnnotationModule]; ok {
 		ref, err = c.cfg.Modules.Get(ctx, name)
 		switch {
-		case errors.Is(err, ErrUnknownModule):
+		case errors.Is(err, module.ErrUnknownModule):
 			result = resultUnknownModule
 			c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
 				fmt.Sprintf("%s names the module %q; this controller has %s", abi.AnnotationModule, name, c.cfg.Modules.Names()))
 			return 0, nil
-		case errors.Is(err, ErrModuleRefused): // a supplied module that failed its check: until it changes
+		case errors.Is(err, module.ErrModuleRefused): // a supplied module that failed its check: until it changes
 			result = resultUnknownModule
-			c.leaveAlone(logger, set, key, EventModuleRefused, "the module it names was refused", truncate(err.Error(), 900))
+			c.leaveAlone(logger, set, key, module.EventModuleRefused, "the module it names was refused", hostplan.Truncate(err.Error(), 900))
 			return 0, nil
 		}
 		if err != nil {
@@ -132,7 +134,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 	if why != nil {
 		result = resultUnknownModule
-		c.leaveAlone(logger, set, key, EventUnknownPolicy, "it names a policy this controller cannot run", truncate(why.Error(), 900))
+		c.leaveAlone(logger, set, key, EventUnknownPolicy, "it names a policy this controller cannot run", hostplan.Truncate(why.Error(), 900))
 		return 0, nil
 	}
 
@@ -155,7 +157,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 
 	syncTime := c.now()
 	snap, err := c.buildSnapshotFor(objs, syncTime)
-	var invalid *InvalidSetError
+	var invalid *snapshot.InvalidSetError
 	if errors.As(err, &invalid) {
 		// As an apps/v1 set the API server would have refused: not acted on, not retried (the next edit
 		// of the set enqueues it again).
@@ -181,7 +183,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 
 	// The action firewall (inside the applier): the module is not trusted, so every action is checked
 	// against the snapshot before anything is written; one action out of bounds refuses the whole plan.
-	scope, err := snap.scope()
+	scope, err := snap.FirewallScope()
 	if err != nil {
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
@@ -257,7 +259,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
 		c.metrics.planRefusals.WithLabelValues(string(refused.Rules()[0])).Inc()
-		c.recorder.Event(set, corev1.EventTypeWarning, EventPlanRefused, truncate(fmt.Sprintf("Module %s %s (%s): %s",
+		c.recorder.Event(set, corev1.EventTypeWarning, EventPlanRefused, hostplan.Truncate(fmt.Sprintf("Module %s %s (%s): %s",
 			moduleInfo.Describe.Module, moduleInfo.Describe.ModuleVersion, moduleInfo.Digest, err), 1000))
 		return 0, err
 	case err != nil:
@@ -292,7 +294,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 // sessionFor is the set's session on module, where the module has sessions (a *wasm.Module: the set's
 // syncs then pay to parse what changed, abi/README.md "Unchanged objects"); a module swapped in starts a
 // new one. The work queue never syncs one set on two workers at once, as a session needs.
-func (c *Controller) sessionFor(key string, module Reconciler, snap *Snapshot) Reconciler {
+func (c *Controller) sessionFor(key string, module hostplan.Reconciler, snap *snapshot.Snapshot) hostplan.Reconciler {
 	m, ok := module.(*wasm.Module)
 	if !ok {
 		return module
@@ -302,12 +304,7 @@ func (c *Controller) sessionFor(key string, module Reconciler, snap *Snapshot) R
 		s = m.NewSession()
 		c.sessions.Store(key, s)
 	}
-	return snap.laidOut(s.(*wasm.Session))
-}
-
-// laidOut is the session's reconciler for this snapshot, with its layout.
-func (s *Snapshot) laidOut(session *wasm.Session) wasm.LaidOut {
-	return wasm.LaidOut{Session: session, Snapshot: s.JSON, Layout: &s.layout}
+	return snap.LaidOut(s.(*wasm.Session))
 }
 
 // recheckSet is upstream's canAdopt (controller.RecheckDeletionTimestamp with
@@ -334,7 +331,7 @@ func (c *Controller) recheckSet(ctx context.Context, set *appsv1.StatefulSet) er
 }
 
 // snapshotFor builds the snapshot of set from the informer caches.
-func (c *Controller) snapshotFor(set *appsv1.StatefulSet, now time.Time) (*Snapshot, error) {
+func (c *Controller) snapshotFor(set *appsv1.StatefulSet, now time.Time) (*snapshot.Snapshot, error) {
 	objs, err := c.objectsFor(set)
 	if err != nil {
 		return nil, err
@@ -343,23 +340,23 @@ func (c *Controller) snapshotFor(set *appsv1.StatefulSet, now time.Time) (*Snaps
 }
 
 // objectsFor selects the set's objects from the informer caches (SelectObjects).
-func (c *Controller) objectsFor(set *appsv1.StatefulSet) (Objects, error) {
+func (c *Controller) objectsFor(set *appsv1.StatefulSet) (snapshot.Objects, error) {
 	cands, err := c.candidates(set)
 	if err != nil {
-		return Objects{}, err
+		return snapshot.Objects{}, err
 	}
-	return SelectObjects(cands)
+	return snapshot.SelectObjects(cands)
 }
 
 // buildSnapshotFor builds the snapshot of selected objects, with the set's encode cache.
-func (c *Controller) buildSnapshotFor(objs Objects, now time.Time) (*Snapshot, error) {
-	cache, _ := c.encodeCaches.LoadOrStore(objs.Set.Namespace+"/"+objs.Set.Name, &EncodeCache{})
-	return buildSnapshot(objs, c.target, now, c.cfg.Features, cache.(*EncodeCache))
+func (c *Controller) buildSnapshotFor(objs snapshot.Objects, now time.Time) (*snapshot.Snapshot, error) {
+	cache, _ := c.encodeCaches.LoadOrStore(objs.Set.Namespace+"/"+objs.Set.Name, &snapshot.EncodeCache{})
+	return cache.(*snapshot.EncodeCache).Build(objs, c.target, now, c.cfg.Features)
 }
 
 // Snapshot returns the snapshot the controller would send for the set
 // namespace/name at time now, from its caches (for tests and debugging).
-func (c *Controller) Snapshot(namespace, name string, now time.Time) (*Snapshot, error) {
+func (c *Controller) Snapshot(namespace, name string, now time.Time) (*snapshot.Snapshot, error) {
 	set, err := c.setLister.StatefulSets(namespace).Get(name)
 	if err != nil {
 		return nil, err
@@ -378,7 +375,7 @@ func (c *Controller) leaveAlone(logger klog.Logger, set *appsv1.StatefulSet, key
 		return
 	}
 	logger.Info("Leaving the StatefulSet alone: "+what, "set", key, "kind", c.target.String(), "reason", why)
-	c.recorder.Event(set, corev1.EventTypeWarning, reason, truncate("Ordinal does not act on this StatefulSet: "+why, 1024))
+	c.recorder.Event(set, corev1.EventTypeWarning, reason, hostplan.Truncate("Ordinal does not act on this StatefulSet: "+why, 1024))
 }
 
 // EventUnknownPolicy is the warning recorded on a set that names a policy the controller cannot run.
@@ -415,15 +412,3 @@ const EventUnknownModule = "UnknownModule"
 
 // EventInvalidSpec is the warning recorded on a custom target's set that apps/v1 validation refuses.
 const EventInvalidSpec = "InvalidSpec"
-
-// scope is what the action firewall knows of the snapshot: built with it, or decoded from its JSON.
-func (s *Snapshot) scope() (*firewall.Scope, error) {
-	if s.Scope != nil {
-		return s.Scope, nil
-	}
-	scope, err := firewall.ScopeFromSnapshot(s.JSON)
-	if err != nil {
-		return nil, fmt.Errorf("action firewall: %w", err)
-	}
-	return scope, nil
-}

@@ -14,12 +14,15 @@ import (
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 // rolloutObjects is a settled n-pod set whose template just changed, as the informers hold it: the
 // sync creates a revision, deletes the top pod and writes status.
-func rolloutObjects(n int) Objects {
+func rolloutObjects(n int) snapshot.Objects {
 	replicas := int32(n)
 	tmpl := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
@@ -38,15 +41,15 @@ func rolloutObjects(n int) Objects {
 			UpdatedReplicas: replicas, AvailableReplicas: replicas, CurrentRevision: "web-old", UpdateRevision: "web-old"},
 	}
 	*set.Spec.RevisionHistoryLimit = 10
-	o := Objects{Set: set, Revisions: []*appsv1.ControllerRevision{{
+	o := snapshot.Objects{Set: set, Revisions: []*appsv1.ControllerRevision{{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-old", Namespace: "ns", UID: "rev-uid", ResourceVersion: "11", Labels: map[string]string{"app": "web"},
-			OwnerReferences: ctrlRef("StatefulSet", "web", "set-uid")},
+			OwnerReferences: kubetest.ControllerRef("StatefulSet", "web", "set-uid")},
 		Data: runtime.RawExtension{Raw: []byte(`{"spec":{"template":{"$patch":"replace"}}}`)}, Revision: 1}}}
 	ready := metav1.NewTime(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	for i := range n {
 		name := fmt.Sprintf("web-%d", i)
-		p := pod(name, "ns", map[string]string{"app": "web", "controller-revision-hash": "web-old",
-			"statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": fmt.Sprint(i)}, ctrlRef("StatefulSet", "web", "set-uid"))
+		p := kubetest.Pod(name, "ns", map[string]string{"app": "web", "controller-revision-hash": "web-old",
+			"statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": fmt.Sprint(i)}, kubetest.ControllerRef("StatefulSet", "web", "set-uid"))
 		p.ResourceVersion = fmt.Sprint(100 + i)
 		p.Spec = *tmpl.Spec.DeepCopy()
 		p.Spec.Containers[0].Image = "registry.k8s.io/nginx-slim:0.27"
@@ -73,7 +76,7 @@ func BenchmarkSyncStages(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Close(ctx)
-	snap, err := BuildSnapshot(objs, StatefulSetTarget, now, nil)
+	snap, err := snapshot.Build(objs, snapshot.StatefulSetTarget, now, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,16 +91,16 @@ func BenchmarkSyncStages(b *testing.B) {
 	b.Run("snapshot/encode-all", func(b *testing.B) {
 		b.SetBytes(int64(len(snap.JSON)))
 		for b.Loop() {
-			if _, err := BuildSnapshot(objs, StatefulSetTarget, now, nil); err != nil {
+			if _, err := snapshot.Build(objs, snapshot.StatefulSetTarget, now, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("snapshot/cached", func(b *testing.B) {
-		cache := &EncodeCache{}
+		cache := &snapshot.EncodeCache{}
 		b.SetBytes(int64(len(snap.JSON)))
 		for b.Loop() {
-			if _, err := buildSnapshot(objs, StatefulSetTarget, now, nil, cache); err != nil {
+			if _, err := cache.Build(objs, snapshot.StatefulSetTarget, now, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -118,16 +121,16 @@ func BenchmarkSyncStages(b *testing.B) {
 		p := objs.Pods[0].DeepCopy()
 		p.ResourceVersion += "9"
 		changed.Pods[0] = p
-		worlds := [2]Objects{objs, changed}
-		cache, s := &EncodeCache{}, m.NewSession()
+		worlds := [2]snapshot.Objects{objs, changed}
+		cache, s := &snapshot.EncodeCache{}, m.NewSession()
 		i := 0
 		for b.Loop() {
 			i++
-			snap, err := buildSnapshot(worlds[i%2], StatefulSetTarget, now, nil, cache)
+			snap, err := cache.Build(worlds[i%2], snapshot.StatefulSetTarget, now, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := snap.laidOut(s).Reconcile(ctx, snap.JSON); err != nil {
+			if _, err := snap.LaidOut(s).Reconcile(ctx, snap.JSON); err != nil {
 				b.Fatal(err)
 			}
 		}

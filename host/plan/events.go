@@ -74,3 +74,11 @@ func failureEvent(set string, a *abi.Action, err error) (abi.Event, bool) {
 	}
 	return abi.Event{}, false
 }
+
+// Truncate cuts an event message (or a log's detail) to n bytes and marks the cut.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

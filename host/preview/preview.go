@@ -15,9 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // Result is one preview: the engine's answer, the summary the warnings are made of, and the full text.
@@ -33,10 +34,10 @@ type Result struct {
 // of its namespace (Objects.Set is ignored), the module and the snapshot's features and clock.
 type Input struct {
 	Old, New *appsv1.StatefulSet
-	Objects  controller.Objects
-	Module   replay.Reconciler
+	Objects  snapshot.Objects
+	Module   hostplan.Reconciler
 	// NamedModule gives the module the set names (ordinal.dev/module), as replay.Options.NamedModule.
-	NamedModule func(ctx context.Context, name string) (replay.Reconciler, error)
+	NamedModule func(ctx context.Context, name string) (hostplan.Reconciler, error)
 	// NamedPolicy gives the policies a set names (ordinal.dev/policies), as replay.Options.NamedPolicy.
 	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
 	Features    map[string]bool
@@ -70,7 +71,7 @@ func Preview(ctx context.Context, in Input) (*Result, error) {
 	}
 	objs := in.Objects
 	objs.Set = base
-	snap, sel, err := controller.SnapshotOf(objs, in.Now, in.Features)
+	snap, sel, err := snapshot.Of(objs, in.Now, in.Features)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func Preview(ctx context.Context, in Input) (*Result, error) {
 	edited := in.New.DeepCopy()
 	t := in.Objects.Target
 	if t.Kind == "" {
-		t = controller.StatefulSetTarget
+		t = snapshot.StatefulSetTarget
 	}
 	edited.TypeMeta = metav1.TypeMeta{APIVersion: t.APIVersion(), Kind: t.Kind}
 	if in.Old == nil {

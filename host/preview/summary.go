@@ -8,9 +8,9 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -27,7 +27,7 @@ type Summary struct {
 }
 
 // Summarize reduces a preview of old -> cur (old nil: a create). sel are the objects the snapshot held.
-func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel controller.Objects) Summary {
+func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Objects) Summary {
 	var s Summary
 	add := func(format string, args ...any) { s.Lines = append(s.Lines, fmt.Sprintf(format, args...)) }
 	name := cur.Name

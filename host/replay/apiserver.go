@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,7 +99,7 @@ type APIServer struct {
 	objs  map[string]map[string]Obj // kind -> name -> object (written only by put and remove)
 	order map[string][]string       // kind -> its names in natural order (apiserver_names.go)
 	// watches learn of every write (apiserver_watch.go)
-	watches []*watch
+	watches []*Watch
 
 	// Hooks the kubelet and the engine use to learn about changes.
 	onPodCreated func(name string)
@@ -122,12 +124,12 @@ func NewAPIServer(ns string, clock *Clock) *APIServer {
 
 func (s *APIServer) now() string { return s.clock.Now().UTC().Format(time.RFC3339) }
 
-func (s *APIServer) note(source, reason, kind, name, format string, args ...any) {
+func (s *APIServer) Note(source, reason, kind, name, format string, args ...any) {
 	s.notes = append(s.notes, WorldEvent{Source: source, Reason: reason, Kind: kind, Name: name, Message: fmt.Sprintf(format, args...)})
 }
 
-// takeNotes returns and clears the notes gathered since the last call.
-func (s *APIServer) takeNotes() []WorldEvent {
+// TakeNotes returns and clears the notes gathered since the last call.
+func (s *APIServer) TakeNotes() []WorldEvent {
 	n := s.notes
 	s.notes = nil
 	return n
@@ -146,7 +148,7 @@ func (s *APIServer) Get(kind, name string) Obj {
 
 // Names lists the stored objects of a kind in natural order (web-2 before web-10): a copy, which the caller
 // may keep while it writes.
-func (s *APIServer) Names(kind string) []string { return slices.Clone(s.names(kind)) }
+func (s *APIServer) Names(kind string) []string { return slices.Clone(s.NameIndex(kind)) }
 
 // StatefulSet returns the stored set (not a copy), nil before it is created.
 func (s *APIServer) StatefulSet() Obj { return s.set }
@@ -362,8 +364,8 @@ func (s *APIServer) removePod(name string) {
 	s.ownersChanged = true
 }
 
-// mutatePod changes a pod's status as the kubelet would (a status write: resourceVersion bumps).
-func (s *APIServer) mutatePod(name string, f func(p Obj)) bool {
+// MutatePod changes a pod's status as the kubelet would (a status write: resourceVersion bumps).
+func (s *APIServer) MutatePod(name string, f func(p Obj)) bool {
 	p := s.objs[kindPod][name]
 	if p == nil {
 		return false
@@ -403,4 +405,65 @@ func qualifiedKind(kind string) string {
 		return kind + ".apps"
 	}
 	return kind
+}
+
+// Namespace is the namespace the server holds.
+func (s *APIServer) Namespace() string { return s.ns }
+
+// NoteCount is how many notes (what happened outside the controller) are gathered since TakeNotes.
+func (s *APIServer) NoteCount() int { return len(s.notes) }
+
+// Preload stores the set (kindSet; name unused) or an object as the world held it before the replay
+// began: as given, without a write's semantics (no metadata assigned, no hooks), the watches told.
+func (s *APIServer) Preload(kind, name string, o Obj) {
+	if kind == kindSet {
+		s.set = o
+		return
+	}
+	s.put(kind, name, o)
+}
+
+// ContinueUIDs makes the uids the server hands out continue above the highest of the replay's own form
+// the world holds, so that none is handed out again.
+func (s *APIServer) ContinueUIDs() { s.ids.uidBase = s.maxSimUID() }
+
+// ContinueResourceVersions makes the resourceVersions continue above the highest the world holds.
+func (s *APIServer) ContinueResourceVersions() { s.ids.rvBase = s.maxResourceVersion() }
+
+// RestartIDs starts uids and resourceVersions from 1 again (the reference harness's fresh simulation).
+func (s *APIServer) RestartIDs() { s.ids = ids{} }
+
+// maxSimUID is the highest uid of the replay's own form (simUIDPrefix + a number) that the world holds.
+func (s *APIServer) maxSimUID() int {
+	return s.maxOver(func(o Obj) string {
+		if u, ok := strings.CutPrefix(jsonobj.GetStr(o, "metadata.uid"), simUIDPrefix); ok {
+			return u
+		}
+		return ""
+	})
+}
+
+func (s *APIServer) maxResourceVersion() int {
+	return s.maxOver(func(o Obj) string { return jsonobj.GetStr(o, "metadata.resourceVersion") })
+}
+
+// maxOver is the highest decimal number field reads from the world's objects. Decimal: a uid's number is
+// zero-padded ("000000001027"), which fmt.Sscan reads as octal (or not at all, "000000000999"), so a world
+// loaded from a snapshot handed out uids its own objects had.
+func (s *APIServer) maxOver(field func(Obj) string) int {
+	best := 0
+	check := func(o Obj) {
+		if n, err := strconv.Atoi(field(o)); err == nil && n > best {
+			best = n
+		}
+	}
+	if s.set != nil {
+		check(s.set)
+	}
+	for _, m := range s.objs {
+		for _, o := range m {
+			check(o)
+		}
+	}
+	return best
 }

@@ -31,9 +31,9 @@ func (s *APIServer) remove(kind, name string) {
 	s.changed(kind, name)
 }
 
-// names is the kind's names in natural order, the index itself: the caller must not change it, nor keep it
+// NameIndex is the kind's names in natural order, the index itself: the caller must not change it, nor keep it
 // across a write (Names is a copy for that).
-func (s *APIServer) names(kind string) []string { return s.order[kind] }
+func (s *APIServer) NameIndex(kind string) []string { return s.order[kind] }
 
 // insertName adds name to names, which are in natural order and do not hold it.
 func insertName(names []string, name string) []string {

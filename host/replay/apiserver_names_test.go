@@ -13,7 +13,7 @@ import (
 // a watch names every object written since it was last taken (world_view.go relies on both).
 func TestNameIndexStaysSorted(t *testing.T) {
 	api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
-	w := api.watch(kindClaim)
+	w := api.Watch(kindClaim)
 	r := rand.New(rand.NewSource(1))
 	// names that natural order puts apart from string order, and some only leading zeros tell apart
 	name := func() string {
@@ -60,7 +60,7 @@ func TestNameIndexStaysSorted(t *testing.T) {
 		if r.Intn(10) == 0 {
 			want := slices.Collect(maps.Keys(written))
 			sortNatural(want)
-			if got := w.take(); !slices.Equal(got, want) {
+			if got := w.Take(); !slices.Equal(got, want) {
 				t.Fatalf("the watch took %v, want %v", got, want)
 			}
 			clear(written)

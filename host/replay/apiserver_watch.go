@@ -1,19 +1,19 @@
 package replay
 
-// watch is what one reader of the in-memory API server learns of its writes, as a controller learns of a
+// Watch is what one reader of the in-memory API server learns of its writes, as a controller learns of a
 // real one's through an informer: the names of one kind created, changed or removed since it last took
 // them. A reader that keeps what it made of each object (the engine's world view, the kubelet's binder)
 // then looks again at what changed only, not at every object after every sync. Every write goes through
 // put, remove or bump, or calls changed itself (the collector's deletionTimestamp in the tick model, which
 // keeps the resourceVersion as the reference harness's does).
-type watch struct {
+type Watch struct {
 	kind  string
 	names map[string]struct{}
 }
 
-// watch starts a watch of kind; it begins with every stored name, as an informer begins with a list.
-func (s *APIServer) watch(kind string) *watch {
-	w := &watch{kind: kind, names: make(map[string]struct{}, len(s.objs[kind]))}
+// Watch starts a watch of kind; it begins with every stored name, as an informer begins with a list.
+func (s *APIServer) Watch(kind string) *Watch {
+	w := &Watch{kind: kind, names: make(map[string]struct{}, len(s.objs[kind]))}
 	for _, n := range s.order[kind] {
 		w.names[n] = struct{}{}
 	}
@@ -31,7 +31,7 @@ func (s *APIServer) changed(kind, name string) {
 }
 
 // take returns the names written since the last take, in natural order, and forgets them.
-func (w *watch) take() []string {
+func (w *Watch) Take() []string {
 	if len(w.names) == 0 {
 		return nil
 	}

@@ -19,7 +19,7 @@ func NewClock(t time.Time) *Clock { return &Clock{now: t.UTC()} }
 // Now is the current virtual time.
 func (c *Clock) Now() time.Time { return c.now }
 
-func (c *Clock) set(t time.Time) {
+func (c *Clock) Set(t time.Time) {
 	if t.After(c.now) {
 		c.now = t
 	}
@@ -51,15 +51,15 @@ func (t *timers) add(at time.Time, what string, fire func()) {
 }
 
 // next is the time of the earliest timer.
-func (t *timers) next() (time.Time, bool) {
+func (t *timers) Next() (time.Time, bool) {
 	if len(t.list) == 0 {
 		return time.Time{}, false
 	}
 	return t.list[0].at, true
 }
 
-// popDue removes and returns the timers due at or before now, in order.
-func (t *timers) popDue(now time.Time) []*timer {
+// PopDue removes and returns the timers due at or before now, in order.
+func (t *timers) PopDue(now time.Time) []*timer {
 	i := 0
 	for i < len(t.list) && !t.list[i].at.After(now) {
 		i++
@@ -142,3 +142,6 @@ func nonNegative(d *Duration, path string) error {
 	}
 	return nil
 }
+
+// Fire runs what the timer was set for.
+func (t *timer) Fire() { t.fire() }

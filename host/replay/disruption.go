@@ -40,7 +40,7 @@ func (e *engine) budgetsFor(policies []policy.Module) []json.RawMessage {
 // pods' controllers, here the set's replicas for its pods and 1 for any other), ok false when it selects
 // none of the set's pods.
 func (e *engine) budgetStatus(pdb Obj) (json.RawMessage, bool) {
-	if ns := jsonobj.GetStr(pdb, "metadata.namespace"); ns != "" && ns != e.api.ns {
+	if ns := jsonobj.GetStr(pdb, "metadata.namespace"); ns != "" && ns != e.api.Namespace() {
 		return nil, false
 	}
 	selector, err := pdbSelector(pdb)

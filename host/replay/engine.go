@@ -15,13 +15,9 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
-// Reconciler runs one controller sync (host/plan's): *wasm.Module is one. It must not keep snapshot after
-// it returns: the replay writes the next sync's snapshot into the same buffer.
-type Reconciler = hostplan.Reconciler
-
 // sessionOf is the module's session for this replay's set, where the module has sessions (a *wasm.Module:
 // each sync then pays to parse what changed, abi/README.md "Unchanged objects"); else the module.
-func (e *engine) sessionOf(m Reconciler, snapshot []byte) Reconciler {
+func (e *engine) sessionOf(m hostplan.Reconciler, snapshot []byte) hostplan.Reconciler {
 	wm, ok := m.(*wasm.Module)
 	if !ok {
 		return m
@@ -40,19 +36,21 @@ func (e *engine) sessionOf(m Reconciler, snapshot []byte) Reconciler {
 
 // describesWriteFailures reports whether a module reads writeFailures (its describe says so; a
 // *wasm.Module tells).
-func describesWriteFailures(m Reconciler) bool {
+func describesWriteFailures(m hostplan.Reconciler) bool {
 	d, ok := m.(interface{ Describe() abi.Describe })
 	return ok && d.Describe().WriteFailures
 }
 
 // Options configure a replay.
 type Options struct {
-	Module Reconciler
+	// Module runs the syncs (*wasm.Module is one). It must not keep a snapshot after it returns: the
+	// replay writes the next sync's snapshot into the same buffer.
+	Module hostplan.Reconciler
 	// LoadModule loads a module for a swapModule event (path already resolved).
-	LoadModule func(ctx context.Context, path string) (Reconciler, error)
+	LoadModule func(ctx context.Context, path string) (hostplan.Reconciler, error)
 	// NamedModule gives the module a set names with ordinal.dev/module (abi.AnnotationModule), as the
 	// controller's registry does; nil: a set naming one cannot be replayed.
-	NamedModule func(ctx context.Context, name string) (Reconciler, error)
+	NamedModule func(ctx context.Context, name string) (hostplan.Reconciler, error)
 	// NamedPolicy gives the policy a set names with ordinal.dev/policies (abi.AnnotationPolicies); nil: a
 	// set naming one cannot be replayed.
 	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
@@ -121,7 +119,7 @@ type engine struct {
 	timers      *timers
 	api         *APIServer
 	kube        *kubelet
-	module      Reconciler
+	module      hostplan.Reconciler
 
 	tl        *Timeline
 	revLabels map[string]string
@@ -155,18 +153,18 @@ type engine struct {
 	podsOfMembers string
 	podScratch    []PodState
 	lastGrid      PodGrid
-	named         map[string]Reconciler      // modules the set named, loaded (opts.NamedModule)
-	policies      map[string]policy.Module   // policies the set named, loaded (opts.NamedPolicy)
-	held          policy.Memory              // what the set's policies have been holding, since when
-	signals       map[string]json.RawMessage // what the host supplies the set's policies (scenario signals)
-	pdbs          []Obj                      // the world's PodDisruptionBudgets (disruption.go)
-	nodes         []Obj                      // the world's Nodes: pods are scheduled onto them (nodes.go)
-	heads         []headSpan                 // where the last snapshot's other members are (head)
+	named         map[string]hostplan.Reconciler // modules the set named, loaded (opts.NamedModule)
+	policies      map[string]policy.Module       // policies the set named, loaded (opts.NamedPolicy)
+	held          policy.Memory                  // what the set's policies have been holding, since when
+	signals       map[string]json.RawMessage     // what the host supplies the set's policies (scenario signals)
+	pdbs          []Obj                          // the world's PodDisruptionBudgets (disruption.go)
+	nodes         []Obj                          // the world's Nodes: pods are scheduled onto them (nodes.go)
+	heads         []headSpan                     // where the last snapshot's other members are (head)
 }
 
 // moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
 // else the replay's module (swapModule events change it).
-func (e *engine) moduleOfSet() (Reconciler, error) {
+func (e *engine) moduleOfSet() (hostplan.Reconciler, error) {
 	name, ok := jsonobj.GetObj(e.api.StatefulSet(), "metadata.annotations")[abi.AnnotationModule].(string)
 	if !ok {
 		return e.module, nil
@@ -182,7 +180,7 @@ func (e *engine) moduleOfSet() (Reconciler, error) {
 		return nil, fmt.Errorf("the set names the module %q (%s): %w", name, abi.AnnotationModule, err)
 	}
 	if e.named == nil {
-		e.named = map[string]Reconciler{}
+		e.named = map[string]hostplan.Reconciler{}
 	}
 	e.named[name] = m
 	return m, nil
@@ -228,7 +226,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	}
 	e.api.HarnessCollector = cfg.Model == ModelTick
 	e.kube = newKubelet(cfg, e.api, e.clock, e.timers)
-	e.kube.nodes = e.nodeNames()
+	e.kube.SetNodes(e.nodeNames())
 	e.seedKubelet()
 	var err error
 	if cfg.Model == ModelTick {

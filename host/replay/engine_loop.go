@@ -24,16 +24,16 @@ func (e *engine) runDelays() error {
 		if err := e.fireEvents(now); err != nil {
 			return err
 		}
-		for _, t := range e.timers.popDue(now) {
-			before := len(e.api.notes)
-			t.fire()
-			if len(e.api.notes) > before && !e.dirty {
+		for _, t := range e.timers.PopDue(now) {
+			before := e.api.NoteCount()
+			t.Fire()
+			if e.api.NoteCount() > before && !e.dirty {
 				e.dirty = true
 				e.triggers = appendOnce(e.triggers, "kubelet")
 			}
 		}
-		if n := len(e.api.notes); n > 0 {
-			e.api.collectGarbage()
+		if n := e.api.NoteCount(); n > 0 {
+			e.api.CollectGarbage()
 			e.dirty = true
 		}
 		requeue := e.requeueAt != nil && !e.requeueAt.After(now)
@@ -52,10 +52,10 @@ func (e *engine) runDelays() error {
 			if err != nil {
 				return err
 			}
-			e.api.collectGarbage()
-			e.kube.bindClaims()
-			e.kube.expandClaims()
-			e.dirty = st.wrote || len(e.api.notes) > 0
+			e.api.CollectGarbage()
+			e.kube.BindClaims()
+			e.kube.ExpandClaims()
+			e.dirty = st.wrote || e.api.NoteCount() > 0
 			if e.dirty {
 				e.triggers = []string{"watch"}
 			}
@@ -70,13 +70,13 @@ func (e *engine) runDelays() error {
 				next = &t
 			}
 		}
-		if t, ok := e.timers.next(); ok {
+		if t, ok := e.timers.Next(); ok {
 			consider(t)
 		}
 		if e.requeueAt != nil {
 			consider(*e.requeueAt)
 		}
-		settled := next == nil && len(e.api.awaitingGC()) == 0
+		settled := next == nil && len(e.api.AwaitingGC()) == 0
 		if t, ok := e.nextEventTime(now, settled); ok {
 			consider(t)
 		}
@@ -86,7 +86,7 @@ func (e *engine) runDelays() error {
 		if next.After(now) {
 			e.triggers = nil
 		}
-		e.clock.set(*next)
+		e.clock.Set(*next)
 		if e.overTime(e.clock.Now()) {
 			return nil
 		}
@@ -103,11 +103,11 @@ func (e *engine) runTick() error {
 	e.triggers = []string{"start"}
 	for step := 0; ; step++ {
 		if step > 0 {
-			e.clock.set(e.clock.Now().Add(tick))
-			e.kube.tickProgress(step)
+			e.clock.Set(e.clock.Now().Add(tick))
+			e.kube.TickProgress(step)
 			e.triggers = []string{"tick"}
 		}
-		e.kube.step = step
+		e.kube.SetStep(step)
 		if err := e.fireEvents(e.clock.Now()); err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (e *engine) runTick() error {
 		if stop := e.checkLimits(); stop {
 			return nil
 		}
-		converged := st.actions == 0 && st.requeue == 0 && len(e.kube.pendingTick()) == 0
+		converged := st.actions == 0 && st.requeue == 0 && len(e.kube.PendingTick()) == 0
 		settled = converged
 		if converged {
 			t, ok := e.nextEventTime(e.clock.Now(), true)
@@ -131,7 +131,7 @@ func (e *engine) runTick() error {
 			}
 			// Nothing happens until the event: jump so that the next tick is at its time.
 			if t.After(e.clock.Now().Add(tick)) {
-				e.clock.set(t.Add(-tick))
+				e.clock.Set(t.Add(-tick))
 			}
 		}
 		if e.overTime(e.clock.Now().Add(tick)) {
@@ -216,7 +216,7 @@ func (e *engine) checkReplicas() error {
 
 // replicas is the set's spec.replicas now (0 when the set is gone).
 func (e *engine) replicas() int64 {
-	n, _ := jsonobj.GetInt(e.api.set, "spec.replicas")
+	n, _ := jsonobj.GetInt(e.api.StatefulSet(), "spec.replicas")
 	return max(n, 0)
 }
 

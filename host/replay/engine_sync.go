@@ -67,7 +67,7 @@ func (e *engine) snapshot() []byte {
 	b = e.objectsOf(b, kindRevision)
 	b = append(b, `,"statefulSet":`...)
 	at = len(b)
-	if b, err = e.enc.append(b, e.api.set); err != nil {
+	if b, err = e.enc.append(b, e.api.StatefulSet()); err != nil {
 		panic(fmt.Sprintf("replay: encoding the world: %v", err))
 	}
 	e.heads = append(e.heads, headSpan{"statefulSet", at, len(b)})
@@ -153,7 +153,7 @@ func (e *engine) sync() (syncResult, error) {
 		e.newSegment = false
 		if e.cfg.Model == ModelTick {
 			// The harness starts a fresh simulation (counters from 1) on the world as it is.
-			e.api.ids = ids{}
+			e.api.RestartIDs()
 		}
 		e.tl.Segments = append(e.tl.Segments, Segment{FirstStep: len(e.tl.Steps), Comparable: e.segmentComparable()})
 	}
@@ -184,7 +184,7 @@ func (e *engine) sync() (syncResult, error) {
 		Time:    now.Format(time.RFC3339),
 		Offset:  Duration(now.Sub(e.start)),
 		Trigger: e.triggers,
-		World:   e.api.takeNotes(),
+		World:   e.api.TakeNotes(),
 		Pods:    e.podStates(),
 	}
 	e.labelRevisions()
@@ -328,7 +328,7 @@ func (e *engine) segmentComparable() bool {
 		return false
 	}
 	for _, n := range e.api.Names(kindPod) {
-		if _, ok := e.kube.createdStep[n]; ok {
+		if e.kube.Created(n) {
 			return false
 		}
 	}

@@ -18,9 +18,9 @@ import (
 
 func (e *engine) applyEvent(ev Event) error {
 	api := e.api
-	note := func(format string, args ...any) { api.note("user", "", "", "", format, args...) }
+	note := func(format string, args ...any) { api.Note("user", "", "", "", format, args...) }
 	if ev.Note != "" {
-		api.note("note", "", "", "", "%s", ev.Note)
+		api.Note("note", "", "", "", "%s", ev.Note)
 	}
 	switch ev.action() {
 	case "apply":
@@ -31,7 +31,7 @@ func (e *engine) applyEvent(ev Event) error {
 		if err := api.Update(kindSet, o); err != nil {
 			return invalidWorld("apply: %v", err)
 		}
-		note("applied an edited StatefulSet %s (generation %s)", jsonobj.GetStr(o, "metadata.name"), fmt.Sprint(jsonobj.Get(api.set, "metadata.generation")))
+		note("applied an edited StatefulSet %s (generation %s)", jsonobj.GetStr(o, "metadata.name"), fmt.Sprint(jsonobj.Get(api.StatefulSet(), "metadata.generation")))
 	case "set":
 		edits, _ := jsonobj.DecodeObj(ev.Set)
 		o := jsonobj.CloneObj(api.StatefulSet())
@@ -62,10 +62,10 @@ func (e *engine) applyEvent(ev Event) error {
 		if n := jsonobj.GetStr(o, "metadata.name"); n != name {
 			return invalidWorld("recreateSet: the manifest names StatefulSet %q, not %q", n, name)
 		}
-		if ns := jsonobj.GetStr(o, "metadata.namespace"); ns != "" && ns != api.ns {
-			return invalidWorld("recreateSet: the manifest's namespace %q is not the world's %q", ns, api.ns)
+		if ns := jsonobj.GetStr(o, "metadata.namespace"); ns != "" && ns != api.Namespace() {
+			return invalidWorld("recreateSet: the manifest's namespace %q is not the world's %q", ns, api.Namespace())
 		}
-		jsonobj.Ensure(o, "metadata")["namespace"] = api.ns
+		jsonobj.Ensure(o, "metadata")["namespace"] = api.Namespace()
 		for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"} {
 			delete(jsonobj.GetObj(o, "metadata"), k) // the API server's, for a new object
 		}
@@ -75,11 +75,11 @@ func (e *engine) applyEvent(ev Event) error {
 		if err := apiAnswer(kube.ValidateStatefulSet(check, api.Gates)); err != nil {
 			return invalidWorld("recreateSet: %v", err)
 		}
-		api.orphanSet()
+		api.OrphanSet()
 		if err := api.Create(kindSet, o); err != nil {
 			return invalidWorld("recreateSet: %v", err)
 		}
-		note("deleted StatefulSet %s with --cascade=orphan (its pods, revisions and claims stay) and created it again (uid %s)", name, jsonobj.GetStr(api.set, "metadata.uid"))
+		note("deleted StatefulSet %s with --cascade=orphan (its pods, revisions and claims stay) and created it again (uid %s)", name, jsonobj.GetStr(api.StatefulSet(), "metadata.uid"))
 	case "deletePod":
 		if err := api.Delete(kindPod, ev.DeletePod, ""); err != nil {
 			return invalidWorld("deletePod: %v", err)
@@ -96,7 +96,7 @@ func (e *engine) applyEvent(ev Event) error {
 		setPhase(api, name, phase, e.clock.Now())
 		note("pod %s is now %s", name, phase)
 	case "unreadyPod":
-		if !api.mutatePod(ev.UnreadyPod, func(p Obj) { setReady(p, e.clock.Now(), false) }) {
+		if !api.MutatePod(ev.UnreadyPod, func(p Obj) { setReady(p, e.clock.Now(), false) }) {
 			return invalidWorld("unreadyPod: pods %q not found", ev.UnreadyPod)
 		}
 		note("pod %s lost readiness", ev.UnreadyPod)
@@ -115,7 +115,7 @@ func (e *engine) applyEvent(ev Event) error {
 				return invalidWorld("labelPod: label %s: %s", k, strings.Join(errs, "; "))
 			}
 		}
-		if !api.mutatePod(l.Pod, func(p Obj) {
+		if !api.MutatePod(l.Pod, func(p Obj) {
 			labels := jsonobj.Ensure(jsonobj.Ensure(p, "metadata"), "labels")
 			for _, k := range keys {
 				if v := l.Labels[k]; v == nil {
@@ -137,7 +137,7 @@ func (e *engine) applyEvent(ev Event) error {
 	case "signals":
 		e.setSignals(ev.Signals, note)
 	case "kubelet":
-		e.kube.cfg.Pods = append(e.kube.cfg.Pods, ev.Kubelet...)
+		e.kube.AddBehaviors(ev.Kubelet...)
 		note("kubelet behaviour changed: %s", string(mustJSON(ev.Kubelet)))
 	case "restartController":
 		e.requeueAt = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -38,7 +39,7 @@ func extensionOn(ctx context.Context, opts Options, ann map[string]string, key s
 
 // hasExtension reports whether module m describes the extension with this annotation (a module without a
 // describe, a test double, has none).
-func hasExtension(m Reconciler, key string) bool {
+func hasExtension(m hostplan.Reconciler, key string) bool {
 	d, ok := m.(interface{ Describe() abi.Describe })
 	if !ok {
 		return false

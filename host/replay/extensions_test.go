@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -115,7 +116,7 @@ manifests:
 		t.Fatal(err)
 	}
 	opts := testOptions()
-	opts.NamedModule = func(_ context.Context, name string) (Reconciler, error) {
+	opts.NamedModule = func(_ context.Context, name string) (hostplan.Reconciler, error) {
 		return nil, fmt.Errorf("module %q is %w", name, wasm.ErrStillChecking)
 	}
 	_, err = Run(context.Background(), sc, opts)

@@ -21,13 +21,13 @@ import (
 // of a pod or revision is its metadata: name, namespace, uid, labels, owner references.)
 func (e *engine) scope() (*firewall.Scope, error) {
 	d := &e.scopeSet
-	if d.of == nil || !sameObj(d.of, e.api.set) {
-		d.of, d.json, d.set = nil, mustJSON(e.api.set), appsv1.StatefulSet{}
+	if d.of == nil || !sameObj(d.of, e.api.StatefulSet()) {
+		d.of, d.json, d.set = nil, mustJSON(e.api.StatefulSet()), appsv1.StatefulSet{}
 		if err := json.Unmarshal(d.json, &d.set); err != nil {
 			return nil, fmt.Errorf("firewall: statefulSet: %w", err)
 		}
-		d.of = e.api.set
-	} else if verifyEncodedObjects && !bytes.Equal(mustJSON(e.api.set), d.json) {
+		d.of = e.api.StatefulSet()
+	} else if verifyEncodedObjects && !bytes.Equal(mustJSON(e.api.StatefulSet()), d.json) {
 		panic("replay: the StatefulSet changed in place")
 	}
 	set := d.set // the firewall reads it; a copy all the same

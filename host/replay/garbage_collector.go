@@ -7,14 +7,14 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
-// collectGarbage deletes every object whose ownerReferences all point at UIDs that no longer
+// CollectGarbage deletes every object whose ownerReferences all point at UIDs that no longer
 // exist, as kube-controller-manager's garbage collector does (background propagation). The
 // controller never deletes a PVC itself: a retention policy of Delete only points the claim's
 // owner reference at the set or at the condemned pod, and this collector removes it once that
 // owner is gone. Pods are deleted gracefully (they terminate like any other deleted pod).
-// orphanSet deletes the set with propagationPolicy Orphan (kubectl delete --cascade=orphan): the garbage
+// OrphanSet deletes the set with propagationPolicy Orphan (kubectl delete --cascade=orphan): the garbage
 // collector removes the set's owner references from its pods, revisions and claims, which stay.
-func (s *APIServer) orphanSet() {
+func (s *APIServer) OrphanSet() {
 	if s.set == nil {
 		return
 	}
@@ -49,7 +49,7 @@ type suspect struct{ kind, name string }
 
 func (s *APIServer) suspect(kind, name string) { s.suspects = append(s.suspects, suspect{kind, name}) }
 
-func (s *APIServer) collectGarbage() {
+func (s *APIServer) CollectGarbage() {
 	if !s.ownersChanged {
 		// Nothing removed: only an object written since can be an orphan, and one whose owner reference names
 		// an object that is there (kind, name and uid) is none. Anything else gets the whole look below.
@@ -76,7 +76,7 @@ func (s *APIServer) collectGarbage() {
 			if s.owners.orphan(objKey{kind, n}) {
 				s.remove(kind, n)
 				s.ownersChanged = true // its dependents may be orphans now
-				s.note("gc", ReasonDeleted, kind, n, "deleted %s %s (owners gone)", kind, n)
+				s.Note("gc", ReasonDeleted, kind, n, "deleted %s %s (owners gone)", kind, n)
 			}
 		}
 	}
@@ -93,13 +93,13 @@ func (s *APIServer) collectGarbage() {
 			if s.onPodDeleted != nil {
 				s.onPodDeleted(n)
 			}
-			s.note("gc", ReasonDeleting, kindPod, n, "deleting Pod %s (owners gone)", n)
+			s.Note("gc", ReasonDeleting, kindPod, n, "deleting Pod %s (owners gone)", n)
 		}
 	}
 }
 
-// awaitingGC lists objects the collector will delete once it runs.
-func (s *APIServer) awaitingGC() []string {
+// AwaitingGC lists objects the collector will delete once it runs.
+func (s *APIServer) AwaitingGC() []string {
 	live := map[string]bool{}
 	if s.set != nil {
 		live[jsonobj.GetStr(s.set, "metadata.uid")] = true

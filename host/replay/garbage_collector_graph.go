@@ -8,7 +8,7 @@ import "github.com/ordinal-dev/ordinal/internal/jsonobj"
 // object of the world (a 1000-pod rollout removes a pod a few syncs apart, and looking at all 2000 pods and
 // claims after each was a tenth of its host time).
 type ownerGraph struct {
-	watches    map[string]*watch
+	watches    map[string]*Watch
 	nodes      map[objKey]ownerNode
 	uids       map[string]int                 // how many stored objects have each uid
 	dependents map[string]map[objKey]struct{} // an owner's uid -> the objects whose references name it
@@ -50,15 +50,15 @@ func (g *ownerGraph) orphan(k objKey) bool {
 // first update reads every object: the watches begin with every name).
 func (g *ownerGraph) update(s *APIServer) map[string][]string {
 	if g.watches == nil {
-		g.watches, g.nodes, g.uids, g.dependents = map[string]*watch{}, map[objKey]ownerNode{}, map[string]int{}, map[string]map[objKey]struct{}{}
+		g.watches, g.nodes, g.uids, g.dependents = map[string]*Watch{}, map[objKey]ownerNode{}, map[string]int{}, map[string]map[objKey]struct{}{}
 		for _, kind := range collectedKinds {
-			g.watches[kind] = s.watch(kind)
+			g.watches[kind] = s.Watch(kind)
 		}
 	}
 	suspects := map[objKey]struct{}{}
 	var lost []string // uids that may be no longer live
 	for _, kind := range collectedKinds {
-		for _, n := range g.watches[kind].take() {
+		for _, n := range g.watches[kind].Take() {
 			k := objKey{kind, n}
 			suspects[k] = struct{}{}
 			if old, ok := g.nodes[k]; ok {

@@ -67,16 +67,16 @@ func TestOwnerGraphCollectsWhatALookAtEverythingWould(t *testing.T) {
 			}
 		case 8:
 			if r.Intn(10) == 0 { // the set deleted with --cascade=orphan and created again
-				api.orphanSet()
+				api.OrphanSet()
 				api.set = Obj{"metadata": Obj{"name": "web", "uid": fmt.Sprintf("set-%d", i)}}
 			}
 		default:
 			want, wantPods := everythingLook(api)
-			api.takeNotes()
-			api.collectGarbage()
+			api.TakeNotes()
+			api.CollectGarbage()
 			looks++
 			collected += len(want)
-			if got := api.takeNotes(); !reflect.DeepEqual(got, want) {
+			if got := api.TakeNotes(); !reflect.DeepEqual(got, want) {
 				t.Fatalf("write %d: the collector did\n %+v\nwant\n %+v", i, got, want)
 			}
 			for _, n := range wantPods {

@@ -240,24 +240,24 @@ type kubelet struct {
 	expanding     map[string]bool // claims the resizer is expanding (delays model)
 	grown         map[string]bool // claims whose storage request a patch changed since expandClaims looked
 	claimsScanned bool            // expandClaims has looked at the claims the world started with
-	claims        *watch          // the claims written since bindClaims last looked
+	claims        *Watch          // the claims written since bindClaims last looked
 }
 
 func newKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *timers) *kubelet {
 	k := &kubelet{cfg: cfg, api: api, clock: clock, timers: t, createdStep: map[string]int{}, deletedStep: map[string]int{},
 		expanding: map[string]bool{}, grown: map[string]bool{}}
-	api.onPodCreated = k.podCreated
-	api.onPodDeleted = k.podDeleted
+	api.onPodCreated = k.PodCreated
+	api.onPodDeleted = k.PodDeleted
 	api.onClaimGrew = func(name string) { k.grown[name] = true }
 	return k
 }
 
 func (k *kubelet) tickModel() bool { return k.cfg.Model == ModelTick }
 
-func (k *kubelet) podCreated(name string) {
+func (k *kubelet) PodCreated(name string) {
 	if len(k.nodes) > 0 { // the scheduler: pods spread over the nodes by ordinal, as a topology spread would
 		o, _ := ordinal.Ordinal(name)
-		k.api.mutatePod(name, func(p Obj) { jsonobj.Ensure(p, "spec")["nodeName"] = k.nodes[max(o, 0)%len(k.nodes)] })
+		k.api.MutatePod(name, func(p Obj) { jsonobj.Ensure(p, "spec")["nodeName"] = k.nodes[max(o, 0)%len(k.nodes)] })
 	}
 	if k.tickModel() {
 		k.createdStep[name] = k.step
@@ -287,14 +287,14 @@ func (k *kubelet) start(name, uid string, b behavior) {
 	}
 	now := k.clock.Now()
 	ready := !b.neverReady && b.ready == 0
-	k.api.mutatePod(name, func(p Obj) { setRunning(p, now, ready) })
+	k.api.MutatePod(name, func(p Obj) { setRunning(p, now, ready) })
 	switch {
 	case b.neverReady:
-		k.api.note("kubelet", ReasonRunning, kindPod, name, "pod %s Running, never Ready", name)
+		k.api.Note("kubelet", ReasonRunning, kindPod, name, "pod %s Running, never Ready", name)
 	case ready:
-		k.api.note("kubelet", ReasonReady, kindPod, name, "pod %s Running and Ready", name)
+		k.api.Note("kubelet", ReasonReady, kindPod, name, "pod %s Running and Ready", name)
 	default:
-		k.api.note("kubelet", ReasonRunning, kindPod, name, "pod %s Running", name)
+		k.api.Note("kubelet", ReasonRunning, kindPod, name, "pod %s Running", name)
 		k.timers.add(now.Add(b.ready), "kubelet ready "+name, func() { k.becomeReady(name, uid, b) })
 	}
 	if ready {
@@ -314,8 +314,8 @@ func (k *kubelet) becomeReady(name, uid string, b behavior) {
 		return
 	}
 	now := k.clock.Now()
-	k.api.mutatePod(name, func(p Obj) { setReady(p, now, true) })
-	k.api.note("kubelet", ReasonReady, kindPod, name, "pod %s Ready", name)
+	k.api.MutatePod(name, func(p Obj) { setReady(p, now, true) })
+	k.api.Note("kubelet", ReasonReady, kindPod, name, "pod %s Ready", name)
 	k.scheduleLoss(name, uid, b)
 }
 
@@ -328,8 +328,8 @@ func (k *kubelet) scheduleLoss(name, uid string, b behavior) {
 		if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || !kube.PodReadyJSON(p) {
 			return
 		}
-		k.api.mutatePod(name, func(p Obj) { setReady(p, k.clock.Now(), false) })
-		k.api.note("kubelet", ReasonLostReadiness, kindPod, name, "pod %s lost readiness", name)
+		k.api.MutatePod(name, func(p Obj) { setReady(p, k.clock.Now(), false) })
+		k.api.Note("kubelet", ReasonLostReadiness, kindPod, name, "pod %s lost readiness", name)
 	})
 }
 
@@ -343,17 +343,17 @@ func (k *kubelet) finish(name, uid, phase string) {
 		return
 	}
 	setPhase(k.api, name, phase, k.clock.Now())
-	k.api.note("kubelet", phase, kindPod, name, "pod %s %s", name, phase)
+	k.api.Note("kubelet", phase, kindPod, name, "pod %s %s", name, phase)
 }
 
 func setPhase(api *APIServer, name, phase string, now time.Time) {
-	api.mutatePod(name, func(p Obj) {
+	api.MutatePod(name, func(p Obj) {
 		setReady(p, now, false)
 		jsonobj.Set(p, "status.phase", phase)
 	})
 }
 
-func (k *kubelet) podDeleted(name string) {
+func (k *kubelet) PodDeleted(name string) {
 	if k.tickModel() {
 		k.deletedStep[name] = k.step
 		return
@@ -367,19 +367,19 @@ func (k *kubelet) podDeleted(name string) {
 	k.timers.add(k.clock.Now().Add(d), "kubelet remove "+name, func() {
 		if k.same(name, uid) != nil {
 			k.api.removePod(name)
-			k.api.note("kubelet", ReasonRemoved, kindPod, name, "pod %s terminated and removed", name)
+			k.api.Note("kubelet", ReasonRemoved, kindPod, name, "pod %s terminated and removed", name)
 		}
 	})
 }
 
-// bindClaims binds new PVCs at once in the delays model (the tick model binds at the next tick). It looks at
+// BindClaims binds new PVCs at once in the delays model (the tick model binds at the next tick). It looks at
 // every claim the first time, then at the claims written since (a claim nobody wrote is as it was: bound, or
 // not to be bound), in natural order, as a look at every claim would bind them.
-func (k *kubelet) bindClaims() {
+func (k *kubelet) BindClaims() {
 	if k.claims == nil {
-		k.claims = k.api.watch(kindClaim)
+		k.claims = k.api.Watch(kindClaim)
 	}
-	for _, n := range k.claims.take() {
+	for _, n := range k.claims.Take() {
 		c := k.api.objs[kindClaim][n]
 		if c != nil && jsonobj.GetStr(c, "status.phase") == "Pending" && jsonobj.Get(c, "metadata.deletionTimestamp") == nil {
 			jsonobj.Set(c, "status.phase", "Bound")
@@ -406,11 +406,11 @@ func claimResized(old, cur Obj) bool {
 // system expansion) takes to expand a claim in the delays model.
 const resizeDelay = 5 * time.Second
 
-// expandClaims is the volume resizer of the delays model: a Bound claim whose storage request is above its
+// ExpandClaims is the volume resizer of the delays model: a Bound claim whose storage request is above its
 // capacity is expanded to it resizeDelay later (the tick model, the reference harness's, has no resizer).
 // It looks at the claims of the world it starts from once, then only at those a patch grew (not at every
 // claim after every sync).
-func (k *kubelet) expandClaims() {
+func (k *kubelet) ExpandClaims() {
 	if k.tickModel() {
 		return
 	}
@@ -450,13 +450,13 @@ func (k *kubelet) expandClaims() {
 			}
 			jsonobj.Set(c, "status.capacity.storage", size)
 			k.api.bump(kindClaim, c)
-			k.api.note("resizer", ReasonExpanded, kindClaim, n, "claim %s expanded to %s", n, size)
+			k.api.Note("resizer", ReasonExpanded, kindClaim, n, "claim %s expanded to %s", n, size)
 		})
 	}
 }
 
-// tickProgress applies the reference harness's world rules at the start of step `step`.
-func (k *kubelet) tickProgress(step int) {
+// TickProgress applies the reference harness's world rules at the start of step `step`.
+func (k *kubelet) TickProgress(step int) {
 	k.step = step
 	advanceTick(k.api, k.clock.Now(),
 		func(name string) bool {
@@ -474,8 +474,8 @@ func (k *kubelet) tickProgress(step int) {
 		func(name string) { delete(k.createdStep, name) })
 }
 
-// pendingTick lists what the tick model still has to do (the harness's stop condition).
-func (k *kubelet) pendingTick() []string {
+// PendingTick lists what the tick model still has to do (the harness's stop condition).
+func (k *kubelet) PendingTick() []string {
 	var out []string
 	for _, n := range k.api.Names(kindPod) {
 		p := k.api.objs[kindPod][n]
@@ -485,7 +485,7 @@ func (k *kubelet) pendingTick() []string {
 			out = append(out, n+" starting")
 		}
 	}
-	return append(out, k.api.awaitingGC()...)
+	return append(out, k.api.AwaitingGC()...)
 }
 
 // advanceTick is one tick of the reference harness's world, in its order: terminating pods that
@@ -499,7 +499,7 @@ func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil && mayRemove(n) {
 			api.removePod(n)
 			removed(n)
-			api.note("kubelet", ReasonRemoved, kindPod, n, "pod %s terminated and removed", n)
+			api.Note("kubelet", ReasonRemoved, kindPod, n, "pod %s terminated and removed", n)
 		}
 	}
 	for _, n := range api.Names(kindPod) {
@@ -509,11 +509,11 @@ func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 		}
 		started(n)
 		ready := !neverReadyAnnotated(p)
-		api.mutatePod(n, func(p Obj) { setRunning(p, now, ready) })
+		api.MutatePod(n, func(p Obj) { setRunning(p, now, ready) })
 		if ready {
-			api.note("kubelet", ReasonReady, kindPod, n, "pod %s Running and Ready", n)
+			api.Note("kubelet", ReasonReady, kindPod, n, "pod %s Running and Ready", n)
 		} else {
-			api.note("kubelet", ReasonRunning, kindPod, n, "pod %s Running, not Ready (%s)", n, NeverReadyAnnotation)
+			api.Note("kubelet", ReasonRunning, kindPod, n, "pod %s Running, not Ready (%s)", n, NeverReadyAnnotation)
 		}
 	}
 	for _, n := range api.Names(kindClaim) {
@@ -523,7 +523,7 @@ func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 			api.bump(kindClaim, c)
 		}
 	}
-	api.collectGarbage()
+	api.CollectGarbage()
 }
 
 func condition(typ string, status bool, now time.Time) Obj {
@@ -568,3 +568,18 @@ func setReady(p Obj, now time.Time, ready bool) {
 func neverReadyAnnotated(p Obj) bool {
 	return jsonobj.GetObj(p, "metadata.annotations")[NeverReadyAnnotation] == "true"
 }
+
+// SetNodes gives the kubelet the world's nodes, which it schedules pods onto.
+func (k *kubelet) SetNodes(nodes []string) { k.nodes = nodes }
+
+// SetStep tells the tick model the step it is at.
+func (k *kubelet) SetStep(step int) { k.step = step }
+
+// Created reports whether the pod name was created and has not started yet (the tick model).
+func (k *kubelet) Created(name string) bool {
+	_, ok := k.createdStep[name]
+	return ok
+}
+
+// AddBehaviors adds per-pod behaviours (a scenario's kubelet event); later rules win.
+func (k *kubelet) AddBehaviors(b ...PodBehavior) { k.cfg.Pods = append(k.cfg.Pods, b...) }

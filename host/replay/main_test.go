@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/policies"
@@ -37,13 +38,13 @@ func TestMain(m *testing.M) {
 }
 
 func testOptions() Options {
-	return Options{Module: testModule, LoadModule: func(ctx context.Context, path string) (Reconciler, error) {
+	return Options{Module: testModule, LoadModule: func(ctx context.Context, path string) (hostplan.Reconciler, error) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
 		return wasm.Load(ctx, b, wasm.Config{})
-	}, NamedModule: func(_ context.Context, name string) (Reconciler, error) {
+	}, NamedModule: func(_ context.Context, name string) (hostplan.Reconciler, error) {
 		if name != "extended" {
 			return nil, fmt.Errorf("no module %q", name)
 		}

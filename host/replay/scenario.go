@@ -126,7 +126,7 @@ func LoadScenario(path string) (*Scenario, error) {
 }
 
 // checkFiles finds, before replaying, a module a swapModule event names that is not there (once only a
-// note in the timeline, with exit 0).
+// Note in the timeline, with exit 0).
 func (sc *Scenario) checkFiles() error {
 	for i, e := range sc.Events {
 		if e.SwapModule == "" {

@@ -28,18 +28,18 @@ func AdvanceTickSnapshot(snapshot []byte, tick time.Duration) ([]byte, error) {
 		return nil, err
 	}
 	api := e.api
-	advanceTick(api, api.clock.Now(),
+	advanceTick(api, e.clock.Now(),
 		func(string) bool { return true },
 		func(name string) bool {
-			return strings.HasPrefix(jsonobj.GetStr(api.objs[kindPod][name], "metadata.uid"), simUIDPrefix)
+			return strings.HasPrefix(jsonobj.GetStr(api.Get(kindPod, name), "metadata.uid"), simUIDPrefix)
 		},
 		func(string) {}, func(string) {})
-	s["now"] = api.clock.Now().Format(time.RFC3339)
-	s["statefulSet"] = api.set
+	s["now"] = e.clock.Now().Format(time.RFC3339)
+	s["statefulSet"] = api.StatefulSet()
 	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
 		list := []any{}
 		for _, n := range api.Names(kind) {
-			list = append(list, api.objs[kind][n])
+			list = append(list, api.Get(kind, n))
 		}
 		s[key] = list
 	}

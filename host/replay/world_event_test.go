@@ -23,9 +23,9 @@ func TestGarbageCollectionIsATypedWorldEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	api.takeNotes()
-	api.collectGarbage()
-	got := api.takeNotes()
+	api.TakeNotes()
+	api.CollectGarbage()
+	got := api.TakeNotes()
 	want := []WorldEvent{{Source: "gc", Reason: ReasonDeleted, Kind: kindClaim, Name: "data-web-3",
 		Message: "deleted PersistentVolumeClaim data-web-3 (owners gone)"}}
 	if !reflect.DeepEqual(got, want) {
@@ -47,7 +47,7 @@ func TestGarbageCollectorLooksAtWhatChanged(t *testing.T) {
 	if err := api.Create(kindPod, Obj{"metadata": Obj{"name": "web-0"}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	api.collectGarbage()
+	api.CollectGarbage()
 	pod := api.Get(kindPod, "web-0")
 	uid := jsonobj.GetStr(pod, "metadata.uid")
 	claim := func(name, kind, owner, ownerUID string) {
@@ -59,14 +59,14 @@ func TestGarbageCollectorLooksAtWhatChanged(t *testing.T) {
 	claim("owned", kindPod, "web-0", uid)
 	claim("other-kind", "Widget", "web-0", uid)
 	claim("gone", kindPod, "web-9", "no-such-uid")
-	api.collectGarbage()
+	api.CollectGarbage()
 	for name, want := range map[string]bool{"owned": true, "other-kind": true, "gone": false} {
 		if got := api.Get(kindClaim, name) != nil; got != want {
 			t.Errorf("claim %s there: %v, want %v", name, got, want)
 		}
 	}
 	api.removePod("web-0")
-	api.collectGarbage()
+	api.CollectGarbage()
 	if api.Get(kindClaim, "owned") != nil || api.Get(kindClaim, "other-kind") != nil {
 		t.Error("the claims of a removed pod were not collected")
 	}
@@ -84,7 +84,7 @@ func TestCollectedPodGetsANewResourceVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := jsonobj.GetStr(api.Get(kindPod, "web-0"), "metadata.resourceVersion")
-		api.collectGarbage()
+		api.CollectGarbage()
 		p := api.Get(kindPod, "web-0")
 		if jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
 			t.Fatalf("harness %v: the orphan pod was not marked for deletion", harness)

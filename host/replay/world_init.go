@@ -3,8 +3,6 @@ package replay
 import (
 	"fmt"
 	"hash/fnv"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -73,7 +71,7 @@ func (e *engine) initWorld() error {
 	jsonobj.SetDefault(md, "resourceVersion", "1000")
 	jsonobj.SetDefault(md, "generation", jsonobj.Num(1))
 	jsonobj.SetDefault(md, "creationTimestamp", e.start.Format(time.RFC3339))
-	e.api.set = ss
+	e.api.Preload(kindSet, "", ss)
 	now := e.start.Format(time.RFC3339)
 	for i, o := range others {
 		kind := jsonobj.GetStr(o, "kind")
@@ -98,13 +96,13 @@ func (e *engine) initWorld() error {
 				jsonobj.Set(o, "status.phase", "Bound")
 			}
 		}
-		if _, dup := e.api.objs[kind][name]; dup {
+		if e.api.Get(kind, name) != nil {
 			return fmt.Errorf("manifests: duplicate %s %s", kind, name)
 		}
-		e.api.put(kind, name, o)
+		e.api.Preload(kind, name, o)
 	}
 	if e.cfg.Model != ModelTick { // as for a snapshot: no uid the manifests gave is handed out again
-		e.api.ids.uidBase = maxSimUID(e.api)
+		e.api.ContinueUIDs()
 	}
 	return nil
 }
@@ -125,7 +123,7 @@ func (e *engine) loadSnapshot(s Obj) error {
 	}
 	e.api = NewAPIServer(ns, e.clock)
 	e.api.Gates = kube.GatesOf(e.sc.Features)
-	e.api.set = ss
+	e.api.Preload(kindSet, "", ss)
 	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
 		for _, v := range jsonobj.GetArr(s, key) {
 			o, ok := v.(Obj)
@@ -136,50 +134,15 @@ func (e *engine) loadSnapshot(s Obj) error {
 			if jsonobj.GetStr(o, "metadata.namespace") == "" {
 				jsonobj.Set(o, "metadata.namespace", ns)
 			}
-			e.api.put(kind, jsonobj.GetStr(o, "metadata.name"), o)
+			e.api.Preload(kind, jsonobj.GetStr(o, "metadata.name"), o)
 		}
 	}
 	// Continue the resourceVersion sequence above what the snapshot holds.
-	e.api.ids.rvBase = maxResourceVersion(e.api)
+	e.api.ContinueResourceVersions()
 	if e.cfg.Model != ModelTick {
-		e.api.ids.uidBase = maxSimUID(e.api)
+		e.api.ContinueUIDs()
 	}
 	return nil
-}
-
-// maxSimUID is the highest uid of the replay's own form (simUIDPrefix + a number) that the world holds.
-func maxSimUID(api *APIServer) int {
-	return maxOver(api, func(o Obj) string {
-		if u, ok := strings.CutPrefix(jsonobj.GetStr(o, "metadata.uid"), simUIDPrefix); ok {
-			return u
-		}
-		return ""
-	})
-}
-
-func maxResourceVersion(api *APIServer) int {
-	return maxOver(api, func(o Obj) string { return jsonobj.GetStr(o, "metadata.resourceVersion") })
-}
-
-// maxOver is the highest decimal number field reads from the world's objects. Decimal: a uid's number is
-// zero-padded ("000000001027"), which fmt.Sscan reads as octal (or not at all, "000000000999"), so a world
-// loaded from a snapshot handed out uids its own objects had.
-func maxOver(api *APIServer, field func(Obj) string) int {
-	best := 0
-	check := func(o Obj) {
-		if n, err := strconv.Atoi(field(o)); err == nil && n > best {
-			best = n
-		}
-	}
-	if api.set != nil {
-		check(api.set)
-	}
-	for _, m := range api.objs {
-		for _, o := range m {
-			check(o)
-		}
-	}
-	return best
 }
 
 // seedKubelet gives pods that already exist their pending transitions: Pending pods start,
@@ -189,11 +152,11 @@ func (e *engine) seedKubelet() {
 		return
 	}
 	for _, n := range e.api.Names(kindPod) {
-		p := e.api.objs[kindPod][n]
+		p := e.api.Get(kindPod, n)
 		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
-			e.kube.podDeleted(n)
+			e.kube.PodDeleted(n)
 		} else if jsonobj.GetStr(p, "status.phase") == "Pending" {
-			e.kube.podCreated(n)
+			e.kube.PodCreated(n)
 		}
 	}
 }

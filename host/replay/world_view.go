@@ -48,7 +48,7 @@ type record struct {
 // and the names removed since the scope last looked (its objects are kept by name).
 type worldKind struct {
 	records []*record
-	watch   *watch
+	watch   *Watch
 	at      int // the view (viewGen) the records were brought up to date for
 	gone    []string
 }
@@ -66,15 +66,15 @@ func (e *engine) view(kind string) []*record {
 	}
 	w := e.world[kind]
 	if w == nil {
-		w = &worldKind{watch: e.api.watch(kind)}
+		w = &worldKind{watch: e.api.Watch(kind)}
 		e.world[kind] = w
 	} else if w.at == e.viewGen {
 		return w.records
 	}
 	w.at = e.viewGen
-	for _, n := range w.watch.take() { // in name order, so each is found or inserted past the last
+	for _, n := range w.watch.Take() { // in name order, so each is found or inserted past the last
 		i := sort.Search(len(w.records), func(i int) bool { return !naturalLess(w.records[i].name, n) })
-		o := e.api.objs[kind][n]
+		o := e.api.Get(kind, n)
 		found := i < len(w.records) && w.records[i].name == n
 		switch {
 		case o == nil && found:
@@ -129,12 +129,12 @@ func (e *engine) recordOf(kind, name string) *record {
 // verifyView checks (tests) that the view holds the world: every object, in the API server's order, as
 // stored, at the uid and resourceVersion it has, so that no write escaped the watches.
 func (e *engine) verifyView(kind string, records []*record) {
-	names := e.api.names(kind)
+	names := e.api.NameIndex(kind)
 	if len(names) != len(records) {
 		panic(fmt.Sprintf("replay: the view holds %d %ss, the world %d", len(records), kind, len(names)))
 	}
 	for i, r := range records {
-		o := e.api.objs[kind][r.name]
+		o := e.api.Get(kind, r.name)
 		md, _ := o["metadata"].(Obj)
 		uid, _ := md["uid"].(string)
 		rv, _ := md["resourceVersion"].(string)

@@ -52,10 +52,10 @@ func (w *worldWriter) CanAdopt(context.Context) error {
 	cur := w.api.StatefulSet()
 	name, uid := jsonobj.GetStr(w.set, "metadata.name"), jsonobj.GetStr(w.set, "metadata.uid")
 	if cur == nil || jsonobj.GetStr(cur, "metadata.uid") != uid {
-		return fmt.Errorf("original StatefulSet %s/%s is gone: wanted uid %s", w.api.ns, name, uid)
+		return fmt.Errorf("original StatefulSet %s/%s is gone: wanted uid %s", w.api.Namespace(), name, uid)
 	}
 	if ts := jsonobj.GetStr(cur, "metadata.deletionTimestamp"); ts != "" {
-		return fmt.Errorf("%s/%s has just been deleted at %s", w.api.ns, name, ts)
+		return fmt.Errorf("%s/%s has just been deleted at %s", w.api.Namespace(), name, ts)
 	}
 	return nil
 }

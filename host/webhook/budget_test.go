@@ -10,9 +10,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // Issue 11 hole 9 / issue 12 item 1: a preview longer than its budget answered "no rollout preview"
@@ -163,5 +163,5 @@ func TestPreviewOf5000ReplicasAnswersWithAnEstimate(t *testing.T) {
 // previewInput previews the edit cur of the world's set, at a fixed now, without a budget.
 func (w world) previewInput(cur *appsv1.StatefulSet) preview.Input {
 	return preview.Input{Old: w.set, New: cur, Module: testModule, Now: time.Unix(1_800_000_000, 0),
-		Objects: controller.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims}}
+		Objects: snapshot.Objects{Pods: w.src.Pods, Revisions: w.src.Revisions, Claims: w.src.Claims}}
 }

@@ -24,7 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ordinal-dev/ordinal/host/replay"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
 
 // Issue 32, finding 2 ("connection flood → fail-open"): 1,000 unauthenticated TCP connections held the
@@ -38,7 +38,7 @@ const safety = 2 * time.Minute
 
 // floodServer serves the webhook's real handler for the world's set with o (client CA and allowed name
 // filled in) and returns its address, the serving CA, the API server's client certificate and the metrics.
-func floodServer(t *testing.T, src Source, mod replay.Reconciler, o ServeOptions) (addr string, servingCA *testCA, apiserver tls.Certificate, m *Metrics) {
+func floodServer(t *testing.T, src Source, mod hostplan.Reconciler, o ServeOptions) (addr string, servingCA *testCA, apiserver tls.Certificate, m *Metrics) {
 	t.Helper()
 	clientCA := newTestCA(t, "client-ca")
 	apiserver = clientCA.issue(t, "kube-apiserver-webhook-client", x509.ExtKeyUsageClientAuth)

@@ -69,7 +69,7 @@ func (f *fixture) previewText(t *testing.T) string {
 }
 
 // The webhook previews an edit of a set that names policies with what those policies read, as `kubectl
-// ordinal preview` gives it them (controller.LivePolicyContext): the cluster's PodDisruptionBudgets and
+// ordinal preview` gives it them (policy.ReadLiveContext): the cluster's PodDisruptionBudgets and
 // nodes they ask for, and the signals of --signals-configmap. The API server is faked at the client the
 // webhook is given (Config.Client); a set that names no policies costs no call to it, and a context that
 // cannot be read is no preview (the failure policy answers).

@@ -25,7 +25,7 @@ func TestDeployedWebhookRBACIsLeastPrivilege(t *testing.T) {
 	for _, r := range []string{"/pods", "apps/controllerrevisions", "/persistentvolumeclaims"} {
 		used[r+" list"], used[r+" watch"] = "InformerSource", "InformerSource"
 	}
-	// what a set's policies read, for a set that names them (Config.Client: controller.LivePolicyContext)
+	// what a set's policies read, for a set that names them (Config.Client: policy.ReadLiveContext)
 	used["policy/poddisruptionbudgets list"] = "policy.Budgets: the budgets a set's policy reads (abi.ContextPodDisruptionBudgets)"
 	used["/nodes list"] = "policy.Nodes: the nodes a set's policy reads (abi.ContextNodes)"
 	extra, missing := rbacrules.Compare(granted, used)

@@ -1,7 +1,7 @@
 // Package webhook is `ordinal webhook`: a validating admission webhook for StatefulSets (apps/v1 and
 // Ordinal's ordinal.dev/v1) that tells the user, at `kubectl apply` time, what the edit will do to the
-// running set. For each CREATE and UPDATE it builds the controller's snapshot (host/controller's
-// SelectObjects + BuildSnapshot) from informer caches of the set's namespace with the object the API server
+// running set. For each CREATE and UPDATE it builds the controller's snapshot (host/snapshot's
+// SelectObjects + Build) from informer caches of the set's namespace with the object the API server
 // is about to store, replays the edit with the preview engine (host/replay) on the reconcile module, and
 // answers allowed with warnings that summarise the rollout (batches, partition, blocking pods, PVCs
 // deleted). The full preview goes to an Event on the set and to the /preview endpoint, never into the
@@ -35,10 +35,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/host/controller"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -57,14 +58,14 @@ type EventRecorder interface {
 // Config configures a Server.
 type Config struct {
 	// Module runs the syncs of the preview (a pooled *wasm.Module: safe for concurrent use).
-	Module replay.Reconciler
+	Module hostplan.Reconciler
 	// NamedModule gives the module a set names with ordinal.dev/module (the controller's registry), safe for
 	// concurrent use; nil: such a set's preview fails.
-	NamedModule func(ctx context.Context, name string) (replay.Reconciler, error)
+	NamedModule func(ctx context.Context, name string) (hostplan.Reconciler, error)
 	// NamedPolicy gives the policies a set names (ordinal.dev/policies), as replay.Options.NamedPolicy.
 	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
 	// Client, when set, is the API server a set's policies' context is read from, for a set that names
-	// policies (controller.LivePolicyContext, as `kubectl ordinal preview` reads it): the
+	// policies (policy.ReadLiveContext, as `kubectl ordinal preview` reads it): the
 	// PodDisruptionBudgets and nodes they ask for, and the signals of SignalsConfigMap. A review whose
 	// context cannot be read is answered by the failure policy, as a sync does not run without it. Nil:
 	// the policies run without budgets, nodes or signals.
@@ -291,7 +292,7 @@ func (s *Server) badRequest(w http.ResponseWriter, start time.Time, code int, ms
 // by the failure policy. The decision is the metrics label.
 func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	target := controller.TargetOfGroup(req.Kind.Group) // apps/v1 for a group of neither kind: skipped just below
+	target := snapshot.TargetOfGroup(req.Kind.Group) // apps/v1 for a group of neither kind: skipped just below
 	if req.Kind.Group != target.GroupVersion.Group || req.Kind.Kind != "StatefulSet" || req.SubResource != "" ||
 		(req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return resp, DecisionSkipped
@@ -404,7 +405,7 @@ var errTooManyWaiting = errors.New("too many reviews waiting for a preview")
 // once made 16 previews and 184 fail-open answers. The shared preview runs under the server's own budget,
 // not the first caller's, and waits for a slot in arrival order; each caller waits at most until its own
 // deadline.
-func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRequest, target controller.Target, old, cur *appsv1.StatefulSet) (*preview.Result, error) {
+func (s *Server) sharedPreview(ctx context.Context, req *admissionv1.AdmissionRequest, target snapshot.Target, old, cur *appsv1.StatefulSet) (*preview.Result, error) {
 	if s.waiting.Add(1) > int64(s.cfg.MaxWaiting) {
 		s.waiting.Add(-1)
 		return nil, errTooManyWaiting
@@ -462,15 +463,15 @@ func previewKey(req *admissionv1.AdmissionRequest) string {
 }
 
 // preview replays the edit old -> cur (old nil: a create) of a set of kind t on the namespace's objects.
-func (s *Server) preview(ctx context.Context, t controller.Target, old, cur *appsv1.StatefulSet, budget replay.Budget) (*preview.Result, error) {
+func (s *Server) preview(ctx context.Context, t snapshot.Target, old, cur *appsv1.StatefulSet, budget replay.Budget) (*preview.Result, error) {
 	pods, revs, claims, err := s.cfg.Source.Namespace(cur.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("listing the namespace's objects: %w", err)
 	}
-	in := preview.Input{Old: old, New: cur, Objects: controller.Objects{Target: t, Pods: pods, Revisions: revs, Claims: claims},
+	in := preview.Input{Old: old, New: cur, Objects: snapshot.Objects{Target: t, Pods: pods, Revisions: revs, Claims: claims},
 		Module: s.cfg.Module, NamedModule: s.cfg.NamedModule, NamedPolicy: s.cfg.NamedPolicy, Features: s.cfg.Features, Model: s.cfg.Model, Now: s.now(), Budget: budget}
 	if s.cfg.Client != nil { // the policies the edit names, with what they read, as `kubectl ordinal preview` gives them
-		pctx, err := controller.LivePolicyContext(ctx, s.cfg.Client, cur, pods, s.cfg.NamedPolicy, s.cfg.SignalsConfigMap)
+		pctx, err := policy.ReadLiveContext(ctx, s.cfg.Client, cur, pods, s.cfg.NamedPolicy, s.cfg.SignalsConfigMap)
 		if err != nil {
 			return nil, fmt.Errorf("reading what the set's policies read: %w", err)
 		}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
@@ -166,7 +167,7 @@ type fixture struct {
 	http   *httptest.Server
 }
 
-func newFixture(t testing.TB, src Source, mod replay.Reconciler, mutate func(*Config)) *fixture {
+func newFixture(t testing.TB, src Source, mod hostplan.Reconciler, mutate func(*Config)) *fixture {
 	t.Helper()
 	if mod == nil {
 		mod = testModule
@@ -663,7 +664,7 @@ func TestReservedOrdinalsPreviewed(t *testing.T) {
 	}
 	t.Cleanup(func() { extended.Close(context.Background()) })
 	named := func(c *Config) {
-		c.NamedModule = func(_ context.Context, name string) (replay.Reconciler, error) {
+		c.NamedModule = func(_ context.Context, name string) (hostplan.Reconciler, error) {
 			if name != "extended" {
 				return nil, fmt.Errorf("no module %q", name)
 			}
@@ -707,7 +708,7 @@ func TestResizeClaimsPreviewed(t *testing.T) {
 	}
 	t.Cleanup(func() { extended.Close(context.Background()) })
 	f := newFixture(t, w.src, nil, func(c *Config) {
-		c.NamedModule = func(context.Context, string) (replay.Reconciler, error) { return extended, nil }
+		c.NamedModule = func(context.Context, string) (hostplan.Reconciler, error) { return extended, nil }
 	})
 	resp := f.post(t, reviewOf(t, admissionv1.Create, nil, cur, false))
 	if !resp.Allowed {
@@ -741,7 +742,7 @@ func TestWebhookWarnsOfAnInvalidExtensionAnnotation(t *testing.T) {
 	}
 	t.Cleanup(func() { extended.Close(context.Background()) })
 	f := newFixture(t, w.src, nil, func(c *Config) {
-		c.NamedModule = func(context.Context, string) (replay.Reconciler, error) { return extended, nil }
+		c.NamedModule = func(context.Context, string) (hostplan.Reconciler, error) { return extended, nil }
 	})
 	for _, value := range []string{"True", "yes"} {
 		cur := w.edit(func(s *appsv1.StatefulSet) {

@@ -18,7 +18,7 @@ var OracleFeatures = map[string]bool{
 
 // OracleKubernetesVersion is the release the expected plans come from. The shipped module names
 // v1.37.2, whose StatefulSet controller code is byte-identical; a candidate module must only match
-// the minor (host/controller's swap).
+// the minor (host/module's swap).
 const OracleKubernetesVersion = "v1.37.1"
 
 // PinFeatures returns the snapshot with every gate of OracleFeatures that it does not set itself made

@@ -1,4 +1,4 @@
-// Package kubetest reads, for tests, host/kube's fixtures of kube-apiserver's own answers
+// Package kubetest holds the host's test objects (objects.go) and reads, for tests, host/kube's fixtures of kube-apiserver's own answers
 // (host/kube/testdata/apiserver-defaults, made by `make apiserver-defaults`): host/kube holds its defaulting
 // to them, and host/replay its in-memory API server's creates.
 package kubetest

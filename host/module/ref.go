@@ -1,4 +1,4 @@
-package controller
+package module
 
 import (
 	"fmt"
@@ -14,8 +14,8 @@ import (
 // Reconciler is what the controller calls once per sync (host/plan's, the one sync step's).
 type Reconciler = hostplan.Reconciler
 
-// ModuleInfo describes the active module for metrics, logs and /readyz.
-type ModuleInfo struct {
+// Info describes the active module for metrics, logs and /readyz.
+type Info struct {
 	Describe    abi.Describe `json:"describe"`
 	Digest      string       `json:"digest"`               // "sha256:..."
 	Source      string       `json:"source,omitempty"`     // "embedded", "file:PATH", "configmap:NS/NAME/KEY"
@@ -23,7 +23,7 @@ type ModuleInfo struct {
 }
 
 // ShortDigest is the first 12 hex digits of the digest (for log lines).
-func (i ModuleInfo) ShortDigest() string {
+func (i Info) ShortDigest() string {
 	const p = len("sha256:")
 	if len(i.Digest) >= p+12 {
 		return i.Digest[p : p+12]
@@ -31,18 +31,18 @@ func (i ModuleInfo) ShortDigest() string {
 	return i.Digest
 }
 
-// ModuleRef holds the active module behind an atomic pointer. Each sync acquires
+// Ref holds the active module behind an atomic pointer. Each sync acquires
 // it once (Acquire) and releases it when done, so a hot swap takes effect between
 // syncs and never in the middle of one: syncs in flight finish on the module they
 // started with, and a module swapped out is released (closed) only once the last
 // of them is done.
-type ModuleRef struct {
+type Ref struct {
 	p atomic.Pointer[activeModule]
 }
 
 type activeModule struct {
 	r    Reconciler
-	info ModuleInfo
+	info Info
 	// release frees the module once it is retired and no sync uses it (nil: the
 	// module is not the ref's to close).
 	release func()
@@ -57,22 +57,22 @@ func (a *activeModule) maybeRelease() {
 	}
 }
 
-// NewModuleRef wraps a loaded module.
-func NewModuleRef(m *wasm.Module) *ModuleRef {
-	ref := &ModuleRef{}
-	ref.Swap(m, ModuleInfoOf(m))
+// NewRef wraps a loaded module.
+func NewRef(m *wasm.Module) *Ref {
+	ref := &Ref{}
+	ref.Swap(m, InfoOf(m))
 	return ref
 }
 
-// ModuleInfoOf reads a loaded module's describe output and digest.
-func ModuleInfoOf(m *wasm.Module) ModuleInfo {
-	return ModuleInfo{Describe: m.Describe(), Digest: fmt.Sprintf("sha256:%x", m.Digest())}
+// InfoOf reads a loaded module's describe output and digest.
+func InfoOf(m *wasm.Module) Info {
+	return Info{Describe: m.Describe(), Digest: fmt.Sprintf("sha256:%x", m.Digest())}
 }
 
 // Swap installs r as the active reconciler and returns the previous one (nil if
 // none), which the caller still owns. Syncs already running finish on the
 // previous module.
-func (ref *ModuleRef) Swap(r Reconciler, info ModuleInfo) Reconciler {
+func (ref *Ref) Swap(r Reconciler, info Info) Reconciler {
 	old := ref.install(r, info, nil)
 	if old == nil {
 		return nil
@@ -84,11 +84,11 @@ func (ref *ModuleRef) Swap(r Reconciler, info ModuleInfo) Reconciler {
 // has been swapped out and the last sync using it has finished (e.g. to close
 // the module and free its instances). The previous module is released by the
 // same rule, if it was installed with a release function.
-func (ref *ModuleRef) Install(r Reconciler, info ModuleInfo, release func()) {
+func (ref *Ref) Install(r Reconciler, info Info, release func()) {
 	ref.install(r, info, release)
 }
 
-func (ref *ModuleRef) install(r Reconciler, info ModuleInfo, release func()) *activeModule {
+func (ref *Ref) install(r Reconciler, info Info, release func()) *activeModule {
 	if info.ActiveSince.IsZero() {
 		info.ActiveSince = time.Now()
 	}
@@ -102,21 +102,21 @@ func (ref *ModuleRef) install(r Reconciler, info ModuleInfo, release func()) *ac
 
 // Load returns the active reconciler and its description, without holding it:
 // use Acquire for a call that must not race with a swap's release.
-func (ref *ModuleRef) Load() (Reconciler, ModuleInfo) {
+func (ref *Ref) Load() (Reconciler, Info) {
 	a := ref.p.Load()
 	if a == nil {
-		return nil, ModuleInfo{}
+		return nil, Info{}
 	}
 	return a.r, a.info
 }
 
 // Acquire returns the active reconciler and its description, held until done
 // is called: a module swapped out meanwhile is not released before that.
-func (ref *ModuleRef) Acquire() (r Reconciler, info ModuleInfo, done func()) {
+func (ref *Ref) Acquire() (r Reconciler, info Info, done func()) {
 	for {
 		a := ref.p.Load()
 		if a == nil {
-			return nil, ModuleInfo{}, func() {}
+			return nil, Info{}, func() {}
 		}
 		a.users.Add(1)
 		if ref.p.Load() == a {

@@ -1,4 +1,4 @@
-package controller
+package module
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
 )
@@ -36,8 +37,8 @@ const (
 
 // SwapConfig configures a Swapper.
 type SwapConfig struct {
-	Ref     *ModuleRef
-	Metrics *Metrics
+	Ref     *Ref
+	Metrics Metrics // nil: none
 	// Load compiles and instantiates a candidate (wasm.Load with the controller's
 	// limits and compilation cache); it refuses another ABI itself.
 	Load func(ctx context.Context, code []byte) (*wasm.Module, error)
@@ -53,10 +54,10 @@ type SwapConfig struct {
 	GateParallel int
 	// Features are the controller's feature-gate overrides: a candidate must know them.
 	Features map[string]bool
-	// CustomSetKinds: the controller reconciles a CRD kind (CRDTarget), so a candidate must name the
-	// snapshot's set in the owner references it writes (describe's customSetKinds); one that cannot
-	// would write apps/v1 owners, which the firewall refuses on every plan.
-	CustomSetKinds bool
+	// CustomSetKind: the CRD kind the controller reconciles (snapshot.CRDTarget's String(), "": none), so a
+	// candidate must name the snapshot's set in the owner references it writes (describe's
+	// customSetKinds); one that cannot would write apps/v1 owners, which the firewall refuses on every plan.
+	CustomSetKind string
 	// KubernetesVersion the cases come from (default conformance.OracleKubernetesVersion);
 	// a candidate must reproduce the same minor release.
 	KubernetesVersion string
@@ -64,10 +65,19 @@ type SwapConfig struct {
 	Recorder record.EventRecorder
 }
 
+// Metrics is where a Swapper publishes its checks, refusals and swaps (the controller's Prometheus
+// metrics: ordinal_module_check_duration_seconds, ordinal_module_refusals_total, ordinal_module_swaps_total
+// and ordinal_module_info).
+type Metrics interface {
+	ModuleChecked(stage string, d time.Duration) // stage: load, gate, total
+	ModuleRefused(reason string)
+	ModuleSwapped(active Info)
+}
+
 // Swapper checks candidate modules and makes those that pass active: compile
 // (with the compilation cache) and instantiate, check describe (ABI, Kubernetes
 // version, feature gates), run every bundled conformance case, then swap the
-// ModuleRef atomically. A refused candidate is closed; the active module keeps
+// Ref atomically. A refused candidate is closed; the active module keeps
 // running; a log line, an event and ordinal_module_refusals_total say why.
 type Swapper struct {
 	cfg SwapConfig
@@ -79,7 +89,7 @@ type Swapper struct {
 
 // SwapStatus is what /module and /readyz?verbose report.
 type SwapStatus struct {
-	Active      ModuleInfo   `json:"active"`
+	Active      Info         `json:"active"`
 	Swaps       int          `json:"swaps"`
 	LastSwap    *SwapTiming  `json:"lastSwap,omitempty"`
 	LastRefusal *RefusalInfo `json:"lastRefusal,omitempty"`
@@ -137,7 +147,7 @@ func NewSwapper(cfg SwapConfig) (*Swapper, error) {
 }
 
 // SetMetrics sets where refusals, swaps and the active module are published.
-func (s *Swapper) SetMetrics(m *Metrics) {
+func (s *Swapper) SetMetrics(m Metrics) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg.Metrics = m
@@ -191,8 +201,8 @@ func (s *Swapper) Check(ctx context.Context, code []byte) (*wasm.Module, SwapTim
 			return refuse(RefusedFeatures, fmt.Errorf("the module does not know the feature gate %q the controller passes (--feature-gates)", g))
 		}
 	}
-	if s.cfg.CustomSetKinds && !d.CustomSetKinds {
-		return refuse(RefusedCustomSetKinds, fmt.Errorf("the module cannot reconcile %s sets (its describe lacks customSetKinds: it owns objects as apps/v1 only)", CRDTarget))
+	if s.cfg.CustomSetKind != "" && !d.CustomSetKinds {
+		return refuse(RefusedCustomSetKinds, fmt.Errorf("the module cannot reconcile %s sets (its describe lacks customSetKinds: it owns objects as apps/v1 only)", s.cfg.CustomSetKind))
 	}
 	if !s.cfg.SkipGate {
 		t1 := time.Now()
@@ -243,9 +253,9 @@ func (s *Swapper) Offer(ctx context.Context, source string, code []byte, eventOb
 		"cases", len(s.cfg.Cases), "gate", !s.cfg.SkipGate)
 	m, tm, err := s.Check(ctx, code)
 	if s.cfg.Metrics != nil {
-		s.cfg.Metrics.moduleCheck.WithLabelValues("load").Observe(tm.Load.Seconds())
+		s.cfg.Metrics.ModuleChecked("load", tm.Load)
 		if tm.Gate > 0 {
-			s.cfg.Metrics.moduleCheck.WithLabelValues("gate").Observe(tm.Gate.Seconds())
+			s.cfg.Metrics.ModuleChecked("gate", tm.Gate)
 		}
 	}
 	if err != nil && ctx.Err() != nil { // stopped (the controller ends): no verdict on the module
@@ -259,15 +269,15 @@ func (s *Swapper) Offer(ctx context.Context, source string, code []byte, eventOb
 		s.status.Refusals++
 		s.status.LastRefusal = &RefusalInfo{At: time.Now(), Source: source, Digest: digest, Reason: re.Reason, Detail: re.Err.Error()}
 		if s.cfg.Metrics != nil {
-			s.cfg.Metrics.moduleRefusals.WithLabelValues(re.Reason).Inc()
+			s.cfg.Metrics.ModuleRefused(re.Reason)
 		}
 		logger.Error(re.Err, "Refused the new reconcile module; the active module keeps running", "source", source,
 			"digest", digest, "reason", re.Reason, "active", active.Digest)
 		s.event(eventObj, corev1.EventTypeWarning, EventModuleRefused, fmt.Sprintf("Refused module %s from %s (%s): %s; still running %s %s (%s)",
-			digest, source, re.Reason, truncate(re.Err.Error(), 600), active.Describe.Module, active.Describe.ModuleVersion, active.Digest))
+			digest, source, re.Reason, hostplan.Truncate(re.Err.Error(), 600), active.Describe.Module, active.Describe.ModuleVersion, active.Digest))
 		return false, err
 	}
-	info := ModuleInfoOf(m)
+	info := InfoOf(m)
 	info.Source = source
 	info.ActiveSince = time.Now()
 	s.cfg.Ref.Install(m, info, func() { _ = m.Close(context.Background()) })
@@ -276,9 +286,8 @@ func (s *Swapper) Offer(ctx context.Context, source string, code []byte, eventOb
 	s.status.Swaps++
 	s.status.LastSwap = &tm
 	if s.cfg.Metrics != nil {
-		s.cfg.Metrics.SetModule(info)
-		s.cfg.Metrics.moduleSwaps.Inc()
-		s.cfg.Metrics.moduleCheck.WithLabelValues("total").Observe(tm.Total.Seconds())
+		s.cfg.Metrics.ModuleSwapped(info)
+		s.cfg.Metrics.ModuleChecked("total", tm.Total)
 	}
 	logger.Info("Swapped the reconcile module", "source", source, "module", info.Describe.Module,
 		"version", info.Describe.ModuleVersion, "digest", info.Digest, "previous", active.Digest,
@@ -293,11 +302,4 @@ func (s *Swapper) event(obj *corev1.ObjectReference, typ, reason, msg string) {
 		return
 	}
 	s.cfg.Recorder.Event(obj, typ, reason, msg)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -1,4 +1,4 @@
-package controller
+package snapshot
 
 import (
 	"context"
@@ -14,12 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/ordinal-dev/ordinal/host/crd"
 )
@@ -76,8 +73,8 @@ func Served(disc discovery.DiscoveryInterface, t Target) (bool, error) {
 	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == t.Resource }), nil
 }
 
-// orApps is the target, the zero Target being apps/v1.
-func (t Target) orApps() Target {
+// OrApps is the target, the zero Target being apps/v1.
+func (t Target) OrApps() Target {
 	if t.Kind == "" {
 		return StatefulSetTarget
 	}
@@ -88,7 +85,7 @@ func (t Target) orApps() Target {
 // through the clientset's untyped REST client (the typed clientset knows apps/v1 only); the API server's
 // error, NotFound included, is returned as it is.
 func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string) (*appsv1.StatefulSet, error) {
-	t = t.orApps()
+	t = t.OrApps()
 	if !t.Custom {
 		return client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 	}
@@ -97,7 +94,7 @@ func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name
 
 // PatchSet patches a set of kind t (a custom kind through the untyped REST client, as GetSet).
 func PatchSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, pt types.PatchType, data []byte, fieldManager string) (*appsv1.StatefulSet, error) {
-	t = t.orApps()
+	t = t.OrApps()
 	opts := metav1.PatchOptions{FieldManager: fieldManager}
 	if !t.Custom {
 		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, pt, data, opts)
@@ -110,7 +107,7 @@ func PatchSet(ctx context.Context, client kubernetes.Interface, t Target, ns, na
 // SetNames lists the names of the namespace's sets of kind t (a custom kind through the untyped REST
 // client, as GetSet).
 func SetNames(ctx context.Context, client kubernetes.Interface, t Target, ns string) ([]string, error) {
-	t = t.orApps()
+	t = t.OrApps()
 	var l *appsv1.StatefulSetList
 	if !t.Custom {
 		var err error
@@ -142,7 +139,7 @@ func SetNames(ctx context.Context, client kubernetes.Interface, t Target, ns str
 // (server-side apply with dryRun=All, forced, under fieldManager; nothing is changed). A custom kind goes
 // through the clientset's untyped REST client, as GetSet.
 func DryRunApplySet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, manifest []byte, fieldManager string) (*appsv1.StatefulSet, error) {
-	t = t.orApps()
+	t = t.OrApps()
 	force := true
 	if !t.Custom {
 		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, types.ApplyPatchType, manifest, metav1.PatchOptions{
@@ -188,23 +185,6 @@ func customSetsRequest(client kubernetes.Interface, t Target, ns string) (*rest.
 	return rc.Get().AbsPath("/apis", t.GroupVersion.Group, t.GroupVersion.Version).Namespace(ns).Resource(t.Resource), nil
 }
 
-// NewSetInformer is an informer on the sets of kind t in namespace ns, its list options tweaked (a field
-// selector on one name, for `kubectl ordinal status --watch`).
-func NewSetInformer(cfg *rest.Config, client kubernetes.Interface, t Target, ns string, tweak func(*metav1.ListOptions)) (cache.SharedIndexInformer, appslisters.StatefulSetLister, error) {
-	t = t.orApps()
-	if !t.Custom {
-		f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(tweak))
-		sets := f.Apps().V1().StatefulSets()
-		return sets.Informer(), sets.Lister(), nil
-	}
-	rc, err := newRESTClients(cfg, t)
-	if err != nil {
-		return nil, nil, err
-	}
-	inf := customSetInformer(rc[t.GroupVersion], t, Config{Namespace: ns}, tweak)
-	return inf, appslisters.NewStatefulSetLister(inf.GetIndexer()), nil
-}
-
 // APIVersion is the target's apiVersion string ("apps/v1").
 func (t Target) APIVersion() string { return t.GroupVersion.String() }
 
@@ -216,10 +196,10 @@ func (t Target) GroupResource() schema.GroupResource {
 // String is the kind as kubectl names it: StatefulSet.apps, StatefulSet.ordinal.dev.
 func (t Target) String() string { return t.Kind + "." + t.GroupVersion.Group }
 
-// scheme maps *appsv1.StatefulSet to the target's kind alone: client-go's scheme for apps/v1; for the
+// Scheme maps *appsv1.StatefulSet to the target's kind alone: client-go's scheme for apps/v1; for the
 // CRD a scheme of its own (crd.AddToScheme), in which the Go type has no other kind. Events name the
 // kind the scheme gives, and the CRD's REST client decodes through it.
-func (t Target) scheme() (*runtime.Scheme, error) {
+func (t Target) Scheme() (*runtime.Scheme, error) {
 	switch {
 	case !t.Custom:
 		return scheme.Scheme, nil
@@ -228,26 +208,4 @@ func (t Target) scheme() (*runtime.Scheme, error) {
 		return s, crd.AddToScheme(s)
 	}
 	return nil, fmt.Errorf("no Go types for %s", t)
-}
-
-// Group resources of the objects the module plans writes for.
-var (
-	podResource      = schema.GroupResource{Resource: "pods"}
-	claimResource    = schema.GroupResource{Resource: "persistentvolumeclaims"}
-	revisionResource = schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}
-)
-
-// resourceForKind maps a plan action's kind to its group/version/resource.
-func resourceForKind(t Target, kind string) (schema.GroupVersionResource, bool) {
-	switch kind {
-	case "Pod":
-		return schema.GroupVersionResource{Version: "v1", Resource: "pods"}, true
-	case "PersistentVolumeClaim":
-		return schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, true
-	case "ControllerRevision":
-		return schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}, true
-	case t.Kind:
-		return t.GroupVersion.WithResource(t.Resource), true
-	}
-	return schema.GroupVersionResource{}, false
 }

@@ -1,4 +1,4 @@
-package controller
+package snapshot
 
 import (
 	"context"
@@ -115,7 +115,7 @@ func SelectObjects(o Objects) (Objects, error) {
 		if p.Namespace != set.Namespace {
 			continue
 		}
-		if ownedOrAdoptable(&p.ObjectMeta, set, selector) || isOrdinalName(p.Name, set.Name+"-") {
+		if ownedOrAdoptable(&p.ObjectMeta, set, selector) || IsOrdinalName(p.Name, set.Name+"-") {
 			out.Pods = append(out.Pods, p)
 		}
 	}
@@ -137,7 +137,7 @@ func SelectObjects(o Objects) (Objects, error) {
 		}
 		keep := hasOwnerUID(&c.ObjectMeta, set.UID)
 		for _, pfx := range prefixes {
-			keep = keep || isOrdinalName(c.Name, pfx)
+			keep = keep || IsOrdinalName(c.Name, pfx)
 		}
 		if keep {
 			out.Claims = append(out.Claims, c)
@@ -170,14 +170,14 @@ func isRevisionName(name, prefix string) bool {
 	return strings.HasPrefix(name, prefix) && len(name) > len(prefix) && !strings.Contains(name[len(prefix):], "-")
 }
 
-// isOrdinalName reports whether name is prefix followed by an ordinal, as upstream parses one
+// IsOrdinalName reports whether name is prefix followed by an ordinal, as upstream parses one
 // (internal/ordinal): "web-3" for prefix "web-", "data-web-3" for "data-web-".
-func isOrdinalName(name, prefix string) bool {
+func IsOrdinalName(name, prefix string) bool {
 	parent, n := ordinal.Parse(name)
 	return n >= 0 && parent+"-" == prefix
 }
 
-// BuildSnapshot serializes selected objects (SelectObjects' output) into an ABI
+// Build serializes selected objects (SelectObjects' output) into an ABI
 // v1 snapshot, without managedFields: kube-controller-manager's informers drop
 // them, so upstream's controller neither reads nor sends them (an update of a
 // pod carries none). Each object is encoded with encoding/json from its typed form,
@@ -185,11 +185,12 @@ func isOrdinalName(name, prefix string) bool {
 // (informer and typed-client objects carry no TypeMeta). A ControllerRevision's
 // data is a RawExtension and passes through byte for byte. The target's
 // apiVersion and kind are stamped on the set.
-func BuildSnapshot(o Objects, target Target, now time.Time, features map[string]bool) (*Snapshot, error) {
-	return buildSnapshot(o, target, now, features, nil)
+func Build(o Objects, target Target, now time.Time, features map[string]bool) (*Snapshot, error) {
+	return (*EncodeCache)(nil).Build(o, target, now, features)
 }
 
-func buildSnapshot(o Objects, target Target, now time.Time, features map[string]bool, cache *EncodeCache) (*Snapshot, error) {
+// Build is Build with the cache: the controller keeps one per set.
+func (cache *EncodeCache) Build(o Objects, target Target, now time.Time, features map[string]bool) (*Snapshot, error) {
 	s := &Snapshot{names: map[string][]string{}, raws: map[string][]json.RawMessage{}}
 	set := *o.Set
 	set.TypeMeta = metav1.TypeMeta{APIVersion: target.APIVersion(), Kind: target.Kind}
@@ -371,26 +372,26 @@ func (c *EncodeCache) sizeHint() int {
 	return c.size + c.size/8
 }
 
-// SnapshotOf selects a set's objects among candidates (SelectObjects) and builds its snapshot
-// (BuildSnapshot): the chain every snapshot outside the controller's sync goes through, whether the
-// candidates come from live calls (LiveSnapshot) or from informer caches (the webhook).
-func SnapshotOf(cands Objects, now time.Time, features map[string]bool) (*Snapshot, Objects, error) {
+// Of selects a set's objects among candidates (SelectObjects) and builds its snapshot
+// (Build): the chain every snapshot outside the controller's sync goes through, whether the
+// candidates come from live calls (Live) or from informer caches (the webhook).
+func Of(cands Objects, now time.Time, features map[string]bool) (*Snapshot, Objects, error) {
 	sel, err := SelectObjects(cands)
 	if err != nil {
 		return nil, Objects{}, err
 	}
-	snap, err := BuildSnapshot(sel, sel.Target.orApps(), now, features)
+	snap, err := Build(sel, sel.Target.OrApps(), now, features)
 	return snap, sel, err
 }
 
-// LiveSnapshot is the snapshot of a set of kind t as the API server has it right now, from uncached calls
+// Live is the snapshot of a set of kind t as the API server has it right now, from uncached calls
 // (`ordinal snapshot`, the kubectl plugin).
-func LiveSnapshot(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, now time.Time, features map[string]bool) (*Snapshot, Objects, error) {
+func Live(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, now time.Time, features map[string]bool) (*Snapshot, Objects, error) {
 	objs, err := LiveObjects(ctx, client, t, ns, name)
 	if err != nil {
 		return nil, Objects{}, err
 	}
-	return SnapshotOf(objs, now, features)
+	return Of(objs, now, features)
 }
 
 // LiveObjects GETs the set of kind t and Lists its namespace's pods, ControllerRevisions
@@ -423,4 +424,21 @@ func LiveObjects(ctx context.Context, client kubernetes.Interface, t Target, ns,
 		o.Claims = append(o.Claims, &claims.Items[i])
 	}
 	return o, nil
+}
+
+// LaidOut is the session's reconciler for this snapshot, with its layout.
+func (s *Snapshot) LaidOut(session *wasm.Session) wasm.LaidOut {
+	return wasm.LaidOut{Session: session, Snapshot: s.JSON, Layout: &s.layout}
+}
+
+// FirewallScope is what the action firewall knows of the snapshot: built with it, or decoded from its JSON.
+func (s *Snapshot) FirewallScope() (*firewall.Scope, error) {
+	if s.Scope != nil {
+		return s.Scope, nil
+	}
+	scope, err := firewall.ScopeFromSnapshot(s.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("action firewall: %w", err)
+	}
+	return scope, nil
 }

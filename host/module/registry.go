@@ -1,4 +1,4 @@
-package controller
+package module
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -29,7 +30,7 @@ type Registry struct {
 
 	mu       sync.Mutex
 	gen      uint64 // counts Supply and Close calls: a load that began before one is not installed
-	refs     map[string]*ModuleRef
+	refs     map[string]*Ref
 	supplied map[string]suppliedModule // modules supplied at run time (a ConfigMap), each checked before use
 	check    func(ctx context.Context, code []byte) (*wasm.Module, error)
 	onSupply []func() // called after Supply changed anything (the controller re-syncs sets that name a module)
@@ -54,7 +55,7 @@ type suppliedModule struct {
 // NewRegistry is a registry of modules by name (their bytes), loaded with load (the process's limits and
 // compilation cache).
 func NewRegistry(load func(ctx context.Context, code []byte) (*wasm.Module, error), modules map[string][]byte) *Registry {
-	return &Registry{load: load, code: modules, refs: map[string]*ModuleRef{}, supplied: map[string]suppliedModule{}}
+	return &Registry{load: load, code: modules, refs: map[string]*Ref{}, supplied: map[string]suppliedModule{}}
 }
 
 // Supply replaces the modules supplied at run time (e.g. a ConfigMap's NAME.wasm keys) by these, each
@@ -80,7 +81,7 @@ func (r *Registry) Supply(check func(ctx context.Context, code []byte) (*wasm.Mo
 			changed = true
 			delete(r.supplied, name)
 			if ref := r.refs[name]; ref != nil {
-				ref.Install(nil, ModuleInfo{}, nil)
+				ref.Install(nil, Info{}, nil)
 				delete(r.refs, name)
 			}
 		}
@@ -101,7 +102,7 @@ func (r *Registry) Supply(check func(ctx context.Context, code []byte) (*wasm.Mo
 // sets naming other modules go on meanwhile; Gets of the same name wait for that one load. It runs on its
 // own context (wasm.Gates): a caller whose deadline comes first gets wasm.ErrStillChecking, and the load
 // goes on to its verdict, which the next Get returns.
-func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
+func (r *Registry) Get(ctx context.Context, name string) (*Ref, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w %q: no named modules", ErrUnknownModule, name)
 	}
@@ -146,9 +147,9 @@ func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
 				}
 				return nil, fmt.Errorf("module %q: %w", name, err)
 			}
-			info := ModuleInfoOf(m)
+			info := InfoOf(m)
 			info.Source = source
-			ref := &ModuleRef{}
+			ref := &Ref{}
 			ref.Install(m, info, func() { _ = m.Close(context.Background()) })
 			r.refs[name] = ref
 			return ref, nil
@@ -162,8 +163,19 @@ func (r *Registry) Get(ctx context.Context, name string) (*ModuleRef, error) {
 		if err != nil {
 			return nil, err
 		}
-		return v.(*ModuleRef), nil
+		return v.(*Ref), nil
 	}
+}
+
+// Reconciler is the named module's active reconciler (Get, then Load): the registry as a replay, a
+// preview, the webhook or the CLI asks for a module a set names (replay.Options.NamedModule).
+func (r *Registry) Reconciler(ctx context.Context, name string) (hostplan.Reconciler, error) {
+	ref, err := r.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := ref.Load()
+	return m, nil
 }
 
 // errSuppliedAnew: a Supply or Close came while a module loaded; Get looks again.
@@ -203,7 +215,7 @@ func (r *Registry) Close() {
 	defer r.mu.Unlock()
 	r.gen++
 	for _, ref := range r.refs {
-		ref.Install(nil, ModuleInfo{}, nil)
+		ref.Install(nil, Info{}, nil)
 	}
-	r.refs = map[string]*ModuleRef{}
+	r.refs = map[string]*Ref{}
 }

@@ -1,4 +1,4 @@
-package controller
+package module
 
 import (
 	"context"
@@ -100,7 +100,7 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, pols *
 		}
 		offers <- cm
 	}
-	go watchConfigMap(ctx, client, namespace, name, cache.ResourceEventHandlerFuncs{
+	go WatchConfigMap(ctx, client, namespace, name, cache.ResourceEventHandlerFuncs{
 		AddFunc:    handle,
 		UpdateFunc: func(_, cur any) { handle(cur) },
 	})
@@ -168,9 +168,9 @@ func SuppliedPolicies(cm *corev1.ConfigMap) map[string]policy.Supplied {
 	return out
 }
 
-// watchConfigMap runs an informer on the one ConfigMap namespace/name until ctx ends (the module
+// WatchConfigMap runs an informer on the one ConfigMap namespace/name until ctx ends (the module
 // ConfigMap, the signals).
-func watchConfigMap(ctx context.Context, client kubernetes.Interface, namespace, name string, h cache.ResourceEventHandler) {
+func WatchConfigMap(ctx context.Context, client kubernetes.Interface, namespace, name string, h cache.ResourceEventHandler) {
 	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "configmaps", namespace, fields.OneTermEqualSelector("metadata.name", name))
 	_, inf := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &corev1.ConfigMap{}, Handler: h})
 	inf.RunWithContext(ctx)

@@ -1,4 +1,4 @@
-package controller
+package snapshot
 
 import (
 	"encoding/json"
@@ -11,30 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
-
-func testSet() *appsv1.StatefulSet {
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "set-uid", ResourceVersion: "10"},
-		Spec: appsv1.StatefulSetSpec{
-			Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}},
-		},
-	}
-}
-
-func ctrlRef(kind, name string, uid types.UID) []metav1.OwnerReference {
-	t := true
-	return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &t}}
-}
-
-func pod(name, ns string, lbl map[string]string, refs []metav1.OwnerReference) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbl, OwnerReferences: refs, UID: types.UID("uid-" + name)}}
-}
 
 func names[T metav1.Object](objs []T) []string {
 	var out []string
@@ -45,34 +27,34 @@ func names[T metav1.Object](objs []T) []string {
 }
 
 func TestSelectObjects(t *testing.T) {
-	set := testSet()
+	set := kubetest.Set()
 	web := map[string]string{"app": "web"}
 	other := map[string]string{"app": "other"}
 	o := Objects{
 		Set: set,
 		Pods: []*corev1.Pod{
-			pod("web-2", "ns", web, ctrlRef("StatefulSet", "web", "set-uid")),        // owned
-			pod("web-0", "ns", web, nil),                                             // orphan, matches
-			pod("stray", "ns", web, nil),                                             // orphan, matches: adoption candidate (the module filters by name)
-			pod("lonely", "ns", other, nil),                                          // orphan, no match
-			pod("web-7", "ns", other, ctrlRef("ReplicaSet", "rs", "rs-uid")),         // someone else's, but takes an ordinal name
-			pod("web-db-0", "ns", web, ctrlRef("StatefulSet", "web-db", "db-uid")),   // another set's
-			pod("x-1", "ns", web, ctrlRef("ReplicaSet", "rs", "rs-uid")),             // someone else's
-			pod("web-1", "elsewhere", web, ctrlRef("StatefulSet", "web", "set-uid")), // other namespace
-			pod("renamed", "ns", other, ctrlRef("StatefulSet", "web", "set-uid")),    // owned, no longer matching: release candidate
+			kubetest.Pod("web-2", "ns", web, kubetest.ControllerRef("StatefulSet", "web", "set-uid")),        // owned
+			kubetest.Pod("web-0", "ns", web, nil),                                                            // orphan, matches
+			kubetest.Pod("stray", "ns", web, nil),                                                            // orphan, matches: adoption candidate (the module filters by name)
+			kubetest.Pod("lonely", "ns", other, nil),                                                         // orphan, no match
+			kubetest.Pod("web-7", "ns", other, kubetest.ControllerRef("ReplicaSet", "rs", "rs-uid")),         // someone else's, but takes an ordinal name
+			kubetest.Pod("web-db-0", "ns", web, kubetest.ControllerRef("StatefulSet", "web-db", "db-uid")),   // another set's
+			kubetest.Pod("x-1", "ns", web, kubetest.ControllerRef("ReplicaSet", "rs", "rs-uid")),             // someone else's
+			kubetest.Pod("web-1", "elsewhere", web, kubetest.ControllerRef("StatefulSet", "web", "set-uid")), // other namespace
+			kubetest.Pod("renamed", "ns", other, kubetest.ControllerRef("StatefulSet", "web", "set-uid")),    // owned, no longer matching: release candidate
 		},
 		Revisions: []*appsv1.ControllerRevision{
-			{ObjectMeta: metav1.ObjectMeta{Name: "web-bbb", Namespace: "ns", OwnerReferences: ctrlRef("StatefulSet", "web", "set-uid")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-bbb", Namespace: "ns", OwnerReferences: kubetest.ControllerRef("StatefulSet", "web", "set-uid")}},
 			{ObjectMeta: metav1.ObjectMeta{Name: "web-aaa", Namespace: "ns", Labels: web}},
-			{ObjectMeta: metav1.ObjectMeta{Name: "web-ccc", Namespace: "ns", OwnerReferences: ctrlRef("StatefulSet", "x", "x-uid")}},
-			{ObjectMeta: metav1.ObjectMeta{Name: "web-db-ddd", Namespace: "ns", OwnerReferences: ctrlRef("StatefulSet", "web-db", "db-uid")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-ccc", Namespace: "ns", OwnerReferences: kubetest.ControllerRef("StatefulSet", "x", "x-uid")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-db-ddd", Namespace: "ns", OwnerReferences: kubetest.ControllerRef("StatefulSet", "web-db", "db-uid")}},
 			{ObjectMeta: metav1.ObjectMeta{Name: "unrelated-1", Namespace: "ns", Labels: other}},
 		},
 		Claims: []*corev1.PersistentVolumeClaim{
 			{ObjectMeta: metav1.ObjectMeta{Name: "data-web-1", Namespace: "ns"}},
 			{ObjectMeta: metav1.ObjectMeta{Name: "data-web-db-0", Namespace: "ns"}},
 			{ObjectMeta: metav1.ObjectMeta{Name: "logs-web-0", Namespace: "ns"}},
-			{ObjectMeta: metav1.ObjectMeta{Name: "odd", Namespace: "ns", OwnerReferences: ctrlRef("StatefulSet", "web", "set-uid")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "odd", Namespace: "ns", OwnerReferences: kubetest.ControllerRef("StatefulSet", "web", "set-uid")}},
 			{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns"}},
 		},
 	}
@@ -92,7 +74,7 @@ func TestSelectObjects(t *testing.T) {
 }
 
 func TestSelectObjectsBadSelector(t *testing.T) {
-	set := testSet()
+	set := kubetest.Set()
 	set.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}
 	if _, err := SelectObjects(Objects{Set: set}); err == nil {
 		t.Fatal("want an error for an invalid selector")
@@ -100,16 +82,16 @@ func TestSelectObjectsBadSelector(t *testing.T) {
 }
 
 func TestBuildSnapshot(t *testing.T) {
-	set := testSet()
+	set := kubetest.Set()
 	data := []byte(`{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"image":"a\u003cb","name":"c"}]}}}}`)
 	o := Objects{
 		Set:       set,
-		Pods:      []*corev1.Pod{pod("web-0", "ns", nil, ctrlRef("StatefulSet", "web", "set-uid"))},
+		Pods:      []*corev1.Pod{kubetest.Pod("web-0", "ns", nil, kubetest.ControllerRef("StatefulSet", "web", "set-uid"))},
 		Revisions: []*appsv1.ControllerRevision{{ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Namespace: "ns", UID: "rev-uid"}, Data: runtime.RawExtension{Raw: data}, Revision: 1}},
 		Claims:    []*corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns", UID: "pvc-uid"}}},
 	}
 	now := time.Date(2026, 5, 1, 12, 0, 0, 500, time.FixedZone("x", 3600))
-	s, err := BuildSnapshot(o, StatefulSetTarget, now, map[string]bool{abi.GateMaxUnavailableStatefulSet: false})
+	s, err := Build(o, StatefulSetTarget, now, map[string]bool{abi.GateMaxUnavailableStatefulSet: false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,18 +126,18 @@ func TestBuildSnapshot(t *testing.T) {
 		t.Errorf("features not passed")
 	}
 	// The scope (the firewall's view, and the delete preconditions) holds every object's uid.
-	if sc, err := s.scope(); err != nil || sc.Pods["web-0"].UID != "uid-web-0" || sc.Revisions["web-abc"].UID != "rev-uid" ||
+	if sc, err := s.FirewallScope(); err != nil || sc.Pods["web-0"].UID != "uid-web-0" || sc.Revisions["web-abc"].UID != "rev-uid" ||
 		sc.UID != "set-uid" || sc.Claims["data-web-0"].UID != "pvc-uid" {
 		t.Errorf("scope: %+v %v", sc, err)
 	}
 	if set.APIVersion != "" || o.Pods[0].Kind != "" {
-		t.Errorf("BuildSnapshot mutated its input (cache objects are shared)")
+		t.Errorf("Build mutated its input (cache objects are shared)")
 	}
 	if !strings.Contains(string(s.SetJSON), `"resourceVersion":"10"`) {
 		t.Errorf("SetJSON lacks the resourceVersion: %s", s.SetJSON)
 	}
 	// Deterministic: the same objects give the same bytes.
-	s2, _ := BuildSnapshot(o, StatefulSetTarget, now, map[string]bool{abi.GateMaxUnavailableStatefulSet: false})
+	s2, _ := Build(o, StatefulSetTarget, now, map[string]bool{abi.GateMaxUnavailableStatefulSet: false})
 	if string(s2.JSON) != string(s.JSON) {
 		t.Error("snapshot is not deterministic")
 	}
@@ -169,8 +151,8 @@ func TestNameHelpers(t *testing.T) {
 		{"web-0", "web-", true, true}, {"web-12", "web-", true, true}, {"web-", "web-", false, false},
 		{"web-db-0", "web-", false, false}, {"web-6d4f9c", "web-", false, true}, {"webx-1", "web-", false, false},
 	} {
-		if got := isOrdinalName(c.name, c.prefix); got != c.ord {
-			t.Errorf("isOrdinalName(%q,%q)=%v", c.name, c.prefix, got)
+		if got := IsOrdinalName(c.name, c.prefix); got != c.ord {
+			t.Errorf("IsOrdinalName(%q,%q)=%v", c.name, c.prefix, got)
 		}
 		if got := isRevisionName(c.name, c.prefix); got != c.rev {
 			t.Errorf("isRevisionName(%q,%q)=%v", c.name, c.prefix, got)
@@ -181,24 +163,24 @@ func TestNameHelpers(t *testing.T) {
 // The snapshot is written by hand; it must be exactly json.Marshal(abi.Snapshot), and the firewall's
 // scope built from the typed objects must be the one it would decode from those bytes.
 func TestBuildSnapshotIsMarshalAndScopeMatches(t *testing.T) {
-	set := testSet()
+	set := kubetest.Set()
 	set.Spec.Replicas = new(int32)
 	*set.Spec.Replicas = 3
 	o := Objects{
 		Set: set,
 		Pods: []*corev1.Pod{
-			pod("web-0", "ns", map[string]string{"app": "web", "x": "<&>"}, ctrlRef("StatefulSet", "web", "set-uid")),
-			pod("web-1", "", map[string]string{"app": "web"}, nil),
-			pod("web-9", "other", nil, nil),
+			kubetest.Pod("web-0", "ns", map[string]string{"app": "web", "x": "<&>"}, kubetest.ControllerRef("StatefulSet", "web", "set-uid")),
+			kubetest.Pod("web-1", "", map[string]string{"app": "web"}, nil),
+			kubetest.Pod("web-9", "other", nil, nil),
 		},
 		Revisions: []*appsv1.ControllerRevision{{ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Namespace: "ns", UID: "rev-uid", Labels: map[string]string{"app": "web"},
-			OwnerReferences: ctrlRef("StatefulSet", "web", "set-uid")}, Data: runtime.RawExtension{Raw: []byte(`{"a":"\u2028"}`)}, Revision: 1}},
+			OwnerReferences: kubetest.ControllerRef("StatefulSet", "web", "set-uid")}, Data: runtime.RawExtension{Raw: []byte(`{"a":"\u2028"}`)}, Revision: 1}},
 		Claims: []*corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns", UID: "pvc-uid",
-			OwnerReferences: ctrlRef("Pod", "web-0", "uid-web-0")}}},
+			OwnerReferences: kubetest.ControllerRef("Pod", "web-0", "uid-web-0")}}},
 	}
 	for _, features := range []map[string]bool{nil, {abi.GateMaxUnavailableStatefulSet: true, abi.GateStatefulSetRecreateStrategy: false}} {
 		for _, objs := range []Objects{o, {Set: set}} {
-			s, err := BuildSnapshot(objs, StatefulSetTarget, time.Unix(1e9, 7), features)
+			s, err := Build(objs, StatefulSetTarget, time.Unix(1e9, 7), features)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,14 +206,14 @@ func TestBuildSnapshotIsMarshalAndScopeMatches(t *testing.T) {
 // A set's cache re-encodes an object only when its resourceVersion changes, and forgets objects a
 // build no longer has.
 func TestEncodeCache(t *testing.T) {
-	set := testSet()
-	p0 := pod("web-0", "ns", map[string]string{"app": "web"}, nil)
+	set := kubetest.Set()
+	p0 := kubetest.Pod("web-0", "ns", map[string]string{"app": "web"}, nil)
 	p0.ResourceVersion = "5"
-	p1 := pod("web-1", "ns", map[string]string{"app": "web"}, nil)
+	p1 := kubetest.Pod("web-1", "ns", map[string]string{"app": "web"}, nil)
 	p1.ResourceVersion = "6"
 	cache := &EncodeCache{}
 	build := func(pods ...*corev1.Pod) string {
-		s, err := buildSnapshot(Objects{Set: set, Pods: pods}, StatefulSetTarget, time.Unix(0, 0), nil, cache)
+		s, err := cache.Build(Objects{Set: set, Pods: pods}, StatefulSetTarget, time.Unix(0, 0), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,12 +239,12 @@ func TestEncodeCache(t *testing.T) {
 
 // managedFields never reach the module: upstream's informers drop them, so its writes carry none.
 func TestSnapshotHasNoManagedFields(t *testing.T) {
-	set := testSet()
+	set := kubetest.Set()
 	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
 	set.ManagedFields = mf
-	p := pod("web-0", "ns", nil, ctrlRef("StatefulSet", "web", "set-uid"))
+	p := kubetest.Pod("web-0", "ns", nil, kubetest.ControllerRef("StatefulSet", "web", "set-uid"))
 	p.ManagedFields = mf
-	s, err := BuildSnapshot(Objects{Set: set, Pods: []*corev1.Pod{p}}, StatefulSetTarget, time.Unix(0, 0), nil)
+	s, err := Build(Objects{Set: set, Pods: []*corev1.Pod{p}}, StatefulSetTarget, time.Unix(0, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,23 +252,16 @@ func TestSnapshotHasNoManagedFields(t *testing.T) {
 		t.Errorf("snapshot carries managedFields: %s", s.JSON)
 	}
 	if len(set.ManagedFields) != 1 || len(p.ManagedFields) != 1 {
-		t.Error("BuildSnapshot changed the cached objects")
-	}
-	// The informer transform keeps who wrote what when (otherController reads it), not the field sets.
-	q := p.DeepCopy()
-	q.ManagedFields[0].FieldsV1 = &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}
-	obj, _ := trimManagedFields(q)
-	if got := obj.(*corev1.Pod).ManagedFields; len(got) != 1 || got[0].Manager != "kubectl" || got[0].FieldsV1 != nil {
-		t.Errorf("the informer transform kept %+v, want the entry without its fields", got)
+		t.Error("Build changed the cached objects")
 	}
 }
 
 // Snapshot.Object finds an object as the snapshot carries it (what a policy is given of the plan's objects).
 func TestSnapshotObjectIsTheSnapshotsBytes(t *testing.T) {
-	set := testSet()
-	o := Objects{Set: set, Pods: []*corev1.Pod{pod("web-0", "ns", map[string]string{"app": "web"}, nil), pod("web-1", "ns", map[string]string{"app": "web"}, nil)},
+	set := kubetest.Set()
+	o := Objects{Set: set, Pods: []*corev1.Pod{kubetest.Pod("web-0", "ns", map[string]string{"app": "web"}, nil), kubetest.Pod("web-1", "ns", map[string]string{"app": "web"}, nil)},
 		Claims: []*corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data-web-1", Namespace: "ns", UID: "pvc-uid"}}}}
-	s, err := BuildSnapshot(o, StatefulSetTarget, time.Unix(1e9, 0), nil)
+	s, err := Build(o, StatefulSetTarget, time.Unix(1e9, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,9 +287,9 @@ func TestSnapshotObjectIsTheSnapshotsBytes(t *testing.T) {
 // other than the lists, as the snapshot carries them, and its pods that are down, found once per
 // encoding of a pod (the encode cache keeps a pod's health with its bytes).
 func TestSnapshotHeadAndPodStatesAreTheSnapshots(t *testing.T) {
-	set := testSet()
+	set := kubetest.Set()
 	web := map[string]string{"app": "web"}
-	ready, unready, gone := pod("web-0", "ns", web, nil), pod("web-1", "ns", web, nil), pod("web-2", "ns", web, nil)
+	ready, unready, gone := kubetest.Pod("web-0", "ns", web, nil), kubetest.Pod("web-1", "ns", web, nil), kubetest.Pod("web-2", "ns", web, nil)
 	for _, p := range []*corev1.Pod{ready, unready, gone} {
 		p.ResourceVersion = "1"
 	}
@@ -328,7 +303,7 @@ func TestSnapshotHeadAndPodStatesAreTheSnapshots(t *testing.T) {
 			unready = unready.DeepCopy()
 			unready.ResourceVersion, unready.Status.Conditions = "2", ready.Status.Conditions
 		}
-		s, err := buildSnapshot(Objects{Set: set, Pods: []*corev1.Pod{ready, unready, gone}}, StatefulSetTarget, time.Unix(1e9, 0), features, cache)
+		s, err := cache.Build(Objects{Set: set, Pods: []*corev1.Pod{ready, unready, gone}}, StatefulSetTarget, time.Unix(1e9, 0), features)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,201 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
+)
+
+func podStateWord(p any) string {
+	ph := jsonobj.GetStr(p, "status.phase")
+	if kube.PodRunningAndReadyJSON(p.(Obj)) {
+		ph = "Ready"
+	} else if ph == "Running" {
+		ph = "Running, not Ready"
+	}
+	if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
+		ph += ", terminating"
+	}
+	return ph
+}
+
+// ---- text ----
+
+// podGrid is the pod summary: ordinal:revision/state, "/term" while terminating; consecutive ordinals alike
+// are one run, "0..297:A/Ready", so the grid of a 1000-pod set stays a line or two.
+func podGrid(pods []PodState) []string {
+	if len(pods) == 0 {
+		return []string{"(none)"}
+	}
+	var parts []string
+	for _, r := range ordinal.Runs(pods, func(p PodState) int64 { return int64(p.Ordinal) }, func(a, b PodState) bool {
+		return a.Label == b.Label && a.State() == b.State() && a.Terminating == b.Terminating
+	}) {
+		first, last := pods[r[0]], pods[r[1]-1]
+		s := fmt.Sprintf("%d:%s/%s", first.Ordinal, first.Label, first.State())
+		if r[1]-r[0] > 1 {
+			s = fmt.Sprintf("%d..%d:%s/%s", first.Ordinal, last.Ordinal, first.Label, first.State())
+		}
+		if first.Terminating {
+			s += "/term"
+		}
+		parts = append(parts, s)
+	}
+	return parts
+}
+
+func (a ActionRecord) String() string {
+	kind := a.Kind
+	if kind == kindClaim {
+		kind = "PVC"
+	}
+	s := a.Verb + " " + kind + " " + a.Name
+	if a.Detail != "" {
+		s += " (" + a.Detail + ")"
+	}
+	switch {
+	case a.Held != nil:
+		s += " -> held, not issued: " + oneLine(a.Error)
+	case a.Error != "":
+		s += " -> error: " + oneLine(a.Error)
+	}
+	return s
+}
+
+// WriteText prints the timeline for people: the outcome first and last, then the syncs that wrote or saw
+// something, a rollout's repeated syncs once at each end of the run (text_fold.go). verbose prints every
+// sync whole, with the controller's events.
+func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replay %s (%s model)", tl.Scenario, tl.Model)
+	if tl.Description != "" {
+		fmt.Fprintf(&b, ": %s", oneLine(tl.Description))
+	}
+	b.WriteString("\n")
+	outcome := fmt.Sprintf("== %s after %s, %d syncs: %s\n", tl.Outcome.Result, tl.Outcome.Duration, tl.Outcome.Steps, tl.Outcome.Summary)
+	b.WriteString(outcome)
+	var revs []string
+	for _, r := range tl.Revisions {
+		revs = append(revs, r.Label+"="+r.Name)
+	}
+	fmt.Fprintf(&b, "revisions: %s\n", strings.Join(revs, " "))
+	fmt.Fprintf(&b, "grid: ordinal:revision/state (Running = not Ready), /term = terminating\n")
+	var shown []Step
+	quiet := 0
+	for _, st := range tl.Steps {
+		if !verbose && len(st.Actions) == 0 && len(st.World) == 0 && st.Error == "" {
+			quiet++
+			continue
+		}
+		shown = append(shown, st)
+	}
+	runs := []run{}
+	if verbose {
+		for i := range shown {
+			runs = append(runs, run{start: i, period: 1, reps: 1})
+		}
+	} else { // a sync repeats another when all but its pod grid does (the grid is shown at each end)
+		shapes := make([]shape, len(shown))
+		for i, st := range shown {
+			shapes[i] = shapeOf(stepText(st, false, false))
+		}
+		runs = foldRuns(shapes, 4, 12)
+	}
+	eachFolded(runs, func(i int) { b.WriteString(stepText(shown[i], true, verbose)) }, func(r run, first, last int) {
+		fmt.Fprintf(&b, "\n... %s: #%d +%s .. #%d +%s\n", r.left("times"), shown[first].Index, shown[first].Offset,
+			shown[last].Index, shown[last].Offset)
+	})
+	if quiet > 0 {
+		fmt.Fprintf(&b, "\n(%d sync%s that wrote nothing and saw no change %s not shown; -v shows them)\n", quiet,
+			map[bool]string{true: "", false: "s"}[quiet == 1], map[bool]string{true: "is", false: "are"}[quiet == 1])
+	}
+	for _, n := range tl.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	b.WriteString("\n" + outcome)
+	fmt.Fprintf(&b, "   (%s)\n", tl.StopReason)
+	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
+	return err
+}
+
+// stepText is one sync as the timeline prints it: with its header and pod grid (full), or only what it
+// did (to tell repeated syncs apart). A sync's repeated writes fold unless verbose.
+func stepText(st Step, full, verbose bool) string {
+	var b strings.Builder
+	if full {
+		fmt.Fprintf(&b, "\n#%d +%s", st.Index, st.Offset)
+	}
+	if len(st.Trigger) > 0 {
+		fmt.Fprintf(&b, " [%s]", strings.Join(st.Trigger, ","))
+	}
+	b.WriteString("\n")
+	world := worldStrings(st.World)
+	if !verbose {
+		world = foldList(world)
+	}
+	for _, n := range world {
+		fmt.Fprintf(&b, "  . %s\n", n)
+	}
+	if full {
+		fmt.Fprintf(&b, "  pods: %s\n", wrapJoin(podGrid(st.Pods.States()), " ", 8, 8))
+	}
+	if len(st.Actions) == 0 {
+		b.WriteString("  (no writes)\n")
+	}
+	acts := make([]string, len(st.Actions))
+	for i, a := range st.Actions {
+		acts[i] = a.String()
+	}
+	if !verbose {
+		acts = foldList(acts)
+	}
+	for _, a := range acts {
+		fmt.Fprintf(&b, "  %s\n", a)
+	}
+	if st.Requeue > 0 {
+		fmt.Fprintf(&b, "  requeue after %ss\n", trimFloat(st.Requeue))
+	}
+	if st.Error != "" {
+		fmt.Fprintf(&b, "  error: %s\n", oneLine(st.Error))
+	}
+	if verbose {
+		for _, ev := range st.Events {
+			fmt.Fprintf(&b, "  event: %s\n", oneLine(ev))
+		}
+	}
+	return b.String()
+}
+
+// oneLine keeps module and policy text on its line: line breaks (\n, \r) become spaces, so no text can
+// start a line of its own (termsafe escapes what is left).
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.ContainsAny(s, "\n\r") {
+		s = strings.Join(strings.Fields(s), " ")
+	}
+	return s
+}
+
+func trimFloat(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+}
+
+// Elapsed is the virtual time a step happened at, from the start.
+func (s Step) Elapsed() time.Duration { return s.Offset.D() }
+
+// WriteJSON prints the timeline as indented JSON.
+func (tl *Timeline) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(tl, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
