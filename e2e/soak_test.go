@@ -172,7 +172,7 @@ func TestSoak(t *testing.T) {
 	for _, k := range soakSeries {
 		var series []float64
 		for _, s := range samples {
-			series = append(series, s.values[k])
+			series = append(series, s.values[k]/soakUnit[k])
 		}
 		v, err := judgeSoak(series, soakTolerances[k])
 		if err != nil {
@@ -181,7 +181,11 @@ func TestSoak(t *testing.T) {
 		if !v.Flat {
 			leaks++
 		}
-		fmt.Fprintf(&b, "%-30s %s\n", k, v)
+		label := k
+		if soakUnit[k] == 1<<20 {
+			label += " (MiB)"
+		}
+		fmt.Fprintf(&b, "%-36s %s\n", label, v)
 	}
 	verdict := "flat"
 	if leaks > 0 {

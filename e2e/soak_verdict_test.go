@@ -17,16 +17,19 @@ import (
 )
 
 // soakTolerance is how much a series may still rise across the second half: frac of the first half's
-// median, plus abs (in the metric's unit).
+// median, plus abs (in the series' unit: MiB for RSS, soakUnit).
 type soakTolerance struct {
 	frac, abs float64
 }
 
 var soakTolerances = map[string]soakTolerance{
-	"process_resident_memory_bytes": {frac: 0.10, abs: 8 << 20},
+	"process_resident_memory_bytes": {frac: 0.10, abs: 8},
 	"go_goroutines":                 {frac: 0.10, abs: 10},
 	"process_open_fds":              {frac: 0.10, abs: 5},
 }
+
+// soakUnit is what a metric's samples are divided by for its series: RSS in MiB.
+var soakUnit = map[string]float64{"process_resident_memory_bytes": 1 << 20, "go_goroutines": 1, "process_open_fds": 1}
 
 // minSoakSamples is the fewest samples a verdict is made from (three a half).
 const minSoakSamples = 6
@@ -90,7 +93,7 @@ func slope(xs []float64) float64 {
 func TestSoakVerdict(t *testing.T) {
 	t.Parallel()
 	rss := soakTolerances["process_resident_memory_bytes"]
-	const mib = 1 << 20
+	const mib = 1 // RSS series are in MiB
 	gen := func(n int, f func(i int) float64) []float64 {
 		out := make([]float64, n)
 		for i := range out {
