@@ -692,7 +692,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		c.waitLog(ctx, "a sync of the set on the swapped supplied module", 2*time.Minute, `"set":"`+ns+`/`+chaosSet+`"`, `"module":"`+strings.TrimPrefix(digestOf(swapped), "sha256:")[:12]+`"`) // the log's short digest
 	}
 	res.reviews = w.reviewSummary()
-	// pods and claims settle (the garbage collector deletes a scaled-down claim after its pod)
+	// pods, claims and revisions settle (the garbage collector deletes a scaled-down claim after its pod)
 	var fs finalState
 	waitFor(t, ctx, "pods and claims to settle", 2*time.Minute, func() bool {
 		withAPI(func() { fs = readFinalState(t, ctx, kind, ns) })
@@ -718,7 +718,11 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 				ready = false
 			}
 		}
-		return len(fs.Pods) == want && claims == wantClaims && ready
+		// and every revision of the set's adopted (a migration orphans them; the next sync adopts them)
+		adopted := !slices.ContainsFunc(fs.Revisions, func(r string) bool {
+			return !strings.HasPrefix(r, chaosSet+"-other ") && strings.HasSuffix(r, " owner=")
+		})
+		return len(fs.Pods) == want && claims == wantClaims && ready && adopted
 	})
 	return fs
 }
