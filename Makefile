@@ -187,10 +187,17 @@ e2e-k8s:
 
 # Randomized fault runs on the local control plane (e2e/chaos_test.go): CHAOS_RUNS seeds (default 200), a
 # table of faults injected, invariant violations and final states; CHAOS_SEEDS=17,42 replays failing seeds.
-# `make test` runs a short version (5 seeds, one per scenario).
+# `make test` runs a short version (10 seeds, one per scenario).
 .PHONY: chaos
 chaos:
 	bash scripts/chaos.sh
+
+# The soak (e2e/soak_test.go, build tag soak): `ordinal controller` with SOAK_SETS (300) sets on kwok rolling
+# continuously for SOAK_DURATION (1h), its RSS, goroutines and open fds sampled every SOAK_INTERVAL (1m);
+# prints the series and a verdict (flat, or a leak, which fails). Not part of `make test`.
+.PHONY: soak
+soak:
+	bash scripts/soak.sh
 
 # vet covers the guest for its wasm target too (its unsafe code only builds there); go.mod must be tidy.
 vet:

@@ -3,19 +3,22 @@
 package e2e
 
 // Chaos: randomized fault runs of the controller on the real control plane (the Sieve/Acto line of work).
-// Each run is one seed: a scenario (rollouts, scale-downs under each retention policy, a hot swap) and a
-// fault plan drawn from the seed: the fault proxy's rates (faultproxy_test.go), SIGKILLs of the controller
-// at random moments, and for some seeds an etcd restart. Invariants are checked continuously by watchers
+// Each run is one seed: a scenario (rollouts, scale-downs under each retention policy, a hot swap, and
+// those of chaos_steps_test.go: an ordinal.dev set, migrate both ways, the extensions, a supplied module
+// swapped, the webhook) and a fault plan drawn from the seed: the fault proxy's rates (faultproxy_test.go),
+// SIGKILLs of the controller at random moments, and for some seeds an etcd restart. Invariants are checked continuously by watchers
 // that talk to kube-apiserver directly, never through the controller's view, and the final state is
 // compared with a fault-free run of the same scenario.
 //
-// `make test` runs ORDINAL_CHAOS_RUNS (default 5, one per scenario) seeds; `make chaos` runs 200 and
+// `make test` runs ORDINAL_CHAOS_RUNS (default 10, one per scenario) seeds; `make chaos` runs 200 and
 // prints the table. ORDINAL_CHAOS_SEEDS=17,42 replays given seeds. The table and the failing seeds are
 // written to build/e2e/chaos-summary.txt and build/e2e/chaos-failing-seeds.txt.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -28,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,6 +58,15 @@ type chaosScenario struct {
 	// change: 1 for OrderedReady (one pod at a time, upstream's monotonic update and scale-down), the
 	// set's maxUnavailable for a Parallel rollout; 0 for no bound (a Parallel scale-down deletes at once).
 	maxDown int
+
+	// The scenarios of chaos_steps_test.go:
+	crd         bool              // an ordinal.dev/v1 set, the controller in CRD mode (no --apps-v1)
+	migrate     bool              // `migrate --to ordinal` before the change, `--to apps --allow-rollout` mid-rollout
+	annotations map[string]string // the set's annotations (ordinal.dev/module: extended turns the extensions on)
+	pause       bool              // the change is made paused (ordinal.dev/paused), then resumed after a SIGKILL
+	reserve     string            // ordinal.dev/reserve-ordinals added with the change: no pod is created there
+	supplied    bool              // the set names a module of the ConfigMap, swapped mid-rollout
+	webhook     bool              // reviews of a claim-deleting scale-down, to a webhook behind its own fault proxy
 }
 
 var chaosScenarios = []chaosScenario{
@@ -64,6 +77,15 @@ var chaosScenarios = []chaosScenario{
 		withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)}},
 	{name: "hot-swap", replicas: 4, target: 4, bump: true, swap: true, maxDown: 1, opts: []setOpt{minReady(1),
 		withClaims(appsv1.DeletePersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}},
+	{name: "crd-rollout", replicas: 3, target: 3, bump: true, maxDown: 1, crd: true, opts: []setOpt{withClaims("", "")}},
+	{name: "migrate", replicas: 3, target: 3, bump: true, maxDown: 1, migrate: true, opts: []setOpt{withClaims("", "")}},
+	{name: "extensions", replicas: 3, target: 3, bump: true, maxDown: 1, pause: true, reserve: "1",
+		annotations: map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/recover-stuck-after": "10m", "ordinal.dev/resize-claims": "true"},
+		opts:        []setOpt{withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}},
+	{name: "supplied-swap", replicas: 4, target: 4, bump: true, maxDown: 2, supplied: true,
+		annotations: map[string]string{"ordinal.dev/module": suppliedModule}, opts: []setOpt{maxUnavailable(2)}},
+	{name: "webhook", replicas: 4, target: 4, bump: true, maxDown: 2, webhook: true, opts: []setOpt{parallel, maxUnavailable(2),
+		withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)}},
 }
 
 // chaosPlan is everything a seed decides.
@@ -108,6 +130,9 @@ type chaosResult struct {
 	maxDown    int // the scenario's bound on it (0: none)
 	equal      bool
 	failed     bool
+	reviews    map[reviewOutcome]int // the webhook scenario's reviews by outcome
+	migrations int                   // the migrate scenario's migrations, and the attempts they took
+	attempts   int
 }
 
 // ---------------------------------------------------------------------------------------------- invariants
@@ -125,6 +150,11 @@ type invariantWatch struct {
 	peakDown   int             // most pods down at once during the change
 	violations []string
 	claimsGone []string
+
+	terminating map[string]bool // the set's pods marked for deletion
+	frozen      map[string]bool // while the set is paused: its pods then (terminating or not); nil when not
+	frozenWhy   string
+	reviews     map[reviewOutcome]int
 }
 
 func (w *invariantWatch) violate(format string, args ...any) {
@@ -138,11 +168,19 @@ func (w *invariantWatch) onPod(p *corev1.Pod, deleted bool) {
 		w.canary(p, deleted)
 		return
 	}
+	if w.frozen != nil {
+		w.onFrozenPod(p, deleted)
+	}
 	if deleted {
 		delete(w.down, p.Name)
+		delete(w.terminating, p.Name)
 		return
 	}
+	if _, known := w.down[p.Name]; !known && w.changed && reservedOrdinals(w.sc)[podOrdinal(p.Name)] {
+		w.violate("pod %s created at a reserved ordinal (ordinal.dev/reserve-ordinals: %s)", p.Name, w.sc.reserve)
+	}
 	w.down[p.Name] = !podReady(p) || p.DeletionTimestamp != nil
+	w.terminating[p.Name] = p.DeletionTimestamp != nil
 	// at most one pod per ordinal: every pod here but the canary is the set's, and "chaos-01" would be
 	// ordinal 1 too (the API server keeps names unique; a controller could still spell one twice)
 	byOrdinal := map[int][]string{}
@@ -247,7 +285,7 @@ func informer[T runtime.Object](t *testing.T, ctx context.Context, obj T, list f
 // the independent watchers. Call before the set exists.
 func watchInvariants(t *testing.T, ctx context.Context, ns string, sc chaosScenario) *invariantWatch {
 	t.Helper()
-	w := &invariantWatch{sc: sc, canaries: map[string]bool{}, down: map[string]bool{}}
+	w := &invariantWatch{sc: sc, canaries: map[string]bool{}, down: map[string]bool{}, terminating: map[string]bool{}}
 	// the canaries' owner: a real object, so that the garbage collector leaves them alone
 	owner, err := cfg.kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-owner"}}, metav1.CreateOptions{})
 	if err != nil {
@@ -304,6 +342,7 @@ func watchInvariants(t *testing.T, ctx context.Context, ns string, sc chaosScena
 	w.mu.Lock()
 	w.canaries["Pod/"+pod.Name], w.canaries["PersistentVolumeClaim/"+claim.Name], w.canaries["ControllerRevision/"+rev.Name] = true, true, true
 	delete(w.down, pod.Name)
+	delete(w.terminating, pod.Name)
 	w.violations = nil
 	w.mu.Unlock()
 	return w
@@ -351,10 +390,13 @@ func ownerKinds(refs []metav1.OwnerReference) string {
 	return strings.Join(out, ",")
 }
 
-func readFinalState(t *testing.T, ctx context.Context, ns string) finalState {
+func readFinalState(t *testing.T, ctx context.Context, kind chaosKind, ns string) finalState {
 	t.Helper()
 	var fs finalState
-	s := getSet(t, ctx, ns, chaosSet)
+	s, err := getChaosSet(ctx, kind, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st := s.Status
 	fs.Status = fmt.Sprintf("replicas=%d ready=%d available=%d current=%d updated=%d currentRevision=%s updateRevision=%s collisions=%d observed=%v",
 		st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.CurrentReplicas, st.UpdatedReplicas, st.CurrentRevision,
@@ -443,6 +485,9 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
 	sc := plan.scenario
+	if sc.migrate || sc.webhook {
+		requireHookEnv(t) // the kubectl plugin, the webhook's certificates
+	}
 	var ns string
 	var w *invariantWatch
 	withAPI(func() {
@@ -458,6 +503,9 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	base := embeddedModule(t)
 	modPath := moduleFile(t, base)
 	extra := []string{"--module", modPath, "--module-poll-interval", "200ms"}
+	if sc.supplied {
+		extra = append(extra, "--module-configmap", ns+"/modules")
+	}
 	if faulted {
 		t.Logf("seed %d: %s; faults: %s; kills at %v; etcd restart at %v", plan.seed, sc.name, plan.rates, plan.kills, plan.etcd)
 		proxy := startFaultProxy(t, plan.seed, plan.rates, res.faults)
@@ -466,27 +514,132 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	n := 0
 	start := func() *controllerProc {
 		n++
-		c := startController(t, ns, ctrlOpts{identity: fmt.Sprintf("chaos-%d", n), extraArgs: extra})
+		c := startController(t, ns, ctrlOpts{identity: fmt.Sprintf("chaos-%d", n), crdOnly: sc.crd, extraArgs: extra})
 		c.waitReady(ctx)
 		return c
 	}
 	c := start()
+	var wh *webhookProc
+	if sc.webhook {
+		// its reads go through a fault proxy of their own (other draws of the same rates)
+		args := []string{"--deny-pvc-deletion", "--failure-policy=closed"}
+		if faulted {
+			proxy := startFaultProxy(t, plan.seed+1<<32, plan.rates, res.faults)
+			whDir := filepath.Join(dir, "webhook")
+			if err := os.MkdirAll(whDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--kubeconfig", proxy.kubeconfig(t, whDir))
+		}
+		wh = startWebhookProc(t, ns, args...)
+	}
+	var swapped []byte
+	if sc.supplied {
+		suppliedModules(t, ctx, ns, oneAtATimeModule(t))
+		swapped = customSection(base, strconv.FormatInt(plan.seed, 10))
+	}
 
-	withAPI(func() { createSet(t, ctx, ns, newSet(chaosSet, sc.replicas, sc.opts...)) })
-	rev1 := waitSet(t, ctx, ns, chaosSet, "created and rolled out", 3*time.Minute, rolledOut(sc.replicas)).Status.UpdateRevision
-
-	w.markChanged()
+	kind := kindApps
+	if sc.crd {
+		kind = kindOrdinal
+	}
+	set := newSet(chaosSet, sc.replicas, sc.opts...)
+	set.Annotations = maps.Clone(sc.annotations)
 	withAPI(func() {
-		switch {
-		case sc.bump:
-			patchSet(t, ctx, ns, chaosSet, setVersion("v2"))
-		case sc.target != sc.replicas:
-			patchSet(t, ctx, ns, chaosSet, fmt.Sprintf(`{"spec":{"replicas":%d}}`, sc.target))
+		if sc.crd {
+			createOrdinalSet(t, ctx, chaosDynamic(t), ns, set)
+		} else {
+			createSet(t, ctx, ns, set)
 		}
 	})
+	rev1 := waitChaosSet(t, ctx, kind, ns, "created and rolled out", 3*time.Minute, rolledOut(sc.replicas)).Status.UpdateRevision
 
-	// The change runs; meanwhile the schedule: SIGKILLs and the etcd restart at their times, and the hot
-	// swap once the rollout has begun (the first pod off the old revision). All on this goroutine.
+	// The change runs; meanwhile the schedule: SIGKILLs and the etcd restart at their times, and the
+	// scenario's steps (each once its condition holds, in order). All on this goroutine.
+	rolloutBegun := func() bool {
+		p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("%s-%d", chaosSet, sc.replicas-1), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true
+		}
+		return err == nil && (p.DeletionTimestamp != nil || podRevision(p) != rev1) // other errors: ask again
+	}
+	kill := func() {
+		c.kill()
+		res.faults.add(faultKill, 1)
+		c = start()
+	}
+	var steps []chaosStep
+	if sc.migrate {
+		backups := filepath.Join(dir, "migrate-backups")
+		steps = append(steps, chaosStep{desc: "migrate --to ordinal", do: func() {
+			w.markChanged() // a migration takes no pod down: the bound applies from here
+			res.attempts += migrateSet(t, ctx, ns, "ordinal", backups)
+			res.migrations++
+			kind = kindOrdinal
+		}})
+	}
+	steps = append(steps, chaosStep{desc: "the change", do: func() {
+		w.markChanged()
+		var patch string
+		switch {
+		case sc.bump:
+			patch = setVersion("v2")
+		case sc.target != sc.replicas:
+			patch = fmt.Sprintf(`{"spec":{"replicas":%d}}`, sc.target)
+		}
+		if sc.pause || sc.reserve != "" {
+			var m map[string]any
+			_ = json.Unmarshal([]byte(patch), &m)
+			ann := map[string]any{}
+			if sc.pause {
+				ann["ordinal.dev/paused"] = "true"
+			}
+			if sc.reserve != "" {
+				ann["ordinal.dev/reserve-ordinals"] = sc.reserve
+			}
+			m["metadata"] = map[string]any{"annotations": ann}
+			b, _ := json.Marshal(m)
+			patch = string(b)
+		}
+		withAPI(func() { patchChaosSet(t, ctx, kind, ns, patch) })
+	}})
+	if sc.pause {
+		// paused: once a sync saw the edit (its status: a new revision, nothing updated) no pod changes,
+		// through a SIGKILL and the restarted controller's first sync of the set
+		paused := func() bool {
+			s, err := getChaosSet(ctx, kind, ns)
+			return err == nil && s.Status.ObservedGeneration == s.Generation && s.Status.UpdateRevision != rev1 && s.Status.UpdatedReplicas == 0
+		}
+		steps = append(steps, chaosStep{desc: "paused", when: paused, do: func() {
+			if faulted {
+				w.freeze("the set is paused")
+				kill()
+				c.waitLog(ctx, "the restarted controller's sync of the paused set", 2*time.Minute, `"set":"`+ns+`/`+chaosSet+`"`, `"result"`)
+				w.thaw()
+			}
+			withAPI(func() { patchChaosSet(t, ctx, kind, ns, `{"metadata":{"annotations":{"ordinal.dev/paused":null}}}`) })
+		}})
+	}
+	switch {
+	case sc.swap:
+		swapped = customSection(base, strconv.FormatInt(plan.seed, 10))
+		steps = append(steps, chaosStep{desc: "the hot swap", when: rolloutBegun, do: func() { replaceModule(t, modPath, swapped) }})
+	case sc.supplied:
+		steps = append(steps, chaosStep{desc: "the supplied module's swap", when: rolloutBegun, do: func() { swapSuppliedModule(t, ctx, ns, swapped) }})
+	case sc.migrate:
+		steps = append(steps, chaosStep{desc: "migrate --to apps mid-rollout", when: rolloutBegun, do: func() {
+			res.attempts += migrateSet(t, ctx, ns, "apps", filepath.Join(dir, "migrate-backups"), "--allow-rollout")
+			res.migrations++
+			kind = kindApps
+		}})
+	case sc.webhook:
+		for i := range 3 {
+			steps = append(steps, chaosStep{desc: fmt.Sprintf("review %d", i+1), when: func() bool { return i == 0 || rolloutBegun() }, do: func() {
+				resp, took, err := reviewScaleDown(t, ctx, wh, ns, i+1)
+				w.onReview(i+1, resp, took, err)
+			}})
+		}
+	}
 	t0 := time.Now()
 	type event struct {
 		at   time.Duration
@@ -502,25 +655,16 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		}
 		slices.SortFunc(events, func(a, b event) int { return int(a.at - b.at) })
 	}
-	var swapped []byte
-	swapPending := sc.swap
-	rolloutBegun := func() bool {
-		p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("%s-%d", chaosSet, sc.replicas-1), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true
-		}
-		return err == nil && (p.DeletionTimestamp != nil || podRevision(p) != rev1) // other errors: ask again
-	}
-	swapDeadline := t0.Add(3 * time.Minute)
-	for len(events) > 0 || swapPending {
-		if swapPending && rolloutBegun() {
-			swapped = customSection(base, strconv.FormatInt(plan.seed, 10))
-			replaceModule(t, modPath, swapped)
-			swapPending = false
+	stepDeadline := time.Now().Add(3 * time.Minute)
+	for len(events) > 0 || len(steps) > 0 {
+		if len(steps) > 0 && (steps[0].when == nil || steps[0].when()) {
+			steps[0].do()
+			steps = steps[1:]
+			stepDeadline = time.Now().Add(3 * time.Minute)
 			continue
 		}
-		if swapPending && time.Now().After(swapDeadline) {
-			t.Fatalf("the rollout did not begin within 3m")
+		if len(steps) > 0 && time.Now().After(stepDeadline) {
+			t.Fatalf("%s: its condition did not hold within 3m", steps[0].desc)
 		}
 		if len(events) == 0 || time.Now().Before(t0.Add(events[0].at)) {
 			time.Sleep(100 * time.Millisecond)
@@ -529,9 +673,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		e := events[0]
 		events = events[1:]
 		if e.kill {
-			c.kill()
-			res.faults.add(faultKill, 1)
-			c = start()
+			kill()
 		} else {
 			if err := restartEtcd(t); err != nil {
 				t.Fatal(err)
@@ -539,17 +681,21 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			res.faults.add(faultEtcdRestart, 1)
 		}
 	}
-	s := waitSet(t, ctx, ns, chaosSet, "the change rolled out", 4*time.Minute, rolledOut(sc.target))
+	s := waitChaosSet(t, ctx, kind, ns, "the change rolled out", 4*time.Minute, rolledOut(sc.target))
 	if sc.bump && s.Status.UpdateRevision == rev1 {
 		t.Errorf("the template change made no new revision")
 	}
-	if swapped != nil {
+	switch {
+	case sc.swap:
 		c.waitModule(t, "the swapped module active", 2*time.Minute, func(st moduleStatus) bool { return st.Active.Digest == digestOf(swapped) })
+	case sc.supplied:
+		c.waitLog(ctx, "a sync of the set on the swapped supplied module", 2*time.Minute, `"set":"`+ns+`/`+chaosSet+`"`, `"module":"`+strings.TrimPrefix(digestOf(swapped), "sha256:")[:12]+`"`) // the log's short digest
 	}
-	// pods and claims settle (the garbage collector deletes a scaled-down claim after its pod)
+	res.reviews = w.reviewSummary()
+	// pods, claims and revisions settle (the garbage collector deletes a scaled-down claim after its pod)
 	var fs finalState
 	waitFor(t, ctx, "pods and claims to settle", 2*time.Minute, func() bool {
-		withAPI(func() { fs = readFinalState(t, ctx, ns) })
+		withAPI(func() { fs = readFinalState(t, ctx, kind, ns) })
 		want := int(sc.target) + 1 // and the canary
 		claims := 0
 		for _, c := range fs.Claims {
@@ -563,6 +709,8 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			if sc.scaledDelete {
 				wantClaims = int(sc.target)
 			}
+			wantClaims += len(reservedOrdinals(sc)) // the reserved ordinals' claims are kept, their pods made past the top
+
 		}
 		ready := true
 		for _, p := range fs.Pods {
@@ -570,7 +718,11 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 				ready = false
 			}
 		}
-		return len(fs.Pods) == want && claims == wantClaims && ready
+		// and every revision of the set's adopted (a migration orphans them; the next sync adopts them)
+		adopted := !slices.ContainsFunc(fs.Revisions, func(r string) bool {
+			return !strings.HasPrefix(r, chaosSet+"-other ") && strings.HasSuffix(r, " owner=")
+		})
+		return len(fs.Pods) == want && claims == wantClaims && ready && adopted
 	})
 	return fs
 }
@@ -608,7 +760,7 @@ func chaosSeeds(t *testing.T) []int64 {
 		}
 		return out
 	}
-	runs, first := 5, int64(1)
+	runs, first := len(chaosScenarios), int64(1) // one per scenario: each run is short
 	if s := os.Getenv("ORDINAL_CHAOS_RUNS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 0 {
@@ -714,6 +866,8 @@ func chaosSummary(results []*chaosResult) string {
 	runsWith := map[faultKind]int{}
 	violations, equal, failed := 0, 0, 0
 	type row struct{ runs, failed, peakDown, maxDown int }
+	reviews := map[reviewOutcome]int{}
+	migrations, attempts := 0, 0
 	byScenario := map[string]*row{}
 	for _, r := range results {
 		for _, k := range allFaultKinds {
@@ -723,6 +877,10 @@ func chaosSummary(results []*chaosResult) string {
 			}
 		}
 		violations += len(r.violations)
+		for k, v := range r.reviews {
+			reviews[k] += v
+		}
+		migrations, attempts = migrations+r.migrations, attempts+r.attempts
 		if r.equal {
 			equal++
 		}
@@ -759,6 +917,15 @@ func chaosSummary(results []*chaosResult) string {
 		}
 		fmt.Fprintf(&b, "%-22s %10d %14d %20s\n", n, r.runs, r.failed, fmt.Sprintf("%d (%s)", r.peakDown, bound))
 	}
+	if migrations > 0 {
+		fmt.Fprintf(&b, "\nmigrations: %d, in %d attempts (a set changed after the checks: nothing deleted, run again)\n", migrations, attempts)
+	}
+	if len(reviews) > 0 {
+		fmt.Fprintf(&b, "\n%-22s %10s\n", "webhook review", "reviews")
+		for _, o := range sortedOutcomes(reviews) {
+			fmt.Fprintf(&b, "%-22s %10d\n", o, reviews[o])
+		}
+	}
 	return b.String()
 }
 
@@ -781,13 +948,23 @@ func TestChaosInvariantsCatchViolations(t *testing.T) {
 	}
 	newWatch := func(sc chaosScenario) *invariantWatch {
 		w := &invariantWatch{sc: sc, canaries: map[string]bool{"Pod/chaos-9": true, "PersistentVolumeClaim/data-chaos-9": true,
-			"ControllerRevision/chaos-other": true}, down: map[string]bool{}}
+			"ControllerRevision/chaos-other": true}, down: map[string]bool{}, terminating: map[string]bool{}}
 		for i := range int(sc.replicas) {
 			w.onPod(pod(fmt.Sprintf("chaos-%d", i), true, false), false)
 		}
 		return w
 	}
 	ordered, parallelSet, scaleDelete := chaosScenarios[0], chaosScenarios[1], chaosScenarios[3]
+	scenario := func(name string) chaosScenario {
+		i := slices.IndexFunc(chaosScenarios, func(sc chaosScenario) bool { return sc.name == name })
+		if i < 0 {
+			t.Fatalf("no scenario %s", name)
+		}
+		return chaosScenarios[i]
+	}
+	ext, hook := scenario("extensions"), scenario("webhook")
+	denied := &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "ordinal: edit of StatefulSet chaos denied by --deny-pvc-deletion: ..."}}
+	closed := &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "ordinal: no rollout preview (...); the webhook runs with --failure-policy=closed"}}
 	cases := []struct {
 		name  string
 		sc    chaosScenario
@@ -834,6 +1011,41 @@ func TestChaosInvariantsCatchViolations(t *testing.T) {
 		{"a canary revision deleted", ordered, func(w *invariantWatch) {
 			w.onRevision(&appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "chaos-other"}}, true)
 		}, "chaos-other, which the set does not own, was deleted"},
+		{"a paused set's pods left alone, then rolled", ext, func(w *invariantWatch) {
+			w.freeze("the set is paused")
+			w.onPod(pod("chaos-2", false, false), false) // a status change: not a write of the controller's
+			w.thaw()
+			w.onPod(pod("chaos-2", false, true), false)
+			w.onPod(pod("chaos-2", false, true), true)
+			w.onPod(pod("chaos-3", true, false), false)
+		}, ""},
+		{"a pod marked for deletion while paused", ext, func(w *invariantWatch) {
+			w.freeze("the set is paused")
+			w.onPod(pod("chaos-2", true, true), false)
+		}, "pod chaos-2 marked for deletion while the set is paused"},
+		{"a pod deleted while paused", ext, func(w *invariantWatch) {
+			w.freeze("the set is paused")
+			w.onPod(pod("chaos-0", true, false), true)
+		}, "pod chaos-0 deleted while the set is paused"},
+		{"a pod created while paused", ext, func(w *invariantWatch) {
+			w.freeze("the set is paused")
+			w.onPod(pod("chaos-3", false, false), false)
+		}, "pod chaos-3 created while the set is paused"},
+		{"a reserved ordinal's pod replaced", ext, func(w *invariantWatch) {
+			w.onPod(pod("chaos-1", true, true), false)
+			w.onPod(pod("chaos-1", true, true), true)
+			w.onPod(pod("chaos-1", false, false), false)
+		}, "pod chaos-1 created at a reserved ordinal (ordinal.dev/reserve-ordinals: 1)"},
+		{"reviews denied, by the policy or failing closed", hook, func(w *invariantWatch) {
+			w.onReview(1, denied, time.Second, nil)
+			w.onReview(2, closed, time.Second, nil)
+		}, ""},
+		{"a review of a claim-deleting scale-down allowed", hook, func(w *invariantWatch) {
+			w.onReview(1, &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"no rollout preview (...); the edit was not checked"}}, time.Second, nil)
+		}, "review 1 of a scale-down deleting claims was allowed"},
+		{"a review unanswered within its timeout", hook, func(w *invariantWatch) {
+			w.onReview(2, nil, reviewTimeout, context.DeadlineExceeded)
+		}, "review 2 of a scale-down deleting claims: no answer within its timeout of 5s"},
 	}
 	for _, tc := range cases {
 		w := newWatch(tc.sc)

@@ -145,6 +145,15 @@ type webhookProc struct {
 // namespace only (failurePolicy Ignore, sideEffects NoneOnDryRun); both are removed when the test ends.
 func startWebhook(t *testing.T, ctx context.Context, ns string, extraArgs ...string) *webhookProc {
 	t.Helper()
+	w := startWebhookProc(t, ns, extraArgs...)
+	registerWebhook(t, ctx, ns, w.addr)
+	return w
+}
+
+// startWebhookProc runs `ordinal webhook` for namespace ns until the test ends and waits until it is
+// ready; the API server does not call it (a test posts its reviews itself).
+func startWebhookProc(t *testing.T, ns string, extraArgs ...string) *webhookProc {
+	t.Helper()
 	requireHookEnv(t)
 	dir := filepath.Join(cfg.artifacts, dirSanitize.ReplaceAllString(t.Name(), "_"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -198,7 +207,6 @@ func startWebhook(t *testing.T, ctx context.Context, ns string, extraArgs ...str
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	registerWebhook(t, ctx, ns, w.addr)
 	return w
 }
 

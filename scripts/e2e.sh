@@ -8,7 +8,8 @@
 #   4. stop the cluster, also when something failed or on Ctrl-C, and end with go test's summary.
 # A cluster already running from $LOCALK8S_RUN (e.g. `make cluster-up`) is reused and left running.
 #
-# Env: E2E_RUN (go test -run pattern), E2E_PARALLEL (default 6), E2E_TIMEOUT (default 25m), GO,
+# Env: E2E_RUN (go test -run pattern), E2E_PARALLEL (default 6), E2E_TIMEOUT (default 25m), E2E_TAGS (build
+#      tags, default e2e; `make soak` adds soak), GO,
 #      LOCALK8S_RUN, LOCALK8S_CACHE and the other scripts/cluster-up.sh variables; K8S_VERSION=v1.36.3 runs
 #      the suite against another control plane (README "Compatibility"; `make e2e-k8s` gives it its own run
 #      directory and ports).
@@ -58,14 +59,14 @@ fi
 log "building bin/ordinal"
 mkdir -p bin build
 $GO build -o bin/ordinal ./cmd/ordinal || { log "FAIL: building bin/ordinal failed"; exit 1; }
-$GO vet -tags e2e ./e2e/ || { log "FAIL: go vet -tags e2e ./e2e/"; exit 1; }
+$GO vet -tags "${E2E_TAGS:-e2e}" ./e2e/ || { log "FAIL: go vet -tags ${E2E_TAGS:-e2e} ./e2e/"; exit 1; }
 # kubectl v1.37 for the webhook and kubectl-plugin tests (e2e/webhook_test.go); cached, built once (1-4 min)
 if [ -z "${ORDINAL_E2E_KUBECTL:-}" ]; then
   ORDINAL_E2E_KUBECTL=$(bash scripts/kubectl-build.sh) || { log "FAIL: scripts/kubectl-build.sh"; exit 1; }
   export ORDINAL_E2E_KUBECTL
 fi
 
-args=(-tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-25m}" -parallel "${E2E_PARALLEL:-6}")
+args=(-tags "${E2E_TAGS:-e2e}" -count=1 -v -timeout "${E2E_TIMEOUT:-25m}" -parallel "${E2E_PARALLEL:-6}")
 [ -n "${E2E_RUN:-}" ] && args+=(-run "$E2E_RUN")
 log "running: go test ${args[*]} ./e2e/"
 T1=$SECONDS

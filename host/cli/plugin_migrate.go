@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/crd"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
@@ -340,7 +341,7 @@ func (r *migrateRun) get(ctx context.Context, k migrateKind) (map[string]any, er
 // refuses a spec it would store differently: another template hashes to other revision names.
 func (r *migrateRun) dryRunCreate(ctx context.Context, m *migration) error {
 	u, err := r.dyn.Resource(r.to.gvr()).Namespace(r.ns).Create(ctx, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(m.object)},
-		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl-ordinal-migrate"})
+		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: controller.MigrateFieldManager})
 	if err != nil {
 		return fmt.Errorf("the API server would not create the %s %s/%s (server-side dry run): %w; nothing was changed", r.to, r.ns, r.name, err)
 	}
@@ -498,7 +499,7 @@ func (r *migrateRun) create(m *migration) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	u, err := r.dyn.Resource(r.to.gvr()).Namespace(r.ns).Create(ctx, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(m.object)},
-		metav1.CreateOptions{FieldManager: "kubectl-ordinal-migrate"})
+		metav1.CreateOptions{FieldManager: controller.MigrateFieldManager})
 	if err != nil {
 		return nil, fmt.Errorf("create %s %s/%s: %w\n%s", r.to, r.ns, r.name, err, finishByHand(m, r.objectFile, r.statusFile, r.rerun, false))
 	}
@@ -516,7 +517,7 @@ func (r *migrateRun) writeStatus(obj map[string]any, m *migration) (map[string]a
 	for {
 		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
 		u.Object["status"] = runtime.DeepCopyJSON(m.status)
-		out, err := res.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-ordinal-migrate"})
+		out, err := res.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: controller.MigrateFieldManager})
 		if err == nil {
 			r.say("wrote its status: currentRevision %v, updateRevision %v, collisionCount %v",
 				orNone(m.status["currentRevision"]), orNone(m.status["updateRevision"]), orNone(m.status["collisionCount"]))

@@ -13,6 +13,12 @@ import (
 // what tells its writes from another controller's in the objects' managedFields.
 const FieldManager = "ordinal"
 
+// MigrateFieldManager is the field manager of `kubectl ordinal migrate`'s writes. The status it carries
+// over to the new set is the set's history under its previous controller, not another controller acting:
+// a controller already running when a set is migrated to it must take the set on (found by the chaos
+// runs: it left the migrated set alone for good).
+const MigrateFieldManager = "kubectl-ordinal-migrate"
+
 // EventOtherController is the reason of the Warning event on a set this controller leaves alone because
 // another controller acts on it too.
 const EventOtherController = "OtherControllerActive"
@@ -34,7 +40,7 @@ func otherController(set *appsv1.StatefulSet, pods []*corev1.Pod, since time.Tim
 		after = ours
 	}
 	for _, e := range set.ManagedFields {
-		if e.Manager != FieldManager && e.Subresource == "status" && e.Operation == metav1.ManagedFieldsOperationUpdate &&
+		if e.Manager != FieldManager && e.Manager != MigrateFieldManager && e.Subresource == "status" && e.Operation == metav1.ManagedFieldsOperationUpdate &&
 			e.Time != nil && e.Time.After(after) {
 			return fmt.Sprintf("its status was written by %q at %s", e.Manager, e.Time.UTC().Format(time.RFC3339)), true
 		}

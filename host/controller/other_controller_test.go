@@ -41,6 +41,7 @@ func TestOtherController(t *testing.T) {
 		{"our status, then kube-controller-manager's", set(status(FieldManager, time.Minute), status("kube-controller-manager", 2*time.Minute)), nil,
 			`its status was written by "kube-controller-manager"`},
 		{"kube-controller-manager's status, then ours (migration)", set(status("kube-controller-manager", time.Minute), status(FieldManager, 2*time.Minute)), nil, ""},
+		{"the status a migration carried over since the start", set(status(MigrateFieldManager, time.Minute)), nil, ""},
 		{"another's status since the start, none of ours", set(status("kube-controller-manager", time.Second)), nil, `"kube-controller-manager"`},
 		{"a pod of ours", set(), []*corev1.Pod{pod("web-0", FieldManager, time.Minute, "set-uid")}, ""},
 		{"a pod another manager created since the start", set(), []*corev1.Pod{pod("web-1", "kube-controller-manager", time.Minute, "set-uid")},

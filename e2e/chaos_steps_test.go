@@ -1,0 +1,312 @@
+//go:build e2e
+
+package e2e
+
+// The chaos scenarios for what landed after the first 200-run figure (issue 32, "Also"): an ordinal.dev
+// set (CRD mode), `migrate` both ways in the middle of a rollout, the extended module's annotations, a
+// supplied module swapped mid-rollout, and the webhook behind its own fault proxy. Each is a chaosScenario
+// (chaos_test.go) plus the steps and invariants here: the steps run on chaosRun's schedule, between the
+// controller's SIGKILLs and the etcd restart, and the invariants are checked by the same watch.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+)
+
+// chaosKind is the kind a scenario's set is at a moment: apps/v1 or ordinal.dev/v1.
+type chaosKind bool
+
+const (
+	kindApps    chaosKind = false
+	kindOrdinal chaosKind = true
+)
+
+func chaosDynamic(t *testing.T) dynamic.Interface {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(cfg.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dyn
+}
+
+// getChaosSet reads the set of either kind as apps/v1's type (the same spec and status).
+func getChaosSet(ctx context.Context, kind chaosKind, ns string) (*appsv1.StatefulSet, error) {
+	if kind == kindApps {
+		return cfg.kc.AppsV1().StatefulSets(ns).Get(ctx, chaosSet, metav1.GetOptions{})
+	}
+	dyn, err := dynamic.NewForConfig(cfg.rest)
+	if err != nil {
+		return nil, err
+	}
+	u, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Get(ctx, chaosSet, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var s appsv1.StatefulSet
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// waitChaosSet waits until the set of that kind meets cond (apps/v1 by watch, ordinal.dev by polling).
+func waitChaosSet(t *testing.T, ctx context.Context, kind chaosKind, ns, desc string, timeout time.Duration, cond func(*appsv1.StatefulSet) bool) *appsv1.StatefulSet {
+	t.Helper()
+	if kind == kindApps {
+		return waitSet(t, ctx, ns, chaosSet, desc, timeout, cond)
+	}
+	var last *appsv1.StatefulSet
+	waitFor(t, ctx, "ordinal.dev set: "+desc, timeout, func() bool {
+		s, err := getChaosSet(ctx, kindOrdinal, ns)
+		if err == nil {
+			last = s
+		}
+		return err == nil && cond(s)
+	})
+	return last
+}
+
+func patchChaosSet(t *testing.T, ctx context.Context, kind chaosKind, ns, patch string) {
+	t.Helper()
+	if kind == kindApps {
+		patchSet(t, ctx, ns, chaosSet, patch)
+		return
+	}
+	patchOrdinalSet(t, ctx, chaosDynamic(t), ns, chaosSet, patch)
+}
+
+// chaosStep is one action of a scenario's change, taken once when is true (nil: at once), in order.
+type chaosStep struct {
+	desc string
+	when func() bool
+	do   func()
+}
+
+// migrateSet runs `kubectl ordinal migrate` (the real plugin, talking to kube-apiserver directly, with
+// the controller under its faults meanwhile) and fails the test unless it succeeds. Mid-rollout the
+// controller writes the set's status all the time, and a migration that finds the set changed after its
+// checks deletes nothing and says to run it again: so does this, up to migrateAttempts times.
+func migrateSet(t *testing.T, ctx context.Context, ns, to, backups string, extra ...string) (attempts int) {
+	t.Helper()
+	args := append([]string{"migrate", "statefulset/" + chaosSet, "-n", ns, "--to", to, "--wait=false", "--backup-dir", backups}, extra...)
+	for attempts = 1; ; attempts++ {
+		var out, perr string
+		var code int
+		withAPI(func() { out, perr, code = plugin(t, ctx, args...) })
+		if code == 0 {
+			t.Logf("kubectl ordinal migrate --to %s (attempt %d): %s", to, attempts, strings.TrimSpace(out))
+			return attempts
+		}
+		if attempts == migrateAttempts || !strings.Contains(perr, "run the command again") {
+			t.Fatalf("kubectl ordinal %s: exit %d (attempt %d)\n%s%s", strings.Join(args, " "), code, attempts, out, perr)
+		}
+	}
+}
+
+const migrateAttempts = 50
+
+// suppliedModules creates the module ConfigMap a supplied-module scenario's controller watches, with
+// code under the key the set names (annSupplied).
+func suppliedModules(t *testing.T, ctx context.Context, ns string, code []byte) {
+	t.Helper()
+	withAPI(func() {
+		if _, err := cfg.kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "modules"},
+			BinaryData: map[string][]byte{suppliedModule + ".wasm": code}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// swapSuppliedModule replaces the supplied module's code in the ConfigMap (the controller swaps it in
+// once it passes the gate).
+func swapSuppliedModule(t *testing.T, ctx context.Context, ns string, code []byte) {
+	t.Helper()
+	withAPI(func() {
+		cm, err := cfg.kc.CoreV1().ConfigMaps(ns).Get(ctx, "modules", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.BinaryData[suppliedModule+".wasm"] = code
+		if _, err := cfg.kc.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("supplied module %s swapped to %s", suppliedModule, digestOf(code))
+}
+
+const suppliedModule = "chaos-supplied"
+
+// oneAtATimeModule is the real guest built with MaxUnavailableStatefulSet off (host/controller/testdata).
+func oneAtATimeModule(t *testing.T) []byte {
+	return readModule(t, filepath.Join(modulesDir(), "ordinal-maxunavailable-off.wasm"))
+}
+
+// ---------------------------------------------------------------------------------------------- webhook
+
+// reviewTimeout is the timeout the API server would put in a review's URL (the shipped timeoutSeconds).
+const reviewTimeout = 5 * time.Second
+
+// reviewScaleDown posts to the webhook, as kube-apiserver would, the review of an edit scaling the set
+// down to 1 replica; under whenScaled=Delete and --deny-pvc-deletion it must never be allowed. The client
+// gives up at the review's own timeout: a later answer is one the API server would not have waited for.
+func reviewScaleDown(t *testing.T, ctx context.Context, wh *webhookProc, ns string, n int) (*admissionv1.AdmissionResponse, time.Duration, error) {
+	t.Helper()
+	var cur *appsv1.StatefulSet
+	var err error
+	withAPI(func() { cur, err = getChaosSet(ctx, kindApps, ns) })
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the set to review an edit of: %w", err)
+	}
+	cur.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
+	edit := cur.DeepCopy()
+	one := int32(1)
+	edit.Spec.Replicas = &one
+	oldRaw, _ := json.Marshal(cur)
+	newRaw, _ := json.Marshal(edit)
+	review := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: types.UID(fmt.Sprintf("chaos-review-%d", n)),
+			Kind:     metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"},
+			Resource: metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"},
+			Name:     chaosSet, Namespace: ns, Operation: admissionv1.Update,
+			UserInfo: authenticationv1.UserInfo{Username: "chaos"},
+			Object:   runtime.RawExtension{Raw: newRaw}, OldObject: runtime.RawExtension{Raw: oldRaw}}}
+	body, _ := json.Marshal(review)
+	client := wh.httpClient(t)
+	client.Timeout = reviewTimeout
+	start := time.Now()
+	resp, err := client.Post(fmt.Sprintf("https://%s/validate?timeout=%s", wh.addr, reviewTimeout), "application/json", bytes.NewReader(body))
+	took := time.Since(start)
+	if err != nil {
+		return nil, took, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out admissionv1.AdmissionReview
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &out) != nil || out.Response == nil {
+		return nil, took, fmt.Errorf("HTTP %d: %.300s", resp.StatusCode, b)
+	}
+	return out.Response, took, nil
+}
+
+// reviewOutcome is what one review of a claim-deleting scale-down came to.
+type reviewOutcome int
+
+const (
+	reviewDenied       reviewOutcome = iota // denied by --deny-pvc-deletion, after a preview
+	reviewFailedClosed                      // no preview (faults), denied by --failure-policy=closed
+	reviewAllowed                           // let through: a violation
+	reviewUnanswered                        // no answer within the review's timeout, or not an answer: a violation
+)
+
+// onReview judges one review of the scale-down: only a denial is right; without a preview the failure
+// policy (closed) must deny it too.
+func (w *invariantWatch) onReview(n int, resp *admissionv1.AdmissionResponse, took time.Duration, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var o reviewOutcome
+	switch {
+	case err != nil || resp == nil:
+		o = reviewUnanswered
+		w.violate("review %d of a scale-down deleting claims: no answer within its timeout of %s (%s): %v", n, reviewTimeout, took.Round(time.Millisecond), err)
+	case resp.Allowed:
+		o = reviewAllowed
+		w.violate("review %d of a scale-down deleting claims was allowed (--deny-pvc-deletion, --failure-policy=closed); warnings %q", n, resp.Warnings)
+	case resp.Result != nil && strings.Contains(resp.Result.Message, "--deny-pvc-deletion"):
+		o = reviewDenied
+	default:
+		o = reviewFailedClosed
+	}
+	if w.reviews == nil {
+		w.reviews = map[reviewOutcome]int{}
+	}
+	w.reviews[o]++
+}
+
+// ---------------------------------------------------------------------------------------------- pause
+
+// freeze records the set's pods as they are: until thaw, any pod of the set created, deleted or marked
+// for deletion is a violation (a paused set's sync writes no pod).
+func (w *invariantWatch) freeze(why string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.frozen = map[string]bool{}
+	w.frozenWhy = why
+	for n, down := range w.down {
+		w.frozen[n] = down && w.terminating[n]
+	}
+}
+
+func (w *invariantWatch) thaw() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.frozen = nil
+}
+
+// onFrozenPod judges one event of a set's pod while frozen (mu held).
+func (w *invariantWatch) onFrozenPod(p *corev1.Pod, deleted bool) {
+	was, known := w.frozen[p.Name]
+	switch {
+	case !known:
+		w.violate("pod %s created while %s", p.Name, w.frozenWhy)
+	case deleted:
+		w.violate("pod %s deleted while %s", p.Name, w.frozenWhy)
+	case p.DeletionTimestamp != nil && !was:
+		w.violate("pod %s marked for deletion while %s", p.Name, w.frozenWhy)
+	}
+}
+
+// reservedOrdinals reads ordinal.dev/reserve-ordinals ("1,3") of a scenario's change.
+func reservedOrdinals(sc chaosScenario) map[int]bool {
+	out := map[int]bool{}
+	for _, f := range strings.Split(sc.reserve, ",") {
+		var o int
+		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%d", &o); err == nil {
+			out[o] = true
+		}
+	}
+	return out
+}
+
+// reviewSummary is one run's reviews, for the table ("" when it reviewed nothing).
+func (w *invariantWatch) reviewSummary() map[reviewOutcome]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[reviewOutcome]int{}
+	for k, v := range w.reviews {
+		out[k] = v
+	}
+	return out
+}
+
+func (o reviewOutcome) String() string {
+	return [...]string{"denied (policy)", "denied (failed closed)", "allowed", "unanswered"}[o]
+}
+
+func sortedOutcomes(m map[reviewOutcome]int) []reviewOutcome {
+	var out []reviewOutcome
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
