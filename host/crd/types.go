@@ -45,16 +45,34 @@ type StatefulSet struct {
 // inlining appsv1.StatefulSetStatus for one difference: each condition's type is required
 // (StatefulSetCondition). A field of the same name beside the inlined struct does not shadow it for
 // controller-gen, which merges both into an allOf that is not a structural schema.
+//
+// Its validation is apps/v1's (ValidateStatefulSetStatusUpdate, pkg/apis/apps/validation): every count and
+// the collision count at least 0, no count above replicas, available not above ready, and the collision
+// count never decremented; so a status write kube-apiserver refuses for an apps/v1 set (a negative count a
+// sync computed from a stale cache, say) is refused for an ordinal.dev set too, and retried, not stored.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.readyReplicas) || self.readyReplicas <= (has(self.replicas) ? self.replicas : 0)",message="cannot be greater than status.replicas",fieldPath=".readyReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.currentReplicas) || self.currentReplicas <= (has(self.replicas) ? self.replicas : 0)",message="cannot be greater than status.replicas",fieldPath=".currentReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.updatedReplicas) || self.updatedReplicas <= (has(self.replicas) ? self.replicas : 0)",message="cannot be greater than status.replicas",fieldPath=".updatedReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.availableReplicas) || self.availableReplicas <= (has(self.replicas) ? self.replicas : 0)",message="cannot be greater than status.replicas",fieldPath=".availableReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.availableReplicas) || self.availableReplicas <= (has(self.readyReplicas) ? self.readyReplicas : 0)",message="cannot be greater than status.readyReplicas",fieldPath=".availableReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.collisionCount) || (has(self.collisionCount) && self.collisionCount >= oldSelf.collisionCount)",message="cannot be decremented",fieldPath=".collisionCount"
 type StatefulSetStatus struct {
 	// +optional
-	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
-	Replicas           int32  `json:"replicas"`
-	ReadyReplicas      int32  `json:"readyReplicas,omitempty"`
-	CurrentReplicas    int32  `json:"currentReplicas,omitempty"`
-	UpdatedReplicas    int32  `json:"updatedReplicas,omitempty"`
-	CurrentRevision    string `json:"currentRevision,omitempty"`
-	UpdateRevision     string `json:"updateRevision,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	Replicas int32 `json:"replicas"`
+	// +kubebuilder:validation:Minimum=0
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	CurrentReplicas int32 `json:"currentReplicas,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	UpdatedReplicas int32  `json:"updatedReplicas,omitempty"`
+	CurrentRevision string `json:"currentRevision,omitempty"`
+	UpdateRevision  string `json:"updateRevision,omitempty"`
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
 	// +optional
 	// +patchMergeKey=type
@@ -63,6 +81,7 @@ type StatefulSetStatus struct {
 	// +listMapKey=type
 	Conditions []StatefulSetCondition `json:"conditions,omitempty"`
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	AvailableReplicas int32 `json:"availableReplicas"`
 
 	// Selector is spec.selector in string form (metav1.FormatLabelSelector), which the CRD's scale
