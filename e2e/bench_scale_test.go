@@ -124,7 +124,7 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, ns string, p scaleP
 	}
 	tracker := newSetTracker(t, ctx, ns)
 	stopSampling := sampleQueue(t, p, &res)
-	defer stopSampling()
+	defer stopSampling() // idempotent: stopped below before the result is read
 
 	// Creation: every set at once.
 	c0, t0 := processCPU(t, p.pid), time.Now()
@@ -173,6 +173,7 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, ns string, p scaleP
 		took = append(took, tracker.waitAll(t, fmt.Sprintf("wave %d rolled out", w+1), 60*time.Minute)...)
 	}
 	res.edits, res.cpuEdits = time.Since(t0), processCPU(t, p.pid)-c0
+	stopSampling()
 	h1 := histogram(t, p, "workqueue_work_duration_seconds", p.queue)
 	res.syncs = h1.count - h0.count
 	res.syncP50, res.syncP99 = h1.minus(h0).quantile(0.5), h1.minus(h0).quantile(0.99)
@@ -344,7 +345,8 @@ func sampleQueue(t *testing.T, p scaleProc, res *scaleResult) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-finished }) }
 }
 
 // hist is a Prometheus histogram's cumulative buckets.
