@@ -240,6 +240,13 @@ apiserver-defaults:
 bench-cluster:
 	bash scripts/bench-cluster.sh
 
+# Many sets at once (issue 34), alternating `ordinal controller` and kube-controller-manager's own StatefulSet
+# controller: RSS and RSS per cached pod, CPU, sync latency p50/p99, queue depth, edit-to-rollout times. Sizes
+# by SCALE_SETS (200), SCALE_PODS_PER_SET (10), SCALE_WAVES (2), SCALE_WORKERS (5), SCALE_ROUNDS (1).
+.PHONY: bench-scale
+bench-scale:
+	bash scripts/bench-scale.sh
+
 # Every fuzz target (host pipeline and guest logic) for FUZZTIME each (default 2m: about 1.5M executions in
 # all on 2 cores); prints executions per target. A failing input lands in testdata/fuzz/ of its package.
 .PHONY: fuzz

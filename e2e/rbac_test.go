@@ -108,8 +108,14 @@ func serviceAccountKubeconfig(t *testing.T, ctx context.Context, dir, serviceAcc
 			t.Fatalf("kubectl apply -f %s: exit %d\n%s%s", f, code, out, errOut)
 		}
 	}
+	return tokenKubeconfig(t, ctx, "ordinal-system", serviceAccount)
+}
+
+// tokenKubeconfig is a kubeconfig for the cluster with a TokenRequest token of the ServiceAccount ns/name.
+func tokenKubeconfig(t *testing.T, ctx context.Context, ns, serviceAccount string) string {
+	t.Helper()
 	exp := int64(3600)
-	tok, err := cfg.kc.CoreV1().ServiceAccounts("ordinal-system").CreateToken(ctx, serviceAccount,
+	tok, err := cfg.kc.CoreV1().ServiceAccounts(ns).CreateToken(ctx, serviceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -679,4 +680,48 @@ func TestKustomizeWebhookClientCA(t *testing.T) {
 	if k.GeneratorOptions != nil && k.GeneratorOptions.DisableNameSuffixHash {
 		t.Errorf("generatorOptions.disableNameSuffixHash: a changed CA would not roll the webhook's pods")
 	}
+}
+
+// controller.watchNamespace and controller.selector (issue 34): the two flags, and in one namespace the
+// ClusterRole's rules as a Role there (bound there), but the nodes, cluster-scoped, in a ClusterRole alone.
+func TestWatchNamespaceAndSelector(t *testing.T) {
+	all := roleRules(t, render(t, loadChart(t), nil))["ClusterRole/ordinal-controller"]
+	objs := render(t, loadChart(t), map[string]any{"controller": map[string]any{"watchNamespace": "prod", "selector": "tier=db"}})
+	_, args, _ := container(t, one(t, objs, "Deployment", "ordinal-controller"))
+	for _, want := range []string{"--namespace=prod", "--selector=tier=db"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args %q lack %s", args, want)
+		}
+	}
+	roles := roleRules(t, objs)
+	if _, ok := roles["ClusterRole/ordinal-controller"]; ok {
+		t.Error("one namespace watched, yet the ClusterRole ordinal-controller is rendered")
+	}
+	var wantRole, nodes []string
+	for _, r := range all {
+		if strings.Contains(r, `"nodes"`) {
+			nodes = append(nodes, r)
+		} else {
+			wantRole = append(wantRole, r)
+		}
+	}
+	if len(nodes) != 1 {
+		t.Fatalf("the ClusterRole's rules name nodes %d times, want once: %q", len(nodes), all)
+	}
+	if got := roles["Role/ordinal-controller"]; !reflect.DeepEqual(got, wantRole) {
+		t.Errorf("Role ordinal-controller's rules\n  %s\nwant the ClusterRole's but nodes\n  %s", strings.Join(got, "\n  "), strings.Join(wantRole, "\n  "))
+	}
+	if got := roles["ClusterRole/ordinal-controller-nodes"]; !reflect.DeepEqual(got, nodes) {
+		t.Errorf("ClusterRole ordinal-controller-nodes: %q, want %q", got, nodes)
+	}
+	role, binding := one(t, objs, "Role", "ordinal-controller"), one(t, objs, "RoleBinding", "ordinal-controller")
+	if role.Metadata.Namespace != "prod" || binding.Metadata.Namespace != "prod" {
+		t.Errorf("Role in %q, RoleBinding in %q, want both in prod", role.Metadata.Namespace, binding.Metadata.Namespace)
+	}
+	var rb rbacv1.RoleBinding
+	decode(t, binding, &rb)
+	if rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != "ordinal-controller" || len(rb.Subjects) != 1 || rb.Subjects[0].Namespace != "ordinal-system" {
+		t.Errorf("RoleBinding: %+v", rb)
+	}
+	one(t, objs, "ClusterRoleBinding", "ordinal-controller-nodes")
 }

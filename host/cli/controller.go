@@ -97,10 +97,10 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runController(cmd, mopts, o) },
 	}
-	o.kube.bind(cmd, "watch only this namespace (default: all namespaces)")
+	o.kube.bind(cmd, "watch only this namespace, filtered by the API server (default: all namespaces; alias --watch-namespace)")
 	o.kube.bindRate(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.selector, "selector", "", "label selector: watch only StatefulSets, Pods, ControllerRevisions and PVCs with these labels (pod and claim templates must carry them)")
+	f.StringVar(&o.selector, "selector", "", "label selector: watch only StatefulSets, Pods, ControllerRevisions and PVCs with these labels, filtered by the API server (pod and claim templates must carry them; alias --label-selector)")
 	f.IntVar(&o.workers, "workers", 2, "concurrent syncs (one set is never synced by two workers at once)")
 	f.BoolVar(&o.appsV1, "apps-v1", false, "also manage apps/v1 StatefulSets (only where kube-controller-manager's StatefulSet controller is off)")
 	f.BoolVar(&o.force, "force", false, "act on sets another controller also acts on (by default such a set is left alone, with a Warning event OtherControllerActive)")
@@ -113,7 +113,10 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between lease acquire/renew attempts")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (\"0\" disables; alias --metrics-addr)")
 	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (\"0\" disables; alias --health-addr)")
-	f.SetNormalizeFunc(flagAliases(map[string]string{"metrics-addr": "metrics-bind-address", "health-addr": "health-probe-bind-address"}))
+	// --watch-namespace and --label-selector: the names operators built on controller-runtime give these two
+	// (RATIONALE.md "Watching only some sets").
+	f.SetNormalizeFunc(flagAliases(map[string]string{"metrics-addr": "metrics-bind-address", "health-addr": "health-probe-bind-address",
+		"watch-namespace": "namespace", "label-selector": "selector"}))
 	f.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles on /debug/pprof/ beside /metrics (kube-controller-manager's --profiling)")
 	f.DurationVar(&o.resync, "resync", 0, "informer resync period (0: no periodic resync)")
 	f.DurationVar(&o.staleTimeout, "stale-timeout", 30*time.Second, "longest a set waits for the informers to observe the controller's own writes before it is synced anyway")

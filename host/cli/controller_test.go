@@ -93,6 +93,8 @@ func TestEndpointFlagAliases(t *testing.T) {
 		{newControllerCommand(&moduleOptions{}), []string{"--metrics-bind-address", ":9003", "--health-probe-bind-address", "0"},
 			map[string]string{"metrics-bind-address": ":9003", "health-probe-bind-address": "0"}},
 		{newWebhookCommand(&moduleOptions{}), []string{"--metrics-addr", ":9004"}, map[string]string{"metrics-bind-address": ":9004"}},
+		{newControllerCommand(&moduleOptions{}), []string{"--watch-namespace", "prod", "--label-selector", "tier=db"},
+			map[string]string{"namespace": "prod", "selector": "tier=db"}},
 	} {
 		if err := tc.cmd.ParseFlags(tc.args); err != nil {
 			t.Fatalf("%s %v: %v", tc.cmd.Name(), tc.args, err)

@@ -253,8 +253,9 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 	m.metrics.SetModule(info)
 
 	// As kube-controller-manager's informers: managedFields are dropped on arrival. The controller never
-	// reads them, and upstream's StatefulSet controller neither sees nor sends them.
-	opts := []informers.SharedInformerOption{informers.WithTransform(trimManagedFields)}
+	// reads them, and upstream's StatefulSet controller neither sees nor sends them. Pods no snapshot can
+	// carry are kept as stubs, and the strings pods repeat are shared (informerTransform).
+	opts := []informers.SharedInformerOption{informers.WithTransform(informerTransform(cfg.Targets))}
 	if cfg.Namespace != "" {
 		opts = append(opts, informers.WithNamespace(cfg.Namespace))
 	}
