@@ -11,6 +11,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
@@ -115,10 +116,10 @@ type engine struct {
 	sc          *Scenario
 	cfg         KubeletConfig
 	start       time.Time
-	clock       *Clock
-	timers      *timers
-	api         *APIServer
-	kube        *kubelet
+	clock       *world.Clock
+	timers      *world.Timers
+	api         *world.APIServer
+	kube        *world.Kubelet
 	module      hostplan.Reconciler
 
 	tl        *Timeline
@@ -208,12 +209,12 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	if cfg.Model == "" {
 		cfg.Model = ModelDelays
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
-	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
+	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &world.Timers{},
 		module: opts.Module, revLabels: map[string]string{}}
-	e.clock = NewClock(e.start)
+	e.clock = world.NewClock(e.start)
 	e.setSignals(sc.Signals, func(string, ...any) {}) // null: no such signal, as in a signals event
 	e.lastEvent = e.start
 	e.tl = &Timeline{Scenario: sc.Name, Description: sc.Description, Model: cfg.Model, Start: e.start.Format(time.RFC3339)}
@@ -225,7 +226,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 		return nil, err
 	}
 	e.api.HarnessCollector = cfg.Model == ModelTick
-	e.kube = newKubelet(cfg, e.api, e.clock, e.timers)
+	e.kube = world.NewKubelet(cfg, e.api, e.clock, e.timers)
 	e.kube.SetNodes(e.nodeNames())
 	e.seedKubelet()
 	var err error

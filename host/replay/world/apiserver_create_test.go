@@ -1,6 +1,7 @@
-package replay
+package world
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // less what its admission plugins add: host/kube's defaulting and validation (held to the same answers by
 // its TestDefaultingMatchesRealAPIServer) and what a create adds to them, a pod's status and QoS class.
 func TestCreateMatchesRealAPIServer(t *testing.T) {
-	for _, fx := range kubetest.Fixtures(t, "../kube/testdata/apiserver-defaults") {
+	for _, fx := range kubetest.Fixtures(t, "../../kube/testdata/apiserver-defaults") {
 		t.Run(fx.Name, func(t *testing.T) {
 			in, want := fx.Input, fx.Answer
 			// Through the in-memory API server's create, as replays and previews make objects.
@@ -32,7 +33,15 @@ func TestCreateMatchesRealAPIServer(t *testing.T) {
 				}
 			}
 			kubetest.WithoutAdmission(fx.Kind, in, want)
-			if d := jsoncmp.Diff(mustJSON(want), mustJSON(got)); d != "" {
+			wantJSON, err := json.Marshal(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotJSON, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := jsoncmp.Diff(wantJSON, gotJSON); d != "" {
 				t.Errorf("the stored object differs from kube-apiserver's answer (want = API server, got = host):\n%s", d)
 			}
 		})
