@@ -33,17 +33,19 @@ func TestCreateMatchesRealAPIServer(t *testing.T) {
 				}
 			}
 			kubetest.WithoutAdmission(fx.Kind, in, want)
-			wantJSON, err := json.Marshal(want)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotJSON, err := json.Marshal(got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := jsoncmp.Diff(wantJSON, gotJSON); d != "" {
+			if d := jsoncmp.Diff(encode(t, want), encode(t, got)); d != "" {
 				t.Errorf("the stored object differs from kube-apiserver's answer (want = API server, got = host):\n%s", d)
 			}
 		})
 	}
+}
+
+// encode is v as encoding/json writes it (map keys sorted), for jsoncmp.
+func encode(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
