@@ -1,7 +1,6 @@
 package world
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -33,19 +32,9 @@ func TestCreateMatchesRealAPIServer(t *testing.T) {
 				}
 			}
 			kubetest.WithoutAdmission(fx.Kind, in, want)
-			if d := jsoncmp.Diff(encode(t, want), encode(t, got)); d != "" {
+			if d := jsoncmp.Diff(kubetest.JSON(t, want), kubetest.JSON(t, got)); d != "" {
 				t.Errorf("the stored object differs from kube-apiserver's answer (want = API server, got = host):\n%s", d)
 			}
 		})
 	}
-}
-
-// encode is v as encoding/json writes it (map keys sorted), for jsoncmp.
-func encode(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

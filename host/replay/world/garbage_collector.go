@@ -142,15 +142,7 @@ func (s *APIServer) ownedByPresent(o Obj) bool {
 // verifyOwnerGraph checks (tests) that the graph tells the orphans as a look at the whole world does, and
 // that every orphan but a terminating pod (the collector is done with it) is among its suspects.
 func (s *APIServer) verifyOwnerGraph(suspects map[string][]string) {
-	live := map[string]bool{}
-	if s.set != nil {
-		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
-	}
-	for _, kind := range collectedKinds {
-		for _, o := range s.objs[kind] {
-			live[jsonobj.GetStr(o, "metadata.uid")] = true
-		}
-	}
+	live := s.liveUIDs()
 	for _, kind := range collectedKinds {
 		for n, o := range s.objs[kind] {
 			want := orphaned(o, live)
@@ -162,6 +154,20 @@ func (s *APIServer) verifyOwnerGraph(suspects map[string][]string) {
 			}
 		}
 	}
+}
+
+// liveUIDs is the uids of every object an owner reference can name: the set and the collected kinds.
+func (s *APIServer) liveUIDs() map[string]bool {
+	live := map[string]bool{}
+	if s.set != nil {
+		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
+	}
+	for _, kind := range collectedKinds {
+		for _, o := range s.objs[kind] {
+			live[jsonobj.GetStr(o, "metadata.uid")] = true
+		}
+	}
+	return live
 }
 
 func orphaned(o Obj, live map[string]bool) bool {

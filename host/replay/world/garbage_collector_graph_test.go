@@ -95,15 +95,7 @@ func TestOwnerGraphCollectsWhatALookAtEverythingWould(t *testing.T) {
 // everythingLook is what a look at every object of the world collects now: its notes, and the pods it
 // marks.
 func everythingLook(api *APIServer) ([]WorldEvent, []string) {
-	live := map[string]bool{}
-	if api.set != nil {
-		live[jsonobj.GetStr(api.set, "metadata.uid")] = true
-	}
-	for _, kind := range collectedKinds {
-		for _, o := range api.objs[kind] {
-			live[jsonobj.GetStr(o, "metadata.uid")] = true
-		}
-	}
+	live := api.liveUIDs()
 	var notes []WorldEvent
 	var pods []string
 	for _, kind := range collectedKinds {
