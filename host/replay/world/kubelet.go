@@ -242,7 +242,7 @@ type Kubelet struct {
 	expanding     map[string]bool // claims the resizer is expanding (delays model)
 	grown         map[string]bool // claims whose storage request a patch changed since expandClaims looked
 	claimsScanned bool            // expandClaims has looked at the claims the world started with
-	claims        *Watch          // the claims written since bindClaims last looked
+	claims        *Watch          // the claims written since BindClaims last looked
 }
 
 // NewKubelet is a kubelet of model cfg over api's pods, scheduling its transitions on t.
