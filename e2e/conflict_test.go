@@ -2,7 +2,7 @@
 
 package e2e
 
-// Stale resourceVersions on the real API server, beside host/replay's in-memory API server: kube-apiserver
+// Stale resourceVersions on the real API server, beside host/replay/world's in-memory API server: kube-apiserver
 // refuses an update whose metadata.resourceVersion is no longer the object's with 409 Conflict, and so does
 // the in-memory server, with the same message; the reference harness's fake clientset checks no
 // resourceVersion at all (testdata/scenarios/README.md, "Where the in-memory API server is stricter than the
@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 )
 
 // staleMessage is kube-apiserver's message for an update with a stale resourceVersion
@@ -37,7 +37,7 @@ func staleMessage(resource, name string) string {
 }
 
 // memObj is a typed object as the in-memory API server takes it: generic JSON, numbers kept as json.Number.
-func memObj(t *testing.T, v any) replay.Obj {
+func memObj(t *testing.T, v any) world.Obj {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -45,7 +45,7 @@ func memObj(t *testing.T, v any) replay.Obj {
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
-	var o replay.Obj
+	var o world.Obj
 	if err := d.Decode(&o); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func memObj(t *testing.T, v any) replay.Obj {
 }
 
 // memClone copies an object the in-memory server holds (its Get returns the stored object).
-func memClone(t *testing.T, o replay.Obj) replay.Obj {
+func memClone(t *testing.T, o world.Obj) world.Obj {
 	t.Helper()
 	if o == nil {
 		t.Fatal("in-memory API server: object not found")
@@ -84,12 +84,12 @@ func wantStale(t *testing.T, what, resource, name string, realErr, memErr error)
 		if st.Code != http.StatusConflict || st.Reason != metav1.StatusReasonConflict || st.Message != want {
 			t.Errorf("%s: kube-apiserver answered %d %s %q\nwant 409 Conflict %q", what, st.Code, st.Reason, st.Message, want)
 		}
-		var me *replay.APIError
+		var me *world.APIError
 		switch {
 		case memErr == nil:
 			t.Errorf("%s: the in-memory API server accepted the stale resourceVersion; kube-apiserver: %q", what, st.Message)
 		case !errors.As(memErr, &me):
-			t.Errorf("%s: the in-memory API server: %v (not an *replay.APIError)", what, memErr)
+			t.Errorf("%s: the in-memory API server: %v (not an *world.APIError)", what, memErr)
 		case me.Reason != string(st.Reason) || me.Message != st.Message:
 			t.Errorf("%s: the answers differ:\n kube-apiserver: %s %q\n in-memory:      %s %q", what, st.Reason, st.Message, me.Reason, me.Message)
 		default:
@@ -113,7 +113,7 @@ func TestStaleResourceVersionConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := replay.NewAPIServer(ns, replay.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)))
+	mem := world.NewAPIServer(ns, world.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)))
 
 	rev := &appsv1.ControllerRevision{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"},
 		ObjectMeta: metav1.ObjectMeta{Name: "stale-rev", Labels: map[string]string{"app": "stale"}},

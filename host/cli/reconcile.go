@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
@@ -124,22 +125,26 @@ func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) er
 	return planExitCode(p)
 }
 
-// setModulePath is where a snapshot's set names its module (abi.AnnotationModule), as a gjson path.
-const setModulePath = `statefulSet.metadata.annotations.ordinal\.dev/module`
+// setAnnotationsPath is where a snapshot's set keeps its annotations, as a gjson path.
+const setAnnotationsPath = `statefulSet.metadata.annotations`
 
 // reconcilePlan runs once on snapshot the module the controller would (the one the set names with
 // ordinal.dev/module, from the registry; else m) and decodes its answer: the plan as returned and as read,
 // a usage error (exit 1) for a module name the registry lacks, or a module failure (exit 4) for a failed
 // call or an answer that is not a plan.
 func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Context, string) (plan.Reconciler, error), snapshot []byte) ([]byte, *abi.Plan, error) {
-	var r plan.Reconciler = m
 	// gjson reads no further than the set's metadata (the snapshot's first object but one); a snapshot that
 	// is not JSON, or names no module, runs on m, which says what is wrong with it.
-	if name := gjson.GetBytes(snapshot, setModulePath); name.Type == gjson.String {
-		var err error
-		if r, err = named(ctx, name.Str); err != nil {
-			return nil, nil, withCode(ExitUsage, fmt.Errorf("the snapshot's set names a module (%s): %w", abi.AnnotationModule, err))
+	ann := map[string]string{}
+	gjson.GetBytes(snapshot, setAnnotationsPath).ForEach(func(k, v gjson.Result) bool {
+		if v.Type == gjson.String {
+			ann[k.String()] = v.Str
 		}
+		return true
+	})
+	r, _, err := module.OfSet(ctx, ann, plan.Reconciler(m), named)
+	if err != nil {
+		return nil, nil, withCode(ExitUsage, fmt.Errorf("the snapshot's set names a module (%s): %w", abi.AnnotationModule, err))
 	}
 	raw, p, err := plan.Call(ctx, r, snapshot) // the sync step's call and decode, stopping before the writes
 	var failed *plan.ModuleError

@@ -105,25 +105,21 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 
 	// The set's module: the active one, or the one it names (ordinal.dev/module).
-	ref := c.cfg.Module
-	if name, ok := set.Annotations[abi.AnnotationModule]; ok {
-		ref, err = c.cfg.Modules.Get(ctx, name)
-		switch {
-		case errors.Is(err, module.ErrUnknownModule):
-			result = resultUnknownModule
-			c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
-				fmt.Sprintf("%s names the module %q; this controller has %s", abi.AnnotationModule, name, c.cfg.Modules.Names()))
-			return 0, nil
-		case errors.Is(err, module.ErrModuleRefused): // a supplied module that failed its check: until it changes
-			result = resultUnknownModule
-			c.leaveAlone(logger, set, key, module.EventModuleRefused, "the module it names was refused", hostplan.Truncate(err.Error(), 900))
-			return 0, nil
-		}
-		if err != nil {
-			result = resultError
-			c.metrics.errors.WithLabelValues(stageGuest).Inc()
-			return 0, err
-		}
+	ref, named, err := module.OfSet(ctx, set.Annotations, c.cfg.Module, c.cfg.Modules.Get)
+	switch {
+	case errors.Is(err, module.ErrUnknownModule):
+		result = resultUnknownModule
+		c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
+			fmt.Sprintf("%s names the module %q; this controller has %s", abi.AnnotationModule, named, c.cfg.Modules.Names()))
+		return 0, nil
+	case errors.Is(err, module.ErrModuleRefused): // a supplied module that failed its check: until it changes
+		result = resultUnknownModule
+		c.leaveAlone(logger, set, key, module.EventModuleRefused, "the module it names was refused", hostplan.Truncate(err.Error(), 900))
+		return 0, nil
+	case err != nil:
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageGuest).Inc()
+		return 0, err
 	}
 
 	// The set's policies (ordinal.dev/policies): each must be there, as a module the set names must.

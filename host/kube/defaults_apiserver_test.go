@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
@@ -51,18 +50,9 @@ func TestDefaultingMatchesRealAPIServer(t *testing.T) {
 				}
 			}
 			kubetest.WithoutAdmission(fx.Kind, fx.Input, want)
-			if d := jsoncmp.Diff(mustMarshal(t, want), mustMarshal(t, got)); d != "" {
+			if d := jsoncmp.Diff(kubetest.JSON(t, want), kubetest.JSON(t, got)); d != "" {
 				t.Errorf("defaulting differs from kube-apiserver's answer (want = API server, got = host):\n%s", d)
 			}
 		})
 	}
-}
-
-func mustMarshal(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

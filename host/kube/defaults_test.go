@@ -15,7 +15,7 @@ import (
 func TestDefaultingIsIdempotent(t *testing.T) {
 	for _, fx := range kubetest.Fixtures(t, fixturesDir) {
 		o := fx.Answer
-		before := mustMarshal(t, o)
+		before := kubetest.JSON(t, o)
 		switch fx.Kind {
 		case "StatefulSet":
 			DefaultStatefulSet(o)
@@ -24,7 +24,7 @@ func TestDefaultingIsIdempotent(t *testing.T) {
 		case "PersistentVolumeClaim":
 			DefaultClaim(o, jsonobj.GetStr(o, "metadata.namespace"))
 		}
-		if d := jsoncmp.Diff(before, mustMarshal(t, o)); d != "" {
+		if d := jsoncmp.Diff(before, kubetest.JSON(t, o)); d != "" {
 			t.Errorf("%s: %s", fx.Name, d)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -64,7 +65,7 @@ func TestMembersAreTheSetsClaimedPods(t *testing.T) {
 
 func jsonObj(t *testing.T, v any) jsonobj.Obj {
 	t.Helper()
-	o, err := jsonobj.DecodeObj(mustMarshal(t, v))
+	o, err := jsonobj.DecodeObj(kubetest.JSON(t, v))
 	if err != nil {
 		t.Fatal(err)
 	}

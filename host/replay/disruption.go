@@ -14,6 +14,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -51,8 +52,8 @@ func (e *engine) budgetStatus(pdb Obj) (json.RawMessage, bool) {
 	r, _ := jsonobj.GetInt(e.api.StatefulSet(), "spec.replicas")
 	replicas := int(r)
 	matched, ours, others, healthy := 0, 0, 0, 0
-	for _, n := range e.api.Names(kindPod) {
-		p := e.api.Get(kindPod, n)
+	for _, n := range e.api.Names(world.KindPod) {
+		p := e.api.Get(world.KindPod, n)
 		if !selector.Matches(labels.Set(stringMap(jsonobj.GetObj(p, "metadata.labels")))) {
 			continue
 		}

@@ -9,10 +9,11 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/module"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/wasm"
-	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // sessionOf is the module's session for this replay's set, where the module has sessions (a *wasm.Module:
@@ -115,10 +116,10 @@ type engine struct {
 	sc          *Scenario
 	cfg         KubeletConfig
 	start       time.Time
-	clock       *Clock
-	timers      *timers
-	api         *APIServer
-	kube        *kubelet
+	clock       *world.Clock
+	timers      *world.Timers
+	api         *world.APIServer
+	kube        *world.Kubelet
 	module      hostplan.Reconciler
 
 	tl        *Timeline
@@ -162,22 +163,25 @@ type engine struct {
 	heads         []headSpan                     // where the last snapshot's other members are (head)
 }
 
-// moduleOfSet is the module this sync runs: the one the set names (abi.AnnotationModule), loaded once,
-// else the replay's module (swapModule events change it).
+// moduleOfSet is the module this sync runs (module.OfSet): the one the set names, else the replay's module
+// (swapModule events change it). A module the set cannot have ends the replay, naming it.
 func (e *engine) moduleOfSet() (hostplan.Reconciler, error) {
-	name, ok := jsonobj.GetObj(e.api.StatefulSet(), "metadata.annotations")[abi.AnnotationModule].(string)
-	if !ok {
-		return e.module, nil
+	m, name, err := module.OfSet(e.ctx, annotations(e.api.StatefulSet()), e.module, e.namedModule)
+	if err != nil {
+		return nil, fmt.Errorf("the set names the module %q (%s): %w", name, abi.AnnotationModule, err)
 	}
+	return m, nil
+}
+
+// namedModule is opts.NamedModule, each name loaded once per replay: a replay syncs its set hundreds of
+// times, and Options.NamedModule need not cache (the controller's registry does, for its own reasons).
+func (e *engine) namedModule(ctx context.Context, name string) (hostplan.Reconciler, error) {
 	if m := e.named[name]; m != nil {
 		return m, nil
 	}
-	if e.opts.NamedModule == nil {
-		return nil, fmt.Errorf("the set names the module %q (%s), and this replay has no named modules", name, abi.AnnotationModule)
-	}
-	m, err := e.opts.NamedModule(e.ctx, name)
+	m, err := e.opts.namedModule(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("the set names the module %q (%s): %w", name, abi.AnnotationModule, err)
+		return nil, err
 	}
 	if e.named == nil {
 		e.named = map[string]hostplan.Reconciler{}
@@ -208,12 +212,12 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	if cfg.Model == "" {
 		cfg.Model = ModelDelays
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
-	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &timers{},
+	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &world.Timers{},
 		module: opts.Module, revLabels: map[string]string{}}
-	e.clock = NewClock(e.start)
+	e.clock = world.NewClock(e.start)
 	e.setSignals(sc.Signals, func(string, ...any) {}) // null: no such signal, as in a signals event
 	e.lastEvent = e.start
 	e.tl = &Timeline{Scenario: sc.Name, Description: sc.Description, Model: cfg.Model, Start: e.start.Format(time.RFC3339)}
@@ -225,7 +229,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 		return nil, err
 	}
 	e.api.HarnessCollector = cfg.Model == ModelTick
-	e.kube = newKubelet(cfg, e.api, e.clock, e.timers)
+	e.kube = world.NewKubelet(cfg, e.api, e.clock, e.timers)
 	e.kube.SetNodes(e.nodeNames())
 	e.seedKubelet()
 	var err error

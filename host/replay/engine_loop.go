@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
@@ -44,7 +45,7 @@ func (e *engine) runDelays() error {
 		}
 		for n := 0; e.dirty; n++ {
 			if n == maxSyncsPerInstant {
-				e.tl.Notes = append(e.tl.Notes, fmt.Sprintf("at +%s the controller kept writing; stopped re-syncing after %d syncs", fmtDuration(now.Sub(e.start)), n))
+				e.tl.Notes = append(e.tl.Notes, fmt.Sprintf("at +%s the controller kept writing; stopped re-syncing after %d syncs", world.FormatDuration(now.Sub(e.start)), n))
 				e.dirty = false
 				break
 			}
@@ -97,7 +98,7 @@ func (e *engine) runDelays() error {
 // tick after the first, stop when a sync writes nothing, asks for no requeue and nothing is
 // pending. User events happen after the tick's world rules, before its sync.
 func (e *engine) runTick() error {
-	tick := e.cfg.tick()
+	tick := e.cfg.TickEvery()
 	settled := false
 	e.newSegment = true
 	e.triggers = []string{"start"}
@@ -149,7 +150,7 @@ func (e *engine) overTime(t time.Time) bool {
 	if t.Sub(from) <= e.maxDuration() {
 		return false
 	}
-	e.tl.StopReason = fmt.Sprintf("time limit (%s%s) reached; %s", fmtDuration(e.maxDuration()), since, e.progress())
+	e.tl.StopReason = fmt.Sprintf("time limit (%s%s) reached; %s", world.FormatDuration(e.maxDuration()), since, e.progress())
 	return true
 }
 
@@ -262,9 +263,9 @@ func (e *engine) nextEventTime(now time.Time, settled bool) (time.Time, bool) {
 		if !settled {
 			return time.Time{}, false
 		}
-		t = now.Add(durOr(ev.After, 0))
+		t = now.Add(world.DurationOr(ev.After, 0))
 	default:
-		t = e.lastEvent.Add(durOr(ev.After, 0))
+		t = e.lastEvent.Add(world.DurationOr(ev.After, 0))
 	}
 	if t.Before(now) {
 		t = now

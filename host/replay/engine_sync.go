@@ -16,6 +16,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
@@ -45,7 +46,7 @@ func (e *engine) snapshot() []byte {
 	b = append(b, `{"abi":`...)
 	b = strconv.AppendInt(b, abi.Version, 10)
 	b = append(b, `,"claims":`...)
-	b = e.objectsOf(b, kindClaim)
+	b = e.objectsOf(b, world.KindClaim)
 	b = append(b, `,"eventActions":true`...) // events are shown as the controller records them, after their writes
 	var err error
 	e.heads = e.heads[:0]
@@ -62,9 +63,9 @@ func (e *engine) snapshot() []byte {
 	b = jsonv.AppendString(b, e.clock.Now().Format(time.RFC3339))
 	e.heads = append(e.heads, headSpan{"now", at, len(b)})
 	b = append(b, `,"pods":`...)
-	b = e.objectsOf(b, kindPod)
+	b = e.objectsOf(b, world.KindPod)
 	b = append(b, `,"revisions":`...)
-	b = e.objectsOf(b, kindRevision)
+	b = e.objectsOf(b, world.KindRevision)
 	b = append(b, `,"statefulSet":`...)
 	at = len(b)
 	if b, err = e.enc.append(b, e.api.StatefulSet()); err != nil {
@@ -142,7 +143,7 @@ func (e *engine) overPrevious(b []byte) bool {
 }
 
 // listOf is the snapshot key of each kind's list.
-var listOf = map[string]string{kindPod: "pods", kindRevision: "revisions", kindClaim: "claims"}
+var listOf = map[string]string{world.KindPod: "pods", world.KindRevision: "revisions", world.KindClaim: "claims"}
 
 func (e *engine) sync() (syncResult, error) {
 	var res syncResult
@@ -327,7 +328,7 @@ func (e *engine) segmentComparable() bool {
 	if e.cfg.Model != ModelTick {
 		return false
 	}
-	for _, n := range e.api.Names(kindPod) {
+	for _, n := range e.api.Names(world.KindPod) {
 		if e.kube.Created(n) {
 			return false
 		}

@@ -109,7 +109,7 @@ func (p *Preview) estimateRest(before, final Obj) *Estimate {
 			batches = (left + size - 1) / size
 			e.RemainingBatches = batches
 		}
-		cycle, how := p.kubelet.podCycle(replace)
+		cycle, how := p.kubelet.PodCycle(replace)
 		if m, _ := jsonobj.GetInt(spec, "minReadySeconds"); m > 0 {
 			cycle += time.Duration(m) * time.Second
 			how += fmt.Sprintf(" + minReadySeconds %ds", m)

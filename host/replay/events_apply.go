@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -28,7 +29,7 @@ func (e *engine) applyEvent(ev Event) error {
 		cur := api.StatefulSet()
 		md := jsonobj.Ensure(o, "metadata")
 		md["resourceVersion"] = jsonobj.GetStr(cur, "metadata.resourceVersion")
-		if err := api.Update(kindSet, o); err != nil {
+		if err := api.Update(world.KindSet, o); err != nil {
 			return invalidWorld("apply: %v", err)
 		}
 		note("applied an edited StatefulSet %s (generation %s)", jsonobj.GetStr(o, "metadata.name"), fmt.Sprint(jsonobj.Get(api.StatefulSet(), "metadata.generation")))
@@ -50,7 +51,7 @@ func (e *engine) applyEvent(ev Event) error {
 				return invalidWorld("set: %v", err)
 			}
 		}
-		if err := api.Update(kindSet, o); err != nil {
+		if err := api.Update(world.KindSet, o); err != nil {
 			return invalidWorld("set: %v", err)
 		}
 		for _, k := range keys {
@@ -72,16 +73,16 @@ func (e *engine) applyEvent(ev Event) error {
 		delete(o, "status")
 		check := jsonobj.CloneObj(o) // refused as a create is refused, before anything is orphaned
 		kube.DefaultStatefulSet(check)
-		if err := apiAnswer(kube.ValidateStatefulSet(check, api.Gates)); err != nil {
+		if err := world.APIAnswer(kube.ValidateStatefulSet(check, api.Gates)); err != nil {
 			return invalidWorld("recreateSet: %v", err)
 		}
 		api.OrphanSet()
-		if err := api.Create(kindSet, o); err != nil {
+		if err := api.Create(world.KindSet, o); err != nil {
 			return invalidWorld("recreateSet: %v", err)
 		}
 		note("deleted StatefulSet %s with --cascade=orphan (its pods, revisions and claims stay) and created it again (uid %s)", name, jsonobj.GetStr(api.StatefulSet(), "metadata.uid"))
 	case "deletePod":
-		if err := api.Delete(kindPod, ev.DeletePod, ""); err != nil {
+		if err := api.Delete(world.KindPod, ev.DeletePod, ""); err != nil {
 			return invalidWorld("deletePod: %v", err)
 		}
 		note("deleted pod %s", ev.DeletePod)
@@ -90,13 +91,13 @@ func (e *engine) applyEvent(ev Event) error {
 		if ev.CompletePod != "" {
 			name, phase = ev.CompletePod, "Succeeded"
 		}
-		if api.Get(kindPod, name) == nil {
+		if api.Get(world.KindPod, name) == nil {
 			return invalidWorld("%s: pods %q not found", ev.action(), name)
 		}
-		setPhase(api, name, phase, e.clock.Now())
+		world.SetPhase(api, name, phase, e.clock.Now())
 		note("pod %s is now %s", name, phase)
 	case "unreadyPod":
-		if !api.MutatePod(ev.UnreadyPod, func(p Obj) { setReady(p, e.clock.Now(), false) }) {
+		if !api.MutatePod(ev.UnreadyPod, func(p Obj) { world.SetReady(p, e.clock.Now(), false) }) {
 			return invalidWorld("unreadyPod: pods %q not found", ev.UnreadyPod)
 		}
 		note("pod %s lost readiness", ev.UnreadyPod)

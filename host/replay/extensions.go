@@ -2,8 +2,10 @@ package replay
 
 import (
 	"context"
+	"errors"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/module"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
@@ -27,14 +29,19 @@ func extensionOn(ctx context.Context, opts Options, ann map[string]string, key s
 	if _, ok := ann[key]; !ok {
 		return false
 	}
-	m := opts.Module
-	if name, ok := ann[abi.AnnotationModule]; ok && opts.NamedModule != nil {
-		var err error
-		if m, err = opts.NamedModule(ctx, name); err != nil {
-			return false
-		}
+	m, _, err := module.OfSet(ctx, ann, opts.Module, opts.namedModule)
+	if err != nil { // the replay itself ends on it (moduleOfSet)
+		return false
 	}
 	return hasExtension(m, key)
+}
+
+// namedModule is NamedModule, or an error when the replay has none.
+func (o Options) namedModule(ctx context.Context, name string) (hostplan.Reconciler, error) {
+	if o.NamedModule == nil {
+		return nil, errors.New("this replay has no named modules")
+	}
+	return o.NamedModule(ctx, name)
 }
 
 // hasExtension reports whether module m describes the extension with this annotation (a module without a

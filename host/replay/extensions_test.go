@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -43,7 +44,7 @@ func TestReservedOrdinalsOutcomeFollowsTheModule(t *testing.T) {
 		created := map[string]bool{}
 		for _, st := range tl.Steps {
 			for _, a := range st.Actions {
-				if a.Kind == kindPod && a.Verb == "create" {
+				if a.Kind == world.KindPod && a.Verb == "create" {
 					created[a.Name] = true
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -40,7 +41,7 @@ func (e *engine) scope() (*firewall.Scope, error) {
 	}
 	// The scope's objects are kept from sync to sync (the world is one namespace, the set's) and an object is
 	// read again only when it changed (world_view.go): a sync pays for what changed.
-	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
+	for _, kind := range []string{world.KindPod, world.KindRevision, world.KindClaim} {
 		objs := e.scopeObjects[kind]
 		if objs == nil {
 			objs = map[string]*firewall.Object{}
@@ -117,7 +118,7 @@ func (e *engine) scopedObject(kind string, r *record) (scopedObject, error) {
 		}
 		so.refs = append(so.refs, ref)
 	}
-	if kind == kindClaim {
+	if kind == world.KindClaim {
 		// the bytes the snapshot just sent (objectsOf), not encoded again
 		if e.inSnapshot(r) {
 			so.raw = r.json

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 )
 
 // scaleScenario is a rollout of n pods, to test the picture at scale: the set is created (Parallel, so
@@ -101,7 +103,7 @@ func syntheticRollout(pods, syncs int) *Timeline {
 			states = append(states, p)
 		}
 		st.Pods = GridOf(states, PodGrid{})
-		st.Actions = []ActionRecord{{Verb: "updateStatus", Kind: kindSet, Name: "web", Detail: st.Revisions}}
+		st.Actions = []ActionRecord{{Verb: "updateStatus", Kind: world.KindSet, Name: "web", Detail: st.Revisions}}
 		tl.Steps = append(tl.Steps, st)
 	}
 	tl.Outcome = Outcome{Result: "complete", Summary: fmt.Sprintf("all %d pods Ready at revision B", pods), Steps: syncs, Duration: tl.Steps[syncs-1].Offset}

@@ -10,6 +10,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/policies"
 )
@@ -21,6 +22,7 @@ var testModule, testExtended *wasm.Module
 func TestMain(m *testing.M) {
 	ctx := context.Background()
 	verifyEncodedObjects = true // every replay of the tests checks the encode-once rule
+	world.VerifyOwnerGraph = true
 	mod, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loading the embedded module:", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -27,8 +28,8 @@ func (e *engine) nodesFor(policies []policy.Module) []json.RawMessage {
 		return nil
 	}
 	used := map[string]bool{}
-	for _, n := range e.api.Names(kindPod) {
-		used[jsonobj.GetStr(e.api.Get(kindPod, n), "spec.nodeName")] = true
+	for _, n := range e.api.Names(world.KindPod) {
+		used[jsonobj.GetStr(e.api.Get(world.KindPod, n), "spec.nodeName")] = true
 	}
 	var out []json.RawMessage
 	for _, n := range e.nodes {

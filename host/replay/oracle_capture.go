@@ -47,7 +47,7 @@ type OraclePod struct {
 func TickExpressible(sc *Scenario) string {
 	cfg := sc.Kubelet
 	cfg.Model = ModelTick
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return err.Error()
 	}
 	for _, m := range sc.Manifests {
@@ -64,7 +64,7 @@ func TickExpressible(sc *Scenario) string {
 			return "labelPod: the reference harness has no such event"
 		}
 		if len(ev.Kubelet) > 0 {
-			if err := (KubeletConfig{Model: ModelTick, Pods: ev.Kubelet}).validate(); err != nil {
+			if err := (KubeletConfig{Model: ModelTick, Pods: ev.Kubelet}).Validate(); err != nil {
 				return err.Error()
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
@@ -75,10 +76,10 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	if err != nil {
 		return nil, invalidWorld("edited StatefulSet: %w", err)
 	}
-	if k := jsonobj.GetStr(o, "kind"); k != "" && k != kindSet {
+	if k := jsonobj.GetStr(o, "kind"); k != "" && k != world.KindSet {
 		return nil, invalidWorld("edited manifest is a %s, want a StatefulSet", k)
 	}
-	jsonobj.SetDefault(o, "kind", kindSet)
+	jsonobj.SetDefault(o, "kind", world.KindSet)
 	jsonobj.SetDefault(o, "apiVersion", "apps/v1")
 	cur := jsonobj.GetObj(base.snapshot, "statefulSet")
 	if n := jsonobj.GetStr(o, "metadata.name"); n != "" && n != jsonobj.GetStr(cur, "metadata.name") {
@@ -88,7 +89,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	check := jsonobj.CloneObj(o)
 	jsonobj.SetDefault(jsonobj.Ensure(check, "metadata"), "name", jsonobj.GetStr(cur, "metadata.name"))
 	kube.DefaultStatefulSet(check)
-	if err := apiAnswer(kube.ValidateStatefulSetUpdate(cur, check, kube.GatesOf(base.Features))); err != nil {
+	if err := world.APIAnswer(kube.ValidateStatefulSetUpdate(cur, check, kube.GatesOf(base.Features))); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
 	changes := rollout.Diff(map[string]any{"spec": jsonobj.Get(cur, "spec")}, map[string]any{"spec": jsonobj.Get(check, "spec")})
@@ -122,10 +123,10 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	for _, st := range tl.Steps {
 		var acts, deleted []string
 		for _, a := range st.Actions {
-			if a.Kind == kindPod || a.Kind == kindClaim || a.Error != "" {
+			if a.Kind == world.KindPod || a.Kind == world.KindClaim || a.Error != "" {
 				acts = append(acts, a.String())
 			}
-			if a.Kind == kindPod && a.Verb == "delete" && a.Error == "" {
+			if a.Kind == world.KindPod && a.Verb == "delete" && a.Error == "" {
 				deleted = append(deleted, a.Name)
 			}
 		}
@@ -233,7 +234,7 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 				}
 			}
 		}
-		sortNatural(claims)
+		world.SortNatural(claims)
 		if len(claims) > 0 {
 			w(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: %s deletes these PVCs and their data: %s",
 				what, strings.Join(ordinal.Fold(claims), ", "))
@@ -325,7 +326,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 	shapes := make([]shape, len(p.Steps))
 	width := 7 // the offsets' column: "+49m55s", or wider for hours ("+5h59m48s")
 	for i, s := range p.Steps {
-		parts[i] = append(worldStrings(s.World), s.Actions...)
+		parts[i] = append(world.EventStrings(s.World), s.Actions...)
 		shapes[i] = shapeOf(strings.Join(parts[i], "; "))
 		width = max(width, len(s.Offset.String()))
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -162,7 +163,7 @@ func ParseScenario(b []byte) (*Scenario, error) {
 }
 
 func (sc *Scenario) validate() error {
-	if err := sc.Kubelet.validate(); err != nil {
+	if err := sc.Kubelet.Validate(); err != nil {
 		return err
 	}
 	if sc.Start != "" {
@@ -178,9 +179,9 @@ func (sc *Scenario) validate() error {
 				return fmt.Errorf("manifests[%d]: %w", i, err)
 			}
 			switch k := jsonobj.GetStr(o, "kind"); k {
-			case kindSet:
+			case world.KindSet:
 				sets++
-			case kindPod, kindClaim, kindRevision, kindPDB, kindNode:
+			case world.KindPod, world.KindClaim, world.KindRevision, kindPDB, kindNode:
 			default:
 				return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim, ControllerRevision, PodDisruptionBudget or Node", i, k)
 			}
@@ -193,7 +194,7 @@ func (sc *Scenario) validate() error {
 		}
 	}
 	if sc.Limits.Duration != nil {
-		if err := nonNegative(sc.Limits.Duration, "limits.duration"); err != nil {
+		if err := world.NonNegative(sc.Limits.Duration, "limits.duration"); err != nil {
 			return err
 		}
 	}
@@ -205,12 +206,12 @@ func (sc *Scenario) validate() error {
 			d    *Duration
 			path string
 		}{{e.At, "at"}, {e.After, "after"}} {
-			if err := nonNegative(d.d, fmt.Sprintf("events[%d].%s", i, d.path)); err != nil {
+			if err := world.NonNegative(d.d, fmt.Sprintf("events[%d].%s", i, d.path)); err != nil {
 				return err
 			}
 		}
 		for j, b := range e.Kubelet {
-			if err := b.nonNegative(fmt.Sprintf("events[%d].kubelet[%d]", i, j)); err != nil {
+			if err := b.NonNegative(fmt.Sprintf("events[%d].kubelet[%d]", i, j)); err != nil {
 				return err
 			}
 		}
@@ -227,13 +228,13 @@ func (sc *Scenario) validate() error {
 		}
 		if len(e.Apply) > 0 {
 			o, err := jsonobj.DecodeObj(e.Apply)
-			if err != nil || jsonobj.GetStr(o, "kind") != kindSet {
+			if err != nil || jsonobj.GetStr(o, "kind") != world.KindSet {
 				return fmt.Errorf("events[%d].apply: want a StatefulSet manifest", i)
 			}
 		}
 		if len(e.RecreateSet) > 0 {
 			o, err := jsonobj.DecodeObj(e.RecreateSet)
-			if err != nil || jsonobj.GetStr(o, "kind") != kindSet || jsonobj.GetStr(o, "metadata.name") == "" {
+			if err != nil || jsonobj.GetStr(o, "kind") != world.KindSet || jsonobj.GetStr(o, "metadata.name") == "" {
 				return fmt.Errorf("events[%d].recreateSet: want a StatefulSet manifest with metadata.name", i)
 			}
 			if v := jsonobj.GetStr(o, "apiVersion"); v != "" && v != "apps/v1" {
@@ -242,7 +243,7 @@ func (sc *Scenario) validate() error {
 		}
 		if sc.Kubelet.Model == ModelTick && len(e.Kubelet) > 0 {
 			for _, b := range e.Kubelet {
-				if err := (KubeletConfig{Model: ModelTick, Pods: []PodBehavior{b}}).validate(); err != nil {
+				if err := (KubeletConfig{Model: ModelTick, Pods: []PodBehavior{b}}).Validate(); err != nil {
 					return fmt.Errorf("events[%d]: %w", i, err)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
@@ -139,7 +140,7 @@ func (e *engine) podStates() PodGrid {
 		e.podsOfMembers = k
 	}
 	out := e.podScratch[:0]
-	for _, r := range e.view(kindPod) {
+	for _, r := range e.view(world.KindPod) {
 		if all || !e.current(r, r.gridFor) {
 			r.gridFor, r.member, r.state = r.version, false, PodState{}
 			if ord, member := members.PodJSON(r.o); member {
@@ -172,8 +173,8 @@ func (e *engine) labelRevisions() {
 		n    int64
 	}
 	var list []rv
-	for _, n := range e.api.Names(kindRevision) {
-		num, _ := jsonobj.GetInt(e.api.Get(kindRevision, n), "revision")
+	for _, n := range e.api.Names(world.KindRevision) {
+		num, _ := jsonobj.GetInt(e.api.Get(world.KindRevision, n), "revision")
 		list = append(list, rv{n, num})
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].n < list[j].n })
@@ -203,15 +204,15 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 	r := ActionRecord{Verb: a.Verb, Kind: a.Kind, Name: a.Name}
 	o, _ := jsonobj.DecodeObj(a.Object)
 	switch {
-	case a.Kind == kindPod && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
+	case a.Kind == world.KindPod && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		r.Detail = "revision " + e.label(jsonobj.GetStr(o, "metadata.labels.controller-revision-hash"))
-	case a.Kind == kindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
+	case a.Kind == world.KindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		n, _ := jsonobj.GetInt(o, "revision")
 		r.Detail = fmt.Sprintf("%s, revision %d", e.label(a.Name), n)
-	case a.Kind == kindClaim && a.Verb == abi.VerbPatch: // extension resize-claims
+	case a.Kind == world.KindClaim && a.Verb == abi.VerbPatch: // extension resize-claims
 		p, _ := jsonobj.DecodeObj(a.Patch)
 		r.Detail = "storage " + jsonobj.GetStr(p, "spec.resources.requests.storage")
-	case a.Kind == kindClaim:
+	case a.Kind == world.KindClaim:
 		var owners []string
 		for _, ref := range jsonobj.GetArr(o, "metadata.ownerReferences") {
 			owners = append(owners, jsonobj.GetStr(ref, "kind")+"/"+jsonobj.GetStr(ref, "name"))
@@ -299,8 +300,8 @@ func (e *engine) finish() {
 	var oldOrdinals []int
 	present := map[int]bool{}
 	members := kube.MembersOfJSON(ss) // a pod that is not the set's never makes its rollout stuck
-	for _, n := range e.api.Names(kindPod) {
-		p := e.api.Get(kindPod, n)
+	for _, n := range e.api.Names(world.KindPod) {
+		p := e.api.Get(world.KindPod, n)
 		ord, ok := members.PodJSON(p)
 		if !ok {
 			continue

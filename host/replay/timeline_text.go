@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
@@ -53,7 +54,7 @@ func podGrid(pods []PodState) []string {
 
 func (a ActionRecord) String() string {
 	kind := a.Kind
-	if kind == kindClaim {
+	if kind == world.KindClaim {
 		kind = "PVC"
 	}
 	s := a.Verb + " " + kind + " " + a.Name
@@ -136,7 +137,7 @@ func stepText(st Step, full, verbose bool) string {
 		fmt.Fprintf(&b, " [%s]", strings.Join(st.Trigger, ","))
 	}
 	b.WriteString("\n")
-	world := worldStrings(st.World)
+	world := world.EventStrings(st.World)
 	if !verbose {
 		world = foldList(world)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -39,14 +40,14 @@ func TestUpdateValidationIsTheAPIServers(t *testing.T) {
 		{"template", func(o Obj) { jsonobj.Set(o, "spec.template.metadata.annotations", Obj{"v": "2"}) }, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
+			api := world.NewAPIServer("default", world.NewClock(time.Unix(0, 0)))
 			o, _ := jsonobj.DecodeObj([]byte(base))
-			if err := api.Create(kindSet, o); err != nil {
+			if err := api.Create(world.KindSet, o); err != nil {
 				t.Fatal(err)
 			}
-			edited := jsonobj.CloneObj(api.Get(kindSet, "web"))
+			edited := jsonobj.CloneObj(api.Get(world.KindSet, "web"))
 			c.edit(edited)
-			err := api.Update(kindSet, edited)
+			err := api.Update(world.KindSet, edited)
 			var ae *APIError
 			switch {
 			case c.want == "" && err != nil:

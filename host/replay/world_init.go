@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -43,7 +44,7 @@ func (e *engine) initWorld() error {
 	for _, m := range e.sc.Manifests {
 		o, _ := jsonobj.DecodeObj(m)
 		switch jsonobj.GetStr(o, "kind") {
-		case kindSet:
+		case world.KindSet:
 			ss = o
 		case kindPDB:
 			if err := validatePDB(o); err != nil {
@@ -57,39 +58,39 @@ func (e *engine) initWorld() error {
 		}
 	}
 	kube.DefaultStatefulSet(ss)
-	if err := apiAnswer(kube.ValidateStatefulSet(ss, kube.GatesOf(e.sc.Features))); err != nil {
+	if err := world.APIAnswer(kube.ValidateStatefulSet(ss, kube.GatesOf(e.sc.Features))); err != nil {
 		return &InvalidWorldError{Err: err}
 	}
 	jsonobj.SetDefault(ss, "apiVersion", "apps/v1")
 	jsonobj.SetDefault(ss, "kind", "StatefulSet")
 	ns := jsonobj.GetStr(ss, "metadata.namespace")
-	e.api = NewAPIServer(ns, e.clock)
+	e.api = world.NewAPIServer(ns, e.clock)
 	e.api.Gates = kube.GatesOf(e.sc.Features)
 	// What the manifest says stands; only what it leaves out is made up.
 	md := jsonobj.Ensure(ss, "metadata")
-	jsonobj.SetDefault(md, "uid", initialUID(kindSet, jsonobj.GetStr(md, "name")))
+	jsonobj.SetDefault(md, "uid", initialUID(world.KindSet, jsonobj.GetStr(md, "name")))
 	jsonobj.SetDefault(md, "resourceVersion", "1000")
 	jsonobj.SetDefault(md, "generation", jsonobj.Num(1))
 	jsonobj.SetDefault(md, "creationTimestamp", e.start.Format(time.RFC3339))
-	e.api.Preload(kindSet, "", ss)
+	e.api.Preload(world.KindSet, "", ss)
 	now := e.start.Format(time.RFC3339)
 	for i, o := range others {
 		kind := jsonobj.GetStr(o, "kind")
 		name := jsonobj.GetStr(o, "metadata.name")
-		stripTypeMeta(o)
+		world.StripTypeMeta(o)
 		omd := jsonobj.Ensure(o, "metadata")
 		jsonobj.SetDefault(omd, "uid", initialUID(kind, name))
 		jsonobj.SetDefault(omd, "resourceVersion", fmt.Sprint(1001+i))
 		jsonobj.SetDefault(omd, "creationTimestamp", now)
 		switch kind {
-		case kindPod:
+		case world.KindPod:
 			hasStatus := o["status"] != nil
 			kube.DefaultPod(o, ns)
 			jsonobj.SetDefault(omd, "generation", jsonobj.Num(1))
 			if !hasStatus || jsonobj.GetStr(o, "status.phase") == "" {
-				setRunning(o, e.start, true)
+				world.SetRunning(o, e.start, true)
 			}
-		case kindClaim:
+		case world.KindClaim:
 			phase := jsonobj.GetStr(o, "status.phase")
 			kube.DefaultClaim(o, ns)
 			if phase == "" { // a claim that existed before the start is Bound unless it says otherwise
@@ -113,7 +114,7 @@ func (e *engine) loadSnapshot(s Obj) error {
 	// on a defaulted copy, as the API server validates what it stores, and the world is left as given.
 	check := jsonobj.CloneObj(ss)
 	kube.DefaultStatefulSet(check)
-	if err := apiAnswer(kube.ValidateStatefulSet(check, kube.GatesOf(e.sc.Features))); err != nil {
+	if err := world.APIAnswer(kube.ValidateStatefulSet(check, kube.GatesOf(e.sc.Features))); err != nil {
 		return &InvalidWorldError{Err: fmt.Errorf("the snapshot's StatefulSet: %w", err)}
 	}
 	ns := jsonobj.GetStr(ss, "metadata.namespace")
@@ -121,10 +122,10 @@ func (e *engine) loadSnapshot(s Obj) error {
 		ns = "default"
 		jsonobj.Ensure(ss, "metadata")["namespace"] = ns
 	}
-	e.api = NewAPIServer(ns, e.clock)
+	e.api = world.NewAPIServer(ns, e.clock)
 	e.api.Gates = kube.GatesOf(e.sc.Features)
-	e.api.Preload(kindSet, "", ss)
-	for key, kind := range map[string]string{"pods": kindPod, "revisions": kindRevision, "claims": kindClaim} {
+	e.api.Preload(world.KindSet, "", ss)
+	for key, kind := range map[string]string{"pods": world.KindPod, "revisions": world.KindRevision, "claims": world.KindClaim} {
 		for _, v := range jsonobj.GetArr(s, key) {
 			o, ok := v.(Obj)
 			if !ok {
@@ -151,8 +152,8 @@ func (e *engine) seedKubelet() {
 	if e.cfg.Model == ModelTick {
 		return
 	}
-	for _, n := range e.api.Names(kindPod) {
-		p := e.api.Get(kindPod, n)
+	for _, n := range e.api.Names(world.KindPod) {
+		p := e.api.Get(world.KindPod, n)
 		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 			e.kube.PodDeleted(n)
 		} else if jsonobj.GetStr(p, "status.phase") == "Pending" {

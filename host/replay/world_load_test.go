@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -40,7 +41,7 @@ manifests:
 		t.Fatal(err)
 	}
 	e := initialWorld(t, sc)
-	set := e.api.Get(kindSet, "web")
+	set := e.api.Get(world.KindSet, "web")
 	for path, want := range map[string]string{
 		"metadata.uid": "0b5e1c1e-0000-4000-8000-000000000001", "metadata.resourceVersion": "8812",
 		"metadata.creationTimestamp": "2026-01-02T03:04:05Z",
@@ -52,10 +53,10 @@ manifests:
 	if g, _ := jsonobj.GetInt(set, "metadata.generation"); g != 4 {
 		t.Errorf("set generation %d, want 4", g)
 	}
-	if got := jsonobj.GetStr(e.api.Get(kindClaim, "waiting"), "status.phase"); got != "Pending" {
+	if got := jsonobj.GetStr(e.api.Get(world.KindClaim, "waiting"), "status.phase"); got != "Pending" {
 		t.Errorf("claim with status Pending is %q", got)
 	}
-	if got := jsonobj.GetStr(e.api.Get(kindClaim, "existing"), "status.phase"); got != "Bound" {
+	if got := jsonobj.GetStr(e.api.Get(world.KindClaim, "existing"), "status.phase"); got != "Bound" {
 		t.Errorf("claim without status is %q, want Bound", got)
 	}
 	// And a set that gives none of them still gets them.
@@ -66,7 +67,7 @@ manifests:
 		delete(md, k)
 	}
 	sc.Manifests[0] = []byte(mustJSON(m))
-	set = initialWorld(t, sc).api.Get(kindSet, "web")
+	set = initialWorld(t, sc).api.Get(world.KindSet, "web")
 	if jsonobj.GetStr(set, "metadata.uid") == "" || jsonobj.GetStr(set, "metadata.resourceVersion") != "1000" || jsonobj.GetStr(set, "metadata.creationTimestamp") == "" {
 		t.Errorf("made-up metadata missing: %v", jsonobj.GetObj(set, "metadata"))
 	}
@@ -79,7 +80,7 @@ manifests:
 func initialWorld(t *testing.T, sc *Scenario) *engine {
 	t.Helper()
 	e := &engine{sc: sc, start: sc.start()}
-	e.clock = NewClock(e.start)
+	e.clock = world.NewClock(e.start)
 	if err := e.initWorld(); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,13 @@ manifests:
 		t.Fatal(err)
 	}
 	e := initialWorld(t, sc)
-	if got, want := e.api.ids.uid(), simUIDPrefix+"000000001028"; got != want {
+	// The next object created, as the module's writes create them.
+	next := Obj{"metadata": Obj{"name": "next"}, "spec": Obj{"accessModes": []any{"ReadWriteOnce"},
+		"resources": Obj{"requests": Obj{"storage": "1Gi"}}}}
+	if err := e.api.Create(world.KindClaim, next); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := jsonobj.GetStr(e.api.Get(world.KindClaim, "next"), "metadata.uid"), world.SimUIDPrefix+"000000001028"; got != want {
 		t.Errorf("the next uid is %s, want %s", got, want)
 	}
 }

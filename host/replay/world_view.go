@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 )
 
 // record is one object of the world as the engine last read it, and what each sync's readers made of it:
@@ -48,7 +50,7 @@ type record struct {
 // and the names removed since the scope last looked (its objects are kept by name).
 type worldKind struct {
 	records []*record
-	watch   *Watch
+	watch   *world.Watch
 	at      int // the view (viewGen) the records were brought up to date for
 	gone    []string
 }
@@ -73,7 +75,7 @@ func (e *engine) view(kind string) []*record {
 	}
 	w.at = e.viewGen
 	for _, n := range w.watch.Take() { // in name order, so each is found or inserted past the last
-		i := sort.Search(len(w.records), func(i int) bool { return !naturalLess(w.records[i].name, n) })
+		i := sort.Search(len(w.records), func(i int) bool { return !world.NaturalLess(w.records[i].name, n) })
 		o := e.api.Get(kind, n)
 		found := i < len(w.records) && w.records[i].name == n
 		switch {
@@ -119,7 +121,7 @@ func (e *engine) recordOf(kind, name string) *record {
 	if w == nil {
 		return nil
 	}
-	i := sort.Search(len(w.records), func(i int) bool { return !naturalLess(w.records[i].name, name) })
+	i := sort.Search(len(w.records), func(i int) bool { return !world.NaturalLess(w.records[i].name, name) })
 	if i < len(w.records) && w.records[i].name == name {
 		return w.records[i]
 	}

@@ -7,13 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // worldWriter is the replay's plan.Writer: host/plan's applier (the controller's) sends the plan's
 // writes to the in-memory API server instead of a real one.
 type worldWriter struct {
-	api *APIServer
+	api *world.APIServer
 	set Obj // the set as the snapshot showed it
 }
 
@@ -44,7 +45,7 @@ func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types
 	case abi.VerbDelete:
 		return w.api.Delete(a.Kind, a.Name, string(precondition))
 	}
-	return apiErr("Invalid", "unknown verb %q", a.Verb)
+	return world.NewAPIError("Invalid", "unknown verb %q", a.Verb)
 }
 
 // CanAdopt is upstream's canAdopt against the in-memory API server.

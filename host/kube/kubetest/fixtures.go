@@ -1,6 +1,6 @@
 // Package kubetest holds the host's test objects (objects.go) and reads, for tests, host/kube's fixtures of kube-apiserver's own answers
 // (host/kube/testdata/apiserver-defaults, made by `make apiserver-defaults`): host/kube holds its defaulting
-// to them, and host/replay its in-memory API server's creates.
+// to them, and host/replay/world its in-memory API server's creates.
 package kubetest
 
 import (
@@ -101,4 +101,14 @@ func keepOnly(o jsonobj.Obj, key string, keep func(jsonobj.Obj) bool) {
 	} else {
 		o[key] = out
 	}
+}
+
+// JSON is v as encoding/json writes it (map keys sorted), for comparing a fixture's answer with jsoncmp.
+func JSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"reflect"
@@ -19,14 +19,14 @@ func TestGarbageCollectionIsATypedWorldEvent(t *testing.T) {
 	jsonobj.Set(claim, "metadata.name", "data-web-3")
 	kept := Obj{"metadata": Obj{"name": "data-web-0"}}
 	for _, c := range []Obj{claim, kept} {
-		if err := api.Create(kindClaim, c); err != nil {
+		if err := api.Create(KindClaim, c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	api.TakeNotes()
 	api.CollectGarbage()
 	got := api.TakeNotes()
-	want := []WorldEvent{{Source: "gc", Reason: ReasonDeleted, Kind: kindClaim, Name: "data-web-3",
+	want := []WorldEvent{{Source: "gc", Reason: ReasonDeleted, Kind: KindClaim, Name: "data-web-3",
 		Message: "deleted PersistentVolumeClaim data-web-3 (owners gone)"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %+v, want %+v", got, want)
@@ -34,7 +34,7 @@ func TestGarbageCollectionIsATypedWorldEvent(t *testing.T) {
 	if s := got[0].String(); s != "gc: deleted PersistentVolumeClaim data-web-3 (owners gone)" {
 		t.Errorf("timeline text %q", s)
 	}
-	if api.Get(kindClaim, "data-web-3") != nil || api.Get(kindClaim, "data-web-0") == nil {
+	if api.Get(KindClaim, "data-web-3") != nil || api.Get(KindClaim, "data-web-0") == nil {
 		t.Error("the collector removed the wrong claim")
 	}
 }
@@ -44,30 +44,30 @@ func TestGarbageCollectionIsATypedWorldEvent(t *testing.T) {
 // its owner by another kind is judged by uid as before, and removing an owner collects its dependents.
 func TestGarbageCollectorLooksAtWhatChanged(t *testing.T) {
 	api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
-	if err := api.Create(kindPod, Obj{"metadata": Obj{"name": "web-0"}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}}); err != nil {
+	if err := api.Create(KindPod, Obj{"metadata": Obj{"name": "web-0"}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	api.CollectGarbage()
-	pod := api.Get(kindPod, "web-0")
+	pod := api.Get(KindPod, "web-0")
 	uid := jsonobj.GetStr(pod, "metadata.uid")
 	claim := func(name, kind, owner, ownerUID string) {
 		t.Helper()
-		if err := api.Create(kindClaim, Obj{"metadata": Obj{"name": name, "ownerReferences": []any{Obj{"kind": kind, "name": owner, "uid": ownerUID}}}}); err != nil {
+		if err := api.Create(KindClaim, Obj{"metadata": Obj{"name": name, "ownerReferences": []any{Obj{"kind": kind, "name": owner, "uid": ownerUID}}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	claim("owned", kindPod, "web-0", uid)
+	claim("owned", KindPod, "web-0", uid)
 	claim("other-kind", "Widget", "web-0", uid)
-	claim("gone", kindPod, "web-9", "no-such-uid")
+	claim("gone", KindPod, "web-9", "no-such-uid")
 	api.CollectGarbage()
 	for name, want := range map[string]bool{"owned": true, "other-kind": true, "gone": false} {
-		if got := api.Get(kindClaim, name) != nil; got != want {
+		if got := api.Get(KindClaim, name) != nil; got != want {
 			t.Errorf("claim %s there: %v, want %v", name, got, want)
 		}
 	}
 	api.removePod("web-0")
 	api.CollectGarbage()
-	if api.Get(kindClaim, "owned") != nil || api.Get(kindClaim, "other-kind") != nil {
+	if api.Get(KindClaim, "owned") != nil || api.Get(KindClaim, "other-kind") != nil {
 		t.Error("the claims of a removed pod were not collected")
 	}
 }
@@ -79,13 +79,13 @@ func TestCollectedPodGetsANewResourceVersion(t *testing.T) {
 	for _, harness := range []bool{false, true} {
 		api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
 		api.HarnessCollector = harness
-		if err := api.Create(kindPod, Obj{"metadata": Obj{"name": "web-0", "ownerReferences": []any{Obj{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "gone", "uid": "no-such-uid", "controller": true}}},
+		if err := api.Create(KindPod, Obj{"metadata": Obj{"name": "web-0", "ownerReferences": []any{Obj{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "gone", "uid": "no-such-uid", "controller": true}}},
 			"spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}}); err != nil {
 			t.Fatal(err)
 		}
-		before := jsonobj.GetStr(api.Get(kindPod, "web-0"), "metadata.resourceVersion")
+		before := jsonobj.GetStr(api.Get(KindPod, "web-0"), "metadata.resourceVersion")
 		api.CollectGarbage()
-		p := api.Get(kindPod, "web-0")
+		p := api.Get(KindPod, "web-0")
 		if jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
 			t.Fatalf("harness %v: the orphan pod was not marked for deletion", harness)
 		}

@@ -1,4 +1,4 @@
-package replay
+package world
 
 // Watch is what one reader of the in-memory API server learns of its writes, as a controller learns of a
 // real one's through an informer: the names of one kind created, changed or removed since it last took
@@ -40,6 +40,6 @@ func (w *Watch) Take() []string {
 		out = append(out, n)
 	}
 	clear(w.names)
-	sortNatural(out)
+	SortNatural(out)
 	return out
 }

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ import (
 // less what its admission plugins add: host/kube's defaulting and validation (held to the same answers by
 // its TestDefaultingMatchesRealAPIServer) and what a create adds to them, a pod's status and QoS class.
 func TestCreateMatchesRealAPIServer(t *testing.T) {
-	for _, fx := range kubetest.Fixtures(t, "../kube/testdata/apiserver-defaults") {
+	for _, fx := range kubetest.Fixtures(t, "../../kube/testdata/apiserver-defaults") {
 		t.Run(fx.Name, func(t *testing.T) {
 			in, want := fx.Input, fx.Answer
 			// Through the in-memory API server's create, as replays and previews make objects.
@@ -32,7 +32,7 @@ func TestCreateMatchesRealAPIServer(t *testing.T) {
 				}
 			}
 			kubetest.WithoutAdmission(fx.Kind, in, want)
-			if d := jsoncmp.Diff(mustJSON(want), mustJSON(got)); d != "" {
+			if d := jsoncmp.Diff(kubetest.JSON(t, want), kubetest.JSON(t, got)); d != "" {
 				t.Errorf("the stored object differs from kube-apiserver's answer (want = API server, got = host):\n%s", d)
 			}
 		})

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"reflect"
@@ -7,7 +7,7 @@ import (
 
 func TestSortNatural(t *testing.T) {
 	got := []string{"web-10", "web-2", "data-web-1", "web-1", "web-02b", "web-0"}
-	sortNatural(got)
+	SortNatural(got)
 	want := []string{"data-web-1", "web-0", "web-1", "web-2", "web-02b", "web-10"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%v, want %v", got, want)

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"encoding/json"
@@ -25,23 +25,23 @@ func (c *Clock) Set(t time.Time) {
 	}
 }
 
-// timer is something scheduled in virtual time: a kubelet transition or a controller requeue.
-type timer struct {
+// Timer is something scheduled in virtual time: a kubelet transition or a controller requeue.
+type Timer struct {
 	at   time.Time
 	seq  int // insertion order breaks ties, so simultaneous timers fire in a fixed order
 	what string
 	fire func()
 }
 
-// timers is a small priority queue ordered by (at, seq).
-type timers struct {
-	list []*timer
+// Timers is a small priority queue ordered by (at, seq).
+type Timers struct {
+	list []*Timer
 	seq  int
 }
 
-func (t *timers) add(at time.Time, what string, fire func()) {
+func (t *Timers) add(at time.Time, what string, fire func()) {
 	t.seq++
-	t.list = append(t.list, &timer{at: at, seq: t.seq, what: what, fire: fire})
+	t.list = append(t.list, &Timer{at: at, seq: t.seq, what: what, fire: fire})
 	sort.SliceStable(t.list, func(i, j int) bool {
 		if !t.list[i].at.Equal(t.list[j].at) {
 			return t.list[i].at.Before(t.list[j].at)
@@ -51,7 +51,7 @@ func (t *timers) add(at time.Time, what string, fire func()) {
 }
 
 // next is the time of the earliest timer.
-func (t *timers) Next() (time.Time, bool) {
+func (t *Timers) Next() (time.Time, bool) {
 	if len(t.list) == 0 {
 		return time.Time{}, false
 	}
@@ -59,7 +59,7 @@ func (t *timers) Next() (time.Time, bool) {
 }
 
 // PopDue removes and returns the timers due at or before now, in order.
-func (t *timers) PopDue(now time.Time) []*timer {
+func (t *Timers) PopDue(now time.Time) []*Timer {
 	i := 0
 	for i < len(t.list) && !t.list[i].at.After(now) {
 		i++
@@ -69,7 +69,7 @@ func (t *timers) PopDue(now time.Time) []*timer {
 	return due
 }
 
-func (t *timers) pending() int { return len(t.list) }
+func (t *Timers) pending() int { return len(t.list) }
 
 // Duration is a time.Duration that reads from YAML/JSON as "90s", "2m30s" or a number of seconds.
 type Duration time.Duration
@@ -77,7 +77,7 @@ type Duration time.Duration
 // D returns the value as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-func (d Duration) String() string { return fmtDuration(time.Duration(d)) }
+func (d Duration) String() string { return FormatDuration(time.Duration(d)) }
 
 // MarshalJSON writes the Go duration form ("1m30s").
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
@@ -109,8 +109,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// fmtDuration prints a duration compactly: 0s, 5s, 1m30s, 2h5s, 1.5s.
-func fmtDuration(d time.Duration) string {
+// FormatDuration prints a duration compactly: 0s, 5s, 1m30s, 2h5s, 1.5s.
+func FormatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0s"
 	}
@@ -135,8 +135,8 @@ func fmtDuration(d time.Duration) string {
 	return b.String()
 }
 
-// nonNegative refuses a negative time in a scenario: every time there is an offset or a delay.
-func nonNegative(d *Duration, path string) error {
+// NonNegative refuses a negative time in a scenario: every time there is an offset or a delay.
+func NonNegative(d *Duration, path string) error {
 	if d != nil && *d < 0 {
 		return fmt.Errorf("%s: %s is negative; times in a scenario are offsets and delays", path, d)
 	}
@@ -144,4 +144,4 @@ func nonNegative(d *Duration, path string) error {
 }
 
 // Fire runs what the timer was set for.
-func (t *timer) Fire() { t.fire() }
+func (t *Timer) Fire() { t.fire() }

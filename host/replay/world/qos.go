@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"k8s.io/apimachinery/pkg/api/resource"

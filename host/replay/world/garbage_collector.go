@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ func (s *APIServer) OrphanSet() {
 	uid := jsonobj.GetStr(s.set, "metadata.uid")
 	s.set = nil
 	s.ownersChanged = true
-	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
+	for _, kind := range []string{KindPod, KindRevision, KindClaim} {
 		for _, n := range s.Names(kind) {
 			o := s.objs[kind][n]
 			refs := jsonobj.GetArr(o, "metadata.ownerReferences")
@@ -68,10 +68,10 @@ func (s *APIServer) CollectGarbage() {
 	// The objects whose owners may be gone since the last look (ownerGraph), judged against the world as it
 	// is now: the look collects what a look at every object would.
 	suspects := s.owners.update(s)
-	if verifyEncodedObjects {
+	if VerifyOwnerGraph {
 		s.verifyOwnerGraph(suspects)
 	}
-	for _, kind := range []string{kindClaim, kindRevision} {
+	for _, kind := range []string{KindClaim, KindRevision} {
 		for _, n := range suspects[kind] {
 			if s.owners.orphan(objKey{kind, n}) {
 				s.remove(kind, n)
@@ -80,20 +80,20 @@ func (s *APIServer) CollectGarbage() {
 			}
 		}
 	}
-	for _, n := range suspects[kindPod] {
-		p := s.objs[kindPod][n]
-		if s.owners.orphan(objKey{kindPod, n}) && jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
+	for _, n := range suspects[KindPod] {
+		p := s.objs[KindPod][n]
+		if s.owners.orphan(objKey{KindPod, n}) && jsonobj.Get(p, "metadata.deletionTimestamp") == nil {
 			// A deletionTimestamp, as the collector's delete sets it (the pod has no finalizers to wait for)
 			jsonobj.Ensure(p, "metadata")["deletionTimestamp"] = s.now()
 			if s.HarnessCollector {
-				s.changed(kindPod, n) // with no new resourceVersion, as the harness's collector
+				s.changed(KindPod, n) // with no new resourceVersion, as the harness's collector
 			} else {
-				s.bump(kindPod, p) // a write, with a resourceVersion of its own: what informers and the encode cache go by
+				s.bump(KindPod, p) // a write, with a resourceVersion of its own: what informers and the encode cache go by
 			}
 			if s.onPodDeleted != nil {
 				s.onPodDeleted(n)
 			}
-			s.Note("gc", ReasonDeleting, kindPod, n, "deleting Pod %s (owners gone)", n)
+			s.Note("gc", ReasonDeleting, KindPod, n, "deleting Pod %s (owners gone)", n)
 		}
 	}
 }
@@ -104,14 +104,14 @@ func (s *APIServer) AwaitingGC() []string {
 	if s.set != nil {
 		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
 	}
-	for _, kind := range []string{kindPod, kindRevision, kindClaim} {
+	for _, kind := range []string{KindPod, KindRevision, KindClaim} {
 		for _, o := range s.objs[kind] {
 			live[jsonobj.GetStr(o, "metadata.uid")] = true
 		}
 	}
 	var out []string
-	for _, n := range s.Names(kindClaim) {
-		if orphaned(s.objs[kindClaim][n], live) {
+	for _, n := range s.Names(KindClaim) {
+		if orphaned(s.objs[KindClaim][n], live) {
 			out = append(out, "claim "+n+" awaiting gc")
 		}
 	}
@@ -127,7 +127,7 @@ func (s *APIServer) ownedByPresent(o Obj) bool {
 	}
 	for _, r := range refs {
 		var owner Obj
-		if kind := jsonobj.GetStr(r, "kind"); kind == kindSet {
+		if kind := jsonobj.GetStr(r, "kind"); kind == KindSet {
 			owner = s.set
 		} else if m := s.objs[kind]; m != nil {
 			owner = m[jsonobj.GetStr(r, "name")]
@@ -142,6 +142,22 @@ func (s *APIServer) ownedByPresent(o Obj) bool {
 // verifyOwnerGraph checks (tests) that the graph tells the orphans as a look at the whole world does, and
 // that every orphan but a terminating pod (the collector is done with it) is among its suspects.
 func (s *APIServer) verifyOwnerGraph(suspects map[string][]string) {
+	live := s.liveUIDs()
+	for _, kind := range collectedKinds {
+		for n, o := range s.objs[kind] {
+			want := orphaned(o, live)
+			if s.owners.orphan(objKey{kind, n}) != want {
+				panic(fmt.Sprintf("replay: the garbage collector's graph has %s %s wrong (orphan: %t)", kind, n, want))
+			}
+			if want && !slices.Contains(suspects[kind], n) && (kind != KindPod || jsonobj.Get(o, "metadata.deletionTimestamp") == nil) {
+				panic(fmt.Sprintf("replay: the garbage collector's graph misses the orphan %s %s", kind, n))
+			}
+		}
+	}
+}
+
+// liveUIDs is the uids of every object an owner reference can name: the set and the collected kinds.
+func (s *APIServer) liveUIDs() map[string]bool {
 	live := map[string]bool{}
 	if s.set != nil {
 		live[jsonobj.GetStr(s.set, "metadata.uid")] = true
@@ -151,17 +167,7 @@ func (s *APIServer) verifyOwnerGraph(suspects map[string][]string) {
 			live[jsonobj.GetStr(o, "metadata.uid")] = true
 		}
 	}
-	for _, kind := range collectedKinds {
-		for n, o := range s.objs[kind] {
-			want := orphaned(o, live)
-			if s.owners.orphan(objKey{kind, n}) != want {
-				panic(fmt.Sprintf("replay: the garbage collector's graph has %s %s wrong (orphan: %t)", kind, n, want))
-			}
-			if want && !slices.Contains(suspects[kind], n) && (kind != kindPod || jsonobj.Get(o, "metadata.deletionTimestamp") == nil) {
-				panic(fmt.Sprintf("replay: the garbage collector's graph misses the orphan %s %s", kind, n))
-			}
-		}
-	}
+	return live
 }
 
 func orphaned(o Obj, live map[string]bool) bool {

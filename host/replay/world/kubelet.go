@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ const maxKubeletSource = 512
 // those delays come from (a preview says which pace it used).
 func (c KubeletConfig) Pace() string {
 	if c.Model == ModelTick {
-		return fmt.Sprintf("one tick of %s per step (the reference harness's)", Duration(c.tick()))
+		return fmt.Sprintf("one tick of %s per step (the reference harness's)", Duration(c.TickEvery()))
 	}
 	src := c.Source
 	if src == "" {
@@ -63,8 +63,8 @@ func (c KubeletConfig) Pace() string {
 		}
 	}
 	return fmt.Sprintf("a pod Running %s after it is created, Ready %s after that, gone %s after it is deleted or its grace period if shorter (%s)",
-		Duration(durOr(c.StartDelay, DefaultStartDelay)), Duration(durOr(c.ReadyDelay, DefaultReadyDelay)),
-		Duration(durOr(c.TerminationDelay, DefaultTerminationDelay)), src)
+		Duration(DurationOr(c.StartDelay, DefaultStartDelay)), Duration(DurationOr(c.ReadyDelay, DefaultReadyDelay)),
+		Duration(DurationOr(c.TerminationDelay, DefaultTerminationDelay)), src)
 }
 
 // PodBehavior overrides the kubelet's defaults for the pods it matches (every given selector must
@@ -84,18 +84,19 @@ type PodBehavior struct {
 	LoseReadinessAfter *Duration `json:"loseReadinessAfter,omitempty"` // Ready=False this long after becoming Ready
 }
 
-func (c KubeletConfig) tick() time.Duration { return durOr(c.Tick, DefaultTick) }
+// TickEvery is the tick model's period.
+func (c KubeletConfig) TickEvery() time.Duration { return DurationOr(c.Tick, DefaultTick) }
 
-// podCycle is how long the model takes to bring one pod to Ready, after taking the old one away when
+// PodCycle is how long the model takes to bring one pod to Ready, after taking the old one away when
 // replace is set, and that sum in words.
-func (c KubeletConfig) podCycle(replace bool) (time.Duration, string) {
+func (c KubeletConfig) PodCycle(replace bool) (time.Duration, string) {
 	if c.Model == ModelTick { // one tick to be gone, one to be created Running and Ready
 		if replace {
-			return 2 * c.tick(), fmt.Sprintf("2 ticks of %s", Duration(c.tick()))
+			return 2 * c.TickEvery(), fmt.Sprintf("2 ticks of %s", Duration(c.TickEvery()))
 		}
-		return c.tick(), fmt.Sprintf("1 tick of %s", Duration(c.tick()))
+		return c.TickEvery(), fmt.Sprintf("1 tick of %s", Duration(c.TickEvery()))
 	}
-	start, ready, term := durOr(c.StartDelay, DefaultStartDelay), durOr(c.ReadyDelay, DefaultReadyDelay), durOr(c.TerminationDelay, DefaultTerminationDelay)
+	start, ready, term := DurationOr(c.StartDelay, DefaultStartDelay), DurationOr(c.ReadyDelay, DefaultReadyDelay), DurationOr(c.TerminationDelay, DefaultTerminationDelay)
 	how := fmt.Sprintf("start %s + Ready %s", Duration(start), Duration(ready))
 	if !replace {
 		return start + ready, how
@@ -103,7 +104,8 @@ func (c KubeletConfig) podCycle(replace bool) (time.Duration, string) {
 	return term + start + ready, fmt.Sprintf("termination %s + ", Duration(term)) + how
 }
 
-func (c KubeletConfig) validate() error {
+// Validate refuses a kubelet model a replay cannot run, naming the field.
+func (c KubeletConfig) Validate() error {
 	if len(c.Source) > maxKubeletSource {
 		return fmt.Errorf("kubelet.source is longer than %d bytes", maxKubeletSource)
 	}
@@ -113,7 +115,7 @@ func (c KubeletConfig) validate() error {
 		if len(c.Pods) > 0 {
 			return fmt.Errorf("kubelet rules: the tick model (the reference harness's) has none; mark never-ready pods with the template annotation %s", NeverReadyAnnotation)
 		}
-		if c.tick() <= 0 {
+		if c.TickEvery() <= 0 {
 			return fmt.Errorf("kubelet.tick must be positive")
 		}
 	default:
@@ -123,33 +125,33 @@ func (c KubeletConfig) validate() error {
 		d    *Duration
 		path string
 	}{{c.Tick, "kubelet.tick"}, {c.StartDelay, "kubelet.startDelay"}, {c.ReadyDelay, "kubelet.readyDelay"}, {c.TerminationDelay, "kubelet.terminationDelay"}} {
-		if err := nonNegative(d.d, d.path); err != nil {
+		if err := NonNegative(d.d, d.path); err != nil {
 			return err
 		}
 	}
 	for i, b := range c.Pods {
-		if err := b.nonNegative(fmt.Sprintf("kubelet.pods[%d]", i)); err != nil {
+		if err := b.NonNegative(fmt.Sprintf("kubelet.pods[%d]", i)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// nonNegative refuses a rule with a negative delay.
-func (b PodBehavior) nonNegative(path string) error {
+// NonNegative refuses a rule with a negative delay.
+func (b PodBehavior) NonNegative(path string) error {
 	for _, d := range []struct {
 		d    *Duration
 		name string
 	}{{b.StartDelay, "startDelay"}, {b.ReadyDelay, "readyDelay"}, {b.TerminationDelay, "terminationDelay"},
 		{b.FailAfter, "failAfter"}, {b.CompleteAfter, "completeAfter"}, {b.LoseReadinessAfter, "loseReadinessAfter"}} {
-		if err := nonNegative(d.d, path+"."+d.name); err != nil {
+		if err := NonNegative(d.d, path+"."+d.name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func durOr(d *Duration, def time.Duration) time.Duration {
+func DurationOr(d *Duration, def time.Duration) time.Duration {
 	if d == nil {
 		return def
 	}
@@ -188,9 +190,9 @@ func (b PodBehavior) matches(p Obj) bool {
 
 func (c KubeletConfig) behaviorOf(p Obj) behavior {
 	b := behavior{
-		start:       durOr(c.StartDelay, DefaultStartDelay),
-		ready:       durOr(c.ReadyDelay, DefaultReadyDelay),
-		termination: durOr(c.TerminationDelay, DefaultTerminationDelay),
+		start:       DurationOr(c.StartDelay, DefaultStartDelay),
+		ready:       DurationOr(c.ReadyDelay, DefaultReadyDelay),
+		termination: DurationOr(c.TerminationDelay, DefaultTerminationDelay),
 		neverReady:  neverReadyAnnotated(p),
 	}
 	opt := func(d *Duration) *time.Duration {
@@ -204,9 +206,9 @@ func (c KubeletConfig) behaviorOf(p Obj) behavior {
 		if !r.matches(p) {
 			continue
 		}
-		b.start = durOr(r.StartDelay, b.start)
-		b.ready = durOr(r.ReadyDelay, b.ready)
-		b.termination = durOr(r.TerminationDelay, b.termination)
+		b.start = DurationOr(r.StartDelay, b.start)
+		b.ready = DurationOr(r.ReadyDelay, b.ready)
+		b.termination = DurationOr(r.TerminationDelay, b.termination)
 		if r.NeverReady != nil {
 			b.neverReady = *r.NeverReady
 		}
@@ -223,12 +225,12 @@ func (c KubeletConfig) behaviorOf(p Obj) behavior {
 	return b
 }
 
-// kubelet moves pods through their lifecycle in virtual time.
-type kubelet struct {
+// Kubelet moves pods through their lifecycle in virtual time.
+type Kubelet struct {
 	cfg    KubeletConfig
 	api    *APIServer
 	clock  *Clock
-	timers *timers
+	timers *Timers
 
 	// tick model: the step at which a pod was created / given a deletionTimestamp
 	step        int
@@ -240,11 +242,12 @@ type kubelet struct {
 	expanding     map[string]bool // claims the resizer is expanding (delays model)
 	grown         map[string]bool // claims whose storage request a patch changed since expandClaims looked
 	claimsScanned bool            // expandClaims has looked at the claims the world started with
-	claims        *Watch          // the claims written since bindClaims last looked
+	claims        *Watch          // the claims written since BindClaims last looked
 }
 
-func newKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *timers) *kubelet {
-	k := &kubelet{cfg: cfg, api: api, clock: clock, timers: t, createdStep: map[string]int{}, deletedStep: map[string]int{},
+// NewKubelet is a kubelet of model cfg over api's pods, scheduling its transitions on t.
+func NewKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *Timers) *Kubelet {
+	k := &Kubelet{cfg: cfg, api: api, clock: clock, timers: t, createdStep: map[string]int{}, deletedStep: map[string]int{},
 		expanding: map[string]bool{}, grown: map[string]bool{}}
 	api.onPodCreated = k.PodCreated
 	api.onPodDeleted = k.PodDeleted
@@ -252,9 +255,9 @@ func newKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *timers) *kub
 	return k
 }
 
-func (k *kubelet) tickModel() bool { return k.cfg.Model == ModelTick }
+func (k *Kubelet) tickModel() bool { return k.cfg.Model == ModelTick }
 
-func (k *kubelet) PodCreated(name string) {
+func (k *Kubelet) PodCreated(name string) {
 	if len(k.nodes) > 0 { // the scheduler: pods spread over the nodes by ordinal, as a topology spread would
 		o, _ := ordinal.Ordinal(name)
 		k.api.MutatePod(name, func(p Obj) { jsonobj.Ensure(p, "spec")["nodeName"] = k.nodes[max(o, 0)%len(k.nodes)] })
@@ -263,7 +266,7 @@ func (k *kubelet) PodCreated(name string) {
 		k.createdStep[name] = k.step
 		return
 	}
-	p := k.api.Get(kindPod, name)
+	p := k.api.Get(KindPod, name)
 	uid := jsonobj.GetStr(p, "metadata.uid")
 	b := k.cfg.behaviorOf(p)
 	now := k.clock.Now()
@@ -272,29 +275,29 @@ func (k *kubelet) PodCreated(name string) {
 
 // same reports whether the pod named name is still the incarnation uid (a timer for a pod that
 // was deleted and recreated in the meantime must not touch the new one).
-func (k *kubelet) same(name, uid string) Obj {
-	p := k.api.Get(kindPod, name)
+func (k *Kubelet) same(name, uid string) Obj {
+	p := k.api.Get(KindPod, name)
 	if p == nil || jsonobj.GetStr(p, "metadata.uid") != uid {
 		return nil
 	}
 	return p
 }
 
-func (k *kubelet) start(name, uid string, b behavior) {
+func (k *Kubelet) start(name, uid string, b behavior) {
 	p := k.same(name, uid)
 	if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Pending" {
 		return
 	}
 	now := k.clock.Now()
 	ready := !b.neverReady && b.ready == 0
-	k.api.MutatePod(name, func(p Obj) { setRunning(p, now, ready) })
+	k.api.MutatePod(name, func(p Obj) { SetRunning(p, now, ready) })
 	switch {
 	case b.neverReady:
-		k.api.Note("kubelet", ReasonRunning, kindPod, name, "pod %s Running, never Ready", name)
+		k.api.Note("kubelet", ReasonRunning, KindPod, name, "pod %s Running, never Ready", name)
 	case ready:
-		k.api.Note("kubelet", ReasonReady, kindPod, name, "pod %s Running and Ready", name)
+		k.api.Note("kubelet", ReasonReady, KindPod, name, "pod %s Running and Ready", name)
 	default:
-		k.api.Note("kubelet", ReasonRunning, kindPod, name, "pod %s Running", name)
+		k.api.Note("kubelet", ReasonRunning, KindPod, name, "pod %s Running", name)
 		k.timers.add(now.Add(b.ready), "kubelet ready "+name, func() { k.becomeReady(name, uid, b) })
 	}
 	if ready {
@@ -308,18 +311,18 @@ func (k *kubelet) start(name, uid string, b behavior) {
 	}
 }
 
-func (k *kubelet) becomeReady(name, uid string, b behavior) {
+func (k *Kubelet) becomeReady(name, uid string, b behavior) {
 	p := k.same(name, uid)
 	if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Running" {
 		return
 	}
 	now := k.clock.Now()
-	k.api.MutatePod(name, func(p Obj) { setReady(p, now, true) })
-	k.api.Note("kubelet", ReasonReady, kindPod, name, "pod %s Ready", name)
+	k.api.MutatePod(name, func(p Obj) { SetReady(p, now, true) })
+	k.api.Note("kubelet", ReasonReady, KindPod, name, "pod %s Ready", name)
 	k.scheduleLoss(name, uid, b)
 }
 
-func (k *kubelet) scheduleLoss(name, uid string, b behavior) {
+func (k *Kubelet) scheduleLoss(name, uid string, b behavior) {
 	if b.loseReadinessAfter == nil {
 		return
 	}
@@ -328,13 +331,13 @@ func (k *kubelet) scheduleLoss(name, uid string, b behavior) {
 		if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || !kube.PodReadyJSON(p) {
 			return
 		}
-		k.api.MutatePod(name, func(p Obj) { setReady(p, k.clock.Now(), false) })
-		k.api.Note("kubelet", ReasonLostReadiness, kindPod, name, "pod %s lost readiness", name)
+		k.api.MutatePod(name, func(p Obj) { SetReady(p, k.clock.Now(), false) })
+		k.api.Note("kubelet", ReasonLostReadiness, KindPod, name, "pod %s lost readiness", name)
 	})
 }
 
 // finish ends a pod's containers: phase Failed or Succeeded, not Ready.
-func (k *kubelet) finish(name, uid, phase string) {
+func (k *Kubelet) finish(name, uid, phase string) {
 	p := k.same(name, uid)
 	if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 		return
@@ -342,23 +345,23 @@ func (k *kubelet) finish(name, uid, phase string) {
 	if ph := jsonobj.GetStr(p, "status.phase"); ph == "Failed" || ph == "Succeeded" {
 		return
 	}
-	setPhase(k.api, name, phase, k.clock.Now())
-	k.api.Note("kubelet", phase, kindPod, name, "pod %s %s", name, phase)
+	SetPhase(k.api, name, phase, k.clock.Now())
+	k.api.Note("kubelet", phase, KindPod, name, "pod %s %s", name, phase)
 }
 
-func setPhase(api *APIServer, name, phase string, now time.Time) {
+func SetPhase(api *APIServer, name, phase string, now time.Time) {
 	api.MutatePod(name, func(p Obj) {
-		setReady(p, now, false)
+		SetReady(p, now, false)
 		jsonobj.Set(p, "status.phase", phase)
 	})
 }
 
-func (k *kubelet) PodDeleted(name string) {
+func (k *Kubelet) PodDeleted(name string) {
 	if k.tickModel() {
 		k.deletedStep[name] = k.step
 		return
 	}
-	p := k.api.Get(kindPod, name)
+	p := k.api.Get(KindPod, name)
 	uid := jsonobj.GetStr(p, "metadata.uid")
 	d := k.cfg.behaviorOf(p).termination
 	if g, ok := jsonobj.GetInt(p, "metadata.deletionGracePeriodSeconds"); ok && time.Duration(g)*time.Second < d {
@@ -367,7 +370,7 @@ func (k *kubelet) PodDeleted(name string) {
 	k.timers.add(k.clock.Now().Add(d), "kubelet remove "+name, func() {
 		if k.same(name, uid) != nil {
 			k.api.removePod(name)
-			k.api.Note("kubelet", ReasonRemoved, kindPod, name, "pod %s terminated and removed", name)
+			k.api.Note("kubelet", ReasonRemoved, KindPod, name, "pod %s terminated and removed", name)
 		}
 	})
 }
@@ -375,15 +378,15 @@ func (k *kubelet) PodDeleted(name string) {
 // BindClaims binds new PVCs at once in the delays model (the tick model binds at the next tick). It looks at
 // every claim the first time, then at the claims written since (a claim nobody wrote is as it was: bound, or
 // not to be bound), in natural order, as a look at every claim would bind them.
-func (k *kubelet) BindClaims() {
+func (k *Kubelet) BindClaims() {
 	if k.claims == nil {
-		k.claims = k.api.Watch(kindClaim)
+		k.claims = k.api.Watch(KindClaim)
 	}
 	for _, n := range k.claims.Take() {
-		c := k.api.objs[kindClaim][n]
+		c := k.api.objs[KindClaim][n]
 		if c != nil && jsonobj.GetStr(c, "status.phase") == "Pending" && jsonobj.Get(c, "metadata.deletionTimestamp") == nil {
 			jsonobj.Set(c, "status.phase", "Bound")
-			k.api.bump(kindClaim, c)
+			k.api.bump(KindClaim, c)
 		}
 	}
 }
@@ -410,13 +413,13 @@ const resizeDelay = 5 * time.Second
 // capacity is expanded to it resizeDelay later (the tick model, the reference harness's, has no resizer).
 // It looks at the claims of the world it starts from once, then only at those a patch grew (not at every
 // claim after every sync).
-func (k *kubelet) ExpandClaims() {
+func (k *Kubelet) ExpandClaims() {
 	if k.tickModel() {
 		return
 	}
 	if !k.claimsScanned {
 		k.claimsScanned = true
-		for _, n := range k.api.Names(kindClaim) {
+		for _, n := range k.api.Names(KindClaim) {
 			k.grown[n] = true
 		}
 	}
@@ -427,10 +430,10 @@ func (k *kubelet) ExpandClaims() {
 	for n := range k.grown {
 		names = append(names, n)
 	}
-	sortNatural(names)
+	SortNatural(names)
 	clear(k.grown)
 	for _, n := range names {
-		c := k.api.objs[kindClaim][n]
+		c := k.api.objs[KindClaim][n]
 		if c == nil {
 			continue
 		}
@@ -444,21 +447,21 @@ func (k *kubelet) ExpandClaims() {
 		uid := jsonobj.GetStr(c, "metadata.uid")
 		k.timers.add(k.clock.Now().Add(resizeDelay), "resizer expand "+n, func() {
 			delete(k.expanding, n)
-			c := k.api.objs[kindClaim][n]
+			c := k.api.objs[KindClaim][n]
 			if c == nil || jsonobj.GetStr(c, "metadata.uid") != uid || jsonobj.GetStr(c, "spec.resources.requests.storage") != size {
 				return // gone, or resized again (the patch marked it grown: the next expandClaims sees it)
 			}
 			jsonobj.Set(c, "status.capacity.storage", size)
-			k.api.bump(kindClaim, c)
-			k.api.Note("resizer", ReasonExpanded, kindClaim, n, "claim %s expanded to %s", n, size)
+			k.api.bump(KindClaim, c)
+			k.api.Note("resizer", ReasonExpanded, KindClaim, n, "claim %s expanded to %s", n, size)
 		})
 	}
 }
 
 // TickProgress applies the reference harness's world rules at the start of step `step`.
-func (k *kubelet) TickProgress(step int) {
+func (k *Kubelet) TickProgress(step int) {
 	k.step = step
-	advanceTick(k.api, k.clock.Now(),
+	AdvanceTick(k.api, k.clock.Now(),
 		func(name string) bool {
 			ds, ok := k.deletedStep[name]
 			return !ok || ds < step
@@ -475,10 +478,10 @@ func (k *kubelet) TickProgress(step int) {
 }
 
 // PendingTick lists what the tick model still has to do (the harness's stop condition).
-func (k *kubelet) PendingTick() []string {
+func (k *Kubelet) PendingTick() []string {
 	var out []string
-	for _, n := range k.api.Names(kindPod) {
-		p := k.api.objs[kindPod][n]
+	for _, n := range k.api.Names(KindPod) {
+		p := k.api.objs[KindPod][n]
 		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 			out = append(out, n+" terminating")
 		} else if _, ok := k.createdStep[n]; ok {
@@ -488,39 +491,39 @@ func (k *kubelet) PendingTick() []string {
 	return append(out, k.api.AwaitingGC()...)
 }
 
-// advanceTick is one tick of the reference harness's world, in its order: terminating pods that
+// AdvanceTick is one tick of the reference harness's world, in its order: terminating pods that
 // may go disappear; pods that may start become Running and Ready (Ready=False with the
 // never-ready annotation), all conditions stamped now; Pending claims bind; then garbage
 // collection. hack/conformance reconstructs the harness's intermediate worlds with the same rules
 // (AdvanceTickSnapshot).
-func advanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string) bool, removed, started func(string)) {
-	for _, n := range api.Names(kindPod) {
-		p := api.objs[kindPod][n]
+func AdvanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string) bool, removed, started func(string)) {
+	for _, n := range api.Names(KindPod) {
+		p := api.objs[KindPod][n]
 		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil && mayRemove(n) {
 			api.removePod(n)
 			removed(n)
-			api.Note("kubelet", ReasonRemoved, kindPod, n, "pod %s terminated and removed", n)
+			api.Note("kubelet", ReasonRemoved, KindPod, n, "pod %s terminated and removed", n)
 		}
 	}
-	for _, n := range api.Names(kindPod) {
-		p := api.objs[kindPod][n]
+	for _, n := range api.Names(KindPod) {
+		p := api.objs[KindPod][n]
 		if !mayStart(n) || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Pending" {
 			continue
 		}
 		started(n)
 		ready := !neverReadyAnnotated(p)
-		api.MutatePod(n, func(p Obj) { setRunning(p, now, ready) })
+		api.MutatePod(n, func(p Obj) { SetRunning(p, now, ready) })
 		if ready {
-			api.Note("kubelet", ReasonReady, kindPod, n, "pod %s Running and Ready", n)
+			api.Note("kubelet", ReasonReady, KindPod, n, "pod %s Running and Ready", n)
 		} else {
-			api.Note("kubelet", ReasonRunning, kindPod, n, "pod %s Running, not Ready (%s)", n, NeverReadyAnnotation)
+			api.Note("kubelet", ReasonRunning, KindPod, n, "pod %s Running, not Ready (%s)", n, NeverReadyAnnotation)
 		}
 	}
-	for _, n := range api.Names(kindClaim) {
-		c := api.objs[kindClaim][n]
+	for _, n := range api.Names(KindClaim) {
+		c := api.objs[KindClaim][n]
 		if jsonobj.GetStr(c, "status.phase") == "Pending" && jsonobj.Get(c, "metadata.deletionTimestamp") == nil {
 			jsonobj.Set(c, "status.phase", "Bound")
-			api.bump(kindClaim, c)
+			api.bump(KindClaim, c)
 		}
 	}
 	api.CollectGarbage()
@@ -534,8 +537,8 @@ func condition(typ string, status bool, now time.Time) Obj {
 	return Obj{"type": typ, "status": s, "lastProbeTime": nil, "lastTransitionTime": now.UTC().Format(time.RFC3339)}
 }
 
-// setRunning is the kubelet's first status report: Running, scheduled and initialized.
-func setRunning(p Obj, now time.Time, ready bool) {
+// SetRunning is the kubelet's first status report: Running, scheduled and initialized.
+func SetRunning(p Obj, now time.Time, ready bool) {
 	st := jsonobj.Ensure(p, "status")
 	st["phase"] = "Running"
 	st["startTime"] = now.UTC().Format(time.RFC3339)
@@ -545,8 +548,8 @@ func setRunning(p Obj, now time.Time, ready bool) {
 	}
 }
 
-// setReady flips ContainersReady and Ready.
-func setReady(p Obj, now time.Time, ready bool) {
+// SetReady flips ContainersReady and Ready.
+func SetReady(p Obj, now time.Time, ready bool) {
 	st := jsonobj.Ensure(p, "status")
 	conds := jsonobj.GetArr(st, "conditions")
 	for _, typ := range []string{"ContainersReady", "Ready"} {
@@ -570,16 +573,16 @@ func neverReadyAnnotated(p Obj) bool {
 }
 
 // SetNodes gives the kubelet the world's nodes, which it schedules pods onto.
-func (k *kubelet) SetNodes(nodes []string) { k.nodes = nodes }
+func (k *Kubelet) SetNodes(nodes []string) { k.nodes = nodes }
 
 // SetStep tells the tick model the step it is at.
-func (k *kubelet) SetStep(step int) { k.step = step }
+func (k *Kubelet) SetStep(step int) { k.step = step }
 
 // Created reports whether the pod name was created and has not started yet (the tick model).
-func (k *kubelet) Created(name string) bool {
+func (k *Kubelet) Created(name string) bool {
 	_, ok := k.createdStep[name]
 	return ok
 }
 
 // AddBehaviors adds per-pod behaviours (a scenario's kubelet event); later rules win.
-func (k *kubelet) AddBehaviors(b ...PodBehavior) { k.cfg.Pods = append(k.cfg.Pods, b...) }
+func (k *Kubelet) AddBehaviors(b ...PodBehavior) { k.cfg.Pods = append(k.cfg.Pods, b...) }

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"slices"
@@ -50,5 +50,5 @@ func removeName(names []string, name string) []string {
 
 // nameIndex is where name is, or would be, in names (natural order).
 func nameIndex(names []string, name string) int {
-	return sort.Search(len(names), func(i int) bool { return !naturalLess(names[i], name) })
+	return sort.Search(len(names), func(i int) bool { return !NaturalLess(names[i], name) })
 }

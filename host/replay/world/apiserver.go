@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"errors"
@@ -17,10 +17,10 @@ import (
 
 // Kinds the replayed world stores. The StatefulSet is kept apart: a world holds exactly one.
 const (
-	kindPod      = "Pod"
-	kindRevision = "ControllerRevision"
-	kindClaim    = "PersistentVolumeClaim"
-	kindSet      = "StatefulSet"
+	KindPod      = "Pod"
+	KindRevision = "ControllerRevision"
+	KindClaim    = "PersistentVolumeClaim"
+	KindSet      = "StatefulSet"
 )
 
 // APIError is a rejected write, with the reason a real API server would give.
@@ -39,13 +39,13 @@ func (e *APIError) Status() metav1.Status {
 
 var statusCodes = map[string]int32{"AlreadyExists": 409, "Conflict": 409, "NotFound": 404, "Invalid": 422, "BadRequest": 400}
 
-func apiErr(reason, format string, args ...any) *APIError {
+func NewAPIError(reason, format string, args ...any) *APIError {
 	return &APIError{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// apiAnswer is a refusal of host/kube's validation (an API server status) as the in-memory API server
+// APIAnswer is a refusal of host/kube's validation (an API server status) as the in-memory API server
 // answers it: an *APIError of the same reason and message.
-func apiAnswer(err error) error {
+func APIAnswer(err error) error {
 	var s apierrors.APIStatus
 	if err == nil || !errors.As(err, &s) {
 		return err
@@ -54,8 +54,8 @@ func apiAnswer(err error) error {
 	return &APIError{Reason: string(st.Reason), Message: st.Message}
 }
 
-// simUIDPrefix marks objects created during a replay (the reference harness uses the same form).
-const simUIDPrefix = "00000000-0000-4000-8000-"
+// SimUIDPrefix marks objects created during a replay (the reference harness uses the same form).
+const SimUIDPrefix = "00000000-0000-4000-8000-"
 
 // ids assigns uids and resourceVersions the way the reference harness's API server does: a counter
 // per simulation, uids 00000000-0000-4000-8000-NNNNNNNNNNNN and resourceVersions 100001+. Determinism
@@ -70,7 +70,7 @@ type ids struct {
 
 func (a *ids) uid() string {
 	a.seq++
-	return fmt.Sprintf("%s%012d", simUIDPrefix, a.uidBase+a.seq)
+	return fmt.Sprintf("%s%012d", SimUIDPrefix, a.uidBase+a.seq)
 }
 
 func (a *ids) resourceVersion() string {
@@ -118,7 +118,7 @@ type APIServer struct {
 // NewAPIServer returns an empty server for namespace ns.
 func NewAPIServer(ns string, clock *Clock) *APIServer {
 	return &APIServer{ns: ns, clock: clock, objs: map[string]map[string]Obj{
-		kindPod: {}, kindRevision: {}, kindClaim: {},
+		KindPod: {}, KindRevision: {}, KindClaim: {},
 	}, order: map[string][]string{}, ownersChanged: true}
 }
 
@@ -137,7 +137,7 @@ func (s *APIServer) TakeNotes() []WorldEvent {
 
 // Get returns the stored object (not a copy) or nil.
 func (s *APIServer) Get(kind, name string) Obj {
-	if kind == kindSet {
+	if kind == KindSet {
 		if s.set != nil && jsonobj.GetStr(s.set, "metadata.name") == name {
 			return s.set
 		}
@@ -167,14 +167,14 @@ func (s *APIServer) stamp(o Obj) {
 func (s *APIServer) bump(kind string, o Obj) {
 	md := jsonobj.Ensure(o, "metadata")
 	md["resourceVersion"] = s.ids.resourceVersion()
-	if kind != kindSet {
+	if kind != KindSet {
 		s.changed(kind, jsonobj.GetStr(md, "name"))
 	}
 }
 
-// stripTypeMeta drops apiVersion/kind: list results carry none per item, and that is what the
+// StripTypeMeta drops apiVersion/kind: list results carry none per item, and that is what the
 // controller's informers hold.
-func stripTypeMeta(o Obj) {
+func StripTypeMeta(o Obj) {
 	delete(o, "apiVersion")
 	delete(o, "kind")
 }
@@ -186,14 +186,14 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	o := jsonobj.CloneObj(obj)
 	name := jsonobj.GetStr(o, "metadata.name")
 	if name == "" {
-		return apiErr("Invalid", "%s: metadata.name is required", kind)
+		return NewAPIError("Invalid", "%s: metadata.name is required", kind)
 	}
-	if kind == kindSet {
+	if kind == KindSet {
 		if s.set != nil {
-			return apiErr("AlreadyExists", "statefulsets.apps %q already exists", name)
+			return NewAPIError("AlreadyExists", "statefulsets.apps %q already exists", name)
 		}
 		kube.DefaultStatefulSet(o)
-		if err := apiAnswer(kube.ValidateStatefulSet(o, s.Gates)); err != nil {
+		if err := APIAnswer(kube.ValidateStatefulSet(o, s.Gates)); err != nil {
 			return err
 		}
 		s.stamp(o)
@@ -204,28 +204,28 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	}
 	store, ok := s.objs[kind]
 	if !ok {
-		return apiErr("Invalid", "cannot create %s", kind)
+		return NewAPIError("Invalid", "cannot create %s", kind)
 	}
 	if _, exists := store[name]; exists {
-		return apiErr("AlreadyExists", "%s %q already exists", resourceName(kind), name)
+		return NewAPIError("AlreadyExists", "%s %q already exists", resourceName(kind), name)
 	}
-	if err := apiAnswer(kube.ValidateObjectMeta(qualifiedKind(kind), o)); err != nil {
+	if err := APIAnswer(kube.ValidateObjectMeta(qualifiedKind(kind), o)); err != nil {
 		return err
 	}
-	stripTypeMeta(o)
+	StripTypeMeta(o)
 	s.stamp(o)
 	switch kind {
-	case kindPod:
+	case KindPod:
 		jsonobj.Set(o, "metadata.generation", jsonobj.Num(1))
 		kube.DefaultPod(o, s.ns)
 		o["status"] = Obj{"phase": "Pending", "qosClass": podQOS(jsonobj.GetObj(o, "spec"))} // PrepareForCreate resets the status
-	case kindClaim:
+	case KindClaim:
 		kube.DefaultClaim(o, s.ns)
 		o["status"] = Obj{"phase": "Pending"}
 	}
 	s.put(kind, name, o)
 	s.suspect(kind, name)
-	if kind == kindPod && s.onPodCreated != nil {
+	if kind == KindPod && s.onPodCreated != nil {
 		s.onPodCreated(name)
 	}
 	return nil
@@ -238,7 +238,7 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	name := jsonobj.GetStr(obj, "metadata.name")
 	old := s.Get(kind, name)
 	if old == nil {
-		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
+		return NewAPIError("NotFound", "%s %q not found", resourceName(kind), name)
 	}
 	if rv := jsonobj.GetStr(obj, "metadata.resourceVersion"); rv != "" && rv != jsonobj.GetStr(old, "metadata.resourceVersion") {
 		return staleConflict(kind, name)
@@ -255,9 +255,9 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 		}
 	}
 	switch kind {
-	case kindSet:
+	case KindSet:
 		kube.DefaultStatefulSet(o)
-		if err := apiAnswer(kube.ValidateStatefulSetUpdate(old, o, s.Gates)); err != nil {
+		if err := APIAnswer(kube.ValidateStatefulSetUpdate(old, o, s.Gates)); err != nil {
 			return err
 		}
 		o["status"] = jsonobj.Clone(old["status"])
@@ -265,15 +265,15 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 			g, _ := jsonobj.GetInt(old, "metadata.generation")
 			md["generation"] = jsonobj.Num(g + 1)
 		}
-		s.bump(kindSet, o)
+		s.bump(KindSet, o)
 		s.set = o
 		s.ownersChanged = true
 		return nil
-	case kindPod, kindClaim:
-		stripTypeMeta(o)
+	case KindPod, KindClaim:
+		StripTypeMeta(o)
 		o["status"] = jsonobj.Clone(old["status"])
-	case kindRevision:
-		stripTypeMeta(o)
+	case KindRevision:
+		StripTypeMeta(o)
 	}
 	s.bump(kind, o)
 	s.put(kind, name, o)
@@ -286,14 +286,14 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 func (s *APIServer) UpdateStatus(obj Obj) error {
 	name := jsonobj.GetStr(obj, "metadata.name")
 	if s.set == nil || jsonobj.GetStr(s.set, "metadata.name") != name {
-		return apiErr("NotFound", "statefulsets.apps %q not found", name)
+		return NewAPIError("NotFound", "statefulsets.apps %q not found", name)
 	}
 	if rv := jsonobj.GetStr(obj, "metadata.resourceVersion"); rv != "" && rv != jsonobj.GetStr(s.set, "metadata.resourceVersion") {
-		return staleConflict(kindSet, name)
+		return staleConflict(KindSet, name)
 	}
 	o := jsonobj.CloneObj(s.set)
 	o["status"] = jsonobj.Clone(obj["status"])
-	s.bump(kindSet, o)
+	s.bump(KindSet, o)
 	s.set = o
 	return nil
 }
@@ -301,14 +301,14 @@ func (s *APIServer) UpdateStatus(obj Obj) error {
 // Patch applies a strategic merge patch. A metadata.uid in the patch is a precondition.
 func (s *APIServer) Patch(kind, name string, patch Obj) error {
 	old := s.Get(kind, name)
-	if old == nil || kind == kindSet {
-		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
+	if old == nil || kind == KindSet {
+		return NewAPIError("NotFound", "%s %q not found", resourceName(kind), name)
 	}
 	if uid := jsonobj.GetStr(patch, "metadata.uid"); uid != "" && uid != jsonobj.GetStr(old, "metadata.uid") {
 		return uidConflict(uid, jsonobj.GetStr(old, "metadata.uid"))
 	}
 	o := strategicMerge(jsonobj.CloneObj(old), patch)
-	if kind == kindClaim && claimResized(old, o) && s.onClaimGrew != nil {
+	if kind == KindClaim && claimResized(old, o) && s.onClaimGrew != nil {
 		s.onClaimGrew(name)
 	}
 	s.bump(kind, o)
@@ -323,16 +323,16 @@ func (s *APIServer) Patch(kind, name string, patch Obj) error {
 func (s *APIServer) Delete(kind, name, uid string) error {
 	old := s.Get(kind, name)
 	if old == nil {
-		return apiErr("NotFound", "%s %q not found", resourceName(kind), name)
+		return NewAPIError("NotFound", "%s %q not found", resourceName(kind), name)
 	}
 	if have := jsonobj.GetStr(old, "metadata.uid"); uid != "" && uid != have {
 		return uidConflict(uid, have)
 	}
 	switch kind {
-	case kindSet:
+	case KindSet:
 		s.set = nil
 		s.ownersChanged = true
-	case kindPod:
+	case KindPod:
 		if jsonobj.Get(old, "metadata.deletionTimestamp") != nil {
 			return nil
 		}
@@ -360,40 +360,40 @@ func (s *APIServer) markTerminating(pod Obj) {
 
 // removePod is the kubelet confirming termination: the object disappears.
 func (s *APIServer) removePod(name string) {
-	s.remove(kindPod, name)
+	s.remove(KindPod, name)
 	s.ownersChanged = true
 }
 
 // MutatePod changes a pod's status as the kubelet would (a status write: resourceVersion bumps).
 func (s *APIServer) MutatePod(name string, f func(p Obj)) bool {
-	p := s.objs[kindPod][name]
+	p := s.objs[KindPod][name]
 	if p == nil {
 		return false
 	}
 	f(p)
-	s.bump(kindPod, p)
+	s.bump(KindPod, p)
 	return true
 }
 
 // staleConflict is kube-apiserver's answer to a write whose resourceVersion precondition is stale.
 func staleConflict(kind, name string) error {
-	return apiErr("Conflict", "Operation cannot be fulfilled on %s %q: the object has been modified; please apply your changes to the latest version and try again", resourceName(kind), name)
+	return NewAPIError("Conflict", "Operation cannot be fulfilled on %s %q: the object has been modified; please apply your changes to the latest version and try again", resourceName(kind), name)
 }
 
 // uidConflict is kube-apiserver's answer to a write whose uid precondition does not hold.
 func uidConflict(want, have string) error {
-	return apiErr("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", want, have)
+	return NewAPIError("Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s", want, have)
 }
 
 func resourceName(kind string) string {
 	switch kind {
-	case kindPod:
+	case KindPod:
 		return "pods"
-	case kindClaim:
+	case KindClaim:
 		return "persistentvolumeclaims"
-	case kindRevision:
+	case KindRevision:
 		return "controllerrevisions.apps"
-	case kindSet:
+	case KindSet:
 		return "statefulsets.apps"
 	}
 	return kind
@@ -401,7 +401,7 @@ func resourceName(kind string) string {
 
 // qualifiedKind is how the API server names a kind in its messages: Kind.group, the core group bare.
 func qualifiedKind(kind string) string {
-	if kind == kindRevision || kind == kindSet {
+	if kind == KindRevision || kind == KindSet {
 		return kind + ".apps"
 	}
 	return kind
@@ -413,10 +413,10 @@ func (s *APIServer) Namespace() string { return s.ns }
 // NoteCount is how many notes (what happened outside the controller) are gathered since TakeNotes.
 func (s *APIServer) NoteCount() int { return len(s.notes) }
 
-// Preload stores the set (kindSet; name unused) or an object as the world held it before the replay
+// Preload stores the set (KindSet; name unused) or an object as the world held it before the replay
 // began: as given, without a write's semantics (no metadata assigned, no hooks), the watches told.
 func (s *APIServer) Preload(kind, name string, o Obj) {
-	if kind == kindSet {
+	if kind == KindSet {
 		s.set = o
 		return
 	}
@@ -433,10 +433,10 @@ func (s *APIServer) ContinueResourceVersions() { s.ids.rvBase = s.maxResourceVer
 // RestartIDs starts uids and resourceVersions from 1 again (the reference harness's fresh simulation).
 func (s *APIServer) RestartIDs() { s.ids = ids{} }
 
-// maxSimUID is the highest uid of the replay's own form (simUIDPrefix + a number) that the world holds.
+// maxSimUID is the highest uid of the replay's own form (SimUIDPrefix + a number) that the world holds.
 func (s *APIServer) maxSimUID() int {
 	return s.maxOver(func(o Obj) string {
-		if u, ok := strings.CutPrefix(jsonobj.GetStr(o, "metadata.uid"), simUIDPrefix); ok {
+		if u, ok := strings.CutPrefix(jsonobj.GetStr(o, "metadata.uid"), SimUIDPrefix); ok {
 			return u
 		}
 		return ""

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // a watch names every object written since it was last taken (world_view.go relies on both).
 func TestNameIndexStaysSorted(t *testing.T) {
 	api := NewAPIServer("default", NewClock(time.Unix(0, 0)))
-	w := api.Watch(kindClaim)
+	w := api.Watch(KindClaim)
 	r := rand.New(rand.NewSource(1))
 	// names that natural order puts apart from string order, and some only leading zeros tell apart
 	name := func() string {
@@ -31,26 +31,26 @@ func TestNameIndexStaysSorted(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		n := name()
 		switch {
-		case api.Get(kindClaim, n) == nil:
-			if err := api.Create(kindClaim, Obj{"metadata": Obj{"name": n}}); err != nil {
+		case api.Get(KindClaim, n) == nil:
+			if err := api.Create(KindClaim, Obj{"metadata": Obj{"name": n}}); err != nil {
 				t.Fatal(err)
 			}
 		case r.Intn(2) == 0:
-			if err := api.Delete(kindClaim, n, ""); err != nil {
+			if err := api.Delete(KindClaim, n, ""); err != nil {
 				t.Fatal(err)
 			}
 		default:
 			continue
 		}
 		written[n] = true
-		got := api.Names(kindClaim)
-		want := slices.Collect(maps.Keys(api.objs[kindClaim]))
-		sortNatural(want)
+		got := api.Names(KindClaim)
+		want := slices.Collect(maps.Keys(api.objs[KindClaim]))
+		SortNatural(want)
 		if !slices.Equal(got, want) {
 			t.Fatalf("after %d writes the index is %v, want %v", i+1, got, want)
 		}
 		if !slices.IsSortedFunc(got, func(a, b string) int {
-			if naturalLess(a, b) {
+			if NaturalLess(a, b) {
 				return -1
 			}
 			return 1
@@ -59,7 +59,7 @@ func TestNameIndexStaysSorted(t *testing.T) {
 		}
 		if r.Intn(10) == 0 {
 			want := slices.Collect(maps.Keys(written))
-			sortNatural(want)
+			SortNatural(want)
 			if got := w.Take(); !slices.Equal(got, want) {
 				t.Fatalf("the watch took %v, want %v", got, want)
 			}
@@ -68,13 +68,13 @@ func TestNameIndexStaysSorted(t *testing.T) {
 	}
 }
 
-// naturalLess is a total order: of two different names exactly one comes first.
+// NaturalLess is a total order: of two different names exactly one comes first.
 func TestNaturalLessIsTotal(t *testing.T) {
 	names := []string{"web-1", "web-01", "web-001", "web-1a", "web-01a", "web-10", "web-2", "web", "web-", "1", "01", "a1b02", "a01b2"}
 	for _, a := range names {
 		for _, b := range names {
-			if ab, ba := naturalLess(a, b), naturalLess(b, a); a != b && ab == ba || a == b && ab {
-				t.Errorf("naturalLess(%q, %q) = %t, naturalLess(%q, %q) = %t", a, b, ab, b, a, ba)
+			if ab, ba := NaturalLess(a, b), NaturalLess(b, a); a != b && ab == ba || a == b && ab {
+				t.Errorf("NaturalLess(%q, %q) = %t, NaturalLess(%q, %q) = %t", a, b, ab, b, a, ba)
 			}
 		}
 	}

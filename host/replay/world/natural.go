@@ -1,18 +1,18 @@
-package replay
+package world
 
 import "sort"
 
-// naturalLess orders names with runs of digits compared as numbers, so web-2 comes before web-10. Names
+// NaturalLess orders names with runs of digits compared as numbers, so web-2 comes before web-10. Names
 // that only leading zeros tell apart (web-01, web-1) are ordered as strings: the order is total, so a list
 // kept in it as names come and go is the list sorted (apiserver_names.go).
-func naturalLess(a, b string) bool {
+func NaturalLess(a, b string) bool {
 	if less, tie := naturalCompare(a, b); !tie {
 		return less
 	}
 	return a < b
 }
 
-// naturalCompare is naturalLess without the tie-break: tie when the names differ only in leading zeros.
+// naturalCompare is NaturalLess without the tie-break: tie when the names differ only in leading zeros.
 func naturalCompare(a, b string) (less, tie bool) {
 	for a != "" && b != "" {
 		if isDigit(a[0]) && isDigit(b[0]) {
@@ -53,7 +53,7 @@ func trimZeros(s string) string {
 	return s
 }
 
-// sortNatural sorts names in naturalLess order: the order the in-memory API server lists them in.
-func sortNatural(names []string) {
-	sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
+// SortNatural sorts names in NaturalLess order: the order the in-memory API server lists them in.
+func SortNatural(names []string) {
+	sort.Slice(names, func(i, j int) bool { return NaturalLess(names[i], names[j]) })
 }

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import (
 	"fmt"
@@ -21,15 +21,15 @@ func TestOwnerGraphCollectsWhatALookAtEverythingWould(t *testing.T) {
 	uidOf := func(kind, name string) string { return jsonobj.GetStr(api.Get(kind, name), "metadata.uid") }
 	// an owner for a new object: the set, a pod, a claim, a uid nothing has, or none
 	owners := func() []any {
-		kind, name := kindSet, "web"
+		kind, name := KindSet, "web"
 		switch r.Intn(5) {
 		case 0:
 		case 1:
-			kind, name = kindPod, fmt.Sprintf("web-%d", r.Intn(8))
+			kind, name = KindPod, fmt.Sprintf("web-%d", r.Intn(8))
 		case 2:
-			kind, name = kindClaim, fmt.Sprintf("data-%d", r.Intn(8))
+			kind, name = KindClaim, fmt.Sprintf("data-%d", r.Intn(8))
 		case 3:
-			return []any{Obj{"kind": kindPod, "name": "web-9", "uid": "no-such-uid"}}
+			return []any{Obj{"kind": KindPod, "name": "web-9", "uid": "no-such-uid"}}
 		default:
 			return nil
 		}
@@ -44,25 +44,25 @@ func TestOwnerGraphCollectsWhatALookAtEverythingWould(t *testing.T) {
 		pod, claim, rev := fmt.Sprintf("web-%d", r.Intn(8)), fmt.Sprintf("data-%d", r.Intn(8)), fmt.Sprintf("web-rev-%d", r.Intn(3))
 		switch r.Intn(10) {
 		case 0:
-			_ = api.Create(kindPod, Obj{"metadata": Obj{"name": pod, "ownerReferences": owners()}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}})
+			_ = api.Create(KindPod, Obj{"metadata": Obj{"name": pod, "ownerReferences": owners()}, "spec": Obj{"containers": []any{Obj{"name": "c", "image": "x"}}}})
 		case 1, 2:
-			_ = api.Create(kindClaim, Obj{"metadata": Obj{"name": claim, "ownerReferences": owners()}})
+			_ = api.Create(KindClaim, Obj{"metadata": Obj{"name": claim, "ownerReferences": owners()}})
 		case 3:
-			_ = api.Create(kindRevision, Obj{"metadata": Obj{"name": rev, "ownerReferences": owners()}})
+			_ = api.Create(KindRevision, Obj{"metadata": Obj{"name": rev, "ownerReferences": owners()}})
 		case 4:
-			if c := api.Get(kindClaim, claim); c != nil {
+			if c := api.Get(KindClaim, claim); c != nil {
 				c = jsonobj.CloneObj(c)
 				jsonobj.Ensure(c, "metadata")["ownerReferences"] = owners()
-				if err := api.Update(kindClaim, c); err != nil {
+				if err := api.Update(KindClaim, c); err != nil {
 					t.Fatal(err)
 				}
 			}
 		case 5:
-			_ = api.Delete(kindClaim, claim, "")
+			_ = api.Delete(KindClaim, claim, "")
 		case 6:
-			_ = api.Delete(kindPod, pod, "")
+			_ = api.Delete(KindPod, pod, "")
 		case 7:
-			if api.Get(kindPod, pod) != nil {
+			if api.Get(KindPod, pod) != nil {
 				api.removePod(pod)
 			}
 		case 8:
@@ -80,7 +80,7 @@ func TestOwnerGraphCollectsWhatALookAtEverythingWould(t *testing.T) {
 				t.Fatalf("write %d: the collector did\n %+v\nwant\n %+v", i, got, want)
 			}
 			for _, n := range wantPods {
-				if jsonobj.Get(api.Get(kindPod, n), "metadata.deletionTimestamp") == nil {
+				if jsonobj.Get(api.Get(KindPod, n), "metadata.deletionTimestamp") == nil {
 					t.Fatalf("write %d: pod %s not marked", i, n)
 				}
 			}
@@ -89,21 +89,13 @@ func TestOwnerGraphCollectsWhatALookAtEverythingWould(t *testing.T) {
 	if looks < 100 || collected < 100 {
 		t.Fatalf("only %d looks, %d objects collected", looks, collected)
 	}
-	t.Logf("%d looks, %d objects collected, %d pods %d claims %d revisions left", looks, collected, len(api.objs[kindPod]), len(api.objs[kindClaim]), len(api.objs[kindRevision]))
+	t.Logf("%d looks, %d objects collected, %d pods %d claims %d revisions left", looks, collected, len(api.objs[KindPod]), len(api.objs[KindClaim]), len(api.objs[KindRevision]))
 }
 
 // everythingLook is what a look at every object of the world collects now: its notes, and the pods it
 // marks.
 func everythingLook(api *APIServer) ([]WorldEvent, []string) {
-	live := map[string]bool{}
-	if api.set != nil {
-		live[jsonobj.GetStr(api.set, "metadata.uid")] = true
-	}
-	for _, kind := range collectedKinds {
-		for _, o := range api.objs[kind] {
-			live[jsonobj.GetStr(o, "metadata.uid")] = true
-		}
-	}
+	live := api.liveUIDs()
 	var notes []WorldEvent
 	var pods []string
 	for _, kind := range collectedKinds {
@@ -113,11 +105,11 @@ func everythingLook(api *APIServer) ([]WorldEvent, []string) {
 				continue
 			}
 			switch {
-			case kind != kindPod:
+			case kind != KindPod:
 				notes = append(notes, WorldEvent{Source: "gc", Reason: ReasonDeleted, Kind: kind, Name: n, Message: fmt.Sprintf("deleted %s %s (owners gone)", kind, n)})
 			case jsonobj.Get(o, "metadata.deletionTimestamp") == nil:
 				pods = append(pods, n)
-				notes = append(notes, WorldEvent{Source: "gc", Reason: ReasonDeleting, Kind: kindPod, Name: n, Message: fmt.Sprintf("deleting Pod %s (owners gone)", n)})
+				notes = append(notes, WorldEvent{Source: "gc", Reason: ReasonDeleting, Kind: KindPod, Name: n, Message: fmt.Sprintf("deleting Pod %s (owners gone)", n)})
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import "github.com/ordinal-dev/ordinal/internal/jsonobj"
 
@@ -25,7 +25,7 @@ type ownerNode struct {
 }
 
 // collectedKinds are the kinds the collector looks at, in the order it collects them.
-var collectedKinds = []string{kindClaim, kindRevision, kindPod}
+var collectedKinds = []string{KindClaim, KindRevision, KindPod}
 
 // live reports whether an object of the world (or the set) had uid at the last update.
 func (g *ownerGraph) live(uid string) bool {
@@ -111,7 +111,7 @@ func (g *ownerGraph) update(s *APIServer) map[string][]string {
 		out[k.kind] = append(out[k.kind], k.name)
 	}
 	for _, names := range out {
-		sortNatural(names)
+		SortNatural(names)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package replay
+package world
 
 // WorldEvent is something that happened outside the controller between two syncs: a user's edit, the
 // garbage collector, the kubelet. Programs read its fields (the webhook counts deleted claims by them);
@@ -25,8 +25,8 @@ const (
 // String is the event as the timeline prints it: "kubelet: pod web-0 Ready".
 func (e WorldEvent) String() string { return e.Source + ": " + e.Message }
 
-// worldStrings is events as the timeline prints them.
-func worldStrings(evs []WorldEvent) []string {
+// EventStrings is events as the timeline prints them.
+func EventStrings(evs []WorldEvent) []string {
 	out := make([]string, len(evs))
 	for i, e := range evs {
 		out[i] = e.String()

@@ -1,4 +1,4 @@
-package replay
+package world
 
 import "github.com/ordinal-dev/ordinal/internal/jsonobj"
 

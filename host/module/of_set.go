@@ -1,0 +1,22 @@
+package module
+
+import (
+	"context"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// OfSet is the module a set's syncs run, read from its annotations: the one it names with
+// abi.AnnotationModule, got from named, else def. name is the name the set gives ("" when it names none),
+// for the caller's report of a module it cannot have; err is named's as it came. The controller (a Ref
+// from its Registry), the replay and the CLI (a Reconciler) all choose through it, and each reports a
+// failure its own way: the controller leaves the set alone with an event, the replay ends its timeline,
+// the CLI exits with a usage code.
+func OfSet[M any](ctx context.Context, annotations map[string]string, def M, named func(context.Context, string) (M, error)) (m M, name string, err error) {
+	name, ok := annotations[abi.AnnotationModule]
+	if !ok {
+		return def, "", nil
+	}
+	m, err = named(ctx, name)
+	return m, name, err
+}
