@@ -100,7 +100,10 @@ func replaceModule(t *testing.T, path string, code []byte) {
 // startSwapController starts a controller on the module file and waits until it is ready.
 func startSwapController(t *testing.T, ctx context.Context, ns, modPath string, extra ...string) *controllerProc {
 	t.Helper()
-	args := append([]string{"--module", modPath, "--module-poll-interval", "200ms"}, extra...)
+	// --timeout also bounds compiling a module (10 s by default): the standard-Go build these tests swap to
+	// (4.9 MB) compiled for longer than that on a loaded 2-core machine and the swap was refused. What is
+	// tested here is the swap, not the machine's speed (host/wasm's TestTimeoutBoundsCompile tests the bound).
+	args := append([]string{"--module", modPath, "--module-poll-interval", "200ms", "--timeout", "2m"}, extra...)
 	c := startController(t, ns, ctrlOpts{extraArgs: args})
 	c.waitReady(ctx)
 	return c
