@@ -104,14 +104,7 @@ func (d *diag) value(depth int) error {
 	}
 	switch c := d.data[d.i]; {
 	case c == '{':
-		d.i++
-		d.ws()
-		if d.i < len(d.data) && d.data[d.i] == '}' {
-			d.i++
-			return nil
-		}
-		for {
-			d.ws()
+		return d.elements('}', "after object key:value pair", func() error {
 			if d.i >= len(d.data) {
 				return d.eof()
 			}
@@ -130,49 +123,10 @@ func (d *diag) value(depth int) error {
 			}
 			d.i++
 			d.ws()
-			if err := d.value(depth + 1); err != nil {
-				return err
-			}
-			d.ws()
-			if d.i >= len(d.data) {
-				return d.eof()
-			}
-			if d.data[d.i] == ',' {
-				d.i++
-				continue
-			}
-			if d.data[d.i] == '}' {
-				d.i++
-				return nil
-			}
-			return d.bad("after object key:value pair")
-		}
+			return d.value(depth + 1)
+		})
 	case c == '[':
-		d.i++
-		d.ws()
-		if d.i < len(d.data) && d.data[d.i] == ']' {
-			d.i++
-			return nil
-		}
-		for {
-			d.ws()
-			if err := d.value(depth + 1); err != nil {
-				return err
-			}
-			d.ws()
-			if d.i >= len(d.data) {
-				return d.eof()
-			}
-			if d.data[d.i] == ',' {
-				d.i++
-				continue
-			}
-			if d.data[d.i] == ']' {
-				d.i++
-				return nil
-			}
-			return d.bad("after array element")
-		}
+		return d.elements(']', "after array element", func() error { return d.value(depth + 1) })
 	case c == '"':
 		return d.str()
 	case c == 't':
@@ -185,6 +139,36 @@ func (d *diag) value(depth int) error {
 		return d.num()
 	default:
 		return d.bad("looking for beginning of value")
+	}
+}
+
+// elements reads an object's or an array's elements, from its opening byte to its closing one (close): each
+// read by elem, separated by commas; what stands after an element and is neither is refused as after.
+func (d *diag) elements(close byte, after string, elem func() error) error {
+	d.i++
+	d.ws()
+	if d.i < len(d.data) && d.data[d.i] == close {
+		d.i++
+		return nil
+	}
+	for {
+		d.ws()
+		if err := elem(); err != nil {
+			return err
+		}
+		d.ws()
+		if d.i >= len(d.data) {
+			return d.eof()
+		}
+		switch d.data[d.i] {
+		case ',':
+			d.i++
+		case close:
+			d.i++
+			return nil
+		default:
+			return d.bad(after)
+		}
 	}
 }
 
