@@ -38,7 +38,7 @@ func main() {
 	flag.Parse()
 	bin := os.Getenv("ORACLE")
 	if bin == "" {
-		fatal("set ORACLE to the oracle binary (see /work/shared/tools/oracle/README.md)")
+		fatal("set ORACLE to the reference harness's oracle binary (hack/conformance/README.md says how to build it)")
 	}
 	ctx := context.Background()
 	m, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
