@@ -10,7 +10,8 @@ GUEST_WASM := host/embedded/ordinal.wasm
 # The extended module (issue 14): the same guest source with the build tag ordinal_extended.
 EXTENDED_WASM := host/embedded/ordinal-extended.wasm
 GUEST_STDGO_WASM := build/ordinal-stdgo.wasm
-GUEST_SRC := $(shell find guest -name '*.go' -not -name '*_test.go') go.mod go.sum
+# internal/ too: the guest imports some of its packages (jsonv, ordinal, quantity), and a change there must rebuild it
+GUEST_SRC := $(shell find guest internal -name '*.go' -not -name '*_test.go') go.mod go.sum
 # Nothing needs cgo: every Go build is static (the binary of `make image` runs on a scratch base), and
 # builds, vet and tests share one build cache instead of compiling everything once per cgo setting.
 export CGO_ENABLED ?= 0
