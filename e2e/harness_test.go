@@ -489,7 +489,7 @@ func waitSet(t *testing.T, ctx context.Context, ns, name, desc string, timeout t
 	t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	lw := cache.NewListWatchFromClient(cfg.kc.AppsV1().RESTClient(), "statefulsets", ns, fields.OneTermEqualSelector("metadata.name", name))
+	lw := setListWatch(ns, name)
 	var last *appsv1.StatefulSet
 	ev, err := watchtools.UntilWithSync(wctx, lw, &appsv1.StatefulSet{}, nil, func(ev watch.Event) (bool, error) {
 		s, ok := ev.Object.(*appsv1.StatefulSet)
@@ -507,6 +507,11 @@ func waitSet(t *testing.T, ctx context.Context, ns, name, desc string, timeout t
 		t.Fatalf("StatefulSet %s/%s: timed out after %s waiting for %s; last status: %s; pods now: %s", ns, name, timeout, desc, st, podsNow(ns))
 	}
 	return ev.Object.(*appsv1.StatefulSet)
+}
+
+// setListWatch lists and watches the apps/v1 StatefulSet ns/name alone.
+func setListWatch(ns, name string) *cache.ListWatch {
+	return cache.NewListWatchFromClient(cfg.kc.AppsV1().RESTClient(), "statefulsets", ns, fields.OneTermEqualSelector("metadata.name", name))
 }
 
 // podsNow describes the namespace's pods as the API server has them now, so a timed-out wait shows whether
@@ -936,6 +941,11 @@ func (tr *podTracker) uidsByName() map[string]types.UID {
 func (tr *podTracker) stepsOf(kind stepKind, from int) []step {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	return tr.stepsOfLocked(kind, from)
+}
+
+// stepsOfLocked is stepsOf for a caller holding tr.mu (a waitFor condition).
+func (tr *podTracker) stepsOfLocked(kind stepKind, from int) []step {
 	var out []step
 	for _, s := range tr.steps[min(from, len(tr.steps)):] {
 		if s.kind == kind {

@@ -16,11 +16,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
+
+	"github.com/ordinal-dev/ordinal/host/rollout"
 )
 
 // pace is how long kwok and hack/podreaper take with each pod of a case: creation -> Running, Running ->
@@ -238,7 +239,7 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 	if c.stuck {
 		// the preview's last step is its last change: the edit's pods started, Running and never Ready
 		tr.waitFor(ctx, "the edit's pods created and Running", 3*time.Minute, func(v podView) bool {
-			if len(tr.stepsSinceLocked(stepCreated, mark)) < len(c.created) {
+			if len(tr.stepsOfLocked(stepCreated, mark)) < len(c.created) {
 				return false
 			}
 			for _, o := range c.created {
@@ -250,8 +251,8 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 		})
 		took = time.Since(applied)
 		// the live state's next sync writes nothing: the rollout stops where the preview says
-		waitPluginStatus(t, ctx, ns, name, func(st pluginStatus) bool {
-			return st.State == "waiting" && st.ObservedGeneration == st.Generation && st.UpdatedReplicas == int32(len(c.created)) &&
+		waitPluginStatus(t, ctx, ns, name, func(st rollout.Status) bool {
+			return st.State == rollout.StateWaiting && st.ObservedGeneration == st.Generation && st.UpdatedReplicas == int32(len(c.created)) &&
 				len(st.Next.Writes) == 0 && len(st.Reasons) > 0
 		})
 	} else {
@@ -323,17 +324,6 @@ func (tr *podTracker) deletionBatches(mark int) [][]int {
 	return out
 }
 
-// stepsSinceLocked is stepsOf for a caller holding tr.mu (a waitFor condition).
-func (tr *podTracker) stepsSinceLocked(kind stepKind, from int) []step {
-	var out []step
-	for _, s := range tr.steps[min(from, len(tr.steps)):] {
-		if s.kind == kind {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // sameBatches: the same first batch (one sync, before anything else happened), and every later batch of the
 // preview the union of one or more consecutive batches of the cluster's (the order within a batch aside).
 func sameBatches(cluster, preview [][]int) bool {
@@ -358,25 +348,15 @@ func sameBatches(cluster, preview [][]int) bool {
 	return i == len(cluster)
 }
 
-// pluginStatus is what the test reads of `kubectl ordinal status -o json`.
-type pluginStatus struct {
-	State              string
-	Generation         int64
-	ObservedGeneration int64 `json:"observedGeneration"`
-	UpdatedReplicas    int32 `json:"updatedReplicas"`
-	Reasons            []string
-	Next               struct{ Writes []json.RawMessage }
-}
-
 // waitPluginStatus asks `kubectl ordinal status` until cond holds (the live state, as the module reads it).
-func waitPluginStatus(t *testing.T, ctx context.Context, ns, name string, cond func(pluginStatus) bool) {
+func waitPluginStatus(t *testing.T, ctx context.Context, ns, name string, cond func(rollout.Status) bool) {
 	t.Helper()
 	var last string
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		out, perr, code := plugin(t, ctx, "status", name, "-n", ns, "-o", "json")
 		last = out + perr
-		var st pluginStatus
+		var st rollout.Status
 		if code == 0 && json.Unmarshal([]byte(out), &st) == nil && cond(st) {
 			return
 		}
@@ -415,7 +395,7 @@ func TestSameBatchesCatchesDifferences(t *testing.T) {
 // (the API server took an edit of its spec); it closes the channel without a time if ctx ends first.
 func whenGenerationPasses(ctx context.Context, ns, name string, gen int64) <-chan time.Time {
 	out := make(chan time.Time, 1)
-	lw := cache.NewListWatchFromClient(cfg.kc.AppsV1().RESTClient(), "statefulsets", ns, fields.OneTermEqualSelector("metadata.name", name))
+	lw := setListWatch(ns, name)
 	synced := make(chan struct{})
 	go func() {
 		defer close(out)

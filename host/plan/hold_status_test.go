@@ -44,15 +44,7 @@ func TestAHoldThatStopsTheSyncIsRecorded(t *testing.T) {
 // broke the write-failures contract, instead of as the status write's refusal.
 func TestARefusedStatusWriteWithTheConditionGoesBackToTheModule(t *testing.T) {
 	scope, first := conformanceCase(t, "pod-states/parallel-steady-failed-web-1")
-	s := -1
-	for k, a := range first.Actions {
-		if a.Verb == abi.VerbUpdateStatus {
-			s = k
-		}
-	}
-	if s < 0 {
-		t.Fatal("the case's plan writes no status")
-	}
+	s := statusWriteIndex(t, first)
 	module := *first
 	module.Actions = append([]abi.Action(nil), first.Actions...) // the module's own plan, kept to answer the replan
 	conflict := apiRefusal(abi.WriteFailure{Reason: "Conflict", Message: `Operation cannot be fulfilled on statefulsets.apps "web": the object has been modified`})
@@ -81,15 +73,7 @@ func TestARefusedStatusWriteWithTheConditionGoesBackToTheModule(t *testing.T) {
 // answer, keeps the module's own write.
 func TestStatusRewriteLeavesTheModulesPlanAlone(t *testing.T) {
 	scope, first := conformanceCase(t, "pod-states/parallel-steady-failed-web-1")
-	s := -1
-	for k, a := range first.Actions {
-		if a.Verb == abi.VerbUpdateStatus {
-			s = k
-		}
-	}
-	if s < 0 {
-		t.Fatal("the case's plan writes no status")
-	}
+	s := statusWriteIndex(t, first)
 	own := string(first.Actions[s].Object)
 	rewritten := json.RawMessage(`{"status":{"replicas":3,"conditions":[{"type":"PolicyHold","status":"False","reason":"NothingHeld"}]}}`)
 	status := func(a *abi.Action, _ []plan.HeldWrite) *abi.Action {
@@ -110,4 +94,19 @@ func TestStatusRewriteLeavesTheModulesPlanAlone(t *testing.T) {
 	if string(res.Plan.Actions[s].Object) != string(rewritten) {
 		t.Fatalf("the plan carried out sent %s, want the rewritten status", res.Plan.Actions[s].Object)
 	}
+}
+
+// statusWriteIndex is the index of p's (last) status write; the test fails when it has none.
+func statusWriteIndex(t *testing.T, p *abi.Plan) int {
+	t.Helper()
+	s := -1
+	for k, a := range p.Actions {
+		if a.Verb == abi.VerbUpdateStatus {
+			s = k
+		}
+	}
+	if s < 0 {
+		t.Fatal("the case's plan writes no status")
+	}
+	return s
 }
