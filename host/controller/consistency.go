@@ -50,9 +50,16 @@ type writeRecord struct {
 type staleError struct {
 	Resource      schema.GroupResource
 	Wrote, ReadAt string
+	// Replaced, when set, names the object the cache still shows controlled by the set this one replaced
+	// (awaitPredecessor): then Wrote is the set's own resourceVersion, not a write of the controller.
+	Replaced string
 }
 
 func (e *staleError) Error() string {
+	if e.Replaced != "" {
+		return fmt.Sprintf("informer for %s still shows %s controlled by the set this one replaced and has seen resourceVersion %q, not yet the set's %q",
+			e.Resource, e.Replaced, e.ReadAt, e.Wrote)
+	}
 	return fmt.Sprintf("informer for %s has seen resourceVersion %q, not yet the controller's write at %q", e.Resource, e.ReadAt, e.Wrote)
 }
 
@@ -101,16 +108,8 @@ func (c *consistencyStore) EnsureReady(owner types.NamespacedName) (expired bool
 		return false, nil
 	}
 	for gr, wrote := range r.versions {
-		store := c.stores[gr]
-		if store == nil {
-			continue
-		}
-		read := store.LastStoreSyncResourceVersion()
-		if read == "" { // AtomicFIFO off or nothing listed yet: cannot tell (as upstream)
-			continue
-		}
-		cmp, cerr := resourceversion.CompareResourceVersion(wrote, read)
-		if cerr != nil || cmp <= 0 {
+		read, behind := c.behind(gr, wrote)
+		if !behind {
 			continue
 		}
 		if c.timeout > 0 && c.now().Sub(r.first) > c.timeout {
@@ -121,6 +120,26 @@ func (c *consistencyStore) EnsureReady(owner types.NamespacedName) (expired bool
 	}
 	delete(c.writes, owner)
 	return false, nil
+}
+
+// Behind reports whether the informer of gr has not yet processed resourceVersion rv, and what it has.
+func (c *consistencyStore) Behind(gr schema.GroupResource, rv string) (read string, behind bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.behind(gr, rv)
+}
+
+func (c *consistencyStore) behind(gr schema.GroupResource, rv string) (read string, behind bool) {
+	store := c.stores[gr]
+	if store == nil {
+		return "", false
+	}
+	read = store.LastStoreSyncResourceVersion()
+	if read == "" { // AtomicFIFO off or nothing listed yet: cannot tell (as upstream)
+		return read, false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(rv, read)
+	return read, err == nil && cmp > 0
 }
 
 // Len is the number of sets with writes waited for (a metric).

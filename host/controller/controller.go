@@ -148,8 +148,10 @@ type Controller struct {
 	// syncs pay to parse what changed; dropped when the set is gone.
 	sessions sync.Map
 	// held holds each set's *policy.Memory: what its policies have been holding, since when (by key).
-	held     sync.Map
-	recorder record.EventRecorder
+	held sync.Map
+	// predecessors holds each set's *predecessorWait: whether its first sync may go ahead (by key).
+	predecessors sync.Map
+	recorder     record.EventRecorder
 }
 
 // trimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app),

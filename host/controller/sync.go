@@ -53,7 +53,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		}
 		switch {
 		case result == resultStale:
-			logger.V(2).Info("Sync skipped: informers behind the controller's own writes", append(kv, "reason", err.Error())...)
+			logger.V(2).Info("Sync skipped: the informers are behind", append(kv, "reason", err.Error())...)
 		case err != nil:
 			logger.Error(err, "Sync failed", kv...)
 		default:
@@ -89,6 +89,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.sessions.Delete(key)
 		c.held.Delete(key)
 		c.leftAlone.Delete(key)
+		c.predecessors.Delete(key)
 		result = resultNotFound
 		return 0, nil
 	}
@@ -134,7 +135,22 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, nil
 	}
 
-	objs, err := c.objectsFor(set)
+	cands, err := c.candidates(set)
+	if err != nil {
+		result = resultError
+		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
+		return 0, err
+	}
+	// A set that replaced another of its name: its first sync waits for the caches to show the orphaning.
+	if err := c.awaitPredecessor(logger, key, set, cands); err != nil {
+		result = resultStale
+		var se *staleError
+		if errors.As(err, &se) {
+			c.metrics.staleSkips.WithLabelValues(se.Resource.Group, se.Resource.Resource).Inc()
+		}
+		return 0, err
+	}
+	objs, err := snapshot.SelectObjects(cands)
 	if err != nil {
 		result = resultError
 		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
