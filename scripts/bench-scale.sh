@@ -2,7 +2,8 @@
 # make bench-scale: many sets at once under `ordinal controller` and under kube-controller-manager's own
 # StatefulSet controller, alternating, on the local control plane (e2e/bench_scale_test.go); prints RSS and
 # RSS per cached pod, CPU, sync latency, queue depth and edit-to-rollout times side by side.
-# Sizes: SCALE_SETS (default 200), SCALE_PODS_PER_SET (10), SCALE_WAVES (2), SCALE_WORKERS (5), SCALE_ROUNDS (1).
+# Sizes: SCALE_SETS (default 200), SCALE_PODS_PER_SET (10), SCALE_WAVES (2; 0: creation only, its syncs measured),
+# SCALE_WORKERS (5), SCALE_ROUNDS (1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ORDINAL_BENCH_SCALE=1
