@@ -254,7 +254,7 @@ bench-scale:
 fuzz:
 	bash scripts/fuzz.sh
 
-# One interleaved run of the shipped build against the default-GC and standard-Go builds (docs/host-findings.md).
+# One interleaved run of the shipped build against the default-GC and standard-Go builds (RATIONALE.md, "TinyGo with -gc=leaking").
 .PHONY: compare-builds
 compare-builds: $(GUEST_BUILD) $(GUEST_STDGO_WASM) | $(TINYGO)
 	$(TINYGO) build $(filter-out -gc=leaking,$(TINYGO_FLAGS)) -o build/ordinal-precise.wasm ./guest

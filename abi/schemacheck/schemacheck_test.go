@@ -40,7 +40,7 @@ func TestSnapshotSchema(t *testing.T) {
 // schema against every expected plan.
 func TestConformanceSnapshotsValidate(t *testing.T) {
 	var files []string
-	for _, pattern := range []string{"../../testdata/conformance/*/*.json", "../../testdata/golden/*.json", "../../examples/*.json"} {
+	for _, pattern := range []string{"../../internal/conformance/cases/*/*.json", "../../testdata/golden/*.json", "../../examples/*.json"} {
 		found, _ := filepath.Glob(pattern)
 		if len(found) == 0 {
 			t.Fatalf("no files match %s", pattern)

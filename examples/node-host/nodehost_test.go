@@ -65,7 +65,7 @@ func TestNodeHostMatchesGoHostBytes(t *testing.T) {
 	}
 	t.Cleanup(func() { m.Close(ctx) })
 
-	cases, err := conformance.Load(os.DirFS("../../testdata"), "conformance")
+	cases, err := conformance.All()
 	if err != nil {
 		t.Fatal(err)
 	}

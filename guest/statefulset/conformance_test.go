@@ -12,7 +12,7 @@ import (
 )
 
 // conformanceDir is where hack/conformance writes the cases (snapshot + expected ABI plan).
-const conformanceDir = "../../testdata/conformance"
+const conformanceDir = "../../internal/conformance/cases"
 
 // conformanceSnapshot is one case's snapshot: its name (dir/case), path and bytes.
 type conformanceSnapshot struct {
@@ -39,7 +39,7 @@ func conformanceSnapshots(t *testing.T) []conformanceSnapshot {
 	return out
 }
 
-// TestConformance runs every case under testdata/conformance natively and compares the plan
+// TestConformance runs every case under internal/conformance/cases natively and compares the plan
 // with the expected one as JSON values (key order irrelevant, numbers compared numerically).
 // No normalisation is applied.
 func TestConformance(t *testing.T) {

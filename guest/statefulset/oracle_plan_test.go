@@ -15,7 +15,7 @@ import (
 //
 //	ORACLE_TESTDATA=../shared/tools/oracle/testdata go test ./guest/statefulset -run TestOracleExamples
 //
-// The committed conformance cases (testdata/conformance) are what make test checks.
+// The committed conformance cases (internal/conformance/cases) are what make test checks.
 func TestOracleExamples(t *testing.T) {
 	dir := os.Getenv("ORACLE_TESTDATA")
 	if dir == "" {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates testdata/conformance (every snapshot, plan and INDEX.md) with the reference oracle.
+# Regenerates internal/conformance/cases (every snapshot, plan and INDEX.md) with the reference oracle.
 #   usage: ORACLE=/path/to/oracle hack/conformance/generate.sh [-out DIR] [-j N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

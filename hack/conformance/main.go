@@ -1,8 +1,8 @@
-// Command conformance regenerates testdata/conformance: snapshots built from a scenario
+// Command conformance regenerates internal/conformance/cases: snapshots built from a scenario
 // matrix, normalised with the reference oracle's API-server defaulting, and the oracle's plan
 // for each of them converted to the ABI v1 plan shape (abi/README.md).
 //
-//	ORACLE=/path/to/oracle go run ./hack/conformance [-out testdata/conformance]
+//	ORACLE=/path/to/oracle go run ./hack/conformance [-out internal/conformance/cases]
 //
 // Only the oracle binary is used; nothing in the repository depends on it at test time.
 package main
@@ -92,7 +92,7 @@ func (g *Gen) settle(s M) M {
 }
 
 func main() {
-	out := flag.String("out", "testdata/conformance", "output directory (replaced entirely)")
+	out := flag.String("out", "internal/conformance/cases", "output directory (replaced entirely)")
 	workers := flag.Int("j", 2, "parallel oracle processes when finalising cases")
 	flag.Parse()
 	bin := os.Getenv("ORACLE")

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/module"
@@ -110,7 +109,7 @@ func startModuleWatchers(ctx context.Context, restCfg *rest.Config, mopts *modul
 func newModuleGate(mopts *moduleOptions, ref *module.Ref, skipGate bool, features map[string]bool) (*module.Swapper, error) {
 	var cases []conformance.Case
 	if !skipGate {
-		all, err := conformance.Load(ordinal.ConformanceFS(), ".")
+		all, err := conformance.All()
 		if err != nil {
 			return nil, fmt.Errorf("loading the embedded conformance cases: %w", err)
 		}

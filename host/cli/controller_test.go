@@ -150,7 +150,7 @@ func TestDeployedControllerArgs(t *testing.T) {
 
 // reconcile runs the module the controller would: the one the snapshot's set names (ordinal.dev/module).
 func TestReconcileRunsTheModuleTheSetNames(t *testing.T) {
-	in, err := os.ReadFile("../../testdata/conformance/compat/ordered-template-changed.snapshot.json")
+	in, err := os.ReadFile("../../internal/conformance/cases/compat/ordered-template-changed.snapshot.json")
 	if err != nil {
 		t.Fatal(err)
 	}

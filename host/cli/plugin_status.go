@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/rollout"
@@ -210,7 +209,7 @@ func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kuberne
 	if err := source.OnWatchError(retrying); err != nil {
 		return err
 	}
-	setInformer, sets, err := controller.NewSetInformer(cfg, client, t, ns, func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name })
+	setInformer, sets, err := snapshot.NewSetInformer(cfg, client, t, ns, func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name })
 	if err != nil {
 		return err
 	}

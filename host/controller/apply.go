@@ -8,9 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	sigsjson "sigs.k8s.io/json"
 
@@ -42,24 +40,9 @@ func newRESTClients(cfg *rest.Config, targets ...snapshot.Target) (restClients, 
 		if _, ok := rc[gv]; ok {
 			continue
 		}
-		c := rest.CopyConfig(cfg)
-		c.GroupVersion = &gv
-		c.APIPath = "/apis"
-		if gv.Group == "" {
-			c.APIPath = "/api"
-		}
-		c.ContentType = "application/json"
-		c.AcceptContentTypes = "application/json"
-		c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
-		if s := schemes[gv]; s != nil && s != scheme.Scheme {
-			c.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
-		}
-		if c.UserAgent == "" {
-			c.UserAgent = rest.DefaultKubernetesUserAgent()
-		}
-		client, err := rest.RESTClientFor(c)
+		client, err := snapshot.JSONClient(cfg, gv, schemes[gv])
 		if err != nil {
-			return nil, fmt.Errorf("REST client for %s: %w", gv, err)
+			return nil, err
 		}
 		rc[gv] = client
 	}

@@ -14,16 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -152,21 +148,6 @@ type Controller struct {
 	// predecessors holds each set's *predecessorWait: whether its first sync may go ahead (by key).
 	predecessors sync.Map
 	recorder     record.EventRecorder
-}
-
-// trimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app),
-// which drops managedFields to save memory, except that it keeps who wrote what when (each entry's
-// manager, operation, subresource and time, without its field set, the bulk): otherController reads them.
-// Snapshots carry none (buildSnapshot).
-func trimManagedFields(obj any) (any, error) {
-	if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
-		mf := accessor.GetManagedFields()
-		for i := range mf {
-			mf[i].FieldsV1 = nil
-		}
-		accessor.SetManagedFields(mf)
-	}
-	return obj, nil
 }
 
 // Index names on the informers (see candidates).
@@ -323,7 +304,7 @@ func newController(sh *shared, t snapshot.Target) (*Controller, error) {
 		sets := sh.factory.Apps().V1().StatefulSets()
 		c.setInformer, c.setLister = sets.Informer(), sets.Lister()
 	} else {
-		c.setInformer = customSetInformer(sh.rest[t.GroupVersion], t, sh.cfg, sh.cfg.selectorTweak)
+		c.setInformer = snapshot.CustomSetInformer(sh.rest[t.GroupVersion], t, sh.cfg.Namespace, sh.cfg.Resync, sh.cfg.selectorTweak)
 		c.setLister = appslisters.NewStatefulSetLister(c.setInformer.GetIndexer())
 	}
 	c.consistency = newConsistencyStore(map[schema.GroupResource]rvGetter{
@@ -339,34 +320,6 @@ func newController(sh *shared, t snapshot.Target) (*Controller, error) {
 	}
 	c.recorder = sh.broadcaster.NewRecorder(s, corev1.EventSource{Component: EventComponent})
 	return c, nil
-}
-
-// customSetInformer lists and watches a custom target's sets through its REST client (JSON, decoded by
-// the target's scheme into *appsv1.StatefulSet), with cfg's namespace and resync, the list options tweaked
-// (the controller's --selector), and the shared informers' transform. The factory cannot make it: it keys informers by Go type, and apps/v1's has that type.
-func customSetInformer(client rest.Interface, t snapshot.Target, cfg Config, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
-	if tweak == nil {
-		tweak = func(*metav1.ListOptions) {}
-	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			tweak(&o)
-			list := &appsv1.StatefulSetList{}
-			err := client.Get().Namespace(cfg.Namespace).Resource(t.Resource).
-				VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Into(list)
-			return list, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			tweak(&o)
-			o.Watch = true
-			return client.Get().Namespace(cfg.Namespace).Resource(t.Resource).
-				VersionedParams(&o, metav1.ParameterCodec).Watch(ctx)
-		},
-	}
-	inf := cache.NewSharedIndexInformer(lw, &appsv1.StatefulSet{}, cfg.Resync,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	_ = inf.SetTransform(trimManagedFields) // fails only once started
-	return inf
 }
 
 // Metrics returns the controllers' metrics.

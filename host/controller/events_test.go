@@ -20,7 +20,7 @@ import (
 // The controller's snapshots ask for events[].action, and the embedded module answers with it: the
 // events of a plan's writes are tied to them.
 func TestControllerSnapshotGetsEventActions(t *testing.T) {
-	raw, err := os.ReadFile("../../testdata/conformance/ownership/ordered-orphan-pods-template-changed.snapshot.json")
+	raw, err := os.ReadFile("../../internal/conformance/cases/ownership/ordered-orphan-pods-template-changed.snapshot.json")
 	if err != nil {
 		t.Fatal(err)
 	}

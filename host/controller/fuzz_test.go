@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
-	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/firewall"
@@ -39,7 +38,7 @@ var (
 // plan through, every request stays in the set's namespace, touches only the set's pods, and deletes only
 // with the UID of the object the plan was made from.
 func FuzzSyncPipeline(f *testing.F) {
-	cases, err := conformance.Load(ordinal.ConformanceFS(), ".")
+	cases, err := conformance.All()
 	if err != nil {
 		f.Fatal(err)
 	}

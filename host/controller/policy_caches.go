@@ -18,6 +18,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // policyCaches are the informers of what a set's policies read beyond its snapshot — the
@@ -116,7 +117,7 @@ func (p *policyCaches) start(what string) (cache.SharedIndexInformer, error) {
 	var inf cache.SharedIndexInformer
 	switch what {
 	case abi.ContextPodDisruptionBudgets:
-		opts := []informers.SharedInformerOption{informers.WithTransform(trimManagedFields)}
+		opts := []informers.SharedInformerOption{informers.WithTransform(snapshot.TrimManagedFields)}
 		if p.ns != "" {
 			opts = append(opts, informers.WithNamespace(p.ns))
 		}

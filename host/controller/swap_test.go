@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
-	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
@@ -62,7 +61,7 @@ func gateCases(t testing.TB) []conformance.Case {
 	t.Helper()
 	casesOnce.Do(func() {
 		var all []conformance.Case
-		if all, casesErr = conformance.Load(ordinal.ConformanceFS(), "."); casesErr == nil {
+		if all, casesErr = conformance.All(); casesErr == nil {
 			pinnedCases, casesErr = conformance.Pinned(all)
 		}
 	})

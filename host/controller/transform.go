@@ -27,7 +27,7 @@ import (
 //     interned with the unique package, shared by every cached pod rather than copied in each one.
 //
 // Revisions and claims keep all their fields: a revision's data is what a sync compares, and a claim's
-// name decides which set it belongs to. Everything first goes through trimManagedFields, as before.
+// name decides which set it belongs to. Everything first goes through snapshot.TrimManagedFields, as before.
 
 // informerTransform is the shared informers' transform for a controller reconciling the given kinds.
 func informerTransform(targets []snapshot.Target) cache.TransformFunc {
@@ -36,7 +36,7 @@ func informerTransform(targets []snapshot.Target) cache.TransformFunc {
 		kinds[t.Kind] = true
 	}
 	return func(obj any) (any, error) {
-		obj, err := trimManagedFields(obj)
+		obj, err := snapshot.TrimManagedFields(obj)
 		if err != nil {
 			return obj, err
 		}

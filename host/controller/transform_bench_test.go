@@ -26,7 +26,7 @@ func BenchmarkCachedPodBytes(b *testing.B) {
 	transforms := []struct {
 		name string
 		fn   cache.TransformFunc
-	}{{"kcm", kcm}, {"trim", trimManagedFields}, {"ordinal", informerTransform([]snapshot.Target{snapshot.StatefulSetTarget, snapshot.CRDTarget})}}
+	}{{"kcm", kcm}, {"trim", snapshot.TrimManagedFields}, {"ordinal", informerTransform([]snapshot.Target{snapshot.StatefulSetTarget, snapshot.CRDTarget})}}
 	yes := true
 	owners := map[string]metav1.OwnerReference{
 		"statefulset": kwokPod(b).OwnerReferences[0],

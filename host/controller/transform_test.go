@@ -73,7 +73,7 @@ func TestTransformKeepsSnapshots(t *testing.T) {
 			t.Errorf("pod %s: stubbed %v, want %v", p.Name, stub, wantStub[p.Name])
 		}
 		if !wantStub[p.Name] {
-			want, _ := trimManagedFields(p.DeepCopy())
+			want, _ := snapshot.TrimManagedFields(p.DeepCopy())
 			if !reflect.DeepEqual(q, want) {
 				t.Errorf("pod %s: the transform changed a value beyond managedFields' field sets", p.Name)
 			}

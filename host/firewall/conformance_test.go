@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
@@ -14,7 +13,7 @@ import (
 // in the conformance cases (adoptions, releases, claim owner-reference updates, revision renumbering,
 // the AlreadyExists-rejected creates of collision cases, double deletes) passes it.
 func TestUpstreamPlansPass(t *testing.T) {
-	cases, err := conformance.Load(ordinal.ConformanceFS(), ".")
+	cases, err := conformance.All()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package firewall_test
 import (
 	"testing"
 
-	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/plan"
@@ -15,7 +14,7 @@ import (
 // pipeline: plan.Decode, then firewall.Check. Never a panic; and what the firewall lets through stays
 // inside the set: its namespace, its kinds and verbs, and for pods only the set's members.
 func FuzzFirewall(f *testing.F) {
-	cases, err := conformance.Load(ordinal.ConformanceFS(), ".")
+	cases, err := conformance.All()
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/conformance"
 )
 
 // Regression tests for the holes of issue 11, each named after its hole.
@@ -23,7 +23,7 @@ import (
 // with an overflowing integer parse, refused the adoption, and with it the whole plan on every sync: anyone
 // who could create a pod in the namespace froze the set. The real plan of the shipped module must pass.
 func TestFirewallOrdinalOverflowDoesNotFreezeSet(t *testing.T) {
-	snap, err := fs.ReadFile(ordinal.ConformanceFS(), "ownership/ordered-orphan-extra-ordinal.snapshot.json")
+	snap, err := fs.ReadFile(conformance.FS(), "ownership/ordered-orphan-extra-ordinal.snapshot.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func (w *fakeWriter) CanAdopt(context.Context) error { w.canAdoptCalls++; return
 // conformanceCase loads a committed case: the snapshot and the plan upstream made for it.
 func conformanceCase(t *testing.T, name string) (*firewall.Scope, *abi.Plan) {
 	t.Helper()
-	base := filepath.Join("..", "..", "testdata", "conformance", name)
+	base := filepath.Join("..", "..", "internal", "conformance", "cases", name)
 	snap, err := os.ReadFile(base + ".snapshot.json")
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/host/plan"
@@ -94,7 +93,7 @@ func TestPlanValidationRefusesInvalidPlans(t *testing.T) {
 // Every plan the real upstream controller made (the conformance cases) is valid, by the schema and by
 // Decode, and Decode returns exactly the plan encoding/json reads from it.
 func TestPlanValidationAcceptsUpstreamPlans(t *testing.T) {
-	cases, err := conformance.Load(ordinal.ConformanceFS(), ".")
+	cases, err := conformance.All()
 	if err != nil {
 		t.Fatal(err)
 	}

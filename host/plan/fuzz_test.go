@@ -3,7 +3,6 @@ package plan_test
 import (
 	"testing"
 
-	ordinal "github.com/ordinal-dev/ordinal"
 	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/conformance"
@@ -12,7 +11,7 @@ import (
 // FuzzDecode: whatever a module returns, Decode never panics, and what it accepts the published schema
 // accepts too (Decode is the schema, made fast).
 func FuzzDecode(f *testing.F) {
-	cases, err := conformance.Load(ordinal.ConformanceFS(), ".")
+	cases, err := conformance.All()
 	if err != nil {
 		f.Fatal(err)
 	}

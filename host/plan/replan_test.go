@@ -26,7 +26,7 @@ func refusedCase(t *testing.T, source, name string) (*firewall.Scope, *abi.Plan,
 	t.Helper()
 	scope, first := conformanceCase(t, source)
 	_, after := conformanceCase(t, filepath.Join("write-failures", name))
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "conformance", "write-failures", name+".snapshot.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "conformance", "cases", "write-failures", name+".snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,7 +222,7 @@ func TestRetryAfterIsTheSoonest(t *testing.T) {
 
 // The input the host writes is what the policy input schema describes, for a real snapshot and plan.
 func TestInputMatchesTheSchema(t *testing.T) {
-	base := filepath.Join("..", "..", "testdata", "conformance", "pod-states", "parallel-steady-failed-web-1")
+	base := filepath.Join("..", "..", "internal", "conformance", "cases", "pod-states", "parallel-steady-failed-web-1")
 	snap, err := os.ReadFile(base + ".snapshot.json")
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 // The firewall's scope the replay builds from its world is the one decoding the snapshot bytes gives.
 func TestScopeFromWorldEqualsScopeFromSnapshot(t *testing.T) {
 	for _, f := range []string{
-		"../../testdata/conformance/large/parallel-10-vct2-delete-delete-to-4.snapshot.json",
+		"../../internal/conformance/cases/large/parallel-10-vct2-delete-delete-to-4.snapshot.json",
 		"../../examples/web-fresh.snapshot.json",
 	} {
 		b, err := os.ReadFile(f)

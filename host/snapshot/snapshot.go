@@ -194,7 +194,7 @@ func (cache *EncodeCache) Build(o Objects, target Target, now time.Time, feature
 	s := &Snapshot{names: map[string][]string{}, raws: map[string][]json.RawMessage{}}
 	set := *o.Set
 	set.TypeMeta = metav1.TypeMeta{APIVersion: target.APIVersion(), Kind: target.Kind}
-	set.ManagedFields = nil // upstream's informers drop them (see trimManagedFields); so does every snapshot
+	set.ManagedFields = nil // upstream's informers drop them (see TrimManagedFields); so does every snapshot
 	setJSON, err := json.Marshal(&set)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %s/%s: %w", target.Kind, set.Namespace, set.Name, err)

@@ -17,7 +17,7 @@ import (
 // default GC vs standard Go), instance reuse vs a fresh instance per call, and
 // the direct vs Extism path, by interleaving the calls round by round and
 // printing medians. On a shared machine whose load drifts, interleaving is what
-// keeps the ratios meaningful; docs/host-findings.md was written from it.
+// keeps the ratios meaningful; RATIONALE.md's tables of builds were measured with it.
 // It only runs when asked:
 //
 //	ORDINAL_COMPARE_BUILDS=leaking=/tmp/leaking.wasm,precise=/tmp/precise.wasm \

@@ -38,7 +38,7 @@ type Config struct {
 	// snapshots only grows; recycling keeps host memory bounded.
 	// Default 256 (16 MiB): a 1000-pod call grows a TinyGo guest by about 4 MiB and a fresh
 	// instance costs well under a millisecond, so a lower bound keeps a replay's or a controller's
-	// resident memory small for nothing (docs/host-findings.md). An instance whose first call alone
+	// resident memory small for nothing (RATIONALE.md, "TinyGo with -gc=leaking"). An instance whose first call alone
 	// left it above this (a large set's whole snapshot) is kept while it has at most doubled since
 	// and has room under MemoryLimitPages for another call like its first: a Session's later calls
 	// send only what changed, and recycling it would make the next call send the whole set again.

@@ -80,15 +80,15 @@ func decodePlan(tb testing.TB, plan []byte) abi.Plan {
 	return p
 }
 
-// conformanceSnapshots lists testdata/conformance/*/*.snapshot.json, if any.
+// conformanceSnapshots lists internal/conformance/cases/*/*.snapshot.json, if any.
 func conformanceSnapshots(tb testing.TB) []string {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "conformance", "*", "*.snapshot.json"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "internal", "conformance", "cases", "*", "*.snapshot.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if len(files) == 0 {
-		tb.Fatal("no conformance snapshots under testdata/conformance")
+		tb.Fatal("no conformance snapshots under internal/conformance/cases")
 	}
 	return files
 }

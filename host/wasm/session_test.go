@@ -19,7 +19,7 @@ import (
 // order: consecutive snapshots of one set, as a controller's syncs see them.
 func simSequences(t *testing.T) map[string][][]byte {
 	t.Helper()
-	groups, err := filepath.Glob(filepath.Join("..", "..", "testdata", "conformance", "sim-*"))
+	groups, err := filepath.Glob(filepath.Join("..", "..", "internal", "conformance", "cases", "sim-*"))
 	if err != nil || len(groups) == 0 {
 		t.Fatalf("no sim-* conformance groups (%v)", err)
 	}
@@ -200,7 +200,7 @@ func TestSessionSnapshotWithARepeatedKey(t *testing.T) {
 	ctx := context.Background()
 	m := loadGuest(t, wasm.Config{MaxInstances: 1})
 	full := loadGuest(t, wasm.Config{})
-	base, err := os.ReadFile(filepath.Join("..", "..", "testdata", "conformance", "compat", "ordered-semantic-gate-on.snapshot.json"))
+	base, err := os.ReadFile(filepath.Join("..", "..", "internal", "conformance", "cases", "compat", "ordered-semantic-gate-on.snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

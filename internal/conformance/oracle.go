@@ -7,7 +7,7 @@ import (
 )
 
 // OracleFeatures are the feature gates the reference oracle (k8s.io/kubernetes v1.37.1) ran with when
-// it made the expected plans: its defaults (testdata/conformance/INDEX.md). A case's expected plan is
+// it made the expected plans: its defaults (internal/conformance/cases/INDEX.md). A case's expected plan is
 // the plan for its snapshot under these gates, except where the snapshot overrides them.
 var OracleFeatures = map[string]bool{
 	"MaxUnavailableStatefulSet":             true,

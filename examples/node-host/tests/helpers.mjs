@@ -3,10 +3,10 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-export const conformanceDir = join(repoRoot, 'testdata/conformance');
+export const conformanceDir = join(repoRoot, 'internal/conformance/cases');
 export const cliPath = fileURLToPath(new URL('../reconcile.mjs', import.meta.url));
 
-/** Every <name>.snapshot.json below testdata/conformance with its <name>.plan.json, sorted by name. */
+/** Every <name>.snapshot.json below internal/conformance/cases with its <name>.plan.json, sorted by name. */
 export async function loadCases(root = conformanceDir) {
   const cases = [];
   async function walk(dir) {

@@ -1,4 +1,4 @@
-package ordinal_test
+package embedded_test
 
 import (
 	"bytes"
@@ -14,20 +14,20 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/conformance"
 )
 
-// TestConformance runs every case in testdata/conformance through the shipped TinyGo module, the
+// TestConformance runs every case in internal/conformance/cases through the shipped TinyGo module, the
 // extended module (no case opts into an extension) and, when `make guest-stdgo` has built it, through
 // the standard-Go build of the same source: each plan
 // must equal the one the real upstream controller (v1.37.1) made, and validate against the schema.
 func TestConformance(t *testing.T) {
-	cases, err := conformance.Load(os.DirFS("testdata"), "conformance")
+	cases, err := conformance.All()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cases) == 0 {
-		t.Fatal("no conformance cases under testdata/conformance")
+		t.Fatal("no conformance cases under internal/conformance/cases")
 	}
 	modules := map[string][]byte{"tinygo": embedded.Module(), "extended": embedded.ExtendedModule()}
-	if b, err := os.ReadFile("build/ordinal-stdgo.wasm"); err == nil {
+	if b, err := os.ReadFile("../../build/ordinal-stdgo.wasm"); err == nil {
 		modules["stdgo"] = b
 	} else {
 		t.Logf("standard-Go module not built (make guest-stdgo): %v", err)
@@ -66,7 +66,7 @@ func TestConformance(t *testing.T) {
 // The extended module's plan is the faithful module's, byte for byte, on every conformance case (none
 // opts into an extension), and it describes its extensions where the faithful module describes none.
 func TestExtendedModuleIsFaithfulUnlessASetOptsIn(t *testing.T) {
-	cases, err := conformance.Load(os.DirFS("testdata"), "conformance")
+	cases, err := conformance.All()
 	if err != nil {
 		t.Fatal(err)
 	}
