@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	wb "github.com/ordinal-dev/ordinal/internal/wasmbuild"
@@ -349,7 +350,9 @@ func TestConcurrentLoadsShareTheCompileCache(t *testing.T) {
 		errs := make(chan error, 8)
 		for range cap(errs) {
 			go func() {
-				m, err := wasm.Load(ctx, bin, wasm.Config{CacheDir: dir})
+				// Eight compiles at once on a loaded CI machine can pass the default 30 s: the test is
+				// about the cache, so the timeout is only a backstop (found failing at a load of 20).
+				m, err := wasm.Load(ctx, bin, wasm.Config{CacheDir: dir, Timeout: time.Hour})
 				if err == nil {
 					_, err = m.Reconcile(ctx, behave)
 					m.Close(ctx)
