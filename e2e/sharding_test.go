@@ -38,7 +38,6 @@ func TestShardedReplicas(t *testing.T) {
 	t.Cleanup(cancel)
 	leaseNs := newNamespace(t, ctx)
 	run := fmt.Sprintf("%04d", rand.IntN(10000))
-	selector := "e2e.ordinal.dev/shard-run=" + run
 	a, b, c := "shard-a-"+run, "shard-b-"+run, "shard-c-"+run
 
 	// Namespaces whose shards are spread so that each step moves some: some prefer a and some b of {a, b};
@@ -69,25 +68,14 @@ func TestShardedReplicas(t *testing.T) {
 			controller.PreferredOwner(shardOf[ns], []string{a, b}), controller.PreferredOwner(shardOf[ns], []string{b, c}))
 	}
 
-	start := func(id string) *controllerProc {
-		p := startController(t, leaseNs, ctrlOpts{identity: id, shards: testShards, leaseID: shardLeaseID, selector: selector,
-			extraArgs: []string{"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s",
-				"--leader-election-retry-period", "500ms"}})
-		p.waitReady(ctx)
-		return p
-	}
+	start := func(id string) *controllerProc { return startShardReplica(t, ctx, leaseNs, id, run) }
 	pa, pb := start(a), start(b)
 	waitShardHolders(t, ctx, leaseNs, []string{a, b})
 
-	labelled := func(s *appsv1.StatefulSet) {
-		s.Labels = map[string]string{"e2e.ordinal.dev/shard-run": run}
-		s.Spec.Template.Labels["e2e.ordinal.dev/shard-run"] = run
-		s.Spec.Template.Annotations[annReadyDelay] = "1s" // a rollout takes a few seconds: time to kill mid-way
-	}
 	trackers := map[string]*podTracker{}
 	for _, ns := range namespaces {
 		trackers[ns] = trackPods(t, ctx, ns, "db", true)
-		createSet(t, ctx, ns, newSet("db", 3, labelled))
+		createSet(t, ctx, ns, newSet("db", 3, shardRunSet(run)))
 	}
 	for _, ns := range namespaces {
 		waitRolledOut(t, ctx, ns, "db", 3)
@@ -154,6 +142,28 @@ func TestShardedReplicas(t *testing.T) {
 	}
 	pb.stop()
 	pc.stop()
+}
+
+// startShardReplica starts a replica of `ordinal controller --shards` with short Lease terms, its Leases in
+// leaseNs, over the sets labelled with the run.
+func startShardReplica(t *testing.T, ctx context.Context, leaseNs, id, run string) *controllerProc {
+	t.Helper()
+	p := startController(t, leaseNs, ctrlOpts{identity: id, shards: testShards, leaseID: shardLeaseID,
+		selector: "e2e.ordinal.dev/shard-run=" + run,
+		extraArgs: []string{"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s",
+			"--leader-election-retry-period", "500ms"}})
+	p.waitReady(ctx)
+	return p
+}
+
+// shardRunSet labels a set and its pods with the run (the replicas' --selector), and makes its rollouts
+// take a few seconds: time to kill a replica mid-way.
+func shardRunSet(run string) setOpt {
+	return func(s *appsv1.StatefulSet) {
+		s.Labels = map[string]string{"e2e.ordinal.dev/shard-run": run}
+		s.Spec.Template.Labels["e2e.ordinal.dev/shard-run"] = run
+		s.Spec.Template.Annotations[annReadyDelay] = "1s"
+	}
 }
 
 // spread: of {a, b} the namespaces' shards prefer both, and of {b, c} some prefer c.
@@ -231,3 +241,5 @@ func writers(t *testing.T, ctx context.Context, ns, set string) []string {
 	}
 	return runs
 }
+
+func controllerShardOf(ns string) int { return controller.ShardOf(ns, testShards) }
