@@ -257,8 +257,17 @@ func (s *shards) compete(ctx context.Context, i int) {
 		OnStartedLeading: func(lctx context.Context) {
 			s.setState(i, shardCatchingUp)
 			s.logger.Info("Took shard; waiting for the caches to have its previous owner's writes", "shard", i, "lease", name)
-			if err := s.caughtUp(lctx, i); err != nil {
-				return // lost or given up meanwhile
+			// A failed read is retried while the Lease is held: the shard must not stay held and unsynced.
+			for err := s.caughtUp(lctx, i); err != nil; err = s.caughtUp(lctx, i) {
+				if lctx.Err() != nil {
+					return // lost or given up meanwhile
+				}
+				s.logger.Error(err, "Cannot tell whether the caches have the shard's writes; retrying", "shard", i)
+				select {
+				case <-lctx.Done():
+					return
+				case <-time.After(s.cfg.RetryPeriod):
+				}
 			}
 			s.mu.Lock()
 			ok := s.state[i] == shardCatchingUp
