@@ -65,6 +65,8 @@ type shards struct {
 	members   memberTracker
 	// stopMember ends the member elector (releasing its Lease)
 	stopMember context.CancelFunc
+	// stopped: Stop has begun; no elector starts after it (a last rebalance may still be running)
+	stopped bool
 }
 
 // competition is one elector of a shard's Lease.
@@ -174,6 +176,7 @@ func (s *shards) start(ctx context.Context, memberLost func(error)) error {
 // Stop releases every shard (the workers have stopped: no sync is in flight), then the member Lease.
 func (s *shards) Stop() {
 	s.mu.Lock()
+	s.stopped = true
 	for i, c := range s.competing {
 		c.cancel()
 		delete(s.competing, i)
@@ -297,9 +300,13 @@ func (s *shards) compete(ctx context.Context, i int) {
 	}
 	c := &competition{cancel: cancel}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		cancel()
+		return
+	}
 	s.competing[i] = c
-	s.mu.Unlock()
-	s.electors.Go(func() {
+	s.electors.Go(func() { // under mu, so never after Stop's Wait has begun
 		elector.Run(ectx)
 		s.mu.Lock()
 		if s.competing[i] == c { // lost, not given up: competed for again at the next look
