@@ -80,7 +80,12 @@ func newNamespace(t *testing.T, ctx context.Context) string {
 	if len(base) > 50 {
 		base = strings.Trim(base[:50], "-")
 	}
-	name := fmt.Sprintf("e2e-%s-%04d", base, rand.IntN(10000))
+	return newNamespaceNamed(t, ctx, fmt.Sprintf("e2e-%s-%04d", base, rand.IntN(10000)))
+}
+
+// newNamespaceNamed is newNamespace with the name given.
+func newNamespaceNamed(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
 	_, err := cfg.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Labels: map[string]string{"e2e.ordinal.dev/test": "true"}}}, metav1.CreateOptions{})
 	if err != nil {
@@ -119,7 +124,10 @@ type ctrlOpts struct {
 	// crdOnly: Ordinal's own kind alone (no --apps-v1), as where kube-controller-manager's StatefulSet
 	// controller runs. By default the controller manages both kinds: most tests use apps/v1 sets on a
 	// cluster whose kube-controller-manager has its StatefulSet controller off.
-	crdOnly   bool
+	crdOnly bool
+	// shards: run sharded (--shards) over every namespace, the Leases in the test's namespace named after
+	// leaseID, instead of watching the test's namespace alone
+	shards    int
 	extraArgs []string
 }
 
@@ -195,14 +203,18 @@ func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
 			break
 		}
 	}
-	args := []string{"controller", "--kubeconfig", cfg.kubeconfig, "-n", ns,
+	args := []string{"controller", "--kubeconfig", cfg.kubeconfig,
 		"--workers", strconv.Itoa(o.workers), "--metrics-bind-address", anyPort, "--health-probe-bind-address", anyPort,
 		"-v", "2"} // skipped syncs in the log too, for a failure's artifacts
-	if o.leaderElect {
-		args = append(args, "--leader-elect=true", "--leader-election-namespace", ns,
+	switch {
+	case o.shards > 0:
+		args = append(args, "--shards", strconv.Itoa(o.shards), "--leader-elect=true", "--leader-election-namespace", ns,
 			"--leader-election-id", o.leaseID, "--identity", o.identity)
-	} else {
-		args = append(args, "--leader-elect=false")
+	case o.leaderElect:
+		args = append(args, "-n", ns, "--leader-elect=true", "--leader-election-namespace", ns,
+			"--leader-election-id", o.leaseID, "--identity", o.identity)
+	default:
+		args = append(args, "-n", ns, "--leader-elect=false")
 	}
 	if o.selector != "" {
 		args = append(args, "--selector", o.selector)

@@ -725,3 +725,70 @@ func TestWatchNamespaceAndSelector(t *testing.T) {
 	}
 	one(t, objs, "ClusterRoleBinding", "ordinal-controller-nodes")
 }
+
+// controller.shards above 1 renders the kustomize overlay ../deploy-sharded: the base's args plus --shards
+// and --identity, the Role on every Lease of the release namespace, and a PodDisruptionBudget as the base's;
+// without leader election it is refused.
+func TestShards(t *testing.T) {
+	c := loadChart(t)
+	if roles := roleRules(t, render(t, c, nil)); roles["Role/ordinal-controller-shards"] != nil {
+		t.Error("one shard (the default), yet the shards' Role is rendered")
+	}
+	objs := render(t, c, map[string]any{"controller": map[string]any{"replicas": 3, "shards": 16}})
+
+	b, err := os.ReadFile(filepath.Join("..", "deploy-sharded", "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Patches []struct {
+			Patch string `json:"patch"`
+		} `json:"patches"`
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil || len(k.Patches) != 1 {
+		t.Fatalf("deploy-sharded/kustomization.yaml: %v, %d patches", err, len(k.Patches))
+	}
+	var ops []struct {
+		Op, Path string
+		Value    any
+	}
+	if err := yaml.Unmarshal([]byte(k.Patches[0].Patch), &ops); err != nil {
+		t.Fatal(err)
+	}
+	want, wantArgs, _ := container(t, one(t, readObjects(t, filepath.Join(deployDir, "deployment.yaml")), "Deployment", "ordinal-controller"))
+	wantReplicas := *want.Spec.Replicas
+	for _, op := range ops {
+		switch {
+		case op.Op == "add" && op.Path == "/spec/template/spec/containers/0/args/-":
+			wantArgs = append(wantArgs, op.Value.(string))
+		case op.Op == "replace" && op.Path == "/spec/replicas":
+			wantReplicas = int32(op.Value.(float64))
+		default:
+			t.Fatalf("deploy-sharded: unexpected patch %+v", op)
+		}
+	}
+	got, args, _ := container(t, one(t, objs, "Deployment", "ordinal-controller"))
+	if !reflect.DeepEqual(args, wantArgs) || *got.Spec.Replicas != wantReplicas {
+		t.Errorf("replicas %d, args\n  %s\nwant (deploy-sharded) %d,\n  %s", *got.Spec.Replicas, strings.Join(args, "\n  "), wantReplicas, strings.Join(wantArgs, "\n  "))
+	}
+	gotRoles, wantRoles := roleRules(t, objs), roleRules(t, readObjects(t, filepath.Join("..", "deploy-sharded", "rbac.yaml")))
+	if w := wantRoles["Role/ordinal-controller-shards"]; w == nil || !reflect.DeepEqual(gotRoles["Role/ordinal-controller-shards"], w) {
+		t.Errorf("Role ordinal-controller-shards: %q, want (deploy-sharded/rbac.yaml) %q", gotRoles["Role/ordinal-controller-shards"], w)
+	}
+	one(t, objs, "RoleBinding", "ordinal-controller-shards")
+	var gotPDB, wantPDB map[string]any
+	decode(t, one(t, objs, "PodDisruptionBudget", "ordinal-controller"), &gotPDB)
+	decode(t, one(t, readObjects(t, filepath.Join(deployDir, "poddisruptionbudget.yaml")), "PodDisruptionBudget", "ordinal-controller"), &wantPDB)
+	if !reflect.DeepEqual(gotPDB["spec"], wantPDB["spec"]) {
+		t.Errorf("PodDisruptionBudget spec %v, want (deploy/poddisruptionbudget.yaml) %v", gotPDB["spec"], wantPDB["spec"])
+	}
+
+	rv, err := chartutil.ToRenderValues(c, map[string]any{"controller": map[string]any{"shards": 4, "leaderElection": map[string]any{"enabled": false}}},
+		chartutil.ReleaseOptions{Name: "ordinal", Namespace: namespace}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Render(c, rv); err == nil || !strings.Contains(err.Error(), "needs controller.leaderElection.enabled") {
+		t.Errorf("shards without leader election: %v, want the chart's error", err)
+	}
+}

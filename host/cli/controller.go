@@ -32,6 +32,7 @@ type controllerOptions struct {
 	selector         string
 	workers          int
 	leaderElect      bool
+	shards           int
 	force            bool
 	appsV1           bool
 	leNamespace      string
@@ -86,6 +87,14 @@ Leader election (on by default) uses a coordination.k8s.io Lease; only the leade
 workers. SIGTERM or SIGINT stops taking work, waits for the syncs in flight, releases the lease and exits 0.
 Losing the lease exits 1.
 
+Sharded (--shards N above 1, the same N and --leader-election-id on every replica), every replica runs: the
+sets are split by a hash of their namespace into N shards, and each shard's sets are synced by one replica
+at a time, the holder of the Lease <leader-election-id>-shard-<i>. Each replica renews its own Lease
+<leader-election-id>-member-<identity>; the live replicas share the shards by rendezvous hashing, a replica
+gives a shard to a newcomer only after draining its syncs, and the shards of a replica gone are taken once
+its Leases expire. A replica taking a shard syncs its sets only once its caches have the previous owner's
+last writes (docs/scale.md).
+
 Endpoints: /metrics on --metrics-bind-address (with --profiling, Go's profiles on /debug/pprof/ there too); /healthz
 and /readyz on --health-probe-bind-address (one server if both are the same address; "0" disables). The flag
 names are controller-runtime's; the older --metrics-addr and --health-addr still work. /healthz is 200 unless this replica leads and has failed to renew its lease.
@@ -105,6 +114,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.BoolVar(&o.appsV1, "apps-v1", false, "also manage apps/v1 StatefulSets (only where kube-controller-manager's StatefulSet controller is off)")
 	f.BoolVar(&o.force, "force", false, "act on sets another controller also acts on (by default such a set is left alone, with a Warning event OtherControllerActive)")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader with a Lease before running (for more than one replica)")
+	f.IntVar(&o.shards, "shards", 1, "split the sets by namespace hash into this many shards, each synced by one of the replicas running with the same --shards and --leader-election-id, through Leases (1: one leader syncs every set)")
 	f.StringVar(&o.leNamespace, "leader-election-namespace", "", "namespace of the Lease (default: --namespace, else \"default\")")
 	f.StringVar(&o.leID, "leader-election-id", "ordinal-controller", "name of the Lease")
 	f.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease (default: hostname_pid)")
@@ -220,9 +230,13 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	le, sharding, err := o.leases()
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
 	ctrl, err := controller.New(controller.Config{
 		RESTConfig: restCfg, Module: ref, Modules: modules, Policies: pols, Signals: signals, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
-		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force,
+		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force, Sharding: sharding,
 	})
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -232,11 +246,14 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 		return withCode(ExitUsage, err)
 	}
 
-	health := &controller.Health{LeaderElection: o.leaderElect, Synced: ctrl.HasSynced, Module: swapper.Status}
-	var watchdog *leaderelection.HealthzAdaptor
+	// Sharded, every replica runs (no standby): ready once synced; /healthz watches its member Lease.
+	health := &controller.Health{LeaderElection: o.leaderElect && sharding == nil, Synced: ctrl.HasSynced, Module: swapper.Status}
 	if o.leaderElect {
-		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-		health.Watchdog = watchdog
+		le.Watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+		health.Watchdog = le.Watchdog
+		if sharding != nil {
+			sharding.Watchdog = le.Watchdog
+		}
 	}
 	servers, err := startServers(ctx, o, metrics, health)
 	if err != nil {
@@ -270,7 +287,7 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 		}
 	}
 
-	if !o.leaderElect {
+	if !o.leaderElect || sharding != nil {
 		health.Leading.Store(true)
 		metrics.SetLeader(true)
 		err = run(ctx)
@@ -279,23 +296,7 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 		if cerr != nil {
 			return withCode(ExitUsage, cerr)
 		}
-		ns := o.leNamespace
-		if ns == "" {
-			ns = o.kube.namespace
-		}
-		if ns == "" {
-			ns = "default"
-		}
-		id := o.identity
-		if id == "" {
-			host, _ := os.Hostname()
-			id = fmt.Sprintf("%s_%d", host, os.Getpid())
-		}
-		err = controller.RunLeaderElected(ctx, client, controller.LeaderElection{
-			Namespace: ns, Name: o.leID, Identity: id,
-			LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
-			Watchdog: watchdog,
-		}, func(leading bool) {
+		err = controller.RunLeaderElected(ctx, client, *le, func(leading bool) {
 			health.Leading.Store(leading)
 			metrics.SetLeader(leading)
 		}, run)
@@ -306,6 +307,33 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	}
 	logger.Info("Controller stopped")
 	return nil
+}
+
+// leases returns the Lease settings of the flags, and the sharding with --shards above 1 (nil otherwise).
+func (o *controllerOptions) leases() (*controller.LeaderElection, *controller.Sharding, error) {
+	ns := o.leNamespace
+	if ns == "" {
+		ns = o.kube.namespace
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	id := o.identity
+	if id == "" {
+		host, _ := os.Hostname()
+		id = fmt.Sprintf("%s_%d", host, os.Getpid())
+	}
+	le := &controller.LeaderElection{Namespace: ns, Name: o.leID, Identity: id,
+		LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod}
+	switch {
+	case o.shards < 1:
+		return nil, nil, fmt.Errorf("--shards %d: must be at least 1", o.shards)
+	case o.shards == 1:
+		return le, nil, nil
+	case !o.leaderElect:
+		return nil, nil, fmt.Errorf("--shards %d needs Leases: drop --leader-elect=false", o.shards)
+	}
+	return le, &controller.Sharding{Shards: o.shards, LeaderElection: *le}, nil
 }
 
 // startServers serves /metrics and /healthz+/readyz (on one server when the addresses are equal).

@@ -199,3 +199,32 @@ func TestReconcileRunsTheModuleTheSetNames(t *testing.T) {
 		t.Errorf("unknown module: exit %d, want %d\n%s", code, ExitUsage, errOut)
 	}
 }
+
+// --shards: above 1 it shards over Leases named after --leader-election-id; bad values are named.
+func TestShardsFlag(t *testing.T) {
+	for _, tc := range []struct {
+		o       controllerOptions
+		wantErr string
+		shards  int
+	}{
+		{o: controllerOptions{shards: 1, leaderElect: true}},
+		{o: controllerOptions{shards: 1, leaderElect: false}},
+		{o: controllerOptions{shards: 16, leaderElect: true, identity: "r1", leID: "ordinal"}, shards: 16},
+		{o: controllerOptions{shards: 0, leaderElect: true}, wantErr: "--shards 0: must be at least 1"},
+		{o: controllerOptions{shards: 4, leaderElect: false}, wantErr: "--shards 4 needs Leases"},
+	} {
+		le, sh, err := tc.o.leases()
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%+v: err %v, want %q", tc.o, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%+v: %v", tc.o, err)
+		case tc.shards == 0 && sh != nil:
+			t.Errorf("%+v: sharded", tc.o)
+		case tc.shards > 0 && (sh == nil || sh.Shards != tc.shards || sh.Identity != "r1" || sh.Namespace != "default" || le.Name != "ordinal"):
+			t.Errorf("%+v: sharding %+v", tc.o, sh)
+		}
+	}
+}

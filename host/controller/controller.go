@@ -79,6 +79,9 @@ type Config struct {
 	Now func() time.Time
 	// Metrics (default: a fresh registry).
 	Metrics *Metrics
+	// Sharding, with Shards above 1, splits the sets with other replicas by namespace (sharding.go); nil or
+	// one shard: this replica syncs every set (run it under RunLeaderElected for a standby).
+	Sharding *Sharding
 }
 
 // selectorTweak applies --selector to an informer's list and watch options (every informer's).
@@ -110,6 +113,8 @@ type shared struct {
 	broadcaster record.EventBroadcaster
 	// policyCaches: the budgets and nodes the sets' policies read, watched once a sync needs them
 	policyCaches *policyCaches
+	// shards: which sets this replica may sync (nil: all)
+	shards *shards
 }
 
 // Manager runs one Controller per target over the shared informers. Create it with New, start it
@@ -259,6 +264,14 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 	if err := m.pvcInformer.AddIndexers(cache.Indexers{indexParent: parentIndex, indexOwnerUID: ownerUIDIndex}); err != nil {
 		return nil, err
 	}
+	if sh := cfg.Sharding; sh != nil && sh.Shards > 1 {
+		if err := sh.validate(); err != nil {
+			return nil, fmt.Errorf("controller: %w", err)
+		}
+		m.shards = newShards(*sh, client, m.metrics)
+		m.shards.caughtUp = m.caughtUp
+		m.shards.enqueue = m.enqueueShard
+	}
 	m.broadcaster = record.NewBroadcaster()
 	// A set left alone for naming a module not supplied yet (or refused) is synced again once the supplied
 	// modules change: nothing else about it changed.
@@ -318,7 +331,11 @@ func newController(sh *shared, t snapshot.Target) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
-	c.recorder = sh.broadcaster.NewRecorder(s, corev1.EventSource{Component: EventComponent})
+	source := corev1.EventSource{Component: EventComponent}
+	if sh.shards != nil { // which replica wrote: with several writing, the events say (source.host)
+		source.Host = sh.shards.cfg.Identity
+	}
+	c.recorder = sh.broadcaster.NewRecorder(s, source)
 	return c, nil
 }
 
@@ -372,6 +389,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	// finishes its plan (the module call and each request keep their own
 	// limits); workers take no new item once ctx is done.
 	workCtx := context.WithoutCancel(ctx)
+	// Sharded, losing the member Lease stops this replica as shutdown does, with the loss as its error.
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	if m.shards != nil {
+		if err := m.shards.start(ctx, stopRun); err != nil {
+			return err
+		}
+	}
 	var wg sync.WaitGroup
 	for _, c := range m.controllers {
 		for i := 0; i < m.cfg.Workers; i++ {
@@ -389,8 +414,29 @@ func (m *Manager) Run(ctx context.Context) error {
 		c.queue.ShutDown()
 	}
 	wg.Wait()
+	if m.shards != nil {
+		m.shards.Stop() // no sync in flight: the shards' Leases are released
+	}
 	m.synced.Store(false)
+	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
 	return nil
+}
+
+// enqueueShard enqueues every set of shard i (it became this replica's).
+func (m *Manager) enqueueShard(i int) {
+	for _, c := range m.controllers {
+		sets, err := c.setLister.List(labels.Everything())
+		if err != nil {
+			continue
+		}
+		for _, s := range sets {
+			if ShardOf(s.Namespace, m.shards.cfg.Shards) == i {
+				c.enqueue(s)
+			}
+		}
+	}
 }
 
 // checkServed refuses to start when a custom target's CustomResourceDefinition is not installed: its
@@ -427,6 +473,16 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if c.shards != nil { // another replica's set, or one not yet caught up: dropped (enqueued again if taken)
+		ns, _, _ := cache.SplitMetaNamespaceKey(key)
+		shard, ok := c.shards.begin(ns)
+		if !ok {
+			c.staleRetry.Forget(key)
+			c.queue.Forget(key)
+			return true
+		}
+		defer c.shards.end(shard)
+	}
 	requeueAfter, err := c.sync(ctx, key)
 	var stale *staleError
 	switch {

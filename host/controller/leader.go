@@ -25,6 +25,19 @@ type LeaderElection struct {
 	Watchdog *leaderelection.HealthzAdaptor
 }
 
+// defaults fills the durations not set (kube-controller-manager's).
+func (le *LeaderElection) defaults() {
+	if le.LeaseDuration == 0 {
+		le.LeaseDuration = 15 * time.Second
+	}
+	if le.RenewDeadline == 0 {
+		le.RenewDeadline = 10 * time.Second
+	}
+	if le.RetryPeriod == 0 {
+		le.RetryPeriod = 2 * time.Second
+	}
+}
+
 // ErrLeaderElectionLost is returned when the lease is lost while leading; the
 // process should exit and restart (as kube-controller-manager does).
 var ErrLeaderElectionLost = errors.New("leader election lost")
@@ -37,15 +50,7 @@ var ErrLeaderElectionLost = errors.New("leader election lost")
 func RunLeaderElected(ctx context.Context, client kubernetes.Interface, le LeaderElection,
 	leading func(bool), run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
-	if le.LeaseDuration == 0 {
-		le.LeaseDuration = 15 * time.Second
-	}
-	if le.RenewDeadline == 0 {
-		le.RenewDeadline = 10 * time.Second
-	}
-	if le.RetryPeriod == 0 {
-		le.RetryPeriod = 2 * time.Second
-	}
+	le.defaults()
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: le.Namespace, Name: le.Name},
 		Client:     client.CoordinationV1(),

@@ -25,6 +25,7 @@ type Metrics struct {
 	staleSkips     *prometheus.CounterVec   // group, resource
 	moduleInfo     *prometheus.GaugeVec     // version, digest, kubernetes_version, abi
 	leader         prometheus.Gauge         // 1 while leading
+	shardsHeld     prometheus.Gauge         // shard Leases held (sharded mode)
 	snapshotBytes  prometheus.Histogram     // snapshot size
 	queueDepth     prometheus.GaugeFunc
 
@@ -85,6 +86,9 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.moduleInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "ordinal_module_info", Help: "The active reconcile module (value 1).",
 	}, []string{"module", "version", "digest", "kubernetes_version", "abi"})
+	m.shardsHeld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ordinal_shards_held", Help: "Shard Leases this replica holds (--shards above 1), whether its sets are synced yet or being given up.",
+	})
 	m.leader = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "ordinal_leader", Help: "1 while this replica holds the leader lease (or runs without leader election).",
 	})
@@ -106,7 +110,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 		Name: "ordinal_plan_refusals_total", Help: "Plans refused by the action firewall (nothing applied), by the first rule violated.",
 	}, []string{"rule"})
 	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.actions, m.errors, m.staleSkips,
-		m.moduleInfo, m.leader, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
+		m.moduleInfo, m.leader, m.shardsHeld, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if queueDepth != nil {
 		m.queueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{

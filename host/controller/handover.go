@@ -1,0 +1,189 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+)
+
+// The handover rule (docs/scale.md): a replica that takes a shard syncs its sets only once its caches have
+// the previous owner's last writes. The informers watch every namespace the controller is given, so they are
+// not restarted on a take; instead, after acquiring the Lease the replica makes consistent reads
+// (resourceVersion unset: served at the API server's current revision R, after every write it acknowledged)
+// and waits until each informer either has processed an event at R or later, or holds for the shard's
+// namespaces exactly the objects, at the same resourceVersions, that the read returned.
+//
+// Why that is sound: the previous owner's writes all happened before it released the Lease (it drains its
+// syncs first) or before its Lease expired (it stopped at its renew deadline), so before this replica
+// acquired it and before the reads: they are in the reads. An informer that processed an event at R or later
+// has every event up to it, those writes included (a watch delivers in resourceVersion order). An informer
+// holding exactly what the read returned for a namespace has that namespace's state at R, whatever its own
+// last event. The second condition is what lets a take finish when a kind is quiet (no event after R until
+// the next watch bookmark, up to a minute); the first, when the namespace keeps changing.
+//
+// The namespaces checked are those that have a set at R (a set list, consistent, of each kind): the previous
+// owner wrote only for sets that existed before its last write.
+
+// cacheCheck is one informer and the namespaces whose objects it must have at a consistent read.
+type cacheCheck struct {
+	what  string
+	store cache.Indexer
+	// list reads the objects of one namespace at the API server's current revision.
+	list func(ctx context.Context, ns string) (runtime.Object, error)
+}
+
+// caughtUp waits until the caches have every write made to shard i before the call (see above).
+func (m *Manager) caughtUp(ctx context.Context, i int) error {
+	logger := m.shards.logger
+	start := time.Now()
+	namespaces := map[string]bool{}
+	var checks []pending
+	for _, c := range m.controllers {
+		ck := c.setCheck()
+		l, err := ck.listAll(ctx)
+		if err != nil {
+			return fmt.Errorf("shard %d: consistent read of %s: %w", i, ck.what, err)
+		}
+		items, _ := meta.ExtractList(l)
+		mine := map[string]bool{}
+		for _, o := range items {
+			if ns := metaOfObject(o).GetNamespace(); ShardOf(ns, m.shards.cfg.Shards) == i {
+				mine[ns] = true
+			}
+		}
+		for ns := range mine {
+			namespaces[ns] = true
+			checks = append(checks, newPending(ck.cacheCheck, ns, l))
+		}
+	}
+	for ns := range namespaces {
+		for _, ck := range m.ownedChecks() {
+			l, err := ck.list(ctx, ns)
+			if err != nil {
+				return fmt.Errorf("shard %d: consistent read of %s in %s: %w", i, ck.what, ns, err)
+			}
+			checks = append(checks, newPending(ck, ns, l))
+		}
+	}
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		left := checks[:0]
+		for _, p := range checks {
+			if !p.done() {
+				left = append(left, p)
+			}
+		}
+		checks = left
+		return len(checks) == 0, nil
+	})
+	if err == nil {
+		logger.Info("Caches have the shard's writes", "shard", i, "namespaces", len(namespaces), "waited", time.Since(start).String())
+	}
+	return err
+}
+
+// pending is one namespace of one informer, waited for.
+type pending struct {
+	cacheCheck
+	ns       string
+	rv       string            // the read's resourceVersion (R)
+	versions map[string]string // name -> resourceVersion at R, in ns
+}
+
+func newPending(ck cacheCheck, ns string, list runtime.Object) pending {
+	p := pending{cacheCheck: ck, ns: ns, versions: map[string]string{}}
+	if lm, err := meta.ListAccessor(list); err == nil {
+		p.rv = lm.GetResourceVersion()
+	}
+	items, _ := meta.ExtractList(list)
+	for _, o := range items {
+		if om := metaOfObject(o); om.GetNamespace() == ns {
+			p.versions[om.GetName()] = om.GetResourceVersion()
+		}
+	}
+	return p
+}
+
+// done: the informer has processed an event at the read's revision or later, or holds exactly the read's
+// objects of ns.
+func (p pending) done() bool {
+	if seen := p.store.LastStoreSyncResourceVersion(); seen != "" && p.rv != "" {
+		if cmp, err := resourceversion.CompareResourceVersion(seen, p.rv); err == nil && cmp >= 0 {
+			return true
+		}
+	}
+	objs, err := p.store.ByIndex(cache.NamespaceIndex, p.ns)
+	if err != nil || len(objs) != len(p.versions) {
+		return false
+	}
+	for _, o := range objs {
+		om := metaOf(o)
+		if om == nil || p.versions[om.GetName()] != om.GetResourceVersion() {
+			return false
+		}
+	}
+	return true
+}
+
+func metaOfObject(o runtime.Object) metav1.Object {
+	m, _ := meta.Accessor(o)
+	if m == nil {
+		return &metav1.ObjectMeta{}
+	}
+	return m
+}
+
+// setsCheck is the check of a target's set informer, which also lists every namespace at once.
+type setsCheck struct {
+	cacheCheck
+	listAll func(ctx context.Context) (runtime.Object, error)
+}
+
+func (c *Controller) setCheck() setsCheck {
+	opts := func() metav1.ListOptions {
+		o := metav1.ListOptions{}
+		c.cfg.selectorTweak(&o)
+		return o
+	}
+	listIn := func(ctx context.Context, ns string) (runtime.Object, error) {
+		if !c.target.Custom {
+			return c.client.AppsV1().StatefulSets(ns).List(ctx, opts())
+		}
+		o := opts()
+		l := &appsv1.StatefulSetList{}
+		err := c.rest[c.target.GroupVersion].Get().Namespace(ns).Resource(c.target.Resource).
+			VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Into(l)
+		return l, err
+	}
+	return setsCheck{
+		cacheCheck: cacheCheck{what: c.target.String(), store: c.setInformer.GetIndexer(), list: listIn},
+		listAll:    func(ctx context.Context) (runtime.Object, error) { return listIn(ctx, c.cfg.Namespace) },
+	}
+}
+
+// ownedChecks are the checks of the informers of what the sets own: pods, revisions, claims.
+func (m *Manager) ownedChecks() []cacheCheck {
+	opts := func() metav1.ListOptions {
+		o := metav1.ListOptions{}
+		m.cfg.selectorTweak(&o)
+		return o
+	}
+	return []cacheCheck{
+		{what: "pods", store: m.podInformer.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
+			return m.client.CoreV1().Pods(ns).List(ctx, opts())
+		}},
+		{what: "controllerrevisions", store: m.revInformer.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
+			return m.client.AppsV1().ControllerRevisions(ns).List(ctx, opts())
+		}},
+		{what: "persistentvolumeclaims", store: m.pvcInformer.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
+			return m.client.CoreV1().PersistentVolumeClaims(ns).List(ctx, opts())
+		}},
+	}
+}
