@@ -749,29 +749,35 @@ func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
 // ---------------------------------------------------------------------------------------------- the test
 
 func chaosSeeds(t *testing.T) []int64 {
-	if s := os.Getenv("ORDINAL_CHAOS_SEEDS"); s != "" {
+	return seedsFromEnv(t, "ORDINAL_CHAOS", len(chaosScenarios)) // one per scenario: each run is short
+}
+
+// seedsFromEnv reads a seeded test's seeds: PREFIX_SEEDS=3,9 replays those, else PREFIX_RUNS (default runs)
+// seeds from PREFIX_FIRST_SEED (default 1).
+func seedsFromEnv(t *testing.T, prefix string, runs int) []int64 {
+	if s := os.Getenv(prefix + "_SEEDS"); s != "" {
 		var out []int64
 		for _, f := range strings.Split(s, ",") {
 			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
 			if err != nil {
-				t.Fatalf("ORDINAL_CHAOS_SEEDS: %q is not a seed", f)
+				t.Fatalf("%s_SEEDS: %q is not a seed", prefix, f)
 			}
 			out = append(out, v)
 		}
 		return out
 	}
-	runs, first := len(chaosScenarios), int64(1) // one per scenario: each run is short
-	if s := os.Getenv("ORDINAL_CHAOS_RUNS"); s != "" {
+	first := int64(1)
+	if s := os.Getenv(prefix + "_RUNS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 0 {
-			t.Fatalf("ORDINAL_CHAOS_RUNS: %q is not a count", s)
+			t.Fatalf("%s_RUNS: %q is not a count", prefix, s)
 		}
 		runs = v
 	}
-	if s := os.Getenv("ORDINAL_CHAOS_FIRST_SEED"); s != "" {
+	if s := os.Getenv(prefix + "_FIRST_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			t.Fatalf("ORDINAL_CHAOS_FIRST_SEED: %q is not a seed", s)
+			t.Fatalf("%s_FIRST_SEED: %q is not a seed", prefix, s)
 		}
 		first = v
 	}

@@ -26,7 +26,7 @@ import (
 // (default 1); ORDINAL_SHARD_CHAOS_SEEDS=3,9 replays given seeds.
 func TestShardedChaos(t *testing.T) {
 	requireController(t)
-	seeds := shardChaosSeeds(t)
+	seeds := seedsFromEnv(t, "ORDINAL_SHARD_CHAOS", 1)
 	var failing []string
 	progress, err := os.Create(filepath.Join(cfg.artifacts, "shard-chaos-progress.txt"))
 	if err != nil {
@@ -44,34 +44,6 @@ func TestShardedChaos(t *testing.T) {
 	if len(failing) > 0 {
 		t.Errorf("failing seeds: %s (replay: ORDINAL_SHARD_CHAOS_SEEDS=%s)", strings.Join(failing, ","), strings.Join(failing, ","))
 	}
-}
-
-func shardChaosSeeds(t *testing.T) []int64 {
-	var out []int64
-	if s := os.Getenv("ORDINAL_SHARD_CHAOS_SEEDS"); s != "" {
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("ORDINAL_SHARD_CHAOS_SEEDS: %q is not a seed", f)
-			}
-			out = append(out, n)
-		}
-		return out
-	}
-	runs, first := int64(1), int64(1)
-	for name, p := range map[string]*int64{"ORDINAL_SHARD_CHAOS_RUNS": &runs, "ORDINAL_SHARD_CHAOS_FIRST_SEED": &first} {
-		if s := os.Getenv(name); s != "" {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil || n < 0 {
-				t.Fatalf("%s: %q is not a count", name, s)
-			}
-			*p = n
-		}
-	}
-	for i := int64(0); i < runs; i++ {
-		out = append(out, first+i)
-	}
-	return out
 }
 
 // shardChaosEvent is one step of a seed's schedule: at a delay after the rollout's edit, SIGKILL a live
@@ -133,14 +105,7 @@ func shardChaosRun(t *testing.T, seed int64) {
 	join()
 	join()
 	waitShardHolders(t, ctx, leaseNs, ids())
-	trackers := map[string]*podTracker{}
-	for _, ns := range namespaces {
-		trackers[ns] = trackPods(t, ctx, ns, "db", true)
-		createSet(t, ctx, ns, newSet("db", 3, shardRunSet(run)))
-	}
-	for _, ns := range namespaces {
-		waitRolledOut(t, ctx, ns, "db", 3)
-	}
+	trackers := rollOutShardedSets(t, ctx, namespaces, run)
 
 	for _, ns := range namespaces {
 		patchSet(t, ctx, ns, "db", setVersion("v2"))

@@ -72,14 +72,7 @@ func TestShardedReplicas(t *testing.T) {
 	pa, pb := start(a), start(b)
 	waitShardHolders(t, ctx, leaseNs, []string{a, b})
 
-	trackers := map[string]*podTracker{}
-	for _, ns := range namespaces {
-		trackers[ns] = trackPods(t, ctx, ns, "db", true)
-		createSet(t, ctx, ns, newSet("db", 3, shardRunSet(run)))
-	}
-	for _, ns := range namespaces {
-		waitRolledOut(t, ctx, ns, "db", 3)
-	}
+	trackers := rollOutShardedSets(t, ctx, namespaces, run)
 	// Before any handover: each set's writes came from the replica its shard prefers.
 	for _, ns := range namespaces {
 		want := controller.PreferredOwner(shardOf[ns], []string{a, b})
@@ -243,3 +236,18 @@ func writers(t *testing.T, ctx context.Context, ns, set string) []string {
 }
 
 func controllerShardOf(ns string) int { return controller.ShardOf(ns, testShards) }
+
+// rollOutShardedSets creates the set "db" (3 pods) of the run in each namespace, tracking its pods, and waits
+// until every one has rolled out.
+func rollOutShardedSets(t *testing.T, ctx context.Context, namespaces []string, run string) map[string]*podTracker {
+	t.Helper()
+	trackers := map[string]*podTracker{}
+	for _, ns := range namespaces {
+		trackers[ns] = trackPods(t, ctx, ns, "db", true)
+		createSet(t, ctx, ns, newSet("db", 3, shardRunSet(run)))
+	}
+	for _, ns := range namespaces {
+		waitRolledOut(t, ctx, ns, "db", 3)
+	}
+	return trackers
+}
