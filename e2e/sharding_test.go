@@ -37,30 +37,22 @@ func TestShardedReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	t.Cleanup(cancel)
 	leaseNs := newNamespace(t, ctx)
-	run := fmt.Sprintf("%04d", rand.IntN(10000))
-	a, b, c := "shard-a-"+run, "shard-b-"+run, "shard-c-"+run
-
 	// Namespaces whose shards are spread so that each step moves some: some prefer a and some b of {a, b};
-	// some prefer c of {b, c}.
+	// some prefer c of {b, c}. Not every run's names allow it (FNV-1a puts names differing at their end in
+	// few shards; a run's three identities may leave c preferred nowhere): then another run is drawn.
+	var run, a, b, c string
 	var namespaces []string
-	shardOf := map[string]int{}
-	used := map[int]bool{}
-	for tries := 0; len(namespaces) < 4 && tries < 10000; tries++ {
-		ns := fmt.Sprintf("e2e-sharded-%s-%04d", run, rand.IntN(10000))
-		i := controller.ShardOf(ns, testShards)
-		if used[i] {
-			continue
+	for tries := 0; namespaces == nil; tries++ {
+		if tries == 100 {
+			t.Fatal("no run of 100 has 4 namespaces in distinct shards spread over the replicas")
 		}
-		cands := append(slices.Clone(namespaces), ns)
-		if len(cands) == 4 && !spread(cands, a, b, c) {
-			continue
-		}
-		used[i] = true
-		shardOf[ns] = i
-		namespaces = cands
+		run = fmt.Sprintf("%04d", rand.IntN(10000))
+		a, b, c = "shard-a-"+run, "shard-b-"+run, "shard-c-"+run
+		namespaces = spreadNamespaces(run, a, b, c)
 	}
-	if len(namespaces) < 4 {
-		t.Fatalf("found no 4 namespaces in distinct shards spread over the replicas: %v", namespaces)
+	shardOf := map[string]int{}
+	for _, ns := range namespaces {
+		shardOf[ns] = controller.ShardOf(ns, testShards)
 	}
 	for _, ns := range namespaces {
 		newNamespaceNamed(t, ctx, ns)
@@ -160,6 +152,36 @@ func shardRunSet(run string) setOpt {
 }
 
 // spread: of {a, b} the namespaces' shards prefer both, and of {b, c} some prefer c.
+// spreadNamespaces finds 4 namespaces of the run in distinct shards that are spread (below), or nil: one
+// candidate per shard, then every choice of 4 of them.
+func spreadNamespaces(run, a, b, c string) []string {
+	byShard := map[int]string{}
+	for n := range 10000 {
+		ns := fmt.Sprintf("e2e-sharded-%s-%04d", run, n)
+		if i := controller.ShardOf(ns, testShards); byShard[i] == "" {
+			byShard[i] = ns
+		}
+	}
+	var cands []string
+	for i := range testShards {
+		if ns := byShard[i]; ns != "" {
+			cands = append(cands, ns)
+		}
+	}
+	for i := 0; i < len(cands); i++ {
+		for j := i + 1; j < len(cands); j++ {
+			for k := j + 1; k < len(cands); k++ {
+				for l := k + 1; l < len(cands); l++ {
+					if pick := []string{cands[i], cands[j], cands[k], cands[l]}; spread(pick, a, b, c) {
+						return pick
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func spread(namespaces []string, a, b, c string) bool {
 	prefs := map[string]bool{}
 	for _, ns := range namespaces {
