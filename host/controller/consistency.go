@@ -134,12 +134,20 @@ func (c *consistencyStore) behind(gr schema.GroupResource, rv string) (read stri
 	if store == nil {
 		return "", false
 	}
+	read, seen, known := processed(store, rv)
+	return read, known && !seen
+}
+
+// processed reports whether store has processed resourceVersion rv, and what it has processed; known is
+// false when it cannot tell (nothing processed yet or AtomicFIFO off, as upstream; rv not comparable).
+// The one comparison of an informer with a resourceVersion: the consistency store's and the handover's.
+func processed(store rvGetter, rv string) (read string, seen, known bool) {
 	read = store.LastStoreSyncResourceVersion()
-	if read == "" { // AtomicFIFO off or nothing listed yet: cannot tell (as upstream)
-		return read, false
+	if read == "" {
+		return read, false, false
 	}
 	cmp, err := resourceversion.CompareResourceVersion(rv, read)
-	return read, err == nil && cmp > 0
+	return read, err == nil && cmp <= 0, err == nil
 }
 
 // Len is the number of sets with writes waited for (a metric).

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 )
@@ -55,8 +54,8 @@ func (m *Manager) caughtUp(ctx context.Context, i int) error {
 		items, _ := meta.ExtractList(l)
 		mine := map[string]bool{}
 		for _, o := range items {
-			if ns := metaOfObject(o).GetNamespace(); ShardOf(ns, m.shards.cfg.Shards) == i {
-				mine[ns] = true
+			if om := metaOf(o); om != nil && ShardOf(om.GetNamespace(), m.shards.cfg.Shards) == i {
+				mine[om.GetNamespace()] = true
 			}
 		}
 		for ns := range mine {
@@ -104,7 +103,7 @@ func newPending(ck cacheCheck, ns string, list runtime.Object) pending {
 	}
 	items, _ := meta.ExtractList(list)
 	for _, o := range items {
-		if om := metaOfObject(o); om.GetNamespace() == ns {
+		if om := metaOf(o); om != nil && om.GetNamespace() == ns {
 			p.versions[om.GetName()] = om.GetResourceVersion()
 		}
 	}
@@ -114,10 +113,8 @@ func newPending(ck cacheCheck, ns string, list runtime.Object) pending {
 // done: the informer has processed an event at the read's revision or later, or holds exactly the read's
 // objects of ns.
 func (p pending) done() bool {
-	if seen := p.store.LastStoreSyncResourceVersion(); seen != "" && p.rv != "" {
-		if cmp, err := resourceversion.CompareResourceVersion(seen, p.rv); err == nil && cmp >= 0 {
-			return true
-		}
+	if _, seen, known := processed(p.store, p.rv); known && seen {
+		return true
 	}
 	objs, err := p.store.ByIndex(cache.NamespaceIndex, p.ns)
 	if err != nil || len(objs) != len(p.versions) {
@@ -130,14 +127,6 @@ func (p pending) done() bool {
 		}
 	}
 	return true
-}
-
-func metaOfObject(o runtime.Object) metav1.Object {
-	m, _ := meta.Accessor(o)
-	if m == nil {
-		return &metav1.ObjectMeta{}
-	}
-	return m
 }
 
 // setsCheck is the check of a target's set informer, which also lists every namespace at once.
