@@ -35,6 +35,8 @@
 #   APISERVER_FEATURE_GATES  kube-apiserver --feature-gates (default none), e.g. MaxUnavailableStatefulSet=true,
 #                    which v1.36 has but leaves off (on by default from v1.37; off, the API server drops
 #                    spec.updateStrategy.rollingUpdate.maxUnavailable)
+#   AUDIT_LOG        the API server's audit log of writes (JSON lines, rotated at 256 MB; default
+#                    $LOCALK8S_RUN/logs/audit.log; empty: no audit)
 #   LOCALK8S_BUILD_ONLY=1  build (or find cached) binaries, start nothing (e.g. to warm a CI cache)
 #   GOCACHE / GOMODCACHE / GOPROXY are honoured (warm Go caches make rebuilds fast).
 # Adapted from a tested local-cluster recipe; see scripts/localk8s/README.md.
@@ -64,6 +66,7 @@ ETCD_PEER_PORT=${ETCD_PEER_PORT:-23800}
 KCM_PORT=${KCM_PORT:-20257}
 SCHEDULER_PORT=${SCHEDULER_PORT:-20259}
 APISERVER_FEATURE_GATES=${APISERVER_FEATURE_GATES:-}
+AUDIT_LOG=${AUDIT_LOG-$RUN/logs/audit.log}
 
 STARTED=0
 on_exit() { # a failed start stops what it started (set LOCALK8S_KEEP_ON_FAIL=1 to keep it for debugging)
@@ -240,6 +243,20 @@ plugins:
     kind: WebhookAdmissionConfiguration
     kubeConfigFile: $RUN/webhook-client.kubeconfig
 EOF
+# Audit: every write (who, with which user agent, when; no bodies), so that a test or a benchmark can ask
+# the API server who wrote an object rather than guess (e.g. which replica wrote a set's pods, or who
+# deleted a namespace). Reads and events are left out: they are most of the traffic and answer nothing.
+cat > "$RUN/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  verbs: [get, list, watch]
+- level: None
+  resources: [{group: "", resources: [events]}, {group: events.k8s.io, resources: [events]}]
+- level: Metadata
+EOF
 SERVER=https://127.0.0.1:$APISERVER_PORT
 mkkubeconfig() { # user out
   cat > "$2" <<EOF
@@ -297,6 +314,8 @@ start_recorded 2 kube-apiserver "$K8S_BIN" kube-apiserver \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 \
   --authorization-mode=Node,RBAC --allow-privileged=true --profiling=false \
+  ${AUDIT_LOG:+--audit-policy-file="$RUN/audit-policy.yaml" --audit-log-path="$AUDIT_LOG" --audit-log-format=json} \
+  ${AUDIT_LOG:+--audit-log-maxsize=256 --audit-log-maxbackup=4} \
   ${APISERVER_FEATURE_GATES:+--feature-gates="$APISERVER_FEATURE_GATES"}
 wait_for kube-apiserver 120 kube-apiserver sh -c "curl -sf --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key $SERVER/readyz | grep -qx ok"
 
