@@ -99,6 +99,17 @@ func (c *consistencyStore) Clear(owner types.NamespacedName, ownerUID types.UID)
 	}
 }
 
+// forget drops the writes of the sets whose namespace drop says.
+func (c *consistencyStore) forget(drop func(ns string) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for owner := range c.writes {
+		if drop(owner.Namespace) {
+			delete(c.writes, owner)
+		}
+	}
+}
+
 // EnsureReady returns nil when every informer has processed owner's recorded
 // writes (and forgets them), a *staleError otherwise. expired is true when the
 // record was older than the timeout and was dropped instead: the caller goes

@@ -253,7 +253,12 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 		}
 		m.shards = newShards(*sh, client, m.metrics)
 		m.shards.caughtUp = m.caughtUp
-		m.shards.released = m.caches.release
+		m.shards.released = func(i int) {
+			m.caches.release(i)
+			for _, c := range m.controllers {
+				c.forgetShard(i)
+			}
+		}
 		m.caches.shards = sh.Shards
 		m.shards.enqueue = m.enqueueShard
 	}
@@ -421,6 +426,25 @@ func (m *Manager) enqueueShard(i int) {
 			}
 		}
 	}
+}
+
+// forgetShard drops what the controller keeps per set (encoding caches, module sessions, policy memory, the
+// consistency store's writes) for the sets of shard i, given up: the replica taking it starts without them
+// too, and this one starts afresh if it takes the shard back.
+func (c *Controller) forgetShard(i int) {
+	mine := func(key any) bool {
+		ns, _, _ := cache.SplitMetaNamespaceKey(key.(string))
+		return ShardOf(ns, c.shards.cfg.Shards) == i
+	}
+	for _, m := range []*sync.Map{&c.encodeCaches, &c.sessions, &c.held, &c.leftAlone, &c.predecessors} {
+		m.Range(func(key, _ any) bool {
+			if mine(key) {
+				m.Delete(key)
+			}
+			return true
+		})
+	}
+	c.consistency.forget(func(ns string) bool { return ShardOf(ns, c.shards.cfg.Shards) == i })
 }
 
 // chooseCaches decides, once at start, what the informers cache. Sharded over an API server that filters
