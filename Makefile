@@ -248,6 +248,12 @@ bench-cluster:
 bench-scale:
 	bash scripts/bench-scale.sh
 
+# What a sharded replica caches (issue 34 item 3): RSS and Go heap of one unsharded replica against each of two
+# replicas with --shards 8, the same kwok pods in place (SHARD_BENCH_SETS (60) namespaces x SHARD_BENCH_PODS (50)).
+.PHONY: bench-shards
+bench-shards:
+	ORDINAL_BENCH_SHARDS=1 E2E_RUN='^TestBenchShardMemory$$' E2E_TIMEOUT=$${E2E_TIMEOUT:-100m} bash scripts/e2e.sh
+
 # Every fuzz target (host pipeline and guest logic) for FUZZTIME each (default 2m: about 1.5M executions in
 # all on 2 cores); prints executions per target. A failing input lands in testdata/fuzz/ of its package.
 .PHONY: fuzz

@@ -127,8 +127,10 @@ type ctrlOpts struct {
 	crdOnly bool
 	// shards: run sharded (--shards) over every namespace, the Leases in the test's namespace named after
 	// leaseID, instead of watching the test's namespace alone
-	shards    int
-	extraArgs []string
+	shards int
+	// everyNamespace: unsharded, watching every namespace (not the test's alone), without leader election
+	everyNamespace bool
+	extraArgs      []string
 }
 
 // controllerProc is one `ordinal controller` subprocess.
@@ -213,6 +215,8 @@ func startController(t *testing.T, ns string, o ctrlOpts) *controllerProc {
 	case o.leaderElect:
 		args = append(args, "-n", ns, "--leader-elect=true", "--leader-election-namespace", ns,
 			"--leader-election-id", o.leaseID, "--identity", o.identity)
+	case o.everyNamespace:
+		args = append(args, "--leader-elect=false")
 	default:
 		args = append(args, "-n", ns, "--leader-elect=false")
 	}

@@ -65,6 +65,7 @@ func TestShardedReplicas(t *testing.T) {
 	waitShardHolders(t, ctx, leaseNs, []string{a, b})
 
 	trackers := rollOutShardedSets(t, ctx, namespaces, run)
+	checkShardCaches(t, ctx, leaseNs, namespaces, map[string]*controllerProc{a: pa, b: pb})
 	// Before any handover: each set's writes came from the replica its shard prefers.
 	for _, ns := range namespaces {
 		want := controller.PreferredOwner(shardOf[ns], []string{a, b})
@@ -117,6 +118,7 @@ func TestShardedReplicas(t *testing.T) {
 			t.Errorf("%s prefers c, which joined before v3: its pods' writers in order: %v", ns, hosts)
 		}
 	}
+	checkShardCaches(t, ctx, leaseNs, namespaces, map[string]*controllerProc{b: pb, c: pc})
 	for _, ns := range namespaces {
 		trackers[ns].checkInvariants()
 		for o, n := range trackers[ns].podsPerOrdinal() {
@@ -127,6 +129,60 @@ func TestShardedReplicas(t *testing.T) {
 	}
 	pb.stop()
 	pc.stop()
+}
+
+// checkShardCaches checks what each replica's informers hold (its /metrics), the sets rolled out (3 pods
+// each): where the API server filters by shard (KEP-5866; make e2e's cluster runs with ShardedListAndWatch),
+// the sets and pods of the namespaces whose shard it holds, and no other; elsewhere, every set and pod of the
+// run. The replicas watch only the run's sets and pods (--selector).
+func checkShardCaches(t *testing.T, ctx context.Context, leaseNs string, namespaces []string, replicas map[string]*controllerProc) {
+	t.Helper()
+	probe, err := cfg.kc.CoreV1().Pods("").List(ctx, metav1.ListOptions{ShardSelector: controller.ShardSelector(0, testShards), Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	filtered := probe.ShardInfo != nil
+	holders := map[int]string{}
+	for i := range testShards {
+		l, err := cfg.kc.CoordinationV1().Leases(leaseNs).Get(ctx, shardLeaseID+"-shard-"+strconv.Itoa(i), metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil {
+			holders[i] = *l.Spec.HolderIdentity
+		}
+	}
+	for id, p := range replicas {
+		wantSets := len(namespaces)
+		if filtered {
+			wantSets = 0
+			for _, ns := range namespaces {
+				if holders[controllerShardOf(ns)] == id {
+					wantSets++
+				}
+			}
+		}
+		want := fmt.Sprintf("filtered %d, pods %d, statefulsets.apps %d", map[bool]int{true: 1}[filtered], 3*wantSets, wantSets)
+		var got string
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			text := p.metricsText(t)
+			got = fmt.Sprintf("filtered %s, pods %s, statefulsets.apps %s", metricOf(text, "ordinal_shard_informers_filtered"),
+				metricOf(text, `ordinal_cached_objects{resource="pods"}`), metricOf(text, `ordinal_cached_objects{resource="statefulsets.apps"}`))
+			return got == want, nil
+		})
+		if err != nil {
+			t.Errorf("%s's caches (server filters by shard: %v; shard holders %v): %s, want %s", id, filtered, holders, got, want)
+			continue
+		}
+		t.Logf("%s's caches: %s", id, got)
+	}
+}
+
+// metricOf is the value of the series named exactly so in a /metrics text ("-" when absent).
+func metricOf(text, series string) string {
+	for line := range strings.SplitSeq(text, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return "-"
 }
 
 // startShardReplica starts a replica of `ordinal controller --shards` with short Lease terms, its Leases in

@@ -32,9 +32,11 @@
 #                      (a StatefulSet controller does exactly that: tests then see an ordinal replaced twice);
 #                    none: nothing (deleted pods bound to the node stay Terminating).
 #   APISERVER_PORT=16443 ETCD_PORT=23790 ETCD_PEER_PORT=23800 KCM_PORT=20257 SCHEDULER_PORT=20259
-#   APISERVER_FEATURE_GATES  kube-apiserver --feature-gates (default none), e.g. MaxUnavailableStatefulSet=true,
-#                    which v1.36 has but leaves off (on by default from v1.37; off, the API server drops
-#                    spec.updateStrategy.rollingUpdate.maxUnavailable)
+#   APISERVER_FEATURE_GATES  kube-apiserver --feature-gates. Unset: ShardedListAndWatch=true on v1.37 (alpha,
+#                    KEP-5866: lists and watches filtered by shard, which sharded replicas detect and use to
+#                    cache only their shards; docs/scale.md), none on other minors. Set empty: the minor's
+#                    defaults. E.g. MaxUnavailableStatefulSet=true, which v1.36 has but leaves off (on by default
+#                    from v1.37; off, the API server drops spec.updateStrategy.rollingUpdate.maxUnavailable)
 #   AUDIT_LOG        the API server's audit log of writes (JSON lines, rotated at 256 MB; default
 #                    $LOCALK8S_RUN/logs/audit.log; empty: no audit)
 #   LOCALK8S_BUILD_ONLY=1  build (or find cached) binaries, start nothing (e.g. to warm a CI cache)
@@ -65,7 +67,8 @@ ETCD_PORT=${ETCD_PORT:-23790}
 ETCD_PEER_PORT=${ETCD_PEER_PORT:-23800}
 KCM_PORT=${KCM_PORT:-20257}
 SCHEDULER_PORT=${SCHEDULER_PORT:-20259}
-APISERVER_FEATURE_GATES=${APISERVER_FEATURE_GATES:-}
+case $K8S_VERSION in v1.37.*) default_gates=ShardedListAndWatch=true ;; *) default_gates= ;; esac
+APISERVER_FEATURE_GATES=${APISERVER_FEATURE_GATES-$default_gates}
 AUDIT_LOG=${AUDIT_LOG-$RUN/logs/audit.log}
 
 STARTED=0

@@ -32,9 +32,12 @@ type rvGetter interface {
 	LastStoreSyncResourceVersion() string
 }
 
+// storeOf returns the store of resource gr's informer caching namespace ns (nil: none).
+type storeOf func(gr schema.GroupResource, ns string) rvGetter
+
 type consistencyStore struct {
 	mu      sync.Mutex
-	stores  map[schema.GroupResource]rvGetter
+	stores  storeOf
 	writes  map[types.NamespacedName]*writeRecord
 	timeout time.Duration
 	now     func() time.Time
@@ -63,7 +66,7 @@ func (e *staleError) Error() string {
 	return fmt.Sprintf("informer for %s has seen resourceVersion %q, not yet the controller's write at %q", e.Resource, e.ReadAt, e.Wrote)
 }
 
-func newConsistencyStore(stores map[schema.GroupResource]rvGetter, timeout time.Duration) *consistencyStore {
+func newConsistencyStore(stores storeOf, timeout time.Duration) *consistencyStore {
 	return &consistencyStore{stores: stores, writes: map[types.NamespacedName]*writeRecord{}, timeout: timeout, now: time.Now}
 }
 
@@ -96,6 +99,17 @@ func (c *consistencyStore) Clear(owner types.NamespacedName, ownerUID types.UID)
 	}
 }
 
+// forget drops the writes of the sets whose namespace drop says.
+func (c *consistencyStore) forget(drop func(ns string) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for owner := range c.writes {
+		if drop(owner.Namespace) {
+			delete(c.writes, owner)
+		}
+	}
+}
+
 // EnsureReady returns nil when every informer has processed owner's recorded
 // writes (and forgets them), a *staleError otherwise. expired is true when the
 // record was older than the timeout and was dropped instead: the caller goes
@@ -108,7 +122,7 @@ func (c *consistencyStore) EnsureReady(owner types.NamespacedName) (expired bool
 		return false, nil
 	}
 	for gr, wrote := range r.versions {
-		read, behind := c.behind(gr, wrote)
+		read, behind := c.behind(gr, owner.Namespace, wrote)
 		if !behind {
 			continue
 		}
@@ -122,15 +136,16 @@ func (c *consistencyStore) EnsureReady(owner types.NamespacedName) (expired bool
 	return false, nil
 }
 
-// Behind reports whether the informer of gr has not yet processed resourceVersion rv, and what it has.
-func (c *consistencyStore) Behind(gr schema.GroupResource, rv string) (read string, behind bool) {
+// Behind reports whether the informer of gr caching namespace ns has not yet processed resourceVersion rv,
+// and what it has.
+func (c *consistencyStore) Behind(gr schema.GroupResource, ns, rv string) (read string, behind bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.behind(gr, rv)
+	return c.behind(gr, ns, rv)
 }
 
-func (c *consistencyStore) behind(gr schema.GroupResource, rv string) (read string, behind bool) {
-	store := c.stores[gr]
+func (c *consistencyStore) behind(gr schema.GroupResource, ns, rv string) (read string, behind bool) {
+	store := c.stores(gr, ns)
 	if store == nil {
 		return "", false
 	}

@@ -22,12 +22,22 @@ type fakeRV struct{ rv string }
 
 func (f *fakeRV) LastStoreSyncResourceVersion() string { return f.rv }
 
+// storesByResource is a storeOf of one store per resource, whatever the namespace.
+func storesByResource(m map[schema.GroupResource]rvGetter) storeOf {
+	return func(gr schema.GroupResource, _ string) rvGetter {
+		if s, ok := m[gr]; ok {
+			return s
+		}
+		return nil
+	}
+}
+
 func TestConsistencyStore(t *testing.T) {
 	pods, sets := &fakeRV{"100"}, &fakeRV{"100"}
 	now := time.Unix(1000, 0)
-	c := newConsistencyStore(map[schema.GroupResource]rvGetter{
+	c := newConsistencyStore(storesByResource(map[schema.GroupResource]rvGetter{
 		podResource: pods, snapshot.StatefulSetTarget.GroupResource(): sets,
-	}, 30*time.Second)
+	}), 30*time.Second)
 	c.now = func() time.Time { return now }
 	owner := types.NamespacedName{Namespace: "ns", Name: "web"}
 
@@ -117,7 +127,7 @@ func TestStaleSkipsDoNotGrowTheErrorBackoff(t *testing.T) {
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: clocktesting.NewFakeClock(time.Unix(0, 0))})
 	defer c.queue.ShutDown()
 	pods := &fakeRV{"100"}
-	c.consistency.stores = map[schema.GroupResource]rvGetter{podResource: pods}
+	c.consistency.stores = storesByResource(map[schema.GroupResource]rvGetter{podResource: pods})
 	c.consistency.timeout = 0
 	owner := types.NamespacedName{Namespace: "ns", Name: "web"}
 	c.consistency.WroteAt(owner, "set-uid", podResource, "105")

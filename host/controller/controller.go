@@ -20,11 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	appslisters "k8s.io/client-go/listers/apps/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -92,8 +89,9 @@ func (cfg Config) selectorTweak(o *metav1.ListOptions) {
 }
 
 // shared is what the controllers of every target share, as the controllers of controller-runtime's
-// manager share its cache: clients, one pod, ControllerRevision and claim informer each (a pod is
-// watched and decoded once however many kinds are reconciled), metrics and the event broadcaster.
+// manager share its cache: clients, the cache groups (one pod, ControllerRevision and claim informer each
+// per group: a pod is watched and decoded once however many kinds are reconciled), metrics and the event
+// broadcaster.
 type shared struct {
 	cfg Config
 	// started is when Run began: writes by others before it are the set's history, not a fight.
@@ -103,13 +101,9 @@ type shared struct {
 	metrics *Metrics
 	now     func() time.Time
 
-	factory     informers.SharedInformerFactory
-	podInformer cache.SharedIndexInformer
-	revInformer cache.SharedIndexInformer
-	pvcInformer cache.SharedIndexInformer
-	podLister   corelisters.PodLister
-	revLister   appslisters.ControllerRevisionLister
-	pvcLister   corelisters.PersistentVolumeClaimLister
+	// caches: which informers hold a namespace's objects (caches.go)
+	caches      *caches
+	logger      klog.Logger // Run's, for the handlers of a group started later
 	broadcaster record.EventBroadcaster
 	// policyCaches: the budgets and nodes the sets' policies read, watched once a sync needs them
 	policyCaches *policyCaches
@@ -133,9 +127,6 @@ type Controller struct {
 	// leftAlone holds, per set key, why the controller last left the set alone (leaveAlone: an event per
 	// new reason), until it acts on it again.
 	leftAlone sync.Map
-
-	setInformer cache.SharedIndexInformer
-	setLister   appslisters.StatefulSetLister
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	// staleRetry spaces the retries of a set skipped because the informers are behind its own writes.
@@ -240,36 +231,35 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 	_, info := cfg.Module.Load()
 	m.metrics.SetModule(info)
 
-	// As kube-controller-manager's informers: managedFields are dropped on arrival. The controller never
-	// reads them, and upstream's StatefulSet controller neither sees nor sends them. Pods no snapshot can
-	// carry are kept as stubs, and the strings pods repeat are shared (informerTransform).
-	opts := []informers.SharedInformerOption{informers.WithTransform(informerTransform(cfg.Targets))}
-	if cfg.Namespace != "" {
-		opts = append(opts, informers.WithNamespace(cfg.Namespace))
-	}
-	if cfg.Selector != "" {
-		opts = append(opts, informers.WithTweakListOptions(cfg.selectorTweak))
-	}
-	m.factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, opts...)
-	pods := m.factory.Core().V1().Pods()
-	revs := m.factory.Apps().V1().ControllerRevisions()
-	pvcs := m.factory.Core().V1().PersistentVolumeClaims()
-	m.podInformer, m.revInformer, m.pvcInformer = pods.Informer(), revs.Informer(), pvcs.Informer()
-	m.podLister, m.revLister, m.pvcLister = pods.Lister(), revs.Lister(), pvcs.Lister()
-	for _, inf := range []cache.SharedIndexInformer{m.podInformer, m.revInformer} {
-		if err := inf.AddIndexers(cache.Indexers{indexControllerUID: controllerUIDIndex, indexParent: parentIndex}); err != nil {
-			return nil, err
-		}
-	}
-	if err := m.pvcInformer.AddIndexers(cache.Indexers{indexParent: parentIndex, indexOwnerUID: ownerUIDIndex}); err != nil {
+	// One group caching everything the controller is given; sharded, Run replaces it with a group per held
+	// shard where the API server filters by shard (caches.go).
+	all, err := m.newCacheGroup("")
+	if err != nil {
 		return nil, err
 	}
+	m.caches = &caches{all: all, byShard: map[int]*cacheGroup{},
+		newGroup: func(shardSelector string) (*cacheGroup, error) {
+			g, err := m.newCacheGroup(shardSelector)
+			if err != nil {
+				return nil, err
+			}
+			g.watch(m.logger, m.controllers)
+			return g, nil
+		}}
+	m.metrics.setCached(m.caches.cached)
 	if sh := cfg.Sharding; sh != nil && sh.Shards > 1 {
 		if err := sh.validate(); err != nil {
 			return nil, fmt.Errorf("controller: %w", err)
 		}
 		m.shards = newShards(*sh, client, m.metrics)
 		m.shards.caughtUp = m.caughtUp
+		m.shards.released = func(i int) {
+			m.caches.release(i)
+			for _, c := range m.controllers {
+				c.forgetShard(i)
+			}
+		}
+		m.caches.shards = sh.Shards
 		m.shards.enqueue = m.enqueueShard
 	}
 	m.broadcaster = record.NewBroadcaster()
@@ -313,18 +303,14 @@ func newController(sh *shared, t snapshot.Target) (*Controller, error) {
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 	c.staleRetry = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, staleRetryMax)
-	if !t.Custom {
-		sets := sh.factory.Apps().V1().StatefulSets()
-		c.setInformer, c.setLister = sets.Informer(), sets.Lister()
-	} else {
-		c.setInformer = snapshot.CustomSetInformer(sh.rest[t.GroupVersion], t, sh.cfg.Namespace, sh.cfg.Resync, sh.cfg.selectorTweak)
-		c.setLister = appslisters.NewStatefulSetLister(c.setInformer.GetIndexer())
-	}
-	c.consistency = newConsistencyStore(map[schema.GroupResource]rvGetter{
-		podResource:       sh.podInformer.GetStore(),
-		claimResource:     sh.pvcInformer.GetStore(),
-		revisionResource:  sh.revInformer.GetStore(),
-		t.GroupResource(): c.setInformer.GetStore(),
+	// The consistency store compares a set's writes with the informers caching its namespace.
+	c.consistency = newConsistencyStore(func(gr schema.GroupResource, ns string) rvGetter {
+		if g := sh.caches.of(ns); g != nil {
+			if s := g.store(gr); s != nil {
+				return s
+			}
+		}
+		return nil
 	}, sh.cfg.StaleTimeout)
 	c.consistency.now = sh.cfg.Now
 	s, err := t.Scheme()
@@ -355,35 +341,34 @@ func (m *Manager) Run(ctx context.Context) error {
 		return err
 	}
 
-	for _, c := range m.controllers {
-		c.registerHandlers(logger)
+	m.logger = logger
+	if err := m.chooseCaches(ctx); err != nil {
+		return err
 	}
 	m.broadcaster.StartStructuredLogging(3)
 	m.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: m.client.CoreV1().Events("")})
 	defer m.broadcaster.Shutdown()
 
 	m.started = m.now()
-	m.factory.Start(ctx.Done())
-	defer m.factory.Shutdown()
+	defer m.caches.stopAll()
 	defer m.policyCaches.Stop()
-	var informersDone sync.WaitGroup
-	defer informersDone.Wait()
-	synced := []cache.InformerSynced{m.podInformer.HasSynced, m.revInformer.HasSynced, m.pvcInformer.HasSynced}
 	kinds := make([]string, 0, len(m.controllers))
 	for _, c := range m.controllers {
-		if c.target.Custom {
-			informersDone.Go(func() { c.setInformer.RunWithContext(ctx) })
-		}
-		synced = append(synced, c.setInformer.HasSynced)
 		kinds = append(kinds, c.target.String())
 	}
 	go watchReachability(ctx, m.client.Discovery(), reachabilityInterval)
-	logger.Info("Waiting for informer caches", "namespace", m.cfg.Namespace, "selector", m.cfg.Selector, "kinds", kinds)
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, synced...) {
-		return ctx.Err()
+	if all := m.caches.all; !m.caches.perShard {
+		all.start(ctx)
+		logger.Info("Waiting for informer caches", "namespace", m.cfg.Namespace, "selector", m.cfg.Selector, "kinds", kinds)
+		if !cache.WaitForNamedCacheSyncWithContext(ctx, all.synced()...) {
+			return ctx.Err()
+		}
+		logger.Info("Caches synced; starting workers", "workers", m.cfg.Workers, "kinds", kinds)
+	} else {
+		// Each shard's caches start when its Lease is taken, and its sets wait for them (handover.go).
+		logger.Info("Starting workers; each shard's informers start when it is taken", "workers", m.cfg.Workers, "kinds", kinds)
 	}
 	m.synced.Store(true)
-	logger.Info("Caches synced; starting workers", "workers", m.cfg.Workers, "kinds", kinds)
 
 	// Syncs run on a context that shutdown does not cancel: a sync in flight
 	// finishes its plan (the module call and each request keep their own
@@ -426,8 +411,12 @@ func (m *Manager) Run(ctx context.Context) error {
 
 // enqueueShard enqueues every set of shard i (it became this replica's).
 func (m *Manager) enqueueShard(i int) {
+	g := m.caches.ofShard(i)
+	if g == nil {
+		return
+	}
 	for _, c := range m.controllers {
-		sets, err := c.setLister.List(labels.Everything())
+		sets, err := g.setListers[c.target.GroupResource()].List(labels.Everything())
 		if err != nil {
 			continue
 		}
@@ -437,6 +426,57 @@ func (m *Manager) enqueueShard(i int) {
 			}
 		}
 	}
+}
+
+// forgetShard drops what the controller keeps per set (encoding caches, module sessions, policy memory, the
+// consistency store's writes) for the sets of shard i, given up: the replica taking it starts without them
+// too, and this one starts afresh if it takes the shard back.
+func (c *Controller) forgetShard(i int) {
+	mine := func(key any) bool {
+		ns, _, _ := cache.SplitMetaNamespaceKey(key.(string))
+		return ShardOf(ns, c.shards.cfg.Shards) == i
+	}
+	for _, m := range []*sync.Map{&c.encodeCaches, &c.sessions, &c.held, &c.leftAlone, &c.predecessors} {
+		m.Range(func(key, _ any) bool {
+			if mine(key) {
+				m.Delete(key)
+			}
+			return true
+		})
+	}
+	c.consistency.forget(func(ns string) bool { return ShardOf(ns, c.shards.cfg.Shards) == i })
+}
+
+// chooseCaches decides, once at start, what the informers cache. Sharded over an API server that filters
+// by shard, a group per held shard (started on its take); otherwise the one group of every namespace, the
+// handlers registered on it now. Said in the log once, and in ordinal_shard_informers_filtered.
+func (m *Manager) chooseCaches(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	if m.shards == nil {
+		m.caches.all.watch(logger, m.controllers)
+		return nil
+	}
+	filtered, err := detectShardFiltering(ctx, m.client, m.cfg.Namespace, m.shards.cfg.Shards)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	switch {
+	case err != nil:
+		logger.Error(err, "Cannot tell whether the API server filters lists by shard (KEP-5866); every replica caches every namespace")
+	case filtered:
+		logger.Info("The API server filters lists by shard (KEP-5866): this replica caches only the shards it holds")
+	default:
+		logger.Info("The API server does not filter lists by shard (KEP-5866, kube-apiserver --feature-gates=ShardedListAndWatch=true): every replica caches every namespace")
+	}
+	m.metrics.setShardInformersFiltered(filtered)
+	if !filtered {
+		m.caches.all.watch(logger, m.controllers)
+		return nil
+	}
+	m.caches.mu.Lock()
+	m.caches.perShard, m.caches.all = true, nil
+	m.caches.mu.Unlock()
+	return nil
 }
 
 // checkServed refuses to start when a custom target's CustomResourceDefinition is not installed: its

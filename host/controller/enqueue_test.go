@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -30,7 +31,9 @@ func TestRevisionEventsSkipADeletingSet(t *testing.T) {
 	}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer q.ShutDown()
-	c := &Controller{target: snapshot.StatefulSetTarget, setLister: appslisters.NewStatefulSetLister(idx), queue: q}
+	all := &cacheGroup{setListers: map[schema.GroupResource]appslisters.StatefulSetLister{
+		snapshot.StatefulSetTarget.GroupResource(): appslisters.NewStatefulSetLister(idx)}}
+	c := &Controller{shared: &shared{caches: &caches{all: all}}, target: snapshot.StatefulSetTarget, queue: q}
 	owned := func(s *appsv1.StatefulSet) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: s.Name + "-x", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: "apps/v1", Kind: "StatefulSet", Name: s.Name, UID: s.UID, Controller: ptr.To(true)}}}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -20,13 +21,15 @@ import (
 // The informers' event handlers (upstream's addPod, updatePod, deletePod and the set handlers): which
 // sets a change of a set, pod, revision or claim syncs again.
 
-func (c *Controller) registerHandlers(logger klog.Logger) {
-	c.setInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+// registerHandlers registers the controller's handlers on group g's informers. A handler looks sets up by
+// the object's namespace (setsIn), which is g's.
+func (c *Controller) registerHandlers(logger klog.Logger, g *cacheGroup) {
+	_, _ = g.sets[c.target.GroupResource()].AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.enqueue(obj) },
 		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
 		DeleteFunc: func(obj any) { c.enqueue(obj) },
 	})
-	c.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, _ = g.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.addPod(logger, obj) },
 		UpdateFunc: func(old, cur any) { c.updatePod(logger, old, cur) },
 		DeleteFunc: func(obj any) { c.deleteOwned(obj) },
@@ -44,18 +47,34 @@ func (c *Controller) registerHandlers(logger klog.Logger) {
 		},
 		DeleteFunc: func(obj any) { c.deleteOwned(obj) },
 	}
-	c.revInformer.AddEventHandler(owned)
-	c.pvcInformer.AddEventHandler(owned)
+	_, _ = g.revs.AddEventHandler(owned)
+	_, _ = g.pvcs.AddEventHandler(owned)
+}
+
+// setsIn lists and gets the sets of namespace ns from the cache group holding it (none: no sets).
+func (c *Controller) setsIn(ns string) appslisters.StatefulSetNamespaceLister {
+	if g := c.caches.of(ns); g != nil {
+		return g.setListers[c.target.GroupResource()].StatefulSets(ns)
+	}
+	return noSets.StatefulSets(ns)
+}
+
+// allSets returns the sets of every cache group.
+func (c *Controller) allSets() []*appsv1.StatefulSet {
+	var out []*appsv1.StatefulSet
+	for _, g := range c.caches.groups() {
+		sets, err := g.setListers[c.target.GroupResource()].List(labels.Everything())
+		if err == nil {
+			out = append(out, sets...)
+		}
+	}
+	return out
 }
 
 // enqueueNaming enqueues every set of ns ("": every namespace) that carries the annotation (ordinal.dev/module,
 // ordinal.dev/policies).
 func (c *Controller) enqueueNaming(annotation, ns string) {
-	sets, err := c.setLister.List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, s := range sets {
+	for _, s := range c.allSets() {
 		if _, ok := s.Annotations[annotation]; ok && (ns == "" || s.Namespace == ns) {
 			c.enqueue(s)
 		}
@@ -88,7 +107,7 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != c.target.GroupVersion.Group {
 		return nil
 	}
-	set, err := c.setLister.StatefulSets(namespace).Get(ref.Name)
+	set, err := c.setsIn(namespace).Get(ref.Name)
 	if err != nil || set.UID != ref.UID {
 		return nil
 	}
@@ -97,7 +116,7 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 
 // setsMatching returns the sets in the object's namespace whose selector matches its labels.
 func (c *Controller) setsMatching(m metav1.Object) []*appsv1.StatefulSet {
-	sets, err := c.setLister.StatefulSets(m.GetNamespace()).List(labels.Everything())
+	sets, err := c.setsIn(m.GetNamespace()).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
@@ -223,7 +242,7 @@ func (c *Controller) enqueueOwnerOrMatching(obj any) {
 		if found {
 			return
 		}
-		sets, err := c.setLister.StatefulSets(m.GetNamespace()).List(labels.Everything())
+		sets, err := c.setsIn(m.GetNamespace()).List(labels.Everything())
 		if err != nil {
 			return
 		}

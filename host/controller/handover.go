@@ -14,8 +14,9 @@ import (
 )
 
 // The handover rule (docs/scale.md): a replica that takes a shard syncs its sets only once its caches have
-// the previous owner's last writes. The informers watch every namespace the controller is given, so they are
-// not restarted on a take; instead, after acquiring the Lease the replica makes consistent reads
+// the previous owner's last writes. After acquiring the Lease the replica starts the shard's informers where
+// the API server filters by shard (caches.go; elsewhere the informers of every namespace run throughout) and
+// waits until they have synced; then it makes consistent reads
 // (resourceVersion unset: served at the API server's current revision R, after every write it acknowledged)
 // and waits until each informer either has processed an event at R or later, or holds for the shard's
 // namespaces exactly the objects, at the same resourceVersions, that the read returned.
@@ -29,7 +30,8 @@ import (
 // the next watch bookmark, up to a minute); the first, when the namespace keeps changing.
 //
 // The namespaces checked are those that have a set at R (a set list, consistent, of each kind): the previous
-// owner wrote only for sets that existed before its last write.
+// owner wrote only for sets that existed before its last write. The rule holds whatever the informers' own
+// initial list was (from the watch cache or not): it reads the API server itself.
 
 // cacheCheck is one informer and the namespaces whose objects it must have at a consistent read.
 type cacheCheck struct {
@@ -39,14 +41,19 @@ type cacheCheck struct {
 	list func(ctx context.Context, ns string) (runtime.Object, error)
 }
 
-// caughtUp waits until the caches have every write made to shard i before the call (see above).
+// caughtUp waits until the caches of shard i have every write made to it before the call (see above). ctx is
+// the shard Lease's: it ends when the Lease is lost or given up.
 func (m *Manager) caughtUp(ctx context.Context, i int) error {
 	logger := m.shards.logger
 	start := time.Now()
+	g, err := m.caches.acquire(ctx, i)
+	if err != nil {
+		return err
+	}
 	namespaces := map[string]bool{}
 	var checks []pending
 	for _, c := range m.controllers {
-		ck := c.setCheck()
+		ck := c.setCheck(g)
 		l, err := ck.listAll(ctx)
 		if err != nil {
 			return fmt.Errorf("shard %d: consistent read of %s: %w", i, ck.what, err)
@@ -64,7 +71,7 @@ func (m *Manager) caughtUp(ctx context.Context, i int) error {
 		}
 	}
 	for ns := range namespaces {
-		for _, ck := range m.ownedChecks() {
+		for _, ck := range m.ownedChecks(g) {
 			l, err := ck.list(ctx, ns)
 			if err != nil {
 				return fmt.Errorf("shard %d: consistent read of %s in %s: %w", i, ck.what, ns, err)
@@ -72,7 +79,7 @@ func (m *Manager) caughtUp(ctx context.Context, i int) error {
 			checks = append(checks, newPending(ck, ns, l))
 		}
 	}
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
 		left := checks[:0]
 		for _, p := range checks {
 			if !p.done() {
@@ -135,7 +142,7 @@ type setsCheck struct {
 	listAll func(ctx context.Context) (runtime.Object, error)
 }
 
-func (c *Controller) setCheck() setsCheck {
+func (c *Controller) setCheck(g *cacheGroup) setsCheck {
 	opts := func() metav1.ListOptions {
 		o := metav1.ListOptions{}
 		c.cfg.selectorTweak(&o)
@@ -152,26 +159,26 @@ func (c *Controller) setCheck() setsCheck {
 		return l, err
 	}
 	return setsCheck{
-		cacheCheck: cacheCheck{what: c.target.String(), store: c.setInformer.GetIndexer(), list: listIn},
+		cacheCheck: cacheCheck{what: c.target.String(), store: g.sets[c.target.GroupResource()].GetIndexer(), list: listIn},
 		listAll:    func(ctx context.Context) (runtime.Object, error) { return listIn(ctx, c.cfg.Namespace) },
 	}
 }
 
-// ownedChecks are the checks of the informers of what the sets own: pods, revisions, claims.
-func (m *Manager) ownedChecks() []cacheCheck {
+// ownedChecks are the checks of group g's informers of what the sets own: pods, revisions, claims.
+func (m *Manager) ownedChecks(g *cacheGroup) []cacheCheck {
 	opts := func() metav1.ListOptions {
 		o := metav1.ListOptions{}
 		m.cfg.selectorTweak(&o)
 		return o
 	}
 	return []cacheCheck{
-		{what: "pods", store: m.podInformer.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
+		{what: "pods", store: g.pods.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
 			return m.client.CoreV1().Pods(ns).List(ctx, opts())
 		}},
-		{what: "controllerrevisions", store: m.revInformer.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
+		{what: "controllerrevisions", store: g.revs.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
 			return m.client.AppsV1().ControllerRevisions(ns).List(ctx, opts())
 		}},
-		{what: "persistentvolumeclaims", store: m.pvcInformer.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
+		{what: "persistentvolumeclaims", store: g.pvcs.GetIndexer(), list: func(ctx context.Context, ns string) (runtime.Object, error) {
 			return m.client.CoreV1().PersistentVolumeClaims(ns).List(ctx, opts())
 		}},
 	}

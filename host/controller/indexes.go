@@ -59,6 +59,10 @@ func parentIndex(obj any) ([]string, error) {
 func (c *Controller) candidates(set *appsv1.StatefulSet) (snapshot.Objects, error) {
 	ns := set.Namespace
 	o := snapshot.Objects{Set: set}
+	g := c.caches.of(ns)
+	if g == nil {
+		return o, fmt.Errorf("no informers cache namespace %s (its shard is not held)", ns)
+	}
 	seen := map[string]bool{}
 	collect := func(inf cache.SharedIndexInformer, index string, keys ...string) error {
 		for _, k := range keys {
@@ -86,26 +90,26 @@ func (c *Controller) candidates(set *appsv1.StatefulSet) (snapshot.Objects, erro
 		return nil
 	}
 	own, orphan, parent := ns+"/"+string(set.UID), ns+"/", ns+"/"+set.Name
-	if err := collect(c.podInformer, indexControllerUID, own, orphan); err != nil {
+	if err := collect(g.pods, indexControllerUID, own, orphan); err != nil {
 		return o, err
 	}
-	if err := collect(c.podInformer, indexParent, parent); err != nil {
+	if err := collect(g.pods, indexParent, parent); err != nil {
 		return o, err
 	}
-	if err := collect(c.revInformer, indexControllerUID, own, orphan); err != nil {
+	if err := collect(g.revs, indexControllerUID, own, orphan); err != nil {
 		return o, err
 	}
-	if err := collect(c.revInformer, indexParent, parent); err != nil {
+	if err := collect(g.revs, indexParent, parent); err != nil {
 		return o, err
 	}
 	claimKeys := []string{}
 	for _, t := range set.Spec.VolumeClaimTemplates {
 		claimKeys = append(claimKeys, ns+"/"+t.Name+"-"+set.Name)
 	}
-	if err := collect(c.pvcInformer, indexParent, claimKeys...); err != nil {
+	if err := collect(g.pvcs, indexParent, claimKeys...); err != nil {
 		return o, err
 	}
-	if err := collect(c.pvcInformer, indexOwnerUID, own); err != nil {
+	if err := collect(g.pvcs, indexOwnerUID, own); err != nil {
 		return o, err
 	}
 	return o, nil

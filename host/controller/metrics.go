@@ -2,6 +2,7 @@ package controller
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,8 +27,11 @@ type Metrics struct {
 	moduleInfo     *prometheus.GaugeVec     // version, digest, kubernetes_version, abi
 	leader         prometheus.Gauge         // 1 while leading
 	shardsHeld     prometheus.Gauge         // shard Leases held (sharded mode)
-	snapshotBytes  prometheus.Histogram     // snapshot size
-	queueDepth     prometheus.GaugeFunc
+	// shardInformersFiltered: 1 while the informers cache only the held shards (caches.go)
+	shardInformersFiltered prometheus.Gauge
+	cachedObjects          *cachedCollector     // objects the informers hold, by resource
+	snapshotBytes          prometheus.Histogram // snapshot size
+	queueDepth             prometheus.GaugeFunc
 
 	moduleSwaps    prometheus.Counter       // modules that became active after the startup one
 	moduleRefusals *prometheus.CounterVec   // reason
@@ -89,6 +93,11 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.shardsHeld = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "ordinal_shards_held", Help: "Shard Leases this replica holds (--shards above 1), whether its sets are synced yet or being given up.",
 	})
+	m.shardInformersFiltered = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ordinal_shard_informers_filtered", Help: "1 when the API server filters the informers by shard (KEP-5866): a sharded replica caches only the shards it holds; 0 when every replica caches every namespace (unsharded, or a server without the feature).",
+	})
+	m.cachedObjects = &cachedCollector{desc: prometheus.NewDesc("ordinal_cached_objects",
+		"Objects the controller's informers hold, by resource (pods, controllerrevisions, persistentvolumeclaims, the set kinds).", []string{"resource"}, nil)}
 	m.leader = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "ordinal_leader", Help: "1 while this replica holds the leader lease (or runs without leader election).",
 	})
@@ -110,7 +119,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 		Name: "ordinal_plan_refusals_total", Help: "Plans refused by the action firewall (nothing applied), by the first rule violated.",
 	}, []string{"rule"})
 	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.actions, m.errors, m.staleSkips,
-		m.moduleInfo, m.leader, m.shardsHeld, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
+		m.moduleInfo, m.leader, m.shardsHeld, m.shardInformersFiltered, m.cachedObjects, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if queueDepth != nil {
 		m.queueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -170,4 +179,34 @@ func (m *Metrics) ModuleRefused(reason string) { m.moduleRefusals.WithLabelValue
 func (m *Metrics) ModuleSwapped(active module.Info) {
 	m.SetModule(active)
 	m.moduleSwaps.Inc()
+}
+
+// setShardInformersFiltered sets ordinal_shard_informers_filtered.
+func (m *Metrics) setShardInformersFiltered(filtered bool) {
+	v := 0.0
+	if filtered {
+		v = 1
+	}
+	m.shardInformersFiltered.Set(v)
+}
+
+// setCached makes ordinal_cached_objects report what count returns (by resource) at each scrape.
+func (m *Metrics) setCached(count func() map[string]int) { m.cachedObjects.count.Store(&count) }
+
+// cachedCollector reports ordinal_cached_objects from a count made at scrape time (a store's length).
+type cachedCollector struct {
+	desc  *prometheus.Desc
+	count atomic.Pointer[func() map[string]int]
+}
+
+func (c *cachedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *cachedCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.count.Load()
+	if f == nil {
+		return
+	}
+	for r, n := range (*f)() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), r)
+	}
 }

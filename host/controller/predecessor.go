@@ -44,7 +44,7 @@ func (c *Controller) awaitPredecessor(logger klog.Logger, key string, set *appsv
 		c.predecessors.Store(key, wait) // the work queue syncs a key on one worker at a time
 	}
 	if gr, name, found := predecessorObject(set, cands); found {
-		if read, behind := c.consistency.Behind(gr, set.ResourceVersion); behind {
+		if read, behind := c.consistency.Behind(gr, set.Namespace, set.ResourceVersion); behind {
 			err := &staleError{Resource: gr, Wrote: set.ResourceVersion, ReadAt: read, Replaced: name}
 			if c.cfg.StaleTimeout <= 0 || c.now().Sub(wait.since) <= c.cfg.StaleTimeout {
 				return err

@@ -49,7 +49,7 @@ func TestAwaitPredecessor(t *testing.T) {
 			pods, revs := &fakeRV{"150"}, &fakeRV{"150"} // both behind the set's 200
 			now := time.Unix(1000, 0)
 			c := &Controller{shared: &shared{cfg: Config{StaleTimeout: 30 * time.Second}, now: func() time.Time { return now }}}
-			c.consistency = newConsistencyStore(map[schema.GroupResource]rvGetter{podResource: pods, revisionResource: revs}, 0)
+			c.consistency = newConsistencyStore(storesByResource(map[schema.GroupResource]rvGetter{podResource: pods, revisionResource: revs}), 0)
 			err := c.awaitPredecessor(klog.Background(), "ns/web", set, tc.cands)
 			if tc.hold.Empty() {
 				if err != nil {
@@ -90,7 +90,7 @@ func TestAwaitPredecessor(t *testing.T) {
 
 	// The orphaning seen (the pod has no controller any more): no wait even while the informer is behind.
 	c := &Controller{shared: &shared{cfg: Config{StaleTimeout: 30 * time.Second}, now: time.Now}}
-	c.consistency = newConsistencyStore(map[schema.GroupResource]rvGetter{podResource: &fakeRV{"1"}}, 0)
+	c.consistency = newConsistencyStore(storesByResource(map[schema.GroupResource]rvGetter{podResource: &fakeRV{"1"}}), 0)
 	if err := c.awaitPredecessor(klog.Background(), "ns/web", set, snapshot.Objects{Pods: []*corev1.Pod{pod(nil, labels)}}); err != nil {
 		t.Fatalf("orphaned pods held the sync: %v", err)
 	}

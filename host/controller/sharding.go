@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -53,8 +54,10 @@ type shards struct {
 	caughtUp func(ctx context.Context, shard int) error
 	// enqueue enqueues the sets of a shard that became active.
 	enqueue func(shard int)
-	metrics *Metrics
-	logger  klog.Logger
+	// released drops what the replica cached for a shard it no longer holds (nil: nothing to drop).
+	released func(shard int)
+	metrics  *Metrics
+	logger   klog.Logger
 
 	mu        sync.Mutex
 	changed   *sync.Cond // on state and inflight changes
@@ -256,8 +259,10 @@ func leaseRecord(l *coordinationv1.Lease) (holder, renew string, d time.Duration
 func (s *shards) compete(ctx context.Context, i int) {
 	name := shardLeaseName(s.cfg.Name, i)
 	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var led atomic.Bool // this elector held the Lease: only then may it have started caches to drop
 	elector, err := s.elector(name, nil, leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(lctx context.Context) {
+			led.Store(true)
 			s.setState(i, shardCatchingUp)
 			s.logger.Info("Took shard; waiting for the caches to have its previous owner's writes", "shard", i, "lease", name)
 			// A failed read is retried while the Lease is held: the shard must not stay held and unsynced.
@@ -287,6 +292,11 @@ func (s *shards) compete(ctx context.Context, i int) {
 			s.mu.Lock()
 			was := s.state[i]
 			s.mu.Unlock()
+			// Before the state: a shard not held may be competed for again, and its next take starts afresh.
+			// Only an elector that led: one abandoned before leading may end after the next one took the shard.
+			if s.released != nil && led.Load() {
+				s.released(i)
+			}
 			s.setState(i, shardNone)
 			if was != shardNone && was != shardDraining {
 				s.logger.Info("Lost shard: its Lease was not renewed in time", "shard", i, "lease", name)

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,11 +29,24 @@ func active(s *shards) []int {
 func TestShardsSplitAndHandOver(t *testing.T) {
 	client := fake.NewClientset()
 	const n = 6
+	var mu sync.Mutex
+	// by replica: the shards whose caches it started (caughtUp) and dropped (released)
+	took, released := map[string][]int{}, map[string][]int{}
 	newReplica := func(id string) (*shards, context.CancelFunc) {
 		s := newShards(Sharding{Shards: n, LeaderElection: LeaderElection{Namespace: "ordinal", Name: "o", Identity: id,
 			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}}, client, NewMetrics(nil))
-		s.caughtUp = func(context.Context, int) error { return nil }
+		s.caughtUp = func(_ context.Context, i int) error {
+			mu.Lock()
+			defer mu.Unlock()
+			took[id] = append(took[id], i)
+			return nil
+		}
 		s.enqueue = func(int) {}
+		s.released = func(i int) {
+			mu.Lock()
+			defer mu.Unlock()
+			released[id] = append(released[id], i)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		if err := s.start(ctx, func(err error) { t.Errorf("%s: %v", id, err) }); err != nil {
 			t.Fatal(err)
@@ -73,6 +87,13 @@ func TestShardsSplitAndHandOver(t *testing.T) {
 			t.Errorf("shard %d's Lease still held by a after Stop", i)
 		}
 	}
+	mu.Lock()
+	slices.Sort(took["a"])
+	slices.Sort(released["a"])
+	if !slices.Equal(released["a"], took["a"]) || !slices.Equal(slices.Compact(slices.Clone(took["a"])), took["a"]) {
+		t.Errorf("a stopped: took shards %v, dropped the caches of %v (each take once, each dropped once)", took["a"], released["a"])
+	}
+	mu.Unlock()
 	all := []int{0, 1, 2, 3, 4, 5}
 	waitUntil("b takes every shard", func() bool { return slices.Equal(active(b), all) })
 }

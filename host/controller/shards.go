@@ -18,14 +18,40 @@ import (
 // FNV-1a 64 of the namespace's name, the hash KEP-5866's shardRange(object.metadata.namespace, ...)
 // computes in the API server. A set, its pods, revisions and claims share a namespace, so they share a shard.
 func ShardOf(ns string, n int) int {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(ns))
+	return shardOfHash(h.Sum64(), n)
+}
+
+// shardOfHash is the shard among n of a namespace whose name hashes to h.
+func shardOfHash(h uint64, n int) int {
 	if n <= 1 {
 		return 0
 	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(ns))
 	// floor(hash * n / 2^64): the high word of the 128-bit product.
-	hi, _ := bits.Mul64(h.Sum64(), uint64(n))
+	hi, _ := bits.Mul64(h, uint64(n))
 	return int(hi)
+}
+
+// shardBound returns the first hash of shard i among n, ceil(i*2^64/n), as the API server's shard selectors
+// spell a bound ('0x' and 16 lowercase hex digits, '0x10000000000000000' for 2^64). ShardOf(ns, n) == i
+// exactly when that hash of ns is in [shardBound(i, n), shardBound(i+1, n)): floor(h*n/2^64) == i is
+// i*2^64 <= h*n < (i+1)*2^64, and for an integer h, h >= x and h < x are h >= ceil(x) and h < ceil(x).
+func shardBound(i, n int) string {
+	if i >= n {
+		return "0x10000000000000000"
+	}
+	q, r := bits.Div64(uint64(i), 0, uint64(n)) // (i*2^64) / n; i < n, so q fits in 64 bits
+	if r != 0 {
+		q++ // i < n: ceil(i*2^64/n) <= 2^64 - 2^64/n, never 2^64
+	}
+	return fmt.Sprintf("0x%016x", q)
+}
+
+// ShardSelector is the KEP-5866 shard selector (metav1.ListOptions.ShardSelector) of shard i among n: the
+// objects of exactly the namespaces ShardOf puts in shard i.
+func ShardSelector(i, n int) string {
+	return fmt.Sprintf("shardRange(object.metadata.namespace, '%s', '%s')", shardBound(i, n), shardBound(i+1, n))
 }
 
 // PreferredOwner returns the member that shard prefers among members (rendezvous hashing: the highest hash

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -293,8 +292,9 @@ func newFakeController(t *testing.T, ctx context.Context, ref *module.Ref, api *
 		t.Fatal(err)
 	}
 	c := m.controllers[0]
-	c.factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), c.setInformer.HasSynced, c.podInformer.HasSynced, c.revInformer.HasSynced, c.pvcInformer.HasSynced) {
+	c.caches.all.start(ctx)
+	t.Cleanup(c.caches.all.stop)
+	if !c.caches.all.waitSynced(ctx) {
 		t.Fatal("caches did not sync")
 	}
 	return c

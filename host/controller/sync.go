@@ -82,7 +82,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			"set", key, "timeout", c.cfg.StaleTimeout.String(), "reason", err.Error())
 	}
 
-	set, err := c.setLister.StatefulSets(ns).Get(name)
+	set, err := c.setsIn(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.consistency.Clear(nn, "")
 		c.encodeCaches.Delete(key)
@@ -369,7 +369,7 @@ func (c *Controller) buildSnapshotFor(objs snapshot.Objects, now time.Time) (*sn
 // Snapshot returns the snapshot the controller would send for the set
 // namespace/name at time now, from its caches (for tests and debugging).
 func (c *Controller) Snapshot(namespace, name string, now time.Time) (*snapshot.Snapshot, error) {
-	set, err := c.setLister.StatefulSets(namespace).Get(name)
+	set, err := c.setsIn(namespace).Get(name)
 	if err != nil {
 		return nil, err
 	}
