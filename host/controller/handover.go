@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // The handover rule (docs/scale.md): a replica that takes a shard syncs its sets only once its caches have
@@ -152,11 +153,7 @@ func (c *Controller) setCheck(g *cacheGroup) setsCheck {
 		if !c.target.Custom {
 			return c.client.AppsV1().StatefulSets(ns).List(ctx, opts())
 		}
-		o := opts()
-		l := &appsv1.StatefulSetList{}
-		err := c.rest[c.target.GroupVersion].Get().Namespace(ns).Resource(c.target.Resource).
-			VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Into(l)
-		return l, err
+		return snapshot.ListCustomSets(ctx, c.rest[c.target.GroupVersion], c.target, ns, opts())
 	}
 	return setsCheck{
 		cacheCheck: cacheCheck{what: c.target.String(), store: g.sets[c.target.GroupResource()].GetIndexer(), list: listIn},

@@ -47,10 +47,7 @@ func CustomSetInformer(client rest.Interface, t Target, ns string, resync time.D
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
-			list := &appsv1.StatefulSetList{}
-			err := client.Get().Namespace(ns).Resource(t.Resource).
-				VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Into(list)
-			return list, err
+			return ListCustomSets(ctx, client, t, ns, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
@@ -63,4 +60,13 @@ func CustomSetInformer(client rest.Interface, t Target, ns string, resync time.D
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = inf.SetTransform(TrimManagedFields) // fails only once started
 	return inf
+}
+
+// ListCustomSets lists a custom target's sets in namespace ns ("": every namespace) through client, its JSON
+// REST client (JSONClient), with options o: the one list of custom sets a controller makes (its informers'
+// and the handover's consistent reads).
+func ListCustomSets(ctx context.Context, client rest.Interface, t Target, ns string, o metav1.ListOptions) (*appsv1.StatefulSetList, error) {
+	list := &appsv1.StatefulSetList{}
+	err := client.Get().Namespace(ns).Resource(t.Resource).VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Into(list)
+	return list, err
 }
