@@ -21,9 +21,9 @@ import (
 
 // Sharded chaos (issue 34 item 4): per seed, replicas of `ordinal controller --shards`, each behind a fault
 // proxy of its own, roll sets in several namespaces while the seed's schedule SIGKILLs replicas, partitions
-// some from the API server (their Lease writes alone, or all their traffic) for 0.5 to 2.5 lease durations
-// and heals them (one whose member Lease lapsed has exited, as designed, and is started again, as its pod
-// would be), and adds replicas, all mid-rollout. Invariants: every rollout completes; no ordinal ever had two
+// owners of the sets' shards from the API server (their Lease writes alone, or all their traffic) for 0.5 to
+// 2.5 lease durations and heals them (one whose member Lease lapsed has exited, as designed, and is started
+// again, as its pod would be), and adds replicas, all mid-rollout. Invariants: every rollout completes; no ordinal ever had two
 // pods at once (the pod trackers), nor more than one pod per revision (v1, v2: two); from the API server's
 // audit log (checkTerms), every write of a replica to a set's objects was received within one of that
 // replica's terms of the set's shard Lease, and no two replicas' runs of writes to a set interleave; and at
@@ -201,8 +201,14 @@ func shardChaosRun(t *testing.T, seed int64) (fig shardChaosFigures) {
 			join()
 			fig.joins++
 		case "partition":
+			// the owner of a set's shard (the i-th namespace's) if it can be; else another replica
 			var free []*shardReplica
+			owner := shardHolder(ctx, leaseNs, controllerShardOf(namespaces[ev.i%len(namespaces)]))
 			for _, r := range live {
+				if r.heal == nil && r.p.name == owner {
+					free = []*shardReplica{r}
+					break
+				}
 				if r.heal == nil {
 					free = append(free, r)
 				}
@@ -283,6 +289,15 @@ func shardChaosRun(t *testing.T, seed int64) (fig shardChaosFigures) {
 	}
 	t.Logf("seed %d: %s; proxies: %s", seed, fig, counts)
 	return fig
+}
+
+// shardHolder returns the holder of shard i's Lease ("" if none or unread).
+func shardHolder(ctx context.Context, leaseNs string, i int) string {
+	l, err := cfg.kc.CoordinationV1().Leases(leaseNs).Get(ctx, shardLeaseID+"-shard-"+strconv.Itoa(i), metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
 }
 
 // stillMember waits until a replica healed at healed either renews its member Lease again (it still leads
