@@ -262,6 +262,9 @@ func shardChaosRun(t *testing.T, seed int64) (fig shardChaosFigures) {
 
 	events := readAudit(t, audit, append([]string{leaseNs}, namespaces...))
 	terms := leaseTerms(events, leaseNs)
+	if len(terms) == 0 {
+		t.Fatalf("the audit log %s has no Lease writes with their holder: restart the cluster with scripts/cluster-up.sh (its policy logs them)", audit.path)
+	}
 	for i := range testShards {
 		ts := terms[shardLeaseID+"-shard-"+strconv.Itoa(i)]
 		for k := range ts {
