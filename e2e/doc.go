@@ -12,5 +12,7 @@
 // Environment: ORDINAL_E2E_KUBECONFIG (default $LOCALK8S_RUN/kubeconfig, LOCALK8S_RUN defaulting to
 // /tmp/ordinal-localk8s), ORDINAL_E2E_BIN (default bin/ordinal), ORDINAL_E2E_ARTIFACTS (controller logs;
 // default build/e2e), ORDINAL_E2E_KEEP=1 keeps the test namespaces, ORDINAL_E2E_CLEANUP_WAIT (default 30s)
-// bounds the wait at the end for the deleted test namespaces to be gone.
+// bounds the wait at the end for the deleted test namespaces to be gone. AUDIT_LOG (default
+// $LOCALK8S_RUN/logs/audit.log, as scripts/cluster-up.sh) is the API server's audit log, which
+// TestShardedChaos reads (and fails without).
 package e2e

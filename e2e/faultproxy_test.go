@@ -9,6 +9,7 @@ package e2e
 // watchers talk to kube-apiserver directly.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -38,12 +39,13 @@ const (
 	faultWatchGone   faultKind = "watch 410 gone"       // a watch refused as expired: the informer lists again
 	faultWatchDrop   faultKind = "watch dropped"        // an open watch closed after a random time
 	faultWatchDelay  faultKind = "watch delayed"        // a watch whose events arrive late (stale caches)
+	faultPartition   faultKind = "partitioned request"  // a request held by a partition until its client gave up
 	faultKill        faultKind = "controller SIGKILL"
 	faultEtcdRestart faultKind = "etcd restart"
 )
 
 var allFaultKinds = []faultKind{faultConflict, faultThrottle, faultError, faultLostReply, faultWatchGone,
-	faultWatchDrop, faultWatchDelay, faultKill, faultEtcdRestart}
+	faultWatchDrop, faultWatchDelay, faultPartition, faultKill, faultEtcdRestart}
 
 // faultRates are the probabilities per request (watch rates per watch opened).
 type faultRates struct {
@@ -103,8 +105,49 @@ type faultProxy struct {
 	addr     string
 	requests atomic.Int64
 
-	mu  sync.Mutex
-	rng *rand.Rand
+	mu   sync.Mutex
+	rng  *rand.Rand
+	part *partition    // nil: none
+	cut  chan struct{} // closed when an all-traffic partition begins: the watches open then end
+}
+
+// partition is a network partition between the controller and the API server, of its Lease writes alone
+// or of all its traffic: the requests it holds go nowhere until it heals (then on, as delayed packets) or
+// their client gives up (then never: a request that reaches the API server after its client gave up is the
+// one thing no Lease can fence); all traffic, it also cuts the watches open when it begins.
+type partition struct {
+	leasesOnly bool
+	healed     chan struct{}
+}
+
+// partition starts a partition (see partition) and returns its heal.
+func (p *faultProxy) partition(leasesOnly bool) (heal func()) {
+	pt := &partition{leasesOnly: leasesOnly, healed: make(chan struct{})}
+	p.mu.Lock()
+	p.part = pt
+	if !leasesOnly {
+		close(p.cut)
+		p.cut = make(chan struct{})
+	}
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		if p.part == pt {
+			p.part = nil
+		}
+		p.mu.Unlock()
+		close(pt.healed)
+	}
+}
+
+// held returns the partition that holds r, if any.
+func (p *faultProxy) held(r *http.Request, leaseWrite bool) *partition {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.part == nil || (p.part.leasesOnly && !leaseWrite) {
+		return nil
+	}
+	return p.part
 }
 
 // startFaultProxy listens on a free local port; it stops when the test ends.
@@ -119,7 +162,7 @@ func startFaultProxy(t *testing.T, seed int64, rates faultRates, counts *faultCo
 		t.Fatalf("fault proxy: %v", err)
 	}
 	p := &faultProxy{rates: rates, counts: counts, upstream: strings.TrimRight(cfg.rest.Host, "/"), rt: rt,
-		addr: l.Addr().String(), rng: rand.New(rand.NewPCG(uint64(seed), 0x0fa17))}
+		addr: l.Addr().String(), rng: rand.New(rand.NewPCG(uint64(seed), 0x0fa17)), cut: make(chan struct{})}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	go p.srv.Serve(l)
 	t.Cleanup(func() {
@@ -178,8 +221,25 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.requests.Add(1)
 	write := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete
 	watching := r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1"
-	// The lease of leader election and discovery are left alone: they are not what this tests.
+	// The lease of leader election and discovery are left alone by the rates: they are not what they test.
 	lease := strings.Contains(r.URL.Path, "/leases")
+	if pt := p.held(r, lease && write); pt != nil {
+		// read the body first: only then does the server notice the client hanging up (r.Context())
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		select {
+		case <-pt.healed:
+		case <-r.Context().Done():
+			p.counts.add(faultPartition, 1)
+			return
+		}
+	}
+	p.mu.Lock()
+	cut := p.cut
+	p.mu.Unlock()
 	switch {
 	case lease:
 	case watching && p.roll(p.rates.watchGone):
@@ -229,19 +289,19 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	if !watching || lease || resp.StatusCode != http.StatusOK {
+	if !watching || resp.StatusCode != http.StatusOK {
 		io.Copy(w, resp.Body)
 		return
 	}
 
-	// a watch: stream it, maybe late, maybe cut off
+	// a watch: stream it, maybe late, maybe cut off (not the Leases': streamed as they come)
 	var deadline <-chan time.Time
-	if p.roll(p.rates.watchDrop) {
+	if !lease && p.roll(p.rates.watchDrop) {
 		tm := time.NewTimer(500*time.Millisecond + p.duration(5*time.Second))
 		defer tm.Stop()
 		deadline = tm.C
 	}
-	delay := p.roll(p.rates.watchDelay)
+	delay := !lease && p.roll(p.rates.watchDelay)
 	if delay {
 		p.counts.add(faultWatchDelay, 1)
 	}
@@ -282,6 +342,8 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-deadline:
 			p.counts.add(faultWatchDrop, 1)
+			return
+		case <-cut:
 			return
 		case <-r.Context().Done():
 			return

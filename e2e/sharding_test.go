@@ -21,8 +21,9 @@ import (
 )
 
 const (
-	testShards   = 8
-	shardLeaseID = "e2e-shards"
+	testShards         = 8
+	shardLeaseID       = "e2e-shards"
+	shardLeaseDuration = 4 * time.Second
 )
 
 // Issue 34 item 3: replicas of `ordinal controller --shards` split the sets by namespace through Leases.
@@ -186,13 +187,13 @@ func metricOf(text, series string) string {
 }
 
 // startShardReplica starts a replica of `ordinal controller --shards` with short Lease terms, its Leases in
-// leaseNs, over the sets labelled with the run.
-func startShardReplica(t *testing.T, ctx context.Context, leaseNs, id, run string) *controllerProc {
+// leaseNs, over the sets labelled with the run; extra: more flags (e.g. a fault proxy's --kubeconfig).
+func startShardReplica(t *testing.T, ctx context.Context, leaseNs, id, run string, extra ...string) *controllerProc {
 	t.Helper()
 	p := startController(t, leaseNs, ctrlOpts{identity: id, shards: testShards, leaseID: shardLeaseID,
 		selector: "e2e.ordinal.dev/shard-run=" + run,
-		extraArgs: []string{"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s",
-			"--leader-election-retry-period", "500ms"}})
+		extraArgs: append([]string{"--leader-election-lease-duration", shardLeaseDuration.String(), "--leader-election-renew-deadline", "3s",
+			"--leader-election-retry-period", "500ms"}, extra...)})
 	p.waitReady(ctx)
 	return p
 }

@@ -249,6 +249,9 @@ EOF
 # Audit: every write (who, with which user agent, when; no bodies), so that a test or a benchmark can ask
 # the API server who wrote an object rather than guess (e.g. which replica wrote a set's pods, or who
 # deleted a namespace). Reads and events are left out: they are most of the traffic and answer nothing.
+# Lease writes are logged with their body (Request), which names the holder: the sharded chaos runs
+# reconstruct each shard Lease's terms from them (e2e/audit_test.go); the control plane's own Leases
+# (kube-system, kube-node-lease: renewed every few seconds) are left out.
 cat > "$RUN/audit-policy.yaml" <<EOF
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -258,6 +261,11 @@ rules:
   verbs: [get, list, watch]
 - level: None
   resources: [{group: "", resources: [events]}, {group: events.k8s.io, resources: [events]}]
+- level: None
+  resources: [{group: coordination.k8s.io, resources: [leases]}]
+  namespaces: [kube-system, kube-node-lease]
+- level: Request
+  resources: [{group: coordination.k8s.io, resources: [leases]}]
 - level: Metadata
 EOF
 SERVER=https://127.0.0.1:$APISERVER_PORT

@@ -117,7 +117,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.IntVar(&o.shards, "shards", 1, "split the sets by namespace hash into this many shards, each synced by one of the replicas running with the same --shards and --leader-election-id, through Leases (1: one leader syncs every set)")
 	f.StringVar(&o.leNamespace, "leader-election-namespace", "", "namespace of the Lease (default: --namespace, else \"default\")")
 	f.StringVar(&o.leID, "leader-election-id", "ordinal-controller", "name of the Lease")
-	f.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease (default: hostname_pid)")
+	f.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease and at the end of its requests' user agent, ordinal/<version>/<identity> (default: hostname_pid)")
 	f.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standbys wait before taking over an unrenewed lease")
 	f.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up")
 	f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between lease acquire/renew attempts")
@@ -222,15 +222,20 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	}
 	defer pols.Close()
 
+	le, sharding, err := o.leases()
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
 	restCfg, _, err := o.kube.restConfig()
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	signals, err := watchSignals(ctx, restCfg, o.signalsConfigMap)
-	if err != nil {
-		return withCode(ExitUsage, err)
+	if o.leaderElect {
+		// Several replicas: each request names the one that made it, for the API server's audit log (who
+		// wrote a set, and whether within its Lease term). kube's convention, as rest.AddUserAgent's.
+		restCfg.UserAgent += "/" + le.Identity
 	}
-	le, sharding, err := o.leases()
+	signals, err := watchSignals(ctx, restCfg, o.signalsConfigMap)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}

@@ -337,6 +337,10 @@ func (m *Manager) HasSynced() bool { return m.synced.Load() }
 func (m *Manager) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	defer utilruntime.HandleCrashWithContext(ctx)
+	// Sharded, losing the member Lease stops this replica as shutdown does, with the loss as its error:
+	// everything below runs on this ctx (the informers too, or their wait would hold the exit until SIGTERM).
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
 	if err := m.checkServed(ctx); err != nil {
 		return err
 	}
@@ -374,9 +378,6 @@ func (m *Manager) Run(ctx context.Context) error {
 	// finishes its plan (the module call and each request keep their own
 	// limits); workers take no new item once ctx is done.
 	workCtx := context.WithoutCancel(ctx)
-	// Sharded, losing the member Lease stops this replica as shutdown does, with the loss as its error.
-	ctx, stopRun := context.WithCancelCause(ctx)
-	defer stopRun(nil)
 	if m.shards != nil {
 		if err := m.shards.start(ctx, stopRun); err != nil {
 			return err
@@ -515,13 +516,14 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	if c.shards != nil { // another replica's set, or one not yet caught up: dropped (enqueued again if taken)
 		ns, _, _ := cache.SplitMetaNamespaceKey(key)
-		shard, ok := c.shards.begin(ns)
+		sctx, done, ok := c.shards.begin(ctx, ns)
 		if !ok {
 			c.staleRetry.Forget(key)
 			c.queue.Forget(key)
 			return true
 		}
-		defer c.shards.end(shard)
+		defer done()
+		ctx = sctx
 	}
 	requeueAfter, err := c.sync(ctx, key)
 	var stale *staleError

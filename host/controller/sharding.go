@@ -72,8 +72,25 @@ type shards struct {
 	stopped bool
 }
 
-// competition is one elector of a shard's Lease.
-type competition struct{ cancel context.CancelFunc }
+// competition is one elector of a shard's Lease and, while it holds the Lease, its term (under shards.mu).
+//
+// client-go's elector tells the holder it lost the Lease late: it gives up renewing RenewDeadline after its
+// last renewal, then releases (a request that can hang for another RenewDeadline, past LeaseDuration) and only
+// then cancels the leader's context and calls OnStoppedLeading; and syncs in flight were never told. So the
+// term is kept here, from the Lease writes themselves (shardLock): syncs of the shard may start only until
+// `until`, RenewDeadline after the start of the last successful write of the Lease as holder (another replica
+// counts LeaseDuration from when it saw that write, later), and ctx, which every sync of the shard runs under,
+// is cancelled when `until` passes unrenewed. The LeaseDuration-RenewDeadline margin is for a request sent
+// before then to reach the API server before the Lease can be taken (Kubernetes has no fencing).
+type competition struct {
+	cancel context.CancelFunc
+
+	until   time.Time
+	ctx     context.Context // the term's; done once it lapses or the Lease is lost (nil before the first write)
+	endTerm context.CancelFunc
+	timer   *time.Timer
+	holder  string // of the Lease as last read
+}
 
 func newShards(cfg Sharding, client kubernetes.Interface, metrics *Metrics) *shards {
 	le := &cfg.LeaderElection
@@ -100,16 +117,22 @@ func (cfg Sharding) validate() error {
 }
 
 // begin is the gate a worker passes before syncing a set of namespace ns: false when this replica may not
-// sync it now (the key is dropped; the owner syncs it). true counts the sync in flight until end.
-func (s *shards) begin(ns string) (int, bool) {
+// sync it now (the key is dropped; the owner syncs it). true counts the sync in flight until done is called,
+// and returns ctx made to end with the shard's term: the sync's writes stop when the Lease may be lost.
+func (s *shards) begin(ctx context.Context, ns string) (context.Context, func(), bool) {
 	i := ShardOf(ns, s.cfg.Shards)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state[i] != shardActive {
-		return i, false
+	c := s.competing[i]
+	if s.state[i] != shardActive || c == nil || c.ctx == nil || c.ctx.Err() != nil || !time.Now().Before(c.until) {
+		s.mu.Unlock()
+		return ctx, nil, false
 	}
 	s.inflight[i]++
-	return i, true
+	term := c.ctx
+	s.mu.Unlock()
+	sctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(term, cancel)
+	return sctx, func() { stop(); cancel(); s.end(i) }, true
 }
 
 func (s *shards) end(i int) {
@@ -145,7 +168,7 @@ func (s *shards) start(ctx context.Context, memberLost func(error)) error {
 	name := memberLeaseName(le.Name, le.Identity)
 	// The member elector runs until Stop (not ctx): its Lease is released after the shards'.
 	mctx, mcancel := context.WithCancel(context.WithoutCancel(ctx))
-	elector, err := s.elector(name, le.Watchdog, leaderelection.LeaderCallbacks{
+	elector, err := s.elector(name, s.leaseLock(name), le.Watchdog, leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(lctx context.Context) {
 			s.logger.Info("Joined the sharded replicas", "lease", le.Namespace+"/"+name, "shards", s.cfg.Shards)
 			wait := time.NewTicker(le.RetryPeriod)
@@ -260,7 +283,9 @@ func (s *shards) compete(ctx context.Context, i int) {
 	name := shardLeaseName(s.cfg.Name, i)
 	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var led atomic.Bool // this elector held the Lease: only then may it have started caches to drop
-	elector, err := s.elector(name, nil, leaderelection.LeaderCallbacks{
+	c := &competition{cancel: cancel}
+	lock := &shardLock{Interface: s.leaseLock(name), s: s, c: c, i: i}
+	elector, err := s.elector(name, lock, nil, leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(lctx context.Context) {
 			led.Store(true)
 			s.setState(i, shardCatchingUp)
@@ -291,6 +316,10 @@ func (s *shards) compete(ctx context.Context, i int) {
 		OnStoppedLeading: func() {
 			s.mu.Lock()
 			was := s.state[i]
+			if c.ctx != nil {
+				c.endTerm()
+				c.timer.Stop()
+			}
 			s.mu.Unlock()
 			// Before the state: a shard not held may be competed for again, and its next take starts afresh.
 			// Only an elector that led: one abandoned before leading may end after the next one took the shard.
@@ -308,7 +337,6 @@ func (s *shards) compete(ctx context.Context, i int) {
 		s.logger.Error(err, "Cannot compete for shard", "shard", i)
 		return
 	}
-	c := &competition{cancel: cancel}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
@@ -333,13 +361,10 @@ func (s *shards) abandon(i int, drain bool) {
 	s.mu.Lock()
 	c := s.competing[i]
 	delete(s.competing, i)
-	if drain && s.state[i] != shardNone {
-		s.state[i] = shardDraining
-		for s.inflight[i] > 0 {
-			s.changed.Wait()
-		}
-	}
 	s.mu.Unlock()
+	if drain {
+		_ = s.drain(context.Background(), i)
+	}
 	if c != nil {
 		if drain {
 			s.logger.Info("Giving up shard to its preferred replica; syncs drained, releasing its Lease", "shard", i)
@@ -348,14 +373,140 @@ func (s *shards) abandon(i int, drain bool) {
 	}
 }
 
-func (s *shards) elector(name string, watchdog *leaderelection.HealthzAdaptor, cb leaderelection.LeaderCallbacks) (*leaderelection.LeaderElector, error) {
+// drain stops new syncs of shard i and waits until none is in flight (or ctx is done).
+func (s *shards) drain(ctx context.Context, i int) error {
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.changed.Broadcast()
+	})
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state[i] != shardNone {
+		s.state[i] = shardDraining
+	}
+	for s.inflight[i] > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.changed.Wait()
+	}
+	return nil
+}
+
+// renewed extends c's term (shard i) after a write of its Lease as holder that started at start and wrote
+// leaseSeconds (the duration others count, whole seconds: the flag's fraction is not in the Lease).
+func (s *shards) renewed(c *competition, i int, start time.Time, leaseSeconds int) {
+	until := start.Add(time.Duration(leaseSeconds)*time.Second - (s.cfg.LeaseDuration - s.cfg.RenewDeadline))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.ctx == nil {
+		c.ctx, c.endTerm = context.WithCancel(context.Background())
+		c.timer = time.AfterFunc(time.Until(until), func() { s.lapse(c, i) })
+	}
+	if c.ctx.Err() != nil { // lapsed: that elector is ending, and the shard taken again starts a new term
+		return
+	}
+	c.until = until
+	c.timer.Reset(time.Until(until))
+}
+
+// lapse ends c's term when it passed unrenewed: the shard's syncs in flight are cancelled, and its elector
+// stopped (releasing the Lease once they have ended), so that the shard is taken again, caught up, as any take.
+func (s *shards) lapse(c *competition, i int) {
+	s.mu.Lock()
+	if d := time.Until(c.until); d > 0 { // renewed meanwhile
+		c.timer.Reset(d)
+		s.mu.Unlock()
+		return
+	}
+	held := s.state[i] != shardNone
+	c.endTerm()
+	s.mu.Unlock()
+	if held {
+		s.logger.Info("Lease of shard not renewed in time: its syncs are cancelled, the shard competed for again", "shard", i)
+	}
+	c.cancel()
+}
+
+// shardLock is a shard's Lease lock that keeps the competition's term from the writes of the Lease, and holds
+// back client-go's release of the Lease until it may be released (releasable).
+type shardLock struct {
+	resourcelock.Interface
+	s *shards
+	c *competition
+	i int
+}
+
+func (l *shardLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	r, raw, err := l.Interface.Get(ctx)
+	if err == nil {
+		l.s.mu.Lock()
+		l.c.holder = r.HolderIdentity
+		l.s.mu.Unlock()
+	}
+	return r, raw, err
+}
+
+func (l *shardLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	start := time.Now()
+	err := l.Interface.Create(ctx, r)
+	l.wrote(r, start, err)
+	return err
+}
+
+func (l *shardLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	if r.HolderIdentity == "" {
+		if err := l.s.releasable(ctx, l.c, l.i); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	err := l.Interface.Update(ctx, r)
+	l.wrote(r, start, err)
+	return err
+}
+
+func (l *shardLock) wrote(r resourcelock.LeaderElectionRecord, start time.Time, err error) {
+	if err != nil {
+		return
+	}
+	l.s.mu.Lock()
+	l.c.holder = r.HolderIdentity
+	l.s.mu.Unlock()
+	if r.HolderIdentity == l.Identity() {
+		l.s.renewed(l.c, l.i, start, r.LeaseDurationSeconds)
+	}
+}
+
+// releasable waits until client-go may release shard i's Lease (an update with no holder, which any replica
+// may take at once): only a Lease last read as this replica's (client-go checks the holder it observed
+// before, not the one it has just read: releasing another's Lease would let a third take it within the
+// holder's term), and only once no sync of the shard is in flight.
+func (s *shards) releasable(ctx context.Context, c *competition, i int) error {
+	s.mu.Lock()
+	holder := c.holder
+	s.mu.Unlock()
+	if holder != s.cfg.Identity {
+		return fmt.Errorf("shard %d: not releasing its Lease, held by %q", i, holder)
+	}
+	return s.drain(ctx, i)
+}
+
+func (s *shards) leaseLock(name string) *resourcelock.LeaseLock {
+	le := s.cfg.LeaderElection
+	return &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: le.Namespace, Name: name},
+		Client:     s.client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: le.Identity},
+	}
+}
+
+func (s *shards) elector(name string, lock resourcelock.Interface, watchdog *leaderelection.HealthzAdaptor, cb leaderelection.LeaderCallbacks) (*leaderelection.LeaderElector, error) {
 	le := s.cfg.LeaderElection
 	return leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: &resourcelock.LeaseLock{
-			LeaseMeta:  metav1.ObjectMeta{Namespace: le.Namespace, Name: name},
-			Client:     s.client.CoordinationV1(),
-			LockConfig: resourcelock.ResourceLockConfig{Identity: le.Identity},
-		},
+		Lock:          lock,
 		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
 		ReleaseOnCancel: true, Name: name, WatchDog: watchdog, Callbacks: cb,
 	})

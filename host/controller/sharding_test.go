@@ -7,9 +7,15 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 func active(s *shards) []int {
@@ -96,4 +102,84 @@ func TestShardsSplitAndHandOver(t *testing.T) {
 	mu.Unlock()
 	all := []int{0, 1, 2, 3, 4, 5}
 	waitUntil("b takes every shard", func() bool { return slices.Equal(active(b), all) })
+}
+
+// A shard's term ends RenewDeadline after the start of its last Lease write as holder (the Lease's whole
+// seconds, less the flags' LeaseDuration-RenewDeadline margin); once it passes unrenewed, the syncs in flight
+// are cancelled, no new one begins, and the elector is stopped (the shard is competed for again).
+func TestShardTermEndsSyncs(t *testing.T) {
+	s := newShards(Sharding{Shards: 4, LeaderElection: LeaderElection{Name: "o", Identity: "a",
+		LeaseDuration: 4500 * time.Millisecond, RenewDeadline: 3 * time.Second}}, nil, NewMetrics(nil))
+	s.logger = klog.Background()
+	ns := "team-x"
+	i := ShardOf(ns, 4)
+	stopped := make(chan struct{})
+	c := holdForTest(s, i, func() { close(stopped) })
+	start := time.Now()
+	s.renewed(c, i, start, 4) // the Lease says 4 s (the flag's 4.5 s truncated): others wait 4 s
+	s.mu.Lock()
+	until := c.until
+	s.mu.Unlock()
+	if want := start.Add(2500 * time.Millisecond); !until.Equal(want) {
+		t.Errorf("term until %v after the write's start, want 2.5s", until.Sub(start))
+	}
+	sctx, syncDone, ok := s.begin(context.Background(), ns)
+	if !ok {
+		t.Fatal("a held shard refused a sync")
+	}
+	s.renewed(c, i, time.Now().Add(-time.Hour), 4) // as if the last renewal had started long ago
+	<-sctx.Done()
+	<-stopped
+	syncDone()
+	if _, _, ok := s.begin(context.Background(), ns); ok {
+		t.Error("a sync began after the term lapsed")
+	}
+	s.renewed(c, i, time.Now(), 4) // a late renewal does not revive a lapsed term: the shard is taken anew
+	if _, _, ok := s.begin(context.Background(), ns); ok {
+		t.Error("a sync began on a lapsed term renewed late")
+	}
+}
+
+// client-go releases a Lease (writes it with no holder, which anyone may take at once) only through
+// shardLock: never one last read as another's, and only once no sync of the shard is in flight.
+func TestShardLockRelease(t *testing.T) {
+	client := fake.NewClientset(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ordinal", Name: "o-shard-0"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("b"), LeaseDurationSeconds: ptr.To[int32](15)}})
+	s := newShards(Sharding{Shards: 1, LeaderElection: LeaderElection{Namespace: "ordinal", Name: "o", Identity: "a"}}, client, NewMetrics(nil))
+	ns := "team-x"
+	c := holdForTest(s, 0, func() {})
+	lock := &shardLock{Interface: s.leaseLock("o-shard-0"), s: s, c: c, i: 0}
+	ctx := context.Background()
+	if _, _, err := lock.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1}); err == nil {
+		t.Error("released a Lease read as b's")
+	}
+	if err := lock.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "a", LeaseDurationSeconds: 15}); err != nil {
+		t.Fatal(err)
+	}
+	_, syncDone, ok := s.begin(ctx, ns)
+	if !ok {
+		t.Fatal("a held shard refused a sync")
+	}
+	var inflightAtRelease []int
+	client.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if l := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease); l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			s.mu.Lock()
+			inflightAtRelease = append(inflightAtRelease, s.inflight[0])
+			s.mu.Unlock()
+		}
+		return false, nil, nil
+	})
+	released := make(chan error)
+	go func() { released <- lock.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1}) }()
+	waitState(s, 0, shardDraining)
+	syncDone()
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(inflightAtRelease, []int{0}) {
+		t.Errorf("syncs in flight at each release write: %v, want one release with none", inflightAtRelease)
+	}
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"math/big"
@@ -225,27 +226,19 @@ func TestAbandonDrainsBeforeRelease(t *testing.T) {
 	s := newShards(Sharding{Shards: 4, LeaderElection: LeaderElection{Name: "o", Identity: "a"}}, nil, NewMetrics(nil))
 	ns := "team-x"
 	i := ShardOf(ns, 4)
-	if _, ok := s.begin(ns); ok {
+	if _, _, ok := s.begin(context.Background(), ns); ok {
 		t.Fatal("a shard not held began a sync")
 	}
-	s.setState(i, shardActive)
-	if _, ok := s.begin(ns); !ok {
+	released := make(chan struct{})
+	holdForTest(s, i, func() { close(released) })
+	_, syncDone, ok := s.begin(context.Background(), ns)
+	if !ok {
 		t.Fatal("an active shard refused a sync")
 	}
-	released := make(chan struct{})
-	s.competing[i] = &competition{cancel: func() { close(released) }}
 	done := make(chan struct{})
 	go func() { s.abandon(i, true); close(done) }()
-	for {
-		s.mu.Lock()
-		st := s.state[i]
-		s.mu.Unlock()
-		if st == shardDraining {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if _, ok := s.begin(ns); ok {
+	waitState(s, i, shardDraining)
+	if _, _, ok := s.begin(context.Background(), ns); ok {
 		t.Error("a draining shard began a sync")
 	}
 	select {
@@ -253,7 +246,30 @@ func TestAbandonDrainsBeforeRelease(t *testing.T) {
 		t.Fatal("released with a sync in flight")
 	default:
 	}
-	s.end(i)
+	syncDone()
 	<-done
 	<-released
+}
+
+// holdForTest makes shard i held and active, its term an hour long, as if its Lease had just been written.
+func holdForTest(s *shards, i int, cancel context.CancelFunc) *competition {
+	c := &competition{cancel: cancel}
+	s.mu.Lock()
+	s.competing[i] = c
+	s.mu.Unlock()
+	s.renewed(c, i, time.Now(), 3600)
+	s.setState(i, shardActive)
+	return c
+}
+
+func waitState(s *shards, i int, want shardState) {
+	for {
+		s.mu.Lock()
+		st := s.state[i]
+		s.mu.Unlock()
+		if st == want {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
