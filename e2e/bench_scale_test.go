@@ -74,11 +74,17 @@ func TestBenchScale(t *testing.T) {
 			t.Fatalf("SCALE_REPLICAS=%d: want 2 or more (compared with one)", sc.replicas)
 		}
 		sc.shards = envInt(t, "SCALE_SHARDS", 4*sc.replicas)
-		for r := range rounds {
-			ours = append(ours, sc.runReplicas(t, ctx, 1))
-			t.Logf("round %d, 1 replica: %s", r+1, ours[r])
-			theirs = append(theirs, sc.runReplicas(t, ctx, sc.replicas))
-			t.Logf("round %d, %d replicas: %s", r+1, sc.replicas, theirs[r])
+		for r := range rounds { // one replica first in odd rounds, last in even ones: the machine's load drifts
+			ours, theirs = append(ours, scaleResult{}), append(theirs, scaleResult{})
+			for _, many := range []bool{r%2 == 1, r%2 == 0} {
+				if many {
+					theirs[r] = sc.runReplicas(t, ctx, sc.replicas)
+					t.Logf("round %d, %d replicas: %s", r+1, sc.replicas, theirs[r])
+				} else {
+					ours[r] = sc.runReplicas(t, ctx, 1)
+					t.Logf("round %d, 1 replica: %s", r+1, ours[r])
+				}
+			}
 		}
 		out := sc.table([2]string{"ordinal, 1 replica", fmt.Sprintf("ordinal, %d replicas", sc.replicas)}, ours, theirs)
 		t.Log(out)
