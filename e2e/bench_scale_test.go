@@ -78,11 +78,9 @@ func TestBenchScale(t *testing.T) {
 			ours, theirs = append(ours, scaleResult{}), append(theirs, scaleResult{})
 			for _, many := range []bool{r%2 == 1, r%2 == 0} {
 				if many {
-					theirs[r] = sc.runReplicas(t, ctx, sc.replicas)
-					t.Logf("round %d, %d replicas: %s", r+1, sc.replicas, theirs[r])
+					theirs[r] = sc.runReplicas(t, ctx, sc.replicas, fmt.Sprintf("round %d, %d replicas", r+1, sc.replicas))
 				} else {
-					ours[r] = sc.runReplicas(t, ctx, 1)
-					t.Logf("round %d, 1 replica: %s", r+1, ours[r])
+					ours[r] = sc.runReplicas(t, ctx, 1, fmt.Sprintf("round %d, 1 replica", r+1))
 				}
 			}
 		}
@@ -111,9 +109,9 @@ func TestBenchScale(t *testing.T) {
 				c = startShardReplicaWith(t, ctx, leaseNs[0], "ordinal", run, ctrlOpts{shards: 1, workers: sc.workers})
 			}
 			ours[r] = sc.run(t, ctx, nss, run, ordinalProcs(c))
+			t.Logf("round %d, ordinal controller: %s", r+1, ours[r])
 			c.stop()
 			sc.deleteNamespaces(t, ctx, append(nss, leaseNs...))
-			t.Logf("round %d, ordinal controller: %s", r+1, ours[r])
 		}
 		if only != "ordinal" {
 			restartKCM(t, kcmBuiltinSTS)
@@ -122,9 +120,9 @@ func TestBenchScale(t *testing.T) {
 				procs: []measured{{pid: kcmPID(t), metrics: func() (string, error) {
 					return httpText(insecureClient, "https://127.0.0.1:"+kcmPort(t)+"/metrics")
 				}}}})
+			t.Logf("round %d, kube-controller-manager: %s", r+1, theirs[r])
 			sc.deleteNamespaces(t, ctx, nss)
 			restartKCM(t, kcmDefault)
-			t.Logf("round %d, kube-controller-manager: %s", r+1, theirs[r])
 		}
 	}
 	out := sc.table([2]string{"ordinal", "KCM (own controller)"}, ours, theirs)
@@ -158,9 +156,10 @@ func (sc scaleConfig) newNamespaces(t *testing.T, ctx context.Context) (nss []st
 	return nss, run
 }
 
-// deleteNamespaces deletes a run's namespaces, once the run is over, and waits until they are gone. (The
-// 20,000-pod run's namespace vanishing 24 minutes in, "deleted by an unknown client", was this: its run had
-// just ended, passed.)
+// deleteNamespaces deletes a run's namespaces, once the run is over and its figures logged, and waits until
+// they are gone: at 20,000 pods, 15 minutes or more. (The 20,000-pod run's namespace vanishing 24 minutes in,
+// "deleted by an unknown client", was this: the run had just ended, and its figures were logged only after
+// the deletion.)
 func (sc scaleConfig) deleteNamespaces(t *testing.T, ctx context.Context, nss []string) {
 	t.Helper()
 	t.Logf("the run is over: deleting its namespaces %s", strings.Join(nss, ", "))
@@ -169,7 +168,7 @@ func (sc scaleConfig) deleteNamespaces(t *testing.T, ctx context.Context, nss []
 
 // runReplicas runs the sets under n replicas of `ordinal controller --shards sc.shards` (default Lease
 // terms), started and holding their shards before the sets are created.
-func (sc scaleConfig) runReplicas(t *testing.T, ctx context.Context, n int) scaleResult {
+func (sc scaleConfig) runReplicas(t *testing.T, ctx context.Context, n int, desc string) scaleResult {
 	t.Helper()
 	leaseNs := newNamespace(t, ctx)
 	nss, run := sc.newNamespaces(t, ctx)
@@ -185,6 +184,7 @@ func (sc scaleConfig) runReplicas(t *testing.T, ctx context.Context, n int) scal
 		owner := controller.PreferredOwner(controller.ShardOf(nss[i%len(nss)], sc.shards), ids)
 		res.replicas[slices.Index(ids, owner)].sets++
 	}
+	t.Logf("%s: %s", desc, res)
 	for _, c := range cs {
 		c.stop()
 	}
