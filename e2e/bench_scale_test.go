@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,20 +28,29 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/ordinal-dev/ordinal/host/controller"
 )
 
 // TestBenchScale is `make bench-scale` (issue 34 item 1; skipped otherwise): many sets at once, run under
 // `ordinal controller` (kube-controller-manager without its StatefulSet controller, as in every other e2e
 // test) and under kube-controller-manager's own StatefulSet controller, alternating SCALE_ROUNDS times
-// (default 1). Each run, in a namespace of its own (deleted, and gone, before the other controller starts):
+// (default 1). Each run, in namespaces of its own (deleted, and gone, before the other controller starts):
 // SCALE_SETS sets (default 200) of SCALE_PODS_PER_SET pods (default 10), Parallel with maxUnavailable 20%,
-// created at once and waited for; then SCALE_WAVES waves (default 2) in which every set's template changes
-// at once and every fourth set is also scaled by +2 (and back in the next wave). It prints, side by side:
-// the controller's RSS once the sets settled and per cached pod (growth over the RSS before the sets, per
-// pod), CPU, sync latency p50/p99 (workqueue_work_duration_seconds of the sets' queue: the same histogram in
-// both), queue depth (workqueue_depth, sampled each second), and the time from each set's edit to its rollout
-// complete. Each controller runs with SCALE_WORKERS concurrent syncs (default 5, kube-controller-manager's
+// spread round-robin over SCALE_NAMESPACES namespaces (default 1), created at once and waited for; then
+// SCALE_WAVES waves (default 2) in which every set's template changes at once and every fourth set is also
+// scaled by +2 (and back in the next wave). It prints, side by side: the controller's RSS once the sets
+// settled and per cached pod (growth over the RSS before the sets, per pod), CPU, sync latency p50/p99
+// (workqueue_work_duration_seconds of the sets' queue: the same histogram in both), queue depth
+// (workqueue_depth, sampled each second), and the time from each set's edit to its rollout complete. Each
+// controller runs with SCALE_WORKERS concurrent syncs (default 5, kube-controller-manager's
 // --concurrent-statefulset-syncs default) and its own default API rate.
+//
+// SCALE_REPLICAS=R (issue 34 item 4) compares instead one replica of `ordinal controller --shards S` with R
+// replicas sharing the S shards (SCALE_SHARDS, default 4R), on the same sets, alternating: the sets' shards
+// are their namespaces', so spread them (SCALE_NAMESPACES, e.g. 16). The figures add each replica's RSS, CPU,
+// syncs and shards held. All replicas run on this machine's cores beside the API server: what this shows is
+// how the work divides, not a speedup.
 func TestBenchScale(t *testing.T) {
 	if os.Getenv("ORDINAL_BENCH_SCALE") == "" {
 		t.Skip("make bench-scale runs this (ORDINAL_BENCH_SCALE=1)")
@@ -50,53 +60,202 @@ func TestBenchScale(t *testing.T) {
 		t.Fatalf("kube-controller-manager runs with --controllers=%s, want %s", got, kcmDefault)
 	}
 	sc := scaleConfig{sets: envInt(t, "SCALE_SETS", 200), perSet: envInt(t, "SCALE_PODS_PER_SET", 10),
-		waves: envCount(t, "SCALE_WAVES", 2), workers: envInt(t, "SCALE_WORKERS", 5)}
+		waves: envCount(t, "SCALE_WAVES", 2), workers: envInt(t, "SCALE_WORKERS", 5),
+		namespaces: envInt(t, "SCALE_NAMESPACES", 1), replicas: envInt(t, "SCALE_REPLICAS", 0)}
+	if sc.namespaces > sc.sets {
+		t.Fatalf("SCALE_NAMESPACES=%d: more namespaces than sets (%d)", sc.namespaces, sc.sets)
+	}
 	rounds := envInt(t, "SCALE_ROUNDS", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Minute) // not testContext's 4 minutes
+	t.Cleanup(cancel)
+	var ours, theirs []scaleResult
+	if sc.replicas > 0 {
+		if sc.replicas < 2 {
+			t.Fatalf("SCALE_REPLICAS=%d: want 2 or more (compared with one)", sc.replicas)
+		}
+		sc.shards = envInt(t, "SCALE_SHARDS", 4*sc.replicas)
+		for r := range rounds { // one replica first in odd rounds, last in even ones: the machine's load drifts
+			ours, theirs = append(ours, scaleResult{}), append(theirs, scaleResult{})
+			for _, many := range []bool{r%2 == 1, r%2 == 0} {
+				if many {
+					theirs[r] = sc.runReplicas(t, ctx, sc.replicas, fmt.Sprintf("round %d, %d replicas", r+1, sc.replicas))
+				} else {
+					ours[r] = sc.runReplicas(t, ctx, 1, fmt.Sprintf("round %d, 1 replica", r+1))
+				}
+			}
+		}
+		out := sc.table([2]string{"ordinal, 1 replica", fmt.Sprintf("ordinal, %d replicas", sc.replicas)}, ours, theirs)
+		t.Log(out)
+		fmt.Println(out)
+		return
+	}
 	// SCALE_CONTROLLERS=ordinal or kcm runs one side only (a run of tens of thousands of pods lost to the
 	// machine can be redone alone); the table then shows "-" for the other.
 	only := os.Getenv("SCALE_CONTROLLERS")
 	if only != "" && only != "ordinal" && only != "kcm" {
 		t.Fatalf("SCALE_CONTROLLERS=%q: want ordinal, kcm or unset (both)", only)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Minute) // not testContext's 4 minutes
-	t.Cleanup(cancel)
-	var ours, theirs []scaleResult
 	for r := range rounds {
 		ours, theirs = append(ours, scaleResult{}), append(theirs, scaleResult{})
 		if only != "kcm" {
-			ns := newNamespace(t, ctx)
-			c := startController(t, ns, ctrlOpts{workers: sc.workers})
-			c.waitReady(ctx)
-			ours[r] = sc.run(t, ctx, ns, scaleProc{name: "ordinal", pid: c.cmd.Process.Pid, queue: "ordinal-statefulset",
-				metrics: func() (string, error) { return httpText(http.DefaultClient, "http://"+c.metrics+"/metrics") }})
-			c.stop()
-			deleteNamespace(t, ctx, ns)
+			var c *controllerProc
+			var leaseNs []string
+			nss, run := sc.newNamespaces(t, ctx)
+			if sc.namespaces == 1 {
+				c = startController(t, nss[0], ctrlOpts{workers: sc.workers})
+				c.waitReady(ctx)
+			} else { // every namespace (and the run's sets alone): the single leader of --shards 1
+				leaseNs = append(leaseNs, newNamespace(t, ctx))
+				c = startShardReplicaWith(t, ctx, leaseNs[0], "ordinal", run, ctrlOpts{shards: 1, workers: sc.workers})
+			}
+			ours[r] = sc.run(t, ctx, nss, run, ordinalProcs(c))
 			t.Logf("round %d, ordinal controller: %s", r+1, ours[r])
+			c.stop()
+			sc.deleteNamespaces(t, ctx, append(nss, leaseNs...))
 		}
 		if only != "ordinal" {
 			restartKCM(t, kcmBuiltinSTS)
-			ns := newNamespace(t, ctx)
-			theirs[r] = sc.run(t, ctx, ns, scaleProc{name: "kube-controller-manager", pid: kcmPID(t), queue: "statefulset",
-				metrics: func() (string, error) { return httpText(insecureClient, "https://127.0.0.1:"+kcmPort(t)+"/metrics") }})
-			deleteNamespace(t, ctx, ns)
-			restartKCM(t, kcmDefault)
+			nss, run := sc.newNamespaces(t, ctx)
+			theirs[r] = sc.run(t, ctx, nss, run, scaleProc{name: "kube-controller-manager", queue: "statefulset",
+				procs: []measured{{pid: kcmPID(t), metrics: func() (string, error) {
+					return httpText(insecureClient, "https://127.0.0.1:"+kcmPort(t)+"/metrics")
+				}}}})
 			t.Logf("round %d, kube-controller-manager: %s", r+1, theirs[r])
+			sc.deleteNamespaces(t, ctx, nss)
+			restartKCM(t, kcmDefault)
 		}
 	}
-	out := sc.table(ours, theirs)
+	out := sc.table([2]string{"ordinal", "KCM (own controller)"}, ours, theirs)
 	t.Log(out)
 	fmt.Println(out)
 }
 
-type scaleConfig struct{ sets, perSet, waves, workers int }
+type scaleConfig struct {
+	sets, perSet, waves, workers int
+	namespaces                   int // the sets spread round-robin over them
+	replicas, shards             int // SCALE_REPLICAS (0: ordinal against kube-controller-manager) and SCALE_SHARDS
+}
 
-// scaleProc is the controller process a run measures.
+// newNamespaces creates a run's namespaces: newNamespace's one, or sc.namespaces named after the run, the
+// i-th in shard i mod sc.shards when sharded (FNV-1a spreads names differing only at their end poorly:
+// README "Sharded replicas"), so that the sets divide evenly over the shards. The run labels the sets and
+// their pods when there are several namespaces (the controller's --selector: it watches them all).
+func (sc scaleConfig) newNamespaces(t *testing.T, ctx context.Context) (nss []string, run string) {
+	t.Helper()
+	if sc.namespaces == 1 && sc.replicas == 0 {
+		return []string{newNamespace(t, ctx)}, ""
+	}
+	run = fmt.Sprintf("%04d", rand.IntN(10000))
+	for n := 0; len(nss) < sc.namespaces; n++ {
+		name := fmt.Sprintf("%d-bench-%s", n, run)
+		if sc.shards > 1 && controller.ShardOf(name, sc.shards) != len(nss)%sc.shards {
+			continue
+		}
+		nss = append(nss, newNamespaceNamed(t, ctx, name))
+	}
+	return nss, run
+}
+
+// deleteNamespaces deletes a run's namespaces, once the run is over and its figures logged, and waits until
+// they are gone: at 20,000 pods, 5 to more than 12 minutes here. (The 20,000-pod run's namespace vanishing 24
+// minutes in, "deleted by an unknown client", was this: the run had just ended, and its figures were logged
+// only after the deletion.)
+func (sc scaleConfig) deleteNamespaces(t *testing.T, ctx context.Context, nss []string) {
+	t.Helper()
+	t.Logf("the run is over: deleting its namespaces %s", strings.Join(nss, ", "))
+	parallelDo(nss, func(ns string) { deleteNamespace(t, ctx, ns) })
+}
+
+// runReplicas runs the sets under n replicas of `ordinal controller --shards sc.shards` (default Lease
+// terms), started and holding their shards before the sets are created.
+func (sc scaleConfig) runReplicas(t *testing.T, ctx context.Context, n int, desc string) scaleResult {
+	t.Helper()
+	leaseNs := newNamespace(t, ctx)
+	nss, run := sc.newNamespaces(t, ctx)
+	var cs []*controllerProc
+	var ids []string
+	for i := range n {
+		ids = append(ids, fmt.Sprintf("bench-%s-%d", run, i))
+		cs = append(cs, startShardReplicaWith(t, ctx, leaseNs, ids[i], run, ctrlOpts{shards: sc.shards, workers: sc.workers}))
+	}
+	waitShardHoldersOf(t, ctx, leaseNs, ids, sc.shards)
+	res := sc.run(t, ctx, nss, run, ordinalProcs(cs...))
+	for i := range sc.sets { // set i is in nss[i mod len(nss)]; its shard's preferred replica syncs it
+		owner := controller.PreferredOwner(controller.ShardOf(nss[i%len(nss)], sc.shards), ids)
+		res.replicas[slices.Index(ids, owner)].sets++
+	}
+	t.Logf("%s: %s", desc, res)
+	for _, c := range cs {
+		c.stop()
+	}
+	sc.deleteNamespaces(t, ctx, append(nss, leaseNs))
+	return res
+}
+
+// scaleProc is what a run measures: one controller process, or the replicas of a sharded run (CPU, RSS and
+// histograms summed; each replica's figures kept too).
 type scaleProc struct {
 	name    string
-	pid     int
+	ordinal bool   // ordinal's own metrics too (ordinal_sync_duration_seconds, ordinal_shards_held)
 	queue   string // the sets' work queue (workqueue_*{name})
+	procs   []measured
+}
+
+type measured struct {
+	pid     int
 	metrics func() (string, error)
 }
+
+func ordinalProcs(cs ...*controllerProc) scaleProc {
+	p := scaleProc{name: "ordinal", ordinal: true, queue: "ordinal-statefulset"}
+	for _, c := range cs {
+		p.procs = append(p.procs, measured{pid: c.cmd.Process.Pid,
+			metrics: func() (string, error) { return httpText(http.DefaultClient, "http://"+c.metrics+"/metrics") }})
+	}
+	return p
+}
+
+func (p scaleProc) cpu(t *testing.T) (sum time.Duration, each []time.Duration) {
+	t.Helper()
+	for _, m := range p.procs {
+		c := processCPU(t, m.pid)
+		sum, each = sum+c, append(each, c)
+	}
+	return sum, each
+}
+
+func (p scaleProc) rss(t *testing.T) (sum float64, each []float64) {
+	t.Helper()
+	for _, m := range p.procs {
+		r := rss(t, m.pid)
+		sum, each = sum+r, append(each, r)
+	}
+	return sum, each
+}
+
+// histogram is the processes' histogram name{name=queue} (any labels when queue is ""), summed, and each one's.
+func (p scaleProc) histogram(t *testing.T, name, queue string) (sum hist, each []hist) {
+	t.Helper()
+	for i, m := range p.procs {
+		text, err := m.metrics()
+		if err != nil {
+			t.Fatalf("%s's metrics (process %d): %v", p.name, i+1, err)
+		}
+		h := histogramOf(text, name, queue)
+		if len(h.le) == 0 {
+			t.Fatalf("%s's metrics (process %d) have no %s{name=%q}", p.name, i+1, name, queue)
+		}
+		each = append(each, h)
+		if i == 0 {
+			sum = h
+		} else {
+			sum = sum.plus(h)
+		}
+	}
+	return sum, each
+}
+
+var shardsHeldRE = regexp.MustCompile(`(?m)^ordinal_shards_held (\S+)$`)
 
 type scaleResult struct {
 	pods                     int
@@ -111,6 +270,18 @@ type scaleResult struct {
 	kcmBeside                float64       // kube-controller-manager's RSS growth meanwhile, in ordinal's runs
 	kcmCPUBeside             time.Duration // and its CPU (creation and waves)
 	ownP50, ownP99           time.Duration // ordinal_sync_duration_seconds (finer buckets), ordinal only
+	ownSyncs                 float64       // and its count: syncs done (a sharded replica's queue drops other replicas' keys)
+	phase                    time.Duration // wall of the phase the syncs are counted in: the waves, or the creation
+	replicas                 []replicaResult
+}
+
+// replicaResult is one process's share of a run.
+type replicaResult struct {
+	rss0, rssSettled    float64
+	cpuCreate, cpuEdits time.Duration
+	syncs               float64 // ordinal_sync_duration_seconds' count over the phase
+	shards              float64 // ordinal_shards_held at the end
+	sets                int     // the sets in the shards it prefers (runReplicas)
 }
 
 func (r scaleResult) String() string {
@@ -121,26 +292,35 @@ func (r scaleResult) String() string {
 
 func (r scaleResult) perPod() float64 { return (r.rssSettled - r.rss0) / float64(r.pods) }
 
-func (sc scaleConfig) run(t *testing.T, ctx context.Context, ns string, p scaleProc) scaleResult {
+// run measures one run of the sets (set i in nss[i mod len(nss)], labelled with the run unless it is "").
+func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run string, p scaleProc) scaleResult {
 	t.Helper()
-	res := scaleResult{pods: sc.sets * sc.perSet}
+	res := scaleResult{pods: sc.sets * sc.perSet, replicas: make([]replicaResult, len(p.procs))}
 	kcmRSS0, kcmCPU0 := rss(t, kcmPID(t)), processCPU(t, kcmPID(t))
-	res.rss0 = rss(t, p.pid)
+	var rss0 []float64
+	res.rss0, rss0 = p.rss(t)
 	names := make([]string, sc.sets)
+	nsOf := map[string]string{}
 	for i := range names {
 		names[i] = fmt.Sprintf("s%05d", i)
+		nsOf[names[i]] = nss[i%len(nss)]
 	}
-	tracker := newSetTracker(t, ctx, ns)
+	var opts []setOpt
+	if run != "" {
+		opts = append(opts, inShardRun(run))
+	}
+	tracker := newSetTracker(t, ctx, nss...)
 	stopSampling := sampleQueue(t, p, &res)
 	defer stopSampling() // idempotent: stopped below before the result is read
 
 	// Sync latency and edit-to-rollout times are the waves', or the creation's when there are none
 	// (SCALE_WAVES=0: the largest runs, where a wave would take hours).
 	var h0, o0 hist
+	var o0each []hist
 	sample := func() {
-		h0 = histogram(t, p, "workqueue_work_duration_seconds", p.queue)
-		if p.name == "ordinal" {
-			o0 = histogram(t, p, "ordinal_sync_duration_seconds", "")
+		h0, _ = p.histogram(t, "workqueue_work_duration_seconds", p.queue)
+		if p.ordinal {
+			o0, o0each = p.histogram(t, "ordinal_sync_duration_seconds", "")
 		}
 	}
 	if sc.waves == 0 {
@@ -148,25 +328,34 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, ns string, p scaleP
 	}
 
 	// Creation: every set at once.
-	c0, t0 := processCPU(t, p.pid), time.Now()
+	c0, c0each := p.cpu(t)
+	t0 := time.Now()
 	want := map[string]int32{}
 	for _, n := range names {
 		want[n] = int32(sc.perSet)
 	}
 	tracker.expect(want, 1)
 	parallelDo(names, func(n string) {
-		createSet(t, ctx, ns, newSet(n, int32(sc.perSet), parallel, maxUnavailable(max(1, sc.perSet/5))))
+		createSet(t, ctx, nsOf[n], newSet(n, int32(sc.perSet), append([]setOpt{parallel, maxUnavailable(max(1, sc.perSet/5))}, opts...)...))
 	})
 	took := tracker.waitAll(t, "every set created and rolled out", 60*time.Minute)
-	res.create, res.cpuCreate = time.Since(t0), processCPU(t, p.pid)-c0
-	res.rssSettled = rss(t, p.pid)
+	res.create = time.Since(t0)
+	c1, c1each := p.cpu(t)
+	res.cpuCreate = c1 - c0
+	var rssSettled []float64
+	res.rssSettled, rssSettled = p.rss(t)
+	for i := range res.replicas {
+		res.replicas[i] = replicaResult{rss0: rss0[i], rssSettled: rssSettled[i], cpuCreate: c1each[i] - c0each[i]}
+	}
+	res.phase = res.create
 
 	// Waves of edits: every set's template, and every fourth set's replicas +2 (and back the next wave).
 	if sc.waves > 0 {
 		sample()
 		took = nil
 	}
-	c0, t0 = processCPU(t, p.pid), time.Now()
+	c0, c0each = p.cpu(t)
+	t0 = time.Now()
 	for w := range sc.waves {
 		want := map[string]int32{}
 		for i, n := range names {
@@ -179,7 +368,7 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, ns string, p scaleP
 		parallelDo(names, func(n string) {
 			patch := fmt.Sprintf(`{"spec":{"replicas":%d,"template":{"metadata":{"annotations":{%q:"w%d"}}}}}`, want[n], annVersion, w+2)
 			at := time.Now()
-			s, err := cfg.kc.AppsV1().StatefulSets(ns).Patch(ctx, n, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			s, err := cfg.kc.AppsV1().StatefulSets(nsOf[n]).Patch(ctx, n, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 			if err != nil {
 				t.Errorf("patch %s: %v", n, err)
 				return
@@ -191,30 +380,55 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, ns string, p scaleP
 		}
 		took = append(took, tracker.waitAll(t, fmt.Sprintf("wave %d rolled out", w+1), 60*time.Minute)...)
 	}
-	res.edits, res.cpuEdits = time.Since(t0), processCPU(t, p.pid)-c0
+	res.edits = time.Since(t0)
+	c1, c1each = p.cpu(t)
+	res.cpuEdits = c1 - c0
+	for i := range res.replicas {
+		res.replicas[i].cpuEdits = c1each[i] - c0each[i]
+	}
+	if sc.waves > 0 {
+		res.phase = res.edits
+	}
 	stopSampling()
-	h1 := histogram(t, p, "workqueue_work_duration_seconds", p.queue)
+	h1, _ := p.histogram(t, "workqueue_work_duration_seconds", p.queue)
 	res.syncs = h1.count - h0.count
 	res.syncP50, res.syncP99 = h1.minus(h0).quantile(0.5), h1.minus(h0).quantile(0.99)
 	slices.Sort(took)
 	res.editP50, res.editP99, res.editMx = pct(took, 0.5), pct(took, 0.99), took[len(took)-1]
-	if p.name == "ordinal" {
+	if p.ordinal {
 		res.kcmBeside, res.kcmCPUBeside = rss(t, kcmPID(t))-kcmRSS0, processCPU(t, kcmPID(t))-kcmCPU0
-		o1 := histogram(t, p, "ordinal_sync_duration_seconds", "").minus(o0)
-		res.ownP50, res.ownP99 = o1.quantile(0.5), o1.quantile(0.99)
+		o1, o1each := p.histogram(t, "ordinal_sync_duration_seconds", "")
+		o1 = o1.minus(o0)
+		res.ownP50, res.ownP99, res.ownSyncs = o1.quantile(0.5), o1.quantile(0.99), o1.count
+		for i, m := range p.procs {
+			res.replicas[i].syncs = o1each[i].count - o0each[i].count
+			if text, err := m.metrics(); err == nil {
+				if g := shardsHeldRE.FindStringSubmatch(text); g != nil {
+					res.replicas[i].shards, _ = strconv.ParseFloat(g[1], 64)
+				}
+			}
+		}
 	}
 	return res
 }
 
-func (sc scaleConfig) table(ours, theirs []scaleResult) string {
+func (sc scaleConfig) table(cols [2]string, ours, theirs []scaleResult) string {
 	var b strings.Builder
 	waves := fmt.Sprintf("%d waves of edits (every set's template; every 4th set's replicas +2, then back)", sc.waves)
 	if sc.waves == 0 {
 		waves = "creation only (SCALE_WAVES=0)"
 	}
-	fmt.Fprintf(&b, "\n== bench-scale: %d sets x %d pods (%d pods), Parallel, maxUnavailable 20%%; %s; %d workers each\n",
-		sc.sets, sc.perSet, sc.sets*sc.perSet, waves, sc.workers)
-	fmt.Fprintf(&b, "%-46s %22s %22s\n", "figure", "ordinal", "KCM (own controller)")
+	spread := ""
+	if sc.namespaces > 1 {
+		spread = fmt.Sprintf(" in %d namespaces", sc.namespaces)
+	}
+	fmt.Fprintf(&b, "\n== bench-scale: %d sets x %d pods (%d pods)%s, Parallel, maxUnavailable 20%%; %s; %d workers each\n",
+		sc.sets, sc.perSet, sc.sets*sc.perSet, spread, waves, sc.workers)
+	if sc.replicas > 0 {
+		fmt.Fprintf(&b, "`ordinal controller --shards %d`: 1 replica, then %d sharing the shards (default Lease terms), on this machine's cores\n",
+			sc.shards, sc.replicas)
+	}
+	fmt.Fprintf(&b, "%-46s %24s %24s\n", "figure", cols[0], cols[1])
 	row := func(name string, f func(scaleResult) string) {
 		for i := range ours {
 			label := name
@@ -227,7 +441,7 @@ func (sc scaleConfig) table(ours, theirs []scaleResult) string {
 				}
 				return f(r)
 			}
-			fmt.Fprintf(&b, "%-46s %22s %22s\n", label, cell(ours[i]), cell(theirs[i]))
+			fmt.Fprintf(&b, "%-46s %24s %24s\n", label, cell(ours[i]), cell(theirs[i]))
 		}
 	}
 	sec := func(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
@@ -255,19 +469,51 @@ func (sc scaleConfig) table(ours, theirs []scaleResult) string {
 	row("queue depth max / mean (each second)", func(r scaleResult) string { return fmt.Sprintf("%.0f / %.1f", r.depthMax, r.depthMean) })
 	row("edit (creation) -> its set rolled out p50 / p99", func(r scaleResult) string { return sec(r.editP50) + " / " + sec(r.editP99) })
 	row("edit (creation) -> its set rolled out max", func(r scaleResult) string { return sec(r.editMx) })
+	if sc.replicas > 0 {
+		each := func(r scaleResult, f func(replicaResult) string) string {
+			var s []string
+			for _, x := range r.replicas {
+				s = append(s, f(x))
+			}
+			return strings.Join(s, " ")
+		}
+		row("syncs done in "+phase+" (ordinal's count) /s", func(r scaleResult) string {
+			return fmt.Sprintf("%.0f, %.1f/s", r.ownSyncs, r.ownSyncs/r.phase.Seconds())
+		})
+		row("each replica: shards held", func(r scaleResult) string {
+			return each(r, func(x replicaResult) string { return fmt.Sprintf("%.0f", x.shards) })
+		})
+		row("each replica: share of the sets (its shards')", func(r scaleResult) string {
+			return each(r, func(x replicaResult) string { return fmt.Sprintf("%.0f%%", 100*float64(x.sets)/float64(sc.sets)) })
+		})
+		row("each replica: share of the syncs", func(r scaleResult) string {
+			return each(r, func(x replicaResult) string { return fmt.Sprintf("%.0f%%", 100*x.syncs/max(1, r.ownSyncs)) })
+		})
+		row("each replica: RSS settled (MiB)", func(r scaleResult) string {
+			return each(r, func(x replicaResult) string { return fmt.Sprintf("%.0f", x.rssSettled/(1<<20)) })
+		})
+		row("each replica: CPU creation+waves (s)", func(r scaleResult) string {
+			return each(r, func(x replicaResult) string { return fmt.Sprintf("%.1f", (x.cpuCreate + x.cpuEdits).Seconds()) })
+		})
+	}
 	for i, r := range ours {
-		if r.pods == 0 {
+		if r.pods == 0 || sc.replicas > 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "beside ordinal, kube-controller-manager's other controllers (round %d): RSS growth %.0f MiB (%.1f KiB/pod), CPU %.1fs\n",
 			i+1, r.kcmBeside/(1<<20), r.kcmBeside/float64(r.pods)/1024, r.kcmCPUBeside.Seconds())
+	}
+	if sc.replicas > 0 {
+		fmt.Fprintf(&b, "CPU, RSS and histograms: the replicas' summed (each replica caches every pod: informers are not per shard). A replica's work\n")
+		fmt.Fprintf(&b, "items include the other replicas' keys it drops; its syncs (ordinal_sync_duration_seconds' count) are its own sets'. Queue depth: the deepest replica's\n")
+		return b.String()
 	}
 	fmt.Fprintf(&b, "CPU and RSS: the whole process (kube-controller-manager's: all its controllers). Sync latency: workqueue_work_duration_seconds of the\n")
 	fmt.Fprintf(&b, "sets' queue, decade buckets interpolated log-linearly (ordinal's own histogram has finer ones). ordinal at --kube-api-qps 50, KCM at its default 20\n")
 	return b.String()
 }
 
-// setTracker watches every set of a namespace and, per set, when it is rolled out at what it was last asked.
+// setTracker watches every set of its namespaces (names unique across them) and, per set, when it is rolled out at what it was last asked.
 type setTracker struct {
 	mu      sync.Mutex
 	want    map[string]int32 // replicas
@@ -277,19 +523,21 @@ type setTracker struct {
 	changed chan struct{}
 }
 
-func newSetTracker(t *testing.T, ctx context.Context, ns string) *setTracker {
+func newSetTracker(t *testing.T, ctx context.Context, nss ...string) *setTracker {
 	st := &setTracker{changed: make(chan struct{}, 1)}
 	wctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
-	lw := cache.NewListWatchFromClient(cfg.kc.AppsV1().RESTClient(), "statefulsets", ns, fields.Everything())
-	go func() {
-		_, _ = watchtools.UntilWithSync(wctx, lw, &appsv1.StatefulSet{}, nil, func(ev watch.Event) (bool, error) {
-			if s, ok := ev.Object.(*appsv1.StatefulSet); ok && ev.Type != watch.Deleted {
-				st.observe(s)
-			}
-			return false, nil
-		})
-	}()
+	for _, ns := range nss {
+		lw := cache.NewListWatchFromClient(cfg.kc.AppsV1().RESTClient(), "statefulsets", ns, fields.Everything())
+		go func() {
+			_, _ = watchtools.UntilWithSync(wctx, lw, &appsv1.StatefulSet{}, nil, func(ev watch.Event) (bool, error) {
+				if s, ok := ev.Object.(*appsv1.StatefulSet); ok && ev.Type != watch.Deleted {
+					st.observe(s)
+				}
+				return false, nil
+			})
+		}()
+	}
 	return st
 }
 
@@ -351,7 +599,8 @@ func (st *setTracker) waitAll(t *testing.T, desc string, timeout time.Duration) 
 	}
 }
 
-// sampleQueue samples the queue depth and the RSS each second until the returned func is called.
+// sampleQueue samples the queue depth (the deepest process's) and the RSS (summed) each second until the
+// returned func is called.
 func sampleQueue(t *testing.T, p scaleProc, res *scaleResult) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	depthRE := regexp.MustCompile(`(?m)^workqueue_depth\{name="` + regexp.QuoteMeta(p.queue) + `"\} (\S+)$`)
@@ -370,15 +619,22 @@ func sampleQueue(t *testing.T, p scaleProc, res *scaleResult) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			if text, err := p.metrics(); err == nil {
-				if m := depthRE.FindStringSubmatch(text); m != nil {
-					d, _ := strconv.ParseFloat(m[1], 64)
-					sum, n, res.depthMax = sum+d, n+1, max(res.depthMax, d)
+			depth, seen, total := 0.0, false, 0.0
+			for _, m := range p.procs {
+				if text, err := m.metrics(); err == nil {
+					if g := depthRE.FindStringSubmatch(text); g != nil {
+						d, _ := strconv.ParseFloat(g[1], 64)
+						depth, seen = max(depth, d), true
+					}
+				}
+				if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.pid)); err == nil {
+					total += rssOf(string(b))
 				}
 			}
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid)); err == nil {
-				res.rssPeak = max(res.rssPeak, rssOf(string(b)))
+			if seen {
+				sum, n, res.depthMax = sum+depth, n+1, max(res.depthMax, depth)
 			}
+			res.rssPeak = max(res.rssPeak, total)
 		}
 	}()
 	var once sync.Once
@@ -394,12 +650,9 @@ type hist struct {
 
 var bucketRE = regexp.MustCompile(`^(\w+)_bucket\{(.*)\} (\S+)$`)
 
-func histogram(t *testing.T, p scaleProc, name, queue string) hist {
-	t.Helper()
-	text, err := p.metrics()
-	if err != nil {
-		t.Fatalf("%s's metrics: %v", p.name, err)
-	}
+// histogramOf reads histogram name{name=queue} (any labels when queue is "") from a /metrics text; no
+// buckets if it has none.
+func histogramOf(text, name, queue string) hist {
 	var h hist
 	for _, line := range strings.Split(text, "\n") {
 		m := bucketRE.FindStringSubmatch(line)
@@ -414,11 +667,19 @@ func histogram(t *testing.T, p scaleProc, name, queue string) hist {
 		v, _ := strconv.ParseFloat(m[3], 64)
 		h.le, h.cum = append(h.le, bound), append(h.cum, v)
 	}
-	if len(h.le) == 0 {
-		t.Fatalf("%s's metrics have no %s{name=%q}", p.name, name, queue)
+	if len(h.le) > 0 {
+		h.count = h.cum[len(h.cum)-1]
 	}
-	h.count = h.cum[len(h.cum)-1]
 	return h
+}
+
+// plus adds another process's histogram of the same buckets.
+func (h hist) plus(o hist) hist {
+	d := hist{le: h.le, cum: make([]float64, len(h.cum)), count: h.count + o.count}
+	for i := range h.cum {
+		d.cum[i] = h.cum[i] + o.cum[i]
+	}
+	return d
 }
 
 func (h hist) minus(o hist) hist {

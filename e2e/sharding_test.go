@@ -186,24 +186,46 @@ func metricOf(text, series string) string {
 	return "-"
 }
 
-// startShardReplica starts a replica of `ordinal controller --shards` with short Lease terms, its Leases in
-// leaseNs, over the sets labelled with the run; extra: more flags (e.g. a fault proxy's --kubeconfig).
+// startShardReplica starts a replica of `ordinal controller --shards` over testShards shards with short
+// Lease terms, its Leases in leaseNs, over the sets labelled with the run; extra: more flags (e.g. a fault
+// proxy's --kubeconfig).
 func startShardReplica(t *testing.T, ctx context.Context, leaseNs, id, run string, extra ...string) *controllerProc {
 	t.Helper()
-	p := startController(t, leaseNs, ctrlOpts{identity: id, shards: testShards, leaseID: shardLeaseID,
-		selector: "e2e.ordinal.dev/shard-run=" + run,
+	return startShardReplicaWith(t, ctx, leaseNs, id, run, ctrlOpts{shards: testShards,
 		extraArgs: append([]string{"--leader-election-lease-duration", shardLeaseDuration.String(), "--leader-election-renew-deadline", "3s",
 			"--leader-election-retry-period", "500ms"}, extra...)})
+}
+
+// startShardReplicaWith is startShardReplica with the shards, workers and other arguments of o (make
+// bench-scale: its own number of shards, the default Lease terms); the identity, Lease ID and selector are
+// the replica's and the run's.
+func startShardReplicaWith(t *testing.T, ctx context.Context, leaseNs, id, run string, o ctrlOpts) *controllerProc {
+	t.Helper()
+	o.identity, o.leaseID, o.selector = id, shardLeaseID, shardRunLabel+"="+run
+	p := startController(t, leaseNs, o)
 	p.waitReady(ctx)
 	return p
 }
 
-// shardRunSet labels a set and its pods with the run (the replicas' --selector), and makes its rollouts
-// take a few seconds: time to kill a replica mid-way.
+// shardRunLabel labels a sharded run's sets and pods with the run: the replicas' --selector.
+const shardRunLabel = "e2e.ordinal.dev/shard-run"
+
+// inShardRun labels a set and its pods with the run.
+func inShardRun(run string) setOpt {
+	return func(s *appsv1.StatefulSet) {
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		s.Labels[shardRunLabel] = run
+		s.Spec.Template.Labels[shardRunLabel] = run
+	}
+}
+
+// shardRunSet labels a set and its pods with the run, and makes its rollouts take a few seconds: time to
+// kill a replica mid-way.
 func shardRunSet(run string) setOpt {
 	return func(s *appsv1.StatefulSet) {
-		s.Labels = map[string]string{"e2e.ordinal.dev/shard-run": run}
-		s.Spec.Template.Labels["e2e.ordinal.dev/shard-run"] = run
+		inShardRun(run)(s)
 		s.Spec.Template.Annotations[annReadyDelay] = "1s"
 	}
 }
@@ -254,10 +276,16 @@ func spread(namespaces []string, a, b, c string) bool {
 // waitShardHolders waits until every shard's Lease is held by the replica it prefers among members.
 func waitShardHolders(t *testing.T, ctx context.Context, ns string, members []string) {
 	t.Helper()
+	waitShardHoldersOf(t, ctx, ns, members, testShards)
+}
+
+// waitShardHoldersOf is waitShardHolders for a run of that many shards.
+func waitShardHoldersOf(t *testing.T, ctx context.Context, ns string, members []string, shards int) {
+	t.Helper()
 	last := ""
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var wrong []string
-		for i := 0; i < testShards; i++ {
+		for i := 0; i < shards; i++ {
 			want := controller.PreferredOwner(i, members)
 			l, err := cfg.kc.CoordinationV1().Leases(ns).Get(ctx, shardLeaseID+"-shard-"+strconv.Itoa(i), metav1.GetOptions{})
 			holder := "none"
