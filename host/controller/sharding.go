@@ -144,6 +144,12 @@ func (s *shards) end(i int) {
 
 func (s *shards) setState(i int, st shardState) {
 	s.mu.Lock()
+	s.setStateLocked(i, st)
+	s.mu.Unlock()
+}
+
+// setStateLocked is setState with s.mu held.
+func (s *shards) setStateLocked(i int, st shardState) {
 	s.state[i] = st
 	n := 0
 	for _, x := range s.state {
@@ -151,9 +157,21 @@ func (s *shards) setState(i int, st shardState) {
 			n++
 		}
 	}
-	s.mu.Unlock()
 	s.changed.Broadcast()
 	s.metrics.shardsHeld.Set(float64(n))
+}
+
+// startCatchingUp marks shard i taken and catching up unless lctx, the Lease's, has already ended: client-go
+// calls OnStartedLeading in a goroutine, which may run after the Lease was lost and OnStoppedLeading marked
+// the shard not held; marking it then would leave it held, never synced and never competed for again.
+func (s *shards) startCatchingUp(lctx context.Context, i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lctx.Err() != nil { // checked and set under the lock: OnStoppedLeading comes after the cancel
+		return false
+	}
+	s.setStateLocked(i, shardCatchingUp)
+	return true
 }
 
 // start holds the member Lease and, while it does and ctx is not done, keeps the shards' electors as
@@ -287,8 +305,10 @@ func (s *shards) compete(ctx context.Context, i int) {
 	lock := &shardLock{Interface: s.leaseLock(name), s: s, c: c, i: i}
 	elector, err := s.elector(name, lock, nil, leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(lctx context.Context) {
+			if !s.startCatchingUp(lctx, i) {
+				return // lost before this callback ran (client-go runs it in a goroutine of its own)
+			}
 			led.Store(true)
-			s.setState(i, shardCatchingUp)
 			s.logger.Info("Took shard; waiting for the caches to have its previous owner's writes", "shard", i, "lease", name)
 			// A failed read is retried while the Lease is held: the shard must not stay held and unsynced.
 			for err := s.caughtUp(lctx, i); err != nil; err = s.caughtUp(lctx, i) {

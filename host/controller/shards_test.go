@@ -273,3 +273,23 @@ func waitState(s *shards, i int, want shardState) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A take whose Lease was lost before client-go's OnStartedLeading goroutine ran leaves the shard not held:
+// marked catching up then, it would count as held, never be synced and never be competed for again.
+func TestTakeLostBeforeItsCallbackIsNotHeld(t *testing.T) {
+	s := newShards(Sharding{Shards: 4, LeaderElection: LeaderElection{Name: "o", Identity: "a"}}, nil, NewMetrics(nil))
+	lost, cancel := context.WithCancel(context.Background())
+	cancel()
+	if s.startCatchingUp(lost, 2) {
+		t.Error("a take whose Lease had ended started catching up")
+	}
+	if st := s.state[2]; st != shardNone {
+		t.Errorf("shard 2 is %v, want not held", st)
+	}
+	if !s.startCatchingUp(context.Background(), 1) {
+		t.Fatal("a take whose Lease is held did not start catching up")
+	}
+	if st := s.state[1]; st != shardCatchingUp {
+		t.Errorf("shard 1 is %v, want catching up", st)
+	}
+}
