@@ -504,7 +504,7 @@ func (sc scaleConfig) table(cols [2]string, ours, theirs []scaleResult) string {
 			i+1, r.kcmBeside/(1<<20), r.kcmBeside/float64(r.pods)/1024, r.kcmCPUBeside.Seconds())
 	}
 	if sc.replicas > 0 {
-		fmt.Fprintf(&b, "CPU, RSS and histograms: the replicas' summed (each replica caches every pod: informers are not per shard). A replica's work\n")
+		fmt.Fprintf(&b, "CPU, RSS and histograms: the replicas' summed (a replica caches its shards' pods where the API server filters by shard, every pod otherwise). A replica's work\n")
 		fmt.Fprintf(&b, "items include the other replicas' keys it drops; its syncs (ordinal_sync_duration_seconds' count) are its own sets'. Queue depth: the deepest replica's\n")
 		return b.String()
 	}
