@@ -255,8 +255,6 @@ func (p scaleProc) histogram(t *testing.T, name, queue string) (sum hist, each [
 	return sum, each
 }
 
-var shardsHeldRE = regexp.MustCompile(`(?m)^ordinal_shards_held (\S+)$`)
-
 type scaleResult struct {
 	pods                     int
 	create, edits            time.Duration // wall: all sets created and rolled out; all waves
@@ -403,8 +401,8 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run s
 		for i, m := range p.procs {
 			res.replicas[i].syncs = o1each[i].count - o0each[i].count
 			if text, err := m.metrics(); err == nil {
-				if g := shardsHeldRE.FindStringSubmatch(text); g != nil {
-					res.replicas[i].shards, _ = strconv.ParseFloat(g[1], 64)
+				if v, err := strconv.ParseFloat(metricOf(text, "ordinal_shards_held"), 64); err == nil {
+					res.replicas[i].shards = v
 				}
 			}
 		}
@@ -603,7 +601,7 @@ func (st *setTracker) waitAll(t *testing.T, desc string, timeout time.Duration) 
 // returned func is called.
 func sampleQueue(t *testing.T, p scaleProc, res *scaleResult) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
-	depthRE := regexp.MustCompile(`(?m)^workqueue_depth\{name="` + regexp.QuoteMeta(p.queue) + `"\} (\S+)$`)
+	depthSeries := `workqueue_depth{name="` + p.queue + `"}`
 	go func() {
 		defer close(finished)
 		var sum float64
@@ -622,8 +620,7 @@ func sampleQueue(t *testing.T, p scaleProc, res *scaleResult) (stop func()) {
 			depth, seen, total := 0.0, false, 0.0
 			for _, m := range p.procs {
 				if text, err := m.metrics(); err == nil {
-					if g := depthRE.FindStringSubmatch(text); g != nil {
-						d, _ := strconv.ParseFloat(g[1], 64)
+					if d, err := strconv.ParseFloat(metricOf(text, depthSeries), 64); err == nil {
 						depth, seen = max(depth, d), true
 					}
 				}
