@@ -61,7 +61,8 @@ func TestBenchScale(t *testing.T) {
 	}
 	sc := scaleConfig{sets: envInt(t, "SCALE_SETS", 200), perSet: envInt(t, "SCALE_PODS_PER_SET", 10),
 		waves: envCount(t, "SCALE_WAVES", 2), workers: envInt(t, "SCALE_WORKERS", 5),
-		namespaces: envInt(t, "SCALE_NAMESPACES", 1), replicas: envInt(t, "SCALE_REPLICAS", 0)}
+		namespaces: envInt(t, "SCALE_NAMESPACES", 1), replicas: envInt(t, "SCALE_REPLICAS", 0),
+		rest: time.Duration(envCount(t, "SCALE_REST_SECONDS", 120)) * time.Second}
 	if sc.namespaces > sc.sets {
 		t.Fatalf("SCALE_NAMESPACES=%d: more namespaces than sets (%d)", sc.namespaces, sc.sets)
 	}
@@ -132,8 +133,9 @@ func TestBenchScale(t *testing.T) {
 
 type scaleConfig struct {
 	sets, perSet, waves, workers int
-	namespaces                   int // the sets spread round-robin over them
-	replicas, shards             int // SCALE_REPLICAS (0: ordinal against kube-controller-manager) and SCALE_SHARDS
+	namespaces                   int           // the sets spread round-robin over them
+	replicas, shards             int           // SCALE_REPLICAS (0: ordinal against kube-controller-manager) and SCALE_SHARDS
+	rest                         time.Duration // SCALE_REST_SECONDS: the wait after the last rollout before "at rest"
 }
 
 // newNamespaces creates a run's namespaces: newNamespace's one, or sc.namespaces named after the run, the
@@ -257,9 +259,12 @@ func (p scaleProc) histogram(t *testing.T, name, queue string) (sum hist, each [
 
 type scaleResult struct {
 	pods                     int
+	ordinal                  bool          // ordinal's run (its own metrics read)
 	create, edits            time.Duration // wall: all sets created and rolled out; all waves
 	rss0, rssSettled         float64       // bytes: before the sets, once created and settled
 	rssPeak                  float64
+	rssRest                  float64 // bytes: sc.rest after the last rollout
+	setCaches                float64 // ordinal_set_caches then (ordinal only)
 	cpuCreate, cpuEdits      time.Duration
 	syncs                    float64 // work items processed during the waves
 	syncP50, syncP99         time.Duration
@@ -290,10 +295,12 @@ func (r scaleResult) String() string {
 
 func (r scaleResult) perPod() float64 { return (r.rssSettled - r.rss0) / float64(r.pods) }
 
+func (r scaleResult) perPodAtRest() float64 { return (r.rssRest - r.rss0) / float64(r.pods) }
+
 // run measures one run of the sets (set i in nss[i mod len(nss)], labelled with the run unless it is "").
 func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run string, p scaleProc) scaleResult {
 	t.Helper()
-	res := scaleResult{pods: sc.sets * sc.perSet, replicas: make([]replicaResult, len(p.procs))}
+	res := scaleResult{pods: sc.sets * sc.perSet, ordinal: p.ordinal, replicas: make([]replicaResult, len(p.procs))}
 	kcmRSS0, kcmCPU0 := rss(t, kcmPID(t)), processCPU(t, kcmPID(t))
 	var rss0 []float64
 	res.rss0, rss0 = p.rss(t)
@@ -407,6 +414,28 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run s
 			}
 		}
 	}
+
+	// At rest: a while after the last rollout, nothing changing (ordinal drops a set's encoded objects and
+	// module session --set-cache-idle, 1 min by default, after its last sync: set_cache.go).
+	select {
+	case <-ctx.Done():
+		t.Fatalf("waiting %s at rest: %v", sc.rest, ctx.Err())
+	case <-time.After(sc.rest):
+	}
+	res.rssRest, _ = p.rss(t)
+	if p.ordinal {
+		for _, m := range p.procs {
+			text, err := m.metrics()
+			if err != nil {
+				t.Fatalf("ordinal's metrics at rest: %v", err)
+			}
+			v, err := strconv.ParseFloat(metricOf(text, "ordinal_set_caches"), 64)
+			if err != nil {
+				t.Fatalf("ordinal's metrics at rest have no ordinal_set_caches: %v", err)
+			}
+			res.setCaches += v
+		}
+	}
 	return res
 }
 
@@ -449,6 +478,15 @@ func (sc scaleConfig) table(cols [2]string, ours, theirs []scaleResult) string {
 		return fmt.Sprintf("%.0f / %.0f MiB", r.rss0/(1<<20), r.rssSettled/(1<<20))
 	})
 	row("RSS per cached pod (growth / pods)", func(r scaleResult) string { return fmt.Sprintf("%.1f KiB", r.perPod()/1024) })
+	row(fmt.Sprintf("RSS at rest (%s after) / per cached pod", sc.rest), func(r scaleResult) string {
+		return fmt.Sprintf("%.0f MiB / %.1f KiB", r.rssRest/(1<<20), r.perPodAtRest()/1024)
+	})
+	row("  ordinal: sets whose caches are kept at rest", func(r scaleResult) string {
+		if !r.ordinal {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f of %d", r.setCaches, sc.sets)
+	})
 	row("peak RSS (sampled)", func(r scaleResult) string { return fmt.Sprintf("%.0f MiB", r.rssPeak/(1<<20)) })
 	row("CPU: creation / waves (user+sys)", func(r scaleResult) string { return sec(r.cpuCreate) + " / " + sec(r.cpuEdits) })
 	row("waves: all rolled out (wall)", func(r scaleResult) string { return sec(r.edits) })

@@ -46,6 +46,7 @@ type controllerOptions struct {
 	healthAddr       string
 	resync           time.Duration
 	staleTimeout     time.Duration
+	setCacheIdle     time.Duration
 	featureGates     string
 	logFormat        string
 	verbosity        int
@@ -129,6 +130,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 		"watch-namespace": "namespace", "label-selector": "selector"}))
 	f.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles on /debug/pprof/ beside /metrics (kube-controller-manager's --profiling)")
 	f.DurationVar(&o.resync, "resync", 0, "informer resync period (0: no periodic resync)")
+	f.DurationVar(&o.setCacheIdle, "set-cache-idle", time.Minute, "how long a set's encoded objects and module session outlive its last sync: memory for the sets at rest, against encoding a set whole again at its next change (0: kept while the set exists)")
 	f.DurationVar(&o.staleTimeout, "stale-timeout", 30*time.Second, "longest a set waits for the informers to observe the controller's own writes before it is synced anyway")
 	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, e.g. MaxUnavailableStatefulSet=false (gates: ordinal version)")
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
@@ -194,6 +196,9 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	if o.setCacheIdle < 0 {
+		return withCode(ExitUsage, fmt.Errorf("--set-cache-idle must be 0 (kept) or a positive duration, not %s", o.setCacheIdle))
+	}
 	base := cmd.Context()
 	if base == nil {
 		base = context.Background()
@@ -241,7 +246,7 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	}
 	ctrl, err := controller.New(controller.Config{
 		RESTConfig: restCfg, Module: ref, Modules: modules, Policies: pols, Signals: signals, Targets: o.targets(), Namespace: o.kube.namespace, Selector: o.selector,
-		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, Force: o.force, Sharding: sharding,
+		Workers: o.workers, Resync: o.resync, Features: features, StaleTimeout: o.staleTimeout, SetCacheIdle: o.setCacheIdle, Force: o.force, Sharding: sharding,
 	})
 	if err != nil {
 		return withCode(ExitUsage, err)

@@ -236,14 +236,14 @@ func TestShardCachesFollowTheShards(t *testing.T) {
 
 	// What the controller keeps per set goes with the shard's caches.
 	for _, ns := range namespaces[1:3] {
-		c.encodeCaches.Store(ns+"/web", &snapshot.EncodeCache{})
+		c.setCacheOf(ns+"/web", c.now())
 		c.held.Store(ns+"/web", true)
 		c.consistency.WroteAt(types.NamespacedName{Namespace: ns, Name: "web"}, "u", podResource, "1")
 	}
 	m.shards.released(1) // as the shard's elector does once its Lease is released or lost
-	_, cached1 := c.encodeCaches.Load(namespaces[1] + "/web")
+	_, cached1 := c.setCaches.Load(namespaces[1] + "/web")
 	_, held1 := c.held.Load(namespaces[1] + "/web")
-	_, cached2 := c.encodeCaches.Load(namespaces[2] + "/web")
+	_, cached2 := c.setCaches.Load(namespaces[2] + "/web")
 	if cached1 || held1 || !cached2 || c.consistency.Len() != 1 {
 		t.Fatalf("shard 1 released: its set's state kept %v %v, shard 2's dropped %v, writes waited for %d",
 			cached1, held1, !cached2, c.consistency.Len())

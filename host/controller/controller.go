@@ -76,6 +76,9 @@ type Config struct {
 	Now func() time.Time
 	// Metrics (default: a fresh registry).
 	Metrics *Metrics
+	// SetCacheIdle is how long a set's encoding cache and module session outlive its last sync (set_cache.go):
+	// a set at rest then costs its informer objects alone. 0: kept while the set exists.
+	SetCacheIdle time.Duration
 	// Sharding, with Shards above 1, splits the sets with other replicas by namespace (sharding.go); nil or
 	// one shard: this replica syncs every set (run it under RunLeaderElected for a standby).
 	Sharding *Sharding
@@ -134,11 +137,9 @@ type Controller struct {
 	// set that waited out a broken watch wait minutes more for its next try (found by make chaos).
 	staleRetry  workqueue.TypedRateLimiter[string]
 	consistency *consistencyStore
-	// encodeCaches holds each set's EncodeCache (by namespace/name), dropped when the set is gone.
-	encodeCaches sync.Map
-	// sessions holds each set's *wasm.Session on the module it last ran (by namespace/name), so that its
-	// syncs pay to parse what changed; dropped when the set is gone.
-	sessions sync.Map
+	// setCaches holds each busy set's *setCache (by namespace/name): its objects' JSON and module session,
+	// dropped when the set is gone or idle (set_cache.go).
+	setCaches sync.Map
 	// held holds each set's *policy.Memory: what its policies have been holding, since when (by key).
 	held sync.Map
 	// predecessors holds each set's *predecessorWait: whether its first sync may go ahead (by key).
@@ -384,6 +385,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 	}
 	var wg sync.WaitGroup
+	m.sweepSetCaches(ctx, &wg)
 	for _, c := range m.controllers {
 		for i := 0; i < m.cfg.Workers; i++ {
 			wg.Go(func() {
@@ -437,7 +439,13 @@ func (c *Controller) forgetShard(i int) {
 		ns, _, _ := cache.SplitMetaNamespaceKey(key.(string))
 		return ShardOf(ns, c.shards.cfg.Shards) == i
 	}
-	for _, m := range []*sync.Map{&c.encodeCaches, &c.sessions, &c.held, &c.leftAlone, &c.predecessors} {
+	c.setCaches.Range(func(key, _ any) bool {
+		if mine(key) {
+			c.dropSetCache(key.(string))
+		}
+		return true
+	})
+	for _, m := range []*sync.Map{&c.held, &c.leftAlone, &c.predecessors} {
 		m.Range(func(key, _ any) bool {
 			if mine(key) {
 				m.Delete(key)

@@ -30,6 +30,7 @@ type Metrics struct {
 	// shardInformersFiltered: 1 while the informers cache only the held shards (caches.go)
 	shardInformersFiltered prometheus.Gauge
 	cachedObjects          *cachedCollector     // objects the informers hold, by resource
+	setCaches              prometheus.Gauge     // sets whose encoded objects and session are kept (set_cache.go)
 	snapshotBytes          prometheus.Histogram // snapshot size
 	queueDepth             prometheus.GaugeFunc
 
@@ -98,6 +99,9 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	})
 	m.cachedObjects = &cachedCollector{desc: prometheus.NewDesc("ordinal_cached_objects",
 		"Objects the controller's informers hold, by resource (pods, controllerrevisions, persistentvolumeclaims, the set kinds).", []string{"resource"}, nil)}
+	m.setCaches = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ordinal_set_caches", Help: "Sets whose encoded objects and module session are kept between syncs: those synced within --set-cache-idle.",
+	})
 	m.leader = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "ordinal_leader", Help: "1 while this replica holds the leader lease (or runs without leader election).",
 	})
@@ -119,7 +123,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 		Name: "ordinal_plan_refusals_total", Help: "Plans refused by the action firewall (nothing applied), by the first rule violated.",
 	}, []string{"rule"})
 	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.actions, m.errors, m.staleSkips,
-		m.moduleInfo, m.leader, m.shardsHeld, m.shardInformersFiltered, m.cachedObjects, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
+		m.moduleInfo, m.leader, m.shardsHeld, m.shardInformersFiltered, m.cachedObjects, m.setCaches, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if queueDepth != nil {
 		m.queueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -85,8 +85,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	set, err := c.setsIn(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.consistency.Clear(nn, "")
-		c.encodeCaches.Delete(key)
-		c.sessions.Delete(key)
+		c.dropSetCache(key)
 		c.held.Delete(key)
 		c.leftAlone.Delete(key)
 		c.predecessors.Delete(key)
@@ -168,7 +167,8 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 
 	syncTime := c.now()
-	snap, err := c.buildSnapshotFor(objs, syncTime)
+	sc := c.setCacheOf(key, syncTime)
+	snap, err := sc.encode.Build(objs, c.target, syncTime, c.cfg.Features)
 	var invalid *snapshot.InvalidSetError
 	if errors.As(err, &invalid) {
 		// As an apps/v1 set the API server would have refused: not acted on, not retried (the next edit
@@ -202,7 +202,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, err
 	}
 	step := hostplan.Step{
-		Module: c.sessionFor(key, module, snap), Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
+		Module: sc.reconciler(module, snap), Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
 		Writer: &restWriter{
 			rest: c.rest, target: c.target, snap: snap, ns: ns,
 			wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
@@ -303,22 +303,6 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	return hostplan.RequeueAfter(res.Plan.RequeueAfterSeconds), nil
 }
 
-// sessionFor is the set's session on module, where the module has sessions (a *wasm.Module: the set's
-// syncs then pay to parse what changed, abi/README.md "Unchanged objects"); a module swapped in starts a
-// new one. The work queue never syncs one set on two workers at once, as a session needs.
-func (c *Controller) sessionFor(key string, module hostplan.Reconciler, snap *snapshot.Snapshot) hostplan.Reconciler {
-	m, ok := module.(*wasm.Module)
-	if !ok {
-		return module
-	}
-	s, ok := c.sessions.Load(key)
-	if !ok || s.(*wasm.Session).Module() != m {
-		s = m.NewSession()
-		c.sessions.Store(key, s)
-	}
-	return snap.LaidOut(s.(*wasm.Session))
-}
-
 // recheckSet is upstream's canAdopt (controller.RecheckDeletionTimestamp with
 // an uncached GET): adoption is refused when the set the cache holds has been
 // replaced by another with the same name, or is being deleted.
@@ -342,30 +326,6 @@ func (c *Controller) recheckSet(ctx context.Context, set *appsv1.StatefulSet) er
 	return nil
 }
 
-// snapshotFor builds the snapshot of set from the informer caches.
-func (c *Controller) snapshotFor(set *appsv1.StatefulSet, now time.Time) (*snapshot.Snapshot, error) {
-	objs, err := c.objectsFor(set)
-	if err != nil {
-		return nil, err
-	}
-	return c.buildSnapshotFor(objs, now)
-}
-
-// objectsFor selects the set's objects from the informer caches (SelectObjects).
-func (c *Controller) objectsFor(set *appsv1.StatefulSet) (snapshot.Objects, error) {
-	cands, err := c.candidates(set)
-	if err != nil {
-		return snapshot.Objects{}, err
-	}
-	return snapshot.SelectObjects(cands)
-}
-
-// buildSnapshotFor builds the snapshot of selected objects, with the set's encode cache.
-func (c *Controller) buildSnapshotFor(objs snapshot.Objects, now time.Time) (*snapshot.Snapshot, error) {
-	cache, _ := c.encodeCaches.LoadOrStore(objs.Set.Namespace+"/"+objs.Set.Name, &snapshot.EncodeCache{})
-	return cache.(*snapshot.EncodeCache).Build(objs, c.target, now, c.cfg.Features)
-}
-
 // Snapshot returns the snapshot the controller would send for the set
 // namespace/name at time now, from its caches (for tests and debugging).
 func (c *Controller) Snapshot(namespace, name string, now time.Time) (*snapshot.Snapshot, error) {
@@ -373,7 +333,15 @@ func (c *Controller) Snapshot(namespace, name string, now time.Time) (*snapshot.
 	if err != nil {
 		return nil, err
 	}
-	return c.snapshotFor(set, now)
+	cands, err := c.candidates(set)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := snapshot.SelectObjects(cands)
+	if err != nil {
+		return nil, err
+	}
+	return snapshot.Build(objs, c.target, now, c.cfg.Features)
 }
 
 // EventPlanRefused is the warning recorded on a set when the action firewall refuses its plan.
