@@ -144,20 +144,20 @@ type setsCheck struct {
 }
 
 func (c *Controller) setCheck(g *cacheGroup) setsCheck {
-	opts := func() metav1.ListOptions {
-		o := metav1.ListOptions{}
+	list := func(ctx context.Context, ns, shardSelector string) (runtime.Object, error) {
+		o := metav1.ListOptions{ShardSelector: shardSelector}
 		c.cfg.selectorTweak(&o)
-		return o
-	}
-	listIn := func(ctx context.Context, ns string) (runtime.Object, error) {
 		if !c.target.Custom {
-			return c.client.AppsV1().StatefulSets(ns).List(ctx, opts())
+			return c.client.AppsV1().StatefulSets(ns).List(ctx, o)
 		}
-		return snapshot.ListCustomSets(ctx, c.rest[c.target.GroupVersion], c.target, ns, opts())
+		return snapshot.ListCustomSets(ctx, c.rest[c.target.GroupVersion], c.target, ns, o)
 	}
 	return setsCheck{
-		cacheCheck: cacheCheck{what: c.target.String(), store: g.sets[c.target.GroupResource()].GetIndexer(), list: listIn},
-		listAll:    func(ctx context.Context) (runtime.Object, error) { return listIn(ctx, c.cfg.Namespace) },
+		cacheCheck: cacheCheck{what: c.target.String(), store: g.sets[c.target.GroupResource()].GetIndexer(),
+			list: func(ctx context.Context, ns string) (runtime.Object, error) { return list(ctx, ns, "") }},
+		// Every namespace's sets at once; where the API server filters by shard, the shard's alone (the
+		// group's selector: "" when it does not; caughtUp keeps the shard's namespaces either way).
+		listAll: func(ctx context.Context) (runtime.Object, error) { return list(ctx, c.cfg.Namespace, g.shardSelector) },
 	}
 }
 
