@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestSetCacheIdle(t *testing.T) {
 	if again != sc || sc.session.Stats().Calls != 2 || sc.session.Stats().References == 0 {
 		t.Fatalf("synced %s ago, within %s: cache kept %v, session %+v", idle/2, idle, again == sc, sc.session.Stats())
 	}
-	if !sameRequests(first, second) {
+	if !slices.Equal(first, second) {
 		t.Fatalf("with the cache, the sync wrote\n%v\nwithout it\n%v", second, first)
 	}
 
@@ -88,7 +89,7 @@ func TestSetCacheIdle(t *testing.T) {
 	if fresh == sc || fresh.session.Stats().Calls != 1 || fresh.session.Stats().Whole != 1 || kept() != 1 {
 		t.Fatalf("the sync after the drop: new cache %v, session %+v, ordinal_set_caches %v", fresh != sc, fresh.session.Stats(), kept())
 	}
-	if !sameRequests(first, third) {
+	if !slices.Equal(first, third) {
 		t.Fatalf("after the drop, the sync wrote\n%v\nwith a fresh cache before\n%v", third, first)
 	}
 
@@ -98,16 +99,4 @@ func TestSetCacheIdle(t *testing.T) {
 	if kept() != 0 {
 		t.Fatalf("ordinal_set_caches %v after the set's cache was dropped twice", kept())
 	}
-}
-
-func sameRequests(a, b []recorded) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
