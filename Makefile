@@ -242,7 +242,7 @@ bench-cluster:
 	bash scripts/bench-cluster.sh
 
 # Many sets at once (issue 34), alternating `ordinal controller` and kube-controller-manager's own StatefulSet
-# controller: RSS and RSS per cached pod (settled, and SCALE_REST_SECONDS (120) later at rest), CPU, sync latency
+# controller: RSS and RSS per cached pod (settled, and SCALE_REST_SECONDS (240) later at rest), CPU, sync latency
 # p50/p99, queue depth, edit-to-rollout times. Sizes
 # by SCALE_SETS (200), SCALE_PODS_PER_SET (10), SCALE_WAVES (2; 0: creation only), SCALE_WORKERS (5), SCALE_ROUNDS (1),
 # SCALE_NAMESPACES (1; the sets spread round-robin); SCALE_REPLICAS=R compares 1 replica of `ordinal controller

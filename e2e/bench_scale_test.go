@@ -62,7 +62,7 @@ func TestBenchScale(t *testing.T) {
 	sc := scaleConfig{sets: envInt(t, "SCALE_SETS", 200), perSet: envInt(t, "SCALE_PODS_PER_SET", 10),
 		waves: envCount(t, "SCALE_WAVES", 2), workers: envInt(t, "SCALE_WORKERS", 5),
 		namespaces: envInt(t, "SCALE_NAMESPACES", 1), replicas: envInt(t, "SCALE_REPLICAS", 0),
-		rest: time.Duration(envCount(t, "SCALE_REST_SECONDS", 120)) * time.Second}
+		rest: time.Duration(envCount(t, "SCALE_REST_SECONDS", 240)) * time.Second}
 	if sc.namespaces > sc.sets {
 		t.Fatalf("SCALE_NAMESPACES=%d: more namespaces than sets (%d)", sc.namespaces, sc.sets)
 	}
@@ -264,6 +264,7 @@ type scaleResult struct {
 	rss0, rssSettled         float64       // bytes: before the sets, once created and settled
 	rssPeak                  float64
 	rssRest                  float64 // bytes: sc.rest after the last rollout
+	heap0, heapRest          float64 // go_gc_heap_live_bytes (summed) before the sets and at rest
 	setCaches                float64 // ordinal_set_caches then (ordinal only)
 	cpuCreate, cpuEdits      time.Duration
 	syncs                    float64 // work items processed during the waves
@@ -297,6 +298,25 @@ func (r scaleResult) perPod() float64 { return (r.rssSettled - r.rss0) / float64
 
 func (r scaleResult) perPodAtRest() float64 { return (r.rssRest - r.rss0) / float64(r.pods) }
 
+// heapLive is go_gc_heap_live_bytes summed over the processes: the heap their last GC kept, whatever the GC's
+// phase when read (RSS moves by tens of MiB with it). Both controllers publish it.
+func (p scaleProc) heapLive(t *testing.T) float64 {
+	t.Helper()
+	sum := 0.0
+	for i, m := range p.procs {
+		text, err := m.metrics()
+		if err != nil {
+			t.Fatalf("%s's metrics (process %d): %v", p.name, i+1, err)
+		}
+		v, err := strconv.ParseFloat(metricOf(text, "go_gc_heap_live_bytes"), 64)
+		if err != nil {
+			t.Fatalf("%s's metrics (process %d) have no go_gc_heap_live_bytes: %v", p.name, i+1, err)
+		}
+		sum += v
+	}
+	return sum
+}
+
 // run measures one run of the sets (set i in nss[i mod len(nss)], labelled with the run unless it is "").
 func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run string, p scaleProc) scaleResult {
 	t.Helper()
@@ -304,6 +324,7 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run s
 	kcmRSS0, kcmCPU0 := rss(t, kcmPID(t)), processCPU(t, kcmPID(t))
 	var rss0 []float64
 	res.rss0, rss0 = p.rss(t)
+	res.heap0 = p.heapLive(t)
 	names := make([]string, sc.sets)
 	nsOf := map[string]string{}
 	for i := range names {
@@ -416,13 +437,16 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run s
 	}
 
 	// At rest: a while after the last rollout, nothing changing (ordinal drops a set's encoded objects and
-	// module session --set-cache-idle, 1 min by default, after its last sync: set_cache.go).
+	// module session --set-cache-idle, 1 min by default, after its last sync, swept each half minute:
+	// set_cache.go; the Go runtime collects at least every 2 minutes, so the default rest of 4 minutes sees
+	// a collection after the drop).
 	select {
 	case <-ctx.Done():
 		t.Fatalf("waiting %s at rest: %v", sc.rest, ctx.Err())
 	case <-time.After(sc.rest):
 	}
 	res.rssRest, _ = p.rss(t)
+	res.heapRest = p.heapLive(t)
 	if p.ordinal {
 		for _, m := range p.procs {
 			text, err := m.metrics()
@@ -480,6 +504,12 @@ func (sc scaleConfig) table(cols [2]string, ours, theirs []scaleResult) string {
 	row("RSS per cached pod (growth / pods)", func(r scaleResult) string { return fmt.Sprintf("%.1f KiB", r.perPod()/1024) })
 	row(fmt.Sprintf("RSS at rest (%s after) / per cached pod", sc.rest), func(r scaleResult) string {
 		return fmt.Sprintf("%.0f MiB / %.1f KiB", r.rssRest/(1<<20), r.perPodAtRest()/1024)
+	})
+	row("Go heap live (last GC): before / at rest", func(r scaleResult) string {
+		return fmt.Sprintf("%.0f / %.0f MiB", r.heap0/(1<<20), r.heapRest/(1<<20))
+	})
+	row("  heap live per cached pod at rest", func(r scaleResult) string {
+		return fmt.Sprintf("%.1f KiB", (r.heapRest-r.heap0)/float64(r.pods)/1024)
 	})
 	row("  ordinal: sets whose caches are kept at rest", func(r scaleResult) string {
 		if !r.ordinal {

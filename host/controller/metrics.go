@@ -124,7 +124,10 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	}, []string{"rule"})
 	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.actions, m.errors, m.staleSkips,
 		m.moduleInfo, m.leader, m.shardsHeld, m.shardInformersFiltered, m.cachedObjects, m.setCaches, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+		// The runtime's GC series too (go_gc_heap_live_bytes: the heap the last GC kept, whatever the GC's
+		// phase now), as kube-controller-manager publishes them: make bench-scale compares the two with it.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	if queueDepth != nil {
 		m.queueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ordinal_queue_depth", Help: "StatefulSets waiting in the work queue.",

@@ -56,7 +56,7 @@ func value(s *dto.Metric) float64 {
 }
 
 // Labelled counters exist at zero before anything happens; client-go's work queue and REST client
-// metrics are served under kube-controller-manager's and controller-runtime's names.
+// metrics, and the Go runtime's, are served under kube-controller-manager's and controller-runtime's names.
 func TestMetricsConventions(t *testing.T) {
 	m := NewMetrics(nil)
 	for name, labels := range map[string]map[string]string{
@@ -68,6 +68,13 @@ func TestMetricsConventions(t *testing.T) {
 	} {
 		if v, ok := series(t, m, name, labels); !ok || v != 0 {
 			t.Errorf("%s%v: present %v, value %v; want present at 0", name, labels, ok, v)
+		}
+	}
+
+	// The runtime's GC series beside the memstats ones, as kube-controller-manager publishes them.
+	for _, name := range []string{"go_gc_heap_live_bytes", "go_memstats_next_gc_bytes", "ordinal_set_caches"} {
+		if _, ok := series(t, m, name, nil); !ok {
+			t.Errorf("no %s", name)
 		}
 	}
 
