@@ -76,7 +76,8 @@ func (c *Controller) dropIdleSetCaches(now time.Time, idle time.Duration) {
 	})
 }
 
-// sweepSetCaches drops idle sets' caches every half Config.SetCacheIdle until ctx is done (0: never).
+// sweepSetCaches drops idle sets' caches every half Config.SetCacheIdle (at most once a second: each sweep
+// reads every set's entry) until ctx is done (0: never).
 func (m *Manager) sweepSetCaches(ctx context.Context, wg *sync.WaitGroup) {
 	idle := m.cfg.SetCacheIdle
 	if idle <= 0 {
@@ -87,6 +88,6 @@ func (m *Manager) sweepSetCaches(ctx context.Context, wg *sync.WaitGroup) {
 			for _, c := range m.controllers {
 				c.dropIdleSetCaches(m.now(), idle)
 			}
-		}, idle/2)
+		}, max(idle/2, time.Second))
 	})
 }
