@@ -289,8 +289,9 @@ type replicaResult struct {
 }
 
 func (r scaleResult) String() string {
-	return fmt.Sprintf("%d pods: created in %s, waves %s; RSS %.0f MiB (%.1f KiB/pod); CPU %s + %s; sync p50 %s p99 %s; depth max %.0f; edit->done p50 %s p99 %s",
-		r.pods, r.create.Round(time.Second), r.edits.Round(time.Second), r.rssSettled/(1<<20), r.perPod()/1024, r.cpuCreate, r.cpuEdits,
+	return fmt.Sprintf("%d pods: created in %s, waves %s; RSS %.0f MiB (%.1f KiB/pod), at rest %.0f MiB (%.1f KiB/pod), heap live at rest %.1f KiB/pod; CPU %s + %s; sync p50 %s p99 %s; depth max %.0f; edit->done p50 %s p99 %s",
+		r.pods, r.create.Round(time.Second), r.edits.Round(time.Second), r.rssSettled/(1<<20), r.perPod()/1024,
+		r.rssRest/(1<<20), r.perPodAtRest()/1024, (r.heapRest-r.heap0)/float64(r.pods)/1024, r.cpuCreate, r.cpuEdits,
 		r.syncP50, r.syncP99, r.depthMax, r.editP50.Round(time.Millisecond), r.editP99.Round(time.Millisecond))
 }
 
