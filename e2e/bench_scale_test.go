@@ -291,13 +291,15 @@ type replicaResult struct {
 func (r scaleResult) String() string {
 	return fmt.Sprintf("%d pods: created in %s, waves %s; RSS %.0f MiB (%.1f KiB/pod), at rest %.0f MiB (%.1f KiB/pod), heap live at rest %.1f KiB/pod; CPU %s + %s; sync p50 %s p99 %s; depth max %.0f; edit->done p50 %s p99 %s",
 		r.pods, r.create.Round(time.Second), r.edits.Round(time.Second), r.rssSettled/(1<<20), r.perPod()/1024,
-		r.rssRest/(1<<20), r.perPodAtRest()/1024, (r.heapRest-r.heap0)/float64(r.pods)/1024, r.cpuCreate, r.cpuEdits,
+		r.rssRest/(1<<20), r.perPodAtRest()/1024, r.heapPerPodAtRest()/1024, r.cpuCreate, r.cpuEdits,
 		r.syncP50, r.syncP99, r.depthMax, r.editP50.Round(time.Millisecond), r.editP99.Round(time.Millisecond))
 }
 
 func (r scaleResult) perPod() float64 { return (r.rssSettled - r.rss0) / float64(r.pods) }
 
 func (r scaleResult) perPodAtRest() float64 { return (r.rssRest - r.rss0) / float64(r.pods) }
+
+func (r scaleResult) heapPerPodAtRest() float64 { return (r.heapRest - r.heap0) / float64(r.pods) }
 
 // heapLive is go_gc_heap_live_bytes summed over the processes: the heap their last GC kept, whatever the GC's
 // phase when read (RSS moves by tens of MiB with it). Both controllers publish it.
@@ -510,7 +512,7 @@ func (sc scaleConfig) table(cols [2]string, ours, theirs []scaleResult) string {
 		return fmt.Sprintf("%.0f / %.0f MiB", r.heap0/(1<<20), r.heapRest/(1<<20))
 	})
 	row("  heap live per cached pod at rest", func(r scaleResult) string {
-		return fmt.Sprintf("%.1f KiB", (r.heapRest-r.heap0)/float64(r.pods)/1024)
+		return fmt.Sprintf("%.1f KiB", r.heapPerPodAtRest()/1024)
 	})
 	row("  ordinal: sets whose caches are kept at rest", func(r scaleResult) string {
 		if !r.ordinal {
