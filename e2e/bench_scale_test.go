@@ -301,9 +301,10 @@ func (r scaleResult) perPodAtRest() float64 { return (r.rssRest - r.rss0) / floa
 
 func (r scaleResult) heapPerPodAtRest() float64 { return (r.heapRest - r.heap0) / float64(r.pods) }
 
-// heapLive is go_gc_heap_live_bytes summed over the processes: the heap their last GC kept, whatever the GC's
-// phase when read (RSS moves by tens of MiB with it). Both controllers publish it.
-func (p scaleProc) heapLive(t *testing.T) float64 {
+// gaugeSum is the gauge series summed over the processes' metrics (each must have it). go_gc_heap_live_bytes
+// is the heap their last GC kept, whatever the GC's phase when read (RSS moves by tens of MiB with it); both
+// controllers publish it.
+func (p scaleProc) gaugeSum(t *testing.T, series string) float64 {
 	t.Helper()
 	sum := 0.0
 	for i, m := range p.procs {
@@ -311,9 +312,9 @@ func (p scaleProc) heapLive(t *testing.T) float64 {
 		if err != nil {
 			t.Fatalf("%s's metrics (process %d): %v", p.name, i+1, err)
 		}
-		v, err := strconv.ParseFloat(metricOf(text, "go_gc_heap_live_bytes"), 64)
+		v, err := strconv.ParseFloat(metricOf(text, series), 64)
 		if err != nil {
-			t.Fatalf("%s's metrics (process %d) have no go_gc_heap_live_bytes: %v", p.name, i+1, err)
+			t.Fatalf("%s's metrics (process %d) have no %s: %v", p.name, i+1, series, err)
 		}
 		sum += v
 	}
@@ -327,7 +328,7 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run s
 	kcmRSS0, kcmCPU0 := rss(t, kcmPID(t)), processCPU(t, kcmPID(t))
 	var rss0 []float64
 	res.rss0, rss0 = p.rss(t)
-	res.heap0 = p.heapLive(t)
+	res.heap0 = p.gaugeSum(t, "go_gc_heap_live_bytes")
 	names := make([]string, sc.sets)
 	nsOf := map[string]string{}
 	for i := range names {
@@ -449,19 +450,9 @@ func (sc scaleConfig) run(t *testing.T, ctx context.Context, nss []string, run s
 	case <-time.After(sc.rest):
 	}
 	res.rssRest, _ = p.rss(t)
-	res.heapRest = p.heapLive(t)
+	res.heapRest = p.gaugeSum(t, "go_gc_heap_live_bytes")
 	if p.ordinal {
-		for _, m := range p.procs {
-			text, err := m.metrics()
-			if err != nil {
-				t.Fatalf("ordinal's metrics at rest: %v", err)
-			}
-			v, err := strconv.ParseFloat(metricOf(text, "ordinal_set_caches"), 64)
-			if err != nil {
-				t.Fatalf("ordinal's metrics at rest have no ordinal_set_caches: %v", err)
-			}
-			res.setCaches += v
-		}
+		res.setCaches = p.gaugeSum(t, "ordinal_set_caches")
 	}
 	return res
 }

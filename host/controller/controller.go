@@ -435,9 +435,10 @@ func (m *Manager) enqueueShard(i int) {
 // consistency store's writes) for the sets of shard i, given up: the replica taking it starts without them
 // too, and this one starts afresh if it takes the shard back.
 func (c *Controller) forgetShard(i int) {
+	inShard := func(ns string) bool { return ShardOf(ns, c.shards.cfg.Shards) == i }
 	mine := func(key any) bool {
 		ns, _, _ := cache.SplitMetaNamespaceKey(key.(string))
-		return ShardOf(ns, c.shards.cfg.Shards) == i
+		return inShard(ns)
 	}
 	c.setCaches.Range(func(key, _ any) bool {
 		if mine(key) {
@@ -453,7 +454,7 @@ func (c *Controller) forgetShard(i int) {
 			return true
 		})
 	}
-	c.consistency.forget(func(ns string) bool { return ShardOf(ns, c.shards.cfg.Shards) == i })
+	c.consistency.forget(inShard)
 }
 
 // chooseCaches decides, once at start, what the informers cache. Sharded over an API server that filters
