@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -9,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // FieldManager is the field manager of every write the controller makes (the fieldManager parameter):
@@ -28,7 +29,7 @@ const EventOtherController = "OtherControllerActive"
 // otherController reports another controller acting on the set, which would otherwise fight this one
 // (kube-controller-manager's StatefulSet controller, where it cannot be turned off): the set's status
 // written by another field manager later than by this one and since this controller started, where that
-// write set what a StatefulSet controller computes (writesControllerStatus), or a pod created since this
+// write set what a StatefulSet controller computes (snapshot.OwnsControllerStatus), or a pod created since this
 // controller started by another field manager that gave it the set as its controller (createdAsMember).
 // Writes before the start (the set's history under its previous controller) do not count, and neither do a
 // client's: a condition added to the status (upstream's Conformance "Status endpoints" spec does just that,
@@ -46,7 +47,7 @@ func otherController(set *appsv1.StatefulSet, pods []*corev1.Pod, since time.Tim
 	}
 	for _, e := range set.ManagedFields {
 		if e.Manager != FieldManager && e.Manager != MigrateFieldManager && e.Subresource == "status" && e.Operation == metav1.ManagedFieldsOperationUpdate &&
-			e.Time != nil && e.Time.After(after) && writesControllerStatus(e) {
+			e.Time != nil && e.Time.After(after) && snapshot.OwnsControllerStatus(e) {
 			return fmt.Sprintf("its status was written by %q at %s", e.Manager, e.Time.UTC().Format(time.RFC3339)), true
 		}
 	}
@@ -62,49 +63,14 @@ func otherController(set *appsv1.StatefulSet, pods []*corev1.Pod, since time.Tim
 	return "", false
 }
 
-// controllerStatusFields are the status fields a StatefulSet controller computes from the set's pods and
-// revisions (all of apps/v1 StatefulSetStatus but conditions, which clients may add to).
-var controllerStatusFields = []string{"f:observedGeneration", "f:replicas", "f:readyReplicas", "f:currentReplicas",
-	"f:updatedReplicas", "f:availableReplicas", "f:currentRevision", "f:updateRevision", "f:collisionCount"}
-
-// writesControllerStatus reports whether a managedFields entry of the status owns any field a controller
-// computes. An Update's manager owns the fields its write changed, so a client that added a condition owns
-// that condition alone. An entry without its fields is counted (what it wrote cannot be told).
-func writesControllerStatus(e metav1.ManagedFieldsEntry) bool {
-	var fields struct {
-		Status map[string]json.RawMessage `json:"f:status"`
-	}
-	if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
-		return true
-	}
-	for _, f := range controllerStatusFields {
-		if _, ok := fields.Status[f]; ok {
-			return true
-		}
-	}
-	return false
-}
-
 // createdAsMember is the field manager that created the pod with the set as its controller: the manager of
 // a main-resource Update entry stamped at the creation time (later edits carry later times) that owns the
 // set's owner reference. A pod created without it and adopted later (the set's own write) is not another
 // controller's.
 func createdAsMember(p *corev1.Pod, setUID types.UID) (string, bool) {
-	ref := `k:{"uid":"` + string(setUID) + `"}`
 	for _, e := range p.ManagedFields {
-		if e.Subresource != "" || e.Operation != metav1.ManagedFieldsOperationUpdate || e.Time == nil ||
-			e.Time.Unix() != p.CreationTimestamp.Unix() {
-			continue
-		}
-		var fields struct {
-			Metadata struct {
-				OwnerReferences map[string]json.RawMessage `json:"f:ownerReferences"`
-			} `json:"f:metadata"`
-		}
-		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
-			return e.Manager, true // what it wrote cannot be told: counted, as before
-		}
-		if _, ok := fields.Metadata.OwnerReferences[ref]; ok {
+		if e.Subresource == "" && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Time != nil &&
+			e.Time.Unix() == p.CreationTimestamp.Unix() && snapshot.OwnsControllerRef(e, setUID) {
 			return e.Manager, true
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
 // Another controller is one that wrote what a controller computes into the set's status after this one
@@ -72,6 +74,16 @@ func TestOtherController(t *testing.T) {
 		why, ok := otherController(tc.set, tc.pods, start)
 		if ok != (tc.want != "") || !strings.Contains(why, tc.want) {
 			t.Errorf("%s: %v %q, want %q", tc.name, ok, why, tc.want)
+		}
+		// the controller reads the informers' objects, their field sets trimmed: the same answer
+		set, _ := snapshot.TrimManagedFields(tc.set.DeepCopy())
+		var pods []*corev1.Pod
+		for _, p := range tc.pods {
+			trimmed, _ := snapshot.TrimManagedFields(p.DeepCopy())
+			pods = append(pods, trimmed.(*corev1.Pod))
+		}
+		if why2, ok2 := otherController(set.(*appsv1.StatefulSet), pods, start); ok2 != ok || why2 != why {
+			t.Errorf("%s, trimmed as the informers keep it: %v %q, want %v %q", tc.name, ok2, why2, ok, why)
 		}
 	}
 }
