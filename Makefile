@@ -186,6 +186,21 @@ e2e-k8s:
 	KCM_PORT=$${KCM_PORT:-30257} SCHEDULER_PORT=$${SCHEDULER_PORT:-30259} \
 	APISERVER_FEATURE_GATES=$${APISERVER_FEATURE_GATES-MaxUnavailableStatefulSet=true} bash scripts/e2e.sh
 
+# Upstream Kubernetes' own StatefulSet e2e specs ([sig-apps] StatefulSet of test/e2e/apps/statefulset.go,
+# v1.37.2) with Ordinal as the only StatefulSet controller: upstream's e2e.test built unmodified from the Go
+# module proxy (cached beside the control plane; cold 10-20 min once that is built), a cluster of its own,
+# the specs of hack/upstreamtests/skips.txt skipped (each says why). E2E_UPSTREAM_CONTROLLER=kube-controller-manager
+# runs the same specs under kube-controller-manager's own StatefulSet controller: the calibration.
+# e2e-upstream-table keeps both runs' reports in docs/upstream-tests/ and regenerates docs/upstream-tests.md's
+# tables from them. Not part of `make test` (their own targets, run before a stop that touches the guest or
+# the controller; the table says when they last ran).
+.PHONY: e2e-upstream e2e-upstream-table
+e2e-upstream:
+	bash scripts/e2e-upstream.sh
+e2e-upstream-table:
+	$(GO) run ./hack/upstreamtests import build/e2e-upstream docs/upstream-tests
+	$(GO) run ./hack/upstreamtests table docs/upstream-tests docs/upstream-tests.md
+
 # Randomized fault runs on the local control plane (e2e/chaos_test.go): CHAOS_RUNS seeds (default 200), a
 # table of faults injected, invariant violations and final states; CHAOS_SEEDS=17,42 replays failing seeds.
 # `make test` runs a short version (10 seeds, one per scenario).

@@ -49,7 +49,7 @@ do_start() {
     --use-service-account-credentials=true \
     --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
     --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
-    --controllers="$CONTROLLERS"
+    --controllers="$CONTROLLERS" ${KCM_FEATURE_GATES:+--feature-gates="$KCM_FEATURE_GATES"}
   echo "$CONTROLLERS" > "$RUN/kcm.controllers"
   # healthy, and its controllers built: their named checks are registered together once all are built
   wait_for "kube-controller-manager (--controllers=$CONTROLLERS)" 60 kube-controller-manager \

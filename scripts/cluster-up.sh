@@ -37,6 +37,8 @@
 #                    cache only their shards; docs/scale.md), none on other minors. Set empty: the minor's
 #                    defaults. E.g. MaxUnavailableStatefulSet=true, which v1.36 has but leaves off (on by default
 #                    from v1.37; off, the API server drops spec.updateStrategy.rollingUpdate.maxUnavailable)
+#   KCM_FEATURE_GATES  kube-controller-manager --feature-gates (default none), e.g. an alpha gate its own
+#                    StatefulSet controller needs when it is on (make e2e-upstream's calibration)
 #   AUDIT_LOG        the API server's audit log of writes (JSON lines, rotated at 256 MB; default
 #                    $LOCALK8S_RUN/logs/audit.log; empty: no audit)
 #   LOCALK8S_BUILD_ONLY=1  build (or find cached) binaries, start nothing (e.g. to warm a CI cache)
@@ -296,6 +298,7 @@ cat > "$RUN/cluster.env" <<EOF
 K8S_BIN='$K8S_BIN'
 KCM_PORT='$KCM_PORT'
 SERVER='$SERVER'
+KCM_FEATURE_GATES='${KCM_FEATURE_GATES:-}'
 EOF
 
 kcurl() { curl -sf --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "$@"; }
