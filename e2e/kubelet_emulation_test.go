@@ -350,3 +350,38 @@ func TestPartitionDeletedPod0HeldByFinalizer(t *testing.T) {
 		t.Errorf("held-0 recreated at revision %s; current %s, update %s: want the current (partition 1)", rev, s.Status.CurrentRevision, s.Status.UpdateRevision)
 	}
 }
+
+// Upstream's "Should recreate evicted statefulset" (Conformance; k8s v1.37.2 test/e2e/apps/statefulset.go) on
+// Ordinal: a pod holds host port 21019 on the node; the set's pod-0, bound to the same node and asking for the
+// same port, is failed at admission (the kubelet emulation above), deleted and recreated by the controller
+// (at least once); once the port is free, pod-0 runs.
+func TestRecreatePodFailedAtAdmission(t *testing.T) {
+	t.Parallel()
+	ctx, ns, _, _ := begin(t, "evicted", true)
+	pods := cfg.kc.CoreV1().Pods(ns)
+	states := watchPodStates(t, ctx, ns)
+	const port = 21019 // its own: tests run in parallel on the one node
+	if _, err := pods.Create(ctx, hostPortPod("holder", port), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ctx, ns, "holder", "Running", 60*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	createSet(t, ctx, ns, newSet("evicted", 1, func(s *appsv1.StatefulSet) {
+		s.Spec.Template.Spec.NodeName = "kwok-node-0"
+		s.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "conflict", ContainerPort: port, HostPort: port}}
+	}))
+	first := waitPod(t, ctx, ns, "evicted-0", "Failed at admission", 60*time.Second, func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "NodePorts"
+	})
+	// the controller deletes the failed pod and creates another
+	waitPod(t, ctx, ns, "evicted-0", "recreated", 60*time.Second, func(p *corev1.Pod) bool { return p.UID != first.UID })
+	if err := pods.Delete(ctx, "holder", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, ctx, ns, "evicted-0", "Running once the port is free", 2*time.Minute, podReady)
+	if p.UID == first.UID {
+		t.Errorf("evicted-0 Running with the uid it was failed with")
+	}
+	if s := states("evicted-0"); indexOf(s, "Failed") < 0 || s[len(s)-1] != "Running" {
+		t.Errorf("evicted-0 went through %v, want Failed then, last, Running", s)
+	}
+}
