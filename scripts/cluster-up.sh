@@ -25,12 +25,15 @@
 #   KWOK_NODES       number of fake nodes kwok-node-0..N-1 (default 1)
 #   KWOK_POD_DELETE  what removes a deleted pod, as the kubelet does once its containers stopped:
 #                    kubelet (default): hack/podreaper (built from this repository, run as part of the cluster)
-#                      removes it at once with grace period 0 and the pod's UID as precondition;
+#                      stops its containers and removes it, with grace period 0 and the pod's UID as
+#                      precondition (a pod held by a finalizer: reported stopped, terminal, until released);
 #                    fast / graceful: kwok's pod-delete stage, at once / at a random time within the grace period.
 #                      kwok removes pods by name with no UID precondition and may repeat a queued removal, so
 #                      a pod that a controller recreates under the same name within ~0.1 s can be removed too
 #                      (a StatefulSet controller does exactly that: tests then see an ordinal replaced twice);
 #                    none: nothing (deleted pods bound to the node stay Terminating).
+#                    hack/podreaper runs in every mode: it admits the pods asking for host ports (kwok's stages
+#                    wait for its decision; a host port taken on the node fails the pod, as a kubelet does).
 #   APISERVER_PORT=16443 ETCD_PORT=23790 ETCD_PEER_PORT=23800 KCM_PORT=20257 SCHEDULER_PORT=20259
 #   APISERVER_FEATURE_GATES  kube-apiserver --feature-gates. Unset: ShardedListAndWatch=true on v1.37 (alpha,
 #                    KEP-5866: lists and watches filtered by shard, which sharded replicas detect and use to
@@ -168,8 +171,8 @@ flock -u 9
 BUILD_S=$(since "$T_BUILD")
 if [ -n "$BUILT" ]; then log "built:$BUILT in ${BUILD_S}s"; else log "binaries cached in $CACHE/bin (${BUILD_S}s)"; fi
 case "$KWOK_POD_DELETE" in fast|graceful|kubelet|none) ;; *) die "KWOK_POD_DELETE=$KWOK_POD_DELETE: want kubelet, fast, graceful or none" ;; esac
-if [ "$WITH_KWOK" = 1 ] && [ "$KWOK_POD_DELETE" = kubelet ]; then
-  # the pod reaper is this repository's code: rebuilt (from the Go build cache) at every start
+if [ "$WITH_KWOK" = 1 ]; then
+  # the pod reaper (kubelet stand-in) is this repository's code: rebuilt (from the Go build cache) at every start
   mkdir -p "$RUN/bin"
   (cd "$HERE/.." && go build -buildvcs=false -o "$RUN/bin/podreaper" ./hack/podreaper) || die "building hack/podreaper failed"
 fi
@@ -347,8 +350,8 @@ fi
 # kwok (slot 5) + fake nodes + kwok-volume default StorageClass
 if [ "$WITH_KWOK" = 1 ]; then
   case "$KWOK_POD_DELETE" in
-    fast|graceful) cat "$SRC/kwok/kwok-base.yaml" "$SRC/kwok/pod-never-ready.yaml" "$SRC/kwok/pod-paced.yaml" "$SRC/kwok/pod-delete-$KWOK_POD_DELETE.yaml" > "$RUN/kwok.yaml" ;;
-    kubelet|none) cat "$SRC/kwok/kwok-base.yaml" "$SRC/kwok/pod-never-ready.yaml" "$SRC/kwok/pod-paced.yaml" > "$RUN/kwok.yaml" ;;
+    fast|graceful) cat "$SRC/kwok/kwok-base.yaml" "$SRC/kwok/pod-never-ready.yaml" "$SRC/kwok/pod-paced.yaml" "$SRC/kwok/pod-image-pull.yaml" "$SRC/kwok/pod-delete-$KWOK_POD_DELETE.yaml" > "$RUN/kwok.yaml" ;;
+    kubelet|none) cat "$SRC/kwok/kwok-base.yaml" "$SRC/kwok/pod-never-ready.yaml" "$SRC/kwok/pod-paced.yaml" "$SRC/kwok/pod-image-pull.yaml" > "$RUN/kwok.yaml" ;;
   esac
   start_recorded 5 kwok "$KWOK_BIN" --kubeconfig="$RUN/admin.kubeconfig" -c "$RUN/kwok.yaml"
   kcurl -o /dev/null -X POST -H 'Content-Type: application/yaml' --data-binary @"$SRC/kwok/storage-class.yaml" \
@@ -364,10 +367,13 @@ metadata:
 EOF
   done
   wait_for "kwok node(s)" 60 kwok sh -c "for i in \$(seq 0 $((KWOK_NODES-1))); do curl -sf --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key $SERVER/api/v1/nodes/kwok-node-\$i?pretty=false | grep -q '\"type\":\"Ready\",\"status\":\"True\"' || exit 1; done"
-  if [ "$KWOK_POD_DELETE" = kubelet ]; then
-    start_recorded 6 podreaper "$RUN/bin/podreaper" --kubeconfig="$RUN/admin.kubeconfig"
-    wait_for podreaper 30 podreaper grep -q "watching pods" "$RUN/logs/podreaper.log"
-  fi
+  # hack/podreaper does what kwok's stages cannot: host-port admission (which kwok's stages wait for, so it runs
+  # whatever KWOK_POD_DELETE says) and, with KWOK_POD_DELETE=kubelet, stopping and removing deleted pods and the
+  # status resync
+  reaper_args=(--reap=false --resync-after=0)
+  if [ "$KWOK_POD_DELETE" = kubelet ]; then reaper_args=(); fi
+  start_recorded 6 podreaper "$RUN/bin/podreaper" --kubeconfig="$RUN/admin.kubeconfig" "${reaper_args[@]}"
+  wait_for podreaper 30 podreaper grep -q "watching pods" "$RUN/logs/podreaper.log"
 fi
 
 # pods can only be created once the ServiceAccount admission plugin finds default/default
