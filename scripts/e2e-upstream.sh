@@ -69,8 +69,10 @@ build_e2e() {
 }
 build_e2e
 KUBECTL=$(bash scripts/kubectl-build.sh) || die "scripts/kubectl-build.sh failed"
-log "building bin/ordinal"
-$GO build -o bin/ordinal ./cmd/ordinal || die "building bin/ordinal failed"
+if [ "$CONTROLLER" = ordinal ]; then
+  log "building bin/ordinal"
+  $GO build -o bin/ordinal ./cmd/ordinal || die "building bin/ordinal failed"
+fi
 # the skip list: one regexp per line before " :: "; joined into ginkgo's --skip
 SKIP=$(sed -n 's/^\([^#].*\) :: .*$/\1/p' hack/upstreamtests/skips.txt | paste -sd'|')
 [ -n "$SKIP" ] || die "hack/upstreamtests/skips.txt gives no spec"
