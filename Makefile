@@ -231,7 +231,14 @@ check: vet
 test: check-embedded check-policies check-crd guest-stdgo test-node chromium vet image
 	ORDINAL_REQUIRE_CHROMIUM=1 ORDINAL_REQUIRE_IMAGE=1 $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags ordinal_extended ./guest/...
+	$(MAKE) test-stages
 	$(MAKE) e2e
+
+# The local cluster's kwok stages (scripts/localk8s/kwok) run on example pods through kwok v0.8.0's own
+# selector and template code: a module of its own, so the root go.mod never depends on kwok. Part of `make test`.
+.PHONY: test-stages
+test-stages:
+	cd scripts/localk8s/kwok/stagetest && GOWORK=off GOFLAGS= $(GO) test -count=1 ./...
 
 bench: guest guest-stdgo $(NODE_DEPS)
 	$(GO) test -run '^$$' -bench . -benchmem ./host/... ./guest/...

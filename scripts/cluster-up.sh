@@ -40,6 +40,9 @@
 #                    cache only their shards; docs/scale.md), none on other minors. Set empty: the minor's
 #                    defaults. E.g. MaxUnavailableStatefulSet=true, which v1.36 has but leaves off (on by default
 #                    from v1.37; off, the API server drops spec.updateStrategy.rollingUpdate.maxUnavailable)
+#   KUBELET_STOP_DELAY  with KWOK_POD_DELETE=kubelet: how long a deleted pod's containers take to stop before
+#                    hack/podreaper reports them stopped and removes the pod (a Go duration, default 0s; at
+#                    most the pod's grace period; e2e.ordinal.dev/termination-delay overrides it per pod)
 #   KCM_FEATURE_GATES  kube-controller-manager --feature-gates (default none), e.g. an alpha gate its own
 #                    StatefulSet controller needs when it is on (make e2e-upstream's calibration)
 #   AUDIT_LOG        the API server's audit log of writes (JSON lines, rotated at 256 MB; default
@@ -371,7 +374,7 @@ EOF
   # whatever KWOK_POD_DELETE says) and, with KWOK_POD_DELETE=kubelet, stopping and removing deleted pods and the
   # status resync
   reaper_args=(--reap=false --resync-after=0)
-  if [ "$KWOK_POD_DELETE" = kubelet ]; then reaper_args=(); fi
+  if [ "$KWOK_POD_DELETE" = kubelet ]; then reaper_args=(--delay="${KUBELET_STOP_DELAY:-0s}"); fi
   start_recorded 6 podreaper "$RUN/bin/podreaper" --kubeconfig="$RUN/admin.kubeconfig" "${reaper_args[@]}"
   wait_for podreaper 30 podreaper grep -q "watching pods" "$RUN/logs/podreaper.log"
 fi

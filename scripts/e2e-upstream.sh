@@ -6,7 +6,7 @@
 # is the cluster's doing, not the controller's).
 #   1. builds upstream's e2e.test unmodified (`go test -c k8s.io/kubernetes/test/e2e` in the wrapper module
 #      scripts/localk8s/src/e2e-upstream, from the Go module proxy), cached beside the control plane
-#      ($LOCALK8S_CACHE/bin/e2e.test-VERSION; cold 10-20 min once the control plane's build cache is warm);
+#      ($LOCALK8S_CACHE/bin/e2e-VERSION.test; cold 10-20 min once the control plane's build cache is warm);
 #   2. starts a cluster of its own (run directory and ports apart from `make e2e`'s) with the alpha gate
 #      StatefulSetRecreateStrategy on (kube-apiserver, and the controller under test);
 #   3. starts `ordinal controller --apps-v1` (or kube-controller-manager with --controllers='*');
@@ -43,7 +43,7 @@ case "$CONTROLLER" in ordinal | kube-controller-manager) ;; *) die "E2E_UPSTREAM
 T0=$SECONDS
 
 # ---------------------------------------------------------------- 1. e2e.test, cached
-E2E_BIN=$LOCALK8S_CACHE/bin/e2e.test-$K8S_VERSION
+E2E_BIN=$LOCALK8S_CACHE/bin/e2e-$K8S_VERSION.test # the ginkgo CLI runs a binary named *.test
 build_e2e() {
   export GOWORK=off GOFLAGS=
   mkdir -p "$LOCALK8S_CACHE/bin" "$LOCALK8S_CACHE/build"
@@ -93,7 +93,10 @@ trap 'log "interrupted"; exit 130' INT TERM
 rm -rf "$OUT"; mkdir -p "$OUT"
 kcm='*,-statefulset-controller'; [ "$CONTROLLER" = kube-controller-manager ] && kcm='*'
 log "starting a cluster of its own in $LOCALK8S_RUN (kube-apiserver $GATES; kube-controller-manager --controllers=$kcm)"
-KCM_CONTROLLERS=$kcm KCM_FEATURE_GATES=$GATES APISERVER_FEATURE_GATES="ShardedListAndWatch=true,$GATES" \
+# A kubelet takes a second or so to stop a deleted pod's containers and report it (its pod lifecycle
+# event generator relists every second); upstream's specs read a deleted pod right after deleting it, so the
+# emulation must not be faster than any kubelet (KUBELET_STOP_DELAY, hack/podreaper --delay).
+KUBELET_STOP_DELAY=${KUBELET_STOP_DELAY:-1s} KCM_CONTROLLERS=$kcm KCM_FEATURE_GATES=$GATES APISERVER_FEATURE_GATES="ShardedListAndWatch=true,$GATES" \
   bash scripts/cluster-up.sh "$LOCALK8S_RUN/kubeconfig" > "$OUT/cluster-up.log" 2>&1 ||
   { tail -20 "$OUT/cluster-up.log" >&2; die "cluster-up failed (log: $OUT/cluster-up.log)"; }
 if [ "$CONTROLLER" = ordinal ]; then
