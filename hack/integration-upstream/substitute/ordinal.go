@@ -184,7 +184,7 @@ func passedGates(t *testing.T, bin string) string {
 		}
 	}
 	var passed []string
-	for name, spec := range utilfeature.DefaultFeatureGate.GetAll() {
+	for name, spec := range utilfeature.DefaultMutableFeatureGate.GetAll() {
 		on := utilfeature.DefaultFeatureGate.Enabled(name)
 		if on == spec.Default {
 			continue
