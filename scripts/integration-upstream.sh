@@ -5,8 +5,8 @@
 # etcd the test binary starts); the tests are upstream's, built unmodified from the Go module proxy, except
 # where they start the controller: hack/integration-upstream/substitute/substitute.patch (applied at build
 # time to a copy of the package's files under build/, built there) makes that start
-# `bin/ordinal controller --apps-v1` with a kubeconfig of the test's API server and the feature gates the
-# test set, after installing Ordinal's CRD there (`ordinal controller` refuses to start without it)
+# `bin/ordinal controller --apps-v1 --ordinal-kind=false` (apps/v1 sets alone: the tests' API servers serve
+# no Ordinal CRD) with a kubeconfig of the test's API server and the feature gates the test set
 # (hack/integration-upstream/substitute/ordinal.go, added to the package the same way).
 #
 #   1. etcd: $LOCALK8S_CACHE/bin/etcd-v3.7.3, built with the local control plane by
@@ -123,7 +123,7 @@ set +e
 # The tests' own etcd is started by the binary (a Unix socket in a temporary directory); an etcd already
 # listening on the default URL (127.0.0.1:2379) would otherwise be used instead.
 (cd "$RUNDIR" && PATH="$OUT/etcd-bin:$PATH" KUBE_INTEGRATION_ETCD_URL=http://127.0.0.1:1 \
-  ORDINAL_BIN="$ROOT/bin/ordinal" ORDINAL_CRD="$ROOT/examples/deploy/crd.yaml" ORDINAL_LOG_DIR="$RUNDIR/logs" ORDINAL_ARGS="${ORDINAL_ARGS:-}" \
+  ORDINAL_BIN="$ROOT/bin/ordinal" ORDINAL_LOG_DIR="$RUNDIR/logs" ORDINAL_ARGS="${ORDINAL_ARGS:-}" \
   "$GO" tool test2json -t -p "$PKG" "$OUT/statefulset-$MODE.test" "${args[@]}") > "$RUNDIR/test.json" 2> "$RUNDIR/stderr.log"
 rc=$?
 set -e

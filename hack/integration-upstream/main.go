@@ -146,6 +146,26 @@ func (f Filter) Reasons(r *Result) []string {
 	return out
 }
 
+// Why explains a failed test: its reasons, else its failed subtests, else its last output line (a panic).
+func (rep *Report) Why(r *Result, f Filter) []string {
+	if rs := f.Reasons(r); len(rs) > 0 {
+		return rs
+	}
+	var sub []string
+	for _, o := range rep.Results {
+		if strings.HasPrefix(o.Name, r.Name+"/") && (o.Status == "fail" || o.Status == "incomplete") {
+			sub = append(sub, strings.TrimPrefix(o.Name, r.Name+"/"))
+		}
+	}
+	if len(sub) > 0 {
+		return []string{"failed subtests: " + strings.Join(sub, ", ")}
+	}
+	if len(r.Output) > 0 {
+		return []string{strings.TrimSpace(r.Output[len(r.Output)-1])}
+	}
+	return nil
+}
+
 func (f Filter) info(text string) bool {
 	for _, p := range f.Info {
 		if strings.HasPrefix(text, p) {
@@ -202,7 +222,7 @@ func JUnit(w io.Writer, rep *Report, pkg string, f Filter) error {
 		case "fail", "incomplete":
 			failed = true
 			msg := r.Status
-			if rs := f.Reasons(r); len(rs) > 0 {
+			if rs := rep.Why(r, f); len(rs) > 0 {
 				msg = rs[0]
 			}
 			c.Failure = &failure{Message: msg, Type: r.Status, Text: strings.Join(r.Output, "\n")}
@@ -303,10 +323,7 @@ func Markdown(w io.Writer, reps []*Report, f Filter, notePrefix string) error {
 		if r := results[0][name]; r != nil {
 			elapsed = fmt.Sprintf("%.1f", r.Elapsed)
 			if r.Status == "fail" || r.Status == "incomplete" {
-				why = f.Reasons(r)
-				if len(why) == 0 && len(r.Output) > 0 {
-					why = []string{r.Output[len(r.Output)-1]}
-				}
+				why = reps[0].Why(r, f)
 			}
 			if notePrefix != "" {
 				if n := Notes(r, notePrefix); len(n) > 0 {
@@ -316,11 +333,20 @@ func Markdown(w io.Writer, reps []*Report, f Filter, notePrefix string) error {
 		}
 		fmt.Fprintf(b, " %s | %s |\n", elapsed, cell(strings.Join(why, "; "), 600))
 	}
-	if reps[0].Package != "pass" {
+	if reps[0].Package != "pass" && !reps[0].anyFailed() {
 		fmt.Fprintf(b, "\nThe %s run's test binary: %s; its last lines:\n\n```\n%s\n```\n", reps[0].Run.Mode, verdict[reps[0].Package], strings.Join(tail(reps[0].PackageOutput, 10), "\n"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func (rep *Report) anyFailed() bool {
+	for _, r := range rep.Results {
+		if r.Status == "fail" || r.Status == "incomplete" {
+			return true
+		}
+	}
+	return false
 }
 
 func tail(lines []string, n int) []string {

@@ -137,12 +137,16 @@ func TestMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
+	if strings.Contains(page, "test binary") {
+		t.Errorf("the binary's tail is shown although tests failed (it only explains a binary failing on its own):\n%s", page)
+	}
 	for _, want := range []string{
 		"| ordinal | Ordinal | 2026-11-28 | `abc` | `make integration-upstream` | 1 of 6 (binary: **FAIL**) |",
 		"| upstream |",
 		"| TestB | **FAIL** | pass | 60.1 | failed to verify .Status.Replicas is equal to .Spec.Replicas for sts sts: context deadline exceeded second \\| line &lt;x&gt;; 1 × ordinal: YIELDED: Leaving the StatefulSet alone |",
 		"| TestE | **no verdict** | not run | 0.0 | panic: boom |",
 		"| TestA | pass | pass | 1.5 |  |",
+		"| TestC | **FAIL** | pass | 3.0 | failed subtests: sub_one |",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)

@@ -21,18 +21,10 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/yaml"
 )
 
 // ordinalT and ordinalConfig are the test and the API server the next runControllerAndInformers starts
@@ -66,8 +58,8 @@ func startOrdinal(ctx context.Context) context.CancelFunc {
 	if err := clientcmd.WriteToFile(kubeconfigOf(config), kubeconfig); err != nil {
 		t.Fatalf("ordinal: writing %s: %v", kubeconfig, err)
 	}
-	installCRD(ctx, t, config)
-	args := []string{"controller", "--apps-v1", "--kubeconfig", kubeconfig, "--leader-elect=false",
+	// apps/v1 sets alone: the tests' API servers need not serve Ordinal's CRD (one serves no CRDs at all)
+	args := []string{"controller", "--apps-v1", "--ordinal-kind=false", "--kubeconfig", kubeconfig, "--leader-elect=false",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-format=text", "--shutdown-grace=20s"}
 	if gates := passedGates(t, bin); gates != "" {
 		args = append(args, "--feature-gates", gates)
@@ -112,47 +104,6 @@ func startOrdinal(ctx context.Context) context.CancelFunc {
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-// installCRD installs Ordinal's CustomResourceDefinition ($ORDINAL_CRD, examples/deploy/crd.yaml) and
-// waits until discovery serves it: `ordinal controller` also runs Ordinal's own kind (ordinal.dev/v1) and
-// refuses to start where it is not served, as on any cluster Ordinal is deployed to.
-func installCRD(ctx context.Context, t *testing.T, config *restclient.Config) {
-	path := os.Getenv("ORDINAL_CRD")
-	if path == "" {
-		t.Fatal("ORDINAL_CRD is not set: Ordinal's CustomResourceDefinition (examples/deploy/crd.yaml)")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		t.Fatalf("ordinal: %s: %v", path, err)
-	}
-	crd := &unstructured.Unstructured{}
-	if err := crd.UnmarshalJSON(js); err != nil {
-		t.Fatalf("ordinal: %s: %v", path, err)
-	}
-	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := dynamic.NewForConfigOrDie(config).Resource(gvr).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("ordinal: creating the CustomResourceDefinition %s: %v", crd.GetName(), err)
-	}
-	disc := discovery.NewDiscoveryClientForConfigOrDie(config)
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		list, err := disc.ServerResourcesForGroupVersion("ordinal.dev/v1")
-		if err != nil {
-			return false, nil
-		}
-		for _, r := range list.APIResources {
-			if r.Name == "statefulsets" {
-				return true, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("ordinal: the CustomResourceDefinition %s is not served: %v", crd.GetName(), err)
-	}
 }
 
 // kubeconfigOf is a kubeconfig with the rest.Config's server, TLS and credentials.
