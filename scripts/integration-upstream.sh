@@ -109,7 +109,7 @@ cmd="make integration-upstream"
 [ -n "${INTEG_RUN:-}" ] && cmd="$cmd INTEG_RUN='$INTEG_RUN'"
 [ -n "${ORDINAL_ARGS:-}" ] && [ "$MODE" = ordinal ] && cmd="ORDINAL_ARGS='$ORDINAL_ARGS' $cmd"
 if [ "$MODE" = ordinal ]; then
-  desc="Ordinal: bin/ordinal controller --apps-v1 ($(bin/ordinal version | sed -n 's/^module: *//p'))"
+  desc="Ordinal: bin/ordinal controller --apps-v1 --ordinal-kind=false ($(bin/ordinal version | sed -n 's/^module: *//p'))"
 else
   desc="upstream's StatefulSet controller $K8S_VERSION in the test process (unpatched tests; calibration)"
 fi
