@@ -193,7 +193,8 @@ e2e-k8s:
 # missing). INTEG_MODE=upstream is the calibration: the same tests unpatched, upstream's controller. Writes
 # build/integration-upstream/MODE/junit.xml and the table of both runs, build/integration-upstream/results.md
 # (INTEG_DOCS=1: docs/integration-upstream.md). INTEG_RUN=REGEXP runs some; ORDINAL_ARGS=--force passes
-# flags. Run it before stops that touch the controller; not part of `make test` (about 10 minutes, more cold).
+# flags. Run it before stops that touch the controller; not part of `make test` (a run: about 3 minutes once
+# the local control plane is built, 20-35 min cold, whose Go build cache the test binary reuses).
 .PHONY: integration-upstream
 INTEG_MODE ?= ordinal
 integration-upstream:
