@@ -201,6 +201,20 @@ e2e-upstream-table:
 	$(GO) run ./hack/upstreamtests import build/e2e-upstream docs/upstream-tests
 	$(GO) run ./hack/upstreamtests table docs/upstream-tests docs/upstream-tests.md
 
+# Upstream Kubernetes' own StatefulSet integration tests (k8s.io/kubernetes v1.37.2 test/integration/statefulset,
+# built unmodified from the Go module proxy but for a small build-time patch where they start the controller,
+# hack/integration-upstream/substitute/) with `ordinal controller --apps-v1` in place of the in-process
+# upstream controller; each test starts its own kube-apiserver (etcd: the local control plane's, built if
+# missing). INTEG_MODE=upstream is the calibration: the same tests unpatched, upstream's controller. Writes
+# build/integration-upstream/MODE/junit.xml and the table of both runs, build/integration-upstream/results.md
+# (INTEG_DOCS=1: docs/integration-upstream.md). INTEG_RUN=REGEXP runs some; ORDINAL_ARGS=--force passes
+# flags. Run it before stops that touch the controller; not part of `make test` (a run: about 3 minutes once
+# the local control plane is built, 20-35 min cold, whose Go build cache the test binary reuses).
+.PHONY: integration-upstream
+INTEG_MODE ?= ordinal
+integration-upstream:
+	bash scripts/integration-upstream.sh $(if $(filter upstream,$(INTEG_MODE)),--upstream)
+
 # Randomized fault runs on the local control plane (e2e/chaos_test.go): CHAOS_RUNS seeds (default 200), a
 # table of faults injected, invariant violations and final states; CHAOS_SEEDS=17,42 replays failing seeds.
 # `make test` runs a short version (10 seeds, one per scenario).

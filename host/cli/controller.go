@@ -35,6 +35,7 @@ type controllerOptions struct {
 	shards           int
 	force            bool
 	appsV1           bool
+	ordinalKind      bool
 	leNamespace      string
 	leID             string
 	identity         string
@@ -74,7 +75,8 @@ examples/deploy/crd.yaml or the Helm chart, must be installed) and no built-in c
 Ordinal runs beside kube-controller-manager in any cluster; kubectl ordinal migrate moves a set between the
 two kinds without restarting a pod. Pass --apps-v1 only where kube-controller-manager runs without its own
 StatefulSet controller (--controllers=*,-statefulset-controller); a set another controller also acts on is
-left alone, with a Warning event OtherControllerActive, unless --force.
+left alone, with a Warning event OtherControllerActive, unless --force. --apps-v1 --ordinal-kind=false
+manages apps/v1 StatefulSets only, on an API server without the CRD (or without CRDs at all).
 
 A set may choose its module with the annotation ordinal.dev/module: "extended" (the embedded extended
 module: upstream plus extensions each set opts into, e.g. ordinal.dev/paused: "true") or "faithful" (the
@@ -113,6 +115,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.StringVar(&o.selector, "selector", "", "label selector: watch only StatefulSets, Pods, ControllerRevisions and PVCs with these labels, filtered by the API server (pod and claim templates must carry them; alias --label-selector)")
 	f.IntVar(&o.workers, "workers", 2, "concurrent syncs (one set is never synced by two workers at once)")
 	f.BoolVar(&o.appsV1, "apps-v1", false, "also manage apps/v1 StatefulSets (only where kube-controller-manager's StatefulSet controller is off)")
+	f.BoolVar(&o.ordinalKind, "ordinal-kind", true, "manage Ordinal's own StatefulSets (ordinal.dev/v1), whose CRD must then be installed; false, with --apps-v1: apps/v1 StatefulSets only, where the CRD is not")
 	f.BoolVar(&o.force, "force", false, "act on sets another controller also acts on (by default such a set is left alone, with a Warning event OtherControllerActive)")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader with a Lease before running (for more than one replica)")
 	f.IntVar(&o.shards, "shards", 1, "split the sets by namespace hash into this many shards, each synced by one of the replicas running with the same --shards and --leader-election-id, through Leases (1: one leader syncs every set)")
@@ -145,12 +148,16 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	return cmd
 }
 
-// targets are the kinds reconciled: Ordinal's own always, apps/v1 with --apps-v1.
+// targets are the kinds reconciled: Ordinal's own unless --ordinal-kind=false, apps/v1 with --apps-v1.
 func (o *controllerOptions) targets() []snapshot.Target {
-	if o.appsV1 {
-		return []snapshot.Target{snapshot.CRDTarget, snapshot.StatefulSetTarget}
+	var ts []snapshot.Target
+	if o.ordinalKind {
+		ts = append(ts, snapshot.CRDTarget)
 	}
-	return []snapshot.Target{snapshot.CRDTarget}
+	if o.appsV1 {
+		ts = append(ts, snapshot.StatefulSetTarget)
+	}
+	return ts
 }
 
 func setupLogging(stderr interface{ Write([]byte) (int, error) }, format string, v int) (*slog.Logger, error) {
@@ -198,6 +205,9 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	}
 	if o.setCacheIdle < 0 {
 		return withCode(ExitUsage, fmt.Errorf("--set-cache-idle must be 0 (kept) or a positive duration, not %s", o.setCacheIdle))
+	}
+	if len(o.targets()) == 0 {
+		return withCode(ExitUsage, errors.New("--ordinal-kind=false leaves nothing to manage: add --apps-v1"))
 	}
 	base := cmd.Context()
 	if base == nil {

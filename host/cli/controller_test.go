@@ -138,13 +138,39 @@ func TestDeployedControllerArgs(t *testing.T) {
 			t.Errorf("deployment.yaml's args %v: %v", rest, err)
 		}
 		got, _ := cmd.Flags().GetBool("apps-v1")
+		own, _ := cmd.Flags().GetBool("ordinal-kind")
 		want := []snapshot.Target{snapshot.CRDTarget}
 		if len(extra) > 0 {
 			want = append(want, snapshot.StatefulSetTarget)
 		}
-		if got != (len(extra) > 0) || !slices.Equal((&controllerOptions{appsV1: got}).targets(), want) {
-			t.Errorf("args %v: --apps-v1=%v, targets %v, want %v", rest, got, (&controllerOptions{appsV1: got}).targets(), want)
+		o := &controllerOptions{appsV1: got, ordinalKind: own}
+		if got != (len(extra) > 0) || !slices.Equal(o.targets(), want) {
+			t.Errorf("args %v: --apps-v1=%v, targets %v, want %v", rest, got, o.targets(), want)
 		}
+	}
+}
+
+// --apps-v1 --ordinal-kind=false manages apps/v1 StatefulSets alone, so the controller runs where Ordinal's
+// CRD is not served (upstream's own integration tests start API servers that serve no CRDs at all: without
+// the flag Ordinal refused to start there); --ordinal-kind=false alone manages nothing and is refused.
+func TestAppsV1Only(t *testing.T) {
+	root := newRootCommand(strings.NewReader(""), io.Discard, io.Discard)
+	cmd, rest, err := root.Find([]string{"controller", "--apps-v1", "--ordinal-kind=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatal(err)
+	}
+	apps, _ := cmd.Flags().GetBool("apps-v1")
+	own, _ := cmd.Flags().GetBool("ordinal-kind")
+	if got := (&controllerOptions{appsV1: apps, ordinalKind: own}).targets(); !slices.Equal(got, []snapshot.Target{snapshot.StatefulSetTarget}) {
+		t.Errorf("targets %v, want apps/v1 alone", got)
+	}
+	var out, errb bytes.Buffer
+	code := Main([]string{"controller", "--ordinal-kind=false", "--kubeconfig", "/nonexistent", "--cache-dir", ""}, strings.NewReader(""), &out, &errb)
+	if code != ExitUsage || !strings.Contains(errb.String(), "--apps-v1") {
+		t.Errorf("--ordinal-kind=false without --apps-v1: exit %d: %s", code, errb.String())
 	}
 }
 
