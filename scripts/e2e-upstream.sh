@@ -17,7 +17,8 @@
 # `make e2e-upstream-table` (hack/upstreamtests) turns the two runs' reports into docs/upstream-tests.md.
 #
 # Env: E2E_UPSTREAM_CONTROLLER (ordinal | kube-controller-manager), E2E_UPSTREAM_FOCUS (ginkgo focus regexp,
-#      default the StatefulSet specs), E2E_UPSTREAM_PROCS (ginkgo processes for the specs not labelled
+#      default the StatefulSet specs), E2E_UPSTREAM_ORDINAL (an ordinal binary to run instead of building
+#      bin/ordinal, e.g. a release or an older commit's), E2E_UPSTREAM_PROCS (ginkgo processes for the specs not labelled
 #      [Serial], default 3; the ginkgo CLI is run from the module proxy at the wrapper's version),
 #      LOCALK8S_CACHE, GO; the cluster's run directory and ports default to their own
 #      (LOCALK8S_RUN=/tmp/ordinal-localk8s-upstream, APISERVER_PORT=36443, ...).
@@ -69,9 +70,16 @@ build_e2e() {
 }
 build_e2e
 KUBECTL=$(bash scripts/kubectl-build.sh) || die "scripts/kubectl-build.sh failed"
-if [ "$CONTROLLER" = ordinal ]; then
+# what the table says was run: the commit of the tree the controller is built from, taken now
+COMMIT="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes)"
+ORDINAL=${E2E_UPSTREAM_ORDINAL:-}
+if [ "$CONTROLLER" = ordinal ] && [ -z "$ORDINAL" ]; then
   log "building bin/ordinal"
   $GO build -o bin/ordinal ./cmd/ordinal || die "building bin/ordinal failed"
+  ORDINAL=bin/ordinal
+elif [ "$CONTROLLER" = ordinal ]; then
+  [ -x "$ORDINAL" ] || die "E2E_UPSTREAM_ORDINAL=$ORDINAL is not an executable"
+  COMMIT="$("$ORDINAL" version 2>/dev/null | sed -n 's/^host: *//p' | tr -d ' ')"
 fi
 # the skip list: one regexp per line before " :: "; joined into ginkgo's --skip
 SKIP=$(sed -n 's/^\([^#].*\) :: .*$/\1/p' hack/upstreamtests/skips.txt | paste -sd'|')
@@ -104,7 +112,7 @@ if [ "$CONTROLLER" = ordinal ]; then
   "$KUBECTL" --kubeconfig "$LOCALK8S_RUN/kubeconfig" apply -f host/crd/statefulsets.ordinal.dev.yaml > /dev/null &&
     "$KUBECTL" --kubeconfig "$LOCALK8S_RUN/kubeconfig" wait --for condition=established --timeout=60s crd/statefulsets.ordinal.dev > /dev/null ||
     die "installing the CRD statefulsets.ordinal.dev failed"
-  bin/ordinal controller --apps-v1 --kubeconfig "$LOCALK8S_RUN/kubeconfig" --leader-elect=false \
+  "$ORDINAL" controller --apps-v1 --kubeconfig "$LOCALK8S_RUN/kubeconfig" --leader-elect=false \
     --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:0 --feature-gates "$GATES" --log-format json \
     > "$OUT/ordinal.log" 2>&1 &
   CTRL_PID=$!
@@ -151,7 +159,7 @@ if [ -n "$CTRL_PID" ] && ! kill -0 "$CTRL_PID" 2>/dev/null; then log "WARNING: o
 stop_all
 # what the table needs to say when and where it ran
 cat > "$OUT/run.json" <<EOF
-{"controller": "$CONTROLLER", "commit": "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes)",
+{"controller": "$CONTROLLER", "commit": "$COMMIT",
  "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "seconds": $RUN_S, "procs": $PROCS, "load": "$(cut -d' ' -f1-3 /proc/loadavg)",
  "command": "make e2e-upstream$([ "$CONTROLLER" = ordinal ] || echo " E2E_UPSTREAM_CONTROLLER=$CONTROLLER")"}
 EOF
