@@ -109,9 +109,14 @@ KUBELET_STOP_DELAY=${KUBELET_STOP_DELAY:-1s} KCM_CONTROLLERS=$kcm KCM_FEATURE_GA
   { tail -20 "$OUT/cluster-up.log" >&2; die "cluster-up failed (log: $OUT/cluster-up.log)"; }
 if [ "$CONTROLLER" = ordinal ]; then
   # `ordinal controller` manages its own kind too and will not start without its CRD
-  "$KUBECTL" --kubeconfig "$LOCALK8S_RUN/kubeconfig" apply -f host/crd/statefulsets.ordinal.dev.yaml > /dev/null &&
-    "$KUBECTL" --kubeconfig "$LOCALK8S_RUN/kubeconfig" wait --for condition=established --timeout=60s crd/statefulsets.ordinal.dev > /dev/null ||
+  # (kubectl wait fails at once, not waits, on a CRD whose status has no conditions yet)
+  "$KUBECTL" --kubeconfig "$LOCALK8S_RUN/kubeconfig" apply -f host/crd/statefulsets.ordinal.dev.yaml > /dev/null ||
     die "installing the CRD statefulsets.ordinal.dev failed"
+  for _ in $(seq 1 600); do
+    [ "$("$KUBECTL" --kubeconfig "$LOCALK8S_RUN/kubeconfig" get crd statefulsets.ordinal.dev \
+      -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+    sleep 0.1
+  done
   "$ORDINAL" controller --apps-v1 --kubeconfig "$LOCALK8S_RUN/kubeconfig" --leader-elect=false \
     --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:0 --feature-gates "$GATES" --log-format json \
     > "$OUT/ordinal.log" 2>&1 &
