@@ -155,6 +155,24 @@ func watchPodStates(t *testing.T, ctx context.Context, ns string) func(name stri
 	}
 }
 
+// statesUpTo is what the watch recorded of the pod once it has recorded last as its latest state: a state a
+// Get has seen reaches the watch later, so reading the record at once would race the watch. Fails the test if
+// the watch does not record it within a minute (a hang guard).
+func statesUpTo(t *testing.T, states func(string) []string, name, last string) []string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := states(name)
+		if len(got) > 0 && got[len(got)-1] == last {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the watch recorded %v, never %s last", name, got, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func hostPortPod(name string, port int32) *corev1.Pod {
 	p := simplePod(name, nil)
 	p.Spec.NodeName = "kwok-node-0" // bound directly, as upstream's test binds its pods: no scheduler filter
@@ -200,6 +218,7 @@ func TestClusterKubeletRejectsHostPortConflict(t *testing.T) {
 	create(hostPortPod("third", port))
 	waitPod(t, ctx, ns, "third", "Running and Ready (the port free again)", 60*time.Second, podReady)
 	kwokCaughtUp(t, ctx, ns)
+	statesUpTo(t, states, "third", "Running") // the watch is past second's events (one watch, in order)
 	got := states("second")
 	for _, s := range got {
 		if !strings.HasPrefix(s, "Pending") && s != "Failed" {
@@ -264,7 +283,7 @@ func TestClusterKubeletImagePullBackOff(t *testing.T) {
 		if p.Status.Phase != corev1.PodPending || podCondition(p, corev1.PodReady).Status != corev1.ConditionFalse {
 			t.Errorf("%s: later phase %s, %s; want still Pending, not Ready", n, p.Status.Phase, condString(p))
 		}
-		got := states(n)
+		got := statesUpTo(t, states, n, "Pending/app:ImagePullBackOff")
 		want := []string{"Pending/app:ErrImagePull", "Pending/app:ImagePullBackOff"}
 		if i := indexOf(got, want[0]); i < 0 || indexOf(got[i:], want[1]) < 0 {
 			t.Errorf("%s went through %v, want %v in order", n, got, want)
@@ -305,17 +324,9 @@ func TestPartitionDeletedPod0HeldByFinalizer(t *testing.T) {
 			RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](1)}}
 	}))
 	waitRolledOut(t, ctx, ns, "held", 3)
-	// Not within the second held-0 was created in: Ordinal tells who created a pod by the managedFields entry
-	// stamped at its creation time, and managedFields times have one-second resolution, so the test's
-	// finalizer write in that same second would read as another controller creating the pod (the controller
-	// then leaves the set alone). The upstream test, on kwok's instantly Ready pods, can hit exactly that.
-	p0, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, "held-0", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for time.Now().Unix() <= p0.CreationTimestamp.Unix() {
-		time.Sleep(50 * time.Millisecond)
-	}
+	// The finalizer is written at once, as the upstream spec does: likely within the second held-0 was created
+	// in, the resolution of managedFields times. That write owns no owner reference, so the controller must not
+	// read it as another controller creating the pod (it used to, and left the set alone).
 	if _, err := cfg.kc.CoreV1().Pods(ns).Patch(ctx, "held-0", types.MergePatchType,
 		[]byte(`{"metadata":{"finalizers":["`+testFinalizer+`"]}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -381,7 +392,7 @@ func TestRecreatePodFailedAtAdmission(t *testing.T) {
 	if p.UID == first.UID {
 		t.Errorf("evicted-0 Running with the uid it was failed with")
 	}
-	if s := states("evicted-0"); indexOf(s, "Failed") < 0 || s[len(s)-1] != "Running" {
+	if s := statesUpTo(t, states, "evicted-0", "Running"); indexOf(s, "Failed") < 0 {
 		t.Errorf("evicted-0 went through %v, want Failed then, last, Running", s)
 	}
 }
