@@ -124,6 +124,9 @@ func TestOrderedReadyCreate(t *testing.T) {
 	c.waitHTTP(ctx, c.metrics, "/metrics", 10*time.Second)
 	set := createSet(t, ctx, ns, newSet("web", 3, withClaims("", "")))
 	s := waitRolledOut(t, ctx, ns, "web", 3)
+	// the set's status came through its own watch; the tracker's pod watch may not have delivered the last
+	// Ready yet (CI saw web-2's Ready land after the check)
+	tr.waitFor(ctx, "the tracker to see all 3 pods Ready", time.Minute, func(v podView) bool { return v.readyAt(3, s.Status.UpdateRevision) })
 	tr.checkInvariants()
 	wantOrdinals(t, "pods created", ordinals(tr.stepsOf(stepCreated, 0)), 0, 1, 2)
 	wantOrdinals(t, "pods ready", ordinals(tr.stepsOf(stepReady, 0)), 0, 1, 2)
