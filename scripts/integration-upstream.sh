@@ -38,11 +38,11 @@ case "${1:-}" in
   --upstream) MODE=upstream ;;
   *) echo "usage: $0 [--upstream]" >&2; exit 2 ;;
 esac
-LOCALK8S_CACHE=${LOCALK8S_CACHE:-$HOME/.cache/ordinal/localk8s}
+_localk8s_name=integration-upstream
+# shellcheck source=localk8s/lib.sh
+. scripts/localk8s/lib.sh # log, die and the cache's default place, as the other local-cluster scripts
 OUT=$ROOT/build/integration-upstream
 RUNDIR=$OUT/$MODE
-log() { printf '[integration-upstream %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
 
 # 1. etcd
 ETCD_BIN=$LOCALK8S_CACHE/bin/etcd-$ETCD_VERSION
