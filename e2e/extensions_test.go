@@ -31,7 +31,7 @@ func TestPauseExtensionPerSet(t *testing.T) {
 	set.Annotations = map[string]string{"ordinal.dev/module": "extended"}
 	createSet(t, ctx, ns, set)
 	before := waitRolledOut(t, ctx, ns, "pz", 3)
-	uids := tr.uidsByName()
+	uids := tr.uidsByName(ctx)
 
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "pz", `{"metadata":{"annotations":{"ordinal.dev/paused":"true"}},"spec":{"template":{"metadata":{"annotations":{"`+annVersion+`":"v2"}}}}}`)
@@ -71,7 +71,7 @@ func TestRecoverStuckExtension(t *testing.T) {
 	set.Annotations = map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/recover-stuck-after": "2s"}
 	createSet(t, ctx, ns, set)
 	good := waitRolledOut(t, ctx, ns, "st", 3)
-	uids := tr.uidsByName()
+	uids := tr.uidsByName(ctx)
 
 	patchSet(t, ctx, ns, "st", `{"spec":{"template":{"metadata":{"annotations":{"`+annVersion+`":"v2","`+annNeverReady+`":"true"}}}}}`)
 	waitSet(t, ctx, ns, "st", "stuck: st-2 at the bad revision, not Ready", time.Minute, func(s *appsv1.StatefulSet) bool {
@@ -123,7 +123,7 @@ func TestSuppliedModulePerSet(t *testing.T) {
 	}
 	waitRolledOut(t, ctx, ns, "mu", 5)
 
-	peak := tr.armMaxUnavailable(5, 1)
+	peak := tr.armMaxUnavailable(ctx, 5, 1)
 	patchSet(t, ctx, ns, "mu", setVersion("v2"))
 	s := waitRolledOut(t, ctx, ns, "mu", 5)
 	tr.waitFor(ctx, "5 pods ready at v2", 30*time.Second, func(v podView) bool { return v.readyAt(5, s.Status.UpdateRevision) })
@@ -151,7 +151,7 @@ func TestSuppliedModulePerSet(t *testing.T) {
 	}
 	// Back on the active module: two at a time.
 	patchSet(t, ctx, ns, "mu", `{"metadata":{"annotations":{"ordinal.dev/module":null}}}`)
-	peak = tr.armMaxUnavailable(5, 2)
+	peak = tr.armMaxUnavailable(ctx, 5, 2)
 	patchSet(t, ctx, ns, "mu", setVersion("v3"))
 	s = waitRolledOut(t, ctx, ns, "mu", 5)
 	tr.waitFor(ctx, "5 pods ready at v3", 30*time.Second, func(v podView) bool { return v.readyAt(5, s.Status.UpdateRevision) })
@@ -173,7 +173,7 @@ func TestReserveOrdinalsExtension(t *testing.T) {
 	set.Annotations = map[string]string{"ordinal.dev/module": "extended"}
 	createSet(t, ctx, ns, set)
 	waitRolledOut(t, ctx, ns, "ro", 3)
-	uids := tr.uidsByName()
+	uids := tr.uidsByName(ctx)
 
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "ro", `{"metadata":{"annotations":{"ordinal.dev/reserve-ordinals":"1"}}}`)
@@ -261,7 +261,7 @@ func TestResizeClaimsExtension(t *testing.T) {
 		}
 		return true
 	})
-	uids := tr.uidsByName()
+	uids := tr.uidsByName(ctx)
 	mark := tr.mark()
 
 	orphan := metav1.DeletePropagationOrphan

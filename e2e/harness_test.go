@@ -715,6 +715,7 @@ func (s step) String() string {
 // of what happened to them, checking invariants after every event.
 type podTracker struct {
 	t       *testing.T
+	ns      string
 	setName string
 
 	mu         sync.Mutex
@@ -761,7 +762,7 @@ func podReady(p *corev1.Pod) bool {
 // trackPods starts following the pods labelled app=setName in ns (call it before creating the set).
 func trackPods(t *testing.T, ctx context.Context, ns, setName string, orderedCreate bool) *podTracker {
 	t.Helper()
-	tr := &podTracker{t: t, setName: setName, live: map[string]*corev1.Pod{}, uids: map[int][]types.UID{},
+	tr := &podTracker{t: t, ns: ns, setName: setName, live: map[string]*corev1.Pod{}, uids: map[int][]types.UID{},
 		notify: make(chan struct{}), orderedCreate: orderedCreate}
 	sel := labels.SelectorFromSet(labels.Set{"app": setName}).String()
 	lw := &cache.ListWatch{
@@ -874,8 +875,11 @@ func (tr *podTracker) unavailableLocked(replicas int) int {
 }
 
 // armMaxUnavailable starts checking, after every event, that at most max of the ordinals [0, replicas)
-// are unavailable; it returns a func that reports the peak seen.
-func (tr *podTracker) armMaxUnavailable(replicas, max int) func() int {
+// are unavailable; it returns a func that reports the peak seen. It first catches up with the API server
+// (catchUp): a watch still behind a wait on the set's status would judge pods of the creation past.
+func (tr *podTracker) armMaxUnavailable(ctx context.Context, replicas, max int) func() int {
+	tr.t.Helper()
+	tr.catchUp(ctx)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.muArmed, tr.muReplicas, tr.muMax, tr.muPeak = true, replicas, max, tr.unavailableLocked(replicas)
@@ -938,14 +942,57 @@ func (tr *podTracker) waitFor(ctx context.Context, desc string, timeout time.Dur
 	}
 }
 
+// catchUp waits until the tracker has recorded the set's pods as a consistent list from the API server
+// shows them now: each listed pod at its listed resourceVersion or later, and no pod the list no longer has.
+// A test reads the tracker after waiting on the set's status: the controller saw those pods through its
+// own watch, and this one may still be behind (a loaded machine delays it by hundreds of milliseconds).
+func (tr *podTracker) catchUp(ctx context.Context) {
+	tr.t.Helper()
+	l, err := cfg.kc.CoreV1().Pods(tr.ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"app": tr.setName}).String()})
+	if err != nil {
+		tr.t.Fatalf("list pods of %s: %v", tr.setName, err)
+	}
+	listed := map[string]uint64{}
+	for i := range l.Items {
+		listed[l.Items[i].Name] = resourceVersion(tr.t, l.Items[i].ResourceVersion)
+	}
+	at := resourceVersion(tr.t, l.ResourceVersion)
+	tr.waitFor(ctx, fmt.Sprintf("the tracker's watch at the pods as listed at resourceVersion %d", at), time.Minute, func(v podView) bool {
+		for name, rv := range listed {
+			if p := v.live[name]; p == nil || resourceVersion(tr.t, p.ResourceVersion) < rv {
+				return false
+			}
+		}
+		for name, p := range v.live {
+			if _, ok := listed[name]; !ok && resourceVersion(tr.t, p.ResourceVersion) <= at {
+				return false // deleted before the list; the watch has not delivered it yet
+			}
+		}
+		return true
+	})
+}
+
+// resourceVersion reads a resourceVersion as the number kube-apiserver's etcd storage makes it (tests only:
+// the API promises nothing about its form, but this cluster's is etcd's revision).
+func resourceVersion(t *testing.T, rv string) uint64 {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q is not a number: %v", rv, err)
+	}
+	return n
+}
+
 func (tr *podTracker) snapshot() map[string]*corev1.Pod {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return maps.Clone(tr.live)
 }
 
-// uidsByName returns the live pods' UIDs by name.
-func (tr *podTracker) uidsByName() map[string]types.UID {
+// uidsByName returns the live pods' UIDs by name, once the tracker has caught up with the API server
+// (catchUp): tests take it right after a wait on the set's status.
+func (tr *podTracker) uidsByName(ctx context.Context) map[string]types.UID {
+	tr.t.Helper()
+	tr.catchUp(ctx)
 	out := map[string]types.UID{}
 	for n, p := range tr.snapshot() {
 		out[n] = p.UID

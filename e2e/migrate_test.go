@@ -59,7 +59,7 @@ func TestMigrateToOrdinalAndBack(t *testing.T) {
 	waitRolledOut(t, ctx, ns, "roll", 2)
 	// whenDeleted=Delete: kube-controller-manager gives each claim an owner reference to the set
 	waitClaims(t, ctx, ns, "mig's 3 claims owned by the apps/v1 set", time.Minute, claimsOwnedBy(kcmSet.UID, "apps/v1", 3))
-	uids := tr.uidsByName()
+	uids := tr.uidsByName(ctx)
 	revs := revisionNameSet(listRevisions(t, ctx, ns, "mig"))
 	src, err := dyn.Resource(appsSetGVR).Namespace(ns).Get(ctx, "mig", metav1.GetOptions{})
 	if err != nil {

@@ -43,7 +43,7 @@ func TestHandoffPolicyHoldsThePrimarysDelete(t *testing.T) {
 		}
 	}
 	labelPod(`{"metadata":{"labels":{"role":"primary"}}}`)
-	uids := tr.uidsByName()
+	uids := tr.uidsByName(ctx)
 	mark := tr.mark()
 
 	patchSet(t, ctx, ns, "ho", setVersion("v2"))
@@ -169,7 +169,7 @@ func TestWindowPolicyWaitsForTheSignal(t *testing.T) {
 	set.Annotations = map[string]string{"ordinal.dev/policies": "window", "window.ordinal.dev/signal": "db-healthy"}
 	createSet(t, ctx, ns, set)
 	waitRolledOut(t, ctx, ns, "wi", 3) // creations are never held
-	uids := tr.uidsByName()
+	uids := tr.uidsByName(ctx)
 	mark := tr.mark()
 	// a live preview reads the controller's signals ConfigMap and shows the hold before the edit is made
 	if out := livePreview(t, ctx, ns, set, "v2", "--signals-configmap", ns+"/signals"); !strings.Contains(out, `policy window holds this write: signal "db-healthy" is false`) {
@@ -223,7 +223,7 @@ func TestZonesPolicyTakesOneZoneDownAtATime(t *testing.T) {
 	waitRolledOut(t, ctx, ns, "zo", 3)
 	mark := tr.mark()
 
-	peak := tr.armMaxUnavailable(3, 1)
+	peak := tr.armMaxUnavailable(ctx, 3, 1)
 	patchSet(t, ctx, ns, "zo", setVersion("v2"))
 	s := waitRolledOut(t, ctx, ns, "zo", 3)
 	tr.waitFor(ctx, "3 pods ready at v2", time.Minute, func(v podView) bool { return v.readyAt(3, s.Status.UpdateRevision) })

@@ -338,7 +338,7 @@ func TestRollingUpdate(t *testing.T) {
 	ctx, ns, _, tr := begin(t, "roll", true)
 	createSet(t, ctx, ns, newSet("roll", 3))
 	rev1 := waitRolledOut(t, ctx, ns, "roll", 3).Status.UpdateRevision
-	peak := tr.armMaxUnavailable(3, 1)
+	peak := tr.armMaxUnavailable(ctx, 3, 1)
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "roll", setVersion("v2"))
 	s := waitRolledOut(t, ctx, ns, "roll", 3)
@@ -364,8 +364,8 @@ func TestPartitionCanaryThenStagedRollout(t *testing.T) {
 	ctx, ns, _, tr := begin(t, "canary", true)
 	createSet(t, ctx, ns, newSet("canary", 4))
 	rev1 := waitRolledOut(t, ctx, ns, "canary", 4).Status.UpdateRevision
-	before := tr.uidsByName()
-	tr.armMaxUnavailable(4, 1)
+	before := tr.uidsByName(ctx)
+	tr.armMaxUnavailable(ctx, 4, 1)
 	mark := tr.mark()
 
 	stage := func(partition int32) string {
@@ -399,7 +399,7 @@ func TestPartitionCanaryThenStagedRollout(t *testing.T) {
 			if s := getSet(t, ctx, ns, "canary"); s.Status.CurrentRevision != rev1 {
 				t.Errorf("partition %d: currentRevision %s, want the old %s", partition, s.Status.CurrentRevision, rev1)
 			}
-			now := tr.uidsByName()
+			now := tr.uidsByName(ctx)
 			for i := int32(0); i < partition; i++ {
 				n := fmt.Sprintf("canary-%d", i)
 				if now[n] != before[n] {
@@ -432,7 +432,7 @@ func TestMaxUnavailable(t *testing.T) {
 			ctx, ns, _, tr := begin(t, "mu", policy == appsv1.OrderedReadyPodManagement)
 			createSet(t, ctx, ns, newSet("mu", 5, maxUnavailable(2), func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = policy }))
 			waitRolledOut(t, ctx, ns, "mu", 5)
-			peak := tr.armMaxUnavailable(5, 2)
+			peak := tr.armMaxUnavailable(ctx, 5, 2)
 			mark := tr.mark()
 			patchSet(t, ctx, ns, "mu", setVersion("v2"))
 			s := waitRolledOut(t, ctx, ns, "mu", 5)
@@ -453,7 +453,7 @@ func TestOnDelete(t *testing.T) {
 	ctx, ns, _, tr := begin(t, "od", true)
 	createSet(t, ctx, ns, newSet("od", 3, onDelete))
 	rev1 := waitRolledOut(t, ctx, ns, "od", 3).Status.UpdateRevision
-	before := tr.uidsByName()
+	before := tr.uidsByName(ctx)
 	patchSet(t, ctx, ns, "od", setVersion("v2"))
 	s := waitSet(t, ctx, ns, "od", "new update revision, nothing updated", time.Minute, func(s *appsv1.StatefulSet) bool {
 		return s.Status.ObservedGeneration >= s.Generation && s.Status.UpdateRevision != "" && s.Status.UpdateRevision != rev1
@@ -474,7 +474,7 @@ func TestOnDelete(t *testing.T) {
 		return s.Status.UpdatedReplicas == 1 && s.Status.ReadyReplicas == 3
 	})
 	samePods(t, ctx, ns, before, "OnDelete: only the deleted pod is replaced", "od-0", "od-2")
-	now := tr.uidsByName()
+	now := tr.uidsByName(ctx)
 	for _, n := range []string{"od-0", "od-2"} {
 		if now[n] != before[n] {
 			t.Errorf("pod %s was replaced without being deleted", n)
@@ -497,7 +497,7 @@ func TestNeverReadyRevisionStopsRollout(t *testing.T) {
 	ctx, ns, _, tr := begin(t, "stuck", true)
 	createSet(t, ctx, ns, newSet("stuck", 3))
 	rev1 := waitRolledOut(t, ctx, ns, "stuck", 3).Status.UpdateRevision
-	before := tr.uidsByName()
+	before := tr.uidsByName(ctx)
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "stuck", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"true"}}}}}`, annNeverReady))
 	var rev2 string
@@ -533,7 +533,7 @@ func TestNeverReadyRevisionStopsRollout(t *testing.T) {
 	if s.Status.CurrentRevision != rev1 {
 		t.Errorf("currentRevision %s after the rollback, want %s", s.Status.CurrentRevision, rev1)
 	}
-	now := tr.uidsByName()
+	now := tr.uidsByName(ctx)
 	for _, n := range []string{"stuck-0", "stuck-1"} {
 		if now[n] != before[n] {
 			t.Errorf("pod %s was replaced", n)
@@ -598,7 +598,7 @@ func TestTakeoverFromKubeControllerManager(t *testing.T) {
 	if len(kcmRevs) != 2 {
 		t.Fatalf("built-in controller made ControllerRevisions %v, want 2", revisionNames(kcmRevs))
 	}
-	uids := tr.uidsByName()
+	uids := tr.uidsByName(ctx)
 	t.Logf("managed by kube-controller-manager: %s; revisions %v", statusString(kcmSet), revisionNames(kcmRevs))
 
 	restartKCM(t, kcmDefault)
@@ -623,7 +623,7 @@ func TestTakeoverFromKubeControllerManager(t *testing.T) {
 	if p := tr.snapshot()["tk-3"]; p == nil || podRevision(p) != kcmSet.Status.UpdateRevision {
 		t.Errorf("tk-3 not created at revision %s", kcmSet.Status.UpdateRevision)
 	}
-	now := tr.uidsByName()
+	now := tr.uidsByName(ctx)
 	for n, u := range uids {
 		if now[n] != u {
 			t.Errorf("pod %s restarted on takeover (uid %s -> %s)", n, u, now[n])
@@ -667,7 +667,7 @@ func TestControllerKilledMidRollout(t *testing.T) {
 	tr := trackPods(t, ctx, ns, "crash", true)
 	createSet(t, ctx, ns, newSet("crash", 4, withClaims("", "")))
 	rev1 := waitRolledOut(t, ctx, ns, "crash", 4).Status.UpdateRevision
-	tr.armMaxUnavailable(4, 1)
+	tr.armMaxUnavailable(ctx, 4, 1)
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "crash", fmt.Sprintf(`{"spec":{"minReadySeconds":2,"template":{"metadata":{"annotations":{%q:"v2"}}}}}`, annVersion))
 
@@ -735,7 +735,7 @@ func TestLeaderElectionFailover(t *testing.T) {
 	tr := trackPods(t, ctx, ns, "le", true)
 	createSet(t, ctx, ns, newSet("le", 4))
 	rev1 := waitRolledOut(t, ctx, ns, "le", 4).Status.UpdateRevision
-	tr.armMaxUnavailable(4, 1)
+	tr.armMaxUnavailable(ctx, 4, 1)
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "le", fmt.Sprintf(`{"spec":{"minReadySeconds":2,"template":{"metadata":{"annotations":{%q:"v2"}}}}}`, annVersion))
 	tr.waitFor(ctx, "le-3 Ready at the new revision", time.Minute, func(v podView) bool {

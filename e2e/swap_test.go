@@ -232,7 +232,7 @@ func TestHotSwapMidRollout(t *testing.T) {
 	tr := trackPods(t, ctx, ns, "swap", true)
 	createSet(t, ctx, ns, newSet("swap", 5))
 	rev1 := waitRolledOut(t, ctx, ns, "swap", 5).Status.UpdateRevision
-	peak := tr.armMaxUnavailable(5, 1)
+	peak := tr.armMaxUnavailable(ctx, 5, 1)
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "swap", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"v2"}}},"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":3}}}}`, annVersion))
 	s := waitSet(t, ctx, ns, "swap", "pods 4 and 3 updated, held by partition 3", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
@@ -300,7 +300,7 @@ func TestHotSwapBrokenModuleRefused(t *testing.T) {
 	tr := trackPods(t, ctx, ns, "broken", true)
 	createSet(t, ctx, ns, newSet("broken", 4, minReady(2)))
 	waitRolledOut(t, ctx, ns, "broken", 4)
-	tr.armMaxUnavailable(4, 1)
+	tr.armMaxUnavailable(ctx, 4, 1)
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "broken", setVersion("v2"))
 
@@ -363,7 +363,7 @@ func TestHotSwapNewBehaviour(t *testing.T) {
 	createSet(t, ctx, ns, newSet("mu", 5, maxUnavailable(2)))
 	waitRolledOut(t, ctx, ns, "mu", 5)
 
-	peak := tr.armMaxUnavailable(5, 2)
+	peak := tr.armMaxUnavailable(ctx, 5, 2)
 	patchSet(t, ctx, ns, "mu", setVersion("v2"))
 	s := waitRolledOut(t, ctx, ns, "mu", 5)
 	tr.waitFor(ctx, "5 pods ready at v2", 30*time.Second, func(v podView) bool { return v.readyAt(5, s.Status.UpdateRevision) })
@@ -378,7 +378,7 @@ func TestHotSwapNewBehaviour(t *testing.T) {
 	}
 	t.Logf("active: %s %s", st.Active.Describe.Module, st.Active.Describe.ModuleVersion)
 
-	peak = tr.armMaxUnavailable(5, 1)
+	peak = tr.armMaxUnavailable(ctx, 5, 1)
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "mu", setVersion("v3"))
 	s = waitRolledOut(t, ctx, ns, "mu", 5)
@@ -409,7 +409,7 @@ func TestHotSwapHostileModuleStoppedByFirewall(t *testing.T) {
 	waitRolledOut(t, ctx, ns, "web", 2)
 	createSet(t, ctx, ns, newSet("victim", 1))
 	waitRolledOut(t, ctx, ns, "victim", 1)
-	before := tr.uidsByName()
+	before := tr.uidsByName(ctx)
 	vPod, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, "victim-0", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +448,7 @@ func TestHotSwapHostileModuleStoppedByFirewall(t *testing.T) {
 	if steps := append(tr.stepsOf(stepTerminating, mark), tr.stepsOf(stepCreated, mark)...); len(steps) > 0 {
 		t.Errorf("the hostile module's refused plans changed pods: %v", steps)
 	}
-	if now := tr.uidsByName(); len(now) != len(before) || now["web-0"] != before["web-0"] || now["web-1"] != before["web-1"] {
+	if now := tr.uidsByName(ctx); len(now) != len(before) || now["web-0"] != before["web-0"] || now["web-1"] != before["web-1"] {
 		t.Errorf("web's pods changed: %v -> %v", before, now)
 	}
 	evs := moduleEvents(t, ctx, ns, "PlanRefused")
