@@ -66,15 +66,15 @@ type restWriter struct {
 
 func (w *restWriter) CanAdopt(ctx context.Context) error { return w.canAdopt(ctx) }
 
-// Write issues one action.
-func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition types.UID) error {
+// Write issues one action and returns the resourceVersion the API server answered with.
+func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition types.UID) (string, error) {
 	gvr, ok := resourceForKind(w.target, act.Kind)
 	if !ok {
-		return fmt.Errorf("plan writes unknown kind %q", act.Kind)
+		return "", fmt.Errorf("plan writes unknown kind %q", act.Kind)
 	}
 	client := w.rest[gvr.GroupVersion()]
 	if client == nil {
-		return fmt.Errorf("no client for %s", gvr.GroupVersion())
+		return "", fmt.Errorf("no client for %s", gvr.GroupVersion())
 	}
 	ns := act.Namespace
 	if ns == "" {
@@ -100,19 +100,19 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 		req = client.Delete().Namespace(ns).Resource(gvr.Resource).Name(act.Name).Body(opts)
 	case abi.VerbUpdateStatus:
 		if act.Kind != w.target.Kind {
-			return fmt.Errorf("updateStatus of kind %q", act.Kind)
+			return "", fmt.Errorf("updateStatus of kind %q", act.Kind)
 		}
 		body, err := statusBody(w.snap.SetJSON, act.Object, w.target)
 		if err != nil {
-			return err
+			return "", err
 		}
 		req = client.Put().Namespace(ns).Resource(gvr.Resource).Name(act.Name).SubResource("status").Param("fieldManager", FieldManager).SetHeader("Content-Type", jsonType).Body(body)
 	default:
-		return fmt.Errorf("plan has unknown verb %q", act.Verb)
+		return "", fmt.Errorf("plan has unknown verb %q", act.Verb)
 	}
 	res := req.Do(ctx)
 	if err := res.Error(); err != nil { // Error, not Raw: it reads the API server's Status (message, causes)
-		return err
+		return "", err
 	}
 	raw, _ := res.Raw()
 	var meta struct {
@@ -124,7 +124,7 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 	if meta.Metadata.ResourceVersion != "" && w.wrote != nil {
 		w.wrote(gvr.GroupResource(), meta.Metadata.ResourceVersion)
 	}
-	return nil
+	return meta.Metadata.ResourceVersion, nil
 }
 
 // statusBody is the set as it went into the snapshot with its status replaced

@@ -87,8 +87,12 @@ func TestRESTWriterMapsActionsToRequests(t *testing.T) {
 		if i == 4 {
 			pre = "pod2-uid"
 		}
-		if err := w.Write(context.Background(), &actions[i], pre); err != nil {
+		rv, err := w.Write(context.Background(), &actions[i], pre)
+		if err != nil {
 			t.Fatalf("action %d: %v", i, err)
+		}
+		if want := itoa(1000 + api.rv); rv != want { // what the fake API server answered with
+			t.Errorf("action %d: resourceVersion %q, want %q", i, rv, want)
 		}
 	}
 	want := []recorded{
@@ -150,7 +154,7 @@ func TestRESTWriterReturnsAPIErrors(t *testing.T) {
 		{abi.Action{Verb: "patch", Kind: "Pod", Namespace: "ns", Name: "gone", Patch: json.RawMessage(`{}`)}, apierrors.IsNotFound},
 		{abi.Action{Verb: "update", Kind: "Pod", Namespace: "ns", Name: "bad", Object: json.RawMessage(`{}`)}, apierrors.IsInvalid},
 	} {
-		if err := w.Write(context.Background(), &tc.a, ""); !tc.is(err) {
+		if _, err := w.Write(context.Background(), &tc.a, ""); !tc.is(err) {
 			t.Errorf("%s %s: err=%v", tc.a.Verb, tc.a.Name, err)
 		}
 	}
@@ -173,7 +177,7 @@ func TestRESTWriterKeepsTheAPIServersMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &restWriter{rest: rc, target: snapshot.StatefulSetTarget, snap: &snapshot.Snapshot{}, ns: "ns"}
-	err = w.Write(context.Background(), &abi.Action{Verb: "create", Kind: "Pod", Namespace: "ns", Name: "x-0", Object: json.RawMessage(`{}`)}, "")
+	_, err = w.Write(context.Background(), &abi.Action{Verb: "create", Kind: "Pod", Namespace: "ns", Name: "x-0", Object: json.RawMessage(`{}`)}, "")
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "must be no more than 63 bytes") {
 		t.Errorf("error %v: want the API server's Invalid message", err)
 	}
@@ -200,7 +204,7 @@ func TestRESTWriterNamesItsFieldManager(t *testing.T) {
 		{Verb: "patch", Kind: "Pod", Namespace: "ns", Name: "web-0", Patch: json.RawMessage(`{}`)},
 		{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "ns", Name: "web", Object: json.RawMessage(`{"status":{"replicas":3}}`)},
 	} {
-		if err := w.Write(context.Background(), &a, ""); err != nil {
+		if _, err := w.Write(context.Background(), &a, ""); err != nil {
 			t.Fatalf("%s: %v", a.Verb, err)
 		}
 	}

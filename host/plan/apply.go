@@ -22,8 +22,9 @@ import (
 // set of rules can read them.
 type Writer interface {
 	// Write issues one action. precondition, when not empty, is the uid a delete must find (the object
-	// the plan was made from).
-	Write(ctx context.Context, a *abi.Action, precondition types.UID) error
+	// the plan was made from). It returns the resourceVersion of the object the API server answered with
+	// ("" when its answer carries none).
+	Write(ctx context.Context, a *abi.Action, precondition types.UID) (resourceVersion string, err error)
 	// CanAdopt is upstream's canAdopt (RecheckDeletionTimestamp over an uncached read of the set): nil
 	// when the set the plan was made for still exists with its uid and is not being deleted.
 	CanAdopt(ctx context.Context) error
@@ -166,6 +167,7 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 		holds = opts.Judge(ctx, p, 0)
 	}
 	rechecked, statusWritten := false, false
+	own := ownWrites{}
 	// rewritten: the status writes Status replaced, by index: the module's and the one sent. A replan is
 	// checked against the plan as the module made it (its new plan repeats its own writes, not the host's).
 	rewritten := map[int][2]abi.Action{}
@@ -206,7 +208,7 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 		if held {
 			err = heldError(a, hold)
 		} else {
-			err = w.Write(ctx, a, preconditionOf(scope, a))
+			err = own.write(ctx, w, a, preconditionOf(scope, a))
 		}
 		outcome, replansBefore := outcomeOf(a, err), res.Replans
 		if opts.Replan != nil && err != nil && a.Error == "" && ctx.Err() == nil {
@@ -276,7 +278,7 @@ func hostStatus(ctx context.Context, w Writer, opts Options, res *Applied) error
 	res.Plan = &carried
 	i := len(res.Plan.Actions) - 1
 	a = &res.Plan.Actions[i]
-	err := w.Write(ctx, a, "")
+	_, err := w.Write(ctx, a, "")
 	r := Result{Index: i, Action: a, Err: err, Outcome: outcomeOf(a, err)}
 	if opts.Each != nil {
 		opts.Each(r)

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,15 +22,20 @@ type fakeWriter struct {
 	answers       map[int]error
 	adoptErr      error
 	writes        []string // "verb kind name precondition"
+	sent          []abi.Action
 	canAdoptCalls int
 	n             int
 }
 
-func (w *fakeWriter) Write(_ context.Context, a *abi.Action, pre types.UID) error {
+func (w *fakeWriter) Write(_ context.Context, a *abi.Action, pre types.UID) (string, error) {
 	w.writes = append(w.writes, a.Verb+" "+a.Kind+" "+a.Name+" "+string(pre))
+	w.sent = append(w.sent, *a)
 	err := w.answers[w.n]
 	w.n++
-	return err
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("rv%d", w.n), nil
 }
 
 func (w *fakeWriter) CanAdopt(context.Context) error { w.canAdoptCalls++; return w.adoptErr }

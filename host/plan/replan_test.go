@@ -225,8 +225,8 @@ func TestApplyAsksAtMostMaxReplansTimes(t *testing.T) {
 // refuseAll refuses every write with a long message.
 type refuseAll struct{}
 
-func (refuseAll) Write(context.Context, *abi.Action, types.UID) error {
-	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x", errors.New(strings.Repeat("quota ", 2000)))
+func (refuseAll) Write(context.Context, *abi.Action, types.UID) (string, error) {
+	return "", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x", errors.New(strings.Repeat("quota ", 2000)))
 }
 
 func (refuseAll) CanAdopt(context.Context) error { return nil }

@@ -18,7 +18,14 @@ type worldWriter struct {
 	set Obj // the set as the snapshot showed it
 }
 
-func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types.UID) error {
+func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types.UID) (string, error) {
+	if err := w.write(a, precondition); err != nil {
+		return "", err
+	}
+	return w.resourceVersion(a), nil
+}
+
+func (w *worldWriter) write(a *abi.Action, precondition types.UID) error {
 	var obj Obj
 	if len(a.Object) > 0 {
 		o, err := jsonobj.DecodeObj(a.Object)
@@ -46,6 +53,15 @@ func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types
 		return w.api.Delete(a.Kind, a.Name, string(precondition))
 	}
 	return world.NewAPIError("Invalid", "unknown verb %q", a.Verb)
+}
+
+// resourceVersion is the written object's resourceVersion now ("" once it is gone), as the API server's
+// answer to the write carries it.
+func (w *worldWriter) resourceVersion(a *abi.Action) string {
+	if o := w.api.Get(a.Kind, a.Name); o != nil {
+		return jsonobj.GetStr(o, "metadata.resourceVersion")
+	}
+	return ""
 }
 
 // CanAdopt is upstream's canAdopt against the in-memory API server.

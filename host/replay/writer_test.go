@@ -31,21 +31,21 @@ func TestWorldWriterAnswersAsTheAPIServer(t *testing.T) {
 	act := func(verb, kind, name, object string) *abi.Action {
 		return &abi.Action{Verb: verb, Kind: kind, Namespace: "ns", Name: name, Object: json.RawMessage(object)}
 	}
-	if err := w.Write(ctx, act("create", world.KindPod, "web-0", `{"metadata":{"name":"web-0"}}`), ""); !apierrors.IsAlreadyExists(err) {
+	if _, err := w.Write(ctx, act("create", world.KindPod, "web-0", `{"metadata":{"name":"web-0"}}`), ""); !apierrors.IsAlreadyExists(err) {
 		t.Errorf("create of a taken name: %v", err)
 	}
 	patch := act("patch", world.KindPod, "web-9", "")
 	patch.Patch = json.RawMessage(`{"metadata":{"labels":{"a":"b"}}}`)
-	if err := w.Write(ctx, patch, ""); !apierrors.IsNotFound(err) {
+	if _, err := w.Write(ctx, patch, ""); !apierrors.IsNotFound(err) {
 		t.Errorf("patch of a missing pod: %v", err)
 	}
-	if err := w.Write(ctx, act("delete", world.KindPod, "web-0", ""), "another-uid"); !apierrors.IsConflict(err) {
+	if _, err := w.Write(ctx, act("delete", world.KindPod, "web-0", ""), "another-uid"); !apierrors.IsConflict(err) {
 		t.Errorf("delete with a uid precondition that does not hold: %v", err)
 	}
-	if err := w.Write(ctx, act("updateStatus", world.KindSet, "web", `{"status":{"replicas":1}}`), ""); err != nil {
+	if _, err := w.Write(ctx, act("updateStatus", world.KindSet, "web", `{"status":{"replicas":1}}`), ""); err != nil {
 		t.Fatalf("status PUT at the snapshot's resourceVersion: %v", err)
 	}
-	if err := w.Write(ctx, act("updateStatus", world.KindSet, "web", `{"status":{"replicas":2}}`), ""); !apierrors.IsConflict(err) {
+	if _, err := w.Write(ctx, act("updateStatus", world.KindSet, "web", `{"status":{"replicas":2}}`), ""); !apierrors.IsConflict(err) {
 		t.Errorf("a second status PUT from the same snapshot: %v, want Conflict", err)
 	}
 	if err := w.CanAdopt(ctx); err != nil {
