@@ -47,7 +47,7 @@ func TestApplyRebasesARepeatedUpdateOnItsOwnWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := upstream.Actions[0] // update PersistentVolumeClaim data-web-3: the retention policy's owner
-	first.Error = "" // the case reports it refused; here it is written
+	first.Error = ""             // the case reports it refused; here it is written
 	if first.Verb != abi.VerbUpdate || first.Kind != abi.KindPersistentVolumeClaim {
 		t.Fatalf("the case's first action is %s %s, want a claim update", first.Verb, first.Kind)
 	}
