@@ -138,6 +138,9 @@ const (
 	AnnotationRecoverStuckAfter = "ordinal.dev/recover-stuck-after" // a duration: replace a pod stuck that long
 	AnnotationReserveOrdinals   = "ordinal.dev/reserve-ordinals"    // "1,4-6": ordinals never used
 	AnnotationResizeClaims      = "ordinal.dev/resize-claims"       // "true": grow claims to their template's request
+	// "600": Deployment's rollout conditions (Progressing, Available) and a progress deadline
+	AnnotationProgressDeadlineSeconds = "ordinal.dev/progress-deadline-seconds"
+	AnnotationOnProgressDeadline      = "ordinal.dev/on-progress-deadline" // "Pause": no pod written past the deadline
 )
 
 // Extension is one behaviour beyond upstream a module offers (describe's extensions).

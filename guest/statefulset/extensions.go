@@ -23,6 +23,7 @@ var extensions = [...]extension{
 	{"recover-stuck", annotationRecoverStuckAfter, "kubernetes/kubernetes#67250"},
 	{"reserve-ordinals", annotationReserveOrdinals, "kubernetes/kubernetes#83224"},
 	{"resize-claims", annotationResizeClaims, "kubernetes/kubernetes#68737"},
+	{"progress-deadline", annotationProgressDeadline, "kubernetes/kubernetes#79606"},
 }
 
 // The extensions' annotations.

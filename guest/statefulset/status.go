@@ -77,6 +77,7 @@ func equalConditions(a, b []condition) bool {
 // if it changed.
 func (s *syncer) writeStatus(st *setStatus) error {
 	s.completeUpdate(st)
+	s.progressConditions(st) // extension progress-deadline (extended module only)
 	if s.features.MaxUnavailable && s.set.HasRollingUpdate {
 		if _, err := s.maxUnavailable(); err != nil {
 			return err

@@ -108,6 +108,9 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 	if s.podsHeld { // an extension's annotation is invalid (extended module only): as paused, warned of
 		return status, nil
 	}
+	if s.progressDeadlinePaused() { // extension progress-deadline, on-progress-deadline Pause (extended module only)
+		return status, nil
+	}
 	monotonic := set.PodManagementPolicy != managementParallel
 	recount := func() { s.countStatus(status, current, update, replicas.pods, condemned) }
 

@@ -1,0 +1,253 @@
+package statefulset
+
+import (
+	"strconv"
+	"time"
+)
+
+// Extension progress-deadline (extended module only; kubernetes/kubernetes#79606): a set annotated with
+// ordinal.dev/progress-deadline-seconds gets a Deployment's rollout conditions, so `kubectl wait
+// --for=condition=Available` and `--for=condition=Progressing=False` work on it:
+//
+//   - Progressing True NewRevisionProgressing while the rollout to the update revision moves (Deployment:
+//     ReplicaSetUpdated), True RolloutComplete once it is done (Deployment: NewReplicaSetAvailable), False
+//     ProgressDeadlineExceeded when no pod became updated and available for the deadline (as Deployment),
+//     Unknown RolloutPaused while extension pause holds it (Deployment: DeploymentPaused);
+//   - Available True MinimumReplicasAvailable when at least replicas - maxUnavailable pods are available,
+//     else False MinimumReplicasUnavailable (as Deployment).
+//
+// A StatefulSetCondition has no lastUpdateTime, the field Deployment measures its deadline from, so the
+// Progressing condition's lastTransitionTime carries it: stamped when the rollout starts (the message names
+// the update revision, so a new revision is a new transition) and again on every sync that sees progress
+// (Deployment's DeploymentProgressing: more pods updated, ready or available, or fewer old ones than the
+// status the sync read). With ordinal.dev/on-progress-deadline: Pause, a set past its deadline has no pod
+// written until its template changes or the annotation goes (progressDeadlinePaused). Upstream's own
+// Progressing condition (the Recreate strategy's) is left alone: a Recreate set gets only Available.
+const (
+	annotationProgressDeadline   = "ordinal.dev/progress-deadline-seconds" // "600": extension progress-deadline
+	annotationOnProgressDeadline = "ordinal.dev/on-progress-deadline"      // "Pause": what passing it does
+
+	conditionAvailable = "Available"
+
+	reasonNewRevisionProgressing     = "NewRevisionProgressing"
+	reasonRolloutComplete            = "RolloutComplete"
+	reasonProgressDeadlineExceeded   = "ProgressDeadlineExceeded"
+	reasonRolloutPaused              = "RolloutPaused"
+	reasonMinimumReplicasAvailable   = "MinimumReplicasAvailable"
+	reasonMinimumReplicasUnavailable = "MinimumReplicasUnavailable"
+
+	onDeadlinePause = "Pause"
+
+	maxProgressDeadlineSeconds = 1 << 31 / 2 // about 34 years: a Deployment's int32, halved for the arithmetic
+)
+
+// progressDeadline is the set's deadline (0: the extension is off). A value that is not a positive whole
+// number of seconds turns it off, with a warning.
+func (s *syncer) progressDeadline() time.Duration {
+	if !extendedBuild {
+		return 0
+	}
+	v, ok := s.set.Meta.Annotations[annotationProgressDeadline]
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > maxProgressDeadlineSeconds {
+		s.event(eventWarning, "InvalidAnnotation", annotationProgressDeadline+": "+strconv.Quote(v)+
+			" is not a positive whole number of seconds (e.g. 600): the set has no progress deadline and no rollout conditions")
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+// onProgressDeadline is what passing the deadline does: "" (report it) or Pause. Any other value is warned
+// of and reports only, so a misspelling never starts holding pods back.
+func (s *syncer) onProgressDeadline() string {
+	v, ok := s.set.Meta.Annotations[annotationOnProgressDeadline]
+	if !ok || v == onDeadlinePause {
+		return v
+	}
+	s.event(eventWarning, "InvalidAnnotation", annotationOnProgressDeadline+": "+strconv.Quote(v)+
+		` is not "Pause": passing the progress deadline only reports it`)
+	return ""
+}
+
+// progressDeadlinePaused: the set asks to pause at its deadline and its status says the rollout to its
+// current update revision passed it (the sync that saw it pass wrote that). A new template is a new update
+// revision, so it resumes; so does removing either annotation.
+func (s *syncer) progressDeadlinePaused() bool {
+	if !extendedBuild || s.set.Meta.Annotations[annotationOnProgressDeadline] != onDeadlinePause {
+		return false
+	}
+	if _, ok := s.set.Meta.Annotations[annotationProgressDeadline]; !ok {
+		return false
+	}
+	for _, c := range s.set.Status.Conditions {
+		if c.Type == conditionProgressing && c.Status == "False" && c.Reason == reasonProgressDeadlineExceeded {
+			return c.Message == s.deadlineExceededMessage(s.set.Status.UpdateRevision)
+		}
+	}
+	return false
+}
+
+// progressConditions sets the extension's conditions on the status about to be written (writeStatus),
+// or removes them once the set no longer asks for them.
+func (s *syncer) progressConditions(st *setStatus) {
+	if !extendedBuild || s.set.Meta.Deleting {
+		return
+	}
+	deadline := s.progressDeadline()
+	if deadline == 0 {
+		removeConditions(st, conditionProgressing, reasonNewRevisionProgressing, reasonRolloutComplete, reasonProgressDeadlineExceeded, reasonRolloutPaused)
+		removeConditions(st, conditionAvailable, reasonMinimumReplicasAvailable, reasonMinimumReplicasUnavailable)
+		return
+	}
+	onDeadline := s.onProgressDeadline() // read every sync: a value it cannot read is warned of at once
+	s.availableCondition(st)
+	if s.set.StrategyType == strategyRecreate && s.features.RecreateStrategy {
+		return // upstream's Recreate strategy writes Progressing itself
+	}
+	s.progressingCondition(st, deadline, onDeadline)
+}
+
+// availableCondition is Deployment's: at least replicas - maxUnavailable pods available.
+func (s *syncer) availableCondition(st *setStatus) {
+	maxUnavailable := 1
+	if s.set.HasRollingUpdate {
+		if v, err := s.maxUnavailable(); err == nil {
+			maxUnavailable = v
+		}
+	}
+	if want := int(s.set.Replicas) - maxUnavailable; int(st.AvailableReplicas) >= want {
+		s.setCondition(st, conditionAvailable, "True", reasonMinimumReplicasAvailable, "StatefulSet has minimum availability.")
+	} else {
+		s.setCondition(st, conditionAvailable, "False", reasonMinimumReplicasUnavailable, "StatefulSet does not have minimum availability: "+
+			strconv.Itoa(int(st.AvailableReplicas))+" of "+strconv.Itoa(int(s.set.Replicas))+" pods available, at least "+strconv.Itoa(want)+" needed.")
+	}
+}
+
+// progressingCondition is Deployment's syncRolloutStatus over a StatefulSet's status.
+func (s *syncer) progressingCondition(st *setStatus, deadline time.Duration, onDeadline string) {
+	rev := st.UpdateRevision
+	switch {
+	case s.rolloutComplete(st):
+		s.setCondition(st, conditionProgressing, "True", reasonRolloutComplete,
+			"StatefulSet "+strconv.Quote(s.set.Meta.Name)+" has successfully progressed to revision "+rev+".")
+		return
+	case s.paused():
+		s.setCondition(st, conditionProgressing, "Unknown", reasonRolloutPaused,
+			"StatefulSet "+strconv.Quote(s.set.Meta.Name)+" is paused ("+annotationPaused+"): no deadline is measured.")
+		return
+	case s.set.StrategyType == strategyOnDelete:
+		// the controller replaces no pod by itself: progress is the user's, no deadline is measured
+		s.setCondition(st, conditionProgressing, "True", reasonNewRevisionProgressing, s.progressingMessage(rev))
+		return
+	}
+	cur := getCondition(st, conditionProgressing)
+	since, ok := s.progressSince(cur, rev)
+	switch {
+	case !ok || s.progressed(st):
+		// a new rollout, one resumed, or progress: the deadline is measured from now
+		c := condition{Type: conditionProgressing, Status: "True", Reason: reasonNewRevisionProgressing,
+			Message: s.progressingMessage(rev), LastTransitionTime: formatTime(s.now)}
+		if cur == nil {
+			st.Conditions = append(st.Conditions, c)
+		} else {
+			*cur = c
+		}
+		s.requeueWithin(deadline + time.Second)
+	case cur.Reason == reasonProgressDeadlineExceeded: // stays until progress or a new revision
+	default:
+		if left := since.Add(deadline).Sub(s.now); left >= 0 {
+			s.requeueWithin(left + time.Second) // Deployment's requeueStuckDeployment: one second past the deadline
+			return
+		}
+		s.setCondition(st, conditionProgressing, "False", reasonProgressDeadlineExceeded, s.deadlineExceededMessage(rev))
+		what := "it is reported"
+		if onDeadline == onDeadlinePause {
+			what = "no pod is created, deleted or updated until the template changes or " + annotationOnProgressDeadline + " is removed"
+		}
+		s.event(eventWarning, reasonProgressDeadlineExceeded, "StatefulSet "+s.set.Meta.Name+" made no progress to revision "+rev+" for "+
+			deadline.String()+" ("+annotationProgressDeadline+"): "+strconv.Itoa(int(st.UpdatedReplicas))+" of "+
+			strconv.Itoa(int(s.set.Replicas))+" pods updated, "+strconv.Itoa(int(st.AvailableReplicas))+" available; "+what)
+	}
+}
+
+// progressed is Deployment's DeploymentProgressing: this sync's status shows progress over the status it
+// read (more pods updated, ready or available, or fewer pods at other revisions).
+func (s *syncer) progressed(st *setStatus) bool {
+	old := &s.set.Status
+	return st.UpdatedReplicas > old.UpdatedReplicas ||
+		st.Replicas-st.UpdatedReplicas < old.Replicas-old.UpdatedReplicas ||
+		st.ReadyReplicas > old.ReadyReplicas ||
+		st.AvailableReplicas > old.AvailableReplicas
+}
+
+// rolloutComplete: every pod the rollout replaces (those from the partition up) is at the update revision,
+// and every replica exists and is available.
+func (s *syncer) rolloutComplete(st *setStatus) bool {
+	r := s.set.Replicas
+	want := r
+	if s.set.StrategyType == strategyRolling && s.set.HasRollingUpdate {
+		want = r - int32(s.partitionSlot())
+		if want < 0 {
+			want = 0
+		}
+	}
+	return st.Replicas == r && st.AvailableReplicas == r && st.UpdatedReplicas >= want &&
+		st.ObservedGeneration >= s.set.Meta.Generation
+}
+
+// progressSince is the last progress the Progressing condition records for a rollout to revision rev (its
+// lastTransitionTime), and false when it records none: no condition, another revision, a rollout complete
+// or paused, or a time it cannot read.
+func (s *syncer) progressSince(c *condition, rev string) (time.Time, bool) {
+	if c == nil || !(c.Reason == reasonNewRevisionProgressing && c.Message == s.progressingMessage(rev) ||
+		c.Reason == reasonProgressDeadlineExceeded && c.Message == s.deadlineExceededMessage(rev)) {
+		return time.Time{}, false
+	}
+	t, err := parseTime(c.LastTransitionTime)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+func (s *syncer) progressingMessage(rev string) string {
+	return "StatefulSet " + strconv.Quote(s.set.Meta.Name) + " is progressing to revision " + rev + "."
+}
+
+func (s *syncer) deadlineExceededMessage(rev string) string {
+	return "StatefulSet " + strconv.Quote(s.set.Meta.Name) + " has timed out progressing to revision " + rev + "."
+}
+
+// setCondition sets a condition of the extension: a change of status, reason or message is a transition
+// (stamped now), as the messages name the revision a rollout goes to.
+func (s *syncer) setCondition(st *setStatus, typ, status, reason, message string) {
+	c := condition{Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: formatTime(s.now)}
+	if cur := getCondition(st, typ); cur != nil {
+		if cur.Status == status && cur.Reason == reason && cur.Message == message {
+			return
+		}
+		*cur = c
+		return
+	}
+	st.Conditions = append(st.Conditions, c)
+}
+
+// removeConditions drops the condition of type typ when one of the given reasons (the extension's) is its.
+func removeConditions(st *setStatus, typ string, reasons ...string) {
+	out := st.Conditions[:0]
+	for _, c := range st.Conditions {
+		mine := false
+		if c.Type == typ {
+			for _, r := range reasons {
+				mine = mine || c.Reason == r
+			}
+		}
+		if !mine {
+			out = append(out, c)
+		}
+	}
+	st.Conditions = out
+}

@@ -1,0 +1,339 @@
+package statefulset
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// deadlinePlan is what these tests read of a plan.
+type deadlinePlan struct {
+	Actions []struct {
+		Verb, Kind, Name string
+		Object           json.RawMessage
+	}
+	Events  []struct{ Type, Reason, Message string }
+	Requeue float64 `json:"requeueAfterSeconds"`
+	Error   *struct{ Code, Message string }
+}
+
+type testCondition struct {
+	Type, Status, Reason, Message string
+	LastTransitionTime            string `json:"lastTransitionTime"`
+}
+
+func decodeDeadlinePlan(t *testing.T, b []byte) deadlinePlan {
+	t.Helper()
+	var p deadlinePlan
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Error != nil {
+		t.Fatalf("plan error %s: %s", p.Error.Code, p.Error.Message)
+	}
+	return p
+}
+
+// status is the plan's status write (nil: none).
+func (p deadlinePlan) status(t *testing.T) map[string]any {
+	t.Helper()
+	for _, a := range p.Actions {
+		if a.Verb == verbUpdateStatus {
+			var o struct{ Status map[string]any }
+			if err := json.Unmarshal(a.Object, &o); err != nil {
+				t.Fatal(err)
+			}
+			return o.Status
+		}
+	}
+	return nil
+}
+
+func (p deadlinePlan) podWrites() []string {
+	var out []string
+	for _, a := range p.Actions {
+		if a.Kind == kindPod || a.Kind == kindPVC {
+			out = append(out, a.Verb+" "+a.Kind+" "+a.Name)
+		}
+	}
+	return out
+}
+
+func (p deadlinePlan) hasEvent(typeReason string) bool {
+	for _, e := range p.Events {
+		if e.Type+" "+e.Reason == typeReason {
+			return true
+		}
+	}
+	return false
+}
+
+func conditionOf(t *testing.T, status map[string]any, typ string) *testCondition {
+	t.Helper()
+	b, _ := json.Marshal(status["conditions"])
+	var cs []testCondition
+	_ = json.Unmarshal(b, &cs)
+	for i := range cs {
+		if cs[i].Type == typ {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// nextSync is the snapshot of the sync after one whose plan wrote status: the set's status replaced by
+// it, now moved on by d (the pods as they were: nothing happened in between).
+func nextSync(t *testing.T, snapshot []byte, status map[string]any, d time.Duration) []byte {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(snapshot, &v); err != nil {
+		t.Fatal(err)
+	}
+	if status != nil {
+		v["statefulSet"].(map[string]any)["status"] = status
+	}
+	now, err := time.Parse(time.RFC3339, v["now"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v["now"] = now.Add(d).Format(time.RFC3339)
+	out, _ := json.Marshal(v)
+	return out
+}
+
+// Extension progress-deadline over every conformance case: the faithful module ignores the annotation;
+// the extended module writes the same pods, claims and revisions as upstream (only the status and the
+// requeue may differ), and every status it writes carries Available, and Progressing but for Recreate.
+func TestProgressDeadlineKeepsUpstreamsWrites(t *testing.T) {
+	withConditions := 0
+	for _, c := range conformanceSnapshots(t) {
+		in := annotate(t, c.in, annotationProgressDeadline, "600")
+		if in == nil {
+			continue
+		}
+		got, want := Reconcile(in), Reconcile(c.in)
+		if !extendedBuild {
+			if d := diffJSON(withoutKey(t, want, annotationProgressDeadline), withoutKey(t, got, annotationProgressDeadline)); d != "" {
+				t.Errorf("%s: the faithful module's plan changed:\n%s", c.name, d)
+			}
+			continue
+		}
+		var g, w planActions
+		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
+			t.Fatalf("%s: a plan is not JSON", c.name)
+		}
+		var gw, ww []string
+		for _, a := range g.Actions {
+			if a.Verb != verbUpdateStatus {
+				gw = append(gw, a.Verb+" "+a.Kind)
+			}
+		}
+		for _, a := range w.Actions {
+			if a.Verb != verbUpdateStatus {
+				ww = append(ww, a.Verb+" "+a.Kind)
+			}
+		}
+		if strings.Join(gw, ",") != strings.Join(ww, ",") || (g.Error == nil) != (w.Error == nil) {
+			t.Errorf("%s: writes %v (error %v), upstream's %v (error %v)", c.name, gw, g.Error, ww, w.Error)
+			continue
+		}
+		p := decodeDeadlinePlanLoose(got)
+		st := p.status(t)
+		if st == nil || strings.Contains(string(c.in), `"deletionTimestamp"`) && deleting(t, c.in) {
+			continue // no status, or a set being deleted: its conditions are left as they are
+		}
+		withConditions++
+		if conditionOf(t, st, conditionAvailable) == nil {
+			t.Errorf("%s: status without Available: %v", c.name, st["conditions"])
+		}
+		if pr := conditionOf(t, st, conditionProgressing); pr == nil || pr.Reason == reasonRecreateInProgress {
+			if !strings.Contains(string(in), `"Recreate"`) {
+				t.Errorf("%s: status without the extension's Progressing: %v", c.name, st["conditions"])
+			}
+		}
+	}
+	if extendedBuild && withConditions < 50 {
+		t.Errorf("only %d cases wrote a status: the test proves little", withConditions)
+	}
+}
+
+func deleting(t *testing.T, snapshot []byte) bool {
+	t.Helper()
+	var v struct {
+		StatefulSet struct {
+			Metadata struct {
+				DeletionTimestamp string `json:"deletionTimestamp"`
+			} `json:"metadata"`
+		} `json:"statefulSet"`
+	}
+	_ = json.Unmarshal(snapshot, &v)
+	return v.StatefulSet.Metadata.DeletionTimestamp != ""
+}
+
+// decodeDeadlinePlanLoose decodes a plan that may carry a sync error (a conformance case's).
+func decodeDeadlinePlanLoose(b []byte) deadlinePlan {
+	var p deadlinePlan
+	_ = json.Unmarshal(b, &p)
+	return p
+}
+
+// A rolling update stuck on a pod that never becomes Ready: Progressing True from the first sync, a sync
+// asked for one second past the deadline, nothing before it, ProgressDeadlineExceeded (with a warning) at
+// it; progress (a pod more updated than the status read) restarts the measure.
+func TestProgressDeadlineExceeded(t *testing.T) {
+	if !extendedBuild {
+		t.Skip("the extended module's extension (make test runs go test -tags ordinal_extended)")
+	}
+	stuck := annotate(t, stuckSnapshot(t, ""), annotationProgressDeadline, "30")
+	p1 := decodeDeadlinePlan(t, Reconcile(stuck))
+	st1 := p1.status(t)
+	pr := conditionOf(t, st1, conditionProgressing)
+	if pr == nil || pr.Status != "True" || pr.Reason != reasonNewRevisionProgressing || !strings.Contains(pr.Message, st1["updateRevision"].(string)) {
+		t.Fatalf("first sync: Progressing %+v, want True NewRevisionProgressing naming the update revision", pr)
+	}
+	if av := conditionOf(t, st1, conditionAvailable); av == nil || av.Status != "True" {
+		t.Errorf("first sync: Available %+v, want True (4 of 5 available, maxUnavailable 1)", av)
+	}
+	if math.Abs(p1.Requeue-31) > 0.5 {
+		t.Errorf("first sync: requeueAfterSeconds %v, want 31 (one second past the deadline)", p1.Requeue)
+	}
+
+	p2 := decodeDeadlinePlan(t, Reconcile(nextSync(t, stuck, st1, 20*time.Second)))
+	if p2.status(t) != nil || p2.hasEvent("Warning "+reasonProgressDeadlineExceeded) {
+		t.Errorf("20s in: status %v, events %+v; want nothing new", p2.status(t), p2.Events)
+	}
+	if math.Abs(p2.Requeue-11) > 0.5 {
+		t.Errorf("20s in: requeueAfterSeconds %v, want 11", p2.Requeue)
+	}
+
+	p3 := decodeDeadlinePlan(t, Reconcile(nextSync(t, stuck, st1, 31*time.Second)))
+	st3 := p3.status(t)
+	pr = conditionOf(t, st3, conditionProgressing)
+	if pr == nil || pr.Status != "False" || pr.Reason != reasonProgressDeadlineExceeded {
+		t.Fatalf("31s in: Progressing %+v, want False ProgressDeadlineExceeded", pr)
+	}
+	if !p3.hasEvent("Warning " + reasonProgressDeadlineExceeded) {
+		t.Errorf("31s in: events %+v, want a ProgressDeadlineExceeded warning", p3.Events)
+	}
+	p4 := decodeDeadlinePlan(t, Reconcile(nextSync(t, stuck, st3, time.Minute)))
+	if p4.status(t) != nil || p4.hasEvent("Warning "+reasonProgressDeadlineExceeded) || p4.Requeue != 0 {
+		t.Errorf("after the deadline: status %v, events %+v, requeue %v; want it to stay as it is", p4.status(t), p4.Events, p4.Requeue)
+	}
+
+	// progress: the status read shows one pod fewer ready than the pods do
+	behind := map[string]any{}
+	for k, v := range st3 {
+		behind[k] = v
+	}
+	ready, _ := st3["readyReplicas"].(float64)
+	if ready < 1 {
+		t.Fatalf("the stuck case has %v pods ready, want some", ready)
+	}
+	behind["readyReplicas"] = ready - 1
+	p5 := decodeDeadlinePlan(t, Reconcile(nextSync(t, stuck, behind, 2*time.Minute)))
+	pr = conditionOf(t, p5.status(t), conditionProgressing)
+	if pr == nil || pr.Status != "True" || pr.Reason != reasonNewRevisionProgressing {
+		t.Errorf("after progress: Progressing %+v, want True NewRevisionProgressing again", pr)
+	}
+}
+
+// on-progress-deadline: Pause holds every pod write of a set past its deadline, for that update revision
+// only; without it the set is rolled as upstream rolls it.
+func TestProgressDeadlinePause(t *testing.T) {
+	if !extendedBuild {
+		t.Skip("the extended module's extension (make test runs go test -tags ordinal_extended)")
+	}
+	in := readCase(t, "rolling-update", "ordered-p0-mu-unset")
+	in = annotate(t, in, annotationProgressDeadline, "30")
+	first := decodeDeadlinePlan(t, Reconcile(in))
+	if len(first.podWrites()) == 0 {
+		t.Fatal("the case's rolling update writes no pod: it proves nothing")
+	}
+	st := first.status(t)
+	rev := st["updateRevision"].(string)
+	exceeded := map[string]any{}
+	for k, v := range st {
+		exceeded[k] = v
+	}
+	exceeded["conditions"] = []any{map[string]any{"type": conditionProgressing, "status": "False", "reason": reasonProgressDeadlineExceeded,
+		"message": `StatefulSet "web" has timed out progressing to revision ` + rev + ".", "lastTransitionTime": "2026-11-22T10:00:00Z"}}
+	past := nextSync(t, in, exceeded, 0)
+
+	if w := decodeDeadlinePlan(t, Reconcile(past)).podWrites(); len(w) == 0 {
+		t.Errorf("past the deadline without Pause: no pod written, want upstream's %v", first.podWrites())
+	}
+	paused := annotate(t, past, annotationOnProgressDeadline, onDeadlinePause)
+	if w := decodeDeadlinePlan(t, Reconcile(paused)).podWrites(); len(w) != 0 {
+		t.Errorf("past the deadline with Pause: pod writes %v, want none", w)
+	}
+	// another update revision (a new template) is a new rollout: Pause holds nothing
+	exceeded["conditions"].([]any)[0].(map[string]any)["message"] = `StatefulSet "web" has timed out progressing to revision web-other.`
+	other := annotate(t, nextSync(t, in, exceeded, 0), annotationOnProgressDeadline, onDeadlinePause)
+	if w := decodeDeadlinePlan(t, Reconcile(other)).podWrites(); len(w) == 0 {
+		t.Errorf("Pause past another revision's deadline: no pod written, want upstream's")
+	}
+	// a value it cannot read is warned of and holds nothing
+	bad := decodeDeadlinePlan(t, Reconcile(annotate(t, past, annotationOnProgressDeadline, "pause")))
+	if len(bad.podWrites()) == 0 || !bad.hasEvent("Warning InvalidAnnotation") {
+		t.Errorf(`on-progress-deadline "pause": pod writes %v, events %+v; want upstream's writes and a warning`, bad.podWrites(), bad.Events)
+	}
+}
+
+// A rollout completed in this sync: Progressing True RolloutComplete, Available True. A deadline it cannot
+// read is a warning and no condition.
+func TestProgressDeadlineCompleteAndInvalid(t *testing.T) {
+	if !extendedBuild {
+		t.Skip("the extended module's extension (make test runs go test -tags ordinal_extended)")
+	}
+	in := readCase(t, "status", "ordered-rolling-update-completion")
+	st := decodeDeadlinePlan(t, Reconcile(annotate(t, in, annotationProgressDeadline, "30"))).status(t)
+	if st == nil || st["currentRevision"] != st["updateRevision"] {
+		t.Fatalf("the case no longer completes its rollout: status %v", st)
+	}
+	if pr := conditionOf(t, st, conditionProgressing); pr == nil || pr.Status != "True" || pr.Reason != reasonRolloutComplete {
+		t.Errorf("Progressing %+v, want True RolloutComplete", pr)
+	}
+	if av := conditionOf(t, st, conditionAvailable); av == nil || av.Status != "True" || av.Reason != reasonMinimumReplicasAvailable {
+		t.Errorf("Available %+v, want True MinimumReplicasAvailable", av)
+	}
+	for _, bad := range []string{"0", "-5", "10m", "1e3", ""} {
+		q := decodeDeadlinePlan(t, Reconcile(annotate(t, in, annotationProgressDeadline, bad)))
+		if s := q.status(t); s != nil && (conditionOf(t, s, conditionProgressing) != nil || conditionOf(t, s, conditionAvailable) != nil) {
+			t.Errorf("deadline %q: conditions %v, want none", bad, s["conditions"])
+		}
+		if !q.hasEvent("Warning InvalidAnnotation") {
+			t.Errorf("deadline %q: events %+v, want an InvalidAnnotation warning", bad, q.Events)
+		}
+	}
+}
+
+// Removing the annotation removes the extension's conditions and keeps any other.
+func TestProgressDeadlineRemoved(t *testing.T) {
+	if !extendedBuild {
+		t.Skip("the extended module's extension (make test runs go test -tags ordinal_extended)")
+	}
+	in := readCase(t, "status", "ordered-rolling-update-completion")
+	st := decodeDeadlinePlan(t, Reconcile(annotate(t, in, annotationProgressDeadline, "30"))).status(t)
+	conds := st["conditions"].([]any)
+	st["conditions"] = append(conds, map[string]any{"type": "PolicyHold", "status": "False", "reason": "NoHold", "lastTransitionTime": "2026-11-22T10:00:00Z"})
+	after := decodeDeadlinePlan(t, Reconcile(nextSync(t, in, st, time.Second))).status(t)
+	if after == nil {
+		t.Fatal("no status written once the annotation is gone")
+	}
+	if conditionOf(t, after, conditionProgressing) != nil || conditionOf(t, after, conditionAvailable) != nil || conditionOf(t, after, "PolicyHold") == nil {
+		t.Errorf("conditions %v, want only PolicyHold", after["conditions"])
+	}
+}
+
+func readCase(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(conformanceDir, dir, name+".snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
