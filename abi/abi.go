@@ -215,6 +215,10 @@ const (
 // Previews (and so the webhook's warnings) repeat it.
 const EventInvalidAnnotation = "InvalidAnnotation"
 
+// EventProgressDeadlineExceeded is the reason of the Warning event the extended module records when a set's
+// rollout passes its progress deadline (extension progress-deadline; its Progressing condition says the same).
+const EventProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+
 // Feature gates understood by ABI v1 modules (defaults are in Describe.Features).
 const (
 	GateMaxUnavailableStatefulSet             = "MaxUnavailableStatefulSet"

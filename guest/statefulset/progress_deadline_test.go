@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/abi"
 )
 
 // deadlinePlan is what these tests read of a plan.
@@ -24,6 +26,13 @@ type deadlinePlan struct {
 type testCondition struct {
 	Type, Status, Reason, Message string
 	LastTransitionTime            string `json:"lastTransitionTime"`
+}
+
+// The reason hosts count (abi) is the module's.
+func TestProgressDeadlineEventReason(t *testing.T) {
+	if reasonProgressDeadlineExceeded != abi.EventProgressDeadlineExceeded {
+		t.Errorf("reason %q, abi's %q", reasonProgressDeadlineExceeded, abi.EventProgressDeadlineExceeded)
+	}
 }
 
 func decodeDeadlinePlan(t *testing.T, b []byte) deadlinePlan {

@@ -38,6 +38,8 @@ type Metrics struct {
 	moduleRefusals *prometheus.CounterVec   // reason
 	moduleCheck    *prometheus.HistogramVec // stage: load, gate, total
 	planRefusals   *prometheus.CounterVec   // rule
+	// deadlinesExceeded: rollouts that passed their progress deadline (extension progress-deadline)
+	deadlinesExceeded prometheus.Counter
 }
 
 // Label values of ordinal_syncs_total{result}.
@@ -122,7 +124,10 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.planRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ordinal_plan_refusals_total", Help: "Plans refused by the action firewall (nothing applied), by the first rule violated.",
 	}, []string{"rule"})
-	cs := []prometheus.Collector{m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.actions, m.errors, m.staleSkips,
+	m.deadlinesExceeded = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ordinal_progress_deadline_exceeded_total", Help: "Rollouts that passed their progress deadline (ordinal.dev/progress-deadline-seconds): the set's Progressing condition turned False, ProgressDeadlineExceeded.",
+	})
+	cs := []prometheus.Collector{m.deadlinesExceeded, m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.actions, m.errors, m.staleSkips,
 		m.moduleInfo, m.leader, m.shardsHeld, m.shardInformersFiltered, m.cachedObjects, m.setCaches, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
 		// The runtime's GC series too (go_gc_heap_live_bytes: the heap the last GC kept, whatever the GC's
 		// phase now), as kube-controller-manager publishes them: make bench-scale compares the two with it.

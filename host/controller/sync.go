@@ -285,6 +285,9 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 	for _, ev := range res.AtEnd {
 		c.recorder.Event(set, ev.Type, ev.Reason, ev.Message)
+		if ev.Reason == abi.EventProgressDeadlineExceeded {
+			c.metrics.deadlinesExceeded.Inc()
+		}
 	}
 	if retry := policy.RetryAfter(res.Held); retry > 0 {
 		// Held back by a policy that says when to look again: no error backoff meanwhile (the writes held are

@@ -3,6 +3,7 @@ package rollout
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +36,18 @@ type Status struct {
 	State string `json:"state"`
 	// Reasons say why, when the state is not progressing: what the controller waits for.
 	Reasons []string `json:"reasons"`
+	// Conditions are the set's status conditions as the API server has them (extension progress-deadline's
+	// Progressing and Available, the Recreate strategy's Progressing, a policy's PolicyHold).
+	Conditions []Condition `json:"conditions"`
+}
+
+// Condition is one of the set's status conditions.
+type Condition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason,omitempty"`
+	Message            string `json:"message,omitempty"`
+	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
 }
 
 // States.
@@ -106,7 +119,14 @@ func Of(snapshot []byte, plan *abi.Plan) (*Status, error) {
 		ReadyReplicas: set.Status.ReadyReplicas, CurrentReplicas: set.Status.CurrentReplicas,
 		UpdatedReplicas: set.Status.UpdatedReplicas, AvailableReplicas: set.Status.AvailableReplicas,
 		Settings: settings(set, w), CurrentRevision: set.Status.CurrentRevision, UpdateRevision: set.Status.UpdateRevision,
-		Revisions: []Revision{}, Pods: []Pod{}, Reasons: []string{}, Next: Next{Writes: []Write{}}}
+		Revisions: []Revision{}, Pods: []Pod{}, Reasons: []string{}, Next: Next{Writes: []Write{}}, Conditions: []Condition{}}
+	for _, c := range set.Status.Conditions {
+		t := ""
+		if !c.LastTransitionTime.IsZero() {
+			t = c.LastTransitionTime.UTC().Format(time.RFC3339)
+		}
+		st.Conditions = append(st.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, LastTransitionTime: t})
+	}
 	// The set's status is shown as the API server has it (a status nobody updates says no controller
 	// acts on the set); the revisions the module computes, when they differ, are the next sync's.
 	update := st.UpdateRevision

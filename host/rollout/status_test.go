@@ -227,3 +227,31 @@ func TestStatusTextGroupsPods(t *testing.T) {
 		t.Errorf("%d lines for 1000 pods", n)
 	}
 }
+
+// The set's conditions (here extension progress-deadline's) are shown as the API server has them: in the
+// JSON and one line each in text.
+func TestStatusShowsTheSetsConditions(t *testing.T) {
+	snap := edit(t, finalSnapshot(t, "ondelete-then-rollingupdate"), func(set map[string]any) {
+		set["status"].(map[string]any)["conditions"] = []any{
+			map[string]any{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+				"message": `StatefulSet "web" has timed out progressing to revision web-abc.`, "lastTransitionTime": "2026-11-22T10:01:30Z"},
+			map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "lastTransitionTime": "2026-11-22T09:00:00Z"},
+		}
+	})
+	st := statusOf(t, snap)
+	if len(st.Conditions) != 2 || st.Conditions[0].Reason != "ProgressDeadlineExceeded" || st.Conditions[0].LastTransitionTime != "2026-11-22T10:01:30Z" {
+		t.Fatalf("conditions %+v", st.Conditions)
+	}
+	var b bytes.Buffer
+	if err := st.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`condition Progressing=False ProgressDeadlineExceeded since 2026-11-22T10:01:30Z: StatefulSet "web" has timed out progressing to revision web-abc.`,
+		"condition Available=True MinimumReplicasAvailable since 2026-11-22T09:00:00Z\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -25,8 +25,22 @@ func (s *Status) WriteText(w io.Writer) error {
 	if s.ObservedGeneration != s.Generation {
 		gen += fmt.Sprintf(" (observed %d)", s.ObservedGeneration)
 	}
-	fmt.Fprintf(&b, "  %s; replicas %d: ready %d, current %d, updated %d, available %d\n\n", gen, s.Replicas,
+	fmt.Fprintf(&b, "  %s; replicas %d: ready %d, current %d, updated %d, available %d\n", gen, s.Replicas,
 		s.ReadyReplicas, s.CurrentReplicas, s.UpdatedReplicas, s.AvailableReplicas)
+	for _, c := range s.Conditions {
+		fmt.Fprintf(&b, "  condition %s=%s", c.Type, c.Status)
+		if c.Reason != "" {
+			b.WriteString(" " + c.Reason)
+		}
+		if c.LastTransitionTime != "" {
+			b.WriteString(" since " + c.LastTransitionTime)
+		}
+		if c.Message != "" {
+			b.WriteString(": " + c.Message)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REVISION\tNAME\tPODS\t")
 	for _, r := range s.Revisions {

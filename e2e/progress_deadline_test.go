@@ -1,0 +1,117 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/ordinal-dev/ordinal/host/rollout"
+)
+
+// progressDeadline: the annotations of extension progress-deadline on the extended module.
+func progressDeadline(seconds string) setOpt {
+	return func(s *appsv1.StatefulSet) {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations["ordinal.dev/module"] = "extended"
+		s.Annotations["ordinal.dev/progress-deadline-seconds"] = seconds
+	}
+}
+
+func setCondition(s *appsv1.StatefulSet, typ string) *appsv1.StatefulSetCondition {
+	for i := range s.Status.Conditions {
+		if string(s.Status.Conditions[i].Type) == typ {
+			return &s.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// Extension progress-deadline on the real control plane, as a pipeline uses it: `kubectl wait
+// --for=condition=Available` returns once the set is rolled out, Progressing says RolloutComplete; a
+// rollout to an image that cannot be pulled (an OrderedReady set: it stalls on its top pod) turns
+// Progressing False, ProgressDeadlineExceeded, once no pod became updated and available for the 30 s
+// deadline and not before, which `kubectl wait --for=condition=Progressing=False` sees, with a warning event
+// and `kubectl ordinal status` saying the same.
+func TestProgressDeadlineConditions(t *testing.T) {
+	requireHookEnv(t) // the real kubectl
+	t.Parallel()
+	ctx, ns, _, _ := begin(t, "pd", true)
+	createSet(t, ctx, ns, newSet("pd", 3, progressDeadline("30")))
+	if out, errOut, code := kubectl(t, ctx, "", "wait", "-n", ns, "--for=condition=Available", "statefulset/pd", "--timeout=3m"); code != 0 {
+		t.Fatalf("kubectl wait --for=condition=Available: exit %d\n%s%s", code, out, errOut)
+	}
+	s := waitSet(t, ctx, ns, "pd", "rolled out, Progressing RolloutComplete", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
+		c := setCondition(s, "Progressing")
+		return rolledOut(3)(s) && c != nil && c.Status == "True" && c.Reason == "RolloutComplete"
+	})
+	good := s.Status.UpdateRevision
+
+	patched := time.Now().Truncate(time.Second)
+	patchSet(t, ctx, ns, "pd", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.invalid/app:broken"}]}}}}`)
+	if out, errOut, code := kubectl(t, ctx, "", "wait", "-n", ns, "--for=condition=Progressing=False", "statefulset/pd", "--timeout=3m"); code != 0 {
+		t.Fatalf("kubectl wait --for=condition=Progressing=False: exit %d\n%s%s", code, out, errOut)
+	}
+	s = getSet(t, ctx, ns, "pd")
+	c := setCondition(s, "Progressing")
+	if c == nil || c.Reason != "ProgressDeadlineExceeded" || !strings.Contains(c.Message, s.Status.UpdateRevision) || s.Status.UpdateRevision == good {
+		t.Fatalf("Progressing %+v (update revision %s, was %s), want ProgressDeadlineExceeded naming the new revision", c, s.Status.UpdateRevision, good)
+	}
+	if after := c.LastTransitionTime.Sub(patched); after < 30*time.Second {
+		t.Errorf("the deadline passed %s after the edit, before the 30 s deadline", after)
+	} else {
+		t.Logf("ProgressDeadlineExceeded %s after the edit (deadline 30 s from the last progress)", after)
+	}
+	if s.Status.UpdatedReplicas != 1 || s.Status.ReadyReplicas != 2 {
+		t.Errorf("status %s: want the rollout stalled on pd-2 (1 updated, 2 ready)", statusString(s))
+	}
+	if a := setCondition(s, "Available"); a == nil || a.Status != "True" {
+		t.Errorf("Available %+v: want True (2 of 3 available, maxUnavailable 1)", a)
+	}
+	l, err := eventsOf(ctx, ns, "pd", "ProgressDeadlineExceeded")
+	if err != nil || len(l.Items) != 1 || l.Items[0].Type != "Warning" || !strings.Contains(l.Items[0].Message, "1 of 3 pods updated") {
+		t.Errorf("ProgressDeadlineExceeded events: %v %v; all events:\n%s", l, err, eventLog(ns))
+	}
+	out, errOut, code := plugin(t, ctx, "status", "sts/pd", "-n", ns, "-o", "json")
+	var st rollout.Status
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("kubectl ordinal status -o json: exit %d\n%s%s", code, out, errOut)
+	}
+	found := false
+	for _, pc := range st.Conditions {
+		found = found || pc.Type == "Progressing" && pc.Status == "False" && pc.Reason == "ProgressDeadlineExceeded"
+	}
+	if !found {
+		t.Errorf("kubectl ordinal status conditions %+v: want Progressing False ProgressDeadlineExceeded", st.Conditions)
+	}
+}
+
+// The same conditions on Ordinal's own kind: `kubectl wait --for=condition=Available` on an ordinal.dev/v1 set.
+func TestProgressDeadlineConditionsOrdinalKind(t *testing.T) {
+	requireHookEnv(t)
+	t.Parallel()
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	dyn, err := dynamic.NewForConfig(cfg.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startController(t, ns, ctrlOpts{crdOnly: true})
+	c.waitReady(ctx)
+	createOrdinalSet(t, ctx, dyn, ns, newSet("pdo", 2, progressDeadline("30")))
+	if out, errOut, code := kubectl(t, ctx, "", "wait", "-n", ns, "--for=condition=Available", "statefulsets.ordinal.dev/pdo", "--timeout=3m"); code != 0 {
+		t.Fatalf("kubectl wait --for=condition=Available: exit %d\n%s%s", code, out, errOut)
+	}
+	waitOrdinalRolledOut(t, ctx, dyn, ns, "pdo", 2)
+	if out, errOut, code := kubectl(t, ctx, "", "wait", "-n", ns, "--for=jsonpath={.status.conditions[?(@.type==\"Progressing\")].reason}=RolloutComplete",
+		"statefulsets.ordinal.dev/pdo", "--timeout=3m"); code != 0 {
+		t.Fatalf("kubectl wait for Progressing RolloutComplete: exit %d\n%s%s", code, out, errOut)
+	}
+}
