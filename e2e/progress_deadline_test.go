@@ -115,3 +115,42 @@ func TestProgressDeadlineConditionsOrdinalKind(t *testing.T) {
 		t.Fatalf("kubectl wait for Progressing RolloutComplete: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// ordinal.dev/on-progress-deadline: Rollback on the real control plane: a broken-image rollout of a 5-pod
+// OrderedReady set stalls on rb-4; once the 10 s deadline passes the module puts back the old template (a
+// JSON patch of the set the firewall allows only as that), and the set returns to the old revision with
+// every pod Ready, rb-4 (never Ready) replaced without anyone deleting it: the forced-rollback trap of
+// kubernetes/kubernetes#67250 recovered with no manual step.
+func TestProgressDeadlineRollback(t *testing.T) {
+	t.Parallel()
+	ctx, ns, _, tr := begin(t, "rb", true)
+	set := newSet("rb", 5, progressDeadline("10"))
+	set.Annotations["ordinal.dev/on-progress-deadline"] = "Rollback"
+	createSet(t, ctx, ns, set)
+	good := waitRolledOut(t, ctx, ns, "rb", 5)
+	uids := tr.uidsByName(ctx)
+	image := good.Spec.Template.Spec.Containers[0].Image
+
+	patchSet(t, ctx, ns, "rb", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.invalid/app:broken"}]}}}}`)
+	s := waitSet(t, ctx, ns, "rb", "rolled back: 5 pods Ready at the old revision", 3*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return s.Generation >= 3 && rolledOut(5)(s) && s.Status.UpdateRevision == good.Status.UpdateRevision
+	})
+	if got := s.Spec.Template.Spec.Containers[0].Image; got != image {
+		t.Errorf("template image %q after the rollback, want the old %q", got, image)
+	}
+	if c := setCondition(s, "RolledBack"); c == nil || c.Status != "True" || !strings.Contains(c.Message, "to revision "+good.Status.UpdateRevision) {
+		t.Errorf("RolledBack condition %+v", c)
+	}
+	if l, err := eventsOf(ctx, ns, "rb", "RollingBack"); err != nil || len(l.Items) != 1 {
+		t.Errorf("RollingBack events: %v %v; all events:\n%s", l, err, eventLog(ns))
+	}
+	if l, err := eventsOf(ctx, ns, "rb", "RecoveredStuckPod"); err != nil || len(l.Items) != 1 || !strings.Contains(l.Items[0].Message, "rb-4") {
+		t.Errorf("RecoveredStuckPod events: %v %v", l, err)
+	}
+	tr.waitFor(ctx, "5 pods Ready at the old revision", time.Minute, func(v podView) bool { return v.readyAt(5, good.Status.UpdateRevision) })
+	samePods(t, ctx, ns, uids, "the rollback replaces only the pod the broken revision reached", "rb-0", "rb-1", "rb-2", "rb-3")
+	if n := tr.podsPerOrdinal()[4]; n != 3 {
+		t.Errorf("rb-4 had %d pods, want 3 (old, broken, old again)", n)
+	}
+	tr.checkInvariants()
+}

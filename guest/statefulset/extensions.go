@@ -116,7 +116,7 @@ func (s *syncer) recoverStuckAfter() time.Duration {
 	}
 	v, ok := s.set.Meta.Annotations[annotationRecoverStuckAfter]
 	if !ok {
-		return 0
+		return s.rollbackRecoversAfter() // extension progress-deadline's Rollback recovers after the deadline
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
@@ -157,9 +157,13 @@ func (s *syncer) recoverStuck(replicas *replicaSlots, update *revision) bool {
 			s.requeueWithin(after - stuckFor)
 			continue
 		}
+		over := annotationRecoverStuckAfter
+		if _, ok := s.set.Meta.Annotations[annotationRecoverStuckAfter]; !ok {
+			over = annotationOnProgressDeadline + ": " + onDeadlineRollback + "'s " + annotationProgressDeadline
+		}
 		s.event(eventNormal, "RecoveredStuckPod", "Deleting Pod "+p.Meta.Name+" of StatefulSet "+s.set.Meta.Name+
 			" at revision "+p.revisionLabel()+": not Ready for "+stuckFor.Round(time.Second).String()+", over "+
-			annotationRecoverStuckAfter+" "+after.String()+", while the update revision is "+update.Meta.Name+
+			over+" "+after.String()+", while the update revision is "+update.Meta.Name+
 			"; it is recreated at the revision of its ordinal")
 		_ = s.deletePod(p)
 		return true

@@ -2,7 +2,10 @@ package statefulset
 
 import (
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // Extension progress-deadline (extended module only; kubernetes/kubernetes#79606): a set annotated with
@@ -21,7 +24,11 @@ import (
 // the update revision, so a new revision is a new transition) and again on every sync that sees progress
 // (Deployment's DeploymentProgressing: more pods updated, ready or available, or fewer old ones than the
 // status the sync read). With ordinal.dev/on-progress-deadline: Pause, a set past its deadline has no pod
-// written until its template changes or the annotation goes (progressDeadlinePaused). Upstream's own
+// written until its template changes or the annotation goes (progressDeadlinePaused); with Rollback, the
+// set's template is put back to its current revision's (rollbackOnDeadline: a template change like any
+// other, after the status write), and pods left at another revision that have not been Ready for the
+// deadline are replaced, as extension recover-stuck replaces them, so the rollback gets past a pod of the
+// broken revision that never becomes Ready (kubernetes/kubernetes#67250). Upstream's own
 // Progressing condition (the Recreate strategy's) is left alone: a Recreate set gets only Available.
 const (
 	annotationProgressDeadline   = "ordinal.dev/progress-deadline-seconds" // "600": extension progress-deadline
@@ -36,7 +43,12 @@ const (
 	reasonMinimumReplicasAvailable   = "MinimumReplicasAvailable"
 	reasonMinimumReplicasUnavailable = "MinimumReplicasUnavailable"
 
-	onDeadlinePause = "Pause"
+	onDeadlinePause    = "Pause"
+	onDeadlineRollback = "Rollback"
+
+	conditionRolledBack = "RolledBack"
+	eventRollingBack    = "RollingBack"
+	patchTypeJSONPatch  = "application/json-patch+json"
 
 	maxProgressDeadlineSeconds = 1 << 31 / 2 // about 34 years: a Deployment's int32, halved for the arithmetic
 )
@@ -51,24 +63,41 @@ func (s *syncer) progressDeadline() time.Duration {
 	if !ok {
 		return 0
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 || n > maxProgressDeadlineSeconds {
+	d, ok := parseProgressDeadline(v)
+	if !ok {
 		s.event(eventWarning, "InvalidAnnotation", annotationProgressDeadline+": "+strconv.Quote(v)+
 			" is not a positive whole number of seconds (e.g. 600): the set has no progress deadline and no rollout conditions")
-		return 0
 	}
-	return time.Duration(n) * time.Second
+	return d
 }
 
-// onProgressDeadline is what passing the deadline does: "" (report it) or Pause. Any other value is warned
+func parseProgressDeadline(v string) (time.Duration, bool) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > maxProgressDeadlineSeconds {
+		return 0, false
+	}
+	return time.Duration(n) * time.Second, true
+}
+
+// rollbackRecoversAfter is, for a set that rolls back at its deadline, the deadline: how long a pod left at
+// another revision may stay not Ready before it is replaced (recoverStuckAfter's default; 0: none).
+func (s *syncer) rollbackRecoversAfter() time.Duration {
+	if !extendedBuild || s.set.Meta.Annotations[annotationOnProgressDeadline] != onDeadlineRollback {
+		return 0
+	}
+	d, _ := parseProgressDeadline(s.set.Meta.Annotations[annotationProgressDeadline])
+	return d
+}
+
+// onProgressDeadline is what passing the deadline does: "" (report it), Pause or Rollback. Any other value is warned
 // of and reports only, so a misspelling never starts holding pods back.
 func (s *syncer) onProgressDeadline() string {
 	v, ok := s.set.Meta.Annotations[annotationOnProgressDeadline]
-	if !ok || v == onDeadlinePause {
+	if !ok || v == onDeadlinePause || v == onDeadlineRollback {
 		return v
 	}
 	s.event(eventWarning, "InvalidAnnotation", annotationOnProgressDeadline+": "+strconv.Quote(v)+
-		` is not "Pause": passing the progress deadline only reports it`)
+		` is neither "Pause" nor "Rollback": passing the progress deadline only reports it`)
 	return ""
 }
 
@@ -100,9 +129,13 @@ func (s *syncer) progressConditions(st *setStatus) {
 	if deadline == 0 {
 		removeConditions(st, conditionProgressing, reasonNewRevisionProgressing, reasonRolloutComplete, reasonProgressDeadlineExceeded, reasonRolloutPaused)
 		removeConditions(st, conditionAvailable, reasonMinimumReplicasAvailable, reasonMinimumReplicasUnavailable)
+		removeConditions(st, conditionRolledBack, reasonProgressDeadlineExceeded)
 		return
 	}
 	onDeadline := s.onProgressDeadline() // read every sync: a value it cannot read is warned of at once
+	if c := getCondition(st, conditionRolledBack); c != nil && !strings.Contains(c.Message, " to revision "+st.UpdateRevision+" ") {
+		removeConditions(st, conditionRolledBack, reasonProgressDeadlineExceeded) // the template changed since
+	}
 	s.availableCondition(st)
 	if s.set.StrategyType == strategyRecreate && s.features.RecreateStrategy {
 		return // upstream's Recreate strategy writes Progressing itself
@@ -157,6 +190,7 @@ func (s *syncer) progressingCondition(st *setStatus, deadline time.Duration, onD
 		}
 		s.requeueWithin(deadline + time.Second)
 	case cur.Reason == reasonProgressDeadlineExceeded: // stays until progress or a new revision
+		s.rollBackAtDeadline(st, deadline, onDeadline) // a rollback the last sync could not write: again
 	default:
 		if left := since.Add(deadline).Sub(s.now); left >= 0 {
 			s.requeueWithin(left + time.Second) // Deployment's requeueStuckDeployment: one second past the deadline
@@ -167,10 +201,68 @@ func (s *syncer) progressingCondition(st *setStatus, deadline time.Duration, onD
 		if onDeadline == onDeadlinePause {
 			what = "no pod is created, deleted or updated until the template changes or " + annotationOnProgressDeadline + " is removed"
 		}
+		if onDeadline == onDeadlineRollback && st.CurrentRevision != rev {
+			what = "it is rolled back to revision " + st.CurrentRevision
+		}
 		s.event(eventWarning, reasonProgressDeadlineExceeded, "StatefulSet "+s.set.Meta.Name+" made no progress to revision "+rev+" for "+
 			deadline.String()+" ("+annotationProgressDeadline+"): "+strconv.Itoa(int(st.UpdatedReplicas))+" of "+
 			strconv.Itoa(int(s.set.Replicas))+" pods updated, "+strconv.Itoa(int(st.AvailableReplicas))+" available; "+what)
+		s.rollBackAtDeadline(st, deadline, onDeadline)
 	}
+}
+
+// rollBackAtDeadline marks, for a set that rolls back at its deadline and has a revision to go back to, the
+// rollback rollbackOnDeadline writes after the status, and records why in the RolledBack condition.
+func (s *syncer) rollBackAtDeadline(st *setStatus, deadline time.Duration, onDeadline string) {
+	if onDeadline != onDeadlineRollback || st.CurrentRevision == st.UpdateRevision || st.CurrentRevision == "" {
+		return
+	}
+	s.rollbackTo, s.rollbackFrom = st.CurrentRevision, st.UpdateRevision
+	s.setCondition(st, conditionRolledBack, "True", reasonProgressDeadlineExceeded, "StatefulSet "+strconv.Quote(s.set.Meta.Name)+
+		" is rolled back to revision "+st.CurrentRevision+" from revision "+st.UpdateRevision+": no progress for "+deadline.String()+".")
+}
+
+// rollbackOnDeadline writes the rollback rollBackAtDeadline marked: a JSON patch of the set that puts back the
+// template of the revision it came from (the ControllerRevision's own template, as the API server stored it),
+// guarded by the generation the sync saw, so an edit made meanwhile is never overwritten. The set's next sync
+// rolls the pods back as for any template change, under the set's ordering and policies.
+func (s *syncer) rollbackOnDeadline() error {
+	if !extendedBuild || s.rollbackTo == "" {
+		return nil
+	}
+	r := s.revByKey[key(s.set.Meta.Namespace, s.rollbackTo)]
+	tmpl, ok := revisionOwnTemplate(r)
+	if !ok {
+		s.event(eventWarning, eventRollingBack, "StatefulSet "+s.set.Meta.Name+" cannot be rolled back to revision "+s.rollbackTo+
+			": the ControllerRevision does not hold a whole pod template")
+		return nil
+	}
+	patch := jsonv.Arr(
+		jsonv.Obj(jsonv.M("op", jsonv.Str("test")), jsonv.M("path", jsonv.Str("/metadata/generation")), jsonv.M("value", jsonv.Int(s.set.Meta.Generation))),
+		jsonv.Obj(jsonv.M("op", jsonv.Str("replace")), jsonv.M("path", jsonv.Str("/spec/template")), jsonv.M("value", tmpl)))
+	s.event(eventNormal, eventRollingBack, "Rolling StatefulSet "+s.set.Meta.Name+" back from revision "+s.rollbackFrom+" to revision "+
+		s.rollbackTo+" ("+annotationOnProgressDeadline+": "+onDeadlineRollback+")")
+	return s.issue(action{Verb: verbPatch, Kind: kindStatefulSet, Namespace: s.set.Meta.Namespace, Name: s.set.Meta.Name,
+		PatchType: patchTypeJSONPatch, Patch: &patch}, nil)
+}
+
+// revisionOwnTemplate is the whole pod template a ControllerRevision stores (data.spec.template with
+// "$patch": "replace", as every StatefulSet controller since 1.7 writes it), without the directive.
+func revisionOwnTemplate(r *revision) (jsonv.Value, bool) {
+	if r == nil || len(r.DataRaw) == 0 {
+		return jsonv.Value{}, false
+	}
+	data, err := jsonv.Parse(r.DataRaw)
+	if err != nil {
+		return jsonv.Value{}, false
+	}
+	t := data.G("spec").G("template")
+	if t.K != jsonv.Object || t.G("$patch").Str() != "replace" {
+		return jsonv.Value{}, false
+	}
+	t = t.Clone()
+	t.Delete("$patch")
+	return t, true
 }
 
 // progressed is Deployment's DeploymentProgressing: this sync's status shows progress over the status it

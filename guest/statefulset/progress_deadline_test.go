@@ -346,3 +346,112 @@ func readCase(t *testing.T, dir, name string) []byte {
 	}
 	return b
 }
+
+// on-progress-deadline: Rollback. Past the deadline the sync writes the status (with a RolledBack condition)
+// and then a JSON patch of the set putting back its current revision's template, guarded by the generation
+// it saw. The sync after that rollback (the old template back, its revision the update revision again)
+// replaces the pod left at the broken revision once it has not been Ready for the deadline, where upstream
+// waits for it forever (kubernetes/kubernetes#67250); without Rollback it waits as upstream does.
+func TestProgressDeadlineRollback(t *testing.T) {
+	if !extendedBuild {
+		t.Skip("the extended module's extension (make test runs go test -tags ordinal_extended)")
+	}
+	in := annotate(t, readCase(t, "rolling-update", "ordered-p0-mu-unset"), annotationProgressDeadline, "30")
+	in = annotate(t, in, annotationOnProgressDeadline, onDeadlineRollback)
+	var snap map[string]any
+	if err := json.Unmarshal(in, &snap); err != nil {
+		t.Fatal(err)
+	}
+	good := snap["revisions"].([]any)[0].(map[string]any)
+	goodTemplate := map[string]any{}
+	for k, v := range good["data"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any) {
+		if k != "$patch" {
+			goodTemplate[k] = v
+		}
+	}
+
+	first := decodeDeadlinePlan(t, Reconcile(in))
+	st := first.status(t)
+	bad := st["updateRevision"].(string)
+	var badRevision json.RawMessage
+	for _, a := range first.Actions {
+		if a.Verb == verbCreate && a.Kind == kindRevision {
+			badRevision = a.Object
+		}
+	}
+	if badRevision == nil || bad == good["metadata"].(map[string]any)["name"] {
+		t.Fatalf("the case no longer starts a rollout to a new revision: %+v", first.Actions)
+	}
+	exceeded := map[string]any{}
+	for k, v := range st {
+		exceeded[k] = v
+	}
+	exceeded["conditions"] = []any{map[string]any{"type": conditionProgressing, "status": "False", "reason": reasonProgressDeadlineExceeded,
+		"message": `StatefulSet "web" has timed out progressing to revision ` + bad + ".", "lastTransitionTime": "2026-11-22T10:00:00Z"}}
+	pastRaw := Reconcile(nextSync(t, in, exceeded, 0))
+	past := decodeDeadlinePlan(t, pastRaw)
+	n := len(past.Actions)
+	if n < 2 || past.Actions[n-2].Verb != verbUpdateStatus || past.Actions[n-1].Verb != verbPatch || past.Actions[n-1].Kind != kindStatefulSet {
+		t.Fatalf("past the deadline: actions %+v, want the status then a patch of the set", past.Actions)
+	}
+	var raw struct {
+		Actions []struct {
+			Patch     []map[string]any
+			PatchType string
+		}
+	}
+	if err := json.Unmarshal(pastRaw, &raw); err != nil {
+		t.Fatal(err)
+	}
+	patch := raw.Actions[n-1]
+	want := []map[string]any{
+		{"op": "test", "path": "/metadata/generation", "value": float64(2)},
+		{"op": "replace", "path": "/spec/template", "value": goodTemplate},
+	}
+	if patch.PatchType != patchTypeJSONPatch || diffJSON(mustJSON(t, want), mustJSON(t, patch.Patch)) != "" {
+		t.Errorf("rollback patch %s %s, want %s", patch.PatchType, mustJSON(t, patch.Patch), mustJSON(t, want))
+	}
+	if rb := conditionOf(t, past.status(t), conditionRolledBack); rb == nil || rb.Status != "True" || !strings.Contains(rb.Message, "to revision "+good["metadata"].(map[string]any)["name"].(string)+" from revision "+bad) {
+		t.Errorf("RolledBack condition %+v", rb)
+	}
+	if !past.hasEvent("Normal " + eventRollingBack) {
+		t.Errorf("events %+v, want RollingBack", past.Events)
+	}
+
+	// The sync after the rollback: the old template back (generation 3), web-4 at the broken revision and
+	// not Ready for 40 s.
+	var v map[string]any
+	_ = json.Unmarshal(nextSync(t, in, exceeded, 40*time.Second), &v)
+	set := v["statefulSet"].(map[string]any)
+	set["metadata"].(map[string]any)["generation"] = float64(3)
+	set["spec"].(map[string]any)["template"] = goodTemplate
+	var rev any
+	_ = json.Unmarshal(badRevision, &rev)
+	v["revisions"] = append(v["revisions"].([]any), rev)
+	web4 := v["pods"].([]any)[4].(map[string]any)
+	web4["metadata"].(map[string]any)["labels"].(map[string]any)["controller-revision-hash"] = bad
+	for _, c := range web4["status"].(map[string]any)["conditions"].([]any) {
+		c := c.(map[string]any)
+		if c["type"] == "Ready" || c["type"] == "ContainersReady" {
+			c["status"], c["lastTransitionTime"] = "False", "2026-11-22T10:01:20Z" // 50 s before now+40s
+		}
+	}
+	after, _ := json.Marshal(v)
+	w := decodeDeadlinePlan(t, Reconcile(after)).podWrites()
+	if len(w) != 1 || w[0] != "delete Pod web-4" {
+		t.Errorf("after the rollback: pod writes %v, want web-4 (broken revision, not Ready past the deadline) deleted", w)
+	}
+	upstream := decodeDeadlinePlan(t, Reconcile(withoutKey(t, after, annotationOnProgressDeadline))).podWrites()
+	if len(upstream) != 0 {
+		t.Errorf("after a rollback by hand, without Rollback: pod writes %v, want none (upstream waits for web-4)", upstream)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -99,6 +99,10 @@ type syncer struct {
 	slots    ordinal.Slots // the set's ordinals by replica slot (upstream's, or reserve-ordinals')
 	podsHeld bool          // an extension's annotation is invalid: no pod is written until it is fixed
 
+	// rollbackTo, rollbackFrom: the revisions of the rollback extension progress-deadline writes after the
+	// status (rollbackOnDeadline; "": none)
+	rollbackTo, rollbackFrom string
+
 	failAt map[int]error // the host's refusals by the seq of the write they answer (write_failures.go)
 }
 

@@ -31,6 +31,11 @@ func (s *syncer) updateStatefulSet(pods []*pod) (*setStatus, error) {
 			// refuses (a storage class without allowVolumeExpansion) holds back neither pods nor status
 			err = s.resizeClaims()
 		}
+		if err == nil {
+			// extension progress-deadline's rollback (extended module only): after the status, whose write
+			// is guarded by the set's resourceVersion the rollback changes
+			err = s.rollbackOnDeadline()
+		}
 	}
 	truncErr := s.truncateHistory(pods, revisions, current, update)
 	if err != nil {

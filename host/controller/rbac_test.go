@@ -21,6 +21,7 @@ func usedPermissions() map[string]string {
 	for group, mode := range map[string]string{"ordinal.dev": "CRD mode", "apps": "--apps-v1"} {
 		used[group+"/statefulsets get"] = "recheckSet: upstream's canAdopt, an uncached GET of the set before adopting (" + mode + ")"
 		used[group+"/statefulsets/status update"] = "a plan's updateStatus (" + mode + ")"
+		used[group+"/statefulsets patch"] = "a plan's rollback at the progress deadline, extension progress-deadline (firewall: set_rollback.go; " + mode + ")"
 		used[group+"/statefulsets/finalizers update"] = "pods carry an owner reference to the set with blockOwnerDeletion (OwnerReferencesPermissionEnforcement; " + mode + ")"
 	}
 	resources := map[string]string{abi.KindPod: "/pods", abi.KindControllerRevision: "apps/controllerrevisions",

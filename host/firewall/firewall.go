@@ -136,6 +136,9 @@ func (st *planState) check(a *abi.Action) (Rule, string) {
 	}
 	switch a.Kind {
 	case st.s.Kind:
+		if a.Verb == abi.VerbPatch {
+			return checkSetRollback(st.s, a)
+		}
 		return checkStatus(st.s, a)
 	case abi.KindPod:
 		return st.checkPod(a)

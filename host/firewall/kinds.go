@@ -19,10 +19,10 @@ var verbsByKind = map[string]map[string]bool{
 // checkKindVerb allows only the kinds and verbs above, and updateStatus of the set's kind.
 func checkKindVerb(s *Scope, a *abi.Action) (Rule, string) {
 	if a.Kind == s.Kind {
-		if a.Verb != abi.VerbUpdateStatus {
+		if a.Verb != abi.VerbUpdateStatus && a.Verb != abi.VerbPatch {
 			return RuleKindVerb, fmt.Sprintf("%s of a %s: the controller only writes the status of its set", a.Verb, a.Kind)
 		}
-		return "", ""
+		return "", "" // a patch is extension progress-deadline's rollback, allowed only as that (set_rollback.go)
 	}
 	verbs, ok := verbsByKind[a.Kind]
 	if !ok {

@@ -30,6 +30,7 @@ type Scope struct {
 	// claimSizes: with extension resize-claims on, each template's storage request (claim_resize.go)
 	claimSizes map[string]string
 	selector   labels.Selector
+	rollback   rollbackScope // extension progress-deadline's rollback (set_rollback.go)
 
 	Pods, Revisions, Claims map[string]*Object
 }
@@ -93,6 +94,14 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 			if l.what == "claims" {
 				keep = raw
 			}
+			if l.what == "revisions" && s.WantsRevisionData(md.Name) && (md.Namespace == "" || md.Namespace == s.Namespace) {
+				var r struct {
+					Data json.RawMessage `json:"data"`
+				}
+				if json.Unmarshal(raw, &r) == nil {
+					s.RevisionData(r.Data)
+				}
+			}
 			s.add(l.into, md.Name, md.Namespace, md.UID, md.Labels, md.OwnerReferences, keep)
 		}
 	}
@@ -114,6 +123,9 @@ func ScopeFromObjects(set *appsv1.StatefulSet, setJSON json.RawMessage, pods []*
 	}
 	for _, r := range revisions {
 		s.add(s.Revisions, r.Name, r.Namespace, r.UID, r.Labels, r.OwnerReferences, nil)
+		if s.WantsRevisionData(r.Name) && (r.Namespace == "" || r.Namespace == s.Namespace) {
+			s.RevisionData(r.Data.Raw)
+		}
 	}
 	for i, c := range claims {
 		s.add(s.Claims, c.Name, c.Namespace, c.UID, c.Labels, c.OwnerReferences, claimJSON[i])
@@ -217,6 +229,7 @@ func newScope(set *appsv1.StatefulSet, setJSON json.RawMessage) (*Scope, error) 
 		s.ClaimTemplates = append(s.ClaimTemplates, t.Name)
 	}
 	s.claimSizes = claimSizes(set.Annotations, setJSON)
+	s.rollback = newRollbackScope(set)
 	if sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err == nil && !sel.Empty() {
 		s.selector = sel
 	}

@@ -80,6 +80,12 @@ func (e *engine) scope() (*firewall.Scope, error) {
 			return nil, err
 		}
 	}
+	// extension progress-deadline's rollback puts back the current revision's template: the firewall reads it
+	if name := set.Status.CurrentRevision; s.WantsRevisionData(name) {
+		if r := e.api.Get(world.KindRevision, name); r != nil {
+			s.RevisionData(mustJSON(r["data"]))
+		}
+	}
 	return s, nil
 }
 

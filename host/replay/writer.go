@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -44,6 +45,9 @@ func (w *worldWriter) write(a *abi.Action, precondition types.UID) error {
 		// the precondition.
 		return w.api.UpdateStatus(Obj{"metadata": jsonobj.GetObj(w.set, "metadata"), "status": obj["status"]})
 	case abi.VerbPatch:
+		if a.Kind == world.KindSet {
+			return w.patchSet(a)
+		}
 		p, err := jsonobj.DecodeObj(a.Patch)
 		if err != nil {
 			return err
@@ -53,6 +57,32 @@ func (w *worldWriter) write(a *abi.Action, precondition types.UID) error {
 		return w.api.Delete(a.Kind, a.Name, string(precondition))
 	}
 	return world.NewAPIError("Invalid", "unknown verb %q", a.Verb)
+}
+
+// patchSet applies a JSON patch of the set (extension progress-deadline's rollback, the one set patch a
+// plan may carry) with the library kube-apiserver applies JSON patches with, then stores the result as an
+// update of the set (validated, its generation bumped for a spec change).
+func (w *worldWriter) patchSet(a *abi.Action) error {
+	if a.PatchType != "application/json-patch+json" {
+		return world.NewAPIError("UnsupportedMediaType", "the set takes only a JSON patch here, not %q", a.PatchType)
+	}
+	p, err := jsonpatch.DecodePatch(a.Patch)
+	if err != nil {
+		return world.NewAPIError("BadRequest", "%v", err)
+	}
+	cur := w.api.StatefulSet()
+	if cur == nil || jsonobj.GetStr(cur, "metadata.name") != a.Name {
+		return world.NewAPIError("NotFound", "statefulsets.apps %q not found", a.Name)
+	}
+	out, err := p.Apply(mustJSON(cur))
+	if err != nil {
+		return world.NewAPIError("Invalid", "the server rejected our request due to an error in our request: %v", err)
+	}
+	o, err := jsonobj.DecodeObj(out)
+	if err != nil {
+		return err
+	}
+	return w.api.Update(world.KindSet, o)
 }
 
 // resourceVersion is the written object's resourceVersion now ("" once it is gone), as the API server's

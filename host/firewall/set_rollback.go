@@ -1,0 +1,104 @@
+package firewall
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/ordinal-dev/ordinal/abi"
+)
+
+// The one write to the set besides its status: extension progress-deadline's rollback, on a set annotated
+// ordinal.dev/on-progress-deadline: Rollback with a valid ordinal.dev/progress-deadline-seconds. It is a
+// JSON patch of exactly two operations: a test that metadata.generation is the snapshot's (an edit made
+// since is never overwritten), and the replacement of spec.template by the whole template the
+// ControllerRevision named by the set's status.currentRevision holds ("$patch": "replace" dropped). Nothing
+// else of the set can be written: not its replicas, strategy, claims or metadata, and no template the set
+// never ran.
+
+// rollbackScope is what the rule needs of the set: set by newScope, the template by the revisions' reader.
+type rollbackScope struct {
+	on              bool // the annotations ask for a rollback at the deadline
+	generation      int64
+	currentRevision string
+	template        any // the current revision's whole template, decoded; nil: none known
+}
+
+func newRollbackScope(set *appsv1.StatefulSet) rollbackScope {
+	a := set.Annotations
+	n, err := strconv.ParseInt(a[abi.AnnotationProgressDeadlineSeconds], 10, 64)
+	on := a[abi.AnnotationOnProgressDeadline] == "Rollback" && err == nil && n > 0 && set.DeletionTimestamp == nil &&
+		set.Status.CurrentRevision != "" && set.Status.CurrentRevision != set.Status.UpdateRevision
+	return rollbackScope{on: on, generation: set.Generation, currentRevision: set.Status.CurrentRevision}
+}
+
+// WantsRevisionData reports whether the firewall needs the data of the ControllerRevision named name (the
+// rollback rule's current revision): a host that builds the scope object by object passes it to
+// RevisionData.
+func (s *Scope) WantsRevisionData(name string) bool {
+	return s.rollback.on && name == s.rollback.currentRevision
+}
+
+// RevisionData records the data of the ControllerRevision WantsRevisionData asked for. Data that holds no
+// whole template leaves the rollback refused.
+func (s *Scope) RevisionData(data []byte) {
+	var d struct {
+		Spec struct {
+			Template map[string]any `json:"template"`
+		} `json:"spec"`
+	}
+	if decodeWire(data, &d) != nil || d.Spec.Template == nil || d.Spec.Template["$patch"] != "replace" {
+		return
+	}
+	delete(d.Spec.Template, "$patch")
+	s.rollback.template = d.Spec.Template
+}
+
+type jsonPatchOp struct {
+	Op    string          `json:"op"`
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value"`
+}
+
+// checkSetRollback checks a patch of the set against the rule above.
+func checkSetRollback(s *Scope, a *abi.Action) (Rule, string) {
+	rb := &s.rollback
+	if !rb.on || rb.template == nil {
+		return RuleKindVerb, fmt.Sprintf("a %s is patched only to roll it back, on a set annotated %s: Rollback (with %s) mid-rollout whose current revision holds a whole template",
+			a.Kind, abi.AnnotationOnProgressDeadline, abi.AnnotationProgressDeadlineSeconds)
+	}
+	if a.Name != s.Name {
+		return RuleName, fmt.Sprintf("a rollback patches this set (%s), not %.64q", s.Name, a.Name)
+	}
+	if a.PatchType != "application/json-patch+json" {
+		return RulePatch, fmt.Sprintf("patch type %q: a rollback is a JSON patch", a.PatchType)
+	}
+	const shape = `a rollback patch is [{"op":"test","path":"/metadata/generation","value":<the snapshot's>},{"op":"replace","path":"/spec/template","value":<the current revision's template>}]`
+	var raw []map[string]json.RawMessage
+	if err := decodeWire(a.Patch, &raw); err != nil || len(raw) != 2 {
+		return RulePatch, shape
+	}
+	ops := make([]jsonPatchOp, 2)
+	for i, m := range raw {
+		if len(m) != 3 || m["op"] == nil || m["path"] == nil || m["value"] == nil {
+			return RulePatch, shape
+		}
+		b, _ := json.Marshal(m)
+		if decodeWire(b, &ops[i]) != nil {
+			return RulePatch, shape
+		}
+	}
+	var gen json.Number
+	if ops[0].Op != "test" || ops[0].Path != "/metadata/generation" || decodeWire(ops[0].Value, &gen) != nil || gen.String() != strconv.FormatInt(rb.generation, 10) ||
+		ops[1].Op != "replace" || ops[1].Path != "/spec/template" {
+		return RulePatch, shape
+	}
+	var tmpl any
+	if err := decodeWire(ops[1].Value, &tmpl); err != nil || !reflect.DeepEqual(tmpl, rb.template) {
+		return RulePatch, fmt.Sprintf("a rollback puts back the template of revision %s as it holds it, and nothing else", rb.currentRevision)
+	}
+	return "", ""
+}
