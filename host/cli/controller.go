@@ -113,17 +113,17 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	o.kube.bindRate(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.selector, "selector", "", "label selector: watch only StatefulSets, Pods, ControllerRevisions and PVCs with these labels, filtered by the API server (pod and claim templates must carry them; alias --label-selector)")
-	f.IntVar(&o.workers, "workers", 2, "concurrent syncs (one set is never synced by two workers at once)")
+	f.IntVar(&o.workers, "workers", 2, "concurrent syncs, 1 to 1000 (one set is never synced by two workers at once)")
 	f.BoolVar(&o.appsV1, "apps-v1", false, "also manage apps/v1 StatefulSets (only where kube-controller-manager's StatefulSet controller is off)")
 	f.BoolVar(&o.ordinalKind, "ordinal-kind", true, "manage Ordinal's own StatefulSets (ordinal.dev/v1), whose CRD must then be installed; false, with --apps-v1: apps/v1 StatefulSets only, where the CRD is not")
 	f.BoolVar(&o.force, "force", false, "act on sets another controller also acts on (by default such a set is left alone, with a Warning event OtherControllerActive)")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader with a Lease before running (for more than one replica)")
-	f.IntVar(&o.shards, "shards", 1, "split the sets by namespace hash into this many shards, each synced by one of the replicas running with the same --shards and --leader-election-id, through Leases (1: one leader syncs every set)")
+	f.IntVar(&o.shards, "shards", 1, "split the sets by namespace hash into this many shards, each synced by one of the replicas running with the same --shards and --leader-election-id, through Leases, 1 to 1024 (1: one leader syncs every set)")
 	f.StringVar(&o.leNamespace, "leader-election-namespace", "", "namespace of the Lease (default: --namespace, else \"default\")")
 	f.StringVar(&o.leID, "leader-election-id", "ordinal-controller", "name of the Lease")
 	f.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease and at the end of its requests' user agent, ordinal/<version>/<identity> (default: hostname_pid)")
-	f.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standbys wait before taking over an unrenewed lease")
-	f.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up")
+	f.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standbys wait before taking over an unrenewed lease (longer than the renew deadline)")
+	f.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up (longer than 1.2 × the retry period)")
 	f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between lease acquire/renew attempts")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (\"0\" disables; alias --metrics-addr)")
 	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (\"0\" disables; alias --health-addr)")
@@ -137,7 +137,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	f.DurationVar(&o.staleTimeout, "stale-timeout", 30*time.Second, "longest a set waits for the informers to observe the controller's own writes before it is synced anyway")
 	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, e.g. MaxUnavailableStatefulSet=false (gates: ordinal version)")
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
-	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: skipped syncs, leader changes; 4: client-go detail)")
+	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity, 0 to 10 (2: skipped syncs, leader changes; 4: client-go detail)")
 	f.DurationVar(&o.shutdownDeadline, "shutdown-grace", 30*time.Second, "on SIGTERM, longest wait for syncs in flight before exiting")
 	f.DurationVar(&o.modulePoll, "module-poll-interval", time.Second, "how often the --module file is checked for a new module to hot-swap in (0: never)")
 	f.StringVar(&o.signalsConfigMap, "signals-configmap", "", "NAMESPACE/NAME of a ConfigMap whose keys are signals for the sets' policies (ordinal.dev/policies), each value JSON or a string")
@@ -203,8 +203,8 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if o.setCacheIdle < 0 {
-		return withCode(ExitUsage, fmt.Errorf("--set-cache-idle must be 0 (kept) or a positive duration, not %s", o.setCacheIdle))
+	if err := o.checkRanges(); err != nil {
+		return withCode(ExitUsage, err)
 	}
 	if len(o.targets()) == 0 {
 		return withCode(ExitUsage, errors.New("--ordinal-kind=false leaves nothing to manage: add --apps-v1"))

@@ -254,3 +254,29 @@ func TestShardsFlag(t *testing.T) {
 		}
 	}
 }
+
+// Every numeric flag of the controller has a range, checked before the module loads or anything connects
+// (the kubeconfig here does not exist: a usage error must come first).
+func TestControllerFlagRanges(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shards", "1000000"}, "--shards 1000000: must be from 1 to 1024"},
+		{[]string{"--shards", "2147483647"}, "--shards 2147483647"},
+		{[]string{"--workers", "0"}, "--workers 0: must be from 1 to 1000"},
+		{[]string{"--workers", "100000"}, "--workers 100000"},
+		{[]string{"-v", "99"}, "-v 99: must be from 0 to 10"},
+		{[]string{"--stale-timeout", "0s"}, "--stale-timeout 0s: must be a positive duration"},
+		{[]string{"--resync", "-1s"}, "--resync -1s: must be 0 or a positive duration"},
+		{[]string{"--set-cache-idle", "-1s"}, "--set-cache-idle -1s"},
+		{[]string{"--leader-election-lease-duration", "5s"}, "must be longer than --leader-election-renew-deadline"},
+		{[]string{"--leader-election-retry-period", "9s"}, "longer than 1.2 × --leader-election-retry-period"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(append([]string{"controller", "--kubeconfig", "/nonexistent", "--cache-dir", ""}, tc.args...), strings.NewReader(""), &out, &errb)
+		if code != ExitUsage || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, want %d naming %q:\n%s", tc.args, code, ExitUsage, tc.want, errb.String())
+		}
+	}
+}
