@@ -61,7 +61,9 @@ func TestSetRollbackPatch(t *testing.T) {
 	test := func(gen any) map[string]any {
 		return map[string]any{"op": "test", "path": "/metadata/generation", "value": gen}
 	}
-	replace := func(path string, v any) map[string]any { return map[string]any{"op": "replace", "path": path, "value": v} }
+	replace := func(path string, v any) map[string]any {
+		return map[string]any{"op": "replace", "path": path, "value": v}
+	}
 	other := map[string]any{}
 	b, _ := json.Marshal(tmpl)
 	_ = json.Unmarshal([]byte(strings.Replace(string(b), "nginx-slim:0.27", "nginx-slim:0.99", 1)), &other)
