@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -152,5 +153,19 @@ func TestPreviewFromAScenarioKeepsItsBudgets(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// `ordinal test` prints what a policy said (a hold's message, its error) through termsafe: a hostile policy's
+// escapes (window title, clear screen, a right-to-left override) reach the terminal as visible text.
+func TestTestResultsAreTerminalSafe(t *testing.T) {
+	var b bytes.Buffer
+	writeTestResults(&b, []testResult{{File: "t.yaml", Name: "hold", Failures: []string{"held: \x1b]0;pwned\x07\x1b[2J \u202eevil"}}}, 1)
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07\u202e") {
+		t.Fatalf("raw control characters reached the output: %q", out)
+	}
+	if !strings.Contains(out, `\x1b]0;pwned\x07\x1b[2J \u202eevil`) {
+		t.Errorf("the message is not shown escaped: %q", out)
 	}
 }

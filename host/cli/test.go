@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
@@ -145,22 +146,27 @@ Exit codes:
 	return cmd
 }
 
+// writeTestResults prints the results for people. A failure quotes what a policy said (its hold's message,
+// its error), which a hostile policy can fill with terminal escapes: the text goes through termsafe, as
+// replay's does.
 func writeTestResults(w io.Writer, results []testResult, failed int) {
+	var b strings.Builder
 	// What fails a CI job first.
 	for _, r := range results {
 		if !r.Passed {
-			fmt.Fprintf(w, "FAIL  %s (%s)\n", r.Name, r.File)
+			fmt.Fprintf(&b, "FAIL  %s (%s)\n", r.Name, r.File)
 			for _, f := range r.Failures {
-				fmt.Fprintf(w, "        %s\n", f)
+				fmt.Fprintf(&b, "        %s\n", f)
 			}
 		}
 	}
 	for _, r := range results {
 		if r.Passed {
-			fmt.Fprintf(w, "PASS  %s (%s: %s, %d holds)\n", r.Name, r.File, r.Outcome, len(r.Holds))
+			fmt.Fprintf(&b, "PASS  %s (%s: %s, %d holds)\n", r.Name, r.File, r.Outcome, len(r.Holds))
 		}
 	}
-	fmt.Fprintf(w, "%d tests, %d failed\n", len(results), failed)
+	fmt.Fprintf(&b, "%d tests, %d failed\n", len(results), failed)
+	_, _ = io.WriteString(w, termsafe.String(b.String()))
 }
 
 func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testResult, error) {
