@@ -2,6 +2,7 @@ package plan
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ordinal-dev/ordinal/abi"
 )
@@ -75,10 +76,18 @@ func failureEvent(set string, a *abi.Action, err error) (abi.Event, bool) {
 	return abi.Event{}, false
 }
 
-// Truncate cuts an event message (or a log's detail) to n bytes and marks the cut.
+// Truncate cuts an event message (or a log's detail) to at most n bytes, at a character boundary, and marks
+// the cut.
 func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
 	return s[:n] + "..."
 }
+
+// MaxEventMessage is how long an event message a module or a policy chose may be when recorded: events.k8s.io's
+// limit on a note (1 KiB), which kube-apiserver enforces there; a longer one is cut (Truncate).
+const MaxEventMessage = 1024

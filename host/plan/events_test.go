@@ -3,7 +3,9 @@ package plan_test
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/plan"
@@ -82,5 +84,17 @@ func TestFailureEvents(t *testing.T) {
 		if tc.want == "" && got != nil || tc.want != "" && (len(got) != 1 || got[0].Message != tc.want) {
 			t.Errorf("%s %s: %+v", tc.a.Verb, tc.a.Kind, got)
 		}
+	}
+}
+
+// Truncate cuts at a character boundary: a cut inside a multi-byte character would record invalid UTF-8.
+func TestTruncateKeepsCharactersWhole(t *testing.T) {
+	if got := plan.Truncate("abc", 5); got != "abc" {
+		t.Errorf("short text changed: %q", got)
+	}
+	s := strings.Repeat("é", 600) // 2 bytes each
+	got := plan.Truncate(s, plan.MaxEventMessage+1)
+	if !utf8.ValidString(got) || len(got) > plan.MaxEventMessage+1+len("...") || !strings.HasSuffix(got, "...") {
+		t.Errorf("Truncate: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }
