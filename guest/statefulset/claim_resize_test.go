@@ -174,3 +174,19 @@ func TestResizeClaimsLargeSet(t *testing.T) {
 		}
 	}
 }
+
+// A resize-claims value other than "true" or "false" ("True", "yes", "1") resizes nothing and says so, as
+// the other extensions warn of a value they cannot read; the faithful module ignores it.
+func TestResizeClaimsInvalidValueWarns(t *testing.T) {
+	for _, v := range []string{"True", "yes", "1", "false"} {
+		p := decodeDeadlinePlan(t, Reconcile(resizeSnapshot(t, map[string]string{annotationResizeClaims: v}, nil)))
+		for _, a := range p.Actions {
+			if a.Kind == kindPVC && a.Verb == verbPatch {
+				t.Errorf("%q: claim %s patched", v, a.Name)
+			}
+		}
+		if want := extendedBuild && v != "false"; p.hasEvent("Warning InvalidAnnotation") != want {
+			t.Errorf("%q: events %+v, want an InvalidAnnotation warning: %v", v, p.Events, want)
+		}
+	}
+}
