@@ -22,11 +22,14 @@ const annotationResizeClaims = "ordinal.dev/resize-claims"
 // API server refuses fails the sync (a FailedPatch event; backoff), as a refused claim write fails
 // upstream's.
 func (s *syncer) resizeClaims() error {
-	if v, ok := s.set.Meta.Annotations[annotationResizeClaims]; extendedBuild && ok && v != "true" && v != "false" {
+	if !extendedBuild {
+		return nil
+	}
+	if v, ok := s.set.Meta.Annotations[annotationResizeClaims]; ok && v != "true" && v != "false" {
 		// "True", "yes", "1": whoever wrote it meant to turn it on; say it is off, as the other extensions do
 		s.event(eventWarning, "InvalidAnnotation", annotationResizeClaims+": "+strconv.Quote(v)+` is neither "true" nor "false": no claim is resized`)
 	}
-	if !extendedBuild || s.set.Meta.Annotations[annotationResizeClaims] != "true" || s.set.Meta.Deleting || s.paused() || s.podsHeld {
+	if s.set.Meta.Annotations[annotationResizeClaims] != "true" || s.set.Meta.Deleting || s.paused() || s.podsHeld {
 		return nil
 	}
 	// each template's storage request, by name: the last of two templates with one name wins, as for the
