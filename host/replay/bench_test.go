@@ -70,7 +70,7 @@ func BenchmarkReplay(b *testing.B) {
 }
 
 // BenchmarkPreview previews an image change of a settled 300-pod set with the delays model (PreviewEdit:
-// the edit's replay and the traps it looks for); syncs/op counts the replays' module calls. The tests' checks
+// the edit's replay, the traps it looks for, and the never-Ready what-if); syncs/op counts the replays' module calls. The tests' checks
 // of every encode and collection (TestMain) are off: this measures what a user's preview costs.
 func BenchmarkPreview(b *testing.B) {
 	defer func(enc, graph bool) { verifyEncodedObjects, world.VerifyOwnerGraph = enc, graph }(verifyEncodedObjects, world.VerifyOwnerGraph)
@@ -104,6 +104,12 @@ func BenchmarkPreview(b *testing.B) {
 					b.Fatalf("outcome %s: %s", p.Outcome.Result, p.Outcome.Summary)
 				}
 				syncs = p.Outcome.Steps
+				if n := p.NeverReady; n != nil { // the what-if's replays (preview_never_ready.go)
+					syncs += n.Outcome.Steps
+					if n.Undo != nil {
+						syncs += n.Undo.Outcome.Steps
+					}
+				}
 			}
 			b.ReportMetric(float64(syncs), "syncs/op")
 		})

@@ -35,9 +35,12 @@ type Preview struct {
 	Estimate  *Estimate `json:"estimate,omitempty"`
 	KubeModel string    `json:"kubeletModel"`
 	// Pace is the kubelet model's pace in words (KubeletConfig.Pace): the delays the preview used, and whence.
-	Pace     string    `json:"pace"`
-	Timeline *Timeline `json:"-"`
-	features map[string]bool
+	Pace string `json:"pace"`
+	// NeverReady answers "what if the new revision never becomes Ready?" for an edit of the pod template
+	// (preview_never_ready.go); nil for an edit that makes no new revision, or under OnDelete.
+	NeverReady *NeverReadyOutcome `json:"neverReady,omitempty"`
+	Timeline   *Timeline          `json:"-"`
+	features   map[string]bool
 	// the edited set turns on extension recover-stuck and its module has it: the OrderedReady trap is not one
 	recoverStuck bool
 	reserving    func(annotations map[string]string) bool // the set turns on extension reserve-ordinals and its module has it
@@ -146,6 +149,11 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	p.warn(base.snapshot, o, fs, final, tl)
 	if tl.Outcome.Result == "partial" {
 		p.Estimate = p.estimateRest(base.snapshot, final)
+	}
+	if neverReadyAsked(changes, fs) {
+		if err := p.answerNeverReady(ctx, base, &sc, annotations(fs), opts); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -351,6 +359,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 	if p.Estimate != nil {
 		fmt.Fprintf(&b, "estimate for the rest: %s (%s)\n", p.Estimate, p.Estimate.Basis)
 	}
+	p.writeNeverReady(&b)
 	p.writeWarnings(&b)
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
 	return err
