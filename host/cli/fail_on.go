@@ -24,12 +24,14 @@ var failOnNames = map[string]string{
 	"max-unavailable-ignored":          replay.WarnMaxUnavailableIgnored,
 	"on-delete":                        replay.WarnOnDelete,
 	"unfinished":                       replay.WarnUnfinished,
+	"unrecoverable":                    replay.WarnUnrecoverable,
 }
 
 const failOnHelp = `conditions that make the command fail (comma-separated): stuck (exit 6), limit (exit 7), and
 for exit 8 data-loss (PVCs deleted; alias claims-deleted), ordered-ready-blocked, max-unavailable-counts-held-back,
-max-unavailable-ignored, on-delete, unfinished (preview warnings; replay knows data-loss only); none
-fails on nothing`
+max-unavailable-ignored, on-delete, unfinished, unrecoverable (if the new revision never becomes Ready,
+reverting the template alone does not recover the rollout and no recovery is configured) (preview
+warnings; replay knows data-loss only); none fails on nothing`
 
 // failOn is a parsed --fail-on list: outcome and warning codes.
 type failOn map[string]bool

@@ -91,6 +91,42 @@ func TestPreviewForcedRollbackTrap(t *testing.T) {
 	}
 }
 
+// --fail-on unrecoverable gates on the forced-rollback trap predicted before apply: an OrderedReady image change
+// whose new revision, were it never Ready, would stall on web-4 with no way back but deleting it exits 8 and
+// names the pod; by default (stuck,limit) the same preview passes, its -o json has the neverReady answer; a
+// scale-down, which makes no new revision, does not trip it.
+func TestPreviewFailOnUnrecoverable(t *testing.T) {
+	const snap = "../../examples/ci/web.snapshot.json"
+	code, out, errs := run(t, "", "preview", "-f", "../../examples/ci/web-new-image.yaml", "--from", snap, "--fail-on", "unrecoverable")
+	if code != ExitFailOn || !strings.Contains(errs, "--fail-on: Unrecoverable: ") || !strings.Contains(errs, "stalls on web-4") || !strings.Contains(out, "kubectl delete pod web-4") {
+		t.Fatalf("exit %d, want %d naming web-4: %s\n%s", code, ExitFailOn, errs, out)
+	}
+	code, out, errs = run(t, "", "preview", "-f", "../../examples/ci/web-new-image.yaml", "--from", snap, "-o", "json")
+	var p struct {
+		NeverReady *struct {
+			Result  string   `json:"result"`
+			WaitsOn []string `json:"waitsOn"`
+			Undo    *struct {
+				Recovers bool `json:"recovers"`
+			} `json:"undo"`
+			Recovery struct{ Kind string } `json:"recovery"`
+		} `json:"neverReady"`
+	}
+	if code != ExitOK {
+		t.Fatalf("default --fail-on: exit %d: %s", code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil || p.NeverReady == nil || p.NeverReady.Result != "stalls" ||
+		len(p.NeverReady.WaitsOn) != 1 || p.NeverReady.WaitsOn[0] != "web-4" || p.NeverReady.Undo == nil || p.NeverReady.Undo.Recovers || p.NeverReady.Recovery.Kind != "manual" {
+		t.Fatalf("-o json neverReady (%v): %+v\n%.600s", err, p.NeverReady, out)
+	}
+	if code, _, errs := run(t, "", "preview", "-f", "../../examples/ci/web-scale-down.yaml", "--from", snap, "--fail-on", "unrecoverable"); code != ExitOK {
+		t.Fatalf("scale-down: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run(t, "", "replay", "../../examples/rolling-update.yaml", "--fail-on", "unrecoverable"); code != ExitUsage || !strings.Contains(errs, "a preview warning") {
+		t.Fatalf("replay --fail-on unrecoverable: exit %d: %s", code, errs)
+	}
+}
+
 func TestPreviewFromSnapshot(t *testing.T) {
 	edit := filepath.Join(t.TempDir(), "edit.json")
 	snap, err := os.ReadFile("../../examples/web-fresh.snapshot.json")

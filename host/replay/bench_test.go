@@ -3,7 +3,11 @@ package replay
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/ordinal-dev/ordinal/host/replay/world"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // benchScenario is a set of n replicas created from a manifest (OrderedReady by default; Parallel
@@ -63,4 +67,59 @@ func BenchmarkReplay(b *testing.B) {
 			b.ReportMetric(float64(syncs), "syncs/op")
 		})
 	}
+}
+
+// BenchmarkPreview previews an image change of a settled 300-pod set with the delays model (PreviewEdit:
+// the edit's replay, the traps it looks for, and the never-Ready what-if); syncs/op counts the replays' module calls. The tests' checks
+// of every encode and collection (TestMain) are off: this measures what a user's preview costs.
+func BenchmarkPreview(b *testing.B) {
+	defer func(enc, graph bool) { verifyEncodedObjects, world.VerifyOwnerGraph = enc, graph }(verifyEncodedObjects, world.VerifyOwnerGraph)
+	verifyEncodedObjects, world.VerifyOwnerGraph = false, false
+	for _, c := range []struct {
+		name     string
+		parallel bool
+	}{{"image-300-orderedready", false}, {"image-300-parallel", true}} {
+		sc, err := ParseScenario([]byte(strings.Replace(benchScenario(300, c.parallel, false), "kubelet: {model: tick}\n", "", 1)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tl, err := Run(context.Background(), sc, testOptions())
+		if err != nil || tl.Outcome.Result != "complete" {
+			b.Fatalf("creating the set: %v %+v", err, tl.Outcome)
+		}
+		base, err := ScenarioFromSnapshot(tl.Final)
+		if err != nil {
+			b.Fatal(err)
+		}
+		edit := mustJSON(jsonobj.GetObj(mustDecode(b, tl.Final), "statefulSet"))
+		edit = []byte(strings.Replace(string(edit), "nginx-slim:0.27", "nginx-slim:0.28", 1))
+		b.Run(c.name, func(b *testing.B) {
+			var syncs int
+			for b.Loop() {
+				p, err := PreviewEdit(context.Background(), base, edit, testOptions())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p.Outcome.Result != "complete" {
+					b.Fatalf("outcome %s: %s", p.Outcome.Result, p.Outcome.Summary)
+				}
+				syncs = p.Outcome.Steps
+				if n := p.NeverReady; n != nil { // the what-if's replays (preview_never_ready.go)
+					syncs += n.Outcome.Steps
+					if n.Undo != nil {
+						syncs += n.Undo.Outcome.Steps
+					}
+				}
+			}
+			b.ReportMetric(float64(syncs), "syncs/op")
+		})
+	}
+}
+
+func mustDecode(b *testing.B, js []byte) Obj {
+	o, err := jsonobj.DecodeObj(js)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return o
 }

@@ -77,6 +77,15 @@ type Budget struct {
 	// the replay as its step or time limit does (outcome "limit"), not as a preview's budget, past which
 	// the rest is estimated (outcome "partial").
 	Limit string
+	// longest is the longest sync of the replays made before this one under the same Deadline (a
+	// preview's what-if replays follow its own): the deadline is judged by it from the first sync on.
+	longest time.Duration
+}
+
+// wouldPass reports whether a replay started now would pass the Deadline with its first sync, as far as
+// the longest sync so far tells.
+func (b Budget) wouldPass() bool {
+	return !b.Deadline.IsZero() && !time.Now().Add(b.longest).Before(b.Deadline)
 }
 
 // spent: syncs made so far, the longest of them in wall-clock time.
@@ -215,7 +224,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &InvalidWorldError{Err: err}
 	}
-	e := &engine{lastCheck: time.Now(), ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &world.Timers{},
+	e := &engine{lastCheck: time.Now(), longestSync: opts.Budget.longest, ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &world.Timers{},
 		module: opts.Module, revLabels: map[string]string{}}
 	e.clock = world.NewClock(e.start)
 	e.setSignals(sc.Signals, func(string, ...any) {}) // null: no such signal, as in a signals event

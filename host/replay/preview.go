@@ -35,11 +35,16 @@ type Preview struct {
 	Estimate  *Estimate `json:"estimate,omitempty"`
 	KubeModel string    `json:"kubeletModel"`
 	// Pace is the kubelet model's pace in words (KubeletConfig.Pace): the delays the preview used, and whence.
-	Pace     string    `json:"pace"`
-	Timeline *Timeline `json:"-"`
-	features map[string]bool
+	Pace string `json:"pace"`
+	// NeverReady answers "what if the new revision never becomes Ready?" for an edit of the pod template
+	// (preview_never_ready.go); nil for an edit that makes no new revision, or under OnDelete.
+	NeverReady *NeverReadyOutcome `json:"neverReady,omitempty"`
+	Timeline   *Timeline          `json:"-"`
+	features   map[string]bool
 	// the edited set turns on extension recover-stuck and its module has it: the OrderedReady trap is not one
 	recoverStuck bool
+	// the edited set turns on extension progress-deadline and its module has it (its Rollback recovers)
+	progressDeadline bool
 	reserving    func(annotations map[string]string) bool // the set turns on extension reserve-ordinals and its module has it
 	kubelet      KubeletConfig                            // the base world's kubelet model, for the estimate's pace when nothing finished
 }
@@ -116,6 +121,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	p.To.Label = labels[p.To.Name]
 	p.Settings = settingsLine(fs, base.Features)
 	p.recoverStuck = extensionOn(ctx, opts, annotations(fs), abi.AnnotationRecoverStuckAfter)
+	p.progressDeadline = extensionOn(ctx, opts, annotations(fs), abi.AnnotationProgressDeadlineSeconds)
 	p.reserving = func(ann map[string]string) bool { return extensionOn(ctx, opts, ann, abi.AnnotationReserveOrdinals) }
 	if p.reserving(annotations(fs)) {
 		p.Settings += fmt.Sprintf(", reserving ordinals %s", annotations(fs)[abi.AnnotationReserveOrdinals])
@@ -146,6 +152,11 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	p.warn(base.snapshot, o, fs, final, tl)
 	if tl.Outcome.Result == "partial" {
 		p.Estimate = p.estimateRest(base.snapshot, final)
+	}
+	if neverReadyAsked(changes, fs) {
+		if err := p.answerNeverReady(ctx, base, &sc, annotations(fs), opts); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -351,6 +362,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 	if p.Estimate != nil {
 		fmt.Fprintf(&b, "estimate for the rest: %s (%s)\n", p.Estimate, p.Estimate.Basis)
 	}
+	p.writeNeverReady(&b)
 	p.writeWarnings(&b)
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
 	return err

@@ -16,11 +16,11 @@ const previewDir = "../../testdata/replay/preview"
 // also name its trap (lists of pods as runs: web-0..web-2).
 func TestPreviewTraps(t *testing.T) {
 	mustMention := map[string][]string{
-		"forced-rollback":               {"OrderedReady: web-2 not Running and Ready", "forced rollback", "outcome: stuck", "steps: none"},
+		"forced-rollback":               {"OrderedReady: web-2 not Running and Ready", "forced rollback", "outcome: stuck", "steps: none", "if A never becomes Ready: the rollout waits for web-2 (another revision)"},
 		"scale-down-delete":             {"whenScaled=Delete", "data-web-2..data-web-4", "[web-4] -> [web-3] -> [web-2]", "outcome: complete"},
-		"forced-rollback-recover-stuck": {"delete Pod web-2", "outcome: complete", "recover-stuck-after 1m deletes a pod not at the update revision"},
+		"forced-rollback-recover-stuck": {"delete Pod web-2", "outcome: complete", "recover-stuck-after 1m deletes a pod not at the update revision", "if A never becomes Ready: the rollout stalls on web-2", "recovery configured: ordinal.dev/recover-stuck-after 1m"},
 		"reserve-ordinals":              {"create Pod web-4", "delete Pod web-1", "reserve-ordinals \"1\" deletes these PVCs and their data: data-web-1", "outcome: complete"},
-		"partition-unavailable":         {"counts unavailable pods below the partition", "web-0", "held back by the partition: web-0..web-2", "[web-4] -> [web-3]"},
+		"partition-unavailable":         {"counts unavailable pods below the partition", "web-0", "held back by the partition: web-0..web-2", "[web-4] -> [web-3]", "if B never becomes Ready: the rollout stalls on web-0, web-4", "reverting the template recovers it: the controller replaces web-4"},
 	}
 	for name, wants := range mustMention {
 		t.Run(name, func(t *testing.T) {

@@ -260,12 +260,19 @@ func (sc *Scenario) start() time.Time {
 	return t.UTC()
 }
 
-// ScenarioFromSnapshot makes a scenario whose initial world is an ABI snapshot (objects as the
-// API server returned them), starting at the snapshot's `now`.
 // Settled is the scenario that starts from the world tl ended in (preview --scenario): its snapshot, and
 // what a snapshot does not carry — the kubelet model of sc, the signals and PodDisruptionBudgets as they were.
 func Settled(sc *Scenario, tl *Timeline) (*Scenario, error) {
-	base, err := ScenarioFromSnapshot(tl.Final)
+	o, err := jsonobj.DecodeObj(tl.Final)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return settledAt(sc, tl, o)
+}
+
+// settledAt is Settled with tl.Final already decoded (final, which the scenario shares: a replay clones it).
+func settledAt(sc *Scenario, tl *Timeline, final Obj) (*Scenario, error) {
+	base, err := scenarioOfSnapshot(final)
 	if err != nil {
 		return nil, err
 	}
@@ -275,11 +282,18 @@ func Settled(sc *Scenario, tl *Timeline) (*Scenario, error) {
 	return base, nil
 }
 
+// ScenarioFromSnapshot makes a scenario whose initial world is an ABI snapshot (objects as the
+// API server returned them), starting at the snapshot's `now`.
 func ScenarioFromSnapshot(snapshot []byte) (*Scenario, error) {
 	o, err := jsonobj.DecodeObj(snapshot)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
+	return scenarioOfSnapshot(o)
+}
+
+// scenarioOfSnapshot is ScenarioFromSnapshot of a decoded snapshot.
+func scenarioOfSnapshot(o Obj) (*Scenario, error) {
 	if jsonobj.GetObj(o, "statefulSet") == nil {
 		return nil, fmt.Errorf("snapshot: no statefulSet")
 	}

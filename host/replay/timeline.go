@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -37,7 +38,8 @@ type Timeline struct {
 	finalPDBs    []json.RawMessage
 	finalNodes   []json.RawMessage
 
-	budgetSpent bool // the caller's Budget ended the replay (outcome "partial")
+	budgetSpent bool          // the caller's Budget ended the replay (outcome "partial")
+	longestSync time.Duration // its longest sync in wall-clock time (a Budget's deadline judges by it)
 	// The module's Warning InvalidAnnotation messages, each once, in order (a preview's warnings).
 	invalidAnnotations []string
 }
@@ -251,6 +253,7 @@ func (e *engine) statusLine() string {
 // finish classifies how the replay ended.
 func (e *engine) finish() {
 	tl := e.tl
+	tl.longestSync = e.longestSync
 	tl.Final = e.snapshot()
 	tl.finalSignals = maps.Clone(e.signals)
 	for _, p := range e.pdbs {

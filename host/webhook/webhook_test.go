@@ -415,6 +415,33 @@ func TestNotReadyOrderedReady(t *testing.T) {
 	}
 }
 
+// The forced-rollback trap reaches kubectl apply: an OrderedReady image change whose new revision, were it
+// never Ready, would stall on the top pod with no way back but deleting it is warned, naming that pod (the
+// preview's Unrecoverable warning, within the API server's warning limits); a Parallel set with the default
+// maxUnavailable, whose revert replaces the stuck pod, is not.
+func TestUnrecoverableRolloutNamesThePod(t *testing.T) {
+	w := newWorld(t, 3, "OrderedReady", 1, "Retain", "")
+	cur := w.edit(func(s *appsv1.StatefulSet) {
+		s.Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/nginx-slim:0.28"
+	})
+	f := newFixture(t, w.src, nil, nil)
+	resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false))
+	if !resp.Allowed {
+		t.Fatalf("denied: %v", resp.Result)
+	}
+	wantWarning(t, resp.Warnings, "rolling update of 3 pods", "if the new revision never becomes Ready, the rollout stalls on web-2", "kubectl delete pod web-2")
+
+	wp := newWorld(t, 3, "Parallel", 1, "Retain", "")
+	curp := wp.edit(func(s *appsv1.StatefulSet) {
+		s.Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/nginx-slim:0.28"
+	})
+	fp := newFixture(t, wp.src, nil, nil)
+	resp = fp.post(t, reviewOf(t, admissionv1.Update, wp.set, curp, false))
+	if all := strings.Join(resp.Warnings, "\n"); !resp.Allowed || !strings.Contains(all, "rolling update of 3 pods") || strings.Contains(all, "never becomes Ready") {
+		t.Fatalf("Parallel: allowed %v, warnings:\n%s", resp.Allowed, all)
+	}
+}
+
 func TestDryRun(t *testing.T) {
 	w := newWorld(t, 3, "OrderedReady", 1, "Retain", "")
 	f := newFixture(t, w.src, nil, nil)

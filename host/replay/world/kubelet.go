@@ -44,6 +44,11 @@ type KubeletConfig struct {
 	Pods             []PodBehavior `json:"pods,omitempty"`             // per-pod overrides, later rules win
 	// Source says where the delays come from, for people (a live set's preview: the pace its pods showed).
 	Source string `json:"source,omitempty"`
+	// NeverReadyRevision, when set, keeps every pod of this ControllerRevision (its controller-revision-hash
+	// label) Running and never Ready, in both models, whatever the rules say: a preview's "what if the new
+	// revision never becomes Ready". Not a scenario field: a scenario cannot know a revision's name before the
+	// module hashes it; it marks a broken release with NeverReadyAnnotation or an image rule.
+	NeverReadyRevision string `json:"-"`
 }
 
 // maxKubeletSource bounds KubeletConfig.Source.
@@ -222,7 +227,25 @@ func (c KubeletConfig) behaviorOf(p Obj) behavior {
 			b.loseReadinessAfter = opt(r.LoseReadinessAfter)
 		}
 	}
+	b.neverReady = b.neverReady || c.neverReadyRevision(p)
 	return b
+}
+
+// neverReadyRevision: the pod is of the revision the model keeps from ever becoming Ready.
+func (c KubeletConfig) neverReadyRevision(p Obj) bool {
+	return c.NeverReadyRevision != "" && jsonobj.GetStr(p, "metadata.labels.controller-revision-hash") == c.NeverReadyRevision
+}
+
+// notReadyInTick is why the tick model starts a pod Running but not Ready, or "" when it starts it Ready: its
+// never-ready annotation (the reference harness's rule) or the revision the model keeps from being Ready.
+func (c KubeletConfig) notReadyInTick(p Obj) string {
+	switch {
+	case neverReadyAnnotated(p):
+		return NeverReadyAnnotation
+	case c.neverReadyRevision(p):
+		return "revision " + c.NeverReadyRevision + " is never Ready in this model"
+	}
+	return ""
 }
 
 // Kubelet moves pods through their lifecycle in virtual time.
@@ -461,7 +484,7 @@ func (k *Kubelet) ExpandClaims() {
 // TickProgress applies the reference harness's world rules at the start of step `step`.
 func (k *Kubelet) TickProgress(step int) {
 	k.step = step
-	AdvanceTick(k.api, k.clock.Now(),
+	advanceTick(k.api, k.clock.Now(), k.cfg.notReadyInTick,
 		func(name string) bool {
 			ds, ok := k.deletedStep[name]
 			return !ok || ds < step
@@ -497,6 +520,12 @@ func (k *Kubelet) PendingTick() []string {
 // collection. hack/conformance reconstructs the harness's intermediate worlds with the same rules
 // (AdvanceTickSnapshot).
 func AdvanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string) bool, removed, started func(string)) {
+	advanceTick(api, now, KubeletConfig{}.notReadyInTick, mayRemove, mayStart, removed, started)
+}
+
+// advanceTick is AdvanceTick with the reason a pod starts not Ready (notReady, "" for Ready): the harness's
+// annotation, and the tick model's never-Ready revision when it has one.
+func advanceTick(api *APIServer, now time.Time, notReady func(Obj) string, mayRemove, mayStart func(string) bool, removed, started func(string)) {
 	for _, n := range api.Names(KindPod) {
 		p := api.objs[KindPod][n]
 		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil && mayRemove(n) {
@@ -511,12 +540,13 @@ func AdvanceTick(api *APIServer, now time.Time, mayRemove, mayStart func(string)
 			continue
 		}
 		started(n)
-		ready := !neverReadyAnnotated(p)
+		why := notReady(p)
+		ready := why == ""
 		api.MutatePod(n, func(p Obj) { SetRunning(p, now, ready) })
 		if ready {
 			api.Note("kubelet", ReasonReady, KindPod, n, "pod %s Running and Ready", n)
 		} else {
-			api.Note("kubelet", ReasonRunning, KindPod, n, "pod %s Running, not Ready (%s)", n, NeverReadyAnnotation)
+			api.Note("kubelet", ReasonRunning, KindPod, n, "pod %s Running, not Ready (%s)", n, why)
 		}
 	}
 	for _, n := range api.Names(KindClaim) {
