@@ -110,13 +110,13 @@ func appendExtensions(b []byte) []byte {
 
 // recoverStuckAfter is the set's stuck-rollout recovery delay (extension recover-stuck; 0: off). A value
 // that is not a positive Go duration turns it off, with a warning.
-func (s *syncer) recoverStuckAfter() time.Duration {
+func (s *syncer) recoverStuckAfter(update string) time.Duration {
 	if !extendedBuild {
 		return 0
 	}
 	v, ok := s.set.Meta.Annotations[annotationRecoverStuckAfter]
 	if !ok {
-		return s.rollbackRecoversAfter() // extension progress-deadline's Rollback recovers after the deadline
+		return s.rollbackRecoversAfter(update) // extension progress-deadline's Rollback recovers after the deadline
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
@@ -139,7 +139,7 @@ func (s *syncer) recoverStuck(replicas *replicaSlots, update *revision) bool {
 	if s.set.StrategyType != strategyRolling {
 		return false // OnDelete leaves replacing pods to the user; the trap is a rolling update's
 	}
-	after := s.recoverStuckAfter()
+	after := s.recoverStuckAfter(update.Meta.Name)
 	if after == 0 {
 		return false
 	}

@@ -79,10 +79,19 @@ func parseProgressDeadline(v string) (time.Duration, bool) {
 	return time.Duration(n) * time.Second, true
 }
 
-// rollbackRecoversAfter is, for a set that rolls back at its deadline, the deadline: how long a pod left at
-// another revision may stay not Ready before it is replaced (recoverStuckAfter's default; 0: none).
-func (s *syncer) rollbackRecoversAfter() time.Duration {
+// rollbackRecoversAfter is, for a set this extension rolled back to update (its RolledBack condition names
+// that revision), the deadline: how long a pod left at another revision may stay not Ready before it is
+// replaced (recoverStuckAfter's default; 0: none). Only then: before a rollback, or once the template
+// changed again, a pod not Ready is the rollout's business, as upstream has it.
+func (s *syncer) rollbackRecoversAfter(update string) time.Duration {
 	if !extendedBuild || s.set.Meta.Annotations[annotationOnProgressDeadline] != onDeadlineRollback {
+		return 0
+	}
+	rolledBack := false
+	for _, c := range s.set.Status.Conditions {
+		rolledBack = rolledBack || c.Type == conditionRolledBack && c.Status == "True" && strings.Contains(c.Message, " to revision "+update+" ")
+	}
+	if !rolledBack {
 		return 0
 	}
 	d, _ := parseProgressDeadline(s.set.Meta.Annotations[annotationProgressDeadline])
@@ -126,11 +135,17 @@ func (s *syncer) progressConditions(st *setStatus) {
 		return
 	}
 	deadline := s.progressDeadline()
+	if _, ok := s.set.Meta.Annotations[annotationProgressDeadline]; !ok {
+		if v, ok := s.set.Meta.Annotations[annotationOnProgressDeadline]; ok {
+			s.event(eventWarning, "InvalidAnnotation", annotationOnProgressDeadline+": "+strconv.Quote(v)+" without "+
+				annotationProgressDeadline+": there is no deadline to act on")
+		}
+	}
 	if deadline == 0 {
 		removeConditions(st, conditionProgressing, reasonNewRevisionProgressing, reasonRolloutComplete, reasonProgressDeadlineExceeded, reasonRolloutPaused)
 		removeConditions(st, conditionAvailable, reasonMinimumReplicasAvailable, reasonMinimumReplicasUnavailable)
 		removeConditions(st, conditionRolledBack, reasonProgressDeadlineExceeded)
-		return
+		return // (the module's own only: another writer's conditions of these names stay, removeConditions)
 	}
 	onDeadline := s.onProgressDeadline() // read every sync: a value it cannot read is warned of at once
 	if c := getCondition(st, conditionRolledBack); c != nil && !strings.Contains(c.Message, " to revision "+st.UpdateRevision+" ") {
@@ -151,21 +166,35 @@ func (s *syncer) availableCondition(st *setStatus) {
 			maxUnavailable = v
 		}
 	}
+	if c := getCondition(st, conditionAvailable); c != nil && !ownCondition(c, reasonMinimumReplicasAvailable, reasonMinimumReplicasUnavailable) {
+		return // another writer's Available: left as it is
+	}
+	// constant messages (Deployment's): the counts are in the status, and a message that changed with them
+	// would restamp lastTransitionTime while the condition stays False
 	if want := int(s.set.Replicas) - maxUnavailable; int(st.AvailableReplicas) >= want {
 		s.setCondition(st, conditionAvailable, "True", reasonMinimumReplicasAvailable, "StatefulSet has minimum availability.")
 	} else {
-		s.setCondition(st, conditionAvailable, "False", reasonMinimumReplicasUnavailable, "StatefulSet does not have minimum availability: "+
-			strconv.Itoa(int(st.AvailableReplicas))+" of "+strconv.Itoa(int(s.set.Replicas))+" pods available, at least "+strconv.Itoa(want)+" needed.")
+		s.setCondition(st, conditionAvailable, "False", reasonMinimumReplicasUnavailable, "StatefulSet does not have minimum availability.")
 	}
 }
 
 // progressingCondition is Deployment's syncRolloutStatus over a StatefulSet's status.
 func (s *syncer) progressingCondition(st *setStatus, deadline time.Duration, onDeadline string) {
 	rev := st.UpdateRevision
+	completed := "StatefulSet " + strconv.Quote(s.set.Meta.Name) + " has successfully progressed to revision " + rev + "."
+	if s.set.StrategyType == strategyRolling && s.set.HasRollingUpdate && s.set.Partition > 0 {
+		// a partition lowered later is the same revision's next stage: a new rollout, with its own deadline
+		completed = "StatefulSet " + strconv.Quote(s.set.Meta.Name) + " has successfully progressed to revision " + rev +
+			" from partition " + strconv.Itoa(int(s.set.Partition)) + "."
+	}
+	if c := getCondition(st, conditionProgressing); c != nil && c.Reason == reasonRolloutComplete && c.Message == completed {
+		// Deployment's isCompleteDeployment: a finished rollout is not timed out again (a pod losing its
+		// readiness later, a scale); a new revision is a new rollout
+		return
+	}
 	switch {
 	case s.rolloutComplete(st):
-		s.setCondition(st, conditionProgressing, "True", reasonRolloutComplete,
-			"StatefulSet "+strconv.Quote(s.set.Meta.Name)+" has successfully progressed to revision "+rev+".")
+		s.setCondition(st, conditionProgressing, "True", reasonRolloutComplete, completed)
 		return
 	case s.paused():
 		s.setCondition(st, conditionProgressing, "Unknown", reasonRolloutPaused,
@@ -193,7 +222,9 @@ func (s *syncer) progressingCondition(st *setStatus, deadline time.Duration, onD
 		s.rollBackAtDeadline(st, deadline, onDeadline) // a rollback the last sync could not write: again
 	default:
 		if left := since.Add(deadline).Sub(s.now); left >= 0 {
-			s.requeueWithin(left + time.Second) // Deployment's requeueStuckDeployment: one second past the deadline
+			// Deployment's requeueStuckDeployment: one second past the deadline (a transition time far in the
+			// future, clock skew or a forged status, is at most the deadline away)
+			s.requeueWithin(min(left, deadline) + time.Second)
 			return
 		}
 		s.setCondition(st, conditionProgressing, "False", reasonProgressDeadlineExceeded, s.deadlineExceededMessage(rev))
@@ -217,6 +248,11 @@ func (s *syncer) rollBackAtDeadline(st *setStatus, deadline time.Duration, onDea
 	if onDeadline != onDeadlineRollback || st.CurrentRevision == st.UpdateRevision || st.CurrentRevision == "" {
 		return
 	}
+	if _, ok := revisionOwnTemplate(s.revByKey[key(s.set.Meta.Namespace, st.CurrentRevision)]); !ok {
+		s.event(eventWarning, eventRollingBack, "StatefulSet "+s.set.Meta.Name+" cannot be rolled back to revision "+st.CurrentRevision+
+			": the ControllerRevision does not hold a whole pod template")
+		return
+	}
 	s.rollbackTo, s.rollbackFrom = st.CurrentRevision, st.UpdateRevision
 	s.setCondition(st, conditionRolledBack, "True", reasonProgressDeadlineExceeded, "StatefulSet "+strconv.Quote(s.set.Meta.Name)+
 		" is rolled back to revision "+st.CurrentRevision+" from revision "+st.UpdateRevision+": no progress for "+deadline.String()+".")
@@ -230,13 +266,7 @@ func (s *syncer) rollbackOnDeadline() error {
 	if !extendedBuild || s.rollbackTo == "" {
 		return nil
 	}
-	r := s.revByKey[key(s.set.Meta.Namespace, s.rollbackTo)]
-	tmpl, ok := revisionOwnTemplate(r)
-	if !ok {
-		s.event(eventWarning, eventRollingBack, "StatefulSet "+s.set.Meta.Name+" cannot be rolled back to revision "+s.rollbackTo+
-			": the ControllerRevision does not hold a whole pod template")
-		return nil
-	}
+	tmpl, _ := revisionOwnTemplate(s.revByKey[key(s.set.Meta.Namespace, s.rollbackTo)]) // checked: rollBackAtDeadline
 	patch := jsonv.Arr(
 		jsonv.Obj(jsonv.M("op", jsonv.Str("test")), jsonv.M("path", jsonv.Str("/metadata/generation")), jsonv.M("value", jsonv.Int(s.set.Meta.Generation))),
 		jsonv.Obj(jsonv.M("op", jsonv.Str("replace")), jsonv.M("path", jsonv.Str("/spec/template")), jsonv.M("value", tmpl)))
@@ -253,7 +283,9 @@ func revisionOwnTemplate(r *revision) (jsonv.Value, bool) {
 		return jsonv.Value{}, false
 	}
 	data, err := jsonv.Parse(r.DataRaw)
-	if err != nil {
+	if err != nil || repeatsKeys(data) {
+		// a key twice (or but for case) reads two ways: the host's firewall refuses to judge it, and a
+		// rollback it refused would refuse the whole sync, every sync
 		return jsonv.Value{}, false
 	}
 	t := data.G("spec").G("template")
@@ -327,19 +359,51 @@ func (s *syncer) setCondition(st *setStatus, typ, status, reason, message string
 	st.Conditions = append(st.Conditions, c)
 }
 
-// removeConditions drops the condition of type typ when one of the given reasons (the extension's) is its.
+// removeConditions drops the condition of type typ when it is the extension's: one of the given reasons and
+// a message the extension writes. Another writer's condition of the same name stays (a set that never opted
+// in keeps upstream's plan whatever its status carries).
 func removeConditions(st *setStatus, typ string, reasons ...string) {
 	out := st.Conditions[:0]
 	for _, c := range st.Conditions {
-		mine := false
-		if c.Type == typ {
-			for _, r := range reasons {
-				mine = mine || c.Reason == r
-			}
-		}
-		if !mine {
+		if !(c.Type == typ && ownCondition(&c, reasons...)) {
 			out = append(out, c)
 		}
 	}
 	st.Conditions = out
+}
+
+// ownCondition: the condition has one of the extension's reasons and a message the extension writes (they
+// all begin "StatefulSet ").
+func ownCondition(c *condition, reasons ...string) bool {
+	if !strings.HasPrefix(c.Message, "StatefulSet ") {
+		return false
+	}
+	for _, r := range reasons {
+		if c.Reason == r {
+			return true
+		}
+	}
+	return false
+}
+
+// repeatsKeys reports whether an object in v, at any depth, has a key twice, exactly or but for case.
+func repeatsKeys(v jsonv.Value) bool {
+	switch v.K {
+	case jsonv.Object:
+		seen := make(map[string]bool, len(v.O))
+		for _, m := range v.O {
+			k := strings.ToLower(m.Key)
+			if seen[k] || repeatsKeys(m.Val) {
+				return true
+			}
+			seen[k] = true
+		}
+	case jsonv.Array:
+		for _, e := range v.A {
+			if repeatsKeys(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

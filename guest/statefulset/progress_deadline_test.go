@@ -418,10 +418,10 @@ func TestProgressDeadlineRollback(t *testing.T) {
 		t.Errorf("events %+v, want RollingBack", past.Events)
 	}
 
-	// The sync after the rollback: the old template back (generation 3), web-4 at the broken revision and
-	// not Ready for 40 s.
+	// The sync after the rollback: the status the rollback's sync wrote (RolledBack), the old template back
+	// (generation 3), web-4 at the broken revision and not Ready for 40 s.
 	var v map[string]any
-	_ = json.Unmarshal(nextSync(t, in, exceeded, 40*time.Second), &v)
+	_ = json.Unmarshal(nextSync(t, in, past.status(t), 40*time.Second), &v)
 	set := v["statefulSet"].(map[string]any)
 	set["metadata"].(map[string]any)["generation"] = float64(3)
 	set["spec"].(map[string]any)["template"] = goodTemplate
@@ -444,6 +444,22 @@ func TestProgressDeadlineRollback(t *testing.T) {
 	upstream := decodeDeadlinePlan(t, Reconcile(withoutKey(t, after, annotationOnProgressDeadline))).podWrites()
 	if len(upstream) != 0 {
 		t.Errorf("after a rollback by hand, without Rollback: pod writes %v, want none (upstream waits for web-4)", upstream)
+	}
+	// Without the RolledBack condition (no rollback of this extension's), a pod not Ready is the rollout's
+	// business: not replaced
+	var nv map[string]any
+	_ = json.Unmarshal(after, &nv)
+	nst := nv["statefulSet"].(map[string]any)["status"].(map[string]any)
+	var keep []any
+	for _, c := range nst["conditions"].([]any) {
+		if c.(map[string]any)["type"] != conditionRolledBack {
+			keep = append(keep, c)
+		}
+	}
+	nst["conditions"] = keep
+	noRollback, _ := json.Marshal(nv)
+	if w := decodeDeadlinePlan(t, Reconcile(noRollback)).podWrites(); len(w) != 0 {
+		t.Errorf("Rollback configured, no rollback made: pod writes %v, want none", w)
 	}
 }
 

@@ -120,11 +120,15 @@ func Check(s *Scope, plan *abi.Plan) error {
 type planState struct {
 	s       *Scope
 	adopted map[objKey]bool // true: adopted in this plan; false: released
+	// createdRevisions: the data of the revisions the plan created so far, by name (revision_chain.go)
+	createdRevisions map[string][]byte
 }
 
 type objKey struct{ kind, name string }
 
-func newPlanState(s *Scope) *planState { return &planState{s: s, adopted: map[objKey]bool{}} }
+func newPlanState(s *Scope) *planState {
+	return &planState{s: s, adopted: map[objKey]bool{}, createdRevisions: map[string][]byte{}}
+}
 
 // check returns the rule the action violates and why, or "".
 func (st *planState) check(a *abi.Action) (Rule, string) {
@@ -139,7 +143,10 @@ func (st *planState) check(a *abi.Action) (Rule, string) {
 		if a.Verb == abi.VerbPatch {
 			return checkSetRollback(st.s, a)
 		}
-		return checkStatus(st.s, a)
+		if rule, reason := checkStatus(st.s, a); rule != "" {
+			return rule, reason
+		}
+		return st.checkStatusRevisions(a)
 	case abi.KindPod:
 		return st.checkPod(a)
 	case abi.KindPersistentVolumeClaim:

@@ -1,6 +1,7 @@
 package firewall
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -19,7 +20,16 @@ func (st *planState) checkRevision(a *abi.Action) (Rule, string) {
 		if !s.isRevisionName(a.Name) {
 			return RuleName, fmt.Sprintf("a revision the set creates is named %s-<hash>", s.Name)
 		}
-		return s.checkCreateOwner(m)
+		if rule, reason := s.checkCreateOwner(m); rule != "" {
+			return rule, reason
+		}
+		var o struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if decodeWire(a.Object, &o) == nil {
+			st.createdRevisions[a.Name] = o.Data
+		}
+		return "", ""
 	}
 	target := s.Revisions[a.Name]
 	if target == nil {
@@ -36,7 +46,10 @@ func (st *planState) checkRevision(a *abi.Action) (Rule, string) {
 		if rule != "" {
 			return rule, reason
 		}
-		return checkUpdateIdentity(target, m)
+		if rule, reason := checkUpdateIdentity(target, m); rule != "" {
+			return rule, reason
+		}
+		return s.checkRevisionData(a)
 	case abi.VerbDelete:
 		if !st.owned(abi.KindControllerRevision, target) {
 			return RuleOwner, "the revision is not controlled by this set"

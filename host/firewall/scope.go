@@ -32,6 +32,14 @@ type Scope struct {
 	selector   labels.Selector
 	rollback   rollbackScope // extension progress-deadline's rollback (set_rollback.go)
 
+	// the revision chain (revision_chain.go): the status's revisions, the snapshot's revisions' data, the set
+	currentRevision, updateRevision string
+	revisionData                    map[string][]byte        // by name, from the snapshot (ScopeFromParts, ScopeFromObjects)
+	revisionDataOf                  func(name string) []byte // else this (SetRevisionData: a host that keeps its objects)
+	setJSON                         json.RawMessage
+	setTemplate                     any
+	setTemplateRead                 bool
+
 	Pods, Revisions, Claims map[string]*Object
 }
 
@@ -79,6 +87,8 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 	if err != nil {
 		return nil, err
 	}
+	data := map[string][]byte{}
+	s.revisionData = data
 	for _, l := range []struct {
 		raws []json.RawMessage
 		into map[string]*Object
@@ -94,12 +104,12 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 			if l.what == "claims" {
 				keep = raw
 			}
-			if l.what == "revisions" && s.WantsRevisionData(md.Name) && (md.Namespace == "" || md.Namespace == s.Namespace) {
+			if l.what == "revisions" && (md.Namespace == "" || md.Namespace == s.Namespace) {
 				var r struct {
 					Data json.RawMessage `json:"data"`
 				}
 				if json.Unmarshal(raw, &r) == nil {
-					s.RevisionData(r.Data)
+					data[md.Name] = r.Data
 				}
 			}
 			s.add(l.into, md.Name, md.Namespace, md.UID, md.Labels, md.OwnerReferences, keep)
@@ -121,12 +131,14 @@ func ScopeFromObjects(set *appsv1.StatefulSet, setJSON json.RawMessage, pods []*
 	for _, p := range pods {
 		s.add(s.Pods, p.Name, p.Namespace, p.UID, p.Labels, p.OwnerReferences, nil)
 	}
+	data := make(map[string][]byte, len(revisions))
 	for _, r := range revisions {
 		s.add(s.Revisions, r.Name, r.Namespace, r.UID, r.Labels, r.OwnerReferences, nil)
-		if s.WantsRevisionData(r.Name) && (r.Namespace == "" || r.Namespace == s.Namespace) {
-			s.RevisionData(r.Data.Raw)
+		if r.Namespace == "" || r.Namespace == s.Namespace {
+			data[r.Name] = r.Data.Raw
 		}
 	}
+	s.revisionData = data
 	for i, c := range claims {
 		s.add(s.Claims, c.Name, c.Namespace, c.UID, c.Labels, c.OwnerReferences, claimJSON[i])
 	}
@@ -230,6 +242,7 @@ func newScope(set *appsv1.StatefulSet, setJSON json.RawMessage) (*Scope, error) 
 	}
 	s.claimSizes = claimSizes(set.Annotations, setJSON)
 	s.rollback = newRollbackScope(set)
+	s.currentRevision, s.updateRevision, s.setJSON = set.Status.CurrentRevision, set.Status.UpdateRevision, setJSON
 	if sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err == nil && !sel.Empty() {
 		s.selector = sel
 	}

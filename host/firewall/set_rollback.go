@@ -19,12 +19,12 @@ import (
 // else of the set can be written: not its replicas, strategy, claims or metadata, and no template the set
 // never ran.
 
-// rollbackScope is what the rule needs of the set: set by newScope, the template by the revisions' reader.
+// rollbackScope is what the rule needs of the set (newScope); the template comes from the revision data
+// (revision_chain.go).
 type rollbackScope struct {
 	on              bool // the annotations ask for a rollback at the deadline
 	generation      int64
 	currentRevision string
-	template        any // the current revision's whole template, decoded; nil: none known
 }
 
 func newRollbackScope(set *appsv1.StatefulSet) rollbackScope {
@@ -33,28 +33,6 @@ func newRollbackScope(set *appsv1.StatefulSet) rollbackScope {
 	on := a[abi.AnnotationOnProgressDeadline] == "Rollback" && err == nil && n > 0 && set.DeletionTimestamp == nil &&
 		set.Status.CurrentRevision != "" && set.Status.CurrentRevision != set.Status.UpdateRevision
 	return rollbackScope{on: on, generation: set.Generation, currentRevision: set.Status.CurrentRevision}
-}
-
-// WantsRevisionData reports whether the firewall needs the data of the ControllerRevision named name (the
-// rollback rule's current revision): a host that builds the scope object by object passes it to
-// RevisionData.
-func (s *Scope) WantsRevisionData(name string) bool {
-	return s.rollback.on && name == s.rollback.currentRevision
-}
-
-// RevisionData records the data of the ControllerRevision WantsRevisionData asked for. Data that holds no
-// whole template leaves the rollback refused.
-func (s *Scope) RevisionData(data []byte) {
-	var d struct {
-		Spec struct {
-			Template map[string]any `json:"template"`
-		} `json:"spec"`
-	}
-	if decodeWire(data, &d) != nil || d.Spec.Template == nil || d.Spec.Template["$patch"] != "replace" {
-		return
-	}
-	delete(d.Spec.Template, "$patch")
-	s.rollback.template = d.Spec.Template
 }
 
 type jsonPatchOp struct {
@@ -66,7 +44,11 @@ type jsonPatchOp struct {
 // checkSetRollback checks a patch of the set against the rule above.
 func checkSetRollback(s *Scope, a *abi.Action) (Rule, string) {
 	rb := &s.rollback
-	if !rb.on || rb.template == nil {
+	var template any
+	if rb.on {
+		template, _ = revisionTemplate(s.dataOf(rb.currentRevision))
+	}
+	if template == nil {
 		return RuleKindVerb, fmt.Sprintf("a %s is patched only to roll it back, on a set annotated %s: Rollback (with %s) mid-rollout whose current revision holds a whole template",
 			a.Kind, abi.AnnotationOnProgressDeadline, abi.AnnotationProgressDeadlineSeconds)
 	}
@@ -91,13 +73,13 @@ func checkSetRollback(s *Scope, a *abi.Action) (Rule, string) {
 			return RulePatch, shape
 		}
 	}
-	var gen json.Number
-	if ops[0].Op != "test" || ops[0].Path != "/metadata/generation" || decodeWire(ops[0].Value, &gen) != nil || gen.String() != strconv.FormatInt(rb.generation, 10) ||
+	var gen any // a number as the API server decodes it (int64); "2", a string, is not the generation
+	if ops[0].Op != "test" || ops[0].Path != "/metadata/generation" || decodeWire(ops[0].Value, &gen) != nil || gen != rb.generation ||
 		ops[1].Op != "replace" || ops[1].Path != "/spec/template" {
 		return RulePatch, shape
 	}
 	var tmpl any
-	if err := decodeWire(ops[1].Value, &tmpl); err != nil || !reflect.DeepEqual(tmpl, rb.template) {
+	if err := decodeWire(ops[1].Value, &tmpl); err != nil || !reflect.DeepEqual(tmpl, template) {
 		return RulePatch, fmt.Sprintf("a rollback puts back the template of revision %s as it holds it, and nothing else", rb.currentRevision)
 	}
 	return "", ""

@@ -80,12 +80,13 @@ func (e *engine) scope() (*firewall.Scope, error) {
 			return nil, err
 		}
 	}
-	// extension progress-deadline's rollback puts back the current revision's template: the firewall reads it
-	if name := set.Status.CurrentRevision; s.WantsRevisionData(name) {
+	// the revisions' data, which the firewall reads only for a status's update revision or a rollback
+	s.SetRevisionData(func(name string) []byte {
 		if r := e.api.Get(world.KindRevision, name); r != nil {
-			s.RevisionData(mustJSON(r["data"]))
+			return mustJSON(r["data"])
 		}
-	}
+		return nil
+	})
 	return s, nil
 }
 
