@@ -45,8 +45,8 @@ type Preview struct {
 	recoverStuck bool
 	// the edited set turns on extension progress-deadline and its module has it (its Rollback recovers)
 	progressDeadline bool
-	reserving    func(annotations map[string]string) bool // the set turns on extension reserve-ordinals and its module has it
-	kubelet      KubeletConfig                            // the base world's kubelet model, for the estimate's pace when nothing finished
+	reserving        func(annotations map[string]string) bool // the set turns on extension reserve-ordinals and its module has it
+	kubelet          KubeletConfig                            // the base world's kubelet model, for the estimate's pace when nothing finished
 }
 
 // Warning is a known trap a preview found: Code names it for programs (the webhook decides by it), Message
