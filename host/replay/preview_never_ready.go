@@ -118,7 +118,13 @@ func (p *Preview) answerNeverReady(ctx context.Context, base, edit *Scenario, an
 	}
 	sc := *edit
 	sc.Kubelet.NeverReadyRevision = p.To.Name
-	tl, err := Run(ctx, &sc, opts)
+	wctx, cancel := whatIfContext(ctx, opts.Budget)
+	defer cancel()
+	tl, err := Run(wctx, &sc, opts)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		n.Result, n.Summary = "undetermined", budgetSpent // the what-if ran into the preview's deadline
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("replaying revision %s never Ready: %w", p.To.Name, err)
 	}
@@ -129,8 +135,12 @@ func (p *Preview) answerNeverReady(ctx context.Context, base, edit *Scenario, an
 	}
 	p.readStall(n, final)
 	if n.Result == "stalls" {
-		if n.Undo, err = p.replayUndo(ctx, &sc, tl, final, base, opts); err != nil {
-			return err
+		if n.Undo, err = p.replayUndo(wctx, &sc, tl, final, base, opts); err != nil {
+			if ctx.Err() == nil && wctx.Err() != nil {
+				n.Undo = &UndoOutcome{Undetermined: true, Outcome: Outcome{Result: "partial", Summary: budgetSpent}}
+			} else {
+				return err
+			}
 		}
 	}
 	n.Summary = n.summary()
@@ -179,6 +189,17 @@ func (p *Preview) readStall(n *NeverReadyOutcome, final Obj) {
 			n.Result = "stalls"
 		}
 	}
+}
+
+// whatIfContext bounds a what-if replay by the preview's Deadline: the Budget stops a replay between syncs,
+// but a replay's setup (the world loaded, the module's first whole snapshot) is no sync, and on a loaded
+// machine the what-ifs took a webhook's preview past its admission timeout (no preview at all, where the
+// edit's own replay had finished). Past the deadline a what-if is undetermined, never the preview's failure.
+func whatIfContext(ctx context.Context, b Budget) (context.Context, context.CancelFunc) {
+	if b.Deadline.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, b.Deadline)
 }
 
 // replayUndo reverts the template (to the set's before the edit, as `kubectl rollout undo` would) in the
