@@ -143,10 +143,7 @@ func (st *planState) check(a *abi.Action) (Rule, string) {
 		if a.Verb == abi.VerbPatch {
 			return checkSetRollback(st.s, a)
 		}
-		if rule, reason := checkStatus(st.s, a); rule != "" {
-			return rule, reason
-		}
-		return st.checkStatusRevisions(a)
+		return st.checkStatus(a)
 	case abi.KindPod:
 		return st.checkPod(a)
 	case abi.KindPersistentVolumeClaim:

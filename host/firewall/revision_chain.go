@@ -79,19 +79,15 @@ func (s *Scope) dataOf(name string) []byte {
 	return nil
 }
 
+// statusRevisions is what the chain reads of a status write.
+type statusRevisions struct {
+	CurrentRevision string `json:"currentRevision"`
+	UpdateRevision  string `json:"updateRevision"`
+}
+
 // checkStatusRevisions holds a status write's revisions to the chain above (the revisions the plan created
 // before it count, with their data).
-func (st *planState) checkStatusRevisions(a *abi.Action) (Rule, string) {
-	var o struct {
-		Status struct {
-			CurrentRevision string `json:"currentRevision"`
-			UpdateRevision  string `json:"updateRevision"`
-		} `json:"status"`
-	}
-	if err := decodeWire(a.Object, &o); err != nil {
-		return RuleObject, "status does not decode: " + err.Error()
-	}
-	v := o.Status
+func (st *planState) checkStatusRevisions(v statusRevisions) (Rule, string) {
 	s := st.s
 	if v.CurrentRevision != s.currentRevision && v.CurrentRevision != v.UpdateRevision {
 		return RuleStatus, fmt.Sprintf("status currentRevision %.64q: it stays %q or becomes the update revision %.64q", v.CurrentRevision, s.currentRevision, v.UpdateRevision)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ordinal-dev/ordinal/abi"
 )
@@ -64,22 +65,21 @@ func checkSetRollback(s *Scope, a *abi.Action) (Rule, string) {
 		return RulePatch, shape
 	}
 	ops := make([]jsonPatchOp, 2)
-	for i, m := range raw {
-		if len(m) != 3 || m["op"] == nil || m["path"] == nil || m["value"] == nil {
+	for i, m := range raw { // keys checked with the patch's (decodeWire)
+		if len(m) != 3 || m["op"] == nil || m["path"] == nil || m["value"] == nil ||
+			sigsjson.UnmarshalCaseSensitivePreserveInts(m["op"], &ops[i].Op) != nil ||
+			sigsjson.UnmarshalCaseSensitivePreserveInts(m["path"], &ops[i].Path) != nil {
 			return RulePatch, shape
 		}
-		b, _ := json.Marshal(m)
-		if decodeWire(b, &ops[i]) != nil {
-			return RulePatch, shape
-		}
+		ops[i].Value = m["value"]
 	}
 	var gen any // a number as the API server decodes it (int64); "2", a string, is not the generation
-	if ops[0].Op != "test" || ops[0].Path != "/metadata/generation" || decodeWire(ops[0].Value, &gen) != nil || gen != rb.generation ||
+	if ops[0].Op != "test" || ops[0].Path != "/metadata/generation" || sigsjson.UnmarshalCaseSensitivePreserveInts(ops[0].Value, &gen) != nil || gen != rb.generation ||
 		ops[1].Op != "replace" || ops[1].Path != "/spec/template" {
 		return RulePatch, shape
 	}
 	var tmpl any
-	if err := decodeWire(ops[1].Value, &tmpl); err != nil || !reflect.DeepEqual(tmpl, template) {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(ops[1].Value, &tmpl); err != nil || !reflect.DeepEqual(tmpl, template) {
 		return RulePatch, fmt.Sprintf("a rollback puts back the template of revision %s as it holds it, and nothing else", rb.currentRevision)
 	}
 	return "", ""
