@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
 // The one write to the set besides its status: extension progress-deadline's rollback, on a set annotated
@@ -29,9 +29,8 @@ type rollbackScope struct {
 }
 
 func newRollbackScope(set *appsv1.StatefulSet) rollbackScope {
-	a := set.Annotations
-	n, err := strconv.ParseInt(a[abi.AnnotationProgressDeadlineSeconds], 10, 64)
-	on := a[abi.AnnotationOnProgressDeadline] == "Rollback" && err == nil && n > 0 && set.DeletionTimestamp == nil &&
+	_, policy, _ := kube.ProgressDeadline(set.Annotations)
+	on := policy == "Rollback" && set.DeletionTimestamp == nil &&
 		set.Status.CurrentRevision != "" && set.Status.CurrentRevision != set.Status.UpdateRevision
 	return rollbackScope{on: on, generation: set.Generation, currentRevision: set.Status.CurrentRevision}
 }

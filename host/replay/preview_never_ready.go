@@ -3,7 +3,6 @@ package replay
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -293,7 +292,7 @@ func (p *Preview) recovery(ann map[string]string) Recovery {
 			r.Ignored = append(r.Ignored, fmt.Sprintf("%s %q: the set's module does not have the extension recover-stuck", abi.AnnotationRecoverStuckAfter, v))
 		}
 	}
-	deadline, policy, why := progressDeadline(ann)
+	deadline, policy, why := kube.ProgressDeadline(ann)
 	switch {
 	case why != "":
 		r.Ignored = append(r.Ignored, why)
@@ -306,29 +305,6 @@ func (p *Preview) recovery(ann map[string]string) Recovery {
 		r.Kind, r.Detail = RecoveryProgressDeadline, fmt.Sprintf("%s %d with %s %s", abi.AnnotationProgressDeadlineSeconds, deadline, abi.AnnotationOnProgressDeadline, policy)
 	}
 	return r
-}
-
-// progressDeadline reads the progress deadline's annotations as the module does (guest
-// progress_deadline.go): the seconds and the policy when both are set and valid, none when neither is,
-// else why they do not count.
-func progressDeadline(ann map[string]string) (int64, string, string) {
-	secs, hasSecs := ann[abi.AnnotationProgressDeadlineSeconds]
-	policy, hasPolicy := ann[abi.AnnotationOnProgressDeadline]
-	if !hasSecs && !hasPolicy {
-		return 0, "", ""
-	}
-	n, err := strconv.ParseInt(secs, 10, 64)
-	switch {
-	case !hasSecs:
-		return 0, "", fmt.Sprintf("%s %q without %s: no deadline", abi.AnnotationOnProgressDeadline, policy, abi.AnnotationProgressDeadlineSeconds)
-	case err != nil || n <= 0 || n > 1<<30:
-		return 0, "", fmt.Sprintf("%s %q is not a positive whole number of seconds", abi.AnnotationProgressDeadlineSeconds, secs)
-	case !hasPolicy:
-		return 0, "", fmt.Sprintf("%s %s without %s (Rollback or Pause): the deadline is only reported", abi.AnnotationProgressDeadlineSeconds, secs, abi.AnnotationOnProgressDeadline)
-	case policy != "Rollback" && policy != "Pause":
-		return 0, "", fmt.Sprintf("%s %q is neither Rollback nor Pause", abi.AnnotationOnProgressDeadline, policy)
-	}
-	return n, policy, ""
 }
 
 // summary is the answer in one line.
