@@ -215,7 +215,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 			}
 			c.metrics.actions.WithLabelValues(r.Action.Verb, r.Action.Kind, outcome).Inc()
 			for _, ev := range r.Events {
-				c.recorder.Event(set, ev.Type, ev.Reason, hostplan.Truncate(ev.Message, hostplan.MaxEventMessage))
+				c.recordEvent(set, ev)
 			}
 		},
 	}
@@ -241,7 +241,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())
 	if memory != nil {
 		for _, ev := range policy.Events(syncTime, memory, pr.Held(res.Held), policyFailures) {
-			c.recorder.Event(set, ev.Type, ev.Reason, hostplan.Truncate(ev.Message, hostplan.MaxEventMessage))
+			c.recordEvent(set, ev)
 		}
 	}
 	if res.First != nil {
@@ -284,7 +284,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, err
 	}
 	for _, ev := range res.AtEnd {
-		c.recorder.Event(set, ev.Type, ev.Reason, hostplan.Truncate(ev.Message, hostplan.MaxEventMessage))
+		c.recordEvent(set, ev)
 		if ev.Reason == abi.EventProgressDeadlineExceeded {
 			c.metrics.deadlinesExceeded.Inc()
 		}
