@@ -68,12 +68,12 @@ func TestProbeForeignConditionsWithoutTheAnnotation(t *testing.T) {
 // extension never writes (someone else's) is overwritten as soon as the set opts in, though removal
 // (annotation gone) recognises the extension's own conditions by their reason and keeps this one.
 func TestProbeForeignAvailableClobbered(t *testing.T) {
-	if !extendedBuild {
-		t.Skip("extended module only")
-	}
 	in := annotate(t, readCase(t, "status", "ordered-consistent-rollingupdate"), annotationProgressDeadline, "600")
 	in = withStatusConditions(t, in,
 		map[string]any{"type": "Available", "status": "False", "reason": "ExternalHealthCheck", "message": "backup running", "lastTransitionTime": "2026-11-22T10:00:00Z"})
+	if !extendedOnly(t, in) {
+		return
+	}
 	st := decodeDeadlinePlan(t, Reconcile(in)).status(t)
 	if st == nil {
 		t.Fatal("no status write")
@@ -89,12 +89,12 @@ func TestProbeForeignAvailableClobbered(t *testing.T) {
 // updateRevision, every pod updated), turns Progressing False ProgressDeadlineExceeded, and with
 // on-progress-deadline: Pause stops replacing even a Failed pod: the set stops healing itself.
 func TestProbeCompletedSetLosesReadinessPause(t *testing.T) {
-	if !extendedBuild {
-		t.Skip("extended module only")
-	}
 	in := readCase(t, "status", "ordered-consistent-rollingupdate")
 	in = annotate(t, in, annotationProgressDeadline, "30")
 	in = annotate(t, in, annotationOnProgressDeadline, onDeadlinePause)
+	if !extendedOnly(t, in) {
+		return
+	}
 	// the status as the extension left it once the rollout completed
 	st0 := decodeDeadlinePlan(t, Reconcile(in)).status(t)
 	if pr := conditionOf(t, st0, conditionProgressing); pr == nil || pr.Reason != reasonRolloutComplete {
@@ -132,10 +132,10 @@ func TestProbeCompletedSetLosesReadinessPause(t *testing.T) {
 // counts a message change as a transition, so a set that stays unavailable has its Available
 // lastTransitionTime restamped at every change of count ("unavailable for how long" is lost).
 func TestProbeAvailableTransitionTimeWhileStayingFalse(t *testing.T) {
-	if !extendedBuild {
-		t.Skip("extended module only")
-	}
 	in := annotate(t, readCase(t, "status", "ordered-consistent-rollingupdate"), annotationProgressDeadline, "600")
+	if !extendedOnly(t, in) {
+		return
+	}
 	var v map[string]any
 	_ = json.Unmarshal(in, &v)
 	now, _ := time.Parse(time.RFC3339, v["now"].(string))
