@@ -192,7 +192,9 @@ func extendedOnly(t *testing.T, in []byte) bool {
 		return true
 	}
 	plain := withoutKey(t, withoutKey(t, in, annotationProgressDeadline), annotationOnProgressDeadline)
-	strip := func(b []byte) []byte { return withoutKey(t, withoutKey(t, b, annotationProgressDeadline), annotationOnProgressDeadline) }
+	strip := func(b []byte) []byte {
+		return withoutKey(t, withoutKey(t, b, annotationProgressDeadline), annotationOnProgressDeadline)
+	}
 	if d := diffJSON(strip(Reconcile(plain)), strip(Reconcile(in))); d != "" {
 		t.Errorf("the faithful module's plan changed with the extension's annotations:\n%s", d)
 	}
