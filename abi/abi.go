@@ -141,7 +141,22 @@ const (
 	// "600": Deployment's rollout conditions (Progressing, Available) and a progress deadline
 	AnnotationProgressDeadlineSeconds = "ordinal.dev/progress-deadline-seconds"
 	AnnotationOnProgressDeadline      = "ordinal.dev/on-progress-deadline" // "Pause": no pod written past the deadline
+	// "InPlaceIfPossible" | "InPlaceOnly" | "ReCreate": how a pod moves to the update revision
+	AnnotationPodUpdatePolicy = "ordinal.dev/pod-update-policy"
+	// on a pod: the revision an in-place update moved it to (it counts unavailable until it runs that spec)
+	AnnotationInPlaceUpdate = "ordinal.dev/in-place-update"
 )
+
+// Values of AnnotationPodUpdatePolicy.
+const (
+	PodUpdateReCreate          = "ReCreate"
+	PodUpdateInPlaceIfPossible = "InPlaceIfPossible"
+	PodUpdateInPlaceOnly       = "InPlaceOnly"
+)
+
+// ConditionInPlaceUpdateBlocked is the set condition pod-update-policy InPlaceOnly keeps True while it holds a
+// pod whose change cannot be made in place (its message names the pod and the field).
+const ConditionInPlaceUpdateBlocked = "InPlaceUpdateBlocked"
 
 // Extension is one behaviour beyond upstream a module offers (describe's extensions).
 type Extension struct {
@@ -194,6 +209,10 @@ const (
 	VerbPatch        = "patch"
 	VerbDelete       = "delete"
 	VerbUpdateStatus = "updateStatus"
+	// VerbResize is an update of a pod's resize subresource (pods/resize): the object is the pod with the
+	// container resources it is to have; the API server takes only those from it. Only the extended
+	// module's in-place updates send it (AnnotationPodUpdatePolicy).
+	VerbResize = "resize"
 )
 
 // Object kinds an action can write.

@@ -24,6 +24,7 @@ var extensions = [...]extension{
 	{"reserve-ordinals", annotationReserveOrdinals, "kubernetes/kubernetes#83224"},
 	{"resize-claims", annotationResizeClaims, "kubernetes/kubernetes#68737"},
 	{"progress-deadline", annotationProgressDeadline, "kubernetes/kubernetes#79606"},
+	{"in-place-update", annotationPodUpdatePolicy, "kubernetes/kubernetes#122926"},
 }
 
 // The extensions' annotations.

@@ -140,7 +140,7 @@ func TestDescribeExtensions(t *testing.T) {
 	// the contract hosts read (abi) names the annotations the module reads
 	want := map[string]string{"pause": abi.AnnotationPaused, "recover-stuck": abi.AnnotationRecoverStuckAfter,
 		"reserve-ordinals": abi.AnnotationReserveOrdinals, "resize-claims": abi.AnnotationResizeClaims,
-		"progress-deadline": abi.AnnotationProgressDeadlineSeconds}
+		"progress-deadline": abi.AnnotationProgressDeadlineSeconds, "in-place-update": abi.AnnotationPodUpdatePolicy}
 	if len(d.Extensions) != len(want) || !strings.HasSuffix(d.ModuleVersion, "+extended") {
 		t.Errorf("the extended module describes %+v (%s)", d.Extensions, d.ModuleVersion)
 	}

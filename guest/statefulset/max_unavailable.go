@@ -71,7 +71,7 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas *replicaSlots, update 
 		for target := replicas.len() - 1; target >= updateMin; target-- {
 			// (an empty slot is never available: it is "deleted" too, which the API answers NotFound)
 			if replicas.revision(target) != update.Meta.Name && replicas.unavailableStrict(target) && !replicas.terminating(target) {
-				if err := s.deletePod(replicas.at(target)); err != nil {
+				if held, err := s.replaceOldPod(replicas, target, update); held || err != nil {
 					return status, err
 				}
 				status.CurrentReplicas--
@@ -80,7 +80,7 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas *replicaSlots, update 
 		budget := maxUnavailable - unavailable
 		for target := replicas.len() - 1; target >= updateMin && budget > 0; target-- {
 			if replicas.revision(target) != update.Meta.Name && !replicas.unavailable(target) {
-				if err := s.deletePod(replicas.at(target)); err != nil {
+				if held, err := s.replaceOldPod(replicas, target, update); held || err != nil {
 					return status, err
 				}
 				budget--
@@ -93,7 +93,7 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas *replicaSlots, update 
 	deleted := 0
 	for target := replicas.len() - 1; target >= updateMin && deleted < toDelete; target-- {
 		if replicas.revision(target) != update.Meta.Name && !replicas.terminating(target) {
-			if err := s.deletePod(replicas.at(target)); err != nil {
+			if held, err := s.replaceOldPod(replicas, target, update); held || err != nil {
 				return status, err
 			}
 			deleted++

@@ -74,6 +74,7 @@ type pod struct {
 	Parent     string
 	Ordinal    int64
 	rev        string // the controller-revision-hash label (read for every pod several times a sync)
+	inPlaceRev string // annotation ordinal.dev/in-place-update (extended module only; in_place_update.go)
 	synthetic  bool   // built by the controller for an empty replica slot
 	// memo: its claim names and the checks that read only it and the set's identity (pod_memo.go), shared by
 	// the copies each sync makes of a held pod; nil for a pod the controller made

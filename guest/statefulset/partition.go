@@ -29,7 +29,8 @@ func (s *syncer) rollingUpdateClassic(replicas *replicaSlots, update *revision, 
 	}
 	for target := replicas.len() - 1; target >= updateMin; target-- {
 		if replicas.revision(target) != update.Meta.Name && !replicas.terminating(target) {
-			if err := s.deletePod(replicas.at(target)); err != nil {
+			// upstream deletes the pod; extension in-place-update may update it in place, or hold it
+			if held, err := s.replaceOldPod(replicas, target, update); held || err != nil {
 				return status, err
 			}
 			status.CurrentReplicas--

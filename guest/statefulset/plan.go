@@ -13,6 +13,7 @@ const (
 	verbPatch        = "patch"
 	verbDelete       = "delete"
 	verbUpdateStatus = "updateStatus"
+	verbResize       = "resize" // an update of a pod's resize subresource (extension in-place-update)
 	patchTypeSMP     = "application/strategic-merge-patch+json"
 )
 

@@ -103,6 +103,9 @@ type syncer struct {
 	// status (rollbackOnDeadline; "": none)
 	rollbackTo, rollbackFrom string
 
+	// inPlaceVerdicts: extension in-place-update's verdicts by the revision a pod moves from (in_place_update.go)
+	inPlaceVerdicts map[string]*inPlaceVerdict
+
 	failAt map[int]error // the host's refusals by the seq of the write they answer (write_failures.go)
 }
 
@@ -165,6 +168,7 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 	m.index(snap, s.set.Meta.Namespace, snap.delta == nil || renames(&snap.delta.pods), s.retentionGen)
 	s.slots = s.ordinalSlots()
 	s.checkPaused()
+	s.checkPodUpdatePolicy()
 
 	defer canonicalOrder(s.plan)
 	sel, ok := compileSelector(s.set.Selector)
@@ -180,6 +184,11 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 	pods, err := s.claimPods()
 	if err != nil {
 		return s.fail(err)
+	}
+	if extendedBuild {
+		for i, p := range pods {
+			pods[i] = inPlaceAvailability(p) // extension in-place-update: Ready only once restarted
+		}
 	}
 	status, err := s.updateStatefulSet(pods)
 	if err != nil {

@@ -195,7 +195,31 @@ func (d *decoder) pod(t jsonv.Text, path string) *pod {
 	})
 	p.Parent, p.Ordinal = parentAndOrdinal(p.Meta.Name)
 	p.rev = p.Meta.Labels[labelRevision]
+	if extendedBuild {
+		p.inPlaceRev = inPlaceRecord(m[0])
+	}
 	return p
+}
+
+var annotationsKey = []string{"annotations"}
+
+// inPlaceRecord is the pod annotation extension in-place-update reads (the rest of a pod's annotations
+// stay undecoded): metadata was checked to be an object by metaT.
+func inPlaceRecord(meta jsonv.Text) string {
+	if textKind(meta) != jsonv.Object {
+		return ""
+	}
+	var f [1]jsonv.Text
+	meta.MembersInto(annotationsKey, f[:])
+	out := ""
+	if textKind(f[0]) == jsonv.Object {
+		f[0].Members(func(k string, v jsonv.Text) {
+			if k == annotationInPlaceUpdate && v.Kind() == jsonv.String {
+				out = v.Str()
+			}
+		})
+	}
+	return out
 }
 
 var volumeListKey = []string{"volumes"}

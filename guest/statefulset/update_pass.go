@@ -103,6 +103,8 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 		}
 	}
 
+	s.inPlaceCondition(status, replicas, update) // extension in-place-update, InPlaceOnly (extended module only)
+
 	if set.Meta.Deleting {
 		return status, nil
 	}

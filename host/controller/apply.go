@@ -98,6 +98,8 @@ func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition ty
 			opts.Preconditions = &metav1.Preconditions{UID: &precondition}
 		}
 		req = client.Delete().Namespace(ns).Resource(gvr.Resource).Name(act.Name).Body(opts)
+	case abi.VerbResize: // extension in-place-update: the pods/resize subresource
+		req = client.Put().Namespace(ns).Resource(gvr.Resource).Name(act.Name).SubResource("resize").Param("fieldManager", FieldManager).SetHeader("Content-Type", jsonType).Body([]byte(act.Object))
 	case abi.VerbUpdateStatus:
 		if act.Kind != w.target.Kind {
 			return "", fmt.Errorf("updateStatus of kind %q", act.Kind)

@@ -28,6 +28,10 @@ func usedPermissions() map[string]string {
 		abi.KindPersistentVolumeClaim: "/persistentvolumeclaims"}
 	for kind, verbs := range firewall.Writes() {
 		for _, v := range verbs {
+			if v == abi.VerbResize { // the pods/resize subresource, a PUT
+				used[resources[kind]+"/resize update"] = "a plan's resize of a Pod, extension in-place-update (firewall: in_place.go)"
+				continue
+			}
 			used[resources[kind]+" "+v] = "a plan's " + v + " of a " + kind + " (the firewall's writes)"
 		}
 	}

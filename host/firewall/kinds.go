@@ -9,9 +9,9 @@ import (
 // verbsByKind are the writes the upstream StatefulSet controller makes, by kind. It never deletes a
 // claim (the retention policy works through owner references and the garbage collector) and writes
 // only the status of the set. A claim patch is extension resize-claims', allowed only as that
-// (claim_resize.go).
+// (claim_resize.go); a pod resize extension in-place-update's (in_place.go).
 var verbsByKind = map[string]map[string]bool{
-	abi.KindPod:                   {abi.VerbCreate: true, abi.VerbUpdate: true, abi.VerbPatch: true, abi.VerbDelete: true},
+	abi.KindPod:                   {abi.VerbCreate: true, abi.VerbUpdate: true, abi.VerbPatch: true, abi.VerbDelete: true, abi.VerbResize: true},
 	abi.KindPersistentVolumeClaim: {abi.VerbCreate: true, abi.VerbUpdate: true, abi.VerbPatch: true},
 	abi.KindControllerRevision:    {abi.VerbCreate: true, abi.VerbUpdate: true, abi.VerbPatch: true, abi.VerbDelete: true},
 }

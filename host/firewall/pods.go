@@ -35,7 +35,12 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 		if rule != "" {
 			return rule, reason
 		}
-		return checkUpdateIdentity(target, m)
+		if rule, reason := checkUpdateIdentity(target, m); rule != "" {
+			return rule, reason
+		}
+		return s.checkPodImages(target, a.Object)
+	case abi.VerbResize:
+		return st.checkResize(a, target)
 	case abi.VerbDelete:
 		if !st.owned(abi.KindPod, target) {
 			return RuleOwner, "the pod is not controlled by this set"

@@ -31,6 +31,7 @@ type Scope struct {
 	claimSizes map[string]string
 	selector   labels.Selector
 	rollback   rollbackScope // extension progress-deadline's rollback (set_rollback.go)
+	inPlace    inPlaceScope  // extension in-place-update (in_place.go)
 
 	// the revision chain (revision_chain.go): the status's revisions, the snapshot's revisions' data, the set
 	currentRevision, updateRevision string
@@ -51,6 +52,9 @@ type Object struct {
 	Labels          map[string]string
 	OwnerReferences []metav1.OwnerReference
 	Raw             json.RawMessage
+	// Images: a pod's container images (PodImages), which only an in-place update changes (in_place.go);
+	// nil when the host records none
+	Images map[string]string
 }
 
 // objectMeta is the part of an object the firewall decodes.
@@ -104,6 +108,14 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 			if l.what == "claims" {
 				keep = raw
 			}
+			var images map[string]string
+			if l.what == "pods" {
+				var p podSpecOf
+				if err := json.Unmarshal(raw, &p); err != nil {
+					return nil, fmt.Errorf("firewall: %s[%d]: %w", l.what, i, err)
+				}
+				images = PodImages(&p.Spec)
+			}
 			if l.what == "revisions" && (md.Namespace == "" || md.Namespace == s.Namespace) {
 				var r struct {
 					Data json.RawMessage `json:"data"`
@@ -113,6 +125,9 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 				}
 			}
 			s.add(l.into, md.Name, md.Namespace, md.UID, md.Labels, md.OwnerReferences, keep)
+			if o := l.into[md.Name]; images != nil && o != nil {
+				o.Images = images
+			}
 		}
 	}
 	return s, nil
@@ -130,6 +145,9 @@ func ScopeFromObjects(set *appsv1.StatefulSet, setJSON json.RawMessage, pods []*
 	}
 	for _, p := range pods {
 		s.add(s.Pods, p.Name, p.Namespace, p.UID, p.Labels, p.OwnerReferences, nil)
+		if o := s.Pods[p.Name]; o != nil && (p.Namespace == "" || p.Namespace == s.Namespace) {
+			o.Images = PodImages(&p.Spec)
+		}
 	}
 	data := make(map[string][]byte, len(revisions))
 	for _, r := range revisions {
@@ -242,6 +260,7 @@ func newScope(set *appsv1.StatefulSet, setJSON json.RawMessage) (*Scope, error) 
 	}
 	s.claimSizes = claimSizes(set.Annotations, setJSON)
 	s.rollback = newRollbackScope(set)
+	s.inPlace = newInPlaceScope(set)
 	s.currentRevision, s.updateRevision, s.setJSON = set.Status.CurrentRevision, set.Status.UpdateRevision, setJSON
 	if sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err == nil && !sel.Empty() {
 		s.selector = sel

@@ -56,7 +56,7 @@ type wireAction struct {
 }
 
 var (
-	verbs      = set(abi.VerbCreate, abi.VerbUpdate, abi.VerbPatch, abi.VerbDelete, abi.VerbUpdateStatus)
+	verbs      = set(abi.VerbCreate, abi.VerbUpdate, abi.VerbPatch, abi.VerbDelete, abi.VerbUpdateStatus, abi.VerbResize)
 	kinds      = set(abi.KindPod, abi.KindPersistentVolumeClaim, abi.KindControllerRevision, abi.KindStatefulSet)
 	patchTypes = set("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 	eventTypes = set(abi.EventNormal, abi.EventWarning)
@@ -153,7 +153,7 @@ func checkAction(w wireAction, path string) (abi.Action, error) {
 	}
 	switch {
 	case !verbs[a.Verb]:
-		return bad(".verb", "%q is not one of create, update, patch, delete, updateStatus", a.Verb)
+		return bad(".verb", "%q is not one of create, update, patch, delete, updateStatus, resize", a.Verb)
 	case !kinds[a.Kind]:
 		return bad(".kind", "%q is not one of Pod, PersistentVolumeClaim, ControllerRevision, StatefulSet", a.Kind)
 	case a.Name == "":
@@ -167,7 +167,7 @@ func checkAction(w wireAction, path string) (abi.Action, error) {
 	}
 	hasObject, hasPatch := w.Object != nil, w.Patch != nil || w.PatchType != nil
 	switch a.Verb {
-	case abi.VerbCreate, abi.VerbUpdate, abi.VerbUpdateStatus:
+	case abi.VerbCreate, abi.VerbUpdate, abi.VerbUpdateStatus, abi.VerbResize:
 		if !hasObject {
 			return bad("", "a %s carries an object", a.Verb)
 		}
@@ -185,6 +185,9 @@ func checkAction(w wireAction, path string) (abi.Action, error) {
 		if hasObject || hasPatch {
 			return bad("", "a delete carries no object or patch")
 		}
+	}
+	if a.Verb == abi.VerbResize && a.Kind != abi.KindPod {
+		return bad(".kind", "resize is of a Pod, not %s", a.Kind)
 	}
 	if a.Verb == abi.VerbUpdateStatus {
 		if a.Kind != abi.KindStatefulSet {

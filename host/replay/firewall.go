@@ -74,7 +74,9 @@ func (e *engine) scope() (*firewall.Scope, error) {
 				delete(objs, r.name)
 				continue
 			}
-			objs[r.name] = firewall.NewObject(kind, r.name, ns, types.UID(r.uid), so.labels, so.refs, so.raw)
+			o := firewall.NewObject(kind, r.name, ns, types.UID(r.uid), so.labels, so.refs, so.raw)
+			o.Images = so.images
+			objs[r.name] = o
 		}
 		if err := s.Use(kind, objs); err != nil {
 			return nil, err
@@ -103,6 +105,7 @@ type scopedObject struct {
 	labels map[string]string
 	refs   []metav1.OwnerReference
 	raw    json.RawMessage
+	images map[string]string // a pod's (firewall.PodImages)
 }
 
 func (e *engine) scopedObject(kind string, r *record) (scopedObject, error) {
@@ -124,6 +127,14 @@ func (e *engine) scopedObject(kind string, r *record) (scopedObject, error) {
 			ref.BlockOwnerDeletion = &b
 		}
 		so.refs = append(so.refs, ref)
+	}
+	if kind == world.KindPod {
+		so.images = map[string]string{}
+		for _, list := range []string{"initContainers", "containers"} {
+			for _, c := range jsonobj.GetArr(jsonobj.GetObj(r.o, "spec"), list) {
+				so.images[list+"/"+jsonobj.GetStr(c, "name")] = jsonobj.GetStr(c, "image")
+			}
+		}
 	}
 	if kind == world.KindClaim {
 		// the bytes the snapshot just sent (objectsOf), not encoded again

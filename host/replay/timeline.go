@@ -207,7 +207,13 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 	o, _ := jsonobj.DecodeObj(a.Object)
 	switch {
 	case a.Kind == world.KindPod && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
-		r.Detail = "revision " + e.label(jsonobj.GetStr(o, "metadata.labels.controller-revision-hash"))
+		rev := jsonobj.GetStr(o, "metadata.labels.controller-revision-hash")
+		r.Detail = "revision " + e.label(rev)
+		if a.Verb == abi.VerbUpdate && jsonobj.GetObj(o, "metadata.annotations")[abi.AnnotationInPlaceUpdate] == rev {
+			r.Detail += ", in place" // extension in-place-update: the pod stays, its containers restart
+		}
+	case a.Kind == world.KindPod && a.Verb == abi.VerbResize:
+		r.Detail = "resources, in place"
 	case a.Kind == world.KindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		n, _ := jsonobj.GetInt(o, "revision")
 		r.Detail = fmt.Sprintf("%s, revision %d", e.label(a.Name), n)

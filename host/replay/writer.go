@@ -40,6 +40,8 @@ func (w *worldWriter) write(a *abi.Action, precondition types.UID) error {
 		return w.api.Create(a.Kind, obj)
 	case abi.VerbUpdate:
 		return w.api.Update(a.Kind, obj)
+	case abi.VerbResize:
+		return w.api.Resize(obj)
 	case abi.VerbUpdateStatus:
 		// Upstream PUTs the set it planned from with the new status: the snapshot's resourceVersion is
 		// the precondition.

@@ -12,7 +12,14 @@ import (
 // resource.Quantity.Value does; ok is false for a malformed, negative or larger than int64 quantity, and
 // for one longer than MaxLen. Rounding up is monotonic: a value below another's is below it exactly too.
 // Its work is bounded whatever the exponent (a few dozen 128-bit steps).
-func Value(s string) (n int64, ok bool) {
+func Value(s string) (n int64, ok bool) { return scaled(s, 0) }
+
+// MilliValue is Value in thousandths ("500m" is 500, "1" 1000), rounded up as resource.Quantity.MilliValue
+// does: the extension in-place-update compares CPU with it.
+func MilliValue(s string) (n int64, ok bool) { return scaled(s, 3) }
+
+// scaled is Value of s times 10^exp10.
+func scaled(s string, exp10 int) (n int64, ok bool) {
 	if len(s) > MaxLen {
 		return 0, false
 	}
@@ -46,7 +53,7 @@ func Value(s string) (n int64, ok bool) {
 	if digits == 0 {
 		return 0, false
 	}
-	binExp, decExp := 0, -frac
+	binExp, decExp := 0, exp10-frac
 	switch suffix := s[i:]; suffix {
 	case "":
 	case "Ki", "Mi", "Gi", "Ti", "Pi", "Ei":

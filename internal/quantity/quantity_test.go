@@ -54,6 +54,11 @@ func TestValueIsKubernetes(t *testing.T) {
 		if !ok || got != want {
 			t.Errorf("%q: %d, %v; Kubernetes says %d", s, got, ok, want)
 		}
+		if q.Cmp(*resource.NewQuantity((1<<63-1)/1000, resource.DecimalSI)) < 0 {
+			if got, ok := MilliValue(s); !ok || got != q.MilliValue() {
+				t.Errorf("%q: MilliValue %d, %v; Kubernetes says %d", s, got, ok, q.MilliValue())
+			}
+		}
 		checked++
 	}
 	if checked < 1500 {

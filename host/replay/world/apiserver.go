@@ -3,6 +3,7 @@ package world
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,7 +106,10 @@ type APIServer struct {
 	onPodCreated func(name string)
 	onPodDeleted func(name string) // a deletionTimestamp was set
 	onClaimGrew  func(name string) // a patch changed a claim's storage request
-	notes        []WorldEvent      // what happened outside the controller, for the timeline
+	// onPodSpecChanged: an update changed a pod's container images, or a resize its resources (restart: the
+	// images changed, so the kubelet restarts the containers)
+	onPodSpecChanged func(name string, restart bool)
+	notes            []WorldEvent // what happened outside the controller, for the timeline
 
 	// ownersChanged: an object was removed, or the set changed, since the garbage collector last looked, so
 	// any object's owners may be gone and it must look at all; suspects are the pods, revisions and claims
@@ -272,6 +276,9 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	case KindPod, KindClaim:
 		StripTypeMeta(o)
 		o["status"] = jsonobj.Clone(old["status"])
+		if kind == KindPod && !maps.Equal(containerImages(old), containerImages(o)) {
+			defer s.podSpecChanged(name, true)
+		}
 	case KindRevision:
 		StripTypeMeta(o)
 	}
@@ -279,6 +286,68 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 	s.put(kind, name, o)
 	s.suspect(kind, name)
 	return nil
+}
+
+// Resize is a PUT of a pod to its resize subresource: only the containers' resources and resize policies are
+// taken from obj (kube-apiserver's dropNonResizeUpdates); a resourceVersion in obj is a precondition.
+func (s *APIServer) Resize(obj Obj) error {
+	name := jsonobj.GetStr(obj, "metadata.name")
+	old := s.Get(KindPod, name)
+	if old == nil {
+		return NewAPIError("NotFound", "pods %q not found", name)
+	}
+	if rv := jsonobj.GetStr(obj, "metadata.resourceVersion"); rv != "" && rv != jsonobj.GetStr(old, "metadata.resourceVersion") {
+		return staleConflict(KindPod, name)
+	}
+	o := jsonobj.CloneObj(old)
+	changed := false
+	for _, list := range []string{"initContainers", "containers"} {
+		want := map[string]any{}
+		for _, c := range jsonobj.GetArr(obj, "spec."+list) {
+			want[jsonobj.GetStr(c, "name")] = c
+		}
+		for _, c := range jsonobj.GetArr(o, "spec."+list) {
+			co, _ := c.(Obj)
+			w, ok := want[jsonobj.GetStr(co, "name")].(Obj)
+			if co == nil || !ok {
+				continue
+			}
+			for _, k := range []string{"resources", "resizePolicy"} {
+				if !jsonobj.Equal(co[k], w[k]) {
+					changed = true
+					if v, ok := w[k]; ok {
+						co[k] = jsonobj.Clone(v)
+					} else {
+						delete(co, k)
+					}
+				}
+			}
+		}
+	}
+	s.bump(KindPod, o)
+	s.put(KindPod, name, o)
+	s.suspect(KindPod, name)
+	if changed {
+		s.podSpecChanged(name, false)
+	}
+	return nil
+}
+
+func (s *APIServer) podSpecChanged(name string, restart bool) {
+	if s.onPodSpecChanged != nil {
+		s.onPodSpecChanged(name, restart)
+	}
+}
+
+// containerImages are a pod's images, by list and container name.
+func containerImages(p Obj) map[string]string {
+	m := map[string]string{}
+	for _, list := range []string{"initContainers", "containers"} {
+		for _, c := range jsonobj.GetArr(p, "spec."+list) {
+			m[list+"/"+jsonobj.GetStr(c, "name")] = jsonobj.GetStr(c, "image")
+		}
+	}
+	return m
 }
 
 // UpdateStatus is a PUT of the set to its status subresource: only .status changes; a resourceVersion

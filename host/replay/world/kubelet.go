@@ -266,6 +266,8 @@ type Kubelet struct {
 	grown         map[string]bool // claims whose storage request a patch changed since expandClaims looked
 	claimsScanned bool            // expandClaims has looked at the claims the world started with
 	claims        *Watch          // the claims written since BindClaims last looked
+
+	restartStep map[string]int // tick model: the step at which a pod's images or resources changed in place
 }
 
 // NewKubelet is a kubelet of model cfg over api's pods, scheduling its transitions on t.
@@ -275,6 +277,7 @@ func NewKubelet(cfg KubeletConfig, api *APIServer, clock *Clock, t *Timers) *Kub
 	api.onPodCreated = k.PodCreated
 	api.onPodDeleted = k.PodDeleted
 	api.onClaimGrew = func(name string) { k.grown[name] = true }
+	api.onPodSpecChanged = k.PodSpecChanged
 	return k
 }
 
@@ -313,7 +316,12 @@ func (k *Kubelet) start(name, uid string, b behavior) {
 	}
 	now := k.clock.Now()
 	ready := !b.neverReady && b.ready == 0
-	k.api.MutatePod(name, func(p Obj) { SetRunning(p, now, ready) })
+	k.api.MutatePod(name, func(p Obj) {
+		SetRunning(p, now, ready)
+		if inPlaceUpdated(p) { // updated in place before it started: the statuses say which spec runs
+			setContainerStatuses(p, now, ready, false)
+		}
+	})
 	switch {
 	case b.neverReady:
 		k.api.Note("kubelet", ReasonRunning, KindPod, name, "pod %s Running, never Ready", name)
@@ -484,6 +492,7 @@ func (k *Kubelet) ExpandClaims() {
 // TickProgress applies the reference harness's world rules at the start of step `step`.
 func (k *Kubelet) TickProgress(step int) {
 	k.step = step
+	k.restartInTick(step, k.clock.Now())
 	advanceTick(k.api, k.clock.Now(), k.cfg.notReadyInTick,
 		func(name string) bool {
 			ds, ok := k.deletedStep[name]
@@ -616,3 +625,111 @@ func (k *Kubelet) Created(name string) bool {
 
 // AddBehaviors adds per-pod behaviours (a scenario's kubelet event); later rules win.
 func (k *Kubelet) AddBehaviors(b ...PodBehavior) { k.cfg.Pods = append(k.cfg.Pods, b...) }
+
+// inPlaceUpdated: the pod carries the record of an in-place update (abi.AnnotationInPlaceUpdate), whose
+// module reads its container statuses to know when its containers run the new spec.
+func inPlaceUpdated(p Obj) bool {
+	_, ok := jsonobj.GetObj(p, "metadata.annotations")["ordinal.dev/in-place-update"]
+	return ok
+}
+
+// PodSpecChanged is an in-place change of a running pod: new images restart its containers after the pod's
+// start delay (the image pulled and started), Ready again after its ready delay; new resources are applied
+// after the start delay without a restart. The tick model does either at the next tick.
+func (k *Kubelet) PodSpecChanged(name string, restart bool) {
+	p := k.api.Get(KindPod, name)
+	if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Running" {
+		return // a pod not running yet starts with its spec (start)
+	}
+	if k.tickModel() {
+		if k.restartStep == nil {
+			k.restartStep = map[string]int{}
+		}
+		k.restartStep[name] = k.step
+		return
+	}
+	uid := jsonobj.GetStr(p, "metadata.uid")
+	b := k.cfg.behaviorOf(p)
+	now := k.clock.Now()
+	k.timers.add(now.Add(b.start), "kubelet restart "+name, func() {
+		p := k.same(name, uid)
+		if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Running" {
+			return
+		}
+		now := k.clock.Now()
+		if !restart {
+			k.api.MutatePod(name, func(p Obj) { setContainerStatuses(p, now, kube.PodReadyJSON(p), false) })
+			k.api.Note("kubelet", ReasonResized, KindPod, name, "pod %s resized in place", name)
+			return
+		}
+		b := k.cfg.behaviorOf(p) // the new image's behaviour
+		ready := !b.neverReady && b.ready == 0
+		k.api.MutatePod(name, func(p Obj) {
+			setContainerStatuses(p, now, ready, true)
+			SetReady(p, now, ready)
+		})
+		k.api.Note("kubelet", ReasonRestarted, KindPod, name, "pod %s restarted its containers in place", name)
+		if !ready && !b.neverReady {
+			k.timers.add(now.Add(b.ready), "kubelet ready "+name, func() { k.becomeReady(name, uid, b) })
+		}
+	})
+}
+
+// restartInTick is the tick model's in-place restart: pods changed before this step run their new spec,
+// Ready (unless the model keeps them from it).
+func (k *Kubelet) restartInTick(step int, now time.Time) {
+	for _, name := range k.api.Names(KindPod) {
+		s, ok := k.restartStep[name]
+		if !ok || s >= step {
+			continue
+		}
+		delete(k.restartStep, name)
+		p := k.api.Get(KindPod, name)
+		if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
+			continue
+		}
+		ready := k.cfg.notReadyInTick(p) == ""
+		k.api.MutatePod(name, func(p Obj) {
+			setContainerStatuses(p, now, ready, true)
+			SetReady(p, now, ready)
+		})
+		k.api.Note("kubelet", ReasonRestarted, KindPod, name, "pod %s restarted its containers in place", name)
+	}
+}
+
+// setContainerStatuses reports the pod's containers as running its spec: images and resources as the spec
+// has them; restarted: started now (restartCount up), else since they started.
+func setContainerStatuses(p Obj, now time.Time, ready, restarted bool) {
+	st := jsonobj.Ensure(p, "status")
+	old := map[string]Obj{}
+	for _, c := range jsonobj.GetArr(st, "containerStatuses") {
+		if co, ok := c.(Obj); ok {
+			old[jsonobj.GetStr(co, "name")] = co
+		}
+	}
+	started := jsonobj.GetStr(st, "startTime")
+	if restarted || started == "" {
+		started = now.UTC().Format(time.RFC3339)
+	}
+	var out []any
+	for _, c := range jsonobj.GetArr(p, "spec.containers") {
+		name := jsonobj.GetStr(c, "name")
+		restarts, _ := jsonobj.GetInt(old[name], "restartCount")
+		since := started
+		if o := old[name]; o != nil && !restarted {
+			if t := jsonobj.GetStr(o, "state.running.startedAt"); t != "" {
+				since = t
+			}
+		}
+		if restarted && old[name] != nil {
+			restarts++
+		}
+		cs := Obj{"name": name, "image": jsonobj.GetStr(c, "image"), "ready": ready, "started": true,
+			"restartCount": jsonobj.Num(restarts), "state": Obj{"running": Obj{"startedAt": since}}}
+		if r := jsonobj.Get(c, "resources"); r != nil {
+			cs["resources"] = jsonobj.Clone(r)
+		}
+		out = append(out, cs)
+	}
+	st["containerStatuses"] = out
+}

@@ -18,6 +18,8 @@ const (
 	ReasonRunning       = "Running"       // the kubelet started the pod, not Ready
 	ReasonReady         = "Ready"         // the pod became Ready
 	ReasonLostReadiness = "LostReadiness" // the pod stopped being Ready
+	ReasonRestarted     = "Restarted"     // the pod's containers restarted in place (new images)
+	ReasonResized       = "Resized"       // the pod's containers run new resources, in place
 	ReasonRemoved       = "Removed"       // the kubelet finished a pod's termination
 	ReasonExpanded      = "Expanded"      // the volume resizer grew a claim to its request
 )
