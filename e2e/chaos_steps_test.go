@@ -4,7 +4,8 @@ package e2e
 
 // The chaos scenarios for what landed after the first 200-run figure (issue 32, "Also"): an ordinal.dev
 // set (CRD mode), `migrate` both ways in the middle of a rollout, the extended module's annotations, a
-// supplied module swapped mid-rollout, and the webhook behind its own fault proxy. Each is a chaosScenario
+// supplied module swapped mid-rollout, the webhook behind its own fault proxy, and (since) a broken
+// rollout that extension progress-deadline rolls back (deadline-rollback). Each is a chaosScenario
 // (chaos_test.go) plus the steps and invariants here: the steps run on chaosRun's schedule, between the
 // controller's SIGKILLs and the etcd restart, and the invariants are checked by the same watch.
 
@@ -14,8 +15,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,9 +29,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -309,4 +314,186 @@ func sortedOutcomes(m map[reviewOutcome]int) []reviewOutcome {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// ---------------------------------------------------------------------------------------------- progress deadline
+
+// The annotations of extension progress-deadline (guest/statefulset/progress_deadline.go).
+const (
+	annProgressDeadline   = "ordinal.dev/progress-deadline-seconds"
+	annOnProgressDeadline = "ordinal.dev/on-progress-deadline"
+)
+
+func hasDeadline(sc chaosScenario) bool {
+	_, ok := sc.annotations[annProgressDeadline]
+	return ok
+}
+
+// deadlineWatch is what onSet knows of a scenario's set with a progress deadline.
+type deadlineWatch struct {
+	rev1       string          // the first revision (rolled out before the change); "" until followDeadlineSet
+	generation int64           // the set's generation then
+	rolledBack map[string]bool // the RolledBack conditions' messages seen
+	reported   map[string]bool // the violations of onSet already recorded (every update of the set repeats them)
+}
+
+// followDeadlineSet starts judging the set (onSet) from its first rollout on, and returns its pods then
+// (name: UID). The set is an apps/v1 one (no scenario with a deadline is of the CRD).
+func followDeadlineSet(t *testing.T, ctx context.Context, ns string, w *invariantWatch, first *appsv1.StatefulSet) map[string]types.UID {
+	t.Helper()
+	w.mu.Lock()
+	w.deadline = deadlineWatch{rev1: first.Status.UpdateRevision, generation: first.Generation, rolledBack: map[string]bool{}, reported: map[string]bool{}}
+	w.mu.Unlock()
+	pods := map[string]types.UID{}
+	withAPI(func() {
+		l, err := cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range l.Items {
+			pods[p.Name] = p.UID
+		}
+		sets := cfg.kc.AppsV1().StatefulSets(ns)
+		informer(t, ctx, &appsv1.StatefulSet{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return sets.List(ctx, o) },
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return sets.Watch(ctx, o) },
+			func(s *appsv1.StatefulSet, del bool) { w.onSet(s, del) })
+	})
+	return pods
+}
+
+// onSet judges every update of a scenario's set with a progress deadline. A healthy change (a deadline
+// longer than any run) is never reported past its deadline nor rolled back. A broken one is rolled back
+// once, to the first revision (so never the first revision's rollout rolled back). And nothing writes the
+// spec but the change and that one rollback.
+func (w *invariantWatch) onSet(s *appsv1.StatefulSet, deleted bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := &w.deadline
+	if deleted || s.Name != chaosSet || d.rev1 == "" {
+		return
+	}
+	once := func(key, format string, args ...any) {
+		if !d.reported[key] {
+			d.reported[key] = true
+			w.violate(format, args...)
+		}
+	}
+	writes, what := int64(1), "the change"
+	if w.sc.broken {
+		writes, what = 2, "the change and its rollback"
+	}
+	if s.Generation > d.generation+writes {
+		once("generation", "the set's spec written %d times since its first rollout (generation %d), more than %s",
+			s.Generation-d.generation, s.Generation, what)
+	}
+	for _, c := range s.Status.Conditions {
+		switch {
+		case c.Type == "Progressing" && c.Status == "False" && !w.sc.broken:
+			once("progressing", "Progressing False %s (%q) on a rollout that cannot have stalled for its deadline (%ss, longer than a run)",
+				c.Reason, c.Message, w.sc.annotations[annProgressDeadline])
+		case c.Type == "RolledBack" && !w.sc.broken:
+			once("rolled back", "a healthy rollout rolled back: RolledBack %s %s %q", c.Status, c.Reason, c.Message)
+		case c.Type == "RolledBack":
+			d.rolledBack[c.Message] = true
+			if !strings.Contains(c.Message, " to revision "+d.rev1+" from revision ") {
+				once("rolled back elsewhere "+c.Message, "rolled back elsewhere than to the first revision %s: %q", d.rev1, c.Message)
+			}
+			if len(d.rolledBack) > 1 {
+				msgs := slices.Sorted(maps.Keys(d.rolledBack))
+				once(fmt.Sprint("rolled back twice ", len(msgs)), "rolled back more than once: %q", msgs)
+			}
+		}
+	}
+}
+
+// checkProgressDeadline judges the settled set of a scenario with a progress deadline: Progressing True
+// RolloutComplete at the update revision, Available True; a healthy change neither rolled back nor its spec
+// written by anyone else; a broken one rolled back once: the first template back (as the API server stores
+// it), every pod at the first revision, RolledBack naming both revisions, and the pods below the broken one
+// never replaced (the rollout stopped at the pod that never became Ready, and the rollback replaced only
+// that one).
+func checkProgressDeadline(t *testing.T, ctx context.Context, ns string, sc chaosScenario, first *appsv1.StatefulSet, firstPods map[string]types.UID) {
+	t.Helper()
+	var s *appsv1.StatefulSet
+	var pods *corev1.PodList
+	var revs *appsv1.ControllerRevisionList
+	var err error
+	withAPI(func() {
+		if s, err = getChaosSet(ctx, kindApps, ns); err != nil {
+			return
+		}
+		if pods, err = cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err != nil {
+			return
+		}
+		revs, err = cfg.kc.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := s.Status.UpdateRevision
+	if c := setCondition(s, "Progressing"); c == nil || c.Status != "True" || c.Reason != "RolloutComplete" ||
+		!strings.Contains(c.Message, " progressed to revision "+rev+".") {
+		t.Errorf("Progressing %+v, want True RolloutComplete at the update revision %s", c, rev)
+	}
+	if c := setCondition(s, "Available"); c == nil || c.Status != "True" || c.Reason != "MinimumReplicasAvailable" {
+		t.Errorf("Available %+v, want True MinimumReplicasAvailable", c)
+	}
+	rb := setCondition(s, "RolledBack")
+	defer func() {
+		t.Logf("progress deadline %ss: generation %d (first rollout at %d), update revision %s; conditions %s", sc.annotations[annProgressDeadline],
+			s.Generation, first.Generation, rev, conditionsString(s))
+	}()
+	if !sc.broken {
+		if rb != nil {
+			t.Errorf("a healthy rollout rolled back: RolledBack %+v", rb)
+		}
+		if s.Generation != first.Generation+1 {
+			t.Errorf("generation %d after the change, want %d: the spec written by someone else than the change", s.Generation, first.Generation+1)
+		}
+		return
+	}
+	rev1 := first.Status.UpdateRevision
+	if rev != rev1 || s.Status.CurrentRevision != rev1 {
+		t.Errorf("update revision %s, current %s after the rollback, want the first revision %s", rev, s.Status.CurrentRevision, rev1)
+	}
+	if s.Generation != first.Generation+2 {
+		t.Errorf("generation %d, want %d: the change and one rollback", s.Generation, first.Generation+2)
+	}
+	if !apiequality.Semantic.DeepEqual(s.Spec.Template, first.Spec.Template) {
+		got, _ := json.Marshal(s.Spec.Template)
+		want, _ := json.Marshal(first.Spec.Template)
+		t.Errorf("the template after the rollback is not the first one:\n got %s\nwant %s", got, want)
+	}
+	var broken []string
+	for _, r := range revs.Items {
+		if r.Name != rev1 && metav1.IsControlledBy(&r, s) {
+			broken = append(broken, r.Name)
+		}
+	}
+	if len(broken) != 1 {
+		t.Fatalf("the set's revisions other than the first: %v, want one (the broken one)", broken)
+	}
+	if rb == nil || rb.Status != "True" || rb.Reason != "ProgressDeadlineExceeded" ||
+		!strings.Contains(rb.Message, " rolled back to revision "+rev1+" from revision "+broken[0]+": ") {
+		t.Errorf("RolledBack %+v, want True ProgressDeadlineExceeded, from revision %s to %s", rb, broken[0], rev1)
+	}
+	for _, p := range pods.Items {
+		o := podOrdinal(p.Name)
+		if o < 0 || o >= int(sc.replicas)-1 { // the broken pod's ordinal (the top), and the canary's (9)
+			continue
+		}
+		if p.UID != firstPods[p.Name] {
+			t.Errorf("pod %s replaced (uid %s, was %s): the rollout went past the pod that never became Ready, or the rollback replaced a pod it had not reached",
+				p.Name, p.UID, firstPods[p.Name])
+		}
+	}
+}
+
+func conditionsString(s *appsv1.StatefulSet) string {
+	var out []string
+	for _, c := range s.Status.Conditions {
+		out = append(out, fmt.Sprintf("%s=%s %s %q", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(out, "; ")
 }

@@ -5,12 +5,13 @@ package e2e
 // Chaos: randomized fault runs of the controller on the real control plane (the Sieve/Acto line of work).
 // Each run is one seed: a scenario (rollouts, scale-downs under each retention policy, a hot swap, and
 // those of chaos_steps_test.go: an ordinal.dev set, migrate both ways, the extensions, a supplied module
-// swapped, the webhook) and a fault plan drawn from the seed: the fault proxy's rates (faultproxy_test.go),
-// SIGKILLs of the controller at random moments, and for some seeds an etcd restart. Invariants are checked continuously by watchers
-// that talk to kube-apiserver directly, never through the controller's view, and the final state is
-// compared with a fault-free run of the same scenario.
+// swapped, the webhook, a broken rollout rolled back at its progress deadline) and a fault plan drawn from
+// the seed: the fault proxy's rates (faultproxy_test.go), SIGKILLs of the controller at random moments, and
+// for some seeds an etcd restart. Invariants are checked continuously by watchers that talk to
+// kube-apiserver directly, never through the controller's view, and the final state is compared with a
+// fault-free run of the same scenario.
 //
-// `make test` runs ORDINAL_CHAOS_RUNS (default 10, one per scenario) seeds; `make chaos` runs 200 and
+// `make test` runs ORDINAL_CHAOS_RUNS (default 11, one per scenario) seeds; `make chaos` runs 200 and
 // prints the table. ORDINAL_CHAOS_SEEDS=17,42 replays given seeds. The table and the failing seeds are
 // written to build/e2e/chaos-summary.txt and build/e2e/chaos-failing-seeds.txt.
 
@@ -38,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
@@ -67,6 +69,9 @@ type chaosScenario struct {
 	reserve     string            // ordinal.dev/reserve-ordinals added with the change: no pod is created there
 	supplied    bool              // the set names a module of the ConfigMap, swapped mid-rollout
 	webhook     bool              // reviews of a claim-deleting scale-down, to a webhook behind its own fault proxy
+	// the change is a revision whose pods run but never become Ready (annNeverReady): the set's progress
+	// deadline (ordinal.dev/on-progress-deadline: Rollback) must put the first template back
+	broken bool
 }
 
 var chaosScenarios = []chaosScenario{
@@ -79,13 +84,22 @@ var chaosScenarios = []chaosScenario{
 		withClaims(appsv1.DeletePersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}},
 	{name: "crd-rollout", replicas: 3, target: 3, bump: true, maxDown: 1, crd: true, opts: []setOpt{withClaims("", "")}},
 	{name: "migrate", replicas: 3, target: 3, bump: true, maxDown: 1, migrate: true, opts: []setOpt{withClaims("", "")}},
+	// its progress deadline is longer than a run can last (chaosRun's context: 6 minutes): however slow the
+	// machine, a run that passes cannot see it pass, so the rollout must end RolloutComplete, never rolled back
 	{name: "extensions", replicas: 3, target: 3, bump: true, maxDown: 1, pause: true, reserve: "1",
-		annotations: map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/recover-stuck-after": "10m", "ordinal.dev/resize-claims": "true"},
-		opts:        []setOpt{withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}},
+		annotations: map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/recover-stuck-after": "10m", "ordinal.dev/resize-claims": "true",
+			annProgressDeadline: "3600", annOnProgressDeadline: "Rollback"},
+		opts: []setOpt{withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}},
 	{name: "supplied-swap", replicas: 4, target: 4, bump: true, maxDown: 2, supplied: true,
 		annotations: map[string]string{"ordinal.dev/module": suppliedModule}, opts: []setOpt{maxUnavailable(2)}},
 	{name: "webhook", replicas: 4, target: 4, bump: true, maxDown: 2, webhook: true, opts: []setOpt{parallel, maxUnavailable(2),
 		withClaims(appsv1.RetainPersistentVolumeClaimRetentionPolicyType, appsv1.DeletePersistentVolumeClaimRetentionPolicyType)}},
+	// a short deadline (from the last progress: a slow machine only makes the rollback later) with the
+	// controller's SIGKILLs around it; every path (the rollback before or after the broken pod exists, the
+	// rollback's own roll past the deadline too) ends in the same state
+	{name: "deadline-rollback", replicas: 3, target: 3, bump: true, broken: true, maxDown: 1,
+		annotations: map[string]string{"ordinal.dev/module": "extended", annProgressDeadline: "3", annOnProgressDeadline: "Rollback"},
+		opts:        []setOpt{withClaims("", "")}},
 }
 
 // chaosPlan is everything a seed decides.
@@ -114,6 +128,8 @@ func planFor(seed int64) chaosPlan {
 		p.kills = append(p.kills, 200*time.Millisecond+time.Duration(rng.Int64N(int64(4*time.Second))))
 	}
 	slices.Sort(p.kills)
+	// one seed in six, whatever its scenario as long as the number of scenarios (seed % len picks it) has no
+	// factor 2 or 3 in common with 6: with 10 or 12, only some scenarios would ever see an etcd restart
 	if seed%6 == 3 {
 		p.etcd = 500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond)))
 	}
@@ -152,6 +168,7 @@ type invariantWatch struct {
 	claimsGone []string
 
 	terminating map[string]bool // the set's pods marked for deletion
+	deadline    deadlineWatch   // the set of a scenario with a progress deadline (onSet)
 	frozen      map[string]bool // while the set is paused: its pods then (terminating or not); nil when not
 	frozenWhy   string
 	reviews     map[reviewOutcome]int
@@ -552,7 +569,12 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			createSet(t, ctx, ns, set)
 		}
 	})
-	rev1 := waitChaosSet(t, ctx, kind, ns, "created and rolled out", 3*time.Minute, rolledOut(sc.replicas)).Status.UpdateRevision
+	first := waitChaosSet(t, ctx, kind, ns, "created and rolled out", 3*time.Minute, rolledOut(sc.replicas))
+	rev1 := first.Status.UpdateRevision
+	var firstPods map[string]types.UID
+	if hasDeadline(sc) {
+		firstPods = followDeadlineSet(t, ctx, ns, w, first)
+	}
 
 	// The change runs; meanwhile the schedule: SIGKILLs and the etcd restart at their times, and the
 	// scenario's steps (each once its condition holds, in order). All on this goroutine.
@@ -582,6 +604,8 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		w.markChanged()
 		var patch string
 		switch {
+		case sc.broken:
+			patch = fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"v2",%q:"true"}}}}}`, annVersion, annNeverReady)
 		case sc.bump:
 			patch = setVersion("v2")
 		case sc.target != sc.replicas:
@@ -619,6 +643,16 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			}
 			withAPI(func() { patchChaosSet(t, ctx, kind, ns, `{"metadata":{"annotations":{"ordinal.dev/paused":null}}}`) })
 		}})
+	}
+	if sc.broken && faulted {
+		// a SIGKILL once the status records the rollback (it is written before the rollback's patch): the
+		// restarted controller goes on from what the set records (its RolledBack condition: the broken pod
+		// is replaced once not Ready for the deadline), the patch perhaps not yet written
+		rolledBack := func() bool {
+			s, err := getChaosSet(ctx, kind, ns)
+			return err == nil && setCondition(s, "RolledBack") != nil
+		}
+		steps = append(steps, chaosStep{desc: "rolled back", when: rolledBack, do: kill})
 	}
 	switch {
 	case sc.swap:
@@ -681,8 +715,15 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			res.faults.add(faultEtcdRestart, 1)
 		}
 	}
+	if sc.broken {
+		// the broken revision's pods never become Ready: what rolls out is the rollback (a spec write after
+		// the change's) to the first revision
+		waitChaosSet(t, ctx, kind, ns, "the broken change rolled back", 4*time.Minute, func(s *appsv1.StatefulSet) bool {
+			return s.Generation > first.Generation+1 && rolledOut(sc.target)(s) && s.Status.UpdateRevision == rev1
+		})
+	}
 	s := waitChaosSet(t, ctx, kind, ns, "the change rolled out", 4*time.Minute, rolledOut(sc.target))
-	if sc.bump && s.Status.UpdateRevision == rev1 {
+	if sc.bump && !sc.broken && s.Status.UpdateRevision == rev1 {
 		t.Errorf("the template change made no new revision")
 	}
 	switch {
@@ -724,6 +765,9 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		})
 		return len(fs.Pods) == want && claims == wantClaims && ready && adopted
 	})
+	if hasDeadline(sc) {
+		checkProgressDeadline(t, ctx, ns, sc, first, firstPods)
+	}
 	return fs
 }
 
@@ -968,7 +1012,20 @@ func TestChaosInvariantsCatchViolations(t *testing.T) {
 		}
 		return chaosScenarios[i]
 	}
-	ext, hook := scenario("extensions"), scenario("webhook")
+	ext, hook, rollback := scenario("extensions"), scenario("webhook"), scenario("deadline-rollback")
+	// the set with a progress deadline as onSet sees it: rolled out at revision chaos-1 (generation 1)
+	follow := func(w *invariantWatch) {
+		w.deadline = deadlineWatch{rev1: "chaos-1", generation: 1, rolledBack: map[string]bool{}, reported: map[string]bool{}}
+	}
+	set := func(generation int64, conds ...string) *appsv1.StatefulSet { // conds: type, status, reason, message, ...
+		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: chaosSet, Generation: generation}}
+		for i := 0; i+3 < len(conds); i += 4 {
+			s.Status.Conditions = append(s.Status.Conditions, appsv1.StatefulSetCondition{Type: appsv1.StatefulSetConditionType(conds[i]),
+				Status: corev1.ConditionStatus(conds[i+1]), Reason: conds[i+2], Message: conds[i+3]})
+		}
+		return s
+	}
+	const rolledBack21 = `StatefulSet "chaos" is rolled back to revision chaos-1 from revision chaos-2: no progress for 3s.`
 	denied := &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "ordinal: edit of StatefulSet chaos denied by --deny-pvc-deletion: ..."}}
 	closed := &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "ordinal: no rollout preview (...); the webhook runs with --failure-policy=closed"}}
 	cases := []struct {
@@ -1049,6 +1106,38 @@ func TestChaosInvariantsCatchViolations(t *testing.T) {
 		{"a review of a claim-deleting scale-down allowed", hook, func(w *invariantWatch) {
 			w.onReview(1, &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"no rollout preview (...); the edit was not checked"}}, time.Second, nil)
 		}, "review 1 of a scale-down deleting claims was allowed"},
+		{"a healthy rollout with a deadline, progressing then complete", ext, func(w *invariantWatch) {
+			follow(w)
+			w.onSet(set(2, "Progressing", "Unknown", "RolloutPaused", "paused", "Available", "True", "MinimumReplicasAvailable", "."), false)
+			w.onSet(set(2, "Progressing", "True", "NewRevisionProgressing", "progressing", "Available", "False", "MinimumReplicasUnavailable", "."), false)
+			w.onSet(set(2, "Progressing", "True", "RolloutComplete", "done"), false)
+		}, ""},
+		{"a healthy rollout reported past its deadline", ext, func(w *invariantWatch) {
+			follow(w)
+			w.onSet(set(2, "Progressing", "False", "ProgressDeadlineExceeded", "timed out"), false)
+		}, "Progressing False ProgressDeadlineExceeded"},
+		{"a healthy rollout rolled back", ext, func(w *invariantWatch) {
+			follow(w)
+			w.onSet(set(3, "RolledBack", "True", "ProgressDeadlineExceeded", rolledBack21), false)
+		}, "a healthy rollout rolled back"},
+		{"a broken rollout rolled back once", rollback, func(w *invariantWatch) {
+			follow(w)
+			w.onSet(set(2, "Progressing", "False", "ProgressDeadlineExceeded", "timed out", "RolledBack", "True", "ProgressDeadlineExceeded", rolledBack21), false)
+			w.onSet(set(3, "Progressing", "True", "RolloutComplete", "done", "RolledBack", "True", "ProgressDeadlineExceeded", rolledBack21), false)
+		}, ""},
+		{"a broken rollout rolled back twice", rollback, func(w *invariantWatch) {
+			follow(w)
+			w.onSet(set(3, "RolledBack", "True", "ProgressDeadlineExceeded", rolledBack21), false)
+			w.onSet(set(3, "RolledBack", "True", "ProgressDeadlineExceeded", strings.Replace(rolledBack21, "chaos-2", "chaos-3", 1)), false)
+		}, "rolled back more than once"},
+		{"the first revision's rollout rolled back", rollback, func(w *invariantWatch) {
+			follow(w)
+			w.onSet(set(3, "RolledBack", "True", "ProgressDeadlineExceeded", `StatefulSet "chaos" is rolled back to revision chaos-2 from revision chaos-1: no progress for 3s.`), false)
+		}, "rolled back elsewhere than to the first revision chaos-1"},
+		{"the spec written after the rollback", rollback, func(w *invariantWatch) {
+			follow(w)
+			w.onSet(set(4), false)
+		}, "the set's spec written 3 times since its first rollout (generation 4), more than the change and its rollback"},
 		{"a review unanswered within its timeout", hook, func(w *invariantWatch) {
 			w.onReview(2, nil, reviewTimeout, context.DeadlineExceeded)
 		}, "review 2 of a scale-down deleting claims: no answer within its timeout of 5s"},
