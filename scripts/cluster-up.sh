@@ -353,8 +353,8 @@ fi
 # kwok (slot 5) + fake nodes + kwok-volume default StorageClass
 if [ "$WITH_KWOK" = 1 ]; then
   case "$KWOK_POD_DELETE" in
-    fast|graceful) cat "$SRC/kwok/kwok-base.yaml" "$SRC/kwok/pod-never-ready.yaml" "$SRC/kwok/pod-paced.yaml" "$SRC/kwok/pod-image-pull.yaml" "$SRC/kwok/pod-delete-$KWOK_POD_DELETE.yaml" > "$RUN/kwok.yaml" ;;
-    kubelet|none) cat "$SRC/kwok/kwok-base.yaml" "$SRC/kwok/pod-never-ready.yaml" "$SRC/kwok/pod-paced.yaml" "$SRC/kwok/pod-image-pull.yaml" > "$RUN/kwok.yaml" ;;
+    fast|graceful) cat "$SRC/kwok/kwok-base.yaml" "$SRC/kwok/pod-never-ready.yaml" "$SRC/kwok/pod-paced.yaml" "$SRC/kwok/pod-image-pull.yaml" "$SRC/kwok/pod-in-place.yaml" "$SRC/kwok/pod-delete-$KWOK_POD_DELETE.yaml" > "$RUN/kwok.yaml" ;;
+    kubelet|none) cat "$SRC/kwok/kwok-base.yaml" "$SRC/kwok/pod-never-ready.yaml" "$SRC/kwok/pod-paced.yaml" "$SRC/kwok/pod-image-pull.yaml" "$SRC/kwok/pod-in-place.yaml" > "$RUN/kwok.yaml" ;;
   esac
   start_recorded 5 kwok "$KWOK_BIN" --kubeconfig="$RUN/admin.kubeconfig" -c "$RUN/kwok.yaml"
   kcurl -o /dev/null -X POST -H 'Content-Type: application/yaml' --data-binary @"$SRC/kwok/storage-class.yaml" \

@@ -255,18 +255,33 @@ func (s *syncer) replaceOldPod(replicas *replicaSlots, i int, update *revision) 
 	return false, s.updateInPlace(p, v, update.Meta.Name)
 }
 
-// updateInPlace writes the in-place update of p: an update of the pod (images, template labels and
-// annotations, the revision label, the in-place record), guarded by the pod's resourceVersion, then, where
-// resources change, a resize of it (which takes only container resources, so it needs no guard).
+// updateInPlace writes the in-place update of p: where resources change, first a resize of the pod (the
+// pods/resize subresource, which takes only container resources), then an update of the pod (images,
+// template labels and annotations, the revision label, the in-place record, and the resources the resize
+// gave it). Both carry the snapshot's resourceVersion; the host's applier sends the update at the version its
+// own resize returned (host/plan, own writes), so a change by anyone else in between is still a Conflict.
+// The resize comes first so that a pod labelled with the update revision always runs its resources: a
+// refused update leaves a pod at its old revision with new resources, which the next sync moves again.
 func (s *syncer) updateInPlace(p *pod, v *inPlaceVerdict, update string) error {
 	obj := withTypeMeta(p.obj().Clone(), "v1", kindPod, p.Meta.Namespace)
-	meta := obj.G("metadata")
-	meta.Set("labels", movedStrings(meta.G("labels"), v.from.Path("metadata", "labels"), v.to.Path("metadata", "labels"),
-		labelRevision, update))
-	meta.Set("annotations", movedStrings(meta.G("annotations"), v.from.Path("metadata", "annotations"),
-		v.to.Path("metadata", "annotations"), annotationInPlaceUpdate, update))
-	obj.Set("metadata", meta)
 	spec := obj.G("spec")
+	var resized []string
+	if v.resize {
+		cs := spec.G("containers")
+		for i := range cs.A {
+			want := containerNamed(v.to.Path("spec", "containers"), cs.A[i].G("name").Str())
+			if jsonv.Equal(cs.A[i].G("resources"), want.G("resources")) {
+				continue
+			}
+			resized = append(resized, cs.A[i].G("name").Str())
+			if r, ok := want.Get("resources"); ok {
+				cs.A[i].Set("resources", r)
+			} else {
+				cs.A[i].Delete("resources")
+			}
+		}
+		obj.Set("spec", spec)
+	}
 	var changed []string
 	for _, list := range []string{"initContainers", "containers"} {
 		cs := spec.G(list)
@@ -274,18 +289,16 @@ func (s *syncer) updateInPlace(p *pod, v *inPlaceVerdict, update string) error {
 			name := cs.A[i].G("name").Str()
 			want := containerNamed(v.to.Path("spec", list), name)
 			if img := want.G("image"); img.K == jsonv.String && img.Str() != cs.A[i].G("image").Str() {
-				cs.A[i].Set("image", img)
 				changed = append(changed, name+" "+img.Str())
 			}
 		}
 	}
-	obj.Set("spec", spec)
 	what := "images " + strings.Join(changed, ", ")
 	if len(changed) == 0 {
 		what = "labels and annotations"
 	}
-	if v.resize {
-		what += "; resources of " + strings.Join(resizedContainers(spec, v.to), ", ")
+	if len(resized) > 0 {
+		what += "; resources of " + strings.Join(resized, ", ")
 	}
 	s.event(eventNormal, reasonInPlaceUpdate, "Updating Pod "+p.Meta.Name+" of StatefulSet "+s.set.Meta.Name+
 		" in place to revision "+update+": "+what)
@@ -293,34 +306,32 @@ func (s *syncer) updateInPlace(p *pod, v *inPlaceVerdict, update string) error {
 	if !s.podExistsAt(key(p.Meta.Namespace, p.Meta.Name)) {
 		predicted = errNotFound(resPods, p.Meta.Name)
 	}
-	err := s.issue(action{Verb: verbUpdate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}, predicted)
-	s.podEvent("update", p.Meta.Name, err)
-	if err != nil || !v.resize {
-		return err
+	if len(resized) > 0 {
+		resize := obj.Clone()
+		err := s.issue(action{Verb: verbResize, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &resize}, predicted)
+		if err != nil {
+			s.podEvent("resize", p.Meta.Name, err)
+			return err
+		}
 	}
-	return s.resizeInPlace(p, obj, v.to)
-}
-
-// resizeInPlace writes the pods/resize update that gives obj's containers the resources of template to.
-func (s *syncer) resizeInPlace(p *pod, obj, to jsonv.Value) error {
-	obj = obj.Clone()
 	meta := obj.G("metadata")
-	meta.Delete("resourceVersion") // after the pod's update: a resize takes only resources, nothing to guard
+	meta.Set("labels", movedStrings(meta.G("labels"), v.from.Path("metadata", "labels"), v.to.Path("metadata", "labels"),
+		labelRevision, update))
+	meta.Set("annotations", movedStrings(meta.G("annotations"), v.from.Path("metadata", "annotations"),
+		v.to.Path("metadata", "annotations"), annotationInPlaceUpdate, update))
 	obj.Set("metadata", meta)
-	spec := obj.G("spec")
-	cs := spec.G("containers")
-	for i := range cs.A {
-		if r, ok := containerNamed(to.Path("spec", "containers"), cs.A[i].G("name").Str()).Get("resources"); ok {
-			cs.A[i].Set("resources", r)
-		} else {
-			cs.A[i].Delete("resources")
+	for _, list := range []string{"initContainers", "containers"} {
+		cs := spec.G(list)
+		for i := range cs.A {
+			want := containerNamed(v.to.Path("spec", list), cs.A[i].G("name").Str())
+			if img := want.G("image"); img.K == jsonv.String {
+				cs.A[i].Set("image", img)
+			}
 		}
 	}
 	obj.Set("spec", spec)
-	err := s.issue(action{Verb: verbResize, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}, nil)
-	if err != nil {
-		s.podEvent("resize", p.Meta.Name, err)
-	}
+	err := s.issue(action{Verb: verbUpdate, Kind: kindPod, Namespace: p.Meta.Namespace, Name: p.Meta.Name, Object: &obj}, predicted)
+	s.podEvent("update", p.Meta.Name, err)
 	return err
 }
 

@@ -218,20 +218,28 @@ func TestInPlaceResize(t *testing.T) {
 	}
 	in, _ = json.Marshal(v)
 	p := decodeInPlacePlan(t, Reconcile(in))
-	if w := p.podWrites(); len(w) != 2 || w[0] != "update web-4" || w[1] != "resize web-4" {
-		t.Fatalf("pod writes %v, want web-4 updated then resized", w)
+	if w := p.podWrites(); len(w) != 2 || w[0] != "resize web-4" || w[1] != "update web-4" {
+		t.Fatalf("pod writes %v, want web-4 resized then updated", w)
 	}
-	resize := p.Actions[len(p.Actions)-1].Object
+	var resize, update map[string]any
 	for _, a := range p.Actions {
-		if a.Verb == verbResize {
+		switch {
+		case a.Verb == verbResize:
 			resize = a.Object
+		case a.Verb == verbUpdate && a.Kind == kindPod:
+			update = a.Object
 		}
 	}
-	if got := dig(dig(resize, "spec", "containers").([]any)[0], "resources", "requests", "cpu"); got != "250m" {
-		t.Errorf("resize asks for cpu %v", got)
+	for what, o := range map[string]map[string]any{"resize": resize, "update": update} {
+		if got := dig(dig(o, "spec", "containers").([]any)[0], "resources", "requests", "cpu"); got != "250m" {
+			t.Errorf("%s asks for cpu %v", what, got)
+		}
+		if dig(o, "metadata", "resourceVersion") == nil {
+			t.Errorf("the %s carries no resourceVersion: both are guarded by the snapshot's", what)
+		}
 	}
-	if dig(resize, "metadata", "resourceVersion") != nil {
-		t.Error("the resize carries a resourceVersion: it follows the pod's own update")
+	if dig(resize, "metadata", "labels", labelRevision) == dig(update, "metadata", "labels", labelRevision) {
+		t.Error("the resize moves the revision label: only the update does, after it")
 	}
 	if e := p.event(reasonInPlaceUpdate); !strings.Contains(e, "resources of nginx") {
 		t.Errorf("event %q", e)

@@ -24,11 +24,20 @@ import (
 // and nothing a foreign writer did is overwritten: had anyone else written the object since, the
 // resourceVersion would be stale again and the Conflict would come back as before. A later update with other
 // bytes is sent as planned: rebasing it could undo what the first write did.
+//
+// The extended module's in-place update is the other such pair: a resize of a pod (pods/resize, which takes
+// only the containers' resources from its object), then an update of the pod carrying the same
+// resourceVersion and those resources. The update is sent at the version the resize returned: the resize is
+// the only write between the two that the plan knows of, and a foreign write in between changes the version
+// again, so its Conflict still comes back.
 type ownWrites map[string]ownWrite
 
 type ownWrite struct {
 	object          []byte
 	resourceVersion string
+	// resize: the write was a resize, sentAt the resourceVersion its object carried
+	resize bool
+	sentAt string
 }
 
 func ownKey(a *abi.Action) string { return a.Kind + "/" + a.Namespace + "/" + a.Name }
@@ -37,7 +46,8 @@ func ownKey(a *abi.Action) string { return a.Kind + "/" + a.Namespace + "/" + a.
 func (o ownWrites) write(ctx context.Context, w Writer, a *abi.Action, precondition types.UID) error {
 	send := a
 	if a.Verb == abi.VerbUpdate {
-		if prev, ok := o[ownKey(a)]; ok && prev.resourceVersion != "" && bytes.Equal(prev.object, a.Object) {
+		if prev, ok := o[ownKey(a)]; ok && prev.resourceVersion != "" &&
+			(bytes.Equal(prev.object, a.Object) || prev.resize && prev.sentAt != "" && resourceVersionOf(a.Object) == prev.sentAt) {
 			obj, err := withResourceVersion(a.Object, prev.resourceVersion)
 			if err != nil {
 				return err
@@ -48,10 +58,26 @@ func (o ownWrites) write(ctx context.Context, w Writer, a *abi.Action, precondit
 		}
 	}
 	rv, err := w.Write(ctx, send, precondition)
-	if err == nil && a.Verb == abi.VerbUpdate {
+	switch {
+	case err == nil && a.Verb == abi.VerbUpdate:
 		o[ownKey(a)] = ownWrite{object: a.Object, resourceVersion: rv}
+	case err == nil && a.Verb == abi.VerbResize:
+		o[ownKey(a)] = ownWrite{resourceVersion: rv, resize: true, sentAt: resourceVersionOf(a.Object)}
 	}
 	return err
+}
+
+// resourceVersionOf reads an object's metadata.resourceVersion ("" when absent or unreadable).
+func resourceVersionOf(obj json.RawMessage) string {
+	var o struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(obj, &o) != nil {
+		return ""
+	}
+	return o.Metadata.ResourceVersion
 }
 
 // withResourceVersion is obj with metadata.resourceVersion set to rv (numbers kept as written).

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -74,4 +75,48 @@ func TestApplyRebasesARepeatedUpdateOnItsOwnWrite(t *testing.T) {
 		t.Errorf("the plan was changed: %s", p.Actions[1].Object)
 	}
 
+}
+
+// An in-place update (extension in-place-update) resizes a pod, then updates it at the same resourceVersion:
+// the update is sent at the version the resize returned. An update at another version is sent as planned,
+// and so is one after a refused resize.
+func TestApplyRebasesAnUpdateOnItsOwnResize(t *testing.T) {
+	const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"prod","uid":"web-0-uid","resourceVersion":"%s","labels":{"app":"web","controller-revision-hash":"%s"},` +
+		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
+		`"spec":{"containers":[{"name":"app","image":"%s","resources":{"requests":{"cpu":"%s"}}}]}}`
+	snap := `{"abi":1,"now":"2026-05-01T12:00:00Z","statefulSet":{"apiVersion":"apps/v1","kind":"StatefulSet",` +
+		`"metadata":{"name":"web","namespace":"prod","uid":"web-uid","resourceVersion":"10","annotations":{"` + abi.AnnotationPodUpdatePolicy + `":"InPlaceIfPossible"}},` +
+		`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},` +
+		`"pods":[` + fmt.Sprintf(pod, "7", "web-a", "app:1", "100m") + `],"revisions":[],"claims":[]}`
+	scope, err := firewall.ScopeFromSnapshot([]byte(snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resize := abi.Action{Verb: abi.VerbResize, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: json.RawMessage(fmt.Sprintf(pod, "7", "web-a", "app:1", "200m"))}
+	update := abi.Action{Verb: abi.VerbUpdate, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: json.RawMessage(fmt.Sprintf(pod, "7", "web-b", "app:2", "200m"))}
+	stale := update
+	stale.Object = json.RawMessage(fmt.Sprintf(pod, "6", "web-b", "app:2", "200m"))
+	for _, c := range []struct {
+		name    string
+		actions []abi.Action
+		answers map[int]error
+		want    []string
+	}{
+		{"resize then update", []abi.Action{resize, update}, nil, []string{"7", "rv1"}},
+		{"another version", []abi.Action{resize, stale}, nil, []string{"7", "6"}},
+		{"a refused resize", []abi.Action{resize, update}, map[int]error{0: fmt.Errorf("refused")}, []string{"7"}},
+		{"no resize", []abi.Action{update}, nil, []string{"7"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &fakeWriter{answers: c.answers}
+			_, _ = plan.Apply(context.Background(), scope, &abi.Plan{Actions: c.actions}, w, plan.Options{})
+			var got []string
+			for _, a := range w.sent {
+				got = append(got, sentResourceVersion(t, a))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("resourceVersions sent %v, want %v", got, c.want)
+			}
+		})
+	}
 }

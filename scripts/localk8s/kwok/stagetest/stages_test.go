@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -21,7 +22,7 @@ import (
 )
 
 // podStageFiles are the files scripts/cluster-up.sh gives kwok by default (KWOK_POD_DELETE=kubelet).
-var podStageFiles = []string{"../kwok-base.yaml", "../pod-never-ready.yaml", "../pod-paced.yaml", "../pod-image-pull.yaml"}
+var podStageFiles = []string{"../kwok-base.yaml", "../pod-never-ready.yaml", "../pod-paced.yaml", "../pod-image-pull.yaml", "../pod-in-place.yaml"}
 
 // podStages parses the Pod Stages of files, as kwok loads them.
 func podStages(t *testing.T, files ...string) lifecycle.Lifecycle {
@@ -351,4 +352,68 @@ func TestExistingStagesUnchanged(t *testing.T) {
 		t.Errorf("a deleted pod selects %v", got)
 	}
 	// an unscheduled pod is not kwok's at all (kwok plays only pods on its nodes): nothing to check here
+}
+
+// A running pod whose image changes in place (Ordinal's in-place-update): restarted with the new image (its
+// status says so, restartCount up, not Ready), then Ready again; with a resize, the statuses report the new
+// resources; nothing plays once the pod runs its spec.
+func TestInPlaceRestartAndResize(t *testing.T) {
+	lc := podStages(t, podStageFiles...)
+	p := play(t, lc, annotate(pod("web-0", "app:1"), "ordinal.dev/in-place-update", "web-abc"), "pod-ready")
+	if got := matching(t, lc, p); len(got) != 0 {
+		t.Fatalf("a Ready pod running its spec selects %v", got)
+	}
+	p.Spec.Containers[0].Image = "app:2"
+	restarted := play(t, lc, p, "pod-in-place-restart")
+	cs := restarted.Status.ContainerStatuses
+	if len(cs) != 1 || cs[0].Image != "app:2" || cs[0].RestartCount != 1 || cs[0].Ready || cs[0].State.Running == nil {
+		t.Fatalf("after the restart: %+v", cs)
+	}
+	if condition(restarted, corev1.PodReady).Status != corev1.ConditionFalse {
+		t.Errorf("Ready %+v during the restart", condition(restarted, corev1.PodReady))
+	}
+	ready := play(t, lc, restarted, "pod-in-place-ready")
+	if condition(ready, corev1.PodReady).Status != corev1.ConditionTrue || !ready.Status.ContainerStatuses[0].Ready ||
+		ready.Status.ContainerStatuses[0].Image != "app:2" || ready.Status.ContainerStatuses[0].RestartCount != 1 {
+		t.Errorf("after pod-in-place-ready: %+v", ready.Status)
+	}
+	if got := matching(t, lc, ready); len(got) != 0 {
+		t.Errorf("a pod running its new spec selects %v", got)
+	}
+	// a second in-place change restarts it again
+	ready.Spec.Containers[0].Image = "app:3"
+	if again := play(t, lc, ready, "pod-in-place-restart"); again.Status.ContainerStatuses[0].RestartCount != 2 {
+		t.Errorf("second restart: %+v", again.Status.ContainerStatuses)
+	}
+
+	// a resize: the statuses take the spec's resources
+	ready.Spec.Containers[0].Image = "app:2"
+	ready.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("250m")}}
+	resized := play(t, lc, ready, "pod-resize-status")
+	st := resized.Status.ContainerStatuses[0]
+	if st.Resources == nil || st.Resources.Requests.Cpu().String() != "250m" || st.AllocatedResources.Cpu().String() != "250m" ||
+		st.Image != "app:2" || !st.Ready || st.RestartCount != 1 {
+		t.Errorf("after the resize: %+v", st)
+	}
+	if got := matching(t, lc, resized); len(got) != 0 {
+		t.Errorf("a resized pod selects %v", got)
+	}
+
+	// a resize of a pod as pod-ready left it (its statuses report no resources, which kube-apiserver takes for
+	// a node that cannot resize)
+	fresh := pod("web-2", "app:1")
+	fresh.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}}
+	fresh = play(t, lc, fresh, "pod-ready")
+	fresh = play(t, lc, fresh, "pod-resize-status")
+	if st := fresh.Status.ContainerStatuses[0]; st.Resources == nil || st.Resources.Requests.Cpu().String() != "10m" || !st.Ready {
+		t.Errorf("a running pod's statuses after pod-resize-status: %+v", st)
+	}
+
+	// an image that cannot be pulled: left running the old one
+	broken := play(t, lc, pod("web-1", "app:1"), "pod-ready")
+	broken.Spec.Containers[0].Image = "registry.invalid/app:2"
+	if got := matching(t, lc, broken); len(got) != 0 {
+		t.Errorf("an in-place change to an unpullable image selects %v", got)
+	}
 }
