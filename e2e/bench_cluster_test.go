@@ -33,8 +33,8 @@ func TestBenchCluster(t *testing.T) {
 	if mode == "" {
 		t.Skip("make bench-cluster runs this (ORDINAL_BENCH_CLUSTER=1)")
 	}
-	if mode == "policies" {
-		t.Skip("ORDINAL_BENCH_CLUSTER=policies runs TestBenchPolicies only")
+	if mode == "policies" || mode == "inplace" {
+		t.Skip("ORDINAL_BENCH_CLUSTER=" + mode + " runs another bench only")
 	}
 	requireController(t)
 	if got := kcm(t, "status"); got != kcmDefault {
@@ -115,7 +115,7 @@ func TestBenchCluster(t *testing.T) {
 // rolls a one-replica set (the same policies or none): the policies compile once per process. ORDINAL_BENCH_PROFILE=DIR writes each row's
 // controller CPU profile (its first 25 s) there.
 func TestBenchPolicies(t *testing.T) {
-	if os.Getenv("ORDINAL_BENCH_CLUSTER") == "" {
+	if m := os.Getenv("ORDINAL_BENCH_CLUSTER"); m == "" || m == "inplace" {
 		t.Skip("make bench-cluster runs this (ORDINAL_BENCH_CLUSTER=1)")
 	}
 	requireController(t)
