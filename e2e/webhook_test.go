@@ -622,3 +622,27 @@ func apiserverMetric(t *testing.T, ctx context.Context, name, match string) floa
 	}
 	return sum
 }
+
+// TestWebhookWarnsOfTheStallTrap: the warning for a template change of a healthy OrderedReady set answers
+// "what if the new revision never becomes Ready?" before anything is applied: the rollout would stall on the
+// first pod it recreates, and reverting the template alone would not recover it (upstream's forced-rollback trap), naming
+// that pod and the manual way out, since the set configures no recovery.
+func TestWebhookWarnsOfTheStallTrap(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	startWebhook(t, ctx, ns)
+	startController(t, ns, ctrlOpts{})
+	if _, _, code := kubectl(t, ctx, webManifest(3, "OrderedReady", "v1", 0, false), "apply", "-n", ns, "-f", "-"); code != 0 {
+		t.Fatal("create failed")
+	}
+	waitRolledOut(t, ctx, ns, "web", 3)
+	_, stderr, code := kubectl(t, ctx, webManifest(3, "OrderedReady", "v2", 0, false), "apply", "-n", ns, "-f", "-", "--dry-run=server")
+	if code != 0 {
+		t.Fatalf("kubectl apply --dry-run=server: exit %d\n%s", code, stderr)
+	}
+	// maxUnavailable 2 (webYAML): web-2 and web-1 go together, and OrderedReady creates web-1 first and waits
+	// for it
+	requireWarning(t, stderr, "if the new revision never becomes Ready, the rollout stalls on web-1",
+		"reverting the template alone does not recover it", "kubectl delete pod web-1")
+}
