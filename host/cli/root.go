@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,7 +45,34 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 
 // Main runs the CLI with the given arguments and streams and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return execute(newRootCommand(stdin, stdout, stderr), args, stderr, "ordinal:")
+	root := newRootCommand(stdin, stdout, stderr)
+	if hint := pluginVerbHint(root, args); hint != "" {
+		fmt.Fprintln(stderr, "ordinal: "+hint)
+		return ExitUsage
+	}
+	return execute(root, args, stderr, "ordinal:")
+}
+
+// pluginVerbHint is the answer to `ordinal undo ...` and the other verbs only the kubectl plugin has: where
+// the verb is and how to install the plugin, not cobra's "unknown command" ("" when args[0] is no such verb).
+func pluginVerbHint(root *cobra.Command, args []string) string {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return ""
+	}
+	verb := args[0]
+	for _, c := range root.Commands() {
+		if c.Name() == verb || c.HasAlias(verb) {
+			return ""
+		}
+	}
+	for _, c := range newPluginRoot(nil, io.Discard, io.Discard).Commands() {
+		if c.Name() == verb {
+			return fmt.Sprintf("%q is a verb of the kubectl plugin: run `kubectl ordinal %s` (%s). Install the plugin by putting "+
+				"this binary on PATH as %s, e.g. `ln -s \"$(command -v ordinal)\" /usr/local/bin/%s`, or with krew (`make krew`)",
+				verb, strings.Join(append([]string{verb}, args[1:]...), " "), c.Short, PluginName, PluginName)
+		}
+	}
+	return ""
 }
 
 // execute runs a command tree and maps its error to an exit code, printing the error after prefix.
