@@ -5,7 +5,8 @@ package e2e
 // The chaos scenarios for what landed after the first 200-run figure (issue 32, "Also"): an ordinal.dev
 // set (CRD mode), `migrate` both ways in the middle of a rollout, the extended module's annotations, a
 // supplied module swapped mid-rollout, the webhook behind its own fault proxy, and (since) a broken
-// rollout that extension progress-deadline rolls back (deadline-rollback). Each is a chaosScenario
+// rollout that extension progress-deadline rolls back (deadline-rollback) and image rollouts that extension
+// in-place-update makes without deleting a pod (in-place-ordered, in-place-parallel). Each is a chaosScenario
 // (chaos_test.go) plus the steps and invariants here: the steps run on chaosRun's schedule, between the
 // controller's SIGKILLs and the etcd restart, and the invariants are checked by the same watch.
 
@@ -496,4 +497,142 @@ func conditionsString(s *appsv1.StatefulSet) string {
 		out = append(out, fmt.Sprintf("%s=%s %s %q", c.Type, c.Status, c.Reason, c.Message))
 	}
 	return strings.Join(out, "; ")
+}
+
+// ---------------------------------------------------------------------------------------------- in place
+
+// inPlaceAnnotations turns extension in-place-update on (the extended module, InPlaceIfPossible).
+func inPlaceAnnotations() map[string]string {
+	return map[string]string{"ordinal.dev/module": "extended", "ordinal.dev/pod-update-policy": "InPlaceIfPossible"}
+}
+
+// inPlaceChange is an in-place scenario's change, a strategic merge patch (containers merge by name, as with
+// `kubectl set image`): container app's image and the template's version annotation, both of which a pod
+// can change in place.
+var inPlaceChange = fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"v2"}},"spec":{"containers":[{"name":"app","image":%q}]}}}}`,
+	annVersion, inPlaceImage)
+
+// annInPlaceUpdate is the record an in-place update leaves on the pod: the revision it moved it to.
+const annInPlaceUpdate = "ordinal.dev/in-place-update"
+
+func patchSetStrategic(t *testing.T, ctx context.Context, ns, patch string) {
+	t.Helper()
+	out, err := cfg.kc.AppsV1().StatefulSets(ns).Patch(ctx, chaosSet, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("patch StatefulSet %s with %s: %v", chaosSet, patch, err)
+	}
+	t.Logf("patched StatefulSet %s: %s (generation %d)", chaosSet, patch, out.Generation)
+}
+
+// inPlaceWatch is what onInPlacePod knows of an in-place scenario's pods.
+type inPlaceWatch struct {
+	pods     map[string]types.UID // the set's pods just before the change (name: uid); nil until holdInPlace
+	reported map[string]bool      // the violations already recorded (every update of a pod would repeat them)
+}
+
+// holdInPlace reads the set's pods, rolled out at the first revision and none restarted, as the API server
+// has them, and from then on holds each to its uid (onInPlacePod). It returns them (name: uid).
+func holdInPlace(t *testing.T, ctx context.Context, ns string, w *invariantWatch, sc chaosScenario) map[string]types.UID {
+	t.Helper()
+	var l *corev1.PodList
+	var err error
+	withAPI(func() { l, err = cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := map[string]types.UID{}
+	for _, p := range l.Items {
+		if p.Name == chaosSet+"-9" { // the canary
+			continue
+		}
+		pods[p.Name] = p.UID
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.RestartCount != 0 {
+				t.Fatalf("pod %s: container %s restarted %d times before the change", p.Name, cs.Name, cs.RestartCount)
+			}
+		}
+	}
+	if len(pods) != int(sc.replicas) {
+		t.Fatalf("the set's pods before the change: %v, want %d", slices.Sorted(maps.Keys(pods)), sc.replicas)
+	}
+	w.mu.Lock()
+	w.inPlace = inPlaceWatch{pods: pods, reported: map[string]bool{}}
+	w.mu.Unlock()
+	return pods
+}
+
+// onInPlacePod judges one event of an in-place scenario's pod (mu held): none is created, deleted or marked
+// for deletion (each ordinal keeps its uid from before the change on), and no container restarts more than
+// once (the containers of every pod had not restarted before the change, which restarts each once).
+func (w *invariantWatch) onInPlacePod(p *corev1.Pod, deleted bool) {
+	once := func(key, format string, args ...any) {
+		if !w.inPlace.reported[key] {
+			w.inPlace.reported[key] = true
+			w.violate(format, args...)
+		}
+	}
+	uid, known := w.inPlace.pods[p.Name]
+	switch {
+	case !known || uid != p.UID:
+		once("created "+string(p.UID), "pod %s created (uid %s; before the change: %q) during an in-place rollout", p.Name, p.UID, uid)
+	case deleted:
+		once("deleted "+string(p.UID), "pod %s (uid %s) deleted during an in-place rollout", p.Name, p.UID)
+	case p.DeletionTimestamp != nil:
+		once("terminating "+string(p.UID), "pod %s (uid %s) marked for deletion during an in-place rollout", p.Name, p.UID)
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.RestartCount > 1 {
+			once(fmt.Sprintf("restarts %s %s %d", p.UID, cs.Name, cs.RestartCount), "pod %s: container %s restarted %d times (image %s), an in-place update restarts it once",
+				p.Name, cs.Name, cs.RestartCount, cs.Image)
+		}
+	}
+}
+
+// checkInPlace judges the settled set of an in-place scenario: the same pods as before the change (uids),
+// each at the update revision by its in-place update (the record names it), with the new image in its spec
+// and its container's status, the new template's version annotation, its container restarted exactly once,
+// and Ready.
+func checkInPlace(t *testing.T, ctx context.Context, ns string, before map[string]types.UID) {
+	t.Helper()
+	var s *appsv1.StatefulSet
+	var l *corev1.PodList
+	var err error
+	withAPI(func() {
+		if s, err = getChaosSet(ctx, kindApps, ns); err != nil {
+			return
+		}
+		l, err = cfg.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := s.Status.UpdateRevision
+	after := map[string]types.UID{}
+	for _, p := range l.Items {
+		if p.Name == chaosSet+"-9" {
+			continue
+		}
+		after[p.Name] = p.UID
+		if p.UID != before[p.Name] {
+			t.Errorf("pod %s: uid %s, was %q before the change: not the same pod", p.Name, p.UID, before[p.Name])
+		}
+		var image string
+		if len(p.Spec.Containers) == 1 {
+			image = p.Spec.Containers[0].Image
+		}
+		cs := p.Status.ContainerStatuses
+		if image != inPlaceImage || len(cs) != 1 || cs[0].Image != inPlaceImage || cs[0].RestartCount != 1 || !cs[0].Ready {
+			t.Errorf("pod %s: spec image %q, container statuses %+v: want %s, restarted once, ready", p.Name, image, cs, inPlaceImage)
+		}
+		if podRevision(&p) != rev || p.Annotations[annInPlaceUpdate] != rev || p.Annotations[annVersion] != "v2" {
+			t.Errorf("pod %s: revision %s, in-place record %q, version %q: want the update revision %s in both, version v2",
+				p.Name, podRevision(&p), p.Annotations[annInPlaceUpdate], p.Annotations[annVersion], rev)
+		}
+	}
+	if !maps.Equal(after, before) {
+		t.Errorf("the set's pods %v, before the change %v", after, before)
+	}
+	if s.Spec.Template.Spec.Containers[0].Image != inPlaceImage || s.Status.CurrentRevision != rev {
+		t.Errorf("the set: template image %s, current revision %s, update revision %s", s.Spec.Template.Spec.Containers[0].Image, s.Status.CurrentRevision, rev)
+	}
 }

@@ -5,13 +5,13 @@ package e2e
 // Chaos: randomized fault runs of the controller on the real control plane (the Sieve/Acto line of work).
 // Each run is one seed: a scenario (rollouts, scale-downs under each retention policy, a hot swap, and
 // those of chaos_steps_test.go: an ordinal.dev set, migrate both ways, the extensions, a supplied module
-// swapped, the webhook, a broken rollout rolled back at its progress deadline) and a fault plan drawn from
-// the seed: the fault proxy's rates (faultproxy_test.go), SIGKILLs of the controller at random moments, and
-// for some seeds an etcd restart. Invariants are checked continuously by watchers that talk to
-// kube-apiserver directly, never through the controller's view, and the final state is compared with a
-// fault-free run of the same scenario.
+// swapped, the webhook, a broken rollout rolled back at its progress deadline, image rollouts in place) and
+// a fault plan drawn from the seed: the fault proxy's rates (faultproxy_test.go), SIGKILLs of the
+// controller at random moments, and for some seeds an etcd restart. Invariants are checked continuously by
+// watchers that talk to kube-apiserver directly, never through the controller's view, and the final state
+// is compared with a fault-free run of the same scenario.
 //
-// `make test` runs ORDINAL_CHAOS_RUNS (default 11, one per scenario) seeds; `make chaos` runs 200 and
+// `make test` runs ORDINAL_CHAOS_RUNS (default 13, one per scenario) seeds; `make chaos` runs 200 and
 // prints the table. ORDINAL_CHAOS_SEEDS=17,42 replays given seeds. The table and the failing seeds are
 // written to build/e2e/chaos-summary.txt and build/e2e/chaos-failing-seeds.txt.
 
@@ -72,6 +72,10 @@ type chaosScenario struct {
 	// the change is a revision whose pods run but never become Ready (annNeverReady): the set's progress
 	// deadline (ordinal.dev/on-progress-deadline: Rollback) must put the first template back
 	broken bool
+	// the change is an image of container "app" (and the template's version annotation), which extension
+	// in-place-update (ordinal.dev/pod-update-policy: InPlaceIfPossible) rolls without deleting a pod: every
+	// pod keeps its uid and restarts its container once
+	inPlace bool
 }
 
 var chaosScenarios = []chaosScenario{
@@ -100,6 +104,12 @@ var chaosScenarios = []chaosScenario{
 	{name: "deadline-rollback", replicas: 3, target: 3, bump: true, broken: true, maxDown: 1,
 		annotations: map[string]string{"ordinal.dev/module": "extended", annProgressDeadline: "3", annOnProgressDeadline: "Rollback"},
 		opts:        []setOpt{withClaims("", "")}},
+	// in place: one pod at a time under OrderedReady (with claims), two at a time under Parallel with
+	// maxUnavailable 2; besides the seed's SIGKILLs, the controller is killed once the first pod is moved
+	{name: "in-place-ordered", replicas: 3, target: 3, bump: true, inPlace: true, maxDown: 1,
+		annotations: inPlaceAnnotations(), opts: []setOpt{withClaims("", "")}},
+	{name: "in-place-parallel", replicas: 4, target: 4, bump: true, inPlace: true, maxDown: 2,
+		annotations: inPlaceAnnotations(), opts: []setOpt{parallel, maxUnavailable(2)}},
 }
 
 // chaosPlan is everything a seed decides.
@@ -128,8 +138,8 @@ func planFor(seed int64) chaosPlan {
 		p.kills = append(p.kills, 200*time.Millisecond+time.Duration(rng.Int64N(int64(4*time.Second))))
 	}
 	slices.Sort(p.kills)
-	// one seed in six, whatever its scenario as long as the number of scenarios (seed % len picks it) has no
-	// factor 2 or 3 in common with 6: with 10 or 12, only some scenarios would ever see an etcd restart
+	// one seed in six, whatever its scenario as long as the number of scenarios (seed % len picks it, 13) has
+	// no factor 2 or 3 in common with 6: with 10 or 12, only some scenarios would ever see an etcd restart
 	if seed%6 == 3 {
 		p.etcd = 500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond)))
 	}
@@ -169,6 +179,7 @@ type invariantWatch struct {
 
 	terminating map[string]bool // the set's pods marked for deletion
 	deadline    deadlineWatch   // the set of a scenario with a progress deadline (onSet)
+	inPlace     inPlaceWatch    // the pods of an in-place scenario, from just before its change (onInPlacePod)
 	frozen      map[string]bool // while the set is paused: its pods then (terminating or not); nil when not
 	frozenWhy   string
 	reviews     map[reviewOutcome]int
@@ -187,6 +198,9 @@ func (w *invariantWatch) onPod(p *corev1.Pod, deleted bool) {
 	}
 	if w.frozen != nil {
 		w.onFrozenPod(p, deleted)
+	}
+	if w.inPlace.pods != nil {
+		w.onInPlacePod(p, deleted)
 	}
 	if deleted {
 		delete(w.down, p.Name)
@@ -575,6 +589,10 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	if hasDeadline(sc) {
 		firstPods = followDeadlineSet(t, ctx, ns, w, first)
 	}
+	var inPlacePods map[string]types.UID
+	if sc.inPlace {
+		inPlacePods = holdInPlace(t, ctx, ns, w, sc)
+	}
 
 	// The change runs; meanwhile the schedule: SIGKILLs and the etcd restart at their times, and the
 	// scenario's steps (each once its condition holds, in order). All on this goroutine.
@@ -604,6 +622,9 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		w.markChanged()
 		var patch string
 		switch {
+		case sc.inPlace:
+			withAPI(func() { patchSetStrategic(t, ctx, ns, inPlaceChange) })
+			return
 		case sc.broken:
 			patch = fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"v2",%q:"true"}}}}}`, annVersion, annNeverReady)
 		case sc.bump:
@@ -653,6 +674,11 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			return err == nil && setCondition(s, "RolledBack") != nil
 		}
 		steps = append(steps, chaosStep{desc: "rolled back", when: rolledBack, do: kill})
+	}
+	if sc.inPlace && faulted {
+		// a SIGKILL once the top pod is at the update revision (its in-place update committed, its restart
+		// perhaps not yet seen): the restarted controller must neither update it again nor restart it twice
+		steps = append(steps, chaosStep{desc: "the first pod moved in place", when: rolloutBegun, do: kill})
 	}
 	switch {
 	case sc.swap:
@@ -767,6 +793,9 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	})
 	if hasDeadline(sc) {
 		checkProgressDeadline(t, ctx, ns, sc, first, firstPods)
+	}
+	if sc.inPlace {
+		checkInPlace(t, ctx, ns, inPlacePods)
 	}
 	return fs
 }
@@ -1026,6 +1055,18 @@ func TestChaosInvariantsCatchViolations(t *testing.T) {
 		return s
 	}
 	const rolledBack21 = `StatefulSet "chaos" is rolled back to revision chaos-1 from revision chaos-2: no progress for 3s.`
+	inPlaceSet := scenario("in-place-ordered")
+	// the pods before an in-place change, as holdInPlace reads them (newWatch's pods have no uids)
+	hold := func(w *invariantWatch) {
+		w.inPlace = inPlaceWatch{pods: map[string]types.UID{}, reported: map[string]bool{}}
+		for n := range w.down {
+			w.inPlace.pods[n] = ""
+		}
+	}
+	restarted := func(p *corev1.Pod, n int32) *corev1.Pod {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: inPlaceImage, RestartCount: n}}
+		return p
+	}
 	denied := &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "ordinal: edit of StatefulSet chaos denied by --deny-pvc-deletion: ..."}}
 	closed := &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "ordinal: no rollout preview (...); the webhook runs with --failure-policy=closed"}}
 	cases := []struct {
@@ -1138,6 +1179,37 @@ func TestChaosInvariantsCatchViolations(t *testing.T) {
 			follow(w)
 			w.onSet(set(4), false)
 		}, "the set's spec written 3 times since its first rollout (generation 4), more than the change and its rollback"},
+		{"pods moved in place, each restarted once", inPlaceSet, func(w *invariantWatch) {
+			hold(w)
+			for _, n := range []string{"chaos-2", "chaos-1", "chaos-0"} {
+				w.onPod(restarted(pod(n, true, false), 0), false) // its update: image, revision, record
+				w.onPod(restarted(pod(n, false, false), 1), false)
+				w.onPod(restarted(pod(n, true, false), 1), false)
+			}
+		}, ""},
+		{"a pod deleted during an in-place rollout", inPlaceSet, func(w *invariantWatch) {
+			hold(w)
+			w.onPod(pod("chaos-2", true, false), true)
+		}, "pod chaos-2 (uid ) deleted during an in-place rollout"},
+		{"a pod marked for deletion during an in-place rollout", inPlaceSet, func(w *invariantWatch) {
+			hold(w)
+			w.onPod(pod("chaos-1", true, true), false)
+		}, "pod chaos-1 (uid ) marked for deletion during an in-place rollout"},
+		{"a pod recreated during an in-place rollout", inPlaceSet, func(w *invariantWatch) {
+			hold(w)
+			p := pod("chaos-0", false, false)
+			p.UID = "other"
+			w.onPod(p, false)
+		}, `pod chaos-0 created (uid other; before the change: "")`},
+		{"a pod created during an in-place rollout", inPlaceSet, func(w *invariantWatch) {
+			hold(w)
+			w.onPod(pod("chaos-3", false, false), false)
+		}, "pod chaos-3 created"},
+		{"a container restarted twice by an in-place rollout", inPlaceSet, func(w *invariantWatch) {
+			hold(w)
+			w.onPod(restarted(pod("chaos-2", false, false), 1), false)
+			w.onPod(restarted(pod("chaos-2", false, false), 2), false)
+		}, "pod chaos-2: container app restarted 2 times"},
 		{"a review unanswered within its timeout", hook, func(w *invariantWatch) {
 			w.onReview(2, nil, reviewTimeout, context.DeadlineExceeded)
 		}, "review 2 of a scale-down deleting claims: no answer within its timeout of 5s"},
