@@ -2,6 +2,8 @@ package statefulset
 
 import (
 	"strconv"
+
+	"github.com/ordinal-dev/ordinal/internal/deadline"
 	"strings"
 	"time"
 
@@ -49,8 +51,6 @@ const (
 	conditionRolledBack = "RolledBack"
 	eventRollingBack    = "RollingBack"
 	patchTypeJSONPatch  = "application/json-patch+json"
-
-	maxProgressDeadlineSeconds = 1 << 31 / 2 // about 34 years: a Deployment's int32, halved for the arithmetic
 )
 
 // progressDeadline is the set's deadline (0: the extension is off). A value that is not a positive whole
@@ -72,11 +72,8 @@ func (s *syncer) progressDeadline() time.Duration {
 }
 
 func parseProgressDeadline(v string) (time.Duration, bool) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 || n > maxProgressDeadlineSeconds {
-		return 0, false
-	}
-	return time.Duration(n) * time.Second, true
+	n, ok := deadline.Seconds(v) // the hosts' reading too (host/kube.ProgressDeadline)
+	return time.Duration(n) * time.Second, ok
 }
 
 // rollbackRecoversAfter is, for a set this extension rolled back to update (its RolledBack condition names

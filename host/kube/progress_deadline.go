@@ -2,14 +2,13 @@ package kube
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/deadline"
 )
 
-// MaxProgressDeadlineSeconds is the longest progress deadline the extended module takes (guest
-// progress_deadline.go's maxProgressDeadlineSeconds).
-const MaxProgressDeadlineSeconds = 1 << 30
+// MaxProgressDeadlineSeconds is the longest progress deadline the extended module takes.
+const MaxProgressDeadlineSeconds = deadline.MaxSeconds
 
 // ProgressDeadline reads extension progress-deadline's annotations as the module does: the deadline and
 // what passing it does (Rollback or Pause) when both are set and valid; none when neither is set; else why
@@ -20,11 +19,11 @@ func ProgressDeadline(ann map[string]string) (seconds int64, policy, why string)
 	if !hasSecs && !hasPolicy {
 		return 0, "", ""
 	}
-	n, err := strconv.ParseInt(secs, 10, 64)
+	n, ok := deadline.Seconds(secs) // the module's reading (guest progress_deadline.go)
 	switch {
 	case !hasSecs:
 		return 0, "", fmt.Sprintf("%s %q without %s: no deadline", abi.AnnotationOnProgressDeadline, policy, abi.AnnotationProgressDeadlineSeconds)
-	case err != nil || n <= 0 || n > MaxProgressDeadlineSeconds:
+	case !ok:
 		return 0, "", fmt.Sprintf("%s %q is not a positive whole number of seconds", abi.AnnotationProgressDeadlineSeconds, secs)
 	case !hasPolicy:
 		return 0, "", fmt.Sprintf("%s %s without %s (Rollback or Pause): the deadline is only reported", abi.AnnotationProgressDeadlineSeconds, secs, abi.AnnotationOnProgressDeadline)
