@@ -7,7 +7,11 @@
 // exactly as the API server returns it, not a new object model.
 package abi
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/ordinal-dev/ordinal/abi/inplace"
+)
 
 // Version is the ABI version this package describes. A host must refuse a module
 // whose describe output reports a different "abi", and a module answers a
@@ -143,9 +147,14 @@ const (
 	AnnotationOnProgressDeadline      = "ordinal.dev/on-progress-deadline" // "Pause": no pod written past the deadline
 	// "InPlaceIfPossible" | "InPlaceOnly" | "ReCreate": how a pod moves to the update revision
 	AnnotationPodUpdatePolicy = "ordinal.dev/pod-update-policy"
-	// on a pod: the revision an in-place update moved it to (it counts unavailable until it runs that spec)
-	AnnotationInPlaceUpdate = "ordinal.dev/in-place-update"
+	// on a pod: the revision an in-place update moved it to (it counts unavailable until it runs that spec);
+	// abi/inplace judges which writes of a plan are an in-place update (POLICY.md section 2.1)
+	AnnotationInPlaceUpdate = inplace.Annotation
 )
+
+// LabelRevision is the label a set's pods carry naming the revision they run (upstream's apps/v1
+// ControllerRevisionHashLabelKey): an in-place update moves it.
+const LabelRevision = inplace.LabelRevision
 
 // Values of AnnotationPodUpdatePolicy.
 const (

@@ -93,15 +93,18 @@ type HeldWrite struct {
 type PolicyAnswer struct {
 	ABI   int          `json:"abi"`
 	Holds []PolicyHold `json:"holds"`
-	// Spends are the PodDisruptionBudgets allowed pod deletes spend (POLICY.md section 4.1): the host commits
-	// each before it sends the delete, as the eviction API does, or holds the delete.
+	// Spends are the PodDisruptionBudgets allowed pod disruptions spend — pod deletes and in-place updates
+	// (POLICY.md sections 2.1, 4.1): the host commits each before it sends the write, as the eviction API
+	// does, or holds the write.
 	Spends []PolicySpend `json:"spends,omitempty"`
 	Error  *Error        `json:"error,omitempty"` // the policy could not decide: the host holds nothing back
 }
 
-// PolicySpend is one disruption of a PodDisruptionBudget that an allowed pod delete spends.
+// PolicySpend is one disruption of a PodDisruptionBudget that an allowed pod delete or in-place update spends.
 type PolicySpend struct {
-	Action int `json:"action"` // index into the plan's actions, From or later: a pod delete the answer does not hold
+	// Action is an index into the plan's actions, From or later, that the answer does not hold: a pod
+	// delete, or an in-place update's first action (abi/inplace: its resize when it has one, else its update).
+	Action int `json:"action"`
 	// PodDisruptionBudget is the name of a budget of context.podDisruptionBudgets that selects the pod.
 	PodDisruptionBudget string `json:"podDisruptionBudget"`
 }

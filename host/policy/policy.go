@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/inplace"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
 
@@ -289,7 +290,7 @@ func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, snapshot, planJSON
 	if err != nil {
 		return nil, err
 	}
-	a, err := CheckAnswer(out, p, from)
+	a, err := CheckAnswer(out, p, from, r.podRevision)
 	if err != nil {
 		return nil, err
 	}
@@ -426,8 +427,11 @@ var reasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 
 // CheckAnswer reads a policy's answer to a plan and checks it against the contract (POLICY.md "Answer"):
 // holds only of writes from from on that are not planned to fail nor the status write, each once, within
-// the limits. One hold out of contract refuses the whole answer.
-func CheckAnswer(out []byte, p *abi.Plan, from int) (*abi.PolicyAnswer, error) {
+// the limits; spends only of pod disruptions it does not hold — a pod delete, or an in-place update named
+// by its first action (POLICY.md section 2.1) — each budget once. podRevision is the revision label of the
+// snapshot's pod of a name, which tells an in-place update from another pod update (nil: the snapshot has
+// no pods). One hold or spend out of contract refuses the whole answer.
+func CheckAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string) string) (*abi.PolicyAnswer, error) {
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	dec.DisallowUnknownFields()
 	var a abi.PolicyAnswer
@@ -480,11 +484,17 @@ func CheckAnswer(out []byte, p *abi.Plan, from int) (*abi.PolicyAnswer, error) {
 		if err := toIssue(p, from, s.Action); err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
+		a := &p.Actions[s.Action]
+		u, inPlace := inplace.At(planPods{p, podRevision}, s.Action)
 		switch {
-		case p.Actions[s.Action].Verb != abi.VerbDelete || p.Actions[s.Action].Kind != abi.KindPod:
-			return nil, fmt.Errorf("%s: action %d is not a pod delete: only a pod delete spends a disruption", at, s.Action)
+		case !inPlace && (a.Verb != abi.VerbDelete || a.Kind != abi.KindPod):
+			return nil, fmt.Errorf("%s: action %d is neither a pod delete nor an in-place update: only those spend a disruption", at, s.Action)
+		case inPlace && u.First() != s.Action:
+			return nil, fmt.Errorf("%s: action %d is the update of pod %s's in-place update, whose resize (action %d) comes first: an in-place update spends by its first action", at, s.Action, u.Pod, u.First())
 		case seen[s.Action]:
 			return nil, fmt.Errorf("%s: action %d is held by the same answer: a held delete spends nothing", at, s.Action)
+		case inPlace && seen[u.Update]:
+			return nil, fmt.Errorf("%s: pod %s's in-place update is held by the same answer (its update, action %d): a held in-place update spends nothing", at, u.Pod, u.Update)
 		case s.PodDisruptionBudget == "":
 			return nil, fmt.Errorf("%s: podDisruptionBudget is empty", at)
 		case spent[pair{s.Action, s.PodDisruptionBudget}]:
@@ -493,6 +503,39 @@ func CheckAnswer(out []byte, p *abi.Plan, from int) (*abi.PolicyAnswer, error) {
 		spent[pair{s.Action, s.PodDisruptionBudget}] = true
 	}
 	return &a, nil
+}
+
+// planPods is a plan and its snapshot's pods as inplace.At reads them.
+type planPods struct {
+	p        *abi.Plan
+	revision func(name string) string // nil: no pods
+}
+
+func (pp planPods) Len() int { return len(pp.p.Actions) }
+
+func (pp planPods) Action(i int) (verb, kind, name string) {
+	a := &pp.p.Actions[i]
+	return a.Verb, a.Kind, a.Name
+}
+
+func (pp planPods) Marks(i int) (revision, inPlace string) {
+	meta := gjson.GetBytes(pp.p.Actions[i].Object, "metadata")
+	return stringMember(meta.Get("labels"), inplace.LabelRevision), stringMember(meta.Get("annotations"), inplace.Annotation)
+}
+
+func (pp planPods) PodRevision(name string) string {
+	if pp.revision == nil {
+		return ""
+	}
+	return pp.revision(name)
+}
+
+// stringMember is the string member key of object o ("" when absent or not a string).
+func stringMember(o gjson.Result, key string) string {
+	if v := o.Get(gjson.Escape(key)); v.Type == gjson.String {
+		return v.Str
+	}
+	return ""
 }
 
 // toIssue: action i of p is a write the answer may name — from from on, not planned to fail already.

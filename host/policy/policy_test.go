@@ -73,7 +73,7 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 		{"negative retry", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m","retryAfterSeconds":-1}]}`, "retryAfterSeconds"},
 		{"retry too long", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m","retryAfterSeconds":86401}]}`, "retryAfterSeconds"},
 		{"spend issued already", `{"abi":1,"holds":[],"spends":[{"action":0,"podDisruptionBudget":"b"}]}`, "action 0 is not a write still to issue"},
-		{"spend not a pod delete", `{"abi":1,"holds":[],"spends":[{"action":3,"podDisruptionBudget":"b"}]}`, "not a pod delete"},
+		{"spend not a pod delete", `{"abi":1,"holds":[],"spends":[{"action":3,"podDisruptionBudget":"b"}]}`, "neither a pod delete nor an in-place update"},
 		{"spend planned to fail", `{"abi":1,"holds":[],"spends":[{"action":2,"podDisruptionBudget":"b"}]}`, "planned to fail"},
 		{"spend of a held write", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m"}],"spends":[{"action":1,"podDisruptionBudget":"b"}]}`, "a held delete spends nothing"},
 		{"spend without a budget", `{"abi":1,"holds":[],"spends":[{"action":1,"podDisruptionBudget":""}]}`, "podDisruptionBudget is empty"},
@@ -81,7 +81,7 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 		{"spend unknown member", `{"abi":1,"holds":[],"spends":[{"action":1,"podDisruptionBudget":"b","count":2}]}`, "unknown field"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := CheckAnswer([]byte(c.answer), p, 1)
+			_, err := CheckAnswer([]byte(c.answer), p, 1, nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one saying %q", err, c.want)
 			}
@@ -91,7 +91,7 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 	if err := schemacheck.ValidatePolicyAnswer([]byte(valid)); err != nil {
 		t.Fatal(err)
 	}
-	a, err := CheckAnswer([]byte(valid), p, 1)
+	a, err := CheckAnswer([]byte(valid), p, 1, nil)
 	if err != nil || len(a.Holds) != 1 || a.Holds[0].Action != 1 || a.Holds[0].RetryAfterSeconds != 30 {
 		t.Fatalf("a valid answer: %+v, %v", a, err)
 	}
@@ -99,7 +99,7 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 	if err := schemacheck.ValidatePolicyAnswer([]byte(spends)); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := CheckAnswer([]byte(spends), p, 1); err != nil || len(a.Spends) != 2 || a.Spends[1].PodDisruptionBudget != "quorum" {
+	if a, err := CheckAnswer([]byte(spends), p, 1, nil); err != nil || len(a.Spends) != 2 || a.Spends[1].PodDisruptionBudget != "quorum" {
 		t.Fatalf("a valid answer with spends: %+v, %v", a, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/inplace"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
 
@@ -47,7 +48,8 @@ const maxDisruptedPods = 2000
 type spent struct{ policy, budget string }
 
 // checkSpends checks an answer's spends against the context (abi/POLICY.md section 3): each budget is one
-// of the context's, and selects the pod the delete names. Out of contract refuses the whole answer.
+// of the context's, and selects the pod the delete or in-place update names. Out of contract refuses the
+// whole answer.
 func (r *Run) checkSpends(p *abi.Plan, spends []abi.PolicySpend) error {
 	if len(spends) == 0 {
 		return nil
@@ -81,8 +83,10 @@ func (r *Run) spend(policy string, spends []abi.PolicySpend) {
 	}
 }
 
-// Admit is host/plan's Options.Admit: right before action i of p is sent, the disruptions the policies said
-// it spends are committed, as the eviction API commits them (abi/POLICY.md section 4.1): each budget's
+// Admit is host/plan's Options.Admit: right before action i of p is sent — a pod delete, or an in-place
+// update's first action (its resize, when it has one: the budget is spent before the pod changes) — the
+// disruptions the policies said it spends are committed, as the eviction API commits them (abi/POLICY.md
+// section 4.1): each budget's
 // status written with one disruption less and the pod among its disruptedPods, under the resourceVersion
 // the policy was given (or the host's own last update of it in this sync). A budget that cannot be spent
 // holds the write, as the policy that spent it, for another sync a second later.
@@ -239,8 +243,24 @@ func (r *Run) loadLedger() {
 	}
 }
 
+// podRevision is the revision label of the snapshot's pod of that name ("" when none), which tells an
+// in-place update from another pod update (CheckAnswer).
+func (r *Run) podRevision(name string) string {
+	return stringMember(r.pod(name).Get("metadata.labels"), inplace.LabelRevision)
+}
+
 // podLabels are the labels of the snapshot's pod of that name (none: no pod).
 func (r *Run) podLabels(name string) labels.Set {
+	out := labels.Set{}
+	r.pod(name).Get("metadata.labels").ForEach(func(k, v gjson.Result) bool {
+		out[k.String()] = v.String()
+		return true
+	})
+	return out
+}
+
+// pod is the snapshot's pod of that name (Exists false: none).
+func (r *Run) pod(name string) gjson.Result {
 	var pod gjson.Result
 	if r.Object != nil {
 		if raw, ok := r.Object(abi.KindPod, name); ok {
@@ -255,10 +275,5 @@ func (r *Run) podLabels(name string) labels.Set {
 			}
 		}
 	}
-	out := labels.Set{}
-	pod.Get("metadata.labels").ForEach(func(k, v gjson.Result) bool {
-		out[k.String()] = v.String()
-		return true
-	})
-	return out
+	return pod
 }

@@ -273,3 +273,84 @@ func TestAdmitRetriesARefusalLater(t *testing.T) {
 		t.Fatalf("hold %+v: want BudgetChanged, again after %v", h, MinRetryAfter)
 	}
 }
+
+// An in-place update of web-2 (its resize, then the update moving its revision label from r1 to r2 with the
+// in-place record), one of web-1 without a resize, and a repair of web-0 that keeps its revision label (on a
+// pod updated in place earlier: the record names its revision already).
+func inPlacePlan() *abi.Plan {
+	pod := func(name, rev string) json.RawMessage {
+		return json.RawMessage(`{"metadata":{"name":"` + name + `","labels":{"app":"db","controller-revision-hash":"` + rev +
+			`"},"annotations":{"ordinal.dev/in-place-update":"` + rev + `"}}}`)
+	}
+	return &abi.Plan{ABI: 1, Actions: []abi.Action{
+		{Verb: "resize", Kind: "Pod", Namespace: "default", Name: "web-2", Object: pod("web-2", "r1")},
+		{Verb: "update", Kind: "Pod", Namespace: "default", Name: "web-2", Object: pod("web-2", "r2")},
+		{Verb: "update", Kind: "Pod", Namespace: "default", Name: "web-1", Object: pod("web-1", "r2")},
+		{Verb: "update", Kind: "Pod", Namespace: "default", Name: "web-0", Object: pod("web-0", "r2")},
+		{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "default", Name: "web"},
+	}}
+}
+
+const inPlaceSnapshot = `{"abi":1,"now":"2026-11-26T10:00:00Z","statefulSet":{"metadata":{"name":"web"}},"pods":[` +
+	`{"metadata":{"name":"web-0","labels":{"app":"db","controller-revision-hash":"r2"}}},` +
+	`{"metadata":{"name":"web-1","labels":{"app":"db","controller-revision-hash":"r1"}}},` +
+	`{"metadata":{"name":"web-2","labels":{"app":"db","controller-revision-hash":"r1"}}}]}`
+
+// A spend may name an in-place update by its first action — the resize when it has one, else the update —
+// and nothing else of it: not the update after its resize, not a pod update that moves no revision label, not
+// one the same answer holds any part of (abi/POLICY.md section 2.1). One out of contract refuses the answer.
+func TestSpendsOfInPlaceUpdates(t *testing.T) {
+	p := inPlacePlan()
+	r := &Run{Snapshot: []byte(inPlaceSnapshot)}
+	for _, c := range []struct{ name, answer, want string }{
+		{"the resize", `{"abi":1,"holds":[],"spends":[{"action":0,"podDisruptionBudget":"db"}]}`, ""},
+		{"an update without a resize", `{"abi":1,"holds":[],"spends":[{"action":2,"podDisruptionBudget":"db"}]}`, ""},
+		{"both", `{"abi":1,"holds":[],"spends":[{"action":0,"podDisruptionBudget":"db"},{"action":2,"podDisruptionBudget":"db"}]}`, ""},
+		{"the update after its resize", `{"abi":1,"holds":[],"spends":[{"action":1,"podDisruptionBudget":"db"}]}`,
+			"action 1 is the update of pod web-2's in-place update, whose resize (action 0) comes first"},
+		{"a repair", `{"abi":1,"holds":[],"spends":[{"action":3,"podDisruptionBudget":"db"}]}`, "neither a pod delete nor an in-place update"},
+		{"the resize, its update held", `{"abi":1,"holds":[{"action":1,"reason":"R","message":"m"}],"spends":[{"action":0,"podDisruptionBudget":"db"}]}`,
+			"pod web-2's in-place update is held by the same answer (its update, action 1)"},
+		{"the resize, held", `{"abi":1,"holds":[{"action":0,"reason":"R","message":"m"}],"spends":[{"action":0,"podDisruptionBudget":"db"}]}`,
+			"held by the same answer"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := CheckAnswer([]byte(c.answer), p, 0, r.podRevision)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+	// Without the snapshot's pods, a pod update the module marks as in place (its record naming its new
+	// revision label) is one: a host that knows no pods cannot tell a repair.
+	if _, err := CheckAnswer([]byte(`{"abi":1,"holds":[],"spends":[{"action":2,"podDisruptionBudget":"db"}]}`), p, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An in-place update spends its budget right before its first write is sent, as a delete does: the resize's
+// Admit commits it (web-2 among the budget's disruptedPods), and the update after it spends nothing more; an
+// in-place update without a resize spends at its update. The budget's last disruption spent, the next
+// in-place update is held before any write of it goes out.
+func TestAdmitSpendsAnInPlaceUpdateBeforeItsResize(t *testing.T) {
+	store := newBudgetStore(1)
+	r := &Run{Policies: []Module{spender(`{"action":0,"podDisruptionBudget":"db"},{"action":2,"podDisruptionBudget":"db"}`)},
+		Snapshot: []byte(inPlaceSnapshot), PodDisruptionBudgets: []json.RawMessage{store.raw(t)}, Budgets: store, Now: spendNow}
+	p := inPlacePlan()
+	if holds := r.Judge(context.Background(), p, 0); len(holds) != 0 {
+		t.Fatalf("holds %+v", holds)
+	}
+	if h := r.Admit(context.Background(), p, 0); h != nil {
+		t.Fatalf("the resize held: %+v", h)
+	}
+	if _, ok := store.b.Status.DisruptedPods["web-2"]; !ok || store.b.Status.DisruptionsAllowed != 0 || store.updates != 1 {
+		t.Fatalf("after the resize: %d updates, status %+v", store.updates, store.b.Status)
+	}
+	if h := r.Admit(context.Background(), p, 1); h != nil || store.updates != 1 {
+		t.Fatalf("the update after its resize: hold %+v, %d updates", h, store.updates)
+	}
+	h := r.Admit(context.Background(), p, 2)
+	if h == nil || h.Reason != ReasonBudgetChanged || !strings.Contains(h.Message, "no disruption left") {
+		t.Fatalf("web-1's in-place update: hold %+v", h)
+	}
+}

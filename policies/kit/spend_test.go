@@ -20,7 +20,7 @@ func TestASpendOfAHeldDeleteIsNotSaid(t *testing.T) {
 		return []kit.Hold{{Action: 0, Reason: "Frozen", Message: "frozen"}}, nil
 	})
 	p := &abi.Plan{ABI: 1, Actions: []abi.Action{{Verb: "delete", Kind: "Pod", Namespace: "default", Name: "web-1"}}}
-	if _, err := policy.CheckAnswer(out, p, 0); err != nil {
+	if _, err := policy.CheckAnswer(out, p, 0, nil); err != nil {
 		t.Fatalf("answer %s: refused whole by the host (%v): the hold of web-1 is lost", out, err)
 	}
 }
