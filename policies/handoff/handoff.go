@@ -2,6 +2,9 @@
 // role — a label the database's operator sets on the primary (default role=primary) — so the controller
 // never deletes a primary before the operator has handed the role to another member. After a timeout
 // (default 10m) it lets the deletion through: a handoff that never comes must not stop a rollout forever.
+// An in-place update of such a pod (the extended module's pod-update-policy: its containers restart) takes
+// the primary down as its deletion would, and is held the same way, by its first write (abi/POLICY.md
+// section 2.1).
 //
 // The set chooses with annotations:
 //
@@ -50,8 +53,9 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		timeout = d
 	}
 	var holds []kit.Hold
-	for _, a := range in.Pending() {
-		if a.Verb != "delete" || a.Kind != "Pod" {
+	for _, d := range in.Disruptions() {
+		a := d.Action
+		if a.Index < in.From || a.Errors.String() != "" {
 			continue
 		}
 		v := in.Pod(a.Name).Get("metadata.labels." + gjson.Escape(key))
@@ -66,7 +70,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 			continue
 		}
 		if timeout > 0 {
-			since, ok := in.HeldSince(a)
+			since, ok := in.DisruptionHeldSince(d)
 			if !ok {
 				since = in.Now
 			}

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/ordinal-dev/ordinal/abi/inplace"
 )
 
 // Input is one evaluate call's input.
@@ -25,7 +27,7 @@ type Input struct {
 	set      gjson.Result // the snapshot's statefulSet and pods, found in one pass over it
 	podList  gjson.Result
 	pods     map[string]gjson.Result // the snapshot's pods by name, once Pod is asked
-	spends   []spend                 // what the allowed deletes spend (Spend), in the answer's spends
+	spends   []spend                 // what the allowed disruptions spend (Spend), in the answer's spends
 }
 
 type spend struct {
@@ -165,10 +167,11 @@ func (in *Input) HeldSince(a Action) (time.Time, bool) {
 	return t, ok
 }
 
-// Spend says that the delete a (allowed: not among decide's holds) spends one disruption of the context's
-// PodDisruptionBudget of that name, which selects its pod. The host commits it before it sends the delete, as
-// the eviction API does, or holds the delete when the budget changed since this input was written
-// (abi/POLICY.md section 4.1). A pair spent twice is said once.
+// Spend says that the pod disruption a (allowed: not among decide's holds) spends one disruption of the
+// context's PodDisruptionBudget of that name, which selects its pod: a Disruption's Action — a pod delete, or
+// an in-place update's first action. The host commits it before it sends that write, as the eviction API
+// does, or holds the write when the budget changed since this input was written (abi/POLICY.md section 4.1).
+// A pair spent twice is said once.
 func (in *Input) Spend(a Action, budget string) {
 	for _, s := range in.spends {
 		if s.action == a.Index && s.budget == budget {
@@ -233,13 +236,14 @@ func Evaluate(raw []byte, decide func(*Input) ([]Hold, error)) []byte {
 		out = append(out, '}')
 	}
 	out = append(out, ']')
-	// A held delete spends nothing (abi/POLICY.md section 3): its spends are not said, or the host would
-	// refuse the whole answer and with it the hold.
+	// A held delete spends nothing (abi/POLICY.md section 3), nor does an in-place update any action of which
+	// is held: their spends are not said, or the host would refuse the whole answer and with it the hold.
 	spends := in.spends[:0:0]
 	for _, s := range in.spends {
 		held := false
+		u, inPlace := inplace.At(planOf{in}, s.action)
 		for _, h := range holds {
-			held = held || h.Action == s.action
+			held = held || h.Action == s.action || inPlace && (h.Action == u.Resize || h.Action == u.Update)
 		}
 		if !held {
 			spends = append(spends, s)
@@ -343,4 +347,84 @@ func Healthy(pod gjson.Result) bool {
 		}
 	}
 	return false
+}
+
+// Disruption is a write of the plan that takes a pod down: its delete, or its in-place update (abi/POLICY.md
+// section 2.1: a resize when its CPU or memory change, then the update that moves its revision label, after
+// which the kubelet restarts its containers). A policy that guards pods going down holds and spends both
+// alike, by Action.
+type Disruption struct {
+	// Action is the write that stands for the disruption in holds and spends: the delete, or the in-place
+	// update's first action (its resize when it has one, else its update). It was issued already when its
+	// Index is before From, and is planned to fail when its Errors are set.
+	Action
+	// InPlace: an in-place update; Update is the index of its update (the delete's index for a delete).
+	InPlace bool
+	Update  int
+}
+
+// Disruptions are the plan's pod deletes and in-place updates, in plan order, those issued already (before
+// From) and those planned to fail included: a policy counting what this sync took down counts the first.
+func (in *Input) Disruptions() []Disruption {
+	var out []Disruption
+	for _, a := range in.Actions {
+		if a.Kind != "Pod" {
+			continue
+		}
+		switch a.Verb {
+		case "delete":
+			out = append(out, Disruption{Action: a, Update: a.Index})
+		case "resize", "update":
+			// An in-place update is found at its first action: its update after a resize is passed over.
+			if u, ok := inplace.At(planOf{in}, a.Index); ok && u.First() == a.Index {
+				out = append(out, Disruption{Action: a, InPlace: true, Update: u.Update})
+			}
+		}
+	}
+	return out
+}
+
+// DisruptionHeldSince is HeldSince of a disruption: for an in-place update, since when this policy has held
+// either of its writes (the earlier), so a hold timed from its resize goes on counting once a sync's plan has
+// only its update left (a resize that went out before an update held).
+func (in *Input) DisruptionHeldSince(d Disruption) (time.Time, bool) {
+	if !d.InPlace {
+		return in.HeldSince(d.Action)
+	}
+	r, rok := in.held["resize/Pod/"+d.Name]
+	u, uok := in.held["update/Pod/"+d.Name]
+	switch {
+	case rok && (!uok || r.Before(u)):
+		return r, true
+	case uok:
+		return u, true
+	}
+	return time.Time{}, false
+}
+
+// planOf is an input's plan and snapshot as inplace.At reads them.
+type planOf struct{ in *Input }
+
+func (p planOf) Len() int { return len(p.in.Actions) }
+
+func (p planOf) Action(i int) (verb, kind, name string) {
+	a := &p.in.Actions[i]
+	return a.Verb, a.Kind, a.Name
+}
+
+func (p planOf) Marks(i int) (revision, inPlace string) {
+	meta := p.in.Actions[i].Object.Get("metadata")
+	return stringAt(meta.Get("labels"), inplace.LabelRevision), stringAt(meta.Get("annotations"), inplace.Annotation)
+}
+
+func (p planOf) PodRevision(name string) string {
+	return stringAt(p.in.Pod(name).Get("metadata.labels"), inplace.LabelRevision)
+}
+
+// stringAt is the string member key of object o ("" when absent or not a string).
+func stringAt(o gjson.Result, key string) string {
+	if v := o.Get(gjson.Escape(key)); v.Type == gjson.String {
+		return v.Str
+	}
+	return ""
 }

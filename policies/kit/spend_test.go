@@ -1,6 +1,10 @@
 package kit_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -22,5 +26,67 @@ func TestASpendOfAHeldDeleteIsNotSaid(t *testing.T) {
 	p := &abi.Plan{ABI: 1, Actions: []abi.Action{{Verb: "delete", Kind: "Pod", Namespace: "default", Name: "web-1"}}}
 	if _, err := policy.CheckAnswer(out, p, 0, nil); err != nil {
 		t.Fatalf("answer %s: refused whole by the host (%v): the hold of web-1 is lost", out, err)
+	}
+}
+
+// web-2's in-place update (a resize, then the update moving its revision label), web-1's without a resize, a
+// repair of web-0 (its revision label kept), and a delete of web-3.
+const inPlaceInput = `{"abi":1,"from":0,"context":{},"snapshot":{"now":"2026-11-26T10:00:00Z","pods":[` +
+	`{"metadata":{"name":"web-0","labels":{"controller-revision-hash":"r2"}}},` +
+	`{"metadata":{"name":"web-1","labels":{"controller-revision-hash":"r1"}}},` +
+	`{"metadata":{"name":"web-2","labels":{"controller-revision-hash":"r1"}}},` +
+	`{"metadata":{"name":"web-3","labels":{"controller-revision-hash":"r1"}}}]},` +
+	`"plan":{"abi":1,"events":[],"actions":[` +
+	`{"verb":"resize","kind":"Pod","namespace":"default","name":"web-2","object":{"metadata":{"labels":{"controller-revision-hash":"r1"}}}},` +
+	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-2","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}}}},` +
+	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-1","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}}}},` +
+	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-0","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}}}},` +
+	`{"verb":"delete","kind":"Pod","namespace":"default","name":"web-3"}]}}`
+
+func inPlacePlan(t *testing.T) *abi.Plan {
+	var in abi.PolicyInput
+	if err := json.Unmarshal([]byte(inPlaceInput), &in); err != nil {
+		t.Fatal(err)
+	}
+	return in.Plan
+}
+
+func revisions(name string) string {
+	return map[string]string{"web-0": "r2", "web-1": "r1", "web-2": "r1", "web-3": "r1"}[name]
+}
+
+// The plan's disruptions are its pod deletes and its in-place updates, each in-place update once, at its
+// first write (abi/POLICY.md section 2.1); a pod update that keeps its revision label is none.
+func TestDisruptions(t *testing.T) {
+	in, err := kit.Parse([]byte(inPlaceInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range in.Disruptions() {
+		got = append(got, fmt.Sprintf("%d %s %s in-place %v update %d", d.Index, d.Verb, d.Name, d.InPlace, d.Update))
+	}
+	want := []string{"0 resize web-2 in-place true update 1", "2 update web-1 in-place true update 2", "4 delete web-3 in-place false update 4"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("disruptions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// An in-place update spends by its first write, and a policy that spends it and then holds any write of it
+// (its update, after its resize) has the spend left out, as a held delete's is: the host would refuse the
+// whole answer, and with it the hold.
+func TestASpendOfAHeldInPlaceUpdateIsNotSaid(t *testing.T) {
+	out := kit.Evaluate([]byte(inPlaceInput), func(in *kit.Input) ([]kit.Hold, error) {
+		for _, d := range in.Disruptions() {
+			in.Spend(d.Action, "db")
+		}
+		return []kit.Hold{{Action: 1, Reason: "Frozen", Message: "frozen"}}, nil
+	})
+	a, err := policy.CheckAnswer(out, inPlacePlan(t), 0, revisions)
+	if err != nil {
+		t.Fatalf("answer %s: refused whole by the host (%v): the hold of web-2 is lost", out, err)
+	}
+	if len(a.Spends) != 2 || a.Spends[0].Action != 2 || a.Spends[1].Action != 4 {
+		t.Fatalf("answer %s: want the spends of web-1's in-place update and web-3's delete only", out)
 	}
 }

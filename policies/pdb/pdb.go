@@ -12,6 +12,12 @@
 // two sets deciding from one budget at the same instant cannot both spend its last disruption. Deleting a pod that is not healthy spends nothing (it
 // is disrupted already), as an eviction of it would not. A budget its controller has not observed since its
 // last change holds every delete it selects.
+//
+// An in-place update of a pod (the extended module's pod-update-policy: a resize, then an update after which
+// the kubelet restarts its containers) is a disruption as its delete would be: it needs, and spends, a
+// disruption of each budget selecting a healthy pod, is held when one has none, and is held and spent by its
+// first write (the resize, when it has one: abi/POLICY.md section 2.1), so the budget is spent before the pod
+// changes at all.
 package main
 
 import (
@@ -28,10 +34,28 @@ const retry = 15 * time.Second
 func main() {}
 
 type budget struct {
-	name    string
-	pdb     gjson.Result
-	allowed int64
-	stale   bool
+	name              string
+	pdb               gjson.Result
+	allowed           int64
+	stale             bool
+	deletes, inPlaces bool // what of this sync spent its disruptions
+}
+
+// spend counts one disruption of this sync: a delete's, or an in-place update's.
+func (b *budget) spend(d kit.Disruption) {
+	b.allowed--
+	b.deletes, b.inPlaces = b.deletes || !d.InPlace, b.inPlaces || d.InPlace
+}
+
+// spentBy names what of this sync spent the budget, for a hold's message.
+func (b *budget) spentBy() string {
+	switch {
+	case b.deletes && b.inPlaces:
+		return "deletes and in-place updates"
+	case b.inPlaces:
+		return "in-place updates"
+	}
+	return "deletes"
 }
 
 func decide(in *kit.Input) ([]kit.Hold, error) {
@@ -45,8 +69,9 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		return nil, nil
 	}
 	var holds []kit.Hold
-	for _, a := range in.Actions {
-		if a.Verb != "delete" || a.Kind != "Pod" || a.Errors.String() != "" {
+	for _, d := range in.Disruptions() {
+		a := d.Action
+		if a.Errors.String() != "" {
 			continue
 		}
 		pod := in.Pod(a.Name)
@@ -59,9 +84,9 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 				covering = append(covering, b)
 			}
 		}
-		if a.Index < in.From { // issued earlier in this sync: it spent its disruptions
+		if a.Index < in.From { // issued earlier in this sync (an in-place update: begun): it spent its disruptions
 			for _, b := range covering {
-				b.allowed--
+				b.spend(d)
 			}
 			continue
 		}
@@ -74,15 +99,15 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		}
 		if blocked == nil {
 			for _, b := range covering {
-				b.allowed--
-				in.Spend(a, b.name) // committed by the host before the delete, as an eviction commits it
+				b.spend(d)
+				in.Spend(a, b.name) // committed by the host before the write, as an eviction commits it
 			}
 			continue
 		}
 		given := blocked.pdb.Get("status.disruptionsAllowed").Int()
 		spent := ""
 		if given > 0 {
-			spent = ", all spent by this sync's deletes"
+			spent = ", all spent by this sync's " + blocked.spentBy()
 		}
 		msg := "PodDisruptionBudget " + blocked.name + " allows no more disruptions (disruptionsAllowed " +
 			strconv.FormatInt(given, 10) + spent + "; currentHealthy " +

@@ -1,6 +1,8 @@
 // Command window is a policy module (abi/POLICY.md): a set's pods are deleted — replaced by a rollout,
 // removed by a scale-down — only inside its maintenance windows and while a health signal the host fetched
-// holds. Creations are never held: a missing pod is always put back.
+// holds. Creations are never held: a missing pod is always put back. An in-place update of a pod (the
+// extended module's pod-update-policy: its containers restart) is held as its delete would be, by its first
+// write (abi/POLICY.md section 2.1).
 //
 // The set chooses with annotations (times are UTC):
 //
@@ -67,9 +69,9 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		return nil, nil
 	}
 	var holds []kit.Hold
-	for _, a := range in.Pending() {
-		if a.Verb == "delete" && a.Kind == "Pod" {
-			holds = append(holds, kit.Hold{Action: a.Index, Reason: reason, Message: message, RetryAfter: retry})
+	for _, d := range in.Disruptions() {
+		if d.Index >= in.From && d.Errors.String() == "" {
+			holds = append(holds, kit.Hold{Action: d.Index, Reason: reason, Message: message, RetryAfter: retry})
 		}
 	}
 	return holds, nil

@@ -1,7 +1,9 @@
 // Command zones is a policy module (abi/POLICY.md): a set's pods are taken down one failure domain at a
 // time (kubernetes/kubernetes#114010, #51907). A pod delete — a rollout's, a scale-down's, a failed pod's
 // replacement — is held while a pod of the set in another zone is disrupted (not Ready, or terminating), so
-// a rollout with maxUnavailable above 1, or Parallel pods, never has two zones down at once.
+// a rollout with maxUnavailable above 1, or Parallel pods, never has two zones down at once. An in-place
+// update of a pod (the extended module's pod-update-policy: its containers restart) takes its zone down as
+// its delete would, and is held the same way, by its first write (abi/POLICY.md section 2.1).
 //
 // A pod's zone is its node's topology.kubernetes.io/zone label (the host supplies the nodes the set's pods
 // run on: describe's context "nodes"); a pod not yet on a node, or on a node without the label, is in the
@@ -96,8 +98,9 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 		}
 	}
 	var holds []kit.Hold
-	for _, a := range in.Actions {
-		if a.Verb != "delete" || a.Kind != "Pod" || a.Errors.String() != "" {
+	for _, d := range in.Disruptions() {
+		a := d.Action
+		if a.Errors.String() != "" {
 			continue
 		}
 		pod, ok := pods[a.Name]
@@ -105,7 +108,7 @@ func decide(in *kit.Input) ([]kit.Hold, error) {
 			continue // disrupted already: deleting it takes no other zone down
 		}
 		z := zoneOf(pod)
-		if a.Index < in.From { // issued earlier in this sync: its zone is down now
+		if a.Index < in.From { // issued earlier in this sync (an in-place update: begun): its zone is down now
 			disrupted[z] = append(disrupted[z], a.Name)
 			continue
 		}

@@ -1,5 +1,6 @@
-// The window policy (abi/POLICY.md) in AssemblyScript: pods are deleted only inside the set's maintenance
-// windows (window.ordinal.dev/allow, UTC) and while the host's signal window.ordinal.dev/signal is true.
+// The window policy (abi/POLICY.md) in AssemblyScript: pods are deleted, or updated in place, only inside
+// the set's maintenance windows (window.ordinal.dev/allow, UTC) and while the host's signal
+// window.ordinal.dev/signal is true.
 // policies/window/window.go is the same policy in Go; both answer every fixture of policies/window/testdata
 // the same (policies/fixtures_test.go).
 import { Host } from "@extism/as-pdk";
@@ -146,7 +147,8 @@ function answer(input: string): string {
         const a = <JSON.Obj>item;
         const verb = str(a, "verb"), kind = str(a, "kind"), err = str(a, "error");
         if (err != null && err.length > 0) continue;
-        if (verb != null && verb == "delete" && kind != null && kind == "Pod") {
+        if (kind == null || kind != "Pod" || verb == null) continue;
+        if (verb == "delete" || (verb == "resize" || verb == "update") && inPlaceFirst(items, i, snapshot) == i) {
           holds.push(new Hold(i, reason, message, retry));
         }
       }
@@ -161,6 +163,62 @@ function answer(input: string): string {
     out += "}";
   }
   return out + "]}";
+}
+
+// A string member of an object, "" when absent or not a string (as the Go kit's stringAt).
+function member(o: JSON.Obj | null, key: string): string {
+  const v = str(o, key);
+  return v == null ? "" : v;
+}
+
+// action is item i of the plan's actions as an object (null: not one).
+function action(items: JSON.Value[], i: i32): JSON.Obj | null {
+  if (i < 0 || i >= items.length || !items[i].isObj) return null;
+  return <JSON.Obj>items[i];
+}
+
+// isPodWrite: item i is the write verb of the Pod named name.
+function isPodWrite(items: JSON.Value[], i: i32, verb: string, name: string): bool {
+  const a = action(items, i);
+  if (a == null) return false;
+  const v = str(a, "verb"), k = str(a, "kind"), n = str(a, "name");
+  return v != null && v == verb && k != null && k == "Pod" && n != null && n == name;
+}
+
+// podRevision is the controller-revision-hash label of the snapshot's first pod of that name ("" when none).
+function podRevision(snapshot: JSON.Obj, name: string): string {
+  const pods = snapshot.getArr("pods");
+  if (pods == null) return "";
+  const list: JSON.Value[] = pods.valueOf();
+  for (let i = 0; i < list.length; i++) {
+    if (!list[i].isObj) continue;
+    const meta = child(<JSON.Obj>list[i], "metadata");
+    const n = str(meta, "name");
+    if (n != null && n == name) return member(child(meta, "labels"), "controller-revision-hash");
+  }
+  return "";
+}
+
+// inPlaceFirst is the first write of the in-place update action i is part of (abi/POLICY.md section 2.1:
+// the Pod update whose object's controller-revision-hash label differs from the snapshot pod's and is what
+// its ordinal.dev/in-place-update annotation names, and the resize of the same pod right before it), -1
+// when it is part of none: abi/inplace's At, which the Go build uses.
+function inPlaceFirst(items: JSON.Value[], i: i32, snapshot: JSON.Obj): i32 {
+  const a = action(items, i);
+  if (a == null) return -1;
+  const name = member(a, "name");
+  let update = i;
+  if (isPodWrite(items, i, "resize", name)) {
+    update = i + 1;
+    if (!isPodWrite(items, update, "update", name)) return -1;
+  } else if (!isPodWrite(items, i, "update", name)) {
+    return -1;
+  }
+  const meta = child(child(action(items, update), "object"), "metadata");
+  const revision = member(child(meta, "labels"), "controller-revision-hash");
+  const record = member(child(meta, "annotations"), "ordinal.dev/in-place-update");
+  if (revision.length == 0 || record != revision || revision == podRevision(snapshot, name)) return -1;
+  return isPodWrite(items, update - 1, "resize", name) ? update - 1 : update;
 }
 
 // The windows parsed by parseWindows: a bit per weekday (Sunday 0), start and length in seconds.
