@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -37,9 +38,9 @@ func (e *engine) budgetsFor(policies []policy.Module) []json.RawMessage {
 }
 
 // budgetStatus is the budget with its status (the disruption controller's getExpectedPodCount and
-// countHealthyPods: a pod is healthy when Ready and not terminating; expected pods are the scale of the
-// pods' controllers, here the set's replicas for its pods and 1 for any other), ok false when it selects
-// none of the set's pods.
+// countHealthyPods: a pod is healthy when Ready, not terminating and not among the budget's disrupted pods;
+// expected pods are the scale of the pods' controllers, here the set's replicas for its pods and 1 for any
+// other), ok false when it selects none of the set's pods.
 func (e *engine) budgetStatus(pdb Obj) (json.RawMessage, bool) {
 	if ns := jsonobj.GetStr(pdb, "metadata.namespace"); ns != "" && ns != e.api.Namespace() {
 		return nil, false
@@ -52,6 +53,7 @@ func (e *engine) budgetStatus(pdb Obj) (json.RawMessage, bool) {
 	r, _ := jsonobj.GetInt(e.api.StatefulSet(), "spec.replicas")
 	replicas := int(r)
 	matched, ours, others, healthy := 0, 0, 0, 0
+	spent := e.disruptedOf(jsonobj.GetStr(pdb, "metadata.name"))
 	for _, n := range e.api.Names(world.KindPod) {
 		p := e.api.Get(world.KindPod, n)
 		if !selector.Matches(labels.Set(stringMap(jsonobj.GetObj(p, "metadata.labels")))) {
@@ -63,7 +65,7 @@ func (e *engine) budgetStatus(pdb Obj) (json.RawMessage, bool) {
 		} else {
 			others++
 		}
-		if jsonobj.Get(p, "metadata.deletionTimestamp") == nil && kube.PodReadyJSON(p) {
+		if _, disrupted := spent[n]; !disrupted && jsonobj.Get(p, "metadata.deletionTimestamp") == nil && kube.PodReadyJSON(p) {
 			healthy++
 		}
 	}
@@ -92,8 +94,16 @@ func (e *engine) budgetStatus(pdb Obj) (json.RawMessage, bool) {
 		gen = 1
 		jsonobj.Ensure(out, "metadata")["generation"] = jsonobj.Num(1)
 	}
-	out["status"] = map[string]any{"observedGeneration": jsonobj.Num(gen), "disruptionsAllowed": jsonobj.Num(int64(allowed)),
+	status := map[string]any{"observedGeneration": jsonobj.Num(gen), "disruptionsAllowed": jsonobj.Num(int64(allowed)),
 		"currentHealthy": jsonobj.Num(int64(healthy)), "desiredHealthy": jsonobj.Num(int64(desired)), "expectedPods": jsonobj.Num(int64(expected))}
+	if len(spent) > 0 {
+		m := map[string]any{}
+		for n, s := range spent {
+			m[n] = s.at.UTC().Format(time.RFC3339)
+		}
+		status["disruptedPods"] = m
+	}
+	out["status"] = status
 	b, err := json.Marshal(out)
 	return b, err == nil
 }
@@ -169,13 +179,57 @@ func pdbSelector(pdb Obj) (labels.Selector, error) { return kube.SelectorJSON(pd
 
 // budgetWriter commits the disruptions a policy spends (policy.BudgetWriter) in the replay's world. Its
 // disruption controller is instant — budgetStatus counts the world as it is at every sync — and a replay
-// syncs one set, so no other writer can spend a budget between a policy's read and the delete: the update is
-// accepted as given (the sync's own ledger counts its earlier spends), and the delete that follows makes the
-// pod terminating, which the next count sees.
-type budgetWriter struct{}
+// syncs one set, so no other writer can spend a budget between a policy's read and the write: the update is
+// accepted as given (the sync's own ledger counts its earlier spends). The delete that follows a spend makes
+// the pod terminating, which the next count sees; an in-place update (abi/POLICY.md section 2.1) leaves its
+// pod Ready until the kubelet restarts it, so the pods a spend names are kept, as the budget's
+// disruptedPods, and counted as disrupted as the disruption controller counts them (disruptedOf).
+type budgetWriter struct{ e *engine }
 
-func (budgetWriter) UpdateBudgetStatus(_ context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+func (w budgetWriter) UpdateBudgetStatus(_ context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+	for name, at := range pdb.Status.DisruptedPods {
+		p := w.e.api.Get(world.KindPod, name)
+		if p == nil {
+			continue
+		}
+		if w.e.disruptedPods == nil {
+			w.e.disruptedPods = map[string]map[string]spentPod{}
+		}
+		if w.e.disruptedPods[pdb.Name] == nil {
+			w.e.disruptedPods[pdb.Name] = map[string]spentPod{}
+		}
+		if s, ok := w.e.disruptedPods[pdb.Name][name]; !ok || s.at.Before(at.Time) {
+			w.e.disruptedPods[pdb.Name][name] = spentPod{uid: jsonobj.GetStr(p, "metadata.uid"), at: at.Time}
+		}
+	}
 	return pdb, nil
+}
+
+// spentPod is a pod a policy spent a budget's disruption for: which pod (a pod recreated under its name is
+// another), and when.
+type spentPod struct {
+	uid string
+	at  time.Time
+}
+
+// deletionTimeout is the disruption controller's DeletionTimeout: a pod a disruption was spent for counts as
+// disrupted until it is deleted, or for this long.
+const deletionTimeout = 2 * time.Minute
+
+// disruptedOf is the budget's disruptedPods as its controller keeps them now (buildDisruptedPodMap): the
+// pods spent for that are still the pod spent for, not being deleted (a terminating pod is not healthy
+// anyway) and spent less than deletionTimeout ago. The others are dropped.
+func (e *engine) disruptedOf(budget string) map[string]spentPod {
+	spent := e.disruptedPods[budget]
+	now := e.clock.Now()
+	for name, s := range spent {
+		p := e.api.Get(world.KindPod, name)
+		if p == nil || jsonobj.GetStr(p, "metadata.uid") != s.uid || jsonobj.Get(p, "metadata.deletionTimestamp") != nil ||
+			!now.Before(s.at.Add(deletionTimeout)) {
+			delete(spent, name)
+		}
+	}
+	return spent
 }
 
 // Budget is never asked: an update here is never refused as changed.

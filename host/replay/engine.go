@@ -168,6 +168,7 @@ type engine struct {
 	held          policy.Memory                  // what the set's policies have been holding, since when
 	signals       map[string]json.RawMessage     // what the host supplies the set's policies (scenario signals)
 	pdbs          []Obj                          // the world's PodDisruptionBudgets (disruption.go)
+	disruptedPods map[string]map[string]spentPod // what the policies spent of each budget, by pod (disruption.go)
 	nodes         []Obj                          // the world's Nodes: pods are scheduled onto them (nodes.go)
 	heads         []headSpan                     // where the last snapshot's other members are (head)
 }

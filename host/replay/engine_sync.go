@@ -213,7 +213,7 @@ func (e *engine) sync() (syncResult, error) {
 				return json.RawMessage(snap[0:0]), false
 			},
 			Head:    e.head(snap),
-			Budgets: budgetWriter{}, Now: now,
+			Budgets: budgetWriter{e}, Now: now,
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
 		run.Judge, run.Admit = pr.Judge, pr.Admit
 	}
