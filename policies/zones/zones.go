@@ -3,7 +3,9 @@
 // replacement — is held while a pod of the set in another zone is disrupted (not Ready, or terminating), so
 // a rollout with maxUnavailable above 1, or Parallel pods, never has two zones down at once. An in-place
 // update of a pod (the extended module's pod-update-policy: its containers restart) takes its zone down as
-// its delete would, and is held the same way, by its first write (abi/POLICY.md section 2.1).
+// its delete would, and is held the same way, by its first write (abi/POLICY.md section 2.1). A later sync
+// sees that pod down only once its Ready condition goes False (context "disrupted"), when the kubelet
+// restarts it: a sync before that may take another zone's pod down (docs/in-place-updates.md).
 //
 // A pod's zone is its node's topology.kubernetes.io/zone label (the host supplies the nodes the set's pods
 // run on: describe's context "nodes"); a pod not yet on a node, or on a node without the label, is in the
