@@ -3,6 +3,7 @@ package world
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,8 +94,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		v, err := time.ParseDuration(str)
 		if err != nil {
 			if f, ferr := strconv.ParseFloat(str, 64); ferr == nil {
-				*d = Duration(f * float64(time.Second))
-				return nil
+				return d.setSeconds(f, strconv.Quote(str))
 			}
 			return fmt.Errorf("bad duration %q: %w", str, err)
 		}
@@ -105,7 +105,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("bad duration %s", s)
 	}
-	*d = Duration(f * float64(time.Second))
+	return d.setSeconds(f, s)
+}
+
+// setSeconds is a duration given in seconds; one a time.Duration cannot hold is refused (converting it
+// would wrap around, and a huge delay read as a negative one).
+func (d *Duration) setSeconds(f float64, as string) error {
+	ns := f * float64(time.Second)
+	if math.IsNaN(ns) || ns >= math.MaxInt64 || ns <= math.MinInt64 {
+		return fmt.Errorf("bad duration %s: beyond %s, the longest a duration can be", as, time.Duration(math.MaxInt64))
+	}
+	*d = Duration(ns)
 	return nil
 }
 
