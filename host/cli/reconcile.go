@@ -47,6 +47,10 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			if err := choice.setArg(args); err != nil {
 				return err
 			}
+			if len(opts.policyFiles) > 0 {
+				return withCode(ExitUsage, errors.New("--policy: reconcile prints the module's plan for one sync, which no policy "+
+					"touches; policies hold a plan's writes in replay, preview, the controller and the webhook"))
+			}
 			doc, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
 			if err != nil {
 				return err
@@ -62,6 +66,10 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			defer m.Close(cmd.Context())
 			named, closeNamed := opts.replayModules()
 			defer closeNamed()
+			if names := setPolicies(snapshot); names != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "ordinal: the set names policies (%s: %s): this is the module's plan before them; "+
+					"`ordinal replay` or `ordinal preview` with --policy shows what they hold\n", abi.AnnotationPolicies, termsafe.String(names))
+			}
 			// Nothing the module returns is printed before it is known to be a plan.
 			raw, p, err := reconcilePlan(cmd.Context(), m, named, snapshot)
 			if err != nil {
@@ -223,4 +231,10 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// setPolicies is the snapshot's set's ordinal.dev/policies ("" when none, or the snapshot unreadable: the
+// module reports that).
+func setPolicies(snapshot []byte) string {
+	return gjson.GetBytes(snapshot, `statefulSet.metadata.annotations.ordinal\.dev/policies`).String()
 }
