@@ -18,6 +18,7 @@ targets=(
   "FuzzReconcile ./guest/statefulset"  # random snapshots -> the reconcile logic's invariants
   "FuzzDelta ./guest/statefulset"      # a delta between random worlds -> the second world's plan, or StaleReference
   "FuzzJSON ./internal/jsonv"           # JSON parse/encode against encoding/json
+  "FuzzCheckDrop ./internal/fieldcheck" # any input file -> unknown fields (by shape too) -> dropped: no panic, JSON stays JSON
 )
 mkdir -p build
 total=0

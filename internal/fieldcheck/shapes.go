@@ -1,0 +1,98 @@
+package fieldcheck
+
+import (
+	"hash/maphash"
+	"reflect"
+)
+
+// Shapes is Check for many documents, most of them alike (the pods of a snapshot): a document whose shape
+// (every key, in order, and the kind of every value: all that decides its unknown fields, not the values)
+// is that of one found clean before is clean without being decoded. Decoding a pod costs twenty times
+// scanning it. The zero value is ready; not safe for concurrent use.
+type Shapes struct {
+	seed  maphash.Seed
+	clean map[uint64]bool
+}
+
+// Check is Check(doc, v), except that v is not decoded into when doc has a shape found clean before.
+func (s *Shapes) Check(doc []byte, v any) ([]Unknown, error) {
+	if s.clean == nil {
+		s.seed, s.clean = maphash.MakeSeed(), map[uint64]bool{}
+	}
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(reflect.TypeOf(v).String())
+	if end := shape(&h, doc, skipWS(doc, 0)); end < 0 {
+		return Check(doc, v) // not one JSON value: Check says why
+	}
+	key := h.Sum64()
+	if s.clean[key] {
+		return nil, nil
+	}
+	us, err := Check(doc, v)
+	if err == nil && len(us) == 0 {
+		s.clean[key] = true
+	}
+	return us, err
+}
+
+// shape writes the shape of the value at doc[i] to h and returns where the value ends, or -1 for what is
+// not a JSON value.
+func shape(h *maphash.Hash, doc []byte, i int) int {
+	if i >= len(doc) {
+		return -1
+	}
+	switch doc[i] {
+	case '{':
+		h.WriteByte('{')
+		i = skipWS(doc, i+1)
+		for i < len(doc) && doc[i] == '"' {
+			end := skipString(doc, i)
+			h.Write(doc[i:end])
+			if i = skipWS(doc, end); i >= len(doc) || doc[i] != ':' {
+				return -1
+			}
+			if i = shape(h, doc, skipWS(doc, i+1)); i < 0 {
+				return -1
+			}
+			if i = skipWS(doc, i); i < len(doc) && doc[i] == ',' {
+				i = skipWS(doc, i+1)
+			}
+		}
+		if i >= len(doc) || doc[i] != '}' {
+			return -1
+		}
+		h.WriteByte('}')
+		return i + 1
+	case '[':
+		h.WriteByte('[')
+		i = skipWS(doc, i+1)
+		for i < len(doc) && doc[i] != ']' {
+			if i = shape(h, doc, i); i < 0 {
+				return -1
+			}
+			if i = skipWS(doc, i); i < len(doc) && doc[i] == ',' {
+				i = skipWS(doc, i+1)
+			}
+		}
+		if i >= len(doc) {
+			return -1
+		}
+		h.WriteByte(']')
+		return i + 1
+	case '"':
+		h.WriteByte('s')
+	case 't', 'f':
+		h.WriteByte('b')
+	case 'n':
+		h.WriteByte('z')
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		h.WriteByte('0')
+	default:
+		return -1 // '}', ']', ',' where a value belongs
+	}
+	if end := skipValue(doc, i); end > i {
+		return end
+	}
+	return -1
+}
