@@ -1,0 +1,77 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/fieldcheck"
+)
+
+func fieldStrings(us []fieldcheck.Unknown) string {
+	var s []string
+	for _, u := range us {
+		s = append(s, u.String())
+	}
+	return strings.Join(s, "\n")
+}
+
+// The envelope's members and the objects' fields are read apart: by their paths in the snapshot, with
+// the field meant.
+func TestUnknownFields(t *testing.T) {
+	snap := `{"abi":1,"now":"2026-01-01T00:00:00Z","statefullSet":{},"eventActons":true,
+	  "statefulSet":{"apiVersion":"apps/v1","kind":"StatefulSet","spec":{"podManagmentPolicy":"Parallel"}},
+	  "pods":[{"metadata":{"name":"web-0"}},{"metadata":{"name":"web-1"},"spec":{"containers":[{"name":"a","imagee":"x"}]}}],
+	  "revisions":[{"data":{"spec":{"anything":1}},"revison":1}],"claims":[{"spec":{"storageClasName":"x"}}],
+	  "features":{"MaxUnavailableStatefulSet":true},"delta":{"removed":{},"counts":{}},"writeFailures":[]}`
+	envelope, objects := UnknownFields([]byte(snap))
+	if got, want := fieldStrings(envelope), "statefullSet: unknown field; did you mean statefulSet?\neventActons: unknown field; did you mean eventActions?"; got != want {
+		t.Errorf("envelope:\n%s\nwant\n%s", got, want)
+	}
+	want := strings.Join([]string{
+		"statefulSet.spec.podManagmentPolicy: unknown field; did you mean podManagementPolicy?",
+		"pods[1].spec.containers[0].imagee: unknown field; did you mean image?",
+		"revisions[0].revison: unknown field; did you mean revision?",
+		"claims[0].spec.storageClasName: unknown field; did you mean storageClassName?",
+	}, "\n")
+	if got := fieldStrings(objects); got != want {
+		t.Errorf("objects:\n%s\nwant\n%s", got, want)
+	}
+	// Dropped, the rest of the snapshot is as it was, byte for byte.
+	dropped := fieldcheck.Drop([]byte(snap), objects)
+	if _, left := UnknownFields(dropped); len(left) > 0 {
+		t.Errorf("left after Drop: %s", fieldStrings(left))
+	}
+	if !strings.Contains(string(dropped), `"revisions":[{"data":{"spec":{"anything":1}}}]`) {
+		t.Errorf("Drop changed a revision's data: %s", dropped)
+	}
+	for _, doc := range []string{`[]`, `{"abi":`, ``, `null`} {
+		if e, o := UnknownFields([]byte(doc)); e != nil || o != nil {
+			t.Errorf("%q: %v %v (the module says what is wrong with it)", doc, e, o)
+		}
+	}
+}
+
+// The envelope's members are the ABI schema's properties, every member of abi.Snapshot among them.
+func TestEnvelopeMembersAreTheSchemas(t *testing.T) {
+	names := envelopeMembers()
+	for _, n := range []string{"abi", "now", "statefulSet", "pods", "revisions", "claims", "features", "eventActions", "delta", "writeFailures"} {
+		if !slices.Contains(names, n) {
+			t.Errorf("%s is not an envelope member (%v)", n, names)
+		}
+	}
+	st := reflect.TypeFor[abi.Snapshot]()
+	for i := range st.NumField() {
+		name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		if !slices.Contains(names, name) {
+			t.Errorf("abi.Snapshot's %s is not in the schema's properties %v", name, names)
+		}
+	}
+	b, _ := json.Marshal(abi.Snapshot{ABI: 1, Now: "2026-01-01T00:00:00Z", StatefulSet: json.RawMessage(`{}`), EventActions: true})
+	if e, _ := UnknownFields(b); len(e) > 0 {
+		t.Errorf("a snapshot the host builds: %s", fieldStrings(e))
+	}
+}
