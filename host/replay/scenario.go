@@ -1,15 +1,17 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
+	"github.com/ordinal-dev/ordinal/internal/fieldcheck"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -33,6 +35,11 @@ type Scenario struct {
 
 	// Dir resolves relative paths (swapModule); the scenario file's directory when loaded.
 	Dir string `json:"-"`
+	// UnknownFields are the fields of the scenario's Kubernetes objects (manifests, apply and recreateSet
+	// events) that their kinds do not have, by their paths in the scenario; ParseScenario dropped them from
+	// the objects, as kube-apiserver stores an object under fieldValidation Warn. A caller that wants
+	// Strict (ordinal --validate=strict) refuses a scenario that has any.
+	UnknownFields []fieldcheck.Unknown `json:"-"`
 	// snapshot, when set, is the initial world instead of Manifests (preview --from).
 	snapshot Obj
 }
@@ -146,20 +153,96 @@ func (sc *Scenario) checkFiles() error {
 	return nil
 }
 
-// ParseScenario decodes and validates a scenario. Unknown fields are errors: a misspelt event
-// would otherwise silently do nothing.
+// ParseScenario decodes and validates a scenario: the one reading of the format, for every command that
+// takes one. An unknown field of the scenario itself, or a `set` path the StatefulSet does not have, is an
+// error (*fieldcheck.Error, each field with the one most likely meant): a misspelt event would otherwise
+// silently do nothing. An unknown field of a Kubernetes object in it is dropped and listed in
+// sc.UnknownFields, for the caller to judge.
 func ParseScenario(b []byte) (*Scenario, error) {
 	j, err := yamljson.ToJSON(b)
 	if err != nil {
 		return nil, err
 	}
-	d := json.NewDecoder(bytes.NewReader(j))
-	d.DisallowUnknownFields()
 	var sc Scenario
-	if err := d.Decode(&sc); err != nil {
+	unknown, err := fieldcheck.Check(j, &sc)
+	if err != nil {
 		return nil, err
 	}
+	unknown = append(unknown, sc.unknownSetPaths()...)
+	if len(unknown) > 0 {
+		return nil, &fieldcheck.Error{Unknown: unknown}
+	}
+	sc.dropUnknownObjectFields()
 	return &sc, sc.validate()
+}
+
+// dropUnknownObjectFields drops the fields the scenario's Kubernetes objects do not have (kube.UnknownFields),
+// listing them in sc.UnknownFields.
+func (sc *Scenario) dropUnknownObjectFields() {
+	drop := func(obj json.RawMessage, kind string, at ...any) json.RawMessage {
+		if kind == "" {
+			var tm struct{ Kind string }
+			_ = json.Unmarshal(obj, &tm)
+			kind = tm.Kind
+		}
+		us := kube.UnknownFields(kind, obj)
+		sc.UnknownFields = append(sc.UnknownFields, fieldcheck.In(us, at...)...)
+		return fieldcheck.Drop(obj, us)
+	}
+	for i, m := range sc.Manifests {
+		sc.Manifests[i] = drop(m, "", "manifests", i)
+	}
+	for i := range sc.Events {
+		e := &sc.Events[i]
+		if len(e.Apply) > 0 {
+			e.Apply = drop(e.Apply, world.KindSet, "events", i, "apply")
+		}
+		if len(e.RecreateSet) > 0 {
+			e.RecreateSet = drop(e.RecreateSet, world.KindSet, "events", i, "recreateSet")
+		}
+	}
+}
+
+// unknownSetPaths are the fields of set events (their paths and what they set) that the StatefulSet does
+// not have, by their paths in the scenario (events[2].set.spec.replicsa): the world would refuse the edit
+// mid-replay, without the field meant.
+func (sc *Scenario) unknownSetPaths() []fieldcheck.Unknown {
+	var out []fieldcheck.Unknown
+	for i, e := range sc.Events {
+		var edits map[string]json.RawMessage
+		if json.Unmarshal(e.Set, &edits) != nil {
+			continue // validate says what is wrong with it
+		}
+		for _, path := range slices.Sorted(maps.Keys(edits)) {
+			doc, ok := nested(jsonobj.Keys(path), edits[path])
+			if !ok {
+				continue // the world says what is wrong with the path
+			}
+			out = append(out, fieldcheck.In(kube.UnknownFields(world.KindSet, doc), "events", i, "set")...)
+		}
+	}
+	return out
+}
+
+// nested is the JSON object that holds val at keys, a list index i a list of i nulls and then the rest (an
+// index past 1000, which no StatefulSet's list reaches, is not built).
+func nested(keys []any, val json.RawMessage) ([]byte, bool) {
+	var v any = val
+	for j := len(keys) - 1; j >= 0; j-- {
+		switch k := keys[j].(type) {
+		case string:
+			v = map[string]any{k: v}
+		case int:
+			if k < 0 || k > 1000 {
+				return nil, false
+			}
+			list := make([]any, k+1)
+			list[k] = v
+			v = list
+		}
+	}
+	doc, err := json.Marshal(v)
+	return doc, err == nil
 }
 
 func (sc *Scenario) validate() error {

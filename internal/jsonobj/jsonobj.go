@@ -275,6 +275,10 @@ func normalizeLeaf(v any) any {
 	return v
 }
 
+// Keys returns a dotted path's keys (string) and list indexes (int): "spec.containers[0].image" is
+// spec, containers, 0, image.
+func Keys(path string) []any { return append([]any(nil), splitPath(path)...) }
+
 // splitPath splits a dotted path into keys (string) and list indexes (int). Paths come from code and
 // scenarios, so a few thousand distinct ones are cached.
 func splitPath(path string) []any {

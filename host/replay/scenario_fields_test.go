@@ -1,0 +1,100 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/internal/fieldcheck"
+)
+
+const fieldsScenario = `name: fields
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default, labels: {app: web}}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: a, image: x}]}
+events:
+  - settled: true
+    set: {"spec.template.spec.containers[0].image": x1}
+`
+
+// A misspelt key of the scenario itself is an error naming it and the key meant, wherever it is: a
+// misspelt event would otherwise do nothing.
+func TestScenarioUnknownKeysAreErrors(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{"events:", "evnts:", "evnts: unknown field; did you mean events?"},
+		{"  - settled: true", "  - setled: true", "events[0].setled: unknown field; did you mean settled?"},
+		{"name: fields", "name: fields\nkubelet: {readyDelya: 1s}\nlimits: {step: 3}", "2 unknown fields:\n  kubelet.readyDelya: unknown field; did you mean readyDelay?\n  limits.step: unknown field; did you mean steps?"},
+		// A set path the StatefulSet does not have: refused before the replay, with the field meant.
+		{"containers[0].image", "container[0].image", "events[0].set.spec.template.spec.container: unknown field; did you mean containers?"},
+		{`set: {"spec`, `set: {"spec.replcas": 3, "spec.updateStrategy": {rollingUpdat: {partition: 1}}, "spec`, "2 unknown fields:\n  events[0].set.spec.replcas: unknown field; did you mean replicas?\n  events[0].set.spec.updateStrategy.rollingUpdat: unknown field; did you mean rollingUpdate?"},
+	} {
+		_, err := ParseScenario([]byte(strings.Replace(fieldsScenario, c.from, c.to, 1)))
+		var fe *fieldcheck.Error
+		if !errors.As(err, &fe) || err.Error() != c.want {
+			t.Errorf("%s -> %s: %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+	if sc, err := ParseScenario([]byte(fieldsScenario)); err != nil || len(sc.UnknownFields) > 0 {
+		t.Fatalf("the scenario as written: %v %v", err, sc.UnknownFields)
+	}
+}
+
+// A misspelt field of a Kubernetes object in a scenario is listed, by its path in the scenario, and dropped
+// as kube-apiserver drops it under fieldValidation Warn: the replay is the replay without it, revision
+// names and all (the module would otherwise hash the misspelt template field into every revision).
+func TestScenarioObjectUnknownFieldsAreDropped(t *testing.T) {
+	typo := strings.Replace(fieldsScenario, "{name: a, image: x}", "{name: a, image: x, imagee: z}", 1)
+	typo = strings.Replace(typo, "    spec:\n      replicas: 2", "    spec:\n      podManagmentPolicy: Parallel\n      replicas: 2", 1)
+	typo += `  - settled: true
+    apply: {apiVersion: apps/v1, kind: StatefulSet, metadata: {name: web}, spec: {replicas: 3, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}, lables: {}}, spec: {containers: [{name: a, image: x2}]}}}}
+`
+	clean := fieldsScenario + `  - settled: true
+    apply: {apiVersion: apps/v1, kind: StatefulSet, metadata: {name: web}, spec: {replicas: 3, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: a, image: x2}]}}}}
+`
+	sc, err := ParseScenario([]byte(typo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range sc.UnknownFields {
+		got = append(got, u.String())
+	}
+	want := []string{
+		"manifests[0].spec.podManagmentPolicy: unknown field; did you mean podManagementPolicy?",
+		"manifests[0].spec.template.spec.containers[0].imagee: unknown field; did you mean image?",
+		"events[1].apply.spec.template.metadata.lables: unknown field; did you mean labels?",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("UnknownFields:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	ref, err := ParseScenario([]byte(clean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatalf("the world refused what was dropped: %v", err)
+	}
+	want2, err := Run(context.Background(), ref, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b strings.Builder
+	if err := tl.WriteText(&a, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := want2.WriteText(&b, true); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("the replay with the misspelt fields dropped differs from the replay without them:\n%s\n---\n%s", a.String(), b.String())
+	}
+}
