@@ -156,7 +156,7 @@ func TestYAMLMemoryBoundedByTheInputLimit(t *testing.T) {
 	read := func(doc []byte) (err error) {
 		b, err := opts.readDocument(bytes.NewReader(doc), "-", "snapshot")
 		if err == nil {
-			_, err = snapshotInput(recognise(b), "-", setChoice{})
+			_, err = snapshotInput(recognise(b), "-", setChoice{}, fieldValidation{})
 		}
 		return err
 	}

@@ -14,7 +14,9 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0  plan printed, no error
-  1  usage error, unreadable or too large input, or a world an API server would refuse (replay, preview)
+  1  usage error, unreadable or too large input, an unknown field in it (always in a snapshot's envelope,
+     a scenario or a test file; in its Kubernetes objects under --validate=strict), or a world an API
+     server would refuse (replay, preview)
   2  the snapshot was rejected: the error plan is printed (error.code InvalidJSON, InvalidSnapshot,
      UnsupportedABI, UnknownFeatureGate, or StaleReference for a reference to an unchanged object, which
      only a session's previous call can resolve; error.path names the bad field); replay and preview

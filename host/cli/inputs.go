@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,8 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
+	"github.com/ordinal-dev/ordinal/internal/fieldcheck"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -194,7 +197,10 @@ func decodeSnapshotSet(snapshot []byte, v any) bool {
 
 // snapshotOfList builds the snapshot of the List's StatefulSet (the chosen one, when it holds several)
 // from the List's pods, ControllerRevisions and PVCs of its namespace, as the controller would build it at now.
-func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) {
+//
+// The objects' unknown fields (kube.UnknownFields, by their paths in the List) are reported to v and
+// dropped.
+func snapshotOfList(js []byte, now time.Time, choice setChoice, v fieldValidation, file string) ([]byte, error) {
 	var list struct {
 		Items []json.RawMessage `json:"items"`
 	}
@@ -203,11 +209,16 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) 
 	}
 	var objs snapshot.Objects
 	var sets, all []string
+	var fields kube.FieldChecker
+	var unknown []fieldcheck.Unknown
 	for i, raw := range list.Items {
 		var tm struct{ APIVersion, Kind string }
 		if err := json.Unmarshal(raw, &tm); err != nil {
 			return nil, fmt.Errorf("items[%d]: %w", i, err)
 		}
+		us := fields.UnknownFields(tm.Kind, raw)
+		unknown = append(unknown, fieldcheck.In(us, "items", i)...)
+		raw = fieldcheck.Drop(raw, us) // before Go's decoder, which would read a "Spec" as spec
 		var err error
 		switch tm.Kind {
 		case "StatefulSet":
@@ -240,6 +251,9 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) 
 			return nil, fmt.Errorf("items[%d] (%s): %w", i, tm.Kind, err)
 		}
 	}
+	if err := v.report(file, unknown); err != nil {
+		return nil, err
+	}
 	switch {
 	case len(sets) == 0 && !choice.empty():
 		return nil, fmt.Errorf("the List holds no StatefulSet %s (it holds %d: %s)", choice, len(all), strings.Join(all, ", "))
@@ -253,18 +267,33 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice) ([]byte, error) 
 	return snap.JSON, nil
 }
 
-// snapshotInput returns the snapshot a command that runs on one (reconcile, preview --from) reads from
-// in: a JSON snapshot unmodified (the module judges it, bytes and all), a YAML one as JSON, a List's
-// built snapshot; anything else is refused with the command that takes it.
-func snapshotInput(in input, file string, choice setChoice) ([]byte, error) {
+// snapshotInput returns the snapshot a command that runs on one (reconcile, preview --from, replay) reads
+// from in: a JSON snapshot unmodified (the module judges it, bytes and all) but for the unknown fields of its
+// objects, a YAML one as JSON, a List's built snapshot; anything else is refused with the command that
+// takes it. This is the one reading of a snapshot file: a member the ABI does not define is an error (a
+// misspelt statefulSet is not "no statefulSet"), an unknown field of its objects is v's to judge, and
+// dropped (the module would carry a template's into revisions and pods: a real API server stores none).
+func snapshotInput(in input, file string, choice setChoice, v fieldValidation) ([]byte, error) {
 	switch in.kind {
 	case inputSnapshot:
-		if err := choice.checkSnapshot(in.json); err != nil {
+		envelope, objects := snapshot.UnknownFields(in.json)
+		if len(envelope) > 0 {
+			return nil, ownFormat(file, envelope)
+		}
+		if err := v.report(file, objects); err != nil {
+			return nil, err
+		}
+		js := fieldcheck.Drop(in.json, objects)
+		if err := choice.checkSnapshot(js); err != nil {
 			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
 		}
-		return in.json, nil // JSON as read (less leading blanks), or YAML as JSON
+		return js, nil // JSON as read (less leading blanks), or YAML as JSON
 	case inputList:
-		s, err := snapshotOfList(in.json, time.Now(), choice)
+		s, err := snapshotOfList(in.json, time.Now(), choice, v, file)
+		var usage *exitError
+		if errors.As(err, &usage) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
 		}
@@ -284,10 +313,10 @@ func snapshotInput(in input, file string, choice setChoice) ([]byte, error) {
 // scenarioInput returns the scenario `replay` runs for in: a scenario as it is, the world of a snapshot
 // or a List, or the creation of a manifest's set. The snapshot of a snapshot or a List, and JSON that is
 // not valid, is returned too: the module judges it first, as `reconcile` would (issue 32, finding 9).
-func scenarioInput(in input, file string, choice setChoice) (*replay.Scenario, []byte, error) {
+func scenarioInput(in input, file string, choice setChoice, v fieldValidation) (*replay.Scenario, []byte, error) {
 	switch in.kind {
 	case inputSnapshot, inputList:
-		snap, err := snapshotInput(in, file, choice)
+		snap, err := snapshotInput(in, file, choice, v)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -302,10 +331,13 @@ func scenarioInput(in input, file string, choice setChoice) (*replay.Scenario, [
 			Metadata   struct{ Name, Namespace string } `json:"metadata"`
 		}
 		_ = json.Unmarshal(in.json, &md)
-		manifest := in.json
+		manifest, err := v.manifest(in.json, file, "StatefulSet")
+		if err != nil {
+			return nil, nil, err
+		}
 		if choice.namespace != "" && md.Metadata.Namespace == "" { // kubectl apply -n: the manifest's namespace
 			var m map[string]any
-			if err := json.Unmarshal(in.json, &m); err == nil {
+			if err := json.Unmarshal(manifest, &m); err == nil {
 				if meta, ok := m["metadata"].(map[string]any); ok {
 					meta["namespace"] = choice.namespace
 					md.Metadata.Namespace = choice.namespace

@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// Recognising a 5000-pod snapshot is one validating pass over its top level, no decoding: it runs before
+// Recognising a 5000-pod snapshot is one validating pass over its top level, no decoding; reading it for
+// unknown fields decodes one pod of each shape (fieldcheck.Shapes) and scans the rest: both run before
 // every reconcile -f and preview --from.
 func BenchmarkRecogniseSnapshot(b *testing.B) {
 	raw, _ := os.ReadFile("../../examples/ci/web.snapshot.json")
@@ -22,7 +23,7 @@ func BenchmarkRecogniseSnapshot(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		in := recognise(big)
-		if _, err := snapshotInput(in, "x", setChoice{}); err != nil || in.kind != inputSnapshot {
+		if _, err := snapshotInput(in, "x", setChoice{}, fieldValidation{}); err != nil || in.kind != inputSnapshot {
 			b.Fatal(err)
 		}
 	}

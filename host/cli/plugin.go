@@ -203,6 +203,7 @@ func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var rollout rolloutFlags
 	var supplied configMapModules
 	var signals policyContextFlags
+	var validate validateFlag
 	cmd := &cobra.Command{
 		Use:   "preview -f web.yaml",
 		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
@@ -230,6 +231,10 @@ fields other managers own and the file omits are kept.
 			if err != nil {
 				return err
 			}
+			v, err := validate.resolve(cmd)
+			if err != nil {
+				return err
+			}
 			features, err := parseFeatureGates(featureGates)
 			if err != nil {
 				return withCode(ExitUsage, err)
@@ -248,6 +253,11 @@ fields other managers own and the file omits are kept.
 			}
 			if manifest.Kind != "StatefulSet" || manifest.Name == "" {
 				return withCode(ExitUsage, fmt.Errorf("%s: want one StatefulSet (apps/v1 or ordinal.dev/v1) with metadata.name, got kind %q name %q", file, manifest.Kind, manifest.Name))
+			}
+			// Its unknown fields named (or refused) here; the dry run is sent as written: the live API server,
+			// whatever its version, stores what it knows.
+			if _, err := v.manifest(js, file, "StatefulSet"); err != nil {
+				return err
 			}
 			target := setTarget(manifest.APIVersion)
 			c, ns, err := o.client()
@@ -363,6 +373,7 @@ fields other managers own and the file omits are kept.
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
 	supplied.bind(cmd)
 	signals.bind(cmd)
+	validate.bind(cmd)
 	return cmd
 }
 

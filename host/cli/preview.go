@@ -17,6 +17,7 @@ func newPreviewCommand(opts *moduleOptions) *cobra.Command {
 	var rollout rolloutFlags
 	var output outputFlag
 	var namespace string
+	var validate validateFlag
 	cmd := &cobra.Command{
 		Use:   "preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)",
 		Short: "Show what applying an edited StatefulSet will do: the ordered steps, batches, duration and traps",
@@ -46,6 +47,10 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
+			v, err := validate.resolve(cmd)
+			if err != nil {
+				return err
+			}
 			edited, err := opts.readDocument(cmd.InOrStdin(), file, "edited StatefulSet")
 			if err != nil {
 				return err
@@ -62,6 +67,9 @@ maxUnavailable counts unavailable pods below the partition).
 				}
 			default:
 				return wrongInput(in, file, "a StatefulSet manifest (-f)")
+			}
+			if edited, err = v.manifest(edited, file, "StatefulSet"); err != nil {
+				return err
 			}
 			var base *replay.Scenario
 			if from != "" {
@@ -81,7 +89,7 @@ maxUnavailable counts unavailable pods below the partition).
 					}
 					choice.namespace = namespace
 				}
-				snap, err := snapshotInput(recognise(doc), from, choice)
+				snap, err := snapshotInput(recognise(doc), from, choice, v)
 				if err != nil {
 					return err
 				}
@@ -94,7 +102,7 @@ maxUnavailable counts unavailable pods below the partition).
 					return withCode(ExitUsage, err)
 				}
 			} else {
-				sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), scenario, setChoice{})
+				sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), scenario, setChoice{}, v)
 				if err != nil {
 					return err
 				}
@@ -157,5 +165,6 @@ maxUnavailable counts unavailable pods below the partition).
 	f.StringVarP(&namespace, "namespace", "n", "", "the set's namespace, when the edited manifest has none: picks the set of a --from List that holds several")
 	rollout.bind(f, `kubelet model: "delays" (default) or "tick"`)
 	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: steps, batches, warnings by code, outcome)")
+	validate.bind(cmd)
 	return cmd
 }

@@ -26,6 +26,7 @@ func newReconcileCommand(opts *moduleOptions) *cobra.Command {
 	var compact bool
 	var output outputFlag
 	var choice setChoice
+	var validate validateFlag
 	cmd := &cobra.Command{
 		Use:   "reconcile [-f snapshot.json|list.yaml|-] [statefulset/NAME] [-n NAMESPACE]",
 		Short: "Print the plan the StatefulSet controller would make for a snapshot",
@@ -51,11 +52,15 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 				return withCode(ExitUsage, errors.New("--policy: reconcile prints the module's plan for one sync, which no policy "+
 					"touches; policies hold a plan's writes in replay, preview, the controller and the webhook"))
 			}
+			v, err := validate.resolve(cmd)
+			if err != nil {
+				return err
+			}
 			doc, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
 			if err != nil {
 				return err
 			}
-			snapshot, err := snapshotInput(recognise(doc), file, choice)
+			snapshot, err := snapshotInput(recognise(doc), file, choice, v)
 			if err != nil {
 				return err
 			}
@@ -97,6 +102,7 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 	choice.bindNamespace(cmd)
 	addOutputFlag(cmd, &output, "text (a summary of the writes, the status change, the requeue and the events), json (the plan) or yaml")
 	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line of JSON)")
+	validate.bind(cmd)
 	return cmd
 }
 

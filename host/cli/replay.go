@@ -24,6 +24,7 @@ func newReplayCommand(opts *moduleOptions) *cobra.Command {
 	var update, verbose bool
 	var output outputFlag
 	var choice setChoice
+	var validate validateFlag
 	cmd := &cobra.Command{
 		Use:   "replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST [statefulset/NAME] [-n NAMESPACE]",
 		Short: "Replay a scenario in virtual time and print the rollout timeline",
@@ -62,7 +63,11 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
-			sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), args[0], choice)
+			v, err := validate.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), args[0], choice, v)
 			if err != nil {
 				return err
 			}
@@ -101,6 +106,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
 	rollout.bind(f, `kubelet model: "delays" or "tick" (default: the scenario's)`)
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print syncs that wrote nothing, and the controller's events")
+	validate.bind(cmd)
 	return cmd
 }
 
@@ -155,8 +161,9 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, ro
 // loadReplayInput reads replay's argument (a file, or - for standard input): a scenario, or a snapshot,
 // List or manifest as one. A snapshot is judged by the module first, as `reconcile` and `preview --from`
 // judge it, so the same snapshot exits the same way from all three (a replicas of 1e400 is the module's
-// InvalidSnapshot, exit 2, not the in-memory API server's refusal, exit 1).
-func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, path string, choice setChoice) (*replay.Scenario, error) {
+// InvalidSnapshot, exit 2, not the in-memory API server's refusal, exit 1). The unknown fields of the
+// Kubernetes objects in it are v's to judge.
+func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, path string, choice setChoice, v fieldValidation) (*replay.Scenario, error) {
 	var b []byte
 	var err error
 	if path == "-" {
@@ -168,7 +175,7 @@ func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, 
 		return nil, withCode(ExitUsage, err)
 	}
 	in := recognise(b)
-	sc, snap, err := scenarioInput(in, path, choice)
+	sc, snap, err := scenarioInput(in, path, choice, v)
 	if snap != nil {
 		if err := reconcileOnce(ctx, opts, snap); err != nil {
 			return nil, err
@@ -186,6 +193,9 @@ func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, 
 	}
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
+	}
+	if err := v.report(path, sc.UnknownFields); err != nil {
+		return nil, err
 	}
 	return sc, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/fieldcheck"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -82,6 +83,7 @@ type heldInTest struct {
 
 func newTestCommand(opts *moduleOptions) *cobra.Command {
 	var out outputFlag
+	var validate validateFlag
 	cmd := &cobra.Command{
 		Use:   "test FILE...",
 		Short: "Run declarative tests of what a set's policies hold (like kyverno test)",
@@ -109,9 +111,13 @@ Exit codes:
 			if err != nil {
 				return err
 			}
+			v, err := validate.resolve(cmd)
+			if err != nil {
+				return err
+			}
 			var results []testResult
 			for _, file := range args {
-				rs, err := runTestFile(cmd, opts, file)
+				rs, err := runTestFile(cmd, opts, file, v)
 				if err != nil {
 					return err
 				}
@@ -143,6 +149,7 @@ Exit codes:
 		},
 	}
 	addOutputFlag(cmd, &out, "text, json or yaml (each test: passed, failures, outcome, holds)")
+	validate.bind(cmd)
 	return cmd
 }
 
@@ -169,23 +176,36 @@ func writeTestResults(w io.Writer, results []testResult, failed int) {
 	_, _ = io.WriteString(w, termsafe.String(b.String()))
 }
 
-func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testResult, error) {
+// readTestFile is the one reading of an `ordinal test` file: an unknown field is an error, with the field
+// meant (a misspelt expectation would otherwise expect nothing).
+func readTestFile(file string) (testFile, error) {
+	var tf testFile
 	b, err := yamljson.ReadFile(file, replay.MaxScenarioBytes, "test file "+file, "")
 	if err != nil {
-		return nil, withCode(ExitUsage, err)
+		return tf, withCode(ExitUsage, err)
 	}
-	var tf testFile
+	var unknown []fieldcheck.Unknown
 	j, err := yamljson.ToJSON(b)
 	if err == nil {
-		d := json.NewDecoder(bytes.NewReader(j))
-		d.DisallowUnknownFields()
-		err = d.Decode(&tf)
+		unknown, err = fieldcheck.Check(j, &tf)
 	}
 	if err != nil {
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
+		return tf, withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
+	}
+	if len(unknown) > 0 {
+		return tf, ownFormat(file, unknown)
 	}
 	if len(tf.Tests) == 0 {
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: no tests", file))
+		return tf, withCode(ExitUsage, fmt.Errorf("%s: no tests", file))
+	}
+	return tf, nil
+}
+
+// runTestFile runs the tests of file; the Kubernetes objects of their scenarios and edits are v's to judge.
+func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string, v fieldValidation) ([]testResult, error) {
+	tf, err := readTestFile(file)
+	if err != nil {
+		return nil, err
 	}
 	dir := filepath.Dir(file)
 	rel := func(p string) string {
@@ -202,7 +222,7 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 		if t.Scenario == "" {
 			return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: a test names its scenario", file, t.Name))
 		}
-		sc, err := loadReplayInput(cmd.Context(), opts, nil, rel(t.Scenario), setChoice{})
+		sc, err := loadReplayInput(cmd.Context(), opts, nil, rel(t.Scenario), setChoice{}, v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", file, t.Name, err)
 		}
@@ -214,6 +234,9 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string) ([]testRe
 			j, err := yamljson.ToJSON(edited)
 			if err != nil {
 				return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: edit %s: %w", file, t.Name, t.Edit, err))
+			}
+			if j, err = v.manifest(j, rel(t.Edit), "StatefulSet"); err != nil {
+				return nil, err
 			}
 			sc.Events = append(sc.Events, replay.Event{Settled: true, Apply: j})
 		}
