@@ -247,6 +247,17 @@ const EventInvalidAnnotation = "InvalidAnnotation"
 // rollout passes its progress deadline (extension progress-deadline; its Progressing condition says the same).
 const EventProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 
+// The reasons of extension in-place-update's events (AnnotationPodUpdatePolicy), by which hosts read them
+// (previews say per pod how it moves and why): EventInPlaceUpdate, Normal, a pod updated in place;
+// EventRecreatingPod, Normal, a pod InPlaceIfPossible recreates, its message naming the first field a pod
+// cannot change in place, and (with eventActions) its action the pod's delete; EventInPlaceBlocked, Warning,
+// a pod InPlaceOnly holds (the message the set's ConditionInPlaceUpdateBlocked carries).
+const (
+	EventInPlaceUpdate  = "InPlaceUpdate"
+	EventRecreatingPod  = "RecreatingPod"
+	EventInPlaceBlocked = "InPlaceBlocked"
+)
+
 // Feature gates understood by ABI v1 modules (defaults are in Describe.Features).
 const (
 	GateMaxUnavailableStatefulSet             = "MaxUnavailableStatefulSet"

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ordinal-dev/ordinal/internal/inplace"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
-	"github.com/ordinal-dev/ordinal/internal/quantity"
 )
 
 // Extension in-place-update (extended module only; kubernetes/kubernetes#122926): with
@@ -178,7 +178,7 @@ func qosClass(t jsonv.Value) string {
 				rq, rqOK := req.Get(r)
 				l, lOK := lim.Get(r)
 				some = some || rqOK || lOK
-				if !lOK || rqOK && !sameQuantity(r, rq.Str(), l.Str()) {
+				if !lOK || rqOK && !inplace.SameQuantity(r, rq.Str(), l.Str()) {
 					guaranteed = false
 				}
 			}
@@ -191,20 +191,6 @@ func qosClass(t jsonv.Value) string {
 		return "Guaranteed"
 	}
 	return "Burstable"
-}
-
-// sameQuantity compares two quantities of resource r (CPU in thousandths, others whole).
-func sameQuantity(r, a, b string) bool {
-	if a == b {
-		return true
-	}
-	read := quantity.Value
-	if r == "cpu" {
-		read = quantity.MilliValue
-	}
-	x, ok1 := read(a)
-	y, ok2 := read(b)
-	return ok1 && ok2 && x == y
 }
 
 // firstDifference names the first path at which a and b differ ("" when equal), in a's member order.
@@ -248,7 +234,9 @@ func (s *syncer) replaceOldPod(replicas *replicaSlots, i int, update *revision) 
 		if policy == policyInPlaceOnly {
 			return true, nil // inPlaceCondition said why
 		}
-		s.event(eventNormal, reasonRecreateNeeded, "Recreating Pod "+p.Meta.Name+" of StatefulSet "+s.set.Meta.Name+
+		// the event reports the delete that follows (deletePod issues it first): a host reads which pod is
+		// recreated, and why, from the event's action (abi/README.md, Events), not from its words
+		s.eventOf(len(s.plan.Actions), eventNormal, reasonRecreateNeeded, "Recreating Pod "+p.Meta.Name+" of StatefulSet "+s.set.Meta.Name+
 			" to move it to revision "+update.Meta.Name+": "+v.field+" changes, which a pod cannot change in place")
 		return false, s.deletePod(p)
 	}
@@ -412,108 +400,64 @@ func (s *syncer) inPlaceCondition(status *setStatus, replicas *replicaSlots, upd
 }
 
 // inPlaceAvailability is pod p as the sync reads its availability: unchanged unless the extension updated
-// it in place to the revision it is at (annotationInPlaceUpdate). Then it is not Ready while a container's
+// it in place to the revision it is at (annotationInPlaceUpdate, inplace.Applies). Then it is read by
+// inplace.Judge, the one reading the host's `kubectl ordinal status` uses too: not Ready while a container's
 // status still reports another image than its spec (the kubelet has not restarted it yet), other CPU or
-// memory than its spec, or a resize pending or in progress; and once Ready, Ready only since the last of
-// its containers started, so minReadySeconds counts from the restart even when the kubelet's Ready
-// condition never went False. Init containers that ran to completion are not restarted by an image change
-// and are not waited for; sidecars (restartPolicy Always) are.
+// memory than its spec, or a resize pending or in progress; and once Ready, Ready only since the last of its
+// containers started, so minReadySeconds counts from the restart even when the kubelet's Ready condition
+// never went False. Init containers that ran to completion are not restarted by an image change and are not
+// waited for; sidecars (restartPolicy Always) are.
 func inPlaceAvailability(p *pod) *pod {
-	if !extendedBuild || p.rev == "" || p.inPlaceRev != p.rev || !p.isCreated() {
+	if !extendedBuild || !inplace.Applies(p.rev, p.inPlaceRev) || !p.isCreated() {
 		return p
 	}
-	o := p.obj()
-	statuses := func(list string) map[string]jsonv.Value {
-		m := map[string]jsonv.Value{}
-		for _, c := range o.Path("status", list).A {
-			m[c.G("name").Str()] = c
-		}
-		return m
-	}
-	pending := false
-	since := p.ReadySince
-	check := func(c, st jsonv.Value, ok bool) {
-		if !ok || !sameImage(st.G("image").Str(), c.G("image").Str()) {
-			pending = true
-			return
-		}
-		if t, err := parseTime(st.Path("state", "running", "startedAt").Str()); err == nil && t.After(since) {
-			since = t
-		}
-		if sr, ok := st.Get("resources"); ok && !sameResources(sr, c.G("resources")) {
-			pending = true
-		}
-	}
-	cs := statuses("containerStatuses")
-	for _, c := range o.Path("spec", "containers").A {
-		st, ok := cs[c.G("name").Str()]
-		check(c, st, ok)
-	}
-	ics := statuses("initContainerStatuses")
-	for _, c := range o.Path("spec", "initContainers").A {
-		if c.G("restartPolicy").Str() == "Always" {
-			st, ok := ics[c.G("name").Str()]
-			check(c, st, ok)
-		}
-	}
-	for _, c := range o.Path("status", "conditions").A {
-		if t := c.G("type").Str(); (t == "PodResizePending" || t == "PodResizeInProgress") && c.G("status").Str() == "True" {
-			pending = true
-		}
-	}
+	v := inplace.Judge(inPlacePod(*p.obj()))
 	c := *p
-	if pending {
+	if v.Pending {
 		c.Ready = false
-	} else if c.Ready {
-		c.ReadySince = since
+	} else if c.Ready && v.LastStart.After(c.ReadySince) {
+		c.ReadySince = v.LastStart
 	}
 	return &c
 }
 
-// sameImage compares a container status's image with its spec's as a container runtime reports it: a
-// Docker Hub name may come back with its registry and library/ spelled out, an untagged one with :latest.
-// A status naming the image by its ID (sha256:...) cannot be compared and is taken as the spec's.
-func sameImage(status, spec string) bool {
-	if status == spec || strings.HasPrefix(status, "sha256:") {
-		return true
+// inPlacePod reads what inplace.Judge reads of a pod.
+func inPlacePod(o jsonv.Value) inplace.Pod {
+	var ip inplace.Pod
+	for _, c := range o.Path("spec", "containers").A {
+		ip.Containers = append(ip.Containers, inPlaceContainer(c))
 	}
-	return normalImage(status) == normalImage(spec)
-}
-
-func normalImage(ref string) string {
-	name, suffix := ref, ""
-	if i := strings.IndexByte(ref, '@'); i >= 0 {
-		name, suffix = ref[:i], ref[i:]
-	} else if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
-		name, suffix = ref[:i], ref[i:]
-	} else {
-		suffix = ":latest"
-	}
-	first, _, found := strings.Cut(name, "/")
-	if !found || !strings.ContainsAny(first, ".:") && first != "localhost" {
-		name = "docker.io/" + name // no registry: Docker Hub's
-	}
-	if rest, ok := strings.CutPrefix(name, "index.docker.io/"); ok {
-		name = "docker.io/" + rest
-	}
-	if rest, ok := strings.CutPrefix(name, "docker.io/"); ok && !strings.Contains(rest, "/") {
-		name = "docker.io/library/" + rest
-	}
-	return name + suffix
-}
-
-// sameResources: a container status's resources hold the CPU and memory its spec asks for.
-func sameResources(status, spec jsonv.Value) bool {
-	for _, k := range []string{"requests", "limits"} {
-		for _, r := range []string{"cpu", "memory"} {
-			want, ok := spec.G(k).Get(r)
-			if !ok {
-				continue // not asked for: the kubelet reports a default
-			}
-			if got, ok := status.G(k).Get(r); !ok || !sameQuantity(r, got.Str(), want.Str()) {
-				return false
-			}
+	for _, c := range o.Path("spec", "initContainers").A {
+		if c.G("restartPolicy").Str() == "Always" {
+			ip.Containers = append(ip.Containers, inPlaceContainer(c))
 		}
 	}
-	return true
+	for _, list := range []string{"containerStatuses", "initContainerStatuses"} {
+		for _, st := range o.Path("status", list).A {
+			s := inplace.Status{Name: st.G("name").Str(), Image: st.G("image").Str()}
+			if t, err := parseTime(st.Path("state", "running", "startedAt").Str()); err == nil {
+				s.StartedAt = t
+			}
+			if r, ok := st.Get("resources"); ok {
+				rs := inPlaceResources(r)
+				s.Resources = &rs
+			}
+			ip.Statuses = append(ip.Statuses, s)
+		}
+	}
+	for _, c := range o.Path("status", "conditions").A {
+		if t := c.G("type").Str(); (t == "PodResizePending" || t == "PodResizeInProgress") && c.G("status").Str() == "True" {
+			ip.Resizing = true
+		}
+	}
+	return ip
+}
+
+func inPlaceContainer(c jsonv.Value) inplace.Container {
+	return inplace.Container{Name: c.G("name").Str(), Image: c.G("image").Str(), Resources: inPlaceResources(c.G("resources"))}
+}
+
+func inPlaceResources(r jsonv.Value) inplace.Resources {
+	return inplace.Resources{RequestCPU: r.Path("requests", "cpu").Str(), RequestMemory: r.Path("requests", "memory").Str(),
+		LimitCPU: r.Path("limits", "cpu").Str(), LimitMemory: r.Path("limits", "memory").Str()}
 }

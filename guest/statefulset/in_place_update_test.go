@@ -15,7 +15,8 @@ func TestInPlaceNamesAreABIs(t *testing.T) {
 	if annotationPodUpdatePolicy != abi.AnnotationPodUpdatePolicy || annotationInPlaceUpdate != abi.AnnotationInPlaceUpdate ||
 		verbResize != abi.VerbResize || conditionInPlaceUpdateBlocked != abi.ConditionInPlaceUpdateBlocked ||
 		policyInPlaceIfPossible != abi.PodUpdateInPlaceIfPossible || policyInPlaceOnly != abi.PodUpdateInPlaceOnly ||
-		policyReCreate != abi.PodUpdateReCreate {
+		policyReCreate != abi.PodUpdateReCreate || reasonInPlaceUpdate != abi.EventInPlaceUpdate ||
+		reasonRecreateNeeded != abi.EventRecreatingPod || reasonInPlaceBlocked != abi.EventInPlaceBlocked {
 		t.Error("in-place-update's names differ from abi's")
 	}
 }
@@ -164,6 +165,29 @@ func TestInPlaceUpdateOfWhatAPodCannotChange(t *testing.T) {
 	if e := p.event(reasonRecreateNeeded); !strings.Contains(e, "spec.containers[0].env") {
 		t.Errorf("recreate event %q, want the field", e)
 	}
+	// asked for events' actions, the event reports the pod's delete: hosts read which pod, not the words
+	var v map[string]any
+	_ = json.Unmarshal(in, &v)
+	v["eventActions"] = true
+	withActions, _ := json.Marshal(v)
+	var ap struct {
+		Actions []struct{ Verb, Kind, Name string }
+		Events  []struct {
+			Reason string
+			Action *int
+		}
+	}
+	if err := json.Unmarshal(Reconcile(withActions), &ap); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ap.Events {
+		if e.Reason != reasonRecreateNeeded {
+			continue
+		}
+		if e.Action == nil || *e.Action >= len(ap.Actions) || ap.Actions[*e.Action].Verb != verbDelete || ap.Actions[*e.Action].Name != "web-4" {
+			t.Errorf("the %s event's action %v of %+v: want the delete of web-4", reasonRecreateNeeded, e.Action, ap.Actions)
+		}
+	}
 
 	only := inPlaceCase(t, policyInPlaceOnly, env)
 	p = decodeInPlacePlan(t, Reconcile(only))
@@ -182,7 +206,7 @@ func TestInPlaceUpdateOfWhatAPodCannotChange(t *testing.T) {
 	if again.event(reasonInPlaceBlocked) != "" {
 		t.Errorf("the Warning repeats: %+v", again.Events)
 	}
-	var v map[string]any
+	v = nil
 	_ = json.Unmarshal(nextSync(t, inPlaceCase(t, policyInPlaceOnly, nil), p.status(), time.Second), &v)
 	fixed, _ := json.Marshal(v)
 	fp := decodeInPlacePlan(t, Reconcile(fixed))
@@ -335,25 +359,4 @@ func revisionFrom(t *testing.T, p inPlacePlan) map[string]any {
 	}
 	t.Fatal("the plan creates no revision")
 	return nil
-}
-
-func TestNormalImage(t *testing.T) {
-	for _, c := range []struct {
-		status, spec string
-		same         bool
-	}{
-		{"docker.io/library/nginx:1.27", "nginx:1.27", true},
-		{"docker.io/library/nginx:latest", "nginx", true},
-		{"docker.io/bitnami/redis:7", "bitnami/redis:7", true},
-		{"index.docker.io/library/nginx:1", "nginx:1", true},
-		{"registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.9", true},
-		{"localhost:5000/app:1", "localhost:5000/app:1", true},
-		{"docker.io/library/nginx:1.26", "nginx:1.27", false},
-		{"quay.io/nginx:1.27", "nginx:1.27", false},
-		{"sha256:abcd", "nginx:1.27", true},
-	} {
-		if got := sameImage(c.status, c.spec); got != c.same {
-			t.Errorf("sameImage(%q, %q) = %v", c.status, c.spec, got)
-		}
-	}
 }

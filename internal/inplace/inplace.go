@@ -1,0 +1,194 @@
+// Package inplace is extension in-place-update's reading of a pod it updated in place (README "Beyond
+// upstream"; RATIONALE.md, "An in-place update is judged from the pod's own status"), written once for the
+// module and the host: the module (guest/statefulset, over its own JSON) decides a pod's availability with
+// it, and `kubectl ordinal status` (host/rollout, over client-go's types, through host/kube) says with it
+// which pods are mid-update and what they wait for. Each reads its pod into a Pod and calls Judge; neither
+// has a rule of its own, so the two cannot disagree about a pod.
+//
+// The module is built by TinyGo: this package uses nothing but strings, time and internal/quantity.
+package inplace
+
+import (
+	"strings"
+	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/quantity"
+)
+
+// Applies reports whether a pod is read by Judge: its in-place record (the annotation
+// ordinal.dev/in-place-update, the revision its last in-place update moved it to) names the revision its
+// controller-revision-hash label says it is at. A pod moved since by other means (recreated, relabelled) is
+// read as upstream reads it.
+func Applies(revision, record string) bool { return revision != "" && record == revision }
+
+// Resources are a container's CPU and memory requests and limits, each a quantity as the object spells it
+// ("" where none is given).
+type Resources struct {
+	RequestCPU, RequestMemory, LimitCPU, LimitMemory string
+}
+
+// Container is one container the pod's readiness waits for: each of its spec's containers and each sidecar
+// (an init container with restartPolicy Always). Init containers that ran to completion are not restarted by
+// an image change, and are not waited for.
+type Container struct {
+	Name, Image string
+	Resources   Resources
+}
+
+// Status is a container's status as the kubelet reports it.
+type Status struct {
+	Name, Image string
+	// StartedAt is when its running state began (zero: not running, or not readable).
+	StartedAt time.Time
+	// Resources are what the status reports the container runs with; nil when it reports none (the kubelet
+	// reports a default for what the spec does not ask for, which is not compared).
+	Resources *Resources
+}
+
+// Pod is what Judge reads of a pod.
+type Pod struct {
+	Containers []Container
+	Statuses   []Status // containerStatuses and initContainerStatuses, matched by name
+	// Resizing: a PodResizePending or PodResizeInProgress condition of the pod is True.
+	Resizing bool
+}
+
+// What a pending pod waits for.
+const (
+	WaitStatus    = "status"    // the container has no status yet
+	WaitImage     = "image"     // its status reports another image than its spec (the kubelet has not restarted it)
+	WaitResources = "resources" // its status reports other CPU or memory than its spec
+	WaitResize    = "resize"    // the pod's resize is pending or in progress
+)
+
+// Verdict is a pod's in-place update as its statuses tell it.
+type Verdict struct {
+	// Pending: the pod does not run its spec yet, and counts as not Ready. Container, Waiting, Has and Want
+	// say why: the first container that does not (spec order, then sidecars), what differs, what its status
+	// reports and what its spec asks ("" Container for a resize pending on the pod).
+	Pending            bool
+	Container, Waiting string
+	Has, Want          string
+	// LastStart is the latest start among the containers waited for: a pod that runs its spec is Ready only
+	// since then, so minReadySeconds counts from its restart.
+	LastStart time.Time
+}
+
+// Judge reads a pod the extension updated in place (Applies): not Ready while a container's status still
+// reports another image than its spec (the kubelet has not restarted it yet), other CPU or memory than its
+// spec, or a resize pending or in progress; once it runs its spec, Ready only since the last of its
+// containers started.
+func Judge(p Pod) Verdict {
+	var v Verdict
+	pending := func(container, waiting, has, want string) {
+		if !v.Pending {
+			v.Pending, v.Container, v.Waiting, v.Has, v.Want = true, container, waiting, has, want
+		}
+	}
+	for _, c := range p.Containers {
+		st, ok := statusOf(p.Statuses, c.Name)
+		if !ok {
+			pending(c.Name, WaitStatus, "", c.Image)
+			continue
+		}
+		if !SameImage(st.Image, c.Image) {
+			pending(c.Name, WaitImage, st.Image, c.Image)
+			continue
+		}
+		if st.StartedAt.After(v.LastStart) {
+			v.LastStart = st.StartedAt
+		}
+		if st.Resources != nil {
+			if has, want, same := sameResources(*st.Resources, c.Resources); !same {
+				pending(c.Name, WaitResources, has, want)
+			}
+		}
+	}
+	if p.Resizing {
+		pending("", WaitResize, "", "")
+	}
+	return v
+}
+
+func statusOf(list []Status, name string) (Status, bool) {
+	for _, s := range list {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Status{}, false
+}
+
+// sameResources: a container's status runs the CPU and memory its spec asks for; else the first resource
+// that differs, as the status has it and as the spec wants it ("requests.cpu 500m").
+func sameResources(status, spec Resources) (has, want string, same bool) {
+	for _, r := range []struct {
+		name, has, want, unit string
+	}{
+		{"requests.cpu", status.RequestCPU, spec.RequestCPU, "cpu"},
+		{"requests.memory", status.RequestMemory, spec.RequestMemory, "memory"},
+		{"limits.cpu", status.LimitCPU, spec.LimitCPU, "cpu"},
+		{"limits.memory", status.LimitMemory, spec.LimitMemory, "memory"},
+	} {
+		if r.want == "" {
+			continue // not asked for: the kubelet reports a default
+		}
+		if r.has == "" || !SameQuantity(r.unit, r.has, r.want) {
+			has := r.has
+			if has == "" {
+				has = "none"
+			}
+			return r.name + " " + has, r.name + " " + r.want, false
+		}
+	}
+	return "", "", true
+}
+
+// SameQuantity compares two quantities of resource r (CPU in thousandths, others whole), as the module
+// reads them (internal/quantity).
+func SameQuantity(r, a, b string) bool {
+	if a == b {
+		return true
+	}
+	read := quantity.Value
+	if r == "cpu" {
+		read = quantity.MilliValue
+	}
+	x, ok1 := read(a)
+	y, ok2 := read(b)
+	return ok1 && ok2 && x == y
+}
+
+// SameImage compares a container status's image with its spec's as a container runtime reports it: a Docker
+// Hub name may come back with its registry and library/ spelled out, an untagged one with :latest. A status
+// naming the image by its ID (sha256:...) cannot be compared and is taken as the spec's.
+func SameImage(status, spec string) bool {
+	if status == spec || strings.HasPrefix(status, "sha256:") {
+		return true
+	}
+	return NormalImage(status) == NormalImage(spec)
+}
+
+// NormalImage spells an image reference out: registry (docker.io for none), library/ for a Docker Hub
+// official image, and :latest for no tag or digest.
+func NormalImage(ref string) string {
+	name, suffix := ref, ""
+	if i := strings.IndexByte(ref, '@'); i >= 0 {
+		name, suffix = ref[:i], ref[i:]
+	} else if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
+		name, suffix = ref[:i], ref[i:]
+	} else {
+		suffix = ":latest"
+	}
+	first, _, found := strings.Cut(name, "/")
+	if !found || !strings.ContainsAny(first, ".:") && first != "localhost" {
+		name = "docker.io/" + name // no registry: Docker Hub's
+	}
+	if rest, ok := strings.CutPrefix(name, "index.docker.io/"); ok {
+		name = "docker.io/" + rest
+	}
+	if rest, ok := strings.CutPrefix(name, "docker.io/"); ok && !strings.Contains(rest, "/") {
+		name = "docker.io/library/" + rest
+	}
+	return name + suffix
+}

@@ -1,0 +1,59 @@
+package inplace
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSameImage(t *testing.T) {
+	for _, c := range []struct {
+		status, spec string
+		same         bool
+	}{
+		{"docker.io/library/nginx:1.27", "nginx:1.27", true},
+		{"docker.io/library/nginx:latest", "nginx", true},
+		{"docker.io/bitnami/redis:7", "bitnami/redis:7", true},
+		{"index.docker.io/library/nginx:1", "nginx:1", true},
+		{"registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.9", true},
+		{"localhost:5000/app:1", "localhost:5000/app:1", true},
+		{"docker.io/library/nginx:1.26", "nginx:1.27", false},
+		{"quay.io/nginx:1.27", "nginx:1.27", false},
+		{"sha256:abcd", "nginx:1.27", true},
+	} {
+		if got := SameImage(c.status, c.spec); got != c.same {
+			t.Errorf("SameImage(%q, %q) = %v", c.status, c.spec, got)
+		}
+	}
+}
+
+// Judge's verdicts, each with what it waits for: the first container that does not run its spec, in spec
+// order; the latest start when every one does.
+func TestJudge(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	app := Container{Name: "app", Image: "a:2", Resources: Resources{RequestCPU: "500m", LimitMemory: "1Gi"}}
+	side := Container{Name: "side", Image: "s:1"}
+	for _, c := range []struct {
+		name string
+		pod  Pod
+		want Verdict
+	}{
+		{"no status", Pod{Containers: []Container{app}}, Verdict{Pending: true, Container: "app", Waiting: WaitStatus, Want: "a:2"}},
+		{"old image", Pod{Containers: []Container{app, side}, Statuses: []Status{{Name: "app", Image: "a:1", StartedAt: t0}, {Name: "side", Image: "s:1", StartedAt: t0}}},
+			Verdict{Pending: true, Container: "app", Waiting: WaitImage, Has: "a:1", Want: "a:2", LastStart: t0}},
+		{"restarted", Pod{Containers: []Container{app, side}, Statuses: []Status{{Name: "side", Image: "s:1", StartedAt: t0}, {Name: "app", Image: "docker.io/library/a:2", StartedAt: t0.Add(time.Minute)}}},
+			Verdict{LastStart: t0.Add(time.Minute)}},
+		{"old resources", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "a:2", StartedAt: t0, Resources: &Resources{RequestCPU: "0.5", LimitMemory: "512Mi"}}}},
+			Verdict{Pending: true, Container: "app", Waiting: WaitResources, Has: "limits.memory 512Mi", Want: "limits.memory 1Gi", LastStart: t0}},
+		{"resources reported alike", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "a:2", StartedAt: t0, Resources: &Resources{RequestCPU: "0.5", LimitMemory: "1024Mi", RequestMemory: "1Gi"}}}},
+			Verdict{LastStart: t0}},
+		{"resize pending", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "a:2", StartedAt: t0}}, Resizing: true},
+			Verdict{Pending: true, Waiting: WaitResize, LastStart: t0}},
+	} {
+		if got := Judge(c.pod); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	if Applies("", "") || Applies("web-1", "web-2") || !Applies("web-2", "web-2") {
+		t.Error("Applies: want a record naming the pod's own revision only")
+	}
+}
