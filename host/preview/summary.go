@@ -117,9 +117,30 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 			batches = append(batches, in)
 		}
 	}
+	// extension in-place-update: the rolling update's batches are the pods moved to the update revision, each
+	// in place or recreated (the module's own account, typed: replay.PodUpdate)
+	var updates [][]replay.PodUpdate
+	for _, b := range p.Updates {
+		var in []replay.PodUpdate
+		for _, u := range b {
+			if inRange(u.Pod) {
+				in = append(in, u)
+			}
+		}
+		if len(in) > 0 {
+			updates = append(updates, in)
+		}
+	}
+	inPlace, recreated := p.UpdateCounts()
 	replaced := 0
 	for _, b := range batches {
 		replaced += len(b)
+	}
+	if len(updates) > 0 {
+		replaced = 0
+		for _, b := range updates {
+			replaced += len(b)
+		}
 	}
 	orderedReady := cur.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	policyWord := "one at a time, each after the previous is Running and Ready (OrderedReady)"
@@ -167,8 +188,30 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 			case !rollingUpdate:
 				s.Change = "template change"
 				parts = append(parts, fmt.Sprintf("template change to revision %s with updateStrategy OnDelete: no pod is replaced until you delete it", toRev))
+			case replaced == 0 && inPlaceBlocked(p):
+				parts = append(parts, fmt.Sprintf("template change to revision %s: no pod is replaced now: %s %s holds the rollout at a pod it cannot update in place",
+					toRev, abi.AnnotationPodUpdatePolicy, cur.Annotations[abi.AnnotationPodUpdatePolicy]))
 			case replaced == 0:
 				parts = append(parts, fmt.Sprintf("template change to revision %s: no pod is replaced now", toRev))
+			case len(updates) > 0:
+				soFar := ""
+				if p.Estimate != nil {
+					soFar = " so far"
+				}
+				how, mark := fmt.Sprintf(", %d in place and %d recreated", inPlace, recreated), true
+				switch {
+				case recreated == 0:
+					how, mark = " in place (the pods are kept, their containers restart)", false
+				case inPlace == 0:
+					how, mark = ", each recreated (not in place)", false
+				}
+				texts := make([][]string, len(updates))
+				for i, b := range updates {
+					texts[i] = []string{replay.UpdateBatchText(b, mark)}
+				}
+				parts = append(parts, fmt.Sprintf("rolling update of %s%s to revision %s%s (%s %s), maxUnavailable %s: %s; %s%s",
+					plural(replaced, "pod"), soFar, toRev, how, abi.AnnotationPodUpdatePolicy, cur.Annotations[abi.AnnotationPodUpdatePolicy],
+					maxUnavailable, batchList(texts, 6), plural(len(updates), "step"), soFar))
 			default:
 				soFar := ""
 				if p.Estimate != nil {
@@ -237,6 +280,11 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 		if len(resized) > 0 {
 			add("%s grows claims one ordinal at a time, each once the one before is expanded: %s", abi.AnnotationResizeClaims, listNames(resized, 8))
 		}
+	}
+
+	// 1c. why pods are recreated rather than updated in place (extension in-place-update), in the module's words
+	for _, r := range p.Recreations() {
+		add("not in place, so recreated: %s", replay.RecreationText(r, p.RevisionName))
 	}
 
 	// 2. the partition
@@ -328,6 +376,16 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 		add("preview cut short (%s): estimate for the rest: %s", p.Timeline.StopReason, p.Estimate)
 	}
 	return s
+}
+
+// inPlaceBlocked: the preview ends with pod-update-policy InPlaceOnly holding a pod (the module's condition).
+func inPlaceBlocked(p *replay.Preview) bool {
+	for _, w := range p.Warnings {
+		if w.Code == replay.WarnInPlaceBlocked {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int, word string) string {

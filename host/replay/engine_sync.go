@@ -246,6 +246,11 @@ func (e *engine) sync() (syncResult, error) {
 	}
 	for _, r := range results {
 		rec := &step.Actions[r.Index]
+		for _, ev := range r.Events { // the module's reason for this very write (extension in-place-update)
+			if ev.Reason == abi.EventRecreatingPod && r.Action != nil && r.Action.Kind == abi.KindPod && r.Action.Verb == abi.VerbDelete {
+				rec.Why = ev.Message
+			}
+		}
 		switch {
 		case r.Hold != nil:
 			rec.Error = r.Err.Error()

@@ -88,11 +88,22 @@ func (p *Preview) estimateRest(before, final Obj) *Estimate {
 	elapsed := time.Duration(p.Outcome.Duration)
 	e.Basis = fmt.Sprintf("extrapolated from the first %d syncs, +%s of the rollout, in which %d of %d pods finished",
 		p.Outcome.Steps, p.Outcome.Duration, max(atStart-left, 0), atStart)
-	taken := 0
+	taken, n := 0, len(p.Batches)
 	for _, b := range p.Batches {
 		taken += len(b)
 	}
-	if n := len(p.Batches); n > 0 && left > 0 {
+	for _, b := range p.Updates { // extension in-place-update: pods updated in place count as the batches they make
+		inPlace := 0
+		for _, u := range b {
+			if u.InPlace {
+				inPlace++
+			}
+		}
+		if taken += inPlace; inPlace == len(b) {
+			n++ // a batch no pod of which was taken down (else Batches has it)
+		}
+	}
+	if n > 0 && left > 0 {
 		size := (taken + n - 1) / n
 		e.RemainingBatches = (left + size - 1) / size
 	}

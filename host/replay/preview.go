@@ -25,12 +25,16 @@ type Preview struct {
 	To       RevisionLabel `json:"to"`   // the update revision the edit leads to
 	Settings string        `json:"settings"`
 	// Changes is what the edit changes in the set's spec, as `ordinal history` shows a template change.
-	Changes  []rollout.Change `json:"changes"`
-	Steps    []PreviewStep    `json:"steps"`
-	Batches  [][]string       `json:"batches"`  // pods taken down together, in order
-	HeldBack []string         `json:"heldBack"` // pods the partition keeps at their revision
-	Warnings []Warning        `json:"warnings"`
-	Outcome  Outcome          `json:"outcome"`
+	Changes []rollout.Change `json:"changes"`
+	Steps   []PreviewStep    `json:"steps"`
+	Batches [][]string       `json:"batches"` // pods taken down together, in order
+	// Updates are the rolling update's batches under extension in-place-update (ordinal.dev/pod-update-policy):
+	// the pods each sync moves to the update revision, in order, each updated in place or recreated, with the
+	// module's reason. Absent when the module updated no pod in place and recreated none by that policy.
+	Updates  [][]PodUpdate `json:"updates,omitempty"`
+	HeldBack []string      `json:"heldBack"` // pods the partition keeps at their revision
+	Warnings []Warning     `json:"warnings"`
+	Outcome  Outcome       `json:"outcome"`
 	// Estimate of the rest, when a Budget ended the replay (Outcome.Result "partial").
 	Estimate  *Estimate `json:"estimate,omitempty"`
 	KubeModel string    `json:"kubeletModel"`
@@ -49,6 +53,19 @@ type Preview struct {
 	kubelet          KubeletConfig                            // the base world's kubelet model, for the estimate's pace when nothing finished
 }
 
+// PodUpdate is one pod a sync moves to the update revision under extension in-place-update, and how.
+type PodUpdate struct {
+	Pod string `json:"pod"`
+	// From is the revision (its letter) the pod was at.
+	From string `json:"from"`
+	// InPlace: updated in place (the pod kept, its containers restarted); else recreated: deleted, then
+	// created at the update revision.
+	InPlace bool `json:"inPlace"`
+	// Why a pod is recreated, in the module's words: its RecreatingPod event, which names the first field the
+	// pod cannot change in place (ActionRecord.Why).
+	Why string `json:"why,omitempty"`
+}
+
 // Warning is a known trap a preview found: Code names it for programs (the webhook decides by it), Message
 // says it to people.
 type Warning struct {
@@ -65,6 +82,9 @@ const (
 	WarnOnDelete                     = "OnDelete"                     // the controller replaces no pod by itself
 	WarnUnfinished                   = "Unfinished"                   // the rollout does not finish
 	WarnInvalidAnnotation            = "InvalidAnnotation"            // the module cannot read an extension's annotation (its own words)
+	// pod-update-policy InPlaceOnly holds a pod whose change cannot be made in place (the module's words: its
+	// condition abi.ConditionInPlaceUpdateBlocked at the end of the preview)
+	WarnInPlaceBlocked = "InPlaceBlocked"
 )
 
 // PreviewStep is a sync after the edit that changed pods or claims.
@@ -128,6 +148,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	}
 	for _, st := range tl.Steps {
 		var acts, deleted []string
+		var updates []PodUpdate
 		for _, a := range st.Actions {
 			if a.Kind == world.KindPod || a.Kind == world.KindClaim || a.Error != "" {
 				acts = append(acts, a.String())
@@ -135,6 +156,21 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 			if a.Kind == world.KindPod && a.Verb == "delete" && a.Error == "" {
 				deleted = append(deleted, a.Name)
 			}
+			// extension in-place-update: a pod moved in place (its update, not the resize before it), or a delete
+			// the module says recreates a pod it cannot update in place
+			if a.Kind == world.KindPod && a.Error == "" && a.Held == nil && (a.InPlace && a.Verb == "update" || a.Verb == "delete" && a.Why != "") {
+				updates = append(updates, PodUpdate{Pod: a.Name, InPlace: a.InPlace, Why: a.Why})
+			}
+		}
+		if len(updates) > 0 {
+			from := map[string]string{}
+			for ps := range st.Pods.All() { // the revisions the pods were at, as the sync saw them
+				from[ps.Name] = ps.Label
+			}
+			for i := range updates {
+				updates[i].From = from[updates[i].Pod]
+			}
+			p.Updates = append(p.Updates, updates)
 		}
 		var world []WorldEvent
 		for _, w := range st.World {
@@ -202,6 +238,12 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	// 0. An extension's annotation the module cannot read, in the module's words (abi.EventInvalidAnnotation).
 	for _, msg := range tl.invalidAnnotations {
 		w(WarnInvalidAnnotation, "%s", msg)
+	}
+	// 0b. A pod pod-update-policy InPlaceOnly holds at the end, in the module's words (its condition).
+	for _, c := range jsonobj.GetArr(after, "status.conditions") {
+		if jsonobj.GetStr(c, "type") == abi.ConditionInPlaceUpdateBlocked && jsonobj.GetStr(c, "status") == "True" {
+			w(WarnInPlaceBlocked, "%s", jsonobj.GetStr(c, "message"))
+		}
 	}
 	// 1. OrderedReady waits for every pod to be Running and Ready before doing anything else.
 	if jsonobj.GetStr(spec, "podManagementPolicy") == "OrderedReady" {
@@ -346,13 +388,23 @@ func (p *Preview) WriteText(w io.Writer) error {
 	}, func(r run, first, last int) {
 		fmt.Fprintf(&b, "  %-*s %s (+%s .. +%s)\n", width+1, "...", r.left("times"), p.Steps[first].Offset, p.Steps[last].Offset)
 	})
-	if len(p.Batches) > 0 {
-		parts := make([]string, len(p.Batches))
-		for i, bt := range p.Batches {
+	taken := p.Batches
+	if len(p.Updates) > 0 {
+		b.WriteString("\n")
+		taken = p.writeUpdates(&b)
+	}
+	if len(taken) > 0 {
+		parts := make([]string, len(taken))
+		for i, bt := range taken {
 			parts[i] = "[" + strings.Join(ordinal.Fold(bt), " ") + "]"
 		}
-		const head = "pods taken down, in batches: "
-		fmt.Fprintf(&b, "\n%s%s\n", head, wrapJoin(atMost(foldList(parts), 24, "batches"), " -> ", len(head), 2))
+		head := "pods taken down, in batches: "
+		if len(p.Updates) > 0 {
+			head = "other pods taken down, in batches: "
+		} else {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s%s\n", head, wrapJoin(atMost(foldList(parts), 24, "batches"), " -> ", len(head), 2))
 	}
 	if len(p.HeldBack) > 0 {
 		const head = "held back by the partition: "
@@ -366,6 +418,149 @@ func (p *Preview) WriteText(w io.Writer) error {
 	p.writeWarnings(&b)
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
 	return err
+}
+
+// Recreation is the pods extension in-place-update recreates from one revision, and why.
+type Recreation struct {
+	From string   // the revision (its letter) they were at
+	Pods []string // in ordinal order
+	Why  string   // the module's reason for the first of them (its RecreatingPod event)
+}
+
+// Recreations groups the pods Updates recreates by the revision they were at, in order of first appearance,
+// each group with the module's reason for its first pod: a revision's pods differ from the update revision's
+// template alike, so one reason speaks for them all.
+func (p *Preview) Recreations() []Recreation {
+	var out []Recreation
+	at := map[string]int{}
+	for _, bt := range p.Updates {
+		for _, u := range bt {
+			if u.InPlace {
+				continue
+			}
+			i, ok := at[u.From]
+			if !ok {
+				i = len(out)
+				at[u.From] = i
+				out = append(out, Recreation{From: u.From, Why: u.Why})
+			}
+			out[i].Pods = append(out[i].Pods, u.Pod)
+		}
+	}
+	for i := range out {
+		world.SortNatural(out[i].Pods)
+	}
+	return out
+}
+
+// UpdateCounts are how many pods Updates moves in place and how many it recreates.
+func (p *Preview) UpdateCounts() (inPlace, recreated int) {
+	for _, bt := range p.Updates {
+		for _, u := range bt {
+			if u.InPlace {
+				inPlace++
+			} else {
+				recreated++
+			}
+		}
+	}
+	return inPlace, recreated
+}
+
+// UpdateBatchText is one batch of Updates in words, its runs of pods folded: "web-4 web-3" when every pod of
+// the preview moves alike (mark false), else "web-4 in place; web-3 recreated".
+func UpdateBatchText(bt []PodUpdate, mark bool) string {
+	var ip, rc []string
+	for _, u := range bt {
+		if u.InPlace {
+			ip = append(ip, u.Pod)
+		} else {
+			rc = append(rc, u.Pod)
+		}
+	}
+	var groups []string
+	for _, g := range []struct {
+		pods []string
+		how  string
+	}{{ip, "in place"}, {rc, "recreated"}} {
+		if len(g.pods) == 0 {
+			continue
+		}
+		s := strings.Join(ordinal.Fold(g.pods), " ")
+		if mark {
+			s += " " + g.how
+		}
+		groups = append(groups, s)
+	}
+	return strings.Join(groups, "; ")
+}
+
+// RecreationText is a Recreation in one line: the pods (at most 8 runs), the revision they were at (as
+// revision names it: its letter in a preview's text, its name in a summary without the letters), the
+// module's reason.
+func RecreationText(r Recreation, revision func(label string) string) string {
+	runs := ordinal.Fold(r.Pods)
+	if len(runs) > 8 {
+		runs = append(runs[:8:8], fmt.Sprintf("and %d more", len(runs)-8))
+	}
+	at := ""
+	if r.From != "" {
+		at = " (from " + revision(r.From) + ")"
+	}
+	return fmt.Sprintf("%s%s: %s", strings.Join(runs, ", "), at, r.Why)
+}
+
+// RevisionName is the name of the revision the preview's text calls label (A, B, ...); the label itself when
+// the preview has no timeline (decoded from JSON).
+func (p *Preview) RevisionName(label string) string {
+	if p.Timeline != nil {
+		for _, r := range p.Timeline.Revisions {
+			if r.Label == label {
+				return r.Name
+			}
+		}
+	}
+	return label
+}
+
+// writeUpdates writes the rolling update's batches under extension in-place-update, each pod in place or
+// recreated (runs of pods folded, at most 24 batches: -o json has them all), then why pods are recreated
+// (Recreations). It returns the batches of pods taken down that are not among them (a scale-down in the same
+// edit).
+func (p *Preview) writeUpdates(b *strings.Builder) [][]string {
+	inPlace, recreated := p.UpdateCounts()
+	head, mark := "pods updated, in batches: ", true
+	switch {
+	case recreated == 0:
+		head, mark = "pods updated in place, in batches: ", false
+	case inPlace == 0:
+		head, mark = "pods recreated (not in place), in batches: ", false
+	}
+	parts := make([]string, len(p.Updates))
+	for i, bt := range p.Updates {
+		parts[i] = "[" + UpdateBatchText(bt, mark) + "]"
+	}
+	fmt.Fprintf(b, "%s%s\n", head, wrapJoin(atMost(foldList(parts), 24, "batches"), " -> ", len(head), 2))
+	recreating := map[string]bool{}
+	for _, r := range p.Recreations() {
+		for _, n := range r.Pods {
+			recreating[n] = true
+		}
+		fmt.Fprintf(b, "%s\n", wrapJoin(strings.Fields("recreated, not in place: "+RecreationText(r, func(l string) string { return l })), " ", 0, 2))
+	}
+	var taken [][]string
+	for _, bt := range p.Batches {
+		var rest []string
+		for _, n := range bt {
+			if !recreating[n] {
+				rest = append(rest, n)
+			}
+		}
+		if len(rest) > 0 {
+			taken = append(taken, rest)
+		}
+	}
+	return taken
 }
 
 // writeWarnings lists the warnings (printed before the steps and again after the outcome, where a CI log's

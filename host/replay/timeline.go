@@ -110,6 +110,14 @@ type ActionRecord struct {
 	Detail string      `json:"detail,omitempty"`
 	Error  string      `json:"error,omitempty"`
 	Held   *ActionHold `json:"held,omitempty"` // a policy held it back (Error is the refusal): not issued
+	// InPlace: extension in-place-update moves the pod to its revision without deleting it: this is the pod
+	// update that carries its in-place record (abi.AnnotationInPlaceUpdate naming the revision it moves to), or
+	// the resize before it. Detail says "in place" because of it.
+	InPlace bool `json:"inPlace,omitempty"`
+	// Why is the module's own account of this write, where one of its events reports it (events[].action):
+	// for a pod delete extension in-place-update makes to recreate a pod it cannot update in place, the
+	// message of its abi.EventRecreatingPod event (naming the field).
+	Why string `json:"why,omitempty"`
 }
 
 // ActionHold is the policy that held a write, and why.
@@ -209,10 +217,13 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 	case a.Kind == world.KindPod && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		rev := jsonobj.GetStr(o, "metadata.labels.controller-revision-hash")
 		r.Detail = "revision " + e.label(rev)
-		if a.Verb == abi.VerbUpdate && jsonobj.GetObj(o, "metadata.annotations")[abi.AnnotationInPlaceUpdate] == rev {
-			r.Detail += ", in place" // extension in-place-update: the pod stays, its containers restart
+		// extension in-place-update: the pod stays, its containers restart
+		r.InPlace = a.Verb == abi.VerbUpdate && rev != "" && jsonobj.GetObj(o, "metadata.annotations")[abi.AnnotationInPlaceUpdate] == rev
+		if r.InPlace {
+			r.Detail += ", in place"
 		}
 	case a.Kind == world.KindPod && a.Verb == abi.VerbResize:
+		r.InPlace = true
 		r.Detail = "resources, in place"
 	case a.Kind == world.KindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		n, _ := jsonobj.GetInt(o, "revision")

@@ -783,3 +783,42 @@ func TestWebhookWarnsOfAnInvalidExtensionAnnotation(t *testing.T) {
 		wantWarning(t, resp.Warnings, `ordinal.dev/paused: "`+value+`" is neither "true" nor "false": no pod is created, deleted or updated until it is fixed`)
 	}
 }
+
+// Extension in-place-update in the webhook's warnings (the summary `kubectl ordinal preview` prints too): an
+// image bump under InPlaceIfPossible is a rolling update in place, batch by batch; a change a pod cannot take
+// in place recreates each pod, and the warning says why in the module's words (its RecreatingPod event, the
+// field); InPlaceOnly holds the rollout, and the warning names the pod and the field.
+func TestInPlaceUpdatePreviewed(t *testing.T) {
+	w := newWorld(t, 3, "OrderedReady", 1, "Retain", "")
+	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { extended.Close(context.Background()) })
+	f := newFixture(t, w.src, nil, func(c *Config) {
+		c.NamedModule = func(context.Context, string) (hostplan.Reconciler, error) { return extended, nil }
+	})
+	edit := func(policy string, env bool) *appsv1.StatefulSet {
+		return w.edit(func(s *appsv1.StatefulSet) {
+			s.Annotations = map[string]string{abi.AnnotationModule: "extended", abi.AnnotationPodUpdatePolicy: policy}
+			s.Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/nginx-slim:0.28"
+			if env {
+				s.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
+			}
+		})
+	}
+	resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, edit(abi.PodUpdateInPlaceIfPossible, false), false))
+	wantWarning(t, resp.Warnings, " in place (the pods are kept, their containers restart) (ordinal.dev/pod-update-policy InPlaceIfPossible), maxUnavailable 1: [web-2] then [web-1] then [web-0]; 3 steps")
+
+	t.Logf("in place:\n  %s", strings.Join(resp.Warnings, "\n  "))
+	resp = f.post(t, reviewOf(t, admissionv1.Update, w.set, edit(abi.PodUpdateInPlaceIfPossible, true), false))
+	wantWarning(t, resp.Warnings, ", each recreated (not in place) (ordinal.dev/pod-update-policy InPlaceIfPossible), maxUnavailable 1: [web-2] then [web-1] then [web-0]",
+		"not in place, so recreated: web-0..web-2 (from web-", "): Recreating Pod web-2 of StatefulSet web to move it to revision ",
+		": spec.containers[0].env changes, which a pod cannot change in place")
+
+	t.Logf("recreated:\n  %s", strings.Join(resp.Warnings, "\n  "))
+	resp = f.post(t, reviewOf(t, admissionv1.Update, w.set, edit(abi.PodUpdateInPlaceOnly, true), false))
+	wantWarning(t, resp.Warnings, "no pod is replaced now: ordinal.dev/pod-update-policy InPlaceOnly holds the rollout at a pod it cannot update in place",
+		`StatefulSet "web" holds Pod web-2 at revision `, "spec.containers[0].env changes, which a pod cannot change in place, and ordinal.dev/pod-update-policy is InPlaceOnly.")
+	t.Logf("InPlaceOnly's warnings:\n  %s", strings.Join(resp.Warnings, "\n  "))
+}

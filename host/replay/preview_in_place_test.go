@@ -1,0 +1,188 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// previewCase previews testdata/replay/preview's <name>.edit.yaml on the world <name>.scenario.yaml settles in.
+func previewCase(t *testing.T, name string) *Preview {
+	t.Helper()
+	base := filepath.Join(previewDir, name)
+	sc, err := LoadScenario(base + ".scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	world, err := ScenarioFromSnapshot(tl.Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	world.Kubelet = sc.Kubelet
+	edit, err := os.ReadFile(base + ".edit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yamlToJSON(edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PreviewEdit(context.Background(), world, js, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Extension in-place-update, previewed as typed data: each batch's pods with how each moves (in place, or
+// recreated with the module's reason: its RecreatingPod event reports the delete, by index), the writes
+// marked in place, and a pod InPlaceOnly holds as a warning of its own code. -o json carries all of it.
+func TestPreviewInPlaceIsTyped(t *testing.T) {
+	p := previewCase(t, "in-place-mixed")
+	type u struct {
+		pod, from string
+		inPlace   bool
+		why       bool
+	}
+	var got [][]u
+	for _, b := range p.Updates {
+		var bt []u
+		for _, x := range b {
+			bt = append(bt, u{x.Pod, x.From, x.InPlace, strings.Contains(x.Why, "Recreating Pod "+x.Pod+" ") && strings.Contains(x.Why, "spec.containers[0].env")})
+		}
+		got = append(got, bt)
+	}
+	want := [][]u{{{"web-4", "B", true, false}, {"web-3", "B", true, false}, {"web-2", "A", false, true}}, {{"web-1", "A", false, true}, {"web-0", "A", false, true}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("updates %+v, want %+v", got, want)
+	}
+	if in, re := p.UpdateCounts(); in != 2 || re != 3 {
+		t.Errorf("counts %d in place, %d recreated; want 2 and 3", in, re)
+	}
+	if r := p.Recreations(); len(r) != 1 || r[0].From != "A" || strings.Join(r[0].Pods, " ") != "web-0 web-1 web-2" {
+		t.Errorf("recreations %+v, want web-0..web-2 from A", r)
+	}
+	var marked []string
+	for _, st := range p.Timeline.Steps {
+		for _, a := range st.Actions {
+			if a.InPlace {
+				marked = append(marked, a.Verb+" "+a.Name)
+			}
+			if a.Why != "" && (a.Verb != "delete" || !strings.Contains(a.Why, a.Name)) {
+				t.Errorf("%s %s %s: why %q", a.Verb, a.Kind, a.Name, a.Why)
+			}
+		}
+	}
+	if strings.Join(marked, ", ") != "update web-4, update web-3" {
+		t.Errorf("writes marked in place: %v", marked)
+	}
+	var js bytes.Buffer
+	if err := p.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Updates [][]PodUpdate `json:"updates"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || !reflect.DeepEqual(back.Updates, p.Updates) {
+		t.Errorf("-o json updates %+v (%v), want %+v", back.Updates, err, p.Updates)
+	}
+
+	held := previewCase(t, "in-place-only")
+	if len(held.Updates) != 0 {
+		t.Errorf("InPlaceOnly: updates %+v, want none", held.Updates)
+	}
+	found := false
+	for _, w := range held.Warnings {
+		found = found || w.Code == WarnInPlaceBlocked && strings.Contains(w.Message, "holds Pod web-2") && strings.Contains(w.Message, "spec.containers[0].env")
+	}
+	if !found {
+		t.Errorf("InPlaceOnly: warnings %+v, want %s naming web-2 and the field", held.Warnings, WarnInPlaceBlocked)
+	}
+
+	// a set without pod-update-policy: no updates, its deletions the batches as before
+	plain := previewCase(t, "scale-down-delete")
+	if plain.Updates != nil {
+		t.Errorf("a set without pod-update-policy: updates %+v", plain.Updates)
+	}
+}
+
+// A 1000-pod in-place rollout (Parallel, maxUnavailable 10%) and its recreation under a change a pod cannot
+// take stay a screen: the batches' runs folded, the reason said once for the pods of a revision.
+func TestPreviewInPlaceFoldsAThousandPods(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 1000-pod replay")
+	}
+	sc, err := ParseScenario([]byte(`name: thousand-in-place
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: web
+      namespace: default
+      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceIfPossible}
+    spec:
+      replicas: 1000
+      podManagementPolicy: Parallel
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: "10%"}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: nginx, image: "registry.k8s.io/nginx-slim:0.27"}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	world, err := ScenarioFromSnapshot(tl.Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	world.Kubelet = sc.Kubelet
+	for _, c := range []struct {
+		name, from, to string
+		mentions       []string
+	}{
+		{"in place", `"image":"registry.k8s.io/nginx-slim:0.27"`, `"image":"registry.k8s.io/nginx-slim:0.28"`,
+			[]string{"update Pod web-999 (revision B, in place);", "pods updated in place, in batches: [web-999..web-900] ->",
+				"... 8 more, 100 ordinals lower each time ... -> [web-99..web-0]"}},
+		{"recreated", `"image":"registry.k8s.io/nginx-slim:0.27"`, `"image":"registry.k8s.io/nginx-slim:0.28","env":[{"name":"MODE","value":"fast"}]`,
+			[]string{"delete Pod web-999;", "pods recreated (not in place), in batches: [web-999..web-900] ->", "[web-99..web-0]",
+				"recreated, not in place: web-0..web-999 (from A): Recreating Pod web-999 of StatefulSet web"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			edit := []byte(strings.Replace(string(sc.Manifests[0]), c.from, c.to, 1))
+			if string(edit) == string(sc.Manifests[0]) {
+				t.Fatalf("no %s in %s", c.from, sc.Manifests[0])
+			}
+			p, err := PreviewEdit(context.Background(), world, edit, testOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text bytes.Buffer
+			if err := p.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			screen(t, "preview", text.String(), 40, c.mentions...)
+			n := 0
+			for _, b := range p.Updates {
+				n += len(b)
+			}
+			if len(p.Updates) != 10 || n != 1000 {
+				t.Errorf("the JSON keeps every batch and pod: %d batches, %d pods", len(p.Updates), n)
+			}
+		})
+	}
+}
