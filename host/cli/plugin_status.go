@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/rollout"
@@ -149,14 +150,15 @@ func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (string, 
 	if err != nil {
 		return "", 0, withCode(ExitUsage, err)
 	}
-	_, p, err := reconcilePlan(ctx, s.module, s.named, snap.JSON)
+	r, _, p, err := reconcileSet(ctx, s.module, s.named, snap.JSON)
 	if err != nil {
 		return "", 0, err
 	}
 	if p.Error != nil && p.Error.Code != abi.CodeSyncFailed {
 		return "", 0, planExitCode(p) // the snapshot was refused (a bad --feature-gates): not a rollout state
 	}
-	st, err := rollout.Of(snap.JSON, p)
+	// pods the set's module updated in place are read as it reads them (extension in-place-update)
+	st, err := rollout.OfWith(snap.JSON, p, rollout.Reading{InPlace: module.HasExtension(r, abi.AnnotationPodUpdatePolicy)})
 	if err != nil {
 		return "", 0, withCode(ExitModuleFailure, err)
 	}

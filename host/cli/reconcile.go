@@ -147,6 +147,12 @@ const setAnnotationsPath = `statefulSet.metadata.annotations`
 // a usage error (exit 1) for a module name the registry lacks, or a module failure (exit 4) for a failed
 // call or an answer that is not a plan.
 func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Context, string) (plan.Reconciler, error), snapshot []byte) ([]byte, *abi.Plan, error) {
+	_, raw, p, err := reconcileSet(ctx, m, named, snapshot)
+	return raw, p, err
+}
+
+// reconcileSet is reconcilePlan, also returning the module the set's sync ran on (the one it names, else m).
+func reconcileSet(ctx context.Context, m *wasm.Module, named func(context.Context, string) (plan.Reconciler, error), snapshot []byte) (plan.Reconciler, []byte, *abi.Plan, error) {
 	// gjson reads no further than the set's metadata (the snapshot's first object but one); a snapshot that
 	// is not JSON, or names no module, runs on m, which says what is wrong with it.
 	ann := map[string]string{}
@@ -158,17 +164,17 @@ func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Conte
 	})
 	r, _, err := module.OfSet(ctx, ann, plan.Reconciler(m), named)
 	if err != nil {
-		return nil, nil, withCode(ExitUsage, fmt.Errorf("the snapshot's set names a module (%s): %w", abi.AnnotationModule, err))
+		return nil, nil, nil, withCode(ExitUsage, fmt.Errorf("the snapshot's set names a module (%s): %w", abi.AnnotationModule, err))
 	}
 	raw, p, err := plan.Call(ctx, r, snapshot) // the sync step's call and decode, stopping before the writes
 	var failed *plan.ModuleError
 	switch {
 	case errors.As(err, &failed):
-		return nil, nil, withCode(ExitModuleFailure, failed.Err)
+		return nil, nil, nil, withCode(ExitModuleFailure, failed.Err)
 	case err != nil:
-		return nil, nil, withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
+		return nil, nil, nil, withCode(ExitModuleFailure, fmt.Errorf("the module broke the ABI: %w", err))
 	}
-	return raw, p, nil
+	return r, raw, p, nil
 }
 
 // readDocument reads a snapshot or manifest from a file, or standard input for "" and "-", at most as

@@ -68,10 +68,29 @@ func PodAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
 	if minReadySeconds == 0 {
 		return true
 	}
+	return ReadyLongEnough(ReadySince(p, time.Time{}), minReadySeconds, now)
+}
+
+// ReadySince is when a Ready pod became Ready: its Ready condition's lastTransitionTime, or restarted if later
+// (extension in-place-update: a pod the module updated in place is Ready only since its containers
+// restarted, inplace.Verdict.LastStart). Zero when the pod has no Ready condition or its time.
+func ReadySince(p *corev1.Pod, restarted time.Time) time.Time {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
-			return !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Add(time.Duration(minReadySeconds)*time.Second).Before(now)
+			if c.LastTransitionTime.IsZero() {
+				return time.Time{}
+			}
+			if restarted.After(c.LastTransitionTime.Time) {
+				return restarted
+			}
+			return c.LastTransitionTime.Time
 		}
 	}
-	return false
+	return time.Time{}
+}
+
+// ReadyLongEnough: a pod Ready since since is available at now under minReadySeconds (PodAvailable's rule,
+// strictly longer; a zero since never is).
+func ReadyLongEnough(since time.Time, minReadySeconds int32, now time.Time) bool {
+	return !since.IsZero() && since.Add(time.Duration(minReadySeconds)*time.Second).Before(now)
 }

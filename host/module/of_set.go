@@ -20,3 +20,20 @@ func OfSet[M any](ctx context.Context, annotations map[string]string, def M, nam
 	m, err = named(ctx, name)
 	return m, name, err
 }
+
+// HasExtension reports whether module m describes the extension turned on by annotation key (describe's
+// extensions: README "Beyond upstream"); a module that does not describe itself has none. What a host reads
+// of an extension (a preview's traps, the replay's outcome, `kubectl ordinal status`'s reading of pods
+// updated in place) it reads only where the set's module has it.
+func HasExtension(m any, key string) bool {
+	d, ok := m.(interface{ Describe() abi.Describe })
+	if !ok {
+		return false
+	}
+	for _, e := range d.Describe().Extensions {
+		if e.Annotation == key {
+			return true
+		}
+	}
+	return false
+}

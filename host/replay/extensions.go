@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/module"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
@@ -44,17 +43,5 @@ func (o Options) namedModule(ctx context.Context, name string) (hostplan.Reconci
 	return o.NamedModule(ctx, name)
 }
 
-// hasExtension reports whether module m describes the extension with this annotation (a module without a
-// describe, a test double, has none).
-func hasExtension(m hostplan.Reconciler, key string) bool {
-	d, ok := m.(interface{ Describe() abi.Describe })
-	if !ok {
-		return false
-	}
-	for _, e := range d.Describe().Extensions {
-		if e.Annotation == key {
-			return true
-		}
-	}
-	return false
-}
+// hasExtension is module.HasExtension.
+func hasExtension(m hostplan.Reconciler, key string) bool { return module.HasExtension(m, key) }

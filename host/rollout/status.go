@@ -83,6 +83,36 @@ type Pod struct {
 	Revision    string `json:"revision"` // the revision's number; "?" for a revision the set does not have
 	State       string `json:"state"`    // Ready, Available, Running, Pending, Failed, Succeeded, Unknown
 	Terminating bool   `json:"terminating,omitempty"`
+	// InPlace is the pod's in-place update while it is under way (extension in-place-update, on a module that
+	// has it: Reading.InPlace): the pod was moved to its revision in place and does not run it yet, or runs it
+	// and is not Ready since its containers restarted.
+	InPlace *InPlaceUpdate `json:"inPlace,omitempty"`
+}
+
+// InPlaceUpdate is a pod mid in-place update, as the module reads it: kube.InPlace, which is the module's own
+// rule (internal/inplace), so the state shown and the module's wait agree.
+type InPlaceUpdate struct {
+	// Waiting is what for: a container's status to report its spec's "image" or "resources" (Resource names
+	// which), a container's "status", the pod's "resize", or "ready": it runs its spec, not Ready since
+	// its containers restarted.
+	Waiting   string `json:"waiting"`
+	Container string `json:"container,omitempty"`
+	Resource  string `json:"resource,omitempty"`
+	// Has is what the container's status reports, Want what its spec asks.
+	Has  string `json:"has,omitempty"`
+	Want string `json:"want,omitempty"`
+	// RestartedAt is the last start of its containers (RFC 3339), once it runs its spec.
+	RestartedAt string `json:"restartedAt,omitempty"`
+}
+
+// InPlaceReady is InPlaceUpdate.Waiting for a pod that runs its spec and is not Ready yet.
+const InPlaceReady = "ready"
+
+// Reading is how the module that plans the set reads its pods, where an extension of it changes that.
+type Reading struct {
+	// InPlace: the module has extension in-place-update (module.HasExtension with abi.AnnotationPodUpdatePolicy),
+	// so a pod it updated in place is read by its container statuses (kube.InPlace), as the module reads it.
+	InPlace bool
 }
 
 // Next is what the next sync writes.
@@ -107,8 +137,12 @@ type Write struct {
 	HeldBy *HeldBy `json:"heldBy,omitempty"`
 }
 
-// Of is the status of the snapshot's set given the module's plan for that snapshot.
-func Of(snapshot []byte, plan *abi.Plan) (*Status, error) {
+// Of is the status of the snapshot's set given the module's plan for that snapshot, the module reading pods
+// as upstream does.
+func Of(snapshot []byte, plan *abi.Plan) (*Status, error) { return OfWith(snapshot, plan, Reading{}) }
+
+// OfWith is Of for a module that reads pods as r says.
+func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 	w, err := decode(snapshot)
 	if err != nil {
 		return nil, err
@@ -151,12 +185,15 @@ func Of(snapshot []byte, plan *abi.Plan) (*Status, error) {
 		if l == "" {
 			l = "?"
 		}
-		st.Pods = append(st.Pods, Pod{Name: p.Name, Ordinal: o, Revision: l, State: podState(p, set.Spec.MinReadySeconds, w),
-			Terminating: p.DeletionTimestamp != nil})
+		pod := Pod{Name: p.Name, Ordinal: o, Revision: l, State: podState(p, set.Spec.MinReadySeconds, w), Terminating: p.DeletionTimestamp != nil}
+		if r.InPlace && p.DeletionTimestamp == nil {
+			inPlaceState(&pod, p, set.Spec.MinReadySeconds, w)
+		}
+		st.Pods = append(st.Pods, pod)
 	}
-	for _, r := range w.revisions {
-		st.Revisions = append(st.Revisions, Revision{Label: labels[r.Name], Name: r.Name, Number: r.Revision, Pods: counts[r.Name],
-			Current: r.Name == st.CurrentRevision, Update: r.Name == update})
+	for _, rv := range w.revisions {
+		st.Revisions = append(st.Revisions, Revision{Label: labels[rv.Name], Name: rv.Name, Number: rv.Revision, Pods: counts[rv.Name],
+			Current: rv.Name == st.CurrentRevision, Update: rv.Name == update})
 	}
 	if plan != nil {
 		for _, a := range plan.Actions {
@@ -258,4 +295,33 @@ func podState(p *corev1.Pod, minReady int32, w *world) string {
 		return "Pending"
 	}
 	return string(p.Status.Phase)
+}
+
+// inPlaceState reads a pod extension in-place-update moved to its revision as the module does (kube.InPlace):
+// not Ready while its statuses do not report its spec, however its Ready condition reads; Ready only since its
+// containers restarted, so Available counts minReadySeconds from the restart. A pod mid-update says what it
+// waits for (InPlace).
+func inPlaceState(pod *Pod, p *corev1.Pod, minReady int32, w *world) {
+	v, ok := kube.InPlace(p)
+	if !ok {
+		return
+	}
+	ready := kube.PodRunningAndReady(p)
+	switch {
+	case v.Pending:
+		if ready {
+			pod.State = string(p.Status.Phase) // the module reads it not Ready: Running
+		}
+		pod.InPlace = &InPlaceUpdate{Waiting: v.Waiting, Container: v.Container, Resource: v.Resource, Has: v.Has, Want: v.Want}
+	case !ready:
+		pod.InPlace = &InPlaceUpdate{Waiting: InPlaceReady}
+		if !v.LastStart.IsZero() {
+			pod.InPlace.RestartedAt = v.LastStart.UTC().Format(time.RFC3339)
+		}
+	case minReady > 0:
+		pod.State = "Ready"
+		if kube.ReadyLongEnough(kube.ReadySince(p, v.LastStart), minReady, w.now) {
+			pod.State = "Available"
+		}
+	}
 }

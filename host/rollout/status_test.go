@@ -80,7 +80,7 @@ func edit(t *testing.T, snapshot []byte, f func(set map[string]any)) []byte {
 	return b
 }
 
-func spec(set map[string]any) map[string]any { return set["spec"].(map[string]any) }
+func spec(o map[string]any) map[string]any { return o["spec"].(map[string]any) }
 
 // The state and the reason of each way a rollout rests, on worlds the replay leaves behind.
 func TestStatusSaysWhyTheRolloutWaits(t *testing.T) {

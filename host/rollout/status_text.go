@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ordinal-dev/ordinal/internal/inplace"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -97,17 +98,46 @@ type podRun struct {
 }
 
 func (r podRun) state() string {
+	s := r.pod.State
 	if r.pod.Terminating {
-		return r.pod.State + ", terminating"
+		s += ", terminating"
 	}
-	return r.pod.State
+	if r.pod.InPlace != nil {
+		s += ", " + r.pod.InPlace.String()
+	}
+	return s
+}
+
+// String says what a pod mid in-place update waits for, in a few words.
+func (u *InPlaceUpdate) String() string {
+	has := u.Has
+	if has == "" {
+		has = "none"
+	}
+	switch u.Waiting {
+	case inplace.WaitImage:
+		return fmt.Sprintf("updating in place (container %s: image %s → %s)", u.Container, has, u.Want)
+	case inplace.WaitResources:
+		return fmt.Sprintf("updating in place (container %s: %s %s → %s)", u.Container, u.Resource, has, u.Want)
+	case inplace.WaitStatus:
+		return fmt.Sprintf("updating in place (container %s: no status yet, image %s)", u.Container, u.Want)
+	case inplace.WaitResize:
+		return "updating in place (resize pending)"
+	case InPlaceReady:
+		if u.RestartedAt != "" {
+			return "updating in place (restarted " + u.RestartedAt + ", not Ready yet)"
+		}
+		return "updating in place (not Ready yet)"
+	}
+	return "updating in place"
 }
 
 // podRuns groups consecutive ordinals with the same revision and state: "web-0..web-497".
 func podRuns(pods []Pod) []podRun {
 	var out []podRun
 	for _, r := range ordinal.Runs(pods, func(p Pod) int64 { return int64(p.Ordinal) }, func(a, b Pod) bool {
-		return a.Revision == b.Revision && a.State == b.State && a.Terminating == b.Terminating
+		return a.Revision == b.Revision && a.State == b.State && a.Terminating == b.Terminating &&
+			(a.InPlace == nil) == (b.InPlace == nil) && (a.InPlace == nil || *a.InPlace == *b.InPlace)
 	}) {
 		names := pods[r[0]].Name
 		if r[1]-r[0] > 1 {

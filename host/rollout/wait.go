@@ -47,7 +47,12 @@ func explain(w *world, st *Status, labels map[string]string, update string) (str
 	first, n := start(set), replicas(set)
 	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	rolling := set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
-	desc := func(p Pod) string { return fmt.Sprintf("%s (%s, %s)", p.Name, p.Revision, p.State) }
+	desc := func(p Pod) string {
+		if p.InPlace != nil {
+			return fmt.Sprintf("%s (%s, %s, %s)", p.Name, p.Revision, p.State, p.InPlace)
+		}
+		return fmt.Sprintf("%s (%s, %s)", p.Name, p.Revision, p.State)
+	}
 	var terminating, notReady, notAvailable, old, oldAbove []string
 	unavailable := 0
 	present := map[int]bool{}

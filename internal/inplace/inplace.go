@@ -63,12 +63,13 @@ const (
 
 // Verdict is a pod's in-place update as its statuses tell it.
 type Verdict struct {
-	// Pending: the pod does not run its spec yet, and counts as not Ready. Container, Waiting, Has and Want
-	// say why: the first container that does not (spec order, then sidecars), what differs, what its status
-	// reports and what its spec asks ("" Container for a resize pending on the pod).
-	Pending            bool
-	Container, Waiting string
-	Has, Want          string
+	// Pending: the pod does not run its spec yet, and counts as not Ready. Container, Waiting, Resource, Has
+	// and Want say why: the first container that does not (spec order, then sidecars), what differs (for
+	// resources, which one: "limits.memory"), what its status reports ("" for none) and what its spec asks
+	// ("" Container for a resize pending on the pod).
+	Pending                      bool
+	Container, Waiting, Resource string
+	Has, Want                    string
 	// LastStart is the latest start among the containers waited for: a pod that runs its spec is Ready only
 	// since then, so minReadySeconds counts from its restart.
 	LastStart time.Time
@@ -80,32 +81,32 @@ type Verdict struct {
 // containers started.
 func Judge(p Pod) Verdict {
 	var v Verdict
-	pending := func(container, waiting, has, want string) {
+	pending := func(container, waiting, resource, has, want string) {
 		if !v.Pending {
-			v.Pending, v.Container, v.Waiting, v.Has, v.Want = true, container, waiting, has, want
+			v.Pending, v.Container, v.Waiting, v.Resource, v.Has, v.Want = true, container, waiting, resource, has, want
 		}
 	}
 	for _, c := range p.Containers {
 		st, ok := statusOf(p.Statuses, c.Name)
 		if !ok {
-			pending(c.Name, WaitStatus, "", c.Image)
+			pending(c.Name, WaitStatus, "", "", c.Image)
 			continue
 		}
 		if !SameImage(st.Image, c.Image) {
-			pending(c.Name, WaitImage, st.Image, c.Image)
+			pending(c.Name, WaitImage, "", st.Image, c.Image)
 			continue
 		}
 		if st.StartedAt.After(v.LastStart) {
 			v.LastStart = st.StartedAt
 		}
 		if st.Resources != nil {
-			if has, want, same := sameResources(*st.Resources, c.Resources); !same {
-				pending(c.Name, WaitResources, has, want)
+			if resource, has, want, same := sameResources(*st.Resources, c.Resources); !same {
+				pending(c.Name, WaitResources, resource, has, want)
 			}
 		}
 	}
 	if p.Resizing {
-		pending("", WaitResize, "", "")
+		pending("", WaitResize, "", "", "")
 	}
 	return v
 }
@@ -120,8 +121,8 @@ func statusOf(list []Status, name string) (Status, bool) {
 }
 
 // sameResources: a container's status runs the CPU and memory its spec asks for; else the first resource
-// that differs, as the status has it and as the spec wants it ("requests.cpu 500m").
-func sameResources(status, spec Resources) (has, want string, same bool) {
+// that differs ("requests.cpu"), as the status has it ("" for none) and as the spec wants it.
+func sameResources(status, spec Resources) (resource, has, want string, same bool) {
 	for _, r := range []struct {
 		name, has, want, unit string
 	}{
@@ -134,14 +135,10 @@ func sameResources(status, spec Resources) (has, want string, same bool) {
 			continue // not asked for: the kubelet reports a default
 		}
 		if r.has == "" || !SameQuantity(r.unit, r.has, r.want) {
-			has := r.has
-			if has == "" {
-				has = "none"
-			}
-			return r.name + " " + has, r.name + " " + r.want, false
+			return r.name, r.has, r.want, false
 		}
 	}
-	return "", "", true
+	return "", "", "", true
 }
 
 // SameQuantity compares two quantities of resource r (CPU in thousandths, others whole), as the module

@@ -43,7 +43,7 @@ func TestJudge(t *testing.T) {
 		{"restarted", Pod{Containers: []Container{app, side}, Statuses: []Status{{Name: "side", Image: "s:1", StartedAt: t0}, {Name: "app", Image: "docker.io/library/a:2", StartedAt: t0.Add(time.Minute)}}},
 			Verdict{LastStart: t0.Add(time.Minute)}},
 		{"old resources", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "a:2", StartedAt: t0, Resources: &Resources{RequestCPU: "0.5", LimitMemory: "512Mi"}}}},
-			Verdict{Pending: true, Container: "app", Waiting: WaitResources, Has: "limits.memory 512Mi", Want: "limits.memory 1Gi", LastStart: t0}},
+			Verdict{Pending: true, Container: "app", Waiting: WaitResources, Resource: "limits.memory", Has: "512Mi", Want: "1Gi", LastStart: t0}},
 		{"resources reported alike", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "a:2", StartedAt: t0, Resources: &Resources{RequestCPU: "0.5", LimitMemory: "1024Mi", RequestMemory: "1Gi"}}}},
 			Verdict{LastStart: t0}},
 		{"resize pending", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "a:2", StartedAt: t0}}, Resizing: true},

@@ -1,0 +1,65 @@
+package kube
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/inplace"
+)
+
+// InPlace reads a typed pod as a module with extension in-place-update reads it: ok when the pod's in-place
+// record (abi.AnnotationInPlaceUpdate) names the revision its label says it is at (inplace.Applies); v is then
+// inplace.Judge's verdict, the module's own rule (the guest reads its JSON into the same inplace.Pod). Only a
+// host whose set runs a module with the extension may read a pod so (module.HasExtension): the faithful
+// module reads such a pod as upstream does.
+func InPlace(p *corev1.Pod) (v inplace.Verdict, ok bool) {
+	if !inplace.Applies(p.Labels[appsv1.ControllerRevisionHashLabelKey], p.Annotations[abi.AnnotationInPlaceUpdate]) {
+		return inplace.Verdict{}, false
+	}
+	return inplace.Judge(InPlacePod(p)), true
+}
+
+// InPlacePod is what inplace.Judge reads of a typed pod: its containers and sidecars (init containers with
+// restartPolicy Always), their statuses, and whether a resize is pending or in progress.
+func InPlacePod(p *corev1.Pod) inplace.Pod {
+	var ip inplace.Pod
+	for _, c := range p.Spec.Containers {
+		ip.Containers = append(ip.Containers, inplace.Container{Name: c.Name, Image: c.Image, Resources: inPlaceResources(c.Resources)})
+	}
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			ip.Containers = append(ip.Containers, inplace.Container{Name: c.Name, Image: c.Image, Resources: inPlaceResources(c.Resources)})
+		}
+	}
+	for _, list := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
+		for _, st := range list {
+			s := inplace.Status{Name: st.Name, Image: st.Image}
+			if r := st.State.Running; r != nil {
+				s.StartedAt = r.StartedAt.Time
+			}
+			if st.Resources != nil {
+				rs := inPlaceResources(*st.Resources)
+				s.Resources = &rs
+			}
+			ip.Statuses = append(ip.Statuses, s)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if (c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress) && c.Status == corev1.ConditionTrue {
+			ip.Resizing = true
+		}
+	}
+	return ip
+}
+
+func inPlaceResources(r corev1.ResourceRequirements) inplace.Resources {
+	q := func(l corev1.ResourceList, name corev1.ResourceName) string {
+		if v, ok := l[name]; ok {
+			return v.String()
+		}
+		return ""
+	}
+	return inplace.Resources{RequestCPU: q(r.Requests, corev1.ResourceCPU), RequestMemory: q(r.Requests, corev1.ResourceMemory),
+		LimitCPU: q(r.Limits, corev1.ResourceCPU), LimitMemory: q(r.Limits, corev1.ResourceMemory)}
+}
