@@ -696,6 +696,7 @@ const (
 	stepUnready     stepKind = "unready"     // it stopped being ready (not by deletion)
 	stepTerminating stepKind = "terminating" // deletionTimestamp set (deletion requested)
 	stepDeleted     stepKind = "deleted"     // gone from the API
+	stepRevised     stepKind = "revised"     // its revision label moved, the same uid (extension in-place-update)
 )
 
 type step struct {
@@ -839,6 +840,9 @@ func (tr *podTracker) observe(p *corev1.Pod, deleted bool) {
 			if !slices.Contains(tr.uids[ord], p.UID) {
 				tr.uids[ord] = append(tr.uids[ord], p.UID)
 			}
+		}
+		if prev != nil && podRevision(prev) != podRevision(p) {
+			add(stepRevised) // same uid (a new one was handled above): updated in place
 		}
 		if p.DeletionTimestamp != nil && (prev == nil || prev.DeletionTimestamp == nil) {
 			add(stepTerminating)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -35,8 +36,9 @@ type fidelityCase struct {
 	opts     []setOpt
 	edit     func(*appsv1.StatefulSet)
 	pace     pace
-	// what the preview and the cluster must both show: pods deleted (replaced or removed), pods created
-	deleted, created []int
+	// what the preview and the cluster must both show: pods deleted (replaced or removed), pods created, pods
+	// updated in place (extension in-place-update: the pod kept, its revision label moved)
+	deleted, created, inPlace []int
 	// createdInAnyOrder: Parallel pods are created as their predecessors go, which timing orders
 	createdInAnyOrder bool
 	// end: replicas at the end, and of them at the update revision; stuck: the edit's pods are never Ready,
@@ -46,6 +48,8 @@ type fidelityCase struct {
 	// warm: the set is rolled once before the edit (so its events show how long its pods take to go, as a
 	// live set's do); only OnDelete sets are not
 	warm bool
+	// statusMidUpdate: while the cluster rolls, `kubectl ordinal status` shows a pod mid in-place update
+	statusMidUpdate bool
 }
 
 // Issue 30 item 3: what `kubectl ordinal preview` says an edit of a live set will do is what the controller
@@ -132,6 +136,14 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 		{name: "never-Ready revision Parallel maxUnavailable 2", replicas: 4, opts: []setOpt{parallel, maxUnavailable(2)}, edit: neverReady, pace: quick,
 			deleted: []int{3, 2}, created: []int{2, 3}, createdInAnyOrder: true, stuck: true, warm: true},
 		{name: "OnDelete template change", replicas: 3, opts: []setOpt{onDelete}, edit: version("v2"), pace: quick, end: 3, updated: 0},
+		// extension in-place-update, turned on by the edit itself (the set's warm-up recreated its pods, so its
+		// events still teach the termination pace): no pod deleted or created, each updated in place, in
+		// upstream's order and batches; kwok restarts a container after the start delay and makes it Ready after
+		// the ready delay, the preview's kubelet likewise
+		{name: "OrderedReady image change in place", replicas: 4, edit: inPlaceImageEdit, pace: pace{"2s", "2s", "1s"},
+			inPlace: []int{3, 2, 1, 0}, end: 4, updated: 4, warm: true, statusMidUpdate: true},
+		{name: "Parallel maxUnavailable 2 in place", replicas: 4, opts: []setOpt{parallel, maxUnavailable(2)}, edit: inPlaceImageEdit, pace: quick,
+			inPlace: []int{3, 2, 1, 0}, end: 4, updated: 4, warm: true},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -181,7 +193,12 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 			Steps []struct {
 				Actions []string `json:"actions"` // "delete Pod web-3", "create Pod web-3 (revision B)"
 			} `json:"steps"`
-			Batches [][]string                        `json:"batches"`
+			Batches [][]string `json:"batches"`
+			// extension in-place-update: each sync's pods moved to the update revision, and how
+			Updates [][]struct {
+				Pod     string `json:"pod"`
+				InPlace bool   `json:"inPlace"`
+			} `json:"updates"`
 			Outcome struct{ Result, Duration string } `json:"outcome"`
 			Pace    string                            `json:"pace"`
 		} `json:"preview"`
@@ -207,9 +224,24 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 	if c.createdInAnyOrder {
 		slices.Sort(predictedCreated)
 	}
-	if !slices.Equal(predictedDeleted, c.deleted) || !slices.Equal(predictedCreated, c.created) {
-		t.Fatalf("the preview deletes %v and creates %v, want %v and %v (outcome %s)\n%.3000s", predictedDeleted, predictedCreated,
-			c.deleted, c.created, res.Preview.Outcome.Result, out)
+	// the preview's in-place updates, as its JSON has them (typed: not read from the steps' words)
+	var predictedInPlace []int
+	var predictedInPlaceBatches [][]int
+	for _, b := range res.Preview.Updates {
+		var batch []int
+		for _, u := range b {
+			if u.InPlace {
+				batch = append(batch, podOrdinal(u.Pod))
+			}
+		}
+		if len(batch) > 0 {
+			predictedInPlace = append(predictedInPlace, batch...)
+			predictedInPlaceBatches = append(predictedInPlaceBatches, batch)
+		}
+	}
+	if !slices.Equal(predictedDeleted, c.deleted) || !slices.Equal(predictedCreated, c.created) || !slices.Equal(predictedInPlace, c.inPlace) {
+		t.Fatalf("the preview deletes %v, creates %v and updates in place %v, want %v, %v and %v (outcome %s)\n%.3000s", predictedDeleted, predictedCreated,
+			predictedInPlace, c.deleted, c.created, c.inPlace, res.Preview.Outcome.Result, out)
 	}
 	if c.stuck != (res.Preview.Outcome.Result == "stuck") {
 		t.Fatalf("the preview's outcome is %q (stuck: %v)", res.Preview.Outcome.Result, c.stuck)
@@ -226,6 +258,10 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 	}
 
 	mark := tr.mark()
+	var midUpdate func() string
+	if c.statusMidUpdate {
+		midUpdate = watchStatusMidInPlaceUpdate(ctx, ns, name)
+	}
 	accepted := whenGenerationPasses(ctx, ns, name, getSet(t, ctx, ns, name).Generation)
 	if o, e, code := kubectl(t, ctx, "", "apply", "--server-side", "--force-conflicts", "-f", f); code != 0 {
 		t.Fatalf("kubectl apply: exit %d\n%s%s", code, o, e)
@@ -273,6 +309,26 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 	if !sameBatches(batches, predictedBatches) {
 		t.Errorf("the cluster deleted in batches %v, the preview in %v: want the same first batch, and each later one of the preview's made of the cluster's", batches, predictedBatches)
 	}
+	// in place: a pod's revision label moving while its uid stays, in the preview's order and batches
+	inPlace := tr.inPlaceBatches(mark)
+	var inPlaceOrder []int
+	for _, b := range inPlace {
+		inPlaceOrder = append(inPlaceOrder, b...)
+	}
+	wantOrdinals(t, "pods the controller updated in place", inPlaceOrder, c.inPlace...)
+	if !sameBatches(inPlace, predictedInPlaceBatches) {
+		t.Errorf("the cluster updated in place in batches %v, the preview in %v: want the same first batch, and each later one of the preview's made of the cluster's", inPlace, predictedInPlaceBatches)
+	}
+	if len(c.inPlace) > 0 {
+		batches, predictedBatches = inPlace, predictedInPlaceBatches // the table's column
+	}
+	if midUpdate != nil {
+		if seen := midUpdate(); seen == "" {
+			t.Errorf("kubectl ordinal status never showed a pod mid in-place update during the rollout")
+		} else {
+			t.Logf("kubectl ordinal status during the rollout:\n%s", seen)
+		}
+	}
 	predicted, err := time.ParseDuration(res.Preview.Outcome.Duration)
 	if err != nil {
 		t.Fatalf("the preview's duration %q: %v", res.Preview.Outcome.Duration, err)
@@ -281,7 +337,7 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 	if predicted > 0 {
 		ratio = fmt.Sprintf("%.2fx", took.Seconds()/predicted.Seconds())
 	}
-	t.Logf("predicted and done: deleted %v in batches %v (preview %v), created %v", c.deleted, batches, predictedBatches, c.created)
+	t.Logf("predicted and done: deleted %v, in place %v, in batches %v (preview %v), created %v", c.deleted, c.inPlace, batches, predictedBatches, c.created)
 	return fmt.Sprintf("%-52s %-12s %9s %9s %6s  %-22s %s", c.name, c.pace.start+"/"+c.pace.ready+"/"+c.pace.termination,
 		predicted.Round(100*time.Millisecond), took.Round(100*time.Millisecond), ratio, batchString(batches)+" ("+batchString(predictedBatches)+")", res.Preview.Pace)
 }
@@ -302,6 +358,61 @@ func batchString(bs [][]int) string {
 	return "[" + strings.Join(parts, "][") + "]"
 }
 
+// inPlaceImageEdit turns on extension in-place-update (the extended module, InPlaceIfPossible) and changes the
+// container's image: a change each pod takes in place.
+func inPlaceImageEdit(s *appsv1.StatefulSet) {
+	inPlace("InPlaceIfPossible")(s)
+	s.Spec.Template.Spec.Containers[0].Image = inPlaceImage
+}
+
+// watchStatusMidInPlaceUpdate asks `kubectl ordinal status` (JSON, then text) about the set until it shows a
+// pod mid in-place update, from now until the returned function is called; that returns the text it showed
+// ("" if it never did).
+func watchStatusMidInPlaceUpdate(ctx context.Context, ns, name string) func() string {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan string, 1)
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			out, err := pluginOutput(ctx, "status", name, "-n", ns, "-o", "json")
+			var st rollout.Status
+			if err == nil && json.Unmarshal([]byte(out), &st) == nil {
+				for _, p := range st.Pods {
+					if p.InPlace != nil && p.InPlace.Waiting == "image" && p.InPlace.Want == inPlaceImage && p.State != "Ready" && p.State != "Available" {
+						text, _ := pluginOutput(ctx, "status", name, "-n", ns)
+						done <- fmt.Sprintf("%s: %+v\n%s", p.Name, *p.InPlace, text)
+						return
+					}
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	return func() string {
+		select {
+		case s := <-done:
+			cancel()
+			return s
+		case <-time.After(time.Second):
+		}
+		cancel()
+		return <-done
+	}
+}
+
+// pluginOutput is `kubectl ordinal ARGS`'s standard output, for a goroutine (plugin fails its test).
+func pluginOutput(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hookEnv.kubectl, append([]string{"ordinal"}, append(args, "--kubeconfig", cfg.kubeconfig)...)...)
+	cmd.Env = append(os.Environ(), "PATH="+hookEnv.pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.Output()
+	return string(out), err
+}
+
 // deletionBatches groups the pod deletions since mark by what happened between them: deletions with no
 // other step of any pod between them (created, Ready, gone) were one sync's batch.
 func (tr *podTracker) deletionBatches(mark int) [][]int {
@@ -311,6 +422,29 @@ func (tr *podTracker) deletionBatches(mark int) [][]int {
 	var cur []int
 	for _, s := range tr.steps[min(mark, len(tr.steps)):] {
 		if s.kind == stepTerminating {
+			cur = append(cur, s.ordinal)
+			continue
+		}
+		if len(cur) > 0 {
+			out, cur = append(out, cur), nil
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// inPlaceBatches groups the in-place updates since mark (a pod's revision label moved, its uid the same) by
+// what happened between them, as deletionBatches groups deletions: updates with no other step of any pod
+// between them were one sync's batch.
+func (tr *podTracker) inPlaceBatches(mark int) [][]int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var out [][]int
+	var cur []int
+	for _, s := range tr.steps[min(mark, len(tr.steps)):] {
+		if s.kind == stepRevised {
 			cur = append(cur, s.ordinal)
 			continue
 		}
