@@ -195,7 +195,17 @@ func TestInPlaceNotPossible(t *testing.T) {
 	if c := setCondition(s, "InPlaceUpdateBlocked"); !strings.Contains(c.Message, "ipn-1") || !strings.Contains(c.Message, "spec.containers[0].env") {
 		t.Errorf("condition %+v", c)
 	}
-	if l, err := eventsOf(ctx, ns, "ipn", "InPlaceBlocked"); err != nil || len(l.Items) != 1 || l.Items[0].Type != corev1.EventTypeWarning {
+	// the controller records the event after the sync whose status carries the condition (client-go's recorder
+	// sends it asynchronously): wait for it, then want exactly one
+	var l *corev1.EventList
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if l, err = eventsOf(ctx, ns, "ipn", "InPlaceBlocked"); err != nil || len(l.Items) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil || len(l.Items) != 1 || l.Items[0].Type != corev1.EventTypeWarning {
 		t.Errorf("InPlaceBlocked events: %v %v", l, err)
 	}
 	if s.Status.UpdatedReplicas != 0 || s.Status.ReadyReplicas != 2 {
