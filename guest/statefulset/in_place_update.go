@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ordinal-dev/ordinal/internal/inplace"
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
@@ -178,7 +178,7 @@ func qosClass(t jsonv.Value) string {
 				rq, rqOK := req.Get(r)
 				l, lOK := lim.Get(r)
 				some = some || rqOK || lOK
-				if !lOK || rqOK && !inplace.SameQuantity(r, rq.Str(), l.Str()) {
+				if !lOK || rqOK && !inplaceready.SameQuantity(r, rq.Str(), l.Str()) {
 					guaranteed = false
 				}
 			}
@@ -400,18 +400,18 @@ func (s *syncer) inPlaceCondition(status *setStatus, replicas *replicaSlots, upd
 }
 
 // inPlaceAvailability is pod p as the sync reads its availability: unchanged unless the extension updated
-// it in place to the revision it is at (annotationInPlaceUpdate, inplace.Applies). Then it is read by
-// inplace.Judge, the one reading the host's `kubectl ordinal status` uses too: not Ready while a container's
-// status still reports another image than its spec (the kubelet has not restarted it yet), other CPU or
-// memory than its spec, or a resize pending or in progress; and once Ready, Ready only since the last of its
-// containers started, so minReadySeconds counts from the restart even when the kubelet's Ready condition
-// never went False. Init containers that ran to completion are not restarted by an image change and are not
-// waited for; sidecars (restartPolicy Always) are.
+// it in place to the revision it is at (annotationInPlaceUpdate, inplaceready.Applies). Then it is read by
+// inplaceready.Judge, the one reading the host's `kubectl ordinal status` uses too: not Ready while a
+// container's status still reports another image than its spec (the kubelet has not restarted it yet),
+// other CPU or memory than its spec, or a resize pending or in progress; and once Ready, Ready only since the
+// last of its containers started, so minReadySeconds counts from the restart even when the kubelet's Ready
+// condition never went False. Init containers that ran to completion are not restarted by an image change and
+// are not waited for; sidecars (restartPolicy Always) are.
 func inPlaceAvailability(p *pod) *pod {
-	if !extendedBuild || !inplace.Applies(p.rev, p.inPlaceRev) || !p.isCreated() {
+	if !extendedBuild || !inplaceready.Applies(p.rev, p.inPlaceRev) || !p.isCreated() {
 		return p
 	}
-	v := inplace.Judge(inPlacePod(*p.obj()))
+	v := inplaceready.Judge(inPlacePod(*p.obj()))
 	c := *p
 	if v.Pending {
 		c.Ready = false
@@ -421,9 +421,9 @@ func inPlaceAvailability(p *pod) *pod {
 	return &c
 }
 
-// inPlacePod reads what inplace.Judge reads of a pod.
-func inPlacePod(o jsonv.Value) inplace.Pod {
-	var ip inplace.Pod
+// inPlacePod reads what inplaceready.Judge reads of a pod.
+func inPlacePod(o jsonv.Value) inplaceready.Pod {
+	var ip inplaceready.Pod
 	for _, c := range o.Path("spec", "containers").A {
 		ip.Containers = append(ip.Containers, inPlaceContainer(c))
 	}
@@ -434,7 +434,7 @@ func inPlacePod(o jsonv.Value) inplace.Pod {
 	}
 	for _, list := range []string{"containerStatuses", "initContainerStatuses"} {
 		for _, st := range o.Path("status", list).A {
-			s := inplace.Status{Name: st.G("name").Str(), Image: st.G("image").Str()}
+			s := inplaceready.Status{Name: st.G("name").Str(), Image: st.G("image").Str()}
 			if t, err := parseTime(st.Path("state", "running", "startedAt").Str()); err == nil {
 				s.StartedAt = t
 			}
@@ -453,11 +453,11 @@ func inPlacePod(o jsonv.Value) inplace.Pod {
 	return ip
 }
 
-func inPlaceContainer(c jsonv.Value) inplace.Container {
-	return inplace.Container{Name: c.G("name").Str(), Image: c.G("image").Str(), Resources: inPlaceResources(c.G("resources"))}
+func inPlaceContainer(c jsonv.Value) inplaceready.Container {
+	return inplaceready.Container{Name: c.G("name").Str(), Image: c.G("image").Str(), Resources: inPlaceResources(c.G("resources"))}
 }
 
-func inPlaceResources(r jsonv.Value) inplace.Resources {
-	return inplace.Resources{RequestCPU: r.Path("requests", "cpu").Str(), RequestMemory: r.Path("requests", "memory").Str(),
+func inPlaceResources(r jsonv.Value) inplaceready.Resources {
+	return inplaceready.Resources{RequestCPU: r.Path("requests", "cpu").Str(), RequestMemory: r.Path("requests", "memory").Str(),
 		LimitCPU: r.Path("limits", "cpu").Str(), LimitMemory: r.Path("limits", "memory").Str()}
 }

@@ -5,36 +5,36 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/internal/inplace"
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 )
 
-// InPlace reads a typed pod as a module with extension in-place-update reads it: ok when the pod's in-place
-// record (abi.AnnotationInPlaceUpdate) names the revision its label says it is at (inplace.Applies); v is then
-// inplace.Judge's verdict, the module's own rule (the guest reads its JSON into the same inplace.Pod). Only a
-// host whose set runs a module with the extension may read a pod so (module.HasExtension): the faithful
-// module reads such a pod as upstream does.
-func InPlace(p *corev1.Pod) (v inplace.Verdict, ok bool) {
-	if !inplace.Applies(p.Labels[appsv1.ControllerRevisionHashLabelKey], p.Annotations[abi.AnnotationInPlaceUpdate]) {
-		return inplace.Verdict{}, false
+// InPlace reads a typed pod as a module with extension in-place-update reads it: ok when the pod's
+// in-place record (abi.AnnotationInPlaceUpdate) names the revision its label says it is at
+// (inplaceready.Applies); v is then inplaceready.Judge's verdict, the module's own rule (the guest reads its
+// JSON into the same inplaceready.Pod). Only a host whose set runs a module with the extension may read a pod
+// so (module.HasExtension): the faithful module reads such a pod as upstream does.
+func InPlace(p *corev1.Pod) (v inplaceready.Verdict, ok bool) {
+	if !inplaceready.Applies(p.Labels[appsv1.ControllerRevisionHashLabelKey], p.Annotations[abi.AnnotationInPlaceUpdate]) {
+		return inplaceready.Verdict{}, false
 	}
-	return inplace.Judge(InPlacePod(p)), true
+	return inplaceready.Judge(InPlacePod(p)), true
 }
 
-// InPlacePod is what inplace.Judge reads of a typed pod: its containers and sidecars (init containers with
+// InPlacePod is what inplaceready.Judge reads of a typed pod: its containers and sidecars (init containers with
 // restartPolicy Always), their statuses, and whether a resize is pending or in progress.
-func InPlacePod(p *corev1.Pod) inplace.Pod {
-	var ip inplace.Pod
+func InPlacePod(p *corev1.Pod) inplaceready.Pod {
+	var ip inplaceready.Pod
 	for _, c := range p.Spec.Containers {
-		ip.Containers = append(ip.Containers, inplace.Container{Name: c.Name, Image: c.Image, Resources: inPlaceResources(c.Resources)})
+		ip.Containers = append(ip.Containers, inplaceready.Container{Name: c.Name, Image: c.Image, Resources: inPlaceResources(c.Resources)})
 	}
 	for _, c := range p.Spec.InitContainers {
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			ip.Containers = append(ip.Containers, inplace.Container{Name: c.Name, Image: c.Image, Resources: inPlaceResources(c.Resources)})
+			ip.Containers = append(ip.Containers, inplaceready.Container{Name: c.Name, Image: c.Image, Resources: inPlaceResources(c.Resources)})
 		}
 	}
 	for _, list := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
 		for _, st := range list {
-			s := inplace.Status{Name: st.Name, Image: st.Image}
+			s := inplaceready.Status{Name: st.Name, Image: st.Image}
 			if r := st.State.Running; r != nil {
 				s.StartedAt = r.StartedAt.Time
 			}
@@ -53,13 +53,13 @@ func InPlacePod(p *corev1.Pod) inplace.Pod {
 	return ip
 }
 
-func inPlaceResources(r corev1.ResourceRequirements) inplace.Resources {
+func inPlaceResources(r corev1.ResourceRequirements) inplaceready.Resources {
 	q := func(l corev1.ResourceList, name corev1.ResourceName) string {
 		if v, ok := l[name]; ok {
 			return v.String()
 		}
 		return ""
 	}
-	return inplace.Resources{RequestCPU: q(r.Requests, corev1.ResourceCPU), RequestMemory: q(r.Requests, corev1.ResourceMemory),
+	return inplaceready.Resources{RequestCPU: q(r.Requests, corev1.ResourceCPU), RequestMemory: q(r.Requests, corev1.ResourceMemory),
 		LimitCPU: q(r.Limits, corev1.ResourceCPU), LimitMemory: q(r.Limits, corev1.ResourceMemory)}
 }

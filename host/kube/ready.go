@@ -73,7 +73,7 @@ func PodAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
 
 // ReadySince is when a Ready pod became Ready: its Ready condition's lastTransitionTime, or restarted if later
 // (extension in-place-update: a pod the module updated in place is Ready only since its containers
-// restarted, inplace.Verdict.LastStart). Zero when the pod has no Ready condition or its time.
+// restarted, inplaceready.Verdict.LastStart). Zero when the pod has no Ready condition or its time.
 func ReadySince(p *corev1.Pod, restarted time.Time) time.Time {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {

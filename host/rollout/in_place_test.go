@@ -169,7 +169,7 @@ func TestStatusFoldsPodsMidInPlaceUpdate(t *testing.T) {
 
 // The host's reading of a pod updated in place is the module's: on each fixture, web-2 of the mid-update world
 // changed, `kubectl ordinal status` calls it Ready (Available) exactly when the extended module's status
-// counts it ready (available). Both go through internal/inplace.Judge; this holds their readings of the
+// counts it ready (available). Both go through internal/inplaceready.Judge; this holds their readings of the
 // pod (the guest's of its JSON, kube.InPlacePod's of client-go's types) to the same answers.
 func TestHostAndModuleAgreeOnPodsUpdatedInPlace(t *testing.T) {
 	m := extendedModule(t)

@@ -90,7 +90,7 @@ type Pod struct {
 }
 
 // InPlaceUpdate is a pod mid in-place update, as the module reads it: kube.InPlace, which is the module's own
-// rule (internal/inplace), so the state shown and the module's wait agree.
+// rule (internal/inplaceready), so the state shown and the module's wait agree.
 type InPlaceUpdate struct {
 	// Waiting is what for: a container's status to report its spec's "image" or "resources" (Resource names
 	// which), a container's "status", the pod's "resize", or "ready": it runs its spec, not Ready since

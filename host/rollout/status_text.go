@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/ordinal-dev/ordinal/internal/inplace"
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -115,13 +115,13 @@ func (u *InPlaceUpdate) String() string {
 		has = "none"
 	}
 	switch u.Waiting {
-	case inplace.WaitImage:
+	case inplaceready.WaitImage:
 		return fmt.Sprintf("updating in place (container %s: image %s → %s)", u.Container, has, u.Want)
-	case inplace.WaitResources:
+	case inplaceready.WaitResources:
 		return fmt.Sprintf("updating in place (container %s: %s %s → %s)", u.Container, u.Resource, has, u.Want)
-	case inplace.WaitStatus:
+	case inplaceready.WaitStatus:
 		return fmt.Sprintf("updating in place (container %s: no status yet, image %s)", u.Container, u.Want)
-	case inplace.WaitResize:
+	case inplaceready.WaitResize:
 		return "updating in place (resize pending)"
 	case InPlaceReady:
 		if u.RestartedAt != "" {

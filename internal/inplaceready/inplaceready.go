@@ -1,12 +1,13 @@
-// Package inplace is extension in-place-update's reading of a pod it updated in place (README "Beyond
-// upstream"; RATIONALE.md, "An in-place update is judged from the pod's own status"), written once for the
-// module and the host: the module (guest/statefulset, over its own JSON) decides a pod's availability with
-// it, and `kubectl ordinal status` (host/rollout, over client-go's types, through host/kube) says with it
-// which pods are mid-update and what they wait for. Each reads its pod into a Pod and calls Judge; neither
-// has a rule of its own, so the two cannot disagree about a pod.
+// Package inplaceready is extension in-place-update's reading of a pod it updated in place: whether it runs
+// its spec yet, and so whether it can count as Ready (README "Beyond upstream"; RATIONALE.md, "An in-place
+// update is judged from the pod's own status"). It is written once for the module and the host: the module
+// (guest/statefulset, over its own JSON) decides a pod's availability with it, and `kubectl ordinal status`
+// (host/rollout, over client-go's types, through host/kube) says with it which pods are mid-update and what
+// they wait for. Each reads its pod into a Pod and calls Judge; neither has a rule of its own, so the two
+// cannot disagree about a pod. (Which writes of a plan are an in-place update is abi/inplace's question.)
 //
 // The module is built by TinyGo: this package uses nothing but strings, time and internal/quantity.
-package inplace
+package inplaceready
 
 import (
 	"strings"

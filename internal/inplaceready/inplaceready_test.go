@@ -1,4 +1,4 @@
-package inplace
+package inplaceready
 
 import (
 	"testing"
