@@ -244,6 +244,7 @@ func (e *engine) sync() (syncResult, error) {
 	for i, a := range plan.Actions {
 		step.Actions[i] = e.describe(a)
 	}
+	markInPlace(step.Actions, plan, step.Pods)
 	for _, r := range results {
 		rec := &step.Actions[r.Index]
 		for _, ev := range r.Events { // the module's reason for this very write (extension in-place-update)

@@ -186,3 +186,44 @@ manifests:
 		})
 	}
 }
+
+// A write is marked in place by abi/inplace's judgement, not by its record alone: the controller's later
+// repair of a pod it updated in place (its identity labels, here) keeps the revision and the record, and is
+// no in-place update; nor does it make the pod a batch of a rollout.
+func TestRepairOfAPodUpdatedInPlaceIsNotInPlace(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join(previewDir, "in-place.scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ParseScenario(append(base, `events:
+  - settled: true
+    after: 10s
+    set: {"spec.template.spec.containers[0].image": "registry.k8s.io/nginx-slim:0.28"}
+  - settled: true
+    after: 10s
+    labelPod: {pod: web-2, labels: {statefulset.kubernetes.io/pod-name: null}}
+`...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inPlace, repairs []string
+	for _, st := range tl.Steps {
+		for _, a := range st.Actions {
+			if a.Kind != "Pod" || a.Verb != "update" {
+				continue
+			}
+			if a.InPlace {
+				inPlace = append(inPlace, a.Name)
+			} else {
+				repairs = append(repairs, a.Name+" ("+a.Detail+")")
+			}
+		}
+	}
+	if strings.Join(inPlace, " ") != "web-2 web-1 web-0" || strings.Join(repairs, " ") != "web-2 (revision B)" {
+		t.Errorf("pod updates in place %v, others %v: want the rollout's three in place, the repair of web-2 not", inPlace, repairs)
+	}
+}

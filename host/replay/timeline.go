@@ -10,7 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/inplace"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
@@ -111,8 +114,8 @@ type ActionRecord struct {
 	Error  string      `json:"error,omitempty"`
 	Held   *ActionHold `json:"held,omitempty"` // a policy held it back (Error is the refusal): not issued
 	// InPlace: extension in-place-update moves the pod to its revision without deleting it: this is the pod
-	// update that carries its in-place record (abi.AnnotationInPlaceUpdate naming the revision it moves to), or
-	// the resize before it. Detail says "in place" because of it.
+	// update that moves its revision label to the one its in-place record (abi.AnnotationInPlaceUpdate) names,
+	// or the resize right before it (abi/inplace.At, markInPlace). Detail says "in place" because of it.
 	InPlace bool `json:"inPlace,omitempty"`
 	// Why is the module's own account of this write, where one of its events reports it (events[].action):
 	// for a pod delete extension in-place-update makes to recreate a pod it cannot update in place, the
@@ -216,15 +219,9 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 	switch {
 	case a.Kind == world.KindPod && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		rev := jsonobj.GetStr(o, "metadata.labels.controller-revision-hash")
-		r.Detail = "revision " + e.label(rev)
-		// extension in-place-update: the pod stays, its containers restart
-		r.InPlace = a.Verb == abi.VerbUpdate && rev != "" && jsonobj.GetObj(o, "metadata.annotations")[abi.AnnotationInPlaceUpdate] == rev
-		if r.InPlace {
-			r.Detail += ", in place"
-		}
+		r.Detail = "revision " + e.label(rev) // markInPlace adds ", in place" to an in-place update's
 	case a.Kind == world.KindPod && a.Verb == abi.VerbResize:
-		r.InPlace = true
-		r.Detail = "resources, in place"
+		r.Detail = "resources, in place" // a resize never recreates (InPlace says whether it starts an in-place update)
 	case a.Kind == world.KindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		n, _ := jsonobj.GetInt(o, "revision")
 		r.Detail = fmt.Sprintf("%s, revision %d", e.label(a.Name), n)
@@ -246,6 +243,57 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 	}
 	return r
 }
+
+// markInPlace marks the writes of a sync's plan that are an in-place update of a pod (extension
+// in-place-update): abi/inplace.At's judgement, the one policies and the host's check of their answers use,
+// against the pods' revisions as the sync saw them (grid), so a later update of a pod updated in place
+// earlier (an identity or claim repair, keeping its revision) is none.
+func markInPlace(recs []ActionRecord, plan *abi.Plan, grid PodGrid) {
+	var revs map[string]string
+	for i := range recs {
+		if recs[i].Kind != abi.KindPod || (recs[i].Verb != abi.VerbUpdate && recs[i].Verb != abi.VerbResize) {
+			continue
+		}
+		if revs == nil {
+			revs = map[string]string{}
+			for ps := range grid.All() {
+				revs[ps.Name] = ps.Revision
+			}
+		}
+		if _, ok := inplace.At(planRevisions{plan, revs}, i); ok {
+			recs[i].InPlace = true
+			if recs[i].Verb == abi.VerbUpdate {
+				recs[i].Detail += ", in place"
+			}
+		}
+	}
+}
+
+// planRevisions is a plan and its snapshot's pods' revisions as inplace.At reads them.
+type planRevisions struct {
+	p    *abi.Plan
+	revs map[string]string
+}
+
+func (pr planRevisions) Len() int { return len(pr.p.Actions) }
+
+func (pr planRevisions) Action(i int) (verb, kind, name string) {
+	a := &pr.p.Actions[i]
+	return a.Verb, a.Kind, a.Name
+}
+
+func (pr planRevisions) Marks(i int) (revision, inPlace string) {
+	meta := gjson.GetBytes(pr.p.Actions[i].Object, "metadata")
+	str := func(o gjson.Result, key string) string {
+		if v := o.Get(gjson.Escape(key)); v.Type == gjson.String {
+			return v.Str
+		}
+		return ""
+	}
+	return str(meta.Get("labels"), inplace.LabelRevision), str(meta.Get("annotations"), inplace.Annotation)
+}
+
+func (pr planRevisions) PodRevision(name string) string { return pr.revs[name] }
 
 func (e *engine) statusOf(st Obj) string {
 	i := func(k string) int64 { n, _ := jsonobj.GetInt(st, k); return n }
