@@ -20,7 +20,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/abi/inplace"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 )
 
@@ -485,7 +484,7 @@ func CheckAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		a := &p.Actions[s.Action]
-		u, inPlace := inplace.At(planPods{p, podRevision}, s.Action)
+		u, inPlace := hostplan.InPlaceAt(p, s.Action, podRevision)
 		switch {
 		case !inPlace && (a.Verb != abi.VerbDelete || a.Kind != abi.KindPod):
 			return nil, fmt.Errorf("%s: action %d is neither a pod delete nor an in-place update: only those spend a disruption", at, s.Action)
@@ -503,39 +502,6 @@ func CheckAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string
 		spent[pair{s.Action, s.PodDisruptionBudget}] = true
 	}
 	return &a, nil
-}
-
-// planPods is a plan and its snapshot's pods as inplace.At reads them.
-type planPods struct {
-	p        *abi.Plan
-	revision func(name string) string // nil: no pods
-}
-
-func (pp planPods) Len() int { return len(pp.p.Actions) }
-
-func (pp planPods) Action(i int) (verb, kind, name string) {
-	a := &pp.p.Actions[i]
-	return a.Verb, a.Kind, a.Name
-}
-
-func (pp planPods) Marks(i int) (revision, inPlace string) {
-	meta := gjson.GetBytes(pp.p.Actions[i].Object, "metadata")
-	return stringMember(meta.Get("labels"), inplace.LabelRevision), stringMember(meta.Get("annotations"), inplace.Annotation)
-}
-
-func (pp planPods) PodRevision(name string) string {
-	if pp.revision == nil {
-		return ""
-	}
-	return pp.revision(name)
-}
-
-// stringMember is the string member key of object o ("" when absent or not a string).
-func stringMember(o gjson.Result, key string) string {
-	if v := o.Get(gjson.Escape(key)); v.Type == gjson.String {
-		return v.Str
-	}
-	return ""
 }
 
 // toIssue: action i of p is a write the answer may name — from from on, not planned to fail already.

@@ -246,7 +246,10 @@ func (r *Run) loadLedger() {
 // podRevision is the revision label of the snapshot's pod of that name ("" when none), which tells an
 // in-place update from another pod update (CheckAnswer).
 func (r *Run) podRevision(name string) string {
-	return stringMember(r.pod(name).Get("metadata.labels"), inplace.LabelRevision)
+	if v := r.pod(name).Get("metadata.labels").Get(gjson.Escape(inplace.LabelRevision)); v.Type == gjson.String {
+		return v.Str
+	}
+	return ""
 }
 
 // podLabels are the labels of the snapshot's pod of that name (none: no pod).

@@ -10,11 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/ordinal-dev/ordinal/abi"
-	"github.com/ordinal-dev/ordinal/abi/inplace"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
@@ -260,7 +258,7 @@ func markInPlace(recs []ActionRecord, plan *abi.Plan, grid PodGrid) {
 				revs[ps.Name] = ps.Revision
 			}
 		}
-		if _, ok := inplace.At(planRevisions{plan, revs}, i); ok {
+		if _, ok := hostplan.InPlaceAt(plan, i, func(name string) string { return revs[name] }); ok {
 			recs[i].InPlace = true
 			if recs[i].Verb == abi.VerbUpdate {
 				recs[i].Detail += ", in place"
@@ -268,32 +266,6 @@ func markInPlace(recs []ActionRecord, plan *abi.Plan, grid PodGrid) {
 		}
 	}
 }
-
-// planRevisions is a plan and its snapshot's pods' revisions as inplace.At reads them.
-type planRevisions struct {
-	p    *abi.Plan
-	revs map[string]string
-}
-
-func (pr planRevisions) Len() int { return len(pr.p.Actions) }
-
-func (pr planRevisions) Action(i int) (verb, kind, name string) {
-	a := &pr.p.Actions[i]
-	return a.Verb, a.Kind, a.Name
-}
-
-func (pr planRevisions) Marks(i int) (revision, inPlace string) {
-	meta := gjson.GetBytes(pr.p.Actions[i].Object, "metadata")
-	str := func(o gjson.Result, key string) string {
-		if v := o.Get(gjson.Escape(key)); v.Type == gjson.String {
-			return v.Str
-		}
-		return ""
-	}
-	return str(meta.Get("labels"), inplace.LabelRevision), str(meta.Get("annotations"), inplace.Annotation)
-}
-
-func (pr planRevisions) PodRevision(name string) string { return pr.revs[name] }
 
 func (e *engine) statusOf(st Obj) string {
 	i := func(k string) int64 { n, _ := jsonobj.GetInt(st, k); return n }
