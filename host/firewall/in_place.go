@@ -94,14 +94,7 @@ func (st *planState) checkResize(a *abi.Action, target *Object) (Rule, string) {
 	if !s.inPlace.on {
 		return RuleKindVerb, "only extension in-place-update (" + abi.AnnotationPodUpdatePolicy + ") resizes a pod"
 	}
-	if !st.owned(abi.KindPod, target) {
-		return RuleOwner, "the pod is not controlled by this set"
-	}
-	m, rule, reason := s.decodeObject(a)
-	if rule != "" {
-		return rule, reason
-	}
-	if rule, reason := checkUpdateIdentity(target, m); rule != "" {
+	if rule, reason := st.checkPodReplace(a, target); rule != "" {
 		return rule, reason
 	}
 	var p podSpecOf

@@ -28,14 +28,7 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 	case abi.VerbPatch:
 		return st.checkOwnerPatch(abi.KindPod, a, target, func() bool { return s.isMember(a.Name) })
 	case abi.VerbUpdate:
-		if !st.owned(abi.KindPod, target) {
-			return RuleOwner, "the pod is not controlled by this set"
-		}
-		m, rule, reason := s.decodeObject(a)
-		if rule != "" {
-			return rule, reason
-		}
-		if rule, reason := checkUpdateIdentity(target, m); rule != "" {
+		if rule, reason := st.checkPodReplace(a, target); rule != "" {
 			return rule, reason
 		}
 		return s.checkPodImages(target, a.Object)
@@ -47,4 +40,17 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 		}
 	}
 	return "", ""
+}
+
+// checkPodReplace is what an update and a resize of a pod share: the pod is the set's, and the object is the
+// snapshot's pod (its name, namespace, uid and owner references).
+func (st *planState) checkPodReplace(a *abi.Action, target *Object) (Rule, string) {
+	if !st.owned(abi.KindPod, target) {
+		return RuleOwner, "the pod is not controlled by this set"
+	}
+	m, rule, reason := st.s.decodeObject(a)
+	if rule != "" {
+		return rule, reason
+	}
+	return checkUpdateIdentity(target, m)
 }
