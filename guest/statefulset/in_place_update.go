@@ -323,18 +323,6 @@ func (s *syncer) updateInPlace(p *pod, v *inPlaceVerdict, update string) error {
 	return err
 }
 
-// resizedContainers names the containers of spec whose resources differ from template to's.
-func resizedContainers(spec, to jsonv.Value) []string {
-	var out []string
-	for _, c := range spec.G("containers").A {
-		name := c.G("name").Str()
-		if !jsonv.Equal(c.G("resources"), containerNamed(to.Path("spec", "containers"), name).G("resources")) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
 // containerNamed is the container of list named name (null if none).
 func containerNamed(list jsonv.Value, name string) jsonv.Value {
 	for _, c := range list.A {
