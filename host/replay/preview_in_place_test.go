@@ -119,7 +119,7 @@ func TestPreviewInPlaceIsTyped(t *testing.T) {
 // take stay a screen: the batches' runs folded, the reason said once for the pods of a revision.
 func TestPreviewInPlaceFoldsAThousandPods(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 1000-pod replay")
+		t.Skip("-short: a 1000-pod replay")
 	}
 	sc, err := ParseScenario([]byte(`name: thousand-in-place
 manifests:
