@@ -415,36 +415,21 @@ func pluginOutput(ctx context.Context, args ...string) (string, error) {
 
 // deletionBatches groups the pod deletions since mark by what happened between them: deletions with no
 // other step of any pod between them (created, Ready, gone) were one sync's batch.
-func (tr *podTracker) deletionBatches(mark int) [][]int {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	var out [][]int
-	var cur []int
-	for _, s := range tr.steps[min(mark, len(tr.steps)):] {
-		if s.kind == stepTerminating {
-			cur = append(cur, s.ordinal)
-			continue
-		}
-		if len(cur) > 0 {
-			out, cur = append(out, cur), nil
-		}
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
-}
+func (tr *podTracker) deletionBatches(mark int) [][]int { return tr.batchesOf(stepTerminating, mark) }
 
-// inPlaceBatches groups the in-place updates since mark (a pod's revision label moved, its uid the same) by
-// what happened between them, as deletionBatches groups deletions: updates with no other step of any pod
-// between them were one sync's batch.
-func (tr *podTracker) inPlaceBatches(mark int) [][]int {
+// inPlaceBatches groups the in-place updates since mark (a pod's revision label moved, its uid the same) the
+// same way.
+func (tr *podTracker) inPlaceBatches(mark int) [][]int { return tr.batchesOf(stepRevised, mark) }
+
+// batchesOf groups the steps of kind since mark by what happened between them: steps of that kind with no
+// other step of any pod between them were one sync's batch.
+func (tr *podTracker) batchesOf(kind stepKind, mark int) [][]int {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	var out [][]int
 	var cur []int
 	for _, s := range tr.steps[min(mark, len(tr.steps)):] {
-		if s.kind == stepRevised {
+		if s.kind == kind {
 			cur = append(cur, s.ordinal)
 			continue
 		}
