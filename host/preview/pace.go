@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 )
 
 // learnPace sets the delays model's pace from the set's own pods, as they came up: the typical time from a
@@ -21,24 +23,42 @@ import (
 // turning True. A live set's pods are what its next pods will be like (their image pulls, their readiness
 // probes), where the defaults (2 s and 3 s) are anyone's. Pods without both times (not Ready, not started,
 // a Ready condition older than their start) do not count; with none, the model keeps its delays. How long a
-// pod takes to go no live pod shows; the set's events do (terminationPace), else it stays the model's.
+// pod takes to go no live pod shows; the set's events do (terminationPace), else it stays the model's. How
+// long an in-place update keeps a pod's containers down its pods updated in place show (restartPace), else
+// it is the start delay.
 func learnPace(kc *replay.KubeletConfig, pods []*corev1.Pod, events []corev1.Event) {
-	if kc.Model == replay.ModelTick || kc.StartDelay != nil || kc.ReadyDelay != nil || kc.TerminationDelay != nil {
+	if kc.Model == replay.ModelTick || kc.StartDelay != nil || kc.ReadyDelay != nil || kc.TerminationDelay != nil || kc.RestartDelay != nil {
 		return // the harness's model, or delays someone chose
 	}
 	var starts, readies []time.Duration
 	for _, p := range pods {
-		start, ready, ok := podPace(p)
+		start, ready, hasStart, ok := podPace(p)
+		if hasStart {
+			starts = append(starts, start)
+		}
 		if ok {
-			starts, readies = append(starts, start), append(readies, ready)
+			readies = append(readies, ready)
 		}
 	}
 	terms := terminationPace(pods, events)
+	restarts := restartPace(pods)
 	var learned []string
 	if len(starts) > 0 {
-		start, ready := replay.Duration(typical(starts)), replay.Duration(typical(readies))
-		kc.StartDelay, kc.ReadyDelay = &start, &ready
+		start := replay.Duration(typical(starts))
+		kc.StartDelay = &start
+	}
+	if len(readies) > 0 {
+		ready := replay.Duration(typical(readies))
+		kc.ReadyDelay = &ready
+	}
+	switch {
+	case len(starts) > 0 && len(starts) == len(readies):
 		learned = append(learned, fmt.Sprintf("%d of the set's pods: each one's creation to its first container running, and that to Ready (interquartile means)", len(starts)))
+	case len(readies) > 0:
+		if len(starts) > 0 {
+			learned = append(learned, fmt.Sprintf("%d of the set's pods never restarted: each one's creation to its first container running (interquartile mean)", len(starts)))
+		}
+		learned = append(learned, fmt.Sprintf("%d of the set's pods: each one's containers running to Ready (interquartile mean)", len(readies)))
 	}
 	if len(terms) > 0 {
 		term := replay.Duration(typical(terms))
@@ -46,13 +66,23 @@ func learnPace(kc *replay.KubeletConfig, pods []*corev1.Pod, events []corev1.Eve
 		plural := map[bool]string{true: "s"}[len(terms) > 1]
 		learned = append(learned, fmt.Sprintf("%d replacement%s in the set's events: a pod's deletion to its successor's creation (interquartile mean)", len(terms), plural))
 	}
-	switch {
-	case len(learned) == 0:
+	if len(restarts) > 0 {
+		restart := replay.Duration(typical(restarts))
+		kc.RestartDelay = &restart
+		plural := map[bool]string{true: "s"}[len(restarts) > 1]
+		learned = append(learned, fmt.Sprintf("%d pod%s updated in place: its old containers' end to its new ones running (interquartile mean)", len(restarts), plural))
+	}
+	if len(learned) == 0 {
 		return
-	case kc.TerminationDelay == nil:
-		learned = append(learned, "the termination delay is the model's")
-	case kc.StartDelay == nil:
+	}
+	switch {
+	case kc.StartDelay == nil && kc.ReadyDelay == nil:
 		learned = append(learned, "the start and Ready delays are the model's")
+	case kc.StartDelay == nil:
+		learned = append(learned, "the start delay is the model's")
+	}
+	if kc.TerminationDelay == nil {
+		learned = append(learned, "the termination delay is the model's")
 	}
 	kc.Source = "learned from " + strings.Join(learned, "; ")
 }
@@ -96,6 +126,35 @@ func terminationPace(pods []*corev1.Pod, events []corev1.Event) []time.Duration 
 	return out
 }
 
+// restartPace is how long the set's pods updated in place (the in-place record naming their revision) had
+// their containers down: for each pod, the longest of its restarted containers' gaps from the old
+// container's end (lastState.terminated.finishedAt) to the new one running (state.running.startedAt) — the
+// image pulled and started, as the model's restart delay is. The old container's stop after the update is
+// not in the pod's status and counts as instant; a container restarted for another reason since (its last
+// end not the update's) reads as a restart too, which the interquartile mean leaves out when it is rare.
+func restartPace(pods []*corev1.Pod) []time.Duration {
+	var out []time.Duration
+	for _, p := range pods {
+		rev := p.Labels[appsv1.ControllerRevisionHashLabelKey]
+		if p.DeletionTimestamp != nil || !inplaceready.Applies(rev, p.Annotations[abi.AnnotationInPlaceUpdate]) {
+			continue
+		}
+		var down time.Duration
+		seen := false
+		for _, c := range p.Status.ContainerStatuses {
+			run, end := c.State.Running, c.LastTerminationState.Terminated
+			if c.RestartCount == 0 || run == nil || end == nil || run.StartedAt.IsZero() || end.FinishedAt.IsZero() || run.StartedAt.Before(&end.FinishedAt) {
+				continue
+			}
+			down, seen = max(down, run.StartedAt.Sub(end.FinishedAt.Time)), true
+		}
+		if seen {
+			out = append(out, down)
+		}
+	}
+	return out
+}
+
 // SetEvents lists the events of set (by its uid), from which the delays model learns how long the set's pods
 // take to go. Nil for a set not yet created, and when they cannot be read (no permission to list events, say):
 // the termination delay then stays the model's, and the preview's pace says so.
@@ -127,16 +186,20 @@ func eventTime(e *corev1.Event) time.Time {
 	return t
 }
 
-// podPace is how long p took from creation to running and from running to Ready (ok false: it does not say).
-func podPace(p *corev1.Pod) (start, ready time.Duration, ok bool) {
+// podPace is how long p took from creation to running (hasStart) and from running to Ready (ok false: it does
+// not say). A pod whose containers restarted (in place, or after a crash) no longer shows its first start:
+// its running containers started at the restart, and only their time to Ready counts.
+func podPace(p *corev1.Pod) (start, ready time.Duration, hasStart, ok bool) {
 	if p.DeletionTimestamp != nil || p.CreationTimestamp.IsZero() {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	var running time.Time
+	restarted := false
 	for _, c := range p.Status.ContainerStatuses {
 		if r := c.State.Running; r != nil && (running.IsZero() || r.StartedAt.Time.Before(running)) {
 			running = r.StartedAt.Time
 		}
+		restarted = restarted || c.RestartCount > 0
 	}
 	if running.IsZero() && p.Status.StartTime != nil {
 		running = p.Status.StartTime.Time
@@ -152,9 +215,9 @@ func podPace(p *corev1.Pod) (start, ready time.Duration, ok bool) {
 	}
 	created := p.CreationTimestamp.Time
 	if running.IsZero() || readyAt.IsZero() || running.Before(created) || readyAt.Before(running) {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	return running.Sub(created), readyAt.Sub(running), true
+	return running.Sub(created), readyAt.Sub(running), !restarted, true
 }
 
 // typical is the interquartile mean of ds: the mean of its middle half (all of it below four). The times it

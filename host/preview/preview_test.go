@@ -105,6 +105,57 @@ func TestPaceIsLearnedFromTheSetsPods(t *testing.T) {
 	}
 }
 
+// How long an in-place update keeps a pod's containers down is learned from the set's pods updated in place
+// (the record naming their revision): the gap from a restarted container's end to its successor running,
+// the longest of a pod's. Their restart does not count as their first start (creation -> running), only
+// their time to Ready; a pod restarted without the record (a crash) gives no restart delay.
+func TestRestartPaceIsLearnedFromPodsUpdatedInPlace(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	pod := func(name, record string, ends, restarts []time.Duration, ready time.Duration) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0),
+			Labels: map[string]string{appsv1.ControllerRevisionHashLabelKey: "web-b"}, Annotations: map[string]string{}}}
+		if record != "" {
+			p.Annotations["ordinal.dev/in-place-update"] = record
+		}
+		last := t0
+		for i := range ends {
+			start := t0.Add(restarts[i])
+			if start.After(last) {
+				last = start
+			}
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{RestartCount: 1,
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(start)}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(t0.Add(ends[i]))}}})
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(last.Add(ready))}}
+		return p
+	}
+	h := time.Hour
+	pods := []*corev1.Pod{
+		pod("web-0", "web-b", []time.Duration{h, h}, []time.Duration{h + 4*time.Second, h + 10*time.Second}, 2*time.Second), // down 10 s (its slower container)
+		pod("web-1", "web-b", []time.Duration{h}, []time.Duration{h + 6*time.Second}, 4*time.Second),
+		pod("web-2", "web-a", []time.Duration{h}, []time.Duration{h + 50*time.Second}, 6*time.Second), // its record names another revision
+		pod("web-3", "", []time.Duration{h}, []time.Duration{h + 90*time.Second}, 8*time.Second),       // a crash, not an update
+	}
+	got := restartPace(pods)
+	slices.Sort(got)
+	if want := []time.Duration{6 * time.Second, 10 * time.Second}; !slices.Equal(got, want) {
+		t.Fatalf("restart gaps %v, want %v (web-1, web-0)", got, want)
+	}
+	var kc replay.KubeletConfig
+	learnPace(&kc, pods, nil)
+	if kc.RestartDelay == nil || kc.RestartDelay.D() != 8*time.Second {
+		t.Fatalf("learned restart %v, want 8s (the mean of 6 and 10 s)", kc.RestartDelay)
+	}
+	if kc.StartDelay != nil || kc.ReadyDelay == nil || kc.ReadyDelay.D() != 7*time.Second {
+		t.Fatalf("learned start %v, Ready %v: want the model's start (every pod restarted) and Ready 7s (running from the first container up: 4, 6, 8, 8 s)", kc.StartDelay, kc.ReadyDelay)
+	}
+	if p := kc.Pace(); !strings.Contains(p, "running again 8s after an in-place update") || !strings.Contains(p, "2 pods updated in place") ||
+		!strings.Contains(p, "the start delay is the model's") {
+		t.Fatalf("pace %q", p)
+	}
+}
+
 // How long the set's pods take to go is learned from its events: a pod the controller deleted and created
 // again was gone from the delete to its successor's creation. A gap longer than the pod's grace period is
 // not a replacement; other events, and deletes after the live pod's creation, say nothing.

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // previewCase previews testdata/replay/preview's <name>.edit.yaml on the world <name>.scenario.yaml settles in.
@@ -225,5 +226,60 @@ func TestRepairOfAPodUpdatedInPlaceIsNotInPlace(t *testing.T) {
 	}
 	if strings.Join(inPlace, " ") != "web-2 web-1 web-0" || strings.Join(repairs, " ") != "web-2 (revision B)" {
 		t.Errorf("pod updates in place %v, others %v: want the rollout's three in place, the repair of web-2 not", inPlace, repairs)
+	}
+}
+
+// An in-place update keeps a pod's containers down for the kubelet model's restart delay (the start delay
+// unless given): a 3-pod OrderedReady in-place rollout takes three restart delays longer with a restart delay
+// of 30 s than with none, and a per-pod rule's restart delay overrides the set's.
+func TestInPlaceRestartsTakeTheRestartDelay(t *testing.T) {
+	base := filepath.Join(previewDir, "in-place")
+	sc, err := LoadScenario(base + ".scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit, err := os.ReadFile(base + ".edit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yamlToJSON(edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := func(kc KubeletConfig) time.Duration {
+		t.Helper()
+		world, err := ScenarioFromSnapshot(tl.Final)
+		if err != nil {
+			t.Fatal(err)
+		}
+		world.Kubelet = kc
+		p, err := PreviewEdit(context.Background(), world, js, testOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Outcome.Result != "complete" {
+			t.Fatalf("outcome %+v", p.Outcome)
+		}
+		if in, re := p.UpdateCounts(); in != 3 || re != 0 {
+			t.Fatalf("%d in place, %d recreated: want every pod in place", in, re)
+		}
+		return p.Outcome.Duration.D()
+	}
+	zero, thirty := Duration(0), Duration(30*time.Second)
+	fast := took(KubeletConfig{StartDelay: &thirty, RestartDelay: &zero})
+	slow := took(KubeletConfig{StartDelay: &thirty, RestartDelay: &thirty})
+	if slow-fast != 3*30*time.Second {
+		t.Errorf("restart delay 30 s took %s, 0 s took %s: want 90 s between them (three pods, one after another)", slow, fast)
+	}
+	ruled := took(KubeletConfig{StartDelay: &thirty, RestartDelay: &zero, Pods: []PodBehavior{{RestartDelay: &thirty}}})
+	if ruled != slow {
+		t.Errorf("a rule's restart delay of 30 s took %s, want %s as the set's", ruled, slow)
+	}
+	if def := took(KubeletConfig{StartDelay: &thirty}); def != slow {
+		t.Errorf("no restart delay took %s, want the start delay's %s", def, slow)
 	}
 }

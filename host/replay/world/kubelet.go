@@ -41,6 +41,7 @@ type KubeletConfig struct {
 	StartDelay       *Duration     `json:"startDelay,omitempty"`       // creation -> Running (2s)
 	ReadyDelay       *Duration     `json:"readyDelay,omitempty"`       // Running -> Ready (3s)
 	TerminationDelay *Duration     `json:"terminationDelay,omitempty"` // deletion -> gone (5s, capped by the grace period)
+	RestartDelay     *Duration     `json:"restartDelay,omitempty"`     // in-place update -> new containers running (the start delay)
 	Pods             []PodBehavior `json:"pods,omitempty"`             // per-pod overrides, later rules win
 	// Source says where the delays come from, for people (a live set's preview: the pace its pods showed).
 	Source string `json:"source,omitempty"`
@@ -63,13 +64,17 @@ func (c KubeletConfig) Pace() string {
 	src := c.Source
 	if src == "" {
 		src = "the defaults"
-		if c.StartDelay != nil || c.ReadyDelay != nil || c.TerminationDelay != nil {
+		if c.StartDelay != nil || c.ReadyDelay != nil || c.TerminationDelay != nil || c.RestartDelay != nil {
 			src = "the scenario's"
 		}
 	}
-	return fmt.Sprintf("a pod Running %s after it is created, Ready %s after that, gone %s after it is deleted or its grace period if shorter (%s)",
+	restart := "" // said only where it is not the start delay, as most sets never update in place
+	if c.RestartDelay != nil {
+		restart = fmt.Sprintf(", its containers running again %s after an in-place update", Duration(c.RestartDelay.D()))
+	}
+	return fmt.Sprintf("a pod Running %s after it is created, Ready %s after that, gone %s after it is deleted or its grace period if shorter%s (%s)",
 		Duration(DurationOr(c.StartDelay, DefaultStartDelay)), Duration(DurationOr(c.ReadyDelay, DefaultReadyDelay)),
-		Duration(DurationOr(c.TerminationDelay, DefaultTerminationDelay)), src)
+		Duration(DurationOr(c.TerminationDelay, DefaultTerminationDelay)), restart, src)
 }
 
 // PodBehavior overrides the kubelet's defaults for the pods it matches (every given selector must
@@ -83,6 +88,7 @@ type PodBehavior struct {
 	StartDelay         *Duration `json:"startDelay,omitempty"`
 	ReadyDelay         *Duration `json:"readyDelay,omitempty"`
 	TerminationDelay   *Duration `json:"terminationDelay,omitempty"`
+	RestartDelay       *Duration `json:"restartDelay,omitempty"` // in-place update -> new containers running
 	NeverReady         *bool     `json:"neverReady,omitempty"`
 	FailAfter          *Duration `json:"failAfter,omitempty"`          // phase Failed this long after Running
 	CompleteAfter      *Duration `json:"completeAfter,omitempty"`      // phase Succeeded this long after Running
@@ -129,7 +135,7 @@ func (c KubeletConfig) Validate() error {
 	for _, d := range []struct {
 		d    *Duration
 		path string
-	}{{c.Tick, "kubelet.tick"}, {c.StartDelay, "kubelet.startDelay"}, {c.ReadyDelay, "kubelet.readyDelay"}, {c.TerminationDelay, "kubelet.terminationDelay"}} {
+	}{{c.Tick, "kubelet.tick"}, {c.StartDelay, "kubelet.startDelay"}, {c.ReadyDelay, "kubelet.readyDelay"}, {c.TerminationDelay, "kubelet.terminationDelay"}, {c.RestartDelay, "kubelet.restartDelay"}} {
 		if err := NonNegative(d.d, d.path); err != nil {
 			return err
 		}
@@ -147,7 +153,7 @@ func (b PodBehavior) NonNegative(path string) error {
 	for _, d := range []struct {
 		d    *Duration
 		name string
-	}{{b.StartDelay, "startDelay"}, {b.ReadyDelay, "readyDelay"}, {b.TerminationDelay, "terminationDelay"},
+	}{{b.StartDelay, "startDelay"}, {b.ReadyDelay, "readyDelay"}, {b.TerminationDelay, "terminationDelay"}, {b.RestartDelay, "restartDelay"},
 		{b.FailAfter, "failAfter"}, {b.CompleteAfter, "completeAfter"}, {b.LoseReadinessAfter, "loseReadinessAfter"}} {
 		if err := NonNegative(d.d, path+"."+d.name); err != nil {
 			return err
@@ -166,6 +172,7 @@ func DurationOr(d *Duration, def time.Duration) time.Duration {
 // behavior is the effective behaviour of one pod incarnation.
 type behavior struct {
 	start, ready, termination time.Duration
+	restart                   time.Duration // in-place update -> new containers running
 	neverReady                bool
 	failAfter, completeAfter  *time.Duration
 	loseReadinessAfter        *time.Duration
@@ -207,9 +214,13 @@ func (c KubeletConfig) behaviorOf(p Obj) behavior {
 		v := d.D()
 		return &v
 	}
+	restart := c.RestartDelay // nil: the pod's start delay
 	for _, r := range c.Pods {
 		if !r.matches(p) {
 			continue
+		}
+		if r.RestartDelay != nil {
+			restart = r.RestartDelay
 		}
 		b.start = DurationOr(r.StartDelay, b.start)
 		b.ready = DurationOr(r.ReadyDelay, b.ready)
@@ -227,6 +238,7 @@ func (c KubeletConfig) behaviorOf(p Obj) behavior {
 			b.loseReadinessAfter = opt(r.LoseReadinessAfter)
 		}
 	}
+	b.restart = DurationOr(restart, b.start)
 	b.neverReady = b.neverReady || c.neverReadyRevision(p)
 	return b
 }
@@ -634,8 +646,8 @@ func inPlaceUpdated(p Obj) bool {
 }
 
 // PodSpecChanged is an in-place change of a running pod: new images restart its containers after the pod's
-// start delay (the image pulled and started), Ready again after its ready delay; new resources are applied
-// after the start delay without a restart. The tick model does either at the next tick.
+// restart delay (the start delay unless given: the image pulled and started), Ready again after its ready
+// delay; new resources are applied after the restart delay without a restart. The tick model does either at the next tick.
 func (k *Kubelet) PodSpecChanged(name string, restart bool) {
 	p := k.api.Get(KindPod, name)
 	if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Running" {
@@ -651,7 +663,7 @@ func (k *Kubelet) PodSpecChanged(name string, restart bool) {
 	uid := jsonobj.GetStr(p, "metadata.uid")
 	b := k.cfg.behaviorOf(p)
 	now := k.clock.Now()
-	k.timers.add(now.Add(b.start), "kubelet restart "+name, func() {
+	k.timers.add(now.Add(b.restart), "kubelet restart "+name, func() {
 		p := k.same(name, uid)
 		if p == nil || jsonobj.Get(p, "metadata.deletionTimestamp") != nil || jsonobj.GetStr(p, "status.phase") != "Running" {
 			return
