@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/kube"
 )
 
 // Pods is what a host knows of a snapshot's pods for context "disrupted" (Run.Pods).
@@ -19,9 +21,15 @@ type Pods struct {
 
 // Healthy reports whether a pod is healthy as the disruption controller counts a PodDisruptionBudget's
 // currentHealthy, and so as context "disrupted" means it (abi/POLICY.md section 2): not being deleted, and
-// its Ready condition (the first of that type) True.
+// its Ready condition (the first of that type) True — and, beyond the disruption controller, not updated in
+// place and still waiting for its containers to run its spec (kube.InPlace, the module's own rule): from the
+// update to the kubelet's restart its Ready condition is still True, yet the pod is going down, as a pod
+// being deleted is.
 func Healthy(p *corev1.Pod) bool {
 	if p.DeletionTimestamp != nil {
+		return false
+	}
+	if v, ok := kube.InPlace(p); ok && v.Pending {
 		return false
 	}
 	for _, c := range p.Status.Conditions {
@@ -33,10 +41,17 @@ func Healthy(p *corev1.Pod) bool {
 }
 
 // healthyJSON is Healthy of a pod as a snapshot carries it (a deletionTimestamp member, even null, is
-// a deletion).
+// a deletion). Only a pod whose in-place record names its revision is decoded whole, for kube.InPlace.
 func healthyJSON(pod gjson.Result) bool {
 	if pod.Get("metadata.deletionTimestamp").Exists() {
 		return false
+	}
+	record := pod.Get("metadata.annotations").Get(gjson.Escape(abi.AnnotationInPlaceUpdate))
+	if record.Exists() && record.String() == pod.Get("metadata.labels").Get(gjson.Escape(appsv1.ControllerRevisionHashLabelKey)).String() {
+		var p corev1.Pod
+		if err := json.Unmarshal([]byte(pod.Raw), &p); err == nil {
+			return Healthy(&p)
+		}
 	}
 	for _, c := range pod.Get("status.conditions").Array() {
 		if c.Get("type").String() == string(corev1.PodReady) {

@@ -120,6 +120,10 @@ func TestHealthyOfTypedAndEncodedPodsAgree(t *testing.T) {
 		{"no conditions", corev1.Pod{}, false},
 		{"the first Ready counts", corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{cond(corev1.PodReady, "False"), cond(corev1.PodReady, "True")}}}, false},
 		{"terminating", corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{cond(corev1.PodReady, "True")}}}, false},
+		// updated in place: Ready until the kubelet restarts its containers, yet going down
+		{"updated in place, not restarted", inPlacePod("web-b", "nginx:0.27"), false},
+		{"updated in place, restarted", inPlacePod("web-b", "nginx:0.28"), true},
+		{"an old in-place record", inPlacePod("web-a", "nginx:0.27"), true}, // moved since by other means: the label rules
 	} {
 		raw, err := json.Marshal(&c.pod)
 		if err != nil {
@@ -161,5 +165,18 @@ func TestOrdinalInReadsWhatFormatIntWrites(t *testing.T) {
 		if v, ok := ordinalIn(s); ok {
 			t.Errorf("ordinalIn(%q) = %d, ok", s, v)
 		}
+	}
+}
+
+// inPlacePod is a Ready pod at revision web-b whose spec runs nginx:0.28, its in-place record naming record
+// and its container's status reporting image.
+func inPlacePod(record, image string) corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Labels: map[string]string{"controller-revision-hash": "web-b"},
+			Annotations: map[string]string{"ordinal.dev/in-place-update": record}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:0.28"}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: "True"}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "nginx", Image: image, Ready: true,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}},
 	}
 }
