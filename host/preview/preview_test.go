@@ -135,7 +135,7 @@ func TestRestartPaceIsLearnedFromPodsUpdatedInPlace(t *testing.T) {
 		pod("web-0", "web-b", []time.Duration{h, h}, []time.Duration{h + 4*time.Second, h + 10*time.Second}, 2*time.Second), // down 10 s (its slower container)
 		pod("web-1", "web-b", []time.Duration{h}, []time.Duration{h + 6*time.Second}, 4*time.Second),
 		pod("web-2", "web-a", []time.Duration{h}, []time.Duration{h + 50*time.Second}, 6*time.Second), // its record names another revision
-		pod("web-3", "", []time.Duration{h}, []time.Duration{h + 90*time.Second}, 8*time.Second),       // a crash, not an update
+		pod("web-3", "", []time.Duration{h}, []time.Duration{h + 90*time.Second}, 8*time.Second),      // a crash, not an update
 	}
 	got := restartPace(pods)
 	slices.Sort(got)
