@@ -201,17 +201,15 @@ func decodeSnapshotSet(snapshot []byte, v any) bool {
 // The objects' unknown fields (kube.UnknownFields, by their paths in the List) are reported to v and
 // dropped.
 func snapshotOfList(js []byte, now time.Time, choice setChoice, v fieldValidation, file string) ([]byte, error) {
-	var list struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(js, &list); err != nil {
+	items, err := listItems(js)
+	if err != nil {
 		return nil, err
 	}
 	var objs snapshot.Objects
 	var sets, all []string
 	var fields kube.FieldChecker
 	var unknown []fieldcheck.Unknown
-	for i, raw := range list.Items {
+	for i, raw := range items {
 		var tm struct{ APIVersion, Kind string }
 		if err := json.Unmarshal(raw, &tm); err != nil {
 			return nil, fmt.Errorf("items[%d]: %w", i, err)
@@ -265,6 +263,33 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice, v fieldValidatio
 		return nil, err
 	}
 	return snap.JSON, nil
+}
+
+// listItems are the items of a List, each sharing js's memory (a List of 30 MB is not copied to be read),
+// as Go's decoder reads them: the last "items" member, none when it is null.
+func listItems(js []byte) ([][]byte, error) {
+	t, err := jsonv.Validate(js)
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind() != jsonv.Object {
+		return nil, fmt.Errorf("a List is a JSON object")
+	}
+	var items jsonv.Text
+	t.Members(func(k string, v jsonv.Text) {
+		if k == "items" {
+			items = v
+		}
+	})
+	switch {
+	case items == "" || items.Kind() == jsonv.Null:
+		return nil, nil
+	case items.Kind() != jsonv.Array:
+		return nil, fmt.Errorf("items: want an array, not %s", items.Kind())
+	}
+	var out [][]byte
+	items.Items(func(_ int, v jsonv.Text) { out = append(out, v.Bytes()) })
+	return out, nil
 }
 
 // snapshotInput returns the snapshot a command that runs on one (reconcile, preview --from, replay) reads

@@ -87,7 +87,7 @@ func TestReplayPolicyErrors(t *testing.T) {
 // exit 5, says what it expected and what was held, and is listed first.
 func TestPolicyTestFiles(t *testing.T) {
 	code, out, errs := run(t, "", "test", "../../testdata/policies/shipped.test.yaml")
-	if code != ExitOK || !strings.Contains(out, "6 tests, 0 failed") {
+	if code != ExitOK || !strings.Contains(out, "7 tests, 0 failed") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errs)
 	}
 	dir := t.TempDir()

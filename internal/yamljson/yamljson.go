@@ -88,10 +88,25 @@ func sizeOf(n int64) string {
 }
 
 // ToJSON converts one YAML (or JSON) document to JSON.
-func ToJSON(b []byte) ([]byte, error) {
+func ToJSON(b []byte) ([]byte, error) { return toJSON(b, 0) }
+
+// toJSON converts a document that starts after offset lines of its file: a large one a piece at a time
+// where its shape allows (byEntries), the same bytes as whole; one that fails so is converted whole when
+// that is affordable, for the library's verdict on it (an alias of an anchor in another item is valid
+// YAML), else refused with the piece's error.
+func toJSON(b []byte, offset int) ([]byte, error) {
+	if len(b) >= wholeBelow {
+		j, ok, err := byEntries(b)
+		switch {
+		case ok && err == nil:
+			return j, nil
+		case ok && len(b) > retryWholeBelow:
+			return nil, fmt.Errorf("%w (a YAML document this large is read one top-level entry and list item at a time, which it does not allow: give it as JSON, kubectl get -o json)", located(err, offset))
+		}
+	}
 	j, err := yaml.YAMLToJSONStrict(b)
 	if err != nil {
-		return nil, located(err, 0)
+		return nil, located(err, offset)
 	}
 	return j, nil
 }
@@ -112,9 +127,9 @@ func Documents(b []byte) ([][]byte, error) {
 		if len(bytes.TrimSpace(d)) == 0 {
 			continue
 		}
-		j, err := yaml.YAMLToJSONStrict(d)
+		j, err := toJSON(d, firstLine(b, i)-1)
 		if err != nil {
-			return nil, located(err, firstLine(b, i)-1)
+			return nil, err
 		}
 		if string(j) == "null" {
 			continue
