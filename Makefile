@@ -16,7 +16,7 @@ GUEST_SRC := $(shell find guest internal -name '*.go' -not -name '*_test.go') go
 # builds, vet and tests share one build cache instead of compiling everything once per cgo setting.
 export CGO_ENABLED ?= 0
 
-.PHONY: all tinygo guest check-embedded policies check-policies guest-stdgo testmodules build image demo test vet check bench clean
+.PHONY: all tinygo guest check-embedded policies check-policies guest-stdgo testmodules build image demo docs test vet check bench clean
 
 all: build
 
@@ -140,6 +140,11 @@ demo: build
 	@echo
 	@echo '$$ bin/ordinal preview --scenario examples/rolling-update.yaml -f examples/rolling-update-next.yaml'
 	@./bin/ordinal preview --scenario examples/rolling-update.yaml -f examples/rolling-update-next.yaml
+
+# The CLI reference, docs/reference/cli.md, generated from the cobra commands (hack/clidoc); hack/clidoc's
+# test (in `go test ./...`, so `make check` and `make test`) fails when the committed file is stale.
+docs:
+	$(GO) run ./hack/clidoc -o docs/reference/cli.md
 
 # The Node.js host (examples/node-host): the module through the Extism JavaScript SDK, no Go involved.
 # node/npm come from Debian when missing (scripts/install-node.sh); the SDK is pinned by package-lock.json

@@ -133,3 +133,9 @@ The default module is embedded in this binary; --module runs another one.
 	root.AddCommand(newWebhookCommand(opts), newTestCommand(opts))
 	return root
 }
+
+// CommandTrees is every command tree the binary serves, `ordinal` and the kubectl plugin `kubectl ordinal`,
+// unexecuted and writing nowhere: what the generated CLI reference (docs/reference/cli.md, hack/clidoc) reads.
+func CommandTrees() []*cobra.Command {
+	return []*cobra.Command{newRootCommand(nil, io.Discard, io.Discard), newPluginRoot(nil, io.Discard, io.Discard)}
+}
