@@ -178,7 +178,7 @@ cluster-down:
 e2e:
 	bash scripts/e2e.sh
 
-# The e2e suite against another Kubernetes minor (README "Compatibility"), e.g. `make e2e-k8s
+# The e2e suite against another Kubernetes minor (docs/install.md "Compatibility"), e.g. `make e2e-k8s
 # K8S_VERSION=v1.36.3`: its own run directory and ports, so it never meets the default cluster; the first
 # run builds that control plane (pinned: scripts/localk8s/src/k8s/VERSION/). kube-apiserver runs with
 # MaxUnavailableStatefulSet=true (off by default before v1.37, which drops maxUnavailable; the suite tests

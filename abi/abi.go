@@ -134,7 +134,7 @@ const AnnotationModule = "ordinal.dev/module"
 // AnnotationPrefix begins every annotation of this contract (the module a set names, its extensions).
 const AnnotationPrefix = "ordinal.dev/"
 
-// The extended module's extensions' annotations (describe's extensions, README "Beyond upstream"). Hosts
+// The extended module's extensions' annotations (describe's extensions, docs/extensions.md). Hosts
 // read them too: the firewall knows reserve-ordinals' members (internal/ordinal.ReservedSlots), previews
 // what recover-stuck resolves.
 const (

@@ -140,7 +140,7 @@ type scaleConfig struct {
 
 // newNamespaces creates a run's namespaces: newNamespace's one, or sc.namespaces named after the run, the
 // i-th in shard i mod sc.shards when sharded (FNV-1a spreads names differing only at their end poorly:
-// README "Sharded replicas"), so that the sets divide evenly over the shards. The run labels the sets and
+// docs/scale.md "Sharded replicas"), so that the sets divide evenly over the shards. The run labels the sets and
 // their pods when there are several namespaces (the controller's --selector: it watches them all).
 func (sc scaleConfig) newNamespaces(t *testing.T, ctx context.Context) (nss []string, run string) {
 	t.Helper()

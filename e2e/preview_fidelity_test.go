@@ -65,7 +65,7 @@ type fidelityCase struct {
 //     says, which `kubectl ordinal status` confirms from the live state (the next sync writes nothing).
 //
 // The durations (predicted, and from kubectl apply to the set's status) are measured and logged, never
-// judged: README "Fidelity" has the table.
+// judged: docs/evidence/fidelity.md has the table.
 func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 	t.Parallel()
 	requireHookEnv(t)

@@ -79,7 +79,7 @@ func TestPreviewRefusesWhatTheAPIServerRefuses(t *testing.T) {
 		{name: "replicas and minReadySeconds (allowed)", edit: func(s *appsv1.StatefulSet) { s.Spec.Replicas = i32(3); s.Spec.MinReadySeconds = 5 }},
 	}
 	// The module reproduces the validation of statefulset.KubernetesVersion's minor: against that minor the
-	// messages must be the API server's own; against another (README "Compatibility") the verdicts.
+	// messages must be the API server's own; against another (docs/install.md "Compatibility") the verdicts.
 	sv, err := cfg.kc.Discovery().ServerVersion()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-// Package policies holds the example policy modules Ordinal ships (abi/POLICY.md, README "Policies"), each
+// Package policies holds the example policy modules Ordinal ships (abi/POLICY.md, docs/policy-modules.md), each
 // a directory with its source, its fixtures (testdata/*.json: an evaluate input and the answer it must get)
 // and its TinyGo build (NAME/NAME.wasm, made by build.sh and checked by `make check-policies`), and kit, the
 // library they are written with. window is also written in AssemblyScript (window/assemblyscript, built

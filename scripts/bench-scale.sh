@@ -6,7 +6,7 @@
 # SCALE_REST_SECONDS (240: RSS and Go heap "at rest" that long after the last rollout),
 # SCALE_WORKERS (5), SCALE_ROUNDS (1), SCALE_NAMESPACES (1: the sets spread round-robin over that many);
 # SCALE_CONTROLLERS=ordinal|kcm runs one side only; SCALE_REPLICAS=R compares one replica of `ordinal controller
-# --shards SCALE_SHARDS` (default 4R) with R sharing the shards instead (README "Scale").
+# --shards SCALE_SHARDS` (default 4R) with R sharing the shards instead (docs/scale.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ORDINAL_BENCH_SCALE=1

@@ -121,7 +121,7 @@ if [ ! -x "$K8S_BIN" ]; then
   d=$CACHE/build/k8s-$K8S_VERSION; rm -rf "$d"; mkdir -p "$d"
   cp "$SRC/src/k8s/main.go" "$d/"
   # pinned modules: src/k8s/go.mod (the default version) or src/k8s/VERSION/go.mod (other minors the e2e
-  # suite is run against, README "Compatibility")
+  # suite is run against, docs/install.md "Compatibility")
   pinned=
   for m in "$SRC/src/k8s" "$SRC/src/k8s/$K8S_VERSION"; do
     if [ -f "$m/go.mod" ] && grep -q "k8s.io/kubernetes $K8S_VERSION\$" "$m/go.mod"; then pinned=$m; fi

@@ -11,7 +11,7 @@
 # Env: E2E_RUN (go test -run pattern), E2E_PARALLEL (default 6), E2E_TIMEOUT (default 25m), E2E_TAGS (build
 #      tags, default e2e; `make soak` adds soak), GO,
 #      LOCALK8S_RUN, LOCALK8S_CACHE and the other scripts/cluster-up.sh variables; K8S_VERSION=v1.36.3 runs
-#      the suite against another control plane (README "Compatibility"; `make e2e-k8s` gives it its own run
+#      the suite against another control plane (docs/install.md "Compatibility"; `make e2e-k8s` gives it its own run
 #      directory and ports).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,7 +40,7 @@ stop_cluster() {
 trap stop_cluster EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
-# K8S_VERSION names the control plane to test against (README "Compatibility"): a running cluster of another
+# K8S_VERSION names the control plane to test against (docs/install.md "Compatibility"): a running cluster of another
 # version is not reused in its place.
 if [ "$reuse" = 1 ] && [ -n "${K8S_VERSION:-}" ]; then
   exe=$(cat "$LOCALK8S_RUN/pids/2-kube-apiserver.exe" 2>/dev/null || true)

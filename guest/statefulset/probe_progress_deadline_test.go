@@ -48,7 +48,7 @@ func setPod(t *testing.T, snapshot []byte, i int, ready string, since time.Time,
 	return out
 }
 
-// README "Beyond upstream": the extended module without the annotation plans as upstream does. A set whose
+// docs/extensions.md: the extended module without the annotation plans as upstream does. A set whose
 // status carries conditions named Available/Progressing that some other writer put there (a tool that
 // mimics Deployment, an earlier controller) is a set that never opted in: its plan must be upstream's
 // (here: nothing to write). The extended module instead rewrites the status to drop them.

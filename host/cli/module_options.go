@@ -98,7 +98,7 @@ func readModuleFile(path string) ([]byte, error) {
 }
 
 // registry is the modules a set may name with ordinal.dev/module (abi.AnnotationModule): the embedded
-// faithful module and the extended one (README "Beyond upstream"), loaded on first use with these
+// faithful module and the extended one (docs/extensions.md), loaded on first use with these
 // options' limits. Embedded modules are trusted as the default one is: built and tested with the binary.
 func (o *moduleOptions) registry() *module.Registry {
 	return module.NewRegistry(o.loadCode, map[string][]byte{"faithful": embedded.Module(), "extended": embedded.ExtendedModule()})

@@ -16,7 +16,7 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
-// testFile is an `ordinal test` file (README "Policies"): tests of what a set's policies hold, each a replay.
+// testFile is an `ordinal test` file (docs/policy-modules.md): tests of what a set's policies hold, each a replay.
 type testFile struct {
 	Tests []policyTest `json:"tests"`
 }

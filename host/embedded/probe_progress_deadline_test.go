@@ -41,7 +41,7 @@ func probeCase(t *testing.T, dir, name string) map[string]any {
 	return v
 }
 
-// README "Beyond upstream": a set without the extensions' annotations gets upstream's plan from the
+// docs/extensions.md: a set without the extensions' annotations gets upstream's plan from the
 // extended module, byte for byte. A set whose status carries conditions named Available and Progressing
 // written by someone else (a tool that mimics Deployment's conditions, an earlier controller) does not.
 func TestProbeExtendedIsFaithfulWithForeignConditions(t *testing.T) {

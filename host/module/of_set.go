@@ -22,7 +22,7 @@ func OfSet[M any](ctx context.Context, annotations map[string]string, def M, nam
 }
 
 // HasExtension reports whether module m describes the extension turned on by annotation key (describe's
-// extensions: README "Beyond upstream"); a module that does not describe itself has none. What a host reads
+// extensions: docs/extensions.md); a module that does not describe itself has none. What a host reads
 // of an extension (a preview's traps, the replay's outcome, `kubectl ordinal status`'s reading of pods
 // updated in place) it reads only where the set's module has it.
 func HasExtension(m any, key string) bool {

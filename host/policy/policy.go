@@ -1,6 +1,6 @@
 // Package policy runs a set's policy modules (abi/POLICY.md) on the plans of its syncs: each is asked which
 // writes it holds back, its answer is checked, and the holds become host/plan's Judge. A policy that fails
-// (traps, times out, answers out of contract) holds nothing back and is reported: see README "Policies" for
+// (traps, times out, answers out of contract) holds nothing back and is reported: see docs/policy-modules.md for
 // why failing open is the safe choice.
 package policy
 

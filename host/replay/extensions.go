@@ -9,7 +9,7 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
-// What the host reads of the extensions (README "Beyond upstream") is read only where the set's module has
+// What the host reads of the extensions (docs/extensions.md) is read only where the set's module has
 // them: a set annotated for an extension its module lacks (the faithful one) gets upstream's plan, and the
 // host's previews and outcomes say so.
 

@@ -8,7 +8,7 @@ import (
 
 // Held marks the next sync's writes the set's policies hold (host/policy's Judge of the plan, by action
 // index): the rollout waits for them, so the state is waiting and each hold is the first reason, saying which
-// policy holds which write and why (README "Policies").
+// policy holds which write and why (docs/policy-modules.md).
 func (s *Status) Held(holds map[int]hostplan.Hold) {
 	if len(holds) == 0 {
 		return

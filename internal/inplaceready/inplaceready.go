@@ -1,5 +1,5 @@
 // Package inplaceready is extension in-place-update's reading of a pod it updated in place: whether it runs
-// its spec yet, and so whether it can count as Ready (README "Beyond upstream"; RATIONALE.md, "An in-place
+// its spec yet, and so whether it can count as Ready (docs/extensions.md; RATIONALE.md, "An in-place
 // update is judged from the pod's own status"). It is written once for the module and the host: the module
 // (guest/statefulset, over its own JSON) decides a pod's availability with it, and `kubectl ordinal status`
 // (host/rollout, over client-go's types, through host/kube) says with it which pods are mid-update and what
