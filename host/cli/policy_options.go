@@ -18,9 +18,7 @@ func (o *moduleOptions) policies(ctx context.Context) (*policy.Registry, error) 
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	reg := policy.NewRegistry(func(ctx context.Context, code []byte) (*wasm.Policy, error) {
-		return wasm.LoadPolicy(ctx, code, wasm.Config{Timeout: o.timeout, MemoryLimitPages: o.memoryLimitMB * 16})
-	}, policies.Builtin())
+	reg := policy.NewRegistry(o.loadPolicy, policies.Builtin())
 	for _, path := range o.policyFiles {
 		b, err := readlimit.File(path, wasm.DefaultMaxModuleBytes, "policy "+path, "")
 		if err != nil {
@@ -36,4 +34,10 @@ func (o *moduleOptions) policies(ctx context.Context) (*policy.Registry, error) 
 		}
 	}
 	return reg, nil
+}
+
+// loadPolicy loads a policy module with these options' limits: every policy of the process, and `ordinal
+// policy test`'s, is loaded so.
+func (o *moduleOptions) loadPolicy(ctx context.Context, code []byte) (*wasm.Policy, error) {
+	return wasm.LoadPolicy(ctx, code, wasm.Config{Timeout: o.timeout, MemoryLimitPages: o.memoryLimitMB * 16})
 }

@@ -130,7 +130,7 @@ The default module is embedded in this binary; --module runs another one.
 	root.AddCommand(newReconcileCommand(opts), newVersionCommand(opts))
 	root.AddCommand(newReplayCommand(opts), newPreviewCommand(opts))
 	root.AddCommand(newControllerCommand(opts), newSnapshotCommand())
-	root.AddCommand(newWebhookCommand(opts), newTestCommand(opts))
+	root.AddCommand(newWebhookCommand(opts), newTestCommand(opts), newPolicyCommand(opts))
 	return root
 }
 

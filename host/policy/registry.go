@@ -2,11 +2,9 @@ package policy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/policyfixture"
 )
 
 // Registry is the policies a set may name (abi.AnnotationPolicies), one for a process: the shipped ones,
@@ -150,41 +149,27 @@ func (r *Registry) shippedLocked(ctx context.Context, name string) (Module, erro
 }
 
 // gate loads a supplied policy and runs its fixtures: it must describe itself by the name it is supplied
-// under and answer every fixture exactly.
+// under and answer every fixture exactly (CheckName, CheckFixture: what `ordinal policy test` runs too).
 func (r *Registry) gate(ctx context.Context, name string, s Supplied) (*wasm.Policy, error) {
-	var fixtures []struct {
-		Description string          `json:"description"`
-		Input       json.RawMessage `json:"input"`
-		Answer      json.RawMessage `json:"answer"`
-	}
-	if err := json.Unmarshal(s.Fixtures, &fixtures); err != nil || len(fixtures) == 0 {
-		return nil, fmt.Errorf("a supplied policy comes with its fixtures (%s.policy.fixtures.json: a JSON array of {\"input\", \"answer\"}, at least one)", name)
+	fixtures, err := policyfixture.ParseArray(s.Fixtures)
+	if err != nil {
+		return nil, fmt.Errorf("a supplied policy comes with its fixtures (%s.policy.fixtures.json: a JSON array of {\"input\", \"answer\"}, at least one): %w", name, err)
 	}
 	p, err := r.load(ctx, s.Code)
 	if err != nil {
 		return nil, err
 	}
-	if p.Name() != name {
+	if err := CheckName(p, name); err != nil {
 		p.Close(ctx)
-		return nil, fmt.Errorf("it is supplied as %q and describes itself as %q", name, p.Name())
+		return nil, err
 	}
-	for i, f := range fixtures {
-		out, err := p.Evaluate(ctx, f.Input)
-		if err == nil && !SameAnswer(out, f.Answer) {
-			err = fmt.Errorf("answered %.300s, the fixture says %.300s", out, f.Answer)
-		}
-		if err != nil {
+	for _, f := range fixtures {
+		if _, err := CheckFixture(ctx, p, f); err != nil {
 			p.Close(ctx)
-			return nil, fmt.Errorf("fixture %d (%s): %w", i, f.Description, err)
+			return nil, fmt.Errorf("%s (%s): %w", f.Name, f.Description, err)
 		}
 	}
 	return p, nil
-}
-
-// SameAnswer reports whether two answers are the same JSON value.
-func SameAnswer(got, want []byte) bool {
-	var g, w any
-	return json.Unmarshal(got, &g) == nil && json.Unmarshal(want, &w) == nil && reflect.DeepEqual(g, w)
 }
 
 // Supply replaces the supplied policies; a policy whose bytes or fixtures changed, or that is gone, is

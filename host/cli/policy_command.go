@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/policyfixture"
+	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
+)
+
+func newPolicyCommand(opts *moduleOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Work with policy modules (abi/POLICY.md): test one against its fixtures",
+	}
+	cmd.AddCommand(newPolicyTestCommand(opts))
+	return cmd
+}
+
+func newPolicyTestCommand(opts *moduleOptions) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "test POLICY.wasm FIXTURES",
+		Short: "Run a policy module, of any language, against its fixtures as the controller's gate does",
+		Long: `test loads POLICY.wasm as the controller loads a policy (--timeout, --memory-limit-mib) and gives it each
+fixture's input: the answer must be the fixture's answer (the same JSON value). This is the check the
+controller makes of a policy the module ConfigMap supplies before a set may use it, run by the same code,
+so fixtures that pass here pass there. It does not matter what the module is written in.
+
+FIXTURES is a directory of fixture files (NAME.json, each {"description", "input", "answer"}: a policy's
+testdata/) or one file holding a JSON array of them (the ConfigMap's NAME.policy.fixtures.json).
+
+  ordinal policy test freeze.wasm testdata
+  ordinal policy test freeze.wasm freeze.policy.fixtures.json --name freeze
+
+Exit codes:
+  0  every fixture got its answer
+  1  usage error; a fixture file that cannot be read or is not a fixture (the file is named); --name is
+     not the name the policy describes
+  4  the module could not be loaded as a policy
+  5  a fixture got another answer, or the policy failed on it`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			fixtures, err := policyfixture.Read(args[1])
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("fixtures: %w", err))
+			}
+			p, err := loadPolicyFile(cmd.Context(), opts, args[0])
+			if err != nil {
+				return err
+			}
+			defer p.Close(context.Background())
+			if name != "" {
+				if err := policy.CheckName(p, name); err != nil {
+					return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
+				}
+			}
+			failed := testFixtures(cmd.Context(), p, fixtures, cmd.OutOrStdout())
+			if failed > 0 {
+				return withCode(ExitTestFailed, fmt.Errorf("%d of %d fixtures failed", failed, len(fixtures)))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "the name the policy is supplied under (NAME.policy.wasm): it must describe itself so, as the gate checks")
+	return cmd
+}
+
+// loadPolicyFile reads and loads a policy module file with opts' limits.
+func loadPolicyFile(ctx context.Context, opts *moduleOptions, path string) (*wasm.Policy, error) {
+	code, err := readlimit.File(path, wasm.DefaultMaxModuleBytes, "policy "+path, "")
+	if err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("reading policy: %w", err))
+	}
+	p, err := opts.loadPolicy(ctx, code)
+	if err != nil {
+		return nil, withCode(ExitModuleFailure, fmt.Errorf("policy %s: %w", path, err))
+	}
+	return p, nil
+}
+
+// testFixtures judges each fixture as the gate does (policy.CheckFixture), prints a line for each and a
+// summary, and returns how many failed. What a policy answered is the module's text: it goes through termsafe.
+func testFixtures(ctx context.Context, p *wasm.Policy, fixtures []policyfixture.Fixture, w io.Writer) (failed int) {
+	var b strings.Builder
+	d := p.Describe()
+	fmt.Fprintf(&b, "policy %s %s (supplied as %s.policy.wasm)\n", d.Policy, d.Version, d.Policy)
+	for _, f := range fixtures {
+		_, err := policy.CheckFixture(ctx, p, f)
+		if err == nil {
+			fmt.Fprintf(&b, "PASS  %s  %s\n", f.Name, f.Description)
+			continue
+		}
+		failed++
+		fmt.Fprintf(&b, "FAIL  %s  %s\n        %v\n", f.Name, f.Description, err)
+	}
+	fmt.Fprintf(&b, "%d fixtures, %d failed\n", len(fixtures), failed)
+	_, _ = io.WriteString(w, termsafe.String(b.String()))
+	return failed
+}
