@@ -12,10 +12,6 @@ const SIGNAL_RETRY: i64 = 30;
 const MAX_RETRY: i64 = 86400;
 const DAYS: string[] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
-export function abort(message: string | null, file: string | null, line: u32, column: u32): void {
-  unreachable();
-}
-
 // output writes s as UTF-8 (the PDK's outputString counts UTF-16 units as bytes, cutting non-ASCII text).
 function output(s: string): void {
   Host.output(Uint8Array.wrap(String.UTF8.encode(s)));
