@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -18,9 +19,9 @@ import (
 func newPolicyCommand(opts *moduleOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
-		Short: "Work with policy modules (abi/POLICY.md): test one against its fixtures",
+		Short: "Work with policy modules (abi/POLICY.md): test one against its fixtures, bundle the fixtures",
 	}
-	cmd.AddCommand(newPolicyTestCommand(opts))
+	cmd.AddCommand(newPolicyTestCommand(opts), newPolicyFixturesCommand())
 	return cmd
 }
 
@@ -74,6 +75,30 @@ Exit codes:
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the name the policy is supplied under (NAME.policy.wasm): it must describe itself so, as the gate checks")
 	return cmd
+}
+
+func newPolicyFixturesCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "fixtures DIR",
+		Short: "Write the fixtures of DIR as the JSON array the module ConfigMap carries (NAME.policy.fixtures.json)",
+		Long: `fixtures reads DIR's fixture files (NAME.json, each {"description", "input", "answer"}) as
+'ordinal policy test' does and writes them as one JSON array, the module ConfigMap's NAME.policy.fixtures.json:
+
+  ordinal policy fixtures testdata > freeze.policy.fixtures.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fixtures, err := policyfixture.ReadDir(args[0])
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("fixtures: %w", err))
+			}
+			b, err := json.Marshal(fixtures)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(append(b, '\n'))
+			return err
+		},
+	}
 }
 
 // loadPolicyFile reads and loads a policy module file with opts' limits.

@@ -116,3 +116,38 @@ func TestPolicyTestAgreesWithTheGate(t *testing.T) {
 		t.Error("an empty array of fixtures is read without an error")
 	}
 }
+
+// `ordinal policy fixtures` writes a directory's fixtures as the array the ConfigMap carries, which `policy
+// test` reads back as the same fixtures.
+func TestPolicyFixturesBundle(t *testing.T) {
+	code, out, errs := run(t, "", "policy", "fixtures", "../../policies/window/testdata")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	got, err := policyfixture.ParseArray([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := policyfixture.ReadDir("../../policies/window/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d fixtures in the array, %d files", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Description != want[i].Description || !policyfixture.SameAnswer(got[i].Input, want[i].Input) || !policyfixture.SameAnswer(got[i].Answer, want[i].Answer) {
+			t.Errorf("fixture %d is not %s", i, want[i].Name)
+		}
+	}
+	bundle := filepath.Join(t.TempDir(), "window.policy.fixtures.json")
+	if err := os.WriteFile(bundle, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "", "policy", "test", "../../policies/window/window-as.wasm", bundle, "--name", "window"); code != ExitOK {
+		t.Errorf("policy test of the bundle: exit %d, stderr %s", code, errs)
+	}
+	if code, _, errs := run(t, "", "policy", "fixtures", t.TempDir()); code != ExitUsage || !strings.Contains(errs, "no fixtures in") {
+		t.Errorf("an empty directory: exit %d, stderr %s", code, errs)
+	}
+}

@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -21,9 +23,18 @@ func CheckFixture(ctx context.Context, p *wasm.Policy, f policyfixture.Fixture) 
 		return nil, err
 	}
 	if !policyfixture.SameAnswer(out, f.Answer) {
-		return out, fmt.Errorf("%w: answered %.300s, the fixture says %.300s", ErrWrongAnswer, out, f.Answer)
+		return out, fmt.Errorf("%w: answered %.300s, the fixture says %.300s", ErrWrongAnswer, compact(out), compact(f.Answer))
 	}
 	return out, nil
+}
+
+// compact is JSON on one line, for a message (b itself when it is not JSON).
+func compact(b []byte) []byte {
+	var c bytes.Buffer
+	if json.Compact(&c, b) != nil {
+		return b
+	}
+	return c.Bytes()
 }
 
 // CheckName is the gate's check of a policy's name: a supplied policy describes itself by the name it is
