@@ -1,7 +1,8 @@
 // Package policies holds the example policy modules Ordinal ships (abi/POLICY.md, docs/policy-modules.md), each
 // a directory with its source, its fixtures (testdata/*.json: an evaluate input and the answer it must get)
 // and its TinyGo build (NAME/NAME.wasm, made by build.sh and checked by `make check-policies`), and kit, the
-// library they are written with. window is also written in AssemblyScript (window/assemblyscript, built
+// library they are written with (kit/assemblyscript: the template and kit of a policy in AssemblyScript,
+// docs/policies.md). window is also written in AssemblyScript (window/assemblyscript, built
 // into window/window-as.wasm); every build answers every fixture of its policy the same. Hosts embed the
 // TinyGo builds: a set can name a shipped policy without supplying a module.
 package policies
