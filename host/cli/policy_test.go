@@ -90,6 +90,11 @@ func TestPolicyTestFiles(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "7 tests, 0 failed") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errs)
 	}
+	// a window the operator opens mid-replay ends complete, its hold's retry hours away keeping nothing waiting
+	code, out, errs = run(t, "", "test", "../../testdata/policies/window-opened.test.yaml")
+	if code != ExitOK || !strings.Contains(out, "1 tests, 0 failed") {
+		t.Fatalf("window-opened.test.yaml: exit %d: %s\n%s", code, out, errs)
+	}
 	dir := t.TempDir()
 	f := filepath.Join(dir, "t.yaml")
 	scenario, _ := filepath.Abs("../../testdata/scenarios/policy-handoff.yaml")

@@ -134,11 +134,15 @@ type engine struct {
 	tl        *Timeline
 	revLabels map[string]string
 
-	requeueAt *time.Time
-	failures  int // consecutive failed syncs, for the rate-limited retry
-	sessions  map[*wasm.Module]*wasm.Session
-	dirty     bool
-	triggers  []string
+	requeueAt *time.Time // the work queue's AddAfter: the module's requeueAfterSeconds, a failed sync's retry
+	// holdRetryAt is when the set's policies asked to be asked again about the writes they held, and holding
+	// whether the last sync held any (scheduleHoldRetry)
+	holdRetryAt *time.Time
+	holding     bool
+	failures    int // consecutive failed syncs, for the rate-limited retry
+	sessions    map[*wasm.Module]*wasm.Session
+	dirty       bool
+	triggers    []string
 
 	next       int       // index of the next user event
 	lastEvent  time.Time // when the previous event happened

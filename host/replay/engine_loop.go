@@ -37,9 +37,7 @@ func (e *engine) runDelays() error {
 			e.api.CollectGarbage()
 			e.dirty = true
 		}
-		requeue := e.requeueAt != nil && !e.requeueAt.After(now)
-		if requeue {
-			e.requeueAt = nil
+		if e.requeueDue(now) {
 			e.triggers = append(e.triggers, "requeue")
 			e.dirty = true
 		}
@@ -64,34 +62,59 @@ func (e *engine) runDelays() error {
 				return nil
 			}
 		}
-		// What happens next?
-		var next *time.Time
-		consider := func(t time.Time) {
-			if next == nil || t.Before(*next) {
-				next = &t
-			}
-		}
-		if t, ok := e.timers.Next(); ok {
-			consider(t)
-		}
-		if e.requeueAt != nil {
-			consider(*e.requeueAt)
-		}
-		settled := next == nil && len(e.api.AwaitingGC()) == 0
-		if t, ok := e.nextEventTime(now, settled); ok {
-			consider(t)
-		}
-		if next == nil {
+		next, ok := e.nextInstant(now)
+		if !ok {
 			return nil
 		}
 		if next.After(now) {
 			e.triggers = nil
 		}
-		e.clock.Set(*next)
+		e.clock.Set(next)
 		if e.overTime(e.clock.Now()) {
 			return nil
 		}
 	}
+}
+
+// nextInstant is when something happens next: a kubelet transition, a requeue, a hold's retry, a user
+// event; none when the world has settled and no event is left. A hold's retry that outlived its holds (the
+// last sync held nothing: the operator opened the window, the role was handed off) comes as the
+// controller's work queue brings it while anything else is still to happen, but it does not keep the
+// world from settling, and once nothing else is left it is dropped: its sync would re-ask about no held
+// write, and the module asks for its own requeue when time alone changes its plan, so it would write
+// nothing, hours later (a window's retry is its opening), and the replay would end at its time limit
+// instead of complete.
+func (e *engine) nextInstant(now time.Time) (time.Time, bool) {
+	var next *time.Time
+	consider := func(t time.Time) {
+		if next == nil || t.Before(*next) {
+			next = &t
+		}
+	}
+	if t, ok := e.timers.Next(); ok {
+		consider(t)
+	}
+	if e.requeueAt != nil {
+		consider(*e.requeueAt)
+	}
+	staleRetry := e.holdRetryAt != nil && !e.holding
+	if e.holdRetryAt != nil && !staleRetry {
+		consider(*e.holdRetryAt)
+	}
+	settled := next == nil && len(e.api.AwaitingGC()) == 0
+	if t, ok := e.nextEventTime(now, settled); ok {
+		consider(t)
+	}
+	switch {
+	case staleRetry && next == nil:
+		e.holdRetryAt = nil
+	case staleRetry:
+		consider(*e.holdRetryAt)
+	}
+	if next == nil {
+		return time.Time{}, false
+	}
+	return *next, true
 }
 
 // runTick is the reference harness's loop: one sync per tick, world rules at the start of every

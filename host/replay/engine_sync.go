@@ -290,11 +290,9 @@ func (e *engine) sync() (syncResult, error) {
 		res.syncErr = true
 	}
 	if e.cfg.Model != ModelTick {
-		requeue, failed := plan.RequeueAfterSeconds, res.syncErr
-		if retry := policy.RetryAfter(out.Held); retry > 0 { // a hold says when to look again
-			requeue, failed = retry.Seconds(), false
-		}
-		e.scheduleRequeue(now, requeue, failed)
+		retry := policy.RetryAfter(out.Held)
+		e.scheduleRequeue(now, plan.RequeueAfterSeconds, res.syncErr && retry == 0) // a hold's retry, not the error backoff
+		e.scheduleHoldRetry(now, len(out.Held), retry)
 	}
 	step.Revisions = e.statusLine()
 	e.tl.Steps = append(e.tl.Steps, step)
@@ -326,6 +324,33 @@ func (e *engine) scheduleRequeue(now time.Time, after float64, failed bool) {
 	} else {
 		e.failures = 0
 	}
+}
+
+// scheduleHoldRetry queues the set again when its policies asked to be asked again about the writes they
+// hold (policy.RetryAfter of the sync's holds), the earliest retry winning as in the controller's work
+// queue, and notes whether the sync held any write (a retry outliving its holds does not keep the world
+// from settling: nextInstant). The module's own requeue stands beside it, the earlier one coming first,
+// as the controller takes the sooner of the two.
+func (e *engine) scheduleHoldRetry(now time.Time, held int, retry time.Duration) {
+	e.holding = held > 0
+	if retry <= 0 {
+		return
+	}
+	if t := now.Add(retry); e.holdRetryAt == nil || t.Before(*e.holdRetryAt) {
+		e.holdRetryAt = &t
+	}
+}
+
+// requeueDue reports whether the work queue brings the set back at now (a requeue or a hold's retry is
+// due), and takes what is due off the queue.
+func (e *engine) requeueDue(now time.Time) bool {
+	due := false
+	for _, t := range []**time.Time{&e.requeueAt, &e.holdRetryAt} {
+		if *t != nil && !(*t).After(now) {
+			*t, due = nil, true
+		}
+	}
+	return due
 }
 
 // segmentComparable: the harness can replay a segment only if no pod is still starting (it

@@ -141,7 +141,7 @@ func (e *engine) applyEvent(ev Event) error {
 		e.kube.AddBehaviors(ev.Kubelet...)
 		note("kubelet behaviour changed: %s", string(mustJSON(ev.Kubelet)))
 	case "restartController":
-		e.requeueAt = nil
+		e.requeueAt, e.holdRetryAt = nil, nil
 		e.failures = 0
 		note("controller restarted (work queue emptied, full resync)")
 	case "swapModule":
