@@ -58,6 +58,17 @@ func (b *breaker) Evaluate(ctx context.Context, input []byte) ([]byte, error) {
 	return out, err
 }
 
+// OnClock is m behind a breaker of its own whose pauses run on now: a replay's virtual clock, so that which of
+// a timeline's syncs ask a policy that timed out follows the timeline, not the machine's speed. The breaker
+// Registry.Get put m behind (on the process's clock, and remembering the live syncs' timeouts, which a
+// replay must neither read nor add to) is left out.
+func OnClock(m Module, now func() time.Time) Module {
+	if b, ok := m.(*breaker); ok {
+		m = b.Module
+	}
+	return &breaker{Module: m, now: now}
+}
+
 // guarded is p behind its breaker, the same one for every Get (a breaker's memory is the policy's).
 func (r *Registry) guarded(p *wasm.Policy) Module {
 	r.bmu.Lock()

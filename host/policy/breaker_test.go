@@ -83,3 +83,32 @@ func TestALoopingPolicyIsNotAskedAgainAtOnce(t *testing.T) {
 		t.Errorf("a caller's deadline paused the policy: %v", err)
 	}
 }
+
+// A replay's breaker (OnClock) is its own, on the replay's clock: the pause of the breaker Registry.Get put
+// the policy behind (the live syncs', on the process's clock) does not skip the replay's calls, the replay's
+// pauses run on its clock, and its timeouts do not count against the live breaker.
+func TestOnClockIsTheReplaysOwnBreaker(t *testing.T) {
+	ctx := context.Background()
+	wall := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	f := &flaky{timeout: true}
+	live := &breaker{Module: f, now: func() time.Time { return wall }}
+	if _, err := live.Evaluate(ctx, nil); !errors.Is(err, wasm.ErrTimeout) {
+		t.Fatalf("live call: %v", err)
+	}
+	virtual := time.Date(2020, 1, 4, 10, 0, 0, 0, time.UTC)
+	replayed := OnClock(live, func() time.Time { return virtual })
+	if _, err := replayed.Evaluate(ctx, nil); !errors.Is(err, wasm.ErrTimeout) || f.calls != 2 {
+		t.Fatalf("the replay's first call, with the live breaker paused: %v (%d calls, want 2)", err, f.calls)
+	}
+	_, err := replayed.Evaluate(ctx, nil)
+	if want := "not asked again until 2020-01-04T10:00:05Z (in 5s)"; !errors.Is(err, ErrSkipped) || !strings.Contains(err.Error(), want) || f.calls != 2 {
+		t.Fatalf("the replay's second call at once: %v (%d calls), want skipped, %q", err, f.calls, want)
+	}
+	virtual = virtual.Add(5 * time.Second)
+	if _, err := replayed.Evaluate(ctx, nil); !errors.Is(err, wasm.ErrTimeout) || f.calls != 3 {
+		t.Fatalf("the replay's call 5s later on its clock: %v (%d calls, want 3)", err, f.calls)
+	}
+	if live.timeouts != 1 {
+		t.Errorf("the live breaker counts %d timeouts in a row, want its own 1", live.timeouts)
+	}
+}

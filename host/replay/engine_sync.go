@@ -214,7 +214,7 @@ func (e *engine) sync() (syncResult, error) {
 			},
 			Head:    e.head(snap),
 			Budgets: budgetWriter{e}, Now: now,
-			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) }}
+			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, timeless(f)) }}
 		run.Judge, run.Admit = pr.Judge, pr.Admit
 	}
 	run.Status = policy.HoldStatus(func() gjson.Result { return gjson.GetBytes(snap, "statefulSet") }, now)
