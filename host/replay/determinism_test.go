@@ -4,12 +4,50 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
+
+// A replay is a function of its scenario: every shipped scenario (testdata/scenarios, examples/) replayed
+// twice prints the same text (-v) and the same JSON, byte for byte, plans included, and so does the demo's
+// preview. Nothing in a timeline may come from the wall clock or the machine's speed.
+func TestShippedScenariosAreDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short skips it: it replays every shipped scenario twice")
+	}
+	examples, _ := filepath.Glob("../../examples/*.yaml")
+	if len(examples) == 0 {
+		t.Fatal("no examples/*.yaml")
+	}
+	for _, f := range append(scenarioFiles(t), examples...) {
+		if f == demoEdit {
+			continue // the demo's edit, previewed below
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc, err := LoadScenario(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameTwice(t, func() outputs { return timelineOutputs(t, sc, testOptions()) })
+		})
+	}
+	t.Run("demo preview", func(t *testing.T) {
+		base := settledScenario(t, filepath.Join(filepath.Dir(demoEdit), "rolling-update.yaml"), testOptions())
+		edit, err := os.ReadFile(demoEdit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTwice(t, func() outputs { return previewOutputs(t, base, edit, testOptions()) })
+	})
+}
+
+// demoEdit is the one examples/*.yaml that is an edit, not a scenario: `make demo` previews it on the world
+// examples/rolling-update.yaml ends in.
+const demoEdit = "../../examples/rolling-update-next.yaml"
 
 // A policy that loops on every call times out by its work budget or by its timeout, whichever this machine
 // reaches first, and its breaker then skips it for a while: the timeline says the same either way, and the
@@ -136,4 +174,18 @@ func replayScenarioWith(t *testing.T, sc *Scenario, opts Options) *Timeline {
 		t.Fatal(err)
 	}
 	return tl
+}
+
+// settledScenario is the world the scenario at path settles in, as `ordinal preview --scenario` starts from.
+func settledScenario(t *testing.T, path string, opts Options) *Scenario {
+	t.Helper()
+	sc, err := LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := Settled(sc, replayScenarioWith(t, sc, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base
 }
