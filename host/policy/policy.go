@@ -21,6 +21,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 // Module is a loaded policy module; *wasm.Policy implements it.
@@ -44,8 +45,72 @@ func Wants(policies []Module, context string) bool {
 // Failure is a policy that could not answer, or answered out of contract: it held nothing back.
 type Failure struct {
 	Policy string
+	Reason string // what went wrong, one of FailureReasons (Fail*): events, outcomes and metrics name it
 	Err    error
 }
+
+// Why a policy failed (Failure.Reason): label values of ordinal_policy_failures_total{reason}, and what a
+// replay's and a preview's policyFailures say.
+const (
+	FailTrap          = "trap"           // the module trapped (a panic) or exited
+	FailTimeout       = "timeout"        // the call ran past the policy's timeout or the caller's deadline
+	FailOutOfMemory   = "out_of_memory"  // the module ran out of memory
+	FailCanceled      = "canceled"       // the caller gave up on the call
+	FailInvalidAnswer = "invalid_answer" // an answer out of contract (abi/POLICY.md section 3), or too large
+	FailUndecided     = "undecided"      // the answer's error: the policy could not decide
+	FailInput         = "input"          // the host could not write the policy's input
+	FailOther         = "error"          // anything else the call returned
+)
+
+// FailureReasons are every Failure.Reason, in the order they are documented.
+var FailureReasons = []string{FailTrap, FailTimeout, FailOutOfMemory, FailCanceled, FailInvalidAnswer, FailUndecided, FailInput, FailOther}
+
+// ErrUndecided is the error of an answer whose error member is set (abi.PolicyAnswer.Error).
+var ErrUndecided = errors.New("the policy could not decide")
+
+// errInput wraps what kept the host from writing a policy's input.
+type errInput struct{ err error }
+
+func (e errInput) Error() string { return e.err.Error() }
+func (e errInput) Unwrap() error { return e.err }
+
+// failureReason is the Failure.Reason of a policy call's error: the module's kind of failure (host/wasm's
+// error kinds), an answer the host refused, or the host's own input.
+func failureReason(err error) string {
+	var in errInput
+	switch {
+	case errors.As(err, &in):
+		return FailInput
+	case errors.Is(err, wasm.ErrTrap):
+		return FailTrap
+	case errors.Is(err, wasm.ErrTimeout):
+		return FailTimeout
+	case errors.Is(err, wasm.ErrOutOfMemory):
+		return FailOutOfMemory
+	case errors.Is(err, wasm.ErrCanceled):
+		return FailCanceled
+	case errors.Is(err, ErrUndecided):
+		return FailUndecided
+	case errors.Is(err, errAnswer), errors.Is(err, wasm.ErrBadModule): // an output out of bounds is no answer either
+		return FailInvalidAnswer
+	}
+	return FailOther
+}
+
+// failure is the Failure of policy for err, its reason read from err.
+func failure(policy string, err error) Failure {
+	return Failure{Policy: policy, Reason: failureReason(err), Err: err}
+}
+
+// errAnswer marks an answer out of contract (CheckAnswer's and the spends' checks).
+var errAnswer = errors.New("answer out of contract")
+
+// answerError is an answer out of contract: its message as it is, errAnswer to errors.Is.
+type answerError struct{ err error }
+
+func (e answerError) Error() string        { return e.err.Error() }
+func (e answerError) Is(target error) bool { return target == errAnswer }
+func (e answerError) Unwrap() error        { return e.err }
 
 func (f Failure) Error() string { return "policy " + f.Policy + ": " + f.Err.Error() }
 
@@ -73,6 +138,14 @@ type Released struct {
 
 func (r Released) String() string {
 	return fmt.Sprintf("policy %s no longer holds %s %s %s (held %s)", r.Policy, r.Verb, r.Kind, r.Name, r.HeldFor.Round(time.Second))
+}
+
+// Since is when policy first held the write (verb, kind, name) among the holds Record last remembered.
+func (m *Memory) Since(policy, verb, kind, name string) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.since[policy][heldKey{verb, kind, name}]
+	return t, ok
 }
 
 // held is what policy has been holding, for its input.
@@ -189,7 +262,7 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 	planJSON, err := json.Marshal(&wire)
 	if err != nil {
 		for _, m := range r.Policies {
-			r.fail(Failure{Policy: m.Name(), Err: err})
+			r.fail(failure(m.Name(), errInput{err}))
 		}
 		return holds
 	}
@@ -205,11 +278,11 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 				// Written of the host's own encoding (Head, Object) it is JSON; of pieces read out of the
 				// snapshot, it is checked (a view is small; checking it cost a small policy's call a fifth).
 				if viewJSON = r.view.of(p); (r.Head == nil || r.Object == nil) && !json.Valid(viewJSON) {
-					viewErr = errors.New("the snapshot is not JSON")
+					viewErr = errInput{errors.New("the snapshot is not JSON")}
 				}
 			}
 			if viewErr != nil {
-				r.fail(Failure{Policy: m.Name(), Err: viewErr})
+				r.fail(failure(m.Name(), viewErr))
 				continue
 			}
 			snapshot = viewJSON
@@ -220,7 +293,7 @@ func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan
 			r.Timed(m.Name(), time.Since(t0))
 		}
 		if err != nil {
-			r.fail(Failure{Policy: m.Name(), Err: err})
+			r.fail(failure(m.Name(), err))
 			continue
 		}
 		r.spend(m.Name(), answer.Spends)
@@ -283,7 +356,7 @@ func (r *Run) fail(f Failure) {
 func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, snapshot, planJSON []byte, from int) (*abi.PolicyAnswer, error) {
 	in, err := r.input(m, snapshot, planJSON, from)
 	if err != nil {
-		return nil, err
+		return nil, errInput{err}
 	}
 	out, err := m.Evaluate(ctx, in)
 	if err != nil {
@@ -294,7 +367,7 @@ func (r *Run) ask(ctx context.Context, m Module, p *abi.Plan, snapshot, planJSON
 		return nil, err
 	}
 	if err := r.checkSpends(p, a.Spends); err != nil {
-		return nil, err
+		return nil, answerError{err}
 	}
 	return a, nil
 }
@@ -430,7 +503,17 @@ var reasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 // by its first action (POLICY.md section 2.1) — each budget once. podRevision is the revision label of the
 // snapshot's pod of a name, which tells an in-place update from another pod update (nil: the snapshot has
 // no pods). One hold or spend out of contract refuses the whole answer.
+// An answer whose error member is set fails with ErrUndecided; any other refusal is errors.Is an answer out of
+// contract (failureReason tells them apart).
 func CheckAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string) string) (*abi.PolicyAnswer, error) {
+	a, err := checkAnswer(out, p, from, podRevision)
+	if err != nil && !errors.Is(err, ErrUndecided) {
+		err = answerError{err}
+	}
+	return a, err
+}
+
+func checkAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string) string) (*abi.PolicyAnswer, error) {
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	dec.DisallowUnknownFields()
 	var a abi.PolicyAnswer
@@ -444,7 +527,7 @@ func CheckAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string
 	case a.ABI != abi.Version:
 		return nil, fmt.Errorf("answer abi is %d, not %d", a.ABI, abi.Version)
 	case a.Error != nil:
-		return nil, fmt.Errorf("the policy could not decide: %s", cut(a.Error.Message, abi.MaxPolicyMessageLength))
+		return nil, fmt.Errorf("%w: %s", ErrUndecided, cut(a.Error.Message, abi.MaxPolicyMessageLength))
 	case len(a.Holds) > abi.MaxPolicyHolds:
 		return nil, fmt.Errorf("answer holds %d writes, more than %d", len(a.Holds), abi.MaxPolicyHolds)
 	}

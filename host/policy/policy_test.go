@@ -16,6 +16,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/abi/schemacheck"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 // fake is a policy module that answers what answer returns for its input.
@@ -135,6 +136,39 @@ func TestJudgeOrderAndFailures(t *testing.T) {
 	}
 }
 
+// Each failure says why the policy failed, typed: the module's kind of failure, an answer the policy could not
+// decide, an answer out of contract (the whole answer, or its spends), or an output too large to be an answer.
+func TestFailureReasons(t *testing.T) {
+	for _, c := range []struct {
+		answer string
+		err    error
+		want   string
+	}{
+		{err: &wasm.Error{Kind: wasm.ErrTrap, Op: "evaluate", Msg: "module trapped: unreachable"}, want: FailTrap},
+		{err: &wasm.Error{Kind: wasm.ErrTimeout, Op: "evaluate", Msg: "exceeded 100ms timeout"}, want: FailTimeout},
+		{err: &wasm.Error{Kind: wasm.ErrOutOfMemory, Op: "evaluate", Msg: "module ran out of memory"}, want: FailOutOfMemory},
+		{err: &wasm.Error{Kind: wasm.ErrBadModule, Op: "evaluate", Msg: "output of 1048576 bytes is over the limit"}, want: FailInvalidAnswer},
+		{err: errors.New("something else"), want: FailOther},
+		{answer: `{"abi":1,"holds":[],"error":{"code":"PolicyFailed","message":"no window"}}`, want: FailUndecided},
+		{answer: `{"abi":1,"holds":[{"action":3,"reason":"X","message":"m"}]}`, want: FailInvalidAnswer},
+		{answer: `{"abi":1,"holds":[],"spends":[{"action":0,"podDisruptionBudget":"q"}]}`, want: FailInvalidAnswer},
+		{answer: `not json`, want: FailInvalidAnswer},
+	} {
+		p := &fake{name: "p", answer: func(abi.PolicyInput) (string, error) { return c.answer, c.err }}
+		var failed []Failure
+		r := &Run{Policies: []Module{p}, Snapshot: []byte(snapshot), Failed: func(f Failure) { failed = append(failed, f) }}
+		r.Judge(context.Background(), testPlan(), 1)
+		if len(failed) != 1 || failed[0].Reason != c.want || failed[0].Policy != "p" {
+			t.Errorf("answer %q, error %v: failures %+v, want one with reason %s", c.answer, c.err, failed, c.want)
+		}
+	}
+	for _, r := range FailureReasons {
+		if r == "" || strings.ToLower(r) != r {
+			t.Errorf("reason %q is not a lower-case label value", r)
+		}
+	}
+}
+
 // Memory gives each policy the writes it held before, since when, and reports those it let go.
 func TestMemoryTimesHolds(t *testing.T) {
 	var m Memory
@@ -151,6 +185,9 @@ func TestMemoryTimesHolds(t *testing.T) {
 	}
 	if got := m.held("pdb"); len(got) != 0 {
 		t.Fatalf("another policy sees %+v", got)
+	}
+	if since, ok := m.Since("handoff", "delete", "Pod", "web-2"); !ok || !since.Equal(t0) {
+		t.Fatalf("Since: %v %v, want the first hold's time", since, ok)
 	}
 	rel := m.Record(t0.Add(3*time.Minute), nil)
 	if len(rel) != 1 || rel[0].HeldFor != 3*time.Minute || rel[0].String() != "policy handoff no longer holds delete Pod web-2 (held 3m0s)" {
