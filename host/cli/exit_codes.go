@@ -36,10 +36,14 @@ const ExitTestFailed = ExitGoldenDiffers
 const (
 	ExitStuck  = 6 // the rollout ends stuck: nothing more will happen, yet pods are missing, not Ready or not updated
 	ExitLimit  = 7 // the replay reached its step or time limit, or --replay-timeout, before the rollout settled
-	ExitFailOn = 8 // a warning named in --fail-on was found (e.g. data-loss)
+	ExitFailOn = 8 // a warning named in --fail-on was found (e.g. data-loss, policy-failed)
+	ExitHeld   = 9 // the rollout ends held by a policy: nothing but its hold keeps it from going on
 )
 
 const rolloutExitCodesHelp = `  6  the rollout ends stuck (a pod never becomes Ready, an OrderedReady set blocked, ...); --fail-on stuck
   7  the replay reached its step or time limit (or --replay-timeout) before the rollout settled; --fail-on limit
-  8  a warning named in --fail-on was found, e.g. --fail-on data-loss
+  8  a warning named in --fail-on was found, e.g. --fail-on data-loss, or policy-failed (a policy of the
+     set trapped, timed out or answered out of contract, and held nothing back)
+  9  the rollout ends held by a policy (a window not open, an approval not given: every pod Ready, and
+     nothing but the hold keeps it from going on); --fail-on held
 When several apply, the lowest code is the exit code.`

@@ -12,11 +12,13 @@ import (
 	"github.com/ordinal-dev/ordinal/host/replay"
 )
 
-// failOnNames are the --fail-on conditions. stuck and limit are outcomes; the others are the preview's
-// warnings (by code, or kebab-case, or an alias); replay knows only the outcomes and data-loss.
+// failOnNames are the --fail-on conditions. stuck, limit and held are outcomes; the others are the preview's
+// warnings (by code, or kebab-case, or an alias); replay knows only the outcomes, data-loss and policy-failed.
 var failOnNames = map[string]string{
 	"stuck":                            "stuck",
 	"limit":                            "limit",
+	"held":                             replay.OutcomeHeld,
+	"policy-failed":                    replay.WarnPolicyFailed,
 	"data-loss":                        replay.WarnClaimsDeleted,
 	"claims-deleted":                   replay.WarnClaimsDeleted,
 	"ordered-ready-blocked":            replay.WarnOrderedReadyBlocked,
@@ -27,11 +29,15 @@ var failOnNames = map[string]string{
 	"unrecoverable":                    replay.WarnUnrecoverable,
 }
 
-const failOnHelp = `conditions that make the command fail (comma-separated): stuck (exit 6), limit (exit 7), and
-for exit 8 data-loss (PVCs deleted; alias claims-deleted), ordered-ready-blocked, max-unavailable-counts-held-back,
-max-unavailable-ignored, on-delete, unfinished, unrecoverable (if the new revision never becomes Ready,
-reverting the template alone does not recover the rollout and no recovery is configured) (preview
-warnings; replay knows data-loss only); none fails on nothing`
+const failOnHelp = `conditions that make the command fail (comma-separated): stuck (exit 6), limit (exit 7), held
+(exit 9: the rollout ends waiting on a policy's hold), and for exit 8 data-loss (PVCs deleted; alias
+claims-deleted), policy-failed (a policy failed and held nothing back), ordered-ready-blocked,
+max-unavailable-counts-held-back, max-unavailable-ignored, on-delete, unfinished, unrecoverable (if the new
+revision never becomes Ready, reverting the template alone does not recover the rollout and no recovery is
+configured) (preview warnings; replay knows data-loss and policy-failed only); none fails on nothing`
+
+// replayFailOn are the conditions a replay judges (outcomes and the warnings of replayWarnings).
+var replayFailOn = map[string]bool{"stuck": true, "limit": true, replay.OutcomeHeld: true, replay.WarnClaimsDeleted: true, replay.WarnPolicyFailed: true}
 
 // failOn is a parsed --fail-on list: outcome and warning codes.
 type failOn map[string]bool
@@ -70,8 +76,8 @@ func parseFailOn(list string, previewWarnings bool) (failOn, error) {
 			sort.Strings(names)
 			return nil, withCode(ExitUsage, fmt.Errorf("--fail-on %q: not one of none, %s", n, strings.Join(names, ", ")))
 		}
-		if !previewWarnings && code != "stuck" && code != "limit" && code != replay.WarnClaimsDeleted {
-			return nil, withCode(ExitUsage, fmt.Errorf("--fail-on %s: a preview warning; replay knows stuck, limit and data-loss", n))
+		if !previewWarnings && !replayFailOn[code] {
+			return nil, withCode(ExitUsage, fmt.Errorf("--fail-on %s: a preview warning; replay knows stuck, limit, held, data-loss and policy-failed", n))
 		}
 		f[code] = true
 	}
@@ -96,12 +102,19 @@ func (f failOn) verdict(o replay.Outcome, warnings []replay.Warning) error {
 	if len(hit) > 0 {
 		return withCode(ExitFailOn, fmt.Errorf("--fail-on: %s", strings.Join(hit, "; ")))
 	}
+	if o.Result == replay.OutcomeHeld && f[replay.OutcomeHeld] {
+		return withCode(ExitHeld, fmt.Errorf("the rollout is held by a policy: %s", o.Summary))
+	}
 	return nil
 }
 
-// replayWarnings are the --fail-on warnings a replay's timeline shows: PVCs the garbage collector
-// deleted (data-loss).
+// replayWarnings are the --fail-on warnings a replay's timeline shows: the policies that failed
+// (policy-failed), PVCs the garbage collector deleted (data-loss).
 func replayWarnings(tl *replay.Timeline) []replay.Warning {
+	var out []replay.Warning
+	for _, f := range tl.PolicyFailures {
+		out = append(out, replay.Warning{Code: replay.WarnPolicyFailed, Message: replay.PolicyFailureText(f)})
+	}
 	var claims []string
 	for _, st := range tl.Steps {
 		for _, w := range st.World {
@@ -110,10 +123,10 @@ func replayWarnings(tl *replay.Timeline) []replay.Warning {
 			}
 		}
 	}
-	if len(claims) == 0 {
-		return nil
+	if len(claims) > 0 {
+		out = append(out, replay.Warning{Code: replay.WarnClaimsDeleted, Message: "the garbage collector deleted PersistentVolumeClaims " + strings.Join(claims, ", ")})
 	}
-	return []replay.Warning{{Code: replay.WarnClaimsDeleted, Message: "the garbage collector deleted PersistentVolumeClaims " + strings.Join(claims, ", ")}}
+	return out
 }
 
 // rolloutFlags are the flags of the commands that replay a rollout and judge it (replay, preview,

@@ -18,7 +18,7 @@ func TestReplayRunsTheSetsPolicies(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{
-		`delete Pod web-1 -> held, not issued: pods "web-1" is forbidden: policy handoff holds this write: pod web-1 still carries role=primary`,
+		`delete Pod web-1 -> held by policy handoff (RoleNotHandedOff): pod web-1 still carries role=primary`,
 		"event: Normal PolicyReleased policy handoff no longer holds delete Pod web-1",
 		"== complete",
 	} {
@@ -172,5 +172,73 @@ func TestTestResultsAreTerminalSafe(t *testing.T) {
 	}
 	if !strings.Contains(out, `\x1b]0;pwned\x07\x1b[2J \u202eevil`) {
 		t.Errorf("the message is not shown escaped: %q", out)
+	}
+}
+
+// A policy that traps at every call is told once, before the steps and again at the end, with its reason;
+// -o json has it typed; --fail-on policy-failed fails on it (exit 8), and by default nothing does.
+func TestReplayTellsAFailingPolicy(t *testing.T) {
+	f := policyScenario(t, `ordinal.dev/policies: bad, misbehave: trap`)
+	bad := "../wasm/testdata/badpolicy.wasm"
+	code, out, errs := run(t, "", "replay", f, "--policy", bad)
+	line := "! policy bad failed (trap) "
+	if code != ExitOK || strings.Count(out, line) != 2 || strings.Index(out, line) > strings.Index(out, "revisions:") {
+		t.Fatalf("exit %d (%s): the failure not told once first and once last:\n%s", code, errs, out)
+	}
+	code, out, _ = run(t, "", "replay", f, "--policy", bad, "-o", "json")
+	var tl struct {
+		PolicyFailures []struct {
+			Policy, Reason string
+			Count          int
+		} `json:"policyFailures"`
+	}
+	if err := json.Unmarshal([]byte(out), &tl); err != nil || code != ExitOK || len(tl.PolicyFailures) != 1 ||
+		tl.PolicyFailures[0].Policy != "bad" || tl.PolicyFailures[0].Reason != "trap" || tl.PolicyFailures[0].Count < 1 {
+		t.Fatalf("-o json: exit %d, %v: %+v", code, err, tl.PolicyFailures)
+	}
+	code, _, errs = run(t, "", "replay", f, "--policy", bad, "--fail-on", "policy-failed")
+	if code != ExitFailOn || !strings.Contains(errs, "--fail-on: PolicyFailed: policy bad failed (trap)") {
+		t.Fatalf("--fail-on policy-failed: exit %d: %s", code, errs)
+	}
+}
+
+// heldScenario is the shipped window scenario whose signal never comes back: the last delete waits on it.
+func heldScenario(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/scenarios/policy-window.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, ok := strings.Cut(string(b), "  - after: 1m\n    signals: {db-healthy: true}")
+	if !ok {
+		t.Fatal("policy-window.yaml no longer gives the signal back after 1m")
+	}
+	f := filepath.Join(t.TempDir(), "held.yaml")
+	if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// A rollout that ends waiting on a policy's hold is "held" — by which policy, since when, what it waits for —
+// not stuck: it fails nothing by default, exits 9 under --fail-on held, and a test may expect it.
+func TestReplayEndsHeld(t *testing.T) {
+	f := heldScenario(t)
+	code, out, errs := run(t, "", "replay", f)
+	if code != ExitOK || !strings.Contains(out, "== held after ") ||
+		!strings.Contains(out, "policy window holds delete Pod web-0 since +10m20s (OutsideWindow): outside the maintenance window") {
+		t.Fatalf("exit %d (%s):\n%s", code, errs, out)
+	}
+	code, _, errs = run(t, "", "replay", f, "--fail-on", "held")
+	if code != ExitHeld || !strings.Contains(errs, "held by a policy: policy window holds") {
+		t.Fatalf("--fail-on held: exit %d, want %d: %s", code, ExitHeld, errs)
+	}
+	test := filepath.Join(t.TempDir(), "t.yaml")
+	os.WriteFile(test, []byte("tests:\n  - name: waits\n    scenario: "+f+"\n    expect: {outcome: held, holds: [{policy: window, reason: SignalNotTrue}]}\n"), 0o644)
+	if code, out, _ := run(t, "", "test", test); code != ExitOK || !strings.Contains(out, "PASS  waits") {
+		t.Fatalf("ordinal test, outcome: held: exit %d:\n%s", code, out)
+	}
+	if _, out, _ := run(t, "", "--help"); !strings.Contains(out, "  9  the rollout ends held by a policy") {
+		t.Errorf("ordinal --help does not document exit 9:\n%s", out)
 	}
 }

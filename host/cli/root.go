@@ -118,7 +118,9 @@ logic compiled to WebAssembly. Given a snapshot (a StatefulSet, its pods, Contro
 
 The default module is embedded in this binary; --module runs another one.
 
-` + exitCodesHelp,
+` + exitCodesHelp + `
+replay and preview judge the rollout they replay too (--fail-on):
+` + rolloutExitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

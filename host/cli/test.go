@@ -34,7 +34,7 @@ type policyTest struct {
 }
 
 type testExpect struct {
-	// Outcome is the replay's outcome: complete, partitioned, waiting, stuck or limit ("": any).
+	// Outcome is the replay's outcome: complete, partitioned, waiting, held, stuck or limit ("": any).
 	Outcome string `json:"outcome,omitempty"`
 	// Holds must each happen at least once; fields left out match anything.
 	Holds []expectedHold `json:"holds,omitempty"`
@@ -89,7 +89,9 @@ func newTestCommand(opts *moduleOptions) *cobra.Command {
 		Short: "Run declarative tests of what a set's policies hold (like kyverno test)",
 		Long: `test runs the tests of each FILE (YAML): each replays a scenario (or a snapshot's world, with an edit
 applied once it settles) with the policies its set names (ordinal.dev/policies) and checks what it expects:
-the outcome, the writes held (by policy, verb, kind, name, reason; each at least once), or that none is.
+the outcome (complete, partitioned, waiting, held — nothing but a policy's hold keeps the rollout from going
+on —, stuck or limit), the writes held (by policy, verb, kind, name, reason; each at least once), or that
+none is.
 A policy that fails fails the test unless it expects policyFailures. Paths are relative to the test file.
 
   tests:
@@ -269,10 +271,10 @@ func judgeTest(file string, t policyTest, tl *replay.Timeline) testResult {
 				r.Holds = append(r.Holds, heldInTest{Step: st.Index, Verb: a.Verb, Kind: a.Kind, Name: a.Name, Policy: a.Held.Policy, Reason: a.Held.Reason})
 			}
 		}
-		for _, ev := range st.Events {
-			if strings.Contains(ev, " PolicyFailed ") && !t.Expect.PolicyFailures {
-				failures = append(failures, fmt.Sprintf("step %d: %s", st.Index, ev))
-			}
+	}
+	if !t.Expect.PolicyFailures {
+		for _, f := range tl.PolicyFailures {
+			failures = append(failures, fmt.Sprintf("step %d: %s", f.FirstStep, replay.PolicyFailureText(f)))
 		}
 	}
 	if e := t.Expect.Outcome; e != "" && e != tl.Outcome.Result {

@@ -267,6 +267,14 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 		add("%s", strings.Join(parts, "; "))
 	}
 
+	// 1a. what the set's policies did not guard (they failed) or hold the rollout at: said before the details,
+	// where the API server's limit on warnings cannot cut it
+	for _, w := range p.Warnings {
+		if w.Code == replay.WarnPolicyFailed || w.Code == replay.WarnPolicyHeld {
+			add("%s", w.Message)
+		}
+	}
+
 	// 1b. the claims extension resize-claims grows (the extended module's), in the order it does
 	if p.Timeline != nil {
 		var resized []string
@@ -366,6 +374,8 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 		switch w.Code {
 		case replay.WarnOrderedReadyBlocked, replay.WarnClaimsDeleted, replay.WarnUnfinished, replay.WarnOnDelete:
 			continue // said above in the webhook's own words
+		case replay.WarnPolicyFailed, replay.WarnPolicyHeld:
+			continue // said above
 		}
 		add("%s", w.Message)
 	}

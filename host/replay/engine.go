@@ -170,6 +170,7 @@ type engine struct {
 	named         map[string]hostplan.Reconciler // modules the set named, loaded (opts.NamedModule)
 	policies      map[string]policy.Module       // policies the set named, loaded (opts.NamedPolicy)
 	held          policy.Memory                  // what the set's policies have been holding, since when
+	lastHolds     map[heldWrite]ActionHold       // the previous sync's holds, by write: a hold that repeats one is told once
 	signals       map[string]json.RawMessage     // what the host supplies the set's policies (scenario signals)
 	pdbs          []Obj                          // the world's PodDisruptionBudgets (disruption.go)
 	disruptedPods map[string]map[string]spentPod // what the policies spent of each budget, by pod (disruption.go)

@@ -191,11 +191,15 @@ func (e *engine) sync() (syncResult, error) {
 	e.labelRevisions()
 	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}
 	var recorded []abi.Event
+	var recordedFor []int // for each event recorded, the held write it reports (its action's index), else -1
 	var results []hostplan.Result
 	run := hostplan.Step{Module: e.sessionOf(module, snap), Snapshot: snap, WriteFailures: describesWriteFailures(module), Scope: scope, Writer: w,
 		Set: jsonobj.GetStr(w.set, "metadata.name"),
 		Each: func(r hostplan.Result) {
 			recorded = append(recorded, r.Events...)
+			for range r.Events {
+				recordedFor = append(recordedFor, heldIndex(r))
+			}
 			results = append(results, r)
 			if r.Outcome == hostplan.Succeeded {
 				res.wrote = true
@@ -255,7 +259,7 @@ func (e *engine) sync() (syncResult, error) {
 		switch {
 		case r.Hold != nil:
 			rec.Error = r.Err.Error()
-			rec.Held = &ActionHold{Policy: r.Hold.Policy, Reason: r.Hold.Reason}
+			rec.Held = &ActionHold{Policy: r.Hold.Policy, Reason: r.Hold.Reason, Message: r.Hold.Message, RetryAfterSeconds: r.Hold.RetryAfter.Seconds()}
 		case r.Outcome == hostplan.FailedAsPlanned && !r.Reported:
 			rec.Error = r.Action.Error
 		case r.Outcome != hostplan.Succeeded && r.Err != nil:
@@ -274,16 +278,27 @@ func (e *engine) sync() (syncResult, error) {
 	}
 	aborted := err != nil
 	e.labelRevisions()
-	for _, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, pr.Held(out.Held), policyFailures)...) {
+	e.markRepeatedHolds(step.Actions)
+	e.recordPolicyFailures(step, policyFailures)
+	for i, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, pr.Held(out.Held), policyFailures)...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
+		heldAt := -1
+		if i < len(recordedFor) {
+			heldAt = recordedFor[i]
+		}
+		step.holdEvent = append(step.holdEvent, heldAt >= 0)
 		if ev.Type == abi.EventWarning && ev.Reason == abi.EventInvalidAnnotation && !slices.Contains(e.tl.invalidAnnotations, ev.Message) {
 			e.tl.invalidAnnotations = append(e.tl.invalidAnnotations, ev.Message)
+		}
+		if ev.Type == abi.EventWarning && heldAt < 0 && ev.Reason != policy.EventFailed { // holds and failures: their own lists
+			e.tl.WarningEvents = foldEvent(e.tl.WarningEvents, ev, step)
 		}
 	}
 	res.actions = len(plan.Actions)
 	res.requeue = plan.RequeueAfterSeconds
 	if plan.Error != nil {
 		step.Error = plan.Error.Message
+		step.errorHeld = heldRefusal(step.Actions, step.Error)
 		res.syncErr = true
 	} else if aborted {
 		step.Error = "a write was rejected"

@@ -34,7 +34,10 @@ type Preview struct {
 	Updates  [][]PodUpdate `json:"updates,omitempty"`
 	HeldBack []string      `json:"heldBack"` // pods the partition keeps at their revision
 	Warnings []Warning     `json:"warnings"`
-	Outcome  Outcome       `json:"outcome"`
+	// PolicyFailures are the set's policies that failed during the preview (they held nothing back), once per
+	// policy and reason; each is a warning PolicyFailed too.
+	PolicyFailures []PolicyFailure `json:"policyFailures,omitempty"`
+	Outcome        Outcome         `json:"outcome"`
 	// Estimate of the rest, when a Budget ended the replay (Outcome.Result "partial").
 	Estimate  *Estimate `json:"estimate,omitempty"`
 	KubeModel string    `json:"kubeletModel"`
@@ -82,6 +85,8 @@ const (
 	WarnOnDelete                     = "OnDelete"                     // the controller replaces no pod by itself
 	WarnUnfinished                   = "Unfinished"                   // the rollout does not finish
 	WarnInvalidAnnotation            = "InvalidAnnotation"            // the module cannot read an extension's annotation (its own words)
+	WarnPolicyFailed                 = "PolicyFailed"                 // a policy of the set failed: it held nothing back (PolicyFailures)
+	WarnPolicyHeld                   = "PolicyHeld"                   // the rollout ends waiting on a policy's hold (Outcome.Held)
 	// pod-update-policy InPlaceOnly holds a pod whose change cannot be made in place (the module's words: its
 	// condition abi.ConditionInPlaceUpdateBlocked at the end of the preview)
 	WarnInPlaceBlocked = "InPlaceBlocked"
@@ -235,7 +240,12 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	replicas, _ := jsonobj.GetInt(spec, "replicas")
 	// only the set's pods count: a pod with its labels that is not its own (db-0, web--1) holds nothing up
 	members, finalMembers := kube.MembersOfJSON(jsonobj.GetObj(before, "statefulSet")), kube.MembersOfJSON(jsonobj.GetObj(final, "statefulSet"))
-	// 0. An extension's annotation the module cannot read, in the module's words (abi.EventInvalidAnnotation).
+	// 0. A policy that failed guarded nothing: said first, once per policy and reason.
+	p.PolicyFailures = tl.PolicyFailures
+	for _, f := range tl.PolicyFailures {
+		w(WarnPolicyFailed, "%s", PolicyFailureText(f))
+	}
+	// 0a. An extension's annotation the module cannot read, in the module's words (abi.EventInvalidAnnotation).
 	for _, msg := range tl.invalidAnnotations {
 		w(WarnInvalidAnnotation, "%s", msg)
 	}
@@ -324,6 +334,9 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	}
 	if p.Outcome.Result == "stuck" || p.Outcome.Result == "limit" {
 		w(WarnUnfinished, "the rollout does not finish: %s", p.Outcome.Summary)
+	}
+	if p.Outcome.Result == OutcomeHeld {
+		w(WarnPolicyHeld, "the rollout waits on a policy: %s", p.Outcome.Summary)
 	}
 	_ = edited
 }

@@ -31,6 +31,11 @@ type Timeline struct {
 	Outcome     Outcome         `json:"outcome"`
 	StopReason  string          `json:"stopReason"`
 	Notes       []string        `json:"notes,omitempty"`
+	// PolicyFailures are the set's policies that failed (held nothing back), once per policy and reason.
+	PolicyFailures []PolicyFailure `json:"policyFailures,omitempty"`
+	// WarningEvents are the Warning events of the syncs, once per reason and message, but those of held writes
+	// and failed policies (the holds and PolicyFailures say them).
+	WarningEvents []WarningEvent `json:"warningEvents,omitempty"`
 
 	// Final is the world at the end, as an ABI snapshot (preview --scenario starts from it, Settled).
 	Final json.RawMessage `json:"-"`
@@ -79,6 +84,9 @@ type Step struct {
 	// Replanned is the plan carried out when the API server refused a write the plan did not predict and the
 	// module was asked again (abi/README.md, "Writes that failed"); Actions are its writes.
 	Replanned json.RawMessage `json:"replanned,omitempty"`
+
+	errorHeld bool   // Error is the refusal of a held write (its hold says it)
+	holdEvent []bool // by event: it reports a held write (the module's Failed<Verb>: its hold says it)
 }
 
 // PodState is one pod in the grid.
@@ -121,10 +129,14 @@ type ActionRecord struct {
 	Why string `json:"why,omitempty"`
 }
 
-// ActionHold is the policy that held a write, and why.
+// ActionHold is the policy that held a write, and why: its answer's hold (abi.PolicyHold).
 type ActionHold struct {
-	Policy string `json:"policy"`
-	Reason string `json:"reason"`
+	Policy            string  `json:"policy"`
+	Reason            string  `json:"reason"`
+	Message           string  `json:"message"`
+	RetryAfterSeconds float64 `json:"retryAfterSeconds,omitempty"`
+
+	repeated bool // the previous sync's hold of the write was the same (policy, reason, message)
 }
 
 // Outcome says how the replay ended.
@@ -132,11 +144,14 @@ type Outcome struct {
 	// Result: "complete" (every pod at the update revision and Ready), "partitioned" (the rest is
 	// held back by the partition), "waiting" (OnDelete: old pods stay until deleted), "stuck"
 	// (nothing more will happen, yet pods are missing, not Ready or not updated), "limit" (the scenario's
-	// step or time limit) or "partial" (the caller's Budget ended the replay; a preview estimates the rest).
+	// step or time limit), "held" (OutcomeHeld: nothing but a policy's hold keeps the rollout from going on)
+	// or "partial" (the caller's Budget ended the replay; a preview estimates the rest).
 	Result   string   `json:"result"`
 	Summary  string   `json:"summary"`
 	Duration Duration `json:"duration"` // from the start to the last step
 	Steps    int      `json:"steps"`
+	// Held are the writes policies hold as a "held" rollout ends, each with what its policy waits for.
+	Held []PolicyHeld `json:"held,omitempty"`
 }
 
 // podStates reads the set's pods as the sync's snapshot had them (nothing is applied between); a pod
@@ -309,11 +324,7 @@ func (e *engine) finish() {
 	if n := len(tl.Steps); n > 0 {
 		out.Duration = tl.Steps[n-1].Offset
 	}
-	defer func() { // a rollout a policy still holds says so, whatever else ended it
-		if held := lastHolds(tl.Steps); held != "" && out.Result != "complete" {
-			out.Summary += "; held by policy at the last sync: " + held
-		}
-	}()
+	defer e.judgeHolds(out) // a rollout a policy still holds says so, whatever else ended it
 	if tl.budgetSpent {
 		out.Result, out.Summary = "partial", tl.StopReason+"; the rest is not replayed"
 		return
@@ -414,23 +425,6 @@ func (t tagged) String() string {
 		i = j
 	}
 	return strings.Join(parts, ", ")
-}
-
-// lastHolds are the writes policies held in the last sync that wrote or held anything, one line.
-func lastHolds(steps []Step) string {
-	for i := len(steps) - 1; i >= 0; i-- {
-		if len(steps[i].Actions) == 0 {
-			continue
-		}
-		var held []string
-		for _, a := range steps[i].Actions {
-			if a.Held != nil {
-				held = append(held, a.Verb+" "+a.Kind+" "+a.Name+" ("+a.Held.Policy+" "+a.Held.Reason+": "+oneLine(a.Error)+")")
-			}
-		}
-		return strings.Join(held, ", ")
-	}
-	return ""
 }
 
 // repeatedFailures is how many syncs in a row, at the end of a replay, must fail alike to call it stuck.

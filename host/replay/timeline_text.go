@@ -62,8 +62,10 @@ func (a ActionRecord) String() string {
 		s += " (" + a.Detail + ")"
 	}
 	switch {
+	case a.Held != nil && a.Held.repeated: // its message was told when the hold began or changed
+		s += " -> held by policy " + a.Held.Policy + " (" + a.Held.Reason + "), as before"
 	case a.Held != nil:
-		s += " -> held, not issued: " + oneLine(a.Error)
+		s += " -> held by policy " + a.Held.Policy + " (" + a.Held.Reason + "): " + oneLine(a.Held.Message)
 	case a.Error != "":
 		s += " -> error: " + oneLine(a.Error)
 	}
@@ -82,6 +84,8 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	b.WriteString("\n")
 	outcome := fmt.Sprintf("== %s after %s, %d syncs: %s\n", tl.Outcome.Result, tl.Outcome.Duration, tl.Outcome.Steps, tl.Outcome.Summary)
 	b.WriteString(outcome)
+	warnings := tl.warningLines()
+	writeWarningLines(&b, warnings)
 	var revs []string
 	for _, r := range tl.Revisions {
 		revs = append(revs, r.Label+"="+r.Name)
@@ -120,6 +124,7 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	for _, n := range tl.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
+	writeWarningLines(&b, warnings)
 	b.WriteString("\n" + outcome)
 	fmt.Fprintf(&b, "   (%s)\n", tl.StopReason)
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
@@ -163,15 +168,29 @@ func stepText(st Step, full, verbose bool) string {
 	if st.Requeue > 0 {
 		fmt.Fprintf(&b, "  requeue after %ss\n", trimFloat(st.Requeue))
 	}
-	if st.Error != "" {
+	if st.Error != "" && !st.errorHeld {
 		fmt.Fprintf(&b, "  error: %s\n", oneLine(st.Error))
 	}
 	if verbose {
-		for _, ev := range st.Events {
+		for i, ev := range st.Events {
+			if i < len(st.holdEvent) && st.holdEvent[i] {
+				continue // a held write's refusal: its hold says it (-o json has the event)
+			}
 			fmt.Fprintf(&b, "  event: %s\n", oneLine(ev))
 		}
 	}
 	return b.String()
+}
+
+// writeWarningLines writes the warnings of a text output, each once, as a preview writes its own.
+func writeWarningLines(b *strings.Builder, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("warnings:\n")
+	for _, l := range lines {
+		fmt.Fprintf(b, "  ! %s\n", wrapJoin(strings.Fields(l), " ", 4, 4))
+	}
 }
 
 // oneLine keeps module and policy text on its line: line breaks (\n, \r) become spaces, so no text can
