@@ -153,7 +153,7 @@ func TestPreviewFromAScenarioKeepsItsBudgets(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"delete Pod web-3 -> held, not issued: pods \"web-3\" is forbidden: policy pdb holds this write: PodDisruptionBudget web",
+	for _, want := range []string{"delete Pod web-3 -> held by policy pdb (DisruptionBudget): PodDisruptionBudget web",
 		"pods taken down, in batches: [web-4] -> [web-3] -> [web-2] -> [web-1] -> [web-0]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -21,6 +21,7 @@ type Metrics struct {
 	syncDuration   prometheus.Histogram     // whole sync
 	guestDuration  prometheus.Histogram     // the module call
 	policyDuration *prometheus.HistogramVec // one policy call, by policy
+	policyFailures *prometheus.CounterVec   // policy, reason: calls that failed (the policy held nothing back)
 	actions        *prometheus.CounterVec   // verb, kind, result
 	errors         *prometheus.CounterVec   // stage
 	staleSkips     *prometheus.CounterVec   // group, resource
@@ -81,6 +82,9 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.policyDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "ordinal_policy_duration_seconds", Help: "Duration of one policy call: its input written, the call, its answer checked (README \"Policies\").", Buckets: buckets,
 	}, []string{"policy"})
+	m.policyFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ordinal_policy_failures_total", Help: "Policy calls that failed, so the policy held nothing back, by policy and reason (trap, timeout, out_of_memory, canceled, skipped, invalid_answer, undecided, input, error).",
+	}, []string{"policy", "reason"})
 	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ordinal_actions_total", Help: "API writes issued from plans, by verb, kind and result (ok, error).",
 	}, []string{"verb", "kind", "result"})
@@ -127,7 +131,7 @@ func NewMetrics(queueDepth func() float64) *Metrics {
 	m.deadlinesExceeded = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "ordinal_progress_deadline_exceeded_total", Help: "Rollouts that passed their progress deadline (ordinal.dev/progress-deadline-seconds): the set's Progressing condition turned False, ProgressDeadlineExceeded.",
 	})
-	cs := []prometheus.Collector{m.deadlinesExceeded, m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.actions, m.errors, m.staleSkips,
+	cs := []prometheus.Collector{m.deadlinesExceeded, m.syncs, m.syncDuration, m.guestDuration, m.policyDuration, m.policyFailures, m.actions, m.errors, m.staleSkips,
 		m.moduleInfo, m.leader, m.shardsHeld, m.shardInformersFiltered, m.cachedObjects, m.setCaches, m.snapshotBytes, m.moduleSwaps, m.moduleRefusals, m.moduleCheck, m.planRefusals,
 		// The runtime's GC series too (go_gc_heap_live_bytes: the heap the last GC kept, whatever the GC's
 		// phase now), as kube-controller-manager publishes them: make bench-scale compares the two with it.

@@ -232,8 +232,11 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		pr = &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
 			Object: snap.Object, Head: snap.Head(), Pods: snap.PodStates,
 			Budgets: policy.ClientBudgets{Client: c.client, FieldManager: FieldManager}, Now: syncTime,
-			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, f) },
-			Timed:  func(p string, d time.Duration) { c.metrics.policyDuration.WithLabelValues(p).Observe(d.Seconds()) }}
+			Failed: func(f policy.Failure) {
+				policyFailures = append(policyFailures, f)
+				c.metrics.policyFailures.WithLabelValues(f.Policy, f.Reason).Inc()
+			},
+			Timed: func(p string, d time.Duration) { c.metrics.policyDuration.WithLabelValues(p).Observe(d.Seconds()) }}
 		step.Judge, step.Admit = pr.Judge, pr.Admit
 	}
 	step.Status = policy.HoldStatus(func() gjson.Result { return gjson.ParseBytes(snap.SetJSON) }, syncTime)

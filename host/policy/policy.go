@@ -56,6 +56,7 @@ const (
 	FailTimeout       = "timeout"        // the call ran past the policy's timeout or the caller's deadline
 	FailOutOfMemory   = "out_of_memory"  // the module ran out of memory
 	FailCanceled      = "canceled"       // the caller gave up on the call
+	FailSkipped       = "skipped"        // not asked: it timed out in a row and its pause has not ended (ErrSkipped)
 	FailInvalidAnswer = "invalid_answer" // an answer out of contract (abi/POLICY.md section 3), or too large
 	FailUndecided     = "undecided"      // the answer's error: the policy could not decide
 	FailInput         = "input"          // the host could not write the policy's input
@@ -63,7 +64,7 @@ const (
 )
 
 // FailureReasons are every Failure.Reason, in the order they are documented.
-var FailureReasons = []string{FailTrap, FailTimeout, FailOutOfMemory, FailCanceled, FailInvalidAnswer, FailUndecided, FailInput, FailOther}
+var FailureReasons = []string{FailTrap, FailTimeout, FailOutOfMemory, FailCanceled, FailSkipped, FailInvalidAnswer, FailUndecided, FailInput, FailOther}
 
 // ErrUndecided is the error of an answer whose error member is set (abi.PolicyAnswer.Error).
 var ErrUndecided = errors.New("the policy could not decide")
@@ -89,6 +90,8 @@ func failureReason(err error) string {
 		return FailOutOfMemory
 	case errors.Is(err, wasm.ErrCanceled):
 		return FailCanceled
+	case errors.Is(err, ErrSkipped):
+		return FailSkipped
 	case errors.Is(err, ErrUndecided):
 		return FailUndecided
 	case errors.Is(err, errAnswer), errors.Is(err, wasm.ErrBadModule): // an output out of bounds is no answer either

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,6 +150,7 @@ func TestFailureReasons(t *testing.T) {
 		{err: &wasm.Error{Kind: wasm.ErrOutOfMemory, Op: "evaluate", Msg: "module ran out of memory"}, want: FailOutOfMemory},
 		{err: &wasm.Error{Kind: wasm.ErrBadModule, Op: "evaluate", Msg: "output of 1048576 bytes is over the limit"}, want: FailInvalidAnswer},
 		{err: errors.New("something else"), want: FailOther},
+		{err: fmt.Errorf("policy p %w 2 time(s) in a row", ErrSkipped), want: FailSkipped},
 		{answer: `{"abi":1,"holds":[],"error":{"code":"PolicyFailed","message":"no window"}}`, want: FailUndecided},
 		{answer: `{"abi":1,"holds":[{"action":3,"reason":"X","message":"m"}]}`, want: FailInvalidAnswer},
 		{answer: `{"abi":1,"holds":[],"spends":[{"action":0,"podDisruptionBudget":"q"}]}`, want: FailInvalidAnswer},

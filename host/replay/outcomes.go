@@ -140,15 +140,16 @@ func lastHeld(steps []Step) []ActionRecord {
 	return nil
 }
 
-// judgeHolds ends out as "held" when the rollout would end stuck or at a limit with policies holding writes
-// and every pod of the set there Ready: it waits on the holds and on nothing else. Any other outcome a policy
-// still holds says so after its summary.
+// judgeHolds ends out as "held" when the rollout would end stuck, at a limit or cut short by the caller's
+// budget (a preview's: a hold's retries spend its syncs) with policies holding writes and every pod of the set
+// there Ready: it waits on the holds and on nothing else. Any other outcome a policy still holds says so after
+// its summary.
 func (e *engine) judgeHolds(out *Outcome) {
 	held := lastHeld(e.tl.Steps)
 	if len(held) == 0 || out.Result == "complete" {
 		return
 	}
-	if (out.Result == "stuck" || out.Result == "limit") && e.everyPodReady() {
+	if (out.Result == "stuck" || out.Result == "limit" || out.Result == "partial") && e.everyPodReady() {
 		out.Result = OutcomeHeld
 		for _, a := range held {
 			out.Held = append(out.Held, e.policyHeld(a))

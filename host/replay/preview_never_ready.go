@@ -152,7 +152,7 @@ func (p *Preview) answerNeverReady(ctx context.Context, base, edit *Scenario, an
 // readStall reads where the never-Ready replay ended: its result, the pods waited on and the counts.
 func (p *Preview) readStall(n *NeverReadyOutcome, final Obj) {
 	switch n.Outcome.Result {
-	case "partial", "limit":
+	case "partial", "limit", OutcomeHeld: // a policy's hold: where the rollout stalls is not reached
 		n.Result = "undetermined"
 		return
 	case "stuck":
@@ -220,7 +220,7 @@ func (p *Preview) replayUndo(ctx context.Context, stalled *Scenario, tl *Timelin
 		return nil, fmt.Errorf("the undo of a stalled rollout: %w", err)
 	}
 	u := &UndoOutcome{Outcome: utl.Outcome}
-	if r := utl.Outcome.Result; r == "partial" || r == "limit" {
+	if r := utl.Outcome.Result; r == "partial" || r == "limit" || r == OutcomeHeld {
 		u.Undetermined = true
 	} else {
 		end, err := jsonobj.DecodeObj(utl.Final)
