@@ -92,8 +92,8 @@ func TestPoliciesArePreviewedWithTheirLiveContext(t *testing.T) {
 		old, cur := edit(annotations)
 		return f.post(t, reviewOf(t, admissionv1.Update, old, cur, true))
 	}
-	pdbHold := "policy pdb holds this write: PodDisruptionBudget web allows no more disruptions"
-	signalHold := `policy window holds this write: signal "db-healthy" is false`
+	pdbHold := "held by policy pdb (DisruptionBudget): PodDisruptionBudget web allows no more disruptions"
+	signalHold := `held by policy window (SignalNotTrue): signal "db-healthy" is false`
 
 	t.Run("budgets", func(t *testing.T) {
 		client := fake.NewClientset(budget)
@@ -110,7 +110,7 @@ func TestPoliciesArePreviewedWithTheirLiveContext(t *testing.T) {
 		// without the cluster, the policy has no budget and holds nothing (what the webhook did before)
 		blind := newFixture(t, w.src, nil, func(c *Config) { c.NamedPolicy = named })
 		review(t, blind, map[string]string{"ordinal.dev/policies": "pdb"})
-		if text := blind.previewText(t); strings.Contains(text, "policy pdb holds") {
+		if text := blind.previewText(t); strings.Contains(text, "held by policy pdb") || strings.Contains(text, "policy pdb holds") {
 			t.Errorf("a hold without budgets:\n%s", text)
 		}
 	})
