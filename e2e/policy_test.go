@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,69 @@ func TestHandoffPolicyHoldsThePrimarysDelete(t *testing.T) {
 		t.Errorf("PolicyReleased events: %v %v; all events:\n%s", l, err, eventLog(ns))
 	}
 	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 2, 1, 0)
+	tr.checkInvariants()
+}
+
+// What a policy remembers survives the controller's restarts: the shipped handoff policy holds the
+// primary's delete with a 75s timeout while the controller is killed and started again every 30 s (each
+// after it has held the set once). Each new controller restores since when the delete has been held from
+// the set (its ordinal.dev/policy-held annotation and PolicyHold condition), so the delete goes through at
+// the timeout; a controller that timed the hold afresh at each start would hold it forever.
+func TestHandoffTimeoutSurvivesControllerRestarts(t *testing.T) {
+	t.Parallel()
+	ctx, ns, c, tr := begin(t, "hr", true)
+	set := newSet("hr", 2)
+	set.Annotations = map[string]string{"ordinal.dev/policies": "handoff", "handoff.ordinal.dev/timeout": "75s"}
+	createSet(t, ctx, ns, set)
+	waitRolledOut(t, ctx, ns, "hr", 2)
+	if _, err := cfg.kc.CoreV1().Pods(ns).Patch(ctx, "hr-0", types.MergePatchType, []byte(`{"metadata":{"labels":{"role":"primary"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("label hr-0: %v", err)
+	}
+	mark := tr.mark()
+	patchSet(t, ctx, ns, "hr", setVersion("v2"))
+	held := waitSet(t, ctx, ns, "hr", "hr-0's delete held (PolicyHold True) and recorded in the set", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
+		c := holdCondition(s)
+		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == "RoleNotHandedOff" && strings.Contains(s.Annotations[policy.AnnotationHeld], `"name":"hr-0"`)
+	})
+	released := func() bool {
+		l, err := eventsOf(ctx, ns, "hr", policy.EventReleased)
+		return err == nil && len(l.Items) > 0
+	}
+	const maxRestarts = 8 // 4 minutes of 30 s lives, more than three times the timeout
+	restarts := 0
+	for ; !released(); restarts++ {
+		if restarts == maxRestarts {
+			t.Fatalf("hr-0's delete still held after %d controller restarts, %s after it was first held (timeout 75s); record %s",
+				restarts, time.Since(holdCondition(held).LastTransitionTime.Time).Round(time.Second), held.Annotations[policy.AnnotationHeld])
+		}
+		born := time.Now()
+		waitFor(t, ctx, fmt.Sprintf("controller %d to hold the set and live 30 s, or the hold released", restarts+1), 3*time.Minute, func() bool {
+			return released() || strings.Contains(c.log(), `"result":"held"`) && time.Since(born) >= 30*time.Second
+		})
+		if released() {
+			break
+		}
+		c.kill()
+		c = startController(t, ns, ctrlOpts{identity: fmt.Sprintf("ordinal-%d", restarts+2)})
+		c.waitReady(ctx)
+	}
+	if restarts == 0 {
+		t.Fatalf("the hold was released before any restart: the test restarted nothing")
+	}
+	waitRolledOut(t, ctx, ns, "hr", 2)
+	l, err := eventsOf(ctx, ns, "hr", policy.EventReleased)
+	if err != nil || len(l.Items) == 0 || !strings.Contains(l.Items[0].Message, "policy handoff no longer holds delete Pod hr-0") {
+		t.Fatalf("PolicyReleased events: %v %v", l, err)
+	}
+	after, err := cfg.kc.AppsV1().StatefulSets(ns).Get(ctx, "hr", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := holdCondition(after); c == nil || c.Status != corev1.ConditionFalse || after.Annotations[policy.AnnotationHeld] != "" {
+		t.Errorf("after the release: PolicyHold %+v, record %q; want False and no record", c, after.Annotations[policy.AnnotationHeld])
+	}
+	t.Logf("released after %d restarts: %s", restarts, l.Items[0].Message)
+	wantOrdinals(t, "pods replaced", ordinals(tr.stepsOf(stepTerminating, mark)), 1, 0)
 	tr.checkInvariants()
 }
 

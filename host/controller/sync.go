@@ -221,7 +221,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 	var policyFailures []policy.Failure
 	var pr *policy.Run
-	memory := c.policyMemory(key, len(policies) > 0)
+	memory := c.policyMemory(set, key, len(policies) > 0, snap.SetJSON)
 	if len(policies) > 0 {
 		budgets, nodes, err := c.policyCaches.context(ctx, ns, objs.Pods, policies)
 		if err != nil {
@@ -246,6 +246,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		for _, ev := range policy.Events(syncTime, memory, pr.Held(res.Held), policyFailures) {
 			c.recordEvent(set, ev)
 		}
+		c.keepMemory(ctx, step.Writer, set, snap.SetJSON, memory)
 	}
 	if res.First != nil {
 		planned = len(res.First.Actions)
@@ -380,17 +381,35 @@ func (c *Controller) policiesOf(ctx context.Context, set *appsv1.StatefulSet) ([
 	return policy.Resolve(ctx, value, c.cfg.Policies.Get)
 }
 
-// policyMemory is the set's memory of its policies' holds, made when the set has policies (nil: it has none
-// and never had; a set whose policies are gone keeps its memory, so the holds it leaves are released).
-func (c *Controller) policyMemory(key string, hasPolicies bool) *policy.Memory {
+// policyMemory is the set's memory of its policies' holds: the one this replica keeps, else the one the set
+// records (policy.MemoryOf: a restarted controller, or a shard taken, goes on timing the holds the one before
+// timed), kept when the set has policies or holds to release (nil: neither).
+func (c *Controller) policyMemory(set *appsv1.StatefulSet, key string, hasPolicies bool, setJSON []byte) *policy.Memory {
 	if m, ok := c.held.Load(key); ok {
 		return m.(*policy.Memory)
 	}
-	if !hasPolicies {
+	m, err := policy.MemoryOf(gjson.ParseBytes(setJSON))
+	if err != nil {
+		c.recordEvent(set, policy.MemoryInvalid(err))
+	}
+	if !hasPolicies && m.Empty() {
 		return nil
 	}
-	m, _ := c.held.LoadOrStore(key, &policy.Memory{})
-	return m.(*policy.Memory)
+	stored, _ := c.held.LoadOrStore(key, m)
+	return stored.(*policy.Memory)
+}
+
+// keepMemory records the set's memory of its policies' holds in the set (policy.MemoryWrite) when it
+// changed: a failure is logged, and the next sync writes it again.
+func (c *Controller) keepMemory(ctx context.Context, w hostplan.Writer, set *appsv1.StatefulSet, setJSON []byte, memory *policy.Memory) {
+	a := policy.MemoryWrite(gjson.ParseBytes(setJSON), memory)
+	if a == nil {
+		return
+	}
+	if _, err := w.Write(ctx, a, ""); err != nil {
+		klog.FromContext(ctx).Info("Could not record the policies' holds in the set; the next sync records them",
+			"set", set.Namespace+"/"+set.Name, "err", err.Error())
+	}
 }
 
 // EventUnknownModule is the warning recorded on a set that names a module the controller does not have.

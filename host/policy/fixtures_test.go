@@ -90,19 +90,6 @@ func TestHostInputsGetTheFixturesAnswers(t *testing.T) {
 	}
 }
 
-// setSince remembers that policy has held the write since t (a test's memory of earlier syncs).
-func (m *Memory) setSince(policy string, k heldKey, t time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.since == nil {
-		m.since = map[string]map[heldKey]time.Time{}
-	}
-	if m.since[policy] == nil {
-		m.since[policy] = map[heldKey]time.Time{}
-	}
-	m.since[policy][k] = t
-}
-
 // Healthy (a host's typed pods) and healthyJSON (a snapshot's) agree on every pod, as the snapshot encodes it.
 func TestHealthyOfTypedAndEncodedPodsAgree(t *testing.T) {
 	now := metav1.Now()

@@ -5,7 +5,6 @@
 package policy
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -117,84 +115,13 @@ func (e answerError) Unwrap() error        { return e.err }
 
 func (f Failure) Error() string { return "policy " + f.Policy + ": " + f.Err.Error() }
 
-// Memory is what a host remembers of one set's holds between syncs: since when each policy has held each
-// write (abi.PolicyContext.Held), so a policy can time a hold out without state of its own. Safe for
-// concurrent use; the zero value is ready.
-type Memory struct {
-	mu    sync.Mutex
-	since map[string]map[heldKey]time.Time // policy -> write -> since
-}
-
-type heldKey struct{ verb, kind, name string }
-
 // Event reasons of the host's own events about policies (the holds are the module's Failed<Verb> events).
 const (
 	EventFailed   = "PolicyFailed"   // Warning: a policy could not answer; it held nothing back
 	EventReleased = "PolicyReleased" // Normal: a write held in the previous sync is held no longer
+	// Warning: the set's record of its policies' holds (AnnotationHeld) is unreadable; they are timed afresh
+	EventMemoryInvalid = "PolicyMemoryInvalid"
 )
-
-// Released is a write a policy held in the previous sync and no longer holds.
-type Released struct {
-	Policy, Verb, Kind, Name string
-	HeldFor                  time.Duration
-}
-
-func (r Released) String() string {
-	return fmt.Sprintf("policy %s no longer holds %s %s %s (held %s)", r.Policy, r.Verb, r.Kind, r.Name, r.HeldFor.Round(time.Second))
-}
-
-// Since is when policy first held the write (verb, kind, name) among the holds Record last remembered.
-func (m *Memory) Since(policy, verb, kind, name string) (time.Time, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.since[policy][heldKey{verb, kind, name}]
-	return t, ok
-}
-
-// held is what policy has been holding, for its input.
-func (m *Memory) held(policy string) []abi.HeldWrite {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []abi.HeldWrite
-	for k, t := range m.since[policy] {
-		out = append(out, abi.HeldWrite{Verb: k.verb, Kind: k.kind, Name: k.name, Since: t.UTC().Format(time.RFC3339Nano)})
-	}
-	slices.SortFunc(out, func(a, b abi.HeldWrite) int {
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Verb, b.Verb))
-	})
-	return out
-}
-
-// Record remembers the holds of a sync at now and returns the writes held before and not now.
-func (m *Memory) Record(now time.Time, held []hostplan.HeldWrite) []Released {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	next := map[string]map[heldKey]time.Time{}
-	for _, h := range held {
-		k := heldKey{h.Verb, h.Kind, h.Name}
-		t, ok := m.since[h.Policy][k]
-		if !ok {
-			t = now
-		}
-		if next[h.Policy] == nil {
-			next[h.Policy] = map[heldKey]time.Time{}
-		}
-		next[h.Policy][k] = t
-	}
-	var out []Released
-	for p, ks := range m.since {
-		for k, t := range ks {
-			if _, still := next[p][k]; !still {
-				out = append(out, Released{Policy: p, Verb: k.verb, Kind: k.kind, Name: k.name, HeldFor: now.Sub(t)})
-			}
-		}
-	}
-	m.since = next
-	slices.SortFunc(out, func(a, b Released) int {
-		return cmp.Or(cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Verb, b.Verb))
-	})
-	return out
-}
 
 // Run is the policies of one sync.
 type Run struct {

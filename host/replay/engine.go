@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
 	"github.com/ordinal-dev/ordinal/host/module"
@@ -169,7 +171,8 @@ type engine struct {
 	lastGrid      PodGrid
 	named         map[string]hostplan.Reconciler // modules the set named, loaded (opts.NamedModule)
 	policies      map[string]policy.Module       // policies the set named, loaded (opts.NamedPolicy)
-	held          policy.Memory                  // what the set's policies have been holding, since when
+	held          *policy.Memory                 // what the set's policies have been holding, since when (restoreMemory)
+	heldEvents    []abi.Event                    // the host's events about it for the next sync (restoreMemory)
 	lastHolds     map[heldWrite]ActionHold       // the previous sync's holds, by write: a hold that repeats one is told once
 	signals       map[string]json.RawMessage     // what the host supplies the set's policies (scenario signals)
 	pdbs          []Obj                          // the world's PodDisruptionBudgets (disruption.go)
@@ -243,6 +246,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 		}
 		return nil, err
 	}
+	e.restoreMemory()
 	e.api.HarnessCollector = cfg.Model == ModelTick
 	e.kube = world.NewKubelet(cfg, e.api, e.clock, e.timers)
 	e.kube.SetNodes(e.nodeNames())
@@ -258,4 +262,15 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 	}
 	e.finish()
 	return e.tl, nil
+}
+
+// restoreMemory is what a controller that starts knows of the holds of the set's policies: what the set
+// records of them (policy.MemoryOf), as the controller restores it, so a replay restarting its controller
+// predicts the holds the controller's restarts would time.
+func (e *engine) restoreMemory() {
+	m, err := policy.MemoryOf(gjson.ParseBytes(mustJSON(e.api.StatefulSet())))
+	e.held = m
+	if err != nil {
+		e.heldEvents = append(e.heldEvents, policy.MemoryInvalid(err))
+	}
 }

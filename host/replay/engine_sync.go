@@ -208,7 +208,7 @@ func (e *engine) sync() (syncResult, error) {
 	var policyFailures []policy.Failure
 	var pr *policy.Run
 	if len(policies) > 0 {
-		pr = &policy.Run{Policies: policies, Snapshot: snap, Memory: &e.held, Signals: e.signals,
+		pr = &policy.Run{Policies: policies, Snapshot: snap, Memory: e.held, Signals: e.signals,
 			PodDisruptionBudgets: e.budgetsFor(policies), Nodes: e.nodesFor(policies),
 			Object: func(kind, name string) (json.RawMessage, bool) { // the objects as this snapshot carries them
 				if r := e.recordOf(kind, name); r != nil && e.inSnapshot(r) {
@@ -280,7 +280,12 @@ func (e *engine) sync() (syncResult, error) {
 	e.labelRevisions()
 	e.markRepeatedHolds(step.Actions)
 	e.recordPolicyFailures(step, policyFailures)
-	for i, ev := range append(append(recorded, out.AtEnd...), policy.Events(now, &e.held, pr.Held(out.Held), policyFailures)...) {
+	memoryEvents := append(e.heldEvents, policy.Events(now, e.held, pr.Held(out.Held), policyFailures)...)
+	e.heldEvents = nil
+	if a := policy.MemoryWrite(gjson.GetBytes(snap, "statefulSet"), e.held); a != nil {
+		_, _ = w.Write(e.ctx, a, "") // refused (the set gone): as the controller, the next sync writes it again
+	}
+	for i, ev := range append(append(recorded, out.AtEnd...), memoryEvents...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
 		heldAt := -1
 		if i < len(recordedFor) {

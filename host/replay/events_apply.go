@@ -143,6 +143,7 @@ func (e *engine) applyEvent(ev Event) error {
 	case "restartController":
 		e.requeueAt, e.holdRetryAt = nil, nil
 		e.failures = 0
+		e.restoreMemory()
 		note("controller restarted (work queue emptied, full resync)")
 	case "swapModule":
 		path := ev.SwapModule

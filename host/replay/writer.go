@@ -61,22 +61,29 @@ func (w *worldWriter) write(a *abi.Action, precondition types.UID) error {
 	return world.NewAPIError("Invalid", "unknown verb %q", a.Verb)
 }
 
-// patchSet applies a JSON patch of the set (extension progress-deadline's rollback, the one set patch a
-// plan may carry) with the library kube-apiserver applies JSON patches with, then stores the result as an
-// update of the set (validated, its generation bumped for a spec change).
+// patchSet applies a patch of the set — a JSON patch (extension progress-deadline's rollback, the one set
+// patch a plan may carry) or a merge patch (the host's record of its policies' holds, policy.MemoryWrite) —
+// with the library kube-apiserver applies them with, then stores the result as an update of the set
+// (validated, its generation bumped for a spec change).
 func (w *worldWriter) patchSet(a *abi.Action) error {
-	if a.PatchType != "application/json-patch+json" {
-		return world.NewAPIError("UnsupportedMediaType", "the set takes only a JSON patch here, not %q", a.PatchType)
-	}
-	p, err := jsonpatch.DecodePatch(a.Patch)
-	if err != nil {
-		return world.NewAPIError("BadRequest", "%v", err)
+	var apply func(doc []byte) ([]byte, error)
+	switch a.PatchType {
+	case "application/json-patch+json":
+		p, err := jsonpatch.DecodePatch(a.Patch)
+		if err != nil {
+			return world.NewAPIError("BadRequest", "%v", err)
+		}
+		apply = p.Apply
+	case "application/merge-patch+json":
+		apply = func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, a.Patch) }
+	default:
+		return world.NewAPIError("UnsupportedMediaType", "the set takes only a JSON patch or a merge patch here, not %q", a.PatchType)
 	}
 	cur := w.api.StatefulSet()
 	if cur == nil || jsonobj.GetStr(cur, "metadata.name") != a.Name {
 		return world.NewAPIError("NotFound", "statefulsets.apps %q not found", a.Name)
 	}
-	out, err := p.Apply(mustJSON(cur))
+	out, err := apply(mustJSON(cur))
 	if err != nil {
 		return world.NewAPIError("Invalid", "the server rejected our request due to an error in our request: %v", err)
 	}

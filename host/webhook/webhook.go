@@ -270,11 +270,12 @@ func reviewDeadline(arrival time.Time, budget time.Duration, timeoutParam string
 }
 
 // sameOrdinalAnnotations reports whether two sets carry the same ordinal.dev/ annotations: the module a
-// set names and the extensions it turns on change what the controller does as a spec change would.
+// set names and the extensions it turns on change what the controller does as a spec change would. The
+// controller's own record of its policies' holds (policy.AnnotationHeld) is not an edit to preview.
 func sameOrdinalAnnotations(a, b map[string]string) bool {
 	for _, m := range [2][2]map[string]string{{a, b}, {b, a}} {
 		for k, v := range m[0] {
-			if w, ok := m[1][k]; strings.HasPrefix(k, abi.AnnotationPrefix) && (!ok || v != w) {
+			if w, ok := m[1][k]; strings.HasPrefix(k, abi.AnnotationPrefix) && k != policy.AnnotationHeld && (!ok || v != w) {
 				return false
 			}
 		}

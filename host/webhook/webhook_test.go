@@ -31,6 +31,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
@@ -329,6 +330,16 @@ func TestNoSpecChangeIsSkipped(t *testing.T) {
 	if !resp.Allowed || len(resp.Warnings) != 0 || f.eventCount() != 0 {
 		t.Fatalf("metadata-only edit: allowed %v, warnings %q, %d events", resp.Allowed, resp.Warnings, f.eventCount())
 	}
+	// the controller's record of its policies' holds is its own write, not an edit to preview
+	cur.Annotations[policy.AnnotationHeld] = `{"handoff":[{"verb":"delete","kind":"Pod","name":"web-1","since":"2026-11-26T10:00:00Z"}]}`
+	cur.Annotations[abi.AnnotationModule] = "extended" // as below: previewed, it would warn
+	old := w.set.DeepCopy()
+	old.Annotations = map[string]string{abi.AnnotationModule: "extended"}
+	if resp := f.post(t, reviewOf(t, admissionv1.Update, old, cur, false)); !resp.Allowed || len(resp.Warnings) != 0 || f.eventCount() != 0 {
+		t.Fatalf("the controller's %s write: allowed %v, warnings %q, %d events", policy.AnnotationHeld, resp.Allowed, resp.Warnings, f.eventCount())
+	}
+	delete(cur.Annotations, policy.AnnotationHeld)
+	delete(cur.Annotations, abi.AnnotationModule)
 	// an ordinal.dev/ annotation is the controller's input: previewed (here: a module name it lacks)
 	cur.Annotations[abi.AnnotationModule] = "extended"
 	if resp := f.post(t, reviewOf(t, admissionv1.Update, w.set, cur, false)); len(resp.Warnings) == 0 {
