@@ -12,6 +12,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/strictjson"
 )
 
 // InvalidError says where and how a module's output breaks the plan schema (abi/schema/plan.schema.json).
@@ -28,13 +29,14 @@ func (e *InvalidError) Error() string {
 	return "invalid plan: " + e.Path + ": " + e.Msg
 }
 
-// wirePlan is the plan as it travels, with pointers where the schema requires presence.
+// wirePlan is the plan as it travels, with pointers where the schema requires presence; each action, event
+// and error is an object of its own, decoded by the same rule (strictjson.Object).
 type wirePlan struct {
-	ABI                 *int            `json:"abi"`
-	Actions             *[]wireAction   `json:"actions"`
-	RequeueAfterSeconds *float64        `json:"requeueAfterSeconds"`
-	Events              *[]wireEvent    `json:"events"`
-	Error               json.RawMessage `json:"error"` // not a pointer: "error": null must be refused
+	ABI                 *int               `json:"abi"`
+	Actions             *[]json.RawMessage `json:"actions"`
+	RequeueAfterSeconds *float64           `json:"requeueAfterSeconds"`
+	Events              *[]json.RawMessage `json:"events"`
+	Error               json.RawMessage    `json:"error"`
 }
 
 type wireEvent struct {
@@ -74,8 +76,9 @@ func set(xs ...string) map[string]bool {
 // Decode checks raw against the plan schema and returns the plan. It enforces what
 // abi/schema/plan.schema.json says (a test holds the two to the same verdicts) with a typed, case-sensitive
 // decode that refuses unknown fields, because it runs on every sync and a JSON-Schema validator costs far
-// more. It is stricter than the schema in one way the schema cannot say: a key repeated in the envelope
-// (two "actions") is refused, since decoders differ on which one counts.
+// more. It is stricter than the schema in one way the schema cannot say: a key repeated in an object of the
+// plan (two "actions") is refused, since decoders differ on which one counts (strictjson.Object, the rule
+// policy answers are read by too).
 func Decode(raw []byte) (*abi.Plan, error) {
 	var w wirePlan
 	if err := strictDecode(raw, &w, ""); err != nil {
@@ -97,15 +100,19 @@ func Decode(raw []byte) (*abi.Plan, error) {
 	}
 	p := &abi.Plan{ABI: *w.ABI, RequeueAfterSeconds: *w.RequeueAfterSeconds,
 		Actions: make([]abi.Action, len(*w.Actions)), Events: make([]abi.Event, len(*w.Events))}
-	for i, wa := range *w.Actions {
-		a, err := checkAction(wa, "actions["+strconv.Itoa(i)+"]")
+	for i, raw := range *w.Actions {
+		a, err := checkAction(raw, "actions["+strconv.Itoa(i)+"]")
 		if err != nil {
 			return nil, err
 		}
 		p.Actions[i] = a
 	}
-	for i, we := range *w.Events {
+	for i, raw := range *w.Events {
 		path := "events[" + strconv.Itoa(i) + "]"
+		var we wireEvent
+		if err := strictDecode(raw, &we, path); err != nil {
+			return nil, err
+		}
 		switch {
 		case we.Type == nil:
 			return nil, missing(path, "type")
@@ -132,7 +139,11 @@ func Decode(raw []byte) (*abi.Plan, error) {
 	return p, nil
 }
 
-func checkAction(w wireAction, path string) (abi.Action, error) {
+func checkAction(raw json.RawMessage, path string) (abi.Action, error) {
+	var w wireAction
+	if err := strictDecode(raw, &w, path); err != nil {
+		return abi.Action{}, err
+	}
 	for _, f := range []struct {
 		v    *string
 		name string
@@ -158,7 +169,7 @@ func checkAction(w wireAction, path string) (abi.Action, error) {
 		return bad(".kind", "%q is not one of Pod, PersistentVolumeClaim, ControllerRevision, StatefulSet", a.Kind)
 	case a.Name == "":
 		return bad(".name", "is empty")
-	case w.Object != nil && !isObject(w.Object):
+	case w.Object != nil && !strictjson.IsObject(w.Object):
 		return bad(".object", "is not a JSON object")
 	case w.PatchType != nil && !patchTypes[a.PatchType]:
 		return bad(".patchType", "%q is not a patch type", a.PatchType)
@@ -196,7 +207,7 @@ func checkAction(w wireAction, path string) (abi.Action, error) {
 		var o struct {
 			Status json.RawMessage `json:"status"`
 		}
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(w.Object, &o); err != nil || !isObject(o.Status) {
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(w.Object, &o); err != nil || !strictjson.IsObject(o.Status) {
 			return bad(".object.status", "an updateStatus object carries the status as an object")
 		}
 	}
@@ -229,30 +240,12 @@ func checkError(raw json.RawMessage) (*abi.Error, error) {
 	return e, nil
 }
 
-// strictDecode decodes a JSON object case-sensitively, refusing null, unknown fields and duplicate keys.
+// strictDecode is strictjson.Object, its refusal an InvalidError at path.
 func strictDecode(raw []byte, v any, path string) error {
-	if !isObject(raw) {
-		return &InvalidError{Path: path, Msg: "is not a JSON object"}
-	}
-	strict, err := sigsjson.UnmarshalStrict(raw, v, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
-	if err != nil {
+	if err := strictjson.Object(raw, v); err != nil {
 		return &InvalidError{Path: path, Msg: err.Error()}
 	}
-	if len(strict) > 0 {
-		return &InvalidError{Path: path, Msg: strict[0].Error()}
-	}
 	return nil
-}
-
-func isObject(raw []byte) bool {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return c == '{'
-	}
-	return false
 }
 
 func missing(path, field string) error {

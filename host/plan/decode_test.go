@@ -52,6 +52,11 @@ var hostile = map[string]string{
 	"event empty reason":    `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"","message":"m"}]}`,
 	"event unknown field":   `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","count":2}]}`,
 	"event action negative": `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","action":-1}]}`,
+	// null where a member is optional: once read as absent, now refused by the rule policy answers share
+	"event action null":     `{"abi":1,"actions":[{"verb":"delete","kind":"Pod","namespace":"a","name":"b"}],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","action":null}]}`,
+	"patchType null":        `{"abi":1,"actions":[{"verb":"delete","kind":"Pod","namespace":"a","name":"b","patchType":null}],"requeueAfterSeconds":0,"events":[]}`,
+	"action error null":     `{"abi":1,"actions":[{"verb":"delete","kind":"Pod","namespace":"a","name":"b","error":null}],"requeueAfterSeconds":0,"events":[]}`,
+	"an action null":        `{"abi":1,"actions":[null],"requeueAfterSeconds":0,"events":[]}`,
 	"event action a string": `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","action":"0"}]}`,
 }
 
@@ -59,6 +64,7 @@ var hostile = map[string]string{
 // action index past the plan's actions.
 var beyondSchema = map[string]string{
 	"duplicate actions key": `{"abi":1,"actions":[],"actions":[{"verb":"delete","kind":"Pod","namespace":"a","name":"b"}],"requeueAfterSeconds":0,"events":[]}`,
+	"duplicate event type":  `{"abi":1,"actions":[],"requeueAfterSeconds":0,"events":[{"type":"Normal","type":"Warning","reason":"r","message":"m"}]}`,
 	"duplicate verb":        `{"abi":1,"actions":[{"verb":"delete","verb":"create","kind":"Pod","namespace":"a","name":"b","object":{}}],"requeueAfterSeconds":0,"events":[]}`,
 	// and an event's action index past the plan's actions
 	"event action past the actions": `{"abi":1,"actions":[{"verb":"delete","kind":"Pod","namespace":"a","name":"b"}],"requeueAfterSeconds":0,"events":[{"type":"Normal","reason":"r","message":"m","action":1}]}`,

@@ -444,14 +444,9 @@ func CheckAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string
 }
 
 func checkAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string) string) (*abi.PolicyAnswer, error) {
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	dec.DisallowUnknownFields()
-	var a abi.PolicyAnswer
-	if err := dec.Decode(&a); err != nil {
-		return nil, fmt.Errorf("answer is not a policy answer: %v", err)
-	}
-	if dec.More() {
-		return nil, errors.New("answer has data after its JSON object")
+	a, err := decodeAnswer(out)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case a.ABI != abi.Version:
@@ -514,7 +509,7 @@ func checkAnswer(out []byte, p *abi.Plan, from int, podRevision func(name string
 		}
 		spent[pair{s.Action, s.PodDisruptionBudget}] = true
 	}
-	return &a, nil
+	return a, nil
 }
 
 // toIssue: action i of p is a write the answer may name — from from on, not planned to fail already.

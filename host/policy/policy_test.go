@@ -60,7 +60,7 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 	for _, c := range []struct{ name, answer, want string }{
 		{"not JSON", `{"abi":1,`, "not a policy answer"},
 		{"unknown member", `{"abi":1,"holds":[],"allow":true}`, "unknown field"},
-		{"trailing data", `{"abi":1,"holds":[]} {}`, "after its JSON object"},
+		{"trailing data", `{"abi":1,"holds":[]} {}`, "after top-level value"},
 		{"other abi", `{"abi":2,"holds":[]}`, "abi is 2"},
 		{"error", `{"abi":1,"holds":[],"error":{"code":"X","message":"no PDB list"}}`, "could not decide: no PDB list"},
 		{"issued already", `{"abi":1,"holds":[{"action":0,"reason":"R","message":"m"}]}`, "action 0 is not a write still to issue"},
@@ -103,6 +103,37 @@ func TestCheckAnswerRefusesAnswersOutOfContract(t *testing.T) {
 	}
 	if a, err := CheckAnswer([]byte(spends), p, 1, nil); err != nil || len(a.Spends) != 2 || a.Spends[1].PodDisruptionBudget != "quorum" {
 		t.Fatalf("a valid answer with spends: %+v, %v", a, err)
+	}
+}
+
+// An answer is decoded by the rule plans are (strictjson.Object): each of these was once read leniently — a
+// repeated member (the last won), a member matched regardless of case, null read as 0 or as absent, a
+// required member left out — and each is now refused, as the schema refuses all but the repeated member.
+func TestCheckAnswerDecodesAsPlansAre(t *testing.T) {
+	p := testPlan()
+	for _, c := range []struct{ name, answer, want string }{
+		{"holds twice", `{"abi":1,"holds":[],"holds":[{"action":0,"reason":"R","message":"m"}]}`, `duplicate field "holds"`},
+		{"member twice in a hold", `{"abi":1,"holds":[{"action":1,"action":0,"reason":"R","message":"m"}]}`, `duplicate field "action"`},
+		{"HOLDS", `{"abi":1,"HOLDS":[{"action":0,"reason":"R","message":"m"}],"holds":[]}`, `unknown field "HOLDS"`},
+		{"Action", `{"abi":1,"holds":[{"Action":0,"reason":"R","message":"m"}]}`, `unknown field "Action"`},
+		{"action null", `{"abi":1,"holds":[{"action":null,"reason":"R","message":"m"}]}`, `holds[0]: member "action" is null`},
+		{"spend action null", `{"abi":1,"holds":[],"spends":[{"action":null,"podDisruptionBudget":"b"}]}`, `spends[0]: member "action" is null`},
+		{"retry null", `{"abi":1,"holds":[{"action":0,"reason":"R","message":"m","retryAfterSeconds":null}]}`, `member "retryAfterSeconds" is null`},
+		{"holds null", `{"abi":1,"holds":null}`, `member "holds" is null`},
+		{"error null", `{"abi":1,"holds":[],"error":null}`, `member "error" is null`},
+		{"no holds", `{"abi":1}`, "answer.holds is missing"},
+		{"no action", `{"abi":1,"holds":[{"reason":"R","message":"m"}]}`, "holds[0].action is missing"},
+		{"a hold not an object", `{"abi":1,"holds":[0]}`, "holds[0]: is not a JSON object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := CheckAnswer([]byte(c.answer), p, 0, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one saying %q", err, c.want)
+			}
+			if !strings.Contains(c.name, "twice") && schemacheck.ValidatePolicyAnswer([]byte(c.answer)) == nil {
+				t.Fatalf("the schema accepts it: the host's decode and the schema disagree")
+			}
+		})
 	}
 }
 
