@@ -130,7 +130,7 @@ func Resume(set *appsv1.StatefulSet, resource string, custom bool) (Patch, error
 }
 
 // Undo is `kubectl rollout undo [--to-revision N]`: the set's pod template replaced by the one revision N
-// recorded (0: the revision before the newest, as kubectl picks it); Done says "skipped rollback" when the
+// of the set's history recorded (0: the revision before the newest, as kubectl picks it); Done says "skipped rollback" when the
 // template is that revision's already.
 func Undo(snapshot []byte, resource string, toRevision int64) (Patch, error) {
 	w, err := decode(snapshot)
@@ -138,15 +138,16 @@ func Undo(snapshot []byte, resource string, toRevision int64) (Patch, error) {
 		return Patch{}, err
 	}
 	var to *appsv1.ControllerRevision
+	history := w.history()
 	switch {
 	case toRevision < 0:
 		return Patch{}, fmt.Errorf("--to-revision must be 0 (the previous revision) or a revision number, got %d", toRevision)
-	case toRevision == 0 && len(w.revisions) <= 1:
+	case toRevision == 0 && len(history) <= 1:
 		return Patch{}, fmt.Errorf("no last revision to roll back to")
 	case toRevision == 0:
-		to = w.revisions[len(w.revisions)-2] // sorted by number
+		to = history[len(history)-2] // sorted by number
 	default:
-		for _, r := range w.revisions {
+		for _, r := range history {
 			if r.Revision == toRevision {
 				to = r
 			}

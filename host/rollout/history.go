@@ -13,7 +13,7 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
-// History is a set's ControllerRevisions, oldest first, each with the pod-template changes from the
+// History is a set's own ControllerRevisions (those it controls), oldest first, each with the pod-template changes from the
 // revision before it: what `kubectl rollout history` shows, plus the difference.
 type History struct {
 	Namespace       string            `json:"namespace"`
@@ -74,7 +74,7 @@ func HistoryOf(snapshot []byte) (*History, error) {
 	}
 	var prev any
 	var prevNumber int64
-	for _, r := range w.revisions {
+	for _, r := range w.history() {
 		hr := HistoryRevision{Revision: Revision{Label: labels[r.Name], Name: r.Name, Number: r.Revision, Pods: counts[r.Name],
 			Current: r.Name == h.CurrentRevision, Update: r.Name == h.UpdateRevision},
 			ChangeCause: r.Annotations[ChangeCauseAnnotation], Changes: []Change{}}

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
@@ -52,6 +53,21 @@ func decode(snapshot []byte) (*world, error) {
 	sort.SliceStable(w.pods, func(i, j int) bool { return ordinal.Less(w.pods[i].Name, w.pods[j].Name) })
 	sort.SliceStable(w.revisions, func(i, j int) bool { return w.revisions[i].Revision < w.revisions[j].Revision })
 	return w, nil
+}
+
+// history is the set's own revisions, oldest first: those whose controller is the set (metav1.IsControlledBy:
+// a controller ownerReference with the set's uid), the ones `kubectl rollout history` and `undo` count
+// (k8s.io/kubectl polymorphichelpers.controlledHistoryV1). The snapshot also carries the orphans the
+// selector matches, for the module to adopt; until it has, they are no part of the history, and a forged
+// one is no revision to roll back to.
+func (w *world) history() []*appsv1.ControllerRevision {
+	var own []*appsv1.ControllerRevision
+	for _, r := range w.revisions {
+		if metav1.IsControlledBy(r, w.set) {
+			own = append(own, r)
+		}
+	}
+	return own
 }
 
 // labels names each revision by its number, as `kubectl rollout history` does: a name that stays the
