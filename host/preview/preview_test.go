@@ -3,6 +3,7 @@ package preview
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
@@ -212,4 +215,76 @@ func TestTypicalIsTheInterquartileMean(t *testing.T) {
 			t.Errorf("typical(%v) = %s, want %s", c.in, got, c.want)
 		}
 	}
+}
+
+// holdRevisions is a policy that holds every ControllerRevision create: no revision is ever made.
+type holdRevisions struct{}
+
+func (holdRevisions) Name() string      { return "hold-revisions" }
+func (holdRevisions) Wants(string) bool { return false }
+func (holdRevisions) Evaluate(_ context.Context, in []byte) ([]byte, error) {
+	var i abi.PolicyInput
+	if err := json.Unmarshal(in, &i); err != nil {
+		return nil, err
+	}
+	holds := []string{}
+	for n := i.From; n < len(i.Plan.Actions); n++ {
+		if a := i.Plan.Actions[n]; a.Kind == abi.KindControllerRevision && a.Verb == abi.VerbCreate && a.Error == "" {
+			holds = append(holds, fmt.Sprintf(`{"action":%d,"reason":"Frozen","message":"no new revisions"}`, n))
+		}
+	}
+	return []byte(`{"abi":1,"holds":[` + strings.Join(holds, ",") + `]}`), nil
+}
+
+// A template change whose revision create a policy holds names the revision the create would make and
+// says it is held: the set's status names none (it was never synced, its first revision held too), and
+// the summary once read "template change to revision : no pod is replaced now".
+func TestPreviewOfAHeldRevisionNamesIt(t *testing.T) {
+	ctx := context.Background()
+	m, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	labels := map[string]string{"app": "web"}
+	old := defaulted(t, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u-web",
+		Annotations: map[string]string{abi.AnnotationPolicies: "hold-revisions"}},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2), ServiceName: "web", Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1"}}}}}})
+	cur := old.DeepCopy()
+	cur.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	res, err := Preview(ctx, Input{Old: old, New: cur, Module: m, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
+		NamedPolicy: func(context.Context, string) (policy.Module, error) { return holdRevisions{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Preview
+	if p.To.Name == "" || p.ToHeld == nil || p.ToHeld.Policy != "hold-revisions" {
+		t.Fatalf("to %+v held %+v: want the revision the held create names", p.To, p.ToHeld)
+	}
+	want := "template change to revision " + p.To.Name + " (not created: policy hold-revisions holds its create (Frozen)): no pod is replaced now"
+	if !slices.Contains(res.Summary.Lines, want) {
+		t.Fatalf("summary %q, want the line %q", res.Summary.Lines, want)
+	}
+	if !strings.Contains(res.Text, "create ControllerRevision "+p.To.Name) || strings.Contains(res.Text, "revision :") {
+		t.Fatalf("text:\n%s", res.Text)
+	}
+}
+
+// defaulted is set as the API server stores it (host/kube's defaulting, kube-apiserver's).
+func defaulted(t *testing.T, set *appsv1.StatefulSet) *appsv1.StatefulSet {
+	t.Helper()
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = kube.DefaultStatefulSetJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	out := &appsv1.StatefulSet{}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

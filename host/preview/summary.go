@@ -160,6 +160,12 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 		}
 	}
 	toRev := p.To.Name
+	switch note := p.ToHeldNote(); {
+	case note != "":
+		toRev += " (" + note + ")"
+	case toRev == "":
+		toRev = "(none created)"
+	}
 
 	// 1. the headline: what happens to the pods
 	switch {

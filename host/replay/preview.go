@@ -20,10 +20,13 @@ import (
 // snapshot, or the end of a scenario) and replayed with the same engine, so the steps are what the
 // controller will do under the kubelet model; known traps are called out.
 type Preview struct {
-	Set      string        `json:"statefulSet"`
-	From     RevisionLabel `json:"from"` // the current revision before the edit
-	To       RevisionLabel `json:"to"`   // the update revision the edit leads to
-	Settings string        `json:"settings"`
+	Set  string        `json:"statefulSet"`
+	From RevisionLabel `json:"from"` // the current revision before the edit
+	To   RevisionLabel `json:"to"`   // the update revision the edit leads to
+	// ToHeld is the policy that held the create of To, when the replay ended with it held: To is the name
+	// the revision would have, and no such revision exists.
+	ToHeld   *ActionHold `json:"toHeld,omitempty"`
+	Settings string      `json:"settings"`
 	// Changes is what the edit changes in the set's spec, as `ordinal history` shows a template change.
 	Changes []rollout.Change `json:"changes"`
 	Steps   []PreviewStep    `json:"steps"`
@@ -143,6 +146,9 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	final, _ := jsonobj.DecodeObj(tl.Final)
 	fs := jsonobj.GetObj(final, "statefulSet")
 	p.To = RevisionLabel{Name: jsonobj.GetStr(fs, "status.updateRevision")}
+	if name, hold := heldRevision(tl); hold != nil {
+		p.To, p.ToHeld = RevisionLabel{Name: name}, hold
+	}
 	p.To.Label = labels[p.To.Name]
 	p.Settings = settingsLine(fs, base.Features)
 	p.recoverStuck = extensionOn(ctx, opts, annotations(fs), abi.AnnotationRecoverStuckAfter)
@@ -200,6 +206,29 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 		}
 	}
 	return p, nil
+}
+
+// ToHeldNote is "not created: policy P holds its create (Reason)" when ToHeld says so, else "".
+func (p *Preview) ToHeldNote() string {
+	if p.ToHeld == nil {
+		return ""
+	}
+	return fmt.Sprintf("not created: policy %s holds its create (%s)", p.ToHeld.Policy, p.ToHeld.Reason)
+}
+
+// heldRevision is the revision the replay ended unable to create because a policy held its create: the last
+// ControllerRevision create of the replay when it was held, with its hold (nil: it was issued, or none).
+// The set's status still names the revision before it, or none for a set never synced.
+func heldRevision(tl *Timeline) (string, *ActionHold) {
+	for i := len(tl.Steps) - 1; i >= 0; i-- {
+		acts := tl.Steps[i].Actions
+		for j := len(acts) - 1; j >= 0; j-- {
+			if a := acts[j]; a.Kind == world.KindRevision && a.Verb == "create" {
+				return a.Name, a.Held
+			}
+		}
+	}
+	return "", nil
 }
 
 func settingsLine(ss Obj, features map[string]bool) string {
@@ -369,7 +398,11 @@ func pronoun(n int) string {
 // every step.
 func (p *Preview) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s (%s) -> %s (%s)\n", p.Set, p.From.Label, p.From.Name, p.To.Label, p.To.Name)
+	to := p.To.Name
+	if note := p.ToHeldNote(); note != "" {
+		to += ", " + note
+	}
+	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s (%s) -> %s (%s)\n", p.Set, p.From.Label, p.From.Name, p.To.Label, to)
 	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(strings.Split(p.Settings, ", "), ", ", len("settings: "), 2))
 	fmt.Fprintf(&b, "kubelet model: %s\n", p.KubeModel)
 	if p.Pace != "" {
