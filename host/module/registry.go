@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -16,7 +17,8 @@ import (
 // ErrUnknownModule is Registry.Get's error for a name it does not have.
 var ErrUnknownModule = errors.New("unknown module")
 
-// ErrModuleRefused is Registry.Get's error for a supplied module its check refused (until it changes).
+// ErrModuleRefused is Registry.Get's error for a supplied module its check refused: until it changes, or
+// for a check that ran out of time, until wasm.RecheckAfter has passed (wasm.Refusal).
 var ErrModuleRefused = errors.New("module refused")
 
 // Registry holds the modules a set may name with ordinal.dev/module (abi.AnnotationModule), each loaded
@@ -33,7 +35,8 @@ type Registry struct {
 	refs     map[string]*Ref
 	supplied map[string]suppliedModule // modules supplied at run time (a ConfigMap), each checked before use
 	check    func(ctx context.Context, code []byte) (*wasm.Module, error)
-	onSupply []func() // called after Supply changed anything (the controller re-syncs sets that name a module)
+	onSupply []func()         // called after Supply changed anything (the controller re-syncs sets that name a module)
+	now      func() time.Time // when a refusal for a check out of time ends (nil: time.Now); tests set it
 }
 
 // OnSupply registers f, called (without the registry's lock) after a Supply that changed the modules.
@@ -49,7 +52,14 @@ func (r *Registry) OnSupply(f func()) {
 // suppliedModule is a module supplied at run time: its bytes, and the check's refusal once it was refused.
 type suppliedModule struct {
 	code    []byte
-	refused error
+	refused wasm.Refusal
+}
+
+func (r *Registry) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
 }
 
 // NewRegistry is a registry of modules by name (their bytes), loaded with load (the process's limits and
@@ -121,9 +131,9 @@ func (r *Registry) Get(ctx context.Context, name string) (*Ref, error) {
 				r.mu.Unlock()
 				return nil, err
 			}
-			if sm.refused != nil {
+			if sm.refused.Holds(r.clock()) {
 				r.mu.Unlock()
-				return nil, sm.refused
+				return nil, sm.refused.Err
 			}
 			code, load, source = sm.code, r.check, "registry:"+name+" (supplied)"
 		}
@@ -141,9 +151,9 @@ func (r *Registry) Get(ctx context.Context, name string) (*Ref, error) {
 			if err != nil {
 				if !builtin {
 					sm := r.supplied[name]
-					sm.refused = fmt.Errorf("%w: %q: %v", ErrModuleRefused, name, err)
+					sm.refused = wasm.RefusalOf(fmt.Errorf("%w: %q: %w", ErrModuleRefused, name, err), r.clock())
 					r.supplied[name] = sm
-					return nil, sm.refused
+					return nil, sm.refused.Err
 				}
 				return nil, fmt.Errorf("module %q: %w", name, err)
 			}

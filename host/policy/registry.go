@@ -29,12 +29,19 @@ type Registry struct {
 	files    map[string]*wasm.Policy // loaded at start: a file that does not load is a usage error then
 	supplied map[string]Supplied
 	loaded   map[string]*wasm.Policy // builtin and supplied, loaded (and gated) on first use
-	refused  map[string]error        // supplied policies the gate refused, until their bytes change
+	refused  map[string]wasm.Refusal // supplied policies the gate refused, until their bytes change (a gate out of time: for a while)
 	onSupply []func()
 
 	bmu      sync.Mutex
 	breakers map[*wasm.Policy]*breaker // each loaded policy's timeouts in a row (breaker.go)
-	now      func() time.Time          // the breakers' clock (nil: time.Now); tests set it
+	now      func() time.Time          // the breakers' and the refusals' clock (nil: time.Now); tests set it
+}
+
+func (r *Registry) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
 }
 
 // Supplied is a policy a ConfigMap supplies: its module and its fixtures (a JSON array of {"input",
@@ -52,7 +59,7 @@ var (
 // NewRegistry is a registry of these shipped policies, loading each with load (the process's limits).
 func NewRegistry(load func(ctx context.Context, code []byte) (*wasm.Policy, error), builtin map[string][]byte) *Registry {
 	return &Registry{load: load, builtin: builtin, files: map[string]*wasm.Policy{}, supplied: map[string]Supplied{},
-		loaded: map[string]*wasm.Policy{}, refused: map[string]error{}}
+		loaded: map[string]*wasm.Policy{}, refused: map[string]wasm.Refusal{}}
 }
 
 // AddFile adds a policy module given by file (--policy): loaded now, under the name it describes; a second
@@ -86,9 +93,9 @@ func (r *Registry) Get(ctx context.Context, name string) (Module, error) {
 			r.mu.Unlock()
 			return r.guarded(p), nil
 		}
-		if err := r.refused[name]; err != nil {
+		if refused := r.refused[name]; refused.Holds(r.clock()) {
 			r.mu.Unlock()
-			return nil, err
+			return nil, refused.Err
 		}
 		s, supplied := r.supplied[name]
 		if !supplied {
@@ -108,8 +115,8 @@ func (r *Registry) Get(ctx context.Context, name string) (Module, error) {
 				return nil, errSuppliedAnew
 			}
 			if err != nil {
-				r.refused[name] = fmt.Errorf("%w: %v", ErrRefused, err)
-				return nil, r.refused[name]
+				r.refused[name] = wasm.RefusalOf(fmt.Errorf("%w: %w", ErrRefused, err), r.clock())
+				return nil, r.refused[name].Err
 			}
 			r.loaded[name] = p
 			return p, nil
