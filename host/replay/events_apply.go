@@ -5,7 +5,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -36,18 +35,12 @@ func (e *engine) applyEvent(ev Event) error {
 	case "set":
 		edits, _ := jsonobj.DecodeObj(ev.Set)
 		o := jsonobj.CloneObj(api.StatefulSet())
-		keys := make([]string, 0, len(edits))
-		for k := range edits {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(edits))
 		for _, k := range keys {
-			if edits[k] == nil {
-				// null removes the field (an empty map would hash differently from an absent one)
-				jsonobj.Delete(o, k)
-				continue
-			}
-			if err := jsonobj.Set(o, k, edits[k]); err != nil {
+			// null removes the field (an empty map would hash differently from an absent one); an object
+			// is merged into the one there, keeping its other keys (metadata.annotations: {a: b} keeps
+			// ordinal.dev/policies)
+			if err := jsonobj.MergeAt(o, k, edits[k]); err != nil {
 				return invalidWorld("set: %v", err)
 			}
 		}

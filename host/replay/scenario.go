@@ -214,7 +214,11 @@ func (sc *Scenario) unknownSetPaths() []fieldcheck.Unknown {
 			continue // validate says what is wrong with it
 		}
 		for _, path := range slices.Sorted(maps.Keys(edits)) {
-			doc, ok := nested(jsonobj.Keys(path), edits[path])
+			keys, err := jsonobj.ParsePath(path)
+			if err != nil {
+				continue // validate says what is wrong with the path
+			}
+			doc, ok := nested(keys, edits[path])
 			if !ok {
 				continue // the world says what is wrong with the path
 			}
@@ -305,7 +309,7 @@ func (sc *Scenario) validate() error {
 			return fmt.Errorf("events[%d]: `at` excludes `settled` and `after`", i)
 		}
 		if len(e.Set) > 0 {
-			if _, err := jsonobj.DecodeObj(e.Set); err != nil {
+			if err := checkSet(e.Set); err != nil {
 				return fmt.Errorf("events[%d].set: %w", i, err)
 			}
 		}
@@ -330,6 +334,20 @@ func (sc *Scenario) validate() error {
 					return fmt.Errorf("events[%d]: %w", i, err)
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// checkSet reads a set event: an object of paths and the values merged there (jsonobj.MergeAt).
+func checkSet(set json.RawMessage) error {
+	edits, err := jsonobj.DecodeObj(set)
+	if err != nil {
+		return err
+	}
+	for _, path := range slices.Sorted(maps.Keys(edits)) {
+		if err := jsonobj.CheckMerge(path, edits[path]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/internal/fieldcheck"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 const fieldsScenario = `name: fields
@@ -96,5 +97,52 @@ func TestScenarioObjectUnknownFieldsAreDropped(t *testing.T) {
 	}
 	if a.String() != b.String() {
 		t.Errorf("the replay with the misspelt fields dropped differs from the replay without them:\n%s\n---\n%s", a.String(), b.String())
+	}
+}
+
+// A set path addresses any key as kubectl's JSONPath does (an annotation's, with dots and slashes, quoted
+// in brackets or escaped), sets that key and keeps the others, merges an object into the map there, and
+// creates a map missing on the way: the set's other annotations (ordinal.dev/policies among them in a real
+// scenario) survive every edit.
+func TestSetPathsAddressAnyKey(t *testing.T) {
+	sc, err := ParseScenario([]byte(strings.Replace(fieldsScenario, "labels: {app: web}}", "labels: {app: web}, annotations: {keep.example.com/x: \"1\"}}", 1) + `  - settled: true
+    set:
+      'metadata.annotations["example.com/approve"]': "true"
+      metadata.annotations['a.b/c']: d
+  - set: {metadata.annotations.example\.com/escaped: e}
+  - set: {metadata.annotations: {merged: f}}
+  - set: {'spec.template.metadata.annotations["example.com/new"]': g}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := jsonobj.DecodeObj(tl.Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"keep.example.com/x": "1", "example.com/approve": "true", "a.b/c": "d", "example.com/escaped": "e", "merged": "f"}
+	if got := jsonobj.GetObj(final, "statefulSet.metadata.annotations"); !jsonobj.Equal(got, want) {
+		t.Errorf("the set's annotations: %v, want %v", got, want)
+	}
+	if got := jsonobj.GetStr(final, `statefulSet.spec.template.metadata.annotations["example.com/new"]`); got != "g" {
+		t.Errorf("the template's new annotation: %q", got)
+	}
+}
+
+// A malformed set path, or null at a list index, is refused before the replay, naming the event, the path
+// and (for a malformed one) the character.
+func TestSetPathMalformed(t *testing.T) {
+	for set, want := range map[string]string{
+		`{'metadata.annotations["example.com/approve': x1}`: `events[0].set: path "metadata.annotations[\"example.com/approve", character 42: the quoted key is not closed by "`,
+		`{"spec.template.spec.containers[0]": null}`:        "events[0].set: spec.template.spec.containers[0]: null removes a key, not a list item ([0])",
+	} {
+		bad := strings.Replace(fieldsScenario, `{"spec.template.spec.containers[0].image": x1}`, set, 1)
+		if _, err := ParseScenario([]byte(bad)); err == nil || err.Error() != want {
+			t.Errorf("set: %s: %v\nwant %s", set, err, want)
+		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package jsonobj reads and edits Kubernetes objects held as generic JSON values (map[string]any,
-// []any, json.Number, string, bool, nil), addressed by dotted paths with list indexes
-// ("spec.template.spec.containers[0].image"). The replay keeps its world this way, and the conformance
+// []any, json.Number, string, bool, nil), addressed by paths as kubectl's JSONPath writes them
+// ("spec.template.spec.containers[0].image", `metadata.annotations["example.com/approve"]`; ParsePath). The replay keeps its world this way, and the conformance
 // generator its objects, because the module hashes pod templates byte for byte: a round trip through
 // typed structs would add or drop fields and change revision names.
 package jsonobj
@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -95,9 +94,13 @@ func AsArr(v any) []any {
 	return a
 }
 
-// Get follows a dotted path ("a.b[2].c"); nil when any step is missing.
+// Get follows a path ("a.b[2].c", ParsePath); nil when any step is missing or the path is malformed.
 func Get(v any, path string) any {
-	for _, k := range splitPath(path) {
+	keys, err := splitPath(path)
+	if err != nil {
+		return nil
+	}
+	for _, k := range keys {
 		if v = step(v, k); v == nil {
 			return nil
 		}
@@ -169,44 +172,121 @@ func AsInt(v any) (int64, bool) {
 // Num is an integer as a JSON number.
 func Num(i int64) json.Number { return json.Number(strconv.FormatInt(i, 10)) }
 
-// Set assigns at a dotted path, creating intermediate objects; list indexes must exist.
+// Set assigns at a path (ParsePath), creating the objects missing on the way; a list index must be
+// one of the list's.
 func Set(o Obj, path string, val any) error {
-	keys := splitPath(path)
+	return assign(o, path, func(any) any { return val })
+}
+
+// MergeAt applies patch at a path (ParsePath) as a JSON merge patch (RFC 7386, kubectl patch --type
+// merge): an object is merged into the object there key by key (null removes a key, the others are kept),
+// anything else replaces what is there, and null removes the field itself. The objects missing on the
+// way are created; a list index must be one of the list's. patch is copied, not shared.
+func MergeAt(o Obj, path string, patch any) error {
+	if err := CheckMerge(path, patch); err != nil {
+		return err
+	}
+	if patch == nil {
+		Delete(o, path)
+		return nil
+	}
+	return assign(o, path, func(old any) any { return mergePatch(old, Clone(patch)) })
+}
+
+// CheckMerge is what MergeAt refuses whatever the object: a malformed path, and null at a list index.
+func CheckMerge(path string, patch any) error {
+	keys, err := splitPath(path)
+	if err != nil {
+		return err
+	}
+	if i, ok := keys[len(keys)-1].(int); ok && patch == nil {
+		return fmt.Errorf("%s: null removes a key, not a list item ([%d])", path, i)
+	}
+	return nil
+}
+
+// mergePatch is RFC 7386's MergePatch(target, patch), reusing target's object.
+func mergePatch(target, patch any) any {
+	p, ok := patch.(Obj)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(Obj)
+	if !ok {
+		t = Obj{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+		} else {
+			t[k] = mergePatch(t[k], v)
+		}
+	}
+	return t
+}
+
+// assign sets the value at path to value(the value there now, nil when none), creating the objects
+// missing on the way.
+func assign(o Obj, path string, value func(old any) any) error {
+	keys, err := splitPath(path)
+	if err != nil {
+		return err
+	}
 	var cur any = o
 	for i, k := range keys {
-		last := i == len(keys)-1
+		at := FormatPath(keys[:i])
 		switch key := k.(type) {
 		case string:
 			m, ok := cur.(Obj)
 			if !ok {
-				return fmt.Errorf("%s: %q is not inside an object", path, key)
+				return fmt.Errorf("%s: %s is %s, not an object", path, at, kindOf(cur))
 			}
-			if last {
-				m[key] = val
+			if i == len(keys)-1 {
+				m[key] = value(m[key])
 				return nil
 			}
-			next, exists := m[key]
-			if !exists || next == nil {
-				if _, isIdx := keys[i+1].(int); isIdx {
-					return fmt.Errorf("%s: no list at %q", path, key)
-				}
-				next = Obj{}
-				m[key] = next
+			if next, exists := m[key]; exists && next != nil {
+				cur = next
+				continue
 			}
-			cur = next
+			if _, isIdx := keys[i+1].(int); isIdx {
+				return fmt.Errorf("%s: there is no list %s (an index addresses an item of a list that is there)", path, FormatPath(keys[:i+1]))
+			}
+			next := Obj{}
+			m[key], cur = next, next
 		case int:
 			a, ok := cur.([]any)
-			if !ok || key < 0 || key >= len(a) {
-				return fmt.Errorf("%s: index %d out of range", path, key)
+			if !ok {
+				return fmt.Errorf("%s: %s is %s, not a list", path, at, kindOf(cur))
 			}
-			if last {
-				a[key] = val
+			if key >= len(a) {
+				return fmt.Errorf("%s: %s has %d items, no index %d", path, at, len(a), key)
+			}
+			if i == len(keys)-1 {
+				a[key] = value(a[key])
 				return nil
 			}
 			cur = a[key]
 		}
 	}
 	return nil
+}
+
+// kindOf names a JSON value's kind, for an error.
+func kindOf(v any) string {
+	switch v.(type) {
+	case Obj:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a number"
 }
 
 // SetDefault assigns val at key when the key is absent or null: a typed decode reads null as the zero
@@ -228,10 +308,10 @@ func Ensure(o Obj, key string) Obj {
 	return m
 }
 
-// Delete removes the key at a dotted path, if present.
+// Delete removes the key at a path (ParsePath), if present.
 func Delete(o Obj, path string) {
-	keys := splitPath(path)
-	if len(keys) == 0 {
+	keys, err := splitPath(path)
+	if err != nil {
 		return
 	}
 	var parent any = o
@@ -275,57 +355,29 @@ func normalizeLeaf(v any) any {
 	return v
 }
 
-// Keys returns a dotted path's keys (string) and list indexes (int): "spec.containers[0].image" is
-// spec, containers, 0, image.
-func Keys(path string) []any { return append([]any(nil), splitPath(path)...) }
-
-// splitPath splits a dotted path into keys (string) and list indexes (int). Paths come from code and
-// scenarios, so a few thousand distinct ones are cached.
-func splitPath(path string) []any {
+// splitPath is ParsePath of a path from code or a scenario: a few thousand distinct ones are cached.
+func splitPath(path string) ([]any, error) {
 	if v, ok := splitCache.Load(path); ok {
-		return v.([]any)
+		r := v.(parsedPath)
+		return r.keys, r.err
 	}
-	out := splitPathUncached(path)
+	keys, err := ParsePath(path)
 	if splitCacheLen.Load() < maxSplitCache {
-		if _, loaded := splitCache.LoadOrStore(path, out); !loaded {
+		if _, loaded := splitCache.LoadOrStore(path, parsedPath{keys, err}); !loaded {
 			splitCacheLen.Add(1)
 		}
 	}
-	return out
+	return keys, err
+}
+
+type parsedPath struct {
+	keys []any
+	err  error
 }
 
 const maxSplitCache = 4096
 
 var (
-	splitCache    sync.Map // path -> []any
+	splitCache    sync.Map // path -> parsedPath
 	splitCacheLen atomic.Int32
 )
-
-func splitPathUncached(path string) []any {
-	var out []any
-	for _, part := range strings.Split(path, ".") {
-		for part != "" {
-			i := strings.IndexByte(part, '[')
-			if i < 0 {
-				out = append(out, part)
-				break
-			}
-			if i > 0 {
-				out = append(out, part[:i])
-			}
-			j := strings.IndexByte(part, ']')
-			if j < i {
-				out = append(out, part)
-				break
-			}
-			n, err := strconv.Atoi(part[i+1 : j])
-			if err != nil {
-				out = append(out, part)
-				break
-			}
-			out = append(out, n)
-			part = part[j+1:]
-		}
-	}
-	return out
-}
