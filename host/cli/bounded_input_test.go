@@ -158,7 +158,7 @@ func TestYAMLMemoryBoundedByTheInputLimit(t *testing.T) {
 	read := func(doc []byte) (err error) {
 		b, err := opts.readDocument(bytes.NewReader(doc), "-", "snapshot")
 		if err == nil {
-			_, err = snapshotInput(recognise(b), "-", setChoice{}, fieldValidation{})
+			_, err = snapshotInput(recognise(b, limit), "-", setChoice{}, fieldValidation{})
 		}
 		return err
 	}
@@ -222,7 +222,7 @@ func TestYAMLListReadAPieceAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in := recognise(read); in.kind != inputList || !bytes.Equal(in.json, whole) {
+	if in := recognise(read, limit); in.kind != inputList || !bytes.Equal(in.json, whole) {
 		t.Fatalf("the List read as %v, its JSON the whole conversion's: %v", in.kind, bytes.Equal(in.json, whole))
 	}
 	t.Logf("a %d-byte YAML List: %d bytes allocated to read (%.1f times its size)", len(doc), n, float64(n)/float64(len(doc)))

@@ -46,8 +46,8 @@ type input struct {
 // recognise reads the kind of a document. JSON (it starts with '{') is taken as it is, so that a broken
 // snapshot reaches the module, which says what is wrong with it. A YAML stream of several documents
 // (kubectl apply -f's layout: a Service, then the StatefulSet) stands for its one StatefulSet; any other
-// stream of several documents is refused rather than cut to its first.
-func recognise(b []byte) input {
+// stream of several documents is refused rather than cut to its first. b was read with limit.
+func recognise(b []byte, limit int64) input {
 	in := input{raw: b}
 	var top topMembers
 	if yamljson.IsJSON(b) {
@@ -58,7 +58,7 @@ func recognise(b []byte) input {
 		}
 		in.json = t
 	} else {
-		docs, err := yamljson.Documents(b)
+		docs, err := yamljson.Documents(b, limit)
 		switch {
 		case err != nil:
 			in.err = err

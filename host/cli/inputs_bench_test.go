@@ -22,7 +22,7 @@ func BenchmarkRecogniseSnapshot(b *testing.B) {
 	b.SetBytes(int64(len(big)))
 	b.ReportAllocs()
 	for b.Loop() {
-		in := recognise(big)
+		in := recognise(big, 256<<20)
 		if _, err := snapshotInput(in, "x", setChoice{}, fieldValidation{}); err != nil || in.kind != inputSnapshot {
 			b.Fatal(err)
 		}

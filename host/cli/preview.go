@@ -55,7 +55,7 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
-			switch in := recognise(edited); in.kind {
+			switch in := recognise(edited, opts.inputLimit()); in.kind {
 			case inputManifest:
 				edited = in.json
 			case inputUnknown:
@@ -89,7 +89,7 @@ maxUnavailable counts unavailable pods below the partition).
 					}
 					choice.namespace = namespace
 				}
-				snap, err := snapshotInput(recognise(doc), from, choice, v)
+				snap, err := snapshotInput(recognise(doc, opts.inputLimit()), from, choice, v)
 				if err != nil {
 					return err
 				}

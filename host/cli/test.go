@@ -187,7 +187,7 @@ func readTestFile(file string) (testFile, error) {
 		return tf, withCode(ExitUsage, err)
 	}
 	var unknown []fieldcheck.Unknown
-	j, err := yamljson.ToJSON(b)
+	j, err := yamljson.ToJSON(b, replay.MaxScenarioBytes)
 	if err == nil {
 		unknown, err = fieldcheck.Check(j, &tf)
 	}
@@ -233,7 +233,7 @@ func runTestFile(cmd *cobra.Command, opts *moduleOptions, file string, v fieldVa
 			if err != nil {
 				return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: %w", file, t.Name, err))
 			}
-			j, err := yamljson.ToJSON(edited)
+			j, err := yamljson.ToJSON(edited, replay.MaxScenarioBytes)
 			if err != nil {
 				return nil, withCode(ExitUsage, fmt.Errorf("%s: %s: edit %s: %w", file, t.Name, t.Edit, err))
 			}

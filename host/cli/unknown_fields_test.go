@@ -29,7 +29,7 @@ func edited(t *testing.T, file string, set map[string]string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := yamljson.ToJSON(b)
+	j, err := yamljson.ToJSON(b, replay.MaxScenarioBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestNoUnknownFieldsInCommittedFiles(t *testing.T) {
 			}
 			return nil
 		}
-		in := recognise(b)
+		in := recognise(b, replay.MaxScenarioBytes)
 		switch in.kind {
 		case inputSnapshot, inputList:
 			found[string(in.kind)]++

@@ -159,7 +159,7 @@ func (sc *Scenario) checkFiles() error {
 // silently do nothing. An unknown field of a Kubernetes object in it is dropped and listed in
 // sc.UnknownFields, for the caller to judge.
 func ParseScenario(b []byte) (*Scenario, error) {
-	j, err := yamljson.ToJSON(b)
+	j, err := yamljson.ToJSON(b, MaxScenarioBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -420,4 +420,4 @@ func scenarioOfSnapshot(o Obj) (*Scenario, error) {
 }
 
 // yamlToJSON converts a YAML (or JSON) document to JSON.
-func yamlToJSON(b []byte) ([]byte, error) { return yamljson.ToJSON(b) }
+func yamlToJSON(b []byte) ([]byte, error) { return yamljson.ToJSON(b, MaxScenarioBytes) }

@@ -38,7 +38,7 @@ type entry struct {
 // bytes as the library's whole conversion. Each piece is converted strictly, as a whole document would
 // be, a key given twice at the top level is refused as the library refuses it, and an error names the
 // line in b.
-func byEntries(b []byte) (js []byte, ok bool, err error) {
+func byEntries(b []byte, aliases *aliasBudget) (js []byte, ok bool, err error) {
 	entries, ok := topEntries(b)
 	if !ok {
 		return nil, false, nil
@@ -60,7 +60,7 @@ func byEntries(b []byte) (js []byte, ok bool, err error) {
 		}
 		out = strconv.AppendQuote(out, e.key) // plainKey's characters need no escaping
 		out = append(out, ':')
-		if out, err = appendValue(out, b, e); err != nil {
+		if out, err = appendValue(out, b, e, aliases); err != nil {
 			return nil, true, err
 		}
 	}
@@ -184,9 +184,9 @@ func topEntries(b []byte) ([]entry, bool) {
 }
 
 // appendValue appends e's value as JSON to out: its items one at a time, or the entry whole.
-func appendValue(out, b []byte, e entry) ([]byte, error) {
+func appendValue(out, b []byte, e entry, aliases *aliasBudget) ([]byte, error) {
 	if e.items == nil {
-		one, err := piece(b, e.start, e.end)
+		one, err := piece(b, e.start, e.end, aliases)
 		if err != nil {
 			return out, err
 		}
@@ -206,7 +206,7 @@ func appendValue(out, b []byte, e entry) ([]byte, error) {
 		if k+1 < len(e.items) {
 			end = e.items[k+1]
 		}
-		item, err := piece(b, start, end)
+		item, err := piece(b, start, end, aliases)
 		if err != nil {
 			return out, err
 		}
@@ -221,11 +221,15 @@ func appendValue(out, b []byte, e entry) ([]byte, error) {
 	return append(out, ']'), nil
 }
 
-// piece converts bytes [start, end) of b as a document of their own, its errors naming lines of b.
-func piece(b []byte, start, end int) ([]byte, error) {
+// piece converts bytes [start, end) of b as a document of their own, its errors naming lines of b, its
+// aliases weighed against aliases.
+func piece(b []byte, start, end int, aliases *aliasBudget) ([]byte, error) {
 	if end-start > retryWholeBelow {
 		return nil, fmt.Errorf("yaml: line %d: one top-level entry or list item of %d bytes, more than the %d a piece may be (the YAML library reads a piece whole, at about 30 times its size)",
 			lineOf(b, start), end-start, retryWholeBelow)
+	}
+	if err := aliases.spend(b[start:end]); err != nil {
+		return nil, err
 	}
 	j, err := yaml.YAMLToJSONStrict(b[start:end])
 	if err != nil {

@@ -41,7 +41,7 @@ func TestByEntriesIsTheWholeConversion(t *testing.T) {
 	pieces := 0
 	for i, d := range docs {
 		want, werr := yaml.YAMLToJSONStrict([]byte(d))
-		got, ok, gerr := byEntries([]byte(d))
+		got, ok, gerr := byEntries([]byte(d), newAliasBudget(1<<30))
 		if !ok {
 			continue // the library's alone
 		}
@@ -60,23 +60,23 @@ func TestByEntriesIsTheWholeConversion(t *testing.T) {
 // the top level, an alias of an anchor in another item.
 func TestByEntriesLeavesOrRefuses(t *testing.T) {
 	for _, d := range []string{"- a\n- b\n", "{a: 1}\n", "\"quoted key\": 1\n", "  indented: 1\n", "%YAML 1.2\n---\na: 1\n", "? complex\n: key\n", "yes: 1\n", "1: x\n", "a: 1\n\tb: 2\n"} {
-		if _, ok, _ := byEntries([]byte(d)); ok {
+		if _, ok, _ := byEntries([]byte(d), newAliasBudget(1<<30)); ok {
 			t.Errorf("%q: read a piece at a time", d)
 		}
 	}
-	_, ok, err := byEntries([]byte("kind: List\nitems:\n- a\nkind: Other\n"))
+	_, ok, err := byEntries([]byte("kind: List\nitems:\n- a\nkind: Other\n"), newAliasBudget(1<<30))
 	if !ok || err == nil || !strings.Contains(err.Error(), `line 4: key "kind" already set in map`) {
 		t.Errorf("a key given twice: %v, %v", ok, err)
 	}
 	anchors := "items:\n- &first {a: 1}\n- *first\n"
-	if _, ok, err := byEntries([]byte(anchors)); !ok || err == nil {
+	if _, ok, err := byEntries([]byte(anchors), newAliasBudget(1<<30)); !ok || err == nil {
 		t.Errorf("an alias of another item's anchor: %v, %v", ok, err)
 	}
-	if j, err := ToJSON([]byte(anchors + strings.Repeat("# padding\n", wholeBelow/10))); err != nil || string(j) != `{"items":[{"a":1},{"a":1}]}` {
+	if j, err := ToJSON([]byte(anchors+strings.Repeat("# padding\n", wholeBelow/10)), 1<<30); err != nil || string(j) != `{"items":[{"a":1},{"a":1}]}` {
 		t.Errorf("a document below retryWholeBelow is converted whole after all: %s, %v", j, err)
 	}
 	big := anchors + strings.Repeat("- b: 1\n", retryWholeBelow/7+1)
-	if _, err := ToJSON([]byte(big)); err == nil || !strings.Contains(err.Error(), "unknown anchor") || !strings.Contains(err.Error(), "as JSON") {
+	if _, err := ToJSON([]byte(big), 1<<30); err == nil || !strings.Contains(err.Error(), "unknown anchor") || !strings.Contains(err.Error(), "as JSON") {
 		t.Errorf("a large document the pieces cannot read: %v", err)
 	}
 }
@@ -89,7 +89,7 @@ func TestByEntriesBoundsAPiece(t *testing.T) {
 	for i := 0; b.Len() <= retryWholeBelow+100; i++ {
 		fmt.Fprintf(&b, "  key%d: value\n", i)
 	}
-	_, err := ToJSON([]byte(b.String()))
+	_, err := ToJSON([]byte(b.String()), 1<<30)
 	if err == nil || !strings.Contains(err.Error(), "line 2: one top-level entry or list item") || !strings.Contains(err.Error(), "as JSON") {
 		t.Errorf("a 4 MiB mapping: %v", err)
 	}
@@ -99,7 +99,7 @@ func TestByEntriesBoundsAPiece(t *testing.T) {
 func TestByEntriesErrorsNameTheFilesLine(t *testing.T) {
 	pad := strings.Repeat("- a: 1\n", retryWholeBelow/7+1)
 	doc := "items:\n- a: 1\n- a: 1\n  a: 2\n" + pad
-	_, err := Documents([]byte("kind: X\n---\n" + doc))
+	_, err := Documents([]byte("kind: X\n---\n"+doc), 1<<30)
 	if err == nil || !strings.Contains(err.Error(), "line 6") {
 		t.Errorf("a duplicate key in an item, document 2: %v (want line 6)", err)
 	}

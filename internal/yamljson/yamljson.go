@@ -72,7 +72,7 @@ func ToJSONWithin(b []byte, limit int64, what string) ([]byte, error) {
 		return nil, &readlimit.TooLargeError{What: what, Limit: Limit(limit), Format: "YAML",
 			Note: "it is not valid JSON, and YAML takes about 30 times its size in memory to read"}
 	}
-	return ToJSON(b)
+	return ToJSON(b, limit)
 }
 
 // ReadFile reads the named file like Read (readlimit.File).
@@ -87,22 +87,31 @@ func sizeOf(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// ToJSON converts one YAML (or JSON) document to JSON.
-func ToJSON(b []byte) ([]byte, error) { return toJSON(b, 0) }
+// ToJSON converts one YAML (or JSON) document, read with limit (Read), to JSON. Its aliases may not expand
+// it past Limit(limit) (aliasBudget).
+func ToJSON(b []byte, limit int64) ([]byte, error) { return toJSON(b, 0, newAliasBudget(limit)) }
 
 // toJSON converts a document that starts after offset lines of its file: a large one a piece at a time
 // where its shape allows (byEntries), the same bytes as whole; one that fails so is converted whole when
 // that is affordable, for the library's verdict on it (an alias of an anchor in another item is valid
-// YAML), else refused with the piece's error.
-func toJSON(b []byte, offset int) ([]byte, error) {
+// YAML), else refused with the piece's error. What the library converts, whole or a piece, is first
+// weighed with its aliases expanded against aliases.
+func toJSON(b []byte, offset int, aliases *aliasBudget) ([]byte, error) {
 	if len(b) >= wholeBelow {
-		j, ok, err := byEntries(b)
+		before := *aliases
+		j, ok, err := byEntries(b, aliases)
 		switch {
 		case ok && err == nil:
 			return j, nil
+		case ok && isTooLarge(err):
+			return nil, err
 		case ok && len(b) > retryWholeBelow:
 			return nil, fmt.Errorf("%w (a YAML document this large is read one top-level entry and list item at a time, which it does not allow: give it as JSON, kubectl get -o json)", located(err, offset))
 		}
+		*aliases = before // the pieces weighed are weighed again whole
+	}
+	if err := aliases.spend(b); err != nil {
+		return nil, err
 	}
 	j, err := yaml.YAMLToJSONStrict(b)
 	if err != nil {
@@ -111,9 +120,10 @@ func toJSON(b []byte, offset int) ([]byte, error) {
 	return j, nil
 }
 
-// Documents splits a YAML stream into its non-empty documents, as JSON (a document of comments only is
-// none).
-func Documents(b []byte) ([][]byte, error) {
+// Documents splits a YAML stream, read with limit (Read), into its non-empty documents, as JSON (a document
+// of comments only is none). Their aliases together may not expand them past Limit(limit) (aliasBudget).
+func Documents(b []byte, limit int64) ([][]byte, error) {
+	aliases := newAliasBudget(limit)
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 	var docs [][]byte
 	for i := 0; ; i++ {
@@ -127,7 +137,7 @@ func Documents(b []byte) ([][]byte, error) {
 		if len(bytes.TrimSpace(d)) == 0 {
 			continue
 		}
-		j, err := toJSON(d, firstLine(b, i)-1)
+		j, err := toJSON(d, firstLine(b, i)-1, aliases)
 		if err != nil {
 			return nil, err
 		}
