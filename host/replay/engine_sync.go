@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -147,6 +148,9 @@ var listOf = map[string]string{world.KindPod: "pods", world.KindRevision: "revis
 
 func (e *engine) sync() (syncResult, error) {
 	var res syncResult
+	if err := e.ctx.Err(); err != nil { // the caller's deadline or cancel, between syncs as within one
+		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), context.Cause(e.ctx))
+	}
 	if err := e.checkReplicas(); err != nil {
 		return res, err
 	}
