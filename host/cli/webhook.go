@@ -84,7 +84,8 @@ configured so, --insecure-allow-unauthenticated serves any caller: then restrict
 cut off (--tls-handshake-timeout, --read-header-timeout, --read-timeout, --idle-timeout). Connections are
 counted apart: at most --max-connections of the API server's (a verified client certificate), and at most
 --max-unauthenticated-connections of the rest, in their handshake or without a certificate (a new one
-closes the oldest), so a flood of connections that present no certificate cannot keep a review out. Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
+closes the oldest idle one, never a handshake under way or a request in flight, and is refused when
+none may be closed), so a flood of connections that present no certificate cannot keep a review out. Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
 (200 once the caches synced). Identical reviews made at the same time share one preview; previews wait
 for one of --max-concurrent-previews slots in arrival order. Prometheus metrics on --metrics-bind-address (HTTP; alias --metrics-addr):
 ordinal_webhook_requests_total{operation,decision}, ordinal_webhook_request_duration_seconds{decision},
@@ -114,7 +115,7 @@ Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what eac
 	f.StringSliceVar(&o.serve.AllowedNames, "client-cert-allowed-names", nil, "accepted client certificate common names (default: any the CA signed)")
 	f.BoolVar(&o.serve.AllowUnauthenticated, "insecure-allow-unauthenticated", false, "serve /validate and /preview to callers without a client certificate")
 	f.DurationVar(&o.serve.HandshakeTimeout, "tls-handshake-timeout", webhook.DefaultHandshakeTimeout, "longest TLS handshake, from when the connection is accepted")
-	f.IntVar(&o.serve.MaxUnauthenticatedConnections, "max-unauthenticated-connections", webhook.DefaultMaxUnauthenticatedConnections, "connections open at once in their TLS handshake or without a verified client certificate (probes); a new one closes the oldest")
+	f.IntVar(&o.serve.MaxUnauthenticatedConnections, "max-unauthenticated-connections", webhook.DefaultMaxUnauthenticatedConnections, "connections open at once in their TLS handshake or without a verified client certificate (probes); a new one closes the oldest idle one, or is refused")
 	f.DurationVar(&o.serve.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "longest time to read a request's headers")
 	f.DurationVar(&o.serve.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "longest time to read a whole request")
 	f.DurationVar(&o.serve.IdleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "longest time a kept-alive connection may wait for its next request")

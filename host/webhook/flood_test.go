@@ -40,6 +40,13 @@ const safety = 2 * time.Minute
 // filled in) and returns its address, the serving CA, the API server's client certificate and the metrics.
 func floodServer(t *testing.T, src Source, mod hostplan.Reconciler, o ServeOptions) (addr string, servingCA *testCA, apiserver tls.Certificate, m *Metrics) {
 	t.Helper()
+	addr, servingCA, apiserver, m, _ = floodServerListener(t, src, mod, o)
+	return addr, servingCA, apiserver, m
+}
+
+// floodServerListener is floodServer, with the listener that does the handshakes.
+func floodServerListener(t *testing.T, src Source, mod hostplan.Reconciler, o ServeOptions) (addr string, servingCA *testCA, apiserver tls.Certificate, m *Metrics, l *handshakeListener) {
+	t.Helper()
 	clientCA := newTestCA(t, "client-ca")
 	apiserver = clientCA.issue(t, "kube-apiserver-webhook-client", x509.ExtKeyUsageClientAuth)
 	o.ClientCAs, o.AllowedNames = clientCA.pool, []string{"kube-apiserver-webhook-client"}
@@ -62,7 +69,28 @@ func floodServer(t *testing.T, src Source, mod hostplan.Reconciler, o ServeOptio
 	}
 	go func() { _ = hs.Serve(hl) }()
 	t.Cleanup(func() { _ = hs.Close() })
-	return ln.Addr().String(), servingCA, apiserver, m
+	return ln.Addr().String(), servingCA, apiserver, m, hl.(*handshakeListener)
+}
+
+// waitHandshakesDone waits until no unauthenticated connection of l is in its handshake with its
+// ClientHello read: a client's handshake ends before the server has read its last message.
+func waitHandshakesDone(t *testing.T, l *handshakeListener) {
+	t.Helper()
+	underWay := func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for e := l.unauth.Front(); e != nil; e = e.Next() {
+			if e.Value.(*trackedConn).stage == stageHello {
+				return true
+			}
+		}
+		return false
+	}
+	for end := time.Now().Add(safety); underWay(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("a handshake the client finished is still under way on the server after %s", safety)
+		}
+	}
 }
 
 // apiServerClient is how kube-apiserver calls a webhook: HTTP/2 when offered, its client certificate.
@@ -192,15 +220,17 @@ func TestConnectionFloodDoesNotFailOpen(t *testing.T) {
 }
 
 // The handshake stage is bounded in number and in time. With room for two unauthenticated connections,
-// a third closes the oldest (first one done without a certificate, then one that never started TLS),
-// and a newcomer still completes its handshake; a connection that does not finish its handshake in
-// time is closed. The signal is the close itself, seen by the peer.
+// a third closes the oldest (first one done without a certificate and idle, then one that never started
+// TLS), and a newcomer still completes its handshake; a connection that does not finish its handshake in
+// time is closed. The signal is the close itself, seen by the peer. (Which connections may be closed so,
+// and when a new one is refused instead: listener_test.go.)
 func TestConnectionFloodHandshakeStageDropsUnauthenticatedPeers(t *testing.T) {
 	t.Run("full", func(t *testing.T) {
 		w := newWorld(t, 1, "OrderedReady", 1, "Retain", "")
-		addr, servingCA, apiserver, m := floodServer(t, w.src, testModule,
+		addr, servingCA, apiserver, m, l := floodServerListener(t, w.src, testModule,
 			ServeOptions{MaxUnauthenticatedConnections: 2, HandshakeTimeout: time.Hour, ReadHeaderTimeout: time.Hour})
 		noCert := dialNoCert(t, addr, servingCA)
+		waitHandshakesDone(t, l) // done on the server's side too: no longer a handshake under way
 		idle, err := net.DialTimeout("tcp", addr, safety)
 		if err != nil {
 			t.Fatal(err)

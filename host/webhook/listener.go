@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,11 @@ import (
 //
 //   - connections not known to be the API server's: in the TLS handshake (at most handshakeTimeout), or done
 //     without a verified client certificate of an allowed name (probes; /validate answers them 401). At
-//     most maxUnauth are open; a new one closes the oldest, so idle or slow peers cannot keep a new
-//     connection from its handshake.
+//     most maxUnauth are open. A new one closes the oldest that has shown nothing (evictable: no complete
+//     ClientHello yet, or done and between requests), so idle or slow peers cannot keep a new connection
+//     from its handshake; one whose handshake is under way (its ClientHello read) or with a request in
+//     flight is never closed to make room: under a flood, the API server's own connection is one of them
+//     while it proves itself. When every place is held so, the new connection is refused instead.
 //   - the API server's (a verified client certificate, with an allowed name when names are set; with
 //     AllowUnauthenticated, any connection whose handshake is done): at most len(slots) open, as
 //     --max-connections; more wait for a slot after their handshake. Nothing else takes a slot, and they
@@ -49,7 +53,8 @@ type handshakeListener struct {
 
 // Reasons a connection is dropped, the `reason` label of ordinal_webhook_connections_dropped_total.
 const (
-	DropUnauthenticatedFull = "unauthenticated_full" // the oldest unauthenticated connection, to make room for a new one
+	DropUnauthenticatedFull = "unauthenticated_full" // the oldest evictable unauthenticated connection, to make room for a new one
+	DropRefusedFull         = "refused_full"         // a new connection, every unauthenticated place held by one not evictable
 	DropHandshakeTimeout    = "handshake_timeout"    // no TLS handshake within --tls-handshake-timeout
 	DropHandshakeFailed     = "handshake_failed"     // not TLS, or a certificate the handshake refused
 )
@@ -60,9 +65,10 @@ func newHandshakeListener(inner net.Listener, cfg *tls.Config, trusted func(tls.
 	if now == nil {
 		now = time.Now
 	}
-	l := &handshakeListener{inner: inner, cfg: cfg, trusted: trusted, handshakeTimeout: o.HandshakeTimeout,
+	l := &handshakeListener{inner: inner, trusted: trusted, handshakeTimeout: o.HandshakeTimeout,
 		maxUnauth: o.MaxUnauthenticatedConnections, slots: make(chan struct{}, o.MaxConnections), now: now, log: log,
 		dropped: dropped, ready: make(chan net.Conn), ctx: ctx, stop: stop, unauth: list.New()}
+	l.cfg = l.markingHello(cfg)
 	go l.acceptLoop()
 	return l
 }
@@ -77,9 +83,42 @@ type trackedConn struct {
 
 	// guarded by l.mu
 	elem    *list.Element // in l.unauth; nil when not
+	stage   stage         // while in l.unauth
 	evicted bool          // closed to make room
 	slot    bool          // holds one of l.slots
 	closed  bool
+}
+
+// stage is how far an unauthenticated connection has come, which decides whether it may be closed to make
+// room for a new one (evictable).
+type stage int
+
+const (
+	stageAccepted stage = iota // no complete ClientHello yet: evictable
+	stageHello                 // its ClientHello read, the handshake under way: closed only by handshakeTimeout
+	stageIdle                  // handshake done without the API server's certificate, no request in flight: evictable
+	stageRequest               // done so, a request in flight (its headers read): closed only by the server's timeouts
+)
+
+func (s stage) evictable() bool { return s == stageAccepted || s == stageIdle }
+
+// trackedOf is the trackedConn under a connection the listener returned.
+func trackedOf(c net.Conn) (*trackedConn, bool) {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return nil, false
+	}
+	t, ok := tc.NetConn().(*trackedConn)
+	return t, ok
+}
+
+// setStage moves c to s, while it is among the unauthenticated connections.
+func (c *trackedConn) setStage(s stage) {
+	c.l.mu.Lock()
+	if c.elem != nil {
+		c.stage = s
+	}
+	c.l.mu.Unlock()
 }
 
 // Close closes the connection and gives back its place.
@@ -135,8 +174,9 @@ func (l *handshakeListener) acceptLoop() {
 		}
 		delay = 0
 		tc := &trackedConn{Conn: c, l: l, accepted: l.now()}
-		l.admit(tc)
-		go l.handshake(tc)
+		if l.admit(tc) {
+			go l.handshake(tc)
+		}
 	}
 }
 
@@ -147,14 +187,20 @@ func isTemporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// admit puts a new connection among the unauthenticated ones, closing the oldest when they are full.
-func (l *handshakeListener) admit(tc *trackedConn) {
+// admit puts a new connection among the unauthenticated ones. When they are full it closes the oldest
+// evictable one to make room, or, when none is, refuses the new one (false: closed).
+func (l *handshakeListener) admit(tc *trackedConn) bool {
 	var victim *trackedConn
 	l.mu.Lock()
 	if l.unauth.Len() >= l.maxUnauth {
-		front := l.unauth.Front()
-		victim = front.Value.(*trackedConn)
-		l.unauth.Remove(front)
+		victim = l.oldestEvictable()
+		if victim == nil {
+			l.mu.Unlock()
+			l.drop(DropRefusedFull)
+			_ = tc.Close()
+			return false
+		}
+		l.unauth.Remove(victim.elem)
 		victim.elem, victim.evicted = nil, true
 	}
 	tc.elem = l.unauth.PushBack(tc)
@@ -162,6 +208,50 @@ func (l *handshakeListener) admit(tc *trackedConn) {
 	if victim != nil {
 		l.drop(DropUnauthenticatedFull)
 		_ = victim.Close()
+	}
+	return true
+}
+
+// oldestEvictable is the oldest unauthenticated connection that may be closed to make room, or nil.
+// l.mu is held.
+func (l *handshakeListener) oldestEvictable() *trackedConn {
+	for e := l.unauth.Front(); e != nil; e = e.Next() {
+		if c := e.Value.(*trackedConn); c.stage.evictable() {
+			return c
+		}
+	}
+	return nil
+}
+
+// markingHello returns cfg, marking each connection whose ClientHello it reads as under way (stageHello)
+// before cfg's own GetConfigForClient, if any, answers.
+func (l *handshakeListener) markingHello(cfg *tls.Config) *tls.Config {
+	cfg = cfg.Clone()
+	next := cfg.GetConfigForClient
+	cfg.GetConfigForClient = func(hi *tls.ClientHelloInfo) (*tls.Config, error) {
+		if tc, ok := hi.Conn.(*trackedConn); ok {
+			tc.setStage(stageHello)
+		}
+		if next != nil {
+			return next(hi)
+		}
+		return nil, nil
+	}
+	return cfg
+}
+
+// ConnState is http.Server.ConnState: an unauthenticated connection with a request in flight is not
+// evictable; between requests it is again.
+func (l *handshakeListener) ConnState(c net.Conn, s http.ConnState) {
+	tc, ok := trackedOf(c)
+	if !ok {
+		return
+	}
+	switch s {
+	case http.StateActive:
+		tc.setStage(stageRequest)
+	case http.StateIdle:
+		tc.setStage(stageIdle)
 	}
 }
 
@@ -197,13 +287,15 @@ func (l *handshakeListener) handshake(tc *trackedConn) {
 		return
 	}
 	_ = tc.SetDeadline(time.Time{}) // http.Server sets its own from here
-	if l.trusted(conn.ConnectionState()) {
+	if !l.trusted(conn.ConnectionState()) {
+		tc.setStage(stageIdle)
+	} else {
 		l.mu.Lock()
 		if tc.elem != nil {
 			l.unauth.Remove(tc.elem)
 			tc.elem = nil
 		}
-		gone := tc.closed || tc.evicted // closed to make room as its handshake ended
+		gone := tc.closed || tc.evicted // closed (the listener's Close) as its handshake ended
 		l.mu.Unlock()
 		if gone {
 			_ = conn.Close()

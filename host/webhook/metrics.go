@@ -22,7 +22,7 @@ type Metrics struct {
 	// same time (each of them counts, the first included).
 	SharedPreviews prometheus.Counter
 	// ConnectionsDropped counts connections the HTTPS listener closed before they reached the server, by
-	// reason (DropUnauthenticatedFull, DropHandshakeTimeout, DropHandshakeFailed).
+	// reason (DropUnauthenticatedFull, DropRefusedFull, DropHandshakeTimeout, DropHandshakeFailed).
 	ConnectionsDropped *prometheus.CounterVec
 }
 
@@ -54,7 +54,7 @@ func NewMetrics() *Metrics {
 		}),
 		ConnectionsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ordinal_webhook_connections_dropped_total",
-			Help: "Connections closed before they reached the server, by reason (unauthenticated_full: the oldest connection without a verified client certificate, to make room; handshake_timeout; handshake_failed).",
+			Help: "Connections closed before they reached the server, by reason (unauthenticated_full: the oldest connection without a verified client certificate that had not proven itself, to make room; refused_full: a new connection, no place to make; handshake_timeout; handshake_failed).",
 		}, []string{"reason"}),
 		CertReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ordinal_webhook_certificate_reloads_total",

@@ -29,8 +29,10 @@ type ServeOptions struct {
 	MaxConnections int
 	// MaxUnauthenticatedConnections open at once (default 128): connections in their TLS handshake, or
 	// done without a verified client certificate (probes, and anyone else; they reach only /healthz and
-	// /readyz). A new one closes the oldest when they are full, so idle peers cannot hold a new
-	// connection off its handshake.
+	// /readyz). When they are full a new one closes the oldest that has not proven itself (no ClientHello
+	// read yet, or between requests), so idle peers cannot hold a new connection off its handshake; a
+	// handshake under way or a request in flight is never closed so, and when only such are open the new
+	// one is refused (handshakeListener).
 	MaxUnauthenticatedConnections int
 	// ClientCAs verify the client certificate the API server presents (AdmissionConfiguration
 	// kubeConfigFile); /validate and /preview answer 401 without one. Nil only with AllowUnauthenticated.
@@ -134,11 +136,10 @@ func (o ServeOptions) HTTPServer(h http.Handler, tlsCfg *tls.Config, ln net.List
 	hs := &http.Server{Handler: o.withArrival(o.authenticate(h)), TLSConfig: tlsCfg,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
 		IdleTimeout: o.IdleTimeout, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ConnState: hl.ConnState,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if tc, ok := c.(*tls.Conn); ok {
-				if t, ok := tc.NetConn().(*trackedConn); ok {
-					return context.WithValue(ctx, connKey{}, t)
-				}
+			if t, ok := trackedOf(c); ok {
+				return context.WithValue(ctx, connKey{}, t)
 			}
 			return ctx
 		}}

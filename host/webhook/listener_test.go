@@ -1,0 +1,319 @@
+package webhook
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// Under a flood, the eviction that makes room for new unauthenticated connections closed the API server's
+// connection while its handshake was under way (2 of 16 reviews dropped): it closed the oldest, whatever
+// it was doing. These tests hold the legitimate caller at a known point (its handshake after the server
+// read its ClientHello, or its request in the handler) and flood the listener with idle TCP connections;
+// every wait is for a positive signal, bounded only by safety.
+
+// listenerServer serves h with o (client CA and allowed name filled in, metrics on) and returns its
+// address, the serving CA, the API server's client certificate and the metrics.
+func listenerServer(t *testing.T, o ServeOptions, h http.Handler) (addr string, servingCA *testCA, apiserver tls.Certificate, m *Metrics) {
+	t.Helper()
+	clientCA := newTestCA(t, "client-ca")
+	apiserver = clientCA.issue(t, "kube-apiserver-webhook-client", x509.ExtKeyUsageClientAuth)
+	o.ClientCAs, o.AllowedNames = clientCA.pool, []string{"kube-apiserver-webhook-client"}
+	m = NewMetrics()
+	o.Metrics = m
+	servingCA = newTestCA(t, "serving-ca")
+	serving := servingCA.issue(t, "webhook", x509.ExtKeyUsageServerAuth)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, hl, err := o.HTTPServer(h, &tls.Config{Certificates: []tls.Certificate{serving}}, ln, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(hl) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return ln.Addr().String(), servingCA, apiserver, m
+}
+
+// heldConn lets its first write (the ClientHello) through and holds the second (the client's answer to
+// the server's flight, sent once it read the ServerHello: the server has read the ClientHello) until
+// release is closed.
+type heldConn struct {
+	net.Conn
+	writes  int // only the handshake's goroutine writes until release
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (c *heldConn) Write(b []byte) (int, error) {
+	if c.writes++; c.writes == 2 {
+		close(c.held)
+		<-c.release
+	}
+	return c.Conn.Write(b)
+}
+
+// heldCaller starts the API server's handshake on a new connection and returns once it is held with its
+// ClientHello read by the server. release lets the handshake go on; done gives its end.
+func heldCaller(t *testing.T, addr string, servingCA *testCA, cert tls.Certificate) (c *tls.Conn, release func(), done <-chan error) {
+	t.Helper()
+	raw, err := net.DialTimeout("tcp", addr, safety)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = raw.Close() })
+	h := &heldConn{Conn: raw, held: make(chan struct{}), release: make(chan struct{})}
+	c = tls.Client(h, &tls.Config{RootCAs: servingCA.pool, Certificates: []tls.Certificate{cert}, ServerName: "127.0.0.1",
+		NextProtos: []string{"http/1.1"}})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Handshake() }()
+	select {
+	case <-h.held:
+	case err := <-errc:
+		t.Fatalf("the handshake ended before the server answered its ClientHello: %v", err)
+	case <-time.After(safety):
+		t.Fatalf("the server did not answer the ClientHello within %s", safety)
+	}
+	return c, func() { close(h.release) }, errc
+}
+
+// waitDropped waits until n connections were dropped, for any reason, and returns the count by reason.
+func waitDropped(t *testing.T, m *Metrics, n float64) map[string]float64 {
+	t.Helper()
+	for end := time.Now().Add(safety); ; time.Sleep(time.Millisecond) {
+		by, total := map[string]float64{}, 0.0
+		for _, r := range []string{DropUnauthenticatedFull, DropRefusedFull, DropHandshakeTimeout, DropHandshakeFailed} {
+			if v := testutil.ToFloat64(m.ConnectionsDropped.WithLabelValues(r)); v > 0 {
+				by[r], total = v, total+v
+			}
+		}
+		if total >= n {
+			return by
+		}
+		if time.Now().After(end) {
+			t.Fatalf("connections dropped after %s: %v, want %v", safety, by, n)
+		}
+	}
+}
+
+// dialIdleConns opens n TCP connections that never start a TLS handshake, in order.
+func dialIdleConns(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	var cs []net.Conn
+	for i := range n {
+		c, err := net.DialTimeout("tcp", addr, safety)
+		if err != nil {
+			t.Fatalf("idle connection %d: %v", i, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// roundTrip sends GET path on c (HTTP/1.1) and returns the answer's status and body.
+func roundTrip(t *testing.T, c net.Conn, path string) (int, string) {
+	t.Helper()
+	_ = c.SetDeadline(time.Now().Add(safety))
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: webhook\r\n\r\n"); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	r, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer r.Body.Close()
+	body, _ := io.ReadAll(r.Body)
+	return r.StatusCode, string(body)
+}
+
+var reachedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.WriteString(w, "reached "+r.URL.Path)
+})
+
+// The API server's connection, its ClientHello read and its handshake held, is the oldest of two
+// unauthenticated places; four idle connections arrive. Each new one closes the oldest idle one, never the
+// API server's, which then completes its handshake and is answered. Before the fix the first to need
+// room closed the API server's connection.
+func TestFloodNeverClosesAHandshakeUnderWay(t *testing.T) {
+	addr, servingCA, apiserver, m := listenerServer(t, ServeOptions{MaxUnauthenticatedConnections: 2,
+		HandshakeTimeout: time.Hour, ReadHeaderTimeout: time.Hour}, reachedHandler)
+	caller, release, done := heldCaller(t, addr, servingCA, apiserver)
+
+	idle := dialIdleConns(t, addr, 4) // room for the first; each of the others closes one
+	if by := waitDropped(t, m, 3); by[DropUnauthenticatedFull] != 3 {
+		t.Errorf("dropped %v, want 3 %s: there was always an idle one to close", by, DropUnauthenticatedFull)
+	}
+
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("the API server's handshake, held while the idle connections came: %v", err)
+	}
+	if code, body := roundTrip(t, caller, "/validate"); code != http.StatusOK || body != "reached /validate" {
+		t.Errorf("the API server's request: %d %q", code, body)
+	}
+	for i, c := range idle[:3] {
+		waitClosed(t, fmt.Sprintf("idle connection %d", i+1), c)
+	}
+}
+
+// Both unauthenticated places are held by handshakes under way: a new connection cannot make room, so it
+// is refused (closed at once, counted as refused_full), and both handshakes complete.
+func TestFloodRefusesTheNewConnectionWhenNoneMayBeClosed(t *testing.T) {
+	addr, servingCA, apiserver, m := listenerServer(t, ServeOptions{MaxUnauthenticatedConnections: 2,
+		HandshakeTimeout: time.Hour, ReadHeaderTimeout: time.Hour}, reachedHandler)
+	first, releaseFirst, firstDone := heldCaller(t, addr, servingCA, apiserver)
+	second, releaseSecond, secondDone := heldCaller(t, addr, servingCA, apiserver)
+
+	idle := dialIdleConns(t, addr, 1)
+	if by := waitDropped(t, m, 1); by[DropRefusedFull] != 1 || len(by) != 1 {
+		t.Fatalf("dropped %v, want the new connection refused (%s): both places were handshakes under way", by, DropRefusedFull)
+	}
+	waitClosed(t, "the new connection, with no place to make", idle[0])
+
+	releaseFirst()
+	releaseSecond()
+	for i, c := range []struct {
+		conn *tls.Conn
+		done <-chan error
+	}{{first, firstDone}, {second, secondDone}} {
+		if err := <-c.done; err != nil {
+			t.Fatalf("handshake %d: %v", i+1, err)
+		}
+		if code, body := roundTrip(t, c.conn, "/validate"); code != http.StatusOK || body != "reached /validate" {
+			t.Errorf("request %d: %d %q", i+1, code, body)
+		}
+	}
+}
+
+// A probe (no client certificate) with its request in the handler holds one of two unauthenticated
+// places; three idle connections arrive. They close one another, never the probe, which gets its answer.
+func TestFloodNeverClosesARequestInFlight(t *testing.T) {
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			close(entered)
+			<-proceed
+		}
+		_, _ = io.WriteString(w, "reached "+r.URL.Path)
+	})
+	addr, servingCA, _, m := listenerServer(t, ServeOptions{MaxUnauthenticatedConnections: 2,
+		HandshakeTimeout: time.Hour, ReadHeaderTimeout: time.Hour, IdleTimeout: time.Hour}, h)
+	probe, err := tls.DialWithDialer(&net.Dialer{Timeout: safety}, "tcp", addr,
+		&tls.Config{RootCAs: servingCA.pool, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	answer := make(chan string, 1)
+	go func() {
+		_ = probe.SetDeadline(time.Now().Add(safety))
+		_, _ = io.WriteString(probe, "GET /healthz HTTP/1.1\r\nHost: webhook\r\n\r\n")
+		r, err := http.ReadResponse(bufio.NewReader(probe), nil)
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		defer r.Body.Close()
+		body, _ := io.ReadAll(r.Body)
+		answer <- string(body)
+	}()
+	select {
+	case <-entered:
+	case <-time.After(safety):
+		t.Fatalf("the probe's request did not reach the handler within %s", safety)
+	}
+
+	idle := dialIdleConns(t, addr, 3)
+	if by := waitDropped(t, m, 2); by[DropUnauthenticatedFull] != 2 {
+		t.Errorf("dropped %v, want 2 %s", by, DropUnauthenticatedFull)
+	}
+	close(proceed)
+	if got := <-answer; got != "reached /healthz" {
+		t.Fatalf("the probe's request in flight: %q", got)
+	}
+	waitClosed(t, "idle connection 1", idle[0])
+	waitClosed(t, "idle connection 2", idle[1])
+}
+
+// nowhere is a listener that never accepts: the tests below call admit themselves.
+type nowhere struct{ done chan struct{} }
+
+func (n nowhere) Accept() (net.Conn, error) { <-n.done; return nil, net.ErrClosed }
+func (n nowhere) Close() error              { close(n.done); return nil }
+func (n nowhere) Addr() net.Addr            { return &net.TCPAddr{} }
+
+// The eviction rule, stage by stage, over in-memory connections: which one a new connection closes, and
+// when it is refused.
+func TestEvictionChoosesAmongConnectionsNotYetProven(t *testing.T) {
+	var drops []string
+	l := newHandshakeListener(nowhere{make(chan struct{})}, &tls.Config{}, func(tls.ConnectionState) bool { return false },
+		ServeOptions{MaxUnauthenticatedConnections: 3}.withDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)),
+		func(reason string) { drops = append(drops, reason) })
+	defer l.Close()
+	conn := func() *trackedConn {
+		server, client := net.Pipe()
+		t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
+		return &trackedConn{Conn: server, l: l}
+	}
+	closed := func(tc *trackedConn) bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return tc.closed
+	}
+	admit := func(what string) *trackedConn {
+		t.Helper()
+		tc := conn()
+		if !l.admit(tc) {
+			t.Fatalf("%s refused", what)
+		}
+		return tc
+	}
+
+	hello := admit("a handshake")
+	hello.setStage(stageHello)
+	request := admit("a probe")
+	l.ConnState(tls.Server(request, l.cfg), http.StateActive)
+	idle := admit("an idle connection")
+	admit("a fourth") // closes the idle one: the two older are under way
+	if !closed(idle) || closed(hello) || closed(request) || fmt.Sprint(drops) != "[unauthenticated_full]" {
+		t.Fatalf("a fourth connection: drops %v, want the idle one closed", drops)
+	}
+
+	l.ConnState(tls.Server(request, l.cfg), http.StateIdle) // answered: between requests
+	admit("a fifth")                                        // the probe is now the oldest evictable
+	if !closed(request) || closed(hello) || len(drops) != 2 {
+		t.Fatalf("a fifth connection: drops %v, want the probe between requests closed", drops)
+	}
+
+	// Full of handshakes under way: a new connection is refused and nothing open is closed.
+	var held []*trackedConn
+	for e := l.unauth.Front(); e != nil; e = e.Next() {
+		held = append(held, e.Value.(*trackedConn))
+	}
+	for _, tc := range held {
+		tc.setStage(stageHello)
+	}
+	refused := conn()
+	if l.admit(refused) || !closed(refused) {
+		t.Fatal("a new connection with every place under way was admitted")
+	}
+	if fmt.Sprint(drops) != "[unauthenticated_full unauthenticated_full refused_full]" {
+		t.Fatalf("drops %v, want the new connection refused (%s)", drops, DropRefusedFull)
+	}
+	for _, tc := range held {
+		if closed(tc) {
+			t.Error("a handshake under way was closed")
+		}
+	}
+}
