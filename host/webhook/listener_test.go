@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,7 +85,10 @@ func heldCaller(t *testing.T, addr string, servingCA *testCA, cert tls.Certifica
 	case <-time.After(safety):
 		t.Fatalf("the server did not answer the ClientHello within %s", safety)
 	}
-	return c, func() { close(h.release) }, errc
+	var once sync.Once
+	release = func() { once.Do(func() { close(h.release) }) }
+	t.Cleanup(release) // a test that failed first does not leave the handshake held
+	return c, release, errc
 }
 
 // waitDropped waits until n connections were dropped, for any reason, and returns the count by reason.
