@@ -199,7 +199,7 @@ func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) erro
 }
 
 func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
-	var file, featureGates string
+	var file, featureGates, htmlOut string
 	var rollout rolloutFlags
 	var supplied configMapModules
 	var signals policyContextFlags
@@ -365,12 +365,16 @@ fields other managers own and the file omits are kept.
 			if err != nil || res.Preview == nil {
 				return err
 			}
+			if err := writeHTML(htmlOut, res.Preview.WriteHTML); err != nil {
+				return err
+			}
 			return fail.verdict(res.Preview.Outcome, res.Preview.Warnings)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the StatefulSet manifest (YAML or JSON), or - for standard input")
 	rollout.bind(cmd.Flags(), `kubelet model: "delays" (default) or "tick"`)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	cmd.Flags().StringVar(&htmlOut, "html", "", "write an HTML picture of the previewed rollout to this file (as ordinal preview --html)")
 	supplied.bind(cmd)
 	signals.bind(cmd)
 	validate.bind(cmd)

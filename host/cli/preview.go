@@ -13,7 +13,7 @@ import (
 )
 
 func newPreviewCommand(opts *moduleOptions) *cobra.Command {
-	var file, from, scenario string
+	var file, from, scenario, htmlOut string
 	var rollout rolloutFlags
 	var output outputFlag
 	var namespace string
@@ -28,6 +28,9 @@ state of a scenario (--scenario). It prints the steps until the rollout complete
 taken down together, the pods a partition holds back, how long it takes under the kubelet model, and warnings
 for known traps (OrderedReady with a pod that is not Ready blocks everything; whenScaled=Delete deletes PVCs;
 maxUnavailable counts unavailable pods below the partition).
+
+  --html FILE     also write a self-contained page with the previewed rollout as a picture (pods x time),
+                  the same picture as ` + "`ordinal replay --html`" + `
 
 ` + exitCodesHelp + `
 ` + rolloutExitCodesHelp,
@@ -151,6 +154,9 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
+			if err := writeHTML(htmlOut, p.WriteHTML); err != nil {
+				return err
+			}
 			if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
 				return err
 			}
@@ -165,6 +171,7 @@ maxUnavailable counts unavailable pods below the partition).
 	f.StringVarP(&namespace, "namespace", "n", "", "the set's namespace, when the edited manifest has none: picks the set of a --from List that holds several")
 	rollout.bind(f, `kubelet model: "delays" (default) or "tick"`)
 	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: steps, batches, warnings by code, outcome)")
+	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the previewed rollout to this file")
 	validate.bind(cmd)
 	return cmd
 }

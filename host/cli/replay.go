@@ -84,10 +84,8 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if htmlOut != "" {
-				if err := writeFileAtomic(htmlOut, func(w io.Writer) error { return tl.WriteHTML(w) }); err != nil {
-					return withCode(ExitUsage, err)
-				}
+			if err := writeHTML(htmlOut, tl.WriteHTML); err != nil {
+				return err
 			}
 			if golden != "" {
 				return checkGolden(cmd.OutOrStdout(), golden, out.Bytes(), update)
@@ -290,6 +288,18 @@ func firstDifference(want, got string) string {
 		}
 	}
 	return "(no line differs; trailing bytes differ)"
+}
+
+// writeHTML writes the picture of a replay (--html; nothing when path is empty): replay, preview and
+// kubectl ordinal preview all draw it with Timeline.WriteHTML.
+func writeHTML(path string, write func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	if err := writeFileAtomic(path, write); err != nil {
+		return withCode(ExitUsage, fmt.Errorf("--html %s: %w", path, err))
+	}
+	return nil
 }
 
 func writeFileAtomic(path string, write func(io.Writer) error) error {

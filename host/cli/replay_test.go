@@ -67,6 +67,41 @@ func TestReplayJSONAndHTML(t *testing.T) {
 	}
 }
 
+// preview --html draws the previewed rollout with replay's renderer: the page's data is the replay of the
+// edit (its subtitle says so; its pods end at the edit's revision), not the scenario the world came from.
+func TestPreviewHTML(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "p.html")
+	code, out, errs := run(t, "", "preview", "--scenario", "../../examples/rolling-update.yaml", "-f", "../../examples/rolling-update-next.yaml", "--html", page)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatalf("no page written: %v", err)
+	}
+	const open, end = `<script type="application/json" id="timeline-data">`, `</script>`
+	_, rest, ok := strings.Cut(string(b), open)
+	data, _, _ := strings.Cut(rest, end)
+	var d struct {
+		Description string `json:"description"`
+		Revisions   []struct{ Name string }
+		Steps       []json.RawMessage
+	}
+	if !ok || json.Unmarshal([]byte(data), &d) != nil {
+		t.Fatalf("page lacks the timeline data: %.300s", b)
+	}
+	if !strings.Contains(d.Description, "preview: the edited StatefulSet web applied at +0s: ~ spec.template.spec.containers[nginx].image") {
+		t.Errorf("page's subtitle %q does not say it is the preview of the edit", d.Description)
+	}
+	if last := d.Revisions[len(d.Revisions)-1].Name; len(d.Steps) == 0 || !strings.Contains(out, last) {
+		t.Errorf("page's revisions %v, %d steps: not the preview's (%s)", d.Revisions, len(d.Steps), out)
+	}
+	if code, _, errs := run(t, "", "preview", "--scenario", "../../examples/rolling-update.yaml", "-f", "../../examples/rolling-update-next.yaml",
+		"--html", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html")); code != ExitUsage || !strings.Contains(errs, "--html") {
+		t.Errorf("--html into a missing directory: exit %d, stderr %s", code, errs)
+	}
+}
+
 func TestReplayBadScenario(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte("name: x\nmanifests: []\nevents: [{at: 1s, deletPod: web-0}]\n"), 0o644)

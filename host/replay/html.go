@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
 	"sort"
@@ -54,6 +55,14 @@ func (tl *Timeline) WriteHTML(w io.Writer) error {
 		return err
 	}
 	return htmlPage.Execute(w, map[string]any{"Title": tl.Scenario, "Data": template.JS(data)})
+}
+
+// WriteHTML draws the previewed rollout: the replay of the edit, as WriteHTML draws a replay's.
+func (p *Preview) WriteHTML(w io.Writer) error {
+	if p.Timeline == nil {
+		return fmt.Errorf("preview of %s has no replay to draw (read back from JSON)", p.Set)
+	}
+	return p.Timeline.WriteHTML(w)
 }
 
 func (tl *Timeline) htmlData() htmlData {

@@ -129,6 +129,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	sc := *base
 	zero := Duration(0)
 	sc.Events = []Event{{At: &zero, Apply: mustJSON(o), Note: "the edit being previewed"}}
+	sc.Description = previewDescription(jsonobj.GetStr(cur, "metadata.name"), changes) // the picture's subtitle (--html)
 	tl, err := Run(ctx, &sc, opts)
 	if err != nil {
 		return nil, err
@@ -229,6 +230,19 @@ func heldRevision(tl *Timeline) (string, *ActionHold) {
 		}
 	}
 	return "", nil
+}
+
+// previewDescription says what a preview's replay is: the edit applied at its start, and what it changes.
+func previewDescription(set string, changes []rollout.Change) string {
+	s := fmt.Sprintf("preview: the edited StatefulSet %s applied at +0s", set)
+	if len(changes) == 0 {
+		return s
+	}
+	parts := make([]string, len(changes))
+	for i, c := range changes {
+		parts[i] = c.String()
+	}
+	return s + ": " + strings.Join(atMost(parts, 4, "changes"), "; ")
 }
 
 func settingsLine(ss Obj, features map[string]bool) string {
