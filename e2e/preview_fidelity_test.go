@@ -199,8 +199,11 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 				Pod     string `json:"pod"`
 				InPlace bool   `json:"inPlace"`
 			} `json:"updates"`
-			Outcome struct{ Result, Duration string } `json:"outcome"`
-			Pace    string                            `json:"pace"`
+			Outcome struct {
+				Result          string  `json:"result"`
+				DurationSeconds float64 `json:"durationSeconds"`
+			} `json:"outcome"`
+			Pace string `json:"pace"`
 		} `json:"preview"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -329,10 +332,7 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 			t.Logf("kubectl ordinal status during the rollout:\n%s", seen)
 		}
 	}
-	predicted, err := time.ParseDuration(res.Preview.Outcome.Duration)
-	if err != nil {
-		t.Fatalf("the preview's duration %q: %v", res.Preview.Outcome.Duration, err)
-	}
+	predicted := time.Duration(res.Preview.Outcome.DurationSeconds * float64(time.Second))
 	ratio := "-"
 	if predicted > 0 {
 		ratio = fmt.Sprintf("%.2fx", took.Seconds()/predicted.Seconds())

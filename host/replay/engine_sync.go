@@ -183,14 +183,16 @@ func (e *engine) sync() (syncResult, error) {
 		return res, fmt.Errorf("step %d: %w", len(e.tl.Steps), err)
 	}
 	now := e.clock.Now()
+	offset := Duration(now.Sub(e.start))
 	step := Step{
-		Index:   len(e.tl.Steps),
-		Segment: len(e.tl.Segments) - 1,
-		Time:    now.Format(time.RFC3339),
-		Offset:  Duration(now.Sub(e.start)),
-		Trigger: e.triggers,
-		World:   e.api.TakeNotes(),
-		Pods:    e.podStates(),
+		Index:         len(e.tl.Steps),
+		Segment:       len(e.tl.Segments) - 1,
+		Time:          now.Format(time.RFC3339),
+		Offset:        offset,
+		OffsetSeconds: offset.Seconds(),
+		Trigger:       e.triggers,
+		World:         e.api.TakeNotes(),
+		Pods:          e.podStates(),
 	}
 	e.labelRevisions()
 	w := &worldWriter{api: e.api, set: e.api.StatefulSet()}

@@ -23,6 +23,13 @@ type Estimate struct {
 	// RemainingDuration at the pace seen so far or, when no pod finished within the budget, at the
 	// kubelet model's pace (Basis says which); nil only when nothing remains.
 	RemainingDuration *Duration `json:"remainingDuration,omitempty"`
+	// RemainingDurationSeconds is RemainingDuration in seconds (setRemaining sets both).
+	RemainingDurationSeconds *float64 `json:"remainingDurationSeconds,omitempty"`
+}
+
+func (e *Estimate) setRemaining(d Duration) {
+	s := d.Seconds()
+	e.RemainingDuration, e.RemainingDurationSeconds = &d, &s
 }
 
 func (e *Estimate) String() string {
@@ -109,7 +116,7 @@ func (p *Preview) estimateRest(before, final Obj) *Estimate {
 	}
 	if finished := atStart - left; finished > 0 && elapsed > 0 {
 		d := Duration(time.Duration(float64(elapsed) * float64(left) / float64(finished)).Round(time.Second))
-		e.RemainingDuration = &d
+		e.setRemaining(d)
 	} else if left > 0 {
 		// Nothing finished yet (a large set, a tight deadline): the pace is the kubelet model's, one
 		// batch after another, each as long as a pod takes to go and come back.
@@ -126,7 +133,7 @@ func (p *Preview) estimateRest(before, final Obj) *Estimate {
 			how += fmt.Sprintf(" + minReadySeconds %ds", m)
 		}
 		d := Duration(time.Duration(batches) * cycle)
-		e.RemainingDuration = &d
+		e.setRemaining(d)
 		e.Basis += fmt.Sprintf("; no pod finished yet, so the duration is %d batches at the kubelet model's pace (%s = %s each)",
 			batches, how, Duration(cycle))
 	}

@@ -97,9 +97,11 @@ const (
 
 // PreviewStep is a sync after the edit that changed pods or claims.
 type PreviewStep struct {
-	Offset  Duration     `json:"offset"`
-	Actions []string     `json:"actions"`
-	World   []WorldEvent `json:"world,omitempty"` // the collector's deletions, pods failing or losing readiness
+	Offset Duration `json:"offset"`
+	// OffsetSeconds is Offset in seconds.
+	OffsetSeconds float64      `json:"offsetSeconds"`
+	Actions       []string     `json:"actions"`
+	World         []WorldEvent `json:"world,omitempty"` // the collector's deletions, pods failing or losing readiness
 }
 
 // PreviewEdit replays `edited` (a StatefulSet manifest) applied at once to the world `base`
@@ -191,7 +193,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 			}
 		}
 		if len(acts) > 0 || len(world) > 0 {
-			p.Steps = append(p.Steps, PreviewStep{Offset: st.Offset, Actions: acts, World: world})
+			p.Steps = append(p.Steps, PreviewStep{Offset: st.Offset, OffsetSeconds: st.Offset.Seconds(), Actions: acts, World: world})
 		}
 		if len(deleted) > 0 {
 			p.Batches = append(p.Batches, deleted)

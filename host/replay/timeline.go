@@ -68,19 +68,21 @@ type Segment struct {
 
 // Step is one controller sync.
 type Step struct {
-	Index     int             `json:"step"`
-	Segment   int             `json:"segment"`
-	Time      string          `json:"time"`
-	Offset    Duration        `json:"offset"`
-	Trigger   []string        `json:"trigger,omitempty"` // why the controller synced
-	World     []WorldEvent    `json:"world,omitempty"`   // what changed since the previous sync
-	Pods      PodGrid         `json:"pods"`              // as the sync saw them
-	Actions   []ActionRecord  `json:"actions"`
-	Requeue   float64         `json:"requeueAfterSeconds,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	Events    []string        `json:"events,omitempty"`
-	Revisions string          `json:"status"` // the set's status after the step, one line
-	Plan      json.RawMessage `json:"plan"`   // the module's plan for the snapshot, as returned
+	Index   int      `json:"step"`
+	Segment int      `json:"segment"`
+	Time    string   `json:"time"`
+	Offset  Duration `json:"offset"`
+	// OffsetSeconds is Offset in seconds (outputs give a duration's text and its number).
+	OffsetSeconds float64         `json:"offsetSeconds"`
+	Trigger       []string        `json:"trigger,omitempty"` // why the controller synced
+	World         []WorldEvent    `json:"world,omitempty"`   // what changed since the previous sync
+	Pods          PodGrid         `json:"pods"`              // as the sync saw them
+	Actions       []ActionRecord  `json:"actions"`
+	Requeue       float64         `json:"requeueAfterSeconds,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	Events        []string        `json:"events,omitempty"`
+	Revisions     string          `json:"status"` // the set's status after the step, one line
+	Plan          json.RawMessage `json:"plan"`   // the module's plan for the snapshot, as returned
 	// Replanned is the plan carried out when the API server refused a write the plan did not predict and the
 	// module was asked again (abi/README.md, "Writes that failed"); Actions are its writes.
 	Replanned json.RawMessage `json:"replanned,omitempty"`
@@ -149,7 +151,9 @@ type Outcome struct {
 	Result   string   `json:"result"`
 	Summary  string   `json:"summary"`
 	Duration Duration `json:"duration"` // from the start to the last step
-	Steps    int      `json:"steps"`
+	// DurationSeconds is Duration in seconds.
+	DurationSeconds float64 `json:"durationSeconds"`
+	Steps           int     `json:"steps"`
 	// Held are the writes policies hold as a "held" rollout ends, each with what its policy waits for.
 	Held []PolicyHeld `json:"held,omitempty"`
 }
@@ -322,7 +326,7 @@ func (e *engine) finish() {
 	out := &tl.Outcome
 	out.Steps = len(tl.Steps)
 	if n := len(tl.Steps); n > 0 {
-		out.Duration = tl.Steps[n-1].Offset
+		out.Duration, out.DurationSeconds = tl.Steps[n-1].Offset, tl.Steps[n-1].Offset.Seconds()
 	}
 	defer e.judgeHolds(out) // a rollout a policy still holds says so, whatever else ended it
 	if tl.budgetSpent {

@@ -80,6 +80,10 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 func (d Duration) String() string { return FormatDuration(time.Duration(d)) }
 
+// Seconds is the value in seconds: what an output puts beside the text form, as a number (offsetSeconds
+// beside offset), so a program reads no duration text.
+func (d Duration) Seconds() float64 { return time.Duration(d).Seconds() }
+
 // MarshalJSON writes the Go duration form ("1m30s").
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
