@@ -180,9 +180,19 @@ func TestPreviewFromSnapshot(t *testing.T) {
 	var p struct {
 		Outcome struct{ Result string } `json:"outcome"`
 		Steps   []json.RawMessage       `json:"steps"`
+		// the settings typed: the edited replicas a number, the strategy's fields their own
+		Settings struct {
+			Replicas      *int `json:"replicas"`
+			RollingUpdate *struct {
+				MaxUnavailablePods int `json:"maxUnavailablePods"`
+			} `json:"rollingUpdate"`
+		} `json:"settings"`
 	}
 	if err := json.Unmarshal([]byte(out), &p); err != nil || p.Outcome.Result != "complete" || len(p.Steps) == 0 {
 		t.Fatalf("bad preview (%v): %.500s", err, out)
+	}
+	if p.Settings.Replicas == nil || *p.Settings.Replicas != 2 || p.Settings.RollingUpdate == nil || p.Settings.RollingUpdate.MaxUnavailablePods != 1 {
+		t.Errorf("settings not typed: %.800s", out)
 	}
 	code, _, errs = run(t, "", "preview", "-f", edit)
 	if code != ExitUsage {

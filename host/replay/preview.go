@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
@@ -25,8 +27,9 @@ type Preview struct {
 	To   RevisionLabel `json:"to"`   // the update revision the edit leads to
 	// ToHeld is the policy that held the create of To, when the replay ended with it held: To is the name
 	// the revision would have, and no such revision exists.
-	ToHeld   *ActionHold `json:"toHeld,omitempty"`
-	Settings string      `json:"settings"`
+	ToHeld *ActionHold `json:"toHeld,omitempty"`
+	// Settings are the edited set's spec fields that decide how the rollout goes.
+	Settings rollout.Settings `json:"settings"`
 	// Changes is what the edit changes in the set's spec, as `ordinal history` shows a template change.
 	Changes []rollout.Change `json:"changes"`
 	Steps   []PreviewStep    `json:"steps"`
@@ -153,12 +156,14 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 		p.To, p.ToHeld = RevisionLabel{Name: name}, hold
 	}
 	p.To.Label = labels[p.To.Name]
-	p.Settings = settingsLine(fs, base.Features)
+	if p.Settings, err = settingsOf(fs, base.Features); err != nil {
+		return nil, err
+	}
 	p.recoverStuck = extensionOn(ctx, opts, annotations(fs), abi.AnnotationRecoverStuckAfter)
 	p.progressDeadline = extensionOn(ctx, opts, annotations(fs), abi.AnnotationProgressDeadlineSeconds)
 	p.reserving = func(ann map[string]string) bool { return extensionOn(ctx, opts, ann, abi.AnnotationReserveOrdinals) }
 	if p.reserving(annotations(fs)) {
-		p.Settings += fmt.Sprintf(", reserving ordinals %s", annotations(fs)[abi.AnnotationReserveOrdinals])
+		p.Settings.ReservedOrdinals = annotations(fs)[abi.AnnotationReserveOrdinals]
 	}
 	for _, st := range tl.Steps {
 		var acts, deleted []string
@@ -247,32 +252,13 @@ func previewDescription(set string, changes []rollout.Change) string {
 	return s + ": " + strings.Join(atMost(parts, 4, "changes"), "; ")
 }
 
-func settingsLine(ss Obj, features map[string]bool) string {
-	replicas, _ := jsonobj.GetInt(ss, "spec.replicas")
-	s := fmt.Sprintf("%d replicas, %s, %s", replicas, jsonobj.GetStr(ss, "spec.podManagementPolicy"), jsonobj.GetStr(ss, "spec.updateStrategy.type"))
-	if jsonobj.GetStr(ss, "spec.updateStrategy.type") == "RollingUpdate" {
-		// Unset fields read as the controller reads them: partition 0, maxUnavailable 1.
-		part, _ := jsonobj.GetInt(ss, "spec.updateStrategy.rollingUpdate.partition")
-		mu := jsonobj.Get(ss, "spec.updateStrategy.rollingUpdate.maxUnavailable")
-		if mu == nil {
-			mu = 1
-		}
-		unset := ""
-		if jsonobj.Get(ss, "spec.updateStrategy.rollingUpdate") == nil {
-			unset = "no rollingUpdate: "
-		}
-		resolved := ""
-		if _, pct := mu.(string); pct { // a percentage: the pods it comes to, as the controller rounds it
-			resolved = fmt.Sprintf(" = %d pods", maxUnavailableOf(mu, int(replicas)))
-		}
-		s += fmt.Sprintf(" (%spartition %d, maxUnavailable %v%s)", unset, part, mu, resolved)
+// settingsOf reads the settings of the set as the replay ended (rollout.SettingsOf).
+func settingsOf(set Obj, features map[string]bool) (rollout.Settings, error) {
+	var typed appsv1.StatefulSet
+	if err := json.Unmarshal(mustJSON(set), &typed); err != nil {
+		return rollout.Settings{}, fmt.Errorf("the previewed StatefulSet: %w", err)
 	}
-	if m, _ := jsonobj.GetInt(ss, "spec.minReadySeconds"); m > 0 {
-		s += fmt.Sprintf(", minReadySeconds %d", m)
-	}
-	s += fmt.Sprintf(", PVC retention whenDeleted=%s whenScaled=%s", jsonobj.GetStr(ss, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted"),
-		jsonobj.GetStr(ss, "spec.persistentVolumeClaimRetentionPolicy.whenScaled"))
-	return s
+	return rollout.SettingsOf(&typed, features), nil
 }
 
 // warn adds the known traps that apply to this edit and world.
@@ -419,7 +405,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 		to += ", " + note
 	}
 	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s (%s) -> %s (%s)\n", p.Set, p.From.Label, p.From.Name, p.To.Label, to)
-	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(strings.Split(p.Settings, ", "), ", ", len("settings: "), 2))
+	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(p.Settings.Items(), ", ", len("settings: "), 2))
 	fmt.Fprintf(&b, "kubelet model: %s\n", p.KubeModel)
 	if p.Pace != "" {
 		fmt.Fprintf(&b, "pace: %s\n", wrapJoin(strings.Split(p.Pace, ", "), ", ", len("pace: "), 2))

@@ -22,12 +22,6 @@ type world struct {
 	features  map[string]bool // the snapshot's overrides of the gates' defaults
 }
 
-// maxUnavailableOn: the MaxUnavailableStatefulSet gate is on by default in v1.37.
-func (w *world) maxUnavailableOn() bool {
-	on, set := w.features["MaxUnavailableStatefulSet"]
-	return !set || on
-}
-
 func decode(snapshot []byte) (*world, error) {
 	var s struct {
 		Now         string                       `json:"now"`

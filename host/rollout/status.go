@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,8 +23,8 @@ type Status struct {
 	CurrentReplicas    int32  `json:"currentReplicas"`
 	UpdatedReplicas    int32  `json:"updatedReplicas"`
 	AvailableReplicas  int32  `json:"availableReplicas"`
-	// Settings are the spec fields that decide the rollout's pace, in one line.
-	Settings        string     `json:"settings"`
+	// Settings are the spec fields that decide how the rollout goes.
+	Settings        Settings   `json:"settings"`
 	CurrentRevision string     `json:"currentRevision"`
 	UpdateRevision  string     `json:"updateRevision"`
 	Revisions       []Revision `json:"revisions"`
@@ -152,7 +151,7 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 		ObservedGeneration: set.Status.ObservedGeneration, Replicas: replicas(set),
 		ReadyReplicas: set.Status.ReadyReplicas, CurrentReplicas: set.Status.CurrentReplicas,
 		UpdatedReplicas: set.Status.UpdatedReplicas, AvailableReplicas: set.Status.AvailableReplicas,
-		Settings: settings(set, w), CurrentRevision: set.Status.CurrentRevision, UpdateRevision: set.Status.UpdateRevision,
+		Settings: SettingsOf(set, w.features), CurrentRevision: set.Status.CurrentRevision, UpdateRevision: set.Status.UpdateRevision,
 		Revisions: []Revision{}, Pods: []Pod{}, Reasons: []string{}, Next: Next{Writes: []Write{}}, Conditions: []Condition{}}
 	for _, c := range set.Status.Conditions {
 		t := ""
@@ -236,16 +235,12 @@ func replicas(set *appsv1.StatefulSet) int32 {
 	return *set.Spec.Replicas
 }
 
-// maxUnavailable is the set's resolved maxUnavailable (kube.MaxUnavailable), 1 with the gate off.
+// maxUnavailable is the pods the set's maxUnavailable comes to (Settings), 1 with the gate off or under OnDelete.
 func maxUnavailable(set *appsv1.StatefulSet, w *world) int {
-	if !w.maxUnavailableOn() {
-		return 1
+	if r := SettingsOf(set, w.features).RollingUpdate; r != nil {
+		return r.MaxUnavailablePods
 	}
-	ru := set.Spec.UpdateStrategy.RollingUpdate
-	if ru == nil {
-		return 1
-	}
-	return kube.MaxUnavailable(ru.MaxUnavailable, replicas(set))
+	return 1
 }
 
 func partition(set *appsv1.StatefulSet) int32 {
@@ -260,27 +255,6 @@ func start(set *appsv1.StatefulSet) int32 {
 		return set.Spec.Ordinals.Start
 	}
 	return 0
-}
-
-func settings(set *appsv1.StatefulSet, w *world) string {
-	s := fmt.Sprintf("%d replica%s, %s, %s", replicas(set), plural(int(replicas(set))), set.Spec.PodManagementPolicy, set.Spec.UpdateStrategy.Type)
-	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType {
-		mu := "1"
-		if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
-			mu = ru.MaxUnavailable.String()
-			if !w.maxUnavailableOn() {
-				mu += " (ignored: the MaxUnavailableStatefulSet gate is off)"
-			}
-		}
-		s += fmt.Sprintf(" (partition %d, maxUnavailable %s)", partition(set), mu)
-	}
-	if set.Spec.MinReadySeconds > 0 {
-		s += fmt.Sprintf(", minReadySeconds %d", set.Spec.MinReadySeconds)
-	}
-	if st := start(set); st != 0 {
-		s += fmt.Sprintf(", ordinals from %d", st)
-	}
-	return s
 }
 
 // podState is one word: Available (Ready for minReadySeconds, when the set has them), Ready, Running

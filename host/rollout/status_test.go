@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -180,8 +181,39 @@ func TestStatusMaxUnavailableGateOff(t *testing.T) {
 	}
 	s["features"] = map[string]any{"MaxUnavailableStatefulSet": false}
 	snap, _ = json.Marshal(s)
-	if st := statusOf(t, snap); !strings.Contains(st.Settings, "maxUnavailable 2 (ignored: the MaxUnavailableStatefulSet gate is off)") {
-		t.Errorf("settings %q", st.Settings)
+	st := statusOf(t, snap)
+	if r := st.Settings.RollingUpdate; r == nil || !r.MaxUnavailableIgnored || r.MaxUnavailablePods != 1 || r.MaxUnavailable.String() != "2" {
+		t.Errorf("settings %+v, want maxUnavailable 2 ignored (1 pod)", st.Settings)
+	}
+	if s := st.Settings.String(); !strings.Contains(s, "maxUnavailable 2 (ignored: the MaxUnavailableStatefulSet gate is off)") {
+		t.Errorf("settings %q", s)
+	}
+}
+
+// -o json gives the settings as typed fields, not a line of text: numbers as numbers, maxUnavailable as
+// written and the pods it comes to, the claims' retention.
+func TestStatusSettingsAreTyped(t *testing.T) {
+	snap := edit(t, finalSnapshot(t, "rolling-update-maxunavailable2"), func(set map[string]any) {
+		spec := spec(set)
+		spec["updateStrategy"] = map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "50%", "partition": 1}}
+		spec["minReadySeconds"] = 7
+	})
+	b, err := json.Marshal(statusOf(t, snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Settings map[string]any `json:"settings"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	want := map[string]any{"replicas": 5.0, "podManagementPolicy": "OrderedReady", "updateStrategy": "RollingUpdate",
+		"rollingUpdate":   map[string]any{"partition": 1.0, "maxUnavailable": "50%", "maxUnavailablePods": 2.0},
+		"minReadySeconds": 7.0, "ordinalsStart": 0.0,
+		"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": "Retain", "whenScaled": "Retain"}}
+	if !reflect.DeepEqual(got.Settings, want) {
+		t.Errorf("settings\n got %v\nwant %v", got.Settings, want)
 	}
 }
 

@@ -21,7 +21,7 @@ func (s *Status) WriteText(w io.Writer) error {
 		_, err := io.WriteString(w, termsafe.String(b.String()))
 		return err
 	}
-	fmt.Fprintf(&b, "StatefulSet %s/%s  %s\n", s.Namespace, s.Name, s.Settings)
+	fmt.Fprintf(&b, "StatefulSet %s/%s  %s\n", s.Namespace, s.Name, s.Settings.String())
 	gen := fmt.Sprintf("generation %d", s.Generation)
 	if s.ObservedGeneration != s.Generation {
 		gen += fmt.Sprintf(" (observed %d)", s.ObservedGeneration)
