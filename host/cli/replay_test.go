@@ -17,7 +17,7 @@ func TestReplayPrintsTimeline(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"revisions: A=web-6cbd9df98d B=web-54cb854cf9", "pods: 0..4:A/Ready",
+	for _, want := range []string{"revisions: A=web-6cbd9df98d (1) B=web-54cb854cf9 (2)", "pods: 0..4:A/Ready",
 		"delete Pod web-4\n  delete Pod web-3", "== complete"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -502,12 +502,22 @@ spec:
 
 // `make demo` (the README's first command) replays examples/rolling-update.yaml and previews
 // examples/rolling-update-next.yaml on the world it ends in: both must work, and the preview is one screen.
+// The two call each revision by one letter, its number's (A=1, B=2, the edit's new C=3), and each says once
+// what its letters mean.
 func TestDemoCommands(t *testing.T) {
-	if code, out, errs := run(t, "", "replay", "../../examples/rolling-update.yaml"); code != ExitOK || !strings.Contains(out, "== complete") {
-		t.Fatalf("replay: exit %d\n%s%s", code, out, errs)
+	code, replayed, errs := run(t, "", "replay", "../../examples/rolling-update.yaml")
+	if code != ExitOK || !strings.Contains(replayed, "== complete") {
+		t.Fatalf("replay: exit %d\n%s%s", code, replayed, errs)
 	}
 	code, out, errs := run(t, "", "preview", "--scenario", "../../examples/rolling-update.yaml", "-f", "../../examples/rolling-update-next.yaml")
-	if code != ExitOK || !strings.Contains(out, "outcome: complete") || strings.Count(out, "\n") > 30 {
+	if code != ExitOK || !strings.Contains(out, "outcome: complete") || strings.Count(out, "\n") > 31 {
 		t.Fatalf("preview: exit %d, %d lines\n%s%s", code, strings.Count(out, "\n"), out, errs)
+	}
+	const before = "A=web-6cbd9df98d (1) B=web-54cb854cf9 (2)"
+	if !strings.Contains(replayed, "revisions: "+before+"\n") || strings.Count(replayed, "revisions: ") != 1 {
+		t.Errorf("replay's legend is not %q once:\n%.400s", before, replayed)
+	}
+	if !strings.Contains(out, "preview: StatefulSet web, revision B -> C\nrevisions: "+before+" C=web-55fcf954f4 (3)\n") || strings.Count(out, "revisions: ") != 1 {
+		t.Errorf("preview does not call the revisions as the replay does, with its legend once:\n%s", out)
 	}
 }

@@ -56,6 +56,10 @@ func TestPreviewOfACreate(t *testing.T) {
 	if p.Outcome.Result != "complete" || !strings.Contains(res.Text, "+0s      create Pod web-0 (revision A)\n  +5s      create Pod web-1") {
 		t.Fatalf("outcome %s, text:\n%s\nwant web-0, then web-1 once web-0 is Ready", p.Outcome.Result, res.Text)
 	}
+	// no revision before, the first after: revision 1, A, named once
+	if head := "preview: StatefulSet web, revision (none) -> A\nrevisions: A=" + p.To.Name + " (1)\n"; !strings.HasPrefix(res.Text, head) {
+		t.Errorf("a create's preview does not start %q:\n%s", head, res.Text)
+	}
 	want := "create StatefulSet web: 3 pods web-0..web-2, one at a time, each after the previous is Running and Ready (OrderedReady)"
 	if res.Summary.Change != "create" || len(res.Summary.Lines) != 1 || !strings.HasPrefix(res.Summary.Lines[0], want) {
 		t.Fatalf("summary %+v, want one line starting %q", res.Summary, want)

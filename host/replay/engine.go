@@ -15,6 +15,7 @@ import (
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -133,8 +134,8 @@ type engine struct {
 	kube        *world.Kubelet
 	module      hostplan.Reconciler
 
-	tl        *Timeline
-	revLabels map[string]string
+	tl      *Timeline
+	letters rollout.Letters // the revisions' letters
 
 	requeueAt *time.Time // the work queue's AddAfter: the module's requeueAfterSeconds, a failed sync's retry
 	// holdRetryAt is when the set's policies asked to be asked again about the writes they held, and holding
@@ -234,7 +235,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Timeline, error) {
 		return nil, &InvalidWorldError{Err: err}
 	}
 	e := &engine{lastCheck: time.Now(), longestSync: opts.Budget.longest, ctx: ctx, opts: opts, sc: sc, cfg: cfg, start: sc.start(), timers: &world.Timers{},
-		module: opts.Module, revLabels: map[string]string{}}
+		module: opts.Module}
 	e.clock = world.NewClock(e.start)
 	e.setSignals(sc.Signals, func(string, ...any) {}) // null: no such signal, as in a signals event
 	e.lastEvent = e.start

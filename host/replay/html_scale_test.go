@@ -74,7 +74,7 @@ func replayScenario(t testing.TB, sc *Scenario) *Timeline {
 // time.
 func syntheticRollout(pods, syncs int) *Timeline {
 	tl := &Timeline{Scenario: fmt.Sprintf("synthetic-%dx%d", pods, syncs), Model: "delays", Start: "2026-11-22T10:00:00Z",
-		Revisions: []RevisionLabel{{"A", "web-6cbd9df98d"}, {"B", "web-54cb854cf9"}}}
+		Revisions: []RevisionLabel{{Label: "A", Name: "web-6cbd9df98d", Number: 1}, {Label: "B", Name: "web-54cb854cf9", Number: 2}}}
 	perPod := max(syncs/pods, 1)
 	for i := 0; i < syncs; i++ {
 		instant := i / 3

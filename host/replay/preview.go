@@ -143,19 +143,13 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	used.Model = tl.Model
 	p := &Preview{Set: jsonobj.GetStr(cur, "metadata.name"), Timeline: tl, features: base.Features, kubelet: base.Kubelet, Outcome: tl.Outcome, KubeModel: tl.Model, Pace: used.Pace(),
 		Warnings: []Warning{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}, Changes: changes}
-	labels := map[string]string{}
-	for _, r := range tl.Revisions {
-		labels[r.Name] = r.Label
-	}
-	p.From = RevisionLabel{Name: jsonobj.GetStr(cur, "status.currentRevision")}
-	p.From.Label = labels[p.From.Name]
+	p.From = tl.revision(jsonobj.GetStr(cur, "status.currentRevision"))
 	final, _ := jsonobj.DecodeObj(tl.Final)
 	fs := jsonobj.GetObj(final, "statefulSet")
-	p.To = RevisionLabel{Name: jsonobj.GetStr(fs, "status.updateRevision")}
+	p.To = tl.revision(jsonobj.GetStr(fs, "status.updateRevision"))
 	if name, hold := heldRevision(tl); hold != nil {
-		p.To, p.ToHeld = RevisionLabel{Name: name}, hold
+		p.To, p.ToHeld = tl.revision(name), hold
 	}
-	p.To.Label = labels[p.To.Name]
 	if p.Settings, err = settingsOf(fs, base.Features); err != nil {
 		return nil, err
 	}
@@ -400,11 +394,12 @@ func pronoun(n int) string {
 // every step.
 func (p *Preview) WriteText(w io.Writer) error {
 	var b strings.Builder
-	to := p.To.Name
+	to := letterOf(p.To)
 	if note := p.ToHeldNote(); note != "" {
-		to += ", " + note
+		to += " (" + note + ")"
 	}
-	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s (%s) -> %s (%s)\n", p.Set, p.From.Label, p.From.Name, p.To.Label, to)
+	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s -> %s\n", p.Set, letterOf(p.From), to)
+	fmt.Fprintf(&b, "%s\n", wrapJoin(rollout.RevisionLegendItems(p.revisions()), " ", 0, 2))
 	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(p.Settings.Items(), ", ", len("settings: "), 2))
 	fmt.Fprintf(&b, "kubelet model: %s\n", p.KubeModel)
 	if p.Pace != "" {
@@ -556,6 +551,32 @@ func RecreationText(r Recreation, revision func(label string) string) string {
 		at = " (from " + revision(r.From) + ")"
 	}
 	return fmt.Sprintf("%s%s: %s", strings.Join(runs, ", "), at, r.Why)
+}
+
+// revisions are the revisions the preview's text names, lettered (its legend).
+func (p *Preview) revisions() []RevisionLabel {
+	if p.Timeline != nil {
+		return p.Timeline.Revisions
+	}
+	var out []RevisionLabel
+	for _, r := range []RevisionLabel{p.From, p.To} {
+		if r.Name != "" && (len(out) == 0 || out[0].Name != r.Name) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// letterOf is how the preview's text names a revision: its letter; its name if the replay never lettered it;
+// "(none)" for a set that has no revision yet.
+func letterOf(r RevisionLabel) string {
+	switch {
+	case r.Label != "":
+		return r.Label
+	case r.Name != "":
+		return r.Name
+	}
+	return "(none)"
 }
 
 // RevisionName is the name of the revision the preview's text calls label (A, B, ...); the label itself when

@@ -14,6 +14,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/kube"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
@@ -50,12 +51,10 @@ type Timeline struct {
 	invalidAnnotations []string
 }
 
-// RevisionLabel is the short letter the timeline uses for a ControllerRevision (A, B, ...), in
-// order of first appearance; a rollback shows the old letter again.
-type RevisionLabel struct {
-	Label string `json:"label"`
-	Name  string `json:"name"`
-}
+// RevisionLabel is a ControllerRevision as the timeline names it: its letter from its number (revision 1 = A,
+// rollout.RevisionLetter), the letter it had when the replay first named it, so a rollback shows the old
+// letter again.
+type RevisionLabel = rollout.RevisionRef
 
 // Segment is the part of a replay between two user events. In the tick model each segment is what
 // `oracle simulate` computes when started on the world at the segment's first step.
@@ -196,7 +195,7 @@ func (e *engine) podStates() PodGrid {
 	return e.lastGrid
 }
 
-// labelRevisions gives every revision in the world a letter, oldest revision number first.
+// labelRevisions gives every revision in the world its letter, oldest revision number first.
 func (e *engine) labelRevisions() {
 	type rv struct {
 		name string
@@ -209,24 +208,39 @@ func (e *engine) labelRevisions() {
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].n < list[j].n })
 	for _, r := range list {
-		e.label(r.name)
+		e.letter(r.name, r.n)
 	}
 }
 
-func (e *engine) label(rev string) string {
-	if rev == "" {
-		return "?"
+// revision is the revision named name as the timeline letters it (zero: none named; its name alone when the
+// timeline never lettered it).
+func (tl *Timeline) revision(name string) RevisionLabel {
+	for _, r := range tl.Revisions {
+		if r.Name == name {
+			return r
+		}
 	}
-	if l, ok := e.revLabels[rev]; ok {
+	return RevisionLabel{Name: name}
+}
+
+// label is the letter of the revision named rev: the one it was given, else its number's in the world;
+// "?" for a revision the world has no ControllerRevision of (lettered once one appears).
+func (e *engine) label(rev string) string {
+	if l, ok := e.letters.Known(rev); ok {
 		return l
 	}
-	n := len(e.revLabels)
-	l := string(rune('A' + n%26))
-	if n >= 26 {
-		l += fmt.Sprint(n / 26)
+	r := e.api.Get(world.KindRevision, rev)
+	if r == nil {
+		return rollout.UnknownRevision
 	}
-	e.revLabels[rev] = l
-	e.tl.Revisions = append(e.tl.Revisions, RevisionLabel{Label: l, Name: rev})
+	n, _ := jsonobj.GetInt(r, "revision")
+	return e.letter(rev, n)
+}
+
+// letter is the letter of the revision rev with number n (rollout.Letters: each revision's once).
+func (e *engine) letter(rev string, n int64) string {
+	l := e.letters.Of(rev, n)
+	e.tl.Revisions = e.letters.Refs
 	return l
 }
 
@@ -241,7 +255,7 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 		r.Detail = "resources, in place" // a resize never recreates (InPlace says whether it starts an in-place update)
 	case a.Kind == world.KindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
 		n, _ := jsonobj.GetInt(o, "revision")
-		r.Detail = fmt.Sprintf("%s, revision %d", e.label(a.Name), n)
+		r.Detail = fmt.Sprintf("%s, revision %d", e.letter(a.Name, n), n)
 	case a.Kind == world.KindClaim && a.Verb == abi.VerbPatch: // extension resize-claims
 		p, _ := jsonobj.DecodeObj(a.Patch)
 		r.Detail = "storage " + jsonobj.GetStr(p, "spec.resources.requests.storage")

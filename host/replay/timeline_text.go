@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
@@ -86,11 +87,7 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	b.WriteString(outcome)
 	warnings := tl.warningLines()
 	writeWarningLines(&b, warnings)
-	var revs []string
-	for _, r := range tl.Revisions {
-		revs = append(revs, r.Label+"="+r.Name)
-	}
-	fmt.Fprintf(&b, "revisions: %s\n", strings.Join(revs, " "))
+	fmt.Fprintf(&b, "%s\n", wrapJoin(rollout.RevisionLegendItems(tl.Revisions), " ", 0, 2))
 	fmt.Fprintf(&b, "grid: ordinal:revision/state (Running = not Ready), /term = terminating\n")
 	var shown []Step
 	quiet := 0

@@ -75,7 +75,7 @@ func HistoryOf(snapshot []byte) (*History, error) {
 	var prev any
 	var prevNumber int64
 	for _, r := range w.history() {
-		hr := HistoryRevision{Revision: Revision{Label: labels[r.Name], Name: r.Name, Number: r.Revision, Pods: counts[r.Name],
+		hr := HistoryRevision{Revision: Revision{RevisionRef: RevisionRef{Label: labels[r.Name], Name: r.Name, Number: r.Revision}, Pods: counts[r.Name],
 			Current: r.Name == h.CurrentRevision, Update: r.Name == h.UpdateRevision},
 			ChangeCause: r.Annotations[ChangeCauseAnnotation], Changes: []Change{}}
 		if !r.CreationTimestamp.IsZero() {
@@ -115,27 +115,32 @@ func template(r *appsv1.ControllerRevision) (any, error) {
 func (h *History) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "StatefulSet %s/%s: %d revision%s\n", h.Namespace, h.Name, len(h.Revisions), plural(len(h.Revisions)))
+	refs := make([]RevisionRef, len(h.Revisions))
+	for i, r := range h.Revisions {
+		refs[i] = r.RevisionRef
+	}
+	fmt.Fprintf(&b, "%s\n", RevisionLegend(refs))
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REVISION\tNAME\tPODS\tCREATED\tCHANGE-CAUSE\t")
+	fmt.Fprintln(tw, "REVISION\tPODS\tCREATED\tCHANGE-CAUSE\t")
 	for _, r := range h.Revisions {
 		cause := strings.Join(strings.Fields(r.ChangeCause), " ") // a newline or tab would break the table
 		if cause == "" {
 			cause = "<none>"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", r.Number, r.Name, r.Pods, r.Created, cause, r.marks())
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.Label, r.Pods, r.Created, cause, r.marks())
 	}
 	_ = tw.Flush()
 	for i, r := range h.Revisions {
 		switch {
 		case r.Error != "":
-			fmt.Fprintf(&b, "\n%d: %s\n", r.Number, r.Error)
+			fmt.Fprintf(&b, "\n%s: %s\n", r.Label, r.Error)
 		case i == 0:
 		case r.ComparedWith == 0:
-			fmt.Fprintf(&b, "\n%d: not compared (revision %d holds no template)\n", r.Number, h.Revisions[i-1].Number)
-		case len(r.Changes) == 0:
-			fmt.Fprintf(&b, "\n%d: the same template as %d\n", r.Number, r.ComparedWith)
+			fmt.Fprintf(&b, "\n%s: not compared (revision %s holds no template)\n", r.Label, h.Revisions[i-1].Label)
+		case len(r.Changes) == 0: // compared with the revision before it (ComparedWith is its number)
+			fmt.Fprintf(&b, "\n%s: the same template as %s\n", r.Label, h.Revisions[i-1].Label)
 		default:
-			fmt.Fprintf(&b, "\n%d from %d:\n", r.Number, r.ComparedWith)
+			fmt.Fprintf(&b, "\n%s from %s:\n", r.Label, h.Revisions[i-1].Label)
 			for _, c := range r.Changes {
 				fmt.Fprintf(&b, "  %s\n", c)
 			}

@@ -21,7 +21,7 @@ func TestHistoryShowsTemplateChanges(t *testing.T) {
 		t.Fatalf("%d revisions, want 2: %+v", len(h.Revisions), h.Revisions)
 	}
 	a, b := h.Revisions[0], h.Revisions[1]
-	if a.Label != "1" || b.Label != "2" || a.Number != 1 || b.Number != 2 || !b.Update || b.Pods != 5 {
+	if a.Label != "A" || b.Label != "B" || a.Number != 1 || b.Number != 2 || !b.Update || b.Pods != 5 {
 		t.Errorf("revisions %+v %+v", a.Revision, b.Revision)
 	}
 	if len(a.Changes) != 0 || len(b.Changes) != 1 || b.ComparedWith != 1 || b.Changes[0].Path != "spec.containers[nginx].image" ||
@@ -36,7 +36,7 @@ func TestHistoryShowsTemplateChanges(t *testing.T) {
 	if err := h.WriteText(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"2 from 1:", `~ spec.containers[nginx].image: "registry.k8s.io/nginx-slim:0.27" -> "registry.k8s.io/nginx-slim:0.28"`, "CHANGE-CAUSE"} {
+	for _, s := range []string{"revisions: A=" + a.Name + " (1) B=" + b.Name + " (2)\n", "B from A:", `~ spec.containers[nginx].image: "registry.k8s.io/nginx-slim:0.27" -> "registry.k8s.io/nginx-slim:0.28"`, "CHANGE-CAUSE"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("text lacks %q:\n%s", s, out.String())
 		}
@@ -63,7 +63,7 @@ func TestHistoryOfABrokenRevision(t *testing.T) {
 	if err := h.WriteText(&out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "2: not compared (revision 1 holds no template)") {
+	if !strings.Contains(out.String(), "B: not compared (revision A holds no template)") {
 		t.Errorf("text:\n%s", out.String())
 	}
 }

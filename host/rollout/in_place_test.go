@@ -123,14 +123,14 @@ func TestStatusShowsAPodMidInPlaceUpdate(t *testing.T) {
 		t.Fatalf("web-2: %+v (in place %+v), want Running, %+v", web2, web2.InPlace, want)
 	}
 	reasons := strings.Join(st.Reasons, "; ")
-	if st.State != rollout.StateWaiting || !strings.Contains(reasons, "OrderedReady: waiting for web-2 (2, Running, updating in place (container nginx: image registry.k8s.io/nginx-slim:0.27 → registry.k8s.io/nginx-slim:0.28)) to be Running and Ready") {
+	if st.State != rollout.StateWaiting || !strings.Contains(reasons, "OrderedReady: waiting for web-2 (B, Running, updating in place (container nginx: image registry.k8s.io/nginx-slim:0.27 → registry.k8s.io/nginx-slim:0.28)) to be Running and Ready") {
 		t.Errorf("state %s: %s", st.State, reasons)
 	}
 	var b bytes.Buffer
 	if err := st.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(flat(b.String()), "web-2 2 Running, updating in place (container nginx: image registry.k8s.io/nginx-slim:0.27 → registry.k8s.io/nginx-slim:0.28)") {
+	if !strings.Contains(flat(b.String()), "web-2 B Running, updating in place (container nginx: image registry.k8s.io/nginx-slim:0.27 → registry.k8s.io/nginx-slim:0.28)") {
 		t.Errorf("text:\n%s", b.String())
 	}
 	t.Logf("kubectl ordinal status, mid-update:\n%s", b.String())

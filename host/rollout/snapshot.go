@@ -64,12 +64,13 @@ func (w *world) history() []*appsv1.ControllerRevision {
 	return own
 }
 
-// labels names each revision by its number, as `kubectl rollout history` does: a name that stays the
-// same while older revisions are pruned and from one watch frame to the next.
+// labels names each revision by its number's letter (RevisionLetter), as every output names it: a name that
+// stays the same while older revisions are pruned and from one watch frame to the next.
 func (w *world) labels() map[string]string {
+	var letters Letters
 	l := map[string]string{}
 	for _, r := range w.revisions {
-		l[r.Name] = fmt.Sprint(r.Revision)
+		l[r.Name] = letters.Of(r.Name, r.Revision)
 	}
 	return l
 }

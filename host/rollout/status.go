@@ -67,19 +67,17 @@ func NotFound(namespace, name string) *Status {
 
 // Revision is one of the set's ControllerRevisions.
 type Revision struct {
-	Label   string `json:"label"` // the revision number, as kubectl rollout history names it
-	Name    string `json:"name"`
-	Number  int64  `json:"revision"`
-	Pods    int    `json:"pods"`
-	Current bool   `json:"current,omitempty"`
-	Update  bool   `json:"update,omitempty"`
+	RevisionRef      // its letter (from its number), name and number
+	Pods        int  `json:"pods"`
+	Current     bool `json:"current,omitempty"`
+	Update      bool `json:"update,omitempty"`
 }
 
 // Pod is one pod of the grid.
 type Pod struct {
 	Name        string `json:"name"`
 	Ordinal     int    `json:"ordinal"`
-	Revision    string `json:"revision"` // the revision's number; "?" for a revision the set does not have
+	Revision    string `json:"revision"` // the revision's letter (RevisionLetter); "?" for a revision the set does not have
 	State       string `json:"state"`    // Ready, Available, Running, Pending, Failed, Succeeded, Unknown
 	Terminating bool   `json:"terminating,omitempty"`
 	// InPlace is the pod's in-place update while it is under way (extension in-place-update, on a module that
@@ -182,7 +180,7 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 		o, _ := ordinal.Ordinal(p.Name)
 		l := labels[rev]
 		if l == "" {
-			l = "?"
+			l = UnknownRevision
 		}
 		pod := Pod{Name: p.Name, Ordinal: o, Revision: l, State: podState(p, set.Spec.MinReadySeconds, w), Terminating: p.DeletionTimestamp != nil}
 		if r.InPlace && p.DeletionTimestamp == nil {
@@ -191,7 +189,7 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 		st.Pods = append(st.Pods, pod)
 	}
 	for _, rv := range w.revisions {
-		st.Revisions = append(st.Revisions, Revision{Label: labels[rv.Name], Name: rv.Name, Number: rv.Revision, Pods: counts[rv.Name],
+		st.Revisions = append(st.Revisions, Revision{RevisionRef: RevisionRef{Label: labels[rv.Name], Name: rv.Name, Number: rv.Revision}, Pods: counts[rv.Name],
 			Current: rv.Name == st.CurrentRevision, Update: rv.Name == update})
 	}
 	if plan != nil {

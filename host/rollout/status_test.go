@@ -91,10 +91,10 @@ func TestStatusSaysWhyTheRolloutWaits(t *testing.T) {
 		state    string
 		reason   []string // substrings of the joined reasons
 	}{
-		{"rolling-update", nil, rollout.StateComplete, []string{"3 pods Ready at revision 2"}},
-		{"create-never-ready", nil, rollout.StateWaiting, []string{"OrderedReady: waiting for web-0 (1, Running) to be Running and Ready before the controller creates web-1"}},
-		{"ondelete-then-rollingupdate", nil, rollout.StatePartitioned, []string{"partition 1 holds back web-0 (1); ordinals from 1 are at revision 2"}},
-		{"ondelete", nil, rollout.StateWaiting, []string{"OnDelete: web-2 (1) keeps its revision until deleted"}},
+		{"rolling-update", nil, rollout.StateComplete, []string{"3 pods Ready at revision B"}},
+		{"create-never-ready", nil, rollout.StateWaiting, []string{"OrderedReady: waiting for web-0 (A, Running) to be Running and Ready before the controller creates web-1"}},
+		{"ondelete-then-rollingupdate", nil, rollout.StatePartitioned, []string{"partition 1 holds back web-0 (A); ordinals from 1 are at revision B"}},
+		{"ondelete", nil, rollout.StateWaiting, []string{"OnDelete: web-2 (A) keeps its revision until deleted"}},
 		// Scaled up: the next sync creates the next ordinal.
 		{"rolling-update", func(set map[string]any) { spec(set)["replicas"] = 5 }, rollout.StateProgressing, []string{"the next sync will create web-3"}},
 		// Ready, but not for minReadySeconds yet: the controller requeues for availability.
@@ -127,7 +127,7 @@ func TestStatusSaysWhyTheRolloutWaits(t *testing.T) {
 	}
 }
 
-// The revisions are named by number, as kubectl rollout history names them. The set's status is shown as
+// The revisions are named by their numbers' letters (1 = A), as every output names them. The set's status is shown as
 // the API server has it; an edited template's revision, which only the module knows yet, is the next
 // sync's update revision, and a status older than the set says no controller has synced the edit.
 func TestStatusRevisionsAndPods(t *testing.T) {
@@ -136,15 +136,23 @@ func TestStatusRevisionsAndPods(t *testing.T) {
 	for _, r := range st.Revisions {
 		got = append(got, fmt.Sprintf("%s:%d:%v:%v", r.Label, r.Pods, r.Current, r.Update))
 	}
-	if want := "1:1:true:false 2:2:false:true"; strings.Join(got, " ") != want {
+	if want := "A:1:true:false B:2:false:true"; strings.Join(got, " ") != want {
 		t.Errorf("revisions %s, want %s", strings.Join(got, " "), want)
 	}
 	var grid []string
 	for _, p := range st.Pods {
 		grid = append(grid, fmt.Sprintf("%d:%s/%s", p.Ordinal, p.Revision, p.State))
 	}
-	if want := "0:1/Ready 1:2/Ready 2:2/Ready"; strings.Join(grid, " ") != want {
+	if want := "0:A/Ready 1:B/Ready 2:B/Ready"; strings.Join(grid, " ") != want {
 		t.Errorf("pods %s, want %s", strings.Join(grid, " "), want)
+	}
+	var text bytes.Buffer
+	if err := st.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	legend := "revisions: A=" + st.Revisions[0].Name + " (1) B=" + st.Revisions[1].Name + " (2)\n"
+	if strings.Count(text.String(), "revisions: ") != 1 || !strings.Contains(text.String(), legend) {
+		t.Errorf("text does not say once what the letters mean (%q):\n%s", legend, text.String())
 	}
 
 	// A new template: the set's status still names the old revision, the module's plan the new one.

@@ -42,10 +42,15 @@ func (s *Status) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	refs := make([]RevisionRef, len(s.Revisions))
+	for i, r := range s.Revisions {
+		refs[i] = r.RevisionRef
+	}
+	fmt.Fprintf(&b, "%s\n", RevisionLegend(refs))
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REVISION\tNAME\tPODS\t")
+	fmt.Fprintln(tw, "REVISION\tPODS\t")
 	for _, r := range s.Revisions {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Label, r.Name, r.Pods, r.marks())
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", r.Label, r.Pods, r.marks())
 	}
 	_ = tw.Flush()
 	b.WriteString("\n")

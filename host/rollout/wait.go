@@ -70,7 +70,7 @@ func explain(w *world, st *Status, labels map[string]string, update string) (str
 		if p.Terminating || (p.State != "Ready" && p.State != "Available") || (set.Spec.MinReadySeconds > 0 && p.State != "Available") {
 			unavailable++
 		}
-		if in && !p.Terminating && (p.Revision == "?" || labels[update] != p.Revision) {
+		if in && !p.Terminating && (p.Revision == UnknownRevision || labels[update] != p.Revision) {
 			old = append(old, fmt.Sprintf("%s (%s)", p.Name, p.Revision))
 			if int32(p.Ordinal) >= first+partition(set) {
 				oldAbove = append(oldAbove, p.Name)
