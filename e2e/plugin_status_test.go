@@ -26,7 +26,7 @@ func TestPluginStatusWatchAndHistory(t *testing.T) {
 	waitRolledOut(t, ctx, ns, "st", 3)
 
 	out, perr, code := plugin(t, ctx, "status", "statefulset/st", "-n", ns)
-	if code != 0 || !strings.Contains(out, "state: complete") || !strings.Contains(out, "3 pods Ready at revision 1") {
+	if code != 0 || !strings.Contains(out, "state: complete") || !strings.Contains(out, "3 pods Ready at revision A") {
 		t.Fatalf("kubectl ordinal status: exit %d\n%s%s", code, out, perr)
 	}
 	out, perr, code = plugin(t, ctx, "status", "st", "-n", ns, "-o", "json")
@@ -82,10 +82,10 @@ func TestPluginStatusWatchAndHistory(t *testing.T) {
 			}
 		}
 	}
-	await("3 pods Ready at revision 1") // the first frame: the watch is up
+	await("3 pods Ready at revision A") // the first frame: the watch is up
 	patchSet(t, ctx, ns, "st", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"v2",%q:"true"}}}}}`, annVersion, annNeverReady))
 	await("state: progressing")
-	await("OrderedReady: waiting for st-2 (2, Running) to be Running and Ready")
+	await("OrderedReady: waiting for st-2 (B, Running) to be Running and Ready")
 	if n := strings.Count(strings.Join(seen, "\n"), "StatefulSet "+ns+"/st"); n < 3 {
 		t.Errorf("%d frames, want one per change at least (complete, progressing, waiting)", n)
 	}
@@ -109,6 +109,7 @@ func TestPluginStatusWatchAndHistory(t *testing.T) {
 	out, perr, code = plugin(t, ctx, "history", "statefulset/st", "-n", ns)
 	for _, want := range []string{
 		"2 revisions",
+		"revisions: A=", " (1) B=", " (2)\n", "B from A:",
 		`~ metadata.annotations["` + annVersion + `"]: "v1" -> "v2"`,
 		`+ metadata.annotations["` + annNeverReady + `"]: "true"`,
 	} {
