@@ -33,14 +33,6 @@ func Validate(data []byte) (Text, error) {
 	return t[skipWS(t, 0):], nil
 }
 
-// Bytes are the value's source as bytes, sharing the input's memory: read them, never write them.
-func (t Text) Bytes() []byte {
-	if len(t) == 0 {
-		return nil
-	}
-	return unsafe.Slice(unsafe.StringData(string(t)), len(t))
-}
-
 // Kind is the JSON type of the value.
 func (t Text) Kind() Kind {
 	switch t[0] {
