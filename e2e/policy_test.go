@@ -170,7 +170,7 @@ func TestPDBPolicyRespectsTheBudget(t *testing.T) {
 	})
 	// a live preview of the edit gives the policy the cluster's budgets, as the controller's sync does
 	out := livePreview(t, ctx, ns, set, "v2")
-	if !strings.Contains(out, "policy pdb holds this write: PodDisruptionBudget pb allows no more disruptions") {
+	if !strings.Contains(out, "held by policy pdb (DisruptionBudget): PodDisruptionBudget pb allows no more disruptions") {
 		t.Errorf("kubectl ordinal preview does not show the budget's hold:\n%s", out)
 	}
 	// and the pace its delays model took from the set's own four pods (issue 30 item 3)
@@ -236,7 +236,7 @@ func TestWindowPolicyWaitsForTheSignal(t *testing.T) {
 	uids := tr.uidsByName(ctx)
 	mark := tr.mark()
 	// a live preview reads the controller's signals ConfigMap and shows the hold before the edit is made
-	if out := livePreview(t, ctx, ns, set, "v2", "--signals-configmap", ns+"/signals"); !strings.Contains(out, `policy window holds this write: signal "db-healthy" is false`) {
+	if out := livePreview(t, ctx, ns, set, "v2", "--signals-configmap", ns+"/signals"); !strings.Contains(out, `held by policy window (`) || !strings.Contains(out, `signal "db-healthy" is false`) {
 		t.Errorf("kubectl ordinal preview --signals-configmap does not show the signal's hold:\n%s", out)
 	}
 
@@ -352,7 +352,7 @@ func TestWebhookPreviewsThePDBPolicysHold(t *testing.T) {
 	if _, err := cfg.kc.AppsV1().StatefulSets(ns).Update(ctx, edit, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		t.Fatalf("dry-run update: %v", err)
 	}
-	if out := hook.get(t, "/preview/"+ns+"/wb"); !strings.Contains(out, "policy pdb holds this write: PodDisruptionBudget wb allows no more disruptions") {
+	if out := hook.get(t, "/preview/"+ns+"/wb"); !strings.Contains(out, "held by policy pdb (DisruptionBudget): PodDisruptionBudget wb allows no more disruptions") {
 		t.Errorf("the webhook's preview does not show the budget's hold:\n%s", out)
 	}
 	if got := getSet(t, ctx, ns, "wb"); got.Generation != edit.Generation {
