@@ -15,6 +15,13 @@ import (
 // previewCase previews testdata/replay/preview's <name>.edit.yaml on the world <name>.scenario.yaml settles in.
 func previewCase(t *testing.T, name string) *Preview {
 	t.Helper()
+	return previewCaseWith(t, name, nil)
+}
+
+// previewCaseWith is previewCase with the preview's kubelet model kubelet instead of the scenario's (nil: the
+// scenario's).
+func previewCaseWith(t *testing.T, name string, kubelet *KubeletConfig) *Preview {
+	t.Helper()
 	base := filepath.Join(previewDir, name)
 	sc, err := LoadScenario(base + ".scenario.yaml")
 	if err != nil {
@@ -29,6 +36,9 @@ func previewCase(t *testing.T, name string) *Preview {
 		t.Fatal(err)
 	}
 	world.Kubelet = sc.Kubelet
+	if kubelet != nil {
+		world.Kubelet = *kubelet
+	}
 	edit, err := os.ReadFile(base + ".edit.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -233,34 +243,9 @@ func TestRepairOfAPodUpdatedInPlaceIsNotInPlace(t *testing.T) {
 // unless given): a 3-pod OrderedReady in-place rollout takes three restart delays longer with a restart delay
 // of 30 s than with none, and a per-pod rule's restart delay overrides the set's.
 func TestInPlaceRestartsTakeTheRestartDelay(t *testing.T) {
-	base := filepath.Join(previewDir, "in-place")
-	sc, err := LoadScenario(base + ".scenario.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl, err := Run(context.Background(), sc, testOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit, err := os.ReadFile(base + ".edit.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := yamlToJSON(edit)
-	if err != nil {
-		t.Fatal(err)
-	}
 	took := func(kc KubeletConfig) time.Duration {
 		t.Helper()
-		world, err := ScenarioFromSnapshot(tl.Final)
-		if err != nil {
-			t.Fatal(err)
-		}
-		world.Kubelet = kc
-		p, err := PreviewEdit(context.Background(), world, js, testOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := previewCaseWith(t, "in-place", &kc)
 		if p.Outcome.Result != "complete" {
 			t.Fatalf("outcome %+v", p.Outcome)
 		}

@@ -191,11 +191,9 @@ func appendValue(out, b []byte, e entry, aliases *aliasBudget) ([]byte, error) {
 			return out, err
 		}
 		var m map[string]json.RawMessage
+		err = json.Unmarshal(one, &m)
 		v, found := m[e.key]
-		if err := json.Unmarshal(one, &m); err == nil {
-			v, found = m[e.key]
-		}
-		if !found || len(m) != 1 {
+		if err != nil || !found || len(m) != 1 {
 			return out, fmt.Errorf("yaml: line %d: not one key and its value", lineOf(b, e.start))
 		}
 		return append(out, v...), nil
