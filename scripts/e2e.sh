@@ -81,5 +81,6 @@ echo
 echo "==== e2e summary (go test ${TESTS_S}s, total $(elapsed)); full output: $LOG, controller logs: build/e2e/"
 grep -E '^\s*--- (PASS|FAIL|SKIP)' "$LOG" | sed 's/^/  /'
 grep -E -A8 '^panic: test timed out' "$LOG" | grep -E '^\s*(panic:|running tests:|Test)' | sed 's/^\s*/  /'
+bash scripts/failed-tests.sh "$LOG" 30 | sed 's/^/  /'
 grep -E '^(ok|FAIL)' "$LOG" | tail -2
 exit "$rc"
