@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # failed-tests.sh LOG [LINES] - what each failed test printed last, from `go test -v` output: for every
-# failed test without a failed subtest, its last LINES (default 30) output lines, attributed by go test's
+# failed test without a failed subtest, its last LINES (default 30) output lines (each call's first 3
+# lines: a dumped log says little at the end of a run), attributed by go test's
 # "=== RUN/CONT/NAME" headers (parallel tests interleave; a test's lines are the indented ones). The e2e summaries end with it, so the reason a
 # CI run failed is on its last screen instead of somewhere in 400 s of interleaved output.
 set -euo pipefail
@@ -8,6 +9,7 @@ log=$1
 lines=${2:-30}
 [ -f "$log" ] || exit 0
 awk -v keep="$lines" '
+function add(t, line) { buf[t, cnt[t] % keep] = line; cnt[t]++ }
 /^=== (RUN|CONT|NAME|PAUSE) / { cur = $3; next }
 /^[ \t]*--- FAIL: / {
   name = $3
@@ -17,9 +19,9 @@ awk -v keep="$lines" '
 }
 /^[ \t]*--- (PASS|SKIP): / { next }
 cur != "" && /^[ \t]/ {  # the lines of a test are indented; FAIL/ok lines are not
-  i = cnt[cur] % keep
-  buf[cur, i] = $0
-  cnt[cur]++
+  # a t.Log/t.Error call starts at 4 spaces; its further lines (dumps of logs, timelines) at 8: keep 3 of those
+  if ($0 ~ /^    [^ ]/) { cont[cur] = 0 } else if (++cont[cur] > 3) { if (cont[cur] == 4) add(cur, "        ..."); next }
+  add(cur, $0)
 }
 END {
   for (k = 1; k <= nf; k++) {
