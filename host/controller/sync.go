@@ -29,205 +29,263 @@ import (
 
 // sync runs one sync of the set with the given key. It returns the delay of a
 // timed requeue (the plan's requeueAfterSeconds) or an error (requeue with
-// backoff), as upstream's sync does.
+// backoff), as upstream's sync does. It reads as its steps: the set, what runs
+// it (module and policies), the objects it owns, their snapshot, the plan run
+// through the firewall and the policies, and what the result means for the queue.
 func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Duration, err error) {
-	start := time.Now()
-	logger := klog.FromContext(ctx)
-	result := resultSuccess
-	done, planned := 0, 0
-	var snapBytes int
-	moduleDigest := ""
-	defer func() {
-		d := time.Since(start)
-		c.metrics.syncs.WithLabelValues(result).Inc()
-		if result != resultStale {
-			c.metrics.syncDuration.Observe(d.Seconds())
-		}
-		kv := []any{"set", key, "kind", c.target.String(), "result", result, "actions", done, "planned", planned,
-			"duration", d.String(), "snapshotBytes", snapBytes}
-		if requeueAfter > 0 {
-			kv = append(kv, "requeueAfter", requeueAfter.String())
-		}
-		if moduleDigest != "" {
-			kv = append(kv, "module", moduleDigest)
-		}
-		switch {
-		case result == resultStale:
-			logger.V(2).Info("Sync skipped: the informers are behind", append(kv, "reason", err.Error())...)
-		case err != nil:
-			logger.Error(err, "Sync failed", kv...)
-		default:
-			logger.Info("Synced StatefulSet", kv...)
-		}
-	}()
+	r := &syncRecord{key: key, start: time.Now(), logger: klog.FromContext(ctx), result: resultSuccess}
+	defer func() { c.logSync(r, requeueAfter, err) }()
 
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		result = resultError
+	set, err := c.readSet(r)
+	if set == nil {
 		return 0, err
 	}
-	nn := types.NamespacedName{Namespace: ns, Name: name}
-
-	// Upstream's consistency store: never plan from a cache that lacks our own writes.
-	if expired, err := c.consistency.EnsureReady(nn); err != nil {
-		var se *staleError
-		if !expired {
-			result = resultStale
-			if errors.As(err, &se) {
-				c.metrics.staleSkips.WithLabelValues(se.Resource.Group, se.Resource.Resource).Inc()
-			}
-			return 0, err
-		}
-		logger.Info("Gave up waiting for the informers to observe the controller's writes; syncing anyway",
-			"set", key, "timeout", c.cfg.StaleTimeout.String(), "reason", err.Error())
+	ref, policies, err := c.whatRuns(ctx, r, set)
+	if ref == nil {
+		return 0, err
 	}
+	objs, err := c.ownedObjects(r, set)
+	if objs == nil {
+		return 0, err
+	}
+	syncTime := c.now()
+	sc := c.setCacheOf(key, syncTime)
+	snap, err := c.buildSnapshot(r, sc, set, *objs, syncTime)
+	if snap == nil {
+		return 0, err
+	}
+	// The module is held for the whole sync: a hot swap meanwhile takes effect at
+	// the next sync, and this one finishes (and releases) the module it started with.
+	mod, moduleInfo, release := ref.Acquire()
+	defer release()
+	r.moduleDigest = moduleInfo.ShortDigest()
+	res, err := c.runPlan(ctx, r, sc, set, objs.Pods, snap, mod, moduleInfo, policies, syncTime)
+	if err != nil {
+		return 0, c.planFailed(r, set, moduleInfo, err)
+	}
+	return c.afterPlan(r, set, res)
+}
 
+// syncRecord is what one sync's log line and metrics say of it, filled in by its steps.
+type syncRecord struct {
+	key           string
+	nn            types.NamespacedName
+	start         time.Time
+	logger        klog.Logger
+	result        string
+	done, planned int
+	snapBytes     int
+	moduleDigest  string
+}
+
+// fail records a failed step: its result, and the stage of the errors metric when it has one.
+func (c *Controller) fail(r *syncRecord, result, stage string) {
+	r.result = result
+	if stage != "" {
+		c.metrics.errors.WithLabelValues(stage).Inc()
+	}
+}
+
+// logSync is a sync's metrics and its one log line.
+func (c *Controller) logSync(r *syncRecord, requeueAfter time.Duration, err error) {
+	d := time.Since(r.start)
+	c.metrics.syncs.WithLabelValues(r.result).Inc()
+	if r.result != resultStale {
+		c.metrics.syncDuration.Observe(d.Seconds())
+	}
+	kv := []any{"set", r.key, "kind", c.target.String(), "result", r.result, "actions", r.done, "planned", r.planned,
+		"duration", d.String(), "snapshotBytes", r.snapBytes}
+	if requeueAfter > 0 {
+		kv = append(kv, "requeueAfter", requeueAfter.String())
+	}
+	if r.moduleDigest != "" {
+		kv = append(kv, "module", r.moduleDigest)
+	}
+	switch {
+	case r.result == resultStale:
+		r.logger.V(2).Info("Sync skipped: the informers are behind", append(kv, "reason", err.Error())...)
+	case err != nil:
+		r.logger.Error(err, "Sync failed", kv...)
+	default:
+		r.logger.Info("Synced StatefulSet", kv...)
+	}
+}
+
+// staleSkip records a sync skipped because the caches lack something (err says what).
+func (c *Controller) staleSkip(r *syncRecord, err error) {
+	r.result = resultStale
+	var se *staleError
+	if errors.As(err, &se) {
+		c.metrics.staleSkips.WithLabelValues(se.Resource.Group, se.Resource.Resource).Inc()
+	}
+}
+
+// readSet is the set of the key from the cache, once the cache holds the controller's own writes
+// (upstream's consistency store: never plan from a cache that lacks them). nil: nothing to do now (err
+// nil), or the sync failed (err).
+func (c *Controller) readSet(r *syncRecord) (*appsv1.StatefulSet, error) {
+	ns, name, err := cache.SplitMetaNamespaceKey(r.key)
+	if err != nil {
+		c.fail(r, resultError, "")
+		return nil, err
+	}
+	r.nn = types.NamespacedName{Namespace: ns, Name: name}
+	if expired, err := c.consistency.EnsureReady(r.nn); err != nil {
+		if !expired {
+			c.staleSkip(r, err)
+			return nil, err
+		}
+		r.logger.Info("Gave up waiting for the informers to observe the controller's writes; syncing anyway",
+			"set", r.key, "timeout", c.cfg.StaleTimeout.String(), "reason", err.Error())
+	}
 	set, err := c.setsIn(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.consistency.Clear(nn, "")
-		c.dropSetCache(key)
-		c.held.Delete(key)
-		c.leftAlone.Delete(key)
-		c.predecessors.Delete(key)
-		result = resultNotFound
-		return 0, nil
+		c.forgetSet(r)
+		r.result = resultNotFound
+		return nil, nil
 	}
 	if err != nil {
-		result = resultError
-		return 0, err
+		c.fail(r, resultError, "")
+		return nil, err
 	}
 	if _, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err != nil {
 		// Upstream: a non-transient error, not retried.
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
-		logger.Error(err, "Invalid StatefulSet selector; not retrying", "set", key)
-		return 0, nil
+		c.fail(r, resultError, stageSnapshot)
+		r.logger.Error(err, "Invalid StatefulSet selector; not retrying", "set", r.key)
+		return nil, nil
 	}
+	return set, nil
+}
 
-	// The set's module: the active one, or the one it names (ordinal.dev/module).
+// forgetSet drops what the controller keeps of a set that is gone.
+func (c *Controller) forgetSet(r *syncRecord) {
+	c.consistency.Clear(r.nn, "")
+	c.dropSetCache(r.key)
+	c.held.Delete(r.key)
+	c.leftAlone.Delete(r.key)
+	c.predecessors.Delete(r.key)
+}
+
+// whatRuns is the set's module (the active one, or the one it names: ordinal.dev/module) and its policies
+// (ordinal.dev/policies), each of which must be there. A nil module: the set is left alone (err nil) or
+// the sync failed (err).
+func (c *Controller) whatRuns(ctx context.Context, r *syncRecord, set *appsv1.StatefulSet) (*module.Ref, []policy.Module, error) {
 	ref, named, err := module.OfSet(ctx, set.Annotations, c.cfg.Module, c.cfg.Modules.Get)
 	switch {
 	case errors.Is(err, module.ErrUnknownModule):
-		result = resultUnknownModule
-		c.leaveAlone(logger, set, key, EventUnknownModule, "it names a module this controller does not have",
+		r.result = resultUnknownModule
+		c.leaveAlone(r.logger, set, r.key, EventUnknownModule, "it names a module this controller does not have",
 			fmt.Sprintf("%s names the module %q; this controller has %s", abi.AnnotationModule, named, c.cfg.Modules.Names()))
-		return 0, nil
+		return nil, nil, nil
 	case errors.Is(err, module.ErrModuleRefused): // a supplied module that failed its check: until it changes
-		result = resultUnknownModule
-		c.leaveAlone(logger, set, key, module.EventModuleRefused, "the module it names was refused", hostplan.Truncate(err.Error(), 900))
-		return 0, nil
+		r.result = resultUnknownModule
+		c.leaveAlone(r.logger, set, r.key, module.EventModuleRefused, "the module it names was refused", hostplan.Truncate(err.Error(), 900))
+		return nil, nil, nil
 	case err != nil:
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageGuest).Inc()
-		return 0, err
+		c.fail(r, resultError, stageGuest)
+		return nil, nil, err
 	}
-
-	// The set's policies (ordinal.dev/policies): each must be there, as a module the set names must.
 	policies, why := c.policiesOf(ctx, set)
 	if errors.Is(why, wasm.ErrStillChecking) { // the sync stopped waiting for a policy's gate: retried
-		result = resultError
-		return 0, why
+		c.fail(r, resultError, "")
+		return nil, nil, why
 	}
 	if why != nil {
-		result = resultUnknownModule
-		c.leaveAlone(logger, set, key, EventUnknownPolicy, "it names a policy this controller cannot run", hostplan.Truncate(why.Error(), 900))
-		return 0, nil
+		r.result = resultUnknownModule
+		c.leaveAlone(r.logger, set, r.key, EventUnknownPolicy, "it names a policy this controller cannot run", hostplan.Truncate(why.Error(), 900))
+		return nil, nil, nil
 	}
+	return ref, policies, nil
+}
 
+// ownedObjects are the objects the set's snapshot is built from, once the caches show what a predecessor of
+// its name left; nil when the sync stops here: left alone because another controller acts on the set
+// (unless --force; the pods it controls are among these objects), or failed (err).
+func (c *Controller) ownedObjects(r *syncRecord, set *appsv1.StatefulSet) (*snapshot.Objects, error) {
 	cands, err := c.candidates(set)
 	if err != nil {
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
-		return 0, err
+		c.fail(r, resultError, stageSnapshot)
+		return nil, err
 	}
 	// A set that replaced another of its name: its first sync waits for the caches to show the orphaning.
-	if err := c.awaitPredecessor(logger, key, set, cands); err != nil {
-		result = resultStale
-		var se *staleError
-		if errors.As(err, &se) {
-			c.metrics.staleSkips.WithLabelValues(se.Resource.Group, se.Resource.Resource).Inc()
-		}
-		return 0, err
+	if err := c.awaitPredecessor(r.logger, r.key, set, cands); err != nil {
+		c.staleSkip(r, err)
+		return nil, err
 	}
 	objs, err := snapshot.SelectObjects(cands)
 	if err != nil {
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
-		return 0, err
+		c.fail(r, resultError, stageSnapshot)
+		return nil, err
 	}
 	// Never fight another controller: a set someone else also acts on is left alone (unless --force).
-	// The pods it controls are among the objects the snapshot is built from.
 	if !c.cfg.Force {
 		if why, ok := otherController(set, objs.Pods, c.started); ok {
-			result = resultYielded
-			c.leaveAlone(logger, set, key, EventOtherController, "another controller acts on it",
+			r.result = resultYielded
+			c.leaveAlone(r.logger, set, r.key, EventOtherController, "another controller acts on it",
 				"another controller does ("+why+"); turn one off, or run ordinal controller --force")
-			return 0, nil
+			return nil, nil
 		}
 	}
+	return &objs, nil
+}
 
-	syncTime := c.now()
-	sc := c.setCacheOf(key, syncTime)
+// buildSnapshot is the module's input. nil: a set apps/v1 validation refuses, left alone (err nil), or a
+// failure (err).
+func (c *Controller) buildSnapshot(r *syncRecord, sc *setCache, set *appsv1.StatefulSet, objs snapshot.Objects, syncTime time.Time) (*snapshot.Snapshot, error) {
 	snap, err := sc.encode.Build(objs, c.target, syncTime, c.cfg.Features)
 	var invalid *snapshot.InvalidSetError
 	if errors.As(err, &invalid) {
 		// As an apps/v1 set the API server would have refused: not acted on, not retried (the next edit
 		// of the set enqueues it again).
-		result = resultInvalid
-		c.leaveAlone(logger, set, key, EventInvalidSpec, "apps/v1 validation refuses its spec",
+		r.result = resultInvalid
+		c.leaveAlone(r.logger, set, r.key, EventInvalidSpec, "apps/v1 validation refuses its spec",
 			"kube-apiserver would refuse it as an apps/v1 StatefulSet: "+err.Error())
-		return 0, nil
+		return nil, nil
 	}
-	c.leftAlone.Delete(key) // acted on: a later reason to leave it alone is news again
+	c.leftAlone.Delete(r.key) // acted on: a later reason to leave it alone is news again
 	if err != nil {
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
-		return 0, err
+		c.fail(r, resultError, stageSnapshot)
+		return nil, err
 	}
-	snapBytes = len(snap.JSON)
-	c.metrics.snapshotBytes.Observe(float64(snapBytes))
+	r.snapBytes = len(snap.JSON)
+	c.metrics.snapshotBytes.Observe(float64(r.snapBytes))
+	return snap, nil
+}
 
-	// The module is held for the whole sync: a hot swap meanwhile takes effect at
-	// the next sync, and this one finishes (and releases) the module it started with.
-	module, moduleInfo, release := ref.Acquire()
-	defer release()
-	moduleDigest = moduleInfo.ShortDigest()
-
-	// The action firewall (inside the applier): the module is not trusted, so every action is checked
-	// against the snapshot before anything is written; one action out of bounds refuses the whole plan.
+// runPlan asks the module for the sync's plan and applies it: the action firewall (inside the applier)
+// checks every action against the snapshot before anything is written, the module being untrusted, and
+// the set's policies judge it and commit what it spends. Events of the writes are recorded as they go.
+func (c *Controller) runPlan(ctx context.Context, r *syncRecord, sc *setCache, set *appsv1.StatefulSet, pods []*corev1.Pod,
+	snap *snapshot.Snapshot, mod hostplan.Reconciler, moduleInfo module.Info, policies []policy.Module, syncTime time.Time) (hostplan.StepResult, error) {
 	scope, err := snap.FirewallScope()
 	if err != nil {
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
-		return 0, err
+		return hostplan.StepResult{}, &stageError{stage: stageFirewall, err: err}
 	}
 	step := hostplan.Step{
-		Module: sc.reconciler(module, snap), Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
+		Module: sc.reconciler(mod, snap), Snapshot: snap.JSON, WriteFailures: moduleInfo.Describe.WriteFailures, Scope: scope, Set: set.Name,
 		Writer: &restWriter{
-			rest: c.rest, target: c.target, snap: snap, ns: ns,
-			wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(nn, set.UID, gr, rv) },
+			rest: c.rest, target: c.target, snap: snap, ns: set.Namespace,
+			wrote:    func(gr schema.GroupResource, rv string) { c.consistency.WroteAt(r.nn, set.UID, gr, rv) },
 			canAdopt: func(ctx context.Context) error { return c.recheckSet(ctx, set) },
 		},
-		Each: func(r hostplan.Result) {
+		Each: func(res hostplan.Result) {
 			outcome := "ok"
-			if r.Err != nil {
+			if res.Err != nil {
 				outcome = "error"
 			}
-			c.metrics.actions.WithLabelValues(r.Action.Verb, r.Action.Kind, outcome).Inc()
-			for _, ev := range r.Events {
+			c.metrics.actions.WithLabelValues(res.Action.Verb, res.Action.Kind, outcome).Inc()
+			for _, ev := range res.Events {
 				c.recordEvent(set, ev)
 			}
 		},
 	}
 	var policyFailures []policy.Failure
 	var pr *policy.Run
-	memory := c.policyMemory(set, key, len(policies) > 0, snap.SetJSON)
+	memory := c.policyMemory(set, r.key, len(policies) > 0, snap.SetJSON)
 	if len(policies) > 0 {
-		budgets, nodes, err := c.policyCaches.context(ctx, ns, objs.Pods, policies)
+		budgets, nodes, err := c.policyCaches.context(ctx, set.Namespace, pods, policies)
 		if err != nil {
-			result = resultError
-			c.metrics.errors.WithLabelValues(stageSnapshot).Inc()
-			return 0, err
+			return hostplan.StepResult{}, &stageError{stage: stageSnapshot, err: err}
 		}
 		pr = &policy.Run{Policies: policies, Snapshot: snap.JSON, Memory: memory, Signals: c.cfg.Signals.Get(), PodDisruptionBudgets: budgets, Nodes: nodes,
 			Object: snap.Object, Head: snap.Head(), Pods: snap.PodStates,
@@ -249,44 +307,65 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		c.keepMemory(ctx, step.Writer, set, snap.SetJSON, memory)
 	}
 	if res.First != nil {
-		planned = len(res.First.Actions)
+		r.planned = len(res.First.Actions)
 	}
-	done = res.Issued
+	r.done = res.Issued
+	return res, err
+}
+
+// stageError is a failure of runPlan before the module ran, and the errors metric's stage of it.
+type stageError struct {
+	stage string
+	err   error
+}
+
+func (e *stageError) Error() string { return e.err.Error() }
+func (e *stageError) Unwrap() error { return e.err }
+
+// planFailed records why the plan did not run or its writes failed, and is the sync's error: the module's
+// own failure, a plan out of the ABI or refused by the firewall (a Warning event naming the module), a
+// write that failed.
+func (c *Controller) planFailed(r *syncRecord, set *appsv1.StatefulSet, moduleInfo module.Info, err error) error {
 	var (
+		stageErr  *stageError
 		moduleErr *hostplan.ModuleError
 		badPlan   *hostplan.InvalidError
 		rejected  *hostplan.RejectedError
 		refused   *firewall.RefusedError
 	)
 	switch {
+	case errors.As(err, &stageErr):
+		c.fail(r, resultError, stageErr.stage)
+		return stageErr.err
 	case errors.As(err, &moduleErr):
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageGuest).Inc()
-		return 0, fmt.Errorf("reconcile module: %w", err)
+		c.fail(r, resultError, stageGuest)
+		return fmt.Errorf("reconcile module: %w", err)
 	case errors.As(err, &badPlan):
-		result = resultError
-		c.metrics.errors.WithLabelValues(stagePlan).Inc()
-		return 0, fmt.Errorf("reconcile module broke the ABI: %w", err)
+		c.fail(r, resultError, stagePlan)
+		return fmt.Errorf("reconcile module broke the ABI: %w", err)
 	case errors.As(err, &rejected):
-		result = resultError
-		c.metrics.errors.WithLabelValues(stagePlan).Inc()
-		return 0, fmt.Errorf("reconcile module rejected the snapshot: %w", rejected.Err)
+		c.fail(r, resultError, stagePlan)
+		return fmt.Errorf("reconcile module rejected the snapshot: %w", rejected.Err)
 	case errors.As(err, &refused):
-		result = resultError
-		c.metrics.errors.WithLabelValues(stageFirewall).Inc()
+		c.fail(r, resultError, stageFirewall)
 		c.metrics.planRefusals.WithLabelValues(string(refused.Rules()[0])).Inc()
 		c.recorder.Event(set, corev1.EventTypeWarning, EventPlanRefused, hostplan.Truncate(fmt.Sprintf("Module %s %s (%s): %s",
 			moduleInfo.Describe.Module, moduleInfo.Describe.ModuleVersion, moduleInfo.Digest, err), 1000))
-		return 0, err
-	case err != nil:
-		result = resultError
+		return err
+	default:
 		stage := stageApply
 		if errors.Is(err, hostplan.ErrAdoptionRefused) {
 			stage = stageAdoption
 		}
-		c.metrics.errors.WithLabelValues(stage).Inc()
-		return 0, err
+		c.fail(r, resultError, stage)
+		return err
 	}
+}
+
+// afterPlan is what a plan that ran means for the queue: its end-of-sync events recorded; a hold's own
+// retry (no error backoff: the writes held are the sync's failures, and a watch event on the set's objects
+// syncs it sooner), upstream's sync error, or the plan's timed requeue.
+func (c *Controller) afterPlan(r *syncRecord, set *appsv1.StatefulSet, res hostplan.StepResult) (time.Duration, error) {
 	for _, ev := range res.AtEnd {
 		c.recordEvent(set, ev)
 		if ev.Reason == abi.EventProgressDeadlineExceeded {
@@ -294,17 +373,14 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		}
 	}
 	if retry := policy.RetryAfter(res.Held); retry > 0 {
-		// Held back by a policy that says when to look again: no error backoff meanwhile (the writes held are
-		// the sync's failures; a watch event on the set's objects syncs it sooner).
-		result = resultHeld
+		r.result = resultHeld
 		if after := hostplan.RequeueAfter(res.Plan.RequeueAfterSeconds); after > 0 && after < retry {
 			retry = after
 		}
 		return retry, nil
 	}
 	if res.Plan.Error != nil { // SyncFailed: upstream's sync returned this error after these writes
-		result = resultError
-		c.metrics.errors.WithLabelValues(stagePlan).Inc()
+		c.fail(r, resultError, stagePlan)
 		return 0, fmt.Errorf("sync failed: %s", res.Plan.Error.Message)
 	}
 	return hostplan.RequeueAfter(res.Plan.RequeueAfterSeconds), nil
