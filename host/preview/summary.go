@@ -26,345 +26,425 @@ type Summary struct {
 	DeletedClaims []string `json:"deletedClaims,omitempty"`
 }
 
-// Summarize reduces a preview of old -> cur (old nil: a create). sel are the objects the snapshot held.
+// Summarize reduces a preview of old -> cur (old nil: a create). sel are the objects the snapshot held. Its
+// lines come in the order a person needs them: the headline (what happens to the pods), what the set's
+// policies hold or did not guard, claims grown, pods recreated rather than updated in place, the partition,
+// a pod that blocks an OrderedReady rollout, claims deleted or kept, and the preview's other warnings.
 func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Objects) Summary {
+	e := newEdit(p, old, cur)
 	var s Summary
-	add := func(format string, args ...any) { s.Lines = append(s.Lines, fmt.Sprintf(format, args...)) }
-	name := cur.Name
+	e.headline(&s, sel)
+	e.policyLines(&s)
+	e.resizedClaims(&s)
+	e.recreations(&s)
+	e.partitionLine(&s)
+	e.notReadyLine(&s, sel)
+	e.claimLines(&s, sel)
+	e.otherWarnings(&s)
+	return s
+}
+
+func (s *Summary) add(format string, args ...any) {
+	s.Lines = append(s.Lines, fmt.Sprintf(format, args...))
+}
+
+// edit is what the summary's lines are made from: the edit's spec values and what the replay did.
+type edit struct {
+	p                     *replay.Preview
+	old, cur              *appsv1.StatefulSet
+	name                  string
+	replicas, oldReplicas int32
+	// the set's ordinals by replica slot: upstream's, or those the reserve-ordinals extension leaves
+	slots, oldSlots ordinal.Slots
+	reserving       bool
+	// what the replay did to pods: created, and deleted out of the set's range
+	created, deletedOut []string
+	// the rolling update's batches of pods in range taken down together; with the extension
+	// in-place-update, each pod moved in place or recreated (the module's own account, typed)
+	batches            [][]string
+	updates            [][]replay.PodUpdate
+	inPlace, recreated int
+	replaced           int
+	orderedReady       bool
+	policyWord         string
+	templateChanged    bool
+	rollingUpdate      bool
+	partition          int32
+	maxUnavailable     string
+	toRev              string
+}
+
+func newEdit(p *replay.Preview, old, cur *appsv1.StatefulSet) *edit {
+	e := &edit{p: p, old: old, cur: cur, name: cur.Name, replicas: 1, maxUnavailable: "1"}
 	var start int32
 	if cur.Spec.Ordinals != nil {
 		start = cur.Spec.Ordinals.Start
 	}
-	replicas := int32(1)
 	if cur.Spec.Replicas != nil {
-		replicas = *cur.Spec.Replicas
+		e.replicas = *cur.Spec.Replicas
 	}
-	oldReplicas := int32(0)
 	if old != nil {
-		oldReplicas = 1
+		e.oldReplicas = 1
 		if old.Spec.Replicas != nil {
-			oldReplicas = *old.Spec.Replicas
+			e.oldReplicas = *old.Spec.Replicas
 		}
 	}
-	// the set's ordinals by replica slot: upstream's, or those the reserve-ordinals extension leaves
-	slots := p.Slots(int64(start), int64(replicas), cur.Annotations)
-	oldSlots := slots
+	e.slots = p.Slots(int64(start), int64(e.replicas), cur.Annotations)
+	e.oldSlots = e.slots
 	if old != nil {
-		oldSlots = p.Slots(int64(start), int64(oldReplicas), old.Annotations)
+		e.oldSlots = p.Slots(int64(start), int64(e.oldReplicas), old.Annotations)
 	}
-	reserving := slots.Reserved()
-	// slotRange names the pods of slots [from, to) (highest first when down): set-a..set-b when their
-	// ordinals are consecutive, else at most 8 names and how many more, without a name per slot (a set may
-	// have millions)
-	slotRange := func(s ordinal.Slots, from, to int32, down bool) string {
-		n := int(to - from)
-		if n <= 0 {
-			return "none"
-		}
-		if first, last := s.At(int(from)), s.At(int(to-1)); n > 2 && !down && last-first == int64(n-1) {
-			return ordinal.Name(name, first) + ".." + ordinal.Name(name, last)
-		}
-		var names []string
-		for k := 0; k < n && k < 8; k++ {
-			i := int(from) + k
-			if down {
-				i = int(to) - 1 - k
-			}
-			names = append(names, ordinal.Name(name, s.At(i)))
-		}
-		if n > 8 {
-			return strings.Join(names, ", ") + fmt.Sprintf(" and %d more", n-8)
-		}
-		return strings.Join(names, ", ")
+	e.reserving = e.slots.Reserved()
+	e.podWrites()
+	e.rollingBatches()
+	e.orderedReady = cur.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	e.policyWord = "one at a time, each after the previous is Running and Ready (OrderedReady)"
+	if !e.orderedReady {
+		e.policyWord = "all at once (Parallel)"
 	}
-	inRange := func(pod string) bool {
-		o, ok := ordinal.Of(pod, name)
-		return ok && slots.Contains(int64(o))
+	e.templateChanged = old != nil && !apiequality.Semantic.DeepEqual(old.Spec.Template, cur.Spec.Template)
+	e.rollingUpdate = cur.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
+	if ru := cur.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		if ru.Partition != nil {
+			e.partition = *ru.Partition
+		}
+		if ru.MaxUnavailable != nil {
+			e.maxUnavailable = ru.MaxUnavailable.String()
+		}
 	}
-	// What the replay did to pods.
-	var created, deletedOut []string
+	e.toRev = p.To.Name
+	switch note := p.ToHeldNote(); {
+	case note != "":
+		e.toRev += " (" + note + ")"
+	case e.toRev == "":
+		e.toRev = "(none created)"
+	}
+	return e
+}
+
+// inRange: the pod is one of the set's ordinals after the edit.
+func (e *edit) inRange(pod string) bool {
+	o, ok := ordinal.Of(pod, e.name)
+	return ok && e.slots.Contains(int64(o))
+}
+
+// podWrites are the pods the replay created, and those it deleted out of the set's range, in its order.
+func (e *edit) podWrites() {
+	if e.p.Timeline == nil {
+		return
+	}
 	seenCreate, seenDelete := map[string]bool{}, map[string]bool{}
-	if p.Timeline != nil {
-		for _, st := range p.Timeline.Steps {
-			for _, a := range st.Actions {
-				if a.Kind != "Pod" || a.Error != "" {
-					continue
+	for _, st := range e.p.Timeline.Steps {
+		for _, a := range st.Actions {
+			if a.Kind != "Pod" || a.Error != "" {
+				continue
+			}
+			switch a.Verb {
+			case "create":
+				if !seenCreate[a.Name] && !seenDelete[a.Name] {
+					e.created = append(e.created, a.Name)
 				}
-				switch a.Verb {
-				case "create":
-					if !seenCreate[a.Name] && !seenDelete[a.Name] {
-						created = append(created, a.Name)
-					}
-					seenCreate[a.Name] = true
-				case "delete":
-					if !inRange(a.Name) && !seenDelete[a.Name] {
-						deletedOut = append(deletedOut, a.Name)
-					}
-					seenDelete[a.Name] = true
+				seenCreate[a.Name] = true
+			case "delete":
+				if !e.inRange(a.Name) && !seenDelete[a.Name] {
+					e.deletedOut = append(e.deletedOut, a.Name)
 				}
+				seenDelete[a.Name] = true
 			}
 		}
 	}
-	var batches [][]string // rolling-update batches: pods in range taken down together
-	for _, b := range p.Batches {
+}
+
+// rollingBatches are the rolling update's batches of pods in range, and how many pods it replaced.
+func (e *edit) rollingBatches() {
+	for _, b := range e.p.Batches {
 		var in []string
 		for _, n := range b {
-			if inRange(n) {
+			if e.inRange(n) {
 				in = append(in, n)
 			}
 		}
 		if len(in) > 0 {
-			batches = append(batches, in)
+			e.batches = append(e.batches, in)
+			e.replaced += len(in)
 		}
 	}
-	// extension in-place-update: the rolling update's batches are the pods moved to the update revision, each
-	// in place or recreated (the module's own account, typed: replay.PodUpdate)
-	var updates [][]replay.PodUpdate
-	for _, b := range p.Updates {
+	for _, b := range e.p.Updates {
 		var in []replay.PodUpdate
 		for _, u := range b {
-			if inRange(u.Pod) {
+			if e.inRange(u.Pod) {
 				in = append(in, u)
 			}
 		}
 		if len(in) > 0 {
-			updates = append(updates, in)
+			e.updates = append(e.updates, in)
 		}
 	}
-	inPlace, recreated := p.UpdateCounts()
-	replaced := 0
-	for _, b := range batches {
-		replaced += len(b)
-	}
-	if len(updates) > 0 {
-		replaced = 0
-		for _, b := range updates {
-			replaced += len(b)
+	e.inPlace, e.recreated = e.p.UpdateCounts()
+	if len(e.updates) > 0 {
+		e.replaced = 0
+		for _, b := range e.updates {
+			e.replaced += len(b)
 		}
 	}
-	orderedReady := cur.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
-	policyWord := "one at a time, each after the previous is Running and Ready (OrderedReady)"
-	if !orderedReady {
-		policyWord = "all at once (Parallel)"
-	}
-	templateChanged := old != nil && !apiequality.Semantic.DeepEqual(old.Spec.Template, cur.Spec.Template)
-	rollingUpdate := cur.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
-	partition := int32(0)
-	maxUnavailable := "1"
-	if ru := cur.Spec.UpdateStrategy.RollingUpdate; ru != nil {
-		if ru.Partition != nil {
-			partition = *ru.Partition
-		}
-		if ru.MaxUnavailable != nil {
-			maxUnavailable = ru.MaxUnavailable.String()
-		}
-	}
-	toRev := p.To.Name
-	switch note := p.ToHeldNote(); {
-	case note != "":
-		toRev += " (" + note + ")"
-	case toRev == "":
-		toRev = "(none created)"
-	}
+}
 
-	// 1. the headline: what happens to the pods
+// slotRange names the pods of slots [from, to) (highest first when down): set-a..set-b when their
+// ordinals are consecutive, else at most 8 names and how many more, without a name per slot (a set may
+// have millions).
+func (e *edit) slotRange(s ordinal.Slots, from, to int32, down bool) string {
+	n := int(to - from)
+	if n <= 0 {
+		return "none"
+	}
+	if first, last := s.At(int(from)), s.At(int(to-1)); n > 2 && !down && last-first == int64(n-1) {
+		return ordinal.Name(e.name, first) + ".." + ordinal.Name(e.name, last)
+	}
+	var names []string
+	for k := 0; k < n && k < 8; k++ {
+		i := int(from) + k
+		if down {
+			i = int(to) - 1 - k
+		}
+		names = append(names, ordinal.Name(e.name, s.At(i)))
+	}
+	if n > 8 {
+		return strings.Join(names, ", ") + fmt.Sprintf(" and %d more", n-8)
+	}
+	return strings.Join(names, ", ")
+}
+
+// 1. The headline: what happens to the pods.
+func (e *edit) headline(s *Summary, sel snapshot.Objects) {
+	if e.old == nil {
+		e.createHeadline(s, sel)
+		return
+	}
+	var parts []string
+	if e.templateChanged {
+		s.Change = "rolling update"
+		if !e.rollingUpdate {
+			s.Change = "template change"
+		}
+		parts = append(parts, e.templatePart())
+	}
+	if e.replicas != e.oldReplicas {
+		s.Change = fmt.Sprintf("scaling %d→%d", e.oldReplicas, e.replicas)
+		parts = append(parts, e.scalePart())
+	}
+	if e.old.Annotations[abi.AnnotationReserveOrdinals] != e.cur.Annotations[abi.AnnotationReserveOrdinals] && e.replicas == e.oldReplicas {
+		s.Change = "reserved ordinals"
+		parts = append(parts, e.reservePart())
+	}
+	if len(parts) == 0 {
+		s.Change = "spec change"
+		parts = append(parts, "no pod is created, deleted or replaced")
+		if len(e.created) > 0 {
+			parts[0] = fmt.Sprintf("creates missing pods %s", listNames(e.created, 8))
+		}
+	}
+	s.add("%s", strings.Join(parts, "; "))
+}
+
+// createHeadline: the pods a new set creates, and the claims of earlier sets it reuses.
+func (e *edit) createHeadline(s *Summary, sel snapshot.Objects) {
+	s.Change = "create"
+	if e.replicas == 0 {
+		s.add("create StatefulSet %s with 0 replicas: no pods", e.name)
+	} else {
+		s.add("create StatefulSet %s: %s %s, %s, revision %s", e.name, plural(int(e.replicas), "pod"), e.slotRange(e.slots, 0, e.replicas, false), e.policyWord, e.toRev)
+	}
+	var reused []string
+	for _, c := range sel.Claims {
+		if o, ok := claimOrdinal(c.Name, e.cur); ok && e.slots.Contains(int64(o)) {
+			reused = append(reused, c.Name)
+		}
+	}
+	if len(reused) > 0 {
+		ordinal.Sort(reused)
+		s.add("existing PVCs are reused with their data: %s", listNames(reused, 8))
+	}
+}
+
+// templatePart: what a template change does to the pods (OnDelete, none now, the rolling update's batches).
+func (e *edit) templatePart() string {
+	soFar := ""
+	if e.p.Estimate != nil {
+		soFar = " so far"
+	}
 	switch {
-	case old == nil:
-		s.Change = "create"
-		if replicas == 0 {
-			add("create StatefulSet %s with 0 replicas: no pods", name)
-		} else {
-			add("create StatefulSet %s: %s %s, %s, revision %s", name, plural(int(replicas), "pod"), slotRange(slots, 0, replicas, false), policyWord, toRev)
+	case !e.rollingUpdate:
+		return fmt.Sprintf("template change to revision %s with updateStrategy OnDelete: no pod is replaced until you delete it", e.toRev)
+	case e.replaced == 0 && inPlaceBlocked(e.p):
+		return fmt.Sprintf("template change to revision %s: no pod is replaced now: %s %s holds the rollout at a pod it cannot update in place",
+			e.toRev, abi.AnnotationPodUpdatePolicy, e.cur.Annotations[abi.AnnotationPodUpdatePolicy])
+	case e.replaced == 0:
+		return fmt.Sprintf("template change to revision %s: no pod is replaced now", e.toRev)
+	case len(e.updates) > 0:
+		how, mark := fmt.Sprintf(", %d in place and %d recreated", e.inPlace, e.recreated), true
+		switch {
+		case e.recreated == 0:
+			how, mark = " in place (the pods are kept, their containers restart)", false
+		case e.inPlace == 0:
+			how, mark = ", each recreated (not in place)", false
 		}
-		var reused []string
-		for _, c := range sel.Claims {
-			if o, ok := claimOrdinal(c.Name, cur); ok && slots.Contains(int64(o)) {
-				reused = append(reused, c.Name)
-			}
+		texts := make([][]string, len(e.updates))
+		for i, b := range e.updates {
+			texts[i] = []string{replay.UpdateBatchText(b, mark)}
 		}
-		if len(reused) > 0 {
-			ordinal.Sort(reused)
-			add("existing PVCs are reused with their data: %s", listNames(reused, 8))
-		}
+		return fmt.Sprintf("rolling update of %s%s to revision %s%s (%s %s), maxUnavailable %s: %s; %s%s",
+			plural(e.replaced, "pod"), soFar, e.toRev, how, abi.AnnotationPodUpdatePolicy, e.cur.Annotations[abi.AnnotationPodUpdatePolicy],
+			e.maxUnavailable, batchList(texts, 6), plural(len(e.updates), "step"), soFar)
 	default:
-		var parts []string
-		if templateChanged {
-			s.Change = "rolling update"
-			switch {
-			case !rollingUpdate:
-				s.Change = "template change"
-				parts = append(parts, fmt.Sprintf("template change to revision %s with updateStrategy OnDelete: no pod is replaced until you delete it", toRev))
-			case replaced == 0 && inPlaceBlocked(p):
-				parts = append(parts, fmt.Sprintf("template change to revision %s: no pod is replaced now: %s %s holds the rollout at a pod it cannot update in place",
-					toRev, abi.AnnotationPodUpdatePolicy, cur.Annotations[abi.AnnotationPodUpdatePolicy]))
-			case replaced == 0:
-				parts = append(parts, fmt.Sprintf("template change to revision %s: no pod is replaced now", toRev))
-			case len(updates) > 0:
-				soFar := ""
-				if p.Estimate != nil {
-					soFar = " so far"
-				}
-				how, mark := fmt.Sprintf(", %d in place and %d recreated", inPlace, recreated), true
-				switch {
-				case recreated == 0:
-					how, mark = " in place (the pods are kept, their containers restart)", false
-				case inPlace == 0:
-					how, mark = ", each recreated (not in place)", false
-				}
-				texts := make([][]string, len(updates))
-				for i, b := range updates {
-					texts[i] = []string{replay.UpdateBatchText(b, mark)}
-				}
-				parts = append(parts, fmt.Sprintf("rolling update of %s%s to revision %s%s (%s %s), maxUnavailable %s: %s; %s%s",
-					plural(replaced, "pod"), soFar, toRev, how, abi.AnnotationPodUpdatePolicy, cur.Annotations[abi.AnnotationPodUpdatePolicy],
-					maxUnavailable, batchList(texts, 6), plural(len(updates), "step"), soFar))
-			default:
-				soFar := ""
-				if p.Estimate != nil {
-					soFar = " so far"
-				}
-				parts = append(parts, fmt.Sprintf("rolling update of %s%s to revision %s, maxUnavailable %s: %s; %s%s",
-					plural(replaced, "pod"), soFar, toRev, maxUnavailable, batchList(batches, 6), plural(len(batches), "step"), soFar))
-			}
-		}
-		if replicas != oldReplicas {
-			s.Change = fmt.Sprintf("scaling %d→%d", oldReplicas, replicas)
-			if replicas > oldReplicas {
-				parts = append(parts, fmt.Sprintf("scaling %d→%d creates %s, %s", oldReplicas, replicas,
-					slotRange(slots, oldReplicas, replicas, false), policyWord))
-			} else {
-				gone := listNames(deletedOut, 8)
-				if len(deletedOut) == 0 {
-					gone = slotRange(oldSlots, replicas, oldReplicas, true)
-				}
-				order := "highest ordinal first, one at a time"
-				if !orderedReady {
-					order = "all at once"
-				}
-				parts = append(parts, fmt.Sprintf("scaling %d→%d deletes %s (%s)", oldReplicas, replicas, gone, order))
-			}
-		}
-		if old != nil && old.Annotations[abi.AnnotationReserveOrdinals] != cur.Annotations[abi.AnnotationReserveOrdinals] && replicas == oldReplicas {
-			// the extension reserve-ordinals: the pods it moves (the extended module's; previewed above)
-			s.Change = "reserved ordinals"
-			moved := fmt.Sprintf("%s %q", abi.AnnotationReserveOrdinals, cur.Annotations[abi.AnnotationReserveOrdinals])
-			if !reserving {
-				moved = "no ordinal reserved"
-			}
-			var does []string
-			if len(created) > 0 {
-				does = append(does, "creates "+listNames(created, 8))
-			}
-			if len(deletedOut) > 0 {
-				does = append(does, "deletes "+listNames(deletedOut, 8))
-			}
-			if len(does) == 0 {
-				does = append(does, "moves no pod")
-			}
-			parts = append(parts, moved+": "+strings.Join(does, ", "))
-		}
-		if len(parts) == 0 {
-			s.Change = "spec change"
-			parts = append(parts, "no pod is created, deleted or replaced")
-			if len(created) > 0 {
-				parts[0] = fmt.Sprintf("creates missing pods %s", listNames(created, 8))
-			}
-		}
-		add("%s", strings.Join(parts, "; "))
+		return fmt.Sprintf("rolling update of %s%s to revision %s, maxUnavailable %s: %s; %s%s",
+			plural(e.replaced, "pod"), soFar, e.toRev, e.maxUnavailable, batchList(e.batches, 6), plural(len(e.batches), "step"), soFar)
 	}
+}
 
-	// 1a. what the set's policies did not guard (they failed) or hold the rollout at: said before the details,
-	// where the API server's limit on warnings cannot cut it
-	for _, w := range p.Warnings {
+// scalePart: the pods a replica change creates or deletes, in upstream's order.
+func (e *edit) scalePart() string {
+	if e.replicas > e.oldReplicas {
+		return fmt.Sprintf("scaling %d→%d creates %s, %s", e.oldReplicas, e.replicas,
+			e.slotRange(e.slots, e.oldReplicas, e.replicas, false), e.policyWord)
+	}
+	gone := listNames(e.deletedOut, 8)
+	if len(e.deletedOut) == 0 {
+		gone = e.slotRange(e.oldSlots, e.replicas, e.oldReplicas, true)
+	}
+	order := "highest ordinal first, one at a time"
+	if !e.orderedReady {
+		order = "all at once"
+	}
+	return fmt.Sprintf("scaling %d→%d deletes %s (%s)", e.oldReplicas, e.replicas, gone, order)
+}
+
+// reservePart: the pods the extension reserve-ordinals moves (the extended module's; previewed above).
+func (e *edit) reservePart() string {
+	moved := fmt.Sprintf("%s %q", abi.AnnotationReserveOrdinals, e.cur.Annotations[abi.AnnotationReserveOrdinals])
+	if !e.reserving {
+		moved = "no ordinal reserved"
+	}
+	var does []string
+	if len(e.created) > 0 {
+		does = append(does, "creates "+listNames(e.created, 8))
+	}
+	if len(e.deletedOut) > 0 {
+		does = append(does, "deletes "+listNames(e.deletedOut, 8))
+	}
+	if len(does) == 0 {
+		does = append(does, "moves no pod")
+	}
+	return moved + ": " + strings.Join(does, ", ")
+}
+
+// 1a. What the set's policies did not guard (they failed) or hold the rollout at: said before the details,
+// where the API server's limit on warnings cannot cut it.
+func (e *edit) policyLines(s *Summary) {
+	for _, w := range e.p.Warnings {
 		if w.Code == replay.WarnPolicyFailed || w.Code == replay.WarnPolicyHeld {
-			add("%s", w.Message)
+			s.add("%s", w.Message)
 		}
 	}
+}
 
-	// 1b. the claims extension resize-claims grows (the extended module's), in the order it does
-	if p.Timeline != nil {
-		var resized []string
-		for _, st := range p.Timeline.Steps {
-			for _, a := range st.Actions {
-				if a.Kind == "PersistentVolumeClaim" && a.Verb == "patch" && a.Error == "" {
-					resized = append(resized, a.Name+" to "+strings.TrimPrefix(a.Detail, "storage "))
-				}
+// 1b. The claims the extension resize-claims grows (the extended module's), in the order it does.
+func (e *edit) resizedClaims(s *Summary) {
+	if e.p.Timeline == nil {
+		return
+	}
+	var resized []string
+	for _, st := range e.p.Timeline.Steps {
+		for _, a := range st.Actions {
+			if a.Kind == "PersistentVolumeClaim" && a.Verb == "patch" && a.Error == "" {
+				resized = append(resized, a.Name+" to "+strings.TrimPrefix(a.Detail, "storage "))
 			}
 		}
-		if len(resized) > 0 {
-			add("%s grows claims one ordinal at a time, each once the one before is expanded: %s", abi.AnnotationResizeClaims, listNames(resized, 8))
+	}
+	if len(resized) > 0 {
+		s.add("%s grows claims one ordinal at a time, each once the one before is expanded: %s", abi.AnnotationResizeClaims, listNames(resized, 8))
+	}
+}
+
+// 1c. Why pods are recreated rather than updated in place (extension in-place-update), in the module's words.
+func (e *edit) recreations(s *Summary) {
+	for _, r := range e.p.Recreations() {
+		s.add("not in place, so recreated: %s", replay.RecreationText(r, e.p.RevisionName))
+	}
+}
+
+// 2. The pods the partition holds at their revision.
+func (e *edit) partitionLine(s *Summary) {
+	old, p := e.old, e.p
+	if old == nil || !e.rollingUpdate || e.partition <= 0 || len(p.HeldBack) == 0 || !(e.templateChanged || old.Status.CurrentRevision != old.Status.UpdateRevision) {
+		return
+	}
+	held := append([]string(nil), p.HeldBack...)
+	ordinal.Sort(held)
+	at := p.From.Name
+	if at == "" {
+		at = "their current revision"
+	}
+	s.add("partition %d holds %s at %s", e.partition, compactRange(held, e.name), at)
+}
+
+// 3. Pods that are not Ready under OrderedReady: nothing happens past them.
+func (e *edit) notReadyLine(s *Summary, sel snapshot.Objects) {
+	p := e.p
+	podChanges := e.old == nil || e.replicas != e.oldReplicas || (e.templateChanged && e.rollingUpdate && (e.replaced > 0 || p.Outcome.Result == "stuck"))
+	if !e.orderedReady || !podChanges {
+		return
+	}
+	var notReady []string
+	members := kube.MembersOf(sel.Set) // a pod with the set's labels that is not its own holds nothing up
+	for _, pod := range sel.Pods {
+		if _, ok := members.Pod(pod); ok && pod.DeletionTimestamp == nil && !(kube.PodRunningAndReady(pod)) {
+			notReady = append(notReady, pod.Name)
 		}
 	}
-
-	// 1c. why pods are recreated rather than updated in place (extension in-place-update), in the module's words
-	for _, r := range p.Recreations() {
-		add("not in place, so recreated: %s", replay.RecreationText(r, p.RevisionName))
+	ordinal.Sort(notReady)
+	if len(notReady) == 0 || p.Outcome.Result == "complete" || p.Outcome.Result == "partitioned" {
+		return
 	}
-
-	// 2. the partition
-	if old != nil && rollingUpdate && partition > 0 && len(p.HeldBack) > 0 && (templateChanged || old.Status.CurrentRevision != old.Status.UpdateRevision) {
-		held := append([]string(nil), p.HeldBack...)
-		ordinal.Sort(held)
-		at := p.From.Name
-		if at == "" {
-			at = "their current revision"
-		}
-		add("partition %d holds %s at %s", partition, compactRange(held, name), at)
+	verb := "is"
+	if len(notReady) > 1 {
+		verb = "are"
 	}
-
-	// 3. pods that are not Ready under OrderedReady: nothing happens past them
-	podChanges := old == nil || replicas != oldReplicas || (templateChanged && rollingUpdate && (replaced > 0 || p.Outcome.Result == "stuck"))
-	if orderedReady && podChanges {
-		var notReady []string
-		members := kube.MembersOf(sel.Set) // a pod with the set's labels that is not its own holds nothing up
-		for _, pod := range sel.Pods {
-			if _, ok := members.Pod(pod); ok && pod.DeletionTimestamp == nil && !(kube.PodRunningAndReady(pod)) {
-				notReady = append(notReady, pod.Name)
-			}
-		}
-		ordinal.Sort(notReady)
-		if len(notReady) > 0 && p.Outcome.Result != "complete" && p.Outcome.Result != "partitioned" {
-			first := notReady[0]
-			verb := "is"
-			if len(notReady) > 1 {
-				verb = "are"
-			}
-			var msg string
-			if len(p.Steps) == 0 {
-				msg = fmt.Sprintf("%s %s not Ready: with OrderedReady this rollout will not start until %s Ready (fix or delete the pod; reverting the template does not help)",
-					listNames(notReady, 4), verb, pronounIs(len(notReady)))
-			} else {
-				msg = fmt.Sprintf("%s %s not Ready: with OrderedReady this rollout will stop at %s", listNames(notReady, 4), verb, first)
-			}
-			add("%s", msg)
-			s.Blocked = msg
-		}
+	var msg string
+	if len(p.Steps) == 0 {
+		msg = fmt.Sprintf("%s %s not Ready: with OrderedReady this rollout will not start until %s Ready (fix or delete the pod; reverting the template does not help)",
+			listNames(notReady, 4), verb, pronounIs(len(notReady)))
+	} else {
+		msg = fmt.Sprintf("%s %s not Ready: with OrderedReady this rollout will stop at %s", listNames(notReady, 4), verb, notReady[0])
 	}
+	s.add("%s", msg)
+	s.Blocked = msg
+}
 
-	// 4. PVCs deleted
+// 4. The PVCs the edit deletes (the garbage collector's, in the replay, and those whenScaled=Delete takes
+// from the ordinals scaled away), or keeps under whenScaled=Retain.
+func (e *edit) claimLines(s *Summary, sel snapshot.Objects) {
 	deleted := map[string]bool{}
-	for _, st := range p.Steps {
+	for _, st := range e.p.Steps {
 		for _, w := range st.World {
 			if w.Source == "gc" && w.Reason == replay.ReasonDeleted && w.Kind == "PersistentVolumeClaim" {
 				deleted[w.Name] = true
 			}
 		}
 	}
-	if cur.Spec.PersistentVolumeClaimRetentionPolicy != nil && old != nil && replicas < oldReplicas {
-		policy := cur.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled
+	if e.cur.Spec.PersistentVolumeClaimRetentionPolicy != nil && e.old != nil && e.replicas < e.oldReplicas {
 		var beyond []string
 		for _, c := range sel.Claims {
-			if o, ok := claimOrdinal(c.Name, cur); ok && oldSlots.Contains(int64(o)) && !slots.Contains(int64(o)) {
+			if o, ok := claimOrdinal(c.Name, e.cur); ok && e.oldSlots.Contains(int64(o)) && !e.slots.Contains(int64(o)) {
 				beyond = append(beyond, c.Name)
 			}
 		}
 		ordinal.Sort(beyond)
-		if policy == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		if e.cur.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
 			for _, c := range beyond {
 				deleted[c] = true
 			}
 		} else if len(beyond) > 0 {
-			add("whenScaled=Retain: the PVCs %s are kept (with their data) and reused if the set scales up again", listNames(beyond, 8))
+			s.add("whenScaled=Retain: the PVCs %s are kept (with their data) and reused if the set scales up again", listNames(beyond, 8))
 		}
 	}
 	for c := range deleted {
@@ -372,10 +452,13 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 	}
 	ordinal.Sort(s.DeletedClaims)
 	if len(s.DeletedClaims) > 0 {
-		add("whenScaled=Delete: %s deletes PVCs %s and their data", s.Change, listNames(s.DeletedClaims, 8))
+		s.add("whenScaled=Delete: %s deletes PVCs %s and their data", s.Change, listNames(s.DeletedClaims, 8))
 	}
+}
 
-	// 5. the engine's other traps, and an unfinished rollout
+// 5. The engine's other traps, and an unfinished rollout.
+func (e *edit) otherWarnings(s *Summary) {
+	p := e.p
 	for _, w := range p.Warnings {
 		switch w.Code {
 		case replay.WarnOrderedReadyBlocked, replay.WarnClaimsDeleted, replay.WarnUnfinished, replay.WarnOnDelete:
@@ -383,15 +466,14 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 		case replay.WarnPolicyFailed, replay.WarnPolicyHeld:
 			continue // said above
 		}
-		add("%s", w.Message)
+		s.add("%s", w.Message)
 	}
 	if (p.Outcome.Result == "stuck" || p.Outcome.Result == "limit") && s.Blocked == "" {
-		add("the rollout does not finish: %s", p.Outcome.Summary)
+		s.add("the rollout does not finish: %s", p.Outcome.Summary)
 	}
 	if p.Estimate != nil {
-		add("preview cut short (%s): estimate for the rest: %s", p.Timeline.StopReason, p.Estimate)
+		s.add("preview cut short (%s): estimate for the rest: %s", p.Timeline.StopReason, p.Estimate)
 	}
-	return s
 }
 
 // inPlaceBlocked: the preview ends with pod-update-policy InPlaceOnly holding a pod (the module's condition).
