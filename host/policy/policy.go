@@ -164,6 +164,8 @@ type Run struct {
 	spends map[int][]spent
 	// ledger: the context's budgets by name, as given or as the host's last update of each returned it
 	ledger map[string]*budgetEntry
+	// returned: the disruptions of in-place updates that are over were given back (spend_return.go)
+	returned bool
 
 	view  *view          // the snapshot indexed for policies that read the plan's objects only (snapshot_view.go)
 	ctx   encodedContext // the context's members but held, encoded once
@@ -179,7 +181,11 @@ type Run struct {
 func (r *Run) Judge(ctx context.Context, p *abi.Plan, from int) map[int]hostplan.Hold {
 	holds := map[int]hostplan.Hold{}
 	r.spends = nil // the previous plan's: its writes from from on were not issued
-	if len(r.Policies) == 0 || !holdable(p, from) {
+	if len(r.Policies) == 0 {
+		return holds
+	}
+	r.returnSpent(ctx) // before the budgets are read: once a sync
+	if !holdable(p, from) {
 		return holds
 	}
 	wire := *p // as the ABI writes a plan: arrays, never null

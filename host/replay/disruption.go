@@ -180,13 +180,20 @@ func pdbSelector(pdb Obj) (labels.Selector, error) { return kube.SelectorJSON(pd
 // budgetWriter commits the disruptions a policy spends (policy.BudgetWriter) in the replay's world. Its
 // disruption controller is instant — budgetStatus counts the world as it is at every sync — and a replay
 // syncs one set, so no other writer can spend a budget between a policy's read and the write: the update is
-// accepted as given (the sync's own ledger counts its earlier spends). The delete that follows a spend makes
+// accepted as given (the sync's own ledger counts its earlier spends), its disruptedPods the budget's. The delete that follows a spend makes
 // the pod terminating, which the next count sees; an in-place update (abi/POLICY.md section 2.1) leaves its
 // pod Ready until the kubelet restarts it, so the pods a spend names are kept, as the budget's
 // disruptedPods, and counted as disrupted as the disruption controller counts them (disruptedOf).
 type budgetWriter struct{ e *engine }
 
 func (w budgetWriter) UpdateBudgetStatus(_ context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+	// A pod the update leaves out is given back (a spend returned: a held delete's, an in-place update's that
+	// is over), as the disruption controller then counts it.
+	for name := range w.e.disruptedPods[pdb.Name] {
+		if _, ok := pdb.Status.DisruptedPods[name]; !ok {
+			delete(w.e.disruptedPods[pdb.Name], name)
+		}
+	}
 	for name, at := range pdb.Status.DisruptedPods {
 		p := w.e.api.Get(world.KindPod, name)
 		if p == nil {
