@@ -318,6 +318,68 @@ func livePreview(t *testing.T, ctx context.Context, ns string, set *appsv1.State
 	return out
 }
 
+// An in-place rollout under a budget of one, the pdb policy spending a disruption for each pod's update:
+// the host gives each back once its pod runs the new image and is Ready again, so the pods go one at a
+// time without the disruption controller's two-minute timeout for a spent pod that is never deleted (after
+// which kube-controller-manager records a NotDeleted warning on the pod), and the budget ends with nothing
+// disrupted and its disruption allowed again.
+func TestPDBInPlaceSpendIsGivenBack(t *testing.T) {
+	t.Parallel()
+	ctx, ns, _, tr := begin(t, "pi", true)
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "pi"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pi"}}}}
+	if _, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	set := newSet("pi", 3, inPlace("InPlaceIfPossible"), maxUnavailable(2))
+	set.Annotations["ordinal.dev/policies"] = "pdb"
+	createSet(t, ctx, ns, set)
+	first := waitRolledOut(t, ctx, ns, "pi", 3)
+	budgetIsBack := func() bool {
+		p, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "pi", metav1.GetOptions{})
+		return err == nil && p.Status.DisruptionsAllowed == 1 && len(p.Status.DisruptedPods) == 0 && p.Status.ObservedGeneration == p.Generation
+	}
+	waitFor(t, ctx, "the disruption controller allows one disruption", time.Minute, budgetIsBack)
+	before := podFactsOf(t, ctx, ns, "pi", 3)
+	peak := tr.armMaxUnavailable(ctx, 3, 1)
+	w, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=pi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	spent := make(chan map[string]bool, 1)
+	go func() {
+		seen := map[string]bool{}
+		defer func() { spent <- seen }()
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*policyv1.PodDisruptionBudget); ok {
+				for name := range p.Status.DisruptedPods {
+					seen[name] = true
+				}
+			}
+		}
+	}()
+	patchContainer(t, ctx, ns, "pi", `{"name":"app","image":"`+inPlaceImage+`"}`)
+	waitSet(t, ctx, ns, "pi", "rolled out to the new revision", 3*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return rolledOut(3)(s) && s.Status.UpdateRevision != first.Status.CurrentRevision
+	})
+	waitFor(t, ctx, "the last pod's disruption given back", time.Minute, budgetIsBack)
+	w.Stop()
+	if seen := <-spent; len(seen) != 3 {
+		t.Errorf("pods whose in-place update spent a disruption in the budget's status: %v, want pi-0 to pi-2", seen)
+	}
+	if p := peak(); p != 1 {
+		t.Errorf("at most %d pods unavailable at once, want 1 (the budget's)", p)
+	}
+	wantInPlace(t, ctx, ns, "pi", before, inPlaceImage)
+	l, err := cfg.kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=NotDeleted"})
+	if err != nil || len(l.Items) != 0 {
+		t.Errorf("the disruption controller timed out a spend (NotDeleted events: %v, %v); all events:\n%s", l, err, eventLog(ns))
+	}
+	tr.checkInvariants()
+}
+
 // The webhook previews an edit of a set naming the pdb policy with the cluster's budget, as the controller's
 // sync and `kubectl ordinal preview` give it: maxUnavailable 2 under a budget of 1, a server-side dry run of
 // the edit (nothing changes) is previewed with the second delete held. The webhook runs as the deployed
