@@ -86,10 +86,15 @@ func (s *syncer) claimPods() ([]*pod, error) {
 	if s.set.Meta.UID == "" {
 		return nil, simpleError("no owner uid provided")
 	}
+	if pods, ok := s.claimedFromIndex(); ok {
+		return pods, nil
+	}
 	candidates := podList(&s.maps.candidates, len(s.snap.Pods))
+	clean := true // every candidate is the set's and matches it: nothing to adopt or release (pod_index.go)
 	for _, p := range s.snap.Pods {
 		if f := s.factsOf(p); f != nil && f.candidate || f == nil && s.listedFor(&p.Meta) {
 			candidates = append(candidates, p)
+			clean = clean && indexable(p, f)
 		}
 	}
 	sortPodsByName(candidates)
@@ -131,6 +136,7 @@ func (s *syncer) claimPods() ([]*pod, error) {
 		}
 		claimed = append(claimed, p)
 	}
+	s.maps.podIndex.build(s, claimed, clean)
 	// ClaimPods returns the pods it claimed and the aggregate of its errors; the sync stops on the error
 	return claimed, newAggregate(errs)
 }

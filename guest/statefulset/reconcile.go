@@ -96,6 +96,10 @@ type syncer struct {
 	identityGen  uint64 // the generation of the set's identity, for podFacts (0: none kept)
 	retentionGen uint64 // the generation of what claimsMatchRetentionPolicy reads besides the pod (pod_memo.go)
 
+	// indexKept: the sync may read and keep the instance's index of claimed pods (pod_index.go);
+	// claimedExact: the sync's claimed pods are the index's, as they are
+	indexKept, claimedExact bool
+
 	slots    ordinal.Slots // the set's ordinals by replica slot (upstream's, or reserve-ordinals')
 	podsHeld bool          // an extension's annotation is invalid: no pod is written until it is fixed
 
@@ -129,6 +133,8 @@ type syncMaps struct {
 	// retention, retentionGen: the same for what claimsMatchRetentionPolicy reads besides the pod
 	retention    retentionContext
 	retentionGen uint64
+	// podIndex: the claimed pods and their counts, kept from one delta sync to the next (pod_index.go)
+	podIndex claimedIndex
 }
 
 // reused is *m emptied, or a new map for n entries when there is none.
@@ -165,6 +171,11 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 		s.identityGen = m.identityGeneration(s.set)
 		s.retentionGen = m.retentionGeneration(s.set, s.identityGen, snap.delta == nil || snap.delta.claims.changes())
 	}
+	// a replan with write failures decodes afresh and may run on other maps: the index waits for a plain sync
+	s.indexKept = kept && failAt == nil && s.identityGen != 0
+	if !s.indexKept {
+		m.podIndex.valid = false
+	}
 	m.index(snap, s.set.Meta.Namespace, snap.delta == nil || renames(&snap.delta.pods), s.retentionGen)
 	s.slots = s.ordinalSlots()
 	s.checkPaused()
@@ -185,7 +196,10 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 	if err != nil {
 		return s.fail(err)
 	}
-	if extendedBuild {
+	x := &m.podIndex
+	s.claimedExact = x.valid
+	if extendedBuild && !(x.valid && x.inPlace == 0) { // no pod of the index has an in-place record to read
+		s.claimedExact = false
 		for i, p := range pods {
 			pods[i] = inPlaceAvailability(p) // extension in-place-update: Ready only once restarted
 		}

@@ -7,32 +7,15 @@ import (
 // countStatus is updateStatus: replicas, ready, available, current and updated counts over
 // the given pods.
 func (s *syncer) countStatus(st *setStatus, current, update *revision, lists ...[]*pod) {
-	st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.CurrentReplicas, st.UpdatedReplicas = 0, 0, 0, 0, 0
+	var c podCounts
 	for _, list := range lists {
 		for _, p := range list {
-			if p == nil {
-				continue // an empty replica slot: a pod not yet created counts for nothing
-			}
-			if p.isCreated() {
-				st.Replicas++
-			}
-			if p.isRunningAndReady() {
-				st.ReadyReplicas++
-				if p.isRunningAndAvailable(s.set.MinReadySeconds, s.now) {
-					st.AvailableReplicas++
-				}
-			}
-			if p.isCreated() && !p.isTerminating() {
-				rev := p.revisionLabel()
-				if rev == current.Meta.Name {
-					st.CurrentReplicas++
-				}
-				if rev == update.Meta.Name {
-					st.UpdatedReplicas++
-				}
+			if p != nil { // an empty replica slot: a pod not yet created counts for nothing
+				c.add(p, s.set.MinReadySeconds, s.now, current.Meta.Name, update.Meta.Name, 1)
 			}
 		}
 	}
+	c.into(st)
 }
 
 // completeUpdate: once every replica is updated and ready, the update revision becomes current.

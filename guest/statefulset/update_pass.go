@@ -73,7 +73,8 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 		HasCollisionCount:  true,
 	}
 	status.Conditions = append(status.Conditions, set.Status.Conditions...)
-	s.countStatus(status, current, update, pods)
+	s.countClaimed(status, current, update, pods)
+	counted := countsOf(status)
 
 	slots := podList(&s.maps.replicas, int(set.Replicas))[:set.Replicas]
 	clear(slots) // an empty slot is nil
@@ -119,7 +120,15 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 		return status, nil
 	}
 	monotonic := set.PodManagementPolicy != managementParallel
-	recount := func() { s.countStatus(status, current, update, replicas.pods, condemned) }
+	recount := func() {
+		if s.claimedExact {
+			// the index's pods have ordinals, one pod each: each is in one replica slot or condemned, and the
+			// slots' new pods are not created (they count for nothing), so the count is the first one
+			counted.into(status)
+			return
+		}
+		s.countStatus(status, current, update, replicas.pods, condemned)
+	}
 
 	if set.StrategyType == strategyRecreate {
 		done, err := s.recreateDeleteAndWait(update, replicas, condemned, status)
