@@ -55,52 +55,64 @@ func (s *syncer) rollingUpdateWithMaxUnavailable(replicas *replicaSlots, update 
 		}
 	}
 	parallel := set.PodManagementPolicy == managementParallel
-	unavailable, unavailableNeedingUpdate := 0, 0
-	for target := replicas.len() - 1; target >= 0; target-- {
-		if replicas.unavailable(target) {
-			unavailable++
-			if parallel && replicas.revision(target) != update.Meta.Name && !replicas.terminating(target) {
-				unavailableNeedingUpdate++
-			}
-		}
-	}
+	unavailable, unavailableNeedingUpdate := s.unavailableReplicas(replicas, update.Meta.Name, parallel)
 	if unavailable >= maxUnavailable && unavailableNeedingUpdate == 0 {
 		return status, nil
 	}
+	// replace replaces the old pod of slot target: false when the pass stops there (err, held, or both nil)
+	var err error
+	replace := func(target int) bool {
+		var held bool
+		held, err = s.replaceOldPod(replicas, target, update)
+		if held || err != nil {
+			return false
+		}
+		status.CurrentReplicas--
+		return true
+	}
+	stopped := false
+	// the slots from the top down to the partition (oldTargets: those an indexed pass has at an old revision)
 	if parallel {
-		for target := replicas.len() - 1; target >= updateMin; target-- {
+		s.oldTargets(replicas, update.Meta.Name, updateMin, func(target int) bool {
 			// (an empty slot is never available: it is "deleted" too, which the API answers NotFound)
 			if replicas.revision(target) != update.Meta.Name && replicas.unavailableStrict(target) && !replicas.terminating(target) {
-				if held, err := s.replaceOldPod(replicas, target, update); held || err != nil {
-					return status, err
-				}
-				status.CurrentReplicas--
+				stopped = !replace(target)
 			}
+			return !stopped
+		})
+		if stopped {
+			return status, err
 		}
 		budget := maxUnavailable - unavailable
-		for target := replicas.len() - 1; target >= updateMin && budget > 0; target-- {
+		s.oldTargets(replicas, update.Meta.Name, updateMin, func(target int) bool {
+			if budget <= 0 {
+				return false
+			}
 			if replicas.revision(target) != update.Meta.Name && !replicas.unavailable(target) {
-				if held, err := s.replaceOldPod(replicas, target, update); held || err != nil {
-					return status, err
+				if stopped = !replace(target); stopped {
+					return false
 				}
 				budget--
-				status.CurrentReplicas--
 			}
-		}
-		return status, nil
+			return true
+		})
+		return status, err
 	}
 	toDelete := maxUnavailable - unavailable
 	deleted := 0
-	for target := replicas.len() - 1; target >= updateMin && deleted < toDelete; target-- {
+	s.oldTargets(replicas, update.Meta.Name, updateMin, func(target int) bool {
+		if deleted >= toDelete {
+			return false
+		}
 		if replicas.revision(target) != update.Meta.Name && !replicas.terminating(target) {
-			if held, err := s.replaceOldPod(replicas, target, update); held || err != nil {
-				return status, err
+			if !replace(target) {
+				return false
 			}
 			deleted++
-			status.CurrentReplicas--
 		}
-	}
-	return status, nil
+		return true
+	})
+	return status, err
 }
 
 // unavailableStrict is !isRunningAndAvailable for slot i (without the terminating clause).

@@ -99,6 +99,9 @@ type syncer struct {
 	// indexKept: the sync may read and keep the instance's index of claimed pods (pod_index.go);
 	// claimedExact: the sync's claimed pods are the index's, as they are
 	indexKept, claimedExact bool
+	// indexedPass: the update pass reads its slots from the index, loudSlots its replicas that need something
+	indexedPass bool
+	loudSlots   []*pod
 
 	slots    ordinal.Slots // the set's ordinals by replica slot (upstream's, or reserve-ordinals')
 	podsHeld bool          // an extension's annotation is invalid: no pod is written until it is fixed

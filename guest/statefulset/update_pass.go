@@ -80,22 +80,35 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 	clear(slots) // an empty slot is nil
 	replicas := &replicaSlots{s: s, pods: slots, current: current, update: update,
 		currentTemplate: currentTemplate, updateTemplate: updateTemplate}
-	condemned := podList(&s.maps.condemned, len(pods))
-	for _, p := range pods {
-		if i, ok := s.slots.Index(p.Ordinal); ok {
-			replicas.pods[i] = p
-		} else if p.Ordinal >= 0 {
-			condemned = append(condemned, p)
+	// loud: the replicas processReplica does not pass over in silence, when the index has them (pod_index.go)
+	loud, condemned, indexed := s.indexedSlots(slots, podList(&s.maps.condemned, len(pods)))
+	s.indexedPass, s.loudSlots = indexed, loud
+	if !indexed {
+		for _, p := range pods {
+			if i, ok := s.slots.Index(p.Ordinal); ok {
+				replicas.pods[i] = p
+			} else if p.Ordinal >= 0 {
+				condemned = append(condemned, p)
+			}
 		}
+		sort.SliceStable(condemned, func(i, j int) bool { return condemned[i].Ordinal > condemned[j].Ordinal })
 	}
-	sort.SliceStable(condemned, func(i, j int) bool { return condemned[i].Ordinal > condemned[j].Ordinal })
 
 	var firstUnavailable *pod
-	for i, p := range replicas.pods {
-		if p == nil || p.isUnavailable(set.MinReadySeconds, s.now) {
-			// an empty slot holds a pod that is not yet created: unavailable
-			firstUnavailable = replicas.at(i)
-			break
+	if indexed { // every slot has a pod, and an unavailable one is loud
+		for _, p := range loud {
+			if p.isUnavailable(set.MinReadySeconds, s.now) {
+				firstUnavailable = p
+				break
+			}
+		}
+	} else {
+		for i, p := range replicas.pods {
+			if p == nil || p.isUnavailable(set.MinReadySeconds, s.now) {
+				// an empty slot holds a pod that is not yet created: unavailable
+				firstUnavailable = replicas.at(i)
+				break
+			}
 		}
 	}
 	for i := len(condemned) - 1; i >= 0; i-- {
@@ -145,7 +158,15 @@ func (s *syncer) updatePass(current, update *revision, collisionCount int32, pod
 		recount()
 		return status, nil
 	}
-	if exit, err := s.runForAll(replicas.len(), func(i int) (bool, error) {
+	if indexed && monotonic { // processReplica of the loud slots, in order: the others return false, writing nothing
+		for _, p := range loud {
+			i, _ := s.slots.Index(p.Ordinal)
+			if exit, err := s.processReplica(replicas, i, monotonic); exit || err != nil {
+				recount()
+				return status, err
+			}
+		}
+	} else if exit, err := s.runForAll(replicas.len(), func(i int) (bool, error) {
 		return s.processReplica(replicas, i, monotonic)
 	}, monotonic); exit || err != nil {
 		recount()
