@@ -22,6 +22,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 
+	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 )
 
@@ -203,7 +204,7 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 				Result          string  `json:"result"`
 				DurationSeconds float64 `json:"durationSeconds"`
 			} `json:"outcome"`
-			Pace string `json:"pace"`
+			Pace replay.Pace `json:"pace"`
 		} `json:"preview"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -249,11 +250,12 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 	if c.stuck != (res.Preview.Outcome.Result == "stuck") {
 		t.Fatalf("the preview's outcome is %q (stuck: %v)", res.Preview.Outcome.Result, c.stuck)
 	}
-	if !strings.Contains(res.Preview.Pace, "learned from") {
-		t.Errorf("the preview's pace %q: want it learned from the set's pods", res.Preview.Pace)
+	learned := res.Preview.Pace.Learned
+	if res.Preview.Pace.From != replay.PaceLearned || learned == nil || learned.ReadyPods == 0 {
+		t.Errorf("the preview's pace %+v (learned %+v): want it learned from the set's pods", res.Preview.Pace, learned)
 	}
-	if c.warm && !strings.Contains(res.Preview.Pace, "in the set's events: a pod's deletion") {
-		t.Errorf("the preview's pace %q: want the termination delay learned from the set's events", res.Preview.Pace)
+	if c.warm && (learned == nil || learned.Replacements == 0) {
+		t.Errorf("the preview's pace %+v (learned %+v): want the termination delay learned from the set's events", res.Preview.Pace, learned)
 	}
 	var predictedBatches [][]int
 	for _, b := range res.Preview.Batches {

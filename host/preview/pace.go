@@ -2,7 +2,6 @@ package preview
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -42,49 +41,24 @@ func learnPace(kc *replay.KubeletConfig, pods []*corev1.Pod, events []corev1.Eve
 	}
 	terms := terminationPace(pods, events)
 	restarts := restartPace(pods)
-	var learned []string
-	if len(starts) > 0 {
-		start := replay.Duration(typical(starts))
-		kc.StartDelay = &start
-	}
-	if len(readies) > 0 {
-		ready := replay.Duration(typical(readies))
-		kc.ReadyDelay = &ready
-	}
-	switch {
-	case len(starts) > 0 && len(starts) == len(readies):
-		learned = append(learned, fmt.Sprintf("%d of the set's pods: each one's creation to its first container running, and that to Ready (interquartile means)", len(starts)))
-	case len(readies) > 0:
-		if len(starts) > 0 {
-			learned = append(learned, fmt.Sprintf("%d of the set's pods never restarted: each one's creation to its first container running (interquartile mean)", len(starts)))
-		}
-		learned = append(learned, fmt.Sprintf("%d of the set's pods: each one's containers running to Ready (interquartile mean)", len(readies)))
-	}
-	if len(terms) > 0 {
-		term := replay.Duration(typical(terms))
-		kc.TerminationDelay = &term
-		plural := map[bool]string{true: "s"}[len(terms) > 1]
-		learned = append(learned, fmt.Sprintf("%d replacement%s in the set's events: a pod's deletion to its successor's creation (interquartile mean)", len(terms), plural))
-	}
-	if len(restarts) > 0 {
-		restart := replay.Duration(typical(restarts))
-		kc.RestartDelay = &restart
-		plural := map[bool]string{true: "s"}[len(restarts) > 1]
-		learned = append(learned, fmt.Sprintf("%d pod%s updated in place: its old containers' end to its new ones running (interquartile mean)", len(restarts), plural))
-	}
-	if len(learned) == 0 {
+	learned := replay.LearnedPace{StartPods: len(starts), ReadyPods: len(readies), Replacements: len(terms), InPlaceUpdates: len(restarts)}
+	if !learned.Any() {
 		return
 	}
-	switch {
-	case kc.StartDelay == nil && kc.ReadyDelay == nil:
-		learned = append(learned, "the start and Ready delays are the model's")
-	case kc.StartDelay == nil:
-		learned = append(learned, "the start delay is the model's")
+	kc.StartDelay = typicalOf(starts)
+	kc.ReadyDelay = typicalOf(readies)
+	kc.TerminationDelay = typicalOf(terms)
+	kc.RestartDelay = typicalOf(restarts)
+	kc.Learned = &learned // the pace says what from (replay.Pace)
+}
+
+// typicalOf is the typical of ds (nil for none: the delay stays the model's).
+func typicalOf(ds []time.Duration) *replay.Duration {
+	if len(ds) == 0 {
+		return nil
 	}
-	if kc.TerminationDelay == nil {
-		learned = append(learned, "the termination delay is the model's")
-	}
-	kc.Source = "learned from " + strings.Join(learned, "; ")
+	d := replay.Duration(typical(ds))
+	return &d
 }
 
 // terminationPace is how long the set's pods took to go, from its events: a pod the controller deleted

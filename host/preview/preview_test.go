@@ -64,8 +64,13 @@ func TestPreviewOfACreate(t *testing.T) {
 	if res.Summary.Change != "create" || len(res.Summary.Lines) != 1 || !strings.HasPrefix(res.Summary.Lines[0], want) {
 		t.Fatalf("summary %+v, want one line starting %q", res.Summary, want)
 	}
-	if !strings.Contains(p.Pace, "(the defaults)") || !strings.Contains(res.Text, "pace: a pod Running 2s after it is created") {
+	if !strings.Contains(p.Pace.String(), "(the defaults)") || !strings.Contains(res.Text, "pace: a pod Running 2s after it is created") {
 		t.Fatalf("a create's pace %q: want the defaults, said in the text", p.Pace)
+	}
+	// in JSON the pace is numbers and whence, no sentence
+	pj, err := json.Marshal(p.Pace)
+	if want := `{"startSeconds":2,"readySeconds":3,"terminationSeconds":5,"restartSeconds":2,"from":"defaults"}`; err != nil || string(pj) != want {
+		t.Errorf("a create's pace in JSON %s (%v), want %s", pj, err, want)
 	}
 	if res.Pods != 0 || res.Text == "" {
 		t.Fatalf("a create's snapshot held %d pods; text %q", res.Pods, res.Text)
@@ -97,13 +102,19 @@ func TestPaceIsLearnedFromTheSetsPods(t *testing.T) {
 	if kc.StartDelay == nil || time.Duration(*kc.StartDelay) != 6*time.Second || time.Duration(*kc.ReadyDelay) != 30*time.Second {
 		t.Fatalf("learned %+v: want the means, start 6s and Ready 30s", kc)
 	}
-	if p := kc.Pace(); !strings.Contains(p, "Running 6s after it is created, Ready 30s after that") || !strings.Contains(p, "learned from 3 of the set's pods") {
-		t.Fatalf("pace %q", p)
+	p := kc.Pace()
+	if p.From != replay.PaceLearned || p.Learned == nil || *p.Learned != (replay.LearnedPace{StartPods: 3, ReadyPods: 3}) ||
+		*p.StartSeconds != 6 || *p.ReadySeconds != 30 || *p.TerminationSeconds != 5 || *p.RestartSeconds != 6 {
+		t.Fatalf("pace %+v (learned %+v): want start 6 s and Ready 30 s learned from 3 pods, the model's termination, the restart the start", p, p.Learned)
+	}
+	if s := p.String(); !strings.Contains(s, "Running 6s after it is created, Ready 30s after that") || !strings.Contains(s, "learned from 3 of the set's pods") ||
+		!strings.Contains(s, "the termination delay is the model's") {
+		t.Fatalf("pace %q", s)
 	}
 	var none replay.KubeletConfig
 	learnPace(&none, pods[3:], nil)
-	if none.StartDelay != nil || !strings.Contains(none.Pace(), "(the defaults)") {
-		t.Fatalf("no pod says its pace: %+v, %q", none, none.Pace())
+	if p := none.Pace(); none.StartDelay != nil || p.From != replay.PaceDefaults || p.Learned != nil || !strings.Contains(p.String(), "(the defaults)") {
+		t.Fatalf("no pod says its pace: %+v, %+v, %q", none, p, p)
 	}
 	chosen := replay.KubeletConfig{Model: replay.ModelTick}
 	learnPace(&chosen, pods, nil)
@@ -157,7 +168,10 @@ func TestRestartPaceIsLearnedFromPodsUpdatedInPlace(t *testing.T) {
 	if kc.StartDelay != nil || kc.ReadyDelay == nil || kc.ReadyDelay.D() != 7*time.Second {
 		t.Fatalf("learned start %v, Ready %v: want the model's start (every pod restarted) and Ready 7s (running from the first container up: 4, 6, 8, 8 s)", kc.StartDelay, kc.ReadyDelay)
 	}
-	if p := kc.Pace(); !strings.Contains(p, "running again 8s after an in-place update") || !strings.Contains(p, "2 pods updated in place") ||
+	if p := kc.Pace(); *p.Learned != (replay.LearnedPace{ReadyPods: 4, InPlaceUpdates: 2}) || *p.RestartSeconds != 8 || *p.StartSeconds != 2 {
+		t.Fatalf("pace %+v (learned %+v): want the restart 8 s from 2 pods updated in place, Ready from 4, the model's start", p, p.Learned)
+	}
+	if p := kc.Pace().String(); !strings.Contains(p, "running again 8s after an in-place update") || !strings.Contains(p, "2 pods updated in place") ||
 		!strings.Contains(p, "the start delay is the model's") {
 		t.Fatalf("pace %q", p)
 	}
@@ -196,7 +210,10 @@ func TestTerminationPaceIsLearnedFromTheSetsEvents(t *testing.T) {
 	if kc.TerminationDelay == nil || time.Duration(*kc.TerminationDelay) != 3*time.Second || kc.StartDelay != nil {
 		t.Fatalf("learned %+v: want termination 3s (the mean of 2, 3 and 4 s) and the model's start and Ready", kc)
 	}
-	if p := kc.Pace(); !strings.Contains(p, "gone 3s after it is deleted") || !strings.Contains(p, "3 replacements in the set's events") ||
+	if p := kc.Pace(); *p.Learned != (replay.LearnedPace{Replacements: 3}) || *p.TerminationSeconds != 3 {
+		t.Fatalf("pace %+v (learned %+v): want termination 3 s from 3 replacements", p, p.Learned)
+	}
+	if p := kc.Pace().String(); !strings.Contains(p, "gone 3s after it is deleted") || !strings.Contains(p, "3 replacements in the set's events") ||
 		!strings.Contains(p, "the start and Ready delays are the model's") {
 		t.Fatalf("pace %q", p)
 	}

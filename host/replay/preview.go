@@ -47,8 +47,9 @@ type Preview struct {
 	// Estimate of the rest, when a Budget ended the replay (Outcome.Result "partial").
 	Estimate  *Estimate `json:"estimate,omitempty"`
 	KubeModel string    `json:"kubeletModel"`
-	// Pace is the kubelet model's pace in words (KubeletConfig.Pace): the delays the preview used, and whence.
-	Pace string `json:"pace"`
+	// Pace is the kubelet model's pace (KubeletConfig.Pace): the delays the preview used, in seconds, and
+	// whence; the text says it in words (Pace.String).
+	Pace Pace `json:"pace"`
 	// NeverReady answers "what if the new revision never becomes Ready?" for an edit of the pod template
 	// (preview_never_ready.go); nil for an edit that makes no new revision, or under OnDelete.
 	NeverReady *NeverReadyOutcome `json:"neverReady,omitempty"`
@@ -402,8 +403,8 @@ func (p *Preview) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%s\n", wrapJoin(rollout.RevisionLegendItems(p.revisions()), " ", 0, 2))
 	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(p.Settings.Items(), ", ", len("settings: "), 2))
 	fmt.Fprintf(&b, "kubelet model: %s\n", p.KubeModel)
-	if p.Pace != "" {
-		fmt.Fprintf(&b, "pace: %s\n", wrapJoin(strings.Split(p.Pace, ", "), ", ", len("pace: "), 2))
+	if pace := p.Pace.String(); pace != "" {
+		fmt.Fprintf(&b, "pace: %s\n", wrapJoin(strings.Split(pace, ", "), ", ", len("pace: "), 2))
 	}
 	if len(p.Changes) > 0 {
 		b.WriteString("changes:\n")

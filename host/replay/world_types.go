@@ -11,6 +11,8 @@ type (
 	Duration      = world.Duration
 	WorldEvent    = world.WorldEvent
 	APIError      = world.APIError
+	Pace          = world.Pace
+	LearnedPace   = world.LearnedPace
 )
 
 // Kubelet models and their default delays (world.ModelDelays, world.ModelTick).
@@ -22,6 +24,9 @@ const (
 	DefaultReadyDelay       = world.DefaultReadyDelay
 	DefaultTerminationDelay = world.DefaultTerminationDelay
 	NeverReadyAnnotation    = world.NeverReadyAnnotation
+	PaceDefaults            = world.PaceDefaults
+	PaceScenario            = world.PaceScenario
+	PaceLearned             = world.PaceLearned
 )
 
 // Reasons of world events (world.ReasonDeleted, ...).

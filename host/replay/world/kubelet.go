@@ -2,6 +2,8 @@ package world
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -50,31 +52,149 @@ type KubeletConfig struct {
 	// revision never becomes Ready". Not a scenario field: a scenario cannot know a revision's name before the
 	// module hashes it; it marks a broken release with NeverReadyAnnotation or an image rule.
 	NeverReadyRevision string `json:"-"`
+	// Learned, when set, is what a live set's preview learned the delays from (Pace.Learned). Not a scenario
+	// field: a scenario's delays are its own (Source may say whence, in words).
+	Learned *LearnedPace `json:"-"`
 }
 
 // maxKubeletSource bounds KubeletConfig.Source.
 const maxKubeletSource = 512
 
-// Pace is the model's pace in words: how long a pod takes to start, to become Ready and to go, and where
-// those delays come from (a preview says which pace it used).
-func (c KubeletConfig) Pace() string {
+// Pace is the pace a replay's kubelet model gives pods, for a preview to say which it used: under the delays
+// model how long a pod takes to start, to become Ready, to go and to run again after an in-place update; under
+// the tick model, its tick. From says whence the delays come: "defaults" (the model's), "scenario" (a
+// scenario's delays, or its kubelet.source: Source), or "learned" (a live set's pods and events: Learned
+// counts what each delay was learned from, a count of 0 leaving that delay the model's).
+type Pace struct {
+	TickSeconds        *float64     `json:"tickSeconds,omitempty"`        // the tick model's tick
+	StartSeconds       *float64     `json:"startSeconds,omitempty"`       // creation -> Running
+	ReadySeconds       *float64     `json:"readySeconds,omitempty"`       // Running -> Ready
+	TerminationSeconds *float64     `json:"terminationSeconds,omitempty"` // deletion -> gone (or the grace period if shorter)
+	RestartSeconds     *float64     `json:"restartSeconds,omitempty"`     // in-place update -> new containers running
+	From               string       `json:"from"`
+	Source             string       `json:"source,omitempty"`
+	Learned            *LearnedPace `json:"learned,omitempty"`
+}
+
+// Where a Pace's delays come from (Pace.From).
+const (
+	PaceDefaults = "defaults"
+	PaceScenario = "scenario"
+	PaceLearned  = "learned"
+)
+
+// LearnedPace is what a live set's delays were learned from (host/preview's learnPace), as counts: each delay
+// is the interquartile mean of what that many of the set's pods or events showed.
+type LearnedPace struct {
+	// StartPods is how many pods showed their creation to their first container running (the start delay):
+	// those that never restarted.
+	StartPods int `json:"startPods"`
+	// ReadyPods is how many pods showed their containers running to Ready (the Ready delay).
+	ReadyPods int `json:"readyPods"`
+	// Replacements is how many of the set's events showed a pod's deletion to its successor's creation (the
+	// termination delay).
+	Replacements int `json:"replacements"`
+	// InPlaceUpdates is how many pods showed their old containers' end to their new ones running after an
+	// in-place update (the restart delay).
+	InPlaceUpdates int `json:"inPlaceUpdates"`
+}
+
+// Any says whether anything was learned.
+func (l LearnedPace) Any() bool {
+	return l.StartPods+l.ReadyPods+l.Replacements+l.InPlaceUpdates > 0
+}
+
+// Pace is the model's pace: the delays it gives pods, and where they come from.
+func (c KubeletConfig) Pace() Pace {
+	secs := func(d time.Duration) *float64 { s := d.Seconds(); return &s }
+	p := Pace{From: PaceDefaults, Source: c.Source}
+	switch {
+	case c.Learned != nil && c.Learned.Any():
+		learned := *c.Learned
+		p.From, p.Learned = PaceLearned, &learned
+	case c.Source != "" || c.StartDelay != nil || c.ReadyDelay != nil || c.TerminationDelay != nil || c.RestartDelay != nil:
+		p.From = PaceScenario
+	}
 	if c.Model == ModelTick {
-		return fmt.Sprintf("one tick of %s per step (the reference harness's)", Duration(c.TickEvery()))
+		p.TickSeconds = secs(c.TickEvery())
+		return p
 	}
-	src := c.Source
-	if src == "" {
-		src = "the defaults"
-		if c.StartDelay != nil || c.ReadyDelay != nil || c.TerminationDelay != nil || c.RestartDelay != nil {
-			src = "the scenario's"
-		}
+	start := DurationOr(c.StartDelay, DefaultStartDelay)
+	p.StartSeconds, p.ReadySeconds = secs(start), secs(DurationOr(c.ReadyDelay, DefaultReadyDelay))
+	p.TerminationSeconds, p.RestartSeconds = secs(DurationOr(c.TerminationDelay, DefaultTerminationDelay)), secs(DurationOr(c.RestartDelay, start))
+	return p
+}
+
+// String is the pace in words, as the preview's text says it: the delays, then whence they come. The restart
+// delay is said only where it is not the start delay, as most sets never update in place.
+func (p Pace) String() string {
+	if p.From == "" {
+		return ""
 	}
-	restart := "" // said only where it is not the start delay, as most sets never update in place
-	if c.RestartDelay != nil {
-		restart = fmt.Sprintf(", its containers running again %s after an in-place update", Duration(c.RestartDelay.D()))
+	if p.TickSeconds != nil {
+		return fmt.Sprintf("one tick of %s per step (the reference harness's)", seconds(*p.TickSeconds))
+	}
+	restart := ""
+	if *p.RestartSeconds != *p.StartSeconds {
+		restart = fmt.Sprintf(", its containers running again %s after an in-place update", seconds(*p.RestartSeconds))
 	}
 	return fmt.Sprintf("a pod Running %s after it is created, Ready %s after that, gone %s after it is deleted or its grace period if shorter%s (%s)",
-		Duration(DurationOr(c.StartDelay, DefaultStartDelay)), Duration(DurationOr(c.ReadyDelay, DefaultReadyDelay)),
-		Duration(DurationOr(c.TerminationDelay, DefaultTerminationDelay)), restart, src)
+		seconds(*p.StartSeconds), seconds(*p.ReadySeconds), seconds(*p.TerminationSeconds), restart, p.whence())
+}
+
+// whence says where the delays come from, in words.
+func (p Pace) whence() string {
+	switch {
+	case p.From == PaceLearned && p.Learned != nil:
+		return "learned from " + strings.Join(p.Learned.items(), "; ")
+	case p.Source != "":
+		return p.Source
+	case p.From == PaceScenario:
+		return "the scenario's"
+	}
+	return "the defaults"
+}
+
+// items says what each delay was learned from, and which stayed the model's.
+func (l LearnedPace) items() []string {
+	var out []string
+	switch {
+	case l.StartPods > 0 && l.StartPods == l.ReadyPods:
+		out = append(out, fmt.Sprintf("%d of the set's pods: each one's creation to its first container running, and that to Ready (interquartile means)", l.StartPods))
+	case l.ReadyPods > 0:
+		if l.StartPods > 0 {
+			out = append(out, fmt.Sprintf("%d of the set's pods never restarted: each one's creation to its first container running (interquartile mean)", l.StartPods))
+		}
+		out = append(out, fmt.Sprintf("%d of the set's pods: each one's containers running to Ready (interquartile mean)", l.ReadyPods))
+	}
+	if l.Replacements > 0 {
+		out = append(out, fmt.Sprintf("%d replacement%s in the set's events: a pod's deletion to its successor's creation (interquartile mean)", l.Replacements, plural(l.Replacements)))
+	}
+	if l.InPlaceUpdates > 0 {
+		out = append(out, fmt.Sprintf("%d pod%s updated in place: its old containers' end to its new ones running (interquartile mean)", l.InPlaceUpdates, plural(l.InPlaceUpdates)))
+	}
+	switch {
+	case l.StartPods == 0 && l.ReadyPods == 0:
+		out = append(out, "the start and Ready delays are the model's")
+	case l.StartPods == 0:
+		out = append(out, "the start delay is the model's")
+	}
+	if l.Replacements == 0 {
+		out = append(out, "the termination delay is the model's")
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// seconds is a number of seconds as a Duration says it (2s, 1m30s).
+func seconds(s float64) string {
+	return Duration(time.Duration(math.Round(s * float64(time.Second)))).String()
 }
 
 // PodBehavior overrides the kubelet's defaults for the pods it matches (every given selector must
