@@ -161,12 +161,13 @@ $(NODE_DEPS): $(NODE_HOST)/package.json $(NODE_HOST)/package-lock.json | node
 test-node: $(NODE_DEPS) $(GUEST_WASM)
 	cd $(NODE_HOST) && node --test $$(node --test-force-exit -e 0 2>/dev/null && echo --test-force-exit)
 
-# docs/policies.md's AssemblyScript walkthrough run as written (scripts/test-policies-guide.sh): the template
-# policies/kit/assemblyscript copied to a scratch HOME, built there (npm ci from the npm registry, asc), its
-# fixtures checked with `ordinal policy test`, replayed, bundled for the ConfigMap. Part of `make test`.
+# docs/policies.md's AssemblyScript walkthrough run as written (scripts/test-policies-guide.sh: host/cli's
+# TestGuidesRunAsWritten with ORDINAL_GUIDE_ASSEMBLYSCRIPT=1): the template policies/kit/assemblyscript copied
+# to a scratch HOME, built there (npm ci from the npm registry, asc), its fixtures checked with `ordinal policy
+# test`, replayed, bundled for the ConfigMap. Part of `make test`.
 .PHONY: test-policies-guide
-test-policies-guide: build node
-	bash scripts/test-policies-guide.sh
+test-policies-guide: node
+	GO=$(GO) bash scripts/test-policies-guide.sh
 
 # Headless Chromium from Debian for the HTML timeline test (host/replay); `make test` makes that test mandatory.
 .PHONY: chromium
