@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// The guides' commands run as written. Every ```sh (bash, shell) and ```console block of docs/**/*.md (the
-// generated CLI reference apart) is run, or marked in the Markdown on the line before its fence:
+// The guides' commands run as written. Every ```sh (bash, shell) and ```console block of README.md and
+// docs/**/*.md (the generated CLI reference apart) is run, or marked in the Markdown on the line before its fence:
 //
 //	<!-- test: skip: REASON -->   not run, for the reason given (a live cluster, a server that does not end)
 //	<!-- test: assemblyscript --> run when ORDINAL_GUIDE_ASSEMBLYSCRIPT=1, as `make test-policies-guide` sets
@@ -89,9 +89,9 @@ var (
 	guideLangs     = map[string]bool{"sh": true, "bash": true, "shell": true, "console": true}
 )
 
-// guideFiles is docs/**/*.md but the generated CLI reference (its blocks are usage lines).
+// guideFiles are README.md and docs/**/*.md but the generated CLI reference (its blocks are usage lines).
 func guideFiles(t *testing.T, root string) []string {
-	var out []string
+	out := []string{filepath.Join(root, "README.md")}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") && rel(root, p) != "docs/reference/cli.md" {
 			out = append(out, p)
@@ -101,8 +101,8 @@ func guideFiles(t *testing.T, root string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) < 10 {
-		t.Fatalf("found %d guides under docs/", len(out))
+	if len(out) < 11 {
+		t.Fatalf("found %d guides (README.md and docs/)", len(out))
 	}
 	return out
 }
