@@ -1,6 +1,7 @@
 package statefulset
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -42,6 +43,7 @@ func (s *syncer) resizeClaims() error {
 			delete(sizes, s.set.ClaimTemplateNames[i])
 		}
 	}
+	s.warnUnreadableSizes(sizes)
 	if len(sizes) == 0 {
 		return nil
 	}
@@ -61,7 +63,7 @@ func (s *syncer) resizeClaims() error {
 	for tmpl, size := range sizes {
 		want, ok := quantity.Value(size)
 		if !ok {
-			continue
+			continue // warned of above
 		}
 		prefix := tmpl + "-" + s.set.Meta.Name
 		for _, c := range s.snap.Claims { // the lister's: the set's namespace
@@ -116,4 +118,17 @@ func (s *syncer) resizeClaims() error {
 		return nil // one ordinal at a time
 	}
 	return nil
+}
+
+// warnUnreadableSizes records a Warning InvalidClaimSize for each template whose storage request
+// quantity.Value refuses ("1e30", "-1Gi"), once per name in the templates' order: its claims are not
+// resized, and the user is told so rather than left to wonder.
+func (s *syncer) warnUnreadableSizes(sizes map[string]string) {
+	for i, tmpl := range s.set.ClaimTemplateNames {
+		size, ok := sizes[tmpl]
+		if why := quantity.Why(size); ok && why != "" && slices.Index(s.set.ClaimTemplateNames, tmpl) == i {
+			s.event(eventWarning, "InvalidClaimSize", "volumeClaimTemplate "+tmpl+" requests storage "+strconv.Quote(size)+" ("+why+
+				"): claims "+tmpl+"-"+s.set.Meta.Name+"-N are not resized ("+annotationResizeClaims+`: "true")`)
+		}
+	}
 }

@@ -190,3 +190,37 @@ func TestResizeClaimsInvalidValueWarns(t *testing.T) {
 		}
 	}
 }
+
+// A template's storage request the extension cannot read ("1e30", "-1Gi", "lots") resizes no claim and says
+// so in a Warning naming the template, its claims and the quantity; a readable one warns of nothing. The
+// faithful module ignores the annotation.
+func TestResizeClaimsUnreadableTemplateSizeWarns(t *testing.T) {
+	for size, why := range map[string]string{"1e30": "larger than 2^63-1", "-1Gi": "negative", "lots": "not a quantity", "2Gi": ""} {
+		var v map[string]any
+		if err := json.Unmarshal(resizeSnapshot(t, map[string]string{annotationResizeClaims: "true"}, nil), &v); err != nil {
+			t.Fatal(err)
+		}
+		tmpl := v["statefulSet"].(map[string]any)["spec"].(map[string]any)["volumeClaimTemplates"].([]any)[0].(map[string]any)
+		tmpl["spec"].(map[string]any)["resources"] = map[string]any{"requests": map[string]any{"storage": size}}
+		in, _ := json.Marshal(v)
+		p := decodeDeadlinePlan(t, Reconcile(in))
+		var warnings []string
+		for _, e := range p.Events {
+			if e.Type == eventWarning {
+				warnings = append(warnings, e.Reason+": "+e.Message)
+			}
+		}
+		want := []string{}
+		if why != "" && extendedBuild {
+			want = append(want, `InvalidClaimSize: volumeClaimTemplate data requests storage "`+size+`" (`+why+`): claims data-web-N are not resized (ordinal.dev/resize-claims: "true")`)
+		}
+		if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%q: warnings %q, want %q", size, warnings, want)
+		}
+		for _, a := range p.Actions {
+			if a.Kind == kindPVC && a.Verb == verbPatch && why != "" {
+				t.Errorf("%q: claim %s patched", size, a.Name)
+			}
+		}
+	}
+}

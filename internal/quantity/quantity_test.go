@@ -91,3 +91,21 @@ func TestValueEdges(t *testing.T) {
 		}
 	}
 }
+
+// Why names the reason Value refuses a quantity, and nothing for one it reads.
+func TestWhy(t *testing.T) {
+	for s, want := range map[string]string{
+		"10Gi": "", "0": "", "1e-30": "",
+		"-1Gi": "negative", "-0": "negative",
+		"1e30": "larger than 2^63-1", "8Ei": "larger than 2^63-1", "123456789012345678901234567890": "larger than 2^63-1",
+		"Gi": "not a quantity", "1x": "not a quantity", "": "not a quantity",
+		strings.Repeat("1", MaxLen+1): "longer than 64 characters",
+	} {
+		if got := Why(s); got != want {
+			t.Errorf("Why(%q) = %q, want %q", s, got, want)
+		}
+		if _, ok := Value(s); ok != (want == "") {
+			t.Errorf("Value(%q) ok %v, but Why says %q", s, ok, want)
+		}
+	}
+}
