@@ -63,6 +63,8 @@ type SwapConfig struct {
 	KubernetesVersion string
 	// Recorder records ModuleSwapped/ModuleRefused events (nil: none).
 	Recorder record.EventRecorder
+	// Now is the clock a check that ran out of time is retried by (nil: time.Now).
+	Now func() time.Time
 }
 
 // Metrics is where a Swapper publishes its checks, refusals and swaps (the controller's Prometheus
@@ -82,8 +84,9 @@ type Metrics interface {
 type Swapper struct {
 	cfg SwapConfig
 
-	mu          sync.Mutex // one candidate at a time
-	lastRefused string     // digest of the last refused candidate (not retried until it changes)
+	mu          sync.Mutex   // one candidate at a time
+	lastRefused string       // digest of the last refused candidate
+	lastRefusal wasm.Refusal // its refusal: for good, or (out of time) until RetryAt
 	status      SwapStatus
 }
 
@@ -140,6 +143,9 @@ func NewSwapper(cfg SwapConfig) (*Swapper, error) {
 	}
 	if cfg.KubernetesVersion == "" {
 		cfg.KubernetesVersion = conformance.OracleKubernetesVersion
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	s := &Swapper{cfg: cfg}
 	_, s.status.Active = cfg.Ref.Load()
@@ -213,7 +219,7 @@ func (s *Swapper) Check(ctx context.Context, code []byte) (*wasm.Module, SwapTim
 		res := conformance.Gate(ctx, cases, m.Reconcile, s.cfg.GateParallel, 1)
 		tm.Gate, tm.GateCases = time.Since(t1), len(cases)
 		if !res.OK() {
-			return refuse(RefusedConformance, fmt.Errorf("%s", res))
+			return refuse(RefusedConformance, res.Err()) // wraps a case's timeout: no verdict (wasm.RefusalOf)
 		}
 	}
 	tm.Total = time.Since(t0)
@@ -237,15 +243,19 @@ func minor(v string) string {
 
 // Offer checks a candidate from source and, if it passes, makes it active.
 // eventObj is the object its events are recorded on (nil: none). A candidate
-// equal to the active module, or to the last one refused, is ignored. It
-// returns whether the module was swapped, and the refusal if it was refused.
+// equal to the active module, or to the last one refused while that refusal
+// holds, is ignored: a refusal on the module's content holds until other bytes
+// are offered, one whose check ran out of time (a compile or a case on a loaded
+// machine: no verdict) until wasm.RecheckAfter has passed, when the next offer
+// checks it again (wasm.Refusal, as the registries do). It returns whether the
+// module was swapped, and the refusal if it was refused.
 func (s *Swapper) Offer(ctx context.Context, source string, code []byte, eventObj *corev1.ObjectReference) (bool, error) {
 	logger := klog.FromContext(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	digest := fmt.Sprintf("sha256:%x", sha256.Sum256(code))
 	_, active := s.cfg.Ref.Load()
-	if digest == active.Digest || digest == s.lastRefused {
+	if digest == active.Digest || digest == s.lastRefused && s.lastRefusal.Holds(s.cfg.Now()) {
 		logger.V(2).Info("Module candidate unchanged; ignored", "source", source, "digest", digest)
 		return false, nil
 	}
@@ -265,23 +275,27 @@ func (s *Swapper) Offer(ctx context.Context, source string, code []byte, eventOb
 	if err != nil {
 		var re *RefusedError
 		errors.As(err, &re)
-		s.lastRefused = digest
+		s.lastRefused, s.lastRefusal = digest, wasm.RefusalOf(err, s.cfg.Now())
 		s.status.Refusals++
-		s.status.LastRefusal = &RefusalInfo{At: time.Now(), Source: source, Digest: digest, Reason: re.Reason, Detail: re.Err.Error()}
+		s.status.LastRefusal = &RefusalInfo{At: s.cfg.Now(), Source: source, Digest: digest, Reason: re.Reason, Detail: re.Err.Error()}
 		if s.cfg.Metrics != nil {
 			s.cfg.Metrics.ModuleRefused(re.Reason)
 		}
 		logger.Error(re.Err, "Refused the new reconcile module; the active module keeps running", "source", source,
 			"digest", digest, "reason", re.Reason, "active", active.Digest)
-		s.event(eventObj, corev1.EventTypeWarning, EventModuleRefused, fmt.Sprintf("Refused module %s from %s (%s): %s; still running %s %s (%s)",
-			digest, source, re.Reason, hostplan.Truncate(re.Err.Error(), 600), active.Describe.Module, active.Describe.ModuleVersion, active.Digest))
+		retry := ""
+		if at := s.lastRefusal.RetryAt; !at.IsZero() {
+			retry = fmt.Sprintf(" (out of time, not a verdict: offered again from %s, it is checked again)", at.UTC().Format(time.RFC3339))
+		}
+		s.event(eventObj, corev1.EventTypeWarning, EventModuleRefused, fmt.Sprintf("Refused module %s from %s (%s): %s%s; still running %s %s (%s)",
+			digest, source, re.Reason, hostplan.Truncate(re.Err.Error(), 600), retry, active.Describe.Module, active.Describe.ModuleVersion, active.Digest))
 		return false, err
 	}
 	info := InfoOf(m)
 	info.Source = source
 	info.ActiveSince = time.Now()
 	s.cfg.Ref.Install(m, info, func() { _ = m.Close(context.Background()) })
-	s.lastRefused = ""
+	s.lastRefused, s.lastRefusal = "", wasm.Refusal{}
 	tm.At, tm.Source = info.ActiveSince, source
 	s.status.Swaps++
 	s.status.LastSwap = &tm

@@ -28,7 +28,33 @@ type GateResult struct {
 	Failed   int
 	Failures []string // the first few failures: "<case>: <difference or error>"
 	Duration time.Duration
+	// callErr is the first error of reconcile (a trap, a timeout) or the interruption's cause, when no
+	// failure is a plan's difference: what Err wraps.
+	callErr error
+	differs bool
 }
+
+// Err is the result as an error (nil when every case passed), its text String's. When no failure is a
+// plan's difference it wraps reconcile's first error (or the interruption's cause), so a caller tells a
+// gate that ran out of time (errors.Is a timeout) from a verdict on the module's plans.
+func (r GateResult) Err() error {
+	if r.OK() {
+		return nil
+	}
+	e := &gateError{text: r.String()}
+	if !r.differs {
+		e.err = r.callErr
+	}
+	return e
+}
+
+type gateError struct {
+	text string
+	err  error
+}
+
+func (e *gateError) Error() string { return e.text }
+func (e *gateError) Unwrap() error { return e.err }
 
 // OK reports whether every case passed.
 func (r GateResult) OK() bool { return r.Failed == 0 && r.Cases > 0 }
@@ -84,6 +110,11 @@ func Gate(ctx context.Context, cases []Case, reconcile func(context.Context, []b
 				failed.Add(1)
 				mu.Lock()
 				res.Failed++
+				if err == nil {
+					res.differs = true
+				} else if res.callErr == nil {
+					res.callErr = err
+				}
 				if len(res.Failures) < maxFailures {
 					if len(diff) > 300 {
 						diff = diff[:300] + "..."
@@ -98,6 +129,7 @@ func Gate(ctx context.Context, cases []Case, reconcile func(context.Context, []b
 	if ctx.Err() != nil && res.Failed == 0 {
 		res.Failed = 1
 		res.Failures = append(res.Failures, "interrupted: "+context.Cause(ctx).Error()) // the cause names the limit
+		res.callErr = context.Cause(ctx)
 	}
 	res.Duration = time.Since(start)
 	return res
