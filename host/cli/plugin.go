@@ -26,6 +26,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
 
@@ -359,7 +360,7 @@ fields other managers own and the file omits are kept.
 				}
 				b.WriteString("\n")
 				b.WriteString(res.Text)
-				_, err := w.Write(b.Bytes())
+				_, err := io.WriteString(w, termsafe.String(b.String())) // the summary: policies' and the module's words
 				return err
 			})
 			if err != nil || res.Preview == nil {
@@ -494,7 +495,7 @@ func newPluginSnapshot(o *pluginOptions) *cobra.Command {
 			for _, pvc := range sel.Claims {
 				fmt.Fprintf(&b, "  %-24s %s\n", pvc.Name, pvc.Status.Phase)
 			}
-			_, err = cmd.OutOrStdout().Write(b.Bytes())
+			_, err = io.WriteString(cmd.OutOrStdout(), termsafe.String(b.String())) // the API server's text
 			return err
 		},
 	}

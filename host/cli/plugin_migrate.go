@@ -28,6 +28,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/controller"
 	"github.com/ordinal-dev/ordinal/host/crd"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 const migrateHelp = `migrate moves a live StatefulSet between kube-controller-manager's controller (apps/v1) and Ordinal's
@@ -213,7 +214,11 @@ type migrateRun struct {
 	res                    migrateResult
 }
 
-func (r *migrateRun) say(format string, args ...any) { fmt.Fprintf(r.out, format+"\n", args...) }
+// say writes a line of the migration's progress: names, notes and the API server's errors are the cluster's
+// text, so through termsafe.
+func (r *migrateRun) say(format string, args ...any) {
+	_, _ = io.WriteString(r.out, termsafe.String(fmt.Sprintf(format, args...))+"\n")
+}
 
 func (r *migrateRun) run(ctx context.Context) (*migrateResult, error) {
 	r.res = migrateResult{Namespace: r.ns, Name: r.name, From: r.from.apiVersion(), To: r.to.apiVersion()}

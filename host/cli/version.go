@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 // hostVersion is the module version of the host, from build info (set by `go install ...@vX`), else "devel".
@@ -67,18 +68,13 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 					return err
 				})
 			}
-			fmt.Fprintf(out, "host:        ordinal %s\n", hostVersion())
-			fmt.Fprintf(out, "module:      %s %s (abi %d, sha256:%x)\n", d.Module, d.ModuleVersion, d.ABI, m.Digest())
-			fmt.Fprintf(out, "kubernetes:  %s (StatefulSet controller)\n", d.KubernetesVersion)
-			gates := make([]string, 0, len(d.Features))
-			for g := range d.Features {
-				gates = append(gates, g)
-			}
-			sort.Strings(gates)
-			for _, g := range gates {
-				fmt.Fprintf(out, "  feature %s=%v\n", g, d.Features[g])
-			}
-			return nil
+			var b strings.Builder // the module's describe is its own text: through termsafe
+			fmt.Fprintf(&b, "host:        ordinal %s\n", hostVersion())
+			fmt.Fprintf(&b, "module:      %s %s (abi %d, sha256:%x)\n", d.Module, d.ModuleVersion, d.ABI, m.Digest())
+			fmt.Fprintf(&b, "kubernetes:  %s (StatefulSet controller)\n", d.KubernetesVersion)
+			writeGates(&b, d.Features)
+			_, err = io.WriteString(out, termsafe.String(b.String()))
+			return err
 		},
 	}
 	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: host and module versions, describe, digest)")
@@ -110,21 +106,28 @@ func printControllerModule(cmd *cobra.Command, addr string, format string) error
 		return withCode(ExitUsage, fmt.Errorf("the controller's /module answer: %w", err))
 	}
 	a := st.Active
-	fmt.Fprintf(out, "controller:  %s\n", addr)
-	fmt.Fprintf(out, "module:      %s %s (abi %d, %s)\n", a.Describe.Module, a.Describe.ModuleVersion, a.Describe.ABI, a.Digest)
-	fmt.Fprintf(out, "kubernetes:  %s (StatefulSet controller)\n", a.Describe.KubernetesVersion)
-	fmt.Fprintf(out, "source:      %s, active since %s\n", a.Source, a.ActiveSince.UTC().Format(time.RFC3339))
-	fmt.Fprintf(out, "hot swaps:   %d accepted, %d refused\n", st.Swaps, st.Refusals)
+	var b strings.Builder // the controller's answer: a module's describe and refusal, through termsafe
+	fmt.Fprintf(&b, "controller:  %s\n", addr)
+	fmt.Fprintf(&b, "module:      %s %s (abi %d, %s)\n", a.Describe.Module, a.Describe.ModuleVersion, a.Describe.ABI, a.Digest)
+	fmt.Fprintf(&b, "kubernetes:  %s (StatefulSet controller)\n", a.Describe.KubernetesVersion)
+	fmt.Fprintf(&b, "source:      %s, active since %s\n", a.Source, a.ActiveSince.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "hot swaps:   %d accepted, %d refused\n", st.Swaps, st.Refusals)
 	if r := st.LastRefusal; r != nil {
-		fmt.Fprintf(out, "last refused: %s from %s at %s (%s): %s\n", r.Digest, r.Source, r.At.UTC().Format(time.RFC3339), r.Reason, r.Detail)
+		fmt.Fprintf(&b, "last refused: %s from %s at %s (%s): %s\n", r.Digest, r.Source, r.At.UTC().Format(time.RFC3339), r.Reason, r.Detail)
 	}
-	gates := make([]string, 0, len(a.Describe.Features))
-	for g := range a.Describe.Features {
+	writeGates(&b, a.Describe.Features)
+	_, err = io.WriteString(out, termsafe.String(b.String()))
+	return err
+}
+
+// writeGates writes a describe's feature gates, one a line, by name.
+func writeGates(b *strings.Builder, features map[string]bool) {
+	gates := make([]string, 0, len(features))
+	for g := range features {
 		gates = append(gates, g)
 	}
 	sort.Strings(gates)
 	for _, g := range gates {
-		fmt.Fprintf(out, "  feature %s=%v\n", g, a.Describe.Features[g])
+		fmt.Fprintf(b, "  feature %s=%v\n", g, features[g])
 	}
-	return nil
 }
