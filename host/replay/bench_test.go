@@ -123,3 +123,54 @@ func mustDecode(b *testing.B, js []byte) Obj {
 	}
 	return o
 }
+
+// BenchmarkPreviewClaims previews an image change of a settled OrderedReady set with a claim per pod (the
+// figure of docs/evidence/performance.md), PreviewEdit as `ordinal preview --scenario` runs it.
+func BenchmarkPreviewClaims(b *testing.B) {
+	defer func(enc, graph bool) { verifyEncodedObjects, world.VerifyOwnerGraph = enc, graph }(verifyEncodedObjects, world.VerifyOwnerGraph)
+	verifyEncodedObjects, world.VerifyOwnerGraph = false, false
+	for _, n := range []int{300, 1000} {
+		b.Run(fmt.Sprintf("image-%d-orderedready-claims", n), func(b *testing.B) {
+			base, edit := settledWithClaims(b, n)
+			var syncs int
+			for b.Loop() {
+				p, err := PreviewEdit(context.Background(), base, edit, testOptions())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p.Outcome.Result != "complete" {
+					b.Fatalf("outcome %s: %s", p.Outcome.Result, p.Outcome.Summary)
+				}
+				syncs = p.Outcome.Steps
+			}
+			b.ReportMetric(float64(syncs), "syncs/op")
+		})
+	}
+}
+
+// settledWithClaims is the world a created n-pod OrderedReady set with a claim template settles in, and the
+// set with its image changed.
+func settledWithClaims(b *testing.B, n int) (*Scenario, []byte) {
+	src := strings.Replace(benchScenario(n, false, false), "kubelet: {model: tick}\n", "", 1)
+	src = strings.Replace(src, `containerPort: 80}]}`, `containerPort: 80}], volumeMounts: [{name: data, mountPath: /data}]}
+      volumeClaimTemplates:
+        - metadata: {name: data}
+          spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}`, 1)
+	sc, err := ParseScenario([]byte(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil || tl.Outcome.Result != "complete" {
+		b.Fatalf("creating the set: %v %+v", err, tl.Outcome)
+	}
+	if got := len(jsonobj.GetArr(mustDecode(b, tl.Final), "claims")); got != n {
+		b.Fatalf("the settled world has %d claims, want %d", got, n)
+	}
+	base, err := ScenarioFromSnapshot(tl.Final)
+	if err != nil {
+		b.Fatal(err)
+	}
+	edit := mustJSON(jsonobj.GetObj(mustDecode(b, tl.Final), "statefulSet"))
+	return base, []byte(strings.Replace(string(edit), "nginx-slim:0.27", "nginx-slim:0.28", 1))
+}

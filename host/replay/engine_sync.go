@@ -95,6 +95,17 @@ func (e *engine) head(snap []byte) []byte {
 	return h
 }
 
+// headOf is the member key of snap, the last snapshot, other than its lists, read from where snapshot put it
+// (gjson.GetBytes(snap, key) is the same value, found by scanning every pod before the set).
+func (e *engine) headOf(snap []byte, key string) gjson.Result {
+	for _, m := range e.heads {
+		if m.key == key {
+			return gjson.ParseBytes(snap[m.from:m.to])
+		}
+	}
+	return gjson.GetBytes(snap, key)
+}
+
 // verifyEncodedObjects makes every snapshot encode each object again and compare, and every view check that
 // it holds the world (tests: an object the world changed without a new resourceVersion, or without its
 // watch telling, would otherwise reach the module as it was).
@@ -227,7 +238,7 @@ func (e *engine) sync() (syncResult, error) {
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, timeless(f)) }}
 		run.Judge, run.Admit = pr.Judge, pr.Admit
 	}
-	run.Status = policy.HoldStatus(func() gjson.Result { return gjson.GetBytes(snap, "statefulSet") }, now)
+	run.Status = policy.HoldStatus(func() gjson.Result { return e.headOf(snap, "statefulSet") }, now)
 	out, err := run.Run(e.ctx)
 	var (
 		moduleErr *hostplan.ModuleError
@@ -288,7 +299,7 @@ func (e *engine) sync() (syncResult, error) {
 	e.recordPolicyFailures(step, policyFailures)
 	memoryEvents := append(e.heldEvents, policy.Events(now, e.held, pr.Held(out.Held), policyFailures)...)
 	e.heldEvents = nil
-	if a := policy.MemoryWrite(gjson.GetBytes(snap, "statefulSet"), e.held); a != nil {
+	if a := policy.MemoryWrite(e.headOf(snap, "statefulSet"), e.held); a != nil {
 		_, _ = w.Write(e.ctx, a, "") // refused (the set gone): as the controller, the next sync writes it again
 	}
 	for i, ev := range append(append(recorded, out.AtEnd...), memoryEvents...) {
