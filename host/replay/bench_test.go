@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/host/replay/world"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -73,8 +74,7 @@ func BenchmarkReplay(b *testing.B) {
 // the edit's replay, the traps it looks for, and the never-Ready what-if); syncs/op counts the replays' module calls. The tests' checks
 // of every encode and collection (TestMain) are off: this measures what a user's preview costs.
 func BenchmarkPreview(b *testing.B) {
-	defer func(enc, graph bool) { verifyEncodedObjects, world.VerifyOwnerGraph = enc, graph }(verifyEncodedObjects, world.VerifyOwnerGraph)
-	verifyEncodedObjects, world.VerifyOwnerGraph = false, false
+	defer withoutChecks()()
 	for _, c := range []struct {
 		name     string
 		parallel bool
@@ -116,6 +116,14 @@ func BenchmarkPreview(b *testing.B) {
 	}
 }
 
+// withoutChecks turns off the tests' checks of every encode, collection and tracked delta (TestMain) until
+// the function it returns is called: a benchmark measures what a user's replay costs.
+func withoutChecks() (restore func()) {
+	enc, graph, tracked := verifyEncodedObjects, world.VerifyOwnerGraph, wasm.VerifyTrackedChanges
+	verifyEncodedObjects, world.VerifyOwnerGraph, wasm.VerifyTrackedChanges = false, false, false
+	return func() { verifyEncodedObjects, world.VerifyOwnerGraph, wasm.VerifyTrackedChanges = enc, graph, tracked }
+}
+
 func mustDecode(b *testing.B, js []byte) Obj {
 	o, err := jsonobj.DecodeObj(js)
 	if err != nil {
@@ -127,8 +135,7 @@ func mustDecode(b *testing.B, js []byte) Obj {
 // BenchmarkPreviewClaims previews an image change of a settled OrderedReady set with a claim per pod (the
 // figure of docs/evidence/performance.md), PreviewEdit as `ordinal preview --scenario` runs it.
 func BenchmarkPreviewClaims(b *testing.B) {
-	defer func(enc, graph bool) { verifyEncodedObjects, world.VerifyOwnerGraph = enc, graph }(verifyEncodedObjects, world.VerifyOwnerGraph)
-	verifyEncodedObjects, world.VerifyOwnerGraph = false, false
+	defer withoutChecks()()
 	for _, n := range []int{300, 1000} {
 		b.Run(fmt.Sprintf("image-%d-orderedready-claims", n), func(b *testing.B) {
 			base, edit := settledWithClaims(b, n)

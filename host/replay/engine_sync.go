@@ -43,7 +43,7 @@ func (e *engine) snapshot() []byte {
 	}
 	// What the encoder makes of {"abi":1,"now":...,"statefulSet":...,"pods":[...],...,"eventActions":true}
 	// (keys sorted), each listed object encoded once per change (encodedObjects).
-	e.layout.Objects = e.layout.Objects[:0]
+	e.layout.Next() // and what changed since the previous snapshot's, for the session (objectsOf)
 	b = append(b, `{"abi":`...)
 	b = strconv.AppendInt(b, abi.Version, 10)
 	b = append(b, `,"claims":`...)
@@ -117,7 +117,10 @@ var verifyEncodedObjects = false
 // reference harness's do, without one.
 func (e *engine) objectsOf(b []byte, kind string) []byte {
 	b = append(b, '[')
-	for i, r := range e.view(kind) {
+	list, first := listOf[kind], len(b)
+	records := e.view(kind)
+	e.unlay(kind)
+	for i, r := range records {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -141,9 +144,37 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 			r.json, r.digest, r.encodedFor = bytes.Clone(b[at:]), sha256.Sum256(b[at:]), r.version
 		}
 		r.encodedAt, r.from, r.to = e.viewGen, at, len(b)
-		e.layout.Objects = append(e.layout.Objects, wasm.LaidObject{List: listOf[kind], From: at, To: len(b), UID: r.uid, RV: r.rv, Digest: r.digest})
+		e.lay(list, r, at, len(b))
 	}
+	e.layout.Lists = append(e.layout.Lists, wasm.LaidList{List: list, From: first, To: len(b), Count: len(records)})
 	return append(b, ']')
+}
+
+// lay adds r, at snapshot[from:to], to the snapshot's layout, and to its changes when the previous snapshot
+// did not carry these bytes (wasm.Layout): an object new since, written since, or of another uid.
+func (e *engine) lay(list string, r *record, from, to int) {
+	l := &e.layout
+	laid := r.laidIn != 0 && r.laidIn == l.Since // the previous snapshot carried it
+	if laid && r.laidUID != r.uid {
+		l.Removed = append(l.Removed, wasm.LaidKey{List: list, UID: r.laidUID})
+	}
+	if !laid || r.laidDigest != r.digest || r.laidUID != r.uid {
+		l.Changed = append(l.Changed, wasm.LaidChange{Index: len(l.Objects), Replaces: laid && r.laidUID == r.uid})
+	}
+	r.laidIn, r.laidDigest, r.laidUID = l.ID, r.digest, r.uid
+	l.Objects = append(l.Objects, wasm.LaidObject{List: list, From: from, To: to, UID: r.uid, RV: r.rv, Digest: r.digest})
+}
+
+// unlay adds to the snapshot's changes the objects of kind the previous snapshot carried and the world
+// removed since (the view's records it dropped).
+func (e *engine) unlay(kind string) {
+	w := e.world[kind]
+	for _, r := range w.unlaid {
+		if r.laidIn != 0 && r.laidIn == e.layout.Since {
+			e.layout.Removed = append(e.layout.Removed, wasm.LaidKey{List: listOf[kind], UID: r.laidUID})
+		}
+	}
+	w.unlaid = w.unlaid[:0]
 }
 
 // overPrevious reports whether b is being written over the previous snapshot's buffer (it is reused unless a

@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 	ctx := context.Background()
 	verifyEncodedObjects = true // every replay of the tests checks the encode-once rule
 	world.VerifyOwnerGraph = true
+	wasm.VerifyTrackedChanges = true // and every delta built from the world's changes, against the digests
 	mod, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loading the embedded module:", err)

@@ -36,6 +36,11 @@ type record struct {
 	encodedAt  int
 	from, to   int
 
+	// the snapshot's layout (objectsOf): the layout that last carried the object, its digest and uid there
+	laidIn     uint64
+	laidDigest [sha256.Size]byte
+	laidUID    string
+
 	// the firewall's (firewall.go)
 	scoped    scopedObject
 	scopedFor int
@@ -53,6 +58,7 @@ type worldKind struct {
 	watch   *world.Watch
 	at      int // the view (viewGen) the records were brought up to date for
 	gone    []string
+	unlaid  []*record // the records dropped since the snapshot's layout last looked (objectsOf)
 }
 
 // current reports whether a part made for version v of r can be used as it is.
@@ -80,6 +86,7 @@ func (e *engine) view(kind string) []*record {
 		found := i < len(w.records) && w.records[i].name == n
 		switch {
 		case o == nil && found:
+			w.unlaid = append(w.unlaid, w.records[i])
 			w.records = slices.Delete(w.records, i, i+1)
 			w.gone = append(w.gone, n)
 		case o == nil:

@@ -34,7 +34,9 @@ type Session struct {
 	byUID    map[[2]string]*heldEntry
 	complete bool
 	marks    uint64
-	st       SessionStats
+	// laid is the Layout.ID of the layout held came from, when its host tracks changes (0: none)
+	laid uint64
+	st   SessionStats
 }
 
 // heldObject is an object an instance holds: its list in the snapshot, uid and resourceVersion.
@@ -56,6 +58,7 @@ type SessionStats struct {
 	References int // of which were not sent again: sent as references, or left out of a delta
 	Deltas     int // calls sent as a delta
 	Resent     int // calls sent again whole after a StaleReference
+	Tracked    int // deltas built from the host's changes (Layout.Changed), not from every object's digest
 	SentBytes  int // bytes sent to the module
 	// Guest is the time spent in the module's calls (copy in, reconcile, copy out; CallStats.Guest), and
 	// Whole the calls sent whole: the first, after a recycled instance or another caller, after a refusal.
@@ -80,6 +83,23 @@ func (s *Session) Stats() SessionStats {
 // snapshot knows it, so that a Session need not read the snapshot to find them (it still digests each).
 type Layout struct {
 	Objects []LaidObject
+	// A host that tracks its changes (Tracked; Next starts each layout) numbers its layouts (ID) and says how
+	// this one differs from the one before (Since): Lists are where its lists are, Changed the objects it
+	// wrote since (new, or new bytes), Removed those gone. Objects not in Changed
+	// must be, byte for byte, as the layout Since had them.
+	ID, Since uint64
+	Tracked   bool
+	Lists     []LaidList
+	Changed   []LaidChange
+	Removed   []LaidKey
+}
+
+// idOf is the layout's ID when it tracks its changes, else 0.
+func (l *Layout) idOf() uint64 {
+	if l == nil || !l.Tracked {
+		return 0
+	}
+	return l.ID
 }
 
 // LaidObject is one object of a snapshot's pods, revisions or claims: List is the list's key, the object's
@@ -143,11 +163,21 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		s.dropHeld() // not the instance it held them on, or another call since
 	}
 	s.st.Calls++
-	objs, modelled := s.laidObjects(snapshot, layout), true
-	if objs == nil {
-		var lists []objectList
-		lists, modelled = objectLists(snapshot)
-		objs = s.objects(snapshot, lists)
+	var objs []snapshotObject // read only when a call needs every object: tracked changes need none
+	modelled := true
+	objects := func() []snapshotObject {
+		if objs == nil {
+			if objs = s.laidObjects(snapshot, layout); objs == nil {
+				var lists []objectList
+				lists, modelled = objectLists(snapshot)
+				objs = s.objects(snapshot, lists)
+			}
+		}
+		return objs
+	}
+	useTracked := m.describe.ObjectDeltas && s.tracked(layout)
+	if !useTracked {
+		objects()
 	}
 	if !modelled {
 		s.dropHeld() // send it whole, and hold nothing of it after
@@ -156,6 +186,15 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 	var delta *sessionDelta // what the delta sent changes in held, once the instance took it
 	switch {
 	case len(s.held) == 0:
+	case useTracked:
+		if wire, delta = s.asTrackedDelta(snapshot, layout); delta != nil {
+			s.st.Objects += len(layout.Objects)
+			referenced = true
+		} else if wire, delta = s.asDelta(snapshot, objects()); delta != nil {
+			referenced = true
+		} else {
+			wire, referenced = s.withReferences(snapshot, objects())
+		}
 	case m.describe.ObjectDeltas && s.complete:
 		if wire, delta = s.asDelta(snapshot, objs); delta != nil {
 			referenced = true
@@ -194,9 +233,11 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 	case delta != nil: // the instance holds what it held, changed as the delta said: so does held
 		s.inst, s.gen = inst.id, gen
 		s.commit(delta)
+		s.laid = layout.idOf()
 	default:
 		s.inst, s.gen = inst.id, gen
-		s.held, s.byUID, s.complete = heldAfter(objs)
+		s.held, s.byUID, s.complete = heldAfter(objects())
+		s.laid = layout.idOf()
 	}
 	return out, err
 }
@@ -219,7 +260,7 @@ func (s *Session) forget() {
 }
 
 // dropHeld: the instance holds nothing the session knows of (held, byUID and complete go together).
-func (s *Session) dropHeld() { s.held, s.byUID, s.complete = nil, nil, false }
+func (s *Session) dropHeld() { s.held, s.byUID, s.complete, s.laid = nil, nil, false, 0 }
 
 // objectList is one of the snapshot's object lists and its elements, as gjson found them.
 type objectList struct {
