@@ -329,7 +329,7 @@ fields other managers own and the file omits are kept.
 			if err != nil {
 				return err
 			}
-			prog := newProgress(cmd.ErrOrStderr()) // a large set takes a while: say so on a terminal
+			prog := newProgress(cmd.ErrOrStderr(), format, "previewing") // a large set takes a while: say so on a terminal
 			res, err := preview.Preview(ctx, preview.Input{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
 				Features: features, Model: rollout.model, Now: time.Now(), Budget: rollout.budget(), Progress: prog.update,
 				Budgets: pctx.Budgets, Nodes: pctx.Nodes, Signals: pctx.Signals, Events: preview.SetEvents(ctx, c, old)})
@@ -432,7 +432,9 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			}
 			sc.Manifests = append(append(sc.Manifests, pctx.Budgets...), pctx.Nodes...)
 			sc.Signals = pctx.Signals
-			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get, Model: model})
+			prog := newProgress(cmd.ErrOrStderr(), format, "replaying")
+			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get, Model: model, Progress: prog.update})
+			prog.done()
 			if err != nil {
 				var we *wasm.Error
 				if errors.As(err, &we) {

@@ -109,7 +109,7 @@ maxUnavailable counts unavailable pods below the partition).
 				if err != nil {
 					return err
 				}
-				tl, err := runReplay(cmd.Context(), opts, sc, &rollout, cmd.ErrOrStderr())
+				tl, err := runReplay(cmd.Context(), opts, sc, &rollout, newProgress(cmd.ErrOrStderr(), format, "replaying the scenario"))
 				if err != nil {
 					return err
 				}
@@ -138,7 +138,7 @@ maxUnavailable counts unavailable pods below the partition).
 				return err
 			}
 			defer pols.Close()
-			prog := newProgress(cmd.ErrOrStderr())
+			prog := newProgress(cmd.ErrOrStderr(), format, "previewing")
 			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get,
 				Model: rollout.model, Budget: rollout.budget(), Progress: prog.update})
 			prog.done()

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tidwall/gjson"
+	"golang.org/x/term"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/module"
@@ -235,14 +236,16 @@ func planExitCode(p *abi.Plan) error {
 	return withCode(ExitRejected, fmt.Errorf("snapshot rejected (%s): %s", p.Error.Code, msg))
 }
 
-// isTerminal reports whether w is a terminal (a character device).
+// isTerminal reports whether w is a terminal: an *os.File on one (term.IsTerminal: /dev/null, a character
+// device too, is not), or a writer that says it is one (a test's).
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	switch t := w.(type) {
+	case interface{ IsTerminal() bool }:
+		return t.IsTerminal()
+	case *os.File:
+		return term.IsTerminal(int(t.Fd()))
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return false
 }
 
 // setPolicies is the snapshot's set's ordinal.dev/policies ("" when none, or the snapshot unreadable: the

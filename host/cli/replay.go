@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -71,7 +70,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
-			tl, err := runReplay(cmd.Context(), opts, sc, &rollout, cmd.ErrOrStderr())
+			tl, err := runReplay(cmd.Context(), opts, sc, &rollout, newProgress(cmd.ErrOrStderr(), format, "replaying"))
 			if err != nil {
 				return err
 			}
@@ -108,9 +107,9 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 	return cmd
 }
 
-// runReplay loads the module and replays sc with rollout's model and --replay-timeout, drawing a progress
-// line on a terminal. The caller has checked rollout (parse).
-func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, rollout *rolloutFlags, stderr io.Writer) (*replay.Timeline, error) {
+// runReplay loads the module and replays sc with rollout's model and --replay-timeout, drawing prog (a
+// progress line on a terminal). The caller has checked rollout (parse).
+func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, rollout *rolloutFlags, prog *progress) (*replay.Timeline, error) {
 	m, err := opts.load(ctx)
 	if err != nil {
 		return nil, err
@@ -146,7 +145,6 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, ro
 			return lm, nil
 		},
 	}
-	prog := newProgress(stderr)
 	ro.Progress = prog.update
 	tl, err := replay.Run(ctx, sc, ro)
 	prog.done()
@@ -212,45 +210,6 @@ func checkModel(model string) error {
 		return nil
 	}
 	return withCode(ExitUsage, fmt.Errorf("--model %q: not %q or %q", model, replay.ModelDelays, replay.ModelTick))
-}
-
-// progress draws "replaying: step N (+virtual time)" on a terminal, at most every 100ms of real
-// time and only once a replay has run for half a second, so short replays print nothing.
-type progress struct {
-	w       io.Writer
-	tty     bool
-	started time.Time
-	last    time.Time
-	drawn   bool
-}
-
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, started: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb" {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-func (p *progress) update(step int, elapsed time.Duration) {
-	if !p.tty {
-		return
-	}
-	now := time.Now()
-	if now.Sub(p.started) < 500*time.Millisecond || now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = now
-	p.drawn = true
-	fmt.Fprintf(p.w, "\rreplaying: step %d, virtual time +%s   ", step, elapsed.Round(time.Second))
-}
-
-func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }
 
 func checkGolden(stdout io.Writer, path string, got []byte, update bool) error {

@@ -384,7 +384,7 @@ func runTest(ctx context.Context, opts *moduleOptions, pt preparedTest, timeout 
 	defer cancel()
 	o := *opts
 	o.policyFiles = append(append([]string(nil), opts.policyFiles...), pt.policies...)
-	tl, err := runReplay(tctx, &o, pt.sc, &rolloutFlags{}, io.Discard)
+	tl, err := runReplay(tctx, &o, pt.sc, &rolloutFlags{}, &progress{}) // no progress line: the tests print their own
 	if err != nil {
 		why := "the replay failed: " + err.Error()
 		if errors.Is(context.Cause(tctx), errTestTimeout) {

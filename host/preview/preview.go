@@ -46,7 +46,7 @@ type Input struct {
 	// Budget of the replay (zero: none but the scenario's limits and ctx).
 	Budget replay.Budget
 	// Progress, when set, is called after every replayed sync (a CLI's progress line).
-	Progress func(step int, elapsed time.Duration)
+	Progress func(replay.Progress)
 	// What the set's policies read besides the snapshot (nil: nothing): PodDisruptionBudgets and Node
 	// objects as the API server returns them, and the signals.
 	Budgets, Nodes []json.RawMessage

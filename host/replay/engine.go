@@ -59,13 +59,22 @@ type Options struct {
 	// set naming one cannot be replayed.
 	NamedPolicy func(ctx context.Context, name string) (policy.Module, error)
 	// Progress, when set, is called after every sync (the CLI draws a progress line with it).
-	Progress func(step int, elapsed time.Duration)
+	Progress func(Progress)
 	// Model, when set, overrides the scenario's kubelet model ("tick" or "delays").
 	Model string
 	// Budget, when set, ends the replay early, at a sync boundary: the outcome is then "partial" and a
 	// preview estimates the rest from what was replayed. A budget is the caller's (an admission deadline),
 	// the scenario's limits are the world's.
 	Budget Budget
+}
+
+// Progress is how far a replay has come, after a sync (Options.Progress): the counts of a progress line.
+type Progress struct {
+	Syncs   int           // syncs made so far
+	Elapsed time.Duration // virtual time since the start of the replay
+	// Updated is the set's pods at its update revision (status.updatedReplicas after the sync) and Replicas
+	// the pods it wants (spec.replicas): both 0 once the set is deleted.
+	Updated, Replicas int
 }
 
 // Budget bounds the work of one replay. At least one sync is always made.

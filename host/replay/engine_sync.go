@@ -365,7 +365,7 @@ func (e *engine) sync() (syncResult, error) {
 	step.Revisions = e.statusLine()
 	e.tl.Steps = append(e.tl.Steps, step)
 	if e.opts.Progress != nil {
-		e.opts.Progress(step.Index, now.Sub(e.start))
+		e.opts.Progress(e.progressAt(now))
 	}
 	return res, nil
 }

@@ -320,6 +320,17 @@ func (e *engine) statusLine() string {
 	return e.statusOf(jsonobj.GetObj(e.api.StatefulSet(), "status"))
 }
 
+// progressAt is how far the replay has come at now, after its last sync (Options.Progress).
+func (e *engine) progressAt(now time.Time) Progress {
+	p := Progress{Syncs: len(e.tl.Steps), Elapsed: now.Sub(e.start)}
+	if set := e.api.StatefulSet(); set != nil {
+		updated, _ := jsonobj.GetInt(set, "status.updatedReplicas")
+		replicas, _ := jsonobj.GetInt(set, "spec.replicas")
+		p.Updated, p.Replicas = int(updated), int(replicas)
+	}
+	return p
+}
+
 // finish classifies how the replay ended.
 func (e *engine) finish() {
 	tl := e.tl
