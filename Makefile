@@ -278,6 +278,19 @@ bench: guest guest-stdgo $(NODE_DEPS)
 bench-upstream:
 	bash scripts/bench-upstream.sh
 
+# `ordinal preview` of the same OrderedReady image change (a settled set with claims) at BENCH_PREVIEW_SIZES pods:
+# wall, CPU and peak RSS, and the CPU growth per size step, beside BENCH_BASELINE (an older ordinal binary; empty:
+# none) and `oracle simulate` of the edited world, alternating per round (BENCH_ROUNDS). A size whose run would
+# pass BENCH_CAP (predicted from the sizes before) is skipped with the reason; a run that passes it is stopped.
+BENCH_PREVIEW_SIZES ?= 100,300,1000,3000
+BENCH_ROUNDS ?= 3
+BENCH_CAP ?= 10m
+BENCH_BASELINE ?=
+.PHONY: bench-preview
+bench-preview:
+	BENCH_ARGS="-sections preview -preview-sizes $(BENCH_PREVIEW_SIZES) -rounds $(BENCH_ROUNDS) -cap $(BENCH_CAP) $(if $(BENCH_BASELINE),-baseline $(BENCH_BASELINE)) $(BENCH_ARGS)" \
+		bash scripts/bench-upstream.sh
+
 # `ordinal controller` vs kube-controller-manager's own StatefulSet controller on the local control plane: the
 # same rollouts (100 and 1000 replicas, Parallel with maxUnavailable 10%, and OrderedReady), CPU and time.
 # kube-apiserver's answers to the defaulting corpus (hack/apiserver-defaults), committed as fixtures in

@@ -3,7 +3,10 @@
 //
 //  1. the module against the same logic compiled natively, in this process (direct path, containment on);
 //  2. `ordinal reconcile -f` against `oracle plan` as whole processes on the same snapshot file;
-//  3. `ordinal replay --model tick` against `oracle simulate -defaults` on the same worlds.
+//  3. `ordinal replay --model tick` against `oracle simulate -defaults` on the same worlds;
+//  4. (-sections preview; make bench-preview) `ordinal preview` of an OrderedReady image change at 100 to
+//     3000 pods, beside an older binary (-baseline) and `oracle simulate` of the edited world: wall, CPU,
+//     peak RSS and the CPU growth per size step.
 //
 // Every pair runs alternately (ordinal, oracle, ordinal, ...) so a loaded machine slows both alike;
 // figures are medians. The worlds are built from manifests, independently of Ordinal: the oracle
@@ -11,7 +14,7 @@
 // to its output. `make bench-upstream` builds both binaries and runs this; it is a development tool
 // that `make test` never needs.
 //
-//	go run ./hack/bench-upstream -oracle PATH -ordinal PATH [-rounds 5] [-quick]
+//	go run ./hack/bench-upstream -oracle PATH -ordinal PATH [-rounds 5] [-quick] [-sections module,process,replay,preview]
 package main
 
 import (
@@ -25,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ordinal-dev/ordinal/guest/statefulset"
@@ -38,6 +42,7 @@ var (
 	rounds     = flag.Int("rounds", 5, "alternating rounds per measurement")
 	quick      = flag.Bool("quick", false, "smaller worlds (a smoke run of this tool)")
 	work       = flag.String("work", "", "directory for the generated worlds (default: a temporary one)")
+	sections   = flag.String("sections", "module,process,replay", "the sections to run, of module, process, replay and preview")
 )
 
 func main() {
@@ -70,14 +75,31 @@ func main() {
 		sizes, replays = []int{10, 100}, []world{{name: "create 20, OrderedReady", pods: 20}, {name: "roll 20, Parallel, maxUnavailable 10%", pods: 20, roll: true, parallel: true}}
 	}
 	fmt.Printf("bench-upstream: %d alternating rounds, medians; ordinal %s, oracle %s\n\n", *rounds, *ordinalBin, *oracleBin)
-
-	snaps := map[int]string{}
-	for _, n := range sizes {
-		snaps[n] = rolloutSnapshot(dir, n)
+	run := map[string]bool{}
+	for s := range strings.SplitSeq(*sections, ",") {
+		if !slices.Contains([]string{"module", "process", "replay", "preview"}, s) {
+			fatal("-sections: %q is not module, process, replay or preview", s)
+		}
+		run[s] = true
 	}
-	moduleVsNative(sizes, snaps)
-	processes(sizes, snaps)
-	replayVsSimulate(dir, replays)
+	snaps := map[int]string{}
+	if run["module"] || run["process"] {
+		for _, n := range sizes {
+			snaps[n] = rolloutSnapshot(dir, n)
+		}
+	}
+	if run["module"] {
+		moduleVsNative(sizes, snaps)
+	}
+	if run["process"] {
+		processes(sizes, snaps)
+	}
+	if run["replay"] {
+		replayVsSimulate(dir, replays)
+	}
+	if run["preview"] {
+		previewScaling(dir)
+	}
 }
 
 // manifest is the StatefulSet every world starts from, as a user would write it.
@@ -271,32 +293,63 @@ func printPair(label string, oc, rc []time.Duration, om, rm []int64, note string
 }
 
 // measure runs a command to completion and returns its CPU time (user+sys), peak RSS (KiB) and stdout.
+func measure(bin string, args ...string) (time.Duration, int64, []byte) {
+	u, err := measureWithin(0, bin, args...)
+	if err != nil {
+		fatal("%v", err)
+	}
+	return u.cpu, u.rss, u.out
+}
+
+// usage is what one run of a command took.
+type usage struct {
+	wall, cpu time.Duration // elapsed; user+sys
+	rss       int64         // peak RSS, KiB
+	out       []byte        // its standard output
+}
+
+// measureWithin runs a command to completion, or until limit (0: none), and returns what it took; an
+// error says why a run did not finish (stopped at the limit, or failed).
 //
 // GNU time (/usr/bin/time) starts it and reports its usage: Linux carries the peak RSS of the address
 // space a process execs from into its own, and Go starts commands from this process's (with a module
 // loaded, far larger than time's), so the command's own rusage would report this process's size.
-func measure(bin string, args ...string) (time.Duration, int64, []byte) {
-	usage, err := os.CreateTemp("", "usage-")
+func measureWithin(limit time.Duration, bin string, args ...string) (usage, error) {
+	f, err := os.CreateTemp("", "usage-")
 	if err != nil {
 		fatal("%v", err)
 	}
-	usage.Close()
-	defer os.Remove(usage.Name())
-	cmd := exec.Command(gnuTime, append([]string{"-f", "%U %S %M", "-o", usage.Name(), bin}, args...)...)
+	f.Close()
+	defer os.Remove(f.Name())
+	ctx := context.Background()
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, gnuTime, append([]string{"-f", "%e %U %S %M", "-o", f.Name(), bin}, args...)...)
+	// time and the command in a process group of their own, all stopped at the limit (killing time alone
+	// would leave the command running)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
-	if code := cmd.ProcessState.ExitCode(); err != nil && !(code == 3 || strings.Contains(bin, "oracle")) {
-		fatal("%s %s: %v: %s", bin, strings.Join(args, " "), err, errb.String())
+	if ctx.Err() != nil {
+		return usage{}, fmt.Errorf("stopped at the cap (%s)", limit)
 	}
-	b, _ := os.ReadFile(usage.Name())
-	var user, sys float64
+	if code := cmd.ProcessState.ExitCode(); err != nil && !(code == 3 || strings.Contains(bin, "oracle")) {
+		return usage{}, fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, errb.String())
+	}
+	b, _ := os.ReadFile(f.Name())
+	var wall, user, sys float64
 	var rss int64
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n") // "Command exited with non-zero status" may come first
-	if _, err := fmt.Sscan(lines[len(lines)-1], &user, &sys, &rss); err != nil {
-		fatal("%s: usage %q: %v", gnuTime, b, err)
+	if _, err := fmt.Sscan(lines[len(lines)-1], &wall, &user, &sys, &rss); err != nil {
+		return usage{}, fmt.Errorf("%s: usage %q: %v", gnuTime, b, err)
 	}
-	return time.Duration((user + sys) * float64(time.Second)), rss, out.Bytes()
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	return usage{wall: sec(wall), cpu: sec(user + sys), rss: rss, out: out.Bytes()}, nil
 }
 
 const gnuTime = "/usr/bin/time"
