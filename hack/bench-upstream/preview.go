@@ -99,21 +99,21 @@ func measureSize(cmds []*previewer, w previewWorld, sizes []int) {
 	}
 }
 
-// predictedOver says why a run of c at pods would pass -cap, from its wall time at the two sizes measured
-// before (the growth exponent between them; quadratic with one), or "" when it would not.
+// predictedOver says why a run of c at pods would pass -cap (a smaller size that did not finish, or its
+// wall time at the two sizes measured before: the growth exponent between them, quadratic with one), or ""
+// when it would not.
 func (c *previewer) predictedOver(pods int, sizes []int) string {
 	var done []int
 	for _, n := range sizes {
-		if _, ok := c.last[n]; ok && n < pods {
-			done = append(done, n)
+		if n >= pods {
+			break
 		}
+		if c.note[n] != "" {
+			return fmt.Sprintf("skipped: %d pods did not finish", n)
+		}
+		done = append(done, n)
 	}
 	if len(done) == 0 {
-		for _, n := range sizes {
-			if n < pods && c.note[n] != "" {
-				return fmt.Sprintf("skipped: %d pods did not finish", n)
-			}
-		}
 		return ""
 	}
 	n1 := done[len(done)-1]
