@@ -166,6 +166,15 @@ func (s *Swapper) SetRecorder(r record.EventRecorder) {
 	s.cfg.Recorder = r
 }
 
+// RecheckDue reports whether the last candidate was refused without a verdict (its check ran out of time)
+// and that refusal holds no longer: offering its bytes again checks them again. The module sources re-offer
+// unchanged bytes then (a file or ConfigMap that does not change would otherwise leave it refused).
+func (s *Swapper) RecheckDue() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastRefused != "" && !s.lastRefusal.Holds(s.cfg.Now())
+}
+
 // Status returns the active module and the history of swaps and refusals.
 func (s *Swapper) Status() SwapStatus {
 	s.mu.Lock()

@@ -20,7 +20,8 @@ import (
 )
 
 // WatchModuleFile polls path every interval and offers its content to the
-// swapper whenever it changes (size, modification time or inode). A change is
+// swapper whenever it changes (size, modification time or inode), and again
+// when the swapper's check of it ran out of time and is due again. A change is
 // offered only once the file has stayed the same for settle (default
 // min(interval, 200ms)), so a module being written is not checked half-written;
 // writing the new module to a temporary file and renaming it over path is best.
@@ -34,6 +35,7 @@ func WatchModuleFile(ctx context.Context, s *Swapper, path string, interval, set
 	// starting would be taken as the baseline and never offered. The first tick offers the file as
 	// it is; the swapper ignores bytes identical to the active module (digest check, no compile).
 	var last os.FileInfo
+	var lastCode []byte // what was last offered
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -48,6 +50,9 @@ func WatchModuleFile(ctx context.Context, s *Swapper, path string, interval, set
 			continue
 		}
 		if last != nil && sameFileState(last, fi) {
+			if s.RecheckDue() {
+				_, _ = s.Offer(ctx, "file:"+path, lastCode, eventObj)
+			}
 			continue
 		}
 		// wait until the file stops changing
@@ -68,7 +73,7 @@ func WatchModuleFile(ctx context.Context, s *Swapper, path string, interval, set
 			logger.Error(err, "Reading the changed module file")
 			continue
 		}
-		last = fi
+		last, lastCode = fi, code
 		_, _ = s.Offer(ctx, "file:"+path, code, eventObj)
 	}
 }
@@ -78,9 +83,10 @@ func sameFileState(a, b os.FileInfo) bool {
 }
 
 // WatchModuleConfigMap watches the ConfigMap namespace/name and offers the
-// value of key (binaryData, else data) to the swapper whenever it changes.
-// Events about the candidates are recorded on the ConfigMap. It returns when
-// ctx is done.
+// value of key (binaryData, else data) to the swapper whenever it changes, and
+// again when the swapper's check of it ran out of time and is due again (looked
+// at every recheckPoll). Events about the candidates are recorded on the
+// ConfigMap. It returns when ctx is done.
 //
 // With s nil (the webhook), nothing is offered: the ConfigMap only supplies reg, through check, and pols
 // (when not nil) with its policies (SuppliedPolicies).
@@ -104,10 +110,17 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, pols *
 		AddFunc:    handle,
 		UpdateFunc: func(_, cur any) { handle(cur) },
 	})
+	var last *corev1.ConfigMap // the last offered
+	recheck := time.NewTicker(recheckPoll)
+	defer recheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-recheck.C:
+			if s != nil && last != nil && s.RecheckDue() {
+				offerConfigMap(ctx, s, logger, source, key, last)
+			}
 		case cm := <-offers:
 			if reg != nil {
 				reg.Supply(check, SuppliedModules(cm, key))
@@ -118,21 +131,30 @@ func WatchModuleConfigMap(ctx context.Context, s *Swapper, reg *Registry, pols *
 			if s == nil {
 				continue
 			}
-			code, ok := cm.BinaryData[key]
-			if !ok {
-				if str, ok2 := cm.Data[key]; ok2 {
-					code, ok = []byte(str), true
-				}
-			}
-			if !ok {
-				logger.Info("The module ConfigMap has no such key; keeping the active module")
-				continue
-			}
-			ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name,
-				UID: cm.UID, ResourceVersion: cm.ResourceVersion}
-			_, _ = s.Offer(ctx, source, code, ref)
+			last = cm
+			offerConfigMap(ctx, s, logger, source, key, cm)
 		}
 	}
+}
+
+// recheckPoll is how often a ConfigMap's watch looks whether its module's timed-out check is due again.
+var recheckPoll = 5 * time.Second
+
+// offerConfigMap offers the ConfigMap's module (binaryData, else data, of key) to the swapper.
+func offerConfigMap(ctx context.Context, s *Swapper, logger klog.Logger, source, key string, cm *corev1.ConfigMap) {
+	code, ok := cm.BinaryData[key]
+	if !ok {
+		if str, ok2 := cm.Data[key]; ok2 {
+			code, ok = []byte(str), true
+		}
+	}
+	if !ok {
+		logger.Info("The module ConfigMap has no such key; keeping the active module")
+		return
+	}
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name,
+		UID: cm.UID, ResourceVersion: cm.ResourceVersion}
+	_, _ = s.Offer(ctx, source, code, ref)
 }
 
 // SuppliedModules are the ConfigMap's modules other than the active one (key): each binaryData key
