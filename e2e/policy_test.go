@@ -178,29 +178,11 @@ func TestPDBPolicyRespectsTheBudget(t *testing.T) {
 		t.Errorf("kubectl ordinal preview does not say it learned the pace from the set's pods:\n%s", out)
 	}
 	mark := tr.mark()
-	// Each delete the policy allows spends its disruption in the budget's status first, as an eviction does
-	// (the disruption controller only ever removes disruptedPods entries: every one seen is a spend).
-	w, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=pb"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	spent := make(chan map[string]bool, 1)
-	go func() {
-		seen := map[string]bool{}
-		defer func() { spent <- seen }()
-		for ev := range w.ResultChan() {
-			if p, ok := ev.Object.(*policyv1.PodDisruptionBudget); ok {
-				for name := range p.Status.DisruptedPods {
-					seen[name] = true
-				}
-			}
-		}
-	}()
+	// Each delete the policy allows spends its disruption in the budget's status first, as an eviction does.
+	spent := watchSpends(t, ctx, ns, "pb")
 	patchSet(t, ctx, ns, "pb", setVersion("v2"))
 	after := waitRolledOut(t, ctx, ns, "pb", 4)
-	w.Stop()
-	if seen := <-spent; len(seen) != 4 || !seen["pb-0"] || !seen["pb-3"] {
+	if seen := spent(); len(seen) != 4 || !seen["pb-0"] || !seen["pb-3"] {
 		t.Errorf("pods whose delete spent a disruption in the budget's status: %v, want pb-0 to pb-3", seen)
 	}
 	if after.Status.UpdateRevision == before.Status.UpdateRevision {
@@ -318,6 +300,34 @@ func livePreview(t *testing.T, ctx context.Context, ns string, set *appsv1.State
 	return out
 }
 
+// watchSpends watches the budget's status from now on; the function it returns stops the watch and gives
+// every pod seen among its disruptedPods (the disruption controller only ever removes entries: each one
+// seen is a spend).
+func watchSpends(t *testing.T, ctx context.Context, ns, budget string) func() map[string]bool {
+	t.Helper()
+	w, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	spent := make(chan map[string]bool, 1)
+	go func() {
+		seen := map[string]bool{}
+		defer func() { spent <- seen }()
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*policyv1.PodDisruptionBudget); ok {
+				for name := range p.Status.DisruptedPods {
+					seen[name] = true
+				}
+			}
+		}
+	}()
+	return func() map[string]bool {
+		w.Stop()
+		return <-spent
+	}
+}
+
 // An in-place rollout under a budget of one, the pdb policy spending a disruption for each pod's update:
 // the host gives each back once its pod runs the new image and is Ready again, so the pods go one at a
 // time without the disruption controller's two-minute timeout for a spent pod that is never deleted (after
@@ -343,30 +353,13 @@ func TestPDBInPlaceSpendIsGivenBack(t *testing.T) {
 	waitFor(t, ctx, "the disruption controller allows one disruption", time.Minute, budgetIsBack)
 	before := podFactsOf(t, ctx, ns, "pi", 3)
 	peak := tr.armMaxUnavailable(ctx, 3, 1)
-	w, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=pi"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	spent := make(chan map[string]bool, 1)
-	go func() {
-		seen := map[string]bool{}
-		defer func() { spent <- seen }()
-		for ev := range w.ResultChan() {
-			if p, ok := ev.Object.(*policyv1.PodDisruptionBudget); ok {
-				for name := range p.Status.DisruptedPods {
-					seen[name] = true
-				}
-			}
-		}
-	}()
+	spent := watchSpends(t, ctx, ns, "pi")
 	patchContainer(t, ctx, ns, "pi", `{"name":"app","image":"`+inPlaceImage+`"}`)
 	waitSet(t, ctx, ns, "pi", "rolled out to the new revision", 3*time.Minute, func(s *appsv1.StatefulSet) bool {
 		return rolledOut(3)(s) && s.Status.UpdateRevision != first.Status.CurrentRevision
 	})
 	waitFor(t, ctx, "the last pod's disruption given back", time.Minute, budgetIsBack)
-	w.Stop()
-	if seen := <-spent; len(seen) != 3 {
+	if seen := spent(); len(seen) != 3 {
 		t.Errorf("pods whose in-place update spent a disruption in the budget's status: %v, want pi-0 to pi-2", seen)
 	}
 	if p := peak(); p != 1 {

@@ -42,18 +42,10 @@ func TestWatchModuleFileRechecksATimedOutModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	now, checks := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC), 0
+	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	load := func(ctx context.Context, code []byte) (*wasm.Module, error) {
-		mu.Lock()
-		checks++
-		first := checks == 1
-		mu.Unlock()
-		if first {
-			return nil, &wasm.Error{Kind: wasm.ErrTimeout, Op: "load", Msg: "compile exceeded the 2s timeout"}
-		}
-		return wasm.Load(ctx, code, wasm.Config{})
-	}
+	c := &timingOutFirst{}
+	load := c.check
 	ref := &Ref{}
 	t.Cleanup(func() { ref.Install(nil, Info{}, nil) })
 	s, err := NewSwapper(SwapConfig{Ref: ref, Load: load, SkipGate: true, Now: clock})
@@ -82,9 +74,7 @@ func TestWatchModuleFileRechecksATimedOutModule(t *testing.T) {
 	if s.RecheckDue() {
 		t.Error("a check is due after the module became active")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if checks != 2 {
-		t.Errorf("%d checks, want 2", checks)
+	if n := c.count("\x00asm"); n != 2 {
+		t.Errorf("%d checks, want 2", n)
 	}
 }

@@ -21,17 +21,8 @@ import (
 func TestOfferRechecksATimedOutCandidate(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
-	checks := map[string]int{}
-	load := func(ctx context.Context, code []byte) (*wasm.Module, error) {
-		checks[string(code[:4])]++
-		if string(code[:4]) == "junk" {
-			return nil, &wasm.Error{Kind: wasm.ErrBadModule, Op: "load", Msg: "not a valid wasm module"}
-		}
-		if checks[string(code[:4])] == 1 {
-			return nil, &wasm.Error{Kind: wasm.ErrTimeout, Op: "load", Msg: "compile exceeded the 2s timeout"}
-		}
-		return wasm.Load(ctx, code, wasm.Config{})
-	}
+	c := &timingOutFirst{}
+	load := c.check
 	ref := &Ref{}
 	rec := record.NewFakeRecorder(10)
 	s, err := NewSwapper(SwapConfig{Ref: ref, Load: load, SkipGate: true, Recorder: rec, Now: func() time.Time { return now }})
@@ -46,8 +37,8 @@ func TestOfferRechecksATimedOutCandidate(t *testing.T) {
 		t.Fatalf("junk: swapped %v, %v; want its refusal", swapped, err)
 	}
 	now = now.Add(24 * time.Hour)
-	if swapped, err := s.Offer(ctx, "test", junk, nil); swapped || err != nil || checks["junk"] != 1 {
-		t.Fatalf("junk a day on: swapped %v, %v after %d checks; want it ignored, not checked again", swapped, err, checks["junk"])
+	if swapped, err := s.Offer(ctx, "test", junk, nil); swapped || err != nil || c.count("junk") != 1 {
+		t.Fatalf("junk a day on: swapped %v, %v after %d checks; want it ignored, not checked again", swapped, err, c.count("junk"))
 	}
 
 	if swapped, err := s.Offer(ctx, "test", slow, obj); swapped || !errors.Is(err, wasm.ErrTimeout) {
@@ -58,12 +49,12 @@ func TestOfferRechecksATimedOutCandidate(t *testing.T) {
 		t.Errorf("events %q and %q: want only the second to say when the module is checked again", junkEvent, slowEvent)
 	}
 	now = now.Add(wasm.RecheckAfter - time.Second)
-	if swapped, err := s.Offer(ctx, "test", slow, nil); swapped || err != nil || checks["\x00asm"] != 1 {
-		t.Fatalf("before RecheckAfter: swapped %v, %v after %d checks; want it ignored", swapped, err, checks["\x00asm"])
+	if swapped, err := s.Offer(ctx, "test", slow, nil); swapped || err != nil || c.count("\x00asm") != 1 {
+		t.Fatalf("before RecheckAfter: swapped %v, %v after %d checks; want it ignored", swapped, err, c.count("\x00asm"))
 	}
 	now = now.Add(time.Second)
-	if swapped, err := s.Offer(ctx, "test", slow, nil); !swapped || err != nil || checks["\x00asm"] != 2 {
-		t.Fatalf("after RecheckAfter: swapped %v, %v after %d checks; want it checked again and active", swapped, err, checks["\x00asm"])
+	if swapped, err := s.Offer(ctx, "test", slow, nil); !swapped || err != nil || c.count("\x00asm") != 2 {
+		t.Fatalf("after RecheckAfter: swapped %v, %v after %d checks; want it checked again and active", swapped, err, c.count("\x00asm"))
 	}
 	if st := s.Status(); st.Swaps != 1 || st.Refusals != 2 {
 		t.Errorf("status: %d swaps, %d refusals; want 1 and 2", st.Swaps, st.Refusals)
