@@ -293,3 +293,23 @@ func TestCallersDeadlineIsNeverCachedAsASwapRefusal(t *testing.T) {
 		t.Fatalf("the same module offered again: swapped %v, %v", swapped, err)
 	}
 }
+
+// A module withdrawn between a sync's lookup of it and its use (a supplied module whose ConfigMap changed: the
+// registry empties the Ref the sync holds) fails the sync, to be retried with the module as it is then; it
+// used to call a nil module and crash the controller (e2e TestChaos/fault-free/supplied-swap).
+func TestSyncOfAWithdrawnModuleIsRetriedNotACrash(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	set := defaulted(t, kubetest.Set())
+	set.Spec.Replicas = ptr.To[int32](1)
+	api := &fakeAPI{}
+	withdrawn := &module.Ref{} // as Registry.Supply leaves the Ref of a module it replaced
+	c := newFakeController(t, ctx, withdrawn, api, set)
+	_, err := c.sync(ctx, "ns/web")
+	if !errors.Is(err, errModuleWithdrawn) {
+		t.Fatalf("sync: %v, want errModuleWithdrawn", err)
+	}
+	if len(api.reqs) != 0 {
+		t.Errorf("requests %v: want none", api.reqs)
+	}
+}

@@ -58,6 +58,12 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	// the next sync, and this one finishes (and releases) the module it started with.
 	mod, moduleInfo, release := ref.Acquire()
 	defer release()
+	if mod == nil {
+		// The module the set named was withdrawn after it was looked up (its ConfigMap supplied other bytes):
+		// retried, the next sync looks it up again.
+		c.fail(r, resultError, stageGuest)
+		return 0, errModuleWithdrawn
+	}
 	r.moduleDigest = moduleInfo.ShortDigest()
 	res, err := c.runPlan(ctx, r, sc, set, objs.Pods, snap, mod, moduleInfo, policies, syncTime)
 	if err != nil {
@@ -65,6 +71,9 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 	}
 	return c.afterPlan(r, set, res)
 }
+
+// errModuleWithdrawn: the set's module was replaced or removed between its lookup and the sync's use of it.
+var errModuleWithdrawn = errors.New("the set's module was withdrawn while the sync started (its source changed); retrying with the module as it is now")
 
 // syncRecord is what one sync's log line and metrics say of it, filled in by its steps.
 type syncRecord struct {

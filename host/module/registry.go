@@ -180,12 +180,19 @@ func (r *Registry) Get(ctx context.Context, name string) (*Ref, error) {
 // Reconciler is the named module's active reconciler (Get, then Load): the registry as a replay, a
 // preview, the webhook or the CLI asks for a module a set names (replay.Options.NamedModule).
 func (r *Registry) Reconciler(ctx context.Context, name string) (hostplan.Reconciler, error) {
-	ref, err := r.Get(ctx, name)
-	if err != nil {
-		return nil, err
+	for {
+		ref, err := r.Get(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if m, _ := ref.Load(); m != nil {
+			return m, nil
+		}
+		// withdrawn between Get and Load (supplied anew): Get looks again
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
-	m, _ := ref.Load()
-	return m, nil
 }
 
 // errSuppliedAnew: a Supply or Close came while a module loaded; Get looks again.
