@@ -30,18 +30,13 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sess
 	// Each list's elements are replaced, in the snapshot, by those the instance does not hold: a list is the
 	// region from its first element to its last, its elements in order and separated by commas (as every
 	// host writes them; anything else is sent some other way).
-	type region struct {
-		list     string
-		from, to int
-		keep     []snapshotObject
-	}
-	var regions []*region
+	var regions []*deltaRegion
 	omitted := 0
 	for _, o := range objs {
 		if !o.ok {
 			return nil, nil
 		}
-		var r *region
+		var r *deltaRegion
 		for _, c := range regions {
 			if c.list == o.list {
 				r = c
@@ -49,7 +44,7 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sess
 		}
 		switch {
 		case r == nil:
-			r = &region{list: o.list, from: o.from}
+			r = &deltaRegion{list: o.list, from: o.from}
 			regions = append(regions, r)
 		case o.from < r.to || !separatedByComma(snapshot[r.to:o.from]):
 			return nil, nil
@@ -97,31 +92,10 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sess
 		sort.Strings(*l) // the held map's order is random; the wire need not be
 	}
 	// Lists cannot interleave: only a comma separates one list's consecutive elements.
-	sort.Slice(regions, func(i, j int) bool { return regions[i].from < regions[j].from })
-	end := bytes.LastIndexByte(snapshot, '}')
-	if end < 0 || (len(regions) > 0 && regions[len(regions)-1].to > end) {
+	out := spliceDelta(snapshot, regions, d)
+	if out == nil {
 		return nil, nil
 	}
-	member, err := json.Marshal(d)
-	if err != nil {
-		return nil, nil
-	}
-	out := make([]byte, 0, 1024)
-	at := 0
-	for _, r := range regions {
-		out = append(out, snapshot[at:r.from]...)
-		for i, o := range r.keep {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, snapshot[o.from:o.to]...)
-		}
-		at = r.to
-	}
-	out = append(out, snapshot[at:end]...)
-	out = append(out, `,"delta":`...)
-	out = append(out, member...)
-	out = append(out, snapshot[end:]...)
 	s.st.Deltas++
 	s.st.References += omitted
 	return out, change
@@ -163,4 +137,46 @@ func separatedByComma(b []byte) bool {
 	}
 	b = bytes.TrimSpace(b)
 	return len(b) == 1 && b[0] == ','
+}
+
+// deltaRegion is a list of the snapshot, from its first element to its last, and the elements of it the
+// delta sends (those the instance does not hold), in order.
+type deltaRegion struct {
+	list     string
+	from, to int
+	keep     []snapshotObject
+}
+
+// spliceDelta is the snapshot sent as a delta: each region's elements replaced by those it keeps, separated
+// by commas, and the delta member d before the snapshot's closing brace. nil: regions that overlap or pass
+// the snapshot's end, or a d that does not encode (the caller sends the whole snapshot).
+func spliceDelta(snapshot []byte, regions []*deltaRegion, d abi.Delta) []byte {
+	sort.Slice(regions, func(i, j int) bool { return regions[i].from < regions[j].from })
+	end := bytes.LastIndexByte(snapshot, '}')
+	if end < 0 || (len(regions) > 0 && regions[len(regions)-1].to > end) {
+		return nil
+	}
+	member, err := json.Marshal(d)
+	if err != nil {
+		return nil
+	}
+	out := make([]byte, 0, 1024)
+	at := 0
+	for _, r := range regions {
+		if r.from < at {
+			return nil
+		}
+		out = append(out, snapshot[at:r.from]...)
+		for i, o := range r.keep {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, snapshot[o.from:o.to]...)
+		}
+		at = r.to
+	}
+	out = append(out, snapshot[at:end]...)
+	out = append(out, `,"delta":`...)
+	out = append(out, member...)
+	return append(out, snapshot[end:]...)
 }

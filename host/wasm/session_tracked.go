@@ -1,8 +1,6 @@
 package wasm
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -115,24 +113,9 @@ func (s *Session) asTrackedDelta(snapshot []byte, layout *Layout) ([]byte, *sess
 	}
 	sent := slices.Clone(change.sent)
 	slices.SortFunc(sent, func(a, b snapshotObject) int { return a.from - b.from })
-	lists := slices.Clone(layout.Lists)
-	slices.SortFunc(lists, func(a, b LaidList) int { return a.From - b.From })
-	end := bytes.LastIndexByte(snapshot, '}')
-	if end < 0 || lists[len(lists)-1].To > end {
-		return nil, nil
-	}
-	member, err := json.Marshal(d)
-	if err != nil {
-		return nil, nil
-	}
-	out := make([]byte, 0, 1024)
-	at := 0
-	for _, l := range lists {
-		if l.From < at {
-			return nil, nil
-		}
-		out = append(out, snapshot[at:l.From]...)
-		first := true
+	regions := make([]*deltaRegion, 0, len(layout.Lists))
+	for _, l := range layout.Lists {
+		r := &deltaRegion{list: l.List, from: l.From, to: l.To}
 		for _, o := range sent {
 			if o.list != l.List {
 				continue
@@ -140,18 +123,14 @@ func (s *Session) asTrackedDelta(snapshot []byte, layout *Layout) ([]byte, *sess
 			if o.from < l.From || o.to > l.To {
 				return nil, nil
 			}
-			if !first {
-				out = append(out, ',')
-			}
-			first = false
-			out = append(out, snapshot[o.from:o.to]...)
+			r.keep = append(r.keep, o)
 		}
-		at = l.To
+		regions = append(regions, r)
 	}
-	out = append(out, snapshot[at:end]...)
-	out = append(out, `,"delta":`...)
-	out = append(out, member...)
-	out = append(out, snapshot[end:]...)
+	out := spliceDelta(snapshot, regions, d)
+	if out == nil {
+		return nil, nil
+	}
 	if VerifyTrackedChanges {
 		s.verifyTracked(snapshot, layout, change)
 	}
