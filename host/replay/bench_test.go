@@ -96,13 +96,7 @@ func BenchmarkPreview(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var syncs int
 			for b.Loop() {
-				p, err := PreviewEdit(context.Background(), base, edit, testOptions())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if p.Outcome.Result != "complete" {
-					b.Fatalf("outcome %s: %s", p.Outcome.Result, p.Outcome.Summary)
-				}
+				p := previewComplete(b, base, edit)
 				syncs = p.Outcome.Steps
 				if n := p.NeverReady; n != nil { // the what-if's replays (preview_never_ready.go)
 					syncs += n.Outcome.Steps
@@ -124,6 +118,18 @@ func withoutChecks() (restore func()) {
 	return func() { verifyEncodedObjects, world.VerifyOwnerGraph, wasm.VerifyTrackedChanges = enc, graph, tracked }
 }
 
+// previewComplete previews edit of base as `ordinal preview --scenario` does, failing unless it completes.
+func previewComplete(b *testing.B, base *Scenario, edit []byte) *Preview {
+	p, err := PreviewEdit(context.Background(), base, edit, testOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p.Outcome.Result != "complete" {
+		b.Fatalf("outcome %s: %s", p.Outcome.Result, p.Outcome.Summary)
+	}
+	return p
+}
+
 func mustDecode(b *testing.B, js []byte) Obj {
 	o, err := jsonobj.DecodeObj(js)
 	if err != nil {
@@ -141,14 +147,7 @@ func BenchmarkPreviewClaims(b *testing.B) {
 			base, edit := settledWithClaims(b, n)
 			var syncs int
 			for b.Loop() {
-				p, err := PreviewEdit(context.Background(), base, edit, testOptions())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if p.Outcome.Result != "complete" {
-					b.Fatalf("outcome %s: %s", p.Outcome.Result, p.Outcome.Summary)
-				}
-				syncs = p.Outcome.Steps
+				syncs = previewComplete(b, base, edit).Outcome.Steps
 			}
 			b.ReportMetric(float64(syncs), "syncs/op")
 		})
