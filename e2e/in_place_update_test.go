@@ -216,18 +216,20 @@ func TestInPlaceNotPossible(t *testing.T) {
 	}
 }
 
+// cpuRequest gives the set's container that CPU request (and 16Mi of memory).
+func cpuRequest(q string) setOpt {
+	return func(s *appsv1.StatefulSet) {
+		s.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(q), corev1.ResourceMemory: resource.MustParse("16Mi")}}
+	}
+}
+
 // A resources-only change goes through pods/resize on the real API server: the pods keep their uids and
 // get the new requests.
 func TestInPlaceResize(t *testing.T) {
 	t.Parallel()
 	ctx, ns, _, tr := begin(t, "ipr", true)
-	cpu := func(q string) setOpt {
-		return func(s *appsv1.StatefulSet) {
-			s.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse(q), corev1.ResourceMemory: resource.MustParse("16Mi")}}
-		}
-	}
-	createSet(t, ctx, ns, newSet("ipr", 3, inPlace("InPlaceOnly"), cpu("10m")))
+	createSet(t, ctx, ns, newSet("ipr", 3, inPlace("InPlaceOnly"), cpuRequest("10m")))
 	first := waitRolledOut(t, ctx, ns, "ipr", 3)
 	before := podFactsOf(t, ctx, ns, "ipr", 3)
 	mark := tr.mark()

@@ -373,6 +373,43 @@ func TestPDBInPlaceSpendIsGivenBack(t *testing.T) {
 	tr.checkInvariants()
 }
 
+// An in-place update that restarts no container is no disruption: under a budget that allows none, the pdb
+// policy lets a CPU-only rollout (resized live: resizePolicy NotRequired, the default) go through, and spends
+// nothing, where it holds, and would hold for good, any write that takes a pod down.
+func TestPDBLetsALiveResizeThrough(t *testing.T) {
+	t.Parallel()
+	ctx, ns, _, _ := begin(t, "pr", true)
+	all := intstr.FromInt32(3)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "pr"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &all, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pr"}}}}
+	if _, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	set := newSet("pr", 3, inPlace("InPlaceIfPossible"), cpuRequest("10m"))
+	set.Annotations["ordinal.dev/policies"] = "pdb"
+	createSet(t, ctx, ns, set)
+	first := waitRolledOut(t, ctx, ns, "pr", 3)
+	waitFor(t, ctx, "the disruption controller to allow no disruption of 3 healthy pods", time.Minute, func() bool {
+		p, err := cfg.kc.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "pr", metav1.GetOptions{})
+		return err == nil && p.Status.CurrentHealthy == 3 && p.Status.DisruptionsAllowed == 0 && p.Status.ObservedGeneration == p.Generation
+	})
+	before := podFactsOf(t, ctx, ns, "pr", 3)
+	spent := watchSpends(t, ctx, ns, "pr")
+	patchContainer(t, ctx, ns, "pr", `{"name":"app","resources":{"requests":{"cpu":"20m"}}}`)
+	waitSet(t, ctx, ns, "pr", "rolled out to the new revision", 3*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return rolledOut(3)(s) && s.Status.UpdateRevision != first.Status.CurrentRevision
+	})
+	if seen := spent(); len(seen) != 0 {
+		t.Errorf("pods whose live resize spent a disruption: %v, want none", seen)
+	}
+	after := podFactsOf(t, ctx, ns, "pr", 3)
+	for name, b := range before {
+		if after[name].uid != b.uid {
+			t.Errorf("%s: uid %s, was %s: want the pod resized in place", name, after[name].uid, b.uid)
+		}
+	}
+}
+
 // The webhook previews an edit of a set naming the pdb policy with the cluster's budget, as the controller's
 // sync and `kubectl ordinal preview` give it: maxUnavailable 2 under a budget of 1, a server-side dry run of
 // the edit (nothing changes) is previewed with the second delete held. The webhook runs as the deployed

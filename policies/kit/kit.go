@@ -350,9 +350,9 @@ func Healthy(pod gjson.Result) bool {
 }
 
 // Disruption is a write of the plan that takes a pod down: its delete, or its in-place update (abi/POLICY.md
-// section 2.1: a resize when its CPU or memory change, then the update that moves its revision label, after
-// which the kubelet restarts its containers). A policy that guards pods going down holds and spends both
-// alike, by Action.
+// section 2.1: a resize when its CPU or memory change, then the update that moves its revision label) when
+// the kubelet restarts a container for it (Restarts). A policy that guards pods going down holds and spends
+// both alike, by Action.
 type Disruption struct {
 	// Action is the write that stands for the disruption in holds and spends: the delete, or the in-place
 	// update's first action (its resize when it has one, else its update). It was issued already when its
@@ -363,8 +363,10 @@ type Disruption struct {
 	Update  int
 }
 
-// Disruptions are the plan's pod deletes and in-place updates, in plan order, those issued already (before
-// From) and those planned to fail included: a policy counting what this sync took down counts the first.
+// Disruptions are the plan's pod deletes and the in-place updates that restart a container, in plan order,
+// those issued already (before From) and those planned to fail included: a policy counting what this sync
+// took down counts the first. An in-place update that restarts nothing (labels, annotations, a resize the
+// kubelet makes live) leaves its pod Ready throughout, as the disruption controller counts it: none.
 func (in *Input) Disruptions() []Disruption {
 	var out []Disruption
 	for _, a := range in.Actions {
@@ -376,12 +378,55 @@ func (in *Input) Disruptions() []Disruption {
 			out = append(out, Disruption{Action: a, Update: a.Index})
 		case "resize", "update":
 			// An in-place update is found at its first action: its update after a resize is passed over.
-			if u, ok := inplace.At(planOf{in}, a.Index); ok && u.First() == a.Index {
+			if u, ok := inplace.At(planOf{in}, a.Index); ok && u.First() == a.Index && in.Restarts(u.Update) {
 				out = append(out, Disruption{Action: a, InPlace: true, Update: u.Update})
 			}
 		}
 	}
 	return out
+}
+
+// Restarts reports whether the in-place update whose update is action i restarts a container of its pod
+// (abi/POLICY.md section 2.1): against the snapshot's pod, the update's object changes the image of a
+// container or init container, adds one, or changes a CPU or memory request or limit of one whose
+// resizePolicy for that resource is RestartContainer. A resize under NotRequired, the default, the kubelet
+// makes live.
+func (in *Input) Restarts(i int) bool {
+	pod, obj := in.Pod(in.Actions[i].Name).Get("spec"), in.Actions[i].Object.Get("spec")
+	for _, list := range []string{"containers", "initContainers"} {
+		was := map[string]gjson.Result{}
+		for _, c := range pod.Get(list).Array() {
+			was[c.Get("name").String()] = c
+		}
+		for _, c := range obj.Get(list).Array() {
+			old, ok := was[c.Get("name").String()]
+			if !ok || old.Get("image").String() != c.Get("image").String() || resizeRestarts(old, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resizeRestarts: a CPU or memory request or limit differs between the container as it was and as it will
+// be, and the container's resizePolicy restarts it for that resource.
+func resizeRestarts(was, will gjson.Result) bool {
+	for _, r := range []string{"cpu", "memory"} {
+		changed := false
+		for _, kind := range []string{"requests", "limits"} {
+			path := "resources." + kind + "." + r
+			changed = changed || was.Get(path).String() != will.Get(path).String()
+		}
+		if !changed {
+			continue
+		}
+		for _, p := range was.Get("resizePolicy").Array() {
+			if p.Get("resourceName").String() == r && p.Get("restartPolicy").String() == "RestartContainer" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // DisruptionHeldSince is HeldSince of a disruption: for an in-place update, since when this policy has held

@@ -29,18 +29,19 @@ func TestASpendOfAHeldDeleteIsNotSaid(t *testing.T) {
 	}
 }
 
-// web-2's in-place update (a resize, then the update moving its revision label), web-1's without a resize, a
-// repair of web-0 (its revision label kept), and a delete of web-3.
+// web-2's in-place update (a resize, then the update moving its revision label), web-1's without a resize (both
+// change the image: the kubelet restarts the container), a repair of web-0 (its revision label kept), and a
+// delete of web-3.
 const inPlaceInput = `{"abi":1,"from":0,"context":{},"snapshot":{"now":"2026-11-26T10:00:00Z","pods":[` +
-	`{"metadata":{"name":"web-0","labels":{"controller-revision-hash":"r2"}}},` +
-	`{"metadata":{"name":"web-1","labels":{"controller-revision-hash":"r1"}}},` +
-	`{"metadata":{"name":"web-2","labels":{"controller-revision-hash":"r1"}}},` +
+	`{"metadata":{"name":"web-0","labels":{"controller-revision-hash":"r2"}},"spec":{"containers":[{"name":"c","image":"img:2"}]}},` +
+	`{"metadata":{"name":"web-1","labels":{"controller-revision-hash":"r1"}},"spec":{"containers":[{"name":"c","image":"img:1"}]}},` +
+	`{"metadata":{"name":"web-2","labels":{"controller-revision-hash":"r1"}},"spec":{"containers":[{"name":"c","image":"img:1"}]}},` +
 	`{"metadata":{"name":"web-3","labels":{"controller-revision-hash":"r1"}}}]},` +
 	`"plan":{"abi":1,"events":[],"actions":[` +
 	`{"verb":"resize","kind":"Pod","namespace":"default","name":"web-2","object":{"metadata":{"labels":{"controller-revision-hash":"r1"}}}},` +
-	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-2","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}}}},` +
-	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-1","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}}}},` +
-	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-0","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}}}},` +
+	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-2","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}},"spec":{"containers":[{"name":"c","image":"img:2"}]}}},` +
+	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-1","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}},"spec":{"containers":[{"name":"c","image":"img:2"}]}}},` +
+	`{"verb":"update","kind":"Pod","namespace":"default","name":"web-0","object":{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}},"spec":{"containers":[{"name":"c","image":"img:2"}]}}},` +
 	`{"verb":"delete","kind":"Pod","namespace":"default","name":"web-3"}]}}`
 
 func inPlacePlan(t *testing.T) *abi.Plan {
@@ -69,6 +70,42 @@ func TestDisruptions(t *testing.T) {
 	want := []string{"0 resize web-2 in-place true update 1", "2 update web-1 in-place true update 2", "4 delete web-3 in-place false update 4"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("disruptions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// An in-place update takes its pod down only when the kubelet restarts a container for it: a new image, or a
+// new CPU or memory of a container whose resizePolicy restarts it for that resource. One that moves labels or
+// resizes live (NotRequired, the default) leaves the pod Ready, and is no disruption to spend or hold.
+func TestDisruptionsAreTheInPlaceUpdatesThatRestartAContainer(t *testing.T) {
+	const was = `{"name":"c","image":"img:1","resources":{"requests":{"cpu":"1","memory":"1Gi"},"limits":{"memory":"1Gi"}}%s}`
+	const restartMemory = `,"resizePolicy":[{"resourceName":"cpu","restartPolicy":"NotRequired"},{"resourceName":"memory","restartPolicy":"RestartContainer"}]`
+	for _, c := range []struct {
+		name, pod, update string
+		restarts          bool
+	}{
+		{"labels only", fmt.Sprintf(was, ""), fmt.Sprintf(was, ""), false},
+		{"a new image", fmt.Sprintf(was, ""), strings.Replace(fmt.Sprintf(was, ""), "img:1", "img:2", 1), true},
+		{"cpu, resized live by default", fmt.Sprintf(was, ""), strings.Replace(fmt.Sprintf(was, ""), `"cpu":"1"`, `"cpu":"2"`, 1), false},
+		{"cpu, NotRequired", fmt.Sprintf(was, restartMemory), strings.Replace(fmt.Sprintf(was, restartMemory), `"cpu":"1"`, `"cpu":"2"`, 1), false},
+		{"a memory limit, RestartContainer", fmt.Sprintf(was, restartMemory), strings.Replace(fmt.Sprintf(was, restartMemory), `"limits":{"memory":"1Gi"}`, `"limits":{"memory":"2Gi"}`, 1), true},
+		{"a container it did not have", fmt.Sprintf(was, ""), fmt.Sprintf(was, "") + `,{"name":"d","image":"img:1"}`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			input := `{"abi":1,"from":0,"context":{},"snapshot":{"now":"2026-11-26T10:00:00Z","pods":[` +
+				`{"metadata":{"name":"web-1","labels":{"controller-revision-hash":"r1"}},"spec":{"containers":[` + c.pod + `]}}]},` +
+				`"plan":{"abi":1,"events":[],"actions":[{"verb":"update","kind":"Pod","namespace":"default","name":"web-1","object":` +
+				`{"metadata":{"labels":{"controller-revision-hash":"r2"},"annotations":{"ordinal.dev/in-place-update":"r2"}},"spec":{"containers":[` + c.update + `]}}}]}}`
+			in, err := kit.Parse([]byte(input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := in.Restarts(0); got != c.restarts {
+				t.Fatalf("Restarts = %v, want %v", got, c.restarts)
+			}
+			if got := len(in.Disruptions()); got != map[bool]int{true: 1, false: 0}[c.restarts] {
+				t.Fatalf("%d disruptions, want the update one only when it restarts a container", got)
+			}
+		})
 	}
 }
 

@@ -17,7 +17,8 @@
 // the kubelet restarts its containers) is a disruption as its delete would be: it needs, and spends, a
 // disruption of each budget selecting a healthy pod, is held when one has none, and is held and spent by its
 // first write (the resize, when it has one: abi/POLICY.md section 2.1), so the budget is spent before the pod
-// changes at all.
+// changes at all. One that restarts no container (labels only, a resize the kubelet makes live) keeps the pod
+// Ready and spends nothing (kit's Disruptions).
 package main
 
 import (

@@ -25,8 +25,9 @@ export class Action {
     public json: JSON.Obj, public failing: bool) {}
 }
 
-// Disruption is a write that takes a pod down: its delete, or its in-place update's first write (a resize
-// when it has one, else the update; abi/POLICY.md section 2.1), which holds the whole update when held.
+// Disruption is a write that takes a pod down: its delete, or the first write of its in-place update that
+// restarts a container (a resize when it has one, else the update; abi/POLICY.md section 2.1), which holds
+// the whole update when held.
 export class Disruption {
   constructor(public action: Action, public inPlace: bool) {}
 }
@@ -55,15 +56,16 @@ export class Input {
     return out;
   }
 
-  // disruptions are the plan's pod deletes and in-place updates, in plan order, each once: those issued
-  // already and those planned to fail too (mayHold tells).
+  // disruptions are the plan's pod deletes and the in-place updates that restart a container (restarts), in
+  // plan order, each once: those issued already and those planned to fail too (mayHold tells).
   disruptions(): Disruption[] {
     const out: Disruption[] = [];
     for (let i = 0; i < this.actions.length; i++) {
       const a = this.actions[i];
       if (a.kind != "Pod") continue;
       if (a.verb == "delete") out.push(new Disruption(a, false));
-      else if ((a.verb == "resize" || a.verb == "update") && this.inPlaceFirst(i) == i) out.push(new Disruption(a, true));
+      else if ((a.verb == "resize" || a.verb == "update") && this.inPlaceFirst(i) == i &&
+        this.restarts(this.isPodWrite(i, "resize", a.name) ? i + 1 : i)) out.push(new Disruption(a, true));
     }
     return out;
   }
@@ -96,18 +98,71 @@ export class Input {
     return a.verb == verb && a.kind == "Pod" && a.name == name;
   }
 
+  // restarts: the in-place update whose update is action i restarts a container of its pod (the Go kit's
+  // Restarts, abi/POLICY.md section 2.1): against the snapshot's pod, its object changes the image of a
+  // container or init container, adds one, or changes a CPU or memory request or limit of one whose
+  // resizePolicy for that resource is RestartContainer. A resize under NotRequired, the default, is live.
+  restarts(i: i32): bool {
+    const was = child(this.pod(this.actions[i].name), "spec");
+    const will = child(child(this.actions[i].json, "object"), "spec");
+    const lists = ["containers", "initContainers"];
+    for (let l = 0; l < lists.length; l++) {
+      const before = objects(was, lists[l]), after = objects(will, lists[l]);
+      for (let j = 0; j < after.length; j++) {
+        const old = named(before, member(after[j], "name"));
+        if (old == null || member(old, "image") != member(after[j], "image") || resizeRestarts(<JSON.Obj>old, after[j])) return true;
+      }
+    }
+    return false;
+  }
+
+  // pod is the snapshot's first pod of that name (null: none).
+  private pod(name: string): JSON.Obj | null {
+    return named(objects(this.snapshot, "pods"), name);
+  }
+
   // podRevision is the controller-revision-hash label of the snapshot's first pod of that name ("": none).
   private podRevision(name: string): string {
-    const pods = this.snapshot.getArr("pods");
-    if (pods == null) return "";
-    const list: JSON.Value[] = pods.valueOf();
-    for (let i = 0; i < list.length; i++) {
-      if (!list[i].isObj) continue;
-      const meta = child(<JSON.Obj>list[i], "metadata");
-      if (member(meta, "name") == name) return member(child(meta, "labels"), "controller-revision-hash");
-    }
-    return "";
+    return member(child(child(this.pod(name), "metadata"), "labels"), "controller-revision-hash");
   }
+}
+
+// objects are the objects of o's array member key (none: not an array).
+function objects(o: JSON.Obj | null, key: string): JSON.Obj[] {
+  const out: JSON.Obj[] = [];
+  if (o == null) return out;
+  const arr = o.getArr(key);
+  if (arr == null) return out;
+  const list: JSON.Value[] = arr.valueOf();
+  for (let i = 0; i < list.length; i++) if (list[i].isObj) out.push(<JSON.Obj>list[i]);
+  return out;
+}
+
+// named is the first of list whose metadata.name, or name, is name (null: none).
+function named(list: JSON.Obj[], name: string): JSON.Obj | null {
+  for (let i = 0; i < list.length; i++) {
+    const meta = child(list[i], "metadata");
+    if ((meta != null ? member(meta, "name") : member(list[i], "name")) == name) return list[i];
+  }
+  return null;
+}
+
+// resizeRestarts: a CPU or memory request or limit differs between the container as it was and as it will
+// be, and the container's resizePolicy restarts it for that resource.
+function resizeRestarts(was: JSON.Obj, will: JSON.Obj): bool {
+  const names = ["cpu", "memory"], kinds = ["requests", "limits"];
+  for (let r = 0; r < names.length; r++) {
+    let changed = false;
+    for (let k = 0; k < kinds.length; k++) {
+      changed = changed || member(child(child(was, "resources"), kinds[k]), names[r]) != member(child(child(will, "resources"), kinds[k]), names[r]);
+    }
+    if (!changed) continue;
+    const policies = objects(was, "resizePolicy");
+    for (let p = 0; p < policies.length; p++) {
+      if (member(policies[p], "resourceName") == names[r] && member(policies[p], "restartPolicy") == "RestartContainer") return true;
+    }
+  }
+  return false;
 }
 
 // describe writes the policy's describe output.
