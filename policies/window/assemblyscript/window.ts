@@ -144,7 +144,8 @@ function answer(input: string): string {
         const verb = str(a, "verb"), kind = str(a, "kind"), err = str(a, "error");
         if (err != null && err.length > 0) continue;
         if (kind == null || kind != "Pod" || verb == null) continue;
-        if (verb == "delete" || (verb == "resize" || verb == "update") && inPlaceFirst(items, i, snapshot) == i) {
+        if (verb == "delete" || (verb == "resize" || verb == "update") && inPlaceFirst(items, i, snapshot) == i &&
+          restarts(items, verb == "resize" ? i + 1 : i, snapshot)) {
           holds.push(new Hold(i, reason, message, retry));
         }
       }
@@ -183,16 +184,63 @@ function isPodWrite(items: JSON.Value[], i: i32, verb: string, name: string): bo
 
 // podRevision is the controller-revision-hash label of the snapshot's first pod of that name ("" when none).
 function podRevision(snapshot: JSON.Obj, name: string): string {
-  const pods = snapshot.getArr("pods");
-  if (pods == null) return "";
-  const list: JSON.Value[] = pods.valueOf();
-  for (let i = 0; i < list.length; i++) {
-    if (!list[i].isObj) continue;
-    const meta = child(<JSON.Obj>list[i], "metadata");
-    const n = str(meta, "name");
-    if (n != null && n == name) return member(child(meta, "labels"), "controller-revision-hash");
+  return member(child(child(named(objects(snapshot, "pods"), name), "metadata"), "labels"), "controller-revision-hash");
+}
+
+// restarts: the in-place update whose update is item i restarts a container of its pod (abi/POLICY.md section
+// 2.1, the Go kit's Restarts): against the snapshot's pod, its object changes the image of a container or init
+// container, adds one, or changes a CPU or memory request or limit of one whose resizePolicy for that
+// resource is RestartContainer. Any other (a resize the kubelet makes live) keeps the pod Ready: not held.
+function restarts(items: JSON.Value[], i: i32, snapshot: JSON.Obj): bool {
+  const was = child(named(objects(snapshot, "pods"), member(action(items, i), "name")), "spec");
+  const will = child(child(action(items, i), "object"), "spec");
+  const lists = ["containers", "initContainers"];
+  for (let l = 0; l < lists.length; l++) {
+    const before = objects(was, lists[l]), after = objects(will, lists[l]);
+    for (let j = 0; j < after.length; j++) {
+      const old = named(before, member(after[j], "name"));
+      if (old == null || member(old, "image") != member(after[j], "image") || resizeRestarts(<JSON.Obj>old, after[j])) return true;
+    }
   }
-  return "";
+  return false;
+}
+
+// resizeRestarts: a CPU or memory request or limit differs between the container as it was and as it will
+// be, and the container's resizePolicy restarts it for that resource.
+function resizeRestarts(was: JSON.Obj, will: JSON.Obj): bool {
+  const names = ["cpu", "memory"], kinds = ["requests", "limits"];
+  for (let r = 0; r < names.length; r++) {
+    let changed = false;
+    for (let k = 0; k < kinds.length; k++) {
+      changed = changed || member(child(child(was, "resources"), kinds[k]), names[r]) != member(child(child(will, "resources"), kinds[k]), names[r]);
+    }
+    if (!changed) continue;
+    const policies = objects(was, "resizePolicy");
+    for (let p = 0; p < policies.length; p++) {
+      if (member(policies[p], "resourceName") == names[r] && member(policies[p], "restartPolicy") == "RestartContainer") return true;
+    }
+  }
+  return false;
+}
+
+// objects are the objects of o's array member key (none: not an array).
+function objects(o: JSON.Obj | null, key: string): JSON.Obj[] {
+  const out: JSON.Obj[] = [];
+  if (o == null) return out;
+  const arr = o.getArr(key);
+  if (arr == null) return out;
+  const list: JSON.Value[] = arr.valueOf();
+  for (let i = 0; i < list.length; i++) if (list[i].isObj) out.push(<JSON.Obj>list[i]);
+  return out;
+}
+
+// named is the first of list whose metadata.name, or name, is name (null: none).
+function named(list: JSON.Obj[], name: string): JSON.Obj | null {
+  for (let i = 0; i < list.length; i++) {
+    const meta = child(list[i], "metadata");
+    if ((meta != null ? member(meta, "name") : member(list[i], "name")) == name) return list[i];
+  }
+  return null;
 }
 
 // inPlaceFirst is the first write of the in-place update action i is part of (abi/POLICY.md section 2.1:
