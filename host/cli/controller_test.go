@@ -272,11 +272,63 @@ func TestControllerFlagRanges(t *testing.T) {
 		{[]string{"--set-cache-idle", "-1s"}, "--set-cache-idle -1s"},
 		{[]string{"--leader-election-lease-duration", "5s"}, "must be longer than --leader-election-renew-deadline"},
 		{[]string{"--leader-election-retry-period", "9s"}, "longer than 1.2 × --leader-election-retry-period"},
+		{[]string{"--kube-api-qps", "0"}, "--kube-api-qps 0: must be more than 0 and at most 10000"},
+		{[]string{"--kube-api-qps", "-1"}, "--kube-api-qps -1"},
+		{[]string{"--kube-api-qps", "NaN"}, "--kube-api-qps NaN"},
+		{[]string{"--kube-api-qps", "Inf"}, "--kube-api-qps +Inf"},
+		{[]string{"--kube-api-burst", "0"}, "--kube-api-burst 0: must be from 1 to 10000"},
+		{[]string{"--kube-api-burst", "100000000"}, "--kube-api-burst 100000000"},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(append([]string{"controller", "--kubeconfig", "/nonexistent", "--cache-dir", ""}, tc.args...), strings.NewReader(""), &out, &errb)
 		if code != ExitUsage || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, want %d naming %q:\n%s", tc.args, code, ExitUsage, tc.want, errb.String())
 		}
+	}
+}
+
+// So has every numeric flag of the webhook, checked before the certificates are read, the module loads or
+// anything connects (neither the kubeconfig nor the certificate files here exist): 0 and negative values
+// were taken for the defaults without a word, and no value was too large.
+func TestWebhookFlagRanges(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls-handshake-timeout", "0s"}, "--tls-handshake-timeout 0s: must be a positive duration"},
+		{[]string{"--read-header-timeout", "-1s"}, "--read-header-timeout -1s: must be a positive duration"},
+		{[]string{"--read-timeout", "0s"}, "--read-timeout 0s"},
+		{[]string{"--idle-timeout", "-1s"}, "--idle-timeout -1s"},
+		{[]string{"--preview-timeout", "0s"}, "--preview-timeout 0s: must be a positive duration"},
+		{[]string{"--preview-timeout", "31s"}, "--preview-timeout 31s: must be at most 30s"},
+		{[]string{"--max-connections", "0"}, "--max-connections 0: must be from 1 to 10000"},
+		{[]string{"--max-connections", "1000000000"}, "--max-connections 1000000000"},
+		{[]string{"--max-unauthenticated-connections", "-1"}, "--max-unauthenticated-connections -1: must be from 1 to 10000"},
+		{[]string{"--max-concurrent-previews", "0"}, "--max-concurrent-previews 0: must be from 1 to 64"},
+		{[]string{"--max-concurrent-previews", "100000000"}, "--max-concurrent-previews 100000000"},
+		{[]string{"--max-preview-syncs", "-1"}, "--max-preview-syncs -1: must be from 0 to 1000000"},
+		{[]string{"--max-waiting-reviews", "-1"}, "--max-waiting-reviews -1: must be from 0 to 4096"},
+		{[]string{"--max-waiting-reviews", "1000000000"}, "--max-waiting-reviews 1000000000"},
+		{[]string{"--max-replicas", "0"}, "--max-replicas 0: must be from 1 to 32768"},
+		{[]string{"--max-replicas", "-1"}, "--max-replicas -1"},
+		{[]string{"-v", "11"}, "-v 11: must be from 0 to 10"},
+		{[]string{"--kube-api-qps", "-1"}, "--kube-api-qps -1: must be more than 0"},
+		{[]string{"--kube-api-burst", "-1"}, "--kube-api-burst -1: must be from 1 to 10000"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(append([]string{"webhook", "--kubeconfig", "/nonexistent", "--cache-dir", ""}, tc.args...), strings.NewReader(""), &out, &errb)
+		if code != ExitUsage || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, want %d naming %q:\n%s", tc.args, code, ExitUsage, tc.want, errb.String())
+		}
+	}
+}
+
+// A command that reaches a cluster once refuses a negative --request-timeout before it connects, where it
+// was taken for no limit.
+func TestRequestTimeoutRange(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main([]string{"snapshot", "--kubeconfig", "/nonexistent", "--request-timeout", "-1s", "web"}, strings.NewReader(""), &out, &errb)
+	if code != ExitUsage || !strings.Contains(errb.String(), "--request-timeout -1s: must be 0 or a positive duration") {
+		t.Errorf("exit %d, want %d naming --request-timeout:\n%s", code, ExitUsage, errb.String())
 	}
 }

@@ -37,15 +37,39 @@ func (o *kubeOptions) bindRequestTimeout(f *pflag.FlagSet) {
 		"how long to wait for one API server request before giving up (0: no limit, kubectl's default); a --watch waits this long for its first answer, then retries for as long as it runs")
 }
 
+// The ranges of --kube-api-qps and --kube-api-burst: client-go takes a QPS of 0 or less for its default
+// of 5 (or for no limit at all), and refuses a burst of 0 or less only once it builds a client.
+const (
+	maxKubeAPIQPS   = 10000
+	maxKubeAPIBurst = 10000
+)
+
 func (o *kubeOptions) bindRate(cmd *cobra.Command) {
-	cmd.Flags().Float32Var(&o.qps, "kube-api-qps", 50, "client-side rate limit for API requests (queries per second)")
-	cmd.Flags().IntVar(&o.burst, "kube-api-burst", 100, "client-side burst for API requests")
+	cmd.Flags().Float32Var(&o.qps, "kube-api-qps", 50, fmt.Sprintf("client-side rate limit for API requests (queries per second, more than 0 and at most %d)", maxKubeAPIQPS))
+	cmd.Flags().IntVar(&o.burst, "kube-api-burst", 100, fmt.Sprintf("client-side burst for API requests, 1 to %d", maxKubeAPIBurst))
+}
+
+// checkRate reports --kube-api-qps or --kube-api-burst out of its range; the commands that do not take
+// them have them 0.
+func (o *kubeOptions) checkRate() error {
+	if o.qps == 0 && o.burst == 0 {
+		return nil
+	}
+	return firstOutOfRange(rateIn("--kube-api-qps", o.qps, maxKubeAPIQPS), intIn("--kube-api-burst", o.burst, 1, maxKubeAPIBurst))
+}
+
+// checkRequestTimeout reports a negative --request-timeout (0 is no limit).
+func (o *kubeOptions) checkRequestTimeout() error {
+	return durationIn("--request-timeout", o.requestTimeout, true, 0)()
 }
 
 // restConfig resolves the client configuration: --kubeconfig; else $KUBECONFIG;
 // else the in-cluster config; else ~/.kube/config. It also returns the
 // namespace of the chosen context ("" if none or in-cluster).
 func (o *kubeOptions) restConfig() (*rest.Config, string, error) {
+	if err := firstOutOfRange(o.checkRate, o.checkRequestTimeout); err != nil {
+		return nil, "", err
+	}
 	var cfg *rest.Config
 	ctxNamespace := ""
 	loadKubeconfig := func(rules *clientcmd.ClientConfigLoadingRules) error {
@@ -88,7 +112,7 @@ func (o *kubeOptions) restConfig() (*rest.Config, string, error) {
 	// Objects travel as JSON, exactly as the API server encodes them (see host/snapshot).
 	cfg.ContentType = "application/json"
 	cfg.AcceptContentTypes = "application/json"
-	if o.qps > 0 {
+	if o.qps > 0 { // checkRate: 0 only for a command without the flags
 		cfg.QPS, cfg.Burst = o.qps, o.burst
 	}
 	cfg.Timeout = o.requestTimeout

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/webhook"
 )
 
@@ -114,26 +115,26 @@ Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what eac
 	f.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM CA bundle that must have signed the caller's client certificate (the API server's)")
 	f.StringSliceVar(&o.serve.AllowedNames, "client-cert-allowed-names", nil, "accepted client certificate common names (default: any the CA signed)")
 	f.BoolVar(&o.serve.AllowUnauthenticated, "insecure-allow-unauthenticated", false, "serve /validate and /preview to callers without a client certificate")
-	f.DurationVar(&o.serve.HandshakeTimeout, "tls-handshake-timeout", webhook.DefaultHandshakeTimeout, "longest TLS handshake, from when the connection is accepted")
-	f.IntVar(&o.serve.MaxUnauthenticatedConnections, "max-unauthenticated-connections", webhook.DefaultMaxUnauthenticatedConnections, "connections open at once in their TLS handshake or without a verified client certificate (probes); a new one closes the oldest idle one, or is refused")
-	f.DurationVar(&o.serve.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "longest time to read a request's headers")
-	f.DurationVar(&o.serve.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "longest time to read a whole request")
-	f.DurationVar(&o.serve.IdleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "longest time a kept-alive connection may wait for its next request")
-	f.IntVar(&o.serve.MaxConnections, "max-connections", webhook.DefaultMaxConnections, "connections of the API server (a verified client certificate) open at once; more wait after their TLS handshake")
-	f.DurationVar(&o.timeout, "preview-timeout", webhook.DefaultTimeout, "longest time one review may take, preview included, from when the request arrived")
+	f.DurationVar(&o.serve.HandshakeTimeout, "tls-handshake-timeout", webhook.DefaultHandshakeTimeout, "longest TLS handshake, from when the connection is accepted (positive)")
+	f.IntVar(&o.serve.MaxUnauthenticatedConnections, "max-unauthenticated-connections", webhook.DefaultMaxUnauthenticatedConnections, fmt.Sprintf("connections open at once in their TLS handshake or without a verified client certificate (probes); a new one closes the oldest idle one, or is refused, 1 to %d", maxWebhookConnections))
+	f.DurationVar(&o.serve.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "longest time to read a request's headers (positive)")
+	f.DurationVar(&o.serve.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "longest time to read a whole request (positive)")
+	f.DurationVar(&o.serve.IdleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "longest time a kept-alive connection may wait for its next request (positive)")
+	f.IntVar(&o.serve.MaxConnections, "max-connections", webhook.DefaultMaxConnections, fmt.Sprintf("connections of the API server (a verified client certificate) open at once; more wait after their TLS handshake, 1 to %d", maxWebhookConnections))
+	f.DurationVar(&o.timeout, "preview-timeout", webhook.DefaultTimeout, "longest time one review may take, preview included, from when the request arrived (positive, at most 30s: the longest an API server waits for a webhook)")
 	f.StringVar(&o.failurePolicy, "failure-policy", "open", "when no preview can be made: open (allow with a warning) or closed (deny)")
 	f.BoolVar(&o.denyStuck, "deny-stuck-rollouts", false, "deny an edit whose rollout would block behind a pod that is not Ready under OrderedReady")
 	f.BoolVar(&o.denyPVC, "deny-pvc-deletion", false, "deny an edit that would delete PersistentVolumeClaims (a scale-down with whenScaled=Delete)")
 	f.BoolVar(&o.events, "events", true, "record the preview of every applied (not dry-run) edit as an Event on the StatefulSet")
-	f.IntVar(&o.maxConcurrent, "max-concurrent-previews", webhook.DefaultMaxConcurrent, "previews run at once; more wait for a slot, in arrival order, within their timeout")
-	f.IntVar(&o.previewSyncs, "max-preview-syncs", 0, "most syncs one preview replays (0: bounded only by time); a longer rollout, or one that outlasts 70% of the review's deadline, is answered with the steps replayed and an estimate of the rest")
-	f.IntVar(&o.maxWaiting, "max-waiting-reviews", 0, "reviews that may wait for a preview at once (default 64 x --max-concurrent-previews); more are answered by the failure policy at once")
-	f.Int32Var(&o.maxReplicas, "max-replicas", webhook.DefaultMaxReplicas, "sets with more replicas are allowed with a warning and not previewed")
+	f.IntVar(&o.maxConcurrent, "max-concurrent-previews", webhook.DefaultMaxConcurrent, fmt.Sprintf("previews run at once; more wait for a slot, in arrival order, within their timeout, 1 to %d", maxConcurrentPreviews))
+	f.IntVar(&o.previewSyncs, "max-preview-syncs", 0, fmt.Sprintf("most syncs one preview replays (0: bounded only by time); a longer rollout, or one that outlasts 70%% of the review's deadline, is answered with the steps replayed and an estimate of the rest; 0 to %d", maxPreviewSyncs))
+	f.IntVar(&o.maxWaiting, "max-waiting-reviews", 0, fmt.Sprintf("reviews that may wait for a preview at once (default 64 x --max-concurrent-previews); more are answered by the failure policy at once; 0 for that default, or 1 to %d", maxWaitingReviews))
+	f.Int32Var(&o.maxReplicas, "max-replicas", webhook.DefaultMaxReplicas, fmt.Sprintf("sets with more replicas are allowed with a warning and not previewed, 1 to %d (the most a replay takes)", replay.MaxReplicasEver))
 	f.StringVar(&o.model, "model", "", `kubelet model of the replay: "delays" (default) or "tick"`)
 	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, as the controller's --feature-gates")
 	f.StringVar(&o.signals, "signals-configmap", "", "NAMESPACE/NAME of the ConfigMap of signals the controller gives the sets' policies (its --signals-configmap), read for each review of a set that names policies (grant the webhook get on it)")
 	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
-	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity")
+	f.IntVarP(&o.verbosity, "v", "v", 0, fmt.Sprintf("log verbosity, 0 to %d", maxVerbosity))
 	o.supplied.bind(cmd)
 	return cmd
 }
@@ -141,6 +142,9 @@ Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what eac
 func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) error {
 	logger, err := setupLogging(cmd.ErrOrStderr(), o.logFormat, o.verbosity)
 	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if err := o.checkRanges(); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	if o.certFile == "" || o.keyFile == "" {
