@@ -92,7 +92,7 @@ maxUnavailable counts unavailable pods below the partition).
 					}
 					choice.namespace = namespace
 				}
-				snap, err := snapshotInput(recognise(doc, opts.inputLimit()), from, choice, v)
+				snap, err := snapshotInput(opts.recognise(doc, opts.inputLimit()), from, choice, v)
 				if err != nil {
 					return err
 				}

@@ -61,7 +61,7 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			if err != nil {
 				return err
 			}
-			snapshot, err := snapshotInput(recognise(doc, opts.inputLimit()), file, choice, v)
+			snapshot, err := snapshotInput(opts.recognise(doc, opts.inputLimit()), file, choice, v)
 			if err != nil {
 				return err
 			}

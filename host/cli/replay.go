@@ -170,7 +170,7 @@ func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, 
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
-	in := recognise(b, replay.MaxScenarioBytes)
+	in := opts.recognise(b, replay.MaxScenarioBytes)
 	sc, snap, err := scenarioInput(in, path, choice, v)
 	if snap != nil {
 		if err := reconcileOnce(ctx, opts, snap); err != nil {

@@ -106,41 +106,23 @@ func (s *Snapshot) PodStates() policy.Pods {
 // and a namespace may hold thousands. Each list is sorted by name, so the
 // snapshot is deterministic for a given cache state.
 func SelectObjects(o Objects) (Objects, error) {
-	set := o.Set
-	selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+	sel, err := NewSelection(o.Set)
 	if err != nil {
-		return Objects{}, fmt.Errorf("invalid selector: %w", err)
+		return Objects{}, err
 	}
-	out := Objects{Target: o.Target, Set: set}
+	out := Objects{Target: o.Target, Set: o.Set}
 	for _, p := range o.Pods {
-		if p.Namespace != set.Namespace {
-			continue
-		}
-		if ownedOrAdoptable(&p.ObjectMeta, set, selector) || IsOrdinalName(p.Name, set.Name+"-") {
+		if sel.Pod(&p.ObjectMeta) {
 			out.Pods = append(out.Pods, p)
 		}
 	}
 	for _, r := range o.Revisions {
-		if r.Namespace != set.Namespace {
-			continue
-		}
-		if ownedOrAdoptable(&r.ObjectMeta, set, selector) || isRevisionName(r.Name, set.Name+"-") {
+		if sel.Revision(&r.ObjectMeta) {
 			out.Revisions = append(out.Revisions, r)
 		}
 	}
-	prefixes := make([]string, 0, len(set.Spec.VolumeClaimTemplates))
-	for _, t := range set.Spec.VolumeClaimTemplates {
-		prefixes = append(prefixes, t.Name+"-"+set.Name+"-")
-	}
 	for _, c := range o.Claims {
-		if c.Namespace != set.Namespace {
-			continue
-		}
-		keep := hasOwnerUID(&c.ObjectMeta, set.UID)
-		for _, pfx := range prefixes {
-			keep = keep || IsOrdinalName(c.Name, pfx)
-		}
-		if keep {
+		if sel.Claim(&c.ObjectMeta) {
 			out.Claims = append(out.Claims, c)
 		}
 	}
@@ -148,6 +130,49 @@ func SelectObjects(o Objects) (Objects, error) {
 	sort.Slice(out.Revisions, func(i, j int) bool { return out.Revisions[i].Name < out.Revisions[j].Name })
 	sort.Slice(out.Claims, func(i, j int) bool { return out.Claims[i].Name < out.Claims[j].Name })
 	return out, nil
+}
+
+// Selection is SelectObjects' rule for one object at a time, by its metadata: a reader of many objects
+// (a kubectl List) keeps only the set's, rather than holding every object of a namespace to select them.
+type Selection struct {
+	set           *appsv1.StatefulSet
+	selector      labels.Selector
+	claimPrefixes []string
+}
+
+// NewSelection is the selection of set's objects.
+func NewSelection(set *appsv1.StatefulSet) (*Selection, error) {
+	selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("invalid selector: %w", err)
+	}
+	s := &Selection{set: set, selector: selector}
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		s.claimPrefixes = append(s.claimPrefixes, t.Name+"-"+set.Name+"-")
+	}
+	return s, nil
+}
+
+// Pod reports whether the pod of this metadata is in the set's snapshot.
+func (s *Selection) Pod(m *metav1.ObjectMeta) bool {
+	return m.Namespace == s.set.Namespace && (ownedOrAdoptable(m, s.set, s.selector) || IsOrdinalName(m.Name, s.set.Name+"-"))
+}
+
+// Revision reports whether the ControllerRevision of this metadata is in the set's snapshot.
+func (s *Selection) Revision(m *metav1.ObjectMeta) bool {
+	return m.Namespace == s.set.Namespace && (ownedOrAdoptable(m, s.set, s.selector) || isRevisionName(m.Name, s.set.Name+"-"))
+}
+
+// Claim reports whether the claim of this metadata is in the set's snapshot.
+func (s *Selection) Claim(m *metav1.ObjectMeta) bool {
+	if m.Namespace != s.set.Namespace {
+		return false
+	}
+	keep := hasOwnerUID(m, s.set.UID)
+	for _, pfx := range s.claimPrefixes {
+		keep = keep || IsOrdinalName(m.Name, pfx)
+	}
+	return keep
 }
 
 func ownedOrAdoptable(m *metav1.ObjectMeta, set *appsv1.StatefulSet, selector labels.Selector) bool {
