@@ -24,6 +24,11 @@ var (
 	outBuf []byte
 )
 
+// planBuf is the storage of the plans this instance returns, written over by each call (the host copies a plan
+// out before its next call: abi/README.md, "Direct path"), so that a held sync does not leave a plan's worth
+// of memory behind under TinyGo's leaking collector.
+var planBuf []byte
+
 // objects is what this instance decoded of its previous snapshot's objects: the next snapshot may name
 // them as unchanged (abi/README.md, "Unchanged objects"). One per instance, for both export paths.
 var objects statefulset.ObjectCache
@@ -39,7 +44,8 @@ func describe() int32 {
 
 //go:wasmexport reconcile
 func reconcile() int32 {
-	pdk.Output(statefulset.ReconcileCached(&objects, pdk.Input()))
+	planBuf = statefulset.ReconcileInto(&objects, pdk.Input(), planBuf)
+	pdk.Output(planBuf)
 	afterExport()
 	return 0
 }
@@ -67,7 +73,8 @@ func ordinalReconcile(ptr, length uint32) uint64 {
 	if length > 0 && int(length) <= len(inBuf) && ptr == uint32(uintptr(unsafe.Pointer(&inBuf[0]))) {
 		in = inBuf[:length]
 	}
-	outBuf = statefulset.ReconcileCached(&objects, in)
+	planBuf = statefulset.ReconcileInto(&objects, in, planBuf)
+	outBuf = planBuf
 	afterExport()
 	return pack(outBuf)
 }

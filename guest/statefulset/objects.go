@@ -165,6 +165,9 @@ type statefulSet struct {
 	ClaimTemplates       []jsonv.Value
 	ClaimTemplateNames   []string
 	Status               setStatus
+	// templateText: spec.template as the snapshot's text ("": unknown), which Template is the tree of; it points
+	// into the input, so nothing may keep it past the sync
+	templateText string
 }
 
 // snapshot is a decoded, validated ABI v1 snapshot.

@@ -38,8 +38,10 @@ type plan struct {
 }
 
 // encodePlan writes the ABI v1 plan JSON.
-func encodePlan(p *plan) []byte {
-	b := make([]byte, 0, 4096)
+func encodePlan(p *plan) []byte { return appendPlan(make([]byte, 0, 4096), p) }
+
+// appendPlan appends the plan's JSON to b.
+func appendPlan(b []byte, p *plan) []byte {
 	b = append(b, `{"abi":1,"actions":[`...)
 	for i := range p.Actions {
 		if i > 0 {
@@ -108,8 +110,11 @@ func encodePlan(p *plan) []byte {
 
 // errorPlan is a plan with no actions and the given error.
 func errorPlan(e *PlanError) []byte {
-	return encodePlan(&plan{Err: e})
+	return encodePlan(planOfError(e))
 }
+
+// planOfError is the plan of a sync that stopped at e.
+func planOfError(e *PlanError) *plan { return &plan{Err: e} }
 
 // Describe returns the module's describe JSON.
 func Describe() []byte {

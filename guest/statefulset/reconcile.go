@@ -19,13 +19,22 @@ func Reconcile(input []byte) (out []byte) {
 // ReconcileCached is Reconcile for a module instance that keeps what it decoded between calls: the
 // snapshot's objects may be references to the previous snapshot's (object_cache.go), and cache is left
 // holding this snapshot's objects (emptied when the snapshot is refused). A nil cache is Reconcile.
-func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
+func ReconcileCached(cache *ObjectCache, input []byte) []byte {
+	return ReconcileInto(cache, input, make([]byte, 0, 4096))
+}
+
+// ReconcileInto is ReconcileCached writing the plan over buf's storage (buf[:0], grown when short), for an
+// export whose host copies the plan out before the instance's next call: a plan in memory of its own per call
+// was the largest single allocation of a held sync, and under TinyGo's leaking collector what a call allocates
+// is what gets an instance recycled.
+func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
+	buf = buf[:0]
 	defer func() {
 		if r := recover(); r != nil {
 			if cache != nil {
 				*cache = ObjectCache{}
 			}
-			out = errorPlan(&PlanError{Code: CodeSyncFailed, Message: fmt.Sprint("internal error: ", r)})
+			out = appendPlan(buf[:0], planOfError(&PlanError{Code: CodeSyncFailed, Message: fmt.Sprint("internal error: ", r)}))
 		}
 	}()
 	var prev, next *objectMaps
@@ -45,17 +54,17 @@ func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 	}
 	root, err := jsonv.Validate(input)
 	if err != nil {
-		return errorPlan(&PlanError{Code: CodeInvalidJSON, Message: err.Error()})
+		return appendPlan(buf, planOfError(&PlanError{Code: CodeInvalidJSON, Message: err.Error()}))
 	}
 	snap, perr := decodeSnapshotCached(root, prev, next, seen, slab)
 	if perr != nil {
-		return errorPlan(perr)
+		return appendPlan(buf, planOfError(perr))
 	}
 	snap.maps = maps
 	var p *plan
 	if len(snap.WriteFailures) > 0 {
 		if p, perr = runWithFailures(root, snap, prev); perr != nil {
-			return errorPlan(perr)
+			return appendPlan(buf, planOfError(perr))
 		}
 	} else {
 		p = run(snap, nil)
@@ -69,7 +78,7 @@ func ReconcileCached(cache *ObjectCache, input []byte) (out []byte) {
 		next.decodes = prev.decodes
 		*cache = ObjectCache{held: *next, spare: *prev, seen: seen, slab: *slab, maps: *maps}
 	}
-	return encodePlan(p)
+	return appendPlan(buf, p)
 }
 
 // syncer is the state of one sync: the snapshot as informers and API server see it, and the
@@ -123,7 +132,7 @@ type syncMaps struct {
 	// podNames, claimIndex: the snapshot's pods by namespace and name, its claims in the set's namespace by
 	// name (their place in snapshot.Claims), for the claims of retention generation claimsIndexed
 	// (sync_lookups.go)
-	podNames      map[nsName]bool
+	podNames      nameSet
 	claimIndex    map[string]int
 	claimsIndexed uint64
 	// candidates, claimed, replicas, condemned: the sync's lists of pods, storage an instance reuses (under
@@ -138,6 +147,9 @@ type syncMaps struct {
 	retentionGen uint64
 	// podIndex: the claimed pods and their counts, kept from one delta sync to the next (pod_index.go)
 	podIndex claimedIndex
+	// patch: the revision patch of a set's template whose text was patchText (setPatch; nothing changes it)
+	patchText string
+	patch     []byte
 }
 
 // reused is *m emptied, or a new map for n entries when there is none.
@@ -179,7 +191,7 @@ func run(snap *snapshot, failAt map[int]error) *plan {
 	if !s.indexKept {
 		m.podIndex.valid = false
 	}
-	m.index(snap, s.set.Meta.Namespace, snap.delta == nil || renames(&snap.delta.pods), s.retentionGen)
+	m.index(snap, s.set.Meta.Namespace, s.retentionGen)
 	s.slots = s.ordinalSlots()
 	s.checkPaused()
 	s.checkPodUpdatePolicy()

@@ -212,7 +212,11 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	if sv.K != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "statefulSet", Message: typeErr("object", sv)}
 	}
-	snap.Set = d.statefulSet(sv, members(setT, "metadata")[0], "statefulSet")
+	setM := members(setT, "metadata", "spec")
+	snap.Set = d.statefulSet(sv, setM[0], "statefulSet")
+	if textKind(setM[1]) == jsonv.Object { // the template's text, by which an instance keeps its revision patch
+		snap.Set.templateText = string(members(setM[1], "template")[0])
+	}
 	if d.err != nil {
 		return nil, d.err
 	}

@@ -11,7 +11,7 @@ func (s *syncer) podExistsAt(k nsName) bool {
 	if e, ok := s.podExists[k]; ok {
 		return e
 	}
-	return s.maps.podNames[k]
+	return s.maps.podNames.has(k)
 }
 
 // setPodExists records what a write of this sync did to pod k.
@@ -49,15 +49,17 @@ func (s *syncer) setClaimExists(name string, exists bool) {
 	s.claimExists[name] = exists
 }
 
-// index makes the instance's name indexes fit this sync's snapshot: the pods' keys again when the pods' names
-// may have changed (podsRenamed), the claims' positions when the claims or the set's identity did (claimsGen,
-// the retention generation, changes with either).
-func (m *syncMaps) index(snap *snapshot, namespace string, podsRenamed bool, claimsGen uint64) {
-	if podsRenamed || m.podNames == nil {
-		m.podNames = reused(&m.podNames, len(snap.Pods))
-		for _, p := range snap.Pods {
-			m.podNames[key(p.Meta.Namespace, p.Meta.Name)] = true
-		}
+// index makes the instance's name indexes fit this sync's snapshot: the pods' names again for a whole snapshot,
+// brought up to date from a delta's dropped and sent pods when it adds, removes or renames (an index of 1000 names
+// made again on every sync of a rollout that creates or deletes a pod was most of what such a sync allocated
+// under TinyGo), the claims' positions when the claims or the set's identity did (claimsGen, the retention
+// generation, changes with either).
+func (m *syncMaps) index(snap *snapshot, namespace string, claimsGen uint64) {
+	switch d := snap.delta; {
+	case d == nil || !m.podNames.valid:
+		m.podNames.rebuild(snap.Pods)
+	case renames(&d.pods):
+		m.podNames.apply(&d.pods)
 	}
 	if claimsGen != m.claimsIndexed || m.claimIndex == nil {
 		m.claimIndex = reused(&m.claimIndex, len(snap.Claims))
@@ -67,6 +69,50 @@ func (m *syncMaps) index(snap *snapshot, namespace string, podsRenamed bool, cla
 			}
 		}
 		m.claimsIndexed = claimsGen
+	}
+}
+
+// nameSet is the names of a snapshot's pods, by namespace and name. Two maps of strings rather than one of
+// nsName: TinyGo hashes a struct key by reflection, boxing it (and each of its strings) on every lookup.
+type nameSet struct {
+	byNS  map[string]map[string]bool
+	valid bool // the names are those of the pods of the instance's last sync (a delta may build on them)
+}
+
+func (n *nameSet) has(k nsName) bool { return n.byNS[k.namespace][k.name] }
+
+func (n *nameSet) add(ns, name string) {
+	names := n.byNS[ns]
+	if names == nil {
+		names = map[string]bool{}
+		n.byNS[ns] = names
+	}
+	names[name] = true
+}
+
+// rebuild makes the set the names of pods (the maps emptied, not made again: an instance keeps them).
+func (n *nameSet) rebuild(pods []*pod) {
+	if n.byNS == nil {
+		n.byNS = map[string]map[string]bool{}
+	}
+	for _, names := range n.byNS {
+		clear(names)
+	}
+	for _, p := range pods {
+		n.add(p.Meta.Namespace, p.Meta.Name)
+	}
+	n.valid = true
+}
+
+// apply brings the set from the held pods to the delta's: the names of those it drops (removed or sent again)
+// go, those of the pods it sends come. Names are unique in either snapshot (decode refuses a name twice), so
+// a name dropped and sent again stays.
+func (n *nameSet) apply(k *kindDelta[pod]) {
+	for _, c := range k.dropped {
+		delete(n.byNS[c.v.Meta.Namespace], c.v.Meta.Name)
+	}
+	for _, c := range k.sent {
+		n.add(c.v.Meta.Namespace, c.v.Meta.Name)
 	}
 }
 

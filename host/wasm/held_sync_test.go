@@ -1,0 +1,211 @@
+package wasm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/guest/statefulset"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// settledSet is rollingUpdateSnapshot(n) settled: its pods at the revision of the set's template, which the
+// snapshot holds (as the native module creates it), every pod with a uid and a resourceVersion, and a claim
+// per pod, so a sync of it has nothing to do. It returns the snapshot and its decoded form, from which
+// heldDelta builds the deltas of a set that stays.
+func settledSet(tb testing.TB, n int) ([]byte, map[string]any) {
+	tb.Helper()
+	var s map[string]any
+	if err := json.Unmarshal(rollingUpdateSnapshot(n), &s); err != nil {
+		tb.Fatal(err)
+	}
+	set := s["statefulSet"].(map[string]any)
+	set["spec"].(map[string]any)["volumeClaimTemplates"] = []any{map[string]any{"metadata": map[string]any{"name": "data"},
+		"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}, "volumeMode": "Filesystem"}}}
+	s["revisions"] = []any{}
+	rev := createdRevision(tb, s)
+	name := rev["metadata"].(map[string]any)["name"].(string)
+	var claims []any
+	for i, p := range s["pods"].([]any) {
+		md := p.(map[string]any)["metadata"].(map[string]any)
+		md["uid"], md["resourceVersion"] = fmt.Sprintf("uid-%d", i), fmt.Sprint(1000+i)
+		md["labels"].(map[string]any)["controller-revision-hash"] = name
+		spec := p.(map[string]any)["spec"].(map[string]any)
+		spec["volumes"] = []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": fmt.Sprintf("data-web-%d", i)}}}
+		claims = append(claims, map[string]any{
+			"metadata": map[string]any{"name": fmt.Sprintf("data-web-%d", i), "namespace": "default", "uid": fmt.Sprintf("pvc-%d", i),
+				"resourceVersion": fmt.Sprint(5000 + i), "labels": map[string]any{"app": "web"}},
+			"spec":   map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}, "volumeMode": "Filesystem"},
+			"status": map[string]any{"phase": "Bound"},
+		})
+	}
+	s["claims"], s["revisions"] = claims, []any{rev}
+	status := set["status"].(map[string]any)
+	status["currentRevision"], status["updateRevision"], status["observedGeneration"] = name, name, 2
+	b, err := json.Marshal(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var p planOf
+	if err := json.Unmarshal(statefulset.Reconcile(b), &p); err != nil || len(p.Actions) != 0 || p.Error != nil {
+		tb.Fatalf("the settled set's sync is not empty (%v): %+v", err, p)
+	}
+	return b, s
+}
+
+type planOf struct {
+	Actions []struct {
+		Verb, Kind, Name string
+		Object           map[string]any
+	}
+	Error any
+}
+
+// createdRevision is the ControllerRevision a sync of s creates for its template, as the API server would hold it.
+func createdRevision(tb testing.TB, s map[string]any) map[string]any {
+	tb.Helper()
+	b, _ := json.Marshal(s)
+	var p planOf
+	if err := json.Unmarshal(statefulset.Reconcile(b), &p); err != nil {
+		tb.Fatal(err)
+	}
+	for _, a := range p.Actions {
+		if a.Verb == "create" && a.Kind == "ControllerRevision" {
+			md := a.Object["metadata"].(map[string]any)
+			md["namespace"], md["uid"], md["resourceVersion"] = "default", "rev-uid", "500"
+			return a.Object
+		}
+	}
+	tb.Fatalf("the sync creates no revision: %+v", p)
+	return nil
+}
+
+// heldDelta is the delta snapshot of s in which pod i is gone (gone) or back (the pod of s, under a new
+// resourceVersion rv), the rest held.
+func heldDelta(tb testing.TB, s map[string]any, i int, gone bool, rv int) []byte {
+	tb.Helper()
+	pods := s["pods"].([]any)
+	pod := pods[i].(map[string]any)
+	md := pod["metadata"].(map[string]any)
+	d := map[string]any{"abi": 1, "now": s["now"], "statefulSet": s["statefulSet"], "pods": []any{}, "revisions": []any{}, "claims": []any{}}
+	counts := map[string]any{"pods": len(pods), "revisions": len(s["revisions"].([]any)), "claims": len(s["claims"].([]any))}
+	removed := map[string]any{}
+	if gone {
+		removed["pods"] = []any{md["uid"]}
+		counts["pods"] = len(pods) - 1
+	} else {
+		md["resourceVersion"] = fmt.Sprint(rv)
+		d["pods"] = []any{pod}
+	}
+	d["delta"] = map[string]any{"removed": removed, "counts": counts}
+	b, err := json.Marshal(d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// A held sync of a 1000-pod set whose delta removes a pod or brings it back (what most syncs of a rollout
+// send) allocates little in the module: under TinyGo's leaking collector what a call allocates stays until
+// the host recycles the instance, and a recycled instance costs the session the whole set again. The index of
+// the pods' names made again on each such sync (through TinyGo's reflective hashing of struct keys), a plan's
+// buffer and the set's revision patch per call made it 63 KiB. The bytes are counted exactly, at the
+// guest's allocator (TinyGo's runtime.alloc, named in the module's name section).
+func TestHeldSyncAllocatesLittle(t *testing.T) {
+	g := newAllocCounter(t, guestWasm(t))
+	whole, s := settledSet(t, 1000)
+	g.call(whole)
+	g.call(heldDelta(t, s, 500, false, 0)) // the instance's first delta sizes its buffers
+	const calls = 40
+	before := g.bytes
+	for k := range calls {
+		gone := k%2 == 0
+		out := g.call(heldDelta(t, s, 500, gone, 9000+k))
+		if bytes.Contains(out, []byte(`"error":`)) || gone != bytes.Contains(out, []byte(`{"verb":"create","kind":"Pod","namespace":"default","name":"web-500"`)) {
+			t.Fatalf("a held sync without web-500 creates it, and one with it plans nothing: %.400s", out)
+		}
+	}
+	perCall := float64(g.bytes-before) / calls / 1024
+	t.Logf("a held sync allocates %.1f KiB in the module", perCall)
+	if perCall > 24 {
+		t.Errorf("a held sync that removes or brings back a pod allocates %.1f KiB in the module, more than 24", perCall)
+	}
+}
+
+// allocCounter runs the module's direct exports on one instance of its own, counting the bytes the guest's
+// allocator hands out.
+type allocCounter struct {
+	tb    testing.TB
+	ctx   context.Context
+	mod   api.Module
+	bytes int64
+	found bool
+}
+
+func newAllocCounter(tb testing.TB, wasmBytes []byte) *allocCounter {
+	tb.Helper()
+	g := &allocCounter{tb: tb}
+	g.ctx = experimental.WithFunctionListenerFactory(context.Background(), g)
+	rt := wazero.NewRuntimeWithConfig(g.ctx, wazero.NewRuntimeConfig().WithMemoryLimitPages(4096).WithMemoryCapacityFromMax(true))
+	tb.Cleanup(func() { rt.Close(context.Background()) })
+	wasi_snapshot_preview1.MustInstantiate(g.ctx, rt)
+	cm, err := rt.CompileModule(g.ctx, wasmBytes)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !g.found {
+		tb.Fatal("the module names no runtime.alloc: its allocations cannot be counted")
+	}
+	env := rt.NewHostModuleBuilder("extism:host/env") // never called by the direct exports
+	for _, def := range cm.ImportedFunctions() {
+		if m, name, _ := def.Import(); m == "extism:host/env" {
+			fail := api.GoModuleFunc(func(context.Context, api.Module, []uint64) { panic("called " + name) })
+			env.NewFunctionBuilder().WithGoModuleFunction(fail, def.ParamTypes(), def.ResultTypes()).Export(name)
+		}
+	}
+	if _, err := env.Instantiate(g.ctx); err != nil {
+		tb.Fatal(err)
+	}
+	if g.mod, err = rt.InstantiateModule(g.ctx, cm, wazero.NewModuleConfig().WithStartFunctions("_initialize")); err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// NewFunctionListener counts the guest's allocator only.
+func (g *allocCounter) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
+	if strings.HasSuffix(def.DebugName(), ".runtime.alloc") {
+		g.found = true
+		return g
+	}
+	return nil
+}
+
+func (g *allocCounter) Before(_ context.Context, _ api.Module, _ api.FunctionDefinition, params []uint64, _ experimental.StackIterator) {
+	g.bytes += int64(uint32(params[0]))
+}
+func (g *allocCounter) After(context.Context, api.Module, api.FunctionDefinition, []uint64) {}
+func (g *allocCounter) Abort(context.Context, api.Module, api.FunctionDefinition, error)    {}
+
+// call is one reconcile through ordinal_alloc and ordinal_reconcile; it returns the plan.
+func (g *allocCounter) call(snapshot []byte) []byte {
+	g.tb.Helper()
+	r, err := g.mod.ExportedFunction("ordinal_alloc").Call(g.ctx, uint64(len(snapshot)))
+	if err != nil || !g.mod.Memory().Write(uint32(r[0]), snapshot) {
+		g.tb.Fatalf("ordinal_alloc: %v", err)
+	}
+	if r, err = g.mod.ExportedFunction("ordinal_reconcile").Call(g.ctx, r[0], uint64(len(snapshot))); err != nil {
+		g.tb.Fatal(err)
+	}
+	out, ok := g.mod.Memory().Read(uint32(r[0]>>32), uint32(r[0]))
+	if !ok {
+		g.tb.Fatal("the plan is outside guest memory")
+	}
+	return bytes.Clone(out)
+}
