@@ -23,6 +23,7 @@ type ObjectCache struct {
 	seen        map[objectKey]string // unique's scratch, emptied and reused by each sync
 	slab        objectSlab           // the sync's copies of referenced objects, reused by the next sync
 	maps        syncMaps             // the sync's lookup maps, emptied by the next sync
+	set         setMemo              // the set of the last sync, by its text (snapshot.go)
 }
 
 // objectSlab holds one sync's copies of the objects its snapshot named by reference. A copy per object per
@@ -74,7 +75,9 @@ type objectMaps struct {
 type heldKind[T any] struct {
 	byUID map[string]*cachedObject[T]
 	order []*cachedObject[T]
-	view  []*T // storage for a delta sync's list of the objects (object_delta.go), reused
+	view  []*T // the objects of order (viewed: view mirrors order), kept and patched by delta syncs (object_delta.go)
+	// viewed: view is order's objects
+	viewed bool
 }
 
 // An entry whose rv is ambiguous stands for a uid two objects of one snapshot had: a reference to it
@@ -111,6 +114,7 @@ func (h *heldKind[T]) emptied(like int) {
 	clear(h.byUID)
 	clear(h.order) // no pointers kept alive from the storage
 	h.order = h.order[:0]
+	h.viewed = false
 }
 
 // lookup resolves a reference in one kind's objects of the previous snapshot and holds it for the next

@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"cmp"
+	"slices"
 	"strconv"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
@@ -191,35 +192,88 @@ func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT
 			}
 		}
 	}
-	order := storage.order[:0]
-	for _, c := range held.order {
-		switch {
-		case c.dropped != mark:
-			order = append(order, c)
-		case c.next != nil:
-			order = append(order, c.next)
-		}
-	}
-	order = append(order, added...)
+	order, objs := deltaOrder[T, PT](held, storage, out, added, mark, ns)
 	if len(order) != count {
 		d.staleDelta("the delta leaves " + strconv.Itoa(len(order)) + " " + list + ", the host counted " + strconv.Itoa(count) + ": send the whole snapshot")
 		return nil
 	}
 	out.order = order
-	// The sync reads the held objects themselves, not copies: no write of a sync changes an object of the
-	// snapshot (those it changes, it copies first: copyPod, withTypeMeta), and a lazy tree it builds stays
-	// built for the next. Copying every object every sync was a third of a held 1000-pod sync.
-	if cap(storage.view) < len(order) {
-		storage.view = make([]*T, len(order))
-	}
-	objs := storage.view[:len(order)]
-	for i, c := range order {
-		if m := PT(&c.v).meta(); m.Namespace == "" { // the set's, as a whole snapshot's decode gives it
-			m.Namespace = ns
-		}
-		objs[i] = &c.v
+	for _, c := range out.sent {
+		heldNamespace[T, PT](c, ns)
 	}
 	return objs
+}
+
+// maxPatched is the most objects a delta drops for which deltaOrder patches a copy of the held order; above
+// it, the order is made again from every held object.
+const maxPatched = 16
+
+// deltaOrder is held's order after the delta (in storage's), and the list of its objects: a copy of held's,
+// each object replaced in its place and each removed one's place given to the last object (plans do not
+// depend on the order of the lists), then the new ones. A copy costs a memmove; visiting every held object
+// to ask whether the delta dropped it (a pointer to follow per object, per kind, per sync) was the largest
+// part of a held 1000-pod sync's decode under TinyGo. The sync reads the held objects themselves, not copies:
+// no write of a sync changes an object of the snapshot (those it changes, it copies first: copyPod,
+// withTypeMeta), and a lazy tree it builds stays built for the next.
+func deltaOrder[T any, PT objectPtr[T]](held, storage *heldKind[T], out *kindDelta[T], added []*cachedObject[T], mark uint64, ns string) (order []*cachedObject[T], objs []*T) {
+	if len(out.dropped) > maxPatched {
+		order = storage.order[:0]
+		for _, c := range held.order {
+			switch {
+			case c.dropped != mark:
+				order = append(order, c)
+			case c.next != nil:
+				order = append(order, c.next)
+			}
+		}
+		order = append(order, added...)
+		objs = storage.view[:0]
+		for _, c := range order {
+			heldNamespace[T, PT](c, ns)
+			objs = append(objs, &c.v)
+		}
+		storage.view = objs
+		return order, objs
+	}
+	order = append(storage.order[:0], held.order...)
+	objs = append(storage.view[:0], objectsOf[T, PT](held, ns)...)
+	for _, c := range out.dropped {
+		i := slices.Index(order, c) // a held object: in the order (a complete snapshot holds each uid once)
+		if c.next != nil {
+			order[i], objs[i] = c.next, &c.next.v
+			continue
+		}
+		last := len(order) - 1
+		order[i], objs[i] = order[last], objs[last]
+		order, objs = order[:last], objs[:last]
+	}
+	for _, c := range added {
+		order, objs = append(order, c), append(objs, &c.v)
+	}
+	storage.view = objs
+	return order, objs
+}
+
+// objectsOf is the list of h's objects in its order: made once for the objects of a whole snapshot (given the
+// set's namespace where they have none, as a whole snapshot's decode gives its own copies), then kept by each
+// delta's commit.
+func objectsOf[T any, PT objectPtr[T]](h *heldKind[T], ns string) []*T {
+	if !h.viewed || len(h.view) != len(h.order) {
+		h.view = h.view[:0]
+		for _, c := range h.order {
+			heldNamespace[T, PT](c, ns)
+			h.view = append(h.view, &c.v)
+		}
+		h.viewed = true
+	}
+	return h.view
+}
+
+// heldNamespace gives a held object the set's namespace when it has none.
+func heldNamespace[T any, PT objectPtr[T]](c *cachedObject[T], ns string) {
+	if m := PT(&c.v).meta(); m.Namespace == "" {
+		m.Namespace = ns
+	}
 }
 
 // commit makes a delta's change to the held objects: held's maps changed in place, the new order (in
@@ -241,6 +295,7 @@ func commitKind[T any, PT objectPtr[T]](k *kindDelta[T], kind, ns string, held, 
 		held.byUID[c.uid] = c
 		names[nameKey(kind, PT(&c.v).meta(), ns)] = c.uid
 	}
-	old := held.order
-	held.order, spare.order = k.order, old
+	held.order, spare.order = k.order, held.order
+	held.view, spare.view = spare.view, held.view // the list of the new order (deltaOrder), and storage
+	held.viewed, spare.viewed = true, false
 }

@@ -41,9 +41,10 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 	var seen map[objectKey]string
 	var slab *objectSlab
 	var maps *syncMaps
+	var set *setMemo
 	if cache != nil {
-		held, spare, s, m := cache.held, cache.spare, cache.slab, cache.maps
-		maps = &m
+		held, spare, s, m, sm := cache.held, cache.spare, cache.slab, cache.maps, cache.set
+		maps, set = &m, &sm
 		if seen = cache.seen; seen == nil {
 			seen = map[objectKey]string{}
 		}
@@ -56,7 +57,7 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 	if err != nil {
 		return appendPlan(buf, planOfError(&PlanError{Code: CodeInvalidJSON, Message: err.Error()}))
 	}
-	snap, perr := decodeSnapshotCached(root, prev, next, seen, slab)
+	snap, perr := decodeSnapshotCached(root, prev, next, seen, slab, set)
 	if perr != nil {
 		return appendPlan(buf, planOfError(perr))
 	}
@@ -73,10 +74,10 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 	case cache == nil:
 	case snap.delta != nil:
 		snap.delta.commit(prev, next)
-		*cache = ObjectCache{held: *prev, spare: *next, seen: seen, slab: *slab, maps: *maps}
+		*cache = ObjectCache{held: *prev, spare: *next, seen: seen, slab: *slab, maps: *maps, set: *set}
 	default:
 		next.decodes = prev.decodes
-		*cache = ObjectCache{held: *next, spare: *prev, seen: seen, slab: *slab, maps: *maps}
+		*cache = ObjectCache{held: *next, spare: *prev, seen: seen, slab: *slab, maps: *maps, set: *set}
 	}
 	return appendPlan(buf, p)
 }

@@ -62,16 +62,17 @@ type objectKey struct{ kind, namespace, name string }
 // decodeSnapshot validates the snapshot and extracts what the controller reads. Pods, claims and
 // revisions stay text (lazyObject); the set and the small members become trees.
 func decodeSnapshot(root jsonv.Text) (*snapshot, *PlanError) {
-	return decodeSnapshotCached(root, nil, nil, nil, nil)
+	return decodeSnapshotCached(root, nil, nil, nil, nil, nil)
 }
 
 // decodeSnapshotCached decodes a snapshot whose objects may be references to prev's (nil: none may be);
 // the snapshot's next is the cache of its objects for the next call (nil when prev is).
-func decodeSnapshotCached(root jsonv.Text, prev, next *objectMaps, seen map[objectKey]string, slab *objectSlab) (*snapshot, *PlanError) {
-	snap, err := decodeSnapshotWith(root, true, prev, next, seen, slab)
+// set (nil: none) is the set the instance decoded last, which the snapshot's set replaces.
+func decodeSnapshotCached(root jsonv.Text, prev, next *objectMaps, seen map[objectKey]string, slab *objectSlab, set *setMemo) (*snapshot, *PlanError) {
+	snap, err := decodeSnapshotWith(root, true, prev, next, seen, slab, set)
 	if err != nil && (err.Code == CodeInvalidSnapshot || err.Code == CodeStaleReference) {
 		// decode again, building paths, to report where
-		if _, perr := decodeSnapshotWith(root, false, prev, nil, seen, nil); perr != nil {
+		if _, perr := decodeSnapshotWith(root, false, prev, nil, seen, nil, nil); perr != nil {
 			return nil, perr
 		}
 	}
@@ -132,7 +133,7 @@ func (d *decoder) arrayText(t jsonv.Text, path string, fn func(i int, v jsonv.Te
 
 // decodeSnapshotWith decodes the snapshot: references resolve in prev (nil: there are none to resolve), next
 // (nil: not kept) collects its objects for the instance's next call, seen (nil: a new one) is scratch.
-func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen map[objectKey]string, slab *objectSlab) (*snapshot, *PlanError) {
+func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen map[objectKey]string, slab *objectSlab, set *setMemo) (*snapshot, *PlanError) {
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}
@@ -205,19 +206,7 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	}
 	snap.Now = now
 
-	sv := textValue(setT)
-	if sv.K == jsonv.Null {
-		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "statefulSet", Message: "snapshot has no statefulSet"}
-	}
-	if sv.K != jsonv.Object {
-		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "statefulSet", Message: typeErr("object", sv)}
-	}
-	setM := members(setT, "metadata", "spec")
-	snap.Set = d.statefulSet(sv, setM[0], "statefulSet")
-	if textKind(setM[1]) == jsonv.Object { // the template's text, by which an instance keeps its revision patch
-		snap.Set.templateText = string(members(setM[1], "template")[0])
-	}
-	if d.err != nil {
+	if snap.Set = d.setOf(setT, set); d.err != nil {
 		return nil, d.err
 	}
 	ns := snap.Set.Meta.Namespace
@@ -310,6 +299,45 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		return nil, d.err
 	}
 	return snap, nil
+}
+
+// setMemo is the set an instance decoded last and the text it decoded it from (in memory of its own: what is
+// decoded of a set points into its text, and the exports write the next call's input over this one's).
+type setMemo struct {
+	text string
+	set  *statefulSet
+}
+
+// setOf decodes the snapshot's set, or takes the one memo holds when its text is the same: a set's spec and
+// most of its syncs' status are the same from one sync to the next, and making its tree again on every sync
+// was a third of what a held sync allocated under TinyGo's leaking collector. No sync changes its set (the
+// status it writes is a new one), so the syncs share it.
+func (d *decoder) setOf(setT jsonv.Text, memo *setMemo) *statefulSet {
+	if memo != nil && memo.set != nil && memo.text == string(setT) {
+		return memo.set
+	}
+	if memo != nil {
+		*memo = setMemo{text: strings.Clone(string(setT))}
+		setT = jsonv.Text(memo.text)
+	}
+	sv := textValue(setT)
+	if sv.K == jsonv.Null {
+		d.err = &PlanError{Code: CodeInvalidSnapshot, Path: "statefulSet", Message: "snapshot has no statefulSet"}
+		return nil
+	}
+	if sv.K != jsonv.Object {
+		d.err = &PlanError{Code: CodeInvalidSnapshot, Path: "statefulSet", Message: typeErr("object", sv)}
+		return nil
+	}
+	setM := members(setT, "metadata", "spec")
+	s := d.statefulSet(sv, setM[0], "statefulSet")
+	if textKind(setM[1]) == jsonv.Object { // the template's text, by which an instance keeps its revision patch
+		s.templateText = string(members(setM[1], "template")[0])
+	}
+	if memo != nil && d.err == nil {
+		memo.set = s
+	}
+	return s
 }
 
 func (d *decoder) statefulSet(v jsonv.Value, meta jsonv.Text, path string) *statefulSet {

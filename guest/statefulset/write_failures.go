@@ -115,7 +115,7 @@ func runWithFailures(root jsonv.Text, first *snapshot, prev *objectMaps) (*plan,
 	for i, f := range first.WriteFailures {
 		if snap == nil {
 			var perr *PlanError
-			if snap, perr = decodeSnapshotCached(root, prev, nil, nil, nil); perr != nil {
+			if snap, perr = decodeSnapshotCached(root, prev, nil, nil, nil, nil); perr != nil {
 				return nil, perr
 			}
 		}
@@ -133,7 +133,7 @@ func runWithFailures(root jsonv.Text, first *snapshot, prev *objectMaps) (*plan,
 		}
 		failAt[a.seq] = &apiError{reason: f.Reason, msg: f.Message}
 	}
-	snap, perr := decodeSnapshotCached(root, prev, nil, nil, nil)
+	snap, perr := decodeSnapshotCached(root, prev, nil, nil, nil, nil)
 	if perr != nil {
 		return nil, perr
 	}
