@@ -49,7 +49,6 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 			seen = map[objectKey]string{}
 		}
 		*cache = ObjectCache{} // what this call decodes replaces it, or nothing does
-		spare.emptied(&held)
 		s.reset()
 		prev, next, slab = &held, &spare, &s
 	}
@@ -70,6 +69,9 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 	} else {
 		p = run(snap, nil)
 	}
+	if len(seen) > maxKeptScratch { // a whole snapshot's: emptying it would cost every delta after it
+		seen = nil
+	}
 	switch { // the snapshot's decoded objects, for the instance's next call; the maps before, to refill
 	case cache == nil:
 	case snap.delta != nil:
@@ -81,6 +83,9 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 	}
 	return appendPlan(buf, p)
 }
+
+// maxKeptScratch is the most entries of the decode's scratch map an instance keeps for its next call.
+const maxKeptScratch = 64
 
 // syncer is the state of one sync: the snapshot as informers and API server see it, and the
 // plan being recorded.

@@ -1,9 +1,11 @@
 package wasm_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -211,4 +213,60 @@ func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
 			}
 		}
 	})
+}
+
+// BenchmarkHeldSync is the module's part of a held sync of a settled 1000-pod OrderedReady set with a claim per
+// pod (settledSet), sent as the delta a Session sends: one pod changed (a new resourceVersion: nothing to do),
+// or one pod gone and back (the sync creates it, then has nothing to do). guest-ms/op is the module's time
+// per delta call (CallStats.Guest: copy in, reconcile, copy out); calls/instance how many calls an instance
+// serves before the pool recycles it for its memory (default Config), after which the set is sent whole
+// again (whole/op); cpu-ms/op the CPU time of the benchmark's thread per delta call (the guest runs on it;
+// the figure to compare on a loaded machine, where guest-ms/op counts the waits for a core).
+func BenchmarkHeldSync(b *testing.B) {
+	whole, s := settledSet(b, 1000)
+	variants := []struct {
+		name   string
+		deltas [2][]byte
+	}{
+		{"pod-changed", [2][]byte{heldDelta(b, s, 500, false, 7001), heldDelta(b, s, 500, false, 7002)}},
+		{"pod-gone-and-back", [2][]byte{heldDelta(b, s, 500, true, 0), heldDelta(b, s, 500, false, 7003)}},
+	}
+	for _, v := range variants {
+		b.Run(v.name, func(b *testing.B) {
+			ctx := context.Background()
+			m := loadGuest(b, wasm.Config{MaxInstances: 1})
+			if _, err := m.Reconcile(ctx, whole); err != nil {
+				b.Fatal(err)
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var guest time.Duration
+			var cpu int64
+			wholes, i := 0, 0
+			for b.Loop() {
+				i++
+				cpu0 := threadCPU()
+				out, st, err := m.ReconcileWithStats(ctx, v.deltas[i%2])
+				spent := threadCPU() - cpu0
+				if err != nil {
+					b.Fatal(err)
+				}
+				if bytes.Contains(out, []byte(`"code":"StaleReference"`)) { // a recycled instance: the set whole again
+					wholes++
+					if _, err := m.Reconcile(ctx, whole); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				guest += st.Guest
+				cpu += spent
+			}
+			b.ReportMetric(float64(guest.Microseconds())/1000/float64(i-wholes), "guest-ms/op")
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu)/1e6/float64(i-wholes), "cpu-ms/op")
+			}
+			b.ReportMetric(float64(i)/float64(m.Stats().Direct.RecycledForMemory+1), "calls/instance")
+			b.ReportMetric(float64(wholes)/float64(i), "whole/op")
+		})
+	}
 }
