@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/module"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
@@ -165,6 +166,7 @@ type engine struct {
 	snapSize   int    // bytes of the last snapshot, to size the next
 	snapBuf    []byte // the last snapshot's buffer, for the next (nil when a segment kept it)
 	enc        jsonEncoder
+	scratch    []byte      // an object's encoding before it is placed (objectsOf)
 	layout     wasm.Layout // where the last snapshot's objects are (objectsOf)
 	// world is the engine's view of the world's objects, by kind (world_view.go); viewGen counts the syncs'
 	// views.
@@ -174,11 +176,15 @@ type engine struct {
 	// scopeSet the set they were last scoped with, decoded (scope)
 	scopeObjects map[string]map[string]*firewall.Object
 	scopeSet     decodedSet
-	// podsOfMembers is the membership rule the records' grid states were read with (kube.Members.Key);
-	// podScratch the states of the last sync, lastGrid its grid (the next shares its unchanged chunks).
+	// podsOfMembers is the membership rule the records' grid states were read with (kube.Members.Key), of the
+	// view podsFor; lastGrid the last sync's grid (the next is made from it and what changed). members is the
+	// set's membership rule, read from what membersFrom says of the set (membersOfSet).
 	podsOfMembers string
-	podScratch    []PodState
+	podsFor       *worldKind
 	lastGrid      PodGrid
+	members       kube.Members
+	membersFrom   string
+	membersRead   bool
 	named         map[string]hostplan.Reconciler // modules the set named, loaded (opts.NamedModule)
 	policies      map[string]policy.Module       // policies the set named, loaded (opts.NamedPolicy)
 	held          *policy.Memory                 // what the set's policies have been holding, since when (restoreMemory)

@@ -102,7 +102,7 @@ func syntheticRollout(pods, syncs int) *Timeline {
 			}
 			states = append(states, p)
 		}
-		st.Pods = GridOf(states, PodGrid{})
+		st.Pods = GridOf(states)
 		st.Actions = []ActionRecord{{Verb: "updateStatus", Kind: world.KindSet, Name: "web", Detail: st.Revisions}}
 		tl.Steps = append(tl.Steps, st)
 	}

@@ -3,34 +3,174 @@ package replay
 import (
 	"encoding/json"
 	"iter"
-	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 )
 
-// PodGrid is the pods one sync saw, in ordinal order. A replay records one per sync, and between two syncs
-// a pod or two change: consecutive grids share the chunks in which nothing changed, so a rollout of n pods
-// over s syncs holds about s chunks and n states instead of s·n states (a 1000-pod preview held half a
-// gigabyte of them). A grid is never changed once made. It is written as a JSON array of PodState.
+// PodGrid is the pods one sync saw, in ordinal order. A replay records one per sync, and a rollout's pods
+// are a few runs of consecutive ordinals in one state (the updated ones Ready, the one being replaced, the
+// old ones Ready): a grid holds its runs, each a state and a count, so a grid costs its runs, not its pods
+// (a 1000-pod preview held half a gigabyte of states, then tens of megabytes of shared chunks). The replay
+// builds each sync's grid from the last one and the pods that changed (gridEdit): a sync's grid costs what
+// changed and the runs, not a walk of every pod. A grid is never changed once made. It is written as a JSON
+// array of PodState.
 type PodGrid struct {
-	chunks [][]PodState // each gridChunk states but the last
-	n      int
+	runs []podRun
+	n    int
 }
 
-// gridChunk is how many states a chunk holds: small enough that a change copies little, large enough that
-// a grid is few pointers.
-const gridChunk = 32
+// podRun is count states from first on: each next one the pod of the next ordinal, named as first is with
+// its ordinal's digits (web-3, web-4, ...), in first's state.
+type podRun struct {
+	first PodState
+	count int
+}
 
-// GridOf is the grid of states (in ordinal order), sharing with prev every chunk that holds the same states.
-func GridOf(states []PodState, prev PodGrid) PodGrid {
-	g := PodGrid{n: len(states), chunks: make([][]PodState, 0, (len(states)+gridChunk-1)/gridChunk)}
-	for i := 0; i < len(states); i += gridChunk {
-		c := states[i:min(i+gridChunk, len(states))]
-		if k := len(g.chunks); k < len(prev.chunks) && slices.Equal(prev.chunks[k], c) {
-			g.chunks = append(g.chunks, prev.chunks[k])
-			continue
-		}
-		g.chunks = append(g.chunks, slices.Clone(c))
+// at is the run's k-th state.
+func (r podRun) at(k int) PodState {
+	if k == 0 {
+		return r.first
 	}
-	return g
+	p := r.first
+	p.Ordinal += k
+	p.Name = r.prefix() + strconv.Itoa(p.Ordinal)
+	return p
+}
+
+// last is the run's last state.
+func (r podRun) last() PodState { return r.at(r.count - 1) }
+
+// prefix is the name of first without its ordinal's digits.
+func (r podRun) prefix() string {
+	return strings.TrimSuffix(r.first.Name, strconv.Itoa(r.first.Ordinal))
+}
+
+// follows reports whether p can end the run: the pod of the next ordinal, named as the run's pods are, in
+// their state.
+func (r podRun) follows(p PodState) bool {
+	q := r.first
+	if p.Ordinal != q.Ordinal+r.count || p.Revision != q.Revision || p.Label != q.Label || p.Phase != q.Phase ||
+		p.Ready != q.Ready || p.Terminating != q.Terminating || q.Ordinal < 0 {
+		return false
+	}
+	digits := strconv.Itoa(q.Ordinal)
+	if !strings.HasSuffix(q.Name, digits) {
+		return false
+	}
+	prefix := q.Name[:len(q.Name)-len(digits)]
+	return len(p.Name) > len(prefix) && strings.HasPrefix(p.Name, prefix) && p.Name[len(prefix):] == strconv.Itoa(p.Ordinal)
+}
+
+// gridBuilder folds states, in order, into runs.
+type gridBuilder struct{ g PodGrid }
+
+// add adds one state.
+func (b *gridBuilder) add(p PodState) {
+	b.g.n++
+	if k := len(b.g.runs) - 1; k >= 0 && b.g.runs[k].follows(p) {
+		b.g.runs[k].count++
+		return
+	}
+	b.g.runs = append(b.g.runs, podRun{first: p, count: 1})
+}
+
+// addRun adds the states of r from its k-th on, up to (not including) its end-th.
+func (b *gridBuilder) addRun(r podRun, k, end int) {
+	if k >= end {
+		return
+	}
+	b.add(r.at(k))
+	if end-k > 1 {
+		// the rest follow the state just added: they fold into its run as they did into r
+		b.g.runs[len(b.g.runs)-1].count += end - k - 1
+		b.g.n += end - k - 1
+	}
+}
+
+// GridOf is the grid of states (in ordinal order).
+func GridOf(states []PodState) PodGrid {
+	var b gridBuilder
+	for _, p := range states {
+		b.add(p)
+	}
+	return b.g
+}
+
+// gridChange is a pod of the set whose state a sync reads anew: its new state, or none when it is no longer
+// one of the set's pods (deleted, or no longer a member). key is where the grid has it (gridKey).
+type gridChange struct {
+	key    PodState // Ordinal and Name
+	state  PodState
+	member bool
+}
+
+// gridLess orders states as a grid does: by ordinal, then by name in natural order (the view's order).
+func gridLess(a, b PodState) bool {
+	if a.Ordinal != b.Ordinal {
+		return a.Ordinal < b.Ordinal
+	}
+	return world.NaturalLess(a.Name, b.Name)
+}
+
+// before reports whether the run's k-th state comes before key in a grid (gridLess), its name made only
+// when the ordinals tie.
+func (r podRun) before(k int, key PodState) bool {
+	if o := r.first.Ordinal + k; k > 0 && o != key.Ordinal {
+		return o < key.Ordinal
+	}
+	return gridLess(r.at(k), key)
+}
+
+// gridEdit is prev with changes applied (changes in grid order, one per pod): a change replaces the state of
+// its pod, adds it or removes it. It costs prev's runs and the changes, not prev's pods: the states before a
+// change are taken a run, or the part of a run, at a time (a run's ordinals are consecutive).
+func gridEdit(prev PodGrid, changes []gridChange) PodGrid {
+	if len(changes) == 0 {
+		return prev
+	}
+	var b gridBuilder
+	b.g.runs = make([]podRun, 0, len(prev.runs)+2*len(changes))
+	runs := prev.runs
+	k := 0 // runs[0]'s states before k are added
+	for _, ch := range changes {
+		// the states before the change's pod
+		for len(runs) > 0 {
+			r := runs[0]
+			if r.before(r.count-1, ch.key) {
+				b.addRun(r, k, r.count)
+				runs, k = runs[1:], 0
+				continue
+			}
+			at := k
+			if r.count > 1 {
+				at = max(k, min(ch.key.Ordinal-r.first.Ordinal, r.count-1))
+			}
+			for at < r.count && r.before(at, ch.key) {
+				at++
+			}
+			b.addRun(r, k, at)
+			k = at
+			break
+		}
+		// the pod's old state, if the grid has it
+		if len(runs) > 0 {
+			if old := runs[0].at(k); old.Ordinal == ch.key.Ordinal && old.Name == ch.key.Name {
+				if k++; k == runs[0].count {
+					runs, k = runs[1:], 0
+				}
+			}
+		}
+		if ch.member {
+			b.add(ch.state)
+		}
+	}
+	for _, r := range runs {
+		b.addRun(r, k, r.count)
+		k = 0
+	}
+	return b.g
 }
 
 // Len is the number of pods in the grid.
@@ -39,9 +179,9 @@ func (g PodGrid) Len() int { return g.n }
 // All yields the grid's states in ordinal order.
 func (g PodGrid) All() iter.Seq[PodState] {
 	return func(yield func(PodState) bool) {
-		for _, c := range g.chunks {
-			for _, p := range c {
-				if !yield(p) {
+		for _, r := range g.runs {
+			for k := range r.count {
+				if !yield(r.at(k)) {
 					return
 				}
 			}
@@ -52,8 +192,8 @@ func (g PodGrid) All() iter.Seq[PodState] {
 // States is the grid as a slice of its own.
 func (g PodGrid) States() []PodState {
 	out := make([]PodState, 0, g.n)
-	for _, c := range g.chunks {
-		out = append(out, c...)
+	for p := range g.All() {
+		out = append(out, p)
 	}
 	return out
 }
@@ -72,6 +212,6 @@ func (g *PodGrid) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &states); err != nil {
 		return err
 	}
-	*g = GridOf(states, PodGrid{})
+	*g = GridOf(states)
 	return nil
 }

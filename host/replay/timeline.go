@@ -160,28 +160,95 @@ type Outcome struct {
 // podStates reads the set's pods as the sync's snapshot had them (nothing is applied between); a pod
 // that is not the set's (db-0, web--1 with its labels) has no ordinal in it and is left out. A pod's state is
 // read once per change of the pod (record), for the set's membership rule of podsOfMembers; its letter is
-// given when it is read, in name order, as letters are handed out as revisions appear.
+// given when it is read, as letters are handed out as revisions appear. The grid is the last sync's with the
+// pods the view read again since (gridEdit): a sync pays for what changed. Another membership rule (another
+// set, or its deletion) reads every pod again.
 func (e *engine) podStates() PodGrid {
-	members := kube.MembersOfJSON(e.api.StatefulSet())
-	all := false
-	if k := members.Key(); k != e.podsOfMembers { // another set (or its deletion): every pod read again
-		all = true
-		e.podsOfMembers = k
+	members := e.membersOfSet()
+	records := e.view(world.KindPod)
+	w := e.world[world.KindPod]
+	if k := members.Key(); k != e.podsOfMembers || e.podsFor != w {
+		e.podsOfMembers, e.podsFor = k, w
+		e.lastGrid = e.allPodStates(members, records)
+		return e.lastGrid
 	}
-	out := e.podScratch[:0]
-	for _, r := range e.view(world.KindPod) {
-		if all || !e.current(r, r.gridFor) {
-			r.gridFor, r.member, r.state = r.version, false, PodState{}
-			if ord, member := members.PodJSON(r.o); member {
-				md, p := r.md, r.o
-				r.member = true
-				r.state = PodState{Name: jsonobj.GetStr(md, "name"), Ordinal: ord,
-					Revision: jsonobj.GetStr(md, "labels.controller-revision-hash"),
-					Phase:    jsonobj.GetStr(p, "status.phase"), Ready: kube.PodReadyJSON(p),
-					Terminating: jsonobj.Get(md, "deletionTimestamp") != nil}
-				r.state.Label = e.label(r.state.Revision)
+	var changes []gridChange
+	change := func(r *record) {
+		if r.gridSync == e.viewGen {
+			return // read already this sync
+		}
+		r.gridSync = e.viewGen
+		was := gridChange{key: r.state, member: r.member}
+		if r.gone {
+			r.member = false
+		} else {
+			e.readPodState(members, r)
+		}
+		switch {
+		case r.member:
+			changes = append(changes, gridChange{key: r.state, state: r.state, member: true})
+		case was.member:
+			changes = append(changes, gridChange{key: was.key})
+		}
+	}
+	for _, r := range w.regrid {
+		r.regridding = false
+		change(r)
+	}
+	w.regrid = w.regrid[:0]
+	if e.cfg.Model != ModelTick {
+		for _, r := range w.volatile { // objects without a resourceVersion: read every sync, as no version tells
+			if !r.gone && r.rv == "" {
+				change(r)
 			}
 		}
+	}
+	slices.SortStableFunc(changes, func(a, b gridChange) int {
+		switch {
+		case gridLess(a.key, b.key):
+			return -1
+		case gridLess(b.key, a.key):
+			return 1
+		}
+		return 0
+	})
+	e.lastGrid = gridEdit(e.lastGrid, changes)
+	if verifyEncodedObjects {
+		e.verifyGrid(members, records)
+	}
+	return e.lastGrid
+}
+
+// verifyGrid checks (tests) that the grid made from the last one and what changed is the grid of every pod
+// read afresh (but their letters: a pod's is the one its revision had when the pod was read).
+func (e *engine) verifyGrid(members kube.Members, records []*record) {
+	var want []PodState
+	for _, r := range records {
+		if p, ok := podStateOf(members, r); ok {
+			want = append(want, p)
+		}
+	}
+	slices.SortStableFunc(want, func(a, b PodState) int { return cmp.Compare(a.Ordinal, b.Ordinal) })
+	got := e.lastGrid.States()
+	for i := range got {
+		got[i].Label = ""
+	}
+	if !slices.Equal(got, want) {
+		panic(fmt.Sprintf("replay: the pod grid made from what changed is\n%v\nread afresh\n%v", got, want))
+	}
+}
+
+// allPodStates is the grid of every pod of the view, each read again (a new membership rule).
+func (e *engine) allPodStates(members kube.Members, records []*record) PodGrid {
+	w := e.world[world.KindPod]
+	for _, r := range w.regrid {
+		r.regridding = false
+	}
+	w.regrid = w.regrid[:0]
+	var out []PodState
+	for _, r := range records {
+		r.gridFor = 0
+		e.readPodState(members, r)
 		if r.member {
 			out = append(out, r.state)
 		}
@@ -190,9 +257,44 @@ func (e *engine) podStates() PodGrid {
 	if !slices.IsSortedFunc(out, byOrdinal) { // names in natural order are mostly ordinals in order
 		slices.SortStableFunc(out, byOrdinal)
 	}
-	e.podScratch = out
-	e.lastGrid = GridOf(out, e.lastGrid)
-	return e.lastGrid
+	return GridOf(out)
+}
+
+// readPodState reads the pod's state, unless it was read at its version.
+func (e *engine) readPodState(members kube.Members, r *record) {
+	if e.current(r, r.gridFor) {
+		return
+	}
+	r.gridFor = r.version
+	r.state, r.member = podStateOf(members, r)
+	if r.member {
+		r.state.Label = e.label(r.state.Revision)
+	}
+}
+
+// podStateOf is the pod's state but its letter; false when it is not one of the set's pods.
+func podStateOf(members kube.Members, r *record) (PodState, bool) {
+	ord, member := members.PodJSON(r.o)
+	if !member {
+		return PodState{}, false
+	}
+	md, p := r.md, r.o
+	return PodState{Name: jsonobj.GetStr(md, "name"), Ordinal: ord,
+		Revision: jsonobj.GetStr(md, "labels.controller-revision-hash"),
+		Phase:    jsonobj.GetStr(p, "status.phase"), Ready: kube.PodReadyJSON(p),
+		Terminating: jsonobj.Get(md, "deletionTimestamp") != nil}, true
+}
+
+// membersOfSet is the set's membership rule (kube.MembersOfJSON), read again only when what it depends on
+// changed: the set is written at every sync, its name, uid and selector seldom.
+func (e *engine) membersOfSet() kube.Members {
+	set := e.api.StatefulSet()
+	key := fmt.Sprintf("%q %q %q %t %s", jsonobj.GetStr(set, "metadata.name"), jsonobj.GetStr(set, "metadata.namespace"),
+		jsonobj.GetStr(set, "metadata.uid"), jsonobj.Get(set, "metadata.deletionTimestamp") != nil, mustJSON(jsonobj.Get(set, "spec.selector")))
+	if key != e.membersFrom || !e.membersRead {
+		e.members, e.membersFrom, e.membersRead = kube.MembersOfJSON(set), key, true
+	}
+	return e.members
 }
 
 // labelRevisions gives every revision in the world its letter, oldest revision number first.
@@ -335,7 +437,7 @@ func (e *engine) progressAt(now time.Time) Progress {
 func (e *engine) finish() {
 	tl := e.tl
 	tl.longestSync = e.longestSync
-	tl.Final = e.snapshot()
+	tl.Final = compact(e.snapshot())
 	tl.finalSignals = maps.Clone(e.signals)
 	for _, p := range e.pdbs {
 		b, _ := json.Marshal(p)

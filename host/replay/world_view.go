@@ -35,6 +35,10 @@ type record struct {
 	encodedFor int
 	encodedAt  int
 	from, to   int
+	// end is where its slot in the last snapshot ends (the next object's comma, or the list's end), and written
+	// that json was encoded since that snapshot (objectsOf)
+	end     int
+	written bool
 
 	// the snapshot's layout (objectsOf): the layout that last carried the object, its digest and uid there
 	laidIn     uint64
@@ -49,6 +53,9 @@ type record struct {
 	member  bool
 	state   PodState
 	gridFor int
+	// regridding: the record waits in its kind's regrid; gone: the view dropped it
+	regridding, gone bool
+	gridSync         int // the view whose grid last read it (podStates)
 }
 
 // worldKind is the view of one kind: its records in name order, the watch that says which to read again,
@@ -59,6 +66,11 @@ type worldKind struct {
 	at      int // the view (viewGen) the records were brought up to date for
 	gone    []string
 	unlaid  []*record // the records dropped since the snapshot's layout last looked (objectsOf)
+	// close is where the last snapshot's list of the kind ends (its ']'), written for the view closedAt
+	close, closedAt int
+	// regrid are the records read, added or dropped since the pod grid last looked (podStates), volatile
+	// those read without a resourceVersion (no version tells their changes: the grid reads them every sync)
+	regrid, volatile []*record
 }
 
 // current reports whether a part made for version v of r can be used as it is.
@@ -86,22 +98,37 @@ func (e *engine) view(kind string) []*record {
 		found := i < len(w.records) && w.records[i].name == n
 		switch {
 		case o == nil && found:
+			w.records[i].gone = true
+			w.touch(w.records[i])
 			w.unlaid = append(w.unlaid, w.records[i])
 			w.records = slices.Delete(w.records, i, i+1)
 			w.gone = append(w.gone, n)
 		case o == nil:
 		case found:
 			w.records[i].read(o, e.cfg.Model == ModelTick)
+			w.touch(w.records[i])
 		default:
 			r := &record{name: n}
 			r.read(o, false)
 			w.records = slices.Insert(w.records, i, r)
+			w.touch(r)
 		}
 	}
 	if verifyEncodedObjects {
 		e.verifyView(kind, w.records)
 	}
 	return w.records
+}
+
+// touch notes that the view read r again, added or dropped it, for the pod grid (podStates).
+func (w *worldKind) touch(r *record) {
+	if !r.regridding {
+		r.regridding = true
+		w.regrid = append(w.regrid, r)
+	}
+	if r.rv == "" && !r.gone && !slices.Contains(w.volatile, r) {
+		w.volatile = append(w.volatile, r)
+	}
 }
 
 // read takes the object as the world holds it now; a new uid or resourceVersion is a new version, and so is
