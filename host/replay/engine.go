@@ -168,6 +168,8 @@ type engine struct {
 	enc        jsonEncoder
 	scratch    []byte      // an object's encoding before it is placed (objectsOf)
 	layout     wasm.Layout // where the last snapshot's objects are (objectsOf)
+	// laidObjects is the last layout's objects, which the next layout's are written over (relayList)
+	laidObjects []wasm.LaidObject
 	// world is the engine's view of the world's objects, by kind (world_view.go); viewGen counts the syncs'
 	// views.
 	world   map[string]*worldKind

@@ -43,7 +43,8 @@ func (e *engine) snapshot() []byte {
 	}
 	// What the encoder makes of {"abi":1,"now":...,"statefulSet":...,"pods":[...],...,"eventActions":true}
 	// (keys sorted), each listed object encoded once per change (encodedObjects).
-	e.layout.Next() // and what changed since the previous snapshot's, for the session (objectsOf)
+	e.layout.Next()                      // and what changed since the previous snapshot's, for the session (objectsOf)
+	e.layout.Objects = e.laidObjects[:0] // over the previous layout's objects (relayList)
 	b = append(b, `{"abi":`...)
 	b = strconv.AppendInt(b, abi.Version, 10)
 	b = append(b, `,"claims":`...)
@@ -74,7 +75,7 @@ func (e *engine) snapshot() []byte {
 	}
 	e.heads = append(e.heads, headSpan{"statefulSet", at, len(b)})
 	b = append(b, '}')
-	e.snapSize, e.snapBuf = len(b), b
+	e.snapSize, e.snapBuf, e.laidObjects = len(b), b, e.layout.Objects
 	if verifyEncodedObjects && !json.Valid(b) {
 		panic(fmt.Sprintf("replay: a snapshot that is not JSON: %.2000s", b))
 	}
@@ -132,24 +133,23 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 	list, first := listOf[kind], len(b)
 	records := e.view(kind)
 	w := e.world[kind]
+	if e.inPlace(b, w, records) {
+		return e.relayList(b, list, w, records)
+	}
 	e.unlay(kind)
 	prev := e.viewGen - 1 // the view the previous snapshot was written for
+	w.open, w.objAt = first, len(e.layout.Objects)
 	var last *record
 	lastClean, lastEnd := false, first // the previous object's slot is as the previous snapshot left it, to lastEnd
 	for i, r := range records {
 		if !e.current(r, r.encodedFor) {
-			var err error
-			if e.scratch, err = e.enc.append(e.scratch[:0], r.o); err != nil {
-				panic(fmt.Sprintf("replay: encoding the world: %v", err))
-			}
-			r.json, r.digest, r.encodedFor = bytes.Clone(e.scratch), sha256.Sum256(e.scratch), r.version
-			r.written = true
+			e.encode(r)
 		}
 		at := len(b) // where r goes when it follows the previous object at once
 		if i > 0 {
 			at++
 		}
-		stays := r.encodedAt == prev && r.from >= at && e.overPrevious(b) && (!r.written || len(r.json) <= r.end-r.from)
+		stays := w.placed(r, prev) && r.from >= at && e.overPrevious(b) && (!r.written || len(r.json) <= r.end-r.from)
 		clean, end := false, r.end
 		if stays {
 			clean = !r.written
@@ -179,7 +179,7 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 			b = appendSpaces(b, len(r.json)/8+16) // room to grow, as the objects after it move anyway
 		}
 		r.encodedAt, r.from, r.to = e.viewGen, from, from+len(r.json)
-		e.lay(list, r, r.from, r.to)
+		e.lay(list, r, len(e.layout.Objects))
 		last, lastClean, lastEnd = r, clean, end
 	}
 	if w.closedAt == prev && w.close >= len(b) && e.overPrevious(b) { // the list ends where it did
@@ -188,9 +188,113 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 	if last != nil {
 		last.end = len(b)
 	}
-	w.close, w.closedAt = len(b), e.viewGen
+	w.close, w.closedAt, w.walkedAt = len(b), e.viewGen, e.viewGen
+	w.laidAt, w.laidWalk = e.layout.ID, e.layout.ID
+	w.resized = false
+	for _, r := range w.relay {
+		r.relaying = false
+	}
+	w.relay = w.relay[:0]
 	e.layout.Lists = append(e.layout.Lists, wasm.LaidList{List: list, From: first, To: len(b), Count: len(records)})
 	return append(b, ']')
+}
+
+// inPlace reports whether the list of w can be written as the previous snapshot wrote it but for the objects
+// read since (relayList): none added or dropped, the list where it was in the buffer and in the layout, and
+// each object read since fits its slot. Those are encoded here.
+func (e *engine) inPlace(b []byte, w *worldKind, records []*record) bool {
+	prev := e.viewGen - 1
+	if w.resized || w.closedAt != prev || w.walkedAt == 0 || w.open != len(b) || !e.overPrevious(b) || w.close > cap(b) ||
+		w.laidAt != e.layout.Since || w.objAt != len(e.layout.Objects) || w.objAt+len(records) > cap(e.layout.Objects) {
+		return false
+	}
+	fits := true
+	for _, r := range e.relayed(w) {
+		if !e.current(r, r.encodedFor) {
+			e.encode(r)
+		}
+		if r.written && len(r.json) > r.end-r.from {
+			fits = false
+		}
+	}
+	return fits
+}
+
+// relayed is the records of w to write again: those the view read since the list was written, and in the
+// delays model those without a resourceVersion (encoded at every sync, as no version tells their changes).
+func (e *engine) relayed(w *worldKind) []*record {
+	if e.cfg.Model == ModelTick {
+		return w.relay
+	}
+	for _, r := range w.volatile {
+		if !r.gone && r.rv == "" && !r.relaying {
+			r.relaying = true
+			w.relay = append(w.relay, r)
+		}
+	}
+	return w.relay
+}
+
+// encode encodes r's object (a new version of it).
+func (e *engine) encode(r *record) {
+	var err error
+	if e.scratch, err = e.enc.append(e.scratch[:0], r.o); err != nil {
+		panic(fmt.Sprintf("replay: encoding the world: %v", err))
+	}
+	r.json, r.digest, r.encodedFor = bytes.Clone(e.scratch), sha256.Sum256(e.scratch), r.version
+	r.written = true
+}
+
+// relayList writes the list of w in place (inPlace): the previous snapshot's list, each object read since
+// written over its slot, and laid out where the previous layout had it. A sync that changed a pod or two of
+// a thousand writes and lays out those.
+func (e *engine) relayList(b []byte, list string, w *worldKind, records []*record) []byte {
+	first := len(b)
+	b = b[:w.close]
+	l := &e.layout
+	l.Objects = l.Objects[:w.objAt+len(records)]
+	for _, r := range w.relay {
+		r.relaying = false
+		if r.written {
+			copy(b[r.from:], r.json)
+			r.to = r.from + len(r.json)
+			for k := r.to; k < r.end; k++ {
+				b[k] = ' '
+			}
+			r.written = false
+		}
+		r.encodedAt = e.viewGen
+		i, _ := slices.BinarySearchFunc(records, r.name, func(r *record, name string) int {
+			if r.name == name {
+				return 0
+			}
+			if world.NaturalLess(r.name, name) {
+				return -1
+			}
+			return 1
+		})
+		e.lay(list, r, w.objAt+i)
+	}
+	w.relay = w.relay[:0]
+	slices.SortFunc(l.Changed, func(a, b wasm.LaidChange) int { return a.Index - b.Index })
+	w.closedAt, w.laidAt = e.viewGen, l.ID
+	if verifyEncodedObjects {
+		e.verifyList(b, list, w, records)
+	}
+	l.Lists = append(l.Lists, wasm.LaidList{List: list, From: first, To: len(b), Count: len(records)})
+	return append(b, ']')
+}
+
+// verifyList checks (tests) that a list written in place holds every object where the layout says.
+func (e *engine) verifyList(b []byte, list string, w *worldKind, records []*record) {
+	for i, r := range records {
+		o := e.layout.Objects[w.objAt+i]
+		want := wasm.LaidObject{List: list, From: r.from, To: r.to, UID: r.uid, RV: r.rv, Digest: r.digest}
+		fresh, _ := e.enc.append(nil, r.o)
+		if !w.placed(r, e.viewGen) || o != want || !bytes.Equal(b[r.from:r.to], r.json) || !bytes.Equal(fresh, r.json) {
+			panic(fmt.Sprintf("replay: %s %s is not where the list written in place says", list, r.name))
+		}
+	}
 }
 
 // gapTo extends b, written over the previous snapshot, to to: white space, and the comma before the object
@@ -219,7 +323,7 @@ func (e *engine) nextStays(b []byte, records []*record, i int, w *worldKind) boo
 	}
 	if i+1 < len(records) {
 		n := records[i+1]
-		return n.encodedAt == e.viewGen-1 && n.from-1 >= len(b)
+		return w.placed(n, e.viewGen-1) && n.from-1 >= len(b)
 	}
 	return w.closedAt == e.viewGen-1 && w.close >= len(b)
 }
@@ -243,19 +347,25 @@ func compact(snapshot []byte) json.RawMessage {
 	return out.Bytes()
 }
 
-// lay adds r, at snapshot[from:to], to the snapshot's layout, and to its changes when the previous snapshot
-// did not carry these bytes (wasm.Layout): an object new since, written since, or of another uid.
-func (e *engine) lay(list string, r *record, from, to int) {
+// lay puts r, at snapshot[r.from:r.to], in the snapshot's layout as its objects' index i (appended, or over the
+// previous layout's entry there), and in its changes when the previous snapshot did not carry these bytes
+// (wasm.Layout): an object new since, written since, or of another uid.
+func (e *engine) lay(list string, r *record, i int) {
 	l := &e.layout
-	laid := r.laidIn != 0 && r.laidIn == l.Since // the previous snapshot carried it
+	laid := r.w.laid(r, l.Since) // the previous snapshot carried it
 	if laid && r.laidUID != r.uid {
 		l.Removed = append(l.Removed, wasm.LaidKey{List: list, UID: r.laidUID})
 	}
 	if !laid || r.laidDigest != r.digest || r.laidUID != r.uid {
-		l.Changed = append(l.Changed, wasm.LaidChange{Index: len(l.Objects), Replaces: laid && r.laidUID == r.uid})
+		l.Changed = append(l.Changed, wasm.LaidChange{Index: i, Replaces: laid && r.laidUID == r.uid})
 	}
 	r.laidIn, r.laidDigest, r.laidUID = l.ID, r.digest, r.uid
-	l.Objects = append(l.Objects, wasm.LaidObject{List: list, From: from, To: to, UID: r.uid, RV: r.rv, Digest: r.digest})
+	o := wasm.LaidObject{List: list, From: r.from, To: r.to, UID: r.uid, RV: r.rv, Digest: r.digest}
+	if i < len(l.Objects) {
+		l.Objects[i] = o
+	} else {
+		l.Objects = append(l.Objects, o)
+	}
 }
 
 // unlay adds to the snapshot's changes the objects of kind the previous snapshot carried and the world
@@ -263,7 +373,7 @@ func (e *engine) lay(list string, r *record, from, to int) {
 func (e *engine) unlay(kind string) {
 	w := e.world[kind]
 	for _, r := range w.unlaid {
-		if r.laidIn != 0 && r.laidIn == e.layout.Since {
+		if w.laid(r, e.layout.Since) {
 			e.layout.Removed = append(e.layout.Removed, wasm.LaidKey{List: listOf[kind], UID: r.laidUID})
 		}
 	}

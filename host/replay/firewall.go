@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/tidwall/gjson"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,11 +24,9 @@ import (
 func (e *engine) scope() (*firewall.Scope, error) {
 	d := &e.scopeSet
 	if d.of == nil || !sameObj(d.of, e.api.StatefulSet()) {
-		d.of, d.json, d.set = nil, mustJSON(e.api.StatefulSet()), appsv1.StatefulSet{}
-		if err := json.Unmarshal(d.json, &d.set); err != nil {
-			return nil, fmt.Errorf("firewall: statefulSet: %w", err)
+		if err := d.read(e.api.StatefulSet()); err != nil {
+			return nil, err
 		}
-		d.of = e.api.StatefulSet()
 	} else if verifyEncodedObjects && !bytes.Equal(mustJSON(e.api.StatefulSet()), d.json) {
 		panic("replay: the StatefulSet changed in place")
 	}
@@ -53,7 +52,15 @@ func (e *engine) scope() (*firewall.Scope, error) {
 			delete(objs, n)
 		}
 		w.gone = w.gone[:0]
-		for _, r := range records {
+		changed := w.rescope
+		if e.cfg.Model != ModelTick {
+			changed = append(changed, w.volatile...) // objects without a resourceVersion: read every sync, as no version tells
+		}
+		for _, r := range changed {
+			r.rescoping = false
+			if r.gone {
+				continue
+			}
 			if e.current(r, r.scopedFor) {
 				if verifyEncodedObjects {
 					fresh, err := e.scopedObject(kind, r)
@@ -78,6 +85,10 @@ func (e *engine) scope() (*firewall.Scope, error) {
 			o.Images = so.images
 			objs[r.name] = o
 		}
+		w.rescope = w.rescope[:0]
+		if verifyEncodedObjects {
+			verifyScoped(kind, records, objs, s.Namespace)
+		}
 		if err := s.Use(kind, objs); err != nil {
 			return nil, err
 		}
@@ -92,12 +103,75 @@ func (e *engine) scope() (*firewall.Scope, error) {
 	return s, nil
 }
 
+// verifyScoped checks (tests) that the scope's objects, kept from sync to sync and changed where the view
+// read again, are the view's records in the set's namespace, each at its uid.
+func verifyScoped(kind string, records []*record, objs map[string]*firewall.Object, ns string) {
+	n := 0
+	for _, r := range records {
+		if cmp.Or(jsonobj.GetStr(r.md, "namespace"), ns) != ns {
+			continue
+		}
+		n++
+		if o := objs[r.name]; o == nil || string(o.UID) != r.uid {
+			panic(fmt.Sprintf("replay: the scope's %s %s is not the world's", kind, r.name))
+		}
+	}
+	if n != len(objs) {
+		panic(fmt.Sprintf("replay: the scope holds %d %ss, the world %d", len(objs), kind, n))
+	}
+}
+
 // decodedSet is the set the last scope was made from, decoded: the API server stores every write of the set
 // as a new object, and a sync's host work decoding a set that had not changed was most of the scope's.
 type decodedSet struct {
 	of   Obj
 	set  appsv1.StatefulSet
 	json []byte
+	// where json's metadata.resourceVersion and status are (statusOnly)
+	rv, status gjson.Result
+}
+
+// read decodes the set o. A set whose JSON differs from the last one's only in its resourceVersion and status
+// (the status the controller writes at every sync) has its status alone decoded: the rest is as decoded.
+func (d *decodedSet) read(o Obj) error {
+	j := mustJSON(o)
+	rv, status := gjson.GetBytes(j, "metadata.resourceVersion"), gjson.GetBytes(j, "status")
+	if d.of != nil && d.statusOnly(j, rv, status) {
+		var st appsv1.StatefulSetStatus
+		if err := json.Unmarshal([]byte(status.Raw), &st); err != nil {
+			return fmt.Errorf("firewall: statefulSet: %w", err)
+		}
+		d.set.Status, d.set.ResourceVersion = st, rv.String()
+		if verifyEncodedObjects {
+			var whole appsv1.StatefulSet
+			if err := json.Unmarshal(j, &whole); err != nil || !reflect.DeepEqual(whole, d.set) {
+				panic(fmt.Sprintf("replay: the set decoded by its status is not the set decoded whole (%v)", err))
+			}
+		}
+	} else {
+		d.of, d.set = nil, appsv1.StatefulSet{}
+		if err := json.Unmarshal(j, &d.set); err != nil {
+			return fmt.Errorf("firewall: statefulSet: %w", err)
+		}
+	}
+	d.of, d.json, d.rv, d.status = o, j, rv, status
+	return nil
+}
+
+// statusOnly reports whether the set j differs from the last one only in the value of its resourceVersion
+// (rv) and its status: the bytes before, between and after them are the same.
+func (d *decodedSet) statusOnly(j []byte, rv, status gjson.Result) bool {
+	ok := func(r gjson.Result) bool {
+		return r.Exists() && r.Index > 0 && r.Type == gjson.String || r.Type == gjson.JSON
+	}
+	if !ok(rv) || !ok(status) || !ok(d.rv) || !ok(d.status) || rv.Type != gjson.String || status.Index < rv.Index {
+		return false
+	}
+	p := d.json
+	rvEnd, pRVEnd := rv.Index+len(rv.Raw), d.rv.Index+len(d.rv.Raw)
+	stEnd, pStEnd := status.Index+len(status.Raw), d.status.Index+len(d.status.Raw)
+	return bytes.Equal(j[:rv.Index], p[:d.rv.Index]) && bytes.Equal(j[rvEnd:status.Index], p[pRVEnd:d.status.Index]) &&
+		bytes.Equal(j[stEnd:], p[pStEnd:])
 }
 
 // scopedObject is what the firewall reads of one object of the world at a resourceVersion.

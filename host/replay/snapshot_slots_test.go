@@ -10,7 +10,8 @@ import (
 )
 
 // A snapshot is written over the previous one, and an object that changed is written in its slot: the
-// objects after it stay where they were, and the snapshot is the same JSON as one written afresh.
+// objects after it stay where they were, the others are not visited, and the snapshot is the same JSON as one
+// written afresh.
 func TestSnapshotKeepsObjectsInTheirSlots(t *testing.T) {
 	b, err := os.ReadFile("../../internal/conformance/cases/large/parallel-10-vct2-delete-delete-to-4.snapshot.json")
 	if err != nil {
@@ -26,9 +27,9 @@ func TestSnapshotKeepsObjectsInTheirSlots(t *testing.T) {
 	if len(names) < 4 {
 		t.Fatalf("%d pods, want 4 or more", len(names))
 	}
-	at := map[string]int{}
+	at, written := map[string]int{}, map[string]int{}
 	for _, n := range names {
-		at[n] = e.recordOf(world.KindPod, n).from
+		at[n], written[n] = e.recordOf(world.KindPod, n).from, e.recordOf(world.KindPod, n).encodedAt
 	}
 	// the second pod deleted: it gets a deletionTimestamp, and grows
 	victim := names[1]
@@ -42,8 +43,13 @@ func TestSnapshotKeepsObjectsInTheirSlots(t *testing.T) {
 		t.Fatalf("the deleted pod did not grow")
 	}
 	for _, n := range names {
-		if got := e.recordOf(world.KindPod, n).from; got != at[n] {
-			t.Errorf("pod %s moved from %d to %d", n, at[n], got)
+		r := e.recordOf(world.KindPod, n)
+		if r.from != at[n] {
+			t.Errorf("pod %s moved from %d to %d", n, at[n], r.from)
+		}
+		// the others are where they were, and not even looked at (relayList)
+		if n != victim && (r.encodedAt != written[n] || !e.inSnapshot(r)) {
+			t.Errorf("pod %s: written again for view %d (was %d), in the snapshot: %v", n, r.encodedAt, written[n], e.inSnapshot(r))
 		}
 	}
 	fresh := initialWorld(t, sc)

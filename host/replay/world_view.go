@@ -55,6 +55,9 @@ type record struct {
 	gridFor int
 	// regridding: the record waits in its kind's regrid; gone: the view dropped it
 	regridding, gone bool
+	rescoping        bool // it waits in its kind's rescope
+	relaying         bool // it waits in its kind's relay
+	w                *worldKind
 	gridSync         int // the view whose grid last read it (podStates)
 }
 
@@ -71,6 +74,30 @@ type worldKind struct {
 	// regrid are the records read, added or dropped since the pod grid last looked (podStates), volatile
 	// those read without a resourceVersion (no version tells their changes: the grid reads them every sync)
 	regrid, volatile []*record
+	// rescope are the records read, added or dropped since the firewall's scope last looked (scope)
+	rescope []*record
+	// relay are the records read since the snapshot last wrote the list, and resized whether the view added or
+	// dropped any since (objectsOf: a list the same but for a few objects is written, and laid out, in place)
+	relay   []*record
+	resized bool
+	// where the last snapshot's list starts (after its '['), and its first object in the layout's objects;
+	// walkedAt the view the last snapshot that wrote the whole list was written for, and laidAt and laidWalk
+	// the layouts of the last snapshot that carried the list and of the last that wrote it whole: every object
+	// the list holds since stays where that one put it (placed, laid)
+	open, objAt      int
+	walkedAt         int
+	laidAt, laidWalk uint64
+}
+
+// placed reports whether the snapshot written for the view gen carries r where r.from and r.to say: r was
+// written for it, or the list was and r stayed where the last whole list put it.
+func (w *worldKind) placed(r *record, gen int) bool {
+	return gen > 0 && (r.encodedAt == gen || w.closedAt == gen && w.walkedAt > 0 && r.encodedAt >= w.walkedAt)
+}
+
+// laid reports whether the layout id carried r (with r.laidDigest and r.laidUID), as placed does.
+func (w *worldKind) laid(r *record, id uint64) bool {
+	return r.laidIn != 0 && id != 0 && (r.laidIn == id || w.laidAt == id && w.laidWalk != 0 && r.laidIn >= w.laidWalk)
 }
 
 // current reports whether a part made for version v of r can be used as it is.
@@ -99,6 +126,7 @@ func (e *engine) view(kind string) []*record {
 		switch {
 		case o == nil && found:
 			w.records[i].gone = true
+			w.resized = true
 			w.touch(w.records[i])
 			w.unlaid = append(w.unlaid, w.records[i])
 			w.records = slices.Delete(w.records, i, i+1)
@@ -108,8 +136,9 @@ func (e *engine) view(kind string) []*record {
 			w.records[i].read(o, e.cfg.Model == ModelTick)
 			w.touch(w.records[i])
 		default:
-			r := &record{name: n}
+			r := &record{name: n, w: w}
 			r.read(o, false)
+			w.resized = true
 			w.records = slices.Insert(w.records, i, r)
 			w.touch(r)
 		}
@@ -120,11 +149,19 @@ func (e *engine) view(kind string) []*record {
 	return w.records
 }
 
-// touch notes that the view read r again, added or dropped it, for the pod grid (podStates).
+// touch notes that the view read r again, added or dropped it, for the pod grid (podStates) and the scope.
 func (w *worldKind) touch(r *record) {
 	if !r.regridding {
 		r.regridding = true
 		w.regrid = append(w.regrid, r)
+	}
+	if !r.rescoping {
+		r.rescoping = true
+		w.rescope = append(w.rescope, r)
+	}
+	if !r.relaying {
+		r.relaying = true
+		w.relay = append(w.relay, r)
 	}
 	if r.rv == "" && !r.gone && !slices.Contains(w.volatile, r) {
 		w.volatile = append(w.volatile, r)
@@ -147,7 +184,7 @@ func (r *record) read(o Obj, written bool) {
 func (e *engine) newSyncView() { e.viewGen++ }
 
 // inSnapshot reports whether the last snapshot (this sync's) carries r as r.json, between r.from and r.to.
-func (e *engine) inSnapshot(r *record) bool { return e.viewGen > 0 && r.encodedAt == e.viewGen }
+func (e *engine) inSnapshot(r *record) bool { return r.w.placed(r, e.viewGen) }
 
 // recordOf is the view's record of kind named name, nil when there is none.
 func (e *engine) recordOf(kind, name string) *record {
