@@ -170,6 +170,7 @@ type engine struct {
 	layout     wasm.Layout // where the last snapshot's objects are (objectsOf)
 	// laidObjects is the last layout's objects, which the next layout's are written over (relayList)
 	laidObjects []wasm.LaidObject
+	gaps        []listGap // the gaps of the list being written in place (listGaps)
 	// world is the engine's view of the world's objects, by kind (world_view.go); viewGen counts the syncs'
 	// views.
 	world   map[string]*worldKind

@@ -136,7 +136,7 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 	if e.inPlace(b, w, records) {
 		return e.relayList(b, list, w, records)
 	}
-	e.unlay(kind)
+	e.unlay(list, w)
 	prev := e.viewGen - 1 // the view the previous snapshot was written for
 	w.open, w.objAt = first, len(e.layout.Objects)
 	var last *record
@@ -200,24 +200,110 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 }
 
 // inPlace reports whether the list of w can be written as the previous snapshot wrote it but for the objects
-// read since (relayList): none added or dropped, the list where it was in the buffer and in the layout, and
-// each object read since fits its slot. Those are encoded here.
+// read since (relayList): the list where it was in the buffer and in the layout, each object read since fits
+// its slot, and the objects the view added fit the gaps between the objects that stay (listGaps: a dropped
+// object's slot is one, and a pod deleted and created again fits its old slot). Those are encoded here.
 func (e *engine) inPlace(b []byte, w *worldKind, records []*record) bool {
 	prev := e.viewGen - 1
-	if w.resized || w.closedAt != prev || w.walkedAt == 0 || w.open != len(b) || !e.overPrevious(b) || w.close > cap(b) ||
-		w.laidAt != e.layout.Since || w.objAt != len(e.layout.Objects) || w.objAt+len(records) > cap(e.layout.Objects) {
+	if w.closedAt != prev || w.walkedAt == 0 || w.open != len(b) || !e.overPrevious(b) || w.close > cap(b) ||
+		w.laidAt != e.layout.Since || w.objAt != len(e.layout.Objects) {
 		return false
 	}
-	fits := true
 	for _, r := range e.relayed(w) {
-		if !e.current(r, r.encodedFor) {
+		switch {
+		case r.gone && !w.placed(r, prev):
+			return false // added and dropped since
+		case r.gone:
+		case !e.current(r, r.encodedFor):
 			e.encode(r)
 		}
-		if r.written && len(r.json) > r.end-r.from {
-			fits = false
+		if !r.gone && w.placed(r, prev) && r.written && len(r.json) > r.end-r.from {
+			return false
 		}
 	}
-	return fits
+	if added, gone := e.resizedBy(w); w.objAt+len(records)-added+gone > cap(e.layout.Objects) {
+		return false // the previous layout's objects of the list are not all there
+	}
+	e.gaps = e.gaps[:0]
+	if w.resized {
+		var ok bool
+		if e.gaps, ok = e.listGaps(w, records); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// listGap is a stretch of a list written in place that the view added objects to or dropped objects from:
+// the bytes from the end of records[p]'s object (the list's start when p is -1) to the start of records[s]'s
+// (its end when s is len(records)), where the objects between them go (records[p+1:s], all added).
+type listGap struct {
+	p, s     int
+	from, to int
+}
+
+// listGaps is the gaps of the list of w the view added or dropped objects in, false when an added object
+// does not fit its gap (the list is then written whole).
+func (e *engine) listGaps(w *worldKind, records []*record) ([]listGap, bool) {
+	prev := e.viewGen - 1
+	stays := func(i int) bool { return w.placed(records[i], prev) }
+	gaps := e.gaps[:0]
+	for _, r := range w.relay {
+		if !r.gone && stays(indexOf(records, r.name)) {
+			continue
+		}
+		p := indexOf(records, r.name) - 1 // the object before r's place, or r's own place when it is gone
+		for p >= 0 && !stays(p) {
+			p--
+		}
+		if slices.ContainsFunc(gaps, func(g listGap) bool { return g.p == p }) {
+			continue
+		}
+		g := listGap{p: p, s: p + 1, from: w.open, to: w.close}
+		for g.s < len(records) && !stays(g.s) {
+			g.s++
+		}
+		if p >= 0 {
+			g.from = records[p].from + len(records[p].json)
+		}
+		if g.s < len(records) {
+			g.to = records[g.s].from
+		}
+		if g.to-g.from < gapNeeds(records, g) {
+			return gaps, false
+		}
+		gaps = append(gaps, g)
+	}
+	return gaps, true
+}
+
+// gapNeeds is the bytes the objects added in g take, with the commas g holds.
+func gapNeeds(records []*record, g listGap) int {
+	n, objects := 0, g.s-g.p-1
+	for _, r := range records[g.p+1 : g.s] {
+		n += len(r.json)
+	}
+	if g.p >= 0 {
+		objects++
+	}
+	if g.s < len(records) {
+		objects++
+	}
+	return n + max(objects-1, 0)
+}
+
+// indexOf is where name is, or goes, in records (in name order).
+func indexOf(records []*record, name string) int {
+	i, _ := slices.BinarySearchFunc(records, name, func(r *record, name string) int {
+		if r.name == name {
+			return 0
+		}
+		if world.NaturalLess(r.name, name) {
+			return -1
+		}
+		return 1
+	})
+	return i
 }
 
 // relayed is the records of w to write again: those the view read since the list was written, and in the
@@ -246,16 +332,17 @@ func (e *engine) encode(r *record) {
 }
 
 // relayList writes the list of w in place (inPlace): the previous snapshot's list, each object read since
-// written over its slot, and laid out where the previous layout had it. A sync that changed a pod or two of
-// a thousand writes and lays out those.
+// written over its slot, the gaps objects were added to or dropped from written again (fillGap), and each
+// laid out where the previous layout had it, the layout's entries of the objects dropped and added taken out
+// and put in (relayout). A sync that changed, added or dropped a pod or two of a thousand writes and lays out
+// those.
 func (e *engine) relayList(b []byte, list string, w *worldKind, records []*record) []byte {
-	first := len(b)
+	first, prev := len(b), e.viewGen-1
 	b = b[:w.close]
 	l := &e.layout
-	l.Objects = l.Objects[:w.objAt+len(records)]
+	e.relayout(list, w, records)
 	for _, r := range w.relay {
-		r.relaying = false
-		if r.written {
+		if !r.gone && w.placed(r, prev) && r.written {
 			copy(b[r.from:], r.json)
 			r.to = r.from + len(r.json)
 			for k := r.to; k < r.end; k++ {
@@ -263,19 +350,20 @@ func (e *engine) relayList(b []byte, list string, w *worldKind, records []*recor
 			}
 			r.written = false
 		}
-		r.encodedAt = e.viewGen
-		i, _ := slices.BinarySearchFunc(records, r.name, func(r *record, name string) int {
-			if r.name == name {
-				return 0
-			}
-			if world.NaturalLess(r.name, name) {
-				return -1
-			}
-			return 1
-		})
-		e.lay(list, r, w.objAt+i)
 	}
-	w.relay = w.relay[:0]
+	for _, g := range e.gaps {
+		e.fillGap(b, records, g)
+	}
+	e.unlay(list, w)
+	for _, r := range w.relay {
+		r.relaying = false
+		if r.gone {
+			continue
+		}
+		r.encodedAt = e.viewGen
+		e.lay(list, r, w.objAt+indexOf(records, r.name))
+	}
+	w.relay, w.resized = w.relay[:0], false
 	slices.SortFunc(l.Changed, func(a, b wasm.LaidChange) int { return a.Index - b.Index })
 	w.closedAt, w.laidAt = e.viewGen, l.ID
 	if verifyEncodedObjects {
@@ -285,16 +373,124 @@ func (e *engine) relayList(b []byte, list string, w *worldKind, records []*recor
 	return append(b, ']')
 }
 
-// verifyList checks (tests) that a list written in place holds every object where the layout says.
+// relayout makes the layout's objects the previous layout's (relayList) for the list of w, less the
+// objects the view dropped and with room for those it added, in name order as the list has them.
+func (e *engine) relayout(list string, w *worldKind, records []*record) {
+	prev := e.viewGen - 1
+	added, gone := e.resizedBy(w)
+	l := &e.layout
+	l.Objects = l.Objects[:w.objAt+len(records)-added+gone] // the previous layout's, where the list was
+	if added == 0 && gone == 0 {
+		return
+	}
+	for _, r := range w.relay {
+		if r.gone {
+			laid := l.Objects[w.objAt:]
+			i, found := slices.BinarySearchFunc(laid, r.from, func(o wasm.LaidObject, from int) int { return o.From - from })
+			if !found {
+				panic(fmt.Sprintf("replay: %s %s dropped from a list the previous layout did not have it in", list, r.name))
+			}
+			l.Objects = slices.Delete(l.Objects, w.objAt+i, w.objAt+i+1)
+		}
+	}
+	for i := 0; added > 0; i++ {
+		if !w.placed(records[i], prev) {
+			l.Objects = slices.Insert(l.Objects, w.objAt+i, wasm.LaidObject{}) // laid out by relayList
+			added--
+		}
+	}
+}
+
+// resizedBy is how many objects the view added to the list of w and dropped from it since the list was
+// last written (its relay).
+func (e *engine) resizedBy(w *worldKind) (added, gone int) {
+	for _, r := range w.relay {
+		if r.gone {
+			gone++
+		} else if !w.placed(r, e.viewGen-1) {
+			added++
+		}
+	}
+	return added, gone
+}
+
+// fillGap writes gap g of a list written in place (listGaps): white space, the objects added there each
+// followed by its share of the room left (room to grow), and the commas between the objects on either side.
+// The object before the gap keeps up to the room objectsOf gives an object.
+func (e *engine) fillGap(b []byte, records []*record, g listGap) {
+	for k := g.from; k < g.to; k++ {
+		b[k] = ' '
+	}
+	added := records[g.p+1 : g.s]
+	room := g.to - g.from - gapNeeds(records, g)
+	at := g.from
+	var last *record
+	if g.p >= 0 {
+		last = records[g.p]
+		if len(added) > 0 {
+			keep := min(room/2, len(last.json)/8+16)
+			at, room = at+keep, room-keep
+		}
+	}
+	for i, r := range added {
+		if last != nil {
+			b[at], last.end = ',', at
+			at++
+		}
+		copy(b[at:], r.json)
+		r.from, r.to, r.written = at, at+len(r.json), false
+		at = r.to + room/len(added)
+		if i == len(added)-1 {
+			at = r.to + room/len(added) + room%len(added)
+		}
+		last = r
+	}
+	switch {
+	case last != nil && g.s < len(records):
+		b[g.to-1], last.end = ',', g.to-1
+	case last != nil:
+		last.end = g.to
+	}
+}
+
+// verifyList checks (tests) that a list written in place holds every object where the layout says, in name
+// order, and nothing else: between them only white space and the commas that separate them (the snapshot
+// is checked to be JSON), so that the module decodes the list a whole snapshot written afresh has.
 func (e *engine) verifyList(b []byte, list string, w *worldKind, records []*record) {
+	at := w.open
 	for i, r := range records {
 		o := e.layout.Objects[w.objAt+i]
 		want := wasm.LaidObject{List: list, From: r.from, To: r.to, UID: r.uid, RV: r.rv, Digest: r.digest}
 		fresh, _ := e.enc.append(nil, r.o)
-		if !w.placed(r, e.viewGen) || o != want || !bytes.Equal(b[r.from:r.to], r.json) || !bytes.Equal(fresh, r.json) {
+		if !w.placed(r, e.viewGen) || o != want || !bytes.Equal(b[r.from:r.to], r.json) || !bytes.Equal(fresh, r.json) ||
+			r.from < at || !separates(b[at:r.from], i > 0) || r.end < r.to || i+1 < len(records) && r.end != records[i+1].from-1 {
 			panic(fmt.Sprintf("replay: %s %s is not where the list written in place says", list, r.name))
 		}
+		at = r.to
 	}
+	if !separates(b[at:w.close], false) || len(records) > 0 && records[len(records)-1].end != w.close {
+		panic(fmt.Sprintf("replay: the %s written in place end in more than white space", list))
+	}
+}
+
+// separates reports whether gap, between two objects of a list (comma) or at its ends, is white space and
+// the one comma between two objects.
+func separates(gap []byte, comma bool) bool {
+	commas := 0
+	for _, c := range gap {
+		switch c {
+		case ',':
+			commas++
+		case ' ', '\n', '\t', '\r':
+		default:
+			return false
+		}
+	}
+	want := 0
+	if comma {
+		want = 1
+	}
+	return commas == want
 }
 
 // gapTo extends b, written over the previous snapshot, to to: white space, and the comma before the object
@@ -368,13 +564,12 @@ func (e *engine) lay(list string, r *record, i int) {
 	}
 }
 
-// unlay adds to the snapshot's changes the objects of kind the previous snapshot carried and the world
-// removed since (the view's records it dropped).
-func (e *engine) unlay(kind string) {
-	w := e.world[kind]
+// unlay adds to the snapshot's changes the objects of list the previous snapshot carried and the world
+// removed since (the view's records of w it dropped).
+func (e *engine) unlay(list string, w *worldKind) {
 	for _, r := range w.unlaid {
 		if w.laid(r, e.layout.Since) {
-			e.layout.Removed = append(e.layout.Removed, wasm.LaidKey{List: listOf[kind], UID: r.laidUID})
+			e.layout.Removed = append(e.layout.Removed, wasm.LaidKey{List: list, UID: r.laidUID})
 		}
 	}
 	w.unlaid = w.unlaid[:0]
