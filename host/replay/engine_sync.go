@@ -393,11 +393,15 @@ func (e *engine) relayout(list string, w *worldKind, records []*record) {
 			l.Objects = slices.Delete(l.Objects, w.objAt+i, w.objAt+i+1)
 		}
 	}
-	for i := 0; added > 0; i++ {
-		if !w.placed(records[i], prev) {
-			l.Objects = slices.Insert(l.Objects, w.objAt+i, wasm.LaidObject{}) // laid out by relayList
-			added--
+	at := make([]int, 0, added) // where the added objects go, in order
+	for _, r := range w.relay {
+		if !r.gone && !w.placed(r, prev) {
+			at = append(at, indexOf(records, r.name))
 		}
+	}
+	slices.Sort(at)
+	for _, i := range at {
+		l.Objects = slices.Insert(l.Objects, w.objAt+i, wasm.LaidObject{}) // laid out by relayList
 	}
 }
 
