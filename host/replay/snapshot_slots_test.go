@@ -17,16 +17,7 @@ import (
 // objects after it stay where they were, the others are not visited, and the snapshot is the same JSON as one
 // written afresh.
 func TestSnapshotKeepsObjectsInTheirSlots(t *testing.T) {
-	b, err := os.ReadFile("../../internal/conformance/cases/large/parallel-10-vct2-delete-delete-to-4.snapshot.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := ScenarioFromSnapshot(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := initialWorld(t, sc)
-	e.snapshot()
+	e, sc := laidOutWorld(t)
 	names := e.api.Names(world.KindPod)
 	if len(names) < 4 {
 		t.Fatalf("%d pods, want 4 or more", len(names))
@@ -77,16 +68,7 @@ func TestSnapshotKeepsObjectsInTheirSlots(t *testing.T) {
 // the JSON a snapshot written afresh is, its list in the same order; an object too big for its gap makes
 // the list be written whole, to the same JSON.
 func TestSnapshotListGainsAndLosesObjectsInPlace(t *testing.T) {
-	b, err := os.ReadFile("../../internal/conformance/cases/large/parallel-10-vct2-delete-delete-to-4.snapshot.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := ScenarioFromSnapshot(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := initialWorld(t, sc)
-	e.snapshot()
+	e, sc := laidOutWorld(t)
 	names := e.api.Names(world.KindClaim)
 	if len(names) < 8 {
 		t.Fatalf("%d claims, want 8 or more", len(names))
@@ -167,4 +149,21 @@ func sameAsFresh(t *testing.T, e *engine, sc *Scenario, snap []byte) {
 			t.Errorf("%s %s is not where the layout says", o.List, o.UID)
 		}
 	}
+}
+
+// laidOutWorld is the world of a conformance case's 10-pod Parallel set with two claim templates, its first
+// snapshot written, and its scenario.
+func laidOutWorld(t *testing.T) (*engine, *Scenario) {
+	t.Helper()
+	b, err := os.ReadFile("../../internal/conformance/cases/large/parallel-10-vct2-delete-delete-to-4.snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ScenarioFromSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := initialWorld(t, sc)
+	e.snapshot()
+	return e, sc
 }
