@@ -13,11 +13,10 @@ package e2e
 //   - policy-release: the shipped window policy holds every delete (a window closed for hours); once the
 //     seed's faults are over, the operator opens the window: no pod is replaced while held, the rollout
 //     completes, PolicyHold goes False and PolicyReleased says what was let go.
-//   - policy-restart: the shipped handoff policy holds the primary's delete (a 10m timeout); the controller
-//     is SIGKILLed while it holds, and once the restarted controller holds in turn, the operator shortens the
-//     timeout to end the hold 5 s on, counted from when it began. The restarted controller keeps the hold
-//     (PolicyHold stays True, the set's record of since when it holds keeps its first time) and lets the
-//     delete through at that time plus the timeout, never before; each pod is replaced once.
+//   - policy-restart: the shipped handoff policy holds the primary's delete for its timeout; the controller
+//     is SIGKILLed while it holds. The restarted controller keeps the hold (PolicyHold stays True, the set's
+//     record of since when it holds keeps its first time) and lets the delete through at that time plus the
+//     timeout, never before; each pod is replaced once.
 //
 // Each is a chaosScenario (chaos_test.go) with a policyOutcome; the steps here run on chaosRun's schedule and
 // the invariants are the same watch's.
@@ -59,16 +58,12 @@ func (o policyOutcome) String() string {
 }
 
 const (
-	trapPolicy    = "bad" // host/wasm/testdata/badpolicy.wasm: traps when its input says "trap"
-	trapPartition = 2     // the trap scenario's rollout stops after its top pod until the trap is on
-	// the handoff's timeout at first: longer than any run, so that a restarted controller holds in turn
-	// however slow the machine; once it has, the operator shortens it to end the hold a few seconds on
-	handoffTimeout    = 10 * time.Minute
-	handoffLeft       = 5 * time.Second // what the shortened timeout leaves of the hold
-	annHandoffTimeout = "handoff.ordinal.dev/timeout"
-	handoffPrimary    = "chaos-1" // the pod the restart scenario labels role=primary
-	annWindowAllow    = "window.ordinal.dev/allow"
-	windowOpenAllDay  = "00:00-24:00"
+	trapPolicy       = "bad"            // host/wasm/testdata/badpolicy.wasm: traps when its input says "trap"
+	trapPartition    = 2                // the trap scenario's rollout stops after its top pod until the trap is on
+	handoffTimeout   = 12 * time.Second // long enough for a restarted controller to sync the set while it holds
+	handoffPrimary   = "chaos-1"        // the pod the restart scenario labels role=primary
+	annWindowAllow   = "window.ordinal.dev/allow"
+	windowOpenAllDay = "00:00-24:00"
 )
 
 // policyScenarioAnnotations are the set's annotations of a policy scenario at creation, beside sc.annotations:
@@ -109,8 +104,7 @@ type policyWatch struct {
 	since       map[string]string   // held write ("policy verb kind name"): the since its first record gave
 	uids        map[int]map[types.UID]bool
 	reported    map[string]bool
-	primaryGone time.Time     // the handoff's pod marked for deletion (deletionTimestamp), or seen deleted
-	timeout     time.Duration // the handoff's timeout as the set says it
+	primaryGone time.Time // the handoff's pod marked for deletion (deletionTimestamp), or seen deleted
 
 	// the run's counts, for the summary
 	killsHeld int               // controller SIGKILLs while PolicyHold was True
@@ -120,7 +114,7 @@ type policyWatch struct {
 
 func newPolicyWatch(o policyOutcome) *policyWatch {
 	return &policyWatch{outcome: o, holdReasons: map[string]bool{}, since: map[string]string{},
-		uids: map[int]map[types.UID]bool{}, reported: map[string]bool{}, timeout: handoffTimeout}
+		uids: map[int]map[types.UID]bool{}, reported: map[string]bool{}}
 }
 
 // followPolicySet starts judging a policy scenario's set (onPolicySet) and pods (onPolicyPod). Call
@@ -235,9 +229,9 @@ func (w *invariantWatch) onPolicyPod(p *corev1.Pod, deleted bool) {
 	switch {
 	case err != nil:
 		pw.once(w, "primary unheld", "pod %s marked for deletion (%s) without the set's record of its hold", p.Name, gone.Format(time.RFC3339))
-	case gone.Before(since.Add(pw.timeout)):
+	case gone.Before(since.Add(handoffTimeout)):
 		pw.once(w, "primary early", "pod %s marked for deletion at %s, before its hold's timeout (held since %s, timeout %s)",
-			p.Name, gone.Format(time.RFC3339Nano), since.Format(time.RFC3339Nano), pw.timeout)
+			p.Name, gone.Format(time.RFC3339Nano), since.Format(time.RFC3339Nano), handoffTimeout)
 	}
 }
 
@@ -287,9 +281,9 @@ func trapsOf(t *testing.T, c *controllerProc) int {
 }
 
 // policySteps are a policy scenario's steps after the change (chaosRun runs them in order): quiet says when
-// the seed's SIGKILLs and etcd restart are all done; kill restarts the controller, current is the one running.
+// the seed's SIGKILLs and etcd restart are all done; kill restarts the controller.
 func policySteps(t *testing.T, ctx context.Context, ns string, sc chaosScenario, faulted bool, w *invariantWatch, rev1 string,
-	quiet func() bool, kill func(), current func() *controllerProc) []chaosStep {
+	quiet func() bool, kill func()) []chaosStep {
 	set := func() *appsv1.StatefulSet {
 		s, err := getChaosSet(ctx, kindApps, ns)
 		if err != nil {
@@ -335,41 +329,14 @@ func policySteps(t *testing.T, ctx context.Context, ns string, sc chaosScenario,
 			}},
 		}
 	case policyRestarted:
-		// held, and recorded in the set: a SIGKILL then; once the controller running holds the set in turn
-		// (the restarted one, or one the seed's SIGKILLs started since), the timeout shortened
-		restartedHolds := func() bool { return !faulted || strings.Contains(current().log(), `"result":"held"`) }
-		return []chaosStep{
-			{desc: "the primary's delete held", when: heldBy("RoleNotHandedOff"), do: func() {
-				if faulted {
-					kill()
-				}
-			}},
-			{desc: "the restarted controller holding the primary's delete in turn", when: restartedHolds, do: func() {
-				shortenHandoff(t, ctx, ns, w)
-			}},
-		}
+		// held, and recorded in the set: a SIGKILL then, the restarted controller to go on from the record
+		return []chaosStep{{desc: "the primary's delete held", when: heldBy("RoleNotHandedOff"), do: func() {
+			if faulted {
+				kill()
+			}
+		}}}
 	}
 	return nil
-}
-
-// shortenHandoff sets the handoff's timeout to end the hold handoffLeft from now, counted from the time the
-// set records it began (the watch judges the primary's delete by it from then on).
-func shortenHandoff(t *testing.T, ctx context.Context, ns string, w *invariantWatch) {
-	t.Helper()
-	key := strings.Join([]string{"handoff", abi.VerbDelete, abi.KindPod, handoffPrimary}, " ")
-	w.mu.Lock()
-	since, err := time.Parse(time.RFC3339Nano, w.policy.since[key])
-	w.mu.Unlock()
-	if err != nil {
-		t.Fatalf("the set's record of the handoff's hold: %v", err)
-	}
-	timeout := (time.Since(since) + handoffLeft).Round(time.Second)
-	w.mu.Lock()
-	w.policy.timeout = timeout
-	w.mu.Unlock()
-	withAPI(func() {
-		patchSet(t, ctx, ns, chaosSet, fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, annHandoffTimeout, timeout.String()))
-	})
 }
 
 // labelPrimary labels the restart scenario's primary (role=primary, the handoff's default label) before the

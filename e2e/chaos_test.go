@@ -119,14 +119,13 @@ var chaosScenarios = []chaosScenario{
 	{name: "in-place-parallel", replicas: 4, target: 4, bump: true, inPlace: true, maxDown: 2,
 		annotations: inPlaceAnnotations(), opts: []setOpt{parallel, maxUnavailable(2)}},
 	// policies (chaos_policy_test.go): one that traps mid-rollout, a hold of every delete the operator
-	// releases mid-rollout (two at a time then), a hold of the primary's delete the controller is restarted
-	// in, which ends at its timeout
+	// releases mid-rollout (two at a time then), a hold of the primary's delete the controller is restarted in
 	{name: "policy-trap", replicas: 3, target: 3, bump: true, maxDown: 1, policy: policyTraps,
 		annotations: map[string]string{abi.AnnotationPolicies: trapPolicy}},
 	{name: "policy-release", replicas: 4, target: 4, bump: true, maxDown: 2, policy: policyReleased,
 		annotations: map[string]string{abi.AnnotationPolicies: "window"}, opts: []setOpt{parallel, maxUnavailable(2)}},
 	{name: "policy-restart", replicas: 3, target: 3, bump: true, maxDown: 1, policy: policyRestarted,
-		annotations: map[string]string{abi.AnnotationPolicies: "handoff", annHandoffTimeout: handoffTimeout.String()}},
+		annotations: map[string]string{abi.AnnotationPolicies: "handoff", "handoff.ordinal.dev/timeout": handoffTimeout.String()}},
 }
 
 // chaosPlan is everything a seed decides.
@@ -736,8 +735,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		}
 	}
 	faultsLeft := 0 // the seed's SIGKILLs and etcd restart not yet made
-	steps = append(steps, policySteps(t, ctx, ns, sc, faulted, w, rev1, func() bool { return faultsLeft == 0 }, kill,
-		func() *controllerProc { return c })...)
+	steps = append(steps, policySteps(t, ctx, ns, sc, faulted, w, rev1, func() bool { return faultsLeft == 0 }, kill)...)
 	t0 := time.Now()
 	type event struct {
 		at   time.Duration
