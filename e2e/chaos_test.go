@@ -121,7 +121,7 @@ var chaosScenarios = []chaosScenario{
 	// policies (chaos_policy_test.go): one that traps mid-rollout, a hold of every delete the operator
 	// releases mid-rollout (two at a time then), a hold of the primary's delete the controller is restarted in
 	{name: "policy-trap", replicas: 3, target: 3, bump: true, maxDown: 1, policy: policyTraps,
-		annotations: map[string]string{abi.AnnotationPolicies: trapPolicy}},
+		annotations: map[string]string{abi.AnnotationPolicies: trapPolicy}, opts: []setOpt{withClaims("", "")}},
 	{name: "policy-release", replicas: 4, target: 4, bump: true, maxDown: 2, policy: policyReleased,
 		annotations: map[string]string{abi.AnnotationPolicies: "window"}, opts: []setOpt{parallel, maxUnavailable(2)}},
 	{name: "policy-restart", replicas: 3, target: 3, bump: true, maxDown: 1, policy: policyRestarted,
@@ -633,11 +633,10 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		return err == nil && (p.DeletionTimestamp != nil || podRevision(p) != rev1) // other errors: ask again
 	}
 	kill := func() {
-		held := w.beforeKill(t, c)
+		w.beforeKill(t, c)
 		c.kill()
 		res.faults.add(faultKill, 1)
 		c = start()
-		w.afterKill(c, held)
 	}
 	var steps []chaosStep
 	if sc.migrate {
