@@ -835,7 +835,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		checkInPlace(t, ctx, ns, inPlacePods)
 	}
 	if sc.policy != policyNone {
-		checkPolicy(t, ctx, ns, faulted, w, c, res)
+		checkPolicy(t, ctx, ns, w, c, res)
 	}
 	return fs
 }
