@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ordinal-dev/ordinal/host/rollout"
@@ -75,8 +76,14 @@ func TestProgressDeadlineConditions(t *testing.T) {
 	if a := setCondition(s, "Available"); a == nil || a.Status != "True" {
 		t.Errorf("Available %+v: want True (2 of 3 available, maxUnavailable 1)", a)
 	}
-	l, err := eventsOf(ctx, ns, "pd", "ProgressDeadlineExceeded")
-	if err != nil || len(l.Items) != 1 || l.Items[0].Type != "Warning" || !strings.Contains(l.Items[0].Message, "1 of 3 pods updated") {
+	// the event is recorded asynchronously (client-go's recorder), so it may come after the condition
+	var l *corev1.EventList
+	var err error
+	waitFor(t, ctx, "the ProgressDeadlineExceeded event", time.Minute, func() bool {
+		l, err = eventsOf(ctx, ns, "pd", "ProgressDeadlineExceeded")
+		return err == nil && len(l.Items) > 0
+	})
+	if len(l.Items) != 1 || l.Items[0].Type != "Warning" || !strings.Contains(l.Items[0].Message, "1 of 3 pods updated") {
 		t.Errorf("ProgressDeadlineExceeded events: %v %v; all events:\n%s", l, err, eventLog(ns))
 	}
 	out, errOut, code := plugin(t, ctx, "status", "sts/pd", "-n", ns, "-o", "json")
