@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"os"
 	"reflect"
 	"testing"
 
@@ -14,15 +13,7 @@ func TestScopeFromWorldEqualsScopeFromSnapshot(t *testing.T) {
 		"../../internal/conformance/cases/large/parallel-10-vct2-delete-delete-to-4.snapshot.json",
 		"../../examples/web-fresh.snapshot.json",
 	} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := ScenarioFromSnapshot(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := initialWorld(t, sc)
+		e := initialWorld(t, snapshotScenario(t, f))
 		got, err := e.scope()
 		if err != nil {
 			t.Fatal(err)

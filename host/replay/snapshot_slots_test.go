@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -155,14 +154,7 @@ func sameAsFresh(t *testing.T, e *engine, sc *Scenario, snap []byte) {
 // snapshot written, and its scenario.
 func laidOutWorld(t *testing.T) (*engine, *Scenario) {
 	t.Helper()
-	b, err := os.ReadFile("../../internal/conformance/cases/large/parallel-10-vct2-delete-delete-to-4.snapshot.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := ScenarioFromSnapshot(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := snapshotScenario(t, "../../internal/conformance/cases/large/parallel-10-vct2-delete-delete-to-4.snapshot.json")
 	e := initialWorld(t, sc)
 	e.snapshot()
 	return e, sc

@@ -77,6 +77,20 @@ manifests:
 }
 
 // initialWorld is an engine holding the scenario's initial world, as Run builds it before the first sync.
+// snapshotScenario is the scenario of the snapshot file at path.
+func snapshotScenario(t *testing.T, path string) *Scenario {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ScenarioFromSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
 func initialWorld(t *testing.T, sc *Scenario) *engine {
 	t.Helper()
 	e := &engine{sc: sc, start: sc.start()}
