@@ -306,7 +306,7 @@ func (c *Controller) runPlan(ctx context.Context, r *syncRecord, sc *setCache, s
 			Timed: func(p string, d time.Duration) { c.metrics.policyDuration.WithLabelValues(p).Observe(d.Seconds()) }}
 		step.Judge, step.Admit = pr.Judge, pr.Admit
 	}
-	step.Status = policy.HoldStatus(func() gjson.Result { return gjson.ParseBytes(snap.SetJSON) }, syncTime)
+	step.Status = policy.HoldStatus(func() gjson.Result { return gjson.ParseBytes(snap.SetJSON) }, syncTime, memory)
 	res, err := step.Run(ctx)
 	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())
 	if memory != nil {

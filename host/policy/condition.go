@@ -29,8 +29,10 @@ const maxConditionMessage = 1024
 // set's PolicyHold condition set to what the sync held — in the plan's own status write when it has one,
 // else in a status write of the host's at the end of the plan, made only when the condition changes. Every
 // host gives it every set, with policies or not, so a set whose policies were removed while they held a
-// write is told that nothing is held.
-func HoldStatus(set func() gjson.Result, now time.Time) func(*abi.Action, []hostplan.HeldWrite) *abi.Action {
+// write is told that nothing is held. mem (nil: none) is what the host remembers of the holds before this
+// sync: a condition that turns True is dated from when its hold began (holdStart), not from the sync whose
+// status write first landed, so MemoryOf never takes the record of the hold it says is on for an older one.
+func HoldStatus(set func() gjson.Result, now time.Time, mem *Memory) func(*abi.Action, []hostplan.HeldWrite) *abi.Action {
 	return func(a *abi.Action, held []hostplan.HeldWrite) *abi.Action {
 		var status gjson.Result
 		if a != nil {
@@ -43,7 +45,7 @@ func HoldStatus(set func() gjson.Result, now time.Time) func(*abi.Action, []host
 		if len(held) == 0 && status.Get(`conditions.#(type=="`+ConditionPolicyHold+`").status`).String() != "True" {
 			return nil // nothing held, and nothing said to be held: the plan as it is
 		}
-		next, changed := withHoldCondition(json.RawMessage(status.Raw), held, now)
+		next, changed := withHoldCondition(json.RawMessage(status.Raw), held, now, holdStart(mem, held, now))
 		if !changed {
 			return nil
 		}
@@ -62,6 +64,22 @@ func HoldStatus(set func() gjson.Result, now time.Time) func(*abi.Action, []host
 	}
 }
 
+// holdStart is when the holds of a sync at now began: the earliest time mem says a write of held has been
+// held since (a write held first in this sync, now). A refused status write puts off the condition, not
+// the hold, which the host has been timing (and recording in the set) since.
+func holdStart(mem *Memory, held []hostplan.HeldWrite, now time.Time) time.Time {
+	start := now
+	if mem == nil {
+		return start
+	}
+	for _, h := range held {
+		if t, ok := mem.Since(h.Policy, h.Verb, h.Kind, h.Name); ok && t.Before(start) {
+			start = t
+		}
+	}
+	return start
+}
+
 // condition is a StatefulSetCondition as the host writes and compares its own.
 type condition struct {
 	Type               string `json:"type"`
@@ -75,8 +93,9 @@ type condition struct {
 // conditions and members are kept as they are; the time of the last transition changes only with the
 // condition's status, as setStatefulSetCondition keeps it. The condition changes when what holds changes
 // (the policy, the write, the reason), not with each sync's message (a countdown, a budget's numbers), so a
-// hold that lasts costs one status write, not one per retry.
-func withHoldCondition(status json.RawMessage, held []hostplan.HeldWrite, now time.Time) (json.RawMessage, bool) {
+// hold that lasts costs one status write, not one per retry. A transition to True is dated start (when the
+// hold began), one to False now.
+func withHoldCondition(status json.RawMessage, held []hostplan.HeldWrite, now, start time.Time) (json.RawMessage, bool) {
 	members := map[string]json.RawMessage{}
 	if len(status) > 0 && string(status) != "null" {
 		if err := json.Unmarshal(status, &members); err != nil {
@@ -118,6 +137,9 @@ func withHoldCondition(status json.RawMessage, held []hostplan.HeldWrite, now ti
 		return status, false
 	}
 	want.LastTransitionTime = now.UTC().Format(time.RFC3339)
+	if want.Status == "True" {
+		want.LastTransitionTime = start.UTC().Format(time.RFC3339)
+	}
 	if at >= 0 && cur.Status == want.Status {
 		want.LastTransitionTime = cur.LastTransitionTime
 	}

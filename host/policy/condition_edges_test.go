@@ -20,7 +20,7 @@ func TestHoldStatusLeavesAStatuslessWriteAlone(t *testing.T) {
 		Hold: hostplan.Hold{Policy: "pdb", Reason: "NoDisruptionAllowed", Message: "none left"}}}
 	for _, obj := range []string{`{}`, `{"status":null}`, `{"metadata":{"name":"web"}}`} {
 		a := &abi.Action{Verb: abi.VerbUpdateStatus, Kind: abi.KindStatefulSet, Namespace: "default", Name: "web", Object: []byte(obj)}
-		if got := HoldStatus(set, spendNow)(a, held); got != nil {
+		if got := HoldStatus(set, spendNow, nil)(a, held); got != nil {
 			t.Errorf("updateStatus of %s became %s: a status with the condition alone", obj, got.Object)
 		}
 	}

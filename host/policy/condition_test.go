@@ -32,16 +32,16 @@ func TestHoldStatusSaysWhatIsHeld(t *testing.T) {
 	}
 
 	// nothing held, nothing said: no write, and the plan's own status write goes as planned
-	if a := HoldStatus(setWith(progressing), t0)(nil, nil); a != nil {
+	if a := HoldStatus(setWith(progressing), t0, nil)(nil, nil); a != nil {
 		t.Fatalf("a set nothing is held of: %+v", a)
 	}
 	planned := &abi.Action{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "db", Name: "web", Object: json.RawMessage(`{"status":{"replicas":4}}`)}
-	if a := HoldStatus(setWith(progressing), t0)(planned, nil); a != nil {
+	if a := HoldStatus(setWith(progressing), t0, nil)(planned, nil); a != nil {
 		t.Fatalf("the plan's status write changed: %+v", a)
 	}
 
 	// a hold: the host's status write, from the set's status, the other condition kept
-	a := HoldStatus(setWith(progressing), t0)(nil, held)
+	a := HoldStatus(setWith(progressing), t0, nil)(nil, held)
 	c := condOf(a)
 	if a == nil || a.Verb != "updateStatus" || a.Namespace != "db" || a.Name != "web" || c.Get("status").String() != "True" ||
 		c.Get("reason").String() != "DisruptionBudget" || c.Get("lastTransitionTime").String() != "2026-11-26T10:00:00Z" ||
@@ -52,37 +52,37 @@ func TestHoldStatusSaysWhatIsHeld(t *testing.T) {
 		t.Fatalf("the rest of the status was not kept: %s", a.Object)
 	}
 	// in the plan's own status write, when it has one
-	a = HoldStatus(setWith(progressing), t0)(planned, held)
+	a = HoldStatus(setWith(progressing), t0, nil)(planned, held)
 	if a == nil || gjson.GetBytes(a.Object, "status.replicas").Int() != 4 || condOf(a).Get("status").String() != "True" {
 		t.Fatalf("the plan's status write with a hold: %+v", a)
 	}
 
 	// the same hold a minute later, its message changed: no rewrite
-	saying := string(gjson.GetBytes(HoldStatus(setWith(progressing), t0)(nil, held).Object, `status.conditions.#(type=="PolicyHold")`).Raw)
+	saying := string(gjson.GetBytes(HoldStatus(setWith(progressing), t0, nil)(nil, held).Object, `status.conditions.#(type=="PolicyHold")`).Raw)
 	later := append([]hostplan.HeldWrite(nil), held...)
 	later[0].Message = "PodDisruptionBudget web allows no more disruptions (currentHealthy 3)"
-	if a := HoldStatus(setWith(progressing+","+saying), t0.Add(time.Minute))(nil, later); a != nil {
+	if a := HoldStatus(setWith(progressing+","+saying), t0.Add(time.Minute), nil)(nil, later); a != nil {
 		t.Fatalf("a lasting hold rewrote the status: %s", a.Object)
 	}
 	// another write held: rewritten, the transition time kept (still True)
 	other := []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hostplan.Hold{Policy: "handoff", Reason: "RoleNotHandedOff", Message: "primary"}}}
-	c = condOf(HoldStatus(setWith(saying), t0.Add(time.Minute))(nil, other))
+	c = condOf(HoldStatus(setWith(saying), t0.Add(time.Minute), nil)(nil, other))
 	if c.Get("reason").String() != "RoleNotHandedOff" || c.Get("lastTransitionTime").String() != "2026-11-26T10:00:00Z" {
 		t.Fatalf("another hold: %s", c.Raw)
 	}
 	// nothing held any more: False, from now
-	a = HoldStatus(setWith(saying), t0.Add(2*time.Minute))(nil, nil)
+	a = HoldStatus(setWith(saying), t0.Add(2*time.Minute), nil)(nil, nil)
 	c = condOf(a)
 	if a == nil || c.Get("status").String() != "False" || c.Get("reason").String() != ReasonNothingHeld || c.Get("lastTransitionTime").String() != "2026-11-26T10:02:00Z" {
 		t.Fatalf("released: %+v", a)
 	}
 	// and False stays False without a write
-	if a := HoldStatus(setWith(string(c.Raw)), t0.Add(3*time.Minute))(nil, nil); a != nil {
+	if a := HoldStatus(setWith(string(c.Raw)), t0.Add(3*time.Minute), nil)(nil, nil); a != nil {
 		t.Fatalf("a False condition rewritten: %s", a.Object)
 	}
 	// a long message is cut, whole characters
 	long := []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-3", Hold: hostplan.Hold{Policy: "p", Reason: "R", Message: strings.Repeat("é", 1000)}}}
-	if m := condOf(HoldStatus(setWith(""), t0)(nil, long)).Get("message").String(); len(m) > maxConditionMessage || !strings.HasSuffix(m, "é...") {
+	if m := condOf(HoldStatus(setWith(""), t0, nil)(nil, long)).Get("message").String(); len(m) > maxConditionMessage || !strings.HasSuffix(m, "é...") {
 		t.Fatalf("a long message: %d bytes, ends %q", len(m), m[len(m)-8:])
 	}
 }

@@ -101,11 +101,15 @@ func (m *Memory) Record(now time.Time, held []hostplan.HeldWrite) []Released {
 const AnnotationHeld = abi.AnnotationPrefix + "policy-held"
 
 // MemoryOf is the Memory a host starts with for a set it has none of (a restarted controller, a shard
-// taken, a replay's restarted controller): what the set's AnnotationHeld records, of the hold its
-// ConditionPolicyHold says is on. A record outside it is of a hold that ended (the condition False, or True
-// since after the record's time: a write held again after it was let go is timed afresh), as is every
-// record when the set has no such condition. An annotation that is not what the host writes is an error
-// naming what is wrong, with the Memory of nothing (the policies time their holds from this sync).
+// taken, a replay's restarted controller): what the set's AnnotationHeld records, less the records of a hold
+// that ended, as its ConditionPolicyHold dates them. The condition True since T (dated from when its hold
+// began, see HoldStatus): a record from before T is of an earlier hold. False since T (a sync held nothing
+// at T): a record from before T, or from T's second (the condition keeps whole seconds), is of the hold
+// that ended then; a later one is of a hold whose status write has not landed yet. No condition: no status
+// write saying a hold has landed yet, so every record is of the hold on. The host writes the record after
+// the status (MemoryWrite), so the two disagree only when a write of one was refused: a refused status write
+// delays the condition, never the record's time. An annotation that is not what the host writes is an
+// error naming what is wrong, with the Memory of nothing (the policies time their holds from this sync).
 func MemoryOf(set gjson.Result) (*Memory, error) {
 	m := &Memory{}
 	value := set.Get("metadata.annotations." + gjson.Escape(AnnotationHeld))
@@ -116,22 +120,33 @@ func MemoryOf(set gjson.Result) (*Memory, error) {
 	if err != nil {
 		return m, fmt.Errorf("annotation %s: %w", AnnotationHeld, err)
 	}
-	cond := set.Get(`status.conditions.#(type=="` + ConditionPolicyHold + `")`)
-	if cond.Get("status").String() != "True" {
-		return m, nil
-	}
-	on, err := time.Parse(time.RFC3339, cond.Get("lastTransitionTime").String())
+	from, err := recordsFrom(set.Get(`status.conditions.#(type=="` + ConditionPolicyHold + `")`))
 	if err != nil {
-		return m, fmt.Errorf("condition %s: lastTransitionTime %q is not an RFC 3339 time", ConditionPolicyHold, cond.Get("lastTransitionTime").String())
+		return m, err
 	}
 	for p, writes := range records {
 		for k, since := range writes {
-			if !since.Before(on) {
+			if !since.Before(from) {
 				m.setSince(p, k, since)
 			}
 		}
 	}
 	return m, nil
+}
+
+// recordsFrom is the earliest time a record of the hold on can have, by the set's PolicyHold condition cond.
+func recordsFrom(cond gjson.Result) (time.Time, error) {
+	if !cond.Exists() {
+		return time.Time{}, nil
+	}
+	at, err := time.Parse(time.RFC3339, cond.Get("lastTransitionTime").String())
+	if err != nil {
+		return time.Time{}, fmt.Errorf("condition %s: lastTransitionTime %q is not an RFC 3339 time", ConditionPolicyHold, cond.Get("lastTransitionTime").String())
+	}
+	if cond.Get("status").String() != "True" {
+		return at.Add(time.Second), nil
+	}
+	return at, nil
 }
 
 // parseHeld reads AnnotationHeld's value: each policy's writes, each once, each with its time.

@@ -23,8 +23,9 @@ func TestRestartKeepsSinceWhenAWriteIsHeld(t *testing.T) {
 
 	// a sync holds web-1's delete at t0: the status says so, and the host records its memory in the set
 	var before Memory
+	status := HoldStatus(func() gjson.Result { return gjson.ParseBytes(set) }, t0, &before)(nil, held)
 	before.Record(t0, held)
-	set = persist(t, set, HoldStatus(func() gjson.Result { return gjson.ParseBytes(set) }, t0)(nil, held), &before)
+	set = persist(t, set, status, &before)
 
 	// the controller restarts: its memory is the set's, held since t0, and a sync a minute later keeps t0
 	after, err := MemoryOf(gjson.ParseBytes(set))
@@ -44,12 +45,45 @@ func TestRestartKeepsSinceWhenAWriteIsHeld(t *testing.T) {
 	if len(rel) != 1 || rel[0].HeldFor != 3*time.Minute {
 		t.Fatalf("released %+v, want web-1's delete after 3m", rel)
 	}
-	set = persist(t, set, HoldStatus(func() gjson.Result { return gjson.ParseBytes(set) }, t0.Add(3*time.Minute))(nil, nil), after)
+	set = persist(t, set, HoldStatus(func() gjson.Result { return gjson.ParseBytes(set) }, t0.Add(3*time.Minute), after)(nil, nil), after)
 	if a := gjson.GetBytes(set, "metadata.annotations"); a.Get(gjson.Escape(AnnotationHeld)).Exists() || a.Get(gjson.Escape("ordinal.dev/policies")).String() != "handoff" {
 		t.Fatalf("nothing held: annotations %s, want the record removed and the rest kept", a)
 	}
 	if m, err := MemoryOf(gjson.ParseBytes(set)); err != nil || !m.Empty() {
 		t.Fatalf("restored after the release: %+v %v", m.held("handoff"), err)
+	}
+}
+
+// A status write refused while the memory write lands (a fault, a conflict) delays the PolicyHold condition
+// by a sync, not the hold: the condition that lands later is dated from the hold's first sync, so a
+// controller restarted after it restores the record and times the hold on from when it began. (The chaos
+// run that found this: "held since 11:16:43, first recorded since 11:16:33: the hold was timed afresh".)
+func TestRestartAfterARefusedStatusWriteKeepsSince(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 400_000_000, time.UTC)
+	held := []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hostplan.Hold{Policy: "handoff", Reason: "RoleNotHandedOff", Message: "m"}}}
+	set := []byte(`{"metadata":{"name":"web","namespace":"db"},"status":{"replicas":3}}`)
+	var mem Memory
+	sync := func(now time.Time, statusLands bool) {
+		status := HoldStatus(func() gjson.Result { return gjson.ParseBytes(set) }, now, &mem)(nil, held)
+		mem.Record(now, held)
+		if !statusLands {
+			status = nil
+		}
+		set = persist(t, set, status, &mem)
+	}
+	// the first sync's status write is refused, its memory write lands; a controller restarted now restores it
+	sync(t0, false)
+	if m, err := MemoryOf(gjson.ParseBytes(set)); err != nil || len(m.held("handoff")) != 1 {
+		t.Fatalf("restored before any condition: %+v %v, want the hold since t0", m.held("handoff"), err)
+	}
+	// ten seconds later the status lands; then the controller restarts
+	sync(t0.Add(10*time.Second), true)
+	if got := gjson.GetBytes(set, `status.conditions.#(type=="PolicyHold").lastTransitionTime`).String(); got != "2026-11-26T10:00:00Z" {
+		t.Errorf("condition dated %s, want the hold's start (t0's second)", got)
+	}
+	m, err := MemoryOf(gjson.ParseBytes(set))
+	if h := m.held("handoff"); err != nil || len(h) != 1 || h[0].Since != "2026-11-26T10:00:00.4Z" {
+		t.Fatalf("restored after the late condition: %+v %v, want handoff's delete of web-1 held since t0", h, err)
 	}
 }
 
@@ -90,10 +124,23 @@ func TestMemoryOfReadsTheRecordOfTheHoldOn(t *testing.T) {
 	if h := m.held("pdb"); len(h) != 0 { // recorded before the condition came on: a hold that ended
 		t.Errorf("pdb's hold from before the condition's transition: %+v", h)
 	}
-	for _, cond := range []string{"", `{"type":"PolicyHold","status":"False","lastTransitionTime":"2026-11-26T11:00:00Z","reason":"NothingHeld"}`} {
+	// False since 10:00:00: a sync held nothing in that second, so handoff's record from within it and pdb's
+	// from before are of the hold that ended; at 11:00 both are
+	for _, off := range []string{"10:00:00", "11:00:00"} {
+		cond := `{"type":"PolicyHold","status":"False","lastTransitionTime":"2026-11-26T` + off + `Z","reason":"NothingHeld"}`
 		if m, err := MemoryOf(setWith(rec, cond)); err != nil || !m.Empty() {
-			t.Errorf("condition %q: restored %+v %v, want nothing", cond, m.held("handoff"), err)
+			t.Errorf("condition %s: restored %+v %v, want nothing", cond, m.held("handoff"), err)
 		}
+	}
+	// False since 09:59:59: handoff's record is of a hold after it, whose status write has not landed
+	m, err = MemoryOf(setWith(rec, `{"type":"PolicyHold","status":"False","lastTransitionTime":"2026-11-26T09:59:59Z","reason":"NothingHeld"}`))
+	if h := m.held("handoff"); err != nil || len(h) != 1 || len(m.held("pdb")) != 0 {
+		t.Errorf("False before handoff's record: handoff %+v pdb %+v %v, want handoff's alone", h, m.held("pdb"), err)
+	}
+	// no condition: no status write saying a hold has landed, so both records are of the hold on
+	m, err = MemoryOf(setWith(rec, ""))
+	if err != nil || len(m.held("handoff")) != 1 || len(m.held("pdb")) != 1 {
+		t.Errorf("no condition: restored handoff %+v pdb %+v %v, want both", m.held("handoff"), m.held("pdb"), err)
 	}
 	for _, c := range []struct{ record, want string }{
 		{`not json`, "is not a JSON object of policies' held writes"},

@@ -670,7 +670,7 @@ func (e *engine) sync() (syncResult, error) {
 			Failed: func(f policy.Failure) { policyFailures = append(policyFailures, timeless(f)) }}
 		run.Judge, run.Admit = pr.Judge, pr.Admit
 	}
-	run.Status = policy.HoldStatus(func() gjson.Result { return e.headOf(snap, "statefulSet") }, now)
+	run.Status = policy.HoldStatus(func() gjson.Result { return e.headOf(snap, "statefulSet") }, now, e.held)
 	out, err := run.Run(e.ctx)
 	var (
 		moduleErr *hostplan.ModuleError
