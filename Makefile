@@ -230,7 +230,7 @@ integration-upstream:
 
 # Randomized fault runs on the local control plane (e2e/chaos_test.go): CHAOS_RUNS seeds (default 200), a
 # table of faults injected, invariant violations and final states; CHAOS_SEEDS=17,42 replays failing seeds.
-# `make test` runs a short version (13 seeds, one per scenario).
+# `make test` runs a short version (16 seeds, one per scenario).
 .PHONY: chaos
 chaos:
 	bash scripts/chaos.sh

@@ -5,13 +5,15 @@ package e2e
 // Chaos: randomized fault runs of the controller on the real control plane (the Sieve/Acto line of work).
 // Each run is one seed: a scenario (rollouts, scale-downs under each retention policy, a hot swap, and
 // those of chaos_steps_test.go: an ordinal.dev set, migrate both ways, the extensions, a supplied module
-// swapped, the webhook, a broken rollout rolled back at its progress deadline, image rollouts in place) and
+// swapped, the webhook, a broken rollout rolled back at its progress deadline, image rollouts in place; and
+// those of chaos_policy_test.go: a policy trapping mid-rollout, a hold released mid-rollout, the controller
+// restarted while a policy holds) and
 // a fault plan drawn from the seed: the fault proxy's rates (faultproxy_test.go), SIGKILLs of the
 // controller at random moments, and for some seeds an etcd restart. Invariants are checked continuously by
 // watchers that talk to kube-apiserver directly, never through the controller's view, and the final state
 // is compared with a fault-free run of the same scenario.
 //
-// `make test` runs ORDINAL_CHAOS_RUNS (default 13, one per scenario) seeds; `make chaos` runs 200 and
+// `make test` runs ORDINAL_CHAOS_RUNS (default 16, one per scenario) seeds; `make chaos` runs 200 and
 // prints the table. ORDINAL_CHAOS_SEEDS=17,42 replays given seeds. The table and the failing seeds are
 // written to build/e2e/chaos-summary.txt and build/e2e/chaos-failing-seeds.txt.
 
@@ -42,6 +44,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/policy"
 )
 
 const chaosSet = "chaos"
@@ -76,6 +81,9 @@ type chaosScenario struct {
 	// in-place-update (ordinal.dev/pod-update-policy: InPlaceIfPossible) rolls without deleting a pod: every
 	// pod keeps its uid and restarts its container once
 	inPlace bool
+	// what the set's policy does mid-rollout (chaos_policy_test.go): trap, a hold released by the operator,
+	// a hold the controller is restarted during
+	policy policyOutcome
 }
 
 var chaosScenarios = []chaosScenario{
@@ -110,6 +118,15 @@ var chaosScenarios = []chaosScenario{
 		annotations: inPlaceAnnotations(), opts: []setOpt{withClaims("", "")}},
 	{name: "in-place-parallel", replicas: 4, target: 4, bump: true, inPlace: true, maxDown: 2,
 		annotations: inPlaceAnnotations(), opts: []setOpt{parallel, maxUnavailable(2)}},
+	// policies (chaos_policy_test.go): one that traps mid-rollout, a hold of every delete the operator
+	// releases mid-rollout (two at a time then), a hold of the primary's delete the controller is restarted
+	// in, which ends at its timeout
+	{name: "policy-trap", replicas: 3, target: 3, bump: true, maxDown: 1, policy: policyTraps,
+		annotations: map[string]string{abi.AnnotationPolicies: trapPolicy}},
+	{name: "policy-release", replicas: 4, target: 4, bump: true, maxDown: 2, policy: policyReleased,
+		annotations: map[string]string{abi.AnnotationPolicies: "window"}, opts: []setOpt{parallel, maxUnavailable(2)}},
+	{name: "policy-restart", replicas: 3, target: 3, bump: true, maxDown: 1, policy: policyRestarted,
+		annotations: map[string]string{abi.AnnotationPolicies: "handoff", annHandoffTimeout: handoffTimeout.String()}},
 }
 
 // chaosPlan is everything a seed decides.
@@ -138,9 +155,10 @@ func planFor(seed int64) chaosPlan {
 		p.kills = append(p.kills, 200*time.Millisecond+time.Duration(rng.Int64N(int64(4*time.Second))))
 	}
 	slices.Sort(p.kills)
-	// one seed in six, whatever its scenario as long as the number of scenarios (seed % len picks it, 13) has
-	// no factor 2 or 3 in common with 6: with 10 or 12, only some scenarios would ever see an etcd restart
-	if seed%6 == 3 {
+	// one seed in six, and every scenario's in turn: seed % len picks the scenario (16 of them), and each
+	// round of len seeds shifts which residue of 6 restarts etcd, or with a len sharing a factor with 6 only
+	// some scenarios would ever see one (the first round, the default run's seeds, is seed%6 == 3 as before)
+	if (seed+seed/int64(len(chaosScenarios)))%6 == 3 {
 		p.etcd = 500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond)))
 	}
 	return p
@@ -159,6 +177,7 @@ type chaosResult struct {
 	reviews    map[reviewOutcome]int // the webhook scenario's reviews by outcome
 	migrations int                   // the migrate scenario's migrations, and the attempts they took
 	attempts   int
+	policy     policyResult // a policy scenario's outcome
 }
 
 // ---------------------------------------------------------------------------------------------- invariants
@@ -183,6 +202,7 @@ type invariantWatch struct {
 	frozen      map[string]bool // while the set is paused: its pods then (terminating or not); nil when not
 	frozenWhy   string
 	reviews     map[reviewOutcome]int
+	policy      *policyWatch // a policy scenario's set and pods (followPolicySet)
 }
 
 func (w *invariantWatch) violate(format string, args ...any) {
@@ -201,6 +221,9 @@ func (w *invariantWatch) onPod(p *corev1.Pod, deleted bool) {
 	}
 	if w.inPlace.pods != nil {
 		w.onInPlacePod(p, deleted)
+	}
+	if w.policy != nil {
+		w.onPolicyPod(p, deleted)
 	}
 	if deleted {
 		delete(w.down, p.Name)
@@ -533,7 +556,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	}
 	base := embeddedModule(t)
 	modPath := moduleFile(t, base)
-	extra := []string{"--module", modPath, "--module-poll-interval", "200ms"}
+	extra := append([]string{"--module", modPath, "--module-poll-interval", "200ms"}, policyControllerArgs(sc)...)
 	if sc.supplied {
 		extra = append(extra, "--module-configmap", ns+"/modules")
 	}
@@ -576,6 +599,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	}
 	set := newSet(chaosSet, sc.replicas, sc.opts...)
 	set.Annotations = maps.Clone(sc.annotations)
+	maps.Copy(set.Annotations, policyScenarioAnnotations(sc, time.Now()))
 	withAPI(func() {
 		if sc.crd {
 			createOrdinalSet(t, ctx, chaosDynamic(t), ns, set)
@@ -593,6 +617,12 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	if sc.inPlace {
 		inPlacePods = holdInPlace(t, ctx, ns, w, sc)
 	}
+	if sc.policy == policyRestarted {
+		labelPrimary(t, ctx, ns)
+	}
+	if sc.policy != policyNone {
+		followPolicySet(t, ctx, ns, w)
+	}
 
 	// The change runs; meanwhile the schedule: SIGKILLs and the etcd restart at their times, and the
 	// scenario's steps (each once its condition holds, in order). All on this goroutine.
@@ -604,9 +634,11 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		return err == nil && (p.DeletionTimestamp != nil || podRevision(p) != rev1) // other errors: ask again
 	}
 	kill := func() {
+		held := w.beforeKill(t, c)
 		c.kill()
 		res.faults.add(faultKill, 1)
 		c = start()
+		w.afterKill(c, held)
 	}
 	var steps []chaosStep
 	if sc.migrate {
@@ -632,7 +664,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		case sc.target != sc.replicas:
 			patch = fmt.Sprintf(`{"spec":{"replicas":%d}}`, sc.target)
 		}
-		if sc.pause || sc.reserve != "" {
+		if sc.pause || sc.reserve != "" || sc.policy != policyNone {
 			var m map[string]any
 			_ = json.Unmarshal([]byte(patch), &m)
 			ann := map[string]any{}
@@ -642,7 +674,10 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			if sc.reserve != "" {
 				ann["ordinal.dev/reserve-ordinals"] = sc.reserve
 			}
-			m["metadata"] = map[string]any{"annotations": ann}
+			if len(ann) > 0 {
+				m["metadata"] = map[string]any{"annotations": ann}
+			}
+			policyChange(sc, m)
 			b, _ := json.Marshal(m)
 			patch = string(b)
 		}
@@ -700,6 +735,9 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			}})
 		}
 	}
+	faultsLeft := 0 // the seed's SIGKILLs and etcd restart not yet made
+	steps = append(steps, policySteps(t, ctx, ns, sc, faulted, w, rev1, func() bool { return faultsLeft == 0 }, kill,
+		func() *controllerProc { return c })...)
 	t0 := time.Now()
 	type event struct {
 		at   time.Duration
@@ -715,6 +753,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 		}
 		slices.SortFunc(events, func(a, b event) int { return int(a.at - b.at) })
 	}
+	faultsLeft = len(events)
 	stepDeadline := time.Now().Add(3 * time.Minute)
 	for len(events) > 0 || len(steps) > 0 {
 		if len(steps) > 0 && (steps[0].when == nil || steps[0].when()) {
@@ -740,6 +779,7 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 			}
 			res.faults.add(faultEtcdRestart, 1)
 		}
+		faultsLeft = len(events)
 	}
 	if sc.broken {
 		// the broken revision's pods never become Ready: what rolls out is the rollback (a spec write after
@@ -796,6 +836,9 @@ func chaosRun(t *testing.T, plan chaosPlan, faulted bool, res *chaosResult) fina
 	}
 	if sc.inPlace {
 		checkInPlace(t, ctx, ns, inPlacePods)
+	}
+	if sc.policy != policyNone {
+		checkPolicy(t, ctx, ns, faulted, w, c, res)
 	}
 	return fs
 }
@@ -1005,6 +1048,7 @@ func chaosSummary(results []*chaosResult) string {
 			fmt.Fprintf(&b, "%-22s %10d\n", o, reviews[o])
 		}
 	}
+	b.WriteString(policySummary(results))
 	return b.String()
 }
 
@@ -1056,6 +1100,20 @@ func TestChaosInvariantsCatchViolations(t *testing.T) {
 	}
 	const rolledBack21 = `StatefulSet "chaos" is rolled back to revision chaos-1 from revision chaos-2: no progress for 3s.`
 	inPlaceSet := scenario("in-place-ordered")
+	trap, restart := scenario("policy-trap"), scenario("policy-restart")
+	// the watch of a policy scenario's set, its pods before the change as newWatch made them (no uids)
+	followPolicy := func(w *invariantWatch) {
+		w.policy = newPolicyWatch(w.sc.policy)
+		for n := range w.down {
+			w.onPolicyPod(pod(n, true, false), false)
+		}
+	}
+	// s with the host's record of handoff's hold of name's delete since then
+	heldSet := func(s *appsv1.StatefulSet, name, since string) *appsv1.StatefulSet {
+		b, _ := json.Marshal(map[string][]abi.HeldWrite{"handoff": {{Verb: abi.VerbDelete, Kind: abi.KindPod, Name: name, Since: since}}})
+		s.Annotations = map[string]string{policy.AnnotationHeld: string(b)}
+		return s
+	}
 	// the pods before an in-place change, as holdInPlace reads them (newWatch's pods have no uids)
 	hold := func(w *invariantWatch) {
 		w.inPlace = inPlaceWatch{pods: map[string]types.UID{}, reported: map[string]bool{}}
@@ -1210,6 +1268,54 @@ func TestChaosInvariantsCatchViolations(t *testing.T) {
 			w.onPod(restarted(pod("chaos-2", false, false), 1), false)
 			w.onPod(restarted(pod("chaos-2", false, false), 2), false)
 		}, "pod chaos-2: container app restarted 2 times"},
+		{"a failing policy's set says it holds something", trap, func(w *invariantWatch) {
+			followPolicy(w)
+			w.onPolicySet(set(2, "PolicyHold", "True", "Whatever", "policy bad holds delete Pod chaos-2: ..."), false)
+		}, "a failing policy held something: PolicyHold True Whatever"},
+		{"a failing policy's set records a hold", trap, func(w *invariantWatch) {
+			followPolicy(w)
+			w.onPolicySet(heldSet(set(2), handoffPrimary, "2026-11-29T09:00:00Z"), false)
+		}, "a failing policy held something: ordinal.dev/policy-held"},
+		{"a hold kept through a restart, released at its timeout", restart, func(w *invariantWatch) {
+			followPolicy(w)
+			since := time.Now().UTC().Add(-handoffTimeout - 2*time.Second)
+			held := heldSet(set(2, "PolicyHold", "True", "RoleNotHandedOff", "..."), handoffPrimary, since.Format(time.RFC3339Nano))
+			w.onPolicySet(held, false)
+			w.onPolicySet(held, false) // the restarted controller's status write: the same record
+			p := pod(handoffPrimary, true, true)
+			p.DeletionTimestamp = &metav1.Time{Time: since.Add(handoffTimeout).Add(time.Second).Truncate(time.Second)}
+			w.onPod(p, false)
+			w.onPod(p, true)
+			w.onPod(pod(handoffPrimary, false, false), false)
+			w.onPolicySet(set(2, "PolicyHold", "False", "NothingHeld", "..."), false)
+		}, ""},
+		{"a hold timed afresh by the restarted controller", restart, func(w *invariantWatch) {
+			followPolicy(w)
+			w.onPolicySet(heldSet(set(2, "PolicyHold", "True", "RoleNotHandedOff", "..."), handoffPrimary, "2026-11-29T09:00:00.5Z"), false)
+			w.onPolicySet(heldSet(set(2, "PolicyHold", "True", "RoleNotHandedOff", "..."), handoffPrimary, "2026-11-29T09:00:07.5Z"), false)
+		}, "held since 2026-11-29T09:00:07.5Z, first recorded since 2026-11-29T09:00:00.5Z: the hold was timed afresh"},
+		{"a hold off and on again", restart, func(w *invariantWatch) {
+			followPolicy(w)
+			w.onPolicySet(set(2, "PolicyHold", "True", "RoleNotHandedOff", "..."), false)
+			w.onPolicySet(set(2, "PolicyHold", "False", "NothingHeld", "..."), false)
+			w.onPolicySet(set(2, "PolicyHold", "True", "RoleNotHandedOff", "..."), false)
+		}, "PolicyHold True again (RoleNotHandedOff"},
+		{"the primary deleted before its hold's timeout", restart, func(w *invariantWatch) {
+			followPolicy(w)
+			since := time.Now().UTC()
+			w.onPolicySet(heldSet(set(2, "PolicyHold", "True", "RoleNotHandedOff", "..."), handoffPrimary, since.Format(time.RFC3339Nano)), false)
+			p := pod(handoffPrimary, true, true)
+			p.DeletionTimestamp = &metav1.Time{Time: since.Add(handoffTimeout / 2).Truncate(time.Second)}
+			w.onPod(p, false)
+		}, "marked for deletion at"},
+		{"a pod replaced twice", trap, func(w *invariantWatch) {
+			followPolicy(w)
+			for _, uid := range []types.UID{"old", "new", "again"} {
+				p := pod("chaos-2", true, false)
+				p.UID = uid
+				w.onPod(p, false)
+			}
+		}, "pod chaos-2: 3 pods at its ordinal since the change"},
 		{"a review unanswered within its timeout", hook, func(w *invariantWatch) {
 			w.onReview(2, nil, reviewTimeout, context.DeadlineExceeded)
 		}, "review 2 of a scale-down deleting claims: no answer within its timeout of 5s"},
