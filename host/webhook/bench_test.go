@@ -15,7 +15,18 @@ import (
 // estimate of the rest when the budget ran out) rather than "no rollout preview". Run it beside another
 // CPU-heavy job to see a loaded machine: the answer must stay a preview, only the replayed part shrinks.
 func BenchmarkWebhookReview5000Replicas(b *testing.B) {
-	w := newWorld(b, 5000, "Parallel", 500, "Retain", "")
+	benchReview(b, newWorld(b, 5000, "Parallel", 500, "Retain", ""))
+}
+
+// The 1000-pod OrderedReady set with claims that the preview's scaling figures use, reviewed with the
+// default budget: "whole/review" is the share of reviews whose answer replayed the whole rollout (no
+// estimate for the rest), the figure the preview's speed is for.
+func BenchmarkWebhookReview1000OrderedReady(b *testing.B) {
+	benchReview(b, newWorld(b, 1000, "OrderedReady", 1, "Retain", ""))
+}
+
+// benchReview posts b.N image changes of w's set, each a new image, to a server with the default budget.
+func benchReview(b *testing.B, w world) {
 	f := newFixture(b, w.src, nil, func(c *Config) { c.Timeout = 0 }) // 0: the server's default
 	previews, estimates := 0, 0
 	b.ResetTimer()
@@ -34,4 +45,5 @@ func BenchmarkWebhookReview5000Replicas(b *testing.B) {
 	}
 	b.ReportMetric(float64(previews)/float64(b.N), "previews/review")
 	b.ReportMetric(float64(estimates)/float64(b.N), "estimates/review")
+	b.ReportMetric(float64(previews-estimates)/float64(b.N), "whole/review")
 }
