@@ -310,10 +310,12 @@ func (c *Controller) runPlan(ctx context.Context, r *syncRecord, sc *setCache, s
 	res, err := step.Run(ctx)
 	c.metrics.guestDuration.Observe(res.ModuleTime.Seconds())
 	if memory != nil {
-		for _, ev := range policy.Events(syncTime, memory, pr.Held(res.Held), policyFailures) {
+		for _, ev := range policy.Events(syncTime, memory, pr.Held(res.Held), policyFailures, policy.UnmadeOf(res.Applied, err)) {
 			c.recordEvent(set, ev)
 		}
-		c.keepMemory(ctx, step.Writer, set, snap.SetJSON, memory)
+		if merr := c.keepMemory(ctx, step.Writer, snap.SetJSON, memory); merr != nil && err == nil {
+			err = merr // retried with the error backoff: a hold's own retry may be hours away
+		}
 	}
 	if res.First != nil {
 		r.planned = len(res.First.Actions)
@@ -485,16 +487,18 @@ func (c *Controller) policyMemory(set *appsv1.StatefulSet, key string, hasPolici
 }
 
 // keepMemory records the set's memory of its policies' holds in the set (policy.MemoryWrite) when it
-// changed: a failure is logged, and the next sync writes it again.
-func (c *Controller) keepMemory(ctx context.Context, w hostplan.Writer, set *appsv1.StatefulSet, setJSON []byte, memory *policy.Memory) {
+// changed. A failure is the sync's error, so the set is retried with the error backoff and that sync
+// writes it again: a held sync's own retry may be hours away (a window closed for the night), and until
+// the record lands a restarted controller would time the holds afresh.
+func (c *Controller) keepMemory(ctx context.Context, w hostplan.Writer, setJSON []byte, memory *policy.Memory) error {
 	a := policy.MemoryWrite(gjson.ParseBytes(setJSON), memory)
 	if a == nil {
-		return
+		return nil
 	}
 	if _, err := w.Write(ctx, a, ""); err != nil {
-		klog.FromContext(ctx).Info("Could not record the policies' holds in the set; the next sync records them",
-			"set", set.Namespace+"/"+set.Name, "err", err.Error())
+		return fmt.Errorf("recording the policies' holds in the set (annotation %s): %w", policy.AnnotationHeld, err)
 	}
+	return nil
 }
 
 // EventUnknownModule is the warning recorded on a set that names a module the controller does not have.

@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -62,21 +63,34 @@ func (m *Memory) heldLocked(policy string) []abi.HeldWrite {
 	return out
 }
 
-// Record remembers the holds of a sync at now and returns the writes held before and not now.
-func (m *Memory) Record(now time.Time, held []hostplan.HeldWrite) []Released {
+// Record remembers the holds of a sync at now and returns the writes held before and not now, less those
+// the sync left unmade: a write a policy let through is released once it is made, so the sync after a
+// delete that failed asks the policy again with the write's time kept (a handoff whose timeout let the
+// delete through must not time it afresh).
+func (m *Memory) Record(now time.Time, held []hostplan.HeldWrite, unmade Unmade) []Released {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	next := map[string]map[heldKey]time.Time{}
+	keep := func(p string, k heldKey, t time.Time) {
+		if next[p] == nil {
+			next[p] = map[heldKey]time.Time{}
+		}
+		next[p][k] = t
+	}
 	for _, h := range held {
 		k := heldKey{h.Verb, h.Kind, h.Name}
 		t, ok := m.since[h.Policy][k]
 		if !ok {
 			t = now
 		}
-		if next[h.Policy] == nil {
-			next[h.Policy] = map[heldKey]time.Time{}
+		keep(h.Policy, k, t)
+	}
+	for p, ks := range m.since {
+		for k, t := range ks {
+			if _, still := next[p][k]; !still && unmade[k] {
+				keep(p, k, t)
+			}
 		}
-		next[h.Policy][k] = t
 	}
 	var out []Released
 	for p, ks := range m.since {
@@ -90,6 +104,28 @@ func (m *Memory) Record(now time.Time, held []hostplan.HeldWrite) []Released {
 	slices.SortFunc(out, func(a, b Released) int {
 		return cmp.Or(cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Verb, b.Verb))
 	})
+	return out
+}
+
+// Unmade is the writes a sync planned and did not make (Memory.Record).
+type Unmade map[heldKey]bool
+
+// UnmadeOf is what the sync whose writes res carried out (err, how they ended) left unmade: each write of
+// the plan carried out that was refused (with its refusal in the plan after a replan, or the write that
+// stopped the plan) or not issued.
+func UnmadeOf(res hostplan.Applied, err error) Unmade {
+	out := Unmade{}
+	if res.Plan == nil {
+		return out
+	}
+	for i, a := range res.Plan.Actions {
+		if i >= res.Issued || a.Error != "" {
+			out[heldKey{a.Verb, a.Kind, a.Name}] = true
+		}
+	}
+	if stopped := (*hostplan.WriteError)(nil); errors.As(err, &stopped) {
+		out[heldKey{stopped.Action.Verb, stopped.Action.Kind, stopped.Action.Name}] = true
+	}
 	return out
 }
 

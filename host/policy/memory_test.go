@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestRestartKeepsSinceWhenAWriteIsHeld(t *testing.T) {
 	// a sync holds web-1's delete at t0: the status says so, and the host records its memory in the set
 	var before Memory
 	status := HoldStatus(func() gjson.Result { return gjson.ParseBytes(set) }, t0, &before)(nil, held)
-	before.Record(t0, held)
+	before.Record(t0, held, nil)
 	set = persist(t, set, status, &before)
 
 	// the controller restarts: its memory is the set's, held since t0, and a sync a minute later keeps t0
@@ -35,13 +36,13 @@ func TestRestartKeepsSinceWhenAWriteIsHeld(t *testing.T) {
 	if got := after.held("handoff"); len(got) != 1 || got[0].Name != "web-1" || got[0].Verb != "delete" || got[0].Since != "2026-11-26T10:00:00Z" {
 		t.Fatalf("restored: %+v, want handoff's delete of web-1 held since t0", got)
 	}
-	if rel := after.Record(t0.Add(time.Minute), held); len(rel) != 0 {
+	if rel := after.Record(t0.Add(time.Minute), held, nil); len(rel) != 0 {
 		t.Fatalf("released %v", rel)
 	}
 	if a := MemoryWrite(gjson.ParseBytes(set), after); a != nil {
 		t.Fatalf("the set records the hold already; wrote %s", a.Patch)
 	}
-	rel := after.Record(t0.Add(3*time.Minute), nil)
+	rel := after.Record(t0.Add(3*time.Minute), nil, nil)
 	if len(rel) != 1 || rel[0].HeldFor != 3*time.Minute {
 		t.Fatalf("released %+v, want web-1's delete after 3m", rel)
 	}
@@ -65,7 +66,7 @@ func TestRestartAfterARefusedStatusWriteKeepsSince(t *testing.T) {
 	var mem Memory
 	sync := func(now time.Time, statusLands bool) {
 		status := HoldStatus(func() gjson.Result { return gjson.ParseBytes(set) }, now, &mem)(nil, held)
-		mem.Record(now, held)
+		mem.Record(now, held, nil)
 		if !statusLands {
 			status = nil
 		}
@@ -153,5 +154,42 @@ func TestMemoryOfReadsTheRecordOfTheHoldOn(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "annotation ordinal.dev/policy-held") || !strings.Contains(err.Error(), c.want) || !m.Empty() {
 			t.Errorf("record %s: %v (restored %v), want an error saying %q and nothing restored", c.record, err, m.held("handoff"), c.want)
 		}
+	}
+}
+
+// A write a policy lets through is released once it is made: when the sync stops before it (its delete
+// refused with a 500, a reply lost), the write keeps its time, so the next sync asks the policy with the
+// hold's start and a handoff whose timeout let the delete through lets it through again rather than
+// holding it afresh. (Found by chaos: "PolicyHold True again after it was False".)
+func TestAWriteLetThroughIsReleasedOnceMade(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	del := abi.Action{Verb: "delete", Kind: "Pod", Namespace: "db", Name: "web-1"}
+	held := []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hostplan.Hold{Policy: "handoff"}}}
+	var m Memory
+	m.Record(t0, held, nil)
+	status := abi.Action{Verb: "updateStatus", Kind: "StatefulSet", Namespace: "db", Name: "web"}
+	plan := &abi.Plan{Actions: []abi.Action{status, del}}
+	for _, c := range []struct {
+		name string
+		res  hostplan.Applied
+		err  error
+	}{
+		{"the delete stopped the plan", hostplan.Applied{Plan: plan, Issued: 2}, &hostplan.WriteError{Index: 1, Action: del, Err: errors.New("500")}},
+		{"the status write stopped the plan", hostplan.Applied{Plan: plan, Issued: 1}, &hostplan.WriteError{Index: 0, Action: status, Err: errors.New("500")}},
+		{"the delete refused and told to the module", hostplan.Applied{Plan: &abi.Plan{Actions: []abi.Action{status, func() abi.Action { a := del; a.Error = "500"; return a }()}}, Issued: 2}, nil},
+	} {
+		if rel := m.Record(t0.Add(time.Minute), nil, UnmadeOf(c.res, c.err)); len(rel) != 0 {
+			t.Errorf("%s: released %v, want the delete kept until it is made", c.name, rel)
+		}
+		if s, ok := m.Since("handoff", "delete", "Pod", "web-1"); !ok || !s.Equal(t0) {
+			t.Errorf("%s: since %v %v, want t0 kept", c.name, s, ok)
+		}
+	}
+	rel := m.Record(t0.Add(2*time.Minute), nil, UnmadeOf(hostplan.Applied{Plan: plan, Issued: 2}, nil))
+	if len(rel) != 1 || rel[0].HeldFor != 2*time.Minute {
+		t.Errorf("made: released %+v, want the delete after 2m", rel)
+	}
+	if !m.Empty() {
+		t.Errorf("made: still remembered %+v", m.held("handoff"))
 	}
 }

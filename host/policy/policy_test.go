@@ -207,10 +207,10 @@ func TestMemoryTimesHolds(t *testing.T) {
 	var m Memory
 	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	held := []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-2", Hold: hostplan.Hold{Policy: "handoff"}}}
-	if rel := m.Record(t0, held); len(rel) != 0 {
+	if rel := m.Record(t0, held, nil); len(rel) != 0 {
 		t.Fatalf("released %v", rel)
 	}
-	if rel := m.Record(t0.Add(time.Minute), held); len(rel) != 0 {
+	if rel := m.Record(t0.Add(time.Minute), held, nil); len(rel) != 0 {
 		t.Fatalf("released %v", rel)
 	}
 	if got := m.held("handoff"); len(got) != 1 || got[0].Since != "2026-11-26T10:00:00Z" || got[0].Name != "web-2" {
@@ -222,7 +222,7 @@ func TestMemoryTimesHolds(t *testing.T) {
 	if since, ok := m.Since("handoff", "delete", "Pod", "web-2"); !ok || !since.Equal(t0) {
 		t.Fatalf("Since: %v %v, want the first hold's time", since, ok)
 	}
-	rel := m.Record(t0.Add(3*time.Minute), nil)
+	rel := m.Record(t0.Add(3*time.Minute), nil, nil)
 	if len(rel) != 1 || rel[0].HeldFor != 3*time.Minute || rel[0].String() != "policy handoff no longer holds delete Pod web-2 (held 3m0s)" {
 		t.Fatalf("released %+v", rel)
 	}
@@ -254,7 +254,7 @@ func TestEveryPolicysHoldIsRemembered(t *testing.T) {
 			a := testPlan().Actions[i]
 			held = append(held, hostplan.HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: h})
 		}
-		return holds, Events(at, &mem, r.Held(held), nil)
+		return holds, Events(at, &mem, r.Held(held), nil, nil)
 	}
 	if holds, evs := sync(t0); holds[1].Policy != "first" || len(evs) != 0 {
 		t.Fatalf("first sync: holds %+v, events %+v", holds, evs)
@@ -307,7 +307,7 @@ func TestInputMatchesTheSchema(t *testing.T) {
 	}
 	f := &fake{name: "f", answer: func(abi.PolicyInput) (string, error) { return `{"abi":1,"holds":[]}`, nil }}
 	var m Memory
-	m.Record(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC), []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hostplan.Hold{Policy: "f"}}})
+	m.Record(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC), []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-1", Hold: hostplan.Hold{Policy: "f"}}}, nil)
 	r := &Run{Policies: []Module{f}, Snapshot: snap, Memory: &m, Signals: map[string]json.RawMessage{"window": json.RawMessage(`true`)}}
 	r.Judge(context.Background(), p, 0)
 	if len(f.raw) != 1 {
@@ -464,7 +464,7 @@ func TestContextIsThePolicyContextEncoded(t *testing.T) {
 		p := &wanting{fake: fake{name: "p", answer: answer}, wants: c.wants}
 		mem := &Memory{}
 		if c.held {
-			mem.Record(since, []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-0", Hold: hostplan.Hold{Policy: "p"}}})
+			mem.Record(since, []hostplan.HeldWrite{{Verb: "delete", Kind: "Pod", Name: "web-0", Hold: hostplan.Hold{Policy: "p"}}}, nil)
 		}
 		r := &Run{Policies: []Module{p}, Snapshot: []byte(snap), Memory: mem, Signals: c.signals, PodDisruptionBudgets: budgets, Nodes: nodes}
 		r.Judge(context.Background(), &abi.Plan{ABI: 1, Actions: []abi.Action{{Verb: "delete", Kind: "Pod", Name: "web-0"}}}, 0)

@@ -729,7 +729,7 @@ func (e *engine) sync() (syncResult, error) {
 	e.labelRevisions()
 	e.markRepeatedHolds(step.Actions)
 	e.recordPolicyFailures(step, policyFailures)
-	memoryEvents := append(e.heldEvents, policy.Events(now, e.held, pr.Held(out.Held), policyFailures)...)
+	memoryEvents := append(e.heldEvents, policy.Events(now, e.held, pr.Held(out.Held), policyFailures, policy.UnmadeOf(out.Applied, err))...)
 	e.heldEvents = nil
 	if a := policy.MemoryWrite(e.headOf(snap, "statefulSet"), e.held); a != nil {
 		_, _ = w.Write(e.ctx, a, "") // refused (the set gone): as the controller, the next sync writes it again

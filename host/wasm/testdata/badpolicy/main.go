@@ -1,5 +1,6 @@
 // Test policy module for host/wasm: describes itself as the policy "bad" and, on evaluate, misbehaves as
-// its input asks: "loop" spins forever, "trap" panics, "big" answers 1 MiB, "oom" allocates without end;
+// its input asks: "loop" spins forever, "trap" panics, "big" answers 1 MiB, "oom" allocates without end,
+// "hold" holds the first write it is asked about for an hour (a well-formed hold, for the hosts' memory);
 // anything else gets an answer holding nothing. Built by ../build.sh (TinyGo, wasip1).
 package main
 
@@ -33,6 +34,9 @@ func evaluate() int32 {
 	case bytes.Contains(in, []byte(`"big"`)):
 		pdk.Output(bytes.Repeat([]byte("x"), 1<<20))
 		return 0
+	case bytes.Contains(in, []byte(`"hold"`)):
+		pdk.Output([]byte(`{"abi":1,"holds":[{"action":` + string(from(in)) + `,"reason":"Held","message":"held by the test policy","retryAfterSeconds":3600}]}`))
+		return 0
 	case bytes.Contains(in, []byte(`"oom"`)):
 		for {
 			hoard = append(hoard, make([]byte, 1<<20))
@@ -40,4 +44,18 @@ func evaluate() int32 {
 	}
 	pdk.Output([]byte(`{"abi":1,"holds":[]}`))
 	return 0
+}
+
+// from is the input's "from" member's digits: the first action not yet issued.
+func from(in []byte) []byte {
+	i := bytes.Index(in, []byte(`"from":`))
+	if i < 0 {
+		return []byte("0")
+	}
+	d := in[i+len(`"from":`):]
+	n := 0
+	for n < len(d) && d[n] >= '0' && d[n] <= '9' {
+		n++
+	}
+	return d[:n]
 }
