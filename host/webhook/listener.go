@@ -28,9 +28,10 @@ import (
 //     flight is never closed to make room: under a flood, the API server's own connection is one of them
 //     while it proves itself. When every place is held so, the new connection is refused instead.
 //   - the API server's (a verified client certificate, with an allowed name when names are set; with
-//     AllowUnauthenticated, any connection whose handshake is done): at most len(slots) open, as
-//     --max-connections; more wait for a slot after their handshake. Nothing else takes a slot, and they
-//     are never closed to make room.
+//     AllowUnauthenticated, any connection whose first request line the listener read, awaitRequestLine:
+//     until then it is evictable, as idle): at most len(slots) open, as --max-connections; more wait for
+//     a slot after their handshake (or line). Nothing else takes a slot, and they are never closed to make
+//     room.
 type handshakeListener struct {
 	inner            net.Listener
 	cfg              *tls.Config
@@ -38,9 +39,12 @@ type handshakeListener struct {
 	handshakeTimeout time.Duration
 	maxUnauth        int
 	slots            chan struct{}
-	now              func() time.Time
-	log              *slog.Logger
-	dropped          func(reason string) // nil: not counted
+	// requestLineTimeout, with AllowUnauthenticated, bounds the wait for a connection's first request line,
+	// its proof (awaitRequestLine); 0 when a client certificate is the proof.
+	requestLineTimeout time.Duration
+	now                func() time.Time
+	log                *slog.Logger
+	dropped            func(reason string) // nil: not counted
 
 	ready chan net.Conn
 	ctx   context.Context // done when the listener is closed
@@ -68,6 +72,9 @@ func newHandshakeListener(inner net.Listener, cfg *tls.Config, trusted func(tls.
 	l := &handshakeListener{inner: inner, trusted: trusted, handshakeTimeout: o.HandshakeTimeout,
 		maxUnauth: o.MaxUnauthenticatedConnections, slots: make(chan struct{}, o.MaxConnections), now: now, log: log,
 		dropped: dropped, ready: make(chan net.Conn), ctx: ctx, stop: stop, unauth: list.New()}
+	if o.AllowUnauthenticated {
+		l.requestLineTimeout = o.ReadHeaderTimeout
+	}
 	l.cfg = l.markingHello(cfg)
 	go l.acceptLoop()
 	return l
@@ -90,7 +97,8 @@ type trackedConn struct {
 }
 
 // stage is how far an unauthenticated connection has come, which decides whether it may be closed to make
-// room for a new one (evictable).
+// room for a new one (evictable). With AllowUnauthenticated a connection is stageIdle from its handshake's
+// end until its first request line is read, then stageRequest until it leaves for a slot (awaitRequestLine).
 type stage int
 
 const (
@@ -104,6 +112,9 @@ func (s stage) evictable() bool { return s == stageAccepted || s == stageIdle }
 
 // trackedOf is the trackedConn under a connection the listener returned.
 func trackedOf(c net.Conn) (*trackedConn, bool) {
+	if ra, ok := c.(*readAheadConn); ok {
+		c = ra.Conn
+	}
 	tc, ok := c.(*tls.Conn)
 	if !ok {
 		return nil, false
@@ -112,13 +123,16 @@ func trackedOf(c net.Conn) (*trackedConn, bool) {
 	return t, ok
 }
 
-// setStage moves c to s, while it is among the unauthenticated connections.
-func (c *trackedConn) setStage(s stage) {
+// setStage moves c to s, while it is among the unauthenticated connections (false: it is not, closed to
+// make room or by the listener's Close).
+func (c *trackedConn) setStage(s stage) bool {
 	c.l.mu.Lock()
-	if c.elem != nil {
-		c.stage = s
+	defer c.l.mu.Unlock()
+	if c.elem == nil {
+		return false
 	}
-	c.l.mu.Unlock()
+	c.stage = s
+	return true
 }
 
 // Close closes the connection and gives back its place.
@@ -287,6 +301,13 @@ func (l *handshakeListener) handshake(tc *trackedConn) {
 		return
 	}
 	_ = tc.SetDeadline(time.Time{}) // http.Server sets its own from here
+	var served net.Conn = conn
+	if l.requestLineTimeout > 0 {
+		var ok bool
+		if served, ok = l.awaitRequestLine(tc, conn); !ok {
+			return
+		}
+	}
 	if !l.trusted(conn.ConnectionState()) {
 		tc.setStage(stageIdle)
 	} else {
@@ -317,7 +338,7 @@ func (l *handshakeListener) handshake(tc *trackedConn) {
 		}
 	}
 	select {
-	case l.ready <- conn:
+	case l.ready <- served:
 	case <-l.ctx.Done():
 		_ = conn.Close()
 	}

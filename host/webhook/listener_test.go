@@ -321,3 +321,158 @@ func TestEvictionChoosesAmongConnectionsNotYetProven(t *testing.T) {
 		}
 	}
 }
+
+// With --insecure-allow-unauthenticated no certificate tells the API server: a caller proves itself by a
+// complete first request line (awaitRequestLine). Before, a handshake done was the proof, so flood
+// connections that finished one and sent nothing held the slots, and a caller that had sent its line
+// waited behind them (here, with every timeout an hour, for ever).
+
+// unauthenticatedServer serves h with o and AllowUnauthenticated (metrics on) and returns its address, the
+// serving CA, the metrics and the listener.
+func unauthenticatedServer(t *testing.T, o ServeOptions, h http.Handler) (addr string, servingCA *testCA, m *Metrics, l *handshakeListener) {
+	t.Helper()
+	o.AllowUnauthenticated, o.Metrics = true, NewMetrics()
+	servingCA = newTestCA(t, "serving-ca")
+	serving := servingCA.issue(t, "webhook", x509.ExtKeyUsageServerAuth)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, hl, err := o.HTTPServer(h, &tls.Config{Certificates: []tls.Certificate{serving}}, ln, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(hl) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return ln.Addr().String(), servingCA, o.Metrics, hl.(*handshakeListener)
+}
+
+var stageNames = map[stage]string{stageAccepted: "accepted", stageHello: "hello", stageIdle: "idle", stageRequest: "request"}
+
+// listenerState is the stage of each unauthenticated connection of l, oldest first, and the slots held.
+func listenerState(l *handshakeListener) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var stages []string
+	for e := l.unauth.Front(); e != nil; e = e.Next() {
+		stages = append(stages, stageNames[e.Value.(*trackedConn).stage])
+	}
+	return fmt.Sprintf("unauthenticated %v, %d slots held", stages, len(l.slots))
+}
+
+// waitListenerState waits until listenerState is want.
+func waitListenerState(t *testing.T, l *handshakeListener, after, want string) {
+	t.Helper()
+	for end := time.Now().Add(safety); ; time.Sleep(time.Millisecond) {
+		got := listenerState(l)
+		if got == want {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: %s after %s, want %s", after, got, safety, want)
+		}
+	}
+}
+
+// dialUnauthenticated completes a TLS handshake (HTTP/1.1, no client certificate) and returns the connection.
+func dialUnauthenticated(t *testing.T, addr string, servingCA *testCA) *tls.Conn {
+	t.Helper()
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: safety}, "tcp", addr,
+		&tls.Config{RootCAs: servingCA.pool, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// One slot, two unauthenticated places, every timeout an hour. A flood connection finishes its handshake
+// and sends nothing, an idle one fills the places; the caller's connection closes the first (it proved
+// nothing), sends its request line, and only then do three more idle connections come. They close one
+// another, never the caller, which sends the rest of its request and is answered. Before, the first flood
+// connection took the slot with its handshake and the caller's line was never read.
+func TestUnauthenticatedFloodNeverClosesACallerPastItsRequestLine(t *testing.T) {
+	addr, servingCA, m, l := unauthenticatedServer(t, ServeOptions{MaxConnections: 1, MaxUnauthenticatedConnections: 2,
+		HandshakeTimeout: time.Hour, ReadHeaderTimeout: time.Hour, ReadTimeout: time.Hour, IdleTimeout: time.Hour}, reachedHandler)
+
+	hog := dialUnauthenticated(t, addr, servingCA)
+	waitListenerState(t, l, "a flood connection that finished its handshake and sent nothing", "unauthenticated [idle], 0 slots held")
+	dialIdleConns(t, addr, 1)
+	waitListenerState(t, l, "the places filled", "unauthenticated [idle accepted], 0 slots held")
+
+	caller := dialUnauthenticated(t, addr, servingCA)
+	if by := waitDropped(t, m, 1); by[DropUnauthenticatedFull] != 1 {
+		t.Fatalf("dropped %v, want the flood connection that sent nothing closed (%s)", by, DropUnauthenticatedFull)
+	}
+	waitClosed(t, "the flood connection that sent nothing", hog)
+	_ = caller.SetDeadline(time.Now().Add(safety))
+	if _, err := io.WriteString(caller, "GET /validate HTTP/1.1\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitListenerState(t, l, "the caller's request line", "unauthenticated [accepted], 1 slots held")
+
+	flood := dialIdleConns(t, addr, 3) // the first takes the free place; each of the others closes one
+	if by := waitDropped(t, m, 3); by[DropUnauthenticatedFull] != 3 {
+		t.Errorf("dropped %v, want 3 %s: there was always an idle one to close", by, DropUnauthenticatedFull)
+	}
+	waitClosed(t, "flood connection 1", flood[0])
+
+	if _, err := io.WriteString(caller, "Host: webhook\r\n\r\n"); err != nil {
+		t.Fatalf("the rest of the caller's request: %v", err)
+	}
+	r, err := http.ReadResponse(bufio.NewReader(caller), nil)
+	if err != nil {
+		t.Fatalf("the caller's request, its line sent before the flood: %v", err)
+	}
+	defer r.Body.Close()
+	if body, _ := io.ReadAll(r.Body); r.StatusCode != http.StatusOK || string(body) != "reached /validate" {
+		t.Errorf("the caller's request: %d %q", r.StatusCode, body)
+	}
+}
+
+// A slowloris: its handshake done, part of a request line sent and never the rest. It has not proven
+// itself, so a new connection closes it to make room, and it never took the slot. Before, its handshake
+// alone took the slot and nothing could close it but a timeout.
+func TestUnauthenticatedPartialRequestLineIsClosedToMakeRoom(t *testing.T) {
+	addr, servingCA, m, l := unauthenticatedServer(t, ServeOptions{MaxConnections: 1, MaxUnauthenticatedConnections: 1,
+		HandshakeTimeout: time.Hour, ReadHeaderTimeout: time.Hour, ReadTimeout: time.Hour, IdleTimeout: time.Hour}, reachedHandler)
+
+	slow := dialUnauthenticated(t, addr, servingCA)
+	_ = slow.SetDeadline(time.Now().Add(safety))
+	if _, err := io.WriteString(slow, "GET /valid"); err != nil {
+		t.Fatal(err)
+	}
+	waitListenerState(t, l, "part of a request line", "unauthenticated [idle], 0 slots held")
+
+	dialIdleConns(t, addr, 1)
+	if by := waitDropped(t, m, 1); by[DropUnauthenticatedFull] != 1 || len(by) != 1 {
+		t.Fatalf("dropped %v, want the slowloris closed (%s)", by, DropUnauthenticatedFull)
+	}
+	waitClosed(t, "the connection with part of a request line", slow)
+	waitListenerState(t, l, "the new connection", "unauthenticated [accepted], 0 slots held")
+}
+
+// Reading the request line in the listener does not change what is served: HTTP/2 (as the API server
+// speaks to webhooks) and HTTP/1.1, the first request and the next on the same connection.
+func TestUnauthenticatedServesHTTP2AndHTTP1(t *testing.T) {
+	addr, servingCA, _, _ := unauthenticatedServer(t, ServeOptions{}, reachedHandler)
+	c := &http.Client{Timeout: safety, Transport: &http.Transport{ForceAttemptHTTP2: true,
+		TLSClientConfig: &tls.Config{RootCAs: servingCA.pool}}}
+	for i := range 2 {
+		resp, err := c.Post("https://"+addr+"/validate", "application/json", nil)
+		if err != nil {
+			t.Fatalf("HTTP/2 request %d: %v", i+1, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK || string(body) != "reached /validate" {
+			t.Errorf("HTTP/2 request %d: %s %d %q", i+1, resp.Proto, resp.StatusCode, body)
+		}
+	}
+	h1 := dialUnauthenticated(t, addr, servingCA)
+	for _, path := range []string{"/validate", "/healthz"} {
+		if code, body := roundTrip(t, h1, path); code != http.StatusOK || body != "reached "+path {
+			t.Errorf("HTTP/1.1 %s: %d %q", path, code, body)
+		}
+	}
+}

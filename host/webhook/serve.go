@@ -25,7 +25,8 @@ type ServeOptions struct {
 	HandshakeTimeout, ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// MaxConnections of the API server open at once (default 512): connections whose handshake presented a
 	// verified client certificate (of an allowed name, when names are set), or with AllowUnauthenticated
-	// any whose handshake is done. More wait for one after their handshake. No other connection takes one.
+	// any that sent a complete first request line (until then it is one of the unauthenticated, closed to
+	// make room as an idle one). More wait for one. No other connection takes one.
 	MaxConnections int
 	// MaxUnauthenticatedConnections open at once (default 128): connections in their TLS handshake, or
 	// done without a verified client certificate (probes, and anyone else; they reach only /healthz and
@@ -143,6 +144,9 @@ func (o ServeOptions) HTTPServer(h http.Handler, tlsCfg *tls.Config, ln net.List
 			}
 			return ctx
 		}}
+	if o.AllowUnauthenticated {
+		hs.Protocols = readAheadProtocols() // the listener hands over readAheadConn (awaitRequestLine)
+	}
 	return hs, hl, nil
 }
 
