@@ -57,7 +57,7 @@ func ordinalAlloc(size uint32) uint32 {
 	if n == 0 {
 		n = 1
 	}
-	if uint32(cap(inBuf)) >= n { // the previous call's buffer: nothing kept points into it (ObjectCache)
+	if uint32(cap(inBuf)) >= n && !objects.KeepsInput() { // the previous call's buffer, when nothing kept points into it
 		inBuf = inBuf[:n]
 	} else {
 		inBuf = make([]byte, n)

@@ -20,11 +20,17 @@ import (
 // which costs it a whole snapshot), and an unchanged object is the same entry in both.
 type ObjectCache struct {
 	held, spare objectMaps
-	seen        map[objectKey]string // unique's scratch, emptied and reused by each sync
-	slab        objectSlab           // the sync's copies of referenced objects, reused by the next sync
-	maps        syncMaps             // the sync's lookup maps, emptied by the next sync
-	set         setMemo              // the set of the last sync, by its text (snapshot.go)
+	seen        *objectKeys // unique's scratch, emptied and reused by each sync
+	slab        objectSlab  // the sync's copies of referenced objects, reused by the next sync
+	maps        syncMaps    // the sync's lookup maps, emptied by the next sync
+	set         setMemo     // the set of the last sync, by its text (snapshot.go)
+	// input: the held objects point into the input of the last call (a whole snapshot's: decoder.keep)
+	input bool
 }
+
+// KeepsInput reports whether what the cache holds points into the input of the call that filled it: that
+// buffer must then not be written over, and the exports give the next call another (guest/main.go).
+func (c *ObjectCache) KeepsInput() bool { return c.input }
 
 // objectSlab holds one sync's copies of the objects its snapshot named by reference. A copy per object per
 // sync was most of what a referenced sync allocated (1000 pods: ~0.65 of 1.09 MB), and under TinyGo's
@@ -63,8 +69,8 @@ type objectMaps struct {
 	pods      heldKind[pod]
 	revisions heldKind[revision]
 	claims    heldKind[claim]
-	names     map[objectKey]string // the uid of each object by kind ("pod", "revision", "claim"), namespace, name
-	namespace string               // the set's: objects without one are in it
+	names     objectKeys // the uid of each object by kind ("pod", "revision", "claim"), namespace, name
+	namespace string     // the set's: objects without one are in it
 	// complete: every object of the snapshot is held (each has a uid and a resourceVersion, no uid twice in a
 	// list), so the snapshot is exactly what is held and a delta may build on it.
 	complete bool
@@ -97,13 +103,10 @@ type cachedObject[T any] struct {
 // emptied makes the maps ready to collect a snapshot's objects: the same maps emptied, or new ones sized
 // like the previous snapshot's.
 func (m *objectMaps) emptied(like *objectMaps) {
-	if m.names == nil {
-		m.names = make(map[objectKey]string, len(like.names))
-	}
 	m.pods.emptied(len(like.pods.byUID))
 	m.revisions.emptied(len(like.revisions.byUID))
 	m.claims.emptied(len(like.claims.byUID))
-	clear(m.names)
+	m.names.clear()
 	m.namespace, m.complete = "", true
 }
 
@@ -151,8 +154,11 @@ func hold[T any](d *decoder, next *heldKind[T], c *cachedObject[T]) {
 // keep is the text of an object sent whole, in memory of its own when the instance keeps it for its next
 // call: what is decoded from it (names, uids, the lazy tree's source) points into the text, and the
 // exports write the next call's input over this one's (guest/main.go), so nothing kept may point there.
+// A whole snapshot's objects are the exception (d.inPlace): they stay in its input, which the exports then
+// keep (ObjectCache.KeepsInput). A copy of each was the largest allocation and copy of a whole snapshot's
+// decode (1.5 MB at 1000 pods).
 func (d *decoder) keep(t jsonv.Text) jsonv.Text {
-	if d.next == nil {
+	if d.next == nil || d.inPlace {
 		return t
 	}
 	return jsonv.Text(strings.Clone(string(t)))
@@ -216,11 +222,18 @@ func (d *decoder) podAt(t jsonv.Text, path string) *pod {
 		p.lazyObject = p.lazyObject.fresh()
 		return slabCopy(d.slabPods(), p)
 	}
-	p := d.pod(d.keep(t), path)
-	if d.err == nil {
-		hold(d, d.next.podKind(), &cachedObject[pod]{uid: p.Meta.UID, rv: p.Meta.ResourceVersion, v: *p})
+	if d.next == nil {
+		return d.pod(t, path)
 	}
-	return p
+	// decoded into the entry that holds it: the sync reads the held pod itself, as a delta sync does (no
+	// write of a sync changes a pod of the snapshot; object_delta.go), and a copy per pod was a tenth of what
+	// a whole snapshot's decode allocated
+	c := new(cachedObject[pod])
+	if d.podInto(&c.v, d.keep(t), path); d.err == nil {
+		c.uid, c.rv = c.v.Meta.UID, c.v.Meta.ResourceVersion
+		hold(d, &d.next.pods, c)
+	}
+	return &c.v
 }
 
 // revisionAt decodes revisions[i], sent whole or by reference.

@@ -48,7 +48,7 @@ var listKeys = [3]string{"pods", "revisions", "claims"}
 
 // delta decodes a delta snapshot's objects into snap, and, when the decode keeps its objects (d.next), the
 // change to commit (snap.delta).
-func (d *decoder) delta(deltaT, podsT, revsT, claimsT jsonv.Text, ns string, snap *snapshot, seen map[objectKey]string) {
+func (d *decoder) delta(deltaT, podsT, revsT, claimsT jsonv.Text, ns string, snap *snapshot, seen *objectKeys) {
 	var dm [2]jsonv.Text
 	d.objectText(deltaT, "delta").MembersInto(deltaKeys[:], dm[:])
 	var removed, counts [3]jsonv.Text
@@ -82,9 +82,9 @@ func (d *decoder) delta(deltaT, podsT, revsT, claimsT jsonv.Text, ns string, sna
 		next = &objectMaps{}
 	}
 	ns = prev.namespace // the same, in memory of its own: held objects without a namespace are given it
-	snap.Pods = applyDelta(d, "pods", "pod", ns, podsT, removed[0], n[0], &prev.pods, prev.names, seen, d.pod, &next.pods, &out.pods)
-	snap.Revisions = applyDelta(d, "revisions", "revision", ns, revsT, removed[1], n[1], &prev.revisions, prev.names, seen, d.revision, &next.revisions, &out.revisions)
-	snap.Claims = applyDelta(d, "claims", "claim", ns, claimsT, removed[2], n[2], &prev.claims, prev.names, seen, d.claim, &next.claims, &out.claims)
+	snap.Pods = applyDelta(d, "pods", "pod", ns, podsT, removed[0], n[0], &prev.pods, &prev.names, seen, d.pod, &next.pods, &out.pods)
+	snap.Revisions = applyDelta(d, "revisions", "revision", ns, revsT, removed[1], n[1], &prev.revisions, &prev.names, seen, d.revision, &next.revisions, &out.revisions)
+	snap.Claims = applyDelta(d, "claims", "claim", ns, claimsT, removed[2], n[2], &prev.claims, &prev.names, seen, d.claim, &next.claims, &out.claims)
 	if d.err == nil && d.next != nil {
 		snap.delta = out
 	}
@@ -108,7 +108,7 @@ func uidKey(kind, uid string) objectKey { return objectKey{kind, "\x00uid", uid}
 // applyDelta is one list of a delta snapshot: held's objects less those removed or sent again, in their
 // order (an object sent again in its place), then the new ones. storage holds the new order and the list.
 func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT, removedT jsonv.Text, count int,
-	held *heldKind[T], names, seen map[objectKey]string,
+	held *heldKind[T], names, seen *objectKeys,
 	decode func(jsonv.Text, string) PT, storage *heldKind[T], out *kindDelta[T]) []*T {
 	if d.err != nil {
 		return nil
@@ -156,15 +156,16 @@ func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT
 			return
 		}
 		key, uk := nameKey(kind, m, ns), uidKey(kind, m.UID)
-		if at, dup := seen[key]; dup {
+		if at, dup := seen.get(key); dup {
 			d.fail(d.join(p, "metadata.name"), "duplicate "+kind+" "+key.namespace+"/"+key.name+" (also at "+at+")")
 			return
 		}
-		if at, dup := seen[uk]; dup {
+		if at, dup := seen.get(uk); dup {
 			d.fail(d.join(p, "metadata.uid"), "the delta sends the "+kind+" with uid "+m.UID+" twice (also at "+at+")")
 			return
 		}
-		seen[key], seen[uk] = p, p
+		seen.set(key, p)
+		seen.set(uk, p)
 		c := &cachedObject[T]{uid: m.UID, rv: m.ResourceVersion, v: *v}
 		if old, ok := held.byUID[m.UID]; ok {
 			if old.dropped == mark {
@@ -185,7 +186,7 @@ func applyDelta[T any, PT objectPtr[T]](d *decoder, list, kind, ns string, sentT
 	// is a duplicate.
 	for i, c := range out.sent {
 		key := nameKey(kind, PT(&c.v).meta(), ns)
-		if other, taken := names[key]; taken && other != c.uid {
+		if other, taken := names.get(key); taken && other != c.uid {
 			if o := held.byUID[other]; o != nil && o.dropped != mark {
 				d.fail(d.join(d.index(list, i), "metadata.name"), "duplicate "+kind+" "+key.namespace+"/"+key.name+" (also held from the previous snapshot, uid "+other+")")
 				return nil
@@ -279,21 +280,21 @@ func heldNamespace[T any, PT objectPtr[T]](c *cachedObject[T], ns string) {
 // commit makes a delta's change to the held objects: held's maps changed in place, the new order (in
 // spare's storage) swapped with held's.
 func (o *objectDelta) commit(held, spare *objectMaps) {
-	commitKind(&o.pods, "pod", held.namespace, &held.pods, &spare.pods, held.names)
-	commitKind(&o.revisions, "revision", held.namespace, &held.revisions, &spare.revisions, held.names)
-	commitKind(&o.claims, "claim", held.namespace, &held.claims, &spare.claims, held.names)
+	commitKind(&o.pods, "pod", held.namespace, &held.pods, &spare.pods, &held.names)
+	commitKind(&o.revisions, "revision", held.namespace, &held.revisions, &spare.revisions, &held.names)
+	commitKind(&o.claims, "claim", held.namespace, &held.claims, &spare.claims, &held.names)
 }
 
-func commitKind[T any, PT objectPtr[T]](k *kindDelta[T], kind, ns string, held, spare *heldKind[T], names map[objectKey]string) {
+func commitKind[T any, PT objectPtr[T]](k *kindDelta[T], kind, ns string, held, spare *heldKind[T], names *objectKeys) {
 	for _, c := range k.dropped {
 		delete(held.byUID, c.uid)
-		if key := nameKey(kind, PT(&c.v).meta(), ns); names[key] == c.uid {
-			delete(names, key)
+		if key := nameKey(kind, PT(&c.v).meta(), ns); names.has(key, c.uid) {
+			names.delete(key)
 		}
 	}
 	for _, c := range k.sent {
 		held.byUID[c.uid] = c
-		names[nameKey(kind, PT(&c.v).meta(), ns)] = c.uid
+		names.set(nameKey(kind, PT(&c.v).meta(), ns), c.uid)
 	}
 	held.order, spare.order = k.order, held.order
 	held.view, spare.view = spare.view, held.view // the list of the new order (deltaOrder), and storage

@@ -216,6 +216,10 @@ func TestDeltaPlansAreTheWholeSnapshots(t *testing.T) {
 		call := func(in []byte) []byte {
 			buf = append(buf[:0], in...)
 			out := ReconcileCached(&c, buf)
+			if c.KeepsInput() { // what the instance holds points into it: the next call has a buffer of its own
+				buf = nil
+				return out
+			}
 			for i := range buf {
 				buf[i] = 'X'
 			}

@@ -38,7 +38,7 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 		}
 	}()
 	var prev, next *objectMaps
-	var seen map[objectKey]string
+	var seen *objectKeys
 	var slab *objectSlab
 	var maps *syncMaps
 	var set *setMemo
@@ -46,7 +46,7 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 		held, spare, s, m, sm := cache.held, cache.spare, cache.slab, cache.maps, cache.set
 		maps, set = &m, &sm
 		if seen = cache.seen; seen == nil {
-			seen = map[objectKey]string{}
+			seen = &objectKeys{}
 		}
 		*cache = ObjectCache{} // what this call decodes replaces it, or nothing does
 		s.reset()
@@ -69,7 +69,7 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 	} else {
 		p = run(snap, nil)
 	}
-	if len(seen) > maxKeptScratch { // a whole snapshot's: emptying it would cost every delta after it
+	if seen != nil && seen.len() > maxKeptScratch { // a whole snapshot's: emptying it would cost every delta after it
 		seen = nil
 	}
 	switch { // the snapshot's decoded objects, for the instance's next call; the maps before, to refill
@@ -79,7 +79,7 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 		*cache = ObjectCache{held: *prev, spare: *next, seen: seen, slab: *slab, maps: *maps, set: *set}
 	default:
 		next.decodes = prev.decodes
-		*cache = ObjectCache{held: *next, spare: *prev, seen: seen, slab: *slab, maps: *maps, set: *set}
+		*cache = ObjectCache{held: *next, spare: *prev, seen: seen, slab: *slab, maps: *maps, set: *set, input: true}
 	}
 	return appendPlan(buf, p)
 }

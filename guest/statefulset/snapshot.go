@@ -59,6 +59,76 @@ const (
 // objectKey is how an API server names an object of a snapshot: one per kind, namespace and name.
 type objectKey struct{ kind, namespace, name string }
 
+// objectKeys maps objectKeys to strings, in maps of strings by kind, namespace and name. One map keyed by
+// objectKey was a tenth of a whole 1000-pod snapshot's decode in the module: TinyGo hashes a struct key by
+// reflection, boxing the key and each of its strings, on every lookup. The maps of a namespace are emptied,
+// not dropped, so an instance that keeps them fills them again without growing them.
+type objectKeys struct {
+	kinds [3]map[string]map[string]string // by kindIndex, then namespace, then name
+	n     int                             // the entries
+}
+
+// kindIndex is where objectKeys keeps a kind's names; the kinds are the decoder's own words.
+func kindIndex(kind string) int {
+	switch kind {
+	case "pod":
+		return 0
+	case "revision":
+		return 1
+	case "claim":
+		return 2
+	}
+	panic("objectKeys: no kind " + kind) // a caller's bug: recovered into a SyncFailed plan
+}
+
+func (m *objectKeys) get(k objectKey) (string, bool) {
+	v, ok := m.kinds[kindIndex(k.kind)][k.namespace][k.name]
+	return v, ok
+}
+
+// has reports whether k maps to v.
+func (m *objectKeys) has(k objectKey, v string) bool {
+	got, ok := m.get(k)
+	return ok && got == v
+}
+
+func (m *objectKeys) set(k objectKey, v string) {
+	byNS := &m.kinds[kindIndex(k.kind)]
+	if *byNS == nil {
+		*byNS = map[string]map[string]string{}
+	}
+	names := (*byNS)[k.namespace]
+	if names == nil {
+		names = map[string]string{}
+		(*byNS)[k.namespace] = names
+	}
+	if _, ok := names[k.name]; !ok {
+		m.n++
+	}
+	names[k.name] = v
+}
+
+func (m *objectKeys) delete(k objectKey) {
+	names := m.kinds[kindIndex(k.kind)][k.namespace]
+	if _, ok := names[k.name]; ok {
+		delete(names, k.name)
+		m.n--
+	}
+}
+
+// len is the number of entries.
+func (m *objectKeys) len() int { return m.n }
+
+// clear empties every map.
+func (m *objectKeys) clear() {
+	for _, byNS := range m.kinds {
+		for _, names := range byNS {
+			clear(names)
+		}
+	}
+	m.n = 0
+}
+
 // decodeSnapshot validates the snapshot and extracts what the controller reads. Pods, claims and
 // revisions stay text (lazyObject); the set and the small members become trees.
 func decodeSnapshot(root jsonv.Text) (*snapshot, *PlanError) {
@@ -68,7 +138,7 @@ func decodeSnapshot(root jsonv.Text) (*snapshot, *PlanError) {
 // decodeSnapshotCached decodes a snapshot whose objects may be references to prev's (nil: none may be);
 // the snapshot's next is the cache of its objects for the next call (nil when prev is).
 // set (nil: none) is the set the instance decoded last, which the snapshot's set replaces.
-func decodeSnapshotCached(root jsonv.Text, prev, next *objectMaps, seen map[objectKey]string, slab *objectSlab, set *setMemo) (*snapshot, *PlanError) {
+func decodeSnapshotCached(root jsonv.Text, prev, next *objectMaps, seen *objectKeys, slab *objectSlab, set *setMemo) (*snapshot, *PlanError) {
 	snap, err := decodeSnapshotWith(root, true, prev, next, seen, slab, set)
 	if err != nil && (err.Code == CodeInvalidSnapshot || err.Code == CodeStaleReference) {
 		// decode again, building paths, to report where
@@ -131,9 +201,23 @@ func (d *decoder) arrayText(t jsonv.Text, path string, fn func(i int, v jsonv.Te
 	}
 }
 
+// itemsText is arrayText without a callback, for the decoders a snapshot runs per object (under TinyGo, what
+// a closure captures lives on the heap): the array to walk with jsonv's FirstItem and Item, "" (no
+// elements) for null.
+func (d *decoder) itemsText(t jsonv.Text, path string) jsonv.Text {
+	switch textKind(t) {
+	case jsonv.Array:
+		return t
+	case jsonv.Null:
+	default:
+		d.fail(path, typeErr("array", jsonv.Value{K: t.Kind()}))
+	}
+	return ""
+}
+
 // decodeSnapshotWith decodes the snapshot: references resolve in prev (nil: there are none to resolve), next
 // (nil: not kept) collects its objects for the instance's next call, seen (nil: a new one) is scratch.
-func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen map[objectKey]string, slab *objectSlab, set *setMemo) (*snapshot, *PlanError) {
+func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen *objectKeys, slab *objectSlab, set *setMemo) (*snapshot, *PlanError) {
 	if root.Kind() != jsonv.Object {
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Message: "snapshot must be a JSON object, got " + root.Kind().String()}
 	}
@@ -214,9 +298,9 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	// An API server holds one object per namespace/name; a snapshot with two is not a state
 	// the controller can observe.
 	if seen == nil {
-		seen = map[objectKey]string{}
+		seen = &objectKeys{}
 	} else {
-		clear(seen)
+		seen.clear()
 	}
 	if textKind(deltaT) != jsonv.Null { // only what changed since the previous call (object_delta.go)
 		if d.delta(deltaT, podsT, revsT, claimsT, ns, snap, seen); d.err != nil {
@@ -230,19 +314,20 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		d.next.emptied(d.prev)
 		d.next.namespace = strings.Clone(ns) // kept: the input buffer is the next call's
 		ns = d.next.namespace                // and what the objects without a namespace are given (the instance's indexes keep it)
+		d.inPlace = true                     // the input is the next call's no more: ObjectCache.KeepsInput
 	}
 	unique := func(kind, ns, name, uid, path string) bool {
 		k := objectKey{kind, ns, name}
-		if prev, dup := seen[k]; dup {
+		if prev, dup := seen.get(k); dup {
 			d.fail(d.join(path, "metadata.name"), "duplicate "+kind+" "+ns+"/"+name+" (also at "+prev+")")
 			return false
 		}
-		seen[k] = path
+		seen.set(k, path)
 		if d.next != nil && d.next.complete {
 			if k.namespace == d.next.namespace { // the set's, defaulted: the kept copy
 				k.namespace = d.next.namespace
 			}
-			d.next.names[k] = uid
+			d.next.names.set(k, uid)
 		}
 		return true
 	}

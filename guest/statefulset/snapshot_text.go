@@ -92,7 +92,12 @@ func (d *decoder) stringMapT(t jsonv.Text, base, key string) map[string]string {
 		return nil
 	}
 	m := make(map[string]string, 8)
-	t.Members(func(k string, v jsonv.Text) {
+	for i := t.FirstMember(); ; {
+		k, v, next, ok := t.Member(i)
+		if !ok {
+			return m
+		}
+		i = next
 		switch v.Kind() {
 		case jsonv.Null:
 			m[k] = ""
@@ -101,8 +106,7 @@ func (d *decoder) stringMapT(t jsonv.Text, base, key string) map[string]string {
 		default:
 			d.fail(d.join(d.join(base, key), k), typeErr("string", kindOf(v)))
 		}
-	})
-	return m
+	}
 }
 
 // metaKeys are the metadata fields metaT reads, in the order of metaT's indexes.
@@ -130,7 +134,13 @@ func (d *decoder) metaT(t jsonv.Text, path string, full bool) objectMeta {
 	m.DeletionTimestamp, m.Deleting = d.timestampT(f[6], path, "deletionTimestamp")
 	m.Labels = d.stringMapT(f[7], path, "labels")
 	refsPath := d.join(path, "ownerReferences")
-	d.arrayText(f[8], refsPath, func(i int, r jsonv.Text) {
+	refs := d.itemsText(f[8], refsPath)
+	for i, at := 0, refs.FirstItem(); ; i++ {
+		r, next, ok := refs.Item(at)
+		if !ok {
+			break
+		}
+		at = next
 		p := d.index(refsPath, i)
 		r = d.objectText(r, p)
 		var g [6]jsonv.Text
@@ -143,7 +153,7 @@ func (d *decoder) metaT(t jsonv.Text, path string, full bool) objectMeta {
 			Controller: d.boolT(g[4], p, "controller"),
 		})
 		d.boolT(g[5], p, "blockOwnerDeletion")
-	})
+	}
 	return m
 }
 
@@ -158,16 +168,29 @@ var (
 // pod decodes what the controller reads of a pod: metadata, status.phase, the Ready condition and
 // spec.volumes; the rest stays text until the sync needs the tree.
 func (d *decoder) pod(t jsonv.Text, path string) *pod {
+	p := new(pod)
+	d.podInto(p, t, path)
+	return p
+}
+
+// podInto is pod decoding into *p (the entry an instance holds it in: podAt).
+func (d *decoder) podInto(p *pod, t jsonv.Text, path string) {
 	t = d.objectText(t, path)
 	var m [3]jsonv.Text
 	t.MembersInto(podKeys, m[:])
-	p := &pod{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), false), memo: new(podMemo)}
+	*p = pod{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), false), memo: new(podMemo)}
 	var st [2]jsonv.Text
 	d.objectText(m[1], d.join(path, "status")).MembersInto(podStatusKeys, st[:])
 	p.Phase = d.strT(st[0], path, "status.phase")
 	condPath := d.join(path, "status.conditions")
 	found := false
-	d.arrayText(st[1], condPath, func(i int, c jsonv.Text) {
+	conds := d.itemsText(st[1], condPath)
+	for i, at := 0, conds.FirstItem(); ; i++ {
+		c, next, ok := conds.Item(at)
+		if !ok {
+			break
+		}
+		at = next
 		cp := d.index(condPath, i)
 		var f [3]jsonv.Text
 		d.objectText(c, cp).MembersInto(conditionKeys, f[:])
@@ -179,11 +202,17 @@ func (d *decoder) pod(t jsonv.Text, path string) *pod {
 			p.Ready = status == "True"
 			p.ReadySince = ltt
 		}
-	})
+	}
 	var spec [1]jsonv.Text
 	d.objectText(m[2], d.join(path, "spec")).MembersInto(volumeListKey, spec[:])
 	volPath := d.join(path, "spec.volumes")
-	d.arrayText(spec[0], volPath, func(i int, vol jsonv.Text) {
+	vols := d.itemsText(spec[0], volPath)
+	for i, at := 0, vols.FirstItem(); ; i++ {
+		vol, next, ok := vols.Item(at)
+		if !ok {
+			break
+		}
+		at = next
 		vp := d.index(volPath, i)
 		var f [2]jsonv.Text
 		d.objectText(vol, vp).MembersInto(volumeKeys, f[:])
@@ -192,13 +221,12 @@ func (d *decoder) pod(t jsonv.Text, path string) *pod {
 		d.objectText(f[1], d.join(vp, "persistentVolumeClaim")).MembersInto(claimNameKeys, c[:])
 		pv.ClaimName = d.strT(c[0], vp, "persistentVolumeClaim.claimName")
 		p.vols = append(p.vols, pv)
-	})
+	}
 	p.Parent, p.Ordinal = parentAndOrdinal(p.Meta.Name)
 	p.rev = p.Meta.Labels[labelRevision]
 	if extendedBuild {
 		p.inPlaceRev = inPlaceRecord(m[0])
 	}
-	return p
 }
 
 var annotationsKey = []string{"annotations"}

@@ -1,7 +1,6 @@
 package jsonv
 
 import (
-	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -61,40 +60,67 @@ func (t Text) Value() Value {
 // Members calls fn with each member of an object in order (duplicates included: the last one is the
 // one Go's decoder keeps). Keys are unescaped.
 func (t Text) Members(fn func(key string, val Text)) {
-	i := skipWS(t, 1)
-	if t[i] == '}' {
-		return
-	}
-	for {
-		end := skipString(t, i)
-		key := unquote(string(t[i:end]))
-		i = skipWS(t, end)
-		i = skipWS(t, i+1) // ':'
-		vend := skipValue(t, i)
-		fn(key, t[i:vend])
-		i = skipWS(t, vend)
-		if t[i] == '}' {
+	for i := t.FirstMember(); ; {
+		key, val, next, ok := t.Member(i)
+		if !ok {
 			return
 		}
-		i = skipWS(t, i+1) // ','
+		fn(key, val)
+		i = next
 	}
 }
 
 // Items calls fn with each element of an array in order.
 func (t Text) Items(fn func(i int, val Text)) {
-	i := skipWS(t, 1)
-	if t[i] == ']' {
-		return
-	}
-	for n := 0; ; n++ {
-		end := skipValue(t, i)
-		fn(n, t[i:end])
-		i = skipWS(t, end)
-		if t[i] == ']' {
+	for n, i := 0, t.FirstItem(); ; n++ {
+		val, next, ok := t.Item(i)
+		if !ok {
 			return
 		}
+		fn(n, val)
+		i = next
+	}
+}
+
+// FirstMember and Member walk the members of an object as Members does, without a callback or an iterator
+// to point to: under TinyGo what a closure captures, or a method's receiver, lives on the heap, and a
+// snapshot's decode reads every pod's fields this way. Member is the member at i (FirstMember, or the
+// next of the previous member) and where the next one starts; ok is false past the last. An absent object
+// ("") has no members.
+func (t Text) FirstMember() int { return skipWS(t, 1) }
+
+// Member: see FirstMember.
+func (t Text) Member(i int) (key string, val Text, next int, ok bool) {
+	if i >= len(t) || t[i] == '}' {
+		return "", "", i, false
+	}
+	end := skipString(t, i)
+	key = unquote(string(t[i:end]))
+	i = skipWS(t, end)
+	i = skipWS(t, i+1) // ':'
+	vend := skipValue(t, i)
+	val = t[i:vend]
+	if i = skipWS(t, vend); t[i] == ',' {
 		i = skipWS(t, i+1)
 	}
+	return key, val, i, true
+}
+
+// FirstItem and Item walk the elements of an array as Items does, without a callback (FirstMember). An
+// absent array ("") has no elements.
+func (t Text) FirstItem() int { return skipWS(t, 1) }
+
+// Item: see FirstItem.
+func (t Text) Item(i int) (val Text, next int, ok bool) {
+	if i >= len(t) || t[i] == ']' {
+		return "", i, false
+	}
+	end := skipValue(t, i)
+	val = t[i:end]
+	if i = skipWS(t, end); t[i] == ',' {
+		i = skipWS(t, i+1)
+	}
+	return val, i, true
 }
 
 func skipWS(t Text, i int) int {
@@ -111,23 +137,20 @@ func skipWS(t Text, i int) int {
 
 // skipString returns the index after the string literal starting at i.
 func skipString(t Text, i int) int {
-	i++
-	for {
-		j := strings.IndexByte(string(t[i:]), '"')
-		i += j
-		// an escaped quote has an odd run of backslashes before it
-		k := i - 1
-		for t[k] == '\\' {
-			k--
-		}
-		if (i-1-k)%2 == 0 {
+	for i++; ; i++ { // one loop, no call per string: the module's IndexByte is a byte loop of its own
+		switch t[i] {
+		case '"':
 			return i + 1
+		case '\\':
+			i++ // the escaped byte
 		}
-		i++
 	}
 }
 
-// skipValue returns the index after the value starting at i.
+// skipValue returns the index after the value starting at i. A container is skipped in one loop over
+// its bytes that passes over most of them on a table lookup: skipping is most of what reading a snapshot's
+// text costs (each pod is skipped as an element, then as its members' values, then its members'),
+// and a switch per byte was twice this in the module.
 func skipValue(t Text, i int) int {
 	switch t[i] {
 	case '"':
@@ -135,6 +158,9 @@ func skipValue(t Text, i int) int {
 	case '{', '[':
 		depth := 0
 		for {
+			for !structural[t[i]] {
+				i++
+			}
 			switch t[i] {
 			case '"':
 				i = skipString(t, i)
@@ -160,6 +186,10 @@ func skipValue(t Text, i int) int {
 	return i
 }
 
+// structural marks the bytes skipValue stops at inside a container (Validate accepted the input: every
+// container closes, every string ends).
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
+
 // Str is the decoded string, or "" when t is not a string. It points into the input unless the
 // string has escapes.
 func (t Text) Str() string {
@@ -171,11 +201,16 @@ func (t Text) Str() string {
 
 // MembersInto sets out[i] to the last occurrence of keys[i] in the object t ("" when absent).
 func (t Text) MembersInto(keys []string, out []Text) {
-	t.Members(func(k string, v Text) {
-		for i, want := range keys {
+	for i := t.FirstMember(); ; {
+		k, v, next, ok := t.Member(i)
+		if !ok {
+			return
+		}
+		for j, want := range keys {
 			if k == want {
-				out[i] = v
+				out[j] = v
 			}
 		}
-	})
+		i = next
+	}
 }
