@@ -17,8 +17,6 @@ type decoder struct {
 	prev, next *objectMaps
 	slab       *objectSlab // where copies of referenced objects go (nil: allocated); set with next
 	decodes    uint64      // this decode's number (ObjectCache.decodes), with which a delta marks what it drops
-	// inPlace: the objects next holds stay in the input, which the instance keeps (ObjectCache.KeepsInput)
-	inPlace bool
 }
 
 func (d *decoder) join(path, key string) string {

@@ -151,14 +151,12 @@ func hold[T any](d *decoder, next *heldKind[T], c *cachedObject[T]) {
 	next.order = append(next.order, c)
 }
 
-// keep is the text of an object sent whole, in memory of its own when the instance keeps it for its next
+// keep is the text of an object a delta sends, in memory of its own when the instance keeps it for its next
 // call: what is decoded from it (names, uids, the lazy tree's source) points into the text, and the
 // exports write the next call's input over this one's (guest/main.go), so nothing kept may point there.
-// A whole snapshot's objects are the exception (d.inPlace): they stay in its input, which the exports then
-// keep (ObjectCache.KeepsInput). A copy of each was the largest allocation and copy of a whole snapshot's
-// decode (1.5 MB at 1000 pods).
+// A whole snapshot's objects stay in its input, which the exports then keep (podAt, KeepsInput).
 func (d *decoder) keep(t jsonv.Text) jsonv.Text {
-	if d.next == nil || d.inPlace {
+	if d.next == nil {
 		return t
 	}
 	return jsonv.Text(strings.Clone(string(t)))
@@ -209,31 +207,35 @@ func (d *decoder) stale(path, kind, uid, rv string) {
 	}
 }
 
-// podAt decodes pods[i]: sent whole, or named by a reference to the previous snapshot's.
-func (d *decoder) podAt(t jsonv.Text, path string) *pod {
-	if uid, rv, ok := d.reference(t, path); ok {
+// podAt decodes pods[i], which rest starts with (the rest of the list after it too: the pod's decode finds
+// where it ends, returned as size, and the list is not scanned for it first): sent whole, or named by a
+// reference to the previous snapshot's. A pod sent whole is decoded where it is, in the input (the exports
+// keep a whole snapshot's input: ObjectCache.KeepsInput), into the entry that holds it: the sync reads the
+// held pod itself, as a delta sync does (no write of a sync changes a pod of the snapshot; object_delta.go).
+// A copy of each pod's text and another of what was decoded from it were most of what a whole snapshot's
+// decode allocated.
+func (d *decoder) podAt(rest jsonv.Text, path string) (p *pod, size int) {
+	if uid, rv, ok := d.reference(rest, path); ok {
 		if d.err != nil {
-			return nil
+			return nil, 0
 		}
 		p, ok := lookup(d, &d.prev.pods, d.next.podKind(), path, "pod", uid, rv)
 		if !ok {
-			return nil
+			return nil, 0
 		}
 		p.lazyObject = p.lazyObject.fresh()
-		return slabCopy(d.slabPods(), p)
+		return slabCopy(d.slabPods(), p), rest.ValueEnd()
 	}
 	if d.next == nil {
-		return d.pod(t, path)
+		p = new(pod)
+		return p, d.podInto(p, rest, path)
 	}
-	// decoded into the entry that holds it: the sync reads the held pod itself, as a delta sync does (no
-	// write of a sync changes a pod of the snapshot; object_delta.go), and a copy per pod was a tenth of what
-	// a whole snapshot's decode allocated
 	c := new(cachedObject[pod])
-	if d.podInto(&c.v, d.keep(t), path); d.err == nil {
+	if size = d.podInto(&c.v, rest, path); d.err == nil {
 		c.uid, c.rv = c.v.Meta.UID, c.v.Meta.ResourceVersion
 		hold(d, &d.next.pods, c)
 	}
-	return &c.v
+	return &c.v, size
 }
 
 // revisionAt decodes revisions[i], sent whole or by reference.
@@ -249,41 +251,56 @@ func (d *decoder) revisionAt(t jsonv.Text, path string) *revision {
 		r.lazyObject = r.lazyObject.fresh()
 		return slabCopy(d.slabRevisions(), r)
 	}
-	r := d.revision(d.keep(t), path)
+	r := d.revision(t, path) // in place, as podAt's
 	if d.err == nil {
 		hold(d, d.next.revisionKind(), &cachedObject[revision]{uid: r.Meta.UID, rv: r.Meta.ResourceVersion, v: *r})
 	}
 	return r
 }
 
-// claimAt decodes claims[i], sent whole or by reference.
-func (d *decoder) claimAt(t jsonv.Text, path string) *claim {
-	if uid, rv, ok := d.reference(t, path); ok {
+// claimAt decodes claims[i], which rest starts with, sent whole or by reference, as podAt does.
+func (d *decoder) claimAt(rest jsonv.Text, path string) (c *claim, size int) {
+	if uid, rv, ok := d.reference(rest, path); ok {
 		if d.err != nil {
-			return nil
+			return nil, 0
 		}
 		c, ok := lookup(d, &d.prev.claims, d.next.claimKind(), path, "claim", uid, rv)
 		if !ok {
-			return nil
+			return nil, 0
 		}
 		c.lazyObject = c.lazyObject.fresh()
-		return slabCopy(d.slabClaims(), c)
+		return slabCopy(d.slabClaims(), c), rest.ValueEnd()
 	}
-	c := d.claim(d.keep(t), path)
-	if d.err == nil {
-		hold(d, d.next.claimKind(), &cachedObject[claim]{uid: c.Meta.UID, rv: c.Meta.ResourceVersion, v: *c})
+	if d.next == nil {
+		c = new(claim)
+		return c, d.claimInto(c, rest, path)
 	}
-	return c
+	h := new(cachedObject[claim])
+	if size = d.claimInto(&h.v, rest, path); d.err == nil {
+		h.uid, h.rv = h.v.Meta.UID, h.v.Meta.ResourceVersion
+		hold(d, &d.next.claims, h)
+	}
+	return &h.v, size
 }
 
 // claim decodes a claim sent whole.
 func (d *decoder) claim(t jsonv.Text, path string) *claim {
-	t = d.objectText(t, path)
-	c := &claim{lazyObject: lazyObject{src: t}}
-	var m [1]jsonv.Text
-	t.MembersInto(podKeys[:1], m[:])
-	c.Meta = d.metaT(m[0], d.join(path, "metadata"), false)
+	c := new(claim)
+	d.claimInto(c, t, path)
 	return c
+}
+
+// claimInto decodes the claim rest starts with into *c and returns where it ends in rest.
+func (d *decoder) claimInto(c *claim, rest jsonv.Text, path string) int {
+	t := d.objectText(rest, path)
+	var m [1]jsonv.Text
+	end := t.MembersInto(podKeys[:1], m[:])
+	if textKind(rest) != jsonv.Object {
+		end = rest.ValueEnd() // not an object (an error): read as {}
+	}
+	t = rest[:end]
+	*c = claim{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), false)}
+	return end
 }
 
 // The slab's arrays, nil without a slab (a decode that keeps nothing allocates its copies).

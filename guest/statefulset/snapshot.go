@@ -314,7 +314,6 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		d.next.emptied(d.prev)
 		d.next.namespace = strings.Clone(ns) // kept: the input buffer is the next call's
 		ns = d.next.namespace                // and what the objects without a namespace are given (the instance's indexes keep it)
-		d.inPlace = true                     // the input is the next call's no more: ObjectCache.KeepsInput
 	}
 	unique := func(kind, ns, name, uid, path string) bool {
 		k := objectKey{kind, ns, name}
@@ -331,21 +330,24 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		}
 		return true
 	}
-	d.arrayText(podsT, "pods", func(i int, pt jsonv.Text) {
-		if d.err != nil {
-			return
+	pods := d.itemsText(podsT, "pods")
+	for i, at := 0, pods.FirstItem(); d.err == nil; i++ {
+		rest, more := pods.ItemRest(at)
+		if !more {
+			break
 		}
-		p := d.podAt(pt, d.index("pods", i))
+		p, size := d.podAt(rest, d.index("pods", i))
 		if d.err != nil {
-			return
+			break
 		}
+		at = pods.ItemAfter(at + size)
 		if p.Meta.Namespace == "" {
 			p.Meta.Namespace = ns
 		}
 		if unique("pod", p.Meta.Namespace, p.Meta.Name, p.Meta.UID, d.index("pods", i)) {
 			snap.Pods = append(snap.Pods, p)
 		}
-	})
+	}
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -367,22 +369,25 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	if d.err != nil {
 		return nil, d.err
 	}
-	d.arrayText(claimsT, "claims", func(i int, ct jsonv.Text) {
-		if d.err != nil {
-			return
+	claims := d.itemsText(claimsT, "claims")
+	for i, at := 0, claims.FirstItem(); d.err == nil; i++ {
+		rest, more := claims.ItemRest(at)
+		if !more {
+			break
 		}
 		p := d.index("claims", i)
-		c := d.claimAt(ct, p)
+		c, size := d.claimAt(rest, p)
 		if d.err != nil {
-			return
+			break
 		}
+		at = claims.ItemAfter(at + size)
 		if c.Meta.Namespace == "" {
 			c.Meta.Namespace = ns
 		}
 		if unique("claim", c.Meta.Namespace, c.Meta.Name, c.Meta.UID, p) {
 			snap.Claims = append(snap.Claims, c)
 		}
-	})
+	}
 	if d.err != nil {
 		return nil, d.err
 	}

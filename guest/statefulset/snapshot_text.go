@@ -119,6 +119,11 @@ func (d *decoder) metaT(t jsonv.Text, path string, full bool) objectMeta {
 	t = d.objectText(t, path)
 	var f [10]jsonv.Text
 	t.MembersInto(metaKeys, f[:])
+	return d.metaFields(&f, path, full)
+}
+
+// metaFields decodes the members of metadata metaT reads (by metaKeys).
+func (d *decoder) metaFields(f *[10]jsonv.Text, path string, full bool) objectMeta {
 	var m objectMeta
 	m.Name = d.strT(f[0], path, "name")
 	m.Namespace = d.strT(f[1], path, "namespace")
@@ -158,7 +163,7 @@ func (d *decoder) metaT(t jsonv.Text, path string, full bool) objectMeta {
 }
 
 var (
-	podKeys       = []string{"metadata", "status", "spec"}
+	podKeys       = []string{"metadata", "status", "spec"} // a claim's first: claimInto
 	podStatusKeys = []string{"phase", "conditions"}
 	conditionKeys = []string{"type", "status", "lastTransitionTime"}
 	volumeKeys    = []string{"name", "persistentVolumeClaim"}
@@ -173,14 +178,19 @@ func (d *decoder) pod(t jsonv.Text, path string) *pod {
 	return p
 }
 
-// podInto is pod decoding into *p (the entry an instance holds it in: podAt).
-func (d *decoder) podInto(p *pod, t jsonv.Text, path string) {
-	t = d.objectText(t, path)
-	var m [3]jsonv.Text
-	t.MembersInto(podKeys, m[:])
-	*p = pod{lazyObject: lazyObject{src: t}, Meta: d.metaT(m[0], d.join(path, "metadata"), false), memo: new(podMemo)}
-	var st [2]jsonv.Text
-	d.objectText(m[1], d.join(path, "status")).MembersInto(podStatusKeys, st[:])
+// podInto decodes the pod rest starts with (the rest of its list after it too: podAt) into *p and returns
+// where it ends in rest.
+func (d *decoder) podInto(p *pod, rest jsonv.Text, path string) int {
+	var m podFields
+	end := m.read(d.objectText(rest, path))
+	if textKind(rest) != jsonv.Object {
+		end = rest.ValueEnd() // not an object (an error): read as {}
+	}
+	mp := d.join(path, "metadata")
+	d.objectText(m.meta, mp) // what metaT checks of the metadata itself
+	*p = pod{lazyObject: lazyObject{src: rest[:end]}, Meta: d.metaFields(&m.metaF, mp, false), memo: new(podMemo)}
+	d.objectText(m.status, d.join(path, "status"))
+	st := &m.statusF
 	p.Phase = d.strT(st[0], path, "status.phase")
 	condPath := d.join(path, "status.conditions")
 	found := false
@@ -203,8 +213,8 @@ func (d *decoder) podInto(p *pod, t jsonv.Text, path string) {
 			p.ReadySince = ltt
 		}
 	}
-	var spec [1]jsonv.Text
-	d.objectText(m[2], d.join(path, "spec")).MembersInto(volumeListKey, spec[:])
+	d.objectText(m.spec, d.join(path, "spec"))
+	spec := &m.specF
 	volPath := d.join(path, "spec.volumes")
 	vols := d.itemsText(spec[0], volPath)
 	for i, at := 0, vols.FirstItem(); ; i++ {
@@ -225,8 +235,58 @@ func (d *decoder) podInto(p *pod, t jsonv.Text, path string) {
 	p.Parent, p.Ordinal = parentAndOrdinal(p.Meta.Name)
 	p.rev = p.Meta.Labels[labelRevision]
 	if extendedBuild {
-		p.inPlaceRev = inPlaceRecord(m[0])
+		p.inPlaceRev = inPlaceRecord(m.meta)
 	}
+	return end
+}
+
+// podFields are the members of a pod that pod decoding reads (the last of each, as Go's decoder keeps), and
+// theirs, found in one scan of the pod: reading metadata, status and spec after a scan that skipped them
+// was most of a whole snapshot's decode in the module.
+type podFields struct {
+	meta, status, spec jsonv.Text
+	metaF              [10]jsonv.Text // by metaKeys
+	statusF            [2]jsonv.Text  // by podStatusKeys
+	specF              [1]jsonv.Text  // by volumeListKey
+}
+
+// read finds the fields in the pod t (t may go on past it) and returns where the pod ends in t.
+func (f *podFields) read(t jsonv.Text) int {
+	i := t.FirstMember()
+	for {
+		k, at, ok := t.MemberAt(i)
+		if !ok {
+			return i + 1
+		}
+		v := t[at:]
+		var n int
+		switch k {
+		case "metadata":
+			f.metaF = [10]jsonv.Text{}
+			n = membersOrSkip(v, metaKeys, f.metaF[:])
+			f.meta = v[:n]
+		case "status":
+			f.statusF = [2]jsonv.Text{}
+			n = membersOrSkip(v, podStatusKeys, f.statusF[:])
+			f.status = v[:n]
+		case "spec":
+			f.specF = [1]jsonv.Text{}
+			n = membersOrSkip(v, volumeListKey, f.specF[:])
+			f.spec = v[:n]
+		default:
+			n = v.ValueEnd()
+		}
+		i = t.MemberAfter(at + n)
+	}
+}
+
+// membersOrSkip reads keys of the object v starts with into out (nothing when it is no object) and returns
+// where the value ends in v.
+func membersOrSkip(v jsonv.Text, keys []string, out []jsonv.Text) int {
+	if v[0] != '{' {
+		return v.ValueEnd()
+	}
+	return v.MembersInto(keys, out)
 }
 
 var annotationsKey = []string{"annotations"}

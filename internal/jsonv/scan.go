@@ -94,8 +94,10 @@ func (t Text) Member(i int) (key string, val Text, next int, ok bool) {
 	if i >= len(t) || t[i] == '}' {
 		return "", "", i, false
 	}
-	end := skipString(t, i)
-	key = unquote(string(t[i:end]))
+	end, plain := skipKey(t, i)
+	if key = string(t[i+1 : end-1]); !plain {
+		key = unquote(string(t[i:end]))
+	}
 	i = skipWS(t, end)
 	i = skipWS(t, i+1) // ':'
 	vend := skipValue(t, i)
@@ -105,6 +107,24 @@ func (t Text) Member(i int) (key string, val Text, next int, ok bool) {
 	}
 	return key, val, i, true
 }
+
+// MemberAt is Member without the value: the key of the member at i and where its value starts in t, for
+// a reader that reads the value and finds its end in one scan (MembersInto's end, ValueEnd); the next
+// member is at MemberAfter(that end). ok is false past the last member.
+func (t Text) MemberAt(i int) (key string, val int, ok bool) {
+	if i >= len(t) || t[i] == '}' {
+		return "", i, false
+	}
+	end, plain := skipKey(t, i)
+	if key = string(t[i+1 : end-1]); !plain {
+		key = unquote(string(t[i:end]))
+	}
+	i = skipWS(t, end)
+	return key, skipWS(t, i+1), true // past ':'
+}
+
+// MemberAfter is where the member after the one whose value ends at end starts (see MemberAt).
+func (t Text) MemberAfter(end int) int { return t.ItemAfter(end) }
 
 // FirstItem and Item walk the elements of an array as Items does, without a callback (FirstMember). An
 // absent array ("") has no elements.
@@ -147,10 +167,26 @@ func skipString(t Text, i int) int {
 	}
 }
 
+// skipKey is skipString for a member's key, which it also reports plain (no escape, only ASCII: unquote
+// would return it as it is), so that a key is read in one pass.
+func skipKey(t Text, i int) (end int, plain bool) {
+	plain = true
+	for i++; ; i++ {
+		switch c := t[i]; {
+		case c == '"':
+			return i + 1, plain
+		case c == '\\':
+			i++ // the escaped byte
+			plain = false
+		case c >= 0x80:
+			plain = false
+		}
+	}
+}
+
 // skipValue returns the index after the value starting at i. A container is skipped in one loop over
 // its bytes that passes over most of them on a table lookup: skipping is most of what reading a snapshot's
-// text costs (each pod is skipped as an element, then as its members' values, then its members'),
-// and a switch per byte was twice this in the module.
+// text costs in the module (each pod's members are skipped as values, then their own members).
 func skipValue(t Text, i int) int {
 	switch t[i] {
 	case '"':
@@ -199,12 +235,15 @@ func (t Text) Str() string {
 	return unquote(string(t))
 }
 
-// MembersInto sets out[i] to the last occurrence of keys[i] in the object t ("" when absent).
-func (t Text) MembersInto(keys []string, out []Text) {
-	for i := t.FirstMember(); ; {
+// MembersInto sets out[i] to the last occurrence of keys[i] in the object t ("" when absent), and returns
+// the index in t after the object: t may go on past it (ItemRest), so that an array's element is read
+// without a scan of its own to find where it ends.
+func (t Text) MembersInto(keys []string, out []Text) int {
+	i := t.FirstMember()
+	for {
 		k, v, next, ok := t.Member(i)
 		if !ok {
-			return
+			return i + 1
 		}
 		for j, want := range keys {
 			if k == want {
@@ -214,3 +253,24 @@ func (t Text) MembersInto(keys []string, out []Text) {
 		i = next
 	}
 }
+
+// ItemRest is the array from the element at i (FirstItem, or ItemAfter the previous) to its end, for a
+// reader that finds where the element ends itself; ok is false past the last element.
+func (t Text) ItemRest(i int) (rest Text, ok bool) {
+	if i >= len(t) || t[i] == ']' {
+		return "", false
+	}
+	return t[i:], true
+}
+
+// ItemAfter is where the element after the one ending at end starts (see ItemRest).
+func (t Text) ItemAfter(end int) int {
+	i := skipWS(t, end)
+	if t[i] == ',' {
+		i = skipWS(t, i+1)
+	}
+	return i
+}
+
+// ValueEnd is the index in t after the value t starts with (t may go on past it: ItemRest).
+func (t Text) ValueEnd() int { return skipValue(t, 0) }
