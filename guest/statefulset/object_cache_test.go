@@ -1,11 +1,13 @@
 package statefulset
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // snapshotDoc reads a conformance snapshot as generic JSON.
@@ -120,4 +122,47 @@ func TestUnresolvableReferencesAreStale(t *testing.T) {
 	if code, msg := planCode(t, ReconcileCached(&c, encode(t, bad))); code != CodeInvalidSnapshot || !strings.Contains(msg, "pods[0]") {
 		t.Errorf("a reference with other members: %s %s", code, msg)
 	}
+}
+
+// A whole snapshot's objects are held where they are, in its input, and the cache says so (the exports then
+// give the next call another buffer); a delta's objects are copied out of its input, which the next call
+// may write over, and a refused snapshot holds nothing.
+func TestWholeSnapshotKeepsItsInput(t *testing.T) {
+	in := benchSnapshot(3)
+	var c ObjectCache
+	ReconcileCached(&c, in)
+	if !c.KeepsInput() || len(c.held.pods.order) != 3 {
+		t.Fatalf("a whole snapshot: KeepsInput %v, %d pods held", c.KeepsInput(), len(c.held.pods.order))
+	}
+	for _, h := range c.held.pods.order {
+		if !within(string(h.v.src), in) {
+			t.Fatalf("the held pod %s is not the input's text", h.v.Meta.Name)
+		}
+	}
+	var whole map[string]any
+	if err := json.Unmarshal(in, &whole); err != nil {
+		t.Fatal(err)
+	}
+	delta := onePodChanged(whole, 3)
+	if out := ReconcileCached(&c, delta); bytes.Contains(out, []byte(`"error":{`)) {
+		t.Fatalf("the delta is refused: %s", out)
+	}
+	if c.KeepsInput() {
+		t.Error("after a delta the cache says it keeps the delta's input")
+	}
+	for _, h := range c.held.pods.order {
+		if within(string(h.v.src), delta) {
+			t.Errorf("the held pod %s points into the delta's input", h.v.Meta.Name)
+		}
+	}
+	ReconcileCached(&c, []byte(`{"abi":1}`))
+	if c.KeepsInput() {
+		t.Error("after a refused snapshot the cache says it keeps its input")
+	}
+}
+
+// within reports whether s lies in b's memory.
+func within(s string, b []byte) bool {
+	p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return len(s) > 0 && p >= lo && p+uintptr(len(s)) <= lo+uintptr(len(b))
 }

@@ -138,6 +138,27 @@ func TestHeldSyncAllocatesLittle(t *testing.T) {
 	}
 }
 
+// A whole 1000-pod snapshot, sent again to the instance that holds it (what a host without sessions sends
+// every sync, and a session after a recycled instance), allocates at most 1.75 times its size in the module,
+// the buffer the host writes it into included (1.5 times, 3.6 MiB for 2.5 MiB). The duplicate check and the
+// names index in maps keyed by a struct (hashed by TinyGo through reflection, boxing every key), a copy of
+// each object's text and another of each decoded pod, and the closures the decode read every pod through
+// made it 2 times (4.9 MiB).
+func TestWholeSnapshotAllocatesLittle(t *testing.T) {
+	g := newAllocCounter(t, guestWasm(t))
+	whole := rollingUpdateSnapshot(1000)
+	g.call(whole) // the instance's first call sizes what it keeps
+	before := g.bytes
+	if out := g.call(whole); bytes.Contains(out, []byte(`"error":`)) {
+		t.Fatalf("the snapshot is refused: %.400s", out)
+	}
+	ratio := float64(g.bytes-before) / float64(len(whole))
+	t.Logf("a whole snapshot of %d KiB allocates %d KiB in the module (%.2fx)", len(whole)/1024, (g.bytes-before)/1024, ratio)
+	if ratio > 1.75 {
+		t.Errorf("a whole 1000-pod snapshot allocates %.2f times its size in the module, more than 1.75", ratio)
+	}
+}
+
 // allocCounter runs the module's direct exports on one instance of its own, counting the bytes the guest's
 // allocator hands out.
 type allocCounter struct {

@@ -191,6 +191,11 @@ func checkAgainstGo(t testing.TB, in []byte) {
 		if got := treeOfText(text); !reflect.DeepEqual(normal(got), normal(v)) {
 			t.Fatalf("%q: the Text walk gives\n%s\nParse gives\n%s", in, Encode(got), Encode(v))
 		}
+		// the walk that is handed the rest of a list and finds each value's end itself
+		rest := Text(string(text) + ` , "after" ]`)
+		if got, end := treeOfRest(rest); !reflect.DeepEqual(normal(got), normal(v)) || end != len(text) {
+			t.Fatalf("%q: the walk of the rest gives\n%s\nending at %d of %d; Parse gives\n%s", in, Encode(got), end, len(text), Encode(v))
+		}
 	}
 	if err != nil {
 		if valid && checkDepth(in) == nil {
@@ -320,6 +325,42 @@ func treeOfText(t Text) Value {
 		return Value{K: String, S: t.Str()}
 	}
 	return t.Value()
+}
+
+// treeOfRest rebuilds the value t starts with (t goes on past it) through MemberAt, MemberAfter, ItemRest,
+// ItemAfter and MembersInto's end, and returns where it ends in t.
+func treeOfRest(t Text) (Value, int) {
+	switch t.Kind() {
+	case Object:
+		v := Value{K: Object, O: []Member{}}
+		i := t.FirstMember()
+		for {
+			k, at, ok := t.MemberAt(i)
+			if !ok {
+				if end := t.MembersInto(nil, nil); end != i+1 {
+					panic("MembersInto ends the object elsewhere than MemberAt")
+				}
+				return v, i + 1
+			}
+			m, n := treeOfRest(t[at:])
+			v.O = append(v.O, Member{Key: k, Val: m})
+			i = t.MemberAfter(at + n)
+		}
+	case Array:
+		v := Value{K: Array, A: []Value{}}
+		i := t.FirstItem()
+		for {
+			rest, ok := t.ItemRest(i)
+			if !ok {
+				return v, i + 1
+			}
+			e, n := treeOfRest(rest)
+			v.A = append(v.A, e)
+			i = t.ItemAfter(i + n)
+		}
+	}
+	end := t.ValueEnd()
+	return treeOfText(t[:end]), end
 }
 
 // normal makes empty containers comparable (nil and empty slices).
