@@ -22,29 +22,8 @@ import (
 func TestPolicyFailureIsCountedAndRecorded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, err := loadModule(ctx, embedded.Module())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := &module.Ref{}
-	ref.Install(m, module.InfoOf(m), func() { m.Close(ctx) })
-	code, err := os.ReadFile("../wasm/testdata/badpolicy.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	policies := policy.NewRegistry(func(ctx context.Context, code []byte) (*wasm.Policy, error) {
-		return wasm.LoadPolicy(ctx, code, wasm.Config{})
-	}, nil)
-	defer policies.Close()
-	if err := policies.AddFile(ctx, code, "badpolicy.wasm"); err != nil {
-		t.Fatal(err)
-	}
-	set := defaulted(t, kubetest.Set())
-	set.Spec.Replicas = ptr.To[int32](1)
-	set.Annotations = map[string]string{abi.AnnotationPolicies: "bad", "misbehave": "trap"}
 	api := &fakeAPI{}
-	c := newFakeController(t, ctx, ref, api, set)
-	c.cfg.Policies = policies
+	c := withBadPolicy(t, ctx, api, "trap")
 	rec := record.NewFakeRecorder(20)
 	c.recorder = rec
 	if _, err := c.sync(ctx, "ns/web"); err != nil {
@@ -76,32 +55,11 @@ func TestPolicyFailureIsCountedAndRecorded(t *testing.T) {
 func TestARefusedRecordOfTheHoldsIsRetried(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, err := loadModule(ctx, embedded.Module())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := &module.Ref{}
-	ref.Install(m, module.InfoOf(m), func() { m.Close(ctx) })
-	code, err := os.ReadFile("../wasm/testdata/badpolicy.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	policies := policy.NewRegistry(func(ctx context.Context, code []byte) (*wasm.Policy, error) {
-		return wasm.LoadPolicy(ctx, code, wasm.Config{})
-	}, nil)
-	defer policies.Close()
-	if err := policies.AddFile(ctx, code, "badpolicy.wasm"); err != nil {
-		t.Fatal(err)
-	}
-	set := defaulted(t, kubetest.Set())
-	set.Spec.Replicas = ptr.To[int32](1)
-	set.Annotations = map[string]string{abi.AnnotationPolicies: "bad", "misbehave": "hold"}
 	const setPath = "PATCH /apis/apps/v1/namespaces/ns/statefulsets/web"
 	api := &fakeAPI{failures: map[string]int{setPath: 500}}
-	c := newFakeController(t, ctx, ref, api, set)
-	c.cfg.Policies = policies
+	c := withBadPolicy(t, ctx, api, "hold")
 	c.recorder = record.NewFakeRecorder(20)
-	_, err = c.sync(ctx, "ns/web")
+	_, err := c.sync(ctx, "ns/web")
 	patched := false
 	for _, r := range api.reqs {
 		patched = patched || r.Method+" "+r.Path == setPath && strings.Contains(r.Body, policy.AnnotationHeld)
@@ -115,4 +73,33 @@ func TestARefusedRecordOfTheHoldsIsRetried(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), policy.AnnotationHeld) {
 		t.Errorf("sync error %v, want the refused record of the holds (retried with the error backoff)", err)
 	}
+}
+
+// withBadPolicy is a controller of the 1-replica set ns/web, on the embedded module, whose one policy is
+// the test policy "bad" told to misbehave as misbehave says (its testdata/badpolicy/main.go).
+func withBadPolicy(t *testing.T, ctx context.Context, api *fakeAPI, misbehave string) *Controller {
+	t.Helper()
+	m, err := loadModule(ctx, embedded.Module())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &module.Ref{}
+	ref.Install(m, module.InfoOf(m), func() { m.Close(ctx) })
+	code, err := os.ReadFile("../wasm/testdata/badpolicy.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := policy.NewRegistry(func(ctx context.Context, code []byte) (*wasm.Policy, error) {
+		return wasm.LoadPolicy(ctx, code, wasm.Config{})
+	}, nil)
+	t.Cleanup(policies.Close)
+	if err := policies.AddFile(ctx, code, "badpolicy.wasm"); err != nil {
+		t.Fatal(err)
+	}
+	set := defaulted(t, kubetest.Set())
+	set.Spec.Replicas = ptr.To[int32](1)
+	set.Annotations = map[string]string{abi.AnnotationPolicies: "bad", "misbehave": misbehave}
+	c := newFakeController(t, ctx, ref, api, set)
+	c.cfg.Policies = policies
+	return c
 }
