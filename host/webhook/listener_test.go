@@ -29,8 +29,14 @@ func listenerServer(t *testing.T, o ServeOptions, h http.Handler) (addr string, 
 	clientCA := newTestCA(t, "client-ca")
 	apiserver = clientCA.issue(t, "kube-apiserver-webhook-client", x509.ExtKeyUsageClientAuth)
 	o.ClientCAs, o.AllowedNames = clientCA.pool, []string{"kube-apiserver-webhook-client"}
-	m = NewMetrics()
-	o.Metrics = m
+	o.Metrics = NewMetrics()
+	addr, servingCA, _ = serveTLS(t, o, h)
+	return addr, servingCA, apiserver, o.Metrics
+}
+
+// serveTLS serves h with o on a loopback port with a serving certificate of a new CA, until the test ends.
+func serveTLS(t *testing.T, o ServeOptions, h http.Handler) (addr string, servingCA *testCA, l net.Listener) {
+	t.Helper()
 	servingCA = newTestCA(t, "serving-ca")
 	serving := servingCA.issue(t, "webhook", x509.ExtKeyUsageServerAuth)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -43,7 +49,7 @@ func listenerServer(t *testing.T, o ServeOptions, h http.Handler) (addr string, 
 	}
 	go func() { _ = hs.Serve(hl) }()
 	t.Cleanup(func() { _ = hs.Close() })
-	return ln.Addr().String(), servingCA, apiserver, m
+	return ln.Addr().String(), servingCA, hl
 }
 
 // heldConn lets its first write (the ClientHello) through and holds the second (the client's answer to
@@ -332,19 +338,8 @@ func TestEvictionChoosesAmongConnectionsNotYetProven(t *testing.T) {
 func unauthenticatedServer(t *testing.T, o ServeOptions, h http.Handler) (addr string, servingCA *testCA, m *Metrics, l *handshakeListener) {
 	t.Helper()
 	o.AllowUnauthenticated, o.Metrics = true, NewMetrics()
-	servingCA = newTestCA(t, "serving-ca")
-	serving := servingCA.issue(t, "webhook", x509.ExtKeyUsageServerAuth)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, hl, err := o.HTTPServer(h, &tls.Config{Certificates: []tls.Certificate{serving}}, ln, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = hs.Serve(hl) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return ln.Addr().String(), servingCA, o.Metrics, hl.(*handshakeListener)
+	addr, servingCA, hl := serveTLS(t, o, h)
+	return addr, servingCA, o.Metrics, hl.(*handshakeListener)
 }
 
 var stageNames = map[stage]string{stageAccepted: "accepted", stageHello: "hello", stageIdle: "idle", stageRequest: "request"}
