@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,20 +28,22 @@ func moduleCacheDir(cacheDir string, digest [sha256.Size]byte) string {
 	return filepath.Join(cacheDir, hex.EncodeToString(digest[:]))
 }
 
-// cacheSums returns "<sum>  <path>" lines for every file under dir but the manifest, sorted.
+// cacheSums returns "<sum>  <path>" lines for every file under dir but the manifest, sorted. Each file is
+// hashed as it is read, through one small buffer: an entry is megabytes of native code, and reading it
+// whole into memory of its own cost a short-lived CLI more than the hash (fresh pages to fault in).
 func cacheSums(dir string) ([]byte, error) {
 	var lines []string
+	buf := make([]byte, 64<<10)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), cacheManifest) || filepath.Ext(d.Name()) == ".tmp" {
+		if err != nil || d.IsDir() || isCacheBookkeeping(d.Name()) {
 			return err
 		}
-		b, err := os.ReadFile(p)
+		sum, err := fileSum(p, buf)
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		sum := sha256.Sum256(b)
-		lines = append(lines, hex.EncodeToString(sum[:])+"  "+filepath.ToSlash(rel)+"\n")
+		lines = append(lines, hex.EncodeToString(sum)+"  "+filepath.ToSlash(rel)+"\n")
 		return nil
 	})
 	sort.Strings(lines)
@@ -50,18 +54,39 @@ func cacheSums(dir string) ([]byte, error) {
 	return out.Bytes(), err
 }
 
-// verifyCache removes dir if it has a manifest its files do not match. A directory without a manifest
-// is left alone: another process may be compiling into it (wazero writes each entry atomically, and a
-// Load that fails on an entry removes it and compiles again).
-func verifyCache(dir string) {
+// isCacheBookkeeping reports whether a file under a module's cache directory is this package's (the
+// manifest, its temporary files), not one of wazero's entries.
+func isCacheBookkeeping(name string) bool {
+	return strings.HasPrefix(name, cacheManifest) || filepath.Ext(name) == ".tmp"
+}
+
+// fileSum is the SHA-256 of the file at p, read through buf.
+func fileSum(p string, buf []byte) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, f, buf); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+// verifyCache removes dir if it has a manifest its files do not match, and returns the manifest when they
+// do (nil otherwise). A directory without a manifest is left alone: another process may be compiling into
+// it (wazero writes each entry atomically, and a Load that fails on an entry removes it and compiles again).
+func verifyCache(dir string) (sealed []byte) {
 	want, err := os.ReadFile(filepath.Join(dir, cacheManifest))
 	if err != nil {
-		return
+		return nil
 	}
 	if got, err := cacheSums(dir); err == nil && bytes.Equal(got, want) {
-		return
+		return want
 	}
 	discardCache(dir)
+	return nil
 }
 
 // discardCache moves dir aside (one atomic step: another process sees it whole or not at all) and
@@ -75,8 +100,13 @@ func discardCache(dir string) {
 
 // sealCache writes dir's manifest, atomically (a reader sees the old one or the new one) and through a
 // file of its own (two processes may seal the same directory at once). A failure leaves the entries
-// unsealed, which verifyCache tolerates.
-func sealCache(dir string) {
+// unsealed, which verifyCache tolerates. sealed is the manifest verifyCache found the entries matching
+// before the Load: when the Load added no entry (wazero found the module in the cache, the usual case),
+// that manifest still holds and nothing is read again.
+func sealCache(dir string, sealed []byte) {
+	if sealed != nil && sameEntries(dir, sealed) {
+		return
+	}
 	sums, err := cacheSums(dir)
 	if err != nil {
 		return
@@ -90,4 +120,33 @@ func sealCache(dir string) {
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, cacheManifest)) != nil {
 		_ = os.Remove(tmp.Name())
 	}
+}
+
+// sameEntries reports whether the entries under dir are the files manifest lists, by name: wazero writes an
+// entry only for a module it did not find (a new file, written whole and renamed into place), and never
+// rewrites one it read.
+func sameEntries(dir string, manifest []byte) bool {
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || isCacheBookkeeping(d.Name()) {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		names = append(names, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return false
+	}
+	listed := strings.Split(strings.TrimSuffix(string(manifest), "\n"), "\n")
+	if len(listed) != len(names) {
+		return false
+	}
+	for _, line := range listed {
+		_, name, ok := strings.Cut(line, "  ")
+		if !ok || !slices.Contains(names, name) {
+			return false
+		}
+	}
+	return true
 }

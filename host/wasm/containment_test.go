@@ -319,6 +319,39 @@ func TestCorruptCompileCacheIsRecompiled(t *testing.T) {
 	}
 }
 
+// A Load that finds its module in a sealed cache leaves the manifest as it is: the entries it verified
+// are the ones wazero read, so hashing them again to write the same manifest (as every CLI run once did,
+// a third of its start) is not needed.
+func TestCacheHitKeepsTheManifest(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	bin := guestWasm(t)
+	manifest := func() os.FileInfo {
+		t.Helper()
+		m, err := wasm.Load(ctx, bin, wasm.Config{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Reconcile(ctx, behave); err != nil {
+			t.Fatal(err)
+		}
+		m.Close(ctx)
+		sums, err := filepath.Glob(filepath.Join(dir, "*", "SHA256SUMS"))
+		if err != nil || len(sums) != 1 {
+			t.Fatalf("manifests %v (%v), want one", sums, err)
+		}
+		st, err := os.Stat(sums[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	first := manifest()
+	if second := manifest(); !os.SameFile(first, second) {
+		t.Fatal("a Load that found its module in the cache wrote the manifest again")
+	}
+}
+
 // Found by FuzzLoad (testdata/fuzz/FuzzLoad/fe125743ed7ea045): a 190-byte module whose function type
 // declares 3.2 billion parameters made wazero's decoder allocate 26 GB, and the Go runtime killed the
 // process. Every vector length is now checked against the bytes that follow it before wazero decodes.

@@ -93,10 +93,11 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 	// The on-disk cache only saves time: it never fails a Load. Processes share it (a controller's
 	// replicas start together), so every step below tolerates another process doing the same at once.
 	dir := moduleCacheDir(cfg.CacheDir, digest)
-	verifyCache(dir)
+	sealed := verifyCache(dir)
 	m, err := newModule(ctx, wasmBytes, checked, digest, shape, cfg)
 	if err != nil && errors.Is(err, errCorruptCache) { // damaged between the check and the read
 		discardCache(dir)
+		sealed = nil // the entries it listed are gone
 		m, err = newModule(ctx, wasmBytes, checked, digest, shape, cfg)
 	}
 	if errors.Is(err, ErrTimeout) || errors.Is(err, ErrCanceled) {
@@ -109,7 +110,7 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 		noDisk.CacheDir = ""
 		return newModule(ctx, wasmBytes, checked, digest, shape, noDisk)
 	}
-	sealCache(dir)
+	sealCache(dir, sealed)
 	return m, nil
 }
 
