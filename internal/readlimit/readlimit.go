@@ -52,9 +52,12 @@ func (e *NotTextError) Error() string {
 	return fmt.Sprintf("%s is not %s: byte %d is NUL (binary data, not UTF-8 text)", e.What, e.Want, e.Offset)
 }
 
-// Read reads r to its end, or fails with a *TooLargeError once more than limit bytes have come.
+// Read reads r to its end, or fails with a *TooLargeError once more than limit bytes have come. A reader
+// that knows its size (WithSizeHint: File's, for a regular file) is read into one buffer of that size, not
+// one grown by doubling: a snapshot is megabytes, and every copy and fresh page of a grown buffer is a
+// short-lived command's time.
 func Read(r io.Reader, limit int64, what, raise string) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	b, err := readAll(io.LimitReader(r, limit+1), min(SizeHint(r), limit))
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +65,46 @@ func Read(r io.Reader, limit int64, what, raise string) ([]byte, error) {
 		return nil, &TooLargeError{What: what, Limit: limit, Raise: raise}
 	}
 	return b, nil
+}
+
+// readAll is io.ReadAll starting with room for size bytes and the read that finds the end.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, max(size+1, 512))
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // as io.ReadAll grows
+		}
+	}
+}
+
+// sizeHinter is a reader that knows how many bytes it holds.
+type sizeHinter interface{ SizeHint() int64 }
+
+type hinted struct {
+	io.Reader
+	size int64
+}
+
+func (h hinted) SizeHint() int64 { return h.size }
+
+// WithSizeHint is r, said to hold about size bytes (a hint for the buffer Read takes them into: a wrong one
+// costs a copy, never a byte).
+func WithSizeHint(r io.Reader, size int64) io.Reader { return hinted{r, size} }
+
+// SizeHint is how many bytes r says it holds (WithSizeHint), or 0.
+func SizeHint(r io.Reader) int64 {
+	if h, ok := r.(sizeHinter); ok {
+		return max(h.SizeHint(), 0)
+	}
+	return 0
 }
 
 // File reads the named file like Read; a regular file larger than limit is refused before reading.
@@ -77,10 +120,14 @@ func FileWith(path string, limit int64, what, raise string, read func(r io.Reade
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
-		return nil, &TooLargeError{What: what, Limit: limit, Raise: raise}
+	var r io.Reader = f
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > limit {
+			return nil, &TooLargeError{What: what, Limit: limit, Raise: raise}
+		}
+		r = WithSizeHint(f, st.Size())
 	}
-	b, err := read(f, limit, what, raise)
+	b, err := read(r, limit, what, raise)
 	var tl *TooLargeError
 	var nt *NotTextError
 	if err != nil && !errors.As(err, &tl) && !errors.As(err, &nt) {

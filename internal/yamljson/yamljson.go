@@ -53,7 +53,7 @@ func Read(r io.Reader, limit int64, what, raise string) ([]byte, error) {
 	if i := bytes.IndexByte(head, 0); i >= 0 {
 		return nil, &readlimit.NotTextError{What: what, Offset: i, Want: "JSON or YAML"}
 	}
-	rest := io.MultiReader(bytes.NewReader(head), r)
+	rest := readlimit.WithSizeHint(io.MultiReader(bytes.NewReader(head), r), readlimit.SizeHint(r))
 	if IsJSON(head) {
 		return readlimit.Read(rest, limit, what, raise)
 	}
