@@ -8,7 +8,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -355,17 +354,8 @@ func listItems(js []byte) ([][]byte, error) {
 		return nil, fmt.Errorf("items: want an array, not %s", items.Kind())
 	}
 	var out [][]byte
-	items.Items(func(_ int, v jsonv.Text) { out = append(out, textBytes(v)) })
+	items.Items(func(_ int, v jsonv.Text) { out = append(out, snapshot.TextBytes(v)) })
 	return out, nil
-}
-
-// textBytes are t's source as bytes, sharing the input's memory (jsonv.Validate's Text is the input): read
-// them, never write them. Here, not in jsonv, as the module is built from jsonv.
-func textBytes(t jsonv.Text) []byte {
-	if len(t) == 0 {
-		return nil
-	}
-	return unsafe.Slice(unsafe.StringData(string(t)), len(t))
 }
 
 // snapshotInput returns the snapshot a command that runs on one (reconcile, preview --from, replay) reads

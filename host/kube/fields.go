@@ -38,21 +38,21 @@ func (c *FieldChecker) UnknownFields(kind string, obj []byte) []fieldcheck.Unkno
 		if err != nil || !customGroup(set.APIVersion) {
 			return us
 		}
-		v = &crd.StatefulSet{}
+		v = (*crd.StatefulSet)(nil)
 	case "Pod":
-		v = &corev1.Pod{}
+		v = (*corev1.Pod)(nil)
 	case "PersistentVolumeClaim":
-		v = &corev1.PersistentVolumeClaim{}
+		v = (*corev1.PersistentVolumeClaim)(nil)
 	case "ControllerRevision":
-		v = &appsv1.ControllerRevision{}
+		v = (*appsv1.ControllerRevision)(nil)
 	case "PodDisruptionBudget":
-		v = &policyv1.PodDisruptionBudget{}
+		v = (*policyv1.PodDisruptionBudget)(nil)
 	case "Node":
-		v = &corev1.Node{}
+		v = (*corev1.Node)(nil)
 	default:
 		return nil
 	}
-	us, _ := c.shapes.Check(obj, v)
+	us, _ := c.shapes.Check(obj, v) // v is allocated only for a shape not found clean before
 	return us
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -45,11 +46,11 @@ func UnknownFields(js []byte) (envelope, objects []fieldcheck.Unknown) {
 		}
 		switch {
 		case !list && v.Kind() == jsonv.Object:
-			objects = append(objects, fieldcheck.In(c.UnknownFields(kind, []byte(v)), k)...)
+			objects = append(objects, fieldcheck.In(c.UnknownFields(kind, TextBytes(v)), k)...)
 		case list && v.Kind() == jsonv.Array:
 			v.Items(func(i int, o jsonv.Text) {
 				if o.Kind() == jsonv.Object {
-					objects = append(objects, fieldcheck.In(c.UnknownFields(kind, []byte(o)), k, i)...)
+					objects = append(objects, fieldcheck.In(c.UnknownFields(kind, TextBytes(o)), k, i)...)
 				}
 			})
 		}
@@ -77,3 +78,13 @@ var envelopeMembers = sync.OnceValue(func() []string {
 	t.Members(func(k string, _ jsonv.Text) { names = append(names, k) })
 	return names
 })
+
+// TextBytes are t's source as bytes, sharing the input's memory (jsonv.Validate's Text is the input): read
+// them, never write them. A snapshot's objects are megabytes, which a copy each would fault in again. Here,
+// not in jsonv, as the module is built from jsonv.
+func TextBytes(t jsonv.Text) []byte {
+	if len(t) == 0 {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(string(t)), len(t))
+}
