@@ -39,10 +39,11 @@ const (
 type input struct {
 	kind   inputKind
 	json   []byte
-	raw    []byte // as read
-	other  string // the kind of a Kubernetes object that is none of the four (e.g. Deployment)
-	memory int64  // the memory limit of the module it is for, in bytes (moduleOptions.recognise; 0: none)
-	err    error  // why the document cannot be read (not YAML, several documents, ...)
+	text   jsonv.Text // json as jsonv.Validate accepted it (recognise's one validating pass)
+	raw    []byte     // as read
+	other  string     // the kind of a Kubernetes object that is none of the four (e.g. Deployment)
+	memory int64      // the memory limit of the module it is for, in bytes (moduleOptions.recognise; 0: none)
+	err    error      // why the document cannot be read (not YAML, several documents, ...)
 }
 
 // recognise reads the kind of a document. JSON (it starts with '{') is taken as it is, so that a broken
@@ -89,6 +90,7 @@ func recognise(b []byte, limit int64) input {
 			return in
 		}
 	}
+	in.text = top.text
 	switch {
 	case top.abi || top.statefulSet:
 		in.kind = inputSnapshot
@@ -123,6 +125,7 @@ func (o *moduleOptions) recognise(b []byte, limit int64) input {
 type topMembers struct {
 	abi, statefulSet, items, manifests, events bool
 	kind                                       string
+	text                                       jsonv.Text // the document, validated
 }
 
 // readTop reads them in one validating pass with the module's own JSON reader (guest/jsonv), so a
@@ -133,6 +136,7 @@ func readTop(js []byte) (m topMembers, ok bool) {
 	if err != nil || t.Kind() != jsonv.Object {
 		return m, false
 	}
+	m.text = t
 	t.Members(func(k string, v jsonv.Text) {
 		switch k {
 		case "abi":
@@ -367,7 +371,7 @@ func listItems(js []byte) ([][]byte, error) {
 func snapshotInput(in input, file string, choice setChoice, v fieldValidation) ([]byte, error) {
 	switch in.kind {
 	case inputSnapshot:
-		envelope, objects := snapshot.UnknownFields(in.json)
+		envelope, objects := snapshot.UnknownFields(in.text)
 		if len(envelope) > 0 {
 			return nil, ownFormat(file, envelope)
 		}

@@ -19,10 +19,10 @@ import (
 // pods[3].spec.containers[0].imagee). The module ignores both, as abi/README.md says it does, so a
 // misspelt field of a hand-edited snapshot would change nothing without a word; the CLI refuses the
 // first and, by --validate, warns of or refuses the second. A document that is not a JSON object reports
-// none: the module says what is wrong with it.
-func UnknownFields(js []byte) (envelope, objects []fieldcheck.Unknown) {
-	t, err := jsonv.Validate(js)
-	if err != nil || t.Kind() != jsonv.Object {
+// none: the module says what is wrong with it. t is the snapshot as jsonv.Validate accepted it: the CLI's
+// reading of a file validates it once, to tell a snapshot from a List or a manifest.
+func UnknownFields(t jsonv.Text) (envelope, objects []fieldcheck.Unknown) {
+	if t.Kind() != jsonv.Object {
 		return nil, nil
 	}
 	known := envelopeMembers()

@@ -11,7 +11,17 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/internal/fieldcheck"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
+
+// unknownFields is UnknownFields of a document, validated as the CLI does (nothing for an invalid one).
+func unknownFields(js []byte) (envelope, objects []fieldcheck.Unknown) {
+	t, err := jsonv.Validate(js)
+	if err != nil {
+		return nil, nil
+	}
+	return UnknownFields(t)
+}
 
 func fieldStrings(us []fieldcheck.Unknown) string {
 	var s []string
@@ -29,7 +39,7 @@ func TestUnknownFields(t *testing.T) {
 	  "pods":[{"metadata":{"name":"web-0"}},{"metadata":{"name":"web-1"},"spec":{"containers":[{"name":"a","imagee":"x"}]}}],
 	  "revisions":[{"data":{"spec":{"anything":1}},"revison":1}],"claims":[{"spec":{"storageClasName":"x"}}],
 	  "features":{"MaxUnavailableStatefulSet":true},"delta":{"removed":{},"counts":{}},"writeFailures":[]}`
-	envelope, objects := UnknownFields([]byte(snap))
+	envelope, objects := unknownFields([]byte(snap))
 	if got, want := fieldStrings(envelope), "statefullSet: unknown field; did you mean statefulSet?\neventActons: unknown field; did you mean eventActions?"; got != want {
 		t.Errorf("envelope:\n%s\nwant\n%s", got, want)
 	}
@@ -44,14 +54,14 @@ func TestUnknownFields(t *testing.T) {
 	}
 	// Dropped, the rest of the snapshot is as it was, byte for byte.
 	dropped := fieldcheck.Drop([]byte(snap), objects)
-	if _, left := UnknownFields(dropped); len(left) > 0 {
+	if _, left := unknownFields(dropped); len(left) > 0 {
 		t.Errorf("left after Drop: %s", fieldStrings(left))
 	}
 	if !strings.Contains(string(dropped), `"revisions":[{"data":{"spec":{"anything":1}}}]`) {
 		t.Errorf("Drop changed a revision's data: %s", dropped)
 	}
 	for _, doc := range []string{`[]`, `{"abi":`, ``, `null`} {
-		if e, o := UnknownFields([]byte(doc)); e != nil || o != nil {
+		if e, o := unknownFields([]byte(doc)); e != nil || o != nil {
 			t.Errorf("%q: %v %v (the module says what is wrong with it)", doc, e, o)
 		}
 	}
@@ -73,7 +83,7 @@ func TestEnvelopeMembersAreTheSchemas(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(abi.Snapshot{ABI: 1, Now: "2026-01-01T00:00:00Z", StatefulSet: json.RawMessage(`{}`), EventActions: true})
-	if e, _ := UnknownFields(b); len(e) > 0 {
+	if e, _ := unknownFields(b); len(e) > 0 {
 		t.Errorf("a snapshot the host builds: %s", fieldStrings(e))
 	}
 }
@@ -90,10 +100,10 @@ func TestUnknownFieldsCopiesNoObject(t *testing.T) {
 	}
 	snap := []byte(`{"abi":1,"now":"2026-01-01T00:00:00Z","statefulSet":{"apiVersion":"apps/v1","kind":"StatefulSet"},` +
 		`"pods":[` + strings.Join(pods, ",") + `]}`)
-	UnknownFields(snap) // once, for what is allocated once per process (the schema's members)
+	unknownFields(snap) // once, for what is allocated once per process (the schema's members)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	envelope, objects := UnknownFields(snap)
+	envelope, objects := unknownFields(snap)
 	runtime.ReadMemStats(&after)
 	if len(envelope) > 0 || len(objects) > 0 {
 		t.Fatalf("unknown fields in a clean snapshot: %s %s", fieldStrings(envelope), fieldStrings(objects))
