@@ -101,11 +101,13 @@ func discardCache(dir string) {
 // sealCache writes dir's manifest, atomically (a reader sees the old one or the new one) and through a
 // file of its own (two processes may seal the same directory at once). A failure leaves the entries
 // unsealed, which verifyCache tolerates. sealed is the manifest verifyCache found the entries matching
-// before the Load: when the Load added no entry (wazero found the module in the cache, the usual case),
-// that manifest still holds and nothing is read again.
+// before the Load: when it is still there and the Load added no entry (wazero found the module in the
+// cache, the usual case), it still holds and nothing is read again.
 func sealCache(dir string, sealed []byte) {
 	if sealed != nil && sameEntries(dir, sealed) {
-		return
+		if now, err := os.ReadFile(filepath.Join(dir, cacheManifest)); err == nil && bytes.Equal(now, sealed) {
+			return
+		}
 	}
 	sums, err := cacheSums(dir)
 	if err != nil {
