@@ -24,7 +24,7 @@ import (
 func (e *engine) scope() (*firewall.Scope, error) {
 	d := &e.scopeSet
 	if d.of == nil || !sameObj(d.of, e.api.StatefulSet()) {
-		if err := d.read(e.api.StatefulSet()); err != nil {
+		if err := d.read(e.api.StatefulSet(), e.snapshotSet()); err != nil {
 			return nil, err
 		}
 	} else if verifyEncodedObjects && !bytes.Equal(mustJSON(e.api.StatefulSet()), d.json) {
@@ -131,10 +131,24 @@ type decodedSet struct {
 	rv, status gjson.Result
 }
 
-// read decodes the set o. A set whose JSON differs from the last one's only in its resourceVersion and status
-// (the status the controller writes at every sync) has its status alone decoded: the rest is as decoded.
-func (d *decodedSet) read(o Obj) error {
-	j := mustJSON(o)
+// snapshotSet is the set as the last snapshot wrote it (its encoding, appendJSON's), copied: the scope is
+// made from the world the snapshot was, and encoding the set again for it cost as much as decoding it.
+func (e *engine) snapshotSet() []byte {
+	for _, m := range e.heads {
+		if m.key == "statefulSet" {
+			return bytes.Clone(e.snapBuf[m.from:m.to])
+		}
+	}
+	return mustJSON(e.api.StatefulSet())
+}
+
+// read decodes the set o, whose JSON is j. A set whose JSON differs from the last one's only in its
+// resourceVersion and status (the status the controller writes at every sync) has its status alone decoded:
+// the rest is as decoded.
+func (d *decodedSet) read(o Obj, j []byte) error {
+	if verifyEncodedObjects && !bytes.Equal(j, mustJSON(o)) {
+		panic("replay: the set's JSON is not the set's")
+	}
 	rv, status := gjson.GetBytes(j, "metadata.resourceVersion"), gjson.GetBytes(j, "status")
 	if d.of != nil && d.statusOnly(j, rv, status) {
 		var st appsv1.StatefulSetStatus

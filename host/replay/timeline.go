@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
@@ -348,29 +350,31 @@ func (e *engine) letter(rev string, n int64) string {
 
 func (e *engine) describe(a abi.Action) ActionRecord {
 	r := ActionRecord{Verb: a.Verb, Kind: a.Kind, Name: a.Name}
-	o, _ := jsonobj.DecodeObj(a.Object)
+	// the members the record reads, decoded alone: a pod or a set decoded whole for one label or its status
+	// was most of what describing a sync's writes cost
+	o := func(path string) any { v, _ := jsonobj.Decode([]byte(gjson.GetBytes(a.Object, path).Raw)); return v }
 	switch {
 	case a.Kind == world.KindPod && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
-		rev := jsonobj.GetStr(o, "metadata.labels.controller-revision-hash")
+		rev, _ := o("metadata.labels.controller-revision-hash").(string)
 		r.Detail = "revision " + e.label(rev) // markInPlace adds ", in place" to an in-place update's
 	case a.Kind == world.KindPod && a.Verb == abi.VerbResize:
 		r.Detail = "resources, in place" // a resize never recreates (InPlace says whether it starts an in-place update)
 	case a.Kind == world.KindRevision && (a.Verb == abi.VerbCreate || a.Verb == abi.VerbUpdate):
-		n, _ := jsonobj.GetInt(o, "revision")
+		n, _ := jsonobj.AsInt(o("revision"))
 		r.Detail = fmt.Sprintf("%s, revision %d", e.letter(a.Name, n), n)
 	case a.Kind == world.KindClaim && a.Verb == abi.VerbPatch: // extension resize-claims
 		p, _ := jsonobj.DecodeObj(a.Patch)
 		r.Detail = "storage " + jsonobj.GetStr(p, "spec.resources.requests.storage")
 	case a.Kind == world.KindClaim:
 		var owners []string
-		for _, ref := range jsonobj.GetArr(o, "metadata.ownerReferences") {
+		for _, ref := range jsonobj.AsArr(o("metadata.ownerReferences")) {
 			owners = append(owners, jsonobj.GetStr(ref, "kind")+"/"+jsonobj.GetStr(ref, "name"))
 		}
 		if a.Verb != abi.VerbDelete {
 			r.Detail = "owners=[" + strings.Join(owners, ",") + "]"
 		}
 	case a.Verb == abi.VerbUpdateStatus:
-		r.Detail = e.statusOf(jsonobj.GetObj(o, "status"))
+		r.Detail = e.statusOf(jsonobj.AsObj(o("status")))
 	case a.Verb == abi.VerbPatch:
 		r.Detail = string(a.Patch)
 	}
