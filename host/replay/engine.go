@@ -166,8 +166,11 @@ type engine struct {
 	snapSize   int    // bytes of the last snapshot, to size the next
 	snapBuf    []byte // the last snapshot's buffer, for the next (nil when a segment kept it)
 	enc        jsonEncoder
-	scratch    []byte      // an object's encoding before it is placed (objectsOf)
-	layout     wasm.Layout // where the last snapshot's objects are (objectsOf)
+	// setEncoded is the encoding of the set object setEncodedOf (setJSON)
+	setEncoded   []byte
+	setEncodedOf Obj
+	scratch      []byte      // an object's encoding before it is placed (objectsOf)
+	layout       wasm.Layout // where the last snapshot's objects are (objectsOf)
 	// laidObjects is the last layout's objects, which the next layout's are written over (relayList)
 	laidObjects []wasm.LaidObject
 	gaps        []listGap // the gaps of the list being written in place (listGaps)
@@ -188,6 +191,8 @@ type engine struct {
 	members       kube.Members
 	membersFrom   string
 	membersRead   bool
+	membersSet    Obj                            // the set object members was last checked against (membersOfSet)
+	membersKey    string                         // members.Key()
 	named         map[string]hostplan.Reconciler // modules the set named, loaded (opts.NamedModule)
 	policies      map[string]policy.Module       // policies the set named, loaded (opts.NamedPolicy)
 	held          *policy.Memory                 // what the set's policies have been holding, since when (restoreMemory)

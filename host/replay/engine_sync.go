@@ -70,9 +70,7 @@ func (e *engine) snapshot() []byte {
 	b = e.objectsOf(b, world.KindRevision)
 	b = append(b, `,"statefulSet":`...)
 	at = len(b)
-	if b, err = e.enc.append(b, e.api.StatefulSet()); err != nil {
-		panic(fmt.Sprintf("replay: encoding the world: %v", err))
-	}
+	b = append(b, e.setJSON()...)
 	e.heads = append(e.heads, headSpan{"statefulSet", at, len(b)})
 	b = append(b, '}')
 	e.snapSize, e.snapBuf, e.laidObjects = len(b), b, e.layout.Objects
@@ -80,6 +78,25 @@ func (e *engine) snapshot() []byte {
 		panic(fmt.Sprintf("replay: a snapshot that is not JSON: %.2000s", b))
 	}
 	return b
+}
+
+// setJSON is the set's encoding, made once per object the world stores for it (every write of the set is a
+// new object, as its resourceVersion is new): most syncs write no status, and the set is a few KB. The
+// bytes are never written to, so the scope keeps them (snapshotSet).
+func (e *engine) setJSON() []byte {
+	set := e.api.StatefulSet()
+	if set != nil && e.setEncoded != nil && sameObj(set, e.setEncodedOf) {
+		if verifyEncodedObjects && !bytes.Equal(e.setEncoded, mustJSON(set)) {
+			panic("replay: the StatefulSet changed in place")
+		}
+		return e.setEncoded
+	}
+	j, err := e.enc.append(nil, set)
+	if err != nil {
+		panic(fmt.Sprintf("replay: encoding the world: %v", err))
+	}
+	e.setEncoded, e.setEncodedOf = j, set
+	return j
 }
 
 // headSpan is where one of the last snapshot's members other than its lists is: snapshot[from:to] is its value.

@@ -24,7 +24,7 @@ import (
 func (e *engine) scope() (*firewall.Scope, error) {
 	d := &e.scopeSet
 	if d.of == nil || !sameObj(d.of, e.api.StatefulSet()) {
-		if err := d.read(e.api.StatefulSet(), e.snapshotSet()); err != nil {
+		if err := d.read(e.api.StatefulSet(), e.setJSON()); err != nil { // the bytes the snapshot just wrote
 			return nil, err
 		}
 	} else if verifyEncodedObjects && !bytes.Equal(mustJSON(e.api.StatefulSet()), d.json) {
@@ -129,17 +129,6 @@ type decodedSet struct {
 	json []byte
 	// where json's metadata.resourceVersion and status are (statusOnly)
 	rv, status gjson.Result
-}
-
-// snapshotSet is the set as the last snapshot wrote it (its encoding, appendJSON's), copied: the scope is
-// made from the world the snapshot was, and encoding the set again for it cost as much as decoding it.
-func (e *engine) snapshotSet() []byte {
-	for _, m := range e.heads {
-		if m.key == "statefulSet" {
-			return bytes.Clone(e.snapBuf[m.from:m.to])
-		}
-	}
-	return mustJSON(e.api.StatefulSet())
 }
 
 // read decodes the set o, whose JSON is j. A set whose JSON differs from the last one's only in its

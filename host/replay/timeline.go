@@ -169,7 +169,7 @@ func (e *engine) podStates() PodGrid {
 	members := e.membersOfSet()
 	records := e.view(world.KindPod)
 	w := e.world[world.KindPod]
-	if k := members.Key(); k != e.podsOfMembers || e.podsFor != w {
+	if k := e.membersKey; k != e.podsOfMembers || e.podsFor != w {
 		e.podsOfMembers, e.podsFor = k, w
 		e.lastGrid = e.allPodStates(members, records)
 		return e.lastGrid
@@ -291,10 +291,19 @@ func podStateOf(members kube.Members, r *record) (PodState, bool) {
 // changed: the set is written at every sync, its name, uid and selector seldom.
 func (e *engine) membersOfSet() kube.Members {
 	set := e.api.StatefulSet()
+	same := e.membersRead && set != nil && sameObj(set, e.membersSet)
+	if same && !verifyEncodedObjects {
+		return e.members // the object read last: the API server stores every write of the set as a new one
+	}
+	e.membersSet = set
 	key := fmt.Sprintf("%q %q %q %t %s", jsonobj.GetStr(set, "metadata.name"), jsonobj.GetStr(set, "metadata.namespace"),
 		jsonobj.GetStr(set, "metadata.uid"), jsonobj.Get(set, "metadata.deletionTimestamp") != nil, mustJSON(jsonobj.Get(set, "spec.selector")))
+	if same && key != e.membersFrom {
+		panic("replay: the StatefulSet's membership changed in place")
+	}
 	if key != e.membersFrom || !e.membersRead {
 		e.members, e.membersFrom, e.membersRead = kube.MembersOfJSON(set), key, true
+		e.membersKey = e.members.Key()
 	}
 	return e.members
 }
