@@ -360,7 +360,12 @@ func (s *APIServer) UpdateStatus(obj Obj) error {
 	if rv := jsonobj.GetStr(obj, "metadata.resourceVersion"); rv != "" && rv != jsonobj.GetStr(s.set, "metadata.resourceVersion") {
 		return staleConflict(KindSet, name)
 	}
-	o := jsonobj.CloneObj(s.set)
+	// A new object, as every write makes, sharing the old one's spec: no write changes an object in place
+	// (each clones what it changes), and a status write is most of a rollout's syncs.
+	o := maps.Clone(s.set)
+	if md, ok := o["metadata"]; ok {
+		o["metadata"] = jsonobj.Clone(md) // bump writes its resourceVersion
+	}
 	o["status"] = jsonobj.Clone(obj["status"])
 	s.bump(KindSet, o)
 	s.set = o
