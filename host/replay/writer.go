@@ -7,9 +7,12 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+	"github.com/ordinal-dev/ordinal/internal/strictjson"
 )
 
 // worldWriter is the replay's plan.Writer: host/plan's applier (the controller's) sends the plan's
@@ -27,6 +30,15 @@ func (w *worldWriter) Write(_ context.Context, a *abi.Action, precondition types
 }
 
 func (w *worldWriter) write(a *abi.Action, precondition types.UID) error {
+	if a.Verb == abi.VerbUpdateStatus && strictjson.IsObject(a.Object) && gjson.ValidBytes(a.Object) {
+		// Upstream PUTs the set it planned from with the new status: the snapshot's resourceVersion is
+		// the precondition. Of the set the plan carries only its status is read, so only that is decoded.
+		status, err := jsonobj.Decode([]byte(gjson.GetBytes(a.Object, "status").Raw))
+		if err != nil {
+			status = nil // no status member: as the set decoded whole, which has none
+		}
+		return w.api.UpdateStatus(Obj{"metadata": jsonobj.GetObj(w.set, "metadata"), "status": status})
+	}
 	var obj Obj
 	if len(a.Object) > 0 {
 		o, err := jsonobj.DecodeObj(a.Object)
