@@ -71,24 +71,18 @@ func (m *Memory) Record(now time.Time, held []hostplan.HeldWrite, unmade Unmade)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	next := map[string]map[heldKey]time.Time{}
-	keep := func(p string, k heldKey, t time.Time) {
-		if next[p] == nil {
-			next[p] = map[heldKey]time.Time{}
-		}
-		next[p][k] = t
-	}
 	for _, h := range held {
 		k := heldKey{h.Verb, h.Kind, h.Name}
 		t, ok := m.since[h.Policy][k]
 		if !ok {
 			t = now
 		}
-		keep(h.Policy, k, t)
+		putSince(next, h.Policy, k, t)
 	}
 	for p, ks := range m.since {
 		for k, t := range ks {
 			if _, still := next[p][k]; !still && unmade[k] {
-				keep(p, k, t)
+				putSince(next, p, k, t)
 			}
 		}
 	}
@@ -223,10 +217,15 @@ func (m *Memory) setSince(policy string, k heldKey, t time.Time) {
 	if m.since == nil {
 		m.since = map[string]map[heldKey]time.Time{}
 	}
-	if m.since[policy] == nil {
-		m.since[policy] = map[heldKey]time.Time{}
+	putSince(m.since, policy, k, t)
+}
+
+// putSince sets since[policy][k] to t, making policy's map when it has none.
+func putSince(since map[string]map[heldKey]time.Time, policy string, k heldKey, t time.Time) {
+	if since[policy] == nil {
+		since[policy] = map[heldKey]time.Time{}
 	}
-	m.since[policy][k] = t
+	since[policy][k] = t
 }
 
 // annotation is AnnotationHeld's value for m ("": nothing held, no annotation).

@@ -558,7 +558,7 @@ const MinRetryAfter = time.Second
 // policy that failed (it held nothing back), and each write a policy held before and holds no longer (mem
 // records this sync's holds). The holds themselves are reported by the module's events for the refused
 // writes (Failed<Verb>, carrying the policy's message).
-// // unmade is what the sync left unmade (UnmadeOf): a write in it is not released.
+// unmade is what the sync left unmade (UnmadeOf): a write in it is not released.
 func Events(now time.Time, mem *Memory, held []hostplan.HeldWrite, failures []Failure, unmade Unmade) []abi.Event {
 	var out []abi.Event
 	for _, f := range failures {

@@ -749,7 +749,7 @@ func (e *engine) sync() (syncResult, error) {
 	memoryEvents := append(e.heldEvents, policy.Events(now, e.held, pr.Held(out.Held), policyFailures, policy.UnmadeOf(out.Applied, err))...)
 	e.heldEvents = nil
 	if a := policy.MemoryWrite(e.headOf(snap, "statefulSet"), e.held); a != nil {
-		_, _ = w.Write(e.ctx, a, "") // refused (the set gone): as the controller, the next sync writes it again
+		_, _ = w.Write(e.ctx, a, "") // the replay's API server refuses it only when the set is gone: no sync follows
 	}
 	for i, ev := range append(append(recorded, out.AtEnd...), memoryEvents...) {
 		step.Events = append(step.Events, ev.Type+" "+ev.Reason+" "+ev.Message)
