@@ -32,26 +32,40 @@ func moduleCacheDir(cacheDir string, digest [sha256.Size]byte) string {
 // hashed as it is read, through one small buffer: an entry is megabytes of native code, and reading it
 // whole into memory of its own cost a short-lived CLI more than the hash (fresh pages to fault in).
 func cacheSums(dir string) ([]byte, error) {
+	names, err := cacheEntries(dir)
+	if err != nil {
+		return nil, err
+	}
 	var lines []string
 	buf := make([]byte, 64<<10)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || isCacheBookkeeping(d.Name()) {
-			return err
-		}
-		sum, err := fileSum(p, buf)
+	for _, name := range names {
+		sum, err := fileSum(filepath.Join(dir, filepath.FromSlash(name)), buf)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rel, _ := filepath.Rel(dir, p)
-		lines = append(lines, hex.EncodeToString(sum)+"  "+filepath.ToSlash(rel)+"\n")
-		return nil
-	})
+		lines = append(lines, hex.EncodeToString(sum)+"  "+name+"\n")
+	}
 	sort.Strings(lines)
 	var out bytes.Buffer
 	for _, l := range lines {
 		out.WriteString(l)
 	}
-	return out.Bytes(), err
+	return out.Bytes(), nil
+}
+
+// cacheEntries are the paths, relative to dir and slash-separated, of wazero's entries under dir (every
+// file but this package's bookkeeping).
+func cacheEntries(dir string) ([]string, error) {
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || isCacheBookkeeping(d.Name()) {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		names = append(names, filepath.ToSlash(rel))
+		return nil
+	})
+	return names, err
 }
 
 // isCacheBookkeeping reports whether a file under a module's cache directory is this package's (the
@@ -128,15 +142,7 @@ func sealCache(dir string, sealed []byte) {
 // entry only for a module it did not find (a new file, written whole and renamed into place), and never
 // rewrites one it read.
 func sameEntries(dir string, manifest []byte) bool {
-	var names []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || isCacheBookkeeping(d.Name()) {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		names = append(names, filepath.ToSlash(rel))
-		return nil
-	})
+	names, err := cacheEntries(dir)
 	if err != nil {
 		return false
 	}
