@@ -57,10 +57,13 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			if err != nil {
 				return err
 			}
+			gc := holdCollector()
+			defer gc.release()
 			doc, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
 			if err != nil {
 				return err
 			}
+			gc.input(len(doc))
 			snapshot, err := snapshotInput(opts.recognise(doc, opts.inputLimit()), file, choice, v)
 			if err != nil {
 				return err
