@@ -8,7 +8,8 @@ import "syscall"
 // are zero and take memory only when first written.
 type addressSpace struct{ b []byte }
 
-// reserve maps n bytes, or returns nil (the caller then grows by copying).
+// reserve maps n bytes, advised for huge pages (adviseHugePages), or returns nil (the caller then grows by
+// copying).
 func reserve(n uint64) *addressSpace {
 	if n == 0 || n > 1<<33 {
 		return nil
@@ -17,6 +18,7 @@ func reserve(n uint64) *addressSpace {
 	if err != nil {
 		return nil
 	}
+	adviseHugePages(b)
 	return &addressSpace{b: b}
 }
 
