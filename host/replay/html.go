@@ -54,7 +54,7 @@ func (tl *Timeline) WriteHTML(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return htmlPage.Execute(w, map[string]any{"Title": tl.Scenario, "Data": template.JS(data)})
+	return htmlPage().Execute(w, map[string]any{"Title": tl.Scenario, "Data": template.JS(data)})
 }
 
 // WriteHTML draws the previewed rollout: the replay of the edit, as WriteHTML draws a replay's.

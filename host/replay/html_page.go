@@ -3,6 +3,7 @@ package replay
 import (
 	_ "embed"
 	"html/template"
+	"sync"
 )
 
 // htmlPage is the page WriteHTML fills in (timeline.html, an html/template: the styles, the timeline as
@@ -14,7 +15,9 @@ import (
 // 6 px each) so that syncs at one instant stay side by side and clickable when there are few of them; at
 // scale a slot is a fraction of a pixel and the axis is plain time. Every sync at an instant is also
 // listed in the details.
-var htmlPage = template.Must(template.New("page").Parse(timelineHTML))
+//
+// Parsed on first use, not at init: every ordinal process paid for it.
+var htmlPage = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(timelineHTML)) })
 
 //go:embed timeline.html
 var timelineHTML string

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -57,8 +58,9 @@ func LoadPolicy(ctx context.Context, wasmBytes []byte, cfg Config) (*Policy, err
 	return &Policy{m: m, describe: m.policyDescribe}, nil
 }
 
-// policyNamePattern is what a policy may be called: a set names it in an annotation list.
-var policyNamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// policyNamePattern is what a policy may be called: a set names it in an annotation list. Compiled on first
+// use, not at init: its counted repeat makes a program of ~250 allocations that every ordinal process paid.
+var policyNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`) })
 
 // policyDirectExports are the direct exports a policy module may have besides its Extism ones (POLICY.md
 // section 1.1), with their signatures.
@@ -117,7 +119,7 @@ func (m *Module) loadPolicy(ctx context.Context) error {
 			Msg: fmt.Sprintf("policy %q speaks ABI %d; this host speaks ABI %d", d.Policy, d.ABI, abi.Version)}
 	case d.Kind != abi.PolicyKind:
 		return badModule("describe", "kind is %q, not %q: not a policy module", d.Kind, abi.PolicyKind)
-	case !policyNamePattern.MatchString(d.Policy):
+	case !policyNamePattern().MatchString(d.Policy):
 		return badModule("describe", "policy name %q is not lower-case letters, digits and '-' (at most 63)", d.Policy)
 	case len(d.Version) > 64:
 		return badModule("describe", "version is longer than 64 bytes")
