@@ -2,7 +2,8 @@
 // run by the reference harness (../shared/tools/oracle), and prints the ratios of issue 16:
 //
 //  1. the module against the same logic compiled natively, in this process (direct path, containment on);
-//  2. `ordinal reconcile -f` against `oracle plan` as whole processes on the same snapshot file;
+//  2. `ordinal reconcile -f` against `oracle plan` as whole processes on the same snapshot file (beside
+//     an older binary, -baseline, when set);
 //  3. `ordinal replay --model tick` against `oracle simulate -defaults` on the same worlds;
 //  4. (-sections preview; make bench-preview) `ordinal preview` of an OrderedReady image change at 100 to
 //     3000 pods, beside an older binary (-baseline) and `oracle simulate` of the edited world: wall, CPU,
@@ -14,7 +15,7 @@
 // to its output. `make bench-upstream` builds both binaries and runs this; it is a development tool
 // that `make test` never needs.
 //
-//	go run ./hack/bench-upstream -oracle PATH -ordinal PATH [-rounds 5] [-quick] [-sections module,process,replay,preview]
+//	go run ./hack/bench-upstream -oracle PATH -ordinal PATH [-baseline PATH] [-rounds 5] [-quick] [-sections module,process,replay,preview]
 package main
 
 import (
@@ -211,17 +212,31 @@ func moduleVsNative(sizes []int, snaps map[int]string) {
 	fmt.Println()
 }
 
+// processes runs `ordinal reconcile` and `oracle plan` alternately on each snapshot, and -baseline's
+// reconcile too when it is set (ordinal, baseline, oracle, ordinal, ...), so a change's effect and the ratio
+// to the oracle come from one run on one machine load.
 func processes(sizes []int, snaps map[int]string) {
 	fmt.Println("== 2. whole process: ordinal reconcile -f FILE vs oracle plan FILE (CPU = user+sys; memory = peak RSS)")
-	fmt.Printf("%-6s %12s %12s %7s %12s %12s %7s %6s\n", "pods", "ordinal CPU", "oracle CPU", "x-cpu", "ordinal MiB", "oracle MiB", "x-mem", "plan")
+	fmt.Printf("%-6s %12s %12s %7s %12s %12s %7s %6s", "pods", "ordinal CPU", "oracle CPU", "x-cpu", "ordinal MiB", "oracle MiB", "x-mem", "plan")
+	if *baselineBin != "" {
+		fmt.Printf(" %13s %7s %13s", "baseline CPU", "x-cpu", "baseline MiB")
+	}
+	fmt.Println()
 	run(*ordinalBin, "reconcile", "-f", snaps[sizes[0]]) // warm the compilation cache, as any second run finds it
+	if *baselineBin != "" {
+		run(*baselineBin, "reconcile", "-f", snaps[sizes[0]])
+	}
 	for _, n := range sizes {
-		var oc, rc []time.Duration
-		var om, rm []int64
+		var oc, rc, bc []time.Duration
+		var om, rm, bm []int64
 		var ordOut, oraOut []byte
 		for range *rounds {
 			c, mem, out := measure(*ordinalBin, "reconcile", "--compact", "-f", snaps[n])
 			oc, om, ordOut = append(oc, c), append(om, mem), out
+			if *baselineBin != "" {
+				c, mem, _ = measure(*baselineBin, "reconcile", "--compact", "-f", snaps[n])
+				bc, bm = append(bc, c), append(bm, mem)
+			}
 			c, mem, out = measure(*oracleBin, "plan", "-compact", snaps[n])
 			rc, rm, oraOut = append(rc, c), append(rm, mem), out
 		}
@@ -230,6 +245,11 @@ func processes(sizes []int, snaps map[int]string) {
 			same = "DIFF"
 		}
 		printPair(fmt.Sprint(n), oc, rc, om, rm, same)
+		if len(bc) > 0 {
+			b := median(bc)
+			fmt.Printf(" %12.0fms %6.2fx %13.1f", ms(b), float64(b)/float64(median(rc)), float64(medianInt(bm))/1024)
+		}
+		fmt.Println()
 	}
 	fmt.Println()
 }
@@ -280,6 +300,8 @@ func replayVsSimulate(dir string, worlds []world) {
 	}
 }
 
+// printPair prints one row: ordinal's and the oracle's medians and their ratios. A process row (a short
+// label) ends without its newline: processes adds the baseline's columns.
 func printPair(label string, oc, rc []time.Duration, om, rm []int64, note string) {
 	o, r := median(oc), median(rc)
 	omem, rmem := medianInt(om), medianInt(rm)
@@ -288,7 +310,7 @@ func printPair(label string, oc, rc []time.Duration, om, rm []int64, note string
 			float64(omem)/1024, float64(rmem)/1024, float64(omem)/float64(rmem))
 		return
 	}
-	fmt.Printf("%-6s %11.0fms %11.0fms %6.2fx %12.1f %12.1f %6.2fx %6s\n", label, ms(o), ms(r), float64(o)/float64(r),
+	fmt.Printf("%-6s %11.0fms %11.0fms %6.2fx %12.1f %12.1f %6.2fx %6s", label, ms(o), ms(r), float64(o)/float64(r),
 		float64(omem)/1024, float64(rmem)/1024, float64(omem)/float64(rmem), note)
 }
 
