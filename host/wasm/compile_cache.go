@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,10 +25,26 @@ import (
 
 const cacheManifest = "SHA256SUMS"
 
-// moduleCacheDir is where one module's compiled code is cached.
+// moduleCacheDir is where one module's compiled code is cached by this build of wazero. Builds that
+// report another wazero version (a release binary and a test binary, "dev") keep directories of their
+// own: wazero would keep its entries apart anyway, but the manifest of a shared directory covered both,
+// and every Load hashed the other build's megabytes too.
 func moduleCacheDir(cacheDir string, digest [sha256.Size]byte) string {
-	return filepath.Join(cacheDir, hex.EncodeToString(digest[:]))
+	return filepath.Join(cacheDir, hex.EncodeToString(digest[:]), wazeroBuild())
 }
+
+// wazeroBuild names the wazero this binary links: its module version from the build information, or
+// "dev" where there is none (as wazero names its own cache entries).
+var wazeroBuild = sync.OnceValue(func() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/tetratelabs/wazero" && dep.Version != "" && dep.Version != "(devel)" {
+				return "wazero-" + dep.Version
+			}
+		}
+	}
+	return "wazero-dev"
+})
 
 // cacheSums returns "<sum>  <path>" lines for every file under dir but the manifest, sorted. Each file is
 // hashed as it is read, through one small buffer: an entry is megabytes of native code, and reading it

@@ -336,7 +336,7 @@ func TestCacheHitKeepsTheManifest(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.Close(ctx)
-		sums, err := filepath.Glob(filepath.Join(dir, "*", "SHA256SUMS"))
+		sums, err := filepath.Glob(filepath.Join(dir, "*", "*", "SHA256SUMS"))
 		if err != nil || len(sums) != 1 {
 			t.Fatalf("manifests %v (%v), want one", sums, err)
 		}
@@ -408,9 +408,61 @@ func TestConcurrentLoadsShareTheCompileCache(t *testing.T) {
 		if len(leftovers) > 0 {
 			t.Errorf("round %d: temporary files left: %v", round, leftovers)
 		}
-		sums, err := filepath.Glob(filepath.Join(dir, "*", "SHA256SUMS"))
+		sums, err := filepath.Glob(filepath.Join(dir, "*", "*", "SHA256SUMS"))
 		if err != nil || len(sums) != 1 {
 			t.Fatalf("round %d: manifests %v (%v), want one", round, sums, err)
 		}
+	}
+}
+
+// Builds that link another wazero (a release binary and a test binary) share a cache directory: each
+// build's manifest covers its own entries only, so a Load neither hashes nor discards the other's.
+func TestCompileCacheKeepsOtherBuildsApart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	bin := guestWasm(t)
+	load := func() {
+		t.Helper()
+		m, err := wasm.Load(ctx, bin, wasm.Config{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close(ctx)
+	}
+	load()
+	var sums []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "SHA256SUMS" {
+			sums = append(sums, p)
+		}
+		return nil
+	})
+	if len(sums) != 1 {
+		t.Fatalf("manifests %v, want one", sums)
+	}
+	// another build's compiled code for the same module, where it was kept before builds had directories
+	// of their own: beside this build's wazero-VERSION-ARCH-OS, under the module's digest
+	rel, err := filepath.Rel(dir, sums[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := filepath.Join(dir, strings.Split(filepath.ToSlash(rel), "/")[0])
+	other := filepath.Join(module, "wazero-v0.0.0-other-amd64-linux", "entry")
+	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("another build's compiled code"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load()
+	manifest, err := os.ReadFile(sums[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(manifest), "wazero-other-build") || len(strings.TrimSpace(string(manifest))) == 0 {
+		t.Errorf("manifest lists another build's entries, or none:\n%s", manifest)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another build's entry is gone: %v", err)
 	}
 }
