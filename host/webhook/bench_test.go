@@ -20,7 +20,8 @@ func BenchmarkWebhookReview5000Replicas(b *testing.B) {
 
 // The 1000-pod OrderedReady set with claims that the preview's scaling figures use, reviewed with the
 // default budget: "whole/review" is the share of reviews whose answer replayed the whole rollout (no
-// estimate for the rest), the figure the preview's speed is for.
+// estimate for the rest), the figure the preview's speed is for, and "syncs/review" how many of the
+// rollout's 6,002 syncs the replay got through.
 func BenchmarkWebhookReview1000OrderedReady(b *testing.B) {
 	benchReview(b, newWorld(b, 1000, "OrderedReady", 1, "Retain", ""))
 }
@@ -28,7 +29,7 @@ func BenchmarkWebhookReview1000OrderedReady(b *testing.B) {
 // benchReview posts b.N image changes of w's set, each a new image, to a server with the default budget.
 func benchReview(b *testing.B, w world) {
 	f := newFixture(b, w.src, nil, func(c *Config) { c.Timeout = 0 }) // 0: the server's default
-	previews, estimates := 0, 0
+	previews, estimates, syncs := 0, 0, 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		cur := w.edit(func(s *appsv1.StatefulSet) {
@@ -42,8 +43,12 @@ func benchReview(b *testing.B, w world) {
 		if strings.Contains(all, "estimate for the rest") {
 			estimates++
 		}
+		if p, ok := f.srv.store.get(w.set.Namespace + "/" + w.set.Name); ok && p.Preview != nil {
+			syncs += p.Preview.Outcome.Steps
+		}
 	}
 	b.ReportMetric(float64(previews)/float64(b.N), "previews/review")
 	b.ReportMetric(float64(estimates)/float64(b.N), "estimates/review")
 	b.ReportMetric(float64(previews-estimates)/float64(b.N), "whole/review")
+	b.ReportMetric(float64(syncs)/float64(b.N), "syncs/review")
 }
