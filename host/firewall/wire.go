@@ -29,6 +29,14 @@ func decodeWire(data []byte, v any) error {
 // checkKeys fails when data is not one JSON value or when an object in it repeats a key, exactly or
 // but for case.
 func checkKeys(data []byte) error {
+	if keysPlainlyUnique(data) {
+		return nil
+	}
+	return checkKeysByToken(data)
+}
+
+// checkKeysByToken is checkKeys decoding token by token: the rule itself, and its words for what is wrong.
+func checkKeysByToken(data []byte) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	if err := checkValue(d, ""); err != nil {
