@@ -11,6 +11,8 @@ import (
 
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/internal/strictjson"
 )
@@ -80,6 +82,87 @@ func set(xs ...string) map[string]bool {
 // plan (two "actions") is refused, since decoders differ on which one counts (strictjson.Object, the rule
 // policy answers are read by too).
 func Decode(raw []byte) (*abi.Plan, error) {
+	if p := decodeOnce(raw); p != nil {
+		return p, nil
+	}
+	return decodeByParts(raw)
+}
+
+// onePlan is the plan decoded in one pass, each action, event and error a struct of its own (decodeOnce).
+type onePlan struct {
+	ABI                 *int          `json:"abi"`
+	Actions             *[]wireAction `json:"actions"`
+	RequeueAfterSeconds *float64      `json:"requeueAfterSeconds"`
+	Events              *[]wireEvent  `json:"events"`
+	Error               *wireError    `json:"error"`
+}
+
+// decodeOnce is Decode for a plan it accepts: one strict pass over raw, where decodeByParts decodes the
+// plan, then each action, event and error again from its bytes (a plan's objects were scanned four times
+// on every sync). It returns nil for anything it does not accept, and decodeByParts then says what is
+// wrong, in its words and order: so the fast path only ever accepts what decodeByParts accepts, with the
+// same plan. What a strict pass cannot see, a member of an action, event or error that is null (decoded,
+// it is absent), nullMembers looks for.
+func decodeOnce(raw []byte) *abi.Plan {
+	var w onePlan
+	if strictjson.Object(raw, &w) != nil || w.ABI == nil || *w.ABI != abi.Version || w.Actions == nil ||
+		w.RequeueAfterSeconds == nil || *w.RequeueAfterSeconds < 0 || w.Events == nil || nullMembers(raw) {
+		return nil
+	}
+	p := &abi.Plan{ABI: *w.ABI, RequeueAfterSeconds: *w.RequeueAfterSeconds,
+		Actions: make([]abi.Action, len(*w.Actions)), Events: make([]abi.Event, len(*w.Events))}
+	for i, wa := range *w.Actions {
+		a, err := actionOf(wa, "")
+		if err != nil {
+			return nil
+		}
+		p.Actions[i] = a
+	}
+	for i, we := range *w.Events {
+		e, err := eventOf(we, "", len(p.Actions))
+		if err != nil {
+			return nil
+		}
+		p.Events[i] = e
+	}
+	if w.Error != nil {
+		e, err := errorOf(*w.Error)
+		if err != nil {
+			return nil
+		}
+		p.Error = e
+	}
+	return p
+}
+
+// nullMembers reports whether an element of the plan's actions or events, or its error, is not an object
+// or has a member that is null (strictjson.Object's rule for the objects decodeByParts decodes one by one).
+func nullMembers(raw []byte) bool {
+	found := false
+	object := func(v gjson.Result) bool {
+		if !v.IsObject() {
+			found = true
+			return false
+		}
+		v.ForEach(func(_, m gjson.Result) bool {
+			found = found || m.Type == gjson.Null
+			return !found
+		})
+		return !found
+	}
+	root := gjson.ParseBytes(raw)
+	for _, list := range []string{"actions", "events"} {
+		root.Get(list).ForEach(func(_, v gjson.Result) bool { return object(v) })
+	}
+	if e := root.Get("error"); e.Exists() {
+		object(e)
+	}
+	return found
+}
+
+// decodeByParts decodes the plan, then each of its actions, events and error from its own bytes, so that a
+// refusal names the part it is in.
+func decodeByParts(raw []byte) (*abi.Plan, error) {
 	var w wirePlan
 	if err := strictDecode(raw, &w, ""); err != nil {
 		return nil, err
@@ -113,21 +196,11 @@ func Decode(raw []byte) (*abi.Plan, error) {
 		if err := strictDecode(raw, &we, path); err != nil {
 			return nil, err
 		}
-		switch {
-		case we.Type == nil:
-			return nil, missing(path, "type")
-		case !eventTypes[*we.Type]:
-			return nil, &InvalidError{Path: path + ".type", Msg: fmt.Sprintf("%q is not Normal or Warning", *we.Type)}
-		case we.Reason == nil:
-			return nil, missing(path, "reason")
-		case *we.Reason == "":
-			return nil, &InvalidError{Path: path + ".reason", Msg: "is empty"}
-		case we.Message == nil:
-			return nil, missing(path, "message")
-		case we.Action != nil && (*we.Action < 0 || *we.Action >= len(p.Actions)):
-			return nil, &InvalidError{Path: path + ".action", Msg: fmt.Sprintf("%d is not the index of one of the plan's %d actions", *we.Action, len(p.Actions))}
+		e, err := eventOf(we, path, len(p.Actions))
+		if err != nil {
+			return nil, err
 		}
-		p.Events[i] = abi.Event{Type: *we.Type, Reason: *we.Reason, Message: *we.Message, Action: we.Action}
+		p.Events[i] = e
 	}
 	if w.Error != nil {
 		e, err := checkError(w.Error)
@@ -139,11 +212,35 @@ func Decode(raw []byte) (*abi.Plan, error) {
 	return p, nil
 }
 
+// eventOf checks an event decoded at path.
+func eventOf(we wireEvent, path string, actions int) (abi.Event, error) {
+	switch {
+	case we.Type == nil:
+		return abi.Event{}, missing(path, "type")
+	case !eventTypes[*we.Type]:
+		return abi.Event{}, &InvalidError{Path: path + ".type", Msg: fmt.Sprintf("%q is not Normal or Warning", *we.Type)}
+	case we.Reason == nil:
+		return abi.Event{}, missing(path, "reason")
+	case *we.Reason == "":
+		return abi.Event{}, &InvalidError{Path: path + ".reason", Msg: "is empty"}
+	case we.Message == nil:
+		return abi.Event{}, missing(path, "message")
+	case we.Action != nil && (*we.Action < 0 || *we.Action >= actions):
+		return abi.Event{}, &InvalidError{Path: path + ".action", Msg: fmt.Sprintf("%d is not the index of one of the plan's %d actions", *we.Action, actions)}
+	}
+	return abi.Event{Type: *we.Type, Reason: *we.Reason, Message: *we.Message, Action: we.Action}, nil
+}
+
 func checkAction(raw json.RawMessage, path string) (abi.Action, error) {
 	var w wireAction
 	if err := strictDecode(raw, &w, path); err != nil {
 		return abi.Action{}, err
 	}
+	return actionOf(w, path)
+}
+
+// actionOf checks an action decoded at path.
+func actionOf(w wireAction, path string) (abi.Action, error) {
 	for _, f := range []struct {
 		v    *string
 		name string
@@ -214,15 +311,22 @@ func checkAction(raw json.RawMessage, path string) (abi.Action, error) {
 	return a, nil
 }
 
+type wireError struct {
+	Code    *string `json:"code"`
+	Message *string `json:"message"`
+	Path    *string `json:"path"`
+}
+
 func checkError(raw json.RawMessage) (*abi.Error, error) {
-	var w struct {
-		Code    *string `json:"code"`
-		Message *string `json:"message"`
-		Path    *string `json:"path"`
-	}
+	var w wireError
 	if err := strictDecode(raw, &w, "error"); err != nil {
 		return nil, err
 	}
+	return errorOf(w)
+}
+
+// errorOf checks the plan's error, decoded.
+func errorOf(w wireError) (*abi.Error, error) {
 	switch {
 	case w.Code == nil:
 		return nil, missing("error", "code")
