@@ -36,6 +36,8 @@ type Session struct {
 	marks    uint64
 	// laid is the Layout.ID of the layout held came from, when its host tracks changes (0: none)
 	laid uint64
+	// wire is the buffer of the last delta sent, written over by the next (spliceDelta)
+	wire []byte
 	st   SessionStats
 }
 

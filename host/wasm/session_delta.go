@@ -92,10 +92,11 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sess
 		sort.Strings(*l) // the held map's order is random; the wire need not be
 	}
 	// Lists cannot interleave: only a comma separates one list's consecutive elements.
-	out := spliceDelta(snapshot, regions, d)
+	out := spliceDelta(s.wire, snapshot, regions, d)
 	if out == nil {
 		return nil, nil
 	}
+	s.wire = out
 	s.st.Deltas++
 	s.st.References += omitted
 	return out, change
@@ -147,10 +148,12 @@ type deltaRegion struct {
 	keep     []snapshotObject
 }
 
-// spliceDelta is the snapshot sent as a delta: each region's elements replaced by those it keeps, separated
-// by commas, and the delta member d before the snapshot's closing brace. nil: regions that overlap or pass
-// the snapshot's end, or a d that does not encode (the caller sends the whole snapshot).
-func spliceDelta(snapshot []byte, regions []*deltaRegion, d abi.Delta) []byte {
+// spliceDelta is the snapshot sent as a delta, written over buf: each region's elements replaced by those it
+// keeps, separated by commas, and the delta member d before the snapshot's closing brace. nil: regions that
+// overlap or pass the snapshot's end, or a d that does not encode (the caller sends the whole snapshot).
+// The session passes the buffer of its previous delta (Session.wire): the wire is copied into the guest's
+// memory and kept by nothing, and a new buffer per sync, grown from 1 KiB, was most of the splice's cost.
+func spliceDelta(buf, snapshot []byte, regions []*deltaRegion, d abi.Delta) []byte {
 	sort.Slice(regions, func(i, j int) bool { return regions[i].from < regions[j].from })
 	end := bytes.LastIndexByte(snapshot, '}')
 	if end < 0 || (len(regions) > 0 && regions[len(regions)-1].to > end) {
@@ -160,7 +163,7 @@ func spliceDelta(snapshot []byte, regions []*deltaRegion, d abi.Delta) []byte {
 	if err != nil {
 		return nil
 	}
-	out := make([]byte, 0, 1024)
+	out := buf[:0]
 	at := 0
 	for _, r := range regions {
 		if r.from < at {

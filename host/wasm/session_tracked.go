@@ -127,10 +127,11 @@ func (s *Session) asTrackedDelta(snapshot []byte, layout *Layout) ([]byte, *sess
 		}
 		regions = append(regions, r)
 	}
-	out := spliceDelta(snapshot, regions, d)
+	out := spliceDelta(s.wire, snapshot, regions, d)
 	if out == nil {
 		return nil, nil
 	}
+	s.wire = out
 	if VerifyTrackedChanges {
 		s.verifyTracked(snapshot, layout, change)
 	}
