@@ -47,12 +47,16 @@ func outputFormat(s string) (string, error) {
 // writeJSONAs writes what writeJSON produces, as JSON or converted to YAML, with termsafe.JSON's escapes:
 // a module's, a policy's or the cluster's strings inside are the same values, and safe on a terminal.
 func writeJSONAs(w io.Writer, format string, writeJSON func(io.Writer) error) error {
+	if format != "yaml" {
+		// as writeJSON writes it: a timeline's JSON can be over 100 MB
+		j := termsafe.NewJSONWriter(w)
+		if err := writeJSON(j); err != nil {
+			return err
+		}
+		return j.Close()
+	}
 	var b bytes.Buffer
 	if err := writeJSON(&b); err != nil {
-		return err
-	}
-	if format != "yaml" {
-		_, err := w.Write(termsafe.JSON(b.Bytes()))
 		return err
 	}
 	// JSONToYAML reads the JSON with a YAML parser, which refuses DEL, C1 controls, noncharacters and

@@ -74,6 +74,16 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
+			if format == "json" && golden == "" {
+				// streamed: a large replay's JSON (over 100 MB at 1000 pods) is never held whole
+				if err := writeHTML(htmlOut, tl.WriteHTML); err != nil {
+					return err
+				}
+				if err := writeJSONAs(cmd.OutOrStdout(), format, tl.WriteJSON); err != nil {
+					return err
+				}
+				return fail.verdict(tl.Outcome, replayWarnings(tl))
+			}
 			var out bytes.Buffer
 			if format == "text" {
 				err = tl.WriteText(&out, verbose)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -207,12 +208,75 @@ func trimFloat(f float64) string {
 // Elapsed is the virtual time a step happened at, from the start.
 func (s Step) Elapsed() time.Duration { return s.Offset.D() }
 
-// WriteJSON prints the timeline as indented JSON.
+// WriteJSON prints the timeline as indented JSON: json.MarshalIndent's bytes, written a step at a time. A
+// timeline's steps are most of it (a 1000-pod creation's is over 100 MB), and marshalling it whole held the
+// compact encoding, the indented copy and the writer's buffer of it at once.
 func (tl *Timeline) WriteJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(tl, "", "  ")
+	head, tail, err := tl.jsonAroundSteps()
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	switch {
+	case tl.Steps == nil:
+		_, err = io.WriteString(w, "null")
+	case len(tl.Steps) == 0:
+		_, err = io.WriteString(w, "[]")
+	default:
+		err = writeStepsJSON(w, tl.Steps)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(tail, '\n'))
 	return err
+}
+
+// stepsMember is the steps' member of the timeline as json.MarshalIndent writes it with no steps: the only
+// member at the top level's indent whose key is "steps" (a raw newline is never inside a JSON string).
+const stepsMember = "\n  \"steps\": null"
+
+// jsonAroundSteps is the timeline's indented JSON before its steps' value and after it.
+func (tl *Timeline) jsonAroundSteps() (head, tail []byte, err error) {
+	rest := *tl
+	rest.Steps = nil
+	b, err := json.MarshalIndent(&rest, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	i := bytes.Index(b, []byte(stepsMember))
+	if i < 0 || bytes.Count(b, []byte(stepsMember)) != 1 {
+		return nil, nil, fmt.Errorf("replay: the timeline's JSON has no single steps member")
+	}
+	at := i + len(stepsMember) - len("null")
+	return b[:at], b[at+len("null"):], nil
+}
+
+// writeStepsJSON writes the steps as the elements of the timeline's indented steps array, one at a time.
+func writeStepsJSON(w io.Writer, steps []Step) error {
+	const indent = "    " // an element of a member of the top level
+	var buf bytes.Buffer
+	for i := range steps {
+		buf.Reset()
+		if i == 0 {
+			buf.WriteString("[")
+		} else {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n" + indent)
+		b, err := json.MarshalIndent(&steps[i], indent, "  ")
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		if i == len(steps)-1 {
+			buf.WriteString("\n  ]")
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

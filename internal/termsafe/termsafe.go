@@ -7,6 +7,7 @@ package termsafe
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -65,4 +66,42 @@ func JSON(doc []byte) []byte {
 		b.WriteRune(r)
 	}
 	return []byte(b.String())
+}
+
+// JSONWriter writes a JSON document to its writer as JSON escapes it, without holding the document: each
+// run of whole lines as it arrives, the rest at Close. A newline is a character of its own and ends any run
+// of invalid bytes, so JSON of the lines one after another is JSON of the whole.
+type JSONWriter struct {
+	w       io.Writer
+	pending []byte // what came after the last newline written
+}
+
+// NewJSONWriter returns a JSONWriter to w; Close writes what follows the document's last newline.
+func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{w: w} }
+
+func (j *JSONWriter) Write(p []byte) (int, error) {
+	end := bytes.LastIndexByte(p, '\n')
+	if end < 0 {
+		j.pending = append(j.pending, p...)
+		return len(p), nil
+	}
+	lines := p[:end+1]
+	if len(j.pending) > 0 {
+		lines = append(j.pending, lines...)
+	}
+	if _, err := j.w.Write(JSON(lines)); err != nil {
+		return 0, err
+	}
+	j.pending = append(j.pending[:0], p[end+1:]...)
+	return len(p), nil
+}
+
+// Close writes what came after the last newline.
+func (j *JSONWriter) Close() error {
+	if len(j.pending) == 0 {
+		return nil
+	}
+	_, err := j.w.Write(JSON(j.pending))
+	j.pending = j.pending[:0]
+	return err
 }

@@ -1,6 +1,7 @@
 package termsafe
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -39,5 +40,41 @@ func TestJSON(t *testing.T) {
 	plain := []byte(`{"a":"b"}`)
 	if &JSON(plain)[0] != &plain[0] {
 		t.Fatal("a clean document is copied")
+	}
+}
+
+// recordingWriter keeps what it was given and the largest single write.
+type recordingWriter struct {
+	bytes.Buffer
+	largest int
+}
+
+func (r *recordingWriter) Write(p []byte) (int, error) {
+	r.largest = max(r.largest, len(p))
+	return r.Buffer.Write(p)
+}
+
+// A JSONWriter writes what JSON writes of the whole document, however the document is cut into writes
+// (inside a character, inside a run of invalid bytes), and writes it line by line rather than holding it.
+func TestJSONWriter(t *testing.T) {
+	doc := []byte("{\n  \"a\": \"x\u009b31m\u202eb\x7f\",\n  \"bad\": \"\xff\xfe\xfd\",\n  \"nc\": \"\uFFFE\uFFFF 中文\",\n  \"plain\": \"text\"\n}")
+	want := JSON(doc)
+	for size := 1; size <= len(doc); size++ {
+		var out recordingWriter
+		j := NewJSONWriter(&out)
+		for at := 0; at < len(doc); at += size {
+			if n, err := j.Write(doc[at:min(at+size, len(doc))]); err != nil || n != min(size, len(doc)-at) {
+				t.Fatalf("write of %d: %d, %v", size, n, err)
+			}
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), want) {
+			t.Fatalf("writes of %d bytes: %q, want %q", size, out.Bytes(), want)
+		}
+		if size == len(doc) && out.largest >= len(want) {
+			t.Errorf("the document was written in one piece of %d bytes", out.largest)
+		}
 	}
 }
