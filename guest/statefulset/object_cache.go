@@ -80,14 +80,20 @@ type objectMaps struct {
 // heldKind is one kind's objects of a snapshot: by uid, and in the snapshot's order.
 type heldKind[T any] struct {
 	byUID map[string]*cachedObject[T]
-	order []*cachedObject[T]
-	view  []*T // the objects of order (viewed: view mirrors order), kept and patched by delta syncs (object_delta.go)
+	// shared holds, by uid and resourceVersion, the objects whose uid another object of the snapshot had
+	// (byUID has an ambiguous entry for it): a reference names both, so it still finds one, unless the two
+	// had the same resourceVersion too. A world whose ids start again (the reference harness's, which the
+	// replay's tick model follows) has a rollout's new pods share uids with the old ones for most of it.
+	shared map[[2]string]*cachedObject[T]
+	order  []*cachedObject[T]
+	view   []*T // the objects of order (viewed: view mirrors order), kept and patched by delta syncs (object_delta.go)
 	// viewed: view is order's objects
 	viewed bool
 }
 
-// An entry whose rv is ambiguous stands for a uid two objects of one snapshot had: a reference to it
-// cannot say which, so it resolves to nothing (an API server never shows two; a hand-made snapshot can).
+// An entry whose rv is ambiguous stands for a uid two objects of one snapshot had (an API server never shows
+// two; a hand-made snapshot, or a world whose ids start again, can): a reference then finds its object by
+// uid and resourceVersion (heldKind.shared), and an ambiguous entry there, for both shared, is found by none.
 const ambiguous = "\x00ambiguous"
 
 // cachedObject is an object as decoded, at its resourceVersion. No sync changes it (a delta sync reads it in
@@ -115,6 +121,7 @@ func (h *heldKind[T]) emptied(like int) {
 		h.byUID = make(map[string]*cachedObject[T], like)
 	}
 	clear(h.byUID)
+	clear(h.shared)
 	clear(h.order) // no pointers kept alive from the storage
 	h.order = h.order[:0]
 	h.viewed = false
@@ -124,6 +131,9 @@ func (h *heldKind[T]) emptied(like int) {
 // (ok false: stale, and the decode fails).
 func lookup[T any](d *decoder, prev, next *heldKind[T], path, kind, uid, rv string) (v T, ok bool) {
 	c, found := prev.byUID[uid]
+	if found && c.rv == ambiguous {
+		c, found = prev.shared[[2]string{uid, rv}]
+	}
 	if !found || c.rv != rv {
 		d.stale(path, kind, uid, rv)
 		return v, false
@@ -142,13 +152,31 @@ func hold[T any](d *decoder, next *heldKind[T], c *cachedObject[T]) {
 		d.next.complete = false
 		return
 	}
-	if _, dup := next.byUID[c.uid]; dup {
+	if first, dup := next.byUID[c.uid]; dup {
 		d.next.complete = false
-		next.byUID[c.uid] = &cachedObject[T]{uid: c.uid, rv: ambiguous}
+		if first.rv != ambiguous {
+			next.byUID[c.uid] = &cachedObject[T]{uid: c.uid, rv: ambiguous}
+			next.holdShared(first)
+		}
+		next.holdShared(c)
 		return
 	}
 	next.byUID[c.uid] = c
 	next.order = append(next.order, c)
+}
+
+// holdShared keeps an object whose uid another object of the snapshot has, by uid and resourceVersion; two
+// that share both are ambiguous.
+func (h *heldKind[T]) holdShared(c *cachedObject[T]) {
+	if h.shared == nil {
+		h.shared = map[[2]string]*cachedObject[T]{}
+	}
+	k := [2]string{c.uid, c.rv}
+	if _, dup := h.shared[k]; dup {
+		h.shared[k] = &cachedObject[T]{uid: c.uid, rv: ambiguous}
+		return
+	}
+	h.shared[k] = c
 }
 
 // keep is the text of an object a delta sends, in memory of its own when the instance keeps it for its next

@@ -400,25 +400,41 @@ func (s *Session) laidObjects(snapshot []byte, layout *Layout) []snapshotObject 
 }
 
 // heldAfter is what an instance holds once it decoded a snapshot of these objects, by digest and by list
-// and uid: not a uid two objects of one list share (the module cannot tell them apart, and holds neither).
-// complete: it holds them all.
+// and uid. Of a uid two objects of one list share, the module holds, by uid and resourceVersion, each whose
+// resourceVersion the others have not, and byUID has none (no delta builds on such a snapshot: abi/README.md,
+// "Object deltas"; a module from before holds none, and answers a reference to one with StaleReference,
+// which the session answers with the whole snapshot). complete: it holds them all, each by its uid.
 func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]*heldEntry, byUID map[[2]string]*heldEntry, complete bool) {
 	uids := make(map[[2]string]int, len(objs))
+	var versions map[heldObject]int // of the uids shared, found once one is
 	complete = true
 	for _, o := range objs {
-		if o.ok {
-			uids[[2]string{o.list, o.uid}]++
-		} else {
+		if !o.ok {
 			complete = false
+			continue
+		}
+		k := [2]string{o.list, o.uid}
+		if uids[k]++; uids[k] == 2 && versions == nil {
+			versions = map[heldObject]int{}
+		}
+	}
+	for i := 0; versions != nil && i < len(objs); i++ {
+		if o := objs[i]; o.ok && uids[[2]string{o.list, o.uid}] > 1 {
+			versions[o.heldObject]++
 		}
 	}
 	h = make(map[[sha256.Size]byte]*heldEntry, len(objs))
 	byUID = make(map[[2]string]*heldEntry, len(objs))
 	for _, o := range objs {
-		if k := [2]string{o.list, o.uid}; o.ok && uids[k] == 1 {
+		k := [2]string{o.list, o.uid}
+		switch {
+		case o.ok && uids[k] == 1:
 			e := &heldEntry{heldObject: o.heldObject, digest: o.digest}
 			h[o.digest], byUID[k] = e, e
-		} else {
+		case o.ok && versions[o.heldObject] == 1:
+			h[o.digest] = &heldEntry{heldObject: o.heldObject, digest: o.digest}
+			complete = false
+		default:
 			complete = false
 		}
 	}

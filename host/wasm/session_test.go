@@ -270,3 +270,70 @@ func TestSessionSharedByGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// A world whose ids start again (the reference harness's, and the replay's tick model after an edit) gives a
+// rollout's new pods the uids of live old ones. Each object of a shared uid whose resourceVersion the others
+// have not is sent by reference (uid and resourceVersion name it), one whose resourceVersion they share too is
+// sent whole, and the plans are the whole snapshot's, with no reference refused.
+func TestSessionReferencesObjectsThatShareAUID(t *testing.T) {
+	ctx := context.Background()
+	seq := simSequences(t)["sim-fresh-orderedready"]
+	snap := seq[len(seq)-1]
+	shareUID := func(sameRV bool) []byte {
+		var s map[string]any
+		if err := json.Unmarshal(snap, &s); err != nil {
+			t.Fatal(err)
+		}
+		pods := s["pods"].([]any)
+		if len(pods) < 3 {
+			t.Fatalf("%d pods: the case needs 3", len(pods))
+		}
+		md0, md1 := pods[0].(map[string]any)["metadata"].(map[string]any), pods[1].(map[string]any)["metadata"].(map[string]any)
+		if md0["resourceVersion"] == md1["resourceVersion"] {
+			t.Fatal("the case's first two pods have one resourceVersion")
+		}
+		md1["uid"] = md0["uid"]
+		if sameRV {
+			md1["resourceVersion"] = md0["resourceVersion"]
+		}
+		b, _ := json.Marshal(s)
+		return b
+	}
+	full := loadGuest(t, wasm.Config{})
+	m := loadGuest(t, wasm.Config{MaxInstances: 1})
+	for _, c := range []struct {
+		name   string
+		sameRV bool
+		whole  int // objects sent whole after the first call
+	}{{"resourceVersions differ", false, 0}, {"resourceVersions too", true, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := shareUID(c.sameRV)
+			var n struct{ Pods, Revisions, Claims []any }
+			if err := json.Unmarshal(b, &n); err != nil {
+				t.Fatal(err)
+			}
+			objects := len(n.Pods) + len(n.Revisions) + len(n.Claims)
+			want, err := full.Reconcile(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := m.NewSession()
+			for i := 0; i < 3; i++ {
+				got, err := s.Reconcile(ctx, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("call %d: the session's plan differs from the whole snapshot's\n got  %.400s\n want %.400s", i, got, want)
+				}
+			}
+			st := s.Stats()
+			if st.Resent != 0 || st.Deltas != 0 {
+				t.Errorf("%d calls resent after StaleReference, %d deltas (none builds on a uid twice)", st.Resent, st.Deltas)
+			}
+			if want := 2 * (objects - c.whole); st.References != want {
+				t.Errorf("%d objects sent by reference in the two calls after the first, want %d of %d", st.References, want, 2*objects)
+			}
+		})
+	}
+}
