@@ -4,7 +4,8 @@
 //  1. the module against the same logic compiled natively, in this process (direct path, containment on);
 //  2. `ordinal reconcile -f` against `oracle plan` as whole processes on the same snapshot file (beside
 //     an older binary, -baseline, when set);
-//  3. `ordinal replay --model tick` against `oracle simulate -defaults` on the same worlds;
+//  3. `ordinal replay --model tick` against `oracle simulate -defaults` on the same worlds (and -baseline's,
+//     an older binary, in the same rounds, when given);
 //  4. (-sections preview; make bench-preview) `ordinal preview` of an OrderedReady image change at 100 to
 //     3000 pods, beside an older binary (-baseline) and `oracle simulate` of the edited world: wall, CPU,
 //     peak RSS and the CPU growth per size step.
@@ -275,13 +276,18 @@ func replayVsSimulate(dir string, worlds []world) {
 		}
 		scenFile := writeJSON(filepath.Join(dir, fmt.Sprintf("scenario-%d.yaml", i)), scen) // JSON is YAML
 		oraIn := writeJSON(filepath.Join(dir, fmt.Sprintf("world-%d.json", i)), createdSnapshot(manifest(w.pods, w.parallel)))
-		var oc, rc []time.Duration
-		var om, rm []int64
-		var ordSyncs, oraSyncs int
+		var oc, rc, bc []time.Duration
+		var om, rm, bm []int64
+		var ordSyncs, oraSyncs, baseSyncs int
 		for range *rounds {
 			c, mem, out := measure(*ordinalBin, "replay", "--model", "tick", "--json", scenFile)
 			oc, om = append(oc, c), append(om, mem)
 			ordSyncs = countSteps(out)
+			if *baselineBin != "" {
+				c, mem, out := measure(*baselineBin, "replay", "--model", "tick", "--json", scenFile)
+				bc, bm = append(bc, c), append(bm, mem)
+				baseSyncs = countSteps(out)
+			}
 			final := filepath.Join(dir, fmt.Sprintf("world-%d.final.json", i))
 			c, mem, out = measure(*oracleBin, "simulate", "-defaults", "-json", "-steps", "100000", "-final", final, oraIn)
 			oraSyncs = countSteps(out)
@@ -297,6 +303,9 @@ func replayVsSimulate(dir string, worlds []world) {
 			rc, rm = append(rc, c), append(rm, mem)
 		}
 		printPair(w.name, oc, rc, om, rm, fmt.Sprintf("%d/%d", ordSyncs, oraSyncs))
+		if *baselineBin != "" {
+			printPair("  baseline (-baseline)", bc, rc, bm, rm, fmt.Sprintf("%d/%d", baseSyncs, oraSyncs))
+		}
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 var (
 	previewSizes = flag.String("preview-sizes", "100,300,1000,3000", "pods of the preview worlds (section preview)")
-	baselineBin  = flag.String("baseline", "", "an older ordinal binary run beside -ordinal (sections process and preview; empty: none)")
+	baselineBin  = flag.String("baseline", "", "an older ordinal binary run beside -ordinal (sections process, replay and preview; empty: none)")
 	capFlag      = flag.Duration("cap", 10*time.Minute, "the longest one run may take (section preview): a size whose run is predicted longer is skipped, a run that takes longer is stopped")
 )
 
