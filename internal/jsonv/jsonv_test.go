@@ -458,3 +458,26 @@ func TestValidateMatchesGoOnMutations(t *testing.T) {
 		checkAgainstGo(t, []byte(in))
 	}
 }
+
+// The scanners step eight bytes at a time (swar.go): every byte that stops them (a quote, a backslash, a
+// non-ASCII or control byte, a bracket inside or outside a string) at every place in a word, in keys,
+// strings and skipped containers, shifted through every alignment, reads as encoding/json reads it.
+func TestWordScansAtEveryOffset(t *testing.T) {
+	stops := []string{`\"`, `\\`, `\u0041`, "é", "\xff", "\x01", "\x1f", "{", "}", "[", "]", `\/`}
+	for _, stop := range stops {
+		for at := 0; at <= 17; at++ {
+			s := strings.Repeat("a", at) + stop + strings.Repeat("b", 17-at)
+			for pad := 0; pad < 8; pad++ {
+				sp := strings.Repeat(" ", pad)
+				for _, in := range []string{
+					sp + `"` + s + `"`,
+					sp + `{"` + s + `":"` + s + `","x":[{"` + s + `":["` + s + `",{}]}],"y":1}`,
+					sp + `[{"k":{"` + s + `":[1,"` + s + `"]}},"` + s + `",[[` + strconv.Itoa(at) + `]]]`,
+					sp + `{"` + s, // cut short inside a string
+				} {
+					checkAgainstGo(t, []byte(in))
+				}
+			}
+		}
+	}
+}

@@ -157,7 +157,8 @@ func skipWS(t Text, i int) int {
 
 // skipString returns the index after the string literal starting at i.
 func skipString(t Text, i int) int {
-	for i++; ; i++ { // one loop, no call per string: the module's IndexByte is a byte loop of its own
+	for i++; ; i++ {
+		i = stringStop(t, i)
 		switch t[i] {
 		case '"':
 			return i + 1
@@ -172,6 +173,7 @@ func skipString(t Text, i int) int {
 func skipKey(t Text, i int) (end int, plain bool) {
 	plain = true
 	for i++; ; i++ {
+		i = keyStop(t, i)
 		switch c := t[i]; {
 		case c == '"':
 			return i + 1, plain
@@ -184,9 +186,10 @@ func skipKey(t Text, i int) (end int, plain bool) {
 	}
 }
 
-// skipValue returns the index after the value starting at i. A container is skipped in one loop over
-// its bytes that passes over most of them on a table lookup: skipping is most of what reading a snapshot's
-// text costs in the module (each pod's members are skipped as values, then their own members).
+// skipValue returns the index after the value starting at i. A container is skipped in one loop that
+// passes over eight bytes at a time up to the next structural byte (structuralStop): skipping is most of
+// what reading a snapshot's text costs in the module (each pod's members are skipped as values, then their
+// own members).
 func skipValue(t Text, i int) int {
 	switch t[i] {
 	case '"':
@@ -194,9 +197,7 @@ func skipValue(t Text, i int) int {
 	case '{', '[':
 		depth := 0
 		for {
-			for !structural[t[i]] {
-				i++
-			}
+			i = structuralStop(t, i)
 			switch t[i] {
 			case '"':
 				i = skipString(t, i)

@@ -106,6 +106,10 @@ func key(s []byte, i int) int {
 // str checks the string literal at i and returns the index after it, or -1.
 func str(s []byte, i int) int {
 	for i++; i < len(s); i++ {
+		i = validStop(s, i)
+		if i >= len(s) {
+			return -1
+		}
 		switch c := s[i]; {
 		case c == '"':
 			return i + 1
