@@ -234,15 +234,7 @@ func unquote(raw string) string {
 		return ""
 	}
 	s := raw[1 : len(raw)-1]
-	simple := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' || c >= utf8.RuneSelf {
-			simple = false
-			break
-		}
-	}
-	if simple {
+	if plain(s) {
 		return s
 	}
 	if !hasBackslash(s) && utf8.ValidString(s) {

@@ -87,3 +87,21 @@ func keyStop(t Text, i int) int {
 	}
 	return i
 }
+
+// plain reports that s has no backslash and only ASCII: a string literal's contents that unquote returns
+// as they are (every string value a snapshot's decode reads goes through it).
+func plain(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(textAt(Text(s), i))
+		if zeros(w^(ones*'\\'))|w&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '\\' || s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
