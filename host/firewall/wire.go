@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	sigsjson "sigs.k8s.io/json"
 )
@@ -27,7 +28,7 @@ func decodeWire(data []byte, v any) error {
 }
 
 // checkKeys fails when data is not one JSON value or when an object in it repeats a key, exactly or
-// but for case.
+// but for case (foldKey: Unicode's simple case folding, as encoding/json matches keys).
 func checkKeys(data []byte) error {
 	if keysPlainlyUnique(data) {
 		return nil
@@ -62,7 +63,7 @@ func checkValue(d *json.Decoder, path string) error {
 				return err
 			}
 			k := kt.(string)
-			fold := strings.ToLower(k)
+			fold := foldKey(k)
 			if prev, dup := seen[fold]; dup {
 				if prev == k {
 					return fmt.Errorf("duplicate key %q in %s", k, where(path))
@@ -86,6 +87,21 @@ func checkValue(d *json.Decoder, path string) error {
 		return err
 	}
 	return nil
+}
+
+// foldKey is what checkKeys compares keys by: each character made the smallest of those it equals but for
+// case (unicode.SimpleFold, the rule of bytes.EqualFold, by which encoding/json matches a key to a field:
+// "ſ" is "s" there, "µ" is "μ"), after strings.ToLower's mapping (which alone equates "İ" and "i"). For
+// ASCII keys it equates exactly the letters that differ by ASCII case (keysPlainlyUnique's rule).
+func foldKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		r = unicode.ToLower(r)
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, k)
 }
 
 func where(path string) string {

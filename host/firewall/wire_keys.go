@@ -4,8 +4,8 @@ import "encoding/json"
 
 // keysPlainlyUnique is checkKeys' fast path, run on every object and patch of every plan: it reports true
 // only when data is one valid JSON value whose objects' keys are plain (printable ASCII without escapes)
-// and distinct but for ASCII case, which for such keys is exactly what checkKeys asks (strings.ToLower of
-// an ASCII key lowers only A-Z). Anything else (invalid JSON, an escaped or non-ASCII key, a repeat)
+// and distinct but for ASCII case, which for such keys is exactly what checkKeys asks (foldKey of an ASCII
+// key equates only A-Z with a-z). Anything else (invalid JSON, an escaped or non-ASCII key, a repeat)
 // returns false and checkKeys decides, with its own words, by decoding token by token (which allocated
 // on every token and was a tenth of a 1000-pod preview's host time).
 func keysPlainlyUnique(data []byte) bool {

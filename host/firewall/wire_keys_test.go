@@ -3,6 +3,7 @@ package firewall
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -86,6 +87,53 @@ func TestCheckKeysFastPathAgrees(t *testing.T) {
 		}
 		if keysPlainlyUnique(b) && want != "<nil>" {
 			t.Errorf("the fast path passed %.200s, which the token decoder refuses: %s", b, want)
+		}
+	}
+}
+
+// FuzzCheckKeysFastPath: whatever the bytes, checkKeys answers word for word as the token decoder does,
+// and the fast path passes nothing the token decoder refuses (a key escaped, folded, non-ASCII or invalid
+// UTF-8, repeated at any depth).
+func FuzzCheckKeysFastPath(f *testing.F) {
+	for _, s := range []string{`{"a":1,"A":2}`, `{"\u006detadata":{},"metadata":{}}`, "{\"a\xff\":1,\"a\xfe\":2}",
+		`[{"a":{"b":[1,{"c":null,"C":true}]}}]`, `{"a" : 1 , "b":-0.5e+3}`, `{"a":"\"}"}`, `{"k":1,"\u212a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, want := fmt.Sprint(checkKeys(b)), fmt.Sprint(checkKeysByToken(b))
+		if got != want {
+			t.Fatalf("checkKeys(%q) = %s, the token decoder says %s", b, got, want)
+		}
+		if keysPlainlyUnique(b) && want != "<nil>" {
+			t.Fatalf("the fast path passed %q, which the token decoder refuses: %s", b, want)
+		}
+	})
+}
+
+// Keys that encoding/json matches to one field (its case-insensitive match is bytes.EqualFold, by
+// unicode.SimpleFold, under which "ſ" U+017F is "s" and "µ" U+00B5 is "μ") are refused, though
+// strings.ToLower keeps them apart: the host reads some of a module's objects with encoding/json
+// (plan.AddsSetOwner reads a claim's ownerReferences so), and {"ownerReferences":[…],"ownerReferenceſ":[]}
+// is no ownerReference there and one for the API server, which reads case-sensitively.
+func TestCheckKeysRefusesKeysEncodingJSONFolds(t *testing.T) {
+	obj := []byte(`{"metadata":{"ownerReferences":[{"uid":"u"}],"ownerReferenceſ":[]}}`)
+	var o struct {
+		Metadata struct {
+			OwnerReferences []json.RawMessage `json:"ownerReferences"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(obj, &o); err != nil || len(o.Metadata.OwnerReferences) != 0 {
+		t.Fatalf("encoding/json no longer reads the last of the two keys: %v, %s", err, o.Metadata.OwnerReferences)
+	}
+	for _, s := range []string{string(obj), `{"ſpec":{},"spec":{}}`, `{"status":1,"ſtatuſ":2}`, `{"σ":1,"ς":2}`, `{"µ":1,"μ":2}`,
+		`{"a":[{"x":{"θ":1,"ϑ":2}}]}`, `{"k":1,"\u212a":2}`, `{"i":1,"İ":2}`} {
+		if err := checkKeys([]byte(s)); err == nil || !strings.Contains(err.Error(), "differ only by case") {
+			t.Errorf("checkKeys(%s) = %v, want the keys refused as differing only by case", s, err)
+		}
+	}
+	for _, s := range []string{`{"s":1,"t":2}`, `{"σ":1,"τ":2}`, `{"i":1,"ı":2}`} {
+		if err := checkKeys([]byte(s)); err != nil {
+			t.Errorf("checkKeys(%s) = %v, want no refusal", s, err)
 		}
 	}
 }
