@@ -1,6 +1,9 @@
 package firewall
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // keysPlainlyUnique is checkKeys' fast path, run on every object and patch of every plan: it reports true
 // only when data is one valid JSON value whose objects' keys are plain (printable ASCII without escapes)
@@ -64,7 +67,7 @@ func (s *keyScan) object() bool {
 		}
 		key := s.data[from : s.i-1]
 		for _, k := range s.keys[base:s.n] {
-			if equalASCIIFold(s.data[k[0]:k[1]], key) {
+			if bytes.EqualFold(s.data[k[0]:k[1]], key) { // keys here are printable ASCII: A-Z folds to a-z only
 				return false
 			}
 		}
@@ -120,23 +123,4 @@ func delimiter(c byte) bool {
 		return true
 	}
 	return false
-}
-
-func equalASCIIFold(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
