@@ -92,11 +92,10 @@ func (s *Session) asDelta(snapshot []byte, objs []snapshotObject) ([]byte, *sess
 		sort.Strings(*l) // the held map's order is random; the wire need not be
 	}
 	// Lists cannot interleave: only a comma separates one list's consecutive elements.
-	out := spliceDelta(s.wire, snapshot, regions, d)
+	out := s.splice(snapshot, regions, d)
 	if out == nil {
 		return nil, nil
 	}
-	s.wire = out
 	s.st.Deltas++
 	s.st.References += omitted
 	return out, change
@@ -146,6 +145,16 @@ type deltaRegion struct {
 	list     string
 	from, to int
 	keep     []snapshotObject
+}
+
+// splice is spliceDelta over the buffer of the session's previous delta, kept for the next (nil: as
+// spliceDelta's, and the buffer kept as it was).
+func (s *Session) splice(snapshot []byte, regions []*deltaRegion, d abi.Delta) []byte {
+	out := spliceDelta(s.wire, snapshot, regions, d)
+	if out != nil {
+		s.wire = out
+	}
+	return out
 }
 
 // spliceDelta is the snapshot sent as a delta, written over buf: each region's elements replaced by those it

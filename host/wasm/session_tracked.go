@@ -127,11 +127,10 @@ func (s *Session) asTrackedDelta(snapshot []byte, layout *Layout) ([]byte, *sess
 		}
 		regions = append(regions, r)
 	}
-	out := spliceDelta(s.wire, snapshot, regions, d)
+	out := s.splice(snapshot, regions, d)
 	if out == nil {
 		return nil, nil
 	}
-	s.wire = out
 	if VerifyTrackedChanges {
 		s.verifyTracked(snapshot, layout, change)
 	}
