@@ -337,7 +337,11 @@ func policySteps(t *testing.T, ctx context.Context, ns string, sc chaosScenario,
 	case policyRestarted:
 		// held, and recorded in the set: a SIGKILL then; once the controller running holds the set in turn
 		// (the restarted one, or one the seed's SIGKILLs started since), the timeout shortened
-		restartedHolds := func() bool { return !faulted || strings.Contains(current().log(), `"result":"held"`) }
+		// and the set's record of the hold seen by the watch, which shortenHandoff counts from (the hold can
+		// be seen in the controller's log or the condition before the watch sees the record's annotation)
+		restartedHolds := func() bool {
+			return w.handoffRecorded() && (!faulted || strings.Contains(current().log(), `"result":"held"`))
+		}
 		return []chaosStep{
 			{desc: "the primary's delete held", when: heldBy("RoleNotHandedOff"), do: func() {
 				if faulted {
@@ -352,11 +356,23 @@ func policySteps(t *testing.T, ctx context.Context, ns string, sc chaosScenario,
 	return nil
 }
 
+// handoffHoldKey is the watch's key (policy.since) of the handoff policy's hold of the primary's delete.
+func handoffHoldKey() string {
+	return strings.Join([]string{"handoff", abi.VerbDelete, abi.KindPod, handoffPrimary}, " ")
+}
+
+// handoffRecorded reports whether the watch has seen the set's record of the handoff's hold.
+func (w *invariantWatch) handoffRecorded() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.policy.since[handoffHoldKey()] != ""
+}
+
 // shortenHandoff sets the handoff's timeout to end the hold handoffLeft from now, counted from the time the
 // set records it began (the watch judges the primary's delete by it from then on).
 func shortenHandoff(t *testing.T, ctx context.Context, ns string, w *invariantWatch) {
 	t.Helper()
-	key := strings.Join([]string{"handoff", abi.VerbDelete, abi.KindPod, handoffPrimary}, " ")
+	key := handoffHoldKey()
 	w.mu.Lock()
 	since, err := time.Parse(time.RFC3339Nano, w.policy.since[key])
 	w.mu.Unlock()
