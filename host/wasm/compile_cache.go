@@ -46,20 +46,30 @@ var wazeroBuild = sync.OnceValue(func() string {
 	return "wazero-dev"
 })
 
-// cacheSums returns "<sum>  <path>" lines for every file under dir but the manifest, sorted. Each file is
-// hashed as it is read, through one small buffer: an entry is megabytes of native code, and reading it
-// whole into memory of its own cost a short-lived CLI more than the hash (fresh pages to fault in).
-func cacheSums(dir string) ([]byte, error) {
+// cacheSums returns "<sum>  <path>" lines for every file under dir but the manifest, sorted, and the
+// contents of the file named keep (at dir's top), if any. Each other file is hashed as it is read, through one
+// small buffer: wazero's entry is megabytes of native code, and reading it whole into memory of its own cost
+// a short-lived CLI more than the hash (fresh pages to fault in). keep is read whole and hashed in memory, so
+// the bytes the caller uses are the bytes hashed, and hashed once.
+func cacheSums(dir, keep string) (sums, kept []byte, err error) {
 	names, err := cacheEntries(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var lines []string
 	buf := make([]byte, 64<<10)
 	for _, name := range names {
-		sum, err := fileSum(filepath.Join(dir, filepath.FromSlash(name)), buf)
+		var sum []byte
+		if name == keep {
+			if kept, err = os.ReadFile(filepath.Join(dir, name)); err == nil {
+				s := sha256.Sum256(kept)
+				sum = s[:]
+			}
+		} else {
+			sum, err = fileSum(filepath.Join(dir, filepath.FromSlash(name)), buf)
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		lines = append(lines, hex.EncodeToString(sum)+"  "+name+"\n")
 	}
@@ -68,7 +78,7 @@ func cacheSums(dir string) ([]byte, error) {
 	for _, l := range lines {
 		out.WriteString(l)
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), kept, nil
 }
 
 // cacheEntries are the paths, relative to dir and slash-separated, of wazero's entries under dir (every
@@ -107,18 +117,19 @@ func fileSum(p string, buf []byte) ([]byte, error) {
 }
 
 // verifyCache removes dir if it has a manifest its files do not match, and returns the manifest when they
-// do (nil otherwise). A directory without a manifest is left alone: another process may be compiling into
-// it (wazero writes each entry atomically, and a Load that fails on an entry removes it and compiles again).
-func verifyCache(dir string) (sealed []byte) {
+// do (nil otherwise), with the prepared entry's contents as hashed (nil if there is none). A directory
+// without a manifest is left alone: another process may be compiling into it (wazero writes each entry
+// atomically, and a Load that fails on an entry removes it and compiles again).
+func verifyCache(dir string) (sealed, prepared []byte) {
 	want, err := os.ReadFile(filepath.Join(dir, cacheManifest))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	if got, err := cacheSums(dir); err == nil && bytes.Equal(got, want) {
-		return want
+	if got, prepared, err := cacheSums(dir, preparedEntry); err == nil && bytes.Equal(got, want) {
+		return want, prepared
 	}
 	discardCache(dir)
-	return nil
+	return nil, nil
 }
 
 // discardCache moves dir aside (one atomic step: another process sees it whole or not at all) and
@@ -141,17 +152,23 @@ func sealCache(dir string, sealed []byte) {
 			return
 		}
 	}
-	sums, err := cacheSums(dir)
+	sums, _, err := cacheSums(dir, "")
 	if err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(dir, cacheManifest+".*.tmp")
+	writeAtomically(dir, cacheManifest, sums)
+}
+
+// writeAtomically writes a file of dir: a reader sees the old contents or the new, never a part, and two
+// processes writing it at once each write a temporary file of their own. A failure leaves the old file.
+func writeAtomically(dir, name string, b []byte) {
+	tmp, err := os.CreateTemp(dir, name+".*.tmp")
 	if err != nil {
 		return
 	}
-	_, werr := tmp.Write(sums)
+	_, werr := tmp.Write(b)
 	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, cacheManifest)) != nil {
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, name)) != nil {
 		_ = os.Remove(tmp.Name())
 	}
 }

@@ -72,32 +72,31 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	// Refused before wazero sees it: compiling and instantiating are not bounded by any call timeout.
-	shape, err := checkModuleLimits(wasmBytes, cfg.Limits)
-	if err != nil {
-		return nil, err
-	}
-	checked, err := instrumentInterrupts(wasmBytes)
-	if err != nil {
-		return nil, &Error{Kind: ErrBadModule, Op: "load", Msg: "not a valid wasm module: " + err.Error(), Err: err}
-	}
-	// The limits judge the bytes wazero compiles too (the checks add one block per loop and function).
-	if _, err := checkModuleLimits(checked, cfg.Limits); err != nil {
-		err.(*Error).Msg += " (counting the host's interrupt checks: one block per loop and function)"
-		return nil, err
-	}
-	digest := sha256.Sum256(wasmBytes)
-	if cfg.CacheDir == "" {
-		return newModule(ctx, wasmBytes, checked, digest, shape, cfg)
+	// Refused before wazero sees it (prepare): compiling and instantiating are not bounded by any call
+	// timeout. A module over the size limit is refused before it is hashed.
+	if cfg.CacheDir == "" || len(wasmBytes) > cfg.Limits.MaxBytes {
+		shape, checked, err := prepare(wasmBytes, cfg.Limits)
+		if err != nil {
+			return nil, err
+		}
+		return newModule(ctx, wasmBytes, checked, sha256.Sum256(wasmBytes), shape, cfg)
 	}
 	// The on-disk cache only saves time: it never fails a Load. Processes share it (a controller's
 	// replicas start together), so every step below tolerates another process doing the same at once.
+	digest := sha256.Sum256(wasmBytes)
 	dir := moduleCacheDir(cfg.CacheDir, digest)
-	sealed := verifyCache(dir)
+	sealed, entry := verifyCache(dir)
+	shape, checked, prepared := decodePrepared(entry, cfg.Limits)
+	if !prepared {
+		var err error
+		if shape, checked, err = prepare(wasmBytes, cfg.Limits); err != nil {
+			return nil, err
+		}
+	}
 	m, err := newModule(ctx, wasmBytes, checked, digest, shape, cfg)
 	if err != nil && errors.Is(err, errCorruptCache) { // damaged between the check and the read
 		discardCache(dir)
-		sealed = nil // the entries it listed are gone
+		sealed, prepared = nil, false // the entries it listed are gone
 		m, err = newModule(ctx, wasmBytes, checked, digest, shape, cfg)
 	}
 	if errors.Is(err, ErrTimeout) || errors.Is(err, ErrCanceled) {
@@ -109,6 +108,10 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 		noDisk := cfg
 		noDisk.CacheDir = ""
 		return newModule(ctx, wasmBytes, checked, digest, shape, noDisk)
+	}
+	if !prepared { // kept for the next Load, which the manifest written next vouches for
+		writeAtomically(dir, preparedEntry, encodePrepared(cfg.Limits, shape, checked))
+		sealed = nil
 	}
 	sealCache(dir, sealed)
 	return m, nil

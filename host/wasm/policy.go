@@ -42,11 +42,7 @@ func LoadPolicy(ctx context.Context, wasmBytes []byte, cfg Config) (*Policy, err
 	}
 	var checked []byte // with the interrupt checks, for the direct path
 	if hasPolicyDirectExports(exportedFunctions(wasmBytes)) {
-		if checked, err = instrumentInterrupts(wasmBytes); err != nil {
-			return nil, &Error{Kind: ErrBadModule, Op: "load", Msg: "not a valid wasm module: " + err.Error(), Err: err}
-		}
-		if _, err := checkModuleLimits(checked, cfg.Limits); err != nil {
-			err.(*Error).Msg += " (counting the host's interrupt checks: one block per loop and function)"
+		if checked, err = instrumentWithinLimits(wasmBytes, cfg.Limits); err != nil {
 			return nil, err
 		}
 	}
