@@ -92,10 +92,9 @@ func scanModule(bin []byte, shape *ModuleShape, l ModuleLimits) error {
 	switch {
 	case tables.min > l.MaxTableEntries:
 		return overLimit("module's tables start with %d entries; the limit is %d (ModuleLimits.MaxTableEntries)", tables.min, l.MaxTableEntries)
-	case !shape.TableGrow:
-	case tables.unbounded:
+	case shape.TableGrow && tables.unbounded:
 		return overLimit("module grows a table that has no maximum size, so it could grow without bound; declare a maximum (at most %d entries in all: ModuleLimits.MaxTableEntries)", l.MaxTableEntries)
-	case tables.max > l.MaxTableEntries:
+	case shape.TableGrow && tables.max > l.MaxTableEntries:
 		return overLimit("module's tables may grow to %d entries; the limit is %d (ModuleLimits.MaxTableEntries)", tables.max, l.MaxTableEntries)
 	case shape.Globals > l.MaxGlobals:
 		return overLimit("module has %d globals; the limit is %d (ModuleLimits.MaxGlobals)", shape.Globals, l.MaxGlobals)
