@@ -21,7 +21,8 @@ import (
 // lengths: a damaged entry made it allocate 96 GB and the process die, and a truncated one failed every
 // later Load. So each module's entries live in a directory of their own (by module digest) with a
 // manifest of their SHA-256 sums, written after a successful Load. An entry that does not match its
-// manifest is removed before wazero reads it, and the module is compiled again.
+// manifest is removed before wazero reads it, and the module is compiled again. The prepared module
+// (prepared.go) is one more entry of the directory, under the same manifest.
 
 const cacheManifest = "SHA256SUMS"
 
