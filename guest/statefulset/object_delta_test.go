@@ -104,6 +104,9 @@ func changeWorld(t *testing.T, r *rand.Rand, s map[string]any, step int) map[str
 				if r.IntN(3) == 0 { // a namespace left out is the set's: what the instance keeps must not point into the input
 					delete(md, "namespace")
 				}
+				if list == "revisions" && r.IntN(3) == 0 { // other data under the same name and uid (revisionMemo)
+					changeRevisionData(r, s, o)
+				}
 				if list == "claims" && r.IntN(2) == 0 { // what claimsMatchRetentionPolicy reads (pod_memo.go)
 					if _, owned := md["ownerReferences"]; owned {
 						delete(md, "ownerReferences")
@@ -148,7 +151,11 @@ func changeSet(r *rand.Rand, s map[string]any, step int) {
 	if md == nil || spec == nil {
 		return
 	}
-	switch r.IntN(6) {
+	switch r.IntN(8) {
+	case 6, 7: // the pod template, to another text and back (setPatch's memo, keyed by the template's text)
+		if tmpl, _ := spec["template"].(map[string]any); tmpl != nil {
+			toggleTemplateAnnotation(tmpl)
+		}
 	case 4:
 		policy, _ := spec["persistentVolumeClaimRetentionPolicy"].(map[string]any)
 		if policy == nil {
@@ -193,6 +200,48 @@ func changeSet(r *rand.Rand, s map[string]any, step int) {
 				tmd["name"] = fmt.Sprint(tmd["name"], "x")
 			}
 		}
+	}
+}
+
+// toggleTemplateAnnotation adds a pod template's annotation delta.ordinal.dev/template, or removes it when it is there.
+func toggleTemplateAnnotation(tmpl map[string]any) {
+	md, _ := tmpl["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		tmpl["metadata"] = md
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	if _, ok := ann["delta.ordinal.dev/template"]; ok {
+		delete(ann, "delta.ordinal.dev/template")
+		return
+	}
+	if ann == nil {
+		ann = map[string]any{}
+		md["annotations"] = ann
+	}
+	ann["delta.ordinal.dev/template"] = "on"
+}
+
+// changeRevisionData gives a revision other data (what the module keeps of a revision's data is the held
+// revision's, found again for another resourceVersion): the set's template as its own, or its own template
+// with an annotation toggled.
+func changeRevisionData(r *rand.Rand, s map[string]any, rev map[string]any) {
+	if r.IntN(2) == 0 {
+		set, _ := s["statefulSet"].(map[string]any)
+		spec, _ := set["spec"].(map[string]any)
+		if tmpl, ok := spec["template"].(map[string]any); ok {
+			var c map[string]any
+			b, _ := json.Marshal(tmpl)
+			json.Unmarshal(b, &c)
+			c["$patch"] = "replace"
+			rev["data"] = map[string]any{"spec": map[string]any{"template": c}}
+			return
+		}
+	}
+	data, _ := rev["data"].(map[string]any)
+	spec, _ := data["spec"].(map[string]any)
+	if tmpl, ok := spec["template"].(map[string]any); ok {
+		toggleTemplateAnnotation(tmpl)
 	}
 }
 

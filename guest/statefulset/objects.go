@@ -94,15 +94,26 @@ type revision struct {
 	DataRaw  []byte // exactly the bytes of "data" as the API object carries them (nil for null)
 	Revision int64
 	created  bool // created in this sync (not from the snapshot)
-	// memo: the template of a revision of the snapshot, once found (revisionTemplate), shared by the copies
-	// each sync makes of a held revision; nil for one the controller made or changed
+	// memo: what syncs find of a revision the instance holds from its data (template.go), shared by the copies
+	// each sync makes of a held revision, and by the revisions of the set's template an instance proposes while
+	// the template stays (setPatch); nil for one whose data the controller changed (adoption.go)
 	memo *revisionMemo
 }
 
-// revisionMemo is what syncs find of a revision the instance holds (template.go, revisionTemplate).
+// revisionMemo is what syncs find of a revision's data (DataRaw, which no holder of the memo changes): found
+// once per revision an instance holds, not once per sync. Under TinyGo's leaking collector what a call
+// allocates is what gets an instance recycled; parsing and re-encoding the same data every sync of a set whose
+// update revision is yet to be created was most of what such a sync allocated (template.go).
 type revisionMemo struct {
-	own      bool // template is the revision's own, found
+	own      bool // template is the revision's own (revisionTemplate), found
 	template jsonv.Value
+	// semantic: the data as setMatchesLatestExistingRevision re-serialises it when the template is the revision's
+	// own (the set's plays no part), found (semanticFound), or failed to (semanticErr) (semanticallyEqual)
+	semanticFound, semanticErr bool
+	semantic                   []byte
+	// data: DataRaw parsed (parsed), the data of the object createRevision sends (revisionObject); read only
+	parsed bool
+	data   jsonv.Value
 }
 
 type intOrString struct {

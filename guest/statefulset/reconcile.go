@@ -153,9 +153,11 @@ type syncMaps struct {
 	retentionGen uint64
 	// podIndex: the claimed pods and their counts, kept from one delta sync to the next (pod_index.go)
 	podIndex claimedIndex
-	// patch: the revision patch of a set's template whose text was patchText (setPatch; nothing changes it)
+	// patch: the revision patch of a set's template whose text was patchText (setPatch; nothing changes it),
+	// patchMemo the memo of the revisions proposed with it
 	patchText string
 	patch     []byte
+	patchMemo *revisionMemo
 }
 
 // reused is *m emptied, or a new map for n entries when there is none.

@@ -21,26 +21,29 @@ func revisionPatch(template jsonv.Value) ([]byte, error) {
 	return b, nil
 }
 
-// setPatch is revisionPatch of the set's template (getPatch(set)). An instance keeps the last one by the
-// template's text: the syncs of a rollout send the same template, and normalizing and encoding it again on
-// every sync was a fifth of what a held sync allocated under TinyGo's leaking collector.
-func (s *syncer) setPatch() ([]byte, error) {
+// setPatch is revisionPatch of the set's template (getPatch(set)), and the memo of the revisions proposed with
+// it (nil: none kept). An instance keeps the last one by the template's text: the syncs of a rollout send the
+// same template, and normalizing and encoding it again on every sync was a fifth of what a held sync allocated
+// under TinyGo's leaking collector. The memo is found from the patch alone (revisionMemo), so it goes with it.
+func (s *syncer) setPatch() ([]byte, *revisionMemo, error) {
 	m, text := s.maps, s.set.templateText
 	if text != "" && m.patchText == text {
-		return m.patch, nil
+		return m.patch, m.patchMemo, nil
 	}
 	data, err := revisionPatch(s.set.Template)
 	if err == nil && text != "" && s.snap.maps != nil {
-		m.patchText, m.patch = strings.Clone(text), data // the text is the input's, which the next call overwrites
+		// the text is the input's, which the next call overwrites
+		m.patchText, m.patch, m.patchMemo = strings.Clone(text), data, new(revisionMemo)
+		return data, m.patchMemo, nil
 	}
-	return data, err
+	return data, nil, err
 }
 
 // newRevision builds the ControllerRevision for the set's template (history.NewControllerRevision +
 // the set's annotations).
 func (s *syncer) newRevision(number int64, collisionCount int32) (*revision, error) {
 	template := s.set.Template
-	data, err := s.setPatch()
+	data, memo, err := s.setPatch()
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +53,7 @@ func (s *syncer) newRevision(number int64, collisionCount int32) (*revision, err
 		labels[k] = v
 	}
 	labels[labelRevisionHash] = hash
-	r := &revision{DataRaw: data, Revision: number, created: true}
+	r := &revision{DataRaw: data, Revision: number, created: true, memo: memo}
 	r.Meta.Name = revisionName(s.set.Meta.Name, hash)
 	r.Meta.Namespace = s.set.Meta.Namespace
 	r.Meta.Labels = labels
@@ -59,7 +62,7 @@ func (s *syncer) newRevision(number int64, collisionCount int32) (*revision, err
 
 // revisionObject is the object sent to create a revision (no namespace: it is in the path).
 func (s *syncer) revisionObject(r *revision) jsonv.Value {
-	data, _ := jsonv.Parse(r.DataRaw)
+	data := revisionData(r)
 	meta := jsonv.Obj(jsonv.M("name", jsonv.Str(r.Meta.Name)), jsonv.M("labels", jsonv.FromStringMap(r.Meta.Labels)))
 	if len(s.set.Meta.Annotations) > 0 {
 		meta.Set("annotations", jsonv.FromStringMap(s.set.Meta.Annotations))

@@ -148,17 +148,22 @@ func mergePatch(base, patch jsonv.Value) jsonv.Value {
 
 // semanticallyEqual is setMatchesLatestExistingRevision: restoring latest onto the set, applying
 // API defaults and re-serialising gives exactly the proposed revision's data.
+// The latest revision's side is kept in its memo when its template is its own (revisionTemplate): a set whose
+// template changed compares the same latest revision on every sync until the new one exists.
 func (s *syncer) semanticallyEqual(proposed, latest *revision) bool {
-	t, err := applyRevisionTemplate(s.set.Template, latest.DataRaw)
-	if err != nil {
-		return false
+	m := latest.memo
+	if m == nil || !m.semanticFound {
+		t, err := s.revisionTemplate(latest) // applyRevisionTemplate, normalized
+		var data []byte
+		if err == nil {
+			data, err = revisionPatch(defaultPodTemplate(t)) // defaultPodTemplate clones what it changes
+		}
+		if m == nil || !m.own {
+			return err == nil && string(data) == string(proposed.DataRaw)
+		}
+		m.semanticFound, m.semanticErr, m.semantic = true, err != nil, data
 	}
-	t = defaultPodTemplate(normalizeTemplate(t))
-	data, err := revisionPatch(t)
-	if err != nil {
-		return false
-	}
-	return string(data) == string(proposed.DataRaw)
+	return !m.semanticErr && string(m.semantic) == string(proposed.DataRaw)
 }
 
 // revisionTemplate is the template of the set restored to revision r (currentSet/updateSet).
@@ -178,6 +183,19 @@ func (s *syncer) revisionTemplate(r *revision) (jsonv.Value, error) {
 		m.own, m.template = true, t
 	}
 	return t, nil
+}
+
+// revisionData is the revision's data parsed (jsonv.Parse of DataRaw), kept in its memo: the caller only reads it.
+func revisionData(r *revision) jsonv.Value {
+	m := r.memo
+	if m != nil && m.parsed {
+		return m.data
+	}
+	data, _ := jsonv.Parse(r.DataRaw)
+	if m != nil {
+		m.parsed, m.data = true, data
+	}
+	return data
 }
 
 // unmarshalKind names a JSON value the way encoding/json's UnmarshalTypeError does.
