@@ -160,7 +160,12 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // BenchmarkSessionOnePodChanged is one sync of a 1000-pod set through a Session when one pod changed since
-// the previous sync (the session sends the other 999 as references), beside the same sync sent whole.
+// the previous sync (the session sends the other 999 as references), beside the same sync sent whole. The set
+// (rollingUpdateSnapshot) has a new template whose revision does not exist yet, so every sync plans its creation.
+// guest-ms/op is the module's time per sync of the loop (CallStats.Guest), the whole calls after recycled
+// instances included (amortized over the syncs; whole/op of them), the session's first whole call not (as
+// BenchmarkHeldSync's). calls/instance at or above b.N says no instance was recycled during the run: the figure is
+// then the delta calls' alone, and a recycle would add a whole call's time (~24 ms) per calls/instance syncs.
 func BenchmarkSessionOnePodChanged(b *testing.B) {
 	for _, recycleAbove := range []uint32{256, 1024} {
 		b.Run(fmt.Sprintf("recycle-above-%d-pages", recycleAbove), func(b *testing.B) { benchSessionOnePodChanged(b, recycleAbove) })
@@ -190,6 +195,7 @@ func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
 		if _, err := sess.Reconcile(ctx, snaps[1]); err != nil {
 			b.Fatal(err)
 		}
+		first := sess.Stats() // the first call, whole: not a sync of the loop
 		i := 0
 		for b.Loop() {
 			i++
@@ -198,11 +204,12 @@ func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
 			}
 		}
 		st := sess.Stats()
-		b.ReportMetric(float64(st.References)/float64(st.Objects), "referenced/object")
+		calls := float64(st.Calls - first.Calls)
+		b.ReportMetric(float64(st.References-first.References)/float64(st.Objects-first.Objects), "referenced/object")
 		// what a delta call leaves allocated decides how often the instance is recycled (and the next call sent whole)
 		b.ReportMetric(float64(st.Calls)/float64(m.Stats().Direct.RecycledForMemory-recycled+1), "calls/instance")
-		b.ReportMetric(float64(st.Guest.Microseconds())/1000/float64(st.Calls), "guest-ms/op")
-		b.ReportMetric(float64(st.Whole)/float64(st.Calls), "whole/op")
+		b.ReportMetric(float64((st.Guest-first.Guest).Microseconds())/1000/calls, "guest-ms/op")
+		b.ReportMetric(float64(st.Whole-first.Whole)/calls, "whole/op")
 	})
 	b.Run("whole", func(b *testing.B) {
 		i := 0
@@ -215,32 +222,39 @@ func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
 	})
 }
 
-// BenchmarkHeldSync is the module's part of a held sync of a settled 1000-pod OrderedReady set with a claim per
-// pod (settledSet), sent as the delta a Session sends: one pod changed (a new resourceVersion: nothing to do),
-// or one pod gone and back (the sync creates it, then has nothing to do). guest-ms/op is the module's time
-// per delta call (CallStats.Guest: copy in, reconcile, copy out); calls/instance how many calls an instance
-// serves before the pool recycles it for its memory (default Config), after which the set is sent whole
-// again (whole/op); cpu-ms/op the CPU time of the benchmark's thread per delta call (the guest runs on it;
-// the figure to compare on a loaded machine, where guest-ms/op counts the waits for a core).
+// BenchmarkHeldSync is the module's part of a held sync of a 1000-pod OrderedReady set with a claim per pod, sent
+// as the delta a Session sends. Settled (settledSet): one pod changed (a new resourceVersion: nothing to do), or
+// one pod gone and back (the sync creates it, then has nothing to do). Mid-rollout (midRolloutSet): half the pods
+// at the update revision and the next one down recreated but not Ready, which changes under a new resourceVersion
+// and stays not Ready (the sync waits). guest-ms/op is the module's time per sync of the loop (CallStats.Guest:
+// copy in, reconcile, copy out), as BenchmarkSessionOnePodChanged's: the whole calls after recycled instances
+// included (amortized; whole/op of them), the first whole call before the loop not; delta-ms/op the delta calls'
+// alone. calls/instance is how many calls an instance serves before the pool recycles it for its memory (default
+// Config), after which the set is sent whole again; cpu-ms/op the CPU time of the benchmark's thread per delta
+// call (the guest runs on it; the figure to compare on a loaded machine, where the others count waits for a core).
 func BenchmarkHeldSync(b *testing.B) {
-	whole, s := settledSet(b, 1000)
+	settled, s := settledSet(b, 1000)
+	rolling, r := midRolloutSet(b, 1000)
 	variants := []struct {
 		name   string
+		whole  []byte
 		deltas [2][]byte
+		waits  bool // each delta's plan writes nothing (checked on the loop's first two calls)
 	}{
-		{"pod-changed", [2][]byte{heldDelta(b, s, 500, false, 7001), heldDelta(b, s, 500, false, 7002)}},
-		{"pod-gone-and-back", [2][]byte{heldDelta(b, s, 500, true, 0), heldDelta(b, s, 500, false, 7003)}},
+		{"pod-changed", settled, [2][]byte{heldDelta(b, s, 500, false, 7001), heldDelta(b, s, 500, false, 7002)}, true},
+		{"pod-gone-and-back", settled, [2][]byte{heldDelta(b, s, 500, true, 0), heldDelta(b, s, 500, false, 7003)}, false},
+		{"mid-rollout-waiting", rolling, [2][]byte{heldDelta(b, r, 499, false, 7004), heldDelta(b, r, 499, false, 7005)}, true},
 	}
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
 			ctx := context.Background()
 			m := loadGuest(b, wasm.Config{MaxInstances: 1})
-			if _, err := m.Reconcile(ctx, whole); err != nil {
+			if _, err := m.Reconcile(ctx, v.whole); err != nil {
 				b.Fatal(err)
 			}
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			var guest time.Duration
+			var guest, delta time.Duration
 			var cpu int64
 			wholes, i := 0, 0
 			for b.Loop() {
@@ -251,17 +265,27 @@ func BenchmarkHeldSync(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				guest += st.Guest
 				if bytes.Contains(out, []byte(`"code":"StaleReference"`)) { // a recycled instance: the set whole again
 					wholes++
-					if _, err := m.Reconcile(ctx, whole); err != nil {
+					_, st, err := m.ReconcileWithStats(ctx, v.whole)
+					if err != nil {
 						b.Fatal(err)
 					}
+					guest += st.Guest
 					continue
 				}
-				guest += st.Guest
+				delta += st.Guest
 				cpu += spent
+				if v.waits && i <= 2 {
+					var p planOf
+					if err := json.Unmarshal(out, &p); err != nil || len(p.Actions) != 0 || p.Error != nil {
+						b.Fatalf("the delta's plan is not empty (%v): %.400s", err, out)
+					}
+				}
 			}
-			b.ReportMetric(float64(guest.Microseconds())/1000/float64(i-wholes), "guest-ms/op")
+			b.ReportMetric(float64(guest.Microseconds())/1000/float64(i), "guest-ms/op")
+			b.ReportMetric(float64(delta.Microseconds())/1000/float64(i-wholes), "delta-ms/op")
 			if cpu > 0 {
 				b.ReportMetric(float64(cpu)/1e6/float64(i-wholes), "cpu-ms/op")
 			}

@@ -29,7 +29,7 @@ func settledSet(tb testing.TB, n int) ([]byte, map[string]any) {
 	set["spec"].(map[string]any)["volumeClaimTemplates"] = []any{map[string]any{"metadata": map[string]any{"name": "data"},
 		"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}, "volumeMode": "Filesystem"}}}
 	s["revisions"] = []any{}
-	rev := createdRevision(tb, s)
+	rev := createdRevision(tb, s, "rev-uid", "500")
 	name := rev["metadata"].(map[string]any)["name"].(string)
 	var claims []any
 	for i, p := range s["pods"].([]any) {
@@ -67,8 +67,9 @@ type planOf struct {
 	Error any
 }
 
-// createdRevision is the ControllerRevision a sync of s creates for its template, as the API server would hold it.
-func createdRevision(tb testing.TB, s map[string]any) map[string]any {
+// createdRevision is the ControllerRevision a sync of s creates for its template, as the API server would hold it
+// (under uid and resourceVersion rv).
+func createdRevision(tb testing.TB, s map[string]any, uid, rv string) map[string]any {
 	tb.Helper()
 	b, _ := json.Marshal(s)
 	var p planOf
@@ -78,12 +79,108 @@ func createdRevision(tb testing.TB, s map[string]any) map[string]any {
 	for _, a := range p.Actions {
 		if a.Verb == "create" && a.Kind == "ControllerRevision" {
 			md := a.Object["metadata"].(map[string]any)
-			md["namespace"], md["uid"], md["resourceVersion"] = "default", "rev-uid", "500"
+			md["namespace"], md["uid"], md["resourceVersion"] = "default", uid, rv
 			return a.Object
 		}
 	}
 	tb.Fatalf("the sync creates no revision: %+v", p)
 	return nil
+}
+
+// midRolloutSet is settledSet(n) half rolled to a new template (n even): the update revision exists (the
+// ControllerRevision a sync creates for the template), status.currentRevision and updateRevision differ, pods
+// n/2..n-1 are at the update revision (OrderedReady updates from the highest ordinal down) and pod n/2-1 too,
+// recreated but not Ready yet, so a sync waits for it. The status is what the module's sync of that world
+// writes; the plan shapes are asserted, so a benchmark of its deltas measures a rollout waiting, nothing else.
+func midRolloutSet(tb testing.TB, n int) ([]byte, map[string]any) {
+	tb.Helper()
+	_, s := settledSet(tb, n)
+	set := s["statefulSet"].(map[string]any)
+	status := set["status"].(map[string]any)
+	currentRev := status["currentRevision"].(string)
+	set["metadata"].(map[string]any)["generation"] = 3
+	const image = "registry.k8s.io/nginx-slim:0.29"
+	container(set["spec"].(map[string]any)["template"].(map[string]any))["image"] = image
+	rev := createdRevision(tb, s, "rev-uid-2", "501")
+	updateRev := rev["metadata"].(map[string]any)["name"].(string)
+	if updateRev == currentRev {
+		tb.Fatalf("the new template's revision %s is the current one", updateRev)
+	}
+	s["revisions"] = append(s["revisions"].([]any), rev)
+	waiting := n/2 - 1
+	for i := waiting; i < n; i++ {
+		p := s["pods"].([]any)[i].(map[string]any)
+		p["metadata"].(map[string]any)["labels"].(map[string]any)["controller-revision-hash"] = updateRev
+		container(p)["image"] = image
+	}
+	setReady(s, waiting, false)
+	status["currentRevision"], status["updateRevision"] = currentRev, updateRev
+	// the status the sync writes, as the API server then holds it
+	p := nativePlan(tb, s)
+	for _, a := range p.Actions {
+		if a.Kind == "StatefulSet" && a.Object["status"] != nil {
+			set["status"] = a.Object["status"]
+		}
+	}
+	if p := nativePlan(tb, s); len(p.Actions) != 0 || p.Error != nil {
+		tb.Fatalf("the sync of the set mid-rollout does not wait for web-%d: %+v", waiting, p)
+	}
+	st := set["status"].(map[string]any)
+	if st["currentRevision"] != currentRev || st["updateRevision"] != updateRev || fmt.Sprint(st["updatedReplicas"]) != fmt.Sprint(n-waiting) {
+		tb.Fatalf("the status mid-rollout is not half rolled (current %s, update %s): %v", currentRev, updateRev, st)
+	}
+	// with web-(n/2-1) Ready the rollout goes on: the next pod down is deleted to be recreated at the update revision
+	setReady(s, waiting, true)
+	ready := nativePlan(tb, s)
+	setReady(s, waiting, false)
+	deletes := 0
+	for _, a := range ready.Actions {
+		if a.Verb == "delete" && a.Kind == "Pod" {
+			deletes++
+			if a.Name != fmt.Sprintf("web-%d", waiting-1) {
+				tb.Fatalf("once web-%d is Ready the rollout deletes %s, not web-%d: %+v", waiting, a.Name, waiting-1, ready)
+			}
+		}
+	}
+	if deletes != 1 || ready.Error != nil {
+		tb.Fatalf("once web-%d is Ready the rollout does not delete web-%d alone: %+v", waiting, waiting-1, ready)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b, s
+}
+
+// container is the first container of a pod or pod template.
+func container(o map[string]any) map[string]any {
+	return o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+}
+
+// setReady marks pod i of s Ready or not (its Ready and ContainersReady conditions, its container's ready).
+func setReady(s map[string]any, i int, ready bool) {
+	p := s["pods"].([]any)[i].(map[string]any)
+	st := p["status"].(map[string]any)
+	for _, c := range st["conditions"].([]any) {
+		if t := c.(map[string]any)["type"]; t == "Ready" || t == "ContainersReady" {
+			c.(map[string]any)["status"] = map[bool]string{true: "True", false: "False"}[ready]
+		}
+	}
+	st["containerStatuses"].([]any)[0].(map[string]any)["ready"] = ready
+}
+
+// nativePlan is the native module's plan for s.
+func nativePlan(tb testing.TB, s map[string]any) planOf {
+	tb.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var p planOf
+	if err := json.Unmarshal(statefulset.Reconcile(b), &p); err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }
 
 // heldDelta is the delta snapshot of s in which pod i is gone (gone) or back (the pod of s, under a new
