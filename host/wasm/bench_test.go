@@ -224,7 +224,9 @@ func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
 
 // BenchmarkHeldSync is the module's part of a held sync of a 1000-pod OrderedReady set with a claim per pod, sent
 // as the delta a Session sends. Settled (settledSet): one pod changed (a new resourceVersion: nothing to do), or
-// one pod gone and back (the sync creates it, then has nothing to do). Mid-rollout (midRolloutSet): half the pods
+// one pod gone and back (the sync creates it, then has nothing to do). Template-changed (templateChangedSet): the set
+// of BenchmarkSessionOnePodChanged, one pod changed, every sync planning the update revision's creation, the top
+// pod's delete and the status. Mid-rollout (midRolloutSet): half the pods
 // at the update revision and the next one down recreated but not Ready, which changes under a new resourceVersion
 // and stays not Ready (the sync waits). guest-ms/op is the module's time per sync of the loop (CallStats.Guest:
 // copy in, reconcile, copy out), as BenchmarkSessionOnePodChanged's: the whole calls after recycled instances
@@ -235,15 +237,26 @@ func benchSessionOnePodChanged(b *testing.B, recycleAbove uint32) {
 func BenchmarkHeldSync(b *testing.B) {
 	settled, s := settledSet(b, 1000)
 	rolling, r := midRolloutSet(b, 1000)
+	changed, c := templateChangedSet(b, 1000)
 	variants := []struct {
 		name   string
 		whole  []byte
 		deltas [2][]byte
-		waits  bool // each delta's plan writes nothing (checked on the loop's first two calls)
+		// plan: what each delta's plan does (checked on the loop's first two calls), nil for nothing
+		plan func(planOf) bool
 	}{
-		{"pod-changed", settled, [2][]byte{heldDelta(b, s, 500, false, 7001), heldDelta(b, s, 500, false, 7002)}, true},
-		{"pod-gone-and-back", settled, [2][]byte{heldDelta(b, s, 500, true, 0), heldDelta(b, s, 500, false, 7003)}, false},
-		{"mid-rollout-waiting", rolling, [2][]byte{heldDelta(b, r, 499, false, 7004), heldDelta(b, r, 499, false, 7005)}, true},
+		{"pod-changed", settled, [2][]byte{heldDelta(b, s, 500, false, 7001), heldDelta(b, s, 500, false, 7002)}, nil},
+		{"pod-gone-and-back", settled, [2][]byte{heldDelta(b, s, 500, true, 0), heldDelta(b, s, 500, false, 7003)},
+			func(p planOf) bool { // nothing once it is back, its create while it is gone
+				return len(p.Actions) == 0 || p.Actions[0].Verb == "create" && p.Actions[0].Kind == "Pod" && p.Actions[0].Name == "web-500"
+			}},
+		{"mid-rollout-waiting", rolling, [2][]byte{heldDelta(b, r, 499, false, 7004), heldDelta(b, r, 499, false, 7005)}, nil},
+		// the set of BenchmarkSessionOnePodChanged, its update revision yet to be created: every sync plans that
+		{"template-changed", changed, [2][]byte{heldDelta(b, c, 0, false, 7006), heldDelta(b, c, 0, false, 7007)},
+			func(p planOf) bool {
+				return len(p.Actions) == 3 && p.Actions[0].Verb == "create" && p.Actions[0].Kind == "ControllerRevision" &&
+					p.Actions[1].Verb == "delete" && p.Actions[1].Name == "web-999"
+			}},
 	}
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
@@ -277,10 +290,11 @@ func BenchmarkHeldSync(b *testing.B) {
 				}
 				delta += st.Guest
 				cpu += spent
-				if v.waits && i <= 2 {
+				if i <= 2 {
 					var p planOf
-					if err := json.Unmarshal(out, &p); err != nil || len(p.Actions) != 0 || p.Error != nil {
-						b.Fatalf("the delta's plan is not empty (%v): %.400s", err, out)
+					if err := json.Unmarshal(out, &p); err != nil || p.Error != nil || v.plan == nil && len(p.Actions) != 0 ||
+						v.plan != nil && !v.plan(p) {
+						b.Fatalf("the delta's plan is not the variant's (%v): %.600s", err, out)
 					}
 				}
 			}

@@ -152,6 +152,26 @@ func midRolloutSet(tb testing.TB, n int) ([]byte, map[string]any) {
 	return b, s
 }
 
+// templateChangedSet is rollingUpdateSnapshot(n) with a uid and a resourceVersion per pod, as BenchmarkSessionOnePodChanged
+// sends it: its template changed and its update revision is yet to be created, so every sync plans that.
+func templateChangedSet(tb testing.TB, n int) ([]byte, map[string]any) {
+	tb.Helper()
+	var s map[string]any
+	if err := json.Unmarshal(rollingUpdateSnapshot(n), &s); err != nil {
+		tb.Fatal(err)
+	}
+	for i, p := range s["pods"].([]any) {
+		md := p.(map[string]any)["metadata"].(map[string]any)
+		md["uid"], md["resourceVersion"] = fmt.Sprintf("uid-%d", i), fmt.Sprint(1000+i)
+	}
+	s["claims"] = []any{}
+	b, err := json.Marshal(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b, s
+}
+
 // container is the first container of a pod or pod template.
 func container(o map[string]any) map[string]any {
 	return o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
