@@ -114,6 +114,10 @@ type revisionMemo struct {
 	// data: DataRaw parsed (parsed), the data of the object createRevision sends (revisionObject); read only
 	parsed bool
 	data   jsonv.Value
+	// hash: hashRevision of DataRaw with collision count hashCount (hashed: found)
+	hashed    bool
+	hashCount int32
+	hash      string
 }
 
 type intOrString struct {

@@ -47,7 +47,7 @@ func (s *syncer) newRevision(number int64, collisionCount int32) (*revision, err
 	if err != nil {
 		return nil, err
 	}
-	hash := hashRevision(data, collisionCount)
+	hash := revisionHash(data, memo, collisionCount)
 	labels := map[string]string{}
 	for k, v := range templateLabels(template) {
 		labels[k] = v
@@ -164,7 +164,7 @@ func (s *syncer) updateRevisionNumber(r *revision, number int64) (*revision, err
 func (s *syncer) createRevision(r *revision, collisionCount *int32) (*revision, error) {
 	ns := s.set.Meta.Namespace
 	for {
-		hash := hashRevision(r.DataRaw, *collisionCount)
+		hash := revisionHash(r.DataRaw, r.memo, *collisionCount)
 		clone := *r
 		clone.Meta.Name = revisionName(s.set.Meta.Name, hash)
 		labels := map[string]string{}

@@ -198,6 +198,18 @@ func revisionData(r *revision) jsonv.Value {
 	return data
 }
 
+// revisionHash is hashRevision(data, collisionCount) for a revision whose data is data and memo m (nil: none),
+// kept in the memo: newRevision and createRevision hash the proposed revision's data on every sync.
+func revisionHash(data []byte, m *revisionMemo, collisionCount int32) string {
+	if m == nil {
+		return hashRevision(data, collisionCount)
+	}
+	if !m.hashed || m.hashCount != collisionCount {
+		m.hashed, m.hashCount, m.hash = true, collisionCount, hashRevision(data, collisionCount)
+	}
+	return m.hash
+}
+
 // unmarshalKind names a JSON value the way encoding/json's UnmarshalTypeError does.
 func unmarshalKind(v jsonv.Value) string {
 	switch v.K {
