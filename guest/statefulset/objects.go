@@ -118,6 +118,9 @@ type revisionMemo struct {
 	hashed    bool
 	hashCount int32
 	hash      string
+	// labels: newRevision's labels under hash labelsHash (revisionLabels); read only
+	labelsHash string
+	labels     map[string]string
 }
 
 type intOrString struct {
@@ -162,7 +165,6 @@ type statefulSet struct {
 	// apps/v1, or a custom resource's with apps/v1's spec and status (the host's CRD mode).
 	APIVersion           string
 	Meta                 objectMeta
-	Raw                  jsonv.Value
 	Replicas             int32
 	Selector             labelSelector
 	Template             jsonv.Value

@@ -399,7 +399,12 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 type setMemo struct {
 	text string
 	set  *statefulSet
+	// apiVersion, kind, spec: the members of text that set was decoded from beside its metadata and status
+	apiVersion, kind, spec string
 }
+
+// setKeys are the members of a set's text the decode reads.
+var setKeys = []string{"apiVersion", "kind", "metadata", "spec", "status"}
 
 // setOf decodes the snapshot's set, or takes the one memo holds when its text is the same: a set's spec and
 // most of its syncs' status are the same from one sync to the next, and making its tree again on every sync
@@ -409,9 +414,27 @@ func (d *decoder) setOf(setT jsonv.Text, memo *setMemo) *statefulSet {
 	if memo != nil && memo.set != nil && memo.text == string(setT) {
 		return memo.set
 	}
+	var prev *statefulSet
+	var prevMemo setMemo
 	if memo != nil {
+		prev, prevMemo = memo.set, *memo
 		*memo = setMemo{text: strings.Clone(string(setT))}
 		setT = jsonv.Text(memo.text)
+	}
+	if prev != nil && textKind(setT) == jsonv.Object {
+		// a sync that wrote the status changed the set's metadata (resourceVersion) and status alone: its spec
+		// (the template, the claim templates: most of its tree) is the one memo decoded
+		var m [5]jsonv.Text
+		setT.MembersInto(setKeys, m[:])
+		if string(m[0]) == prevMemo.apiVersion && string(m[1]) == prevMemo.kind && string(m[3]) == prevMemo.spec {
+			s := *prev
+			s.Meta = d.setMeta(m[2], "statefulSet")
+			s.Status = d.setStatus(m[4], d.join("statefulSet", "status"))
+			if d.err == nil {
+				memo.set, memo.apiVersion, memo.kind, memo.spec = &s, string(m[0]), string(m[1]), string(m[3])
+			}
+			return &s
+		}
 	}
 	sv := textValue(setT)
 	if sv.K == jsonv.Null {
@@ -422,20 +445,21 @@ func (d *decoder) setOf(setT jsonv.Text, memo *setMemo) *statefulSet {
 		d.err = &PlanError{Code: CodeInvalidSnapshot, Path: "statefulSet", Message: typeErr("object", sv)}
 		return nil
 	}
-	setM := members(setT, "metadata", "spec")
-	s := d.statefulSet(sv, setM[0], "statefulSet")
-	if textKind(setM[1]) == jsonv.Object { // the template's text, by which an instance keeps its revision patch
-		s.templateText = string(members(setM[1], "template")[0])
+	var m [5]jsonv.Text
+	setT.MembersInto(setKeys, m[:])
+	s := d.statefulSet(sv, m[2], m[4], "statefulSet")
+	if textKind(m[3]) == jsonv.Object { // the template's text, by which an instance keeps its revision patch
+		s.templateText = string(members(m[3], "template")[0])
 	}
 	if memo != nil && d.err == nil {
-		memo.set = s
+		memo.set, memo.apiVersion, memo.kind, memo.spec = s, string(m[0]), string(m[1]), string(m[3])
 	}
 	return s
 }
 
-func (d *decoder) statefulSet(v jsonv.Value, meta jsonv.Text, path string) *statefulSet {
-	s := &statefulSet{Raw: v, APIVersion: appsV1}
-	s.Meta = d.metaT(meta, d.join(path, "metadata"), true)
+func (d *decoder) statefulSet(v jsonv.Value, meta, status jsonv.Text, path string) *statefulSet {
+	s := &statefulSet{APIVersion: appsV1}
+	s.Meta = d.setMeta(meta, path)
 	if d.err != nil {
 		return s
 	}
@@ -454,9 +478,6 @@ func (d *decoder) statefulSet(v jsonv.Value, meta jsonv.Text, path string) *stat
 	}
 	if s.Meta.Name == "" {
 		d.fail(d.join(path, "metadata.name"), "the StatefulSet has no name")
-	}
-	if s.Meta.Namespace == "" {
-		s.Meta.Namespace = defaultNamespace
 	}
 	sp := d.join(path, "spec")
 	spec := d.object(v.G("spec"), sp)
@@ -536,41 +557,64 @@ func (d *decoder) statefulSet(v jsonv.Value, meta jsonv.Text, path string) *stat
 		s.ClaimTemplateNames = append(s.ClaimTemplateNames, d.str(m.G("name"), p, "metadata.name"))
 		d.stringMap(m.G("labels"), p, "metadata.labels")
 	}
-	stp := d.join(path, "status")
-	st := d.object(v.G("status"), stp)
-	s.Status.ObservedGeneration, _ = d.integer(st.G("observedGeneration"), stp, "observedGeneration", 64)
-	i32 := func(key string) int32 {
-		n, _ := d.integer(st.G(key), stp, key, 32)
-		return int32(n)
-	}
-	s.Status.Replicas = i32("replicas")
-	s.Status.ReadyReplicas = i32("readyReplicas")
-	s.Status.CurrentReplicas = i32("currentReplicas")
-	s.Status.UpdatedReplicas = i32("updatedReplicas")
-	s.Status.AvailableReplicas = i32("availableReplicas")
-	s.Status.CurrentRevision = d.str(st.G("currentRevision"), stp, "currentRevision")
-	s.Status.UpdateRevision = d.str(st.G("updateRevision"), stp, "updateRevision")
-	if n, ok := d.integer(st.G("collisionCount"), stp, "collisionCount", 32); ok {
-		s.Status.CollisionCount = int32(n)
-		s.Status.HasCollisionCount = true
-	}
-	cp := d.join(stp, "conditions")
-	for i, c := range d.array(st.G("conditions"), cp) {
-		p := d.index(cp, i)
-		c = d.object(c, p)
-		cond := condition{
-			Type:    d.str(c.G("type"), p, "type"),
-			Status:  d.str(c.G("status"), p, "status"),
-			Reason:  d.str(c.G("reason"), p, "reason"),
-			Message: d.str(c.G("message"), p, "message"),
-		}
-		if t, ok := d.timestamp(c.G("lastTransitionTime"), p, "lastTransitionTime"); ok {
-			cond.LastTransitionTime = formatTime(t)
-		}
-		s.Status.Conditions = append(s.Status.Conditions, cond)
-	}
+	s.Status = d.setStatus(status, d.join(path, "status"))
 	return s
 }
+
+// setMeta is the set's metadata (namespace defaulted).
+func (d *decoder) setMeta(meta jsonv.Text, path string) objectMeta {
+	m := d.metaT(meta, d.join(path, "metadata"), true)
+	if m.Namespace == "" {
+		m.Namespace = defaultNamespace
+	}
+	return m
+}
+
+// setStatus is the set's status, read from its text: the tree of a status was most of what decoding a set
+// whose spec memo holds allocated (setOf).
+func (d *decoder) setStatus(t jsonv.Text, stp string) (status setStatus) {
+	var f [10]jsonv.Text
+	d.objectText(t, stp).MembersInto(statusKeys, f[:])
+	status.ObservedGeneration, _ = d.integerT(f[0], stp, statusKeys[0], 64)
+	i32 := func(i int) int32 {
+		n, _ := d.integerT(f[i], stp, statusKeys[i], 32)
+		return int32(n)
+	}
+	status.Replicas = i32(1)
+	status.ReadyReplicas = i32(2)
+	status.CurrentReplicas = i32(3)
+	status.UpdatedReplicas = i32(4)
+	status.AvailableReplicas = i32(5)
+	status.CurrentRevision = d.strT(f[6], stp, statusKeys[6])
+	status.UpdateRevision = d.strT(f[7], stp, statusKeys[7])
+	if n, ok := d.integerT(f[8], stp, statusKeys[8], 32); ok {
+		status.CollisionCount = int32(n)
+		status.HasCollisionCount = true
+	}
+	cp := d.join(stp, "conditions")
+	d.arrayText(f[9], cp, func(i int, c jsonv.Text) {
+		p := d.index(cp, i)
+		var cf [5]jsonv.Text
+		d.objectText(c, p).MembersInto(setConditionKeys, cf[:])
+		cond := condition{
+			Type:    d.strT(cf[0], p, setConditionKeys[0]),
+			Status:  d.strT(cf[1], p, setConditionKeys[1]),
+			Reason:  d.strT(cf[2], p, setConditionKeys[2]),
+			Message: d.strT(cf[3], p, setConditionKeys[3]),
+		}
+		if t, ok := d.timestampT(cf[4], p, setConditionKeys[4]); ok {
+			cond.LastTransitionTime = formatTime(t)
+		}
+		status.Conditions = append(status.Conditions, cond)
+	})
+	return status
+}
+
+var (
+	statusKeys = []string{"observedGeneration", "replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
+		"availableReplicas", "currentRevision", "updateRevision", "collisionCount", "conditions"}
+	setConditionKeys = []string{"type", "status", "reason", "message", "lastTransitionTime"}
+)
 
 func (d *decoder) selector(v jsonv.Value, path string) labelSelector {
 	if v.K == jsonv.Null {

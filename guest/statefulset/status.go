@@ -83,7 +83,8 @@ func (s *syncer) writeStatus(st *setStatus) error {
 
 // statusValue is the JSON of a StatefulSetStatus.
 func statusValue(st *setStatus) jsonv.Value {
-	v := jsonv.EmptyObj()
+	// room for every member it may have: grown one Set at a time, its members were stored five times over
+	v := jsonv.Value{K: jsonv.Object, O: make([]jsonv.Member, 0, 10)}
 	if st.ObservedGeneration != 0 {
 		v.Set("observedGeneration", jsonv.Int(st.ObservedGeneration))
 	}
