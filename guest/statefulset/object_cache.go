@@ -18,12 +18,15 @@ import (
 // A sync allocates for what changed: the maps of the call before last are emptied and filled again (an
 // instance's memory only grows under TinyGo's leaking collector, and a host recycles a grown instance,
 // which costs it a whole snapshot), and an unchanged object is the same entry in both.
+//
+// Its parts are pointers, made once per instance (nil: none yet): held by value, each call's copies of them
+// escaped to the heap, about 1 KiB a sync.
 type ObjectCache struct {
-	held, spare objectMaps
+	held, spare *objectMaps
 	seen        *objectKeys // unique's scratch, emptied and reused by each sync
-	slab        objectSlab  // the sync's copies of referenced objects, reused by the next sync
-	maps        syncMaps    // the sync's lookup maps, emptied by the next sync
-	set         setMemo     // the set of the last sync, by its text (snapshot.go)
+	slab        *objectSlab // the sync's copies of referenced objects, reused by the next sync
+	maps        *syncMaps   // the sync's lookup maps, emptied by the next sync
+	set         *setMemo    // the set of the last sync, by its text (snapshot.go)
 	// input: the held objects point into the input of the last call (a whole snapshot's: decoder.keep)
 	input bool
 }

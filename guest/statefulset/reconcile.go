@@ -43,14 +43,15 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 	var maps *syncMaps
 	var set *setMemo
 	if cache != nil {
-		held, spare, s, m, sm := cache.held, cache.spare, cache.slab, cache.maps, cache.set
-		maps, set = &m, &sm
+		prev, next, slab, maps, set = cache.held, cache.spare, cache.slab, cache.maps, cache.set
+		if prev == nil {
+			prev, next, slab, maps, set = &objectMaps{}, &objectMaps{}, &objectSlab{}, &syncMaps{}, &setMemo{}
+		}
 		if seen = cache.seen; seen == nil {
 			seen = &objectKeys{}
 		}
 		*cache = ObjectCache{} // what this call decodes replaces it, or nothing does
-		s.reset()
-		prev, next, slab = &held, &spare, &s
+		slab.reset()
 	}
 	root, err := jsonv.Validate(input)
 	if err != nil {
@@ -76,10 +77,10 @@ func ReconcileInto(cache *ObjectCache, input, buf []byte) (out []byte) {
 	case cache == nil:
 	case snap.delta != nil:
 		snap.delta.commit(prev, next)
-		*cache = ObjectCache{held: *prev, spare: *next, seen: seen, slab: *slab, maps: *maps, set: *set}
+		*cache = ObjectCache{held: prev, spare: next, seen: seen, slab: slab, maps: maps, set: set}
 	default:
 		next.decodes = prev.decodes
-		*cache = ObjectCache{held: *next, spare: *prev, seen: seen, slab: *slab, maps: *maps, set: *set, input: true}
+		*cache = ObjectCache{held: next, spare: prev, seen: seen, slab: slab, maps: maps, set: set, input: true}
 	}
 	return appendPlan(buf, p)
 }

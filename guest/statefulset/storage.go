@@ -83,56 +83,64 @@ func (s *syncer) updateStorage(p *pod) {
 	p.obj().Set("spec", spec)
 }
 
-// podClaim is one PVC the set wants for a pod.
+// podClaim is one PVC the set wants for a pod: its name, and the claim template it is made from (its object,
+// claimObject, only when it is created: built on every sync that looked at a pod's claims, it was a tenth of
+// what a rollout's sync allocated in the module).
 type podClaim struct {
 	Template string
 	Name     string
-	Object   jsonv.Value
+	index    int // in the set's ClaimTemplates
 }
 
-// podClaims is getPersistentVolumeClaims: the claims of the pod, built from the templates.
+// podClaims is getPersistentVolumeClaims: the claims of the pod, built from the templates (a later template
+// of the same name replaces an earlier one: upstream's map keyed by template name).
 func (s *syncer) podClaims(p *pod) []podClaim {
 	out := make([]podClaim, 0, len(s.set.ClaimTemplates))
-	seen := map[string]int{}
-	for i, t := range s.set.ClaimTemplates {
+next:
+	for i := range s.set.ClaimTemplates {
 		tmpl := s.set.ClaimTemplateNames[i]
-		name := claimName(tmpl, s.set.Meta.Name, p.Ordinal)
-		obj := normalizeObject(t)
-		meta := obj.G("metadata")
-		if meta.K != jsonv.Object {
-			meta = jsonv.EmptyObj()
-		}
-		meta.Set("name", jsonv.Str(name))
-		meta.Set("namespace", jsonv.Str(s.set.Meta.Namespace))
-		if lv, ok := meta.Get("labels"); ok && lv.K == jsonv.Object {
-			labels := lv.StringMap()
-			for k, v := range s.set.Selector.MatchLabels {
-				labels[k] = v
+		pc := podClaim{Template: tmpl, Name: claimName(tmpl, s.set.Meta.Name, p.Ordinal), index: i}
+		for j := range out {
+			if out[j].Template == tmpl {
+				out[j] = pc
+				continue next
 			}
-			meta.Set("labels", jsonv.FromStringMap(labels))
-		} else if len(s.set.Selector.MatchLabels) > 0 {
-			meta.Set("labels", jsonv.FromStringMap(s.set.Selector.MatchLabels))
-		} else {
-			meta.Delete("labels")
 		}
-		obj.Set("metadata", meta)
-		obj.Set("kind", jsonv.Str(kindPVC))
-		obj.Set("apiVersion", jsonv.Str("v1"))
-		if !obj.Has("spec") {
-			obj.Set("spec", jsonv.EmptyObj())
-		}
-		if !obj.Has("status") {
-			obj.Set("status", jsonv.EmptyObj())
-		}
-		pc := podClaim{Template: tmpl, Name: name, Object: obj}
-		if j, ok := seen[tmpl]; ok {
-			out[j] = pc // map keyed by template name
-			continue
-		}
-		seen[tmpl] = len(out)
 		out = append(out, pc)
 	}
 	return out
+}
+
+// claimObject is the claim c as getPersistentVolumeClaims builds it from its template.
+func (s *syncer) claimObject(c podClaim) jsonv.Value {
+	obj := normalizeObject(s.set.ClaimTemplates[c.index])
+	meta := obj.G("metadata")
+	if meta.K != jsonv.Object {
+		meta = jsonv.EmptyObj()
+	}
+	meta.Set("name", jsonv.Str(c.Name))
+	meta.Set("namespace", jsonv.Str(s.set.Meta.Namespace))
+	if lv, ok := meta.Get("labels"); ok && lv.K == jsonv.Object {
+		labels := lv.StringMap()
+		for k, v := range s.set.Selector.MatchLabels {
+			labels[k] = v
+		}
+		meta.Set("labels", jsonv.FromStringMap(labels))
+	} else if len(s.set.Selector.MatchLabels) > 0 {
+		meta.Set("labels", jsonv.FromStringMap(s.set.Selector.MatchLabels))
+	} else {
+		meta.Delete("labels")
+	}
+	obj.Set("metadata", meta)
+	obj.Set("kind", jsonv.Str(kindPVC))
+	obj.Set("apiVersion", jsonv.Str("v1"))
+	if !obj.Has("spec") {
+		obj.Set("spec", jsonv.EmptyObj())
+	}
+	if !obj.Has("status") {
+		obj.Set("status", jsonv.EmptyObj())
+	}
+	return obj
 }
 
 // createClaims is createPersistentVolumeClaims: create the pod's missing claims; a claim being
@@ -142,7 +150,7 @@ func (s *syncer) createClaims(p *pod) error {
 	for _, c := range s.podClaims(p) {
 		existing, ok := s.claimNamed(c.Name)
 		if !ok {
-			obj := c.Object
+			obj := s.claimObject(c)
 			var predicted error
 			if s.claimExistsAt(c.Name) {
 				predicted = errAlreadyExists(resClaims, c.Name)
