@@ -6,7 +6,6 @@
 package jsonobj
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -17,20 +16,6 @@ import (
 
 // Obj is a JSON object.
 type Obj = map[string]any
-
-// Decode parses one JSON value keeping numbers as json.Number, so integers survive unchanged.
-func Decode(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, fmt.Errorf("trailing data after JSON value")
-	}
-	return v, nil
-}
 
 // DecodeObj is Decode for a value that must be an object.
 func DecodeObj(b []byte) (Obj, error) {
