@@ -50,8 +50,8 @@ func TestSnapshotKeepsObjectsInTheirSlots(t *testing.T) {
 	fresh.api = e.api
 	fresh.world = nil
 	want := fresh.snapshot()
-	if !json.Valid(snap) || !bytes.Equal(compact(snap), compact(want)) {
-		t.Fatalf("the snapshot written over the last is not the one written afresh:\n%s\n%s", compact(snap), compact(want))
+	if !json.Valid(snap) || !bytes.Equal(jsonCompact(snap), jsonCompact(want)) {
+		t.Fatalf("the snapshot written over the last is not the one written afresh:\n%s\n%s", jsonCompact(snap), jsonCompact(want))
 	}
 	for _, n := range names {
 		r := e.recordOf(world.KindPod, n)
@@ -140,8 +140,8 @@ func sameAsFresh(t *testing.T, e *engine, sc *Scenario, snap []byte) {
 	fresh := initialWorld(t, sc)
 	fresh.api, fresh.world, fresh.clock = e.api, nil, e.clock
 	want := fresh.snapshot()
-	if !json.Valid(snap) || !bytes.Equal(compact(snap), compact(want)) {
-		t.Fatalf("the snapshot written over the last is not the one written afresh:\n%s\n%s", compact(snap), compact(want))
+	if !json.Valid(snap) || !bytes.Equal(jsonCompact(snap), jsonCompact(want)) {
+		t.Fatalf("the snapshot written over the last is not the one written afresh:\n%s\n%s", jsonCompact(snap), jsonCompact(want))
 	}
 	for _, o := range e.layout.Objects {
 		if d := sha256.Sum256(snap[o.From:o.To]); d != o.Digest {
@@ -158,4 +158,13 @@ func laidOutWorld(t *testing.T) (*engine, *Scenario) {
 	e := initialWorld(t, sc)
 	e.snapshot()
 	return e, sc
+}
+
+// jsonCompact is json.Compact of a snapshot.
+func jsonCompact(b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		panic(err)
+	}
+	return out.Bytes()
 }

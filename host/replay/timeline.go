@@ -450,7 +450,7 @@ func (e *engine) progressAt(now time.Time) Progress {
 func (e *engine) finish() {
 	tl := e.tl
 	tl.longestSync = e.longestSync
-	tl.Final = compact(e.snapshot())
+	tl.Final = e.compact(e.snapshot())
 	tl.finalSignals = maps.Clone(e.signals)
 	for _, p := range e.pdbs {
 		b, _ := json.Marshal(p)
