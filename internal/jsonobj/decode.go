@@ -160,7 +160,8 @@ func (d *decoder) array() (any, bool) {
 		return nil, false
 	}
 	d.i++ // [
-	a := make([]any, 0) // empty, not nil, as encoding/json's
+	// empty, not nil, as encoding/json's
+	a := make([]any, 0)
 	d.ws()
 	if d.i < len(d.data) && d.data[d.i] == ']' {
 		d.i++

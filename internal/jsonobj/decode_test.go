@@ -109,3 +109,28 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// Get walks a path of keys and dots without parsing it (getDotted): the same value as the parsed walk.
+func TestGetDottedAsParsed(t *testing.T) {
+	o, err := DecodeObj([]byte(`{"a":{"b":{"c":1},"l":[{"x":2}],"n":null,"":{"e":3},"d.e":4,"q'\"":5},"s":"t"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a", ".a", "a.b", "a.b.c", ".a.b.c", "a.b.c.d", "a.l", "a.l.x", "a.n", "a.n.x", "s", "s.x",
+		"", ".", "..", "a.", "a..b", ".a.", "a.b.", "x", "x.y", "a.q'\"", "a.d.e", `a.d\.e`, "a.l[0].x", `a[""]`, "a['b'].c"} {
+		_, dotted := getDotted(o, p)
+		var want any = o
+		if keys, err := ParsePath(p); err != nil {
+			want = nil
+		} else {
+			for _, k := range keys {
+				if want = step(want, k); want == nil {
+					break
+				}
+			}
+		}
+		if got := Get(o, p); !reflect.DeepEqual(got, want) {
+			t.Errorf("Get(%q) = %v (dotted walk %v), parsed %v", p, got, dotted, want)
+		}
+	}
+}

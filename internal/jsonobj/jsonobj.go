@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -81,6 +82,9 @@ func AsArr(v any) []any {
 
 // Get follows a path ("a.b[2].c", ParsePath); nil when any step is missing or the path is malformed.
 func Get(v any, path string) any {
+	if got, ok := getDotted(v, path); ok {
+		return got
+	}
 	keys, err := splitPath(path)
 	if err != nil {
 		return nil
@@ -91,6 +95,32 @@ func Get(v any, path string) any {
 		}
 	}
 	return v
+}
+
+// getDotted is Get of a path of keys and dots only ("metadata.name", most of those code reads), walked
+// as it is read: the path cache's lookup cost more than the walk. ok is false for a path with a bracket
+// or a backslash, which Get parses.
+func getDotted(v any, path string) (got any, ok bool) {
+	if path == "" || strings.ContainsAny(path, `[]\`) {
+		return nil, false
+	}
+	if path[0] == '.' {
+		path = path[1:] // kubectl's {.metadata.name}
+	}
+	for {
+		key, rest, more := strings.Cut(path, ".")
+		if key == "" {
+			return nil, true // an empty key: a malformed path
+		}
+		o, isObj := v.(Obj)
+		if !isObj {
+			return nil, true
+		}
+		if v = o[key]; v == nil || !more {
+			return v, true
+		}
+		path = rest
+	}
 }
 
 // step is v's member k (a key of an object, an index of a list); nil when there is none.
