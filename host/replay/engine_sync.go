@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -58,20 +59,21 @@ func (e *engine) snapshot() []byte {
 		if b, err = e.enc.append(b, e.sc.Features); err != nil {
 			panic(fmt.Sprintf("replay: encoding the world: %v", err))
 		}
-		e.heads = append(e.heads, headSpan{"features", at, len(b)})
+		e.heads = append(e.heads, headSpan{"features", at, len(b), ""})
 	}
 	b = append(b, `,"now":`...)
 	at := len(b)
 	b = jsonv.AppendString(b, e.clock.Now().Format(time.RFC3339))
-	e.heads = append(e.heads, headSpan{"now", at, len(b)})
+	e.heads = append(e.heads, headSpan{"now", at, len(b), ""})
 	b = append(b, `,"pods":`...)
 	b = e.objectsOf(b, world.KindPod)
 	b = append(b, `,"revisions":`...)
 	b = e.objectsOf(b, world.KindRevision)
 	b = append(b, `,"statefulSet":`...)
 	at = len(b)
-	b = append(b, e.setJSON()...)
-	e.heads = append(e.heads, headSpan{"statefulSet", at, len(b)})
+	set := e.setJSON()
+	b = append(b, set...)
+	e.heads = append(e.heads, headSpan{"statefulSet", at, len(b), unsafe.String(unsafe.SliceData(set), len(set))})
 	b = append(b, '}')
 	e.snapSize, e.snapBuf, e.laidObjects = len(b), b, e.layout.Objects
 	if verifyEncodedObjects && !json.Valid(b) {
@@ -100,9 +102,12 @@ func (e *engine) setJSON() []byte {
 }
 
 // headSpan is where one of the last snapshot's members other than its lists is: snapshot[from:to] is its value.
+// text, when not empty, is the same value in bytes that are never written to (the set's, setJSON): headOf
+// reads it without copying the snapshot's bytes into a string, as gjson.ParseBytes does, at every sync.
 type headSpan struct {
 	key      string
 	from, to int
+	text     string
 }
 
 // head is what policies are given of snap, the last snapshot, beside the plan's objects (policy.Run.Head):
@@ -120,6 +125,12 @@ func (e *engine) head(snap []byte) []byte {
 // (gjson.GetBytes(snap, key) is the same value, found by scanning every pod before the set).
 func (e *engine) headOf(snap []byte, key string) gjson.Result {
 	for _, m := range e.heads {
+		if m.key == key && m.text != "" {
+			if verifyEncodedObjects && m.text != string(snap[m.from:m.to]) {
+				panic("replay: the set's bytes changed after the snapshot")
+			}
+			return gjson.Parse(m.text)
+		}
 		if m.key == key {
 			return gjson.ParseBytes(snap[m.from:m.to])
 		}
@@ -156,6 +167,18 @@ func (e *engine) objectsOf(b []byte, kind string) []byte {
 	e.unlay(list, w)
 	prev := e.viewGen - 1 // the view the previous snapshot was written for
 	w.open, w.objAt = first, len(e.layout.Objects)
+	if !e.overPrevious(b) {
+		// A list written afresh (the first snapshot of a replay is) is given its room at once, rather than
+		// by the buffer doubling as its objects and their room to grow are appended.
+		need := 0
+		for _, r := range records {
+			if !e.current(r, r.encodedFor) {
+				e.encode(r)
+			}
+			need += len(r.json) + len(r.json)/8 + 17
+		}
+		b = slices.Grow(b, need+need/4) // and some for the lists after it
+	}
 	var last *record
 	lastClean, lastEnd := false, first // the previous object's slot is as the previous snapshot left it, to lastEnd
 	for i, r := range records {
