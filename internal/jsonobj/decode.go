@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -48,7 +49,6 @@ type decoder struct {
 	data  []byte
 	i     int
 	depth int
-	keys  map[string]string // the object keys read so far: a list of 1000 pods repeats the same few hundred
 }
 
 // top is the whole input as one value with nothing but white space after it. Data after the value is left
@@ -253,7 +253,7 @@ func (d *decoder) str(key bool) (string, bool) {
 				return string(unquote(raw)), true
 			}
 			if key {
-				return d.intern(raw), true
+				return internKey(raw), true
 			}
 			return string(raw), true
 		case c == '\\':
@@ -286,18 +286,27 @@ func (d *decoder) str(key bool) (string, bool) {
 	}
 }
 
-// intern is raw as a string, the same string for the same key within one Decode.
-func (d *decoder) intern(raw []byte) string {
-	if s, ok := d.keys[string(raw)]; ok {
-		return s
+// internKey is raw as a string, the same string as the last time a key with the same hash was read: the
+// keys of Kubernetes objects are a few hundred, and a decode of 1000 pods would otherwise allocate each
+// of them a thousand times. The table is shared by every Decode, each slot swapped atomically.
+func internKey(raw []byte) string {
+	if len(raw) > 64 {
+		return string(raw)
 	}
-	if d.keys == nil {
-		d.keys = make(map[string]string)
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range raw {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &keyTable[h%uint32(len(keyTable))]
+	if p := slot.Load(); p != nil && *p == string(raw) {
+		return *p
 	}
 	s := string(raw)
-	d.keys[s] = s
+	slot.Store(&s)
 	return s
 }
+
+var keyTable [4096]atomic.Pointer[string]
 
 // unquote is s, a string's contents that str checked (escapes well formed, no control character), with
 // its escapes and invalid UTF-8 replaced as encoding/json's unquoteBytes replaces them.
