@@ -33,7 +33,9 @@ func decodeStd(b []byte) (any, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	if d.More() {
+	// Anything but white space after the value is refused: the Decoder's More alone says "no more" at a
+	// closing bracket, which let `{}]x` through.
+	if len(bytes.TrimLeft(b[d.InputOffset():], " \t\r\n")) > 0 {
 		return nil, fmt.Errorf("trailing data after JSON value")
 	}
 	return v, nil
@@ -52,7 +54,7 @@ type decoder struct {
 }
 
 // top is the whole input as one value with nothing but white space after it. Data after the value is left
-// to the Decoder: its More accepts a closing bracket there.
+// to the Decoder, for its error.
 func (d *decoder) top() (any, bool) {
 	d.ws()
 	v, ok := d.value()

@@ -10,7 +10,7 @@ import (
 
 // decodeCases are inputs where a decoder of its own could differ from encoding/json: escapes, invalid
 // UTF-8, lone and paired surrogates, numbers at the edge of the grammar, duplicate keys, empty containers,
-// deep nesting, data after the value (the Decoder's More accepts a closing bracket there).
+// deep nesting, data after the value.
 var decodeCases = []string{
 	`{}`, `[]`, `{"a":[]}`, `{"a":{}}`, `null`, `true`, `false`, `0`, `-0`, `12`, `-1.5e+10`, `1E-2`, `0.0`,
 	` {"a" : 1 , "b":[ 1 , 2 ] } `, "\t\r\n[1]\n",
@@ -41,6 +41,21 @@ func TestDecodeOnePass(t *testing.T) {
 		d := decoder{data: []byte(in)}
 		if _, ok := d.top(); !ok {
 			t.Errorf("the one pass refused %.80q", in)
+		}
+	}
+}
+
+// Data after the value is refused, a closing bracket too (encoding/json's Decoder.More alone reports
+// "no more" there, and Decode took `{}]x` as `{}`).
+func TestDecodeRefusesDataAfterTheValue(t *testing.T) {
+	for _, in := range []string{`{}]x`, `{}}`, `[1]]`, `{"a":1}]`, `1 ]`, `{} {}`, `"s"x`} {
+		if v, err := Decode([]byte(in)); err == nil {
+			t.Errorf("%q: decoded as %#v, want an error", in, v)
+		}
+	}
+	for _, in := range []string{"{} ", "{}\n\t\r ", " [1] "} {
+		if _, err := Decode([]byte(in)); err != nil {
+			t.Errorf("%q: %v", in, err)
 		}
 	}
 }
