@@ -429,6 +429,7 @@ func (d *decoder) setOf(setT jsonv.Text, memo *setMemo) *statefulSet {
 		if string(m[0]) == prevMemo.apiVersion && string(m[1]) == prevMemo.kind && string(m[3]) == prevMemo.spec {
 			s := *prev
 			s.Meta = d.setMeta(m[2], "statefulSet")
+			d.setNamed(s.Meta, "statefulSet") // as statefulSet checks it, after the apiVersion and kind memo passed
 			s.Status = d.setStatus(m[4], d.join("statefulSet", "status"))
 			if d.err == nil {
 				memo.set, memo.apiVersion, memo.kind, memo.spec = &s, string(m[0]), string(m[1]), string(m[3])
@@ -476,9 +477,7 @@ func (d *decoder) statefulSet(v jsonv.Value, meta, status jsonv.Text, path strin
 	if k := d.str(v.G("kind"), path, "kind"); k != "" && k != kindStatefulSet {
 		d.fail(d.join(path, "kind"), "kind "+strconv.Quote(k)+" is not StatefulSet")
 	}
-	if s.Meta.Name == "" {
-		d.fail(d.join(path, "metadata.name"), "the StatefulSet has no name")
-	}
+	d.setNamed(s.Meta, path)
 	sp := d.join(path, "spec")
 	spec := d.object(v.G("spec"), sp)
 	if n, ok := d.integer(spec.G("replicas"), sp, "replicas", 32); ok {
@@ -568,6 +567,13 @@ func (d *decoder) setMeta(meta jsonv.Text, path string) objectMeta {
 		m.Namespace = defaultNamespace
 	}
 	return m
+}
+
+// setNamed refuses a set without a name.
+func (d *decoder) setNamed(m objectMeta, path string) {
+	if m.Name == "" {
+		d.fail(d.join(path, "metadata.name"), "the StatefulSet has no name")
+	}
 }
 
 // setStatus is the set's status, read from its text: the tree of a status was most of what decoding a set
