@@ -86,7 +86,7 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 	digest := sha256.Sum256(wasmBytes)
 	dir := moduleCacheDir(cfg.CacheDir, digest)
 	sealed, entry := verifyCache(dir)
-	shape, checked, prepared := decodePrepared(entry, cfg.Limits)
+	shape, checked, prepared := decodePrepared(entry, digest, cfg.Limits)
 	if !prepared {
 		var err error
 		if shape, checked, err = prepare(wasmBytes, cfg.Limits); err != nil {
@@ -110,7 +110,7 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 		return newModule(ctx, wasmBytes, checked, digest, shape, noDisk)
 	}
 	if !prepared { // kept for the next Load, which the manifest written next vouches for
-		writeAtomically(dir, preparedEntry, encodePrepared(cfg.Limits, shape, checked))
+		writeAtomically(dir, preparedEntry, encodePrepared(digest, cfg.Limits, shape, checked))
 		sealed = nil
 	}
 	sealCache(dir, sealed)

@@ -71,22 +71,26 @@ var preparerVersion = sync.OnceValue(func() string {
 // preparedHeader is the prepared entry's first line, in JSON; the prepared module's bytes follow it.
 type preparedHeader struct {
 	Version string       // preparerVersion of the build that wrote it
+	Module  string       // the hex SHA-256 of the module it prepared: a directory copied to another module's name verifies
 	Limits  ModuleLimits // the limits it was judged by (with defaults): others judge it again
 	Shape   ModuleShape  // what checkModuleLimits measured of the module
 }
 
-func encodePrepared(l ModuleLimits, shape ModuleShape, checked []byte) []byte {
-	head, _ := json.Marshal(preparedHeader{Version: preparerVersion(), Limits: l, Shape: shape})
+func encodePrepared(digest [sha256.Size]byte, l ModuleLimits, shape ModuleShape, checked []byte) []byte {
+	head, _ := json.Marshal(preparedHeader{Version: preparerVersion(), Module: hex.EncodeToString(digest[:]), Limits: l, Shape: shape})
 	return append(append(head, '\n'), checked...)
 }
 
 // decodePrepared returns the shape and prepared bytes an entry holds, when this build under these limits
-// wrote it. A manifest vouches for the entry's bytes (they are the bytes it hashed), so its contents are
-// trusted as the module's own check found them.
-func decodePrepared(entry []byte, l ModuleLimits) (shape ModuleShape, checked []byte, ok bool) {
+// wrote it for the module of this digest. A manifest vouches for the entry's bytes (they are the bytes it
+// hashed), so its contents are trusted as the module's own check found them; but it names its files
+// relative to their directory, so it would vouch as well for another module's directory under this one's
+// name, whose entry would run that module (wazero's own entries are keyed by the bytes it compiles).
+func decodePrepared(entry []byte, digest [sha256.Size]byte, l ModuleLimits) (shape ModuleShape, checked []byte, ok bool) {
 	head, checked, found := bytes.Cut(entry, []byte{'\n'})
 	var h preparedHeader
 	if !found || json.Unmarshal(head, &h) != nil || h.Version != preparerVersion() || h.Limits != l ||
+		h.Module != hex.EncodeToString(digest[:]) ||
 		!bytes.HasPrefix(checked, []byte("\x00asm")) {
 		return ModuleShape{}, nil, false
 	}

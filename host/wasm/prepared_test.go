@@ -3,6 +3,7 @@ package wasm
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -60,7 +61,7 @@ func TestCacheHitSkipsPreparation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shape, checked, ok := decodePrepared(want, Config{}.withDefaults().Limits)
+	shape, checked, ok := decodePrepared(want, sha256.Sum256(bin), Config{}.withDefaults().Limits)
 	if _, wantChecked, _ := prepare(bin, Config{}.withDefaults().Limits); !ok || shape != first || !bytes.Equal(checked, wantChecked) {
 		t.Fatalf("the prepared entry holds shape %+v and %d bytes; want %+v and the %d instrumented bytes", shape, len(checked), first, len(wantChecked))
 	}
@@ -207,5 +208,36 @@ func TestPreparerVersionCoversThePreparer(t *testing.T) {
 	}
 	if len(seen) < 10 {
 		t.Fatalf("the walk from prepare found %d functions; it lost its way", len(seen))
+	}
+}
+
+// A module's directory holds another module's entries (copied or restored to the wrong name: its manifest
+// lists names relative to the directory, so they verify): the prepared entry is not that module's, and the
+// Load prepares and runs its own module, as it did before the directory kept the prepared module (wazero
+// keys its compiled entries by the bytes it compiles).
+func TestPreparedEntryOfAnotherModule(t *testing.T) {
+	a := shippedModule(t)
+	b, err := os.ReadFile(filepath.Join("..", "embedded", "ordinal-extended.wasm"))
+	if err != nil {
+		t.Skipf("module not built (%v): run `make guest`", err)
+	}
+	dir := t.TempDir()
+	loadPreparing(t, a, Config{CacheDir: dir})
+	from, to := moduleCacheDir(dir, sha256.Sum256(a)), moduleCacheDir(dir, sha256.Sum256(b))
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Load(context.Background(), b, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close(context.Background())
+	m, err := Load(context.Background(), b, Config{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	if !bytes.Equal(m.DescribeJSON(), fresh.DescribeJSON()) {
+		t.Errorf("the module loaded from a directory holding another module's entries describes itself as\n%s\nnot\n%s", m.DescribeJSON(), fresh.DescribeJSON())
 	}
 }
