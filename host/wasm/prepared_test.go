@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // shippedModule is the embedded module, or the test is skipped until `make guest` built it.
@@ -239,5 +241,49 @@ func TestPreparedEntryOfAnotherModule(t *testing.T) {
 	defer m.Close(context.Background())
 	if !bytes.Equal(m.DescribeJSON(), fresh.DescribeJSON()) {
 		t.Errorf("the module loaded from a directory holding another module's entries describes itself as\n%s\nnot\n%s", m.DescribeJSON(), fresh.DescribeJSON())
+	}
+}
+
+// Loads under different limits at once, into one directory (controller replicas of two configurations): each
+// writes the entry of its own limits over the other's, and none fails, none under limits the module exceeds
+// is admitted, and each takes only an entry of its own limits (the shape of its limits' scan).
+func TestConcurrentLoadsUnderOtherLimits(t *testing.T) {
+	bin, dir := shippedModule(t), t.TempDir()
+	roomy := ModuleLimits{MaxFunctionBlocks: DefaultMaxFunctionBlocks - 1}
+	tight := ModuleLimits{MaxFunctionBlocks: 10}
+	want, _, err := prepare(bin, Config{}.withDefaults().Limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 9)
+	for i := range cap(errs) {
+		go func() {
+			l := []ModuleLimits{{}, roomy, tight}[i%3]
+			for range 3 {
+				m, err := Load(context.Background(), bin, Config{CacheDir: dir, Limits: l, Timeout: time.Hour})
+				switch {
+				case l == tight && err == nil:
+					m.Close(context.Background())
+					err = fmt.Errorf("admitted under limits it exceeds")
+				case l == tight && strings.Contains(err.Error(), "MaxFunctionBlocks"):
+					err = nil
+				case err == nil:
+					if m.Shape() != want {
+						err = fmt.Errorf("shape %+v, want %+v", m.Shape(), want)
+					}
+					m.Close(context.Background())
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
