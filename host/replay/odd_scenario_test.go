@@ -2,8 +2,11 @@ package replay
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -17,11 +20,39 @@ func TestOddScenarioReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	var texts [2]bytes.Buffer
+	var final []byte
 	for i := range texts {
 		tl := replayFile(t, p, "")
 		if err := tl.WriteText(&texts[i], false); err != nil {
 			t.Fatal(err)
 		}
+		final = tl.Final
+	}
+	// and a preview from the final world, indented and with a duplicate key (the last one is the set's), of an
+	// edit of odd text
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, final, " ", "\t "); err != nil {
+		t.Fatal(err)
+	}
+	odd := bytes.Replace(indented.Bytes(), []byte(`"statefulSet": {`), []byte(`"statefulSet": {"spec": {"replicas": 9},`), 1)
+	if bytes.Equal(odd, indented.Bytes()) {
+		t.Fatal("no set in the final world")
+	}
+	world, err := ScenarioFromSnapshot(odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"default",` +
+		`"annotations":{"\u00e9":"\u2028\u0000 \"x\""}},"spec":{"replicas":3,"serviceName":"web",` +
+		`"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"},` +
+		`"annotations":{"k":"\ud83d\ude00  \t"}},"spec":{"containers":[{"name":"web","image":"nginx:3"}]}}}}`
+	pv, err := PreviewEdit(context.Background(), world, []byte(edit), testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := pv.WriteText(&out); err != nil || !strings.Contains(out.String(), "outcome: complete") {
+		t.Fatalf("preview (%v):\n%.2000s", err, out.String())
 	}
 	if !bytes.Equal(texts[0].Bytes(), texts[1].Bytes()) {
 		t.Fatal("two replays differ")
