@@ -13,17 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// shippedModule is the embedded module, or the test is skipped until `make guest` built it.
-func shippedModule(t *testing.T) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "embedded", "ordinal.wasm"))
-	if err != nil {
-		t.Skipf("module not built (%v): run `make guest`", err)
-	}
-	return b
-}
+	"github.com/ordinal-dev/ordinal/host/embedded"
+)
 
 // loadPreparing loads bin from cacheDir and reports whether the Load prepared it (checked its limits and
 // instrumented it) rather than take the prepared module from the cache.
@@ -54,7 +46,7 @@ func preparedPath(t *testing.T, cacheDir string) string {
 // A Load that finds its module prepared in a sealed cache directory neither scans nor instruments it: those
 // were a third of a warm Load. What it finds is what the first Load computed.
 func TestCacheHitSkipsPreparation(t *testing.T) {
-	bin, dir := shippedModule(t), t.TempDir()
+	bin, dir := embedded.Module(), t.TempDir()
 	first, prepared := loadPreparing(t, bin, Config{CacheDir: dir})
 	if !prepared {
 		t.Fatal("a Load into an empty cache did not prepare the module")
@@ -79,7 +71,7 @@ func TestCacheHitSkipsPreparation(t *testing.T) {
 // A prepared entry that does not match the manifest is not used: like a damaged compiled entry, it takes the
 // module's directory with it, and the Load prepares and compiles again and writes it back.
 func TestDamagedPreparedEntryIsNotUsed(t *testing.T) {
-	bin, dir := shippedModule(t), t.TempDir()
+	bin, dir := embedded.Module(), t.TempDir()
 	loadPreparing(t, bin, Config{CacheDir: dir})
 	p := preparedPath(t, dir)
 	good, err := os.ReadFile(p)
@@ -111,7 +103,7 @@ func TestDamagedPreparedEntryIsNotUsed(t *testing.T) {
 // An entry another build wrote (other checks or another instrumenter), or that was judged by other limits,
 // is not used, even sealed: the module is prepared again, and refused when the limits now refuse it.
 func TestPreparedEntryOfAnotherVersionOrLimits(t *testing.T) {
-	bin, dir := shippedModule(t), t.TempDir()
+	bin, dir := embedded.Module(), t.TempDir()
 	loadPreparing(t, bin, Config{CacheDir: dir})
 	p := preparedPath(t, dir)
 	good, err := os.ReadFile(p)
@@ -218,11 +210,7 @@ func TestPreparerVersionCoversThePreparer(t *testing.T) {
 // Load prepares and runs its own module, as it did before the directory kept the prepared module (wazero
 // keys its compiled entries by the bytes it compiles).
 func TestPreparedEntryOfAnotherModule(t *testing.T) {
-	a := shippedModule(t)
-	b, err := os.ReadFile(filepath.Join("..", "embedded", "ordinal-extended.wasm"))
-	if err != nil {
-		t.Skipf("module not built (%v): run `make guest`", err)
-	}
+	a, b := embedded.Module(), embedded.ExtendedModule()
 	dir := t.TempDir()
 	loadPreparing(t, a, Config{CacheDir: dir})
 	from, to := moduleCacheDir(dir, sha256.Sum256(a)), moduleCacheDir(dir, sha256.Sum256(b))
@@ -248,7 +236,7 @@ func TestPreparedEntryOfAnotherModule(t *testing.T) {
 // writes the entry of its own limits over the other's, and none fails, none under limits the module exceeds
 // is admitted, and each takes only an entry of its own limits (the shape of its limits' scan).
 func TestConcurrentLoadsUnderOtherLimits(t *testing.T) {
-	bin, dir := shippedModule(t), t.TempDir()
+	bin, dir := embedded.Module(), t.TempDir()
 	roomy := ModuleLimits{MaxFunctionBlocks: DefaultMaxFunctionBlocks - 1}
 	tight := ModuleLimits{MaxFunctionBlocks: 10}
 	want, _, err := prepare(bin, Config{}.withDefaults().Limits)
