@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
@@ -355,19 +356,9 @@ func getu4(s []byte) rune {
 	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
 		return -1
 	}
-	var r rune
-	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c = c - '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
+	r, err := strconv.ParseUint(string(s[2:6]), 16, 16) // hex digits only: no sign, prefix or underscore
+	if err != nil {
+		return -1
 	}
-	return r
+	return rune(r)
 }
