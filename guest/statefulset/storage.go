@@ -95,11 +95,12 @@ type podClaim struct {
 // podClaims is getPersistentVolumeClaims: the claims of the pod, built from the templates (a later template
 // of the same name replaces an earlier one: upstream's map keyed by template name).
 func (s *syncer) podClaims(p *pod) []podClaim {
+	names := s.claimNamesOf(p) // the pod's memo keeps them
 	out := make([]podClaim, 0, len(s.set.ClaimTemplates))
 next:
 	for i := range s.set.ClaimTemplates {
 		tmpl := s.set.ClaimTemplateNames[i]
-		pc := podClaim{Template: tmpl, Name: claimName(tmpl, s.set.Meta.Name, p.Ordinal), index: i}
+		pc := podClaim{Template: tmpl, Name: names[i], index: i}
 		for j := range out {
 			if out[j].Template == tmpl {
 				out[j] = pc
