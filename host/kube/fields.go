@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/crd"
 	"github.com/ordinal-dev/ordinal/internal/fieldcheck"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // UnknownFields returns the fields of obj (a Kubernetes object as JSON) that its kind does not have in
@@ -30,30 +31,60 @@ type FieldChecker struct{ shapes fieldcheck.Shapes }
 
 // UnknownFields is the package's UnknownFields.
 func (c *FieldChecker) UnknownFields(kind string, obj []byte) []fieldcheck.Unknown {
-	var v any
-	switch kind {
-	case "StatefulSet":
-		var set appsv1.StatefulSet
-		us, err := fieldcheck.Check(obj, &set)
-		if err != nil || !customGroup(set.APIVersion) {
-			return us
-		}
-		v = (*crd.StatefulSet)(nil)
-	case "Pod":
-		v = (*corev1.Pod)(nil)
-	case "PersistentVolumeClaim":
-		v = (*corev1.PersistentVolumeClaim)(nil)
-	case "ControllerRevision":
-		v = (*appsv1.ControllerRevision)(nil)
-	case "PodDisruptionBudget":
-		v = (*policyv1.PodDisruptionBudget)(nil)
-	case "Node":
-		v = (*corev1.Node)(nil)
-	default:
+	if kind == "StatefulSet" {
+		return c.setUnknownFields(obj)
+	}
+	v := typeOf(kind)
+	if v == nil {
 		return nil
 	}
 	us, _ := c.shapes.Check(obj, v) // v is allocated only for a shape not found clean before
 	return us
+}
+
+// UnknownFieldsOfValue is UnknownFields for the object t starts with, in text jsonv.Validate accepted that
+// may go on past it (the next pod of a snapshot's list): end is where the object ends, found by the walk
+// that reads its shape, so a snapshot's objects are read once.
+func (c *FieldChecker) UnknownFieldsOfValue(kind string, t jsonv.Text) (us []fieldcheck.Unknown, end int) {
+	v := typeOf(kind)
+	if kind == "StatefulSet" || v == nil {
+		end = t.ValueEnd()
+		if kind == "StatefulSet" {
+			us = c.setUnknownFields([]byte(t[:end])) // one object's copy
+		}
+		return us, end
+	}
+	us, end, _ = c.shapes.CheckValid(t, v)
+	return us, end
+}
+
+// setUnknownFields is UnknownFields of a StatefulSet: apps/v1's, or Ordinal's custom kind's.
+func (c *FieldChecker) setUnknownFields(obj []byte) []fieldcheck.Unknown {
+	var set appsv1.StatefulSet
+	us, err := fieldcheck.Check(obj, &set)
+	if err != nil || !customGroup(set.APIVersion) {
+		return us
+	}
+	us, _ = c.shapes.Check(obj, (*crd.StatefulSet)(nil))
+	return us
+}
+
+// typeOf is a nil pointer of the Go type of kind's objects (nil for a kind the host does not read):
+// fieldcheck.Shapes allocates one only for a shape it decodes.
+func typeOf(kind string) any {
+	switch kind {
+	case "Pod":
+		return (*corev1.Pod)(nil)
+	case "PersistentVolumeClaim":
+		return (*corev1.PersistentVolumeClaim)(nil)
+	case "ControllerRevision":
+		return (*appsv1.ControllerRevision)(nil)
+	case "PodDisruptionBudget":
+		return (*policyv1.PodDisruptionBudget)(nil)
+	case "Node":
+		return (*corev1.Node)(nil)
+	}
+	return nil
 }
 
 // customGroup reports whether a StatefulSet's apiVersion names a group other than apps (none is apps/v1's).

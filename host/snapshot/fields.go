@@ -27,35 +27,69 @@ func UnknownFields(t jsonv.Text) (envelope, objects []fieldcheck.Unknown) {
 	}
 	known := envelopeMembers()
 	var c kube.FieldChecker
-	t.Members(func(k string, v jsonv.Text) {
-		kind, list := "", false
-		switch k {
-		case "statefulSet":
-			kind = "StatefulSet"
-		case "pods":
-			kind, list = "Pod", true
-		case "revisions":
-			kind, list = "ControllerRevision", true
-		case "claims":
-			kind, list = "PersistentVolumeClaim", true
-		default:
+	// One walk: each object's check finds where it ends (a snapshot is megabytes of pods, each skipped as
+	// a value and then walked for its shape, read twice, before).
+	for i := t.FirstMember(); ; {
+		k, v, ok := t.MemberAt(i)
+		if !ok {
+			return envelope, objects
+		}
+		val := t[v:]
+		end := 0
+		switch kind, list := objectsOf(k); {
+		case kind == "":
 			if !slices.Contains(known, k) {
 				envelope = append(envelope, fieldcheck.Member(k, known))
 			}
-			return
+			end = val.ValueEnd()
+		case !list && val.Kind() == jsonv.Object:
+			var us []fieldcheck.Unknown
+			us, end = c.UnknownFieldsOfValue(kind, val)
+			objects = append(objects, fieldcheck.In(us, k)...)
+		case list && val.Kind() == jsonv.Array:
+			end = listUnknownFields(&c, kind, k, val, &objects)
+		default:
+			end = val.ValueEnd()
 		}
-		switch {
-		case !list && v.Kind() == jsonv.Object:
-			objects = append(objects, fieldcheck.In(c.UnknownFields(kind, TextBytes(v)), k)...)
-		case list && v.Kind() == jsonv.Array:
-			v.Items(func(i int, o jsonv.Text) {
-				if o.Kind() == jsonv.Object {
-					objects = append(objects, fieldcheck.In(c.UnknownFields(kind, TextBytes(o)), k, i)...)
-				}
-			})
+		i = t.MemberAfter(v + end)
+	}
+}
+
+// objectsOf is the kind of the objects the snapshot's member named key holds, and whether they are a list
+// ("" for a member that holds none).
+func objectsOf(key string) (kind string, list bool) {
+	switch key {
+	case "statefulSet":
+		return "StatefulSet", false
+	case "pods":
+		return "Pod", true
+	case "revisions":
+		return "ControllerRevision", true
+	case "claims":
+		return "PersistentVolumeClaim", true
+	}
+	return "", false
+}
+
+// listUnknownFields appends the unknown fields of the objects of list a (the snapshot's member named key,
+// a's text going on past it) to objects, and returns where a ends.
+func listUnknownFields(c *kube.FieldChecker, kind, key string, a jsonv.Text, objects *[]fieldcheck.Unknown) int {
+	j := a.FirstItem()
+	for n := 0; ; n++ {
+		o, ok := a.ItemRest(j)
+		if !ok {
+			return j + 1
 		}
-	})
-	return envelope, objects
+		end := 0
+		if o.Kind() == jsonv.Object {
+			var us []fieldcheck.Unknown
+			us, end = c.UnknownFieldsOfValue(kind, o)
+			*objects = append(*objects, fieldcheck.In(us, key, n)...)
+		} else {
+			end = o.ValueEnd()
+		}
+		j = a.ItemAfter(j + end)
+	}
 }
 
 // envelopeMembers are the members the ABI's snapshot schema defines, in their order there.

@@ -60,6 +60,22 @@ func TestUnknownFields(t *testing.T) {
 	if !strings.Contains(string(dropped), `"revisions":[{"data":{"spec":{"anything":1}}}]`) {
 		t.Errorf("Drop changed a revision's data: %s", dropped)
 	}
+	// The walk finds each object's end itself: blanks anywhere, elements that are not objects, members
+	// after the lists, an empty list and duplicate members are all read as before.
+	odd := "{ \"pods\" : [ 1 ,\n {\"metadata\":{\"name\":\"a\"}} , [ {\"x\":1} ] ,{ \"spec\" : { \"nodeNme\" : \"n\" } } ] ,\n" +
+		` "claims":[], "statefulSet" : {"spec":{"replcas":1}} , "pods":[{"statuss":{}}] , "nw":"x" }`
+	envelope, objects = unknownFields([]byte(odd))
+	if got, want := fieldStrings(envelope), "nw: unknown field; did you mean now?"; got != want {
+		t.Errorf("blanks and odd elements, envelope:\n%s\nwant\n%s", got, want)
+	}
+	want = strings.Join([]string{
+		"pods[3].spec.nodeNme: unknown field; did you mean nodeName?",
+		"statefulSet.spec.replcas: unknown field; did you mean replicas?",
+		"pods[0].statuss: unknown field; did you mean status?",
+	}, "\n")
+	if got := fieldStrings(objects); got != want {
+		t.Errorf("blanks and odd elements, objects:\n%s\nwant\n%s", got, want)
+	}
 	for _, doc := range []string{`[]`, `{"abi":`, ``, `null`} {
 		if e, o := unknownFields([]byte(doc)); e != nil || o != nil {
 			t.Errorf("%q: %v %v (the module says what is wrong with it)", doc, e, o)

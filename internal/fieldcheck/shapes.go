@@ -3,6 +3,9 @@ package fieldcheck
 import (
 	"hash/maphash"
 	"reflect"
+	"unsafe"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // Shapes is Check for many documents, most of them alike (the pods of a snapshot): a document whose shape
@@ -18,16 +21,39 @@ type Shapes struct {
 // be a nil pointer of the type to decode into ((*corev1.Pod)(nil)): one is allocated only when doc is
 // decoded, so the thousands of clean pods of a snapshot allocate nothing.
 func (s *Shapes) Check(doc []byte, v any) ([]Unknown, error) {
+	h := s.hash(v)
+	if end := shape(&h, doc, skipWS(doc, 0)); end < 0 {
+		return Check(doc, allocated(v)) // not one JSON value: Check says why
+	}
+	return s.judge(h.Sum64(), doc, v)
+}
+
+// CheckValid is Check for the value t starts with, in text jsonv.Validate accepted that may go on past it
+// (the next pod of a snapshot's list): end is where the value ends. The walk that reads its shape finds
+// its end too, with jsonv's scanner, so a snapshot's pods are read once, not skipped as elements and
+// then walked again.
+func (s *Shapes) CheckValid(t jsonv.Text, v any) (us []Unknown, end int, err error) {
+	h := s.hash(v)
+	end = shapeValid(&h, t, 0)
+	// Check only reads doc: t's bytes, not a copy of them (a pod decoded is one of a few shapes).
+	doc := unsafe.Slice(unsafe.StringData(string(t)), end)
+	us, err = s.judge(h.Sum64(), doc, v)
+	return us, end, err
+}
+
+// hash is a shape hash for documents decoded into v's type, with nothing of a document written yet.
+func (s *Shapes) hash(v any) maphash.Hash {
 	if s.clean == nil {
 		s.seed, s.clean = maphash.MakeSeed(), map[uint64]bool{}
 	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	h.WriteString(reflect.TypeOf(v).String())
-	if end := shape(&h, doc, skipWS(doc, 0)); end < 0 {
-		return Check(doc, allocated(v)) // not one JSON value: Check says why
-	}
-	key := h.Sum64()
+	return h
+}
+
+// judge is Check(doc, v) unless doc's shape (key) was found clean before.
+func (s *Shapes) judge(key uint64, doc []byte, v any) ([]Unknown, error) {
 	if s.clean[key] {
 		return nil, nil
 	}
@@ -36,6 +62,49 @@ func (s *Shapes) Check(doc []byte, v any) ([]Unknown, error) {
 		s.clean[key] = true
 	}
 	return us, err
+}
+
+// shapeValid is shape for valid text (jsonv.Validate's): the same shape, written as the object's keys are
+// reached through jsonv's walk (each key as its source text, with what separates it from its value), and
+// scalars skipped by its scanner.
+func shapeValid(h *maphash.Hash, t jsonv.Text, i int) int {
+	switch t[i] {
+	case '{':
+		h.WriteByte('{')
+		o := t[i:]
+		j := o.FirstMember()
+		for {
+			_, v, ok := o.MemberAt(j)
+			if !ok {
+				break
+			}
+			h.WriteString(string(o[j:v]))
+			j = o.MemberAfter(shapeValid(h, o, v))
+		}
+		h.WriteByte('}')
+		return i + j + 1
+	case '[':
+		h.WriteByte('[')
+		a := t[i:]
+		j := a.FirstItem()
+		for {
+			if _, ok := a.ItemRest(j); !ok {
+				break
+			}
+			j = a.ItemAfter(shapeValid(h, a, j))
+		}
+		h.WriteByte(']')
+		return i + j + 1
+	case '"':
+		h.WriteByte('s')
+	case 't', 'f':
+		h.WriteByte('b')
+	case 'n':
+		h.WriteByte('z')
+	default:
+		h.WriteByte('0')
+	}
+	return i + t[i:].ValueEnd()
 }
 
 // shape writes the shape of the value at doc[i] to h and returns where the value ends, or -1 for what is
