@@ -132,12 +132,13 @@ type topMembers struct {
 // snapshot of thousands of pods is not decoded to be recognised; ok is false for anything but a valid
 // JSON object.
 func readTop(js []byte) (m topMembers, ok bool) {
-	t, err := jsonv.Validate(js)
+	t, members, err := jsonv.ValidateMembers(js) // where each member starts: no value skipped to find the next
 	if err != nil || t.Kind() != jsonv.Object {
 		return m, false
 	}
 	m.text = t
-	t.Members(func(k string, v jsonv.Text) {
+	for _, i := range members {
+		k, v, _ := t.MemberAt(i)
 		switch k {
 		case "abi":
 			m.abi = true
@@ -150,9 +151,10 @@ func readTop(js []byte) (m topMembers, ok bool) {
 		case "events":
 			m.events = true
 		case "kind":
-			m.kind = v.Str()
+			val := t[v:]
+			m.kind = val[:val.ValueEnd()].Str()
 		}
-	})
+	}
 	return m, true
 }
 

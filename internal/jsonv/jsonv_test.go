@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,6 +191,21 @@ func checkAgainstGo(t testing.TB, in []byte) {
 	if terr == nil {
 		if got := treeOfText(text); !reflect.DeepEqual(normal(got), normal(v)) {
 			t.Fatalf("%q: the Text walk gives\n%s\nParse gives\n%s", in, Encode(got), Encode(v))
+		}
+		// ValidateMembers accepts the same and finds the members the walk finds, where it finds them
+		mtext, members, merr := ValidateMembers(in)
+		var walked []int
+		if text.Kind() == Object {
+			for i := text.FirstMember(); ; {
+				_, _, next, ok := text.Member(i)
+				if !ok {
+					break
+				}
+				walked, i = append(walked, i), next
+			}
+		}
+		if merr != nil || mtext != text || !slices.Equal(members, walked) {
+			t.Fatalf("%q: ValidateMembers %v at %v, the walk finds %v", in, merr, members, walked)
 		}
 		// the walk that is handed the rest of a list and finds each value's end itself
 		rest := Text(string(text) + ` , "after" ]`)

@@ -14,7 +14,27 @@ type Text string
 // Validate checks data as Parse does (depth, then syntax) without building anything, and returns it
 // as Text for the scanning functions below.
 func Validate(data []byte) (Text, error) {
-	if !valid(data) {
+	return validate(data, nil)
+}
+
+// ValidateMembers is Validate that also returns where each member of the value starts in t (Member's
+// and MemberAt's i), when the value is an object, found in the same pass: a reader of an object's
+// members need not skip what was validated (the host tells a snapshot from a List by its top-level keys,
+// past megabytes of pods).
+func ValidateMembers(data []byte) (t Text, members []int, err error) {
+	var tops []int
+	if t, err = validate(data, &tops); err != nil || len(t) == 0 || t[0] != '{' {
+		return t, nil, err
+	}
+	lead := ws(data, 0) // t is data less its leading blanks
+	for k := range tops {
+		tops[k] -= lead
+	}
+	return t, tops, nil
+}
+
+func validate(data []byte, tops *[]int) (Text, error) {
+	if !valid(data, tops) {
 		// the two-pass check, for the same errors as Parse
 		if err := checkDepth(data); err != nil {
 			return "", err

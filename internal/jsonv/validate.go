@@ -3,8 +3,9 @@ package jsonv
 // valid reports whether data is one JSON value (RFC 8259, as encoding/json accepts it) nested at most
 // MaxDepth deep, in one iterative pass: no recursion, so no input can exhaust the guest's small stack.
 // It replaces a depth scan followed by gjson's recursive validator (two passes, about a third of a
-// reconcile's time); on failure Validate runs those two for their exact error messages.
-func valid(s []byte) bool {
+// reconcile's time); on failure Validate runs those two for their exact error messages. tops, when not
+// nil, gets where each member of a top-level object starts (its key), read in the same pass.
+func valid(s []byte, tops *[]int) bool {
 	var stack [MaxDepth]byte
 	depth := 0
 	i := ws(s, 0)
@@ -27,6 +28,9 @@ func valid(s []byte) bool {
 				break
 			}
 			if c == '{' {
+				if depth == 1 && tops != nil {
+					*tops = append(*tops, i)
+				}
 				if i = key(s, i); i < 0 {
 					return false
 				}
@@ -73,6 +77,9 @@ func valid(s []byte) bool {
 			}
 			i = ws(s, i+1)
 			if top == '{' {
+				if depth == 1 && tops != nil {
+					*tops = append(*tops, i)
+				}
 				if i = key(s, i); i < 0 {
 					return false
 				}
