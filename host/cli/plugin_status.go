@@ -150,7 +150,7 @@ func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (string, 
 	if err != nil {
 		return "", 0, withCode(ExitUsage, err)
 	}
-	r, _, p, err := reconcileSet(ctx, s.module, s.named, snap.JSON)
+	r, _, p, err := reconcileSet(ctx, s.module, s.named, snap.JSON, objs.Set.Annotations)
 	if err != nil {
 		return "", 0, err
 	}

@@ -75,12 +75,13 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			defer m.Close(cmd.Context())
 			named, closeNamed := opts.replayModules()
 			defer closeNamed()
-			if names := setPolicies(snapshot); names != "" {
+			ann := setAnnotations(snapshot)
+			if names := ann[abi.AnnotationPolicies]; names != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "ordinal: the set names policies (%s: %s): this is the module's plan before them; "+
 					"`ordinal replay` or `ordinal preview` with --policy shows what they hold\n", abi.AnnotationPolicies, termsafe.String(names))
 			}
 			// Nothing the module returns is printed before it is known to be a plan.
-			raw, p, err := reconcilePlan(cmd.Context(), m, named, snapshot)
+			raw, p, err := reconcilePlan(cmd.Context(), m, named, snapshot, ann)
 			if err != nil {
 				return err
 			}
@@ -133,7 +134,7 @@ func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) er
 	defer m.Close(ctx)
 	named, closeNamed := opts.replayModules()
 	defer closeNamed()
-	_, p, err := reconcilePlan(ctx, m, named, snapshot)
+	_, p, err := reconcilePlan(ctx, m, named, snapshot, setAnnotations(snapshot))
 	if err != nil {
 		return err
 	}
@@ -143,29 +144,17 @@ func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) er
 	return planExitCode(p)
 }
 
-// setAnnotationsPath is where a snapshot's set keeps its annotations, as a gjson path.
-const setAnnotationsPath = `statefulSet.metadata.annotations`
-
 // reconcilePlan runs once on snapshot the module the controller would (the one the set names with
-// ordinal.dev/module, from the registry; else m) and decodes its answer: the plan as returned and as read,
-// a usage error (exit 1) for a module name the registry lacks, or a module failure (exit 4) for a failed
-// call or an answer that is not a plan.
-func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Context, string) (plan.Reconciler, error), snapshot []byte) ([]byte, *abi.Plan, error) {
-	_, raw, p, err := reconcileSet(ctx, m, named, snapshot)
+// ordinal.dev/module among its annotations ann, from the registry; else m) and decodes its answer: the plan
+// as returned and as read, a usage error (exit 1) for a module name the registry lacks, or a module failure
+// (exit 4) for a failed call or an answer that is not a plan.
+func reconcilePlan(ctx context.Context, m *wasm.Module, named func(context.Context, string) (plan.Reconciler, error), snapshot []byte, ann map[string]string) ([]byte, *abi.Plan, error) {
+	_, raw, p, err := reconcileSet(ctx, m, named, snapshot, ann)
 	return raw, p, err
 }
 
 // reconcileSet is reconcilePlan, also returning the module the set's sync ran on (the one it names, else m).
-func reconcileSet(ctx context.Context, m *wasm.Module, named func(context.Context, string) (plan.Reconciler, error), snapshot []byte) (plan.Reconciler, []byte, *abi.Plan, error) {
-	// gjson reads no further than the set's metadata (the snapshot's first object but one); a snapshot that
-	// is not JSON, or names no module, runs on m, which says what is wrong with it.
-	ann := map[string]string{}
-	gjson.GetBytes(snapshot, setAnnotationsPath).ForEach(func(k, v gjson.Result) bool {
-		if v.Type == gjson.String {
-			ann[k.String()] = v.Str
-		}
-		return true
-	})
+func reconcileSet(ctx context.Context, m *wasm.Module, named func(context.Context, string) (plan.Reconciler, error), snapshot []byte, ann map[string]string) (plan.Reconciler, []byte, *abi.Plan, error) {
 	r, _, err := module.OfSet(ctx, ann, plan.Reconciler(m), named)
 	if err != nil {
 		return nil, nil, nil, withCode(ExitUsage, fmt.Errorf("the snapshot's set names a module (%s): %w", abi.AnnotationModule, err))
@@ -251,8 +240,18 @@ func isTerminal(w io.Writer) bool {
 	return false
 }
 
-// setPolicies is the snapshot's set's ordinal.dev/policies ("" when none, or the snapshot unreadable: the
-// module reports that).
-func setPolicies(snapshot []byte) string {
-	return gjson.GetBytes(snapshot, `statefulSet.metadata.annotations.ordinal\.dev/policies`).String()
+// setAnnotations are the string annotations of a snapshot's set (none when the snapshot is not JSON, or
+// names no set: the module says what is wrong with it), read once for what the CLI does by them (the
+// module the set names, the policies it names). gjson reads no further than the set's metadata: a
+// snapshot's first object but one as the host writes it, though past every pod where a hand-made one puts
+// the set last.
+func setAnnotations(snapshot []byte) map[string]string {
+	ann := map[string]string{}
+	gjson.GetBytes(snapshot, `statefulSet.metadata.annotations`).ForEach(func(k, v gjson.Result) bool {
+		if v.Type == gjson.String {
+			ann[k.String()] = v.Str
+		}
+		return true
+	})
+	return ann
 }
