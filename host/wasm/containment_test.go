@@ -91,7 +91,8 @@ func TestCompileIsBounded(t *testing.T) {
 func TestShippedModulesWithinLimits(t *testing.T) {
 	m := loadGuest(t, wasm.Config{})
 	s, l := m.Shape(), m.Config().Limits
-	if s.CompileCost*5 > l.MaxCompileCost || s.MaxFunctionBlocks*5 > l.MaxFunctionBlocks || s.Bytes*20 > l.MaxBytes {
+	if s.CompileCost*5 > l.MaxCompileCost || s.MaxFunctionBlocks*5 > l.MaxFunctionBlocks || s.Bytes*20 > l.MaxBytes ||
+		s.ElementItems*20 > l.MaxElementItems {
 		t.Errorf("the shipped module is within 5x of a limit: shape %+v, limits %+v", s, l)
 	}
 }

@@ -32,6 +32,13 @@ type ModuleLimits struct {
 	// MaxFunctions, MaxLocals (per function), MaxGlobals and MaxSegments (data plus element) bound the
 	// module's other eager allocations (defaults 1M, 50,000, 100,000, 100,000).
 	MaxFunctions, MaxLocals, MaxGlobals, MaxSegments int
+	// MaxElementItems is the most items (function references) all element segments may hold together
+	// (default 1M, enough to fill the largest tables MaxTableEntries admits). wazero decodes each item into
+	// an expression of its own, about 39 bytes of the compiled module, and copies a passive segment's items
+	// into every instance (another 39): one segment of millions of one-byte items costs what millions of
+	// segments would. A data segment's bytes need no limit of their own: wazero holds one copy of them,
+	// bounded by MaxBytes, which instances share.
+	MaxElementItems int
 }
 
 // Defaults of ModuleLimits.
@@ -44,6 +51,7 @@ const (
 	DefaultMaxLocals         = 50_000
 	DefaultMaxGlobals        = 100_000
 	DefaultMaxSegments       = 100_000
+	DefaultMaxElementItems   = 1 << 20
 )
 
 func (l ModuleLimits) withDefaults() ModuleLimits {
@@ -58,6 +66,7 @@ func (l ModuleLimits) withDefaults() ModuleLimits {
 	def(&l.MaxLocals, DefaultMaxLocals)
 	def(&l.MaxGlobals, DefaultMaxGlobals)
 	def(&l.MaxSegments, DefaultMaxSegments)
+	def(&l.MaxElementItems, DefaultMaxElementItems)
 	if l.MaxCompileCost == 0 {
 		l.MaxCompileCost = DefaultMaxCompileCost
 	}
@@ -77,6 +86,7 @@ type ModuleShape struct {
 	TableGrow         bool  // the code has a table.grow
 	MaxLocals         int
 	Globals, Segments int
+	ElementItems      int // items of all element segments
 }
 
 // checkModuleLimits scans bin and returns its shape, or a *Error (ErrBadModule) naming the limit exceeded

@@ -67,9 +67,7 @@ func scanModule(bin []byte, shape *ModuleShape, l ModuleLimits) error {
 				err = scanExports(sec, n)
 			}
 		case 9:
-			var n int
-			n, err = scanElements(sec)
-			shape.Segments += n
+			err = scanElements(sec, shape, l)
 		case 11:
 			var n int
 			n, err = scanData(sec)
@@ -207,38 +205,43 @@ func scanExports(r *reader, n uint32) error {
 	return nil
 }
 
-// scanElements walks the element segments (all eight encodings) and returns how many there are.
-func scanElements(r *reader) (int, error) {
+// scanElements walks the element segments (all eight encodings), counting them and their items, and refuses
+// more items than the limit as soon as a segment declares them.
+func scanElements(r *reader, shape *ModuleShape, l ModuleLimits) error {
 	n, err := r.count()
 	if err != nil {
-		return 0, err
+		return err
 	}
+	shape.Segments += int(n)
 	for range n {
 		flags, err := r.u32()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if flags > 7 {
-			return 0, fmt.Errorf("element segment flags %d", flags)
+			return fmt.Errorf("element segment flags %d", flags)
 		}
 		if flags == 2 || flags == 6 { // table index
 			if _, err := r.u32(); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		if flags&1 == 0 { // active: an offset expression
 			if err := r.skipExpr(); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		if flags != 0 && flags != 4 { // element kind or reference type
 			if _, err := r.byte(); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		k, err := r.count()
 		if err != nil {
-			return 0, err
+			return err
+		}
+		if shape.ElementItems += int(k); shape.ElementItems > l.MaxElementItems {
+			return overLimit("module's element segments hold at least %d items; the limit is %d (ModuleLimits.MaxElementItems)", shape.ElementItems, l.MaxElementItems)
 		}
 		for range k {
 			if flags < 4 {
@@ -247,11 +250,11 @@ func scanElements(r *reader) (int, error) {
 				err = r.skipExpr()
 			}
 			if err != nil {
-				return 0, err
+				return err
 			}
 		}
 	}
-	return int(n), nil
+	return nil
 }
 
 // scanData walks the data segments and returns how many there are.
