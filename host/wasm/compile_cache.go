@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,32 +49,137 @@ var wazeroBuild = sync.OnceValue(func() string {
 	return "wazero-dev"
 })
 
-// cacheSums returns "<sum>  <path>" lines for every file under dir but the manifest, sorted, and the
-// contents of the file named keep (at dir's top), if any. Each other file is hashed as it is read, through one
-// small buffer: wazero's entry is megabytes of native code, and reading it whole into memory of its own cost
-// a short-lived CLI more than the hash (fresh pages to fault in). keep is read whole and hashed in memory, so
-// the bytes the caller uses are the bytes hashed, and hashed once.
-func cacheSums(dir, keep string) (sums, kept []byte, err error) {
-	names, err := cacheEntries(dir)
+// What Load reads of a module's directory is bounded whatever the directory holds. An entry in place of
+// wazero's that was a symlink to /dev/zero was hashed for ever, and a FIFO blocked the Load until a writer
+// came; so entries are listed without following links and must be regular files, opened without following
+// one or waiting for a writer (openEntryFlags) and checked again on the open file, and they are read no
+// further than bounds derived from the limits. A directory that breaks these holds nothing a Load writes:
+// it is damaged, and discarded like one whose sums do not match (the module is compiled again).
+
+// errDamagedCache marks a directory holding what no Load writes.
+var errDamagedCache = errors.New("damaged compilation cache")
+
+// maxManifestBytes bounds the manifest: a line of about 150 bytes per entry.
+const maxManifestBytes = 1 << 20
+
+// cacheBounds are what a Load reads of a module's directory at most: its entries in all, and the prepared
+// entry alone (read whole into memory).
+type cacheBounds struct{ entries, prepared int64 }
+
+// cacheBoundsFor bounds the directory of a module of moduleBytes bytes. wazero's code measured up to 70 times
+// the bytes it compiles (a chain of call_indirect, 3 bytes each, is 210 bytes of amd64 per call; the shipped
+// module's is 5.5 times), and those are the module's bytes with the interrupt checks (a bare loop, 3 bytes,
+// takes 14 more); the prepared entry is the checked module, within MaxBytes, after a line of header. An
+// entry beyond the bound costs a compile per Load, never a failure.
+func cacheBoundsFor(moduleBytes int, l ModuleLimits) cacheBounds {
+	prepared := int64(l.MaxBytes) + 64<<10
+	return cacheBounds{entries: 256*int64(moduleBytes) + prepared, prepared: prepared}
+}
+
+// cacheBytesRead counts the bytes read of cache entries, for the tests of the bounds.
+var cacheBytesRead atomic.Int64
+
+// cacheEntry is one of wazero's files under a module's directory, as listed.
+type cacheEntry struct {
+	name string // relative to the directory, slash-separated
+	size int64
+}
+
+// cacheEntries lists wazero's entries under dir (every file but this package's bookkeeping), sorted by name.
+// It refuses (errDamagedCache), before any is opened, an entry that is not a regular file and entries of
+// more than bound bytes in all.
+func cacheEntries(dir string, bound int64) ([]cacheEntry, error) {
+	var entries []cacheEntry
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || isCacheBookkeeping(d.Name()) {
+			return err
+		}
+		if !d.Type().IsRegular() { // the directory itself, too, when it is a link
+			return fmt.Errorf("%w: %s is not a regular file (%s)", errDamagedCache, p, d.Type())
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if total += info.Size(); total > bound {
+			return fmt.Errorf("%w: entries of more than %d bytes in all", errDamagedCache, bound)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		entries = append(entries, cacheEntry{filepath.ToSlash(rel), info.Size()})
+		return nil
+	})
+	return entries, err
+}
+
+// isCacheBookkeeping reports whether a file under a module's cache directory is this package's (the
+// manifest, its temporary files), not one of wazero's entries.
+func isCacheBookkeeping(name string) bool {
+	return strings.HasPrefix(name, cacheManifest) || filepath.Ext(name) == ".tmp"
+}
+
+// openEntry opens the file at p if it is a regular file of at most max bytes, and returns its size. The
+// checks are made on the open file: the listing saw a path, which may have changed since.
+func openEntry(p string, max int64) (*os.File, int64, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|openEntryFlags, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+	case !info.Mode().IsRegular():
+		err = fmt.Errorf("%w: %s is not a regular file (%s)", errDamagedCache, p, info.Mode().Type())
+	case info.Size() > max:
+		err = fmt.Errorf("%w: %s has %d bytes, more than the %d left to read", errDamagedCache, p, info.Size(), max)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, info.Size(), nil
+}
+
+// readEntry reads the file at p whole, if openEntry admits it under max.
+func readEntry(p string, max int64) ([]byte, error) {
+	f, size, err := openEntry(p, max)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, size)
+	n, err := io.ReadFull(f, b)
+	cacheBytesRead.Add(int64(n))
+	return b, err
+}
+
+// cacheSums returns "<sum>  <path>" lines for entries (of dir, as cacheEntries listed them), sorted, and
+// the contents of the entry named keep (at dir's top), if any. Each other entry is hashed as it is read,
+// through one small buffer: wazero's entry is megabytes of native code, and reading it whole into memory of
+// its own cost a short-lived CLI more than the hash (fresh pages to fault in). keep is read whole and hashed
+// in memory, so the bytes the caller uses are the bytes hashed, and hashed once. Together they are read no
+// further than b.
+func cacheSums(dir string, entries []cacheEntry, keep string, b cacheBounds) (sums, kept []byte, err error) {
+	left := b.entries
 	var lines []string
 	buf := make([]byte, 64<<10)
-	for _, name := range names {
+	for _, e := range entries {
+		p := filepath.Join(dir, filepath.FromSlash(e.name))
 		var sum []byte
-		if name == keep {
-			if kept, err = os.ReadFile(filepath.Join(dir, name)); err == nil {
+		var n int64
+		if e.name == keep {
+			if kept, err = readEntry(p, min(b.prepared, left)); err == nil {
 				s := sha256.Sum256(kept)
-				sum = s[:]
+				sum, n = s[:], int64(len(kept))
 			}
 		} else {
-			sum, err = fileSum(filepath.Join(dir, filepath.FromSlash(name)), buf)
+			sum, n, err = entrySum(p, left, buf)
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		lines = append(lines, hex.EncodeToString(sum)+"  "+name+"\n")
+		left -= n
+		lines = append(lines, hex.EncodeToString(sum)+"  "+e.name+"\n")
 	}
 	sort.Strings(lines)
 	var out bytes.Buffer
@@ -82,52 +189,41 @@ func cacheSums(dir, keep string) (sums, kept []byte, err error) {
 	return out.Bytes(), kept, nil
 }
 
-// cacheEntries are the paths, relative to dir and slash-separated, of wazero's entries under dir (every
-// file but this package's bookkeeping).
-func cacheEntries(dir string) ([]string, error) {
-	var names []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || isCacheBookkeeping(d.Name()) {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		names = append(names, filepath.ToSlash(rel))
-		return nil
-	})
-	return names, err
-}
-
-// isCacheBookkeeping reports whether a file under a module's cache directory is this package's (the
-// manifest, its temporary files), not one of wazero's entries.
-func isCacheBookkeeping(name string) bool {
-	return strings.HasPrefix(name, cacheManifest) || filepath.Ext(name) == ".tmp"
-}
-
-// fileSum is the SHA-256 of the file at p, read through buf.
-func fileSum(p string, buf []byte) ([]byte, error) {
-	f, err := os.Open(p)
+// entrySum is the SHA-256 of the file at p, if openEntry admits it under max, read through buf, and its size.
+func entrySum(p string, max int64, buf []byte) ([]byte, int64, error) {
+	f, size, err := openEntry(p, max)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, f, buf); err != nil {
-		return nil, err
+	n, err := io.CopyBuffer(h, io.LimitReader(f, size), buf)
+	cacheBytesRead.Add(n)
+	if err == nil && n != size {
+		err = fmt.Errorf("%s: %d bytes read of %d", p, n, size)
 	}
-	return h.Sum(nil), nil
+	return h.Sum(nil), n, err
 }
 
 // verifyCache removes dir if it has a manifest its files do not match, and returns the manifest when they
 // do (nil otherwise), with the prepared entry's contents as hashed (nil if there is none). A directory
 // without a manifest is left alone: another process may be compiling into it (wazero writes each entry
-// atomically, and a Load that fails on an entry removes it and compiles again).
-func verifyCache(dir string) (sealed, prepared []byte) {
-	want, err := os.ReadFile(filepath.Join(dir, cacheManifest))
-	if err != nil {
+// atomically, and a Load that fails on an entry removes it and compiles again). One that holds what no Load
+// writes (cacheEntries) is removed with or without a manifest: wazero would open its entries too.
+func verifyCache(dir string, b cacheBounds) (sealed, prepared []byte) {
+	entries, err := cacheEntries(dir, b.entries)
+	if errors.Is(err, errDamagedCache) {
+		discardCache(dir)
 		return nil, nil
 	}
-	if got, prepared, err := cacheSums(dir, preparedEntry); err == nil && bytes.Equal(got, want) {
-		return want, prepared
+	want, merr := readEntry(filepath.Join(dir, cacheManifest), maxManifestBytes)
+	if errors.Is(merr, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err == nil && merr == nil {
+		if got, prepared, err := cacheSums(dir, entries, preparedEntry, b); err == nil && bytes.Equal(got, want) {
+			return want, prepared
+		}
 	}
 	discardCache(dir)
 	return nil, nil
@@ -147,13 +243,23 @@ func discardCache(dir string) {
 // unsealed, which verifyCache tolerates. sealed is the manifest verifyCache found the entries matching
 // before the Load: when it is still there and the Load added no entry (wazero found the module in the
 // cache, the usual case), it still holds and nothing is read again.
-func sealCache(dir string, sealed []byte) {
-	if sealed != nil && sameEntries(dir, sealed) {
-		if now, err := os.ReadFile(filepath.Join(dir, cacheManifest)); err == nil && bytes.Equal(now, sealed) {
+func sealCache(dir string, sealed []byte, b cacheBounds) {
+	entries, err := cacheEntries(dir, b.entries)
+	if err != nil {
+		if errors.Is(err, errDamagedCache) {
+			discardCache(dir)
+		}
+		return
+	}
+	if sealed != nil && sameEntries(entries, sealed) {
+		if now, err := readEntry(filepath.Join(dir, cacheManifest), maxManifestBytes); err == nil && bytes.Equal(now, sealed) {
 			return
 		}
 	}
-	sums, _, err := cacheSums(dir, "")
+	sums, _, err := cacheSums(dir, entries, "", b)
+	if errors.Is(err, errDamagedCache) {
+		discardCache(dir)
+	}
 	if err != nil {
 		return
 	}
@@ -174,21 +280,16 @@ func writeAtomically(dir, name string, b []byte) {
 	}
 }
 
-// sameEntries reports whether the entries under dir are the files manifest lists, by name: wazero writes an
-// entry only for a module it did not find (a new file, written whole and renamed into place), and never
-// rewrites one it read.
-func sameEntries(dir string, manifest []byte) bool {
-	names, err := cacheEntries(dir)
-	if err != nil {
-		return false
-	}
+// sameEntries reports whether entries are the files manifest lists, by name: wazero writes an entry only for
+// a module it did not find (a new file, written whole and renamed into place), and never rewrites one it read.
+func sameEntries(entries []cacheEntry, manifest []byte) bool {
 	listed := strings.Split(strings.TrimSuffix(string(manifest), "\n"), "\n")
-	if len(listed) != len(names) {
+	if len(listed) != len(entries) {
 		return false
 	}
 	for _, line := range listed {
 		_, name, ok := strings.Cut(line, "  ")
-		if !ok || !slices.Contains(names, name) {
+		if !ok || !slices.ContainsFunc(entries, func(e cacheEntry) bool { return e.name == name }) {
 			return false
 		}
 	}

@@ -84,8 +84,8 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 	// The on-disk cache only saves time: it never fails a Load. Processes share it (a controller's
 	// replicas start together), so every step below tolerates another process doing the same at once.
 	digest := sha256.Sum256(wasmBytes)
-	dir := moduleCacheDir(cfg.CacheDir, digest)
-	sealed, entry := verifyCache(dir)
+	dir, bounds := moduleCacheDir(cfg.CacheDir, digest), cacheBoundsFor(len(wasmBytes), cfg.Limits)
+	sealed, entry := verifyCache(dir, bounds)
 	shape, checked, prepared := decodePrepared(entry, digest, cfg.Limits)
 	if !prepared {
 		var err error
@@ -113,7 +113,7 @@ func Load(ctx context.Context, wasmBytes []byte, cfg Config) (*Module, error) {
 		writeAtomically(dir, preparedEntry, encodePrepared(digest, cfg.Limits, shape, checked))
 		sealed = nil
 	}
-	sealCache(dir, sealed)
+	sealCache(dir, sealed, bounds)
 	return m, nil
 }
 

@@ -117,7 +117,7 @@ func TestPreparedEntryOfAnotherVersionOrLimits(t *testing.T) {
 	if err := os.WriteFile(p, other, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sealCache(filepath.Dir(p), nil) // as the other build would have
+	sealCache(filepath.Dir(p), nil, cacheBoundsFor(len(bin), Config{}.withDefaults().Limits)) // as the other build would have
 	if _, prepared := loadPreparing(t, bin, Config{CacheDir: dir}); !prepared {
 		t.Error("an entry of another version was used")
 	}
