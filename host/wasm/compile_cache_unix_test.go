@@ -5,7 +5,6 @@ package wasm
 import (
 	"crypto/sha256"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,20 +148,4 @@ func TestCacheEntryRefusals(t *testing.T) {
 	if read := cacheBytesRead.Load() - before; read != 0 {
 		t.Errorf("%d bytes read of refused files", read)
 	}
-}
-
-// compiledEntry is the path of wazero's only entry in a module's directory.
-func compiledEntry(t *testing.T, dir string) string {
-	t.Helper()
-	var found []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Dir(p) != dir {
-			found = append(found, p)
-		}
-		return nil
-	})
-	if len(found) != 1 {
-		t.Fatalf("compiled entries %v; want one", found)
-	}
-	return found[0]
 }

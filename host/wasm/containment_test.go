@@ -338,7 +338,7 @@ func TestCacheHitKeepsTheManifest(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.Close(ctx)
-		sums, err := filepath.Glob(filepath.Join(dir, "*", "*", "SHA256SUMS"))
+		sums, err := filepath.Glob(filepath.Join(dir, "*", "*", "CRC32C-SUMS"))
 		if err != nil || len(sums) != 1 {
 			t.Fatalf("manifests %v (%v), want one", sums, err)
 		}
@@ -376,7 +376,8 @@ func TestHugeVectorLengthsRefused(t *testing.T) {
 
 // A controller's replicas start together and share the compilation cache: Loads of one module into one
 // cache directory at once all succeed, and leave a cache the next Load verifies and uses. (Two replicas
-// once failed on the same temporary manifest name: "rename SHA256SUMS.tmp: no such file or directory".)
+// once failed on the same temporary manifest name: "rename SHA256SUMS.tmp: no such file or directory",
+// the manifest's name then.)
 func TestConcurrentLoadsShareTheCompileCache(t *testing.T) {
 	ctx := context.Background()
 	bin := guestWasm(t)
@@ -410,7 +411,7 @@ func TestConcurrentLoadsShareTheCompileCache(t *testing.T) {
 		if len(leftovers) > 0 {
 			t.Errorf("round %d: temporary files left: %v", round, leftovers)
 		}
-		sums, err := filepath.Glob(filepath.Join(dir, "*", "*", "SHA256SUMS"))
+		sums, err := filepath.Glob(filepath.Join(dir, "*", "*", "CRC32C-SUMS"))
 		if err != nil || len(sums) != 1 {
 			t.Fatalf("round %d: manifests %v (%v), want one", round, sums, err)
 		}
@@ -434,7 +435,7 @@ func TestCompileCacheKeepsOtherBuildsApart(t *testing.T) {
 	load()
 	var sums []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == "SHA256SUMS" {
+		if err == nil && d.Name() == "CRC32C-SUMS" {
 			sums = append(sums, p)
 		}
 		return nil
