@@ -79,3 +79,47 @@ func FuzzCheckValid(f *testing.F) {
 		}
 	})
 }
+
+// One Shapes, read by Check and by CheckValid in any order (host/kube's FieldChecker serves both), takes a
+// document for clean only when it is: the shapes of two documents with other keys differ, and the two
+// walks write theirs differently (CheckValid with the colon and blanks after each key) so that neither
+// stream reads as the other's.
+func FuzzShapesShared(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"spec":{}}`, `{"spec" : {}}`},
+		{`{"spec":{}}`, `{"spek":{}}`},
+		{`{"spec":{"x":1}}`, `{"spec":{"x" :1}}`},
+		{`{"a\":":1}`, `{"a\"":1}`},
+		{`{"spec":{},"x":1}`, `{ "spec" :{ } , "x" : 1 }`},
+		{`{"metadata":{"name":"a"}}`, `{"metadata":{"name":"a"},"metadata":{"nme":1}}`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	// check is Check (valid false) or CheckValid of an object
+	check := func(s *Shapes, doc []byte, valid bool) []Unknown {
+		if valid {
+			us, _, _ := s.CheckValid(jsonv.Text(doc), (*corev1.Pod)(nil))
+			return us
+		}
+		us, _ := s.Check(doc, (*corev1.Pod)(nil))
+		return us
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
+		for _, doc := range [][]byte{a, b} {
+			if text, err := jsonv.Validate(doc); err != nil || text.Kind() != jsonv.Object {
+				return // CheckValid reads objects in valid text: a snapshot's pods
+			}
+		}
+		want, _ := Check(b, &corev1.Pod{})
+		for _, firstValid := range []bool{false, true} {
+			for _, secondValid := range []bool{false, true} {
+				var s Shapes
+				check(&s, a, firstValid)
+				if us := check(&s, b, secondValid); fmt.Sprint(us) != fmt.Sprint(want) {
+					t.Fatalf("after %s (CheckValid: %v), %s (CheckValid: %v) has %v, Check finds %v", a, firstValid, b, secondValid, us, want)
+				}
+			}
+		}
+	})
+}
