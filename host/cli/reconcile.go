@@ -240,14 +240,18 @@ func isTerminal(w io.Writer) bool {
 	return false
 }
 
-// setAnnotations are the string annotations of a snapshot's set (none when the snapshot is not JSON, or
-// names no set: the module says what is wrong with it), read once for what the CLI does by them (the
-// module the set names, the policies it names). gjson reads no further than the set's metadata: a
+// setAnnotations are the string annotations of a snapshot's set (none when it names no set, or its
+// annotations are not an object: the module says what is wrong with it), read once for what the CLI does by
+// them (the module the set names, the policies it names). gjson reads no further than the set's metadata: a
 // snapshot's first object but one as the host writes it, though past every pod where a hand-made one puts
-// the set last.
+// the set last. It does not validate: a truncated snapshot's annotations are read as far as they go.
 func setAnnotations(snapshot []byte) map[string]string {
 	ann := map[string]string{}
-	gjson.GetBytes(snapshot, `statefulSet.metadata.annotations`).ForEach(func(k, v gjson.Result) bool {
+	a := gjson.GetBytes(snapshot, `statefulSet.metadata.annotations`)
+	if !a.IsObject() {
+		return ann // ForEach would pass a string or an array's elements as members with an empty key
+	}
+	a.ForEach(func(k, v gjson.Result) bool {
 		if v.Type == gjson.String {
 			ann[k.String()] = v.Str
 		}

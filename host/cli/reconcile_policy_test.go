@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,5 +34,46 @@ func TestReconcileAndPolicies(t *testing.T) {
 	}
 	if _, _, stderr := run(t, string(snap), "reconcile"); strings.Contains(stderr, "policies") {
 		t.Errorf("reconcile of a set naming none: %q", stderr)
+	}
+}
+
+// The set's annotations are read as the module and Go's decoder read them: string values only (the module
+// refuses any other, so a set with one names no policies), a key given twice by its last value, escaped
+// keys unescaped.
+func TestSetAnnotations(t *testing.T) {
+	snap := func(ann string) []byte {
+		return []byte(`{"abi":1,"statefulSet":{"metadata":{"name":"pods","annotations":` + ann + `}},"pods":[]}`)
+	}
+	for _, c := range []struct{ ann, want string }{
+		{`{"ordinal.dev/policies":"pdb"}`, "map[ordinal.dev/policies:pdb]"},
+		{`{"ordinal.dev/policies":5,"ordinal.dev/module":["x"],"a":true,"b":null,"c":{"d":"e"}}`, "map[]"},
+		{`{"ordinal.dev/policies":"a","ordinal.dev/policies":"b"}`, "map[ordinal.dev/policies:b]"},
+		{`{"ordinal.dev/polic\u0069es":"\u0061"}`, "map[ordinal.dev/policies:a]"},
+		{`null`, "map[]"},
+		{`"x"`, "map[]"},
+		{`["ordinal.dev/module","a"]`, "map[]"},
+	} {
+		if got := fmt.Sprint(setAnnotations(snap(c.ann))); got != c.want {
+			t.Errorf("annotations %s: %s, want %s", c.ann, got, c.want)
+		}
+	}
+	for _, doc := range []string{``, `not JSON`, `[]`, `{"abi":1}`, `{"statefulSet":1}`} {
+		if got := setAnnotations([]byte(doc)); len(got) != 0 {
+			t.Errorf("%q: %v", doc, got)
+		}
+	}
+	// reconcile names no policies for a set whose annotation is not a string: the module refuses the snapshot
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "conformance", "cases", "rolling-update", "ordered-p0-mu-unset.snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	v["statefulSet"].(map[string]any)["metadata"].(map[string]any)["annotations"] = map[string]any{abi.AnnotationPolicies: 5}
+	named, _ := json.Marshal(v)
+	if code, _, stderr := run(t, string(named), "reconcile"); code != ExitRejected || strings.Contains(stderr, "names policies") {
+		t.Errorf("reconcile of a set whose policies annotation is a number: exit %d, stderr %q", code, stderr)
 	}
 }
