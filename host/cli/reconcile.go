@@ -11,13 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/tidwall/gjson"
 	"golang.org/x/term"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/wasm"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -240,22 +240,41 @@ func isTerminal(w io.Writer) bool {
 	return false
 }
 
-// setAnnotations are the string annotations of a snapshot's set (none when it names no set, or its
-// annotations are not an object: the module says what is wrong with it), read once for what the CLI does by
-// them (the module the set names, the policies it names). gjson reads no further than the set's metadata: a
-// snapshot's first object but one as the host writes it, though past every pod where a hand-made one puts
-// the set last. It does not validate: a truncated snapshot's annotations are read as far as they go.
+// setAnnotations are the string annotations of a snapshot's set (none when the snapshot is not valid JSON,
+// names no set, or its annotations are not an object: the module says what is wrong with it), read once for
+// what the CLI does by them (the module the set names, the policies it names). They are read as the module
+// reads them, with its own reader: of the last statefulSet member, the last of a key given twice. The
+// validating pass finds the top-level members (jsonv.ValidateMembers), so nothing is skipped to reach the set.
 func setAnnotations(snapshot []byte) map[string]string {
 	ann := map[string]string{}
-	a := gjson.GetBytes(snapshot, `statefulSet.metadata.annotations`)
-	if !a.IsObject() {
-		return ann // ForEach would pass a string or an array's elements as members with an empty key
+	t, members, err := jsonv.ValidateMembers(snapshot)
+	if err != nil {
+		return ann
 	}
-	a.ForEach(func(k, v gjson.Result) bool {
-		if v.Type == gjson.String {
-			ann[k.String()] = v.Str
+	var set jsonv.Text
+	for _, i := range members {
+		if k, v, _ := t.MemberAt(i); k == "statefulSet" {
+			set = t[v:] // the set and what follows it: MembersInto finds where it ends
 		}
-		return true
+	}
+	a := memberObject(memberObject(set, "metadata"), "annotations")
+	a.Members(func(k string, v jsonv.Text) {
+		if v.Kind() == jsonv.String {
+			ann[k] = v.Str()
+		}
 	})
 	return ann
+}
+
+// memberObject is the last member named key of the object o starts with, if it is an object ("" otherwise).
+func memberObject(o jsonv.Text, key string) jsonv.Text {
+	if o == "" || o.Kind() != jsonv.Object {
+		return ""
+	}
+	var v [1]jsonv.Text
+	o.MembersInto([]string{key}, v[:])
+	if v[0] == "" || v[0].Kind() != jsonv.Object {
+		return ""
+	}
+	return v[0]
 }

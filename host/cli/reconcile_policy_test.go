@@ -57,10 +57,21 @@ func TestSetAnnotations(t *testing.T) {
 			t.Errorf("annotations %s: %s, want %s", c.ann, got, c.want)
 		}
 	}
-	for _, doc := range []string{``, `not JSON`, `[]`, `{"abi":1}`, `{"statefulSet":1}`} {
+	// the set the module reads: the last statefulSet member, whatever comes before or after it
+	twice := `{"statefulSet":{"metadata":{"annotations":{"ordinal.dev/module":"nosuch"}}},"pods":[{"metadata":{"annotations":{"a":"b"}}}],` +
+		`"statefulSet":{"metadata":{"name":"web","annotations":{"ordinal.dev/policies":"pdb"}}},"claims":[]}`
+	if got := fmt.Sprint(setAnnotations([]byte(twice))); got != "map[ordinal.dev/policies:pdb]" {
+		t.Errorf("two statefulSet members: %s, want the last one's", got)
+	}
+	// a snapshot that is not valid JSON names nothing: the module says what is wrong with it
+	truncated := `{"abi":1,"statefulSet":{"metadata":{"annotations":{"ordinal.dev/module":"nosuch"}}},"pods":[`
+	for _, doc := range []string{``, `not JSON`, `[]`, `{"abi":1}`, `{"statefulSet":1}`, truncated} {
 		if got := setAnnotations([]byte(doc)); len(got) != 0 {
 			t.Errorf("%q: %v", doc, got)
 		}
+	}
+	if code, _, stderr := run(t, truncated, "reconcile"); code != ExitRejected || strings.Contains(stderr, "nosuch") {
+		t.Errorf("reconcile of a truncated snapshot whose set names a module: exit %d, stderr %q (want the module's refusal)", code, stderr)
 	}
 	// reconcile names no policies for a set whose annotation is not a string: the module refuses the snapshot
 	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "conformance", "cases", "rolling-update", "ordered-p0-mu-unset.snapshot.json"))
