@@ -64,9 +64,10 @@ func (s *Shapes) judge(key uint64, doc []byte, v any) ([]Unknown, error) {
 	return us, err
 }
 
-// shapeValid is shape for valid text (jsonv.Validate's): the same shape, written as the object's keys are
-// reached through jsonv's walk (each key as its source text, with what separates it from its value), and
-// scalars skipped by its scanner.
+// shapeValid is shape for valid text (jsonv.Validate's), walked with jsonv's scanner: what decides unknown
+// fields as shape writes it, though not the same bytes (each key is written as its source text with what
+// separates it from its value, which no value's mark can start), so the two never share a clean shape but
+// for objects without keys, whose shapes are alike.
 func shapeValid(h *maphash.Hash, t jsonv.Text, i int) int {
 	switch t[i] {
 	case '{':
@@ -95,15 +96,9 @@ func shapeValid(h *maphash.Hash, t jsonv.Text, i int) int {
 		}
 		h.WriteByte(']')
 		return i + j + 1
-	case '"':
-		h.WriteByte('s')
-	case 't', 'f':
-		h.WriteByte('b')
-	case 'n':
-		h.WriteByte('z')
-	default:
-		h.WriteByte('0')
 	}
+	mark, _ := scalarMark(t[i]) // valid text: a scalar
+	h.WriteByte(mark)
 	return i + t[i:].ValueEnd()
 }
 
@@ -151,17 +146,12 @@ func shape(h *maphash.Hash, doc []byte, i int) int {
 		}
 		h.WriteByte(']')
 		return i + 1
-	case '"':
-		h.WriteByte('s')
-	case 't', 'f':
-		h.WriteByte('b')
-	case 'n':
-		h.WriteByte('z')
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		h.WriteByte('0')
-	default:
+	}
+	mark, ok := scalarMark(doc[i])
+	if !ok {
 		return -1 // '}', ']', ',' where a value belongs
 	}
+	h.WriteByte(mark)
 	if end := skipValue(doc, i); end > i {
 		return end
 	}
@@ -174,4 +164,20 @@ func allocated(v any) any {
 		return reflect.New(rv.Type().Elem()).Interface()
 	}
 	return v
+}
+
+// scalarMark is what a shape holds for the scalar starting with c (its kind), and false for what starts no
+// value.
+func scalarMark(c byte) (byte, bool) {
+	switch c {
+	case '"':
+		return 's', true
+	case 't', 'f':
+		return 'b', true
+	case 'n':
+		return 'z', true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return '0', true
+	}
+	return 0, false
 }
