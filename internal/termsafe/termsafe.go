@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // String returns s with every control character but newline and tab, and every Unicode bidirectional
@@ -54,7 +55,7 @@ func isBidi(r rune) bool {
 // 0x20 cannot appear in valid JSON; DEL, the C1 controls, the bidi overrides and the noncharacters can,
 // inside strings, where a \u escape means the same.)
 func JSON(doc []byte) []byte {
-	if !needs(string(doc)) && !bytes.Contains(doc, []byte("\uFFFE")) && !bytes.Contains(doc, []byte("\uFFFF")) {
+	if !jsonNeeds(doc) {
 		return doc
 	}
 	var b strings.Builder
@@ -66,6 +67,28 @@ func JSON(doc []byte) []byte {
 		b.WriteRune(r)
 	}
 	return []byte(b.String())
+}
+
+// jsonNeeds reports whether JSON would write doc otherwise: whether doc holds a character String escapes
+// (invalid UTF-8 included) or a noncharacter. Byte by byte over ASCII, without a copy of doc: -o json
+// writes megabytes through it, nearly all ASCII.
+func jsonNeeds(doc []byte) bool {
+	for i := 0; i < len(doc); {
+		c := doc[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(doc[i:])
+		if r < 0xa0 || isBidi(r) || r == utf8.RuneError || r == 0xfffe || r == 0xffff {
+			return true
+		}
+		i += size
+	}
+	return false
 }
 
 // JSONWriter writes a JSON document to its writer as JSON escapes it, without holding the document: each
@@ -87,10 +110,18 @@ func (j *JSONWriter) Write(p []byte) (int, error) {
 	}
 	lines := p[:end+1]
 	if len(j.pending) > 0 {
-		lines = append(j.pending, lines...)
+		// what is pending ends with p's first line, and is written with it alone: the rest is not copied
+		first := bytes.IndexByte(lines, '\n') + 1
+		j.pending = append(j.pending, lines[:first]...)
+		if _, err := j.w.Write(JSON(j.pending)); err != nil {
+			return 0, err
+		}
+		lines = lines[first:]
 	}
-	if _, err := j.w.Write(JSON(lines)); err != nil {
-		return 0, err
+	if len(lines) > 0 {
+		if _, err := j.w.Write(JSON(lines)); err != nil {
+			return 0, err
+		}
 	}
 	j.pending = append(j.pending[:0], p[end+1:]...)
 	return len(p), nil

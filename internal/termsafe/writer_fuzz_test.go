@@ -33,3 +33,17 @@ func FuzzJSONWriter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJSONNeeds: JSON's byte-wise check agrees with its definition, String's characters (needs) and the
+// noncharacters, on any bytes.
+func FuzzJSONNeeds(f *testing.F) {
+	for _, s := range []string{"{\"a\": 1}\n", "\x7f", "\r", "\xc2\x9b", "\u202e", "\uFFFD", "\xff", "\xef\xbf", "\uFFFE", "\uFFFF", "日本\t", "\xc2\xa0"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		want := needs(string(doc)) || bytes.Contains(doc, []byte("\uFFFE")) || bytes.Contains(doc, []byte("\uFFFF"))
+		if got := jsonNeeds(doc); got != want {
+			t.Fatalf("jsonNeeds(%q) = %v, want %v", doc, got, want)
+		}
+	})
+}
