@@ -9,6 +9,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
 // benchScenario is a set of n replicas created from a manifest (OrderedReady by default; Parallel
@@ -180,3 +181,35 @@ func settledWithClaims(b *testing.B, n int) (*Scenario, []byte) {
 	edit := mustJSON(jsonobj.GetObj(mustDecode(b, tl.Final), "statefulSet"))
 	return base, []byte(strings.Replace(string(edit), "nginx-slim:0.27", "nginx-slim:0.28", 1))
 }
+
+// BenchmarkWriteJSON writes the timeline of a 300-pod Parallel rollout as `ordinal replay -o json` does
+// (WriteJSON through termsafe's writer): most of a short replay's output is its steps' pods and plans.
+func BenchmarkWriteJSON(b *testing.B) {
+	defer withoutChecks()()
+	sc, err := ParseScenario([]byte(benchScenario(300, true, true)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for b.Loop() {
+		c := &countingWriter{}
+		j := termsafe.NewJSONWriter(c)
+		if err := tl.WriteJSON(j); err != nil {
+			b.Fatal(err)
+		}
+		if err := j.Close(); err != nil {
+			b.Fatal(err)
+		}
+		n = c.n
+	}
+	b.SetBytes(n)
+}
+
+// countingWriter counts what it is given.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }

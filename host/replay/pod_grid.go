@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ordinal-dev/ordinal/host/replay/world"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
 // PodGrid is the pods one sync saw, in ordinal order. A replay records one per sync, and a rollout's pods
@@ -199,11 +200,57 @@ func (g PodGrid) States() []PodState {
 }
 
 // MarshalJSON writes the grid as the array of its states.
-func (g PodGrid) MarshalJSON() ([]byte, error) {
-	if g.n == 0 {
-		return []byte("[]"), nil
+func (g PodGrid) MarshalJSON() ([]byte, error) { return g.appendJSON(nil), nil }
+
+// appendJSON appends the grid as json.Marshal encodes the slice of its states (an empty grid as []), without
+// reflection: most of a timeline's JSON is its steps' grids. The states of a run differ in name and ordinal
+// only, so the rest of them, and the quoted prefix of their names, are encoded once a run.
+func (g PodGrid) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	var digits [20]byte
+	for i, r := range g.runs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = r.first.appendJSON(b)
+		if r.count == 1 {
+			continue
+		}
+		name := jsonv.AppendString(nil, r.prefix())
+		name = name[:len(name)-1] // open: the ordinal's digits follow
+		rest := r.first.appendRest(nil)
+		for k := 1; k < r.count; k++ {
+			ord := strconv.AppendInt(digits[:0], int64(r.first.Ordinal+k), 10)
+			b = append(b, `,{"name":`...)
+			b = append(append(append(b, name...), ord...), `","ordinal":`...)
+			b = append(append(b, ord...), rest...)
+		}
 	}
-	return json.Marshal(g.States())
+	return append(b, ']')
+}
+
+// appendJSON appends the state as json.Marshal encodes it.
+func (p PodState) appendJSON(b []byte) []byte {
+	b = append(b, `{"name":`...)
+	b = jsonv.AppendString(b, p.Name)
+	b = append(b, `,"ordinal":`...)
+	b = strconv.AppendInt(b, int64(p.Ordinal), 10)
+	return p.appendRest(b)
+}
+
+// appendRest appends what follows the state's ordinal in its encoding.
+func (p PodState) appendRest(b []byte) []byte {
+	b = append(b, `,"revision":`...)
+	b = jsonv.AppendString(b, p.Revision)
+	b = append(b, `,"label":`...)
+	b = jsonv.AppendString(b, p.Label)
+	b = append(b, `,"phase":`...)
+	b = jsonv.AppendString(b, p.Phase)
+	b = append(b, `,"ready":`...)
+	b = strconv.AppendBool(b, p.Ready)
+	b = append(b, `,"terminating":`...)
+	b = strconv.AppendBool(b, p.Terminating)
+	return append(b, '}')
 }
 
 // UnmarshalJSON reads an array of states.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
@@ -254,29 +256,108 @@ func (tl *Timeline) jsonAroundSteps() (head, tail []byte, err error) {
 	return b[:at], b[at+len("null"):], nil
 }
 
-// writeStepsJSON writes the steps as the elements of the timeline's indented steps array, one at a time.
+// writeStepsJSON writes the steps as the elements of the timeline's indented steps array, one at a time: each
+// encoded (Step.appendJSON) and indented (appendIndented) into buffers the steps share.
 func writeStepsJSON(w io.Writer, steps []Step) error {
 	const indent = "    " // an element of a member of the top level
-	var buf bytes.Buffer
+	var compact, out []byte
 	for i := range steps {
-		buf.Reset()
+		out = out[:0]
 		if i == 0 {
-			buf.WriteString("[")
+			out = append(out, '[')
 		} else {
-			buf.WriteString(",")
+			out = append(out, ',')
 		}
-		buf.WriteString("\n" + indent)
-		b, err := json.MarshalIndent(&steps[i], indent, "  ")
-		if err != nil {
-			return err
+		out = append(out, "\n"+indent...)
+		var ok bool
+		if compact, ok = steps[i].appendJSON(compact[:0]); ok {
+			out = appendIndented(out, compact, indent, "  ")
+		} else {
+			// what encoding/json refuses (a plan that is not JSON, a number that is not finite): its error
+			b, err := json.MarshalIndent(&steps[i], indent, "  ")
+			if err != nil {
+				return err
+			}
+			out = append(out, b...)
 		}
-		buf.Write(b)
 		if i == len(steps)-1 {
-			buf.WriteString("\n  ]")
+			out = append(out, "\n  ]"...)
 		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		if _, err := w.Write(out); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// appendJSON appends the step as json.Marshal encodes it, its grid and plans without reflection; ok is false
+// where encoding/json fails.
+func (s *Step) appendJSON(b []byte) (_ []byte, ok bool) {
+	b = append(b, `{"step":`...)
+	b = strconv.AppendInt(b, int64(s.Index), 10)
+	b = append(b, `,"segment":`...)
+	b = strconv.AppendInt(b, int64(s.Segment), 10)
+	b = append(b, `,"time":`...)
+	b = jsonv.AppendString(b, s.Time)
+	b = append(b, `,"offset":`...)
+	b = jsonv.AppendString(b, s.Offset.String())
+	b = append(b, `,"offsetSeconds":`...)
+	var err error
+	if b, err = appendFloat(b, s.OffsetSeconds); err != nil {
+		return b, false
+	}
+	if len(s.Trigger) > 0 {
+		b = appendStrings(append(b, `,"trigger":`...), s.Trigger)
+	}
+	if len(s.World) > 0 {
+		if b, ok = appendMarshal(append(b, `,"world":`...), s.World); !ok {
+			return b, false
+		}
+	}
+	b = s.Pods.appendJSON(append(b, `,"pods":`...))
+	if b, ok = appendMarshal(append(b, `,"actions":`...), s.Actions); !ok {
+		return b, false
+	}
+	if s.Requeue != 0 {
+		if b, err = appendFloat(append(b, `,"requeueAfterSeconds":`...), s.Requeue); err != nil {
+			return b, false
+		}
+	}
+	if s.Error != "" {
+		b = jsonv.AppendString(append(b, `,"error":`...), s.Error)
+	}
+	if len(s.Events) > 0 {
+		b = appendStrings(append(b, `,"events":`...), s.Events)
+	}
+	b = jsonv.AppendString(append(b, `,"status":`...), s.Revisions)
+	if b, ok = appendRaw(append(b, `,"plan":`...), s.Plan, 1); !ok {
+		return b, false
+	}
+	if len(s.Replanned) > 0 {
+		if b, ok = appendRaw(append(b, `,"replanned":`...), s.Replanned, 1); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendStrings appends ss as json.Marshal encodes a []string.
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonv.AppendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendMarshal appends json.Marshal's encoding of v.
+func appendMarshal(b []byte, v any) ([]byte, bool) {
+	enc, err := json.Marshal(v)
+	return append(b, enc...), err == nil
 }
