@@ -442,13 +442,17 @@ func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]*heldEntry, byUID
 }
 
 // withReferences is snapshot with every object the instance holds byte for byte replaced by its reference
-// (referenced: at least one was).
+// (referenced: at least one was). The references are written into one buffer first, so the snapshot's copy is
+// allocated at its size: a guess (a quarter of the snapshot) grew or was mostly unused, and was the largest
+// allocation of a replay's sync.
 func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte, bool) {
 	type cut struct {
 		from, to int
-		ref      []byte
+		ref      [2]int // where its reference is in refs
 	}
 	var cuts []cut
+	var refs []byte
+	size := len(snapshot)
 	for _, o := range objs {
 		if !o.ok {
 			continue
@@ -456,34 +460,38 @@ func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte
 		if h, held := s.held[o.digest]; !held || h.heldObject != o.heldObject {
 			continue
 		}
-		ref, err := reference(o.uid, o.rv)
-		if err != nil {
+		at := len(refs)
+		var err error
+		if refs, err = appendReference(refs, o.uid, o.rv); err != nil {
+			refs = refs[:at]
 			continue
 		}
-		cuts = append(cuts, cut{o.from, o.to, ref})
+		cuts = append(cuts, cut{o.from, o.to, [2]int{at, len(refs)}})
+		size += len(refs) - at - (o.to - o.from)
 		s.st.References++
 	}
 	if len(cuts) == 0 {
 		return snapshot, false
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i].from < cuts[j].from }) // lists in key order, not the snapshot's
-	out := make([]byte, 0, len(snapshot)/4)
+	out := make([]byte, 0, size)
 	at := 0
 	for _, c := range cuts {
 		out = append(out, snapshot[at:c.from]...)
-		out = append(out, c.ref...)
+		out = append(out, refs[c.ref[0]:c.ref[1]]...)
 		at = c.to
 	}
 	return append(out, snapshot[at:]...), true
 }
 
-// reference is {"unchanged":{"uid":UID,"resourceVersion":RV}} as json.Marshal(abi.Unchanged) writes it,
-// without reflection for the plain uids and resourceVersions an API server gives (one per object per sync).
-func reference(uid, rv string) ([]byte, error) {
+// appendReference appends {"unchanged":{"uid":UID,"resourceVersion":RV}} as json.Marshal(abi.Unchanged)
+// writes it, without reflection for the plain uids and resourceVersions an API server gives (one per object
+// per sync).
+func appendReference(b []byte, uid, rv string) ([]byte, error) {
 	if !plainJSON(uid) || !plainJSON(rv) {
-		return json.Marshal(abi.Unchanged{Unchanged: abi.ObjectRef{UID: uid, ResourceVersion: rv}})
+		ref, err := json.Marshal(abi.Unchanged{Unchanged: abi.ObjectRef{UID: uid, ResourceVersion: rv}})
+		return append(b, ref...), err
 	}
-	b := make([]byte, 0, 48+len(uid)+len(rv))
 	b = append(b, `{"unchanged":{"uid":"`...)
 	b = append(b, uid...)
 	b = append(b, `","resourceVersion":"`...)
