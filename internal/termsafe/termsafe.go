@@ -70,17 +70,17 @@ func JSON(doc []byte) []byte {
 }
 
 // jsonNeeds reports whether JSON would write doc otherwise: whether doc holds a character String escapes
-// (invalid UTF-8 included) or a noncharacter. Byte by byte over ASCII, without a copy of doc: -o json
-// writes megabytes through it, nearly all ASCII.
+// (invalid UTF-8 included) or a noncharacter. Without a copy of doc, and through a table while its bytes
+// are printable ASCII: -o json writes megabytes through it, nearly all ASCII.
 func jsonNeeds(doc []byte) bool {
 	for i := 0; i < len(doc); {
 		c := doc[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
-				return true
-			}
+		if plainASCII[c] {
 			i++
 			continue
+		}
+		if c < utf8.RuneSelf {
+			return true // a control character but newline and tab, or DEL
 		}
 		r, size := utf8.DecodeRune(doc[i:])
 		if r < 0xa0 || isBidi(r) || r == utf8.RuneError || r == 0xfffe || r == 0xffff {
@@ -90,6 +90,16 @@ func jsonNeeds(doc []byte) bool {
 	}
 	return false
 }
+
+// plainASCII marks the bytes String leaves as they are and that start no multi-byte character: printable
+// ASCII, newline and tab.
+var plainASCII = func() (t [256]bool) {
+	for c := ' '; c < 0x7f; c++ {
+		t[c] = true
+	}
+	t['\n'], t['\t'] = true, true
+	return t
+}()
 
 // JSONWriter writes a JSON document to its writer as JSON escapes it, without holding the document: each
 // run of whole lines as it arrives, the rest at Close. A newline is a character of its own and ends any run
