@@ -150,7 +150,7 @@ func nullMembers(raw []byte) bool {
 		})
 		return !found
 	}
-	root := gjson.ParseBytes(raw)
+	root := strictjson.View(raw)
 	for _, list := range []string{"actions", "events"} {
 		root.Get(list).ForEach(func(_, v gjson.Result) bool { return object(v) })
 	}
