@@ -319,8 +319,8 @@ bench-scale:
 bench-shards:
 	ORDINAL_BENCH_SHARDS=1 E2E_RUN='^TestBenchShardMemory$$' E2E_TIMEOUT=$${E2E_TIMEOUT:-100m} bash scripts/e2e.sh
 
-# Every fuzz target (host pipeline and guest logic) for FUZZTIME each (default 2m: about 1.5M executions in
-# all on 2 cores); prints executions per target. A failing input lands in testdata/fuzz/ of its package.
+# Every fuzz target of the tests (found by scripts/fuzz.sh: 19 today) for FUZZTIME each (default 2m: about
+# 40 minutes on 2 cores); prints executions per target. A failing input lands in testdata/fuzz/ of its package.
 .PHONY: fuzz
 fuzz:
 	bash scripts/fuzz.sh
