@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -16,15 +15,9 @@ import (
 // of the input once it is read (gcHold.input). Past the limit the collector runs as it must to keep to it;
 // the limit is far above what the command keeps, so it never runs without end. GOGC or GOMEMLIMIT in the
 // environment is the user's choice and is left alone.
-//
-// A replay's memory grows with its syncs, not its input, so its hold (holdCollectorOnce) has a floor of
-// replayGCFloor and ends at the first collection: a short replay (a 300-pod rollout: seven collections, a
-// sixth of its CPU) mostly ends before it, and a long one then collects as it always did. A larger floor is
-// memory a long replay holds for nothing: with 64 MiB, a 300-pod OrderedReady rollout peaked 30 MiB higher.
 const (
 	lateGCFloor    = 64 << 20
 	lateGCPerInput = 4
-	replayGCFloor  = 24 << 20
 )
 
 // collector is the collector's setting before the first of the holds in effect (commands run in one
@@ -34,7 +27,7 @@ var collector struct {
 	holds   int
 	percent int
 	limit   int64
-	base    int64 // the runtime's memory when the first hold began, plus its floor
+	base    int64 // the runtime's memory when the first hold began, plus lateGCFloor
 	inputs  int64 // lateGCPerInput times the inputs of the holds in effect
 }
 
@@ -45,16 +38,15 @@ type gcHold struct {
 	bytes int64 // what input added to the limit
 }
 
-// holdCollector turns the collector off, within the memory limit (floor: lateGCFloor, or replayGCFloor;
-// overlapping holds share the first one's), until release.
-func holdCollector(floor int64) *gcHold {
+// holdCollector turns the collector off, within the memory limit, until release.
+func holdCollector() *gcHold {
 	if userSetGC() {
 		return &gcHold{}
 	}
 	collector.Lock()
 	defer collector.Unlock()
 	if collector.holds == 0 {
-		collector.base = runtimeMemory() + floor
+		collector.base = runtimeMemory() + lateGCFloor
 		collector.percent = debug.SetGCPercent(-1)
 		collector.limit = debug.SetMemoryLimit(collector.base)
 	}
@@ -62,40 +54,27 @@ func holdCollector(floor int64) *gcHold {
 	return &gcHold{held: true}
 }
 
-// holdCollectorOnce is a replay's hold (replayGCFloor): it also ends at the first collection, which only the
-// limit starts.
-func holdCollectorOnce() *gcHold {
-	h := holdCollector(replayGCFloor)
-	if h.held {
-		// a cleanup runs once a collection found its object unreachable: the first one from here on (the
-		// object holds a pointer, so it is never one of the runtime's tiny objects, whose cleanups may not run)
-		runtime.AddCleanup(&struct{ _ *gcHold }{}, func(h *gcHold) { h.release() }, h)
-	}
-	return h
-}
-
 // input raises the limit by lateGCPerInput times n, the bytes of the command's input.
 func (h *gcHold) input(n int) {
-	collector.Lock()
-	defer collector.Unlock()
 	if !h.held {
 		return
 	}
+	collector.Lock()
+	defer collector.Unlock()
 	add := lateGCPerInput * int64(n)
 	h.bytes += add
 	collector.inputs += add
 	debug.SetMemoryLimit(collector.base + collector.inputs)
 }
 
-// release ends the hold; the last one puts the collector's setting back. It may run twice, and on another
-// goroutine (holdCollectorOnce's cleanup).
+// release ends the hold; the last one puts the collector's setting back.
 func (h *gcHold) release() {
-	collector.Lock()
-	defer collector.Unlock()
 	if !h.held {
 		return
 	}
 	h.held = false
+	collector.Lock()
+	defer collector.Unlock()
 	collector.inputs -= h.bytes
 	if collector.holds--; collector.holds > 0 {
 		debug.SetMemoryLimit(collector.base + collector.inputs)

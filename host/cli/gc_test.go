@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -27,7 +26,7 @@ func gcSetting() (percent int, limit int64) {
 func TestHoldCollectorTurnsTheCollectorOffWithinALimit(t *testing.T) {
 	withoutGCEnv(t)
 	wantPercent, wantLimit := gcSetting()
-	h := holdCollector(lateGCFloor)
+	h := holdCollector()
 	percent, base := gcSetting()
 	if percent != -1 {
 		t.Errorf("GOGC during the hold is %d, want -1 (off)", percent)
@@ -50,7 +49,7 @@ func TestHoldCollectorTurnsTheCollectorOffWithinALimit(t *testing.T) {
 func TestOverlappingHoldsEndWithTheLast(t *testing.T) {
 	withoutGCEnv(t)
 	wantPercent, wantLimit := gcSetting()
-	first, second := holdCollector(lateGCFloor), holdCollector(lateGCFloor)
+	first, second := holdCollector(), holdCollector()
 	second.input(1 << 20)
 	first.release()
 	if percent, _ := gcSetting(); percent != -1 {
@@ -68,7 +67,7 @@ func TestHoldCollectorLeavesTheUsersSetting(t *testing.T) {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, "200")
 			wantPercent, wantLimit := gcSetting()
-			h := holdCollector(lateGCFloor)
+			h := holdCollector()
 			h.input(1 << 20)
 			if percent, limit := gcSetting(); percent != wantPercent || limit != wantLimit {
 				t.Errorf("with %s set, the hold changed GOGC to %d and the limit to %d", env, percent, limit)
@@ -76,25 +75,4 @@ func TestHoldCollectorLeavesTheUsersSetting(t *testing.T) {
 			h.release()
 		})
 	}
-}
-
-// holdCollectorOnce's hold also ends at the first collection (which the limit starts, or here runtime.GC).
-func TestHoldCollectorOnceEndsAtTheFirstCollection(t *testing.T) {
-	withoutGCEnv(t)
-	wantPercent, wantLimit := gcSetting()
-	h := holdCollectorOnce()
-	defer h.release()
-	if percent, limit := gcSetting(); percent != -1 || limit < replayGCFloor || limit == wantLimit {
-		t.Fatalf("during the hold: GOGC %d and limit %d, want -1 (off) and the runtime's memory plus %d", percent, limit, replayGCFloor)
-	}
-	// the cleanup runs on a goroutine of the runtime's once the collection is done: wait for it, by collections
-	for i := 0; i < 1000; i++ {
-		runtime.GC()
-		if percent, limit := gcSetting(); percent == wantPercent && limit == wantLimit {
-			return
-		}
-		runtime.Gosched()
-	}
-	percent, limit := gcSetting()
-	t.Fatalf("after 1000 collections: GOGC %d and limit %d, want %d and %d", percent, limit, wantPercent, wantLimit)
 }

@@ -57,7 +57,7 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			if err != nil {
 				return err
 			}
-			gc := holdCollector(lateGCFloor)
+			gc := holdCollector()
 			defer gc.release()
 			doc, err := opts.readDocument(cmd.InOrStdin(), file, "snapshot")
 			if err != nil {

@@ -66,8 +66,6 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
-			gc := holdCollectorOnce()
-			defer gc.release()
 			sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), args[0], choice, v)
 			if err != nil {
 				return err
