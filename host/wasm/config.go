@@ -81,7 +81,7 @@ func (c Config) validate() error {
 	case c.MaxOutputBytes < 0:
 		return fmt.Errorf("ordinal module: MaxOutputBytes %d is negative", c.MaxOutputBytes)
 	}
-	return nil
+	return c.Limits.validate()
 }
 
 func (c Config) withDefaults() Config {

@@ -54,6 +54,26 @@ const (
 	DefaultMaxElementItems   = 1 << 20
 )
 
+// validate refuses a negative limit, naming it: zero takes the default, and a negative one would refuse
+// every module with a word about its shape rather than about the configuration.
+func (l ModuleLimits) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxBytes", int64(l.MaxBytes)}, {"MaxFunctionBlocks", int64(l.MaxFunctionBlocks)},
+		{"MaxCompileCost", l.MaxCompileCost}, {"MaxTableEntries", l.MaxTableEntries},
+		{"MaxFunctions", int64(l.MaxFunctions)}, {"MaxLocals", int64(l.MaxLocals)},
+		{"MaxGlobals", int64(l.MaxGlobals)}, {"MaxSegments", int64(l.MaxSegments)},
+		{"MaxElementItems", int64(l.MaxElementItems)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("ordinal module: ModuleLimits.%s %d is negative (0 takes the default)", f.name, f.v)
+		}
+	}
+	return nil
+}
+
 func (l ModuleLimits) withDefaults() ModuleLimits {
 	def := func(v *int, d int) {
 		if *v == 0 {

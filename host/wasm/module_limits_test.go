@@ -1,6 +1,8 @@
 package wasm
 
 import (
+	"context"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -72,6 +74,21 @@ func TestElementItemsAreBounded(t *testing.T) {
 		}
 		if shape.ElementItems != items || shape.Segments != len(c.counts) {
 			t.Errorf("%s: shape %+v, want %d segments of %v items", c.name, shape, len(c.counts), c.counts)
+		}
+	}
+}
+
+// A negative limit is refused by name before the module is read: it would otherwise refuse every module with
+// a word about the module's shape, not the configuration.
+func TestNegativeLimitsAreRefusedByName(t *testing.T) {
+	l := reflect.TypeFor[ModuleLimits]()
+	for i := range l.NumField() {
+		var limits ModuleLimits
+		reflect.ValueOf(&limits).Elem().Field(i).SetInt(-1)
+		name := l.Field(i).Name
+		_, err := Load(context.Background(), []byte("not a module"), Config{Limits: limits})
+		if err == nil || !strings.Contains(err.Error(), "ModuleLimits."+name+" -1 is negative") {
+			t.Errorf("%s -1: %v", name, err)
 		}
 	}
 }
