@@ -74,13 +74,7 @@ func uidOf(o any) string {
 // clone is a deep copy of a snapshot document.
 func clone(t *testing.T, s map[string]any) map[string]any {
 	t.Helper()
-	var c map[string]any
-	d := json.NewDecoder(bytes.NewReader(encode(t, s)))
-	d.UseNumber()
-	if err := d.Decode(&c); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return decodeWorld(t, encode(t, s))
 }
 
 // changeWorld changes a snapshot as worlds change between syncs: objects changed (a new resourceVersion and
@@ -252,12 +246,7 @@ func TestDeltaPlansAreTheWholeSnapshots(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 28))
 	deltas, stale := 0, 0
 	for _, cs := range conformanceSnapshots(t) {
-		var s map[string]any
-		d := json.NewDecoder(bytes.NewReader(cs.in))
-		d.UseNumber()
-		if err := d.Decode(&s); err != nil {
-			t.Fatal(err)
-		}
+		s := decodeWorld(t, cs.in)
 		// as the module's direct export does, every call's input is written over the previous one's: nothing
 		// the instance keeps may point into it
 		var c ObjectCache
@@ -454,17 +443,7 @@ func FuzzDelta(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, seedA, seedB int64) {
 		inA, inB := genSnapshot(seedA), genSnapshot(seedB)
-		var a, b map[string]any
-		for _, p := range []struct {
-			in  []byte
-			out *map[string]any
-		}{{inA, &a}, {inB, &b}} {
-			d := json.NewDecoder(bytes.NewReader(p.in))
-			d.UseNumber()
-			if err := d.Decode(p.out); err != nil {
-				t.Fatal(err)
-			}
-		}
+		a, b := decodeWorld(t, inA), decodeWorld(t, inB)
 		var c ObjectCache
 		first := ReconcileCached(&c, inA)
 		firstCode, _ := planCode(t, first)

@@ -80,7 +80,9 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
+// decodeWorld is a snapshot document as a tree, its numbers as their text (json.Number).
 func decodeWorld(t *testing.T, in []byte) map[string]any {
+	t.Helper()
 	d := json.NewDecoder(bytes.NewReader(in))
 	d.UseNumber()
 	var s map[string]any

@@ -2,7 +2,7 @@ package statefulset
 
 import (
 	"bytes"
-	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -116,12 +116,7 @@ func editSet(r *rand.Rand, s map[string]any, step int) string {
 func TestSetMemoEditsAsWhole(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 29))
 	for _, cs := range conformanceSnapshots(t) {
-		var s map[string]any
-		d := json.NewDecoder(bytes.NewReader(cs.in))
-		d.UseNumber()
-		if err := d.Decode(&s); err != nil {
-			t.Fatal(err)
-		}
+		s := decodeWorld(t, cs.in)
 		var whole, delta ObjectCache
 		ReconcileCached(&whole, cs.in)
 		ReconcileCached(&delta, cs.in)
@@ -130,17 +125,7 @@ func TestSetMemoEditsAsWhole(t *testing.T) {
 		for step := 1; step <= 6; step++ {
 			next := clone(t, prev)
 			trail = append(trail, editSet(r, next, step))
-			want := Reconcile(encode(t, next))
-			if got := ReconcileCached(&whole, encode(t, next)); !bytes.Equal(got, want) {
-				t.Fatalf("%s %v (whole):\n got  %.400s\n want %.400s", cs.name, trail, got, want)
-			}
-			got := ReconcileCached(&delta, encode(t, deltaOf(t, prev, next)))
-			if code, _ := planCode(t, got); code == CodeStaleReference {
-				got = ReconcileCached(&delta, encode(t, next))
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s %v (delta):\n got  %.400s\n want %.400s", cs.name, trail, got, want)
-			}
+			heldPlansAreFresh(t, fmt.Sprintf("%s %v", cs.name, trail), &whole, &delta, prev, next)
 			prev = next
 		}
 	}
@@ -153,12 +138,7 @@ func TestRevisionDataChangedUnderTheSameVersion(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 17))
 	n := 0
 	for _, cs := range conformanceSnapshots(t) {
-		var s map[string]any
-		d := json.NewDecoder(bytes.NewReader(cs.in))
-		d.UseNumber()
-		if err := d.Decode(&s); err != nil {
-			t.Fatal(err)
-		}
+		s := decodeWorld(t, cs.in)
 		if len(listOf(s, "revisions")) == 0 || !holdable(s) {
 			continue
 		}
@@ -179,22 +159,30 @@ func TestRevisionDataChangedUnderTheSameVersion(t *testing.T) {
 					}
 				}
 			}
-			want := Reconcile(encode(t, next))
-			if got := ReconcileCached(&whole, encode(t, next)); !bytes.Equal(got, want) {
-				t.Fatalf("%s step %d (whole):\n got  %.400s\n want %.400s", cs.name, step, got, want)
-			}
-			got := ReconcileCached(&delta, encode(t, deltaOf(t, prev, next)))
-			if code, _ := planCode(t, got); code == CodeStaleReference {
-				got = ReconcileCached(&delta, encode(t, next))
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s step %d (delta):\n got  %.400s\n want %.400s", cs.name, step, got, want)
-			}
+			heldPlansAreFresh(t, fmt.Sprintf("%s step %d", cs.name, step), &whole, &delta, prev, next)
 			n++
 			prev = next
 		}
 	}
 	if n < 100 {
 		t.Fatalf("%d steps", n)
+	}
+}
+
+// heldPlansAreFresh checks that two held instances plan for the world next what a fresh one does: whole, sent
+// the whole snapshot, and delta, sent its delta from prev (and the whole one, as a host does, where the
+// instance answers StaleReference). what names the case in a failure.
+func heldPlansAreFresh(t *testing.T, what string, whole, delta *ObjectCache, prev, next map[string]any) {
+	t.Helper()
+	want := Reconcile(encode(t, next))
+	if got := ReconcileCached(whole, encode(t, next)); !bytes.Equal(got, want) {
+		t.Fatalf("%s (whole):\n got  %.400s\n want %.400s", what, got, want)
+	}
+	got := ReconcileCached(delta, encode(t, deltaOf(t, prev, next)))
+	if code, _ := planCode(t, got); code == CodeStaleReference {
+		got = ReconcileCached(delta, encode(t, next))
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s (delta):\n got  %.400s\n want %.400s", what, got, want)
 	}
 }
