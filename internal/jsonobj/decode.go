@@ -140,20 +140,11 @@ func (d *decoder) object() (any, bool) {
 			return nil, false
 		}
 		m[k] = v // a duplicate key: the last one wins, as in encoding/json
-		d.ws()
-		if d.i >= len(d.data) {
+		switch more, ok := d.after('}'); {
+		case !ok:
 			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-			d.ws()
-		case '}':
-			d.i++
-			d.depth--
+		case !more:
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -177,22 +168,33 @@ func (d *decoder) array() (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.ws()
-		if d.i >= len(d.data) {
+		switch more, ok := d.after(']'); {
+		case !ok:
 			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-			d.ws()
-		case ']':
-			d.i++
-			d.depth--
+		case !more:
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma, and the blanks before the next (more), or the
+// container's close (its end: the depth it opened is closed). ok is false for anything else.
+func (d *decoder) after(close byte) (more, ok bool) {
+	d.ws()
+	if d.i >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.i] {
+	case ',':
+		d.i++
+		d.ws()
+		return true, true
+	case close:
+		d.i++
+		d.depth--
+		return false, true
+	}
+	return false, false
 }
 
 // number is the number at d.i as its literal text (UseNumber), in JSON's grammar.
