@@ -78,16 +78,7 @@ func FuzzGetDotted(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		var want any = o
-		if keys, err := ParsePath(p); err != nil {
-			want = nil
-		} else {
-			for _, k := range keys {
-				if want = step(want, k); want == nil {
-					break
-				}
-			}
-		}
+		want := getParsed(o, p)
 		if got := Get(o, p); !reflect.DeepEqual(got, want) {
 			t.Fatalf("Get(%q) = %v, parsed %v", p, got, want)
 		}

@@ -134,18 +134,25 @@ func TestGetDottedAsParsed(t *testing.T) {
 	for _, p := range []string{"a", ".a", "a.b", "a.b.c", ".a.b.c", "a.b.c.d", "a.l", "a.l.x", "a.n", "a.n.x", "s", "s.x",
 		"", ".", "..", "a.", "a..b", ".a.", "a.b.", "x", "x.y", "a.q'\"", "a.d.e", `a.d\.e`, "a.l[0].x", `a[""]`, "a['b'].c"} {
 		_, dotted := getDotted(o, p)
-		var want any = o
-		if keys, err := ParsePath(p); err != nil {
-			want = nil
-		} else {
-			for _, k := range keys {
-				if want = step(want, k); want == nil {
-					break
-				}
-			}
-		}
+		want := getParsed(o, p)
 		if got := Get(o, p); !reflect.DeepEqual(got, want) {
 			t.Errorf("Get(%q) = %v (dotted walk %v), parsed %v", p, got, dotted, want)
 		}
 	}
+}
+
+// getParsed is what Get(o, p) reads by p's keys as ParsePath parses them, a step at a time (nil for a path
+// ParsePath refuses): what its walk of the dotted text must agree with.
+func getParsed(o any, p string) any {
+	keys, err := ParsePath(p)
+	if err != nil {
+		return nil
+	}
+	v := o
+	for _, k := range keys {
+		if v = step(v, k); v == nil {
+			return nil
+		}
+	}
+	return v
 }
