@@ -40,6 +40,7 @@ type input struct {
 	kind   inputKind
 	json   []byte
 	text   jsonv.Text // json as jsonv.Validate accepted it (recognise's one validating pass)
+	set    jsonv.Text // text's last statefulSet member, as the module reads it ("" when it has none)
 	raw    []byte     // as read
 	other  string     // the kind of a Kubernetes object that is none of the four (e.g. Deployment)
 	memory int64      // the memory limit of the module it is for, in bytes (moduleOptions.recognise; 0: none)
@@ -90,7 +91,7 @@ func recognise(b []byte, limit int64) input {
 			return in
 		}
 	}
-	in.text = top.text
+	in.text, in.set = top.text, top.set
 	switch {
 	case top.abi || top.statefulSet:
 		in.kind = inputSnapshot
@@ -126,6 +127,7 @@ type topMembers struct {
 	abi, statefulSet, items, manifests, events bool
 	kind                                       string
 	text                                       jsonv.Text // the document, validated
+	set                                        jsonv.Text // the last statefulSet member's value
 }
 
 // readTop reads them in one validating pass with the module's own JSON reader (guest/jsonv), so a
@@ -144,6 +146,8 @@ func readTop(js []byte) (m topMembers, ok bool) {
 			m.abi = true
 		case "statefulSet":
 			m.statefulSet = true
+			val := t[v:]
+			m.set = val[:val.ValueEnd()] // the last one given, as the module reads it
 		case "items":
 			m.items = true
 		case "manifests":
@@ -196,18 +200,41 @@ func displayName(file string) string {
 	return file
 }
 
-// decodeSnapshotSet decodes only a snapshot's statefulSet into v, with the module's own reader: the pods of
-// a large snapshot are skipped, not read; a set that does not decode leaves v as it was. It reports false
-// for what is not a JSON object (the module says what is wrong with it).
-func decodeSnapshotSet(snapshot []byte, v any) bool {
-	t, err := jsonv.Validate(snapshot)
+// snapshotFile is a snapshot as a command read it: the bytes the module is given, and its set as the module
+// reads it (the last statefulSet member), found by the one validating pass that read the file, so that what
+// the CLI reads of the set (the module it names, its policies, -n's check, the text output) costs no
+// second reading of thousands of pods.
+type snapshotFile struct {
+	json   []byte
+	object bool       // json is a valid JSON object (else the module says what is wrong with it)
+	set    jsonv.Text // "" when it names no set
+}
+
+// readSnapshotFile is the snapshotFile of a snapshot the CLI built or changed (a List's, one with unknown
+// fields dropped): one validating pass, no pod read.
+func readSnapshotFile(snapshot []byte) snapshotFile {
+	f := snapshotFile{json: snapshot}
+	t, members, err := jsonv.ValidateMembers(snapshot)
 	if err != nil || t.Kind() != jsonv.Object {
-		return false
+		return f
 	}
-	var set [1]jsonv.Text
-	t.MembersInto([]string{"statefulSet"}, set[:])
-	_ = json.Unmarshal([]byte(set[0]), v)
-	return true
+	f.object = true
+	for _, i := range members {
+		if k, v, _ := t.MemberAt(i); k == "statefulSet" {
+			f.set = t[v:]
+		}
+	}
+	if f.set != "" {
+		f.set = f.set[:f.set.ValueEnd()]
+	}
+	return f
+}
+
+// decodeSet decodes the snapshot's set into v; a set that does not decode, or none, leaves v as it was.
+func (f snapshotFile) decodeSet(v any) {
+	if f.set != "" {
+		_ = json.Unmarshal(snapshot.TextBytes(f.set), v)
+	}
 }
 
 // snapshotOfList builds the snapshot of the List's StatefulSet (the chosen one, when it holds several)
@@ -370,58 +397,62 @@ func listItems(js []byte) ([][]byte, error) {
 // takes it. This is the one reading of a snapshot file: a member the ABI does not define is an error (a
 // misspelt statefulSet is not "no statefulSet"), an unknown field of its objects is v's to judge, and
 // dropped (the module would carry a template's into revisions and pods: a real API server stores none).
-func snapshotInput(in input, file string, choice setChoice, v fieldValidation) ([]byte, error) {
+func snapshotInput(in input, file string, choice setChoice, v fieldValidation) (snapshotFile, error) {
 	switch in.kind {
 	case inputSnapshot:
 		envelope, objects := snapshot.UnknownFields(in.text)
 		if len(envelope) > 0 {
-			return nil, ownFormat(file, envelope)
+			return snapshotFile{}, ownFormat(file, envelope)
 		}
 		if err := v.report(file, objects); err != nil {
-			return nil, err
+			return snapshotFile{}, err
 		}
-		js := fieldcheck.Drop(in.json, objects)
-		if err := choice.checkSnapshot(js); err != nil {
-			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+		f := snapshotFile{json: in.json, object: true, set: in.set} // JSON as read (less leading blanks), or YAML as JSON
+		if len(objects) > 0 {
+			f = readSnapshotFile(fieldcheck.Drop(in.json, objects))
 		}
-		return js, nil // JSON as read (less leading blanks), or YAML as JSON
+		if err := choice.checkSnapshot(f); err != nil {
+			return snapshotFile{}, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+		}
+		return f, nil
 	case inputList:
 		s, err := snapshotOfList(in.json, time.Now(), choice, v, file, in.memory)
 		var usage *exitError
 		if errors.As(err, &usage) {
-			return nil, err
+			return snapshotFile{}, err
 		}
 		if err != nil {
-			return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+			return snapshotFile{}, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
 		}
-		return s, nil
+		return readSnapshotFile(s), nil
 	case inputManifest, inputScenario:
-		return nil, wrongInput(in, file, "a snapshot")
+		return snapshotFile{}, wrongInput(in, file, "a snapshot")
 	}
 	if err := in.unreadable(file, "a snapshot"); err != nil {
-		return nil, err
+		return snapshotFile{}, err
 	}
-	if err := choice.checkSnapshot(in.raw); err != nil {
-		return nil, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+	f := readSnapshotFile(in.raw) // JSON that is not valid, or no snapshot: the module says what is wrong with it
+	if err := choice.checkSnapshot(f); err != nil {
+		return snapshotFile{}, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
 	}
-	return in.raw, nil // JSON that is not valid: the module says what is wrong with it
+	return f, nil
 }
 
 // scenarioInput returns the scenario `replay` runs for in: a scenario as it is, the world of a snapshot
 // or a List, or the creation of a manifest's set. The snapshot of a snapshot or a List, and JSON that is
 // not valid, is returned too: the module judges it first, as `reconcile` would (issue 32, finding 9).
-func scenarioInput(in input, file string, choice setChoice, v fieldValidation) (*replay.Scenario, []byte, error) {
+func scenarioInput(in input, file string, choice setChoice, v fieldValidation) (*replay.Scenario, *snapshotFile, error) {
 	switch in.kind {
 	case inputSnapshot, inputList:
 		snap, err := snapshotInput(in, file, choice, v)
 		if err != nil {
 			return nil, nil, err
 		}
-		sc, err := replay.ScenarioFromSnapshot(snap)
+		sc, err := replay.ScenarioFromSnapshot(snap.json)
 		if err != nil {
-			return nil, snap, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
+			return nil, &snap, withCode(ExitUsage, fmt.Errorf("%s: %w", displayName(file), err))
 		}
-		return sc, snap, nil
+		return sc, &snap, nil
 	case inputManifest:
 		var md struct {
 			APIVersion string                           `json:"apiVersion"`
@@ -457,7 +488,7 @@ func scenarioInput(in input, file string, choice setChoice, v fieldValidation) (
 		return nil, nil, err
 	}
 	if in.json == nil {
-		return nil, in.raw, nil // JSON that is not valid: the module says what is wrong with it, not a YAML parser
+		return nil, &snapshotFile{json: in.raw}, nil // JSON that is not valid: the module says what is wrong with it, not a YAML parser
 	}
 	if !choice.empty() {
 		return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: a scenario names its own objects; -n and statefulset/NAME choose among the objects of a snapshot, a List or a manifest", displayName(file)))

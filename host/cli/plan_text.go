@@ -17,14 +17,14 @@ import (
 // writePlanText prints a plan for people, like kubectl diff: the writes in order (+ create, ~ update or
 // patch, - delete), the status change field by field against the snapshot's, the requeue, the events
 // and the error. Module text is made safe for a terminal.
-func writePlanText(w io.Writer, snapshot []byte, p *abi.Plan) error {
+func writePlanText(w io.Writer, snapshot snapshotFile, p *abi.Plan) error {
 	var snap struct {
 		StatefulSet struct {
 			Metadata struct{ Namespace, Name string } `json:"metadata"`
 			Status   map[string]any                   `json:"status"`
 		}
 	}
-	decodeSnapshotSet(snapshot, &snap.StatefulSet)
+	snapshot.decodeSet(&snap.StatefulSet)
 	set := snap.StatefulSet.Metadata
 	var b strings.Builder
 	if set.Name != "" {

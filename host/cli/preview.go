@@ -101,7 +101,7 @@ maxUnavailable counts unavailable pods below the partition).
 				if err := reconcileOnce(cmd.Context(), opts, snap); err != nil {
 					return err
 				}
-				if base, err = replay.ScenarioFromSnapshot(snap); err != nil {
+				if base, err = replay.ScenarioFromSnapshot(snap.json); err != nil {
 					return withCode(ExitUsage, err)
 				}
 			} else {

@@ -45,6 +45,10 @@ func FuzzReadTopAsBefore(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, js []byte) {
 		got, ok := readTop(js)
+		if ok && got.set != readSnapshotFile(js).set {
+			t.Fatalf("%q: readTop's set %q, readSnapshotFile's %q", js, got.set, readSnapshotFile(js).set)
+		}
+		got.set = "" // the set is new: the before had none
 		want, wantOK := oldReadTop(js)
 		if got != want || ok != wantOK {
 			t.Fatalf("%q: readTop %+v %v, before %+v %v", js, got, ok, want, wantOK)

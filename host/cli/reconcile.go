@@ -75,13 +75,13 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			defer m.Close(cmd.Context())
 			named, closeNamed := opts.replayModules()
 			defer closeNamed()
-			ann := setAnnotations(snapshot)
+			ann := setAnnotations(snapshot.set)
 			if names := ann[abi.AnnotationPolicies]; names != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "ordinal: the set names policies (%s: %s): this is the module's plan before them; "+
 					"`ordinal replay` or `ordinal preview` with --policy shows what they hold\n", abi.AnnotationPolicies, termsafe.String(names))
 			}
 			// Nothing the module returns is printed before it is known to be a plan.
-			raw, p, err := reconcilePlan(cmd.Context(), m, named, snapshot, ann)
+			raw, p, err := reconcilePlan(cmd.Context(), m, named, snapshot.json, ann)
 			if err != nil {
 				return err
 			}
@@ -126,7 +126,7 @@ func flagAliases(old map[string]string) func(*pflag.FlagSet, string) pflag.Norma
 
 // reconcileOnce runs the module once on snapshot and returns the exit error `reconcile` would: nil for a
 // plan (SyncFailed included: the snapshot is fine), a rejection (2), or a module failure (4).
-func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) error {
+func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot snapshotFile) error {
 	m, err := opts.load(ctx)
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot []byte) er
 	defer m.Close(ctx)
 	named, closeNamed := opts.replayModules()
 	defer closeNamed()
-	_, p, err := reconcilePlan(ctx, m, named, snapshot, setAnnotations(snapshot))
+	_, p, err := reconcilePlan(ctx, m, named, snapshot.json, setAnnotations(snapshot.set))
 	if err != nil {
 		return err
 	}
@@ -240,23 +240,12 @@ func isTerminal(w io.Writer) bool {
 	return false
 }
 
-// setAnnotations are the string annotations of a snapshot's set (none when the snapshot is not valid JSON,
-// names no set, or its annotations are not an object: the module says what is wrong with it), read once for
-// what the CLI does by them (the module the set names, the policies it names). They are read as the module
-// reads them, with its own reader: of the last statefulSet member, the last of a key given twice. The
-// validating pass finds the top-level members (jsonv.ValidateMembers), so nothing is skipped to reach the set.
-func setAnnotations(snapshot []byte) map[string]string {
+// setAnnotations are the string annotations of a snapshot's set (snapshotFile.set: none when the snapshot is
+// not valid JSON, names no set, or its annotations are not an object: the module says what is wrong with
+// it), read for what the CLI does by them (the module the set names, the policies it names), as the module
+// reads them: the last of a key given twice.
+func setAnnotations(set jsonv.Text) map[string]string {
 	ann := map[string]string{}
-	t, members, err := jsonv.ValidateMembers(snapshot)
-	if err != nil {
-		return ann
-	}
-	var set jsonv.Text
-	for _, i := range members {
-		if k, v, _ := t.MemberAt(i); k == "statefulSet" {
-			set = t[v:] // the set and what follows it: MembersInto finds where it ends
-		}
-	}
 	a := memberObject(memberObject(set, "metadata"), "annotations")
 	a.Members(func(k string, v jsonv.Text) {
 		if v.Kind() == jsonv.String {

@@ -37,6 +37,17 @@ func TestReconcileAndPolicies(t *testing.T) {
 	}
 }
 
+// annotationsOf is setAnnotations of doc's set as both readings find it: recognise's pass over a file read
+// (readTop) and readSnapshotFile's over a snapshot the CLI built; they must find the same set.
+func annotationsOf(t *testing.T, doc []byte) map[string]string {
+	t.Helper()
+	built := readSnapshotFile(doc)
+	if read := recognise(doc, 1<<20); read.set != built.set {
+		t.Errorf("%q: recognise found the set %q, readSnapshotFile %q", doc, read.set, built.set)
+	}
+	return setAnnotations(built.set)
+}
+
 // The set's annotations are read as the module and Go's decoder read them: string values only (the module
 // refuses any other, so a set with one names no policies), a key given twice by its last value, escaped
 // keys unescaped.
@@ -53,20 +64,20 @@ func TestSetAnnotations(t *testing.T) {
 		{`"x"`, "map[]"},
 		{`["ordinal.dev/module","a"]`, "map[]"},
 	} {
-		if got := fmt.Sprint(setAnnotations(snap(c.ann))); got != c.want {
+		if got := fmt.Sprint(annotationsOf(t, snap(c.ann))); got != c.want {
 			t.Errorf("annotations %s: %s, want %s", c.ann, got, c.want)
 		}
 	}
 	// the set the module reads: the last statefulSet member, whatever comes before or after it
 	twice := `{"statefulSet":{"metadata":{"annotations":{"ordinal.dev/module":"nosuch"}}},"pods":[{"metadata":{"annotations":{"a":"b"}}}],` +
 		`"statefulSet":{"metadata":{"name":"web","annotations":{"ordinal.dev/policies":"pdb"}}},"claims":[]}`
-	if got := fmt.Sprint(setAnnotations([]byte(twice))); got != "map[ordinal.dev/policies:pdb]" {
+	if got := fmt.Sprint(annotationsOf(t, []byte(twice))); got != "map[ordinal.dev/policies:pdb]" {
 		t.Errorf("two statefulSet members: %s, want the last one's", got)
 	}
 	// a snapshot that is not valid JSON names nothing: the module says what is wrong with it
 	truncated := `{"abi":1,"statefulSet":{"metadata":{"annotations":{"ordinal.dev/module":"nosuch"}}},"pods":[`
 	for _, doc := range []string{``, `not JSON`, `[]`, `{"abi":1}`, `{"statefulSet":1}`, truncated} {
-		if got := setAnnotations([]byte(doc)); len(got) != 0 {
+		if got := annotationsOf(t, []byte(doc)); len(got) != 0 {
 			t.Errorf("%q: %v", doc, got)
 		}
 	}

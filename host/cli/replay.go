@@ -183,7 +183,7 @@ func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, 
 	in := opts.recognise(b, replay.MaxScenarioBytes)
 	sc, snap, err := scenarioInput(in, path, choice, v)
 	if snap != nil {
-		if err := reconcileOnce(ctx, opts, snap); err != nil {
+		if err := reconcileOnce(ctx, opts, *snap); err != nil {
 			return nil, err
 		}
 	}

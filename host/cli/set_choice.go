@@ -74,17 +74,15 @@ func (c setChoice) String() string {
 }
 
 // checkSnapshot refuses a snapshot whose set is not the one chosen. Only the set's metadata is read.
-func (c setChoice) checkSnapshot(snapshot []byte) error {
-	if c.empty() {
-		return nil
+func (c setChoice) checkSnapshot(snapshot snapshotFile) error {
+	if c.empty() || !snapshot.object {
+		return nil // not JSON: the module says what is wrong
 	}
 	var s struct {
 		APIVersion string                           `json:"apiVersion"`
 		Metadata   struct{ Namespace, Name string } `json:"metadata"`
 	}
-	if !decodeSnapshotSet(snapshot, &s) {
-		return nil // not JSON: the module says what is wrong
-	}
+	snapshot.decodeSet(&s)
 	if !c.matches(s.APIVersion, s.Metadata.Namespace, s.Metadata.Name) {
 		return fmt.Errorf("the snapshot's StatefulSet is %s/%s, not %s", s.Metadata.Namespace, s.Metadata.Name, c)
 	}

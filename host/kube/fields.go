@@ -58,14 +58,18 @@ func (c *FieldChecker) UnknownFieldsOfValue(kind string, t jsonv.Text) (us []fie
 	return us, end
 }
 
-// setUnknownFields is UnknownFields of a StatefulSet: apps/v1's, or Ordinal's custom kind's.
+// setUnknownFields is UnknownFields of a StatefulSet: apps/v1's, or Ordinal's custom kind's, by its
+// apiVersion (read as Go's decoder reads it: the last one given).
 func (c *FieldChecker) setUnknownFields(obj []byte) []fieldcheck.Unknown {
-	var set appsv1.StatefulSet
-	us, err := fieldcheck.Check(obj, &set)
-	if err != nil || !customGroup(set.APIVersion) {
-		return us
+	var v any = (*appsv1.StatefulSet)(nil)
+	if t, err := jsonv.Validate(obj); err == nil && t.Kind() == jsonv.Object {
+		var apiVersion [1]jsonv.Text
+		t.MembersInto([]string{"apiVersion"}, apiVersion[:])
+		if apiVersion[0] != "" && apiVersion[0].Kind() == jsonv.String && customGroup(apiVersion[0].Str()) {
+			v = (*crd.StatefulSet)(nil)
+		}
 	}
-	us, _ = c.shapes.Check(obj, (*crd.StatefulSet)(nil))
+	us, _ := c.shapes.Check(obj, v)
 	return us
 }
 

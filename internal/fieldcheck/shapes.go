@@ -17,7 +17,8 @@ type Shapes struct {
 	clean map[uint64]bool
 }
 
-// Check is Check(doc, v), except that v is not decoded into when doc has a shape found clean before. v may
+// Check is Check(doc, v), except that v is not decoded into when doc has a shape found clean before or
+// names only fields of v's type (judge): err is Check's for a document decoded. v may
 // be a nil pointer of the type to decode into ((*corev1.Pod)(nil)): one is allocated only when doc is
 // decoded, so the thousands of clean pods of a snapshot allocate nothing.
 func (s *Shapes) Check(doc []byte, v any) ([]Unknown, error) {
@@ -52,9 +53,15 @@ func (s *Shapes) hash(v any) maphash.Hash {
 	return h
 }
 
-// judge is Check(doc, v) unless doc's shape (key) was found clean before.
+// judge is Check(doc, v) unless doc's shape (key) was found clean before, or every key of doc is a field of
+// v's type (allKnown: nothing is decoded then, so a value of the wrong type goes unreported: err is
+// Check's for a document it decoded).
 func (s *Shapes) judge(key uint64, doc []byte, v any) ([]Unknown, error) {
 	if s.clean[key] {
+		return nil, nil
+	}
+	if t, err := jsonv.Validate(doc); err == nil && allKnown(t, reflect.TypeOf(v)) {
+		s.clean[key] = true
 		return nil, nil
 	}
 	us, err := Check(doc, allocated(v))

@@ -1,0 +1,172 @@
+package fieldcheck
+
+import (
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
+)
+
+// allKnown reports whether every key of the value t starts with (valid text) is a field Check's decoder
+// would match in typ, at every depth: then Check reports no unknown field, and t needs no decoding. It
+// is the cheap half of judging a document: Check decodes into a new value, and sigs.k8s.io/json builds
+// a codec for every type reachable from typ the first time it meets typ (a corev1.Pod's are hundreds,
+// most of a short CLI run's field check), where this reads only the types t's keys reach. It may say
+// false where Check finds nothing (a key of an ambiguous embedded field, a value of the wrong kind): the
+// caller decodes then, so only true must be exact.
+func allKnown(t jsonv.Text, typ reflect.Type) bool {
+	for {
+		if decodesItself(typ) {
+			return true // its own decoder takes the whole value: no field of it is unknown to Check
+		}
+		if typ.Kind() != reflect.Pointer {
+			break
+		}
+		typ = typ.Elem()
+	}
+	switch typ.Kind() {
+	case reflect.Struct:
+		if t.Kind() != jsonv.Object {
+			return true // a type error: Check judges no field of a document that does not decode
+		}
+		fields := structFields(typ)
+		for i := t.FirstMember(); ; {
+			k, v, ok := t.MemberAt(i)
+			if !ok {
+				return true
+			}
+			ft, known := fields[k]
+			if !known || !allKnown(t[v:], ft) {
+				return false
+			}
+			i = t.MemberAfter(v + t[v:].ValueEnd())
+		}
+	case reflect.Map:
+		if t.Kind() != jsonv.Object {
+			return true
+		}
+		for i := t.FirstMember(); ; {
+			_, v, ok := t.MemberAt(i)
+			if !ok {
+				return true
+			}
+			if !allKnown(t[v:], typ.Elem()) {
+				return false
+			}
+			i = t.MemberAfter(v + t[v:].ValueEnd())
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Kind() != jsonv.Array {
+			return true
+		}
+		for i := t.FirstItem(); ; {
+			item, ok := t.ItemRest(i)
+			if !ok {
+				return true
+			}
+			end := item.ValueEnd()
+			if !allKnown(item[:end], typ.Elem()) {
+				return false
+			}
+			i = t.ItemAfter(i + end)
+		}
+	}
+	return true // a scalar, or an interface: any value decodes, nothing in it is a field
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// decodesItself: encoding/json hands the value to the type's own UnmarshalJSON (or, for a string, its
+// UnmarshalText), on the value or its address, which judges no field as unknown.
+func decodesItself(typ reflect.Type) bool {
+	if typ.Kind() != reflect.Pointer && typ.Kind() != reflect.Interface {
+		typ = reflect.PointerTo(typ)
+	}
+	return typ.Implements(jsonUnmarshaler) || typ.Implements(textUnmarshaler)
+}
+
+// fieldsOf caches structFields per type: a long-running process meets the same few types.
+var fieldsOf sync.Map // reflect.Type -> map[string]reflect.Type
+
+// structFields are the JSON names encoding/json's decoder matches in typ (a struct), with their types:
+// tagged names, exported field names, and the fields of embedded structs promoted by its rules. A name
+// that is given more than once is left out (Go's rules keep one of them or none; left out, allKnown says
+// false and Check decides).
+func structFields(typ reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldsOf.Load(typ); ok {
+		return f.(map[string]reflect.Type)
+	}
+	seen := map[string]int{}
+	out := map[string]reflect.Type{}
+	collectFields(typ, out, seen, map[reflect.Type]bool{})
+	for name, n := range seen {
+		if n > 1 {
+			delete(out, name)
+		}
+	}
+	fieldsOf.Store(typ, out)
+	return out
+}
+
+// collectFields adds typ's fields to out, counting each name in seen, by encoding/json's typeFields rules
+// for which fields a struct has and which embedded structs it promotes the fields of.
+func collectFields(typ reflect.Type, out map[string]reflect.Type, seen map[string]int, visiting map[reflect.Type]bool) {
+	if visiting[typ] {
+		return
+	}
+	visiting[typ] = true
+	defer delete(visiting, typ)
+	for i := range typ.NumField() {
+		sf := typ.Field(i)
+		ft := sf.Type
+		if sf.Anonymous {
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if !sf.IsExported() && ft.Kind() != reflect.Struct {
+				continue // an embedded field of an unexported non-struct type
+			}
+		} else if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if !validTagName(name) {
+			name = ""
+		}
+		if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+			collectFields(ft, out, seen, visiting) // promoted
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		seen[name]++
+		out[name] = sf.Type
+	}
+}
+
+// validTagName is encoding/json's rule for a tag's name: otherwise the field keeps its Go name.
+func validTagName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
+}

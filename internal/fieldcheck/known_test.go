@@ -1,0 +1,182 @@
+package fieldcheck
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ordinal-dev/ordinal/internal/jsonv"
+)
+
+// knownTypes are the types host/kube judges objects by, keyed by a snapshot's member.
+var knownTypes = map[string]reflect.Type{
+	"statefulSet": reflect.TypeFor[*appsv1.StatefulSet](),
+	"pods":        reflect.TypeFor[*corev1.Pod](),
+	"claims":      reflect.TypeFor[*corev1.PersistentVolumeClaim](),
+	"revisions":   reflect.TypeFor[*appsv1.ControllerRevision](),
+}
+
+// The fast path is live and exact on real objects: every object of the conformance snapshots that Check
+// finds clean, allKnown clears without decoding; one it finds a field in, allKnown does not clear.
+func TestAllKnownOnConformanceObjects(t *testing.T) {
+	files, _ := filepath.Glob("../conformance/cases/*/*.snapshot.json")
+	if len(files) < 100 {
+		t.Fatalf("%d conformance snapshots found, want the suite's (over 100)", len(files))
+	}
+	cleared, judged := 0, 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap map[string]json.RawMessage
+		if err := json.Unmarshal(b, &snap); err != nil {
+			t.Fatal(err)
+		}
+		for member, typ := range knownTypes {
+			var objs []json.RawMessage
+			if member == "statefulSet" {
+				objs = []json.RawMessage{snap[member]}
+			} else if err := json.Unmarshal(snap[member], &objs); err != nil {
+				continue // absent or not a list: the snapshot is a refusal case
+			}
+			for i, o := range objs {
+				text, err := jsonv.Validate(o)
+				if err != nil {
+					continue
+				}
+				us, cerr := Check(o, reflect.New(typ.Elem()).Interface())
+				known := allKnown(text, typ)
+				judged++
+				if known {
+					cleared++
+				}
+				if known && len(us) > 0 {
+					t.Errorf("%s %s[%d]: allKnown, but Check finds %v", f, member, i, us)
+				}
+				if !known && len(us) == 0 && cerr == nil {
+					t.Errorf("%s %s[%d]: Check finds nothing, allKnown says a field is unknown", f, member, i)
+				}
+			}
+		}
+	}
+	if cleared == 0 || judged < 1000 {
+		t.Fatalf("allKnown cleared %d of %d objects", cleared, judged)
+	}
+	t.Logf("allKnown cleared %d of %d objects", cleared, judged)
+	// and a pod with misspelt fields at three depths is not cleared
+	typo := `{"spec":{"nodeNme":"a","containers":[{"name":"a","imagee":"x"}]},"metadata":{"lables":{"a":"b"}}}`
+	for _, doc := range []string{typo, `{"spec":{"containers":[{"imagee":"x"}]}}`, `{"metadata":{"lables":{}}}`} {
+		text, _ := jsonv.Validate([]byte(doc))
+		if allKnown(text, knownTypes["pods"]) {
+			t.Errorf("%s: allKnown", doc)
+		}
+	}
+}
+
+// The rules of encoding/json's fields: tags, Go names, "-", embedded structs promoted (pointer or not,
+// exported or not), an embedded struct with a tag kept as one field, a name given twice left to Check;
+// a type that decodes itself takes any value.
+func TestStructFields(t *testing.T) {
+	type inner struct{ Deep string }
+	type Embedded struct {
+		Promoted int `json:"promoted"`
+	}
+	type twice struct{ Same int }
+	type Twice struct{ Same int }
+	type outer struct {
+		Tagged   string `json:"tagged,omitempty"`
+		Plain    int
+		Skipped  int `json:"-"`
+		Dash     int `json:"-,"`
+		BadTag   int `json:"a\"b"`
+		unexp    int
+		Embedded                  // promoted
+		*inner                    // promoted through a pointer, though unexported
+		Named    Embedded         `json:"named"`
+		twice                     // Same, given twice at one depth
+		Twice                     //
+		Time     metaTime         `json:"time"`
+		Any      any              `json:"any"`
+		List     []inner          `json:"list"`
+		ByName   map[string]inner `json:"byName"`
+	}
+	_ = outer{}.unexp
+	got := structFields(reflect.TypeFor[outer]())
+	var names []string
+	for n := range got {
+		names = append(names, n)
+	}
+	want := "- BadTag Deep Plain any byName list named promoted tagged time"
+	slices.Sort(names)
+	if s := strings.Join(names, " "); s != want {
+		t.Errorf("fields %s, want %s", s, want)
+	}
+	typ := reflect.TypeFor[*outer]()
+	for doc, want := range map[string]bool{
+		`{"tagged":"a","Plain":1,"promoted":2,"Deep":"x","named":{"promoted":1}}`: true,
+		`{"Tagged":"a"}`:                                        false, // case-sensitive, as sigs.k8s.io/json's strict decoding
+		`{"Skipped":1}`:                                         false,
+		`{"unexp":1}`:                                           false,
+		`{"Same":1}`:                                            false, // ambiguous: Check decides
+		`{"named":{"Deep":1}}`:                                  false,
+		`{"time":{"anything":[1,{"x":2}]}}`:                     true, // its own UnmarshalJSON takes it
+		`{"any":{"x":{"y":1}}}`:                                 true,
+		`{"list":[{"Deep":"a"},{"Deep":"b"}]}`:                  true,
+		`{"list":[{"Deep":"a"},{"Dep":"b"}]}`:                   false,
+		`{"byName":{"a":{"Deep":"a"},"b":{"x":1}}}`:             false,
+		`{"list":{"x":1},"named":[1,{"x":2}],"tagged":{"x":1}}`: true, // values of the wrong kind: type errors, no field judged
+		`null`: true,
+	} {
+		text, err := jsonv.Validate([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := allKnown(text, typ); got != want {
+			t.Errorf("%s: allKnown %v, want %v", doc, got, want)
+		}
+	}
+}
+
+// metaTime decodes itself, as metav1.Time does.
+type metaTime struct{ s string }
+
+func (m *metaTime) UnmarshalJSON(b []byte) error { m.s = string(b); return nil }
+
+// Whatever the document, allKnown clears it only when Check finds no unknown field in it, for each type
+// host/kube judges objects by.
+func FuzzAllKnown(f *testing.F) {
+	for _, s := range []string{
+		`{"spec":{"nodeNme":"a","containers":[{"name":"a","imagee":"x"}]},"metadata":{"lables":{"a":"b"}}}`,
+		`{"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1"}}}]},"metadata":{"labels":{"a":"b"},"creationTimestamp":"2026-01-01T00:00:00Z"}}`,
+		`{"apiVersion":"apps/v1","kind":"StatefulSet","spec":{"template":{"spec":{"containers":[{"name":"a","ports":[{"containerPort":80}]}]}},"volumeClaimTemplates":[{"spec":{"resources":{"requests":{"storage":"1Gi"}}}}]}}`,
+		`{"data":{"spec":{"x":1}},"revision":3,"metadata":{"ownerReferences":[{"uid":"u","controller":true}]}}`,
+		`{"spec":{"accessModes":["ReadWriteOnce"],"dataSourceRef":{"kind":"x"}},"status":{"capacity":{"storage":"1Gi"},"phase":"Bound"}}`,
+		`{"metadata":{"ManagedFields":[{"fieldsV1":{"f:x":{}}}]},"status":{"conditions":[{"type":"Ready","lastProbeTime":null}]}}`,
+		`{"spec":{"overhead":{"cpu":"1"}},"status":{"x":null}}`, `{}`, `[]`, `"s"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		text, err := jsonv.Validate(doc)
+		if err != nil {
+			return // allKnown reads text jsonv.Validate accepted
+		}
+		for member, typ := range knownTypes {
+			if !allKnown(text, typ) {
+				continue
+			}
+			if us, _ := Check(doc, reflect.New(typ.Elem()).Interface()); len(us) > 0 {
+				t.Fatalf("%s as %s: allKnown, but Check finds %s", doc, member, fmt.Sprint(us))
+			}
+		}
+	})
+}
