@@ -5,7 +5,7 @@ TINYGO_VERSION ?= 0.41.1
 TINYGO_PREFIX ?= $(HOME)/.cache/ordinal/tinygo-$(TINYGO_VERSION)-llvm19
 TINYGO ?= $(TINYGO_PREFIX)/bin/tinygo
 # Flags of the shipped module; RATIONALE.md explains the GC choice.
-TINYGO_FLAGS ?= -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -opt=2 -gc=leaking
+TINYGO_FLAGS ?= -target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -opt=s -gc=leaking
 GUEST_WASM := host/embedded/ordinal.wasm
 # The extended module (issue 14): the same guest source with the build tag ordinal_extended.
 EXTENDED_WASM := host/embedded/ordinal-extended.wasm

@@ -12,7 +12,7 @@ ROOT=$(cd ../../../.. && pwd)
 TINYGO=${TINYGO:-$HOME/.cache/ordinal/tinygo-0.41.1-llvm19/bin/tinygo}
 FLAGS=(-target=wasip1 -buildmode=c-shared -no-debug -scheduler=none)
 # the variant is built exactly as the shipped module (the Makefile's TINYGO_FLAGS) plus the build tag
-read -r -a GUEST_FLAGS <<< "${TINYGO_FLAGS:--target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -opt=2 -gc=leaking}"
+read -r -a GUEST_FLAGS <<< "${TINYGO_FLAGS:--target=wasip1 -buildmode=c-shared -no-debug -scheduler=none -opt=s -gc=leaking}"
 filter() { grep -v 'is not a recognized feature for this target' >&2 || true; }
 echo "building hostile.wasm"
 "$TINYGO" build "${FLAGS[@]}" -o hostile.wasm ./hostile 2> >(filter)
