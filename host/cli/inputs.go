@@ -211,23 +211,10 @@ type snapshotFile struct {
 }
 
 // readSnapshotFile is the snapshotFile of a snapshot the CLI built or changed (a List's, one with unknown
-// fields dropped): one validating pass, no pod read.
+// fields dropped): readTop's one validating pass, no pod read.
 func readSnapshotFile(snapshot []byte) snapshotFile {
-	f := snapshotFile{json: snapshot}
-	t, members, err := jsonv.ValidateMembers(snapshot)
-	if err != nil || t.Kind() != jsonv.Object {
-		return f
-	}
-	f.object = true
-	for _, i := range members {
-		if k, v, _ := t.MemberAt(i); k == "statefulSet" {
-			f.set = t[v:]
-		}
-	}
-	if f.set != "" {
-		f.set = f.set[:f.set.ValueEnd()]
-	}
-	return f
+	top, ok := readTop(snapshot)
+	return snapshotFile{json: snapshot, object: ok, set: top.set}
 }
 
 // decodeSet decodes the snapshot's set into v; a set that does not decode, or none, leaves v as it was.

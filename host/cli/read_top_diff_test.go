@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
@@ -45,8 +46,9 @@ func FuzzReadTopAsBefore(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, js []byte) {
 		got, ok := readTop(js)
-		if ok && got.set != readSnapshotFile(js).set {
-			t.Fatalf("%q: readTop's set %q, readSnapshotFile's %q", js, got.set, readSnapshotFile(js).set)
+		var byName map[string]json.RawMessage // encoding/json's reading: the last member of a name, its bytes
+		if ok && json.Unmarshal(js, &byName) == nil && string(byName["statefulSet"]) != string(got.set) {
+			t.Fatalf("%q: readTop's set %q, encoding/json's %q", js, got.set, byName["statefulSet"])
 		}
 		got.set = "" // the set is new: the before had none
 		want, wantOK := oldReadTop(js)
