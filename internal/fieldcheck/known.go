@@ -84,9 +84,14 @@ var (
 )
 
 // decodesItself: encoding/json hands the value to the type's own UnmarshalJSON (or, for a string, its
-// UnmarshalText), on the value or its address, which judges no field as unknown.
+// UnmarshalText), which judges no field as unknown. It looks for one on a pointer, or on the address of
+// a value of a named type (indirect): an unnamed struct's, promoted from an embedded field, only through
+// a pointer; otherwise the struct is decoded field by field.
 func decodesItself(typ reflect.Type) bool {
-	if typ.Kind() != reflect.Pointer && typ.Kind() != reflect.Interface {
+	if typ.Kind() != reflect.Pointer {
+		if typ.Name() == "" {
+			return false
+		}
 		typ = reflect.PointerTo(typ)
 	}
 	return typ.Implements(jsonUnmarshaler) || typ.Implements(textUnmarshaler)
@@ -152,6 +157,9 @@ func collectFields(typ reflect.Type, out map[string]reflect.Type, seen map[strin
 			name = sf.Name
 		}
 		seen[name]++
+		if sf.Anonymous && !sf.IsExported() {
+			continue // an unexported embedded struct given a name: decoded read-only, without its own decoder
+		}
 		out[name] = sf.Type
 	}
 }

@@ -12,7 +12,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/ordinal-dev/ordinal/host/crd"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
@@ -22,6 +24,14 @@ var knownTypes = map[string]reflect.Type{
 	"pods":        reflect.TypeFor[*corev1.Pod](),
 	"claims":      reflect.TypeFor[*corev1.PersistentVolumeClaim](),
 	"revisions":   reflect.TypeFor[*appsv1.ControllerRevision](),
+}
+
+// allTypes are knownTypes and the other types host/kube judges objects by, for the fuzzer.
+var allTypes = []reflect.Type{
+	reflect.TypeFor[*appsv1.StatefulSet](), reflect.TypeFor[*corev1.Pod](),
+	reflect.TypeFor[*corev1.PersistentVolumeClaim](), reflect.TypeFor[*appsv1.ControllerRevision](),
+	reflect.TypeFor[*crd.StatefulSet](), reflect.TypeFor[*policyv1.PodDisruptionBudget](), reflect.TypeFor[*corev1.Node](),
+	reflect.TypeFor[*synthetic](),
 }
 
 // The fast path is live and exact on real objects: every object of the conformance snapshots that Check
@@ -162,6 +172,9 @@ func FuzzAllKnown(f *testing.F) {
 		`{"spec":{"accessModes":["ReadWriteOnce"],"dataSourceRef":{"kind":"x"}},"status":{"capacity":{"storage":"1Gi"},"phase":"Bound"}}`,
 		`{"metadata":{"ManagedFields":[{"fieldsV1":{"f:x":{}}}]},"status":{"conditions":[{"type":"Ready","lastProbeTime":null}]}}`,
 		`{"spec":{"overhead":{"cpu":"1"}},"status":{"x":null}}`, `{}`, `[]`, `"s"`,
+		`{"apiVersion":"ordinal.dev/v1","status":{"selector":"a=b"},"spec":{"replicas":1}}`,
+		`{"a":{"X":1,"q":1},"b":{"Y":1},"f":{"q":1},"g":{"Z":1},"h":[{"q":1}],"p":{"q":1},"Deep":1,"m":{"1":{"Deep":1}}}`,
+		`{"arr":[{"Deep":1},{"Deep":1},{"q":1}],"Shared":1,"Low":{"Deep":1},"u\u0308":1,"\u0041":1,"deep":1,"I":{"q":1}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -170,13 +183,73 @@ func FuzzAllKnown(f *testing.F) {
 		if err != nil {
 			return // allKnown reads text jsonv.Validate accepted
 		}
-		for member, typ := range knownTypes {
+		for _, typ := range allTypes {
 			if !allKnown(text, typ) {
 				continue
 			}
 			if us, _ := Check(doc, reflect.New(typ.Elem()).Interface()); len(us) > 0 {
-				t.Fatalf("%s as %s: allKnown, but Check finds %s", doc, member, fmt.Sprint(us))
+				t.Fatalf("%s as %v: allKnown, but Check finds %s", doc, typ, fmt.Sprint(us))
 			}
 		}
 	})
+}
+
+// Types that decode themselves where encoding/json does not call their decoder: it looks for one only on
+// a pointer, or on the address of a value of a named type (indirect), and only when the value can be
+// handed out, which a field of an unexported embedded struct given a name cannot. Decoded as structs,
+// their keys are judged field by field.
+type (
+	selfA struct{ X int }
+	selfB struct{ Y int }
+	SelfC struct{ Z int }
+)
+
+func (*selfA) UnmarshalJSON([]byte) error { return nil }
+func (*selfB) UnmarshalJSON([]byte) error { return nil }
+func (SelfC) UnmarshalJSON([]byte) error  { return nil }
+
+// synthetic exercises encoding/json's field rules for FuzzAllKnown: names given at two depths, embedded
+// structs by value and by pointer, decoders it calls and decoders it does not.
+type synthetic struct {
+	selfA `json:"a"` // both given names: neither's UnmarshalJSON is promoted, and neither is called
+	selfB `json:"b"`
+	F     struct{ metaTime }         `json:"f"` // unnamed: its promoted UnmarshalJSON is not looked for
+	G     struct{ SelfC }            `json:"g"`
+	H     []struct{ metaTime }       `json:"h"`
+	P     *struct{ metaTime }        `json:"p"` // through a pointer it is
+	M     map[int]struct{ metaTime } `json:"m"`
+	Arr   [2]inner                   `json:"arr"`
+	I     any
+	*inner
+	Low inner
+	deepA
+	deepB
+	Ü int `json:"u\u0308"`
+}
+
+type inner struct{ Deep int }
+type deepA struct {
+	Shared int
+	inner
+}
+type deepB struct{ Shared int }
+
+// encoding/json's own decoders only: allKnown does not clear what Check decodes as a struct.
+func TestAllKnownDecodersNotCalled(t *testing.T) {
+	typ := reflect.TypeFor[*synthetic]()
+	for _, doc := range []string{`{"a":{"q":1}}`, `{"f":{"q":1}}`, `{"g":{"q":1}}`, `{"h":[{"q":1}]}`, `{"m":{"1":{"q":1}}}`} {
+		us, err := Check([]byte(doc), new(synthetic))
+		if err != nil || len(us) == 0 {
+			t.Fatalf("%s: Check finds %v, %v: want an unknown field", doc, us, err)
+		}
+		text, _ := jsonv.Validate([]byte(doc))
+		if allKnown(text, typ) {
+			t.Errorf("%s: allKnown, but Check finds %v", doc, us)
+		}
+	}
+	// through a pointer, the promoted UnmarshalJSON takes the value
+	text, _ := jsonv.Validate([]byte(`{"p":{"q":1}}`))
+	if !allKnown(text, typ) {
+		t.Errorf(`{"p":{"q":1}}: not allKnown`)
+	}
 }
