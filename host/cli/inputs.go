@@ -217,11 +217,34 @@ func readSnapshotFile(snapshot []byte) snapshotFile {
 	return snapshotFile{json: snapshot, object: ok, set: top.set}
 }
 
-// decodeSet decodes the snapshot's set into v; a set that does not decode, or none, leaves v as it was.
-func (f snapshotFile) decodeSet(v any) {
-	if f.set != "" {
-		_ = json.Unmarshal(snapshot.TextBytes(f.set), v)
+// setMeta is the set's apiVersion, namespace and name as the module reads them (its setMeta): each key as
+// spelt and the last of a key given twice (encoding/json would take "Name" for name, and merge two metadata
+// objects into one), no namespace as "default", "" for what is not a string or a set that is not an object.
+func (f snapshotFile) setMeta() (apiVersion, namespace, name string) {
+	if f.set == "" || f.set.Kind() != jsonv.Object {
+		return "", "", ""
 	}
+	var top [1]jsonv.Text
+	f.set.MembersInto([]string{"apiVersion"}, top[:])
+	apiVersion = top[0].Str()
+	if meta := memberObject(f.set, "metadata"); meta != "" {
+		var v [2]jsonv.Text
+		meta.MembersInto([]string{"namespace", "name"}, v[:])
+		namespace, name = v[0].Str(), v[1].Str()
+	}
+	if namespace == "" {
+		namespace = "default"
+	}
+	return apiVersion, namespace, name
+}
+
+// setStatus is the set's status as the module reads it (the last status member; nil when it is not an object).
+func (f snapshotFile) setStatus() map[string]any {
+	var status map[string]any
+	if t := memberObject(f.set, "status"); t != "" {
+		_ = json.Unmarshal(snapshot.TextBytes(t), &status)
+	}
+	return status
 }
 
 // snapshotOfList builds the snapshot of the List's StatefulSet (the chosen one, when it holds several)

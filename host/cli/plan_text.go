@@ -18,17 +18,10 @@ import (
 // patch, - delete), the status change field by field against the snapshot's, the requeue, the events
 // and the error. Module text is made safe for a terminal.
 func writePlanText(w io.Writer, snapshot snapshotFile, p *abi.Plan) error {
-	var snap struct {
-		StatefulSet struct {
-			Metadata struct{ Namespace, Name string } `json:"metadata"`
-			Status   map[string]any                   `json:"status"`
-		}
-	}
-	snapshot.decodeSet(&snap.StatefulSet)
-	set := snap.StatefulSet.Metadata
+	_, namespace, name := snapshot.setMeta()
 	var b strings.Builder
-	if set.Name != "" {
-		fmt.Fprintf(&b, "StatefulSet %s/%s: %d write%s\n", set.Namespace, set.Name, len(p.Actions), plural(len(p.Actions)))
+	if name != "" {
+		fmt.Fprintf(&b, "StatefulSet %s/%s: %d write%s\n", namespace, name, len(p.Actions), plural(len(p.Actions)))
 	} else { // a snapshot without a readable set: the plan is the module's refusal
 		fmt.Fprintf(&b, "%d write%s\n", len(p.Actions), plural(len(p.Actions)))
 	}
@@ -46,7 +39,7 @@ func writePlanText(w io.Writer, snapshot snapshotFile, p *abi.Plan) error {
 		}
 		b.WriteString("\n")
 		if a.Verb == abi.VerbUpdateStatus {
-			for _, l := range statusChanges(snap.StatefulSet.Status, a.Object) {
+			for _, l := range statusChanges(snapshot.setStatus(), a.Object) {
 				fmt.Fprintf(&b, "      %s\n", l)
 			}
 		}

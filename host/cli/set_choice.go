@@ -78,13 +78,9 @@ func (c setChoice) checkSnapshot(snapshot snapshotFile) error {
 	if c.empty() || !snapshot.object {
 		return nil // not JSON: the module says what is wrong
 	}
-	var s struct {
-		APIVersion string                           `json:"apiVersion"`
-		Metadata   struct{ Namespace, Name string } `json:"metadata"`
-	}
-	snapshot.decodeSet(&s)
-	if !c.matches(s.APIVersion, s.Metadata.Namespace, s.Metadata.Name) {
-		return fmt.Errorf("the snapshot's StatefulSet is %s/%s, not %s", s.Metadata.Namespace, s.Metadata.Name, c)
+	apiVersion, namespace, name := snapshot.setMeta()
+	if !c.matches(apiVersion, namespace, name) {
+		return fmt.Errorf("the snapshot's StatefulSet is %s/%s, not %s", namespace, name, c)
 	}
 	return nil
 }

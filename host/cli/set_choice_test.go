@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,5 +131,67 @@ func TestSetArgumentKindChoosesTheSet(t *testing.T) {
 		if code != c.code || !strings.Contains(out+errs, c.want) || (c.lack != "" && strings.Contains(out, c.lack)) {
 			t.Errorf("reconcile %s: exit %d, want %d with %q\n%s%s", c.arg, code, c.code, c.want, firstN(out, 600), errs)
 		}
+	}
+}
+
+// -n, statefulset/NAME and the text output read the snapshot's set as the module reads it: each key as
+// spelt (encoding/json would take "Name" for name), the last of a key given twice (encoding/json would merge
+// two metadata objects), no namespace as "default".
+func TestSnapshotSetReadAsTheModuleReadsIt(t *testing.T) {
+	b, err := os.ReadFile("../../examples/ci/web.snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s, set map[string]json.RawMessage
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(s["statefulSet"], &set); err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(set["metadata"], &meta); err != nil {
+		t.Fatal(err)
+	}
+	delete(meta, "namespace") // default, to the module
+	m, _ := json.Marshal(meta)
+	dir := t.TempDir()
+	write := func(name, metadata string) string {
+		doc := `{"apiVersion":"apps/v1","kind":"StatefulSet",` + metadata + `,"spec":` + string(set["spec"]) + `,"status":` + string(set["status"]) + `}`
+		s["statefulSet"] = json.RawMessage(doc)
+		out, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	twice := write("twice.json", `"metadata":{"namespace":"prod","name":"web"},"metadata":`+string(m))
+	// a value of the wrong type the module does not read: Check judges no field of the set, so "Name" stays
+	folded := write("folded.json", `"metadata":`+strings.TrimSuffix(string(m), "}")+`,"managedFields":5,"Name":"evil"}`)
+	noNamespace := write("no-namespace.json", `"metadata":`+string(m))
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"reconcile", "-f", twice, "-n", "prod"}, 1, "the snapshot's StatefulSet is default/web, not in namespace prod"},
+		{[]string{"reconcile", "-f", twice, "-n", "default"}, 0, "StatefulSet default/web: 0 writes"},
+		{[]string{"reconcile", "-f", folded, "statefulset/evil"}, 1, "the snapshot's StatefulSet is default/web, not statefulset/evil"},
+		{[]string{"reconcile", "-f", folded, "statefulset/web"}, 0, "StatefulSet default/web: 0 writes"},
+		{[]string{"reconcile", "-f", noNamespace, "-n", "default"}, 0, "StatefulSet default/web: 0 writes"},
+	} {
+		code, out, errs := run(t, "", c.args...)
+		if code != c.code || !strings.Contains(out+errs, c.want) {
+			t.Errorf("%s: exit %d, want %d with %q\n%s%s", strings.Join(c.args, " "), code, c.code, c.want, firstN(out, 600), errs)
+		}
+	}
+	// the status the text output compares the plan's with: the last one given, not two merged
+	f := readSnapshotFile([]byte(`{"statefulSet":{"status":{"replicas":1,"readyReplicas":1},"Status":{},"status":{"replicas":3}}}`))
+	if got := fmt.Sprint(f.setStatus()); got != "map[replicas:3]" {
+		t.Errorf("status given twice: %s, want map[replicas:3]", got)
 	}
 }
