@@ -57,3 +57,37 @@ func FuzzReadTopAsBefore(f *testing.F) {
 		}
 	})
 }
+
+// The set a snapshot command reads (snapshotFile.set: annotations, -n's check, the text output) is the one
+// the module reads in the bytes it is given: the last statefulSet member, whatever the file was (YAML, a
+// BOM, leading blanks, a List) and whatever the CLI dropped from it.
+func FuzzSnapshotFileSet(f *testing.F) {
+	for _, s := range []string{
+		`{"abi":1,"statefulSet":{"metadata":{"name":"a"},"bogus":1},"statefulSet":{"metadata":{"name":"b"},"spec":{"x":1}}}`,
+		"\xef\xbb\xbf \n{\"abi\":1,\"statefulSet\":{\"spec\":{\"replicaz\":1}}}",
+		"abi: 1\nstatefulSet:\n  metadata: {name: a}\n  spec: {x: 1}\n",
+		`{"abi":1,"st\u0061tefulSet":{"x":1},"statefulSet":[]}`, `[{"abi":1}]`, `{"statefulSet":1}`, `{"abi":1`,
+		`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"w"},"spec":{"q":1}}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		file, err := snapshotInput(recognise(doc, 1<<20), "f", setChoice{}, fieldValidation{mode: validateIgnore})
+		if err != nil {
+			return
+		}
+		var set jsonv.Text
+		text, verr := jsonv.Validate(file.json)
+		object := verr == nil && text.Kind() == jsonv.Object
+		if object {
+			text.Members(func(k string, v jsonv.Text) {
+				if k == "statefulSet" {
+					set = v
+				}
+			})
+		}
+		if file.object != object || file.set != set {
+			t.Fatalf("%q: snapshotFile object %v set %q; the module reads %q: object %v set %q", doc, file.object, file.set, file.json, object, set)
+		}
+	})
+}
