@@ -19,63 +19,69 @@ import (
 // false where Check finds nothing (a key of an ambiguous embedded field, a value of the wrong kind): the
 // caller decodes then, so only true must be exact.
 func allKnown(t jsonv.Text, typ reflect.Type) bool {
+	_, ok := knownTo(t, typ)
+	return ok
+}
+
+// knownTo is allKnown for the value t starts with (t may go on past it), and where that value ends when
+// every key is known: each value is walked once, not walked and then skipped again by every object or
+// array that holds it (a document as deep as jsonv allows, of a recursive type, was walked 256 times).
+func knownTo(t jsonv.Text, typ reflect.Type) (end int, ok bool) {
 	for {
 		if decodesItself(typ) {
-			return true // its own decoder takes the whole value: no field of it is unknown to Check
+			return t.ValueEnd(), true // its own decoder takes the whole value: no field of it is unknown to Check
 		}
 		if typ.Kind() != reflect.Pointer {
 			break
 		}
 		typ = typ.Elem()
 	}
-	switch typ.Kind() {
-	case reflect.Struct:
-		if t.Kind() != jsonv.Object {
-			return true // a type error: Check judges no field of a document that does not decode
-		}
+	switch k := t.Kind(); {
+	case k == jsonv.Object && typ.Kind() == reflect.Struct:
 		fields := structFields(typ)
 		for i := t.FirstMember(); ; {
-			k, v, ok := t.MemberAt(i)
+			key, v, ok := t.MemberAt(i)
 			if !ok {
-				return true
+				return i + 1, true
 			}
-			ft, known := fields[k]
-			if !known || !allKnown(t[v:], ft) {
-				return false
+			ft, known := fields[key]
+			if !known {
+				return 0, false
 			}
-			i = t.MemberAfter(v + t[v:].ValueEnd())
+			e, ok := knownTo(t[v:], ft)
+			if !ok {
+				return 0, false
+			}
+			i = t.MemberAfter(v + e)
 		}
-	case reflect.Map:
-		if t.Kind() != jsonv.Object {
-			return true
-		}
+	case k == jsonv.Object && typ.Kind() == reflect.Map:
 		for i := t.FirstMember(); ; {
 			_, v, ok := t.MemberAt(i)
 			if !ok {
-				return true
+				return i + 1, true
 			}
-			if !allKnown(t[v:], typ.Elem()) {
-				return false
+			e, ok := knownTo(t[v:], typ.Elem())
+			if !ok {
+				return 0, false
 			}
-			i = t.MemberAfter(v + t[v:].ValueEnd())
+			i = t.MemberAfter(v + e)
 		}
-	case reflect.Slice, reflect.Array:
-		if t.Kind() != jsonv.Array {
-			return true
-		}
+	case k == jsonv.Array && (typ.Kind() == reflect.Slice || typ.Kind() == reflect.Array):
 		for i := t.FirstItem(); ; {
 			item, ok := t.ItemRest(i)
 			if !ok {
-				return true
+				return i + 1, true
 			}
-			end := item.ValueEnd()
-			if !allKnown(item[:end], typ.Elem()) {
-				return false
+			e, ok := knownTo(item, typ.Elem())
+			if !ok {
+				return 0, false
 			}
-			i = t.ItemAfter(i + end)
+			i = t.ItemAfter(i + e)
 		}
 	}
-	return true // a scalar, or an interface: any value decodes, nothing in it is a field
+	// a scalar, or an interface: any value decodes, nothing in it is a field; or a value of the wrong kind:
+	// a type error, and Check judges no field of a document that does not decode
+	return t.ValueEnd(), true
 }
 
 var (
