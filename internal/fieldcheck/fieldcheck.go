@@ -66,7 +66,14 @@ func (e *Error) Error() string {
 // does (sigs.k8s.io/json UnmarshalStrict, case-sensitive), and returns the fields of doc that v's type does
 // not have, in the order they appear. err is a document that does not decode into v at all (not JSON, a
 // string where a number belongs): its fields are not judged then, and v holds what was decoded.
-func Check(doc []byte, v any) ([]Unknown, error) {
+func Check(doc []byte, v any) (_ []Unknown, err error) {
+	defer func() {
+		// The decoder panics on a type it cannot set (an unexported embedded pointer with a tag name): a
+		// document of such a type does not decode, as one with a type error does not.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoding into %T: %v", v, r)
+		}
+	}()
 	strict, err := sigsjson.UnmarshalStrict(doc, v, sigsjson.DisallowUnknownFields)
 	if err != nil || len(strict) == 0 {
 		return nil, err

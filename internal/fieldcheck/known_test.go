@@ -294,3 +294,25 @@ func BenchmarkAllKnownDeep(b *testing.B) {
 		})
 	}
 }
+
+// A type the decoder cannot set into (an unexported embedded pointer given a tag name) is a document that
+// does not decode, not a panic: allKnown hands its keys to Check.
+func TestCheckOfATypeTheDecoderCannotSet(t *testing.T) {
+	type plain struct{ A int }
+	type withPointer struct {
+		*plain `json:"a"`
+	}
+	doc := []byte(`{"a":{"A":1,"q":2}}`)
+	text, _ := jsonv.Validate(doc)
+	if allKnown(text, reflect.TypeFor[*withPointer]()) {
+		t.Errorf("allKnown cleared a key of an unexported embedded pointer")
+	}
+	us, err := Check(doc, &withPointer{})
+	if err == nil || len(us) != 0 {
+		t.Errorf("Check: %v, %v; want no fields and the decoder's refusal", us, err)
+	}
+	var s Shapes
+	if us, err := s.Check(doc, (*withPointer)(nil)); err == nil || len(us) != 0 {
+		t.Errorf("Shapes.Check: %v, %v", us, err)
+	}
+}
