@@ -141,7 +141,7 @@ func locate(t reflect.Type, path string) (keys []any, known []string) {
 		}
 		switch t.Kind() {
 		case reflect.Struct:
-			fields := jsonFields(t)
+			fields := structFields(t)
 			seg, after := cutKey(rest)
 			if ft, ok := fields.types[seg]; ok && after != "" {
 				keys, t, rest = append(keys, seg), ft, strings.TrimPrefix(after, ".")
@@ -179,49 +179,6 @@ func cutKey(path string) (key, rest string) {
 		return path[:i], path[i:]
 	}
 	return path, ""
-}
-
-type fieldSet struct {
-	names []string // in declaration order, embedded structs' in place
-	types map[string]reflect.Type
-}
-
-// jsonFields are the JSON members of struct type t as encoding/json (and sigs.k8s.io/json) decode them:
-// exported fields by their tag's name or their own, embedded structs' fields promoted (metav1.TypeMeta's
-// `json:",inline"`), "-" left out.
-func jsonFields(t reflect.Type) fieldSet {
-	fs := fieldSet{types: map[string]reflect.Type{}}
-	var add func(t reflect.Type)
-	add = func(t reflect.Type) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
-				add(ft)
-				continue
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if _, dup := fs.types[name]; !dup {
-				fs.names = append(fs.names, name)
-				fs.types[name] = f.Type
-			}
-		}
-	}
-	add(t)
-	return fs
 }
 
 // Member is name, a member of a document's top level that is none of known (the document's members, for

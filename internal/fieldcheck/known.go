@@ -44,7 +44,7 @@ func knownTo(t jsonv.Text, typ reflect.Type) (end int, ok bool) {
 			if !ok {
 				return i + 1, true
 			}
-			ft, known := fields[key]
+			ft, known := fields.types[key]
 			if !known {
 				return 0, false
 			}
@@ -104,31 +104,42 @@ func decodesItself(typ reflect.Type) bool {
 }
 
 // fieldsOf caches structFields per type: a long-running process meets the same few types.
-var fieldsOf sync.Map // reflect.Type -> map[string]reflect.Type
+var fieldsOf sync.Map // reflect.Type -> fieldSet
+
+// fieldSet is a struct type's JSON members: their names in the order the type declares them (for a
+// suggestion among them) and their types.
+type fieldSet struct {
+	names []string
+	types map[string]reflect.Type
+}
 
 // structFields are the JSON names encoding/json's decoder matches in typ (a struct), with their types:
 // tagged names, exported field names, and the fields of embedded structs promoted by its rules. A name
 // that is given more than once is left out (Go's rules keep one of them or none; left out, allKnown says
 // false and Check decides).
-func structFields(typ reflect.Type) map[string]reflect.Type {
+func structFields(typ reflect.Type) fieldSet {
 	if f, ok := fieldsOf.Load(typ); ok {
-		return f.(map[string]reflect.Type)
+		return f.(fieldSet)
 	}
 	seen := map[string]int{}
-	out := map[string]reflect.Type{}
-	collectFields(typ, out, seen, map[reflect.Type]bool{})
-	for name, n := range seen {
-		if n > 1 {
-			delete(out, name)
+	var order []string
+	types := map[string]reflect.Type{}
+	collectFields(typ, types, seen, &order, map[reflect.Type]bool{})
+	fs := fieldSet{types: types}
+	for _, name := range order {
+		if seen[name] > 1 {
+			delete(types, name)
+		} else if _, ok := types[name]; ok {
+			fs.names = append(fs.names, name)
 		}
 	}
-	fieldsOf.Store(typ, out)
-	return out
+	fieldsOf.Store(typ, fs)
+	return fs
 }
 
 // collectFields adds typ's fields to out, counting each name in seen, by encoding/json's typeFields rules
 // for which fields a struct has and which embedded structs it promotes the fields of.
-func collectFields(typ reflect.Type, out map[string]reflect.Type, seen map[string]int, visiting map[reflect.Type]bool) {
+func collectFields(typ reflect.Type, out map[string]reflect.Type, seen map[string]int, order *[]string, visiting map[reflect.Type]bool) {
 	if visiting[typ] {
 		return
 	}
@@ -156,13 +167,15 @@ func collectFields(typ reflect.Type, out map[string]reflect.Type, seen map[strin
 			name = ""
 		}
 		if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
-			collectFields(ft, out, seen, visiting) // promoted
+			collectFields(ft, out, seen, order, visiting) // promoted
 			continue
 		}
 		if name == "" {
 			name = sf.Name
 		}
-		seen[name]++
+		if seen[name]++; seen[name] == 1 {
+			*order = append(*order, name)
+		}
 		if sf.Anonymous && !sf.IsExported() {
 			continue // an unexported embedded struct given a name: decoded read-only, without its own decoder
 		}
