@@ -107,6 +107,23 @@ func TestSnapshotObjectUnknownFields(t *testing.T) {
 	}
 }
 
+// A value of the wrong type (one the module does not read) hides no misspelt field beside it: the decoder
+// names no field of an object that does not decode, so the pod's passed --validate=strict unseen.
+func TestUnknownFieldBesideAWrongValue(t *testing.T) {
+	typo := writeTemp(t, "typo.json", edited(t, webSnapshot, map[string]string{
+		"pods[0].metadata.managedFields": `5`,
+		"pods[0].metadata.lables":        `{"a":"b"}`,
+	}))
+	code, out, errs := run(t, "", "reconcile", "-f", typo, "--validate=strict")
+	if code != ExitUsage || out != "" || !strings.Contains(errs, "pods[0].metadata.lables: unknown field; did you mean labels?") {
+		t.Errorf("--validate=strict: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	want := "Warning: " + typo + ": pods[0].metadata.lables: unknown field; did you mean labels?\n"
+	if code, _, errs := run(t, "", "reconcile", "-f", typo, "-o", "json"); code != ExitOK || errs != want {
+		t.Errorf("default (warn): exit %d, stderr %q; want 0 and %q", code, errs, want)
+	}
+}
+
 // A misspelt member of a snapshot itself is an error from every command, whatever --validate says: it was
 // "the snapshot's StatefulSet is /" or the module's "no statefulSet".
 func TestSnapshotEnvelopeUnknownFields(t *testing.T) {

@@ -18,8 +18,10 @@ import (
 // the one check of the Kubernetes objects the host reads from files: a snapshot's, a kubectl List's, a
 // scenario's and a manifest's. kind is the object's (a snapshot's pods need not say theirs); a StatefulSet
 // of a group other than apps is Ordinal's custom kind (host/crd: apps/v1's, plus status.selector). Kinds the
-// host does not read, and an object that does not decode as its kind (a string where a number belongs: the
-// API server's validation or the module refuses it in its own words), report none.
+// host does not read report none. An object that does not decode as its kind (a string where a number
+// belongs: the API server's validation or the module refuses the value in its own words, or, where the
+// module does not read it, nobody does) has its fields judged by their names alone: a wrong value hides no
+// misspelt field beside it.
 func UnknownFields(kind string, obj []byte) []fieldcheck.Unknown {
 	return new(FieldChecker).UnknownFields(kind, obj)
 }

@@ -32,8 +32,10 @@ func TestUnknownFieldsByKind(t *testing.T) {
 		{"ControllerRevision", `{"data":{"anything":1},"revison":2}`, "revison: unknown field; did you mean revision?"},
 		{"PodDisruptionBudget", `{"spec":{"minAvailabe":1}}`, "spec.minAvailabe: unknown field; did you mean minAvailable?"},
 		{"Node", `{"metadata":{"lables":{}}}`, "metadata.lables: unknown field; did you mean labels?"},
-		{"Service", `{"spec":{"anything":1}}`, ""},                // a kind the host does not read
-		{"Pod", `{"spec":{"nodeNme":"a","priority":"high"}}`, ""}, // does not decode: refused in other words
+		{"Service", `{"spec":{"anything":1}}`, ""}, // a kind the host does not read
+		// does not decode (the value is refused in other words, by the module or the API server), and its
+		// fields are judged by their names alone: a wrong value hides no misspelt field beside it
+		{"Pod", `{"spec":{"nodeNme":"a","priority":"high"}}`, "spec.nodeNme: unknown field; did you mean nodeName?"},
 		{"Pod", `{"spec":{"nodeName":"a"}}`, ""},
 	} {
 		if got := fieldStrings(UnknownFields(c.kind, []byte(c.obj))); got != c.want {

@@ -78,21 +78,28 @@ func Check(doc []byte, v any) (_ []Unknown, err error) {
 	if err != nil || len(strict) == 0 {
 		return nil, err
 	}
-	t := reflect.TypeOf(v)
-	var out []Unknown
+	var paths []string
 	for _, e := range strict {
-		fe, ok := e.(sigsjson.FieldError)
-		if !ok || !strings.HasPrefix(e.Error(), "unknown field ") {
-			continue
+		if fe, ok := e.(sigsjson.FieldError); ok && strings.HasPrefix(e.Error(), "unknown field ") {
+			paths = append(paths, fe.FieldPath())
 		}
-		u := Unknown{Path: fe.FieldPath()}
+	}
+	return unknownsAt(reflect.TypeOf(v), paths), nil
+}
+
+// unknownsAt are the unknown fields at paths (as kube-apiserver names them) of a document of type t, each
+// with its keys for Drop and the field it most likely misspells.
+func unknownsAt(t reflect.Type, paths []string) []Unknown {
+	var out []Unknown
+	for _, p := range paths {
+		u := Unknown{Path: p}
 		var known []string
 		if u.keys, known = locate(t, u.Path); u.keys != nil {
 			u.Meant = didyoumean.Closest(u.keys[len(u.keys)-1].(string), known)
 		}
 		out = append(out, u)
 	}
-	return out, nil
+	return out
 }
 
 // In returns us as fields of the document that holds theirs at keys (object keys and list indexes):

@@ -55,7 +55,8 @@ func (s *Shapes) hash(v any) maphash.Hash {
 
 // judge is Check(doc, v) unless doc's shape (key) was found clean before, or every key of doc is a field of
 // v's type (allKnown: nothing is decoded then, so a value of the wrong type goes unreported: err is
-// Check's for a document it decoded).
+// Check's for a document it decoded). Unlike Check, it reports the unknown fields of a document that does
+// not decode (unknownPaths): Kubernetes objects' values are the module's to judge, their fields the host's.
 func (s *Shapes) judge(key uint64, doc []byte, v any) ([]Unknown, error) {
 	if s.clean[key] {
 		return nil, nil
@@ -67,6 +68,11 @@ func (s *Shapes) judge(key uint64, doc []byte, v any) ([]Unknown, error) {
 	us, err := Check(doc, allocated(v))
 	if err == nil && len(us) == 0 {
 		s.clean[key] = true
+	}
+	if err != nil { // a document that does not decode: its keys judged by their names alone
+		if t, verr := jsonv.Validate(doc); verr == nil {
+			us = unknownsAt(reflect.TypeOf(v), unknownPaths(t, reflect.TypeOf(v)))
+		}
 	}
 	return us, err
 }
