@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -16,20 +17,58 @@ import (
 // is the cheap half of judging a document: Check decodes into a new value, and sigs.k8s.io/json builds
 // a codec for every type reachable from typ the first time it meets typ (a corev1.Pod's are hundreds,
 // most of a short CLI run's field check), where this reads only the types t's keys reach. It may say
-// false where Check finds nothing (a key of an ambiguous embedded field, a value of the wrong kind): the
-// caller decodes then, so only true must be exact.
+// false where Check finds nothing (a key of an ambiguous embedded field): the caller decodes then, so only
+// true must be exact.
 func allKnown(t jsonv.Text, typ reflect.Type) bool {
 	_, ok := knownTo(t, typ)
 	return ok
 }
 
 // knownTo is allKnown for the value t starts with (t may go on past it), and where that value ends when
-// every key is known: each value is walked once, not walked and then skipped again by every object or
-// array that holds it (a document as deep as jsonv allows, of a recursive type, was walked 256 times).
+// every key is known: the fields walk, stopped at the first unknown key.
 func knownTo(t jsonv.Text, typ reflect.Type) (end int, ok bool) {
+	w := fieldWalk{unknown: func(*fieldPath) bool { return false }}
+	return w.walk(t, typ, nil)
+}
+
+// fieldWalk walks a JSON value against a Go type by the rules sigs.k8s.io/json's strict decoding follows,
+// and tells unknown each key that is no field of its struct, at its path; unknown returning false stops
+// the walk. Each value is walked once, not walked and then skipped again by every object or array that
+// holds it (a document as deep as jsonv allows, of a recursive type, would be walked 256 times).
+type fieldWalk struct {
+	unknown func(at *fieldPath) bool
+}
+
+// fieldPath is where a key is, built as the walk descends and written out (String) only for a key
+// reported: the walk of a clean document writes no path.
+type fieldPath struct {
+	parent *fieldPath
+	key    string
+	index  int  // the item's, in a list
+	item   bool // a list's item (index), not an object's member (key, which may be "")
+}
+
+// String is the path as the decoder's strict field stack names it: spec.containers[0].imagee.
+func (p *fieldPath) String() string {
+	if p == nil {
+		return ""
+	}
+	if p.item {
+		return p.parent.String() + "[" + strconv.Itoa(p.index) + "]"
+	}
+	if p.parent == nil {
+		return p.key
+	}
+	return p.parent.String() + "." + p.key
+}
+
+// walk walks the value t starts with (t may go on past it) at path, and returns where it ends; ok is
+// false when unknown stopped the walk. A type that decodes itself, a value of the wrong kind for its type
+// (a type error: the decoder judges nothing in it), an interface and a scalar are read whole.
+func (w fieldWalk) walk(t jsonv.Text, typ reflect.Type, path *fieldPath) (end int, ok bool) {
 	for {
 		if decodesItself(typ) {
-			return t.ValueEnd(), true // its own decoder takes the whole value: no field of it is unknown to Check
+			return t.ValueEnd(), true
 		}
 		if typ.Kind() != reflect.Pointer {
 			break
@@ -39,49 +78,67 @@ func knownTo(t jsonv.Text, typ reflect.Type) (end int, ok bool) {
 	switch k := t.Kind(); {
 	case k == jsonv.Object && typ.Kind() == reflect.Struct:
 		fields := structFields(typ)
+		at := fieldPath{parent: path}
 		for i := t.FirstMember(); ; {
-			key, v, ok := t.MemberAt(i)
-			if !ok {
+			key, v, more := t.MemberAt(i)
+			if !more {
 				return i + 1, true
 			}
-			ft, known := fields.types[key]
-			if !known {
+			at.key = key
+			var e int
+			if ft, known := fields.types[key]; known {
+				if e, ok = w.walk(t[v:], ft, &at); !ok {
+					return 0, false
+				}
+			} else if !w.unknown(&at) {
 				return 0, false
-			}
-			e, ok := knownTo(t[v:], ft)
-			if !ok {
-				return 0, false
+			} else {
+				e = t[v:].ValueEnd()
 			}
 			i = t.MemberAfter(v + e)
 		}
-	case k == jsonv.Object && typ.Kind() == reflect.Map:
+	case k == jsonv.Object && typ.Kind() == reflect.Map && mapKeyDecodes(typ.Key()):
+		at := fieldPath{parent: path}
 		for i := t.FirstMember(); ; {
-			_, v, ok := t.MemberAt(i)
-			if !ok {
+			key, v, more := t.MemberAt(i)
+			if !more {
 				return i + 1, true
 			}
-			e, ok := knownTo(t[v:], typ.Elem())
+			at.key = key
+			e, ok := w.walk(t[v:], typ.Elem(), &at)
 			if !ok {
 				return 0, false
 			}
 			i = t.MemberAfter(v + e)
 		}
 	case k == jsonv.Array && (typ.Kind() == reflect.Slice || typ.Kind() == reflect.Array):
-		for i := t.FirstItem(); ; {
-			item, ok := t.ItemRest(i)
-			if !ok {
+		at := fieldPath{parent: path, item: true}
+		for i := t.FirstItem(); ; at.index++ {
+			item, more := t.ItemRest(i)
+			if !more {
 				return i + 1, true
 			}
-			e, ok := knownTo(item, typ.Elem())
-			if !ok {
+			e := 0
+			if typ.Kind() == reflect.Array && at.index >= typ.Len() {
+				e = item.ValueEnd() // past a Go array's length: skipped, as the decoder skips it
+			} else if e, ok = w.walk(item, typ.Elem(), &at); !ok {
 				return 0, false
 			}
 			i = t.ItemAfter(i + e)
 		}
 	}
-	// a scalar, or an interface: any value decodes, nothing in it is a field; or a value of the wrong kind:
-	// a type error, and Check judges no field of a document that does not decode
 	return t.ValueEnd(), true
+}
+
+// mapKeyDecodes: encoding/json decodes an object into a map only with string, integer or text-decoding
+// keys; any other is a type error, and nothing in the object is judged.
+func mapKeyDecodes(k reflect.Type) bool {
+	switch k.Kind() {
+	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return reflect.PointerTo(k).Implements(textUnmarshaler)
 }
 
 var (

@@ -27,6 +27,7 @@ func FuzzUnknownPaths(f *testing.F) {
 		`{"data":{"spec":{"x":1}},"revision":3,"metadata":{"ownerReferences":[{"uid":"u","ctl":true}]}}`,
 		`{"spec":{"accessModes":["ReadWriteOnce"],"dataSourceRef":{"knd":"x"}},"status":{"capacity":{"storage":"1Gi"},"phse":"Bound"}}`,
 		`{"a\\u0062":1,"b.c":2,"metadata":{"annotations":{"x":"y"},"a\\"b":1}}`, `{}`, `{"status":{"conditions":[{},{"z":1},{"z":2}]}}`,
+		`{"":1,"metadata":{"":{"":2}},"spec":{"containers":[{"":3}]}}`,
 	} {
 		f.Add([]byte(s))
 	}
