@@ -170,7 +170,8 @@ func TestSnapshotSetReadAsTheModuleReadsIt(t *testing.T) {
 		return f
 	}
 	twice := write("twice.json", `"metadata":{"namespace":"prod","name":"web"},"metadata":`+string(m))
-	// a value of the wrong type the module does not read: Check judges no field of the set, so "Name" stays
+	// "Name" beside a value of the wrong type the module does not read: an unknown field, dropped, and were
+	// it not, the set's reading takes name as spelt (TestSnapshotFileSetMeta)
 	folded := write("folded.json", `"metadata":`+strings.TrimSuffix(string(m), "}")+`,"managedFields":5,"Name":"evil"}`)
 	noNamespace := write("no-namespace.json", `"metadata":`+string(m))
 	for _, c := range []struct {
@@ -193,5 +194,21 @@ func TestSnapshotSetReadAsTheModuleReadsIt(t *testing.T) {
 	f := readSnapshotFile([]byte(`{"statefulSet":{"status":{"replicas":1,"readyReplicas":1},"Status":{},"status":{"replicas":3}}}`))
 	if got := fmt.Sprint(f.setStatus()); got != "map[replicas:3]" {
 		t.Errorf("status given twice: %s, want map[replicas:3]", got)
+	}
+}
+
+// setMeta reads keys as spelt and the last of each: "Name" is not name, the second metadata replaces the first.
+func TestSnapshotFileSetMeta(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"statefulSet":{"apiVersion":"apps/v1","metadata":{"name":"web","Name":"evil","namespace":"a"}}}`: "apps/v1 a web",
+		`{"statefulSet":{"metadata":{"namespace":"prod","name":"web"},"metadata":{"name":"db"}}}`:          " default db",
+		`{"statefulSet":{"metadata":{"name":5}}}`:                                                          " default ",
+		`{"statefulSet":[]}`: "  ",
+		`{"statefulSet":{"metadata":{"name":"a"}},"statefulSet":{"apiVersion":"ordinal.dev/v1","metadata":{"name":"b"}}}`: "ordinal.dev/v1 default b",
+	} {
+		a, ns, n := readSnapshotFile([]byte(doc)).setMeta()
+		if got := a + " " + ns + " " + n; got != want {
+			t.Errorf("%s: %q, want %q", doc, got, want)
+		}
 	}
 }
