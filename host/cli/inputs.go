@@ -468,11 +468,12 @@ func scenarioInput(in input, file string, choice setChoice, v fieldValidation) (
 			APIVersion string                           `json:"apiVersion"`
 			Metadata   struct{ Name, Namespace string } `json:"metadata"`
 		}
-		_ = json.Unmarshal(in.json, &md)
 		manifest, err := v.manifest(in.json, file, "StatefulSet")
 		if err != nil {
 			return nil, nil, err
 		}
+		// read without its unknown fields: encoding/json would take a misspelt "Name" for name
+		_ = json.Unmarshal(manifest, &md)
 		if choice.namespace != "" && md.Metadata.Namespace == "" { // kubectl apply -n: the manifest's namespace
 			var m map[string]any
 			if err := json.Unmarshal(manifest, &m); err == nil {

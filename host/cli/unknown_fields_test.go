@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
@@ -121,6 +123,29 @@ func TestUnknownFieldBesideAWrongValue(t *testing.T) {
 	want := "Warning: " + typo + ": pods[0].metadata.lables: unknown field; did you mean labels?\n"
 	if code, _, errs := run(t, "", "reconcile", "-f", typo, "-o", "json"); code != ExitOK || errs != want {
 		t.Errorf("default (warn): exit %d, stderr %q; want 0 and %q", code, errs, want)
+	}
+}
+
+// A manifest's set is named by its metadata without its unknown fields: encoding/json took a misspelt
+// "Name" given after name for the name -n and statefulset/NAME are checked against.
+func TestManifestNameNotAMisspeltOne(t *testing.T) {
+	b, err := os.ReadFile("../../examples/rolling-update-next.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := writeTemp(t, "web.json", []byte(strings.Replace(string(j), `"name":"web"`, `"name":"web","Name":"evil"`, 1)))
+	if !strings.Contains(string(j), `"metadata":{"labels":{"app":"web"},"name":"web"`) {
+		t.Fatalf("the manifest's metadata is not as this test edits it: %s", j)
+	}
+	if code, _, errs := run(t, "", "replay", m, "statefulset/web", "--validate=ignore"); code != ExitOK {
+		t.Errorf("replay statefulset/web: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := run(t, "", "replay", m, "statefulset/evil", "--validate=ignore"); code != ExitUsage || !strings.Contains(errs, "the manifest's StatefulSet is default/web, not statefulset/evil") {
+		t.Errorf("replay statefulset/evil: exit %d, stderr %q", code, errs)
 	}
 }
 
