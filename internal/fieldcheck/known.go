@@ -76,8 +76,11 @@ func (w fieldWalk) walk(t jsonv.Text, typ reflect.Type, path *fieldPath) (end in
 		typ = typ.Elem()
 	}
 	switch k := t.Kind(); {
-	case k == jsonv.Object && typ.Kind() == reflect.Struct:
-		fields := structFields(typ)
+	case k == jsonv.Object && (typ.Kind() == reflect.Struct || typ.Kind() == reflect.Map && mapKeyDecodes(typ.Key())):
+		var fields fieldSet // a struct's; a map's members are all of its element type
+		if typ.Kind() == reflect.Struct {
+			fields = structFields(typ)
+		}
 		at := fieldPath{parent: path}
 		for i := t.FirstMember(); ; {
 			key, v, more := t.MemberAt(i)
@@ -85,8 +88,12 @@ func (w fieldWalk) walk(t jsonv.Text, typ reflect.Type, path *fieldPath) (end in
 				return i + 1, true
 			}
 			at.key = key
+			ft, known := fields.types[key]
+			if typ.Kind() == reflect.Map {
+				ft, known = typ.Elem(), true
+			}
 			var e int
-			if ft, known := fields.types[key]; known {
+			if known {
 				if e, ok = w.walk(t[v:], ft, &at); !ok {
 					return 0, false
 				}
@@ -94,20 +101,6 @@ func (w fieldWalk) walk(t jsonv.Text, typ reflect.Type, path *fieldPath) (end in
 				return 0, false
 			} else {
 				e = t[v:].ValueEnd()
-			}
-			i = t.MemberAfter(v + e)
-		}
-	case k == jsonv.Object && typ.Kind() == reflect.Map && mapKeyDecodes(typ.Key()):
-		at := fieldPath{parent: path}
-		for i := t.FirstMember(); ; {
-			key, v, more := t.MemberAt(i)
-			if !more {
-				return i + 1, true
-			}
-			at.key = key
-			e, ok := w.walk(t[v:], typ.Elem(), &at)
-			if !ok {
-				return 0, false
 			}
 			i = t.MemberAfter(v + e)
 		}
