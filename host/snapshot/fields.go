@@ -27,32 +27,45 @@ func UnknownFields(t jsonv.Text) (envelope, objects []fieldcheck.Unknown) {
 	}
 	known := envelopeMembers()
 	var c kube.FieldChecker
+	// The objects of each member as the module reads it: the last of a member given twice (an earlier one's
+	// fields are nobody's, and Drop would look for them in the last).
+	var members []string
+	byMember := map[string][]fieldcheck.Unknown{}
 	// One walk: each object's check finds where it ends (a snapshot is megabytes of pods, each skipped as
 	// a value and then walked for its shape, read twice, before).
 	for i := t.FirstMember(); ; {
 		k, v, ok := t.MemberAt(i)
 		if !ok {
-			return envelope, objects
+			break
 		}
 		val := t[v:]
 		end := 0
-		switch kind, list := objectsOf(k); {
+		var us []fieldcheck.Unknown
+		kind, list := objectsOf(k)
+		switch {
 		case kind == "":
 			if !slices.Contains(known, k) {
 				envelope = append(envelope, fieldcheck.Member(k, known))
 			}
 			end = val.ValueEnd()
 		case !list && val.Kind() == jsonv.Object:
-			var us []fieldcheck.Unknown
 			us, end = c.UnknownFieldsOfValue(kind, val)
-			objects = append(objects, fieldcheck.In(us, k)...)
+			us = fieldcheck.In(us, k)
 		case list && val.Kind() == jsonv.Array:
-			end = listUnknownFields(&c, kind, k, val, &objects)
+			end = listUnknownFields(&c, kind, k, val, &us)
 		default:
 			end = val.ValueEnd()
 		}
+		if kind != "" {
+			members = slices.DeleteFunc(members, func(m string) bool { return m == k })
+			members, byMember[k] = append(members, k), us
+		}
 		i = t.MemberAfter(v + end)
 	}
+	for _, k := range members {
+		objects = append(objects, byMember[k]...)
+	}
+	return envelope, objects
 }
 
 // objectsOf is the kind of the objects the snapshot's member named key holds, and whether they are a list

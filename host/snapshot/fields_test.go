@@ -61,7 +61,7 @@ func TestUnknownFields(t *testing.T) {
 		t.Errorf("Drop changed a revision's data: %s", dropped)
 	}
 	// The walk finds each object's end itself: blanks anywhere, elements that are not objects, members
-	// after the lists, an empty list and duplicate members are all read as before.
+	// after the lists, an empty list; of a member given twice, the last is judged (the module reads it).
 	odd := "{ \"pods\" : [ 1 ,\n {\"metadata\":{\"name\":\"a\"}} , [ {\"x\":1} ] ,{ \"spec\" : { \"nodeNme\" : \"n\" } } ] ,\n" +
 		` "claims":[], "statefulSet" : {"spec":{"replcas":1}} , "pods":[{"statuss":{}}] , "nw":"x" }`
 	envelope, objects = unknownFields([]byte(odd))
@@ -69,12 +69,21 @@ func TestUnknownFields(t *testing.T) {
 		t.Errorf("blanks and odd elements, envelope:\n%s\nwant\n%s", got, want)
 	}
 	want = strings.Join([]string{
-		"pods[3].spec.nodeNme: unknown field; did you mean nodeName?",
 		"statefulSet.spec.replcas: unknown field; did you mean replicas?",
 		"pods[0].statuss: unknown field; did you mean status?",
 	}, "\n")
 	if got := fieldStrings(objects); got != want {
 		t.Errorf("blanks and odd elements, objects:\n%s\nwant\n%s", got, want)
+	}
+	// an earlier statefulSet or pods the module never reads refuses nothing; the last one given is judged
+	for doc, want := range map[string]string{
+		`{"statefulSet":{"spec":{"replcas":1}},"pods":[{"spek":1}],"statefulSet":{"spec":{}},"pods":[]}`: "",
+		`{"statefulSet":{"spec":{}},"statefulSet":{"spec":{"replcas":1}}}`:                               "statefulSet.spec.replcas: unknown field; did you mean replicas?",
+		`{"pods":[{"spek":1}],"claims":[{"spek":2}],"pods":[{},{"spek":3}]}`:                             "claims[0].spek: unknown field; did you mean spec?\npods[1].spek: unknown field; did you mean spec?",
+	} {
+		if _, objects := unknownFields([]byte(doc)); fieldStrings(objects) != want {
+			t.Errorf("%s: objects\n%s\nwant\n%s", doc, fieldStrings(objects), want)
+		}
 	}
 	for _, doc := range []string{`[]`, `{"abi":`, ``, `null`} {
 		if e, o := unknownFields([]byte(doc)); e != nil || o != nil {
