@@ -33,8 +33,13 @@ type FieldChecker struct{ shapes fieldcheck.Shapes }
 
 // UnknownFields is the package's UnknownFields.
 func (c *FieldChecker) UnknownFields(kind string, obj []byte) []fieldcheck.Unknown {
-	if kind == "StatefulSet" {
-		return c.setUnknownFields(obj)
+	if kind == "StatefulSet" { // its type is its apiVersion's, read from the validated text
+		t, err := jsonv.Validate(obj)
+		if err != nil {
+			return nil // not JSON: no field to judge
+		}
+		us, _ := c.UnknownFieldsOfValue(kind, t)
+		return us
 	}
 	v := typeOf(kind)
 	if v == nil {
@@ -49,30 +54,27 @@ func (c *FieldChecker) UnknownFields(kind string, obj []byte) []fieldcheck.Unkno
 // that reads its shape, so a snapshot's objects are read once.
 func (c *FieldChecker) UnknownFieldsOfValue(kind string, t jsonv.Text) (us []fieldcheck.Unknown, end int) {
 	v := typeOf(kind)
-	if kind == "StatefulSet" || v == nil {
-		end = t.ValueEnd()
-		if kind == "StatefulSet" {
-			us = c.setUnknownFields([]byte(t[:end])) // one object's copy
-		}
-		return us, end
+	if kind == "StatefulSet" {
+		v = setType(t)
+	}
+	if v == nil {
+		return nil, t.ValueEnd()
 	}
 	us, end, _ = c.shapes.CheckValid(t, v)
 	return us, end
 }
 
-// setUnknownFields is UnknownFields of a StatefulSet: apps/v1's, or Ordinal's custom kind's, by its
+// setType is the Go type of the StatefulSet t starts with: apps/v1's, or Ordinal's custom kind's, by its
 // apiVersion (read as Go's decoder reads it: the last one given).
-func (c *FieldChecker) setUnknownFields(obj []byte) []fieldcheck.Unknown {
-	var v any = (*appsv1.StatefulSet)(nil)
-	if t, err := jsonv.Validate(obj); err == nil && t.Kind() == jsonv.Object {
+func setType(t jsonv.Text) any {
+	if t.Kind() == jsonv.Object {
 		var apiVersion [1]jsonv.Text
 		t.MembersInto([]string{"apiVersion"}, apiVersion[:])
-		if apiVersion[0] != "" && apiVersion[0].Kind() == jsonv.String && customGroup(apiVersion[0].Str()) {
-			v = (*crd.StatefulSet)(nil)
+		if customGroup(apiVersion[0].Str()) { // Str: "" for what is not a string
+			return (*crd.StatefulSet)(nil)
 		}
 	}
-	us, _ := c.shapes.Check(obj, v)
-	return us
+	return (*appsv1.StatefulSet)(nil)
 }
 
 // typeOf is a nil pointer of the Go type of kind's objects (nil for a kind the host does not read):

@@ -26,7 +26,14 @@ func (s *Shapes) Check(doc []byte, v any) ([]Unknown, error) {
 	if end := shape(&h, doc, skipWS(doc, 0)); end < 0 {
 		return Check(doc, allocated(v)) // not one JSON value: Check says why
 	}
-	return s.judge(h.Sum64(), doc, v)
+	if s.clean[h.Sum64()] {
+		return nil, nil // no second reading of what a shape found clean before
+	}
+	t, err := jsonv.Validate(doc)
+	if err != nil {
+		t = "" // shape's walk is no validator: Check says why
+	}
+	return s.judge(h.Sum64(), doc, t, v)
 }
 
 // CheckValid is Check for the value t starts with, in text jsonv.Validate accepted that may go on past it
@@ -36,9 +43,12 @@ func (s *Shapes) Check(doc []byte, v any) ([]Unknown, error) {
 func (s *Shapes) CheckValid(t jsonv.Text, v any) (us []Unknown, end int, err error) {
 	h := s.hash(v)
 	end = shapeValid(&h, t, 0)
+	if s.clean[h.Sum64()] {
+		return nil, end, nil
+	}
 	// Check only reads doc: t's bytes, not a copy of them (a pod decoded is one of a few shapes).
 	doc := unsafe.Slice(unsafe.StringData(string(t)), end)
-	us, err = s.judge(h.Sum64(), doc, v)
+	us, err = s.judge(h.Sum64(), doc, t[:end], v)
 	return us, end, err
 }
 
@@ -53,15 +63,14 @@ func (s *Shapes) hash(v any) maphash.Hash {
 	return h
 }
 
-// judge is Check(doc, v) unless doc's shape (key) was found clean before, or every key of doc is a field of
-// v's type (allKnown: nothing is decoded then, so a value of the wrong type goes unreported: err is
-// Check's for a document it decoded). Unlike Check, it reports the unknown fields of a document that does
+// judge is Check(doc, v) for a document whose shape (key) was not found clean before, unless every key of
+// doc is a field of v's type (allKnown: nothing is decoded then, so a value of the wrong type goes
+// unreported: err is Check's for a document it decoded). Unlike Check, it reports the unknown fields of a document that does
 // not decode (unknownPaths): Kubernetes objects' values are the module's to judge, their fields the host's.
-func (s *Shapes) judge(key uint64, doc []byte, v any) ([]Unknown, error) {
-	if s.clean[key] {
-		return nil, nil
-	}
-	if t, err := jsonv.Validate(doc); err == nil && allKnown(t, reflect.TypeOf(v)) {
+// t is doc as jsonv.Validate accepted it, "" when it did not: the caller's validation, done once.
+func (s *Shapes) judge(key uint64, doc []byte, t jsonv.Text, v any) ([]Unknown, error) {
+	typ := reflect.TypeOf(v)
+	if t != "" && allKnown(t, typ) {
 		s.clean[key] = true
 		return nil, nil
 	}
@@ -69,10 +78,8 @@ func (s *Shapes) judge(key uint64, doc []byte, v any) ([]Unknown, error) {
 	if err == nil && len(us) == 0 {
 		s.clean[key] = true
 	}
-	if err != nil { // a document that does not decode: its keys judged by their names alone
-		if t, verr := jsonv.Validate(doc); verr == nil {
-			us = unknownsAt(reflect.TypeOf(v), unknownPaths(t, reflect.TypeOf(v)))
-		}
+	if err != nil && t != "" { // a document that does not decode: its keys judged by their names alone
+		us = unknownsAt(typ, unknownPaths(t, typ))
 	}
 	return us, err
 }
