@@ -320,6 +320,11 @@ func FuzzJSON(f *testing.F) {
 		var b bytes.Buffer
 		randJSON(r, 0, &b)
 		f.Add(b.Bytes())
+		// runs of blanks, as a laid-out snapshot pads the gaps between its objects (spacesEnd), before and
+		// after values, of lengths around the scanners' eight-byte step
+		pad := strings.Repeat(" ", r.Intn(20)) + []string{"", "\t", "\n", "\r\n"}[r.Intn(4)] + strings.Repeat(" ", r.Intn(20))
+		p := bytes.ReplaceAll(b.Bytes(), []byte(","), []byte(pad+","+pad))
+		f.Add(append(append([]byte(pad), bytes.ReplaceAll(p, []byte(":"), []byte(":"+pad))...), pad...))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		checkAgainstGo(t, in)

@@ -166,7 +166,9 @@ func (t Text) Item(i int) (val Text, next int, ok bool) {
 func skipWS(t Text, i int) int {
 	for i < len(t) {
 		switch t[i] {
-		case ' ', '\t', '\n', '\r':
+		case ' ':
+			i = spacesEnd(t, i+1)
+		case '\t', '\n', '\r':
 			i++
 		default:
 			return i

@@ -66,6 +66,17 @@ func structuralStop(t Text, i int) int {
 	return i
 }
 
+// spacesEnd is the index after the spaces at i in t, eight at a time where there are eight: a host that
+// lays a snapshot out so that its objects keep their offsets from one sync to the next (the replay's)
+// pads the gaps between them with spaces, and stepping over those a byte at a time was a third of such a
+// replay's module time.
+func spacesEnd(t Text, i int) int {
+	for i+8 <= len(t) && word(textAt(t, i)) == ones*' ' {
+		i += 8
+	}
+	return i
+}
+
 // validStop is valid's stringStop: the first quote, backslash or control byte in s at or after i.
 func validStop(s []byte, i int) int {
 	for ; i+8 <= len(s); i += 8 {

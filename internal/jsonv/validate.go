@@ -1,5 +1,7 @@
 package jsonv
 
+import "unsafe"
+
 // valid reports whether data is one JSON value (RFC 8259, as encoding/json accepts it) nested at most
 // MaxDepth deep, in one iterative pass: no recursion, so no input can exhaust the guest's small stack.
 // It replaces a depth scan followed by gjson's recursive validator (two passes, about a third of a
@@ -90,8 +92,15 @@ func valid(s []byte, tops *[]int) bool {
 }
 
 func ws(s []byte, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
+	for i < len(s) {
+		switch s[i] {
+		case ' ':
+			i = spacesEnd(Text(unsafe.String(unsafe.SliceData(s), len(s))), i+1)
+		case '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
 	}
 	return i
 }
