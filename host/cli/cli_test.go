@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,51 @@ func TestReconcileStdinCompact(t *testing.T) {
 	}
 	if strings.Count(strings.TrimSpace(out), "\n") != 0 || !json.Valid([]byte(out)) {
 		t.Fatalf("--compact should print one line of JSON, got %q", out)
+	}
+}
+
+// terminalStdin is a standard input that says it is a terminal, as an interactive shell's is.
+type terminalStdin struct{ *strings.Reader }
+
+func (terminalStdin) IsTerminal() bool { return true }
+
+// A first `ordinal reconcile` typed at a shell neither waits silently on the terminal for a snapshot (-f's
+// default is standard input) nor reads a snapshot file given as the argument as a set's name: both say
+// that the file goes with -f. Piped in, standard input is read as before.
+func TestReconcileSaysWhereTheSnapshotGoes(t *testing.T) {
+	snapFile := "../../examples/web-fresh.snapshot.json"
+	snap, err := os.ReadFile(snapFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		terminal bool
+		args     []string
+		code     int
+		stderr   string
+	}{
+		{"no -f on a terminal", true, nil, ExitUsage, "no snapshot: -f FILE reads one"},
+		{"the file as the argument, on a terminal", true, []string{snapFile}, ExitUsage, "is a file: reconcile reads its snapshot with -f (ordinal reconcile -f " + snapFile + ")"},
+		{"the file as the argument, piped", false, []string{snapFile}, ExitUsage, "is a file: reconcile reads its snapshot with -f"},
+		{"-f - on a terminal: asked for", true, []string{"-f", "-"}, ExitOK, ""},
+		{"piped, no -f", false, nil, ExitOK, ""},
+		{"piped, a set named", false, []string{"web"}, ExitOK, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stdin io.Reader = strings.NewReader(string(snap))
+			if c.terminal {
+				stdin = terminalStdin{strings.NewReader(string(snap))}
+			}
+			var out, errb bytes.Buffer
+			code := Main(append([]string{"reconcile", "--cache-dir", ""}, c.args...), stdin, &out, &errb)
+			if code != c.code || !strings.Contains(errb.String(), c.stderr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb.String(), c.code, c.stderr)
+			}
+			if c.code != ExitOK && out.Len() > 0 {
+				t.Errorf("printed %q before refusing", out.String())
+			}
+		})
 	}
 }
 

@@ -46,6 +46,9 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 			if err != nil {
 				return err
 			}
+			if err := reconcileInputGiven(cmd, args); err != nil {
+				return err
+			}
 			if err := choice.setArg(args); err != nil {
 				return err
 			}
@@ -109,6 +112,33 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line of JSON)")
 	validate.bind(cmd)
 	return cmd
+}
+
+// reconcileInputGiven refuses the two ways a first `ordinal reconcile` goes wrong before it reads anything:
+// a snapshot file given as the argument (which names a set; the file goes with -f), and no -f on a terminal,
+// where reading the default, standard input, would wait silently for a snapshot typed in.
+func reconcileInputGiven(cmd *cobra.Command, args []string) error {
+	if cmd.Flags().Changed("filename") {
+		return nil
+	}
+	terminal := isTerminal(cmd.InOrStdin())
+	if len(args) == 1 && isRegularFile(args[0]) {
+		if _, _, err := parseSetArg(args[0]); err != nil || terminal {
+			return withCode(ExitUsage, fmt.Errorf("%s is a file: reconcile reads its snapshot with -f (ordinal reconcile -f %s); "+
+				"its argument names a set (statefulset/NAME)", args[0], args[0]))
+		}
+	}
+	if terminal {
+		return withCode(ExitUsage, errors.New("no snapshot: -f FILE reads one; without -f, reconcile reads standard input, "+
+			"a terminal here (pipe a snapshot in, or give -f - to type one)"))
+	}
+	return nil
+}
+
+// isRegularFile reports whether path names a file (not a directory) that exists.
+func isRegularFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // filenameAlias keeps --file, the flag's name before it followed kubectl (-f/--filename), working.
@@ -228,10 +258,10 @@ func planExitCode(p *abi.Plan) error {
 	return withCode(ExitRejected, fmt.Errorf("snapshot rejected (%s): %s", p.Error.Code, msg))
 }
 
-// isTerminal reports whether w is a terminal: an *os.File on one (term.IsTerminal: /dev/null, a character
-// device too, is not), or a writer that says it is one (a test's).
-func isTerminal(w io.Writer) bool {
-	switch t := w.(type) {
+// isTerminal reports whether f (a writer, or standard input) is a terminal: an *os.File on one
+// (term.IsTerminal: /dev/null, a character device too, is not), or one that says it is one (a test's).
+func isTerminal(f any) bool {
+	switch t := f.(type) {
 	case interface{ IsTerminal() bool }:
 		return t.IsTerminal()
 	case *os.File:
