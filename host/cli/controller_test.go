@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ordinal-dev/ordinal/host/snapshot"
@@ -112,6 +113,23 @@ func TestMissingKubeconfigIsNamed(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "nonexistent"))
 	_, _, err := (&kubeOptions{}).restConfig()
 	if err == nil || !strings.Contains(err.Error(), "nonexistent: no configuration in it") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// With no kubeconfig anywhere, a newcomer's first `kubectl ordinal status web` says there is none and how to
+// name one, not client-go's "invalid configuration ... try setting KUBERNETES_MASTER".
+func TestNoKubeconfigAtAllIsSaid(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home) // client-go's migration of an old ~/.kube/.kubeconfig reads $HOME
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a cluster
+	saved := clientcmd.RecommendedHomeFile
+	clientcmd.RecommendedHomeFile = filepath.Join(home, ".kube", "config")
+	t.Cleanup(func() { clientcmd.RecommendedHomeFile = saved })
+	_, _, err := (&kubeOptions{}).restConfig()
+	if err == nil || !strings.Contains(err.Error(), "no "+clientcmd.RecommendedHomeFile+" (or it is empty); --kubeconfig FILE names") ||
+		strings.Contains(err.Error(), "KUBERNETES_MASTER") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -106,7 +106,11 @@ func (o *kubeOptions) restConfig() (*rest.Config, string, error) {
 			break
 		}
 		if err := loadKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules()); err != nil {
-			return nil, "", fmt.Errorf("no --kubeconfig, no $KUBECONFIG, not in a cluster, and ~/.kube/config: %w", err)
+			if clientcmd.IsEmptyConfig(err) { // no file: client-go's answer is "try setting KUBERNETES_MASTER"
+				return nil, "", fmt.Errorf("no cluster to reach: no --kubeconfig, no $KUBECONFIG, not in a cluster, and no %s "+
+					"(or it is empty); --kubeconfig FILE names a cluster's kubeconfig", clientcmd.RecommendedHomeFile)
+			}
+			return nil, "", fmt.Errorf("no --kubeconfig, no $KUBECONFIG, not in a cluster, and %s: %w", clientcmd.RecommendedHomeFile, err)
 		}
 	}
 	// Objects travel as JSON, exactly as the API server encodes them (see host/snapshot).
