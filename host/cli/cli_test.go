@@ -110,6 +110,32 @@ func TestReconcileSaysWhereTheSnapshotGoes(t *testing.T) {
 	}
 }
 
+// A command given the wrong arguments says what it takes (its usage line), and a file given where a command
+// reads its file with -f says so: cobra's "accepts 1 arg(s), received 0" alone leaves a newcomer to --help.
+func TestArgumentErrorsSayTheUsage(t *testing.T) {
+	manifest := "../../examples/ci/web-new-image.yaml"
+	for _, c := range []struct {
+		plugin bool
+		args   []string
+		stderr string
+	}{
+		{false, []string{"replay"}, "ordinal: accepts between 1 and 2 arg(s), received 0; usage: ordinal replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST [statefulset/NAME]"},
+		{false, []string{"test"}, "; usage: ordinal test FILE... [flags]"},
+		{false, []string{"preview", manifest}, "ordinal: " + manifest + " is a file: ordinal preview reads it with -f; usage: ordinal preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)"},
+		{false, []string{"preview", "-f", manifest, manifest}, `unknown command "` + manifest + `" for "ordinal preview"; usage: ordinal preview -f`},
+		{true, []string{"status"}, "error: accepts 1 arg(s), received 0; usage: kubectl ordinal status statefulset/NAME"},
+	} {
+		var out, errb bytes.Buffer
+		main := Main
+		if c.plugin {
+			main = PluginMain
+		}
+		if code := main(c.args, strings.NewReader(""), &out, &errb); code != ExitUsage || !strings.Contains(errb.String(), c.stderr) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errb.String(), ExitUsage, c.stderr)
+		}
+	}
+}
+
 func TestReconcileExitCodes(t *testing.T) {
 	cases := []struct {
 		name, stdin string

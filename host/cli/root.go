@@ -77,6 +77,7 @@ func pluginVerbHint(root *cobra.Command, args []string) string {
 
 // execute runs a command tree and maps its error to an exit code, printing the error after prefix.
 func execute(root *cobra.Command, args []string, stderr io.Writer, prefix string) int {
+	argsWithUsage(root)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
@@ -92,6 +93,27 @@ func execute(root *cobra.Command, args []string, stderr io.Writer, prefix string
 	}
 	fmt.Fprintln(stderr, termsafe.String(errorLine(prefix, err)))
 	return ExitUsage
+}
+
+// argsWithUsage makes every command's check of its arguments say what the command takes: cobra's "accepts 1
+// arg(s), received 0" is followed by the usage line, and a file given as the argument of a command that
+// reads its file with -f (`ordinal preview web.yaml`) says so.
+func argsWithUsage(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			if err == nil {
+				return nil
+			}
+			if f := cmd.Flags().Lookup("filename"); f != nil && !f.Changed && len(args) > 0 && isRegularFile(args[0]) {
+				return fmt.Errorf("%s is a file: %s reads it with -f; usage: %s", args[0], cmd.CommandPath(), cmd.UseLine())
+			}
+			return fmt.Errorf("%w; usage: %s", err, cmd.UseLine())
+		}
+	}
+	for _, sub := range c.Commands() {
+		argsWithUsage(sub)
+	}
 }
 
 // errorLine is how an error is printed: an API server's answer as kubectl prints it ("Error from server
