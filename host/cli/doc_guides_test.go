@@ -460,3 +460,79 @@ func TestGuideShownOutputMatching(t *testing.T) {
 		}
 	}
 }
+
+// README.md's `make demo` block shows what the demo prints, so that the first output a newcomer sees is the
+// one the README promised. make cannot run in the guides' scratch directory (the demo builds bin/ordinal
+// first), so the test runs the Makefile's recipes as make does: the build recipe's lines only echoed (this
+// CLI is bin/ordinal), the demo recipe's run, each line echoed first unless it starts with "@".
+func TestReadmeDemoAsShown(t *testing.T) {
+	root := filepath.Join("..", "..")
+	shown := readmeDemoShown(t, filepath.Join(root, "README.md"))
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var script strings.Builder
+	script.WriteString("set -e\ncd \"$GUIDE_DIR\"\n")
+	for _, target := range []string{"build", "demo"} {
+		for _, l := range makeRecipe(t, string(mk), target) {
+			l = strings.ReplaceAll(strings.ReplaceAll(l, "$(GO)", "go"), "$$", "$")
+			run, silent := strings.CutPrefix(l, "@")
+			if !silent {
+				fmt.Fprintf(&script, "echo %s\n", strconv.Quote(run))
+			}
+			if target == "demo" {
+				script.WriteString(run + "\n")
+			}
+		}
+	}
+	dir := guideScratch(t, root)
+	sh := exec.Command("bash", "-c", script.String())
+	sh.Env = guideEnv(dir, t.TempDir())
+	b, err := sh.CombinedOutput()
+	got := normaliseGuideOutput(string(b), dir)
+	if err != nil {
+		t.Fatalf("the demo's recipe: %v\n%s", err, got)
+	}
+	if why := matchShown(shown, strings.Split(strings.TrimRight(got, "\n"), "\n")); why != "" {
+		t.Errorf("README.md's make demo: the output is not what it shows: %s\noutput:\n%s", why, got)
+	}
+}
+
+// readmeDemoShown is the output README.md shows after "$ make demo" in a console block.
+func readmeDemoShown(t *testing.T, file string) []string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "```console\n$ make demo\n")
+	if !ok {
+		t.Fatal("README.md has no ```console block that starts with $ make demo")
+	}
+	block, _, _ := strings.Cut(after, "```")
+	return strings.Split(strings.TrimRight(block, "\n"), "\n")
+}
+
+// makeRecipe is a Makefile target's recipe: the tab-indented lines after "TARGET:", a line ending in "\"
+// joined with the next as make joins them.
+func makeRecipe(t *testing.T, makefile, target string) []string {
+	var out []string
+	in, continued := false, false
+	for _, l := range strings.Split(makefile, "\n") {
+		switch {
+		case strings.HasPrefix(l, target+":"):
+			in = true
+		case in && continued:
+			out[len(out)-1] += "\n" + l
+		case in && strings.HasPrefix(l, "\t"):
+			out = append(out, strings.TrimPrefix(l, "\t"))
+		case in:
+			in = false
+		}
+		continued = in && strings.HasSuffix(l, "\\")
+	}
+	if len(out) == 0 {
+		t.Fatalf("the Makefile has no recipe for %s", target)
+	}
+	return out
+}
