@@ -98,11 +98,12 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
                                                  the pause extension, or the partition on apps/v1)
 
 Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
-(make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal; kubectl's own completion then completes
-the plugin's commands, flags and the cluster's StatefulSets.
-Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text, --request-timeout. A set argument names
-the kind as kubectl does: statefulset/web (apps/v1), statefulsets.ordinal.dev/web or osts/web (Ordinal's
-own kind; timeline, snapshot, status and history read either; preview takes a manifest of either kind).
+(make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal;
+kubectl's own completion then completes the plugin's commands, flags and the cluster's StatefulSets.
+Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text, --request-timeout.
+A set argument names the kind as kubectl does: statefulset/web (apps/v1), statefulsets.ordinal.dev/web or
+osts/web (Ordinal's own kind; timeline, snapshot, status and history read either; preview takes a manifest
+of either kind).
 
 ` + exitCodesHelp,
 		SilenceUsage:  true,
