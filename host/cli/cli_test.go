@@ -136,6 +136,24 @@ func TestArgumentErrorsSayTheUsage(t *testing.T) {
 	}
 }
 
+// `ordinal preview -f web.yaml` alone, a newcomer's first try with a manifest and no snapshot, says where
+// the world to preview against comes from; -f missing, or both worlds given, says which.
+func TestPreviewSaysWhatItLacks(t *testing.T) {
+	manifest, snap := "../../examples/ci/web-new-image.yaml", "../../examples/ci/web.snapshot.json"
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"-f", manifest}, "need the world to preview the edit against: --from SNAPSHOT (a live set's: kubectl ordinal snapshot statefulset/NAME > FILE"},
+		{[]string{"--from", snap}, "need -f, the edited StatefulSet manifest; usage: ordinal preview -f"},
+		{[]string{"-f", manifest, "--from", snap, "--scenario", "../../examples/rolling-update.yaml"}, "--from and --scenario both name the world to preview against: give one"},
+	} {
+		if code, _, stderr := run(t, "", append([]string{"preview"}, c.args...)...); code != ExitUsage || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("preview %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, ExitUsage, c.stderr)
+		}
+	}
+}
+
 func TestReconcileExitCodes(t *testing.T) {
 	cases := []struct {
 		name, stdin string

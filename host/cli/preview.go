@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -36,8 +37,16 @@ maxUnavailable counts unavailable pods below the partition).
 ` + rolloutExitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if file == "" || (from == "") == (scenario == "") {
-				return withCode(ExitUsage, fmt.Errorf("need -f and exactly one of --from or --scenario"))
+			switch {
+			case file == "":
+				return withCode(ExitUsage, fmt.Errorf("need -f, the edited StatefulSet manifest; usage: %s", cmd.UseLine()))
+			case from == "" && scenario == "":
+				// A newcomer has a manifest and no snapshot yet: say where one comes from.
+				return withCode(ExitUsage, errors.New("need the world to preview the edit against: --from SNAPSHOT (a live set's: "+
+					"kubectl ordinal snapshot statefulset/NAME > FILE; or kubectl ordinal preview -f FILE against the live set "+
+					"itself) or --scenario SCENARIO (the end state of a replay)"))
+			case from != "" && scenario != "":
+				return withCode(ExitUsage, errors.New("--from and --scenario both name the world to preview against: give one"))
 			}
 			if stdin := 0 + btoi(file == "-") + btoi(from == "-") + btoi(scenario == "-"); stdin > 1 {
 				return withCode(ExitUsage, fmt.Errorf("only one of -f, --from and --scenario can be - (standard input)"))
