@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -44,5 +45,27 @@ func TestHelpNamesFilesThatExist(t *testing.T) {
 	walk(newPluginRoot(strings.NewReader(""), &out, &out))
 	if checked < 5 {
 		t.Fatalf("only %d paths found in the help texts: is the pattern wrong?", checked)
+	}
+}
+
+// `ordinal --help` and `kubectl ordinal --help` list the commands before the exit codes, so that a
+// terminal's first screen shows what to run; the exit codes follow, all of them. A command's own help keeps
+// its exit codes where they were, in its description.
+func TestRootHelpListsCommandsBeforeExitCodes(t *testing.T) {
+	for name, main := range map[string]func([]string, io.Reader, io.Writer, io.Writer) int{"ordinal": Main, "kubectl ordinal": PluginMain} {
+		var out bytes.Buffer
+		if code := main([]string{"--help"}, strings.NewReader(""), &out, io.Discard); code != ExitOK {
+			t.Fatalf("%s --help: exit %d", name, code)
+		}
+		help := out.String()
+		commands, codes := strings.Index(help, "Available Commands:"), strings.Index(help, "Exit codes:")
+		if commands < 0 || codes < commands || !strings.Contains(help, "  4  the module failed") {
+			t.Errorf("%s --help: the commands at %d, the exit codes at %d:\n%s", name, commands, codes, help)
+		}
+	}
+	var out bytes.Buffer
+	Main([]string{"replay", "--help"}, strings.NewReader(""), &out, io.Discard)
+	if help := out.String(); strings.Index(help, "Exit codes:") > strings.Index(help, "Usage:") {
+		t.Errorf("ordinal replay --help: the exit codes moved after the usage:\n%s", help)
 	}
 }

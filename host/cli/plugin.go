@@ -103,12 +103,11 @@ kubectl's own completion then completes the plugin's commands, flags and the clu
 Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text, --request-timeout.
 A set argument names the kind as kubectl does: statefulset/web (apps/v1), statefulsets.ordinal.dev/web or
 osts/web (Ordinal's own kind; timeline, snapshot, status and history read either; preview takes a manifest
-of either kind).
-
-` + exitCodesHelp,
+of either kind).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	exitCodesAfterCommands(root, exitCodesHelp)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -116,6 +116,19 @@ func argsWithUsage(c *cobra.Command) {
 	}
 }
 
+// exitCodesAfterCommands prints a root command's exit codes after its usage, not in its description before
+// it: there, `ordinal --help` showed 20 lines of exit codes before the commands, off a terminal's first
+// screen. A subcommand's help keeps them in its own description.
+func exitCodesAfterCommands(root *cobra.Command, codes string) {
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		help(c, args)
+		if c == root {
+			fmt.Fprintf(c.OutOrStdout(), "\n%s\n", strings.TrimRight(codes, "\n"))
+		}
+	})
+}
+
 // errorLine is how an error is printed: an API server's answer as kubectl prints it ("Error from server
 // (NotFound): statefulsets.apps "web" not found"), an API server out of reach in kubectl's words
 // (unreachable), anything else after prefix.
@@ -138,14 +151,11 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 logic compiled to WebAssembly. Given a snapshot (a StatefulSet, its pods, ControllerRevisions and PVCs, and
 "now"), the module returns the plan of writes the upstream controller would make in one sync.
 
-The default module is embedded in this binary; --module runs another one.
-
-` + exitCodesHelp + `
-replay and preview judge the rollout they replay too (--fail-on):
-` + rolloutExitCodesHelp,
+The default module is embedded in this binary; --module runs another one.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	exitCodesAfterCommands(root, exitCodesHelp+"\nreplay and preview judge the rollout they replay too (--fail-on):\n"+rolloutExitCodesHelp)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
