@@ -178,3 +178,39 @@ func TestAPIServerAnswersReadAsKubectlPrintsThem(t *testing.T) {
 		}
 	}
 }
+
+// After `kubectl ordinal migrate statefulset/web --to ordinal`, `kubectl ordinal status web` (apps/v1, as
+// kubectl reads a bare name) is the API server's NotFound: it names osts/web, the set that exists; and the
+// other way round. A set missing in both kinds is kubectl's NotFound alone.
+func TestNotFoundNamesTheSetOfTheOtherKind(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/apis/ordinal.dev/v1/namespaces/default/statefulsets/web":
+			fmt.Fprint(w, `{"apiVersion":"ordinal.dev/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"default","uid":"u1"},"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}}}}}`)
+		case "/apis/apps/v1/namespaces/default/statefulsets/db":
+			fmt.Fprint(w, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default","uid":"u2"},"spec":{"selector":{"matchLabels":{"app":"db"}},"template":{"metadata":{"labels":{"app":"db"}}}}}`)
+		default:
+			parts := strings.Split(r.URL.Path, "/")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"statefulsets.%s \"%s\" not found","reason":"NotFound","code":404}`,
+				parts[2], parts[len(parts)-1])
+		}
+	}))
+	defer srv.Close()
+	kc := kubeconfigFor(t, srv.URL)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "web"}, `error: statefulsets.apps "web" not found; the ordinal.dev/v1 StatefulSet default/web exists: osts/web names it`},
+		{[]string{"history", "statefulset/web"}, `osts/web names it`},
+		{[]string{"snapshot", "osts/db"}, `error: statefulsets.ordinal.dev "db" not found; the apps/v1 StatefulSet default/db exists: statefulset/db names it`},
+		{[]string{"status", "gone"}, `Error from server (NotFound): statefulsets.apps "gone" not found`},
+	} {
+		code, _, errs := plug(append(c.args, "--kubeconfig", kc, "-n", "default", "--cache-dir", "")...)
+		if code != ExitUsage || strings.TrimSpace(errs) != c.want && !strings.HasSuffix(strings.TrimSpace(errs), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errs, ExitUsage, c.want)
+		}
+	}
+}

@@ -167,9 +167,26 @@ func (o *pluginOptions) liveSetSnapshot(cmd *cobra.Command, arg, featureGates st
 	}
 	snap, sel, err := snapshot.Live(cmdContext(cmd), c, t, ns, name, time.Now(), features)
 	if err != nil {
-		return nil, withCode(ExitUsage, err)
+		return nil, withCode(ExitUsage, otherKindHint(cmdContext(cmd), c, t, ns, name, err))
 	}
 	return &liveSetRead{snap: snap, objs: sel, client: c, features: features}, nil
+}
+
+// otherKindHint adds to the API server's NotFound for a set the name of the set of the other kind that
+// exists under its name: after `kubectl ordinal migrate`, the set a user has always called web (apps/v1)
+// is osts/web, and the other way round. Any other error, or no such set, is err as it is.
+func otherKindHint(ctx context.Context, c kubernetes.Interface, t snapshot.Target, ns, name string, err error) error {
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	other, arg := snapshot.CRDTarget, "osts/"+name
+	if t.OrApps().Custom {
+		other, arg = snapshot.StatefulSetTarget, "statefulset/"+name
+	}
+	if _, gerr := snapshot.GetSet(ctx, c, other, ns, name); gerr != nil {
+		return err
+	}
+	return fmt.Errorf("%w; the %s %s %s/%s exists: %s names it", err, other.GroupVersion, other.Kind, ns, name, arg)
 }
 
 // target reads a command's statefulset/NAME argument (its kind and name) and --feature-gates, and

@@ -77,11 +77,11 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *app
 			if needsRevisions {
 				snap, objs, err := snapshot.Live(ctx, c, t, ns, name, time.Now(), nil)
 				if err != nil {
-					return withCode(ExitUsage, err)
+					return withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
 				}
 				set, snapJSON = objs.Set, snap.JSON
 			} else if set, err = snapshot.GetSet(ctx, c, t, ns, name); err != nil {
-				return withCode(ExitUsage, err)
+				return withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
 			}
 			resource := t.Resource + "." + t.GroupVersion.Group
 			p, err := patch(set, snapJSON, resource, t.Custom)

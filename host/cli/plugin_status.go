@@ -82,7 +82,7 @@ controller's requeue comes due; it runs until interrupted.`,
 			if !watch {
 				objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {
-					return withCode(ExitUsage, err)
+					return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
 				}
 				frame, _, err := s.frame(ctx, objs)
 				if err != nil {

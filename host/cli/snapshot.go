@@ -62,7 +62,7 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 			}
 			snap, _, err := snapshot.Live(ctx, client, target, ns, name, time.Now(), features)
 			if err != nil {
-				return withCode(ExitUsage, err)
+				return withCode(ExitUsage, otherKindHint(ctx, client, target, ns, name, err))
 			}
 			data := append(snap.JSON, '\n')
 			switch out {
