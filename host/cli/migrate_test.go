@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,7 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // liveSet is a StatefulSet as the dynamic client decodes the API server's answer.
@@ -354,5 +360,43 @@ func TestMigrateKeepsItsBackupWhereTheUserFindsIt(t *testing.T) {
 	kept, _ := filepath.Glob(filepath.Join(dir, "*.done-*.json"))
 	if len(kept) != 2 || r.res.Backup == "" || !strings.Contains(out.String(), "backup kept: "+r.res.Backup) {
 		t.Errorf("kept %v, result %q, output %q", kept, r.res.Backup, out.String())
+	}
+}
+
+// A migration whose new controller adopts no pod (kube-controller-manager's StatefulSet controller off, as
+// in make cluster-up's default) says what it waits for after a few polls with nothing adopted, not only at
+// --timeout (5 min by default) after a line "0/2" and silence.
+func TestMigrateSaysWhatItWaitsFor(t *testing.T) {
+	saved := migrateStillWaitingPolls
+	migrateStillWaitingPolls = 2
+	t.Cleanup(func() { migrateStillWaitingPolls = saved })
+	var set map[string]any
+	if err := utiljson.Unmarshal([]byte(settledSet), &set); err != nil {
+		t.Fatal(err)
+	}
+	var pods []runtime.Object
+	for _, n := range []string{"web-0", "web-1"} {
+		pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "prod", Labels: map[string]string{"app": "web"}}})
+	}
+	out := &strings.Builder{}
+	kc := fake.NewClientset(pods...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lists := 0
+	kc.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if lists++; lists == migrateStillWaitingPolls+2 { // polls enough to have said it: the wait ends here
+			cancel()
+		}
+		return false, nil, nil
+	})
+	r := &migrateRun{kc: kc, ns: "prod", name: "web", from: ordinalKind, to: appsKind, out: out}
+	if err := r.awaitAdoption(ctx, set); err == nil {
+		t.Fatal("the wait ended without an error, with no pod adopted")
+	}
+	if want := "is kube-controller-manager's StatefulSet controller running with its StatefulSet controller enabled? The migration itself is done"; !strings.Contains(out.String(), want) {
+		t.Errorf("output %q does not say %q", out.String(), want)
+	}
+	if strings.Count(out.String(), "still 0/2") != 1 {
+		t.Errorf("said more than once:\n%s", out.String())
 	}
 }

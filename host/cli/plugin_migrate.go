@@ -556,7 +556,7 @@ func (r *migrateRun) awaitAdoption(ctx context.Context, set map[string]any) erro
 	if err != nil {
 		return fmt.Errorf("spec.selector: %w", err)
 	}
-	last := -1
+	last, unchanged := -1, 0
 	t0 := time.Now()
 	err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		l, err := r.kc.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
@@ -571,8 +571,12 @@ func (r *migrateRun) awaitAdoption(ctx context.Context, set map[string]any) erro
 		}
 		r.res.Pods, r.res.PodsAdopted = len(l.Items), adopted
 		if adopted != last {
-			last = adopted
+			last, unchanged = adopted, 0
 			r.say("pods controlled by the %s: %d/%d", r.to, adopted, len(l.Items))
+		} else if unchanged++; unchanged == migrateStillWaitingPolls && adopted != len(l.Items) {
+			// Said after 15 s with no pod adopted, long before --timeout: a controller that is off adopts nothing.
+			r.say("still %d/%d after %s: is %s running%s? The migration itself is done: interrupted, `kubectl ordinal migrate` again only waits",
+				adopted, len(l.Items), time.Since(t0).Round(time.Second), r.to.controller, kcmHint(r.to))
 		}
 		return adopted == len(l.Items), nil
 	})
@@ -587,6 +591,10 @@ func (r *migrateRun) awaitAdoption(ctx context.Context, set map[string]any) erro
 	r.say("migrated: every pod is controlled by the %s %s/%s (uid %s)", r.to, r.ns, r.name, s.UID)
 	return nil
 }
+
+// migrateStillWaitingPolls is how many polls (500 ms apart) with no pod adopted since the last count make
+// awaitAdoption say what it waits for.
+var migrateStillWaitingPolls = 30
 
 func kcmHint(k migrateKind) string {
 	if k == appsKind {
