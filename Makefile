@@ -113,6 +113,8 @@ image:
 # JSON, over the 256 KiB annotation limit of `kubectl apply`'s last-applied-configuration (RATIONALE.md).
 # `make crd` writes the three copies; check-crd (part of `make test`) fails when they are not what the
 # generator makes; host/crd's tests (part of `make check`) compare the copies and the schema's fields.
+# hack/crd-defaults adds what controller-gen cannot say of a type host/crd does not own: the defaults
+# kube-apiserver gives volumeClaimTemplates (an immutable field it compares after defaulting).
 CONTROLLER_GEN ?= GOPROXY="file://$$($(GO) env GOMODCACHE)/cache/download,$$($(GO) env GOPROXY)" $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 CRD_FLAGS := crd:generateEmbeddedObjectMeta=true,maxDescLen=0 paths=./host/crd/ output:crd:stdout
 CRD := host/crd/statefulsets.ordinal.dev.yaml
@@ -120,12 +122,12 @@ CRD_COPIES := examples/deploy/crd.yaml examples/helm/ordinal/crds/statefulsets.o
 .PHONY: crd check-crd
 crd:
 	@mkdir -p build
-	$(CONTROLLER_GEN) $(CRD_FLAGS) > build/crd.yaml
+	set -o pipefail; $(CONTROLLER_GEN) $(CRD_FLAGS) | $(GO) run ./hack/crd-defaults > build/crd.yaml
 	cp build/crd.yaml $(CRD)
 	@for f in $(CRD_COPIES); do mkdir -p $$(dirname $$f) && cp $(CRD) $$f; done
 check-crd:
 	@mkdir -p build
-	$(CONTROLLER_GEN) $(CRD_FLAGS) > build/crd-check.yaml
+	set -o pipefail; $(CONTROLLER_GEN) $(CRD_FLAGS) | $(GO) run ./hack/crd-defaults > build/crd-check.yaml
 	@for f in $(CRD) $(CRD_COPIES); do cmp -s build/crd-check.yaml $$f || { echo "$$f is not what controller-gen makes of host/crd: run 'make crd' and commit it" >&2; exit 1; }; done
 	@echo "the CRD statefulsets.ordinal.dev and its copies match a fresh controller-gen run"
 

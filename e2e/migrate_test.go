@@ -116,6 +116,20 @@ func TestMigrateToOrdinalAndBack(t *testing.T) {
 		t.Errorf("spec changed:\n apps/v1     %v\n ordinal.dev %v", src.Object["spec"], osts.Object["spec"])
 	}
 	wantCarried(t, osts.Object, kcmSet, "app=mig")
+	// the user's own manifest, its apiVersion changed, applies to the migrated set: its claim templates are
+	// immutable, and the CRD defaults them as kube-apiserver defaulted the apps/v1 set's (hack/crd-defaults)
+	mine, err := runtime.DefaultUnstructuredConverter.ToUnstructured(newSet("mig", 3, withClaims(appsv1.DeletePersistentVolumeClaimRetentionPolicyType, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := &unstructured.Unstructured{Object: mine}
+	manifest.SetAPIVersion(crd.Group + "/" + crd.Version)
+	manifest.SetKind(crd.Kind)
+	manifest.SetNamespace(ns)
+	manifest.SetResourceVersion(osts.GetResourceVersion())
+	if _, err := dyn.Resource(ordinalSetGVR).Namespace(ns).Update(ctx, manifest, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("the set's manifest as ordinal.dev/v1, applied after the migration (server-side dry run): %v", err)
+	}
 	if g, ok, _ := unstructuredInt(osts.Object, "status", "observedGeneration"); ok {
 		t.Errorf("status.observedGeneration %d carried over to a new object (generation %d)", g, osts.GetGeneration())
 	}
