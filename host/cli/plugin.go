@@ -15,7 +15,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -257,24 +256,8 @@ fields other managers own and the file omits are kept.
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			in, err := mopts.readDocument(cmd.InOrStdin(), file, "StatefulSet manifest")
+			js, manifest, err := readSetManifest(cmd, mopts, v, file)
 			if err != nil {
-				return err
-			}
-			js, err := yamljson.ToJSONWithin(in, mopts.inputLimit(), "StatefulSet manifest "+displayName(file))
-			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
-			}
-			var manifest appsv1.StatefulSet
-			if err := json.Unmarshal(js, &manifest); err != nil {
-				return withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
-			}
-			if manifest.Kind != "StatefulSet" || manifest.Name == "" {
-				return withCode(ExitUsage, fmt.Errorf("%s: want one StatefulSet (apps/v1 or ordinal.dev/v1) with metadata.name, got kind %q name %q", file, manifest.Kind, manifest.Name))
-			}
-			// Its unknown fields named (or refused) here; the dry run is sent as written: the live API server,
-			// whatever its version, stores what it knows.
-			if _, err := v.manifest(js, file, "StatefulSet"); err != nil {
 				return err
 			}
 			target := setTarget(manifest.APIVersion)
@@ -292,40 +275,9 @@ fields other managers own and the file omits are kept.
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			var old *appsv1.StatefulSet
-			live, err := snapshot.GetSet(ctx, c, target, ns, manifest.Name)
-			switch {
-			case err == nil:
-				old = live
-			case apierrors.IsNotFound(err):
-			default:
-				return withCode(ExitUsage, err)
-			}
-			cur, err := snapshot.DryRunApplySet(ctx, c, target, ns, manifest.Name, js, "kubectl-ordinal-preview")
+			old, cur, objs, err := liveEdit(ctx, c, target, ns, manifest.Name, js)
 			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("the API server does not accept this StatefulSet (server-side dry run): %w", err))
-			}
-			objs := snapshot.Objects{Target: target}
-			if pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
-				for i := range pods.Items {
-					objs.Pods = append(objs.Pods, &pods.Items[i])
-				}
-			} else {
-				return withCode(ExitUsage, err)
-			}
-			if revs, err := c.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{}); err == nil {
-				for i := range revs.Items {
-					objs.Revisions = append(objs.Revisions, &revs.Items[i])
-				}
-			} else {
-				return withCode(ExitUsage, err)
-			}
-			if claims, err := c.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
-				for i := range claims.Items {
-					objs.Claims = append(objs.Claims, &claims.Items[i])
-				}
-			} else {
-				return withCode(ExitUsage, err)
+				return err
 			}
 			m, err := mopts.load(ctx)
 			if err != nil {
@@ -358,29 +310,15 @@ fields other managers own and the file omits are kept.
 				}
 				return withCode(ExitUsage, err)
 			}
+			op := "apply to StatefulSet " + ns + "/" + manifest.Name
+			if old == nil {
+				op = "create StatefulSet " + ns + "/" + manifest.Name
+			}
 			out := struct {
 				Preview *replay.Preview `json:"preview"`
 				Summary preview.Summary `json:"summary"`
 			}{res.Preview, res.Summary}
-			err = writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error {
-				var b bytes.Buffer
-				op := "apply to StatefulSet " + ns + "/" + manifest.Name
-				if old == nil {
-					op = "create StatefulSet " + ns + "/" + manifest.Name
-				}
-				fmt.Fprintf(&b, "%s (live: %d pods, %d revisions, %d claims)\n", op, res.Pods, res.Revisions, res.Claims)
-				if len(res.Summary.Lines) > 0 {
-					b.WriteString("summary:\n")
-					for _, l := range res.Summary.Lines {
-						fmt.Fprintf(&b, "  * %s\n", l)
-					}
-				}
-				b.WriteString("\n")
-				b.WriteString(res.Text)
-				_, err := io.WriteString(w, termsafe.String(b.String())) // the summary: policies' and the module's words
-				return err
-			})
-			if err != nil || res.Preview == nil {
+			if err := writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error { return writeLivePreview(w, op, res) }); err != nil || res.Preview == nil {
 				return err
 			}
 			if err := writeHTML(htmlOut, res.Preview.WriteHTML); err != nil {
@@ -397,6 +335,68 @@ fields other managers own and the file omits are kept.
 	signals.bind(cmd)
 	validate.bind(cmd)
 	return cmd
+}
+
+// readSetManifest reads the StatefulSet manifest of -f file as JSON, with its unknown fields named (or refused,
+// by v) here: the dry run sends it as written, and the live API server, whatever its version, stores what it
+// knows.
+func readSetManifest(cmd *cobra.Command, mopts *moduleOptions, v fieldValidation, file string) ([]byte, *appsv1.StatefulSet, error) {
+	in, err := mopts.readDocument(cmd.InOrStdin(), file, "StatefulSet manifest")
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := yamljson.ToJSONWithin(in, mopts.inputLimit(), "StatefulSet manifest "+displayName(file))
+	if err != nil {
+		return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
+	}
+	var manifest appsv1.StatefulSet
+	if err := json.Unmarshal(js, &manifest); err != nil {
+		return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", file, err))
+	}
+	if manifest.Kind != "StatefulSet" || manifest.Name == "" {
+		return nil, nil, withCode(ExitUsage, fmt.Errorf("%s: want one StatefulSet (apps/v1 or ordinal.dev/v1) with metadata.name, got kind %q name %q", file, manifest.Kind, manifest.Name))
+	}
+	if _, err := v.manifest(js, file, "StatefulSet"); err != nil {
+		return nil, nil, err
+	}
+	return js, &manifest, nil
+}
+
+// liveEdit is the edit a manifest (js) makes to the live set ns/name of kind target: the set now (nil when
+// it does not exist: a create), the set as the API server would store the manifest (a server-side apply
+// with dryRun=All), and the namespace's objects its snapshot is built from.
+func liveEdit(ctx context.Context, c kubernetes.Interface, target snapshot.Target, ns, name string, js []byte) (old, cur *appsv1.StatefulSet, objs snapshot.Objects, err error) {
+	live, err := snapshot.GetSet(ctx, c, target, ns, name)
+	switch {
+	case err == nil:
+		old = live
+	case !apierrors.IsNotFound(err):
+		return nil, nil, objs, withCode(ExitUsage, err)
+	}
+	if cur, err = snapshot.DryRunApplySet(ctx, c, target, ns, name, js, "kubectl-ordinal-preview"); err != nil {
+		return nil, nil, objs, withCode(ExitUsage, fmt.Errorf("the API server does not accept this StatefulSet (server-side dry run): %w", err))
+	}
+	if objs, err = snapshot.NamespaceObjects(ctx, c, target, ns); err != nil {
+		return nil, nil, objs, withCode(ExitUsage, err)
+	}
+	return old, cur, objs, nil
+}
+
+// writeLivePreview is the text of a preview of the live set: what the edit does (op), the live objects it
+// was previewed against, the summary, then the rollout.
+func writeLivePreview(w io.Writer, op string, res *preview.Result) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s (live: %d pods, %d revisions, %d claims)\n", op, res.Pods, res.Revisions, res.Claims)
+	if len(res.Summary.Lines) > 0 {
+		b.WriteString("summary:\n")
+		for _, l := range res.Summary.Lines {
+			fmt.Fprintf(&b, "  * %s\n", l)
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(res.Text)
+	_, err := io.WriteString(w, termsafe.String(b.String())) // the summary: policies' and the module's words
+	return err
 }
 
 func newPluginTimeline(mopts *moduleOptions, o *pluginOptions) *cobra.Command {

@@ -435,6 +435,17 @@ func LiveObjects(ctx context.Context, client kubernetes.Interface, t Target, ns,
 	if err != nil {
 		return Objects{}, err
 	}
+	o, err := NamespaceObjects(ctx, client, t, ns)
+	if err != nil {
+		return Objects{}, err
+	}
+	o.Set = set
+	return o, nil
+}
+
+// NamespaceObjects Lists the pods, ControllerRevisions and claims of namespace ns from the API server
+// (uncached): what a snapshot of a set of kind t there is built from, the set aside.
+func NamespaceObjects(ctx context.Context, client kubernetes.Interface, t Target, ns string) (Objects, error) {
 	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return Objects{}, err
@@ -447,7 +458,7 @@ func LiveObjects(ctx context.Context, client kubernetes.Interface, t Target, ns,
 	if err != nil {
 		return Objects{}, err
 	}
-	o := Objects{Target: t, Set: set}
+	o := Objects{Target: t}
 	for i := range pods.Items {
 		o.Pods = append(o.Pods, &pods.Items[i])
 	}
