@@ -489,26 +489,47 @@ func (m *Manager) chooseCaches(ctx context.Context) error {
 	return nil
 }
 
-// checkServed refuses to start when a custom target's CustomResourceDefinition is not installed: its
-// informer would otherwise retry the list forever with nothing in the log at the default verbosity.
-// Any other discovery error is left to the informers' retries.
+// servedWithin is how long Run waits for a custom target's CustomResourceDefinition to be served before it
+// refuses to start: one applied just before the controller (a tour's two commands, a chart that installs both)
+// is established a moment later, and refusing then was a failed first start for nothing.
+const servedWithin = 30 * time.Second
+
+// checkServed refuses to start when a custom target's CustomResourceDefinition is not served within
+// servedWithin: its informer would otherwise retry the list forever with nothing in the log at the default
+// verbosity. Any other discovery error is left to the informers' retries.
 func (m *Manager) checkServed(ctx context.Context) error {
+	return m.waitServed(ctx, servedWithin, time.Second)
+}
+
+// waitServed is checkServed with its wait (within) and the interval between discovery's answers (every).
+func (m *Manager) waitServed(ctx context.Context, within, every time.Duration) error {
+	logger := klog.FromContext(ctx)
 	for _, c := range m.controllers {
 		if !c.target.Custom {
 			continue
 		}
 		t := c.target
 		crdName := t.Resource + "." + t.GroupVersion.Group
-		served, err := snapshot.Served(m.client.Discovery(), t)
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "Could not check that the CustomResourceDefinition is installed", "crd", crdName)
-			continue
+		waited := false
+		err := wait.PollUntilContextTimeout(ctx, every, within, true, func(context.Context) (bool, error) {
+			served, err := snapshot.Served(m.client.Discovery(), t)
+			if err != nil {
+				logger.Error(err, "Could not check that the CustomResourceDefinition is installed", "crd", crdName)
+				return true, nil
+			}
+			if !served && !waited {
+				logger.Info("Waiting for the CustomResourceDefinition to be served", "crd", crdName, "within", within)
+				waited = true
+			}
+			return served, nil
+		})
+		switch {
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		case err != nil:
+			return fmt.Errorf("%s is not served (waited %s): install the CustomResourceDefinition %s (kubectl apply -f examples/deploy/crd.yaml, "+
+				"or the Helm chart's crds/), or `kubectl get crd %s` to see why it is not established", t, within, crdName, crdName)
 		}
-		if served {
-			continue
-		}
-		return fmt.Errorf("%s is not served: install the CustomResourceDefinition %s (kubectl apply -f examples/deploy/crd.yaml, "+
-			"or the Helm chart's crds/), or `kubectl get crd %s` to see why it is not established", t, crdName, crdName)
 	}
 	return nil
 }

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
@@ -68,13 +71,26 @@ func TestManagerRefusesAMissingCRD(t *testing.T) {
 		{"installed", []*metav1.APIResourceList{{GroupVersion: "ordinal.dev/v1", APIResources: []metav1.APIResource{{Name: "statefulsets"}, {Name: "statefulsets/status"}}}}, false},
 	} {
 		disc.Resources = tc.resources
-		err := m.checkServed(context.Background())
+		err := m.waitServed(context.Background(), 20*time.Millisecond, time.Millisecond) // never served: refused whatever the wait
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 		if err != nil && (!strings.Contains(err.Error(), "install the CustomResourceDefinition statefulsets.ordinal.dev") || !strings.Contains(err.Error(), "crd.yaml")) {
 			t.Errorf("%s: error %q does not say which CRD to install and how", tc.name, err)
 		}
+	}
+	// a CRD applied just before: discovery serves it from its third answer on, and the controller starts
+	installed := []*metav1.APIResourceList{{GroupVersion: "ordinal.dev/v1", APIResources: []metav1.APIResource{{Name: "statefulsets"}}}}
+	disc.Resources = nil
+	answers := 0
+	disc.PrependReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if answers++; answers == 3 {
+			disc.Resources = installed
+		}
+		return false, nil, nil
+	})
+	if err := m.waitServed(context.Background(), time.Hour, time.Millisecond); err != nil || answers != 3 {
+		t.Errorf("a CRD served from discovery's third answer: %v after %d answers", err, answers)
 	}
 	if _, err := newManager(Config{Module: &module.Ref{}, Targets: []snapshot.Target{snapshot.CRDTarget, snapshot.CRDTarget}}, client, rc); err == nil {
 		t.Errorf("a target twice: no error")
