@@ -18,6 +18,8 @@
 //   - content (patch.go, claims.go): a patch is an adoption or a release (strategic merge of one owner
 //     reference, with the object's uid as precondition) and nothing else; a claim update changes
 //     only the claim's owner references, and only those that point at this set or its pods;
+//   - pod updates (pod_update.go, in_place.go): only what upstream's identity and storage repair change,
+//     and, on a set that opted in to extension in-place-update, what an in-place update changes;
 //   - status (status.go): updateStatus only of this set.
 //
 // Check is a pure function of the snapshot and the plan, and every path runs it: the controller before

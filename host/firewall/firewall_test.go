@@ -94,8 +94,8 @@ func TestAllowed(t *testing.T) {
 		patch("Pod", "web-5", adopt("web-5-uid")),
 		act(abi.VerbDelete, "Pod", "prod", "web-5", ""),
 		act(abi.VerbCreate, "PersistentVolumeClaim", "prod", "data-web-2", `{"metadata":{"name":"data-web-2","namespace":"prod","labels":{"app":"web"}},"spec":{}}`),
-		act(abi.VerbCreate, "Pod", "prod", "web-2", pod("prod", "web-2", webRef)), // AlreadyExists, as upstream would
-		act(abi.VerbUpdate, "Pod", "prod", "web-1", `{"metadata":{"name":"web-1","namespace":"prod","uid":"web-1-uid","labels":{"app":"web","x":"y"},"ownerReferences":[`+webRef+`]}}`),
+		act(abi.VerbCreate, "Pod", "prod", "web-2", pod("prod", "web-2", webRef)),                                                                                                                                            // AlreadyExists, as upstream would
+		act(abi.VerbUpdate, "Pod", "prod", "web-1", `{"metadata":{"name":"web-1","namespace":"prod","uid":"web-1-uid","labels":{"app":"web","statefulset.kubernetes.io/pod-name":"web-1"},"ownerReferences":[`+webRef+`]}}`), // identity repair
 		act(abi.VerbUpdate, "PersistentVolumeClaim", "prod", "data-web-0", `{"metadata":{"name":"data-web-0","namespace":"prod","uid":"data-web-0-uid","resourceVersion":"5","ownerReferences":[`+webRef+`]},"spec":{"storageClassName":"fast"}}`),
 		patch("Pod", "web-1", release("web-1-uid")),
 		act(abi.VerbDelete, "Pod", "", "web-0", ""),

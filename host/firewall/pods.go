@@ -31,7 +31,7 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 		if rule, reason := st.checkPodReplace(a, target); rule != "" {
 			return rule, reason
 		}
-		return s.checkPodImages(target, a.Object)
+		return st.checkPodUpdate(target, a.Object)
 	case abi.VerbResize:
 		return st.checkResize(a, target)
 	case abi.VerbDelete:

@@ -55,6 +55,10 @@ type Object struct {
 	// Images: a pod's container images (PodImages), which only an in-place update changes (in_place.go);
 	// nil when the host records none
 	Images map[string]string
+	// Pod, else PodOf: the snapshot's pod, which a pod update changes only as upstream and an in-place update
+	// do (pod_update.go); both nil when the host records none (then only Images are judged)
+	Pod   *corev1.Pod
+	PodOf func() (*corev1.Pod, error)
 }
 
 // objectMeta is the part of an object the firewall decodes.
@@ -108,13 +112,12 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 			if l.what == "claims" {
 				keep = raw
 			}
-			var images map[string]string
+			var pod *corev1.Pod
 			if l.what == "pods" {
-				var p podSpecOf
-				if err := json.Unmarshal(raw, &p); err != nil {
+				pod = &corev1.Pod{}
+				if err := json.Unmarshal(raw, pod); err != nil {
 					return nil, fmt.Errorf("firewall: %s[%d]: %w", l.what, i, err)
 				}
-				images = PodImages(&p.Spec)
 			}
 			if l.what == "revisions" && (md.Namespace == "" || md.Namespace == s.Namespace) {
 				var r struct {
@@ -125,8 +128,8 @@ func ScopeFromParts(setJSON json.RawMessage, pods, revisions, claims []json.RawM
 				}
 			}
 			s.add(l.into, md.Name, md.Namespace, md.UID, md.Labels, md.OwnerReferences, keep)
-			if o := l.into[md.Name]; images != nil && o != nil {
-				o.Images = images
+			if o := l.into[md.Name]; pod != nil && o != nil {
+				o.Images, o.Pod = PodImages(&pod.Spec), pod
 			}
 		}
 	}
@@ -146,7 +149,7 @@ func ScopeFromObjects(set *appsv1.StatefulSet, setJSON json.RawMessage, pods []*
 	for _, p := range pods {
 		s.add(s.Pods, p.Name, p.Namespace, p.UID, p.Labels, p.OwnerReferences, nil)
 		if o := s.Pods[p.Name]; o != nil && (p.Namespace == "" || p.Namespace == s.Namespace) {
-			o.Images = PodImages(&p.Spec)
+			o.Images, o.Pod = PodImages(&p.Spec), p
 		}
 	}
 	data := make(map[string][]byte, len(revisions))

@@ -84,10 +84,14 @@ func TestApplyRebasesAnUpdateOnItsOwnResize(t *testing.T) {
 	const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"prod","uid":"web-0-uid","resourceVersion":"%s","labels":{"app":"web","controller-revision-hash":"%s"},` +
 		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
 		`"spec":{"containers":[{"name":"app","image":"%s","resources":{"requests":{"cpu":"%s"}}}]}}`
+	// web-b, the revision the update moves the pod to, holds the set's template
+	const revision = `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"web-b","namespace":"prod","uid":"web-b-uid",` +
+		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
+		`"data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},"revision":2}`
 	snap := `{"abi":1,"now":"2026-05-01T12:00:00Z","statefulSet":{"apiVersion":"apps/v1","kind":"StatefulSet",` +
 		`"metadata":{"name":"web","namespace":"prod","uid":"web-uid","resourceVersion":"10","annotations":{"` + abi.AnnotationPodUpdatePolicy + `":"InPlaceIfPossible"}},` +
 		`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},` +
-		`"pods":[` + fmt.Sprintf(pod, "7", "web-a", "app:1", "100m") + `],"revisions":[],"claims":[]}`
+		`"pods":[` + fmt.Sprintf(pod, "7", "web-a", "app:1", "100m") + `],"revisions":[` + revision + `],"claims":[]}`
 	scope, err := firewall.ScopeFromSnapshot([]byte(snap))
 	if err != nil {
 		t.Fatal(err)

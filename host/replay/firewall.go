@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -82,7 +83,7 @@ func (e *engine) scope() (*firewall.Scope, error) {
 				continue
 			}
 			o := firewall.NewObject(kind, r.name, ns, types.UID(r.uid), so.labels, so.refs, so.raw)
-			o.Images = so.images
+			o.Images, o.PodOf = so.images, so.pod
 			objs[r.name] = o
 		}
 		w.rescope = w.rescope[:0]
@@ -183,6 +184,8 @@ type scopedObject struct {
 	refs   []metav1.OwnerReference
 	raw    json.RawMessage
 	images map[string]string // a pod's (firewall.PodImages)
+	// pod: the pod decoded, which the firewall asks for only for a pod the plan updates
+	pod func() (*corev1.Pod, error)
 }
 
 func (e *engine) scopedObject(kind string, r *record) (scopedObject, error) {
@@ -211,6 +214,14 @@ func (e *engine) scopedObject(kind string, r *record) (scopedObject, error) {
 			for _, c := range jsonobj.GetArr(jsonobj.GetObj(r.o, "spec"), list) {
 				so.images[list+"/"+jsonobj.GetStr(c, "name")] = jsonobj.GetStr(c, "image")
 			}
+		}
+		o := r.o // the object at this resourceVersion: a write of the world replaces it
+		so.pod = func() (*corev1.Pod, error) {
+			var p corev1.Pod
+			if err := json.Unmarshal(mustJSON(o), &p); err != nil {
+				return nil, err
+			}
+			return &p, nil
 		}
 	}
 	if kind == world.KindClaim {

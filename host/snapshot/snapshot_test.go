@@ -196,6 +196,15 @@ func TestBuildSnapshotIsMarshalAndScopeMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// the pods as the firewall judges an update against them: their metadata and spec
+			for _, sc := range []*firewall.Scope{s.Scope, fromJSON} {
+				for name, o := range sc.Pods {
+					c, p := *o, *o.Pod
+					p.TypeMeta, p.ManagedFields = metav1.TypeMeta{}, nil
+					c.Pod = &p
+					sc.Pods[name] = &c
+				}
+			}
 			if s.Scope == nil || !reflect.DeepEqual(s.Scope, fromJSON) {
 				t.Errorf("scope from objects:\n%#v\nscope from the snapshot bytes:\n%#v", s.Scope, fromJSON)
 			}

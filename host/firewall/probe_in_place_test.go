@@ -1,0 +1,99 @@
+package firewall_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
+)
+
+// A pod update may change what upstream's identity and storage repair change, and, on a set that opted in to
+// in-place updates, what an in-place update changes; nothing else of the pod. Each case edits the update of
+// web-0 (policy on or off) in one other field the API server lets a pod update change, or one it refuses.
+func TestProbeInPlacePodUpdateFields(t *testing.T) {
+	base := strings.Replace(inPlacePod("web-0", webRef, "app:1", "100m"), `"labels":{"app":"web"}`,
+		`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`, 1)
+	moved := `"labels":{"app":"web","controller-revision-hash":"web-2"},"annotations":{"keep":"1","note":"2","ordinal.dev/in-place-update":"web-2"}`
+	for _, tc := range []struct {
+		name   string
+		policy string
+		from   string // replaced once in the pod's JSON
+		to     string
+		rule   firewall.Rule // "" allowed
+	}{
+		{"identity repair: the pod-name label, no policy", "", `"app":"web",`,
+			`"app":"web","statefulset.kubernetes.io/pod-name":"web-0","apps.kubernetes.io/pod-index":"0",`, ""},
+		{"identity repair to another pod's name", "", `"app":"web",`,
+			`"app":"web","statefulset.kubernetes.io/pod-name":"web-1",`, firewall.RuleObject},
+		{"in place: image, revision label, template's labels and annotations moved", abi.PodUpdateInPlaceIfPossible,
+			`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`, moved, ""},
+		{"in place, InPlaceOnly", abi.PodUpdateInPlaceOnly,
+			`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`, moved, ""},
+		{"the same, no policy", "",
+			`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`, moved, firewall.RuleObject},
+		{"the same, ReCreate", abi.PodUpdateReCreate,
+			`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`, moved, firewall.RuleObject},
+		{"the revision label moved, the images not", abi.PodUpdateInPlaceIfPossible, `"controller-revision-hash":"web-1"`,
+			`"controller-revision-hash":"web-2"`, firewall.RuleObject},
+		{"the revision label moved to a revision without the set's template", abi.PodUpdateInPlaceIfPossible, `"controller-revision-hash":"web-1"`,
+			`"controller-revision-hash":"web-3"`, firewall.RuleObject},
+		{"the revision label moved to a revision not in the snapshot", abi.PodUpdateInPlaceIfPossible, `"controller-revision-hash":"web-1"`,
+			`"controller-revision-hash":"web-9"`, firewall.RuleObject},
+		{"the in-place record naming another revision", abi.PodUpdateInPlaceIfPossible, `"keep":"1",`,
+			`"keep":"1","ordinal.dev/in-place-update":"web-2",`, firewall.RuleObject},
+		{"a label of neither template removed", abi.PodUpdateInPlaceIfPossible, `"app":"web",`, ``, firewall.RuleObject},
+		{"an annotation of neither template removed", abi.PodUpdateInPlaceIfPossible, `"keep":"1",`, ``, firewall.RuleObject},
+		{"another label, opted in", abi.PodUpdateInPlaceIfPossible, `"app":"web",`, `"app":"web","role":"primary",`, firewall.RuleObject},
+		{"a selector label removed, no policy", "", `"app":"web",`, ``, firewall.RuleObject},
+		{"an annotation, no policy", "", `"keep":"1",`, `"keep":"1","ordinal.dev/in-place-update":"web-1",`, firewall.RuleObject},
+		{"a finalizer, opted in", abi.PodUpdateInPlaceIfPossible, `"labels":{`, `"finalizers":["example.com/hold"],"labels":{`, firewall.RuleObject},
+		{"activeDeadlineSeconds (the kubelet kills the pod), opted in", abi.PodUpdateInPlaceIfPossible, `"spec":{`,
+			`"spec":{"activeDeadlineSeconds":1,`, firewall.RuleObject},
+		{"a toleration, no policy", "", `"spec":{`,
+			`"spec":{"tolerations":[{"operator":"Exists"}],`, firewall.RuleObject},
+		{"env, opted in", abi.PodUpdateInPlaceIfPossible, `"image":"app:1"`,
+			`"image":"app:1","env":[{"name":"X","value":"1"}]`, firewall.RuleObject},
+		{"command, opted in", abi.PodUpdateInPlaceIfPossible, `"image":"app:1"`,
+			`"image":"app:1","command":["sh"]`, firewall.RuleObject},
+		{"resources, opted in (only a resize changes them)", abi.PodUpdateInPlaceIfPossible, `"cpu":"100m"`, `"cpu":"4"`, firewall.RuleObject},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(base, tc.from) {
+				t.Fatalf("%q is not in the pod", tc.from)
+			}
+			obj := strings.Replace(base, tc.from, tc.to, 1)
+			if tc.to == moved {
+				obj = strings.Replace(obj, `"image":"app:1"`, `"image":"app:2"`, 1)
+			}
+			err := firewall.Check(scope(t, inPlaceRevisionsSnapshot(tc.policy, base)), &abi.Plan{Actions: []abi.Action{act(abi.VerbUpdate, abi.KindPod, "prod", "web-0", obj)}})
+			if tc.rule == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !isRefused(err, tc.rule) {
+				t.Fatalf("want a %s refusal, got %v", tc.rule, err)
+			}
+		})
+	}
+}
+
+// inPlaceRevisionsSnapshot is inPlaceSnapshot with web-0 as pod, the set's template labelled and annotated, and
+// its revisions: web-1 (web-0's: image app:1, label old, annotation oldnote), web-2 (the set's template) and
+// web-3 (another template).
+func inPlaceRevisionsSnapshot(policy, web0 string) string {
+	s := inPlaceSnapshot(policy)
+	s = strings.Replace(s, inPlacePod("web-0", webRef, "app:1", "100m"), web0, 1)
+	tmpl := `{"metadata":{"labels":{"app":"web"},"annotations":{"keep":"1","note":"2"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}`
+	s = strings.Replace(s, `"template":{"metadata":{"labels":{"app":"web"}},
+     "spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}`, `"template":`+tmpl, 1)
+	rev := func(name, template string) string {
+		return `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"` + name + `","namespace":"prod","uid":"` + name + `-uid","ownerReferences":[` + webRef + `]},
+		"data":{"spec":{"template":` + strings.Replace(template, `{"metadata"`, `{"$patch":"replace","metadata"`, 1) + `}},"revision":1}`
+	}
+	old := `{"metadata":{"labels":{"app":"web","old":"1"},"annotations":{"keep":"1","oldnote":"1"}},"spec":{"containers":[{"name":"app","image":"app:1","resources":{"requests":{"cpu":"100m"}}}]}}`
+	other := strings.Replace(tmpl, "app:2", "app:3", 1)
+	return strings.Replace(s, `"revisions":[]`, `"revisions":[`+rev("web-1", old)+`,`+rev("web-2", tmpl)+`,`+rev("web-3", other)+`]`, 1)
+}
