@@ -106,7 +106,11 @@ func Check(s *Scope, plan *abi.Plan) error {
 	var vs []Violation
 	for i := range plan.Actions {
 		a := &plan.Actions[i]
-		if rule, reason := st.check(a); rule != "" {
+		rule, reason := st.check(a)
+		if rule == "" && a.Verb == abi.VerbResize {
+			rule, reason = resizeThenUpdate(s, plan, i)
+		}
+		if rule != "" {
 			vs = append(vs, Violation{Index: i, Action: *a, Rule: rule, Reason: reason})
 		}
 	}

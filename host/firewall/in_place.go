@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/abi/inplace"
 )
 
 // Extension in-place-update (abi.AnnotationPodUpdatePolicy): on a set that opted in, a pod update may
@@ -114,4 +115,34 @@ func (st *planState) checkResize(a *abi.Action, target *Object) (Rule, string) {
 		}
 	}
 	return "", ""
+}
+
+// resizeThenUpdate: the resize at i is part of an in-place update (abi/POLICY.md 2.1), right before the update
+// that moves the same pod's revision label, unless the plan predicts it fails (then it ends the pod's move). A
+// resize alone restarts the containers whose resizePolicy is RestartContainer, and policies, which hold
+// in-place updates, would not see it.
+func resizeThenUpdate(s *Scope, plan *abi.Plan, i int) (Rule, string) {
+	a := &plan.Actions[i]
+	if a.Error != "" {
+		return "", ""
+	}
+	if i+1 < len(plan.Actions) {
+		next := &plan.Actions[i+1]
+		if next.Verb == abi.VerbUpdate && next.Kind == abi.KindPod && next.Name == a.Name {
+			var m struct {
+				Metadata struct {
+					Labels      map[string]any `json:"labels"`
+					Annotations map[string]any `json:"annotations"`
+				} `json:"metadata"`
+			}
+			if decodeWire(next.Object, &m) == nil {
+				rev, _ := m.Metadata.Labels[abi.LabelRevision].(string)
+				record, _ := m.Metadata.Annotations[abi.AnnotationInPlaceUpdate].(string)
+				if inplace.IsUpdate(next.Verb, next.Kind, rev, record, s.Pods[a.Name].Labels[abi.LabelRevision]) {
+					return "", ""
+				}
+			}
+		}
+	}
+	return RuleObject, "a resize is sent only right before the in-place update of its pod (the update moving its " + abi.LabelRevision + " label)"
 }

@@ -97,3 +97,44 @@ func inPlaceRevisionsSnapshot(policy, web0 string) string {
 	other := strings.Replace(tmpl, "app:2", "app:3", 1)
 	return strings.Replace(s, `"revisions":[]`, `"revisions":[`+rev("web-1", old)+`,`+rev("web-2", tmpl)+`,`+rev("web-3", other)+`]`, 1)
 }
+
+// A resize is part of an in-place update: right before the update that moves the same pod's revision label
+// (abi/POLICY.md 2.1). A resize alone restarts the containers whose resizePolicy says RestartContainer, a
+// disruption no policy sees (policies hold in-place updates, and a lone resize is none), so a module could
+// restart every pod of the set at once.
+func TestProbeInPlaceResizeAlone(t *testing.T) {
+	base := strings.Replace(inPlacePod("web-0", webRef, "app:1", "100m"), `"labels":{"app":"web"}`,
+		`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`, 1)
+	resize := act(abi.VerbResize, abi.KindPod, "prod", "web-0", strings.Replace(base, `"cpu":"100m"`, `"cpu":"200m"`, 1))
+	moved := strings.Replace(strings.Replace(strings.Replace(base,
+		`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`,
+		`"labels":{"app":"web","controller-revision-hash":"web-2"},"annotations":{"keep":"1","note":"2","ordinal.dev/in-place-update":"web-2"}`, 1),
+		`"image":"app:1"`, `"image":"app:2"`, 1), `"cpu":"100m"`, `"cpu":"200m"`, 1)
+	update := act(abi.VerbUpdate, abi.KindPod, "prod", "web-0", moved)
+	failed := resize
+	failed.Error = `pods "web-0" not found`
+	for _, tc := range []struct {
+		name    string
+		actions []abi.Action
+		refused bool
+	}{
+		{"a resize, then the pod's in-place update", []abi.Action{resize, update}, false},
+		{"a resize alone", []abi.Action{resize}, true},
+		{"a resize, then a status write", []abi.Action{resize, status()}, true},
+		{"a resize predicted to fail, alone", []abi.Action{failed}, false},
+		{"an in-place update alone", []abi.Action{update}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := firewall.Check(scope(t, inPlaceRevisionsSnapshot(abi.PodUpdateInPlaceIfPossible, base)), &abi.Plan{Actions: tc.actions})
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !isRefused(err, firewall.RuleObject) {
+				t.Fatalf("want an object refusal, got %v", err)
+			}
+		})
+	}
+}

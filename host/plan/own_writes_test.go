@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -97,9 +98,13 @@ func TestApplyRebasesAnUpdateOnItsOwnResize(t *testing.T) {
 		t.Fatal(err)
 	}
 	resize := abi.Action{Verb: abi.VerbResize, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: json.RawMessage(fmt.Sprintf(pod, "7", "web-a", "app:1", "200m"))}
-	update := abi.Action{Verb: abi.VerbUpdate, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: json.RawMessage(fmt.Sprintf(pod, "7", "web-b", "app:2", "200m"))}
+	// the update moves the pod to web-b, and records it (ordinal.dev/in-place-update)
+	moved := func(rv string) json.RawMessage {
+		return json.RawMessage(strings.Replace(fmt.Sprintf(pod, rv, "web-b", "app:2", "200m"), `"labels":`, `"annotations":{"`+abi.AnnotationInPlaceUpdate+`":"web-b"},"labels":`, 1))
+	}
+	update := abi.Action{Verb: abi.VerbUpdate, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: moved("7")}
 	stale := update
-	stale.Object = json.RawMessage(fmt.Sprintf(pod, "6", "web-b", "app:2", "200m"))
+	stale.Object = moved("6")
 	for _, c := range []struct {
 		name    string
 		actions []abi.Action
