@@ -60,7 +60,9 @@ type Preview struct {
 	// the edited set turns on extension progress-deadline and its module has it (its Rollback recovers)
 	progressDeadline bool
 	reserving        func(annotations map[string]string) bool // the set turns on extension reserve-ordinals and its module has it
-	kubelet          KubeletConfig                            // the base world's kubelet model, for the estimate's pace when nothing finished
+	// ignoredExtensions: what the set asks of an extension its module does not have (ignoredExtensions)
+	ignoredExtensions []string
+	kubelet           KubeletConfig // the base world's kubelet model, for the estimate's pace when nothing finished
 }
 
 // PodUpdate is one pod a sync moves to the update revision under extension in-place-update, and how.
@@ -92,6 +94,7 @@ const (
 	WarnOnDelete                     = "OnDelete"                     // the controller replaces no pod by itself
 	WarnUnfinished                   = "Unfinished"                   // the rollout does not finish
 	WarnInvalidAnnotation            = "InvalidAnnotation"            // the module cannot read an extension's annotation (its own words)
+	WarnExtensionIgnored             = "ExtensionIgnored"             // the set turns on an extension its module does not have
 	WarnPolicyFailed                 = "PolicyFailed"                 // a policy of the set failed: it held nothing back (PolicyFailures)
 	WarnPolicyHeld                   = "PolicyHeld"                   // the rollout ends waiting on a policy's hold (Outcome.Held)
 	// pod-update-policy InPlaceOnly holds a pod whose change cannot be made in place (the module's words: its
@@ -157,6 +160,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	p.recoverStuck = extensionOn(ctx, opts, annotations(fs), abi.AnnotationRecoverStuckAfter)
 	p.progressDeadline = extensionOn(ctx, opts, annotations(fs), abi.AnnotationProgressDeadlineSeconds)
 	p.reserving = func(ann map[string]string) bool { return extensionOn(ctx, opts, ann, abi.AnnotationReserveOrdinals) }
+	p.ignoredExtensions = ignoredExtensions(ctx, opts, annotations(fs))
 	if p.reserving(annotations(fs)) {
 		p.Settings.ReservedOrdinals = annotations(fs)[abi.AnnotationReserveOrdinals]
 	}
@@ -274,6 +278,10 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	// 0a. An extension's annotation the module cannot read, in the module's words (abi.EventInvalidAnnotation).
 	for _, msg := range tl.invalidAnnotations {
 		w(WarnInvalidAnnotation, "%s", msg)
+	}
+	// 0a'. An extension the set asks for and its module does not have: upstream's plan ignores it.
+	for _, msg := range p.ignoredExtensions {
+		w(WarnExtensionIgnored, "%s", msg)
 	}
 	// 0b. A pod pod-update-policy InPlaceOnly holds at the end, in the module's words (its condition).
 	for _, c := range jsonobj.GetArr(after, "status.conditions") {

@@ -1,0 +1,80 @@
+package replay
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A set annotated for an extension its module does not have gets upstream's plan: pod-update-policy
+// InPlaceOnly on the faithful module recreates every pod it asked to keep. The preview (and so the webhook's
+// warnings) says the annotation is ignored, as it says of recover-stuck's and progress-deadline's.
+func TestPreviewSaysAnExtensionIsIgnored(t *testing.T) {
+	base := filepath.Join(previewDir, "in-place-only")
+	sc, err := LoadScenario(base + ".scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit, err := os.ReadFile(base + ".edit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, from, to string
+		ignored        []string // what the warning names
+	}{
+		{"InPlaceOnly on the faithful module", "    ordinal.dev/module: extended\n", "", []string{"ordinal.dev/pod-update-policy", "InPlaceOnly", "in-place-update", "recreated"}},
+		{"paused on the faithful module", "    ordinal.dev/module: extended\n    ordinal.dev/pod-update-policy: InPlaceOnly\n", "    ordinal.dev/paused: \"true\"\n", []string{"ordinal.dev/paused", "pause", "not paused"}},
+		{"InPlaceOnly on the extended module", "", "", nil},
+		{"ReCreate on the faithful module", "    ordinal.dev/module: extended\n    ordinal.dev/pod-update-policy: InPlaceOnly\n", "    ordinal.dev/pod-update-policy: ReCreate\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := string(edit)
+			if tc.from != "" {
+				if !strings.Contains(e, tc.from) {
+					t.Fatalf("%q is not in the edit", tc.from)
+				}
+				e = strings.Replace(e, tc.from, tc.to, 1)
+			}
+			world, err := ScenarioFromSnapshot(tl.Final)
+			if err != nil {
+				t.Fatal(err)
+			}
+			world.Kubelet = sc.Kubelet
+			js, err := yamlToJSON([]byte(e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := PreviewEdit(context.Background(), world, js, testOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range p.Warnings {
+				if w.Code == WarnExtensionIgnored {
+					got = append(got, w.Message)
+				}
+			}
+			if tc.ignored == nil {
+				if len(got) != 0 {
+					t.Fatalf("warnings %q, want none of %s", got, WarnExtensionIgnored)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("warnings %+v, want one %s", p.Warnings, WarnExtensionIgnored)
+			}
+			for _, s := range tc.ignored {
+				if !strings.Contains(got[0], s) {
+					t.Errorf("warning %q does not say %q", got[0], s)
+				}
+			}
+		})
+	}
+}
