@@ -3,7 +3,9 @@ package firewall
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,20 +31,24 @@ type namedTemplate struct {
 	t    *corev1.PodTemplateSpec
 }
 
-// checkCreatedPod judges a pod a plan creates (its name, namespace and owner checked before).
-func (st *planState) checkCreatedPod(name string, obj []byte) (Rule, string) {
-	var p corev1.Pod
-	if err := decodeWire(obj, &p); err != nil {
-		return RuleObject, "object does not decode: " + err.Error()
-	}
+// checkCreatedPod judges a pod a plan creates (decoded by decodePod, its name, namespace and owner checked before).
+func (st *planState) checkCreatedPod(name string, p *corev1.Pod) (Rule, string) {
 	var first string
-	for _, t := range st.createTemplates() {
-		diff := st.s.createdPodDiff(name, &p, t.t)
-		if diff == "" {
-			return "", ""
-		}
-		if first == "" {
+	judge := func(t namedTemplate) bool {
+		diff := st.s.createdPodDiff(name, p, t.t)
+		if diff != "" && first == "" {
 			first = diff + " (against the set's " + t.from + ")"
+		}
+		return diff == ""
+	}
+	// the set's spec.template first: the update revision's, which most created pods are; the revisions'
+	// templates are decoded only for a pod that is not
+	if st.s.podTemplate != nil && judge(namedTemplate{"spec.template", st.s.podTemplate}) {
+		return "", ""
+	}
+	for _, t := range st.revisionTemplates() {
+		if judge(t) {
+			return "", ""
 		}
 	}
 	if first == "" {
@@ -51,18 +57,16 @@ func (st *planState) checkCreatedPod(name string, obj []byte) (Rule, string) {
 	return RuleObject, "a created pod is a template of the set with the pod's identity and claims: " + first
 }
 
-// createTemplates are the templates a created pod may come from, read once per plan.
-func (st *planState) createTemplates() []namedTemplate {
+// revisionTemplates are the templates of the ControllerRevisions of the snapshot the set controls, which a
+// created pod may come from too (its current revision's), decoded once per plan.
+func (st *planState) revisionTemplates() []namedTemplate {
 	if st.templates != nil {
 		return st.templates
 	}
 	s := st.s
 	st.templates = []namedTemplate{}
-	if s.podTemplate != nil {
-		st.templates = append(st.templates, namedTemplate{"spec.template", s.podTemplate})
-	}
-	for name, o := range s.Revisions {
-		if !st.owned(abi.KindControllerRevision, o) { // adoptions come first in a sync
+	for _, name := range slices.Sorted(maps.Keys(s.Revisions)) { // a refusal names the same revision every time
+		if o := s.Revisions[name]; !st.owned(abi.KindControllerRevision, o) { // adoptions come first in a sync
 			continue
 		}
 		m, ok := revisionTemplate(s.dataOf(name))
@@ -104,7 +108,7 @@ func (s *Scope) createdPodDiff(name string, p *corev1.Pod, t *corev1.PodTemplate
 	if !equality.Semantic.DeepEqual(p.Finalizers, t.Finalizers) {
 		return "metadata.finalizers"
 	}
-	a, b := t.Spec.DeepCopy(), p.Spec.DeepCopy()
+	a, b := t.Spec, p.Spec // shallow copies: only their own fields are cleared below, nothing they point to
 	if b.Hostname != name && b.Hostname != a.Hostname {
 		return "spec.hostname"
 	}
@@ -142,7 +146,7 @@ func (s *Scope) createdPodDiff(name string, p *corev1.Pod, t *corev1.PodTemplate
 	if equality.Semantic.DeepEqual(a, b) {
 		return ""
 	}
-	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
 	for i := 0; i < va.NumField(); i++ {
 		if !equality.Semantic.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
 			return "spec." + jsonName(va.Type().Field(i))

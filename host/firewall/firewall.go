@@ -130,7 +130,7 @@ type planState struct {
 	adopted map[objKey]bool // true: adopted in this plan; false: released
 	// createdRevisions: the data of the revisions the plan created so far, by name (revision_chain.go)
 	createdRevisions map[string][]byte
-	// templates: the templates a created pod may come from (created_pods.go), once read
+	// templates: the revisions' templates a created pod may come from (created_pods.go), once read
 	templates []namedTemplate
 }
 

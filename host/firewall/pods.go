@@ -11,7 +11,7 @@ import (
 func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 	s := st.s
 	if a.Verb == abi.VerbCreate {
-		m, rule, reason := s.decodeObject(a)
+		p, m, rule, reason := s.decodePod(a)
 		if rule != "" {
 			return rule, reason
 		}
@@ -21,7 +21,7 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 		if rule, reason := s.checkCreateOwner(m); rule != "" {
 			return rule, reason
 		}
-		return st.checkCreatedPod(a.Name, a.Object)
+		return st.checkCreatedPod(a.Name, p)
 	}
 	target := s.Pods[a.Name]
 	if target == nil {
