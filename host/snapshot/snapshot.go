@@ -318,7 +318,15 @@ func (cache *EncodeCache) Build(o Objects, target Target, now time.Time, feature
 	s.Pods, s.Revisions, s.Claims = len(o.Pods), len(o.Revisions), len(o.Claims)
 	s.head = s.JSON[:len(s.head)]
 	cache.done(len(s.JSON))
-	if s.Scope, err = firewall.ScopeFromObjects(&set, setJSON, o.Pods, o.Revisions, o.Claims, claimJSON); err != nil {
+	scopeSet := &set
+	if target.Custom { // the firewall judges against the set as the module saw it: defaulted (customSetJSON)
+		var d appsv1.StatefulSet
+		if err := json.Unmarshal(setJSON, &d); err != nil {
+			return nil, fmt.Errorf("decoding %s %s/%s as defaulted: %w", target.Kind, set.Namespace, set.Name, err)
+		}
+		scopeSet = &d
+	}
+	if s.Scope, err = firewall.ScopeFromObjects(scopeSet, setJSON, o.Pods, o.Revisions, o.Claims, claimJSON); err != nil {
 		s.Scope = nil // the firewall decodes the JSON instead, and reports the problem
 	}
 	return s, nil

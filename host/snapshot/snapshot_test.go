@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -166,6 +167,10 @@ func TestBuildSnapshotIsMarshalAndScopeMatches(t *testing.T) {
 	set := kubetest.Set()
 	set.Spec.Replicas = new(int32)
 	*set.Spec.Replicas = 3
+	set.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}}}
+	set.Spec.VolumeClaimTemplates[0].Spec = corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}
 	o := Objects{
 		Set: set,
 		Pods: []*corev1.Pod{
@@ -178,35 +183,39 @@ func TestBuildSnapshotIsMarshalAndScopeMatches(t *testing.T) {
 		Claims: []*corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns", UID: "pvc-uid",
 			OwnerReferences: kubetest.ControllerRef("Pod", "web-0", "uid-web-0")}}},
 	}
-	for _, features := range []map[string]bool{nil, {abi.GateMaxUnavailableStatefulSet: true, abi.GateStatefulSetRecreateStrategy: false}} {
-		for _, objs := range []Objects{o, {Set: set}} {
-			s, err := Build(objs, StatefulSetTarget, time.Unix(1e9, 7), features)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var decoded abi.Snapshot
-			if err := json.Unmarshal(s.JSON, &decoded); err != nil {
-				t.Fatal(err)
-			}
-			want, _ := json.Marshal(&decoded)
-			if string(want) != string(s.JSON) {
-				t.Fatalf("snapshot bytes differ from json.Marshal:\n got %s\nwant %s", s.JSON, want)
-			}
-			fromJSON, err := firewall.ScopeFromSnapshot(s.JSON)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// the pods as the firewall judges an update against them: their metadata and spec
-			for _, sc := range []*firewall.Scope{s.Scope, fromJSON} {
-				for name, o := range sc.Pods {
-					c, p := *o, *o.Pod
-					p.TypeMeta, p.ManagedFields = metav1.TypeMeta{}, nil
-					c.Pod = &p
-					sc.Pods[name] = &c
+	// a custom kind's set is defaulted for the module (customSetJSON), its template too: the scope must judge
+	// against that template, not the one the informer holds (a created pod would be refused)
+	for _, target := range []Target{StatefulSetTarget, CRDTarget} {
+		for _, features := range []map[string]bool{nil, {abi.GateMaxUnavailableStatefulSet: true, abi.GateStatefulSetRecreateStrategy: false}} {
+			for _, objs := range []Objects{o, {Set: set}} {
+				s, err := Build(objs, target, time.Unix(1e9, 7), features)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if s.Scope == nil || !reflect.DeepEqual(s.Scope, fromJSON) {
-				t.Errorf("scope from objects:\n%#v\nscope from the snapshot bytes:\n%#v", s.Scope, fromJSON)
+				var decoded abi.Snapshot
+				if err := json.Unmarshal(s.JSON, &decoded); err != nil {
+					t.Fatal(err)
+				}
+				want, _ := json.Marshal(&decoded)
+				if string(want) != string(s.JSON) {
+					t.Fatalf("snapshot bytes differ from json.Marshal:\n got %s\nwant %s", s.JSON, want)
+				}
+				fromJSON, err := firewall.ScopeFromSnapshot(s.JSON)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// the pods as the firewall judges an update against them: their metadata and spec
+				for _, sc := range []*firewall.Scope{s.Scope, fromJSON} {
+					for name, o := range sc.Pods {
+						c, p := *o, *o.Pod
+						p.TypeMeta, p.ManagedFields = metav1.TypeMeta{}, nil
+						c.Pod = &p
+						sc.Pods[name] = &c
+					}
+				}
+				if s.Scope == nil || !reflect.DeepEqual(s.Scope, fromJSON) {
+					t.Errorf("%s: scope from objects:\n%#v\nscope from the snapshot bytes:\n%#v", target, s.Scope, fromJSON)
+				}
 			}
 		}
 	}
