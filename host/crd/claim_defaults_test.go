@@ -3,14 +3,13 @@ package crd
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strconv"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 )
 
 // The CRD defaults volumeClaimTemplates as kube-apiserver defaults an apps/v1 set's (hack/crd-defaults): the
@@ -33,23 +32,8 @@ func TestClaimTemplateDefaultsAreKubeAPIServers(t *testing.T) {
 		t.Fatalf("the CRD: %v, %d versions", err, len(crd.Spec.Versions))
 	}
 	schema := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
-	files, err := filepath.Glob("../kube/testdata/apiserver-defaults/*.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	sets := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fx struct {
-			Kind          string
-			Input, Answer map[string]any
-		}
-		if err := json.Unmarshal(b, &fx); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for _, fx := range kubetest.Fixtures(t, "../kube/testdata/apiserver-defaults") {
 		want := templatesOf(fx.Answer)
 		if fx.Kind != "StatefulSet" || want == nil {
 			continue
@@ -57,15 +41,16 @@ func TestClaimTemplateDefaultsAreKubeAPIServers(t *testing.T) {
 		sets++
 		obj := map[string]any{"apiVersion": Group + "/" + Version, "kind": Kind, "metadata": map[string]any{"name": "x"}, "spec": fx.Input["spec"]}
 		crdDefault(obj, schema)
-		// kube-apiserver also writes each quantity canonically (0.5Gi as 512Mi, 5368709120 as a string), which a CRD cannot: a manifest
-		// that spells a template's quantity otherwise than apps/v1 stored it is refused (docs/migration.md)
+		// kube-apiserver also writes each quantity canonically (0.5Gi as 512Mi, 5368709120 as a string), which a
+		// CRD cannot: a manifest that spells a template's quantity otherwise than apps/v1 stored it is refused
+		// (docs/migration.md)
 		got := templatesOf(obj)
 		canonicalQuantities(t, got)
 		canonicalQuantities(t, want)
 		if !reflect.DeepEqual(got, want) {
 			g, _ := json.Marshal(got)
 			w, _ := json.Marshal(want)
-			t.Errorf("%s: the CRD defaults the templates to\n %s\nkube-apiserver to\n %s", filepath.Base(f), g, w)
+			t.Errorf("%s: the CRD defaults the templates to\n %s\nkube-apiserver to\n %s", fx.Name, g, w)
 		}
 	}
 	if sets == 0 {
@@ -120,8 +105,8 @@ func canonicalQuantities(t *testing.T, templates []any) {
 			rl, _ := res[list].(map[string]any)
 			for k, v := range rl {
 				s, ok := v.(string)
-				if n, isNum := v.(float64); isNum { // a quantity may be given as a JSON number
-					s, ok = strconv.FormatFloat(n, 'f', -1, 64), true
+				if n, isNum := v.(json.Number); isNum { // a quantity may be given as a JSON number
+					s, ok = n.String(), true
 				}
 				q, err := resource.ParseQuantity(s)
 				if !ok {
