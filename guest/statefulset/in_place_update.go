@@ -394,7 +394,9 @@ func (s *syncer) inPlaceCondition(status *setStatus, replicas *replicaSlots, upd
 // other CPU or memory than its spec, or a resize pending or in progress; and once Ready, Ready only since the
 // last of its containers started, so minReadySeconds counts from the restart even when the kubelet's Ready
 // condition never went False. Init containers that ran to completion are not restarted by an image change and
-// are not waited for; sidecars (restartPolicy Always) are.
+// are not waited for; sidecars (restartPolicy Always) are. Where the kubelet reports the pod generation its
+// status reflects (status.observedGeneration), a status behind the pod's generation counts as not Ready: it
+// says nothing of the update yet.
 func inPlaceAvailability(p *pod) *pod {
 	if !extendedBuild || !inplaceready.Applies(p.rev, p.inPlaceRev) || !p.isCreated() {
 		return p
@@ -438,7 +440,21 @@ func inPlacePod(o jsonv.Value) inplaceready.Pod {
 			ip.Resizing = true
 		}
 	}
+	ip.Generation, ip.ObservedGeneration = wholeNumber(o.Path("metadata", "generation")), wholeNumber(o.Path("status", "observedGeneration"))
 	return ip
+}
+
+// wholeNumber is v as an int64, 0 when it is not a JSON integer that fits (absent, or not a number: as 0, what
+// the API server would not have written).
+func wholeNumber(v jsonv.Value) int64 {
+	if v.K != jsonv.Number {
+		return 0
+	}
+	n, err := strconv.ParseInt(v.S, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 func inPlaceContainer(c jsonv.Value) inplaceready.Container {

@@ -347,6 +347,25 @@ func TestInPlaceAvailability(t *testing.T) {
 	if raw.Requeue <= 0 || raw.Requeue > 10 {
 		t.Errorf("requeue %v, want within minReadySeconds of the restart", raw.Requeue)
 	}
+
+	// the old container, reported by its image's ID (which no spec compares with, so taken as the spec's), by a
+	// kubelet whose status is of the pod's generation before the update: not restarted yet, nothing more
+	delete(v["statefulSet"].(map[string]any)["spec"].(map[string]any), "minReadySeconds")
+	cs["image"] = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	cs["state"] = map[string]any{"running": map[string]any{"startedAt": "2026-11-22T10:00:05Z"}}
+	updated["metadata"].(map[string]any)["generation"] = 2
+	status.(map[string]any)["observedGeneration"] = 1
+	behind, _ := json.Marshal(v)
+	if w := decodeInPlacePlan(t, Reconcile(behind)).podWrites(); len(w) != 0 {
+		t.Errorf("web-4's status of the generation before the update: pod writes %v, want none", w)
+	}
+	// the kubelet's status of the update's generation: restarted, the next pod's turn
+	status.(map[string]any)["observedGeneration"] = 2
+	cs["state"] = map[string]any{"running": map[string]any{"startedAt": "2026-11-22T10:01:31Z"}}
+	caught, _ := json.Marshal(v)
+	if w := decodeInPlacePlan(t, Reconcile(caught)).podWrites(); len(w) != 1 || w[0] != "update web-3" {
+		t.Errorf("web-4's status of the update's generation: pod writes %v, want web-3 updated in place", w)
+	}
 }
 
 // revisionFrom is the revision the plan creates.

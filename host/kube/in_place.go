@@ -21,7 +21,8 @@ func InPlace(p *corev1.Pod) (v inplaceready.Verdict, ok bool) {
 }
 
 // InPlacePod is what inplaceready.Judge reads of a typed pod: its containers and sidecars (init containers with
-// restartPolicy Always), their statuses, and whether a resize is pending or in progress.
+// restartPolicy Always), their statuses, whether a resize is pending or in progress, and the generation of
+// the pod and of its status.
 func InPlacePod(p *corev1.Pod) inplaceready.Pod {
 	var ip inplaceready.Pod
 	for _, c := range p.Spec.Containers {
@@ -50,6 +51,7 @@ func InPlacePod(p *corev1.Pod) inplaceready.Pod {
 			ip.Resizing = true
 		}
 	}
+	ip.Generation, ip.ObservedGeneration = p.Generation, p.Status.ObservedGeneration
 	return ip
 }
 

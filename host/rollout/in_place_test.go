@@ -228,6 +228,16 @@ func TestHostAndModuleAgreeOnPodsUpdatedInPlace(t *testing.T) {
 				}
 			}
 		}},
+		{"old container by its image's ID, status behind the pod's generation", 0, func(p map[string]any) {
+			status(p)["containerStatuses"] = []any{running("sha256:1111111111111111111111111111111111111111111111111111111111111111", "2026-01-01T00:00:00Z")}
+			p["metadata"].(map[string]any)["generation"] = 2
+			status(p)["observedGeneration"] = 1
+		}},
+		{"restarted, by its image's ID, status of the pod's generation", 0, func(p map[string]any) {
+			status(p)["containerStatuses"] = []any{running("sha256:2222222222222222222222222222222222222222222222222222222222222222", "2026-01-01T00:09:00Z")}
+			p["metadata"].(map[string]any)["generation"] = 2
+			status(p)["observedGeneration"] = 2
+		}},
 		{"record names another revision", 0, func(p map[string]any) {
 			p["metadata"].(map[string]any)["annotations"].(map[string]any)[abi.AnnotationInPlaceUpdate] = "web-other"
 		}},

@@ -128,6 +128,8 @@ func (u *InPlaceUpdate) String() string {
 		return fmt.Sprintf("updating in place (container %s: no status yet, image %s)", u.Container, u.Want)
 	case inplaceready.WaitResize:
 		return "updating in place (resize pending)"
+	case inplaceready.WaitGeneration:
+		return fmt.Sprintf("updating in place (the kubelet's status is of generation %s, the pod's %s)", has, u.Want)
 	case InPlaceReady:
 		if u.RestartedAt != "" {
 			return "updating in place (restarted " + u.RestartedAt + ", not Ready yet)"

@@ -6,10 +6,11 @@
 // they wait for. Each reads its pod into a Pod and calls Judge; neither has a rule of its own, so the two
 // cannot disagree about a pod. (Which writes of a plan are an in-place update is abi/inplace's question.)
 //
-// The module is built by TinyGo: this package uses nothing but strings, time and internal/quantity.
+// The module is built by TinyGo: this package uses nothing but strconv, strings, time and internal/quantity.
 package inplaceready
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,13 @@ type Pod struct {
 	Statuses   []Status // containerStatuses and initContainerStatuses, matched by name
 	// Resizing: a PodResizePending or PodResizeInProgress condition of the pod is True.
 	Resizing bool
+	// Generation and ObservedGeneration are the pod's metadata.generation, which kube-apiserver raises with
+	// each change of its spec, and its status.observedGeneration, the generation the kubelet's status
+	// reflects (Pod generation, KEP-5067). While the kubelet is behind, the statuses say nothing of the update
+	// yet: a container still running the old image may be reported by its image's ID, which no spec can be
+	// compared with. 0 ObservedGeneration: a kubelet that does not report it (older, or simulated), and only
+	// the statuses are read.
+	Generation, ObservedGeneration int64
 }
 
 // What a pending pod waits for.
@@ -60,6 +68,9 @@ const (
 	WaitImage     = "image"     // its status reports another image than its spec (the kubelet has not restarted it)
 	WaitResources = "resources" // its status reports other CPU or memory than its spec
 	WaitResize    = "resize"    // the pod's resize is pending or in progress
+	// WaitGeneration: the kubelet's status reflects an earlier spec of the pod (ObservedGeneration, Has,
+	// behind Generation, Want)
+	WaitGeneration = "generation"
 )
 
 // Verdict is a pod's in-place update as its statuses tell it.
@@ -76,16 +87,19 @@ type Verdict struct {
 	LastStart time.Time
 }
 
-// Judge reads a pod the extension updated in place (Applies): not Ready while a container's status still
-// reports another image than its spec (the kubelet has not restarted it yet), other CPU or memory than its
-// spec, or a resize pending or in progress; once it runs its spec, Ready only since the last of its
-// containers started.
+// Judge reads a pod the extension updated in place (Applies): not Ready while the kubelet's status reflects
+// an earlier spec of the pod (where the kubelet reports which), a container's status still reports another
+// image than its spec (the kubelet has not restarted it yet), other CPU or memory than its spec, or a resize
+// is pending or in progress; once it runs its spec, Ready only since the last of its containers started.
 func Judge(p Pod) Verdict {
 	var v Verdict
 	pending := func(container, waiting, resource, has, want string) {
 		if !v.Pending {
 			v.Pending, v.Container, v.Waiting, v.Resource, v.Has, v.Want = true, container, waiting, resource, has, want
 		}
+	}
+	if p.ObservedGeneration > 0 && p.ObservedGeneration < p.Generation {
+		pending("", WaitGeneration, "", strconv.FormatInt(p.ObservedGeneration, 10), strconv.FormatInt(p.Generation, 10))
 	}
 	for _, c := range p.Containers {
 		st, ok := statusOf(p.Statuses, c.Name)

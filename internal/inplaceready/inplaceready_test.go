@@ -48,6 +48,16 @@ func TestJudge(t *testing.T) {
 			Verdict{LastStart: t0}},
 		{"resize pending", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "a:2", StartedAt: t0}}, Resizing: true},
 			Verdict{Pending: true, Waiting: WaitResize, LastStart: t0}},
+		// the old container, reported by its image's ID (which SameImage takes as the spec's), by a kubelet whose
+		// status is still of the generation before the update
+		{"status behind the update", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "sha256:1111", StartedAt: t0}},
+			Generation: 3, ObservedGeneration: 2},
+			Verdict{Pending: true, Waiting: WaitGeneration, Has: "2", Want: "3", LastStart: t0}},
+		{"status of the update", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "sha256:2222", StartedAt: t0.Add(time.Minute)}},
+			Generation: 3, ObservedGeneration: 3},
+			Verdict{LastStart: t0.Add(time.Minute)}},
+		{"generation not reported", Pod{Containers: []Container{app}, Statuses: []Status{{Name: "app", Image: "a:2", StartedAt: t0}}, Generation: 3},
+			Verdict{LastStart: t0}},
 	} {
 		if got := Judge(c.pod); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
