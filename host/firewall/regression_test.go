@@ -136,3 +136,17 @@ func isRefused(err error, rule firewall.Rule) bool {
 	var re *firewall.RefusedError
 	return errors.As(err, &re) && len(re.Violations) == 1 && re.Violations[0].Rule == rule
 }
+
+// wantJudged fails t unless err is the verdict rule says: allowed (""), or refused by that rule alone.
+func wantJudged(t *testing.T, err error, rule firewall.Rule) {
+	t.Helper()
+	if rule == "" {
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		return
+	}
+	if !isRefused(err, rule) {
+		t.Fatalf("want a %s refusal, got %v", rule, err)
+	}
+}
