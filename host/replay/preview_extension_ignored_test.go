@@ -1,9 +1,6 @@
 package replay
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,19 +9,7 @@ import (
 // InPlaceOnly on the faithful module recreates every pod it asked to keep. The preview (and so the webhook's
 // warnings) says the annotation is ignored, as it says of recover-stuck's and progress-deadline's.
 func TestPreviewSaysAnExtensionIsIgnored(t *testing.T) {
-	base := filepath.Join(previewDir, "in-place-only")
-	sc, err := LoadScenario(base + ".scenario.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl, err := Run(context.Background(), sc, testOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit, err := os.ReadFile(base + ".edit.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	settled := settledPreviewCase(t, "in-place-only")
 	for _, tc := range []struct {
 		name, from, to string
 		ignored        []string // what the warning names
@@ -35,26 +20,14 @@ func TestPreviewSaysAnExtensionIsIgnored(t *testing.T) {
 		{"ReCreate on the faithful module", "    ordinal.dev/module: extended\n    ordinal.dev/pod-update-policy: InPlaceOnly\n", "    ordinal.dev/pod-update-policy: ReCreate\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := string(edit)
+			e := string(settled.edit)
 			if tc.from != "" {
 				if !strings.Contains(e, tc.from) {
 					t.Fatalf("%q is not in the edit", tc.from)
 				}
 				e = strings.Replace(e, tc.from, tc.to, 1)
 			}
-			world, err := ScenarioFromSnapshot(tl.Final)
-			if err != nil {
-				t.Fatal(err)
-			}
-			world.Kubelet = sc.Kubelet
-			js, err := yamlToJSON([]byte(e))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := PreviewEdit(context.Background(), world, js, testOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := settled.preview(t, []byte(e))
 			var got []string
 			for _, w := range p.Warnings {
 				if w.Code == WarnExtensionIgnored {

@@ -22,6 +22,24 @@ func previewCase(t *testing.T, name string) *Preview {
 // scenario's).
 func previewCaseWith(t *testing.T, name string, kubelet *KubeletConfig) *Preview {
 	t.Helper()
+	c := settledPreviewCase(t, name)
+	if kubelet != nil {
+		c.kubelet = *kubelet
+	}
+	return c.preview(t, c.edit)
+}
+
+// settledPreview is a preview case's scenario replayed to its end: the world a preview starts from, with the
+// scenario's kubelet model, and the case's edit (YAML).
+type settledPreview struct {
+	final   json.RawMessage
+	kubelet KubeletConfig
+	edit    []byte
+}
+
+// settledPreviewCase replays testdata/replay/preview's <name>.scenario.yaml and reads <name>.edit.yaml.
+func settledPreviewCase(t *testing.T, name string) settledPreview {
+	t.Helper()
 	base := filepath.Join(previewDir, name)
 	sc, err := LoadScenario(base + ".scenario.yaml")
 	if err != nil {
@@ -31,18 +49,21 @@ func previewCaseWith(t *testing.T, name string, kubelet *KubeletConfig) *Preview
 	if err != nil {
 		t.Fatal(err)
 	}
-	world, err := ScenarioFromSnapshot(tl.Final)
-	if err != nil {
-		t.Fatal(err)
-	}
-	world.Kubelet = sc.Kubelet
-	if kubelet != nil {
-		world.Kubelet = *kubelet
-	}
 	edit, err := os.ReadFile(base + ".edit.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return settledPreview{final: tl.Final, kubelet: sc.Kubelet, edit: edit}
+}
+
+// preview previews edit (YAML) on a world of its own, built from the settled end.
+func (c settledPreview) preview(t *testing.T, edit []byte) *Preview {
+	t.Helper()
+	world, err := ScenarioFromSnapshot(c.final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	world.Kubelet = c.kubelet
 	js, err := yamlToJSON(edit)
 	if err != nil {
 		t.Fatal(err)

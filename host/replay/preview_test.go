@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,31 +28,7 @@ func TestPreviewTraps(t *testing.T) {
 	for name, wants := range mustMention {
 		t.Run(name, func(t *testing.T) {
 			base := filepath.Join(previewDir, name)
-			sc, err := LoadScenario(base + ".scenario.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			tl, err := Run(context.Background(), sc, testOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			world, err := ScenarioFromSnapshot(tl.Final)
-			if err != nil {
-				t.Fatal(err)
-			}
-			world.Kubelet = sc.Kubelet
-			edit, err := os.ReadFile(base + ".edit.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			js, err := yamlToJSON(edit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := PreviewEdit(context.Background(), world, js, testOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := previewCase(t, name)
 			var got bytes.Buffer
 			if err := p.WriteText(&got); err != nil {
 				t.Fatal(err)
