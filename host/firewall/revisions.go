@@ -31,7 +31,7 @@ func (st *planState) checkRevision(a *abi.Action) (Rule, string) {
 			return RuleObject, "object does not decode: " + err.Error()
 		}
 		// upstream creates one revision: the update revision, of the set's template (a revision of another
-		// template would give the pods created from it images the set never had: created_images.go)
+		// template would give the pods created from it images the set never had: created_pods.go)
 		if t, ok := revisionTemplate(o.Data); !ok || !reflect.DeepEqual(t, s.setTemplateDecoded()) {
 			return RuleObject, "a created revision holds the set's spec.template (with \"$patch\":\"replace\")"
 		}

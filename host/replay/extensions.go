@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ordinal-dev/ordinal/abi"
-
 	"github.com/ordinal-dev/ordinal/host/module"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
@@ -73,20 +73,11 @@ func ignoredExtensions(ctx context.Context, opts Options, ann map[string]string)
 	var out []string
 	for _, e := range ignorable {
 		v, ok := ann[e.annotation]
-		if !ok || contains(e.off, v) || hasExtension(m, e.annotation) {
+		if !ok || slices.Contains(e.off, v) || hasExtension(m, e.annotation) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: %q is ignored: the set's module does not have the extension %s (annotate the set %s: extended), so %s",
 			e.annotation, v, e.extension, abi.AnnotationModule, e.instead))
 	}
 	return out
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
