@@ -55,21 +55,12 @@ func PodImages(spec *corev1.PodSpec) map[string]string {
 	return m
 }
 
-// podSpecOf is what the rules decode of a pod a plan writes.
-type podSpecOf struct {
-	Spec corev1.PodSpec `json:"spec"`
-}
-
-// checkPodImages judges the images of a pod update against the snapshot's pod (target).
-func (s *Scope) checkPodImages(target *Object, obj []byte) (Rule, string) {
+// checkPodImages judges the images of a pod update (its spec) against the snapshot's pod (target).
+func (s *Scope) checkPodImages(target *Object, spec *corev1.PodSpec) (Rule, string) {
 	if target.Images == nil {
 		return "", "" // a host that records no images (NewObject without them) judges none
 	}
-	var p podSpecOf
-	if err := decodeWire(obj, &p); err != nil {
-		return RuleObject, "object does not decode: " + err.Error()
-	}
-	for key, image := range PodImages(&p.Spec) {
+	for key, image := range PodImages(spec) {
 		old, ok := target.Images[key]
 		if !ok {
 			continue // a container the pod has not: the API server refuses any change of the containers' list
@@ -95,12 +86,9 @@ func (st *planState) checkResize(a *abi.Action, target *Object) (Rule, string) {
 	if !s.inPlace.on {
 		return RuleKindVerb, "only extension in-place-update (" + abi.AnnotationPodUpdatePolicy + ") resizes a pod"
 	}
-	if rule, reason := st.checkPodReplace(a, target); rule != "" {
+	p, rule, reason := st.checkPodReplace(a, target)
+	if rule != "" {
 		return rule, reason
-	}
-	var p podSpecOf
-	if err := decodeWire(a.Object, &p); err != nil {
-		return RuleObject, "object does not decode: " + err.Error()
 	}
 	for list, cs := range map[string][]corev1.Container{"initContainers": p.Spec.InitContainers, "containers": p.Spec.Containers} {
 		for _, c := range cs {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
@@ -41,10 +42,10 @@ func snapshotPod(target *Object) (*corev1.Pod, error) {
 	return nil, nil
 }
 
-// checkPodUpdate judges the content of a pod update (its identity and owner references checked before).
-func (st *planState) checkPodUpdate(target *Object, obj []byte) (Rule, string) {
+// checkPodUpdate judges the content of a pod update, p (its identity and owner references checked before).
+func (st *planState) checkPodUpdate(target *Object, p *corev1.Pod) (Rule, string) {
 	s := st.s
-	if rule, reason := s.checkPodImages(target, obj); rule != "" {
+	if rule, reason := s.checkPodImages(target, &p.Spec); rule != "" {
 		return rule, reason
 	}
 	old, err := snapshotPod(target)
@@ -54,19 +55,14 @@ func (st *planState) checkPodUpdate(target *Object, obj []byte) (Rule, string) {
 	if old == nil {
 		return "", ""
 	}
-	var p corev1.Pod
-	if err := decodeWire(obj, &p); err != nil {
-		return RuleObject, "object does not decode: " + err.Error()
-	}
 	// the metadata, but for the labels, the annotations and what the API server keeps or checks elsewhere
-	clearMeta := func(m *corev1.Pod) {
+	// (shallow copies: only their own fields are cleared, nothing they point to)
+	clearMeta := func(m metav1.ObjectMeta) metav1.ObjectMeta {
 		m.Labels, m.Annotations, m.ResourceVersion, m.ManagedFields = nil, nil, "", nil
 		m.Name, m.Namespace, m.UID, m.OwnerReferences = "", "", "", nil
+		return m
 	}
-	oa, ob := &corev1.Pod{ObjectMeta: *old.ObjectMeta.DeepCopy()}, &corev1.Pod{ObjectMeta: p.ObjectMeta}
-	clearMeta(oa)
-	clearMeta(ob)
-	if !equality.Semantic.DeepEqual(oa.ObjectMeta, ob.ObjectMeta) {
+	if !equality.Semantic.DeepEqual(clearMeta(old.ObjectMeta), clearMeta(p.ObjectMeta)) {
 		return RuleObject, "a pod update changes metadata other than labels and annotations (finalizers, ...)"
 	}
 	if field := st.podSpecChange(&old.Spec, &p.Spec); field != "" {

@@ -3,6 +3,8 @@ package firewall
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/ordinal-dev/ordinal/abi"
 )
 
@@ -31,10 +33,11 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 	case abi.VerbPatch:
 		return st.checkOwnerPatch(abi.KindPod, a, target, func() bool { return s.isMember(a.Name) })
 	case abi.VerbUpdate:
-		if rule, reason := st.checkPodReplace(a, target); rule != "" {
+		p, rule, reason := st.checkPodReplace(a, target)
+		if rule != "" {
 			return rule, reason
 		}
-		return st.checkPodUpdate(target, a.Object)
+		return st.checkPodUpdate(target, p)
 	case abi.VerbResize:
 		return st.checkResize(a, target)
 	case abi.VerbDelete:
@@ -45,15 +48,18 @@ func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 	return "", ""
 }
 
-// checkPodReplace is what an update and a resize of a pod share: the pod is the set's, and the object is the
-// snapshot's pod (its name, namespace, uid and owner references).
-func (st *planState) checkPodReplace(a *abi.Action, target *Object) (Rule, string) {
+// checkPodReplace is what an update and a resize of a pod share: the pod is the set's, and the object, decoded
+// whole once for the rules of both, is the snapshot's pod (its name, namespace, uid and owner references).
+func (st *planState) checkPodReplace(a *abi.Action, target *Object) (*corev1.Pod, Rule, string) {
 	if !st.owned(abi.KindPod, target) {
-		return RuleOwner, "the pod is not controlled by this set"
+		return nil, RuleOwner, "the pod is not controlled by this set"
 	}
-	m, rule, reason := st.s.decodeObject(a)
+	p, m, rule, reason := st.s.decodePod(a)
 	if rule != "" {
-		return rule, reason
+		return nil, rule, reason
 	}
-	return checkUpdateIdentity(target, m)
+	if rule, reason := checkUpdateIdentity(target, m); rule != "" {
+		return nil, rule, reason
+	}
+	return p, "", ""
 }
