@@ -392,7 +392,8 @@ func TestHotSwapNewBehaviour(t *testing.T) {
 
 // With the conformance gate bypassed (a test-only flag), the hostile module becomes active; the action
 // firewall refuses each of its plans: the pod of another set it tries to delete survives, nothing of
-// the set is touched, and the set gets PlanRefused warnings.
+// the set is touched (neither an image changed by a pod update nor a pod created with a hostPath), and the
+// set gets PlanRefused warnings that name what each plan changes.
 func TestHotSwapHostileModuleStoppedByFirewall(t *testing.T) {
 	t.Parallel()
 	requireController(t)
@@ -424,23 +425,30 @@ func TestHotSwapHostileModuleStoppedByFirewall(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	refusedVictim := func() bool {
-		for _, e := range moduleEvents(t, ctx, ns, "PlanRefused") {
-			if strings.Contains(e.Message, "victim-0") {
-				return true
-			}
-		}
-		return false
-	}
 	mark := tr.mark()
 	patchSet(t, ctx, ns, "web", `{"metadata":{"annotations":{"ordinal.dev/hostile":"delete-foreign-pod"}}}`)
 	// A positive signal, not a pause: the plan that deletes the foreign pod has been made and refused.
 	deadline = time.Now().Add(time.Minute)
-	for !refusedVictim() {
+	for !refusedSaying(t, ctx, ns, "victim-0") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no PlanRefused event for the foreign delete; log:\n%s", c.logTail(20))
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// The attacks on the set's own pods: an image changed by a pod update on a set not annotated for in-place
+	// updates, and a pod of the set created with the node's root mounted. Each is refused for what it changes.
+	for _, a := range []struct{ attack, says string }{
+		{"update-pod-image", "the image changes"},
+		{"create-hostpath-pod", "spec.volumes"},
+	} {
+		patchSet(t, ctx, ns, "web", `{"metadata":{"annotations":{"ordinal.dev/hostile":"`+a.attack+`"}}}`)
+		deadline = time.Now().Add(time.Minute)
+		for !refusedSaying(t, ctx, ns, a.says) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no PlanRefused event saying %q for %s; log:\n%s", a.says, a.attack, c.logTail(20))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
 	if p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, "victim-0", metav1.GetOptions{}); err != nil || p.UID != vPod.UID || p.DeletionTimestamp != nil {
 		t.Errorf("victim-0 was touched: %v", err)
@@ -454,14 +462,35 @@ func TestHotSwapHostileModuleStoppedByFirewall(t *testing.T) {
 	evs := moduleEvents(t, ctx, ns, "PlanRefused")
 	t.Logf("%d PlanRefused events; first: %s", len(evs), evs[0].Message)
 	m := c.metricsText(t)
-	if !strings.Contains(m, `ordinal_plan_refusals_total{rule="kind-verb"}`) {
-		t.Errorf("metrics:\n%s", swapGrep(m, "ordinal_plan_refusals_total", "ordinal_errors_total"))
+	for _, rule := range []string{"kind-verb", "object"} {
+		if !strings.Contains(m, `ordinal_plan_refusals_total{rule="`+rule+`"}`) {
+			t.Errorf("no refusal counted for rule %s; metrics:\n%s", rule, swapGrep(m, "ordinal_plan_refusals_total", "ordinal_errors_total"))
+		}
+	}
+	for _, name := range []string{"web-0", "web-1"} {
+		p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img := p.Spec.Containers[0].Image; strings.Contains(img, "hostile") || len(p.Spec.Volumes) > 0 && p.Spec.Volumes[len(p.Spec.Volumes)-1].HostPath != nil {
+			t.Errorf("%s was changed by a refused plan: image %s, volumes %+v", name, img, p.Spec.Volumes)
+		}
 	}
 	for _, l := range c.logLines(`"msg":"Sync failed"`) {
 		if !strings.Contains(l, "firewall") {
 			t.Errorf("a sync failed for another reason: %s", l)
 		}
 	}
+}
+
+// refusedSaying: a PlanRefused event of the namespace says says.
+func refusedSaying(t *testing.T, ctx context.Context, ns, says string) bool {
+	for _, e := range moduleEvents(t, ctx, ns, "PlanRefused") {
+		if strings.Contains(e.Message, says) {
+			return true
+		}
+	}
+	return false
 }
 
 func swapGrep(s string, subs ...string) string {

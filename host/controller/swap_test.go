@@ -238,13 +238,22 @@ func TestHostileModuleStoppedByFirewall(t *testing.T) {
 		t.Fatalf("offer with the gate bypassed: %v %v", ok, err)
 	}
 
-	for _, attack := range []string{"", "delete-foreign-pod", "create-other-namespace", "delete-pvc", "patch-foreign-pod", "status-other-set"} {
+	// what each attack's refusal says (rule and the part it names), where the attack is one rule's
+	wantReason := map[string]string{
+		"update-pod-image":    "object: containers/nginx: the image changes",
+		"create-hostpath-pod": "spec.volumes",
+	}
+	for _, attack := range []string{"", "delete-foreign-pod", "create-other-namespace", "delete-pvc", "patch-foreign-pod", "status-other-set",
+		"update-pod-image", "create-hostpath-pod"} {
 		t.Run("attack="+attack, func(t *testing.T) {
 			set := kubetest.Set()
 			set.Spec.Replicas = ptr.To[int32](2)
+			set.Spec.Template.Labels = map[string]string{"app": "web"}
+			set.Spec.Template.Spec.Containers = []corev1.Container{{Name: "nginx", Image: "registry.k8s.io/nginx-slim:0.27"}}
 			set.Annotations = map[string]string{"ordinal.dev/hostile": attack}
-			objs := []runtime.Object{set,
-				kubetest.Pod("web-0", "ns", map[string]string{"app": "web"}, kubetest.ControllerRef("StatefulSet", "web", "set-uid")),
+			web0 := kubetest.Pod("web-0", "ns", map[string]string{"app": "web"}, kubetest.ControllerRef("StatefulSet", "web", "set-uid"))
+			web0.Spec = set.Spec.Template.Spec
+			objs := []runtime.Object{set, web0,
 				kubetest.Pod("web-1", "ns", map[string]string{"app": "web"}, kubetest.ControllerRef("StatefulSet", "web-legacy", "other-uid")),
 				kubetest.Pod("db-0", "ns", map[string]string{"app": "db"}, kubetest.ControllerRef("StatefulSet", "db", "db-uid")),
 				&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-web-0", Namespace: "ns", UID: "claim-uid"}},
@@ -258,6 +267,9 @@ func TestHostileModuleStoppedByFirewall(t *testing.T) {
 				t.Fatalf("sync error %v, want a firewall refusal", err)
 			}
 			t.Log(err)
+			if want := wantReason[attack]; want != "" && !strings.Contains(err.Error(), want) {
+				t.Errorf("refusal %q does not say %q", err, want)
+			}
 			if len(api.reqs) != 0 {
 				t.Fatalf("the API server got %d requests, want none: %+v", len(api.reqs), api.reqs)
 			}

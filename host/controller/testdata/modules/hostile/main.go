@@ -11,6 +11,9 @@
 //	delete-pvc              delete the set's first claim (else data-<set>-0)
 //	patch-foreign-pod       relabel the first pod not controlled by the set
 //	status-other-set        write the status of a set named "other"
+//	update-pod-image        update the set's first pod with another image, on a set not annotated for
+//	                        in-place updates
+//	create-hostpath-pod     create <set>-0 from the set's template with the node's root mounted (hostPath /)
 //
 // Each plan is the attack followed by an updateStatus of the set (a valid action). Built by
 // ../build.sh (TinyGo, wasip1).
@@ -18,6 +21,7 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -66,6 +70,32 @@ func plan(snap string) string {
 	}
 	var action string
 	switch attack {
+	case "update-pod-image":
+		pod := gjson.Get(snap, "pods.0")
+		for _, p := range gjson.Get(snap, "pods").Array() {
+			if p.Get("metadata.ownerReferences.0.uid").String() == uid {
+				pod = p
+				break
+			}
+		}
+		image := pod.Get("spec.containers.0.image").String()
+		obj := strings.Replace(pod.Raw, `"image":`+q(image), `"image":"registry.k8s.io/pause:3.10-hostile"`, 1)
+		action = `{"verb":"update","kind":"Pod","namespace":` + q(ns) + `,"name":` + q(pod.Get("metadata.name").String()) + `,"object":` + obj + `}`
+	case "create-hostpath-pod":
+		tmpl := set.Get("spec.template")
+		spec := tmpl.Get("spec").Raw
+		if spec == "" || spec == "{}" {
+			spec = `{"containers":[{"name":"x","image":"registry.k8s.io/pause:3.10"}]}`
+		}
+		spec = `{"volumes":[{"name":"host","hostPath":{"path":"/"}}],` + spec[1:]
+		meta := `"name":` + q(name+"-0") + `,"namespace":` + q(ns) // the template's labels and annotations, so the hostPath is what differs
+		for _, k := range []string{"labels", "annotations"} {
+			if v := tmpl.Get("metadata." + k); v.Exists() {
+				meta += `,"` + k + `":` + v.Raw
+			}
+		}
+		action = `{"verb":"create","kind":"Pod","namespace":` + q(ns) + `,"name":` + q(name+"-0") + `,"object":{"apiVersion":"v1","kind":"Pod","metadata":{` + meta + `,"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":` + q(name) + `,"uid":` + q(uid) +
+			`,"controller":true,"blockOwnerDeletion":true}]},"spec":` + spec + `}}`
 	case "create-other-namespace":
 		action = `{"verb":"create","kind":"Pod","namespace":"kube-system","name":` + q(name+"-0") + `,"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":` + q(name+"-0") +
 			`,"namespace":"kube-system","ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":` + q(name) + `,"uid":` + q(uid) +
