@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -159,108 +158,184 @@ func Apply(ctx context.Context, scope *firewall.Scope, p *abi.Plan, w Writer, op
 	if err := firewall.Check(scope, p); err != nil {
 		return Applied{Plan: p}, err
 	}
-	res := Applied{Plan: p}
-	events := NewEvents(p, opts.Set)
-	var failures []abi.WriteFailure
-	var holds map[int]Hold
+	ap := &applier{scope: scope, w: w, opts: opts, given: p, res: Applied{Plan: p}, events: NewEvents(p, opts.Set),
+		own: ownWrites{}, rewritten: map[int][2]abi.Action{}}
 	if opts.Judge != nil {
-		holds = opts.Judge(ctx, p, 0)
+		ap.holds = opts.Judge(ctx, p, 0)
 	}
-	rechecked, statusWritten := false, false
-	own := ownWrites{}
+	for i := 0; i < len(ap.res.Plan.Actions); i++ {
+		if err := ap.step(ctx, i); err != nil {
+			return ap.res, err
+		}
+	}
+	ap.res.Issued = len(ap.res.Plan.Actions)
+	ap.res.AtEnd = ap.events.AtEnd(nil)
+	if ap.statusWritten {
+		return ap.res, nil
+	}
+	return ap.res, hostStatus(ctx, w, opts, &ap.res)
+}
+
+// applier is one Apply under way: the plan carried out so far and what its writes have settled.
+type applier struct {
+	scope *firewall.Scope
+	w     Writer
+	opts  Options
+	given *abi.Plan // the module's answer, which stays as it was: what is carried out otherwise is a copy
+	res   Applied
+
+	events   *Events
+	failures []abi.WriteFailure // the refusals reported to the module so far
+	holds    map[int]Hold       // opts.Judge's holds of the current plan, by index
+	own      ownWrites
+	// rechecked: CanAdopt ran (once per plan); statusWritten: the plan's status write was sent
+	rechecked, statusWritten bool
 	// rewritten: the status writes Status replaced, by index: the module's and the one sent. A replan is
 	// checked against the plan as the module made it (its new plan repeats its own writes, not the host's).
-	rewritten := map[int][2]abi.Action{}
-	for i := 0; i < len(res.Plan.Actions); i++ {
-		a := &res.Plan.Actions[i]
-		hold, held := holds[i]
-		if held && a.Error == "" && a.Verb != abi.VerbUpdateStatus {
-			res.Held = append(res.Held, HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: hold})
+	rewritten map[int][2]abi.Action
+}
+
+// step carries out action i: held or sent, the module asked again after a refusal it did not predict, the
+// result reported. The error is the one that stops the plan.
+func (ap *applier) step(ctx context.Context, i int) error {
+	a := &ap.res.Plan.Actions[i]
+	hold, held := ap.judged(i, a)
+	if !held {
+		if err := ap.recheckAdoption(ctx, i, a); err != nil {
+			return err
+		}
+		hold, held = ap.admitted(ctx, i, a)
+	}
+	if !held {
+		a = ap.rewriteStatus(i, a)
+	}
+	var err error
+	if held {
+		err = heldError(a, hold)
+	} else {
+		err = ap.own.write(ctx, ap.w, a, preconditionOf(ap.scope, a))
+	}
+	outcome, replansBefore := outcomeOf(a, err), ap.res.Replans
+	if ap.opts.Replan != nil && err != nil && a.Error == "" && ctx.Err() == nil {
+		if rerr := ap.replan(ctx, i, err); rerr != nil {
+			err, outcome = fmt.Errorf("%w (asking the module for the rest of the sync: %w)", err, rerr), Failed
 		} else {
-			held = false
-		}
-		if !held && !rechecked && (a.Verb == abi.VerbPatch && IsAdoption(a.Patch) || AddsSetOwner(scope, a)) {
-			rechecked = true
-			if err := w.CanAdopt(ctx); err != nil {
-				res.Issued = i
-				return res, &WriteError{Index: i, Action: *a, Err: fmt.Errorf("%w: %v", ErrAdoptionRefused, err)}
-			}
-		}
-		if !held && opts.Admit != nil && a.Error == "" && a.Verb != abi.VerbUpdateStatus {
-			if h := opts.Admit(ctx, res.Plan, i); h != nil {
-				hold, held = *h, true
-				res.Held = append(res.Held, HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: hold})
-			}
-		}
-		if !held && a.Verb == abi.VerbUpdateStatus && opts.Status != nil {
-			statusWritten = true
-			if with := opts.Status(a, res.Held); with != nil {
-				if res.Plan == p { // the module's answer stays as it was: the plan carried out is a copy
-					carried := *p
-					carried.Actions = slices.Clone(p.Actions)
-					res.Plan, a = &carried, &carried.Actions[i]
-				}
-				rewritten[i] = [2]abi.Action{*a, *with}
-				*a = *with
-			}
-		}
-		var err error
-		if held {
-			err = heldError(a, hold)
-		} else {
-			err = own.write(ctx, w, a, preconditionOf(scope, a))
-		}
-		outcome, replansBefore := outcomeOf(a, err), res.Replans
-		if opts.Replan != nil && err != nil && a.Error == "" && ctx.Err() == nil {
-			next, rerr := replanAfter(ctx, opts.Replan, scope, asPlanned(res.Plan, rewritten), i, err, &failures)
-			if rerr != nil {
-				err, outcome = fmt.Errorf("%w (asking the module for the rest of the sync: %w)", err, rerr), Failed
-			} else {
-				delete(rewritten, i) // refused: the module's write with the API server's answer
-				for k, rw := range rewritten {
-					next.Actions[k] = rw[1] // sent as the host rewrote it
-				}
-				res.Plan, res.Replans, events = next, res.Replans+1, NewEvents(next, opts.Set)
-				a, outcome = &res.Plan.Actions[i], FailedAsPlanned
-				if opts.Judge != nil {
-					holds = opts.Judge(ctx, next, i+1)
-				}
-			}
-		}
-		if held && outcome != Failed {
-			outcome = Held
-		}
-		r := Result{Index: i, Action: a, Err: err, Outcome: outcome, Reported: res.Replans > replansBefore}
-		if held {
-			r.Hold = &hold
-		}
-		r.Events = events.After(r)
-		if opts.Each != nil {
-			opts.Each(r)
-		}
-		if r.Outcome == Failed {
-			if err == nil {
-				err = fmt.Errorf("the plan expected this write to fail (%s) but it succeeded: the snapshot was stale", a.Error)
-			}
-			stop := &WriteError{Index: i, Action: *a, Err: err}
-			res.Issued = i + 1
-			if r.Hold != nil && !statusWritten { // stopped at a hold (a module without replans): still say so
-				carried := *res.Plan // the plan carried out ends there (a copy: the module's answer stays as it was)
-				carried.Actions = slices.Clone(res.Plan.Actions[:i+1])
-				res.Plan = &carried
-				if werr := hostStatus(ctx, w, opts, &res); werr != nil {
-					return res, werr
-				}
-			}
-			return res, stop
+			a, outcome = &ap.res.Plan.Actions[i], FailedAsPlanned
 		}
 	}
-	res.Issued = len(res.Plan.Actions)
-	res.AtEnd = events.AtEnd(nil)
-	if statusWritten {
-		return res, nil
+	if held && outcome != Failed {
+		outcome = Held
 	}
-	return res, hostStatus(ctx, w, opts, &res)
+	r := Result{Index: i, Action: a, Err: err, Outcome: outcome, Reported: ap.res.Replans > replansBefore}
+	if held {
+		r.Hold = &hold
+	}
+	r.Events = ap.events.After(r)
+	if ap.opts.Each != nil {
+		ap.opts.Each(r)
+	}
+	if r.Outcome == Failed {
+		return ap.stop(ctx, i, r)
+	}
+	return nil
+}
+
+// judged: the policies' hold of action i (opts.Judge), which never holds a write the module expects to fail
+// or the status write.
+func (ap *applier) judged(i int, a *abi.Action) (Hold, bool) {
+	hold, held := ap.holds[i]
+	if !held || a.Error != "" || a.Verb == abi.VerbUpdateStatus {
+		return Hold{}, false
+	}
+	ap.res.Held = append(ap.res.Held, HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: hold})
+	return hold, true
+}
+
+// recheckAdoption runs CanAdopt before the plan's first adoption patch or claim update that makes the set an
+// owner of the claim, so neither reaches a set being deleted.
+func (ap *applier) recheckAdoption(ctx context.Context, i int, a *abi.Action) error {
+	if ap.rechecked || !(a.Verb == abi.VerbPatch && IsAdoption(a.Patch) || AddsSetOwner(ap.scope, a)) {
+		return nil
+	}
+	ap.rechecked = true
+	if err := ap.w.CanAdopt(ctx); err != nil {
+		ap.res.Issued = i
+		return &WriteError{Index: i, Action: *a, Err: fmt.Errorf("%w: %v", ErrAdoptionRefused, err)}
+	}
+	return nil
+}
+
+// admitted: opts.Admit's hold of action i, asked right before it is sent (never of a write the module
+// expects to fail, or of the status write).
+func (ap *applier) admitted(ctx context.Context, i int, a *abi.Action) (Hold, bool) {
+	if ap.opts.Admit == nil || a.Error != "" || a.Verb == abi.VerbUpdateStatus {
+		return Hold{}, false
+	}
+	h := ap.opts.Admit(ctx, ap.res.Plan, i)
+	if h == nil {
+		return Hold{}, false
+	}
+	ap.res.Held = append(ap.res.Held, HeldWrite{Verb: a.Verb, Kind: a.Kind, Name: a.Name, Hold: *h})
+	return *h, true
+}
+
+// rewriteStatus gives the plan's status write to opts.Status, which may record the sync's holds in it, and
+// returns the action to send.
+func (ap *applier) rewriteStatus(i int, a *abi.Action) *abi.Action {
+	if a.Verb != abi.VerbUpdateStatus || ap.opts.Status == nil {
+		return a
+	}
+	ap.statusWritten = true
+	with := ap.opts.Status(a, ap.res.Held)
+	if with == nil {
+		return a
+	}
+	if ap.res.Plan == ap.given {
+		carried := *ap.res.Plan
+		carried.Actions = slices.Clone(ap.res.Plan.Actions)
+		ap.res.Plan, a = &carried, &carried.Actions[i]
+	}
+	ap.rewritten[i] = [2]abi.Action{*a, *with}
+	*a = *with
+	return a
+}
+
+// replan reports the refusal of action i to the module (opts.Replan) and carries on with its new plan: the
+// same sync up to that write, the status writes the host rewrote sent as rewritten, the policies asked again.
+func (ap *applier) replan(ctx context.Context, i int, refusal error) error {
+	next, err := replanAfter(ctx, ap.opts.Replan, ap.scope, asPlanned(ap.res.Plan, ap.rewritten), i, refusal, &ap.failures)
+	if err != nil {
+		return err
+	}
+	delete(ap.rewritten, i) // refused: the module's write with the API server's answer
+	for k, rw := range ap.rewritten {
+		next.Actions[k] = rw[1] // sent as the host rewrote it
+	}
+	ap.res.Plan, ap.res.Replans, ap.events = next, ap.res.Replans+1, NewEvents(next, ap.opts.Set)
+	if ap.opts.Judge != nil {
+		ap.holds = ap.opts.Judge(ctx, next, i+1)
+	}
+	return nil
+}
+
+// stop ends the plan at the write of r, which failed: after a hold (a module without replans) that wrote no
+// status, the host's status write still records the holds.
+func (ap *applier) stop(ctx context.Context, i int, r Result) error {
+	err := r.Err
+	if err == nil {
+		err = fmt.Errorf("the plan expected this write to fail (%s) but it succeeded: the snapshot was stale", r.Action.Error)
+	}
+	stop := &WriteError{Index: i, Action: *r.Action, Err: err}
+	ap.res.Issued = i + 1
+	if r.Hold != nil && !ap.statusWritten {
+		carried := *ap.res.Plan // the plan carried out ends there (a copy: the module's answer stays as it was)
+		carried.Actions = slices.Clone(ap.res.Plan.Actions[:i+1])
+		ap.res.Plan = &carried
+		if werr := hostStatus(ctx, ap.w, ap.opts, &ap.res); werr != nil {
+			return werr
+		}
+	}
+	return stop
 }
 
 // hostStatus issues the host's own status write (opts.Status given nil: the sync's holds recorded in the set's
@@ -288,108 +363,6 @@ func hostStatus(ctx context.Context, w Writer, opts Options, res *Applied) error
 		return &WriteError{Index: i, Action: *a, Err: err}
 	}
 	return nil
-}
-
-// MaxReplans is how many refusals of one sync go back to the module (the ABI allows 64): the module places
-// each by planning again from the start, and TinyGo's leaking GC keeps every pass, so a Parallel burst of
-// thousands of refused creates must not ask for dozens (a 1000-replica set ran a module out of memory at
-// 51). After that many the sync stops at the refusal, as without replans, and the next one plans again.
-const MaxReplans = 8
-
-// maxFailureMessage bounds the API server's message a write failure carries (kube-apiserver's are short).
-const maxFailureMessage = 4096
-
-// replanAfter reports the refusal of action i of cur to the module and checks its answer: the same sync
-// (the actions already issued unchanged, action i carrying the refusal), a plan the firewall allows.
-func replanAfter(ctx context.Context, replan Replan, scope *firewall.Scope, cur *abi.Plan, i int, refusal error, failures *[]abi.WriteFailure) (*abi.Plan, error) {
-	if len(*failures) >= MaxReplans {
-		return nil, fmt.Errorf("more than %d writes of one sync refused: the next sync plans again", MaxReplans)
-	}
-	f := abi.WriteFailure{Action: i, Reason: string(apierrors.ReasonForError(refusal)), Message: refusal.Error()}
-	var st apierrors.APIStatus
-	if errors.As(refusal, &st) && st.Status().Message != "" {
-		f.Message = st.Status().Message // what client-go's StatusError prints, whatever wraps it here
-	}
-	if f.Message == "" {
-		f.Message = "unknown error"
-	}
-	if len(f.Message) > maxFailureMessage {
-		f.Message = f.Message[:maxFailureMessage] + "..." // it comes back in events and the sync's error
-	}
-	*failures = append(*failures, f)
-	next, err := replan(ctx, *failures)
-	if err != nil {
-		return nil, err
-	}
-	if next.Error != nil && next.Error.Code != abi.CodeSyncFailed {
-		return nil, fmt.Errorf("the module refused the write failures: %w", next.Error)
-	}
-	if len(next.Actions) <= i {
-		return nil, fmt.Errorf("its plan has %d actions, not the %d already issued", len(next.Actions), i+1)
-	}
-	for k := 0; k < i; k++ {
-		if !sameAction(&cur.Actions[k], &next.Actions[k]) {
-			return nil, fmt.Errorf("its plan's action %d is not the one issued", k)
-		}
-	}
-	want := cur.Actions[i]
-	want.Error = f.Message
-	if !sameAction(&want, &next.Actions[i]) {
-		return nil, fmt.Errorf("its plan's action %d is not the refused write with the API server's answer", i)
-	}
-	if err := firewall.Check(scope, next); err != nil {
-		return nil, err
-	}
-	return next, nil
-}
-
-// asPlanned is p with the status writes Status rewrote as the module planned them.
-func asPlanned(p *abi.Plan, rewritten map[int][2]abi.Action) *abi.Plan {
-	if len(rewritten) == 0 {
-		return p
-	}
-	out := *p
-	out.Actions = slices.Clone(p.Actions)
-	for k, rw := range rewritten {
-		out.Actions[k] = rw[0]
-	}
-	return &out
-}
-
-func sameAction(a, b *abi.Action) bool {
-	return a.Verb == b.Verb && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name &&
-		a.PatchType == b.PatchType && a.Error == b.Error && bytes.Equal(a.Object, b.Object) && bytes.Equal(a.Patch, b.Patch)
-}
-
-func outcomeOf(a *abi.Action, err error) Outcome {
-	switch {
-	case a.Error != "" && err != nil:
-		return FailedAsPlanned
-	case a.Error != "" && a.Verb == abi.VerbDelete && a.Kind == abi.KindPod:
-		// DeleteStatefulPod takes NotFound (all a plan predicts for a pod delete) and success alike: a pod
-		// deleted twice in one sync is still there, terminating, on a real API server, and upstream's sync
-		// goes on the same either way
-		return Succeeded
-	case a.Error != "":
-		return Failed // predicted a rejection that did not come
-	case err == nil:
-		return Succeeded
-	case ignorable(a, err):
-		return Ignored
-	}
-	return Failed
-}
-
-// ignorable: upstream's ControllerRefManager ignores a pod or revision that vanished before it could be
-// adopted or released (NotFound), and a release whose uid precondition no longer holds (Invalid).
-func ignorable(a *abi.Action, err error) bool {
-	if a.Verb != abi.VerbPatch {
-		return false
-	}
-	if apierrors.IsNotFound(err) {
-		return true
-	}
-	return apierrors.IsInvalid(err) && !IsAdoption(a.Patch)
 }
 
 // preconditionOf is the uid a delete must find: the object's as the snapshot showed it.
