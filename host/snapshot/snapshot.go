@@ -217,119 +217,176 @@ func Build(o Objects, target Target, now time.Time, features map[string]bool) (*
 
 // Build is Build with the cache: the controller keeps one per set.
 func (cache *EncodeCache) Build(o Objects, target Target, now time.Time, features map[string]bool) (*Snapshot, error) {
-	s := &Snapshot{names: map[string][]string{}, raws: map[string][]json.RawMessage{}}
-	set := *o.Set
+	set, err := cache.encodeSet(o.Set, target, features)
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{SetJSON: set.json, names: map[string][]string{}, raws: map[string][]json.RawMessage{}}
+	// The snapshot is written as json.Marshal(abi.Snapshot) would write it (field order, omitempty),
+	// without encoding_json re-scanning every object's bytes.
+	w := &snapshotWriter{cache: cache, s: s, b: make([]byte, 0, cache.sizeHint())}
+	w.head(now, set.json)
+	if err := w.objects(o); err != nil {
+		return nil, err
+	}
+	if err := w.features(features); err != nil {
+		return nil, err
+	}
+	// The controller records each event once the write it reports is issued: ask for the index.
+	w.b = append(w.b, `,"eventActions":true`...)
+	s.JSON = append(w.b, '}')
+	s.Pods, s.Revisions, s.Claims = len(o.Pods), len(o.Revisions), len(o.Claims)
+	s.head = s.JSON[:len(s.head)]
+	cache.done(len(s.JSON))
+	if s.Scope, err = firewall.ScopeFromObjects(set.scope, set.json, o.Pods, o.Revisions, o.Claims, w.claims); err != nil {
+		s.Scope = nil // the firewall decodes the JSON instead, and reports the problem
+	}
+	return s, nil
+}
+
+// encodedSet is a set as a snapshot carries it (its JSON, with the target's apiVersion and kind, no
+// managedFields; a custom target's defaulted as apps/v1: customSetJSON) and the set the firewall judges
+// against: the one the module sees.
+type encodedSet struct {
+	json  []byte
+	scope *appsv1.StatefulSet
+	// what it was encoded from: an informer's set never changes under one uid and resourceVersion
+	uid    types.UID
+	rv     string
+	target Target
+	gates  kube.Gates
+}
+
+// encodeSet encodes the set, or gives back the cache's encoding of the same set, target and gates (a custom
+// target's defaulting and its decode were a sync's cost even when only a pod changed).
+func (cache *EncodeCache) encodeSet(in *appsv1.StatefulSet, target Target, features map[string]bool) (*encodedSet, error) {
+	gates := kube.GatesOf(features)
+	if cache != nil && cache.set != nil && in.UID != "" && in.ResourceVersion != "" &&
+		cache.set.uid == in.UID && cache.set.rv == in.ResourceVersion && cache.set.target == target && cache.set.gates == gates {
+		return cache.set, nil
+	}
+	set := *in
 	set.TypeMeta = metav1.TypeMeta{APIVersion: target.APIVersion(), Kind: target.Kind}
 	set.ManagedFields = nil // upstream's informers drop them (see TrimManagedFields); so does every snapshot
 	setJSON, err := json.Marshal(&set)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %s/%s: %w", target.Kind, set.Namespace, set.Name, err)
 	}
+	e := &encodedSet{json: setJSON, scope: &set, uid: in.UID, rv: in.ResourceVersion, target: target, gates: gates}
 	if target.Custom {
-		if setJSON, err = customSetJSON(setJSON, kube.GatesOf(features)); err != nil {
+		if e.json, err = customSetJSON(setJSON, gates); err != nil {
 			return nil, err
 		}
+		var d appsv1.StatefulSet // the firewall judges against the set as the module saw it: defaulted
+		if err := json.Unmarshal(e.json, &d); err != nil {
+			return nil, fmt.Errorf("decoding %s %s/%s as defaulted: %w", target.Kind, set.Namespace, set.Name, err)
+		}
+		e.scope = &d
 	}
-	s.SetJSON = setJSON
+	if cache != nil {
+		cache.set = e
+	}
+	return e, nil
+}
 
-	// The snapshot is written as json.Marshal(abi.Snapshot) would write it (field order, omitempty),
-	// without encoding_json re-scanning every object's bytes.
-	b := make([]byte, 0, cache.sizeHint())
-	b = append(b, `{"abi":`...)
-	b = strconv.AppendInt(b, abi.Version, 10)
-	b = append(b, `,"now":`...)
-	b = strconv.AppendQuote(b, now.UTC().Format(time.RFC3339Nano)) // digits, '-', ':', 'T', 'Z', '.': no escaping
-	b = append(b, `,"statefulSet":`...)
-	b = append(b, setJSON...)
-	s.head = b
-	list := func(key, kind string, n int, item func(i int) (metav1.Object, any)) ([]json.RawMessage, error) {
-		if n == 0 {
-			return nil, nil
-		}
-		raws := make([]json.RawMessage, n)
-		names := make([]string, n)
-		encs, metas := make([]encoded, n), make([]metav1.Object, n)
-		size := len(key) + 6 + n
-		for i := range n { // encoded first, so the snapshot grows once (a 30 MB List's grew through 80 MB)
-			meta, obj := item(i)
-			enc, err := cache.encode(kind, meta, func() ([]byte, error) { return json.Marshal(obj) })
-			if err != nil {
-				return nil, fmt.Errorf("encoding %s %s: %w", kind, meta.GetName(), err)
-			}
-			encs[i], metas[i], size = enc, meta, size+len(enc.json)
-		}
-		b = slices.Grow(b, size)
-		s.layout.Objects = slices.Grow(s.layout.Objects, n)
-		b = append(b, `,"`+key+`":[`...)
-		for i := range n {
-			meta, enc := metas[i], encs[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			at := len(b)
-			b = append(b, enc.json...)
-			raws[i], names[i] = enc.json, meta.GetName()
-			if enc.down {
-				s.down = append(s.down, i)
-			}
-			s.layout.Objects = append(s.layout.Objects, wasm.LaidObject{List: key, From: at, To: len(b),
-				UID: string(meta.GetUID()), RV: meta.GetResourceVersion(), Digest: enc.digest})
-		}
-		b = append(b, ']')
-		s.raws[kind], s.names[kind] = raws, names
-		return raws, nil
-	}
-	if _, err := list("pods", "Pod", len(o.Pods), func(i int) (metav1.Object, any) {
+// snapshotWriter writes a snapshot's JSON, laying out its objects as it goes (Snapshot.layout).
+type snapshotWriter struct {
+	cache  *EncodeCache
+	s      *Snapshot
+	b      []byte
+	claims []json.RawMessage // the claims' JSON, for the firewall's scope
+}
+
+func (w *snapshotWriter) head(now time.Time, setJSON []byte) {
+	w.b = append(w.b, `{"abi":`...)
+	w.b = strconv.AppendInt(w.b, abi.Version, 10)
+	w.b = append(w.b, `,"now":`...)
+	w.b = strconv.AppendQuote(w.b, now.UTC().Format(time.RFC3339Nano)) // digits, '-', ':', 'T', 'Z', '.': no escaping
+	w.b = append(w.b, `,"statefulSet":`...)
+	w.b = append(w.b, setJSON...)
+	w.s.head = w.b
+}
+
+// objects writes the pods, revisions and claims lists, each object with its apiVersion and kind (informer and
+// typed-client objects carry no TypeMeta) and without managedFields.
+func (w *snapshotWriter) objects(o Objects) error {
+	if err := w.list("pods", "Pod", len(o.Pods), func(i int) (metav1.Object, any) {
 		c := *o.Pods[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 		c.ManagedFields = nil
 		return o.Pods[i], &c
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := list("revisions", "ControllerRevision", len(o.Revisions), func(i int) (metav1.Object, any) {
+	if err := w.list("revisions", "ControllerRevision", len(o.Revisions), func(i int) (metav1.Object, any) {
 		c := *o.Revisions[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"}
 		c.ManagedFields = nil
 		return o.Revisions[i], &c
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	claimJSON, err := list("claims", "PersistentVolumeClaim", len(o.Claims), func(i int) (metav1.Object, any) {
+	err := w.list("claims", "PersistentVolumeClaim", len(o.Claims), func(i int) (metav1.Object, any) {
 		c := *o.Claims[i]
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
 		c.ManagedFields = nil
 		return o.Claims[i], &c
 	})
-	if err != nil {
-		return nil, err
+	w.claims = w.s.raws["PersistentVolumeClaim"]
+	return err
+}
+
+// list writes one list of n objects (none: no member), each encoded through the cache.
+func (w *snapshotWriter) list(key, kind string, n int, item func(i int) (metav1.Object, any)) error {
+	if n == 0 {
+		return nil
 	}
-	if len(features) > 0 {
-		f, err := json.Marshal(features)
+	s := w.s
+	raws := make([]json.RawMessage, n)
+	names := make([]string, n)
+	encs, metas := make([]encoded, n), make([]metav1.Object, n)
+	size := len(key) + 6 + n
+	for i := range n { // encoded first, so the snapshot grows once (a 30 MB List's grew through 80 MB)
+		meta, obj := item(i)
+		enc, err := w.cache.encode(kind, meta, func() ([]byte, error) { return json.Marshal(obj) })
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("encoding %s %s: %w", kind, meta.GetName(), err)
 		}
-		b = append(append(b, `,"features":`...), f...)
-		s.featuresJSON = f
+		encs[i], metas[i], size = enc, meta, size+len(enc.json)
 	}
-	// The controller records each event once the write it reports is issued: ask for the index.
-	b = append(b, `,"eventActions":true`...)
-	s.JSON = append(b, '}')
-	s.Pods, s.Revisions, s.Claims = len(o.Pods), len(o.Revisions), len(o.Claims)
-	s.head = s.JSON[:len(s.head)]
-	cache.done(len(s.JSON))
-	scopeSet := &set
-	if target.Custom { // the firewall judges against the set as the module saw it: defaulted (customSetJSON)
-		var d appsv1.StatefulSet
-		if err := json.Unmarshal(setJSON, &d); err != nil {
-			return nil, fmt.Errorf("decoding %s %s/%s as defaulted: %w", target.Kind, set.Namespace, set.Name, err)
+	w.b = slices.Grow(w.b, size)
+	s.layout.Objects = slices.Grow(s.layout.Objects, n)
+	w.b = append(w.b, `,"`+key+`":[`...)
+	for i := range n {
+		meta, enc := metas[i], encs[i]
+		if i > 0 {
+			w.b = append(w.b, ',')
 		}
-		scopeSet = &d
+		at := len(w.b)
+		w.b = append(w.b, enc.json...)
+		raws[i], names[i] = enc.json, meta.GetName()
+		if enc.down {
+			s.down = append(s.down, i)
+		}
+		s.layout.Objects = append(s.layout.Objects, wasm.LaidObject{List: key, From: at, To: len(w.b),
+			UID: string(meta.GetUID()), RV: meta.GetResourceVersion(), Digest: enc.digest})
 	}
-	if s.Scope, err = firewall.ScopeFromObjects(scopeSet, setJSON, o.Pods, o.Revisions, o.Claims, claimJSON); err != nil {
-		s.Scope = nil // the firewall decodes the JSON instead, and reports the problem
+	w.b = append(w.b, ']')
+	s.raws[kind], s.names[kind] = raws, names
+	return nil
+}
+
+func (w *snapshotWriter) features(features map[string]bool) error {
+	if len(features) == 0 {
+		return nil
 	}
-	return s, nil
+	f, err := json.Marshal(features)
+	if err != nil {
+		return err
+	}
+	w.b = append(append(w.b, `,"features":`...), f...)
+	w.s.featuresJSON = f
+	return nil
 }
 
 // InvalidSetError is a custom target's set that kube-apiserver would refuse as an apps/v1 StatefulSet:
@@ -362,6 +419,7 @@ func customSetJSON(setJSON []byte, gates kube.Gates) ([]byte, error) {
 type EncodeCache struct {
 	prev, next map[encodeKey]encoded
 	size       int
+	set        *encodedSet // the set of the last build
 }
 
 // encoded is an object's JSON and, when the cache keeps it, its digest (computed once per encoding); of a

@@ -363,3 +363,44 @@ func podName(raw json.RawMessage) string {
 	_ = json.Unmarshal(raw, &p)
 	return p.Name
 }
+
+// A set's cache encodes the set (and, for a custom target, defaults and decodes it) once per resourceVersion,
+// target and gates: a build from the cache is the build without it, and a new resourceVersion or other gates
+// encode again.
+func TestEncodeCacheSet(t *testing.T) {
+	for _, target := range []Target{StatefulSetTarget, CRDTarget} {
+		set := kubetest.Set()
+		set.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}}}
+		cache := &EncodeCache{}
+		build := func(o Objects, features map[string]bool) *Snapshot {
+			t.Helper()
+			got, err := cache.Build(o, target, time.Unix(1e9, 0), features)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Build(o, target, time.Unix(1e9, 0), features)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.JSON) != string(want.JSON) || !reflect.DeepEqual(got.Scope, want.Scope) {
+				t.Fatalf("%s: the cached build differs from the build without a cache:\n got %s\nwant %s", target, got.JSON, want.JSON)
+			}
+			return got
+		}
+		first := build(Objects{Set: set}, nil)
+		if again := build(Objects{Set: set}, nil); &again.SetJSON[0] != &first.SetJSON[0] {
+			t.Errorf("%s: the same set was encoded again", target)
+		}
+		recreate := build(Objects{Set: set}, map[string]bool{abi.GateStatefulSetRecreateStrategy: true})
+		if &recreate.SetJSON[0] == &first.SetJSON[0] {
+			t.Errorf("%s: other gates reused the encoding", target)
+		}
+		next := set.DeepCopy()
+		next.ResourceVersion = "11"
+		next.Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/pause:3.11"
+		if s := build(Objects{Set: next}, nil); !strings.Contains(string(s.SetJSON), "pause:3.11") {
+			t.Errorf("%s: a new resourceVersion kept the old encoding: %s", target, s.SetJSON)
+		}
+	}
+}
