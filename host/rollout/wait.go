@@ -21,113 +21,131 @@ func explain(w *world, st *Status, labels map[string]string, update string) (str
 	if st.Next.Error != "" {
 		return StateFailed, []string{"the module reports " + st.Next.Error}
 	}
-	var podWrites []string
-	for _, wr := range st.Next.Writes {
-		if (wr.Kind == abi.KindPod || wr.Kind == abi.KindPersistentVolumeClaim) && wr.Error == "" {
-			podWrites = append(podWrites, wr.Verb+" "+wr.Name)
-		}
-	}
 	var reasons []string
 	if set := w.set; set.Status.ObservedGeneration < set.Generation {
 		reasons = append(reasons, fmt.Sprintf("the set's status is of generation %d, the set is at %d: no controller has synced the latest edit yet (is one running for this set?)",
 			set.Status.ObservedGeneration, set.Generation))
 	}
-	requeue := func() {
-		if st.Next.RequeueAfterSeconds > 0 {
-			d := hostplan.RequeueAfter(st.Next.RequeueAfterSeconds).Round(time.Second)
-			reasons = append(reasons, fmt.Sprintf("the controller syncs again in %s (requeue)", max(d, time.Second)))
+	state := StateProgressing
+	if writes := podWrites(st.Next); len(writes) > 0 {
+		reasons = append(reasons, "the next sync will "+strings.Join(writes, ", "))
+	} else {
+		var why string
+		state, why = waitingFor(w, groupPods(w.set, st.Pods, labels[update]), labels[update])
+		reasons = append(reasons, why)
+	}
+	if st.Next.RequeueAfterSeconds > 0 {
+		d := hostplan.RequeueAfter(st.Next.RequeueAfterSeconds).Round(time.Second)
+		reasons = append(reasons, fmt.Sprintf("the controller syncs again in %s (requeue)", max(d, time.Second)))
+	}
+	return state, reasons
+}
+
+// podWrites are the next sync's writes to pods and claims that it expects to succeed, as "verb name".
+func podWrites(next Next) []string {
+	var out []string
+	for _, wr := range next.Writes {
+		if (wr.Kind == abi.KindPod || wr.Kind == abi.KindPersistentVolumeClaim) && wr.Error == "" {
+			out = append(out, wr.Verb+" "+wr.Name)
 		}
 	}
-	if len(podWrites) > 0 {
-		reasons = append(reasons, "the next sync will "+strings.Join(podWrites, ", "))
-		requeue()
-		return StateProgressing, reasons
-	}
-	set := w.set
+	return out
+}
+
+// podGroups are a set's pods by what a sync that writes to none of them may be waiting for.
+type podGroups struct {
+	terminating, notReady, notAvailable []string
+	old                                 []string // in the set's range, at another revision than the update revision
+	oldAbove                            []string // of those, at or above the partition
+	missing                             []string // ordinals in the range with no pod
+	unavailable                         int
+}
+
+func groupPods(set *appsv1.StatefulSet, pods []Pod, update string) podGroups {
+	var g podGroups
 	first, n := start(set), replicas(set)
-	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
-	rolling := set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
-	desc := func(p Pod) string {
-		if p.InPlace != nil {
-			return fmt.Sprintf("%s (%s, %s, %s)", p.Name, p.Revision, p.State, p.InPlace)
-		}
-		return fmt.Sprintf("%s (%s, %s)", p.Name, p.Revision, p.State)
-	}
-	var terminating, notReady, notAvailable, old, oldAbove []string
-	unavailable := 0
 	present := map[int]bool{}
-	for _, p := range st.Pods {
+	for _, p := range pods {
 		present[p.Ordinal] = true
 		in := int32(p.Ordinal) >= first && int32(p.Ordinal) < first+n
 		switch {
 		case p.Terminating:
-			terminating = append(terminating, p.Name)
+			g.terminating = append(g.terminating, p.Name)
 		case p.State != "Ready" && p.State != "Available":
-			notReady = append(notReady, desc(p))
+			g.notReady = append(g.notReady, describeWaiting(p))
 		case set.Spec.MinReadySeconds > 0 && p.State != "Available":
-			notAvailable = append(notAvailable, p.Name)
+			g.notAvailable = append(g.notAvailable, p.Name)
 		}
 		if p.Terminating || (p.State != "Ready" && p.State != "Available") || (set.Spec.MinReadySeconds > 0 && p.State != "Available") {
-			unavailable++
+			g.unavailable++
 		}
-		if in && !p.Terminating && (p.Revision == UnknownRevision || labels[update] != p.Revision) {
-			old = append(old, fmt.Sprintf("%s (%s)", p.Name, p.Revision))
+		if in && !p.Terminating && (p.Revision == UnknownRevision || update != p.Revision) {
+			g.old = append(g.old, fmt.Sprintf("%s (%s)", p.Name, p.Revision))
 			if int32(p.Ordinal) >= first+partition(set) {
-				oldAbove = append(oldAbove, p.Name)
+				g.oldAbove = append(g.oldAbove, p.Name)
 			}
 		}
 	}
-	var missing []string
 	for o := first; o < first+n; o++ {
 		if !present[int(o)] {
-			missing = append(missing, ordinal.Name(set.Name, int64(o)))
+			g.missing = append(g.missing, ordinal.Name(set.Name, int64(o)))
 		}
 	}
-	state := StateWaiting
+	return g
+}
+
+// describeWaiting names a pod not Ready with its revision and state (and an in-place update under way).
+func describeWaiting(p Pod) string {
+	if p.InPlace != nil {
+		return fmt.Sprintf("%s (%s, %s, %s)", p.Name, p.Revision, p.State, p.InPlace)
+	}
+	return fmt.Sprintf("%s (%s, %s)", p.Name, p.Revision, p.State)
+}
+
+// waitingFor is the state of a rollout whose next sync writes to no pod, and the rule it waits by.
+func waitingFor(w *world, g podGroups, update string) (string, string) {
+	set := w.set
+	first, n := start(set), replicas(set)
+	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	rolling := set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
 	switch {
-	case len(terminating) > 0:
-		reasons = append(reasons, "waiting for "+list(terminating)+" to finish terminating (the kubelet's turn)")
-	case len(notReady) > 0 && ordered:
-		r := "OrderedReady: waiting for " + list(notReady) + " to be Running and Ready"
-		if len(missing) > 0 {
-			r += " before the controller creates " + missing[0]
+	case len(g.terminating) > 0:
+		return StateWaiting, "waiting for " + list(g.terminating) + " to finish terminating (the kubelet's turn)"
+	case len(g.notReady) > 0 && ordered:
+		r := "OrderedReady: waiting for " + list(g.notReady) + " to be Running and Ready"
+		if len(g.missing) > 0 {
+			r += " before the controller creates " + g.missing[0]
 		} else {
 			r += "; until then no other pod is created, deleted or updated"
 		}
-		reasons = append(reasons, r)
-	case len(notReady) > 0 && len(oldAbove) > 0 && rolling && unavailable >= maxUnavailable(set, w):
+		return StateWaiting, r
+	case len(g.notReady) > 0 && len(g.oldAbove) > 0 && rolling && g.unavailable >= maxUnavailable(set, w):
 		// Parallel: the pods being replaced are the kubelet's, and maxUnavailable holds the rest back.
-		reasons = append(reasons, fmt.Sprintf("maxUnavailable %d reached: %d pod%s unavailable (%s); %s wait%s for %s",
-			maxUnavailable(set, w), unavailable, plural(unavailable), list(notReady), list(oldAbove), verbS(len(oldAbove)), pronoun(len(notReady))))
-	case len(notReady) > 0:
-		reasons = append(reasons, "waiting for "+list(notReady)+" to be Running and Ready (the kubelet's turn)")
-	case len(notAvailable) > 0:
-		reasons = append(reasons, fmt.Sprintf("waiting for %s to be Ready for minReadySeconds (%ds) before counting %s available",
-			list(notAvailable), set.Spec.MinReadySeconds, pronoun(len(notAvailable))))
-	case len(missing) > 0:
-		reasons = append(reasons, "missing "+list(missing)+", yet the next sync creates nothing")
-	case len(old) == 0:
-		state = StateComplete
+		return StateWaiting, fmt.Sprintf("maxUnavailable %d reached: %d pod%s unavailable (%s); %s wait%s for %s",
+			maxUnavailable(set, w), g.unavailable, plural(g.unavailable), list(g.notReady), list(g.oldAbove), verbS(len(g.oldAbove)), pronoun(len(g.notReady)))
+	case len(g.notReady) > 0:
+		return StateWaiting, "waiting for " + list(g.notReady) + " to be Running and Ready (the kubelet's turn)"
+	case len(g.notAvailable) > 0:
+		return StateWaiting, fmt.Sprintf("waiting for %s to be Ready for minReadySeconds (%ds) before counting %s available",
+			list(g.notAvailable), set.Spec.MinReadySeconds, pronoun(len(g.notAvailable)))
+	case len(g.missing) > 0:
+		return StateWaiting, "missing " + list(g.missing) + ", yet the next sync creates nothing"
+	case len(g.old) == 0:
 		if n == 0 {
-			reasons = append(reasons, "0 replicas: no pods")
-		} else {
-			reasons = append(reasons, fmt.Sprintf("%d pod%s Ready at revision %s", n, plural(int(n)), labels[update]))
+			return StateComplete, "0 replicas: no pods"
 		}
-	case set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType:
-		reasons = append(reasons, "OnDelete: "+list(old)+map[bool]string{true: " keeps its", false: " keep their"}[len(old) == 1]+
-			" revision until deleted; the controller replaces no pod")
-	case len(oldAbove) == 0:
-		state = StatePartitioned
-		reasons = append(reasons, fmt.Sprintf("partition %d holds back %s; ordinals from %d are at revision %s",
-			partition(set), list(old), first+partition(set), labels[update]))
-	case unavailable >= maxUnavailable(set, w):
-		reasons = append(reasons, fmt.Sprintf("maxUnavailable %d reached: %d pod%s unavailable; %s wait%s",
-			maxUnavailable(set, w), unavailable, plural(unavailable), list(oldAbove), verbS(len(oldAbove))))
-	default:
-		reasons = append(reasons, list(oldAbove)+" still to be updated, yet the next sync deletes no pod")
+		return StateComplete, fmt.Sprintf("%d pod%s Ready at revision %s", n, plural(int(n)), update)
+	case !rolling:
+		return StateWaiting, "OnDelete: " + list(g.old) + map[bool]string{true: " keeps its", false: " keep their"}[len(g.old) == 1] +
+			" revision until deleted; the controller replaces no pod"
+	case len(g.oldAbove) == 0:
+		return StatePartitioned, fmt.Sprintf("partition %d holds back %s; ordinals from %d are at revision %s",
+			partition(set), list(g.old), first+partition(set), update)
+	case g.unavailable >= maxUnavailable(set, w):
+		return StateWaiting, fmt.Sprintf("maxUnavailable %d reached: %d pod%s unavailable; %s wait%s",
+			maxUnavailable(set, w), g.unavailable, plural(g.unavailable), list(g.oldAbove), verbS(len(g.oldAbove)))
 	}
-	requeue()
-	return state, reasons
+	return StateWaiting, list(g.oldAbove) + " still to be updated, yet the next sync deletes no pod"
 }
 
 // list joins names, eliding the middle of long lists: a 1000-pod set's reasons stay one line.
