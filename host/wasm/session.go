@@ -154,58 +154,13 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		return nil, err
 	}
 	defer done()
-
-	mine := func(i *directInstance) bool { return i.id == s.inst }
-	inst, _, err := m.direct.getPreferring(ctx, mine)
+	inst, err := s.instance(ctx)
 	if err != nil {
-		s.forget()
-		return nil, poolError(ctx, pathDirect, err)
-	}
-	if inst.id != s.inst || inst.calls != s.gen {
-		s.dropHeld() // not the instance it held them on, or another call since
+		return nil, err
 	}
 	s.st.Calls++
-	var objs []snapshotObject // read only when a call needs every object: tracked changes need none
-	modelled := true
-	objects := func() []snapshotObject {
-		if objs == nil {
-			if objs = s.laidObjects(snapshot, layout); objs == nil {
-				var lists []objectList
-				lists, modelled = objectLists(snapshot)
-				objs = s.objects(snapshot, lists)
-			}
-		}
-		return objs
-	}
-	useTracked := m.describe.ObjectDeltas && s.tracked(layout)
-	if !useTracked {
-		objects()
-	}
-	if !modelled {
-		s.dropHeld() // send it whole, and hold nothing of it after
-	}
-	wire, referenced := snapshot, false
-	var delta *sessionDelta // what the delta sent changes in held, once the instance took it
-	switch {
-	case len(s.held) == 0:
-	case useTracked:
-		if wire, delta = s.asTrackedDelta(snapshot, layout); delta != nil {
-			s.st.Objects += len(layout.Objects)
-			referenced = true
-		} else if wire, delta = s.asDelta(snapshot, objects()); delta != nil {
-			referenced = true
-		} else {
-			wire, referenced = s.withReferences(snapshot, objects())
-		}
-	case m.describe.ObjectDeltas && s.complete:
-		if wire, delta = s.asDelta(snapshot, objs); delta != nil {
-			referenced = true
-		} else {
-			wire, referenced = s.withReferences(snapshot, objs)
-		}
-	default:
-		wire, referenced = s.withReferences(snapshot, objs)
-	}
+	in := &sessionInput{snapshot: snapshot, layout: layout, modelled: true}
+	wire, referenced, delta := s.wireFor(in)
 	if !referenced {
 		s.st.Whole++
 	}
@@ -216,32 +171,103 @@ func (s *Session) ReconcileLaidOut(ctx context.Context, snapshot []byte, layout 
 		s.st.Resent++
 		s.st.Whole++
 		delta = nil
-		if inst, _, err = m.direct.getPreferring(ctx, mine); err != nil {
-			s.forget()
-			return nil, poolError(ctx, pathDirect, err)
+		if inst, err = s.instance(ctx); err != nil {
+			return nil, err
 		}
 		out, gen, kept, err = s.call(ctx, inst, snapshot, &st)
 		code = gjson.GetBytes(out, "error.code").Str
 	}
+	s.settle(in, inst, gen, kept, err, code, delta)
+	return out, err
+}
+
+// instance is the pool's instance for the session's next call, the one of its previous call if it can; what
+// the session held is void on any other, or on that one if another call ran on it since.
+func (s *Session) instance(ctx context.Context) (*directInstance, error) {
+	inst, _, err := s.m.direct.getPreferring(ctx, func(i *directInstance) bool { return i.id == s.inst })
+	if err != nil {
+		s.forget()
+		return nil, poolError(ctx, pathDirect, err)
+	}
+	if inst.id != s.inst || inst.calls != s.gen {
+		s.dropHeld() // not the instance it held them on, or another call since
+	}
+	return inst, nil
+}
+
+// sessionInput is one call's snapshot, and its objects once a call needs every one (tracked changes need
+// none): from the host's layout, or read from the snapshot (modelled false: it has lists the session cannot
+// model, so it is sent whole and nothing of it is held).
+type sessionInput struct {
+	snapshot []byte
+	layout   *Layout
+	objs     []snapshotObject
+	modelled bool
+}
+
+func (s *Session) objectsOf(in *sessionInput) []snapshotObject {
+	if in.objs == nil {
+		if in.objs = s.laidObjects(in.snapshot, in.layout); in.objs == nil {
+			var lists []objectList
+			lists, in.modelled = objectLists(in.snapshot)
+			in.objs = s.objects(in.snapshot, lists)
+		}
+	}
+	return in.objs
+}
+
+// wireFor is what the call sends: a delta from the host's tracked changes, else from every object's digest,
+// else the snapshot with references to what the instance holds, else (nothing held) the snapshot; referenced
+// when it is not the whole snapshot, delta what a delta sent changes in held once the instance took it.
+func (s *Session) wireFor(in *sessionInput) (wire []byte, referenced bool, delta *sessionDelta) {
+	useTracked := s.m.describe.ObjectDeltas && s.tracked(in.layout)
+	if !useTracked {
+		s.objectsOf(in)
+	}
+	if !in.modelled {
+		s.dropHeld() // send it whole, and hold nothing of it after
+	}
+	switch {
+	case len(s.held) == 0:
+		return in.snapshot, false, nil
+	case useTracked:
+		if wire, delta = s.asTrackedDelta(in.snapshot, in.layout); delta != nil {
+			s.st.Objects += len(in.layout.Objects)
+			return wire, true, delta
+		}
+		if wire, delta = s.asDelta(in.snapshot, s.objectsOf(in)); delta != nil {
+			return wire, true, delta
+		}
+	case s.m.describe.ObjectDeltas && s.complete:
+		if wire, delta = s.asDelta(in.snapshot, in.objs); delta != nil {
+			return wire, true, delta
+		}
+	}
+	wire, referenced = s.withReferences(in.snapshot, s.objectsOf(in))
+	return wire, referenced, nil
+}
+
+// settle records what the instance holds after the call: nothing after a failure, a recycled instance or a
+// refused snapshot; what it held changed as the delta said; or every object of the snapshot.
+func (s *Session) settle(in *sessionInput, inst *directInstance, gen int, kept bool, err error, code string, delta *sessionDelta) {
 	switch {
 	case err != nil || !kept:
 		s.forget()
+		return
+	}
+	s.inst, s.gen = inst.id, gen
+	switch {
 	case code != "" && code != abi.CodeSyncFailed:
-		s.inst, s.gen = inst.id, gen
 		s.dropHeld() // a refused snapshot: the instance holds nothing now
-	case !modelled:
-		s.inst, s.gen = inst.id, gen
+	case !in.modelled:
 		s.dropHeld()
 	case delta != nil: // the instance holds what it held, changed as the delta said: so does held
-		s.inst, s.gen = inst.id, gen
 		s.commit(delta)
-		s.laid = layout.idOf()
+		s.laid = in.layout.idOf()
 	default:
-		s.inst, s.gen = inst.id, gen
-		s.held, s.byUID, s.complete = heldAfter(objects())
-		s.laid = layout.idOf()
+		s.held, s.byUID, s.complete = heldAfter(s.objectsOf(in))
+		s.laid = in.layout.idOf()
 	}
-	return out, err
 }
 
 // call runs one reconcile of wire on inst and gives inst back; gen is inst.calls after it, kept whether
