@@ -224,15 +224,8 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	m := members(root, "abi", "features", "now", "statefulSet", "pods", "revisions", "claims", "eventActions", "writeFailures", "delta")
 	abiT, featuresT, nowT, setT, podsT, revsT, claimsT, eventActionsT := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]
 	writeFailuresT, deltaT := m[8], m[9]
-	abi := textValue(abiT)
-	if abiT == "" || abi.K == jsonv.Null {
-		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "snapshot has no \"abi\"; this module speaks ABI 1"}
-	}
-	if abi.K != jsonv.Number {
-		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "\"abi\" must be the integer 1, " + typeErr("integer", abi)}
-	}
-	if f, err := strconv.ParseFloat(abi.S, 64); err != nil || f != 1 {
-		return nil, &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "unsupported ABI version " + abi.S + "; this module speaks ABI 1"}
+	if err := checkABI(abiT); err != nil {
+		return nil, err
 	}
 	d := &decoder{fast: fast, prev: prev, next: next}
 	if next != nil {
@@ -244,26 +237,9 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	d.prev.decodes++
 	d.decodes = d.prev.decodes
 	snap := &snapshot{Features: DefaultFeatures()}
-
-	// features
-	if fv := textValue(featuresT); fv.K != jsonv.Null {
-		if fv.K != jsonv.Object {
-			return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "features", Message: typeErr("object", fv)}
-		}
-		for _, m := range fv.O {
-			p := "features." + m.Key
-			if m.Val.K != jsonv.Bool {
-				if !snap.Features.set(m.Key, false) {
-					return nil, &PlanError{Code: CodeUnknownFeatureGate, Path: p, Message: "unknown feature gate " + strconv.Quote(m.Key)}
-				}
-				return nil, &PlanError{Code: CodeInvalidSnapshot, Path: p, Message: typeErr("boolean", m.Val)}
-			}
-			if !snap.Features.set(m.Key, m.Val.B) {
-				return nil, &PlanError{Code: CodeUnknownFeatureGate, Path: p, Message: "unknown feature gate " + strconv.Quote(m.Key)}
-			}
-		}
+	if err := decodeFeatures(featuresT, &snap.Features); err != nil {
+		return nil, err
 	}
-
 	switch ev := textValue(eventActionsT); ev.K {
 	case jsonv.Null:
 	case jsonv.Bool:
@@ -271,25 +247,14 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 	default:
 		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "eventActions", Message: typeErr("boolean", ev)}
 	}
-
 	if snap.WriteFailures = d.writeFailures(writeFailuresT); d.err != nil {
 		return nil, d.err
 	}
-
-	// now
-	nv := textValue(nowT)
-	if nv.K == jsonv.Null || (nv.K == jsonv.String && nv.S == "") {
-		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "now", Message: "snapshot has no \"now\" (RFC 3339 time of the sync)"}
-	}
-	if nv.K != jsonv.String {
-		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "now", Message: typeErr("string (RFC 3339 time)", nv)}
-	}
-	now, err := time.Parse(time.RFC3339Nano, nv.S)
+	now, err := decodeNow(nowT)
 	if err != nil {
-		return nil, &PlanError{Code: CodeInvalidSnapshot, Path: "now", Message: "invalid RFC 3339 time " + strconv.Quote(nv.S)}
+		return nil, err
 	}
 	snap.Now = now
-
 	if snap.Set = d.setOf(setT, set); d.err != nil {
 		return nil, d.err
 	}
@@ -315,21 +280,71 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		d.next.namespace = strings.Clone(ns) // kept: the input buffer is the next call's
 		ns = d.next.namespace                // and what the objects without a namespace are given (the instance's indexes keep it)
 	}
-	unique := func(kind, ns, name, uid, path string) bool {
-		k := objectKey{kind, ns, name}
-		if prev, dup := seen.get(k); dup {
-			d.fail(d.join(path, "metadata.name"), "duplicate "+kind+" "+ns+"/"+name+" (also at "+prev+")")
-			return false
-		}
-		seen.set(k, path)
-		if d.next != nil && d.next.complete {
-			if k.namespace == d.next.namespace { // the set's, defaulted: the kept copy
-				k.namespace = d.next.namespace
-			}
-			d.next.names.set(k, uid)
-		}
-		return true
+	if d.objects(podsT, revsT, claimsT, ns, snap, seen); d.err != nil {
+		return nil, d.err
 	}
+	return snap, nil
+}
+
+// checkABI refuses a snapshot of another ABI than 1, or of none.
+func checkABI(abiT jsonv.Text) *PlanError {
+	abi := textValue(abiT)
+	if abiT == "" || abi.K == jsonv.Null {
+		return &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "snapshot has no \"abi\"; this module speaks ABI 1"}
+	}
+	if abi.K != jsonv.Number {
+		return &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "\"abi\" must be the integer 1, " + typeErr("integer", abi)}
+	}
+	if f, err := strconv.ParseFloat(abi.S, 64); err != nil || f != 1 {
+		return &PlanError{Code: CodeUnsupportedABI, Path: "abi", Message: "unsupported ABI version " + abi.S + "; this module speaks ABI 1"}
+	}
+	return nil
+}
+
+// decodeFeatures sets the feature gates the snapshot names (absent or null: the defaults); an unknown gate is
+// refused before a value of the wrong type.
+func decodeFeatures(featuresT jsonv.Text, f *Features) *PlanError {
+	fv := textValue(featuresT)
+	if fv.K == jsonv.Null {
+		return nil
+	}
+	if fv.K != jsonv.Object {
+		return &PlanError{Code: CodeInvalidSnapshot, Path: "features", Message: typeErr("object", fv)}
+	}
+	for _, m := range fv.O {
+		p := "features." + m.Key
+		if m.Val.K != jsonv.Bool {
+			if !f.set(m.Key, false) {
+				return &PlanError{Code: CodeUnknownFeatureGate, Path: p, Message: "unknown feature gate " + strconv.Quote(m.Key)}
+			}
+			return &PlanError{Code: CodeInvalidSnapshot, Path: p, Message: typeErr("boolean", m.Val)}
+		}
+		if !f.set(m.Key, m.Val.B) {
+			return &PlanError{Code: CodeUnknownFeatureGate, Path: p, Message: "unknown feature gate " + strconv.Quote(m.Key)}
+		}
+	}
+	return nil
+}
+
+// decodeNow is the sync's time, an RFC 3339 string the snapshot must have.
+func decodeNow(nowT jsonv.Text) (time.Time, *PlanError) {
+	nv := textValue(nowT)
+	if nv.K == jsonv.Null || (nv.K == jsonv.String && nv.S == "") {
+		return time.Time{}, &PlanError{Code: CodeInvalidSnapshot, Path: "now", Message: "snapshot has no \"now\" (RFC 3339 time of the sync)"}
+	}
+	if nv.K != jsonv.String {
+		return time.Time{}, &PlanError{Code: CodeInvalidSnapshot, Path: "now", Message: typeErr("string (RFC 3339 time)", nv)}
+	}
+	now, err := time.Parse(time.RFC3339Nano, nv.S)
+	if err != nil {
+		return time.Time{}, &PlanError{Code: CodeInvalidSnapshot, Path: "now", Message: "invalid RFC 3339 time " + strconv.Quote(nv.S)}
+	}
+	return now, nil
+}
+
+// objects decodes a whole snapshot's pods, revisions and claims into snap, each given the set's namespace ns
+// where it has none, and each namespace/name once (seen); the first failure is d.err.
+func (d *decoder) objects(podsT, revsT, claimsT jsonv.Text, ns string, snap *snapshot, seen *objectKeys) {
 	pods := d.itemsText(podsT, "pods")
 	for i, at := 0, pods.FirstItem(); d.err == nil; i++ {
 		rest, more := pods.ItemRest(at)
@@ -344,12 +359,12 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		if p.Meta.Namespace == "" {
 			p.Meta.Namespace = ns
 		}
-		if unique("pod", p.Meta.Namespace, p.Meta.Name, p.Meta.UID, d.index("pods", i)) {
+		if d.unique(seen, "pod", p.Meta.Namespace, p.Meta.Name, p.Meta.UID, d.index("pods", i)) {
 			snap.Pods = append(snap.Pods, p)
 		}
 	}
 	if d.err != nil {
-		return nil, d.err
+		return
 	}
 	d.arrayText(revsT, "revisions", func(i int, rt jsonv.Text) {
 		if d.err != nil {
@@ -362,12 +377,12 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		if r.Meta.Namespace == "" {
 			r.Meta.Namespace = ns
 		}
-		if unique("revision", r.Meta.Namespace, r.Meta.Name, r.Meta.UID, d.index("revisions", i)) {
+		if d.unique(seen, "revision", r.Meta.Namespace, r.Meta.Name, r.Meta.UID, d.index("revisions", i)) {
 			snap.Revisions = append(snap.Revisions, r)
 		}
 	})
 	if d.err != nil {
-		return nil, d.err
+		return
 	}
 	claims := d.itemsText(claimsT, "claims")
 	for i, at := 0, claims.FirstItem(); d.err == nil; i++ {
@@ -384,14 +399,28 @@ func decodeSnapshotWith(root jsonv.Text, fast bool, prev, next *objectMaps, seen
 		if c.Meta.Namespace == "" {
 			c.Meta.Namespace = ns
 		}
-		if unique("claim", c.Meta.Namespace, c.Meta.Name, c.Meta.UID, p) {
+		if d.unique(seen, "claim", c.Meta.Namespace, c.Meta.Name, c.Meta.UID, p) {
 			snap.Claims = append(snap.Claims, c)
 		}
 	}
-	if d.err != nil {
-		return nil, d.err
+}
+
+// unique records the object kind ns/name at path (and, for an instance that keeps a whole snapshot's names,
+// its uid); false, and d.err, when the snapshot has it twice.
+func (d *decoder) unique(seen *objectKeys, kind, ns, name, uid, path string) bool {
+	k := objectKey{kind, ns, name}
+	if prev, dup := seen.get(k); dup {
+		d.fail(d.join(path, "metadata.name"), "duplicate "+kind+" "+ns+"/"+name+" (also at "+prev+")")
+		return false
 	}
-	return snap, nil
+	seen.set(k, path)
+	if d.next != nil && d.next.complete {
+		if k.namespace == d.next.namespace { // the set's, defaulted: the kept copy
+			k.namespace = d.next.namespace
+		}
+		d.next.names.set(k, uid)
+	}
+	return true
 }
 
 // setMemo is the set an instance decoded last and the text it decoded it from (in memory of its own: what is
