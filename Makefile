@@ -138,7 +138,7 @@ demo: build
 	@mkdir -p build
 	@./bin/ordinal replay examples/rolling-update.yaml --html examples/rolling-update.html > build/rolling-update.timeline.txt
 	@head -3 build/rolling-update.timeline.txt
-	@echo "   every sync: build/rolling-update.timeline.txt; the picture: examples/rolling-update.html"
+	@echo "   every sync: build/rolling-update.timeline.txt"
 	@echo
 	@echo '$$ bin/ordinal preview --scenario examples/rolling-update.yaml -f examples/rolling-update-next.yaml'
 	@./bin/ordinal preview --scenario examples/rolling-update.yaml -f examples/rolling-update-next.yaml

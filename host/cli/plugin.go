@@ -321,7 +321,7 @@ fields other managers own and the file omits are kept.
 			if err := writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error { return writeLivePreview(w, op, res) }); err != nil || res.Preview == nil {
 				return err
 			}
-			if err := writeHTML(htmlOut, res.Preview.WriteHTML); err != nil {
+			if err := writeHTML(cmd.ErrOrStderr(), "preview picture", htmlOut, res.Preview.WriteHTML); err != nil {
 				return err
 			}
 			return fail.verdict(res.Preview.Outcome, res.Preview.Warnings)

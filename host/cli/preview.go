@@ -163,7 +163,7 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if err := writeHTML(htmlOut, p.WriteHTML); err != nil {
+			if err := writeHTML(cmd.ErrOrStderr(), "preview picture", htmlOut, p.WriteHTML); err != nil {
 				return err
 			}
 			if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {

@@ -76,7 +76,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			}
 			if format == "json" && golden == "" {
 				// streamed: a large replay's JSON (over 100 MB at 1000 pods) is never held whole
-				if err := writeHTML(htmlOut, tl.WriteHTML); err != nil {
+				if err := writeHTML(cmd.ErrOrStderr(), "replay picture", htmlOut, tl.WriteHTML); err != nil {
 					return err
 				}
 				if err := writeJSONAs(cmd.OutOrStdout(), format, tl.WriteJSON); err != nil {
@@ -93,7 +93,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if err := writeHTML(htmlOut, tl.WriteHTML); err != nil {
+			if err := writeHTML(cmd.ErrOrStderr(), "replay picture", htmlOut, tl.WriteHTML); err != nil {
 				return err
 			}
 			if golden != "" {
@@ -260,25 +260,41 @@ func firstDifference(want, got string) string {
 }
 
 // writeHTML writes the picture of a replay (--html; nothing when path is empty): replay, preview and
-// kubectl ordinal preview all draw it with Timeline.WriteHTML.
-func writeHTML(path string, write func(io.Writer) error) error {
+// kubectl ordinal preview all draw it with Timeline.WriteHTML. It says on stderr where the page went, so a
+// user who asked for it need not look for it, and stdout stays the timeline (-o json|yaml is piped).
+func writeHTML(stderr io.Writer, what, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return nil
 	}
-	if err := writeFileAtomic(path, write); err != nil {
+	n, err := writeFileAtomic(path, write)
+	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("--html %s: %w", path, err))
 	}
+	fmt.Fprintf(stderr, "wrote %s to %s (%s)\n", what, path, fileSize(n))
 	return nil
 }
 
-func writeFileAtomic(path string, write func(io.Writer) error) error {
+// fileSize is a written file's size for a person: bytes, KB or MB (powers of 1024, rounded up, so a small
+// page never reads "0 KB").
+func fileSize(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 10<<20:
+		return fmt.Sprintf("%d KB", (n+1<<10-1)>>10)
+	}
+	return fmt.Sprintf("%d MB", (n+1<<20-1)>>20)
+}
+
+// writeFileAtomic writes path through a temporary file beside it and returns the bytes written.
+func writeFileAtomic(path string, write func(io.Writer) error) (int, error) {
 	var b bytes.Buffer
 	if err := write(&b); err != nil {
-		return err
+		return 0, err
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
+		return 0, err
 	}
-	return os.Rename(tmp, path)
+	return b.Len(), os.Rename(tmp, path)
 }

@@ -65,6 +65,19 @@ func TestReplayJSONAndHTML(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `id="timeline-data"`) {
 		t.Fatalf("no HTML page written: %v", err)
 	}
+	// where the page went is said on stderr, once, with its size; stdout stays the JSON (checked above)
+	if want := fmt.Sprintf("wrote replay picture to %s (%d KB)\n", page, (len(b)+1023)/1024); errs != want {
+		t.Errorf("stderr %q, want %q", errs, want)
+	}
+}
+
+// The size a written file is reported with: never "0 KB" for a small file.
+func TestFileSize(t *testing.T) {
+	for n, want := range map[int]string{0: "0 bytes", 1023: "1023 bytes", 1024: "1 KB", 1025: "2 KB", 10<<20 - 1: "10240 KB", 10 << 20: "10 MB", 10<<20 + 1: "11 MB"} {
+		if got := fileSize(n); got != want {
+			t.Errorf("fileSize(%d) = %q, want %q", n, got, want)
+		}
+	}
 }
 
 // preview --html draws the previewed rollout with replay's renderer: the page's data is the replay of the
@@ -78,6 +91,9 @@ func TestPreviewHTML(t *testing.T) {
 	b, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatalf("no page written: %v", err)
+	}
+	if said := "wrote preview picture to " + page + " ("; !strings.Contains(errs, said) || strings.Contains(out, said) {
+		t.Errorf("where the page went is not said on stderr alone (%q):\nstderr: %s\nstdout: %s", said, errs, out)
 	}
 	const open, end = `<script type="application/json" id="timeline-data">`, `</script>`
 	_, rest, ok := strings.Cut(string(b), open)
