@@ -106,7 +106,6 @@ of either kind).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	exitCodesAfterCommands(root, exitCodesHelp)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -127,6 +126,7 @@ of either kind).`,
 		c.ValidArgsFunction = o.completeSets
 	}
 	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot, status, history, migrate, restart, pause, resume, undo)
+	documentExitCodes(root)
 	return root
 }
 
@@ -231,10 +231,7 @@ until the rollout completes or stops, the batches of pods taken down together, t
 back, and warnings for known traps. A set that does not exist yet is previewed as a create.
 
 The namespace is the manifest's, else -n, else the context's. The dry run merges like server-side apply:
-fields other managers own and the file omits are kept.
-
-` + exitCodesHelp + `
-` + rolloutExitCodesHelp,
+fields other managers own and the file omits are kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := o.format()

@@ -80,10 +80,7 @@ with another spec: the backup holds the one the API server returned.
 --dry-run checks the set as step 1 does (the server-side dry-run create included), prints the steps the
 migration would take from where it stands, and changes nothing. --wait=false returns after step 3. --timeout bounds the waits (the garbage collector's, the adoption's;
 0: no limit); a timeout after step 3 leaves a migrated set whose pods are not all adopted yet (exit 1).
-Output: progress as text; with -o json|yaml, progress on standard error and the result on standard output.
-
-Exit codes: 0 migrated (or nothing left to do); 1 refused, failed, or timed out: the message says which,
-and whether the source was deleted (then where the backup is and how to finish).`
+Output: progress as text; with -o json|yaml, progress on standard error and the result on standard output.`
 
 func newPluginMigrate(o *pluginOptions) *cobra.Command {
 	var to, backupDir string

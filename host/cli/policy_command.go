@@ -39,14 +39,7 @@ FIXTURES is a directory of fixture files (NAME.json, each {"description", "input
 testdata/) or one file holding a JSON array of them (the ConfigMap's NAME.policy.fixtures.json).
 
   ordinal policy test freeze.wasm testdata
-  ordinal policy test freeze.wasm freeze.policy.fixtures.json --name freeze
-
-Exit codes:
-  0  every fixture got its answer
-  1  usage error; a fixture file that cannot be read or is not a fixture (the file is named); --name is
-     not the name the policy describes
-  4  the module could not be loaded as a policy
-  5  a fixture got another answer, or the policy failed on it`,
+  ordinal policy test freeze.wasm freeze.policy.fixtures.json --name freeze`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {

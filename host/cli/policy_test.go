@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -238,7 +239,9 @@ func TestReplayEndsHeld(t *testing.T) {
 	if code, out, _ := run(t, "", "test", test); code != ExitOK || !strings.Contains(out, "PASS  waits") {
 		t.Fatalf("ordinal test, outcome: held: exit %d:\n%s", code, out)
 	}
-	if _, out, _ := run(t, "", "--help"); !strings.Contains(out, "  9  the rollout ends held by a policy") {
-		t.Errorf("ordinal --help does not document exit 9:\n%s", out)
+	for _, cmd := range []string{"replay", "preview", "test"} {
+		if codes, block := helpExitCodes(t, cmd); slices.Contains(codes, ExitHeld) != (cmd != "test") {
+			t.Errorf("ordinal %s --help: exit 9 listed %v, want %v:\n%s", cmd, slices.Contains(codes, ExitHeld), cmd != "test", block)
+		}
 	}
 }

@@ -31,10 +31,7 @@ for known traps (OrderedReady with a pod that is not Ready blocks everything; wh
 maxUnavailable counts unavailable pods below the partition).
 
   --html FILE     also write a self-contained page with the previewed rollout as a picture (pods x time),
-                  the same picture as ` + "`ordinal replay --html`" + `
-
-` + exitCodesHelp + `
-` + rolloutExitCodesHelp,
+                  the same picture as ` + "`ordinal replay --html`",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {

@@ -37,9 +37,7 @@ plan itself with -o json or -o yaml. The snapshot is ABI v1 JSON (or the
 same as YAML), or a kubectl List of a StatefulSet and its objects (kubectl get
 statefulset/web,pods,controllerrevisions,pvc -o yaml), from which the controller's snapshot is built.
 A List that holds several sets (kubectl get statefulsets,pods,controllerrevisions,pvc -A -o yaml) is
-narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be the one they name.
-
-` + exitCodesHelp,
+narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be the one they name.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := output.resolve(cmd)

@@ -41,11 +41,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
   --update        with --golden, rewrite FILE instead
   -o json|yaml    machine-readable timeline (every step's full plan included)
   --html FILE     also write a self-contained page with the rollout as a picture (pods x time)
-  --model tick    replay with the reference harness's kubelet model (oracle simulate) instead
-
-` + exitCodesHelp + `
-  5  --golden: the timeline differs from the golden file (with --golden, only 0 and 5 judge the rollout)
-` + rolloutExitCodesHelp,
+  --model tick    replay with the reference harness's kubelet model (oracle simulate) instead`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := choice.setArg(args[1:]); err != nil {

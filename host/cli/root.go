@@ -155,7 +155,6 @@ The default module is embedded in this binary; --module runs another one.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	exitCodesAfterCommands(root, exitCodesHelp+"\nreplay and preview judge the rollout they replay too (--fail-on):\n"+rolloutExitCodesHelp)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -165,6 +164,7 @@ The default module is embedded in this binary; --module runs another one.`,
 	root.AddCommand(newReplayCommand(opts), newPreviewCommand(opts))
 	root.AddCommand(newControllerCommand(opts), newSnapshotCommand())
 	root.AddCommand(newWebhookCommand(opts), newTestCommand(opts), newPolicyCommand(opts))
+	documentExitCodes(root)
 	return root
 }
 

@@ -138,13 +138,7 @@ test file format: docs/policy-modules.md, "The test file".
 
 Every file and test is read and checked (scenarios, edits, policy files) before any test runs; a problem
 in any is reported, with all the others, and nothing runs. A test whose replay fails (an edit the API
-server refuses, a policy that cannot be loaded) or runs past --test-timeout fails, and the others run.
-
-Exit codes:
-  0  every test passed
-  1  usage error, or a test file or its inputs cannot be read or are malformed (no test was run)
-  4  the module could not be loaded (no test was run)
-  5  a test failed`,
+server refuses, a policy that cannot be loaded) or runs past --test-timeout fails, and the others run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := out.resolve(cmd)
