@@ -84,8 +84,6 @@ embedded upstream module), or NAME for the module under the key NAME.wasm of --m
 conformance gate); without it, the active module (--module, hot-swapped) syncs the set. A set naming
 another module is left alone, with a Warning event UnknownModule.
 
-The kubeconfig is --kubeconfig, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
-
 Leader election (on by default) uses a coordination.k8s.io Lease; only the leader starts its informers and
 workers. SIGTERM or SIGINT stops taking work, waits for the syncs in flight, releases the lease and exits 0.
 Losing the lease exits 1.
@@ -109,40 +107,55 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runController(cmd, mopts, o) },
 	}
-	o.kube.bind(cmd, "watch only this namespace, filtered by the API server (default: all namespaces; alias --watch-namespace)")
+	o.kube.bind(cmd, "watch only this namespace (default: all)")
 	o.kube.bindRate(cmd)
+	addHelp(cmd, `Flags in detail: -n (alias --watch-namespace) and --selector (alias --label-selector) are
+filtered by the API server and apply to StatefulSets, Pods, ControllerRevisions and PVCs alike: pod and claim
+templates must carry the selector's labels. --workers never sync one set on two workers at once.
+--identity names the replica in its Lease and ends its requests' user agent, ordinal/<version>/<identity>.
+--leader-election-lease-duration must be longer than --leader-election-renew-deadline, and that longer than
+1.2 × --leader-election-retry-period. --set-cache-idle is how long a set's encoded objects and module
+session outlive its last sync: memory for the sets at rest, against encoding a set whole again at its next
+change (0: kept while the set exists). --stale-timeout is the longest a set waits for the informers to
+observe the controller's own writes before it is synced anyway. --feature-gates takes e.g.
+MaxUnavailableStatefulSet=false (`+"`ordinal version`"+` lists the gates). -v 2 logs skipped syncs and
+leader changes, -v 4 client-go's detail. --module-configmap NAMESPACE/NAME is watched for a new module to
+hot-swap in, under --module-configmap-key (binaryData, else data); its other keys NAME.wasm are modules a
+set may name (ordinal.dev/module: NAME). --module-poll-interval is how often the --module file is checked
+for a new module to hot-swap in. --signals-configmap's keys are signals for the sets' policies
+(ordinal.dev/policies), each value JSON or a string. --profiling is kube-controller-manager's.`)
 	f := cmd.Flags()
-	f.StringVar(&o.selector, "selector", "", "label selector: watch only StatefulSets, Pods, ControllerRevisions and PVCs with these labels, filtered by the API server (pod and claim templates must carry them; alias --label-selector)")
-	f.IntVar(&o.workers, "workers", 2, "concurrent syncs, 1 to 1000 (one set is never synced by two workers at once)")
-	f.BoolVar(&o.appsV1, "apps-v1", false, "also manage apps/v1 StatefulSets (only where kube-controller-manager's StatefulSet controller is off)")
-	f.BoolVar(&o.ordinalKind, "ordinal-kind", true, "manage Ordinal's own StatefulSets (ordinal.dev/v1), whose CRD must then be installed; false, with --apps-v1: apps/v1 StatefulSets only, where the CRD is not")
-	f.BoolVar(&o.force, "force", false, "act on sets another controller also acts on (by default such a set is left alone, with a Warning event OtherControllerActive)")
-	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader with a Lease before running (for more than one replica)")
-	f.IntVar(&o.shards, "shards", 1, "split the sets by namespace hash into this many shards, each synced by one of the replicas running with the same --shards and --leader-election-id, through Leases, 1 to 1024 (1: one leader syncs every set)")
-	f.StringVar(&o.leNamespace, "leader-election-namespace", "", "namespace of the Lease (default: --namespace, else \"default\")")
+	f.StringVar(&o.selector, "selector", "", "watch only objects with these labels")
+	f.IntVar(&o.workers, "workers", 2, "concurrent syncs, 1 to 1000")
+	f.BoolVar(&o.appsV1, "apps-v1", false, "also manage apps/v1 StatefulSets")
+	f.BoolVar(&o.ordinalKind, "ordinal-kind", true, "manage ordinal.dev/v1 StatefulSets")
+	f.BoolVar(&o.force, "force", false, "act on sets another controller acts on too")
+	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader with a Lease")
+	f.IntVar(&o.shards, "shards", 1, "number of shards, 1 to 1024")
+	f.StringVar(&o.leNamespace, "leader-election-namespace", "", "the Lease's namespace (default: -n, else default)")
 	f.StringVar(&o.leID, "leader-election-id", "ordinal-controller", "name of the Lease")
-	f.StringVar(&o.identity, "identity", "", "this replica's identity in the Lease and at the end of its requests' user agent, ordinal/<version>/<identity> (default: hostname_pid)")
-	f.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standbys wait before taking over an unrenewed lease (longer than the renew deadline)")
-	f.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up (longer than 1.2 × the retry period)")
-	f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between lease acquire/renew attempts")
-	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (\"0\" disables; alias --metrics-addr)")
-	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (\"0\" disables; alias --health-addr)")
+	f.StringVar(&o.identity, "identity", "", "this replica's identity (default: hostname_pid)")
+	f.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standbys wait to take over")
+	f.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader tries to renew")
+	f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "interval between Lease attempts")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of /metrics (\"0\": off)")
+	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "/healthz and /readyz address")
 	// --watch-namespace and --label-selector: the names operators built on controller-runtime give these two
 	// (RATIONALE.md "Watching only some sets").
 	f.SetNormalizeFunc(flagAliases(map[string]string{"metrics-addr": "metrics-bind-address", "health-addr": "health-probe-bind-address",
 		"watch-namespace": "namespace", "label-selector": "selector"}))
-	f.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles on /debug/pprof/ beside /metrics (kube-controller-manager's --profiling)")
-	f.DurationVar(&o.resync, "resync", 0, "informer resync period (0: no periodic resync)")
-	f.DurationVar(&o.setCacheIdle, "set-cache-idle", time.Minute, "how long a set's encoded objects and module session outlive its last sync: memory for the sets at rest, against encoding a set whole again at its next change (0: kept while the set exists)")
-	f.DurationVar(&o.staleTimeout, "stale-timeout", 30*time.Second, "longest a set waits for the informers to observe the controller's own writes before it is synced anyway")
-	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, e.g. MaxUnavailableStatefulSet=false (gates: ordinal version)")
-	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
-	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity, 0 to 10 (2: skipped syncs, leader changes; 4: client-go detail)")
-	f.DurationVar(&o.shutdownDeadline, "shutdown-grace", 30*time.Second, "on SIGTERM, longest wait for syncs in flight before exiting")
-	f.DurationVar(&o.modulePoll, "module-poll-interval", time.Second, "how often the --module file is checked for a new module to hot-swap in (0: never)")
-	f.StringVar(&o.signalsConfigMap, "signals-configmap", "", "NAMESPACE/NAME of a ConfigMap whose keys are signals for the sets' policies (ordinal.dev/policies), each value JSON or a string")
-	f.StringVar(&o.moduleConfigMap, "module-configmap", "", "NAMESPACE/NAME of a ConfigMap to watch for a new module to hot-swap in (key: --module-configmap-key); its other keys NAME.wasm are modules a set may name (ordinal.dev/module: NAME)")
-	f.StringVar(&o.moduleConfigMapKey, "module-configmap-key", "ordinal.wasm", "key of the module in --module-configmap (binaryData, else data)")
+	f.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles on /debug/pprof/")
+	f.DurationVar(&o.resync, "resync", 0, "informer resync period (0: none)")
+	f.DurationVar(&o.setCacheIdle, "set-cache-idle", time.Minute, "how long an idle set stays cached")
+	f.DurationVar(&o.staleTimeout, "stale-timeout", 30*time.Second, "longest wait to observe own writes")
+	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
+	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity, 0 to 10")
+	f.DurationVar(&o.shutdownDeadline, "shutdown-grace", 30*time.Second, "on SIGTERM, wait this long for syncs")
+	f.DurationVar(&o.modulePoll, "module-poll-interval", time.Second, "check --module this often (0: never)")
+	f.StringVar(&o.signalsConfigMap, "signals-configmap", "", "ConfigMap NAMESPACE/NAME of policy signals")
+	f.StringVar(&o.moduleConfigMap, "module-configmap", "", "ConfigMap NAMESPACE/NAME of modules")
+	f.StringVar(&o.moduleConfigMapKey, "module-configmap-key", "ordinal.wasm", "the active module's key")
 	f.BoolVar(&o.skipModuleGate, "insecure-skip-module-conformance", false, "TESTS ONLY: hot-swap modules without running the conformance cases (the action firewall still checks every plan)")
 	_ = f.MarkHidden("insecure-skip-module-conformance")
 	return cmd

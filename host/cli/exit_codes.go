@@ -161,24 +161,3 @@ func exitCodesText(codes []exitMeaning) string {
 	}
 	return b.String()
 }
-
-// helpWidth is the widest line of the help texts this package generates.
-const helpWidth = 100
-
-// wrapWords breaks s into lines of at most width characters at spaces (a longer word gets a line of its own).
-func wrapWords(s string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = w
-		case len(line)+1+len(w) <= width:
-			line += " " + w
-		default:
-			lines = append(lines, line)
-			line = w
-		}
-	}
-	return append(lines, line)
-}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/replay"
@@ -29,12 +29,14 @@ var failOnNames = map[string]string{
 	"unrecoverable":                    replay.WarnUnrecoverable,
 }
 
-const failOnHelp = `conditions that make the command fail (comma-separated): stuck (exit 6), limit (exit 7), held
-(exit 9: the rollout ends waiting on a policy's hold), and for exit 8 data-loss (PVCs deleted; alias
-claims-deleted), policy-failed (a policy failed and held nothing back), ordered-ready-blocked,
-max-unavailable-counts-held-back, max-unavailable-ignored, on-delete, unfinished, unrecoverable (if the new
-revision never becomes Ready, reverting the template alone does not recover the rollout and no recovery is
-configured) (preview warnings; replay knows data-loss and policy-failed only); none fails on nothing`
+const failOnHelp = `--fail-on lists what fails the command (comma-separated; none: nothing): stuck (exit 6),
+limit (exit 7), held (exit 9: the rollout ends waiting on a policy's hold), and for exit 8 data-loss (PVCs
+deleted; alias claims-deleted), policy-failed (a policy failed and held nothing back), and the preview
+warnings ordered-ready-blocked, max-unavailable-counts-held-back, max-unavailable-ignored, on-delete,
+unfinished and unrecoverable (if the new revision never becomes Ready, reverting the template alone does
+not recover the rollout and no recovery is configured); replay knows data-loss and policy-failed only.
+--replay-timeout bounds the whole command in wall-clock time: reached, the replay stops at the next sync as
+at its step limit (exit 7, --fail-on limit) and the rollout so far is printed.`
 
 // replayFailOn are the conditions a replay judges (outcomes and the warnings of replayWarnings).
 var replayFailOn = map[string]bool{"stuck": true, "limit": true, replay.OutcomeHeld: true, replay.WarnClaimsDeleted: true, replay.WarnPolicyFailed: true}
@@ -137,11 +139,13 @@ type rolloutFlags struct {
 	start         time.Time     // when the command started (parse), from which the timeout counts
 }
 
-func (r *rolloutFlags) bind(f *pflag.FlagSet, modelHelp string) {
+func (r *rolloutFlags) bind(cmd *cobra.Command, modelHelp string) {
+	f := cmd.Flags()
 	f.StringVar(&r.model, "model", "", modelHelp)
-	f.StringVar(&r.failOn, "fail-on", "stuck,limit", failOnHelp)
+	f.StringVar(&r.failOn, "fail-on", "stuck,limit", "conditions that fail the command")
 	// Not --timeout: that one bounds each call into the module, as in every command.
-	f.DurationVar(&r.timeout, "replay-timeout", 0, "wall-clock limit for the whole command (0: none); reached, the replay stops at the next sync as at its step limit: exit 7 (--fail-on limit), the rollout so far printed")
+	f.DurationVar(&r.timeout, "replay-timeout", 0, "wall-clock limit of the whole command (0: none)")
+	addHelp(cmd, failOnHelp)
 }
 
 // budget is the replay's Budget for --replay-timeout: the engine's own bound on wall-clock time (the

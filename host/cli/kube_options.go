@@ -24,9 +24,10 @@ type kubeOptions struct {
 
 func (o *kubeOptions) bind(cmd *cobra.Command, namespaceHelp string) {
 	f := cmd.Flags()
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then the in-cluster config, then ~/.kube/config)")
-	f.StringVar(&o.context, "context", "", "kubeconfig context to use (default: the current context)")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
+	f.StringVar(&o.context, "context", "", "kubeconfig context (default: the current one)")
 	f.StringVarP(&o.namespace, "namespace", "n", "", namespaceHelp)
+	addHelp(cmd, "The kubeconfig is --kubeconfig, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.")
 }
 
 // bindRequestTimeout is kubectl's --request-timeout for commands that make a few requests and end, bounded by
@@ -34,7 +35,7 @@ func (o *kubeOptions) bind(cmd *cobra.Command, namespaceHelp string) {
 // and never answers cannot hold a CI job.
 func (o *kubeOptions) bindRequestTimeout(f *pflag.FlagSet) {
 	f.DurationVar(&o.requestTimeout, "request-timeout", 30*time.Second,
-		"how long to wait for one API server request before giving up (0: no limit, kubectl's default); a --watch waits this long for its first answer, then retries for as long as it runs")
+		"longest wait for one API request (0: no limit)")
 }
 
 // The ranges of --kube-api-qps and --kube-api-burst: client-go takes a QPS of 0 or less for its default
@@ -45,8 +46,8 @@ const (
 )
 
 func (o *kubeOptions) bindRate(cmd *cobra.Command) {
-	cmd.Flags().Float32Var(&o.qps, "kube-api-qps", 50, fmt.Sprintf("client-side rate limit for API requests (queries per second, more than 0 and at most %d)", maxKubeAPIQPS))
-	cmd.Flags().IntVar(&o.burst, "kube-api-burst", 100, fmt.Sprintf("client-side burst for API requests, 1 to %d", maxKubeAPIBurst))
+	cmd.Flags().Float32Var(&o.qps, "kube-api-qps", 50, fmt.Sprintf("client-side API QPS, at most %d", maxKubeAPIQPS))
+	cmd.Flags().IntVar(&o.burst, "kube-api-burst", 100, fmt.Sprintf("client-side API burst, 1 to %d", maxKubeAPIBurst))
 }
 
 // checkRate reports --kube-api-qps or --kube-api-burst out of its range; the commands that do not take

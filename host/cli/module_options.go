@@ -29,10 +29,13 @@ type moduleOptions struct {
 func (o *moduleOptions) bind(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
 	f.StringVar(&o.path, "module", "", "reconcile module (.wasm) to run instead of the embedded default")
-	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "directory for compiled modules (\"\" disables the on-disk cache)")
-	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "limit for compiling the module and for one reconcile call (positive)")
+	f.StringVar(&o.cacheDir, "cache-dir", defaultCacheDir(), "cache of compiled modules")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit of a module's compile and of each call")
 	f.Uint32Var(&o.memoryLimitMB, "memory-limit-mib", 256, "guest memory limit in MiB (1 to 4096)")
-	f.StringArrayVar(&o.policyFiles, "policy", nil, "policy module (.wasm) a set may name with ordinal.dev/policies, by the name it describes (repeatable; shipped: handoff, pdb, window, zones)")
+	f.StringArrayVar(&o.policyFiles, "policy", nil, "a policy module (.wasm) sets may name; repeatable")
+	addHelp(cmd, `Modules: compiled modules are cached in --cache-dir ("" disables the on-disk cache); --timeout
+(positive) bounds compiling a module and each call into it. --policy adds a policy module that a set may name
+with ordinal.dev/policies, by the name the module describes; handoff, pdb, window and zones are shipped.`)
 }
 
 func defaultCacheDir() string {

@@ -99,7 +99,9 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
 Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
 (make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal;
 kubectl's own completion then completes the plugin's commands, flags and the cluster's StatefulSets.
-Flags follow kubectl: --kubeconfig, --context, -n/--namespace, -o json|yaml|text, --request-timeout.
+Flags follow kubectl: --kubeconfig (default: $KUBECONFIG, then ~/.kube/config), --context, -n/--namespace,
+-o json|yaml|text, --request-timeout (0: no limit, kubectl's default; status --watch waits this long for its
+first answer, then retries for as long as it runs).
 A set argument names the kind as kubectl does: statefulset/web (apps/v1), statefulsets.ordinal.dev/web or
 osts/web (Ordinal's own kind; timeline, snapshot, status and history read either; preview takes a manifest
 of either kind).`,
@@ -113,7 +115,7 @@ of either kind).`,
 	mopts.bind(root)
 	o := &pluginOptions{}
 	pf := root.PersistentFlags()
-	pf.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	pf.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
 	pf.StringVar(&o.kube.context, "context", "", "the kubeconfig context to use")
 	pf.StringVarP(&o.kube.namespace, "namespace", "n", "", "the namespace (default: the context's, else \"default\")")
 	pf.StringVarP(&o.output, "output", "o", "", "output format: text (default), json or yaml")
@@ -324,10 +326,10 @@ fields other managers own and the file omits are kept.`,
 			return fail.verdict(res.Preview.Outcome, res.Preview.Warnings)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", "the StatefulSet manifest (YAML or JSON), or - for standard input")
-	rollout.bind(cmd.Flags(), `kubelet model: "delays" (default) or "tick"`)
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "the StatefulSet manifest, or - for standard input")
+	rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
-	cmd.Flags().StringVar(&htmlOut, "html", "", "write an HTML picture of the previewed rollout to this file (as ordinal preview --html)")
+	cmd.Flags().StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
 	supplied.bind(cmd)
 	signals.bind(cmd)
 	validate.bind(cmd)
@@ -464,7 +466,7 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 	}
 	cmd.Flags().StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "also print syncs that wrote nothing, and the controller's events")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "also print idle syncs and the controller's events")
 	supplied.bind(cmd)
 	signals.bind(cmd)
 	return cmd

@@ -146,11 +146,11 @@ func newPluginMigrate(o *pluginOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "the kind the set becomes: ordinal (ordinal.dev/v1) or apps (apps/v1)")
-	f.BoolVar(&allowRollout, "allow-rollout", false, "migrate a set mid-rollout: the new controller continues it from status.currentRevision")
-	f.BoolVar(&waitAdopt, "wait", true, "wait until the new set's controller controls every pod matching the selector")
-	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the garbage collector and the adoption (0: no limit)")
-	f.StringVar(&backupDir, "backup-dir", "", "where the target object is saved before the source is deleted, and kept after (default: $XDG_STATE_HOME/ordinal/migrate, else ~/.local/state/ordinal/migrate)")
-	f.BoolVar(&dryRun, "dry-run", false, "check the set as a migration would (the server-side dry-run create included) and print the steps it would take; change nothing")
+	f.BoolVar(&allowRollout, "allow-rollout", false, "migrate a set mid-rollout (the new controller continues it)")
+	f.BoolVar(&waitAdopt, "wait", true, "wait until the new controller has adopted every pod")
+	f.DurationVar(&timeout, "timeout", 5*time.Minute, "longest wait for the adoption (0: no limit)")
+	f.StringVar(&backupDir, "backup-dir", "", "directory of the backups (default: ~/.local/state/ordinal/migrate)")
+	f.BoolVar(&dryRun, "dry-run", false, "print the steps a migration would take; change nothing")
 	return cmd
 }
 

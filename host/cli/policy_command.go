@@ -66,7 +66,7 @@ testdata/) or one file holding a JSON array of them (the ConfigMap's NAME.policy
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "the name the policy is supplied under (NAME.policy.wasm): it must describe itself so, as the gate checks")
+	cmd.Flags().StringVar(&name, "name", "", "the name it is supplied under (NAME.policy.wasm); it must describe itself so")
 	return cmd
 }
 

@@ -24,7 +24,8 @@ func newPreviewCommand(opts *moduleOptions) *cobra.Command {
 		Short: "Show what applying an edited StatefulSet will do: the ordered steps, batches, duration and traps",
 		Long: `preview applies an edited StatefulSet manifest to a world and replays it with the same engine as
 ` + "`ordinal replay`" + ` (the reconcile module, an in-memory API server and the kubelet model), so the steps are what the
-controller will do. The world is a snapshot (--from, ABI v1 JSON as ` + "`ordinal reconcile`" + ` reads it) or the end
+controller will do. The world is a snapshot (--from: ABI v1, JSON or YAML, as ` + "`ordinal reconcile`" + ` reads it, or a kubectl
+List of the set and its objects, of which -n picks the set when it holds several) or the end
 state of a scenario (--scenario). It prints the steps until the rollout completes or stops, the batches of pods
 taken down together, the pods a partition holds back, how long it takes under the kubelet model, and warnings
 for known traps (OrderedReady with a pod that is not Ready blocks everything; whenScaled=Delete deletes PVCs;
@@ -172,11 +173,11 @@ maxUnavailable counts unavailable pods below the partition).
 	f := cmd.Flags()
 	f.StringVarP(&file, "filename", "f", "", "the edited StatefulSet (YAML or JSON), or - for standard input")
 	f.SetNormalizeFunc(filenameAlias)
-	f.StringVar(&from, "from", "", "the current world: an ABI v1 snapshot (JSON or YAML), or a kubectl List of the set and its objects")
+	f.StringVar(&from, "from", "", "the current world: a snapshot or a kubectl List")
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
-	f.StringVarP(&namespace, "namespace", "n", "", "the set's namespace, when the edited manifest has none: picks the set of a --from List that holds several")
-	rollout.bind(f, `kubelet model: "delays" (default) or "tick"`)
-	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: steps, batches, warnings by code, outcome)")
+	f.StringVarP(&namespace, "namespace", "n", "", "the set's namespace, if the manifest has none")
+	rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`)
+	addOutputFlag(cmd, &output, "text, json or yaml")
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the previewed rollout to this file")
 	validate.bind(cmd)
 	return cmd

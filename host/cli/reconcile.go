@@ -106,8 +106,8 @@ narrowed to one by -n NAMESPACE and statefulset/NAME; a snapshot's set must be t
 	cmd.Flags().StringVarP(&file, "filename", "f", "-", "snapshot file, or - for standard input")
 	cmd.Flags().SetNormalizeFunc(filenameAlias)
 	choice.bindNamespace(cmd)
-	addOutputFlag(cmd, &output, "text (a summary of the writes, the status change, the requeue and the events), json (the plan) or yaml")
-	cmd.Flags().BoolVar(&compact, "compact", false, "print the plan exactly as the module returned it (one line of JSON)")
+	addOutputFlag(cmd, &output, "text, json or yaml")
+	cmd.Flags().BoolVar(&compact, "compact", false, "print the module's plan as returned (one line of JSON)")
 	validate.bind(cmd)
 	return cmd
 }

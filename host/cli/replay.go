@@ -105,10 +105,10 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 	choice.bindNamespace(cmd)
 	f.StringVar(&golden, "golden", "", "compare with this golden file (exit 5 on difference)")
 	f.BoolVar(&update, "update", false, "rewrite the golden file")
-	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: the timeline with every step's full plan)")
+	addOutputFlag(cmd, &output, "text, json or yaml")
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
-	rollout.bind(f, `kubelet model: "delays" or "tick" (default: the scenario's)`)
-	f.BoolVarP(&verbose, "verbose", "v", false, "also print syncs that wrote nothing, and the controller's events")
+	rollout.bind(cmd, `kubelet model: "delays" or "tick" (default: the scenario's)`)
+	f.BoolVarP(&verbose, "verbose", "v", false, "also print idle syncs and the controller's events")
 	validate.bind(cmd)
 	return cmd
 }

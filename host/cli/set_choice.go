@@ -21,7 +21,7 @@ type setChoice struct {
 
 func (c *setChoice) bindNamespace(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&c.namespace, "namespace", "n", "",
-		"the StatefulSet's namespace: picks the set of a List that holds several; a snapshot's or manifest's set must be in it")
+		"namespace of the set to pick from a List")
 }
 
 // setArg reads an optional statefulset/NAME argument.

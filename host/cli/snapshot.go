@@ -86,10 +86,10 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 			return nil
 		},
 	}
-	kube.bind(cmd, "namespace of the StatefulSet (default: the context's, else \"default\")")
+	kube.bind(cmd, "namespace of the set (default: the context's)")
 	kube.bindRequestTimeout(cmd.Flags())
 	cmd.Flags().StringVarP(&out, "output", "o", "json", "output format: json or yaml (the snapshot)")
-	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides to put in the snapshot, as the controller's --feature-gates")
+	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides to put in the snapshot")
 	return cmd
 }
 

@@ -138,7 +138,9 @@ test file format: docs/policy-modules.md, "The test file".
 
 Every file and test is read and checked (scenarios, edits, policy files) before any test runs; a problem
 in any is reported, with all the others, and nothing runs. A test whose replay fails (an edit the API
-server refuses, a policy that cannot be loaded) or runs past --test-timeout fails, and the others run.`,
+server refuses, a policy that cannot be loaded) or runs past --test-timeout (a safety stop for a replay
+that would not end) fails, and the others run. -o json|yaml gives each test's passed, failures, outcome
+and holds.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := out.resolve(cmd)
@@ -188,9 +190,9 @@ server refuses, a policy that cannot be loaded) or runs past --test-timeout fail
 			return nil
 		},
 	}
-	addOutputFlag(cmd, &out, "text, json or yaml (each test: passed, failures, outcome, holds)")
+	addOutputFlag(cmd, &out, "text, json or yaml")
 	validate.bind(cmd)
-	cmd.Flags().DurationVar(&timeout, "test-timeout", 5*time.Minute, "wall-clock limit for one test's replay, a safety stop for a replay that would not end (positive); past it the test fails and the others run")
+	cmd.Flags().DurationVar(&timeout, "test-timeout", 5*time.Minute, "wall-clock limit of one test's replay (positive)")
 	return cmd
 }
 

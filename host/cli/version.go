@@ -40,7 +40,11 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the host and module versions and the Kubernetes version the module reproduces",
-		Args:  cobra.NoArgs,
+		Long: `version prints the host's and the module's versions, the Kubernetes version the module reproduces and
+its feature gates; -o json|yaml adds the module's describe and digest. With --controller HOST:PORT (a
+running ` + "`ordinal controller`" + `'s --health-probe-bind-address) it prints the module that controller is
+running, after its hot swaps.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := output.resolve(cmd)
 			if err != nil {
@@ -77,8 +81,8 @@ func newVersionCommand(opts *moduleOptions) *cobra.Command {
 			return err
 		},
 	}
-	addOutputFlag(cmd, &output, "text, json or yaml (json and yaml: host and module versions, describe, digest)")
-	cmd.Flags().StringVar(&controllerAddr, "controller", "", "HOST:PORT of a running `ordinal controller`'s --health-probe-bind-address: print the module it is running (after hot swaps) instead")
+	addOutputFlag(cmd, &output, "text, json or yaml")
+	cmd.Flags().StringVar(&controllerAddr, "controller", "", "ask the controller at this health-probe HOST:PORT for its module")
 	return cmd
 }
 

@@ -94,46 +94,54 @@ ordinal_webhook_reviews_waiting, ordinal_webhook_shared_previews_total,
 ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result},
 ordinal_webhook_connections_dropped_total{reason}.
 
-A set naming a module (ordinal.dev/module) is previewed on it: an embedded one, or with --module-configmap
-one the controller's module ConfigMap supplies (key NAME.wasm), after the controller's conformance gate.
+A set naming a module (ordinal.dev/module) is previewed on it: an embedded one, or one --module-configmap
+supplies.
 A set naming policies (ordinal.dev/policies) is previewed with them and what they read, as kubectl ordinal
 preview gives it them: the PodDisruptionBudgets and nodes they ask for (read for each review; RBAC list on
 both) and the signals of --signals-configmap (get on that ConfigMap).
+
+Limits: --preview-timeout is at most 30s, the longest an API server waits for a webhook. --max-preview-syncs
+bounds the syncs one preview replays (0 to 1000000; 0: only time bounds it): a longer rollout, or one that
+outlasts 70% of the review's deadline, is answered with the steps replayed and an estimate of the rest. At
+most --max-waiting-reviews reviews wait for a preview (0: 64 x --max-concurrent-previews; at most 4096); more
+are answered by the failure policy at once. A set of more than --max-replicas replicas is allowed with a
+warning and not previewed. --signals-configmap (the controller's) is read for each review of a set that
+names policies: grant the webhook get on it.
 
 Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what each file is); scripts/webhook-ca.sh makes a CA and serving certificate for tests.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd, mopts, o) },
 	}
-	o.kube.bind(cmd, "watch only this namespace's pods, revisions and PVCs (default: all namespaces)")
+	o.kube.bind(cmd, "watch only this namespace (default: all)")
 	o.kube.bindRate(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.addr, "addr", ":9443", "HTTPS address of /validate, /preview, /healthz, /readyz")
+	f.StringVar(&o.addr, "addr", ":9443", "HTTPS address of the webhook")
 	f.StringVar(&o.certFile, "tls-cert-file", "", "PEM serving certificate (chain), reloaded on change")
 	f.StringVar(&o.keyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file")
-	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "HTTP address of /metrics (\"0\" disables; alias --metrics-addr)")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "HTTP address of /metrics (\"0\": off)")
 	f.SetNormalizeFunc(flagAliases(map[string]string{"metrics-addr": "metrics-bind-address"}))
-	f.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM CA bundle that must have signed the caller's client certificate (the API server's)")
-	f.StringSliceVar(&o.serve.AllowedNames, "client-cert-allowed-names", nil, "accepted client certificate common names (default: any the CA signed)")
-	f.BoolVar(&o.serve.AllowUnauthenticated, "insecure-allow-unauthenticated", false, "serve /validate and /preview to callers without a client certificate")
-	f.DurationVar(&o.serve.HandshakeTimeout, "tls-handshake-timeout", webhook.DefaultHandshakeTimeout, "longest TLS handshake, from when the connection is accepted (positive)")
-	f.IntVar(&o.serve.MaxUnauthenticatedConnections, "max-unauthenticated-connections", webhook.DefaultMaxUnauthenticatedConnections, fmt.Sprintf("connections open at once in their TLS handshake or without a verified client certificate (probes); a new one closes the oldest idle one, or is refused, 1 to %d", maxWebhookConnections))
-	f.DurationVar(&o.serve.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "longest time to read a request's headers (positive)")
-	f.DurationVar(&o.serve.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "longest time to read a whole request (positive)")
-	f.DurationVar(&o.serve.IdleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "longest time a kept-alive connection may wait for its next request (positive)")
-	f.IntVar(&o.serve.MaxConnections, "max-connections", webhook.DefaultMaxConnections, fmt.Sprintf("connections of the API server (a verified client certificate) open at once; more wait after their TLS handshake, 1 to %d", maxWebhookConnections))
-	f.DurationVar(&o.timeout, "preview-timeout", webhook.DefaultTimeout, "longest time one review may take, preview included, from when the request arrived (positive, at most 30s: the longest an API server waits for a webhook)")
-	f.StringVar(&o.failurePolicy, "failure-policy", "open", "when no preview can be made: open (allow with a warning) or closed (deny)")
-	f.BoolVar(&o.denyStuck, "deny-stuck-rollouts", false, "deny an edit whose rollout would block behind a pod that is not Ready under OrderedReady")
-	f.BoolVar(&o.denyPVC, "deny-pvc-deletion", false, "deny an edit that would delete PersistentVolumeClaims (a scale-down with whenScaled=Delete)")
-	f.BoolVar(&o.events, "events", true, "record the preview of every applied (not dry-run) edit as an Event on the StatefulSet")
-	f.IntVar(&o.maxConcurrent, "max-concurrent-previews", webhook.DefaultMaxConcurrent, fmt.Sprintf("previews run at once; more wait for a slot, in arrival order, within their timeout, 1 to %d", maxConcurrentPreviews))
-	f.IntVar(&o.previewSyncs, "max-preview-syncs", 0, fmt.Sprintf("most syncs one preview replays (0: bounded only by time); a longer rollout, or one that outlasts 70%% of the review's deadline, is answered with the steps replayed and an estimate of the rest; 0 to %d", maxPreviewSyncs))
-	f.IntVar(&o.maxWaiting, "max-waiting-reviews", 0, fmt.Sprintf("reviews that may wait for a preview at once (default 64 x --max-concurrent-previews); more are answered by the failure policy at once; 0 for that default, or 1 to %d", maxWaitingReviews))
-	f.Int32Var(&o.maxReplicas, "max-replicas", webhook.DefaultMaxReplicas, fmt.Sprintf("sets with more replicas are allowed with a warning and not previewed, 1 to %d (the most a replay takes)", replay.MaxReplicasEver))
-	f.StringVar(&o.model, "model", "", `kubelet model of the replay: "delays" (default) or "tick"`)
-	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides passed to the module, as the controller's --feature-gates")
-	f.StringVar(&o.signals, "signals-configmap", "", "NAMESPACE/NAME of the ConfigMap of signals the controller gives the sets' policies (its --signals-configmap), read for each review of a set that names policies (grant the webhook get on it)")
-	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text (key=value)")
+	f.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM CA bundle of the callers' client certificates")
+	f.StringSliceVar(&o.serve.AllowedNames, "client-cert-allowed-names", nil, "allowed client certificate CNs (default: any)")
+	f.BoolVar(&o.serve.AllowUnauthenticated, "insecure-allow-unauthenticated", false, "serve callers without a client certificate")
+	f.DurationVar(&o.serve.HandshakeTimeout, "tls-handshake-timeout", webhook.DefaultHandshakeTimeout, "longest TLS handshake")
+	f.IntVar(&o.serve.MaxUnauthenticatedConnections, "max-unauthenticated-connections", webhook.DefaultMaxUnauthenticatedConnections, fmt.Sprintf("unverified connections, 1 to %d", maxWebhookConnections))
+	f.DurationVar(&o.serve.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "longest time to read a request's headers")
+	f.DurationVar(&o.serve.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "longest time to read a whole request")
+	f.DurationVar(&o.serve.IdleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "how long a connection may idle")
+	f.IntVar(&o.serve.MaxConnections, "max-connections", webhook.DefaultMaxConnections, fmt.Sprintf("API server connections, 1 to %d", maxWebhookConnections))
+	f.DurationVar(&o.timeout, "preview-timeout", webhook.DefaultTimeout, "time limit of one review, at most 30s")
+	f.StringVar(&o.failurePolicy, "failure-policy", "open", "open (allow) or closed (deny)")
+	f.BoolVar(&o.denyStuck, "deny-stuck-rollouts", false, "deny an edit whose rollout would be stuck")
+	f.BoolVar(&o.denyPVC, "deny-pvc-deletion", false, "deny an edit that would delete PVCs")
+	f.BoolVar(&o.events, "events", true, "record previews as Events on the set")
+	f.IntVar(&o.maxConcurrent, "max-concurrent-previews", webhook.DefaultMaxConcurrent, fmt.Sprintf("previews run at once, 1 to %d", maxConcurrentPreviews))
+	f.IntVar(&o.previewSyncs, "max-preview-syncs", 0, "most syncs one preview replays (0: no limit)")
+	f.IntVar(&o.maxWaiting, "max-waiting-reviews", 0, "most reviews waiting for a preview (0: 64 per slot)")
+	f.Int32Var(&o.maxReplicas, "max-replicas", webhook.DefaultMaxReplicas, fmt.Sprintf("largest set previewed, 1 to %d", replay.MaxReplicasEver))
+	f.StringVar(&o.model, "model", "", `kubelet model: "delays" (default) or "tick"`)
+	f.StringVar(&o.featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	f.StringVar(&o.signals, "signals-configmap", "", "ConfigMap NAMESPACE/NAME of policy signals")
+	f.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
 	f.IntVarP(&o.verbosity, "v", "v", 0, fmt.Sprintf("log verbosity, 0 to %d", maxVerbosity))
 	o.supplied.bind(cmd)
 	return cmd

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// maxFlagLine is the widest a flag's line in --help may be, its name column included: a flag's usage says
+// what the flag is in one short line; how it behaves belongs in the command's description or the docs.
+const maxFlagLine = 100
+
+// Every flag line of every command's --help, `ordinal` and `kubectl ordinal` alike, fits maxFlagLine (a
+// walkthrough found lines of 227 characters, wrapped three times on a terminal).
+func TestFlagHelpLinesAreShort(t *testing.T) {
+	t.Setenv("HOME", "~") // --cache-dir's default is under the home directory: the same on every machine
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	mains := map[string]func([]string, io.Reader, io.Writer, io.Writer) int{"ordinal": Main, "kubectl ordinal": PluginMain}
+	checked := 0
+	for _, root := range CommandTrees() {
+		var walk func(c *cobra.Command)
+		walk = func(c *cobra.Command) {
+			path := strings.Fields(c.CommandPath())
+			name := path[0]
+			if name == "kubectl" {
+				name, path = "kubectl ordinal", path[2:]
+			} else {
+				path = path[1:]
+			}
+			var out bytes.Buffer
+			if code := mains[name](append(path, "--help"), strings.NewReader(""), &out, io.Discard); code != ExitOK {
+				t.Fatalf("%s --help: exit %d", c.CommandPath(), code)
+			}
+			inFlags := false
+			for _, l := range strings.Split(out.String(), "\n") {
+				switch {
+				case l == "Flags:" || l == "Global Flags:":
+					inFlags = true
+				case l == "":
+					inFlags = false
+				case inFlags:
+					checked++
+					if len([]rune(l)) > maxFlagLine {
+						t.Errorf("%s --help: a flag line of %d characters (at most %d):\n%s", c.CommandPath(), len([]rune(l)), maxFlagLine, l)
+					}
+				}
+			}
+			for _, sub := range c.Commands() {
+				walk(sub)
+			}
+		}
+		walk(root)
+	}
+	if checked < 100 {
+		t.Fatalf("only %d flag lines found: is the help's layout what the test expects?", checked)
+	}
+}
