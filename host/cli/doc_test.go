@@ -146,3 +146,49 @@ func rel(root, p string) string {
 	}
 	return p
 }
+
+// maxOpeningLines is the longest a guide's opening paragraph may be: what the page is about and, for a
+// command's guide, the command to try, seen before the detail (docs/replay.md's opening once ran to 35
+// lines). The detail goes below, under headings.
+const maxOpeningLines = 8
+
+// Every guide opens with a short paragraph, and no guide cites the project's own issue numbers, which mean
+// nothing to a reader (an upstream issue is a link).
+func TestGuidesOpenShort(t *testing.T) {
+	root := filepath.Join("..", "..")
+	internalIssue := regexp.MustCompile(`(?i)\bissues? #?[0-9]+`)
+	for _, g := range guideFiles(t, root) {
+		b, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := openingLines(string(b)); n > maxOpeningLines {
+			t.Errorf("%s: the opening paragraph is %d lines (at most %d): move the detail under a heading", rel(root, g), n, maxOpeningLines)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if m := internalIssue.FindString(l); m != "" {
+				t.Errorf("%s:%d: %q cites an internal issue number", rel(root, g), i+1, m)
+			}
+		}
+	}
+}
+
+// openingLines is the length in lines of a Markdown page's first paragraph after its title: the lines up to
+// a blank line, a heading, a fence or a comment.
+func openingLines(page string) int {
+	lines := strings.Split(page, "\n")
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "# ") {
+		lines = lines[1:]
+	}
+	n := 0
+	for _, l := range lines {
+		switch {
+		case strings.TrimSpace(l) == "" && n == 0:
+			continue
+		case strings.TrimSpace(l) == "", strings.HasPrefix(l, "#"), strings.HasPrefix(l, "```"), strings.HasPrefix(l, "<!--"):
+			return n
+		}
+		n++
+	}
+	return n
+}
