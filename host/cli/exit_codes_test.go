@@ -62,6 +62,16 @@ func TestEveryCommandListsItsExitCodes(t *testing.T) {
 			t.Errorf("commandExitCodes lists %q, which is no command", path)
 		}
 	}
+	// every meaning of the table is some command's: a wording written for a command is the one it shows
+	src, err := os.ReadFile("exit_codes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^\t(exit[A-Za-z]+)\s+= exitMeaning\{`).FindAllStringSubmatch(string(src), -1) {
+		if n := len(regexp.MustCompile(`\b`+m[1]+`\b`).FindAllIndex(src, -1)); n < 2 {
+			t.Errorf("exit_codes.go: the meaning %s is no command's", m[1])
+		}
+	}
 }
 
 // A command's help lists the codes it can return, worded for it: replay prints no plan and cannot exit 3,
