@@ -212,15 +212,9 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 	if _, err := setupLogging(cmd.ErrOrStderr(), o.logFormat, o.verbosity); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	features, err := parseFeatureGates(o.featureGates)
+	features, err := o.validate()
 	if err != nil {
 		return withCode(ExitUsage, err)
-	}
-	if err := o.checkRanges(); err != nil {
-		return withCode(ExitUsage, err)
-	}
-	if len(o.targets()) == 0 {
-		return withCode(ExitUsage, errors.New("--ordinal-kind=false leaves nothing to manage: add --apps-v1"))
 	}
 	base := cmd.Context()
 	if base == nil {
@@ -300,7 +294,33 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 		}
 	}()
 
-	run := func(rctx context.Context) error {
+	if err := o.lead(ctx, restCfg, le, sharding, health, metrics, drained(ctrl, o.shutdownDeadline)); err != nil {
+		logger.Error(err, "Controller stopped")
+		return withCode(ExitUsage, err)
+	}
+	logger.Info("Controller stopped")
+	return nil
+}
+
+// validate checks the flags on their own, and returns the feature gates they set.
+func (o *controllerOptions) validate() (map[string]bool, error) {
+	features, err := parseFeatureGates(o.featureGates)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.checkRanges(); err != nil {
+		return nil, err
+	}
+	if len(o.targets()) == 0 {
+		return nil, errors.New("--ordinal-kind=false leaves nothing to manage: add --apps-v1")
+	}
+	return features, nil
+}
+
+// drained runs the controller until its context ends, then lets the syncs in flight finish, bounded by
+// --shutdown-grace.
+func drained(ctrl *controller.Manager, grace time.Duration) func(context.Context) error {
+	return func(rctx context.Context) error {
 		errc := make(chan error, 1)
 		go func() { errc <- ctrl.Run(rctx) }()
 		select {
@@ -308,38 +328,35 @@ func runController(cmd *cobra.Command, mopts *moduleOptions, o *controllerOption
 			return err
 		case <-rctx.Done():
 		}
-		// Drain: syncs in flight finish, bounded by --shutdown-grace.
 		select {
 		case err := <-errc:
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}
 			return err
-		case <-time.After(o.shutdownDeadline):
-			return fmt.Errorf("syncs still running after --shutdown-grace %s", o.shutdownDeadline)
+		case <-time.After(grace):
+			return fmt.Errorf("syncs still running after --shutdown-grace %s", grace)
 		}
 	}
+}
 
+// lead runs the controller: at once without leader election, or sharded (every replica runs); else while this
+// replica holds the Lease. Health and metrics say whether it leads.
+func (o *controllerOptions) lead(ctx context.Context, restCfg *rest.Config, le *controller.LeaderElection, sharding *controller.Sharding,
+	health *controller.Health, metrics *controller.Metrics, run func(context.Context) error) error {
 	if !o.leaderElect || sharding != nil {
 		health.Leading.Store(true)
 		metrics.SetLeader(true)
-		err = run(ctx)
-	} else {
-		client, cerr := kubernetes.NewForConfig(restCfg)
-		if cerr != nil {
-			return withCode(ExitUsage, cerr)
-		}
-		err = controller.RunLeaderElected(ctx, client, *le, func(leading bool) {
-			health.Leading.Store(leading)
-			metrics.SetLeader(leading)
-		}, run)
+		return run(ctx)
 	}
+	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
-		logger.Error(err, "Controller stopped")
-		return withCode(ExitUsage, err)
+		return err
 	}
-	logger.Info("Controller stopped")
-	return nil
+	return controller.RunLeaderElected(ctx, client, *le, func(leading bool) {
+		health.Leading.Store(leading)
+		metrics.SetLeader(leading)
+	}, run)
 }
 
 // leases returns the Lease settings of the flags, and the sharding with --shards above 1 (nil otherwise).

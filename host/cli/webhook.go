@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/host/webhook"
 )
 
@@ -152,31 +154,9 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if err := o.checkRanges(); err != nil {
-		return withCode(ExitUsage, err)
-	}
-	if o.certFile == "" || o.keyFile == "" {
-		return withCode(ExitUsage, fmt.Errorf("--tls-cert-file and --tls-private-key-file are required (the API server calls webhooks over HTTPS)"))
-	}
-	if o.clientCAFile == "" && !o.serve.AllowUnauthenticated {
-		return withCode(ExitUsage, fmt.Errorf("--client-ca-file is required: the webhook answers only the API server, known by its client certificate (or --insecure-allow-unauthenticated, see --help)"))
-	}
-	if o.clientCAFile != "" {
-		if o.serve.ClientCAs, err = webhook.LoadClientCAs(o.clientCAFile); err != nil {
-			return withCode(ExitUsage, fmt.Errorf("--client-ca-file: %w", err))
-		}
-	}
-	if o.failurePolicy != "open" && o.failurePolicy != "closed" {
-		return withCode(ExitUsage, fmt.Errorf("--failure-policy must be open or closed, not %q", o.failurePolicy))
-	}
-	features, err := parseFeatureGates(o.featureGates)
+	features, err := o.validate()
 	if err != nil {
 		return withCode(ExitUsage, err)
-	}
-	if o.signals != "" {
-		if _, _, err := policy.SignalsConfigMapRef(o.signals); err != nil {
-			return withCode(ExitUsage, err)
-		}
 	}
 	base := cmd.Context()
 	if base == nil {
@@ -195,6 +175,68 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 			return withCode(ExitUsage, fmt.Errorf("--feature-gates: the module does not know the gate %q (see `ordinal version`)", g))
 		}
 	}
+	w := &webhookRun{o: o, logger: logger}
+	defer w.close()
+	if err := w.build(ctx, mopts, module, features); err != nil {
+		return err
+	}
+	w.src.Start(ctx)
+	return w.serve(ctx, module)
+}
+
+// validate checks the flags on their own, and returns the feature gates they set.
+func (o *webhookOptions) validate() (map[string]bool, error) {
+	if err := o.checkRanges(); err != nil {
+		return nil, err
+	}
+	if o.certFile == "" || o.keyFile == "" {
+		return nil, fmt.Errorf("--tls-cert-file and --tls-private-key-file are required (the API server calls webhooks over HTTPS)")
+	}
+	if o.clientCAFile == "" && !o.serve.AllowUnauthenticated {
+		return nil, fmt.Errorf("--client-ca-file is required: the webhook answers only the API server, known by its client certificate (or --insecure-allow-unauthenticated, see --help)")
+	}
+	if o.clientCAFile != "" {
+		var err error
+		if o.serve.ClientCAs, err = webhook.LoadClientCAs(o.clientCAFile); err != nil {
+			return nil, fmt.Errorf("--client-ca-file: %w", err)
+		}
+	}
+	if o.failurePolicy != "open" && o.failurePolicy != "closed" {
+		return nil, fmt.Errorf("--failure-policy must be open or closed, not %q", o.failurePolicy)
+	}
+	features, err := parseFeatureGates(o.featureGates)
+	if err != nil {
+		return nil, err
+	}
+	if o.signals != "" {
+		if _, _, err := policy.SignalsConfigMapRef(o.signals); err != nil {
+			return nil, err
+		}
+	}
+	return features, nil
+}
+
+// webhookRun is one run of `ordinal webhook`: the review server and what it needs, and what to close after.
+type webhookRun struct {
+	o       *webhookOptions
+	logger  *slog.Logger
+	srv     *webhook.Server
+	src     *webhook.InformerSource
+	certs   *webhook.CertReloader
+	metrics *webhook.Metrics
+	closers []func() // run last to first
+}
+
+func (w *webhookRun) close() {
+	for i := len(w.closers) - 1; i >= 0; i-- {
+		w.closers[i]()
+	}
+}
+
+// build makes the review server: the API client and its informers, the serving certificate, the Events
+// recorder, the policies and named modules, and the webhook's configuration from the flags.
+func (w *webhookRun) build(ctx context.Context, mopts *moduleOptions, module *wasm.Module, features map[string]bool) error {
+	o := w.o
 	restCfg, _, err := o.kube.restConfig()
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -203,19 +245,19 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	metrics := webhook.NewMetrics()
-	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, metrics, func(err error) {
-		logger.Error("Keeping the previous serving certificate", "err", err)
+	w.metrics = webhook.NewMetrics()
+	w.certs, err = webhook.NewCertReloader(o.certFile, o.keyFile, w.metrics, func(err error) {
+		w.logger.Error("Keeping the previous serving certificate", "err", err)
 	})
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	src := webhook.NewInformerSource(client, o.kube.namespace, 0)
+	w.src = webhook.NewInformerSource(client, o.kube.namespace, 0)
 	var events record.EventRecorder
 	if o.events {
 		b := record.NewBroadcaster(record.WithContext(ctx))
 		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-		defer b.Shutdown()
+		w.closers = append(w.closers, b.Shutdown)
 		events = b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ordinal-webhook"})
 	}
 	reg := mopts.registry()
@@ -223,31 +265,35 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 	if err != nil {
 		return err
 	}
-	defer pols.Close()
+	w.closers = append(w.closers, pols.Close)
 	if err := o.supplied.watch(ctx, mopts, reg, pols, client, features); err != nil {
 		return err
 	}
 	named, closeNamed := namedModules(reg)
-	defer closeNamed()
+	w.closers = append(w.closers, closeNamed)
 	cfg := webhook.Config{Module: module, NamedModule: named, NamedPolicy: pols.Get, Client: client, SignalsConfigMap: o.signals,
-		Source: src, Features: features, Model: o.model, Timeout: o.timeout,
+		Source: w.src, Features: features, Model: o.model, Timeout: o.timeout,
 		FailClosed: o.failurePolicy == "closed", DenyStuckRollouts: o.denyStuck, DenyPVCDeletion: o.denyPVC,
-		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, PreviewSyncs: o.previewSyncs, MaxReplicas: o.maxReplicas, Metrics: metrics, Logger: logger}
+		MaxConcurrent: o.maxConcurrent, MaxWaiting: o.maxWaiting, PreviewSyncs: o.previewSyncs, MaxReplicas: o.maxReplicas, Metrics: w.metrics, Logger: w.logger}
 	if events != nil {
 		cfg.Events = events
 	}
-	srv, err := webhook.New(cfg)
-	if err != nil {
+	if w.srv, err = webhook.New(cfg); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	src.Start(ctx)
+	return nil
+}
 
+// serve answers reviews on --addr (and serves /metrics on --metrics-bind-address) until a signal or a server
+// error, then shuts the servers down.
+func (w *webhookRun) serve(ctx context.Context, module *wasm.Module) error {
+	o, logger := w.o, w.logger
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("listen %s: %w", o.addr, err))
 	}
-	o.serve.Metrics = metrics
-	hs, ln, err := o.serve.HTTPServer(srv.Handler(), certs.TLSConfig(), ln, logger)
+	o.serve.Metrics = w.metrics
+	hs, ln, err := o.serve.HTTPServer(w.srv.Handler(), w.certs.TLSConfig(), ln, logger)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -263,14 +309,14 @@ func runWebhook(cmd *cobra.Command, mopts *moduleOptions, o *webhookOptions) err
 			return withCode(ExitUsage, fmt.Errorf("listen %s: %w", o.metricsAddr, err))
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", metrics.Handler())
+		mux.Handle("/metrics", w.metrics.Handler())
 		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, ms)
 		go func() { errc <- ms.Serve(mln) }()
 		logger.Info("Serving metrics", "addr", mln.Addr().String())
 	}
 	go func() {
-		if src.WaitForSync(ctx) {
+		if w.src.WaitForSync(ctx) {
 			logger.Info("Informer caches synced")
 		}
 	}()
