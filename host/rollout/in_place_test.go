@@ -318,3 +318,48 @@ func TestHostAndModuleAgreeOnPodsUpdatedInPlace(t *testing.T) {
 func flat(text string) string { return strings.Join(strings.Fields(text), " ") }
 
 func status(p map[string]any) map[string]any { return p["status"].(map[string]any) }
+
+// `kubectl ordinal status` of a set InPlaceOnly holds (a change that also edits env) says why the rollout
+// stands still and how to move it on, from the set's InPlaceUpdateBlocked condition, where it said only that
+// the next sync deletes no pod.
+func TestStatusSaysInPlaceOnlyHoldsTheRollout(t *testing.T) {
+	m := extendedModule(t)
+	sc, err := replay.ParseScenario([]byte(`name: in-place-only-held
+limits: {duration: 40s}
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: web
+      namespace: default
+      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceOnly}
+    spec:
+      replicas: 3
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: nginx, image: "registry.k8s.io/nginx-slim:0.27"}]}
+events:
+  - at: 20s
+    set:
+      "spec.template.spec.containers[0].image": "registry.k8s.io/nginx-slim:0.28"
+      "spec.template.spec.containers[0].env": [{name: MODE, value: fast}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(context.Context, string) (plan.Reconciler, error) { return m, nil }
+	tl, err := replay.Run(context.Background(), sc, replay.Options{Module: module, NamedModule: named})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := statusWith(t, m, tl.Final, true)
+	reasons := strings.Join(st.Reasons, "; ")
+	if st.State != rollout.StateWaiting ||
+		!strings.Contains(reasons, `StatefulSet "web" holds Pod web-2 at revision`) ||
+		!strings.Contains(reasons, "spec.containers[0].env changes") ||
+		!strings.Contains(reasons, "is InPlaceOnly. To go on: change the template back") || strings.Contains(reasons, "deletes no pod") {
+		t.Errorf("state %s: %s", st.State, reasons)
+	}
+}

@@ -161,7 +161,9 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 	// The set's status is shown as the API server has it (a status nobody updates says no controller
 	// acts on the set); the revisions the module computes, when they differ, are the next sync's.
 	update := st.UpdateRevision
+	conds := set.Status.Conditions
 	if ns := plannedStatus(plan); ns != nil {
+		conds = ns.Conditions
 		if ns.UpdateRevision != st.UpdateRevision {
 			st.Next.UpdateRevision = ns.UpdateRevision
 		}
@@ -204,8 +206,19 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 			st.Next.Error = plan.Error.Code + ": " + plan.Error.Message
 		}
 	}
-	st.State, st.Reasons = explain(w, st, labels, update)
+	st.State, st.Reasons = explain(w, st, labels, update, inPlaceBlocked(conds))
 	return st, nil
+}
+
+// inPlaceBlocked is the message of the set's InPlaceUpdateBlocked condition when it is True (the one the
+// next sync writes, else the set's): pod-update-policy InPlaceOnly holds the rollout at a pod.
+func inPlaceBlocked(conds []appsv1.StatefulSetCondition) string {
+	for _, c := range conds {
+		if string(c.Type) == abi.ConditionInPlaceUpdateBlocked && c.Status == corev1.ConditionTrue {
+			return c.Message
+		}
+	}
+	return ""
 }
 
 // plannedStatus is the status the plan's updateStatus writes, if it writes one.

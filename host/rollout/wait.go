@@ -16,8 +16,9 @@ import (
 // the controller waits for and by which of the set's rules (upstream's updateStatefulSet and
 // processReplica: OrderedReady acts on one pod at a time and waits for it to be Running and Ready,
 // terminating pods are waited for, minReadySeconds delays availability, maxUnavailable caps the pods
-// being replaced, the partition holds lower ordinals back, OnDelete replaces nothing).
-func explain(w *world, st *Status, labels map[string]string, update string) (string, []string) {
+// being replaced, the partition holds lower ordinals back, OnDelete replaces nothing), and the extension
+// in-place-update's InPlaceOnly hold (blocked: its condition's message).
+func explain(w *world, st *Status, labels map[string]string, update, blocked string) (string, []string) {
 	if st.Next.Error != "" {
 		return StateFailed, []string{"the module reports " + st.Next.Error}
 	}
@@ -31,7 +32,7 @@ func explain(w *world, st *Status, labels map[string]string, update string) (str
 		reasons = append(reasons, "the next sync will "+strings.Join(writes, ", "))
 	} else {
 		var why string
-		state, why = waitingFor(w, groupPods(w.set, st.Pods, labels[update]), labels[update])
+		state, why = waitingFor(w, groupPods(w.set, st.Pods, labels[update]), labels[update], blocked)
 		reasons = append(reasons, why)
 	}
 	if st.Next.RequeueAfterSeconds > 0 {
@@ -102,8 +103,9 @@ func describeWaiting(p Pod) string {
 	return fmt.Sprintf("%s (%s, %s)", p.Name, p.Revision, p.State)
 }
 
-// waitingFor is the state of a rollout whose next sync writes to no pod, and the rule it waits by.
-func waitingFor(w *world, g podGroups, update string) (string, string) {
+// waitingFor is the state of a rollout whose next sync writes to no pod, and the rule it waits by (blocked:
+// the InPlaceOnly hold's message, if any).
+func waitingFor(w *world, g podGroups, update, blocked string) (string, string) {
 	set := w.set
 	first, n := start(set), replicas(set)
 	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
@@ -141,6 +143,11 @@ func waitingFor(w *world, g podGroups, update string) (string, string) {
 	case len(g.oldAbove) == 0:
 		return StatePartitioned, fmt.Sprintf("partition %d holds back %s; ordinals from %d are at revision %s",
 			partition(set), list(g.old), first+partition(set), update)
+	case blocked != "":
+		// The extension in-place-update's hold (InPlaceOnly): nothing but an edit or a delete moves it on.
+		return StateWaiting, fmt.Sprintf("%s To go on: change the template back to what pods can take in place, "+
+			"set %s: %s (such pods are recreated), or delete the held pod (recreated at the update revision)",
+			strings.TrimSpace(blocked), abi.AnnotationPodUpdatePolicy, abi.PodUpdateInPlaceIfPossible)
 	case g.unavailable >= maxUnavailable(set, w):
 		return StateWaiting, fmt.Sprintf("maxUnavailable %d reached: %d pod%s unavailable; %s wait%s",
 			maxUnavailable(set, w), g.unavailable, plural(g.unavailable), list(g.oldAbove), verbS(len(g.oldAbove)))
