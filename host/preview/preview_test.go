@@ -11,14 +11,17 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -308,4 +311,84 @@ func defaulted(t *testing.T, set *appsv1.StatefulSet) *appsv1.StatefulSet {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// The summary of an in-place rollout says whether the pods' containers restart: an image bump restarts them,
+// a CPU change the kubelet makes live (resizePolicy NotRequired, the default) does not, and one under
+// RestartContainer does. It once said "their containers restart" of every in-place rollout, a resize
+// included, which the pods then rode out Ready.
+func TestInPlaceSummarySaysWhetherContainersRestart(t *testing.T) {
+	ctx := context.Background()
+	m, err := wasm.Load(ctx, embedded.ExtendedModule(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	named := func(context.Context, string) (hostplan.Reconciler, error) { return m, nil }
+	// live is a settled 2-pod set whose container has the resizePolicy given (YAML, or none).
+	live := func(resizePolicy string) (set *appsv1.StatefulSet, objs snapshot.Objects) {
+		sc, err := replay.ParseScenario([]byte(`name: in-place-summary
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: web
+      namespace: default
+      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceIfPossible}
+    spec:
+      replicas: 2
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          containers:
+            - name: app
+              image: nginx:1
+              resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 200m, memory: 128Mi}}
+              ` + resizePolicy + `
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap struct {
+			StatefulSet *appsv1.StatefulSet          `json:"statefulSet"`
+			Pods        []*corev1.Pod                `json:"pods"`
+			Revisions   []*appsv1.ControllerRevision `json:"revisions"`
+		}
+		if err := json.Unmarshal(tl.Final, &snap); err != nil {
+			t.Fatal(err)
+		}
+		return snap.StatefulSet, snapshot.Objects{Pods: snap.Pods, Revisions: snap.Revisions}
+	}
+	cpu := func(c *corev1.Container) { c.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("150m") }
+	for _, c := range []struct {
+		name, resizePolicy string
+		edit               func(*corev1.Container)
+		want               string
+	}{
+		{"image", "", func(c *corev1.Container) { c.Image = "nginx:2" }, " in place (the pods are kept, their containers restart) "},
+		{"cpu", "", cpu, " in place (the pods are kept, no container restarts) "},
+		{"cpu, RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]", cpu,
+			" in place (the pods are kept, their containers restart) "},
+		{"memory, cpu RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]",
+			func(c *corev1.Container) { c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("256Mi") },
+			" in place (the pods are kept, no container restarts) "},
+	} {
+		old, objs := live(c.resizePolicy)
+		cur := old.DeepCopy()
+		c.edit(&cur.Spec.Template.Spec.Containers[0])
+		res, err := Preview(ctx, Input{Old: old, New: cur, Module: m, NamedModule: named, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
+			Objects: objs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Join(res.Summary.Lines, "\n"); !strings.Contains(lines, "rolling update of 2 pods to revision ") || !strings.Contains(lines, c.want) {
+			t.Errorf("%s: summary\n%s\nwant %q", c.name, lines, c.want)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -283,6 +284,8 @@ func (e *edit) templatePart() string {
 	case len(e.updates) > 0:
 		how, mark := fmt.Sprintf(", %d in place and %d recreated", e.inPlace, e.recreated), true
 		switch {
+		case e.recreated == 0 && !e.restarts():
+			how, mark = " in place (the pods are kept, no container restarts)", false
 		case e.recreated == 0:
 			how, mark = " in place (the pods are kept, their containers restart)", false
 		case e.inPlace == 0:
@@ -546,4 +549,56 @@ func listNames(names []string, max int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+}
+
+// restarts reports whether the in-place updates restart a container: unless every pod moved from the live
+// template's revision and the edit changes no image and resizes only resources whose resizePolicy is
+// NotRequired (the default: the kubelet resizes them live), the summary says the containers restart, as
+// abi/POLICY.md section 2.1 counts an in-place update a disruption.
+func (e *edit) restarts() bool {
+	if e.old == nil {
+		return true
+	}
+	for _, b := range e.updates {
+		for _, u := range b {
+			if u.From != e.p.From.Label {
+				return true
+			}
+		}
+	}
+	return restartsContainers(&e.old.Spec.Template.Spec, &e.cur.Spec.Template.Spec)
+}
+
+// restartsContainers: moving a pod from template old to cur in place restarts a container (a new image, a
+// container of another name, a CPU or memory change under resizePolicy RestartContainer).
+func restartsContainers(old, cur *corev1.PodSpec) bool {
+	changed := func(olds, curs []corev1.Container, resources bool) bool {
+		if len(olds) != len(curs) {
+			return true
+		}
+		for i, c := range curs {
+			o := olds[i]
+			if o.Name != c.Name || o.Image != c.Image {
+				return true
+			}
+			if !resources {
+				if !apiequality.Semantic.DeepEqual(o.Resources, c.Resources) {
+					return true // an init container's resources are not resized: it is recreated anyway
+				}
+				continue
+			}
+			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				if o.Resources.Requests[r].Equal(c.Resources.Requests[r]) && o.Resources.Limits[r].Equal(c.Resources.Limits[r]) {
+					continue
+				}
+				for _, p := range c.ResizePolicy {
+					if p.ResourceName == r && p.RestartPolicy == corev1.RestartContainer {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	return changed(old.InitContainers, cur.InitContainers, false) || changed(old.Containers, cur.Containers, true)
 }
