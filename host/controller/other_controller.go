@@ -14,13 +14,13 @@ import (
 
 // FieldManager is the field manager of every write the controller makes (the fieldManager parameter):
 // what tells its writes from another controller's in the objects' managedFields.
-const FieldManager = "ordinal"
+const FieldManager = snapshot.OrdinalFieldManager
 
 // MigrateFieldManager is the field manager of `kubectl ordinal migrate`'s writes. The status it carries
 // over to the new set is the set's history under its previous controller, not another controller acting:
 // a controller already running when a set is migrated to it must take the set on (found by the chaos
 // runs: it left the migrated set alone for good).
-const MigrateFieldManager = "kubectl-ordinal-migrate"
+const MigrateFieldManager = snapshot.OrdinalMigrateFieldManager
 
 // EventOtherController is the reason of the Warning event on a set this controller leaves alone because
 // another controller acts on it too.

@@ -325,9 +325,41 @@ func TestInPlaceSummarySaysWhetherContainersRestart(t *testing.T) {
 	}
 	defer m.Close(ctx)
 	named := func(context.Context, string) (hostplan.Reconciler, error) { return m, nil }
-	// live is a settled 2-pod set whose container has the resizePolicy given (YAML, or none).
-	live := func(resizePolicy string) (set *appsv1.StatefulSet, objs snapshot.Objects) {
-		sc, err := replay.ParseScenario([]byte(`name: in-place-summary
+	cpu := func(c *corev1.Container) { c.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("150m") }
+	for _, c := range []struct {
+		name, resizePolicy string
+		edit               func(*corev1.Container)
+		want               string
+	}{
+		{"image", "", func(c *corev1.Container) { c.Image = "nginx:2" }, " in place (the pods are kept, their containers restart) "},
+		{"cpu", "", cpu, " in place (the pods are kept, no container restarts) "},
+		{"cpu, RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]", cpu,
+			" in place (the pods are kept, their containers restart) "},
+		{"memory, cpu RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]",
+			func(c *corev1.Container) { c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("256Mi") },
+			" in place (the pods are kept, no container restarts) "},
+	} {
+		old, objs := inPlaceWorld(t, m, c.resizePolicy)
+		cur := old.DeepCopy()
+		c.edit(&cur.Spec.Template.Spec.Containers[0])
+		res, err := Preview(ctx, Input{Old: old, New: cur, Module: m, NamedModule: named, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
+			Objects: objs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Join(res.Summary.Lines, "\n"); !strings.Contains(lines, "rolling update of 2 pods to revision ") || !strings.Contains(lines, c.want) {
+			t.Errorf("%s: summary\n%s\nwant %q", c.name, lines, c.want)
+		}
+	}
+}
+
+// inPlaceWorld is a settled 2-pod InPlaceIfPossible set on the extended module m, whose container has the
+// resizePolicy given (YAML, or none).
+func inPlaceWorld(t *testing.T, m *wasm.Module, resizePolicy string) (*appsv1.StatefulSet, snapshot.Objects) {
+	t.Helper()
+	ctx := context.Background()
+	named := func(context.Context, string) (hostplan.Reconciler, error) { return m, nil }
+	sc, err := replay.ParseScenario([]byte(`name: in-place-summary
 manifests:
   - apiVersion: apps/v1
     kind: StatefulSet
@@ -348,47 +380,69 @@ manifests:
               resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 200m, memory: 128Mi}}
               ` + resizePolicy + `
 `))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var snap struct {
-			StatefulSet *appsv1.StatefulSet          `json:"statefulSet"`
-			Pods        []*corev1.Pod                `json:"pods"`
-			Revisions   []*appsv1.ControllerRevision `json:"revisions"`
-		}
-		if err := json.Unmarshal(tl.Final, &snap); err != nil {
-			t.Fatal(err)
-		}
-		return snap.StatefulSet, snapshot.Objects{Pods: snap.Pods, Revisions: snap.Revisions}
+	if err != nil {
+		t.Fatal(err)
 	}
-	cpu := func(c *corev1.Container) { c.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("150m") }
+	tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		StatefulSet *appsv1.StatefulSet          `json:"statefulSet"`
+		Pods        []*corev1.Pod                `json:"pods"`
+		Revisions   []*appsv1.ControllerRevision `json:"revisions"`
+	}
+	if err := json.Unmarshal(tl.Final, &snap); err != nil {
+		t.Fatal(err)
+	}
+	return snap.StatefulSet, snapshot.Objects{Pods: snap.Pods, Revisions: snap.Revisions}
+}
+
+// A set that asks for Ordinal's behaviour (here InPlaceIfPossible) while another controller keeps its status
+// (kube-controller-manager, for an apps/v1 set never handed to Ordinal) is previewed as Ordinal would roll it
+// out, and the summary says that controller ignores the annotations: on the local cluster the preview said
+// "in place (the pods are kept)" and kube-controller-manager recreated every pod. Ordinal's own status
+// writes, and a set without ordinal.dev/ annotations, say nothing.
+func TestPreviewSaysAnotherControllerIgnoresTheAnnotations(t *testing.T) {
+	ctx := context.Background()
+	m, err := wasm.Load(ctx, embedded.ExtendedModule(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	named := func(context.Context, string) (hostplan.Reconciler, error) { return m, nil }
+	at := metav1.NewTime(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+	status := func(manager string, t metav1.Time) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &t,
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:replicas":{},"f:updateRevision":{}}}`)}}
+	}
+	const want = `"kube-controller-manager" keeps this set's status, not Ordinal: it ignores the ordinal.dev/ annotations`
 	for _, c := range []struct {
-		name, resizePolicy string
-		edit               func(*corev1.Container)
-		want               string
+		name     string
+		managers []metav1.ManagedFieldsEntry
+		plain    bool // no ordinal.dev/ annotation
+		says     bool
 	}{
-		{"image", "", func(c *corev1.Container) { c.Image = "nginx:2" }, " in place (the pods are kept, their containers restart) "},
-		{"cpu", "", cpu, " in place (the pods are kept, no container restarts) "},
-		{"cpu, RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]", cpu,
-			" in place (the pods are kept, their containers restart) "},
-		{"memory, cpu RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]",
-			func(c *corev1.Container) { c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("256Mi") },
-			" in place (the pods are kept, no container restarts) "},
+		{"kube-controller-manager", []metav1.ManagedFieldsEntry{status("kube-controller-manager", at)}, false, true},
+		{"kube-controller-manager after Ordinal", []metav1.ManagedFieldsEntry{status("ordinal", at), status("kube-controller-manager", metav1.NewTime(at.Add(time.Minute)))}, false, true},
+		{"Ordinal after kube-controller-manager", []metav1.ManagedFieldsEntry{status("kube-controller-manager", at), status("ordinal", metav1.NewTime(at.Add(time.Minute)))}, false, false},
+		{"migrated", []metav1.ManagedFieldsEntry{status("kubectl-ordinal-migrate", at)}, false, false},
+		{"no ordinal.dev/ annotation", []metav1.ManagedFieldsEntry{status("kube-controller-manager", at)}, true, false},
 	} {
-		old, objs := live(c.resizePolicy)
+		old, objs := inPlaceWorld(t, m, "")
+		old.ManagedFields = c.managers
+		if c.plain {
+			old.Annotations = nil
+		}
 		cur := old.DeepCopy()
-		c.edit(&cur.Spec.Template.Spec.Containers[0])
-		res, err := Preview(ctx, Input{Old: old, New: cur, Module: m, NamedModule: named, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
-			Objects: objs})
+		cur.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+		res, err := Preview(ctx, Input{Old: old, New: cur, Module: m, NamedModule: named, Now: at.Add(time.Hour), Objects: objs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if lines := strings.Join(res.Summary.Lines, "\n"); !strings.Contains(lines, "rolling update of 2 pods to revision ") || !strings.Contains(lines, c.want) {
-			t.Errorf("%s: summary\n%s\nwant %q", c.name, lines, c.want)
+		if lines := strings.Join(res.Summary.Lines, "\n"); strings.Contains(lines, want) != c.says ||
+			(c.says && !strings.Contains(lines, "kubectl ordinal migrate statefulset/web --to ordinal")) {
+			t.Errorf("%s: summary\n%s\nwant the line %q: %v", c.name, lines, want, c.says)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -35,6 +36,7 @@ func Summarize(p *replay.Preview, old, cur *appsv1.StatefulSet, sel snapshot.Obj
 	e := newEdit(p, old, cur)
 	var s Summary
 	e.headline(&s, sel)
+	e.otherControllerLine(&s)
 	e.policyLines(&s)
 	e.resizedClaims(&s)
 	e.recreations(&s)
@@ -265,6 +267,43 @@ func (e *edit) createHeadline(s *Summary, sel snapshot.Objects) {
 		ordinal.Sort(reused)
 		s.add("existing PVCs are reused with their data: %s", listNames(reused, 8))
 	}
+}
+
+// otherControllerLine: the set asks for Ordinal's behaviour (an ordinal.dev/ annotation: an extension, a
+// module, policies) yet another controller keeps its status (kube-controller-manager's, for an apps/v1 set
+// Ordinal was never given), which acts as upstream does whatever the annotations say: the preview is
+// what Ordinal would do, not what will happen. An InPlaceIfPossible set previewed "in place (the pods are
+// kept)" had every pod recreated by kube-controller-manager.
+func (e *edit) otherControllerLine(s *Summary) {
+	if e.old == nil || !namesOrdinal(e.cur.Annotations) {
+		return
+	}
+	if m := statusWriter(e.old); m != "" && m != snapshot.OrdinalFieldManager && m != snapshot.OrdinalMigrateFieldManager {
+		s.add("%q keeps this set's status, not Ordinal: it ignores the ordinal.dev/ annotations and does what upstream does, "+
+			"not what this preview shows; kubectl ordinal migrate statefulset/%s --to ordinal hands the set to Ordinal", m, e.name)
+	}
+}
+
+func namesOrdinal(annotations map[string]string) bool {
+	for k := range annotations {
+		if strings.HasPrefix(k, "ordinal.dev/") {
+			return true
+		}
+	}
+	return false
+}
+
+// statusWriter is the field manager that last wrote the fields of the set's status a StatefulSet controller
+// computes (snapshot.OwnsControllerStatus), or "" when the managedFields name none.
+func statusWriter(set *appsv1.StatefulSet) string {
+	var last metav1.ManagedFieldsEntry
+	for _, m := range set.ManagedFields {
+		if m.Subresource == "status" && m.Operation == metav1.ManagedFieldsOperationUpdate && m.Time != nil &&
+			snapshot.OwnsControllerStatus(m) && (last.Time == nil || m.Time.After(last.Time.Time)) {
+			last = m
+		}
+	}
+	return last.Manager
 }
 
 // templatePart: what a template change does to the pods (OnDelete, none now, the rolling update's batches).

@@ -49,6 +49,14 @@ func trimmedFields(e metav1.ManagedFieldsEntry, controller types.UID) *metav1.Fi
 	return nil
 }
 
+// The field managers of Ordinal's writes: its controller's (host/controller.FieldManager) and kubectl
+// ordinal migrate's (host/controller.MigrateFieldManager). Here, below both, so that a preview can tell
+// Ordinal's status writes from another controller's.
+const (
+	OrdinalFieldManager        = "ordinal"
+	OrdinalMigrateFieldManager = "kubectl-ordinal-migrate"
+)
+
 // controllerStatus are the status fields a StatefulSet controller computes from the set's pods and
 // revisions: all of apps/v1 StatefulSetStatus but conditions, which clients may add to.
 var controllerStatus = []string{"f:observedGeneration", "f:replicas", "f:readyReplicas", "f:currentReplicas",
