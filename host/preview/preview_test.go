@@ -329,19 +329,28 @@ func TestInPlaceSummarySaysWhetherContainersRestart(t *testing.T) {
 	for _, c := range []struct {
 		name, resizePolicy string
 		edit               func(*corev1.Container)
+		midRollout         bool
 		want               string
 	}{
-		{"image", "", func(c *corev1.Container) { c.Image = "nginx:2" }, " in place (the pods are kept, their containers restart) "},
-		{"cpu", "", cpu, " in place (the pods are kept, no container restarts) "},
-		{"cpu, RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]", cpu,
+		{"image", "", func(c *corev1.Container) { c.Image = "nginx:2" }, false, " in place (the pods are kept, their containers restart) "},
+		{"cpu", "", cpu, false, " in place (the pods are kept, no container restarts) "},
+		{"cpu, RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]", cpu, false,
 			" in place (the pods are kept, their containers restart) "},
 		{"memory, cpu RestartContainer", "resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]",
-			func(c *corev1.Container) { c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("256Mi") },
+			func(c *corev1.Container) { c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("256Mi") }, false,
 			" in place (the pods are kept, no container restarts) "},
+		// mid-rollout to nginx:2, then cpu too: the live template differs from the edit by cpu alone, the pods by the image
+		{"cpu after an image change", "", func(c *corev1.Container) { c.Image = "nginx:2" }, true, " in place (the pods are kept, their containers restart) "},
 	} {
 		old, objs := inPlaceWorld(t, m, c.resizePolicy)
 		cur := old.DeepCopy()
 		c.edit(&cur.Spec.Template.Spec.Containers[0])
+		if c.midRollout {
+			// the live template is already the edit's; the pods, at the current revision, run another image
+			old.Spec.Template = *cur.Spec.Template.DeepCopy()
+			old.Status.UpdateRevision = "web-other"
+			cpu(&cur.Spec.Template.Spec.Containers[0])
+		}
 		res, err := Preview(ctx, Input{Old: old, New: cur, Module: m, NamedModule: named, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
 			Objects: objs})
 		if err != nil {

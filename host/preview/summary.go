@@ -590,13 +590,14 @@ func listNames(names []string, max int) string {
 	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
 }
 
-// restarts reports whether the in-place updates restart a container: unless every pod moved from the live
-// template's revision and the edit changes no image and resizes only resources whose resizePolicy is
-// NotRequired (the default: the kubelet resizes them live), the summary says the containers restart, as
-// abi/POLICY.md section 2.1 counts an in-place update a disruption.
+// restarts reports whether the in-place updates restart a container: unless the live set is settled (its
+// template is its current revision's), every pod moved from that revision and the edit changes no image and
+// resizes only resources whose resizePolicy is NotRequired (the default: the kubelet resizes them live), the
+// summary says the containers restart, as abi/POLICY.md section 2.1 counts an in-place update a disruption.
 func (e *edit) restarts() bool {
-	if e.old == nil {
-		return true
+	if o := e.old; o == nil || o.Status.ObservedGeneration != o.Generation || o.Status.UpdateRevision != o.Status.CurrentRevision ||
+		o.Status.CurrentRevision != e.p.From.Name {
+		return true // mid-rollout, the pods' template is not the live set's
 	}
 	for _, b := range e.updates {
 		for _, u := range b {
