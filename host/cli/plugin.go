@@ -15,6 +15,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -227,13 +231,15 @@ func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 		Use:   "preview -f web.yaml",
 		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
 		Long: `preview reads a StatefulSet manifest, has the API server default it exactly as ` + "`kubectl apply`" + ` would
-store it (a server-side apply with dryRun=All: nothing is changed), builds the controller's snapshot of the
+store it (a dry run, dryRun=All: nothing is changed), builds the controller's snapshot of the
 live set (its pods, ControllerRevisions and PVCs) and replays the edit with the reconcile module: the steps
 until the rollout completes or stops, the batches of pods taken down together, the pods a partition holds
 back, and warnings for known traps. A set that does not exist yet is previewed as a create.
 
-The namespace is the manifest's, else -n, else the context's. The dry run merges like server-side apply:
-fields other managers own and the file omits are kept.`,
+The namespace is the manifest's, else -n, else the context's. A set last applied with client-side kubectl
+apply (it carries kubectl.kubernetes.io/last-applied-configuration) is patched in the dry run as kubectl apply
+patches it (its three-way merge): a field the last apply set and the file drops is removed. Any other set
+is merged like server-side apply: fields other managers own and the file omits are kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := o.format()
@@ -372,13 +378,51 @@ func liveEdit(ctx context.Context, c kubernetes.Interface, target snapshot.Targe
 	case !apierrors.IsNotFound(err):
 		return nil, nil, objs, withCode(ExitUsage, err)
 	}
-	if cur, err = snapshot.DryRunApplySet(ctx, c, target, ns, name, js, "kubectl-ordinal-preview"); err != nil {
+	if old != nil && old.Annotations[lastAppliedAnnotation] != "" {
+		cur, err = dryRunClientSideApply(ctx, c, target, old, js)
+	} else {
+		cur, err = snapshot.DryRunApplySet(ctx, c, target, ns, name, js, "kubectl-ordinal-preview")
+	}
+	if err != nil {
 		return nil, nil, objs, withCode(ExitUsage, fmt.Errorf("the API server does not accept this StatefulSet (server-side dry run): %w", err))
 	}
 	if objs, err = snapshot.NamespaceObjects(ctx, c, target, ns); err != nil {
 		return nil, nil, objs, withCode(ExitUsage, err)
 	}
 	return old, cur, objs, nil
+}
+
+// dryRunClientSideApply is what the API server would store for the manifest (JSON) applied to the live set
+// with client-side kubectl apply, which a set carrying its last-applied-configuration was applied with:
+// kubectl's three-way patch of that record, the manifest and the live set (a strategic merge patch for
+// apps/v1, a JSON merge patch for the custom kind, which kubectl's scheme does not know), sent with
+// dryRun=All. A field the last apply set and the manifest drops is removed, as kubectl apply removes it; a
+// server-side apply keeps it when another field manager (kubectl-client-side-apply) owns it, so a preview of
+// reverting an env change once showed the env kept and the rollout held, and the apply then completed.
+func dryRunClientSideApply(ctx context.Context, c kubernetes.Interface, target snapshot.Target, live *appsv1.StatefulSet, manifest []byte) (*appsv1.StatefulSet, error) {
+	original := []byte(live.Annotations[lastAppliedAnnotation])
+	withType := *live // the live set as the API server has it, with its apiVersion and kind (a typed read drops them)
+	withType.APIVersion, withType.Kind = target.OrApps().APIVersion(), "StatefulSet"
+	current, err := json.Marshal(&withType)
+	if err != nil {
+		return nil, err
+	}
+	var patch []byte
+	pt := types.StrategicMergePatchType
+	if target.OrApps().Custom {
+		pt = types.MergePatchType
+		patch, err = jsonmergepatch.CreateThreeWayJSONMergePatch(original, manifest, current,
+			mergepatch.RequireKeyUnchanged("apiVersion"), mergepatch.RequireKeyUnchanged("kind"), mergepatch.RequireMetadataKeyUnchanged("name"))
+	} else {
+		var meta strategicpatch.LookupPatchMeta
+		if meta, err = strategicpatch.NewPatchMetaFromStruct(&appsv1.StatefulSet{}); err == nil {
+			patch, err = strategicpatch.CreateThreeWayMergePatch(original, manifest, current, meta, true)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubectl apply's patch of the live set (its %s): %w", lastAppliedAnnotation, err)
+	}
+	return snapshot.DryRunPatchSet(ctx, c, target, live.Namespace, live.Name, pt, patch, "kubectl-ordinal-preview")
 }
 
 // writeLivePreview is the text of a preview of the live set: what the edit does (op), the live objects it

@@ -151,6 +151,19 @@ func DryRunApplySet(ctx context.Context, client kubernetes.Interface, t Target, 
 	})
 }
 
+// DryRunPatchSet is what the API server would store for the patch (of type pt) of the set of kind t
+// (dryRun=All, under fieldManager; nothing is changed): a client-side kubectl apply's patch.
+func DryRunPatchSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, pt types.PatchType, patch []byte, fieldManager string) (*appsv1.StatefulSet, error) {
+	t = t.OrApps()
+	if !t.Custom {
+		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, pt, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
+	}
+	return customSetCall(ctx, client, t, ns, name, func(r *rest.Request) *rest.Request {
+		return r.Verb("PATCH").SetHeader("Content-Type", string(pt)).Param("dryRun", metav1.DryRunAll).
+			Param("fieldManager", fieldManager).Body(patch)
+	})
+}
+
 // customSetCall makes one request for the set ns/name of custom kind t through the clientset's untyped REST
 // client (a GET unless call changes it) and reads the answer into apps/v1's Go type. Namespace and Name
 // check their segments (no '/', no ".."), as the typed client's requests do.
