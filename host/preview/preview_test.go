@@ -455,3 +455,63 @@ func TestPreviewSaysAnotherControllerIgnoresTheAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// The way out of an InPlaceOnly hold by the annotation alone (InPlaceIfPossible, the template unchanged)
+// recreates the held pods, and the summary's headline says so. It said "no pod is created, deleted or
+// replaced" above the line listing the pods recreated.
+func TestPreviewOfLeavingAnInPlaceOnlyHold(t *testing.T) {
+	ctx := context.Background()
+	m, err := wasm.Load(ctx, embedded.ExtendedModule(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	named := func(context.Context, string) (hostplan.Reconciler, error) { return m, nil }
+	sc, err := replay.ParseScenario([]byte(`name: in-place-only-held
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: web
+      namespace: default
+      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceOnly}
+    spec:
+      replicas: 2
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: app, image: "nginx:1"}]}
+events:
+  - settled: true
+    after: 10s
+    set: {"spec.template.spec.containers[0].env": [{name: MODE, value: fast}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		StatefulSet *appsv1.StatefulSet          `json:"statefulSet"`
+		Pods        []*corev1.Pod                `json:"pods"`
+		Revisions   []*appsv1.ControllerRevision `json:"revisions"`
+	}
+	if err := json.Unmarshal(tl.Final, &snap); err != nil {
+		t.Fatal(err)
+	}
+	cur := snap.StatefulSet.DeepCopy()
+	cur.Annotations[abi.AnnotationPodUpdatePolicy] = abi.PodUpdateInPlaceIfPossible
+	res, err := Preview(ctx, Input{Old: snap.StatefulSet, New: cur, Module: m, NamedModule: named, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
+		Objects: snapshot.Objects{Pods: snap.Pods, Revisions: snap.Revisions}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Join(res.Summary.Lines, "\n")
+	if !strings.HasPrefix(lines, "rolling update of 2 pods to revision ") || !strings.Contains(lines, ", each recreated (not in place)") ||
+		strings.Contains(lines, "no pod is created, deleted or replaced") {
+		t.Errorf("summary:\n%s", lines)
+	}
+}

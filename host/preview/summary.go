@@ -224,7 +224,9 @@ func (e *edit) headline(s *Summary, sel snapshot.Objects) {
 		return
 	}
 	var parts []string
-	if e.templateChanged {
+	// An edit of ordinal.dev/pod-update-policy alone moves pods too: InPlaceOnly to InPlaceIfPossible
+	// recreates the pods the hold kept (the module's account of them is e.updates).
+	if e.templateChanged || len(e.updates) > 0 {
 		s.Change = "rolling update"
 		if !e.rollingUpdate {
 			s.Change = "template change"
