@@ -22,7 +22,7 @@ func TestPreviewTraps(t *testing.T) {
 		"in-place":                      {"update Pod web-2 (revision B, in place)", "pods updated in place, in batches: [web-2] -> [web-1] -> [web-0]", "outcome: complete"},
 		"in-place-mixed": {"pods updated, in batches: [web-4 web-3 in place; web-2 recreated] -> [web-1 web-0 recreated]",
 			"recreated, not in place: web-0..web-2 (from A): Recreating Pod web-2 of StatefulSet web to move it to revision", "spec.containers[0].env changes, which a pod cannot change in place"},
-		"in-place-only":         {"! StatefulSet \"web\" holds Pod web-2 at revision", "spec.containers[0].env changes, which a pod cannot change in place, and ordinal.dev/pod-update-policy is InPlaceOnly", "outcome: stuck"},
+		"in-place-only":         {"! StatefulSet \"web\" holds Pod web-2 at revision", "spec.containers[0].env changes, which a pod cannot change in place, and ordinal.dev/pod-update-policy is InPlaceOnly", "outcome: stuck after 0s: ordinal.dev/pod-update-policy InPlaceOnly holds web-0..web-2 (A) (condition InPlaceUpdateBlocked)"},
 		"partition-unavailable": {"counts unavailable pods below the partition", "web-0", "held back by the partition: web-0..web-2", "[web-4] -> [web-3]", "if B never becomes Ready: the rollout stalls on web-0, web-4", "reverting the template recovers it: the controller replaces web-4"},
 	}
 	for name, wants := range mustMention {

@@ -545,9 +545,23 @@ func (e *engine) finish() {
 	case heldBack:
 		out.Result = "partitioned"
 		out.Summary = fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", partition, old.String(), e.label(update))
+	case inPlaceBlocked(ss):
+		// the extension in-place-update's hold: say whose it is (its condition's message names the pod and field)
+		out.Result, out.Summary = "stuck", fmt.Sprintf("%s %s holds %s (condition %s)", abi.AnnotationPodUpdatePolicy,
+			abi.PodUpdateInPlaceOnly, old.String(), abi.ConditionInPlaceUpdateBlocked)
 	default:
 		out.Result, out.Summary = "stuck", "nothing more happens, yet not updated: "+old.String()
 	}
+}
+
+// inPlaceBlocked: the set's InPlaceUpdateBlocked condition is True (pod-update-policy InPlaceOnly holds a pod).
+func inPlaceBlocked(ss Obj) bool {
+	for _, c := range jsonobj.GetArr(ss, "status.conditions") {
+		if jsonobj.GetStr(c, "type") == abi.ConditionInPlaceUpdateBlocked && jsonobj.GetStr(c, "status") == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // tagged is a list of pods each with a tag ("(A)", "(B, Running, not Ready)"), written with the runs of
