@@ -318,6 +318,9 @@ is merged like server-side apply: fields other managers own and the file omits a
 			op := "apply to StatefulSet " + ns + "/" + manifest.Name
 			if old == nil {
 				op = "create StatefulSet " + ns + "/" + manifest.Name
+				if line := otherKindLine(ctx, c, target, ns, manifest.Name); line != "" {
+					res.Summary.Lines = append([]string{line}, res.Summary.Lines...)
+				}
 			}
 			out := struct {
 				Preview *replay.Preview `json:"preview"`
@@ -390,6 +393,23 @@ func liveEdit(ctx context.Context, c kubernetes.Interface, target snapshot.Targe
 		return nil, nil, objs, withCode(ExitUsage, err)
 	}
 	return old, cur, objs, nil
+}
+
+// otherKindLine says that a manifest which would create the set ns/name of kind target names a set that
+// exists as the other kind: after kubectl ordinal migrate, applying the old apps/v1 manifest creates a
+// second set of the same name beside the ordinal.dev/v1 one that controls the pods (the preview itself is
+// of a create, as the API server would do it). "" when there is none or it cannot be read.
+func otherKindLine(ctx context.Context, c kubernetes.Interface, target snapshot.Target, ns, name string) string {
+	other := snapshot.CRDTarget
+	if target.OrApps().Custom {
+		other = snapshot.StatefulSetTarget
+	}
+	if _, err := snapshot.GetSet(ctx, c, other, ns, name); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s/%s exists already (kubectl ordinal migrate moves a set between the kinds): this %s manifest "+
+		"creates a second set of that name beside it; to change the set, apply the manifest with apiVersion %s",
+		other, ns, name, target.OrApps().APIVersion(), other.APIVersion())
 }
 
 // dryRunClientSideApply is what the API server would store for the manifest (JSON) applied to the live set

@@ -49,3 +49,18 @@ func TestLiveEditOfAClientSideAppliedSetDropsWhatTheManifestDrops(t *testing.T) 
 			env, cur.Spec.Template.Spec.Containers[0].Image)
 	}
 }
+
+// A manifest whose set exists as the other kind (after kubectl ordinal migrate, the old manifest's apiVersion)
+// previews as a create, and the summary says that the set exists as that kind: applying it made a second
+// apps/v1 set beside the ordinal.dev/v1 one that controlled the pods, after a preview that read "create".
+func TestPreviewOfTheOtherKindSaysTheSetExists(t *testing.T) {
+	live := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "prod"}}
+	kc := fake.NewClientset(live)
+	line := otherKindLine(context.Background(), kc, snapshot.CRDTarget, "prod", "web")
+	if want := "StatefulSet.apps prod/web exists already (kubectl ordinal migrate moves a set between the kinds): this ordinal.dev/v1 manifest creates a second set of that name beside it; to change the set, apply the manifest with apiVersion apps/v1"; line != want {
+		t.Errorf("got %q\nwant %q", line, want)
+	}
+	if line := otherKindLine(context.Background(), kc, snapshot.CRDTarget, "prod", "db"); line != "" {
+		t.Errorf("no set db of either kind: %q", line)
+	}
+}
