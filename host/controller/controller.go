@@ -130,6 +130,9 @@ type Controller struct {
 	// leftAlone holds, per set key, why the controller last left the set alone (leaveAlone: an event per
 	// new reason), until it acts on it again.
 	leftAlone sync.Map
+	// annotationsWarned holds, per set key, what warnAnnotations last said of its annotations (an event per
+	// new generation, module or finding), until they ask nothing the module will not do.
+	annotationsWarned sync.Map
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	// staleRetry spaces the retries of a set skipped because the informers are behind its own writes.
@@ -446,7 +449,7 @@ func (c *Controller) forgetShard(i int) {
 		}
 		return true
 	})
-	for _, m := range []*sync.Map{&c.held, &c.leftAlone, &c.predecessors} {
+	for _, m := range []*sync.Map{&c.held, &c.leftAlone, &c.annotationsWarned, &c.predecessors} {
 		m.Range(func(key, _ any) bool {
 			if mine(key) {
 				m.Delete(key)

@@ -65,6 +65,7 @@ func (c *Controller) sync(ctx context.Context, key string) (requeueAfter time.Du
 		return 0, errModuleWithdrawn
 	}
 	r.moduleDigest = moduleInfo.ShortDigest()
+	c.warnAnnotations(key, set, moduleInfo)
 	res, err := c.runPlan(ctx, r, sc, set, objs.Pods, snap, mod, moduleInfo, policies, syncTime)
 	if err != nil {
 		return 0, c.planFailed(r, set, moduleInfo, err)
@@ -172,6 +173,7 @@ func (c *Controller) forgetSet(r *syncRecord) {
 	c.dropSetCache(r.key)
 	c.held.Delete(r.key)
 	c.leftAlone.Delete(r.key)
+	c.annotationsWarned.Delete(r.key)
 	c.predecessors.Delete(r.key)
 }
 

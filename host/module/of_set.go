@@ -2,6 +2,7 @@ package module
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ordinal-dev/ordinal/abi"
 )
@@ -26,14 +27,14 @@ func OfSet[M any](ctx context.Context, annotations map[string]string, def M, nam
 // of an extension (a preview's traps, the replay's outcome, `kubectl ordinal status`'s reading of pods
 // updated in place) it reads only where the set's module has it.
 func HasExtension(m any, key string) bool {
+	return slices.ContainsFunc(ExtensionsOf(m), func(e abi.Extension) bool { return e.Annotation == key })
+}
+
+// ExtensionsOf are the extensions module m describes (none: a module that does not describe itself).
+func ExtensionsOf(m any) []abi.Extension {
 	d, ok := m.(interface{ Describe() abi.Describe })
 	if !ok {
-		return false
+		return nil
 	}
-	for _, e := range d.Describe().Extensions {
-		if e.Annotation == key {
-			return true
-		}
-	}
-	return false
+	return d.Describe().Extensions
 }

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/annotation"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/host/rollout"
@@ -60,9 +61,9 @@ type Preview struct {
 	// the edited set turns on extension progress-deadline and its module has it (its Rollback recovers)
 	progressDeadline bool
 	reserving        func(annotations map[string]string) bool // the set turns on extension reserve-ordinals and its module has it
-	// ignoredExtensions: what the set asks of an extension its module does not have (ignoredExtensions)
-	ignoredExtensions []string
-	kubelet           KubeletConfig // the base world's kubelet model, for the estimate's pace when nothing finished
+	// annotations: what the set's ordinal.dev/ annotations ask that its module will not do (annotationFindings)
+	annotations []annotation.Finding
+	kubelet     KubeletConfig // the base world's kubelet model, for the estimate's pace when nothing finished
 }
 
 // PodUpdate is one pod a sync moves to the update revision under extension in-place-update, and how.
@@ -94,7 +95,7 @@ const (
 	WarnOnDelete                     = "OnDelete"                     // the controller replaces no pod by itself
 	WarnUnfinished                   = "Unfinished"                   // the rollout does not finish
 	WarnInvalidAnnotation            = "InvalidAnnotation"            // the module cannot read an extension's annotation (its own words)
-	WarnExtensionIgnored             = "ExtensionIgnored"             // the set turns on an extension its module does not have
+	WarnExtensionIgnored             = annotation.ExtensionIgnored    // the set turns on an extension its module does not have
 	WarnPolicyFailed                 = "PolicyFailed"                 // a policy of the set failed: it held nothing back (PolicyFailures)
 	WarnPolicyHeld                   = "PolicyHeld"                   // the rollout ends waiting on a policy's hold (Outcome.Held)
 	// pod-update-policy InPlaceOnly holds a pod whose change cannot be made in place (the module's words: its
@@ -160,7 +161,7 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 	p.recoverStuck = extensionOn(ctx, opts, annotations(fs), abi.AnnotationRecoverStuckAfter)
 	p.progressDeadline = extensionOn(ctx, opts, annotations(fs), abi.AnnotationProgressDeadlineSeconds)
 	p.reserving = func(ann map[string]string) bool { return extensionOn(ctx, opts, ann, abi.AnnotationReserveOrdinals) }
-	p.ignoredExtensions = ignoredExtensions(ctx, opts, annotations(fs))
+	p.annotations = annotationFindings(ctx, opts, annotations(fs))
 	if p.reserving(annotations(fs)) {
 		p.Settings.ReservedOrdinals = annotations(fs)[abi.AnnotationReserveOrdinals]
 	}
@@ -279,9 +280,10 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	for _, msg := range tl.invalidAnnotations {
 		w(WarnInvalidAnnotation, "%s", msg)
 	}
-	// 0a'. An extension the set asks for and its module does not have: upstream's plan ignores it.
-	for _, msg := range p.ignoredExtensions {
-		w(WarnExtensionIgnored, "%s", msg)
+	// 0a'. An extension the set asks for and its module does not have: upstream's plan ignores it (the
+	// controller's events say it too).
+	for _, f := range p.annotations {
+		w(f.Code, "%s", f.Message)
 	}
 	// 0b. A pod pod-update-policy InPlaceOnly holds at the end, in the module's words (its condition).
 	for _, c := range jsonobj.GetArr(after, "status.conditions") {
