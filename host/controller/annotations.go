@@ -14,7 +14,8 @@ import (
 
 // warnAnnotations records a Warning event on the set for each of its ordinal.dev/ annotations the module
 // will not act on as asked (annotation.Check, as previews and the webhook warn: an extension the module
-// lacks, ExtensionIgnored). Once per set generation, module and findings, not every sync: a set is synced on
+// lacks, ExtensionIgnored; a key nothing reads, UnknownAnnotation; a value outside an extension's list,
+// InvalidExtensionValue). Once per set generation, module and findings, not every sync: a set is synced on
 // every change of its pods, and the same warning each time would bury the events that say something new.
 func (c *Controller) warnAnnotations(key string, set *appsv1.StatefulSet, info module.Info) {
 	found := annotation.Check(set.Annotations, info.Describe.Extensions)

@@ -22,7 +22,8 @@ import (
 
 // The controller says what previews say of a set's ordinal.dev/ annotations its module will not act on as
 // asked (annotation.Check): a Warning event per finding, once per generation, module and findings, not on
-// every sync of the set; a new value or a fix and its return are news again.
+// every sync of the set; a new value or a fix and its return are news again. A value the module itself
+// reads is the module's to refuse (its InvalidAnnotation), not repeated by the host.
 func TestControllerWarnsOfAnnotationsItsModuleIgnores(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -88,7 +89,7 @@ func TestControllerWarnsOfAnnotationsItsModuleIgnores(t *testing.T) {
 		t.Helper()
 		var got []string
 		for _, e := range events {
-			if f := strings.Fields(e); len(f) > 1 && f[0] == "Warning" {
+			if f := strings.Fields(e); len(f) > 1 && f[0] == "Warning" && f[1] != "InvalidAnnotation" { // the module's own
 				got = append(got, f[1])
 			}
 		}
@@ -130,4 +131,23 @@ func TestControllerWarnsOfAnnotationsItsModuleIgnores(t *testing.T) {
 	want(syncs(1), nil)
 	annotate(map[string]string{abi.AnnotationPaused: "true"})
 	want(syncs(2), map[string][]string{"ExtensionIgnored": {abi.AnnotationPaused, "not paused"}})
+
+	// A misspelt key is read by nothing: said once, with the key meant.
+	annotate(map[string]string{abi.AnnotationModule: "extended", "ordinal.dev/pod-updte-policy": "InPlaceOnly"})
+	want(syncs(3), map[string][]string{"UnknownAnnotation": {"ordinal.dev/pod-updte-policy", "did you mean " + abi.AnnotationPodUpdatePolicy + "?"}})
+
+	// A value outside the extension's list, on a module without it: ignored, and not one it takes.
+	annotate(map[string]string{abi.AnnotationPodUpdatePolicy: "InPlace"})
+	want(syncs(2), map[string][]string{
+		"ExtensionIgnored":      {`"InPlace"`},
+		"InvalidExtensionValue": {`"InPlace"`, "ReCreate, InPlaceIfPossible, InPlaceOnly"},
+	})
+
+	// The same value on the extended module: the host says nothing; the module refuses the value itself.
+	annotate(map[string]string{abi.AnnotationModule: "extended", abi.AnnotationPodUpdatePolicy: "InPlace"})
+	events := syncs(2)
+	want(events, nil)
+	if !slices.ContainsFunc(events, func(e string) bool { return strings.HasPrefix(e, "Warning InvalidAnnotation ") }) {
+		t.Errorf("events %q: want the module's InvalidAnnotation", events)
+	}
 }

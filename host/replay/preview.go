@@ -88,16 +88,18 @@ type Warning struct {
 
 // Warning codes.
 const (
-	WarnOrderedReadyBlocked          = "OrderedReadyBlocked"          // a pod not Running and Ready holds an OrderedReady set
-	WarnClaimsDeleted                = "ClaimsDeleted"                // whenScaled=Delete removes PVCs and their data
-	WarnMaxUnavailableCountsHeldBack = "MaxUnavailableCountsHeldBack" // unavailable pods below the partition use up maxUnavailable
-	WarnMaxUnavailableIgnored        = "MaxUnavailableIgnored"        // the MaxUnavailableStatefulSet gate is off
-	WarnOnDelete                     = "OnDelete"                     // the controller replaces no pod by itself
-	WarnUnfinished                   = "Unfinished"                   // the rollout does not finish
-	WarnInvalidAnnotation            = "InvalidAnnotation"            // the module cannot read an extension's annotation (its own words)
-	WarnExtensionIgnored             = annotation.ExtensionIgnored    // the set turns on an extension its module does not have
-	WarnPolicyFailed                 = "PolicyFailed"                 // a policy of the set failed: it held nothing back (PolicyFailures)
-	WarnPolicyHeld                   = "PolicyHeld"                   // the rollout ends waiting on a policy's hold (Outcome.Held)
+	WarnOrderedReadyBlocked          = "OrderedReadyBlocked"            // a pod not Running and Ready holds an OrderedReady set
+	WarnClaimsDeleted                = "ClaimsDeleted"                  // whenScaled=Delete removes PVCs and their data
+	WarnMaxUnavailableCountsHeldBack = "MaxUnavailableCountsHeldBack"   // unavailable pods below the partition use up maxUnavailable
+	WarnMaxUnavailableIgnored        = "MaxUnavailableIgnored"          // the MaxUnavailableStatefulSet gate is off
+	WarnOnDelete                     = "OnDelete"                       // the controller replaces no pod by itself
+	WarnUnfinished                   = "Unfinished"                     // the rollout does not finish
+	WarnInvalidAnnotation            = "InvalidAnnotation"              // the module cannot read an extension's annotation (its own words)
+	WarnExtensionIgnored             = annotation.ExtensionIgnored      // the set turns on an extension its module does not have
+	WarnUnknownAnnotation            = annotation.UnknownAnnotation     // an ordinal.dev/ annotation nothing reads (a misspelling)
+	WarnInvalidExtensionValue        = annotation.InvalidExtensionValue // a value outside the list of an extension its module lacks
+	WarnPolicyFailed                 = "PolicyFailed"                   // a policy of the set failed: it held nothing back (PolicyFailures)
+	WarnPolicyHeld                   = "PolicyHeld"                     // the rollout ends waiting on a policy's hold (Outcome.Held)
 	// pod-update-policy InPlaceOnly holds a pod whose change cannot be made in place (the module's words: its
 	// condition abi.ConditionInPlaceUpdateBlocked at the end of the preview)
 	WarnInPlaceBlocked = "InPlaceBlocked"
@@ -280,8 +282,8 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	for _, msg := range tl.invalidAnnotations {
 		w(WarnInvalidAnnotation, "%s", msg)
 	}
-	// 0a'. An extension the set asks for and its module does not have: upstream's plan ignores it (the
-	// controller's events say it too).
+	// 0a'. An extension the set asks for and its module does not have (upstream's plan ignores it), an
+	// ordinal.dev/ key nothing reads, a value the module would not read: the controller's events too.
 	for _, f := range p.annotations {
 		w(f.Code, "%s", f.Message)
 	}

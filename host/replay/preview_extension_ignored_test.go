@@ -51,3 +51,51 @@ func TestPreviewSaysAnExtensionIsIgnored(t *testing.T) {
 		})
 	}
 }
+
+// An ordinal.dev/ annotation nothing reads (a misspelling) and a value outside an extension's list on a module
+// without it are warned of too (annotation.Check, which the controller's events share), naming the key, the
+// closest known key or the values it takes. A value outside the list on the extended module is the module's
+// own InvalidAnnotation, not said twice.
+func TestPreviewSaysAnAnnotationIsUnknownOrInvalid(t *testing.T) {
+	settled := settledPreviewCase(t, "in-place-only")
+	const policy = "    ordinal.dev/pod-update-policy: InPlaceOnly\n"
+	for _, tc := range []struct {
+		name, from, to string
+		want           map[string][]string // code: what its one warning says
+	}{
+		{"a misspelt key", policy, "    ordinal.dev/pod-updte-policy: InPlaceOnly\n",
+			map[string][]string{WarnUnknownAnnotation: {"ordinal.dev/pod-updte-policy", "did you mean ordinal.dev/pod-update-policy?"}}},
+		{"a value outside the list, on the faithful module", "    ordinal.dev/module: extended\n" + policy, "    ordinal.dev/pod-update-policy: InPlace\n",
+			map[string][]string{WarnExtensionIgnored: {`"InPlace"`}, WarnInvalidExtensionValue: {`"InPlace"`, "ReCreate, InPlaceIfPossible, InPlaceOnly"}}},
+		{"a value outside the list, on the extended module", policy, "    ordinal.dev/pod-update-policy: InPlace\n",
+			map[string][]string{WarnInvalidAnnotation: {`"InPlace"`, "ReCreate, InPlaceIfPossible, InPlaceOnly"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := string(settled.edit)
+			if !strings.Contains(e, tc.from) {
+				t.Fatalf("%q is not in the edit", tc.from)
+			}
+			p := settled.preview(t, []byte(strings.Replace(e, tc.from, tc.to, 1)))
+			got := map[string][]string{}
+			for _, w := range p.Warnings {
+				switch w.Code {
+				case WarnUnknownAnnotation, WarnExtensionIgnored, WarnInvalidExtensionValue, WarnInvalidAnnotation:
+					got[w.Code] = append(got[w.Code], w.Message)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("warnings %+v, want one each of %v", p.Warnings, tc.want)
+			}
+			for code, words := range tc.want {
+				if len(got[code]) != 1 {
+					t.Fatalf("warnings %+v, want one %s", p.Warnings, code)
+				}
+				for _, s := range words {
+					if !strings.Contains(got[code][0], s) {
+						t.Errorf("%s %q does not say %q", code, got[code][0], s)
+					}
+				}
+			}
+		})
+	}
+}
