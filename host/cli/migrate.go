@@ -21,9 +21,28 @@ import (
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
-// lastAppliedAnnotation is client-side kubectl apply's record of the applied manifest: it names the
-// old apiVersion, so a later `kubectl apply` of it would diff against the wrong kind. It is not carried.
+// lastAppliedAnnotation is client-side kubectl apply's record of the applied manifest. It names the old
+// apiVersion: it is carried with the target's (lastAppliedAs), so that the next `kubectl apply` of the moved
+// manifest three-way merges against it, neither warning that it is missing nor keeping what the file dropped.
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// lastAppliedAs is a last-applied-configuration naming the target's apiVersion (kubectl's JSON, its trailing
+// newline kept); ok false when it is not a JSON object, and then it is not carried.
+func lastAppliedAs(record string, to migrateKind) (string, bool) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(record), &m); err != nil || m == nil {
+		return "", false
+	}
+	m["apiVersion"], m["kind"] = to.apiVersion(), "StatefulSet"
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", false
+	}
+	if strings.HasSuffix(record, "\n") {
+		b = append(b, '\n')
+	}
+	return string(b), true
+}
 
 // migrateKind is one of the two kinds a set moves between: the controller's Target, and how migrate
 // names it.
@@ -135,8 +154,8 @@ func checkSource(from migrateKind, obj map[string]any, allowRollout bool) error 
 	return nil
 }
 
-// buildMigration makes the target of a source set: the same name, namespace, labels, annotations (but
-// kubectl's last-applied-configuration) and owner references, the spec exactly as the API server returned
+// buildMigration makes the target of a source set: the same name, namespace, labels, annotations (kubectl's
+// last-applied-configuration naming the target's apiVersion) and owner references, the spec exactly as the API server returned
 // it (defaulted: the revision names hash the template as stored); and the status to carry: the source's,
 // without observedGeneration (the new object is at generation 1, its controller has not seen it) and, for
 // ordinal.dev, with status.selector (spec.selector as a string, the scale subresource's).
@@ -157,6 +176,8 @@ func buildMigration(from, to migrateKind, src map[string]any) (*migration, error
 	for k, v := range s.Annotations {
 		if k != lastAppliedAnnotation {
 			ann[k] = v
+		} else if rec, ok := lastAppliedAs(v, to); ok {
+			ann[k] = rec
 		}
 	}
 	if len(ann) > 0 {

@@ -30,7 +30,7 @@ func liveSet(t *testing.T, apiVersion, js string) map[string]any {
 }
 
 const settledSet = `{"kind":"StatefulSet","metadata":{"name":"web","namespace":"prod","uid":"u1","resourceVersion":"7","generation":3,
- "labels":{"app":"web"},"annotations":{"team":"db","kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"apps/v1\"}"},
+ "labels":{"app":"web"},"annotations":{"team":"db","kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"spec\":{\"replicas\":3}}\n"},
  "creationTimestamp":"2026-01-01T00:00:00Z","managedFields":[{"manager":"kubectl"}]},
  "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},"serviceName":"web","podManagementPolicy":"OrderedReady",
   "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2"}]}},
@@ -134,8 +134,11 @@ func TestMigrateBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// kubectl's record names the new apiVersion (the next kubectl apply merges against it); no uid,
+	// resourceVersion, generation or managedFields
 	wantMeta := map[string]any{"name": "web", "namespace": "prod", "labels": map[string]any{"app": "web"},
-		"annotations": map[string]any{"team": "db"}} // no last-applied, uid, resourceVersion, generation, managedFields
+		"annotations": map[string]any{"team": "db",
+			lastAppliedAnnotation: `{"apiVersion":"ordinal.dev/v1","kind":"StatefulSet","spec":{"replicas":3}}` + "\n"}}
 	if !reflect.DeepEqual(m.object["metadata"], wantMeta) {
 		t.Errorf("metadata %v\nwant %v", m.object["metadata"], wantMeta)
 	}
@@ -166,6 +169,15 @@ func TestMigrateBuild(t *testing.T) {
 	mb, err := buildMigration(ordinalKind, appsKind, back)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rec := mb.object["metadata"].(map[string]any)["annotations"].(map[string]any)[lastAppliedAnnotation]; rec != `{"apiVersion":"apps/v1","kind":"StatefulSet","spec":{"replicas":3}}`+"\n" {
+		t.Errorf("to apps/v1: last-applied-configuration %v", rec)
+	}
+	// a record that is not a JSON object is not carried
+	odd := liveSet(t, "apps/v1", settledSet)
+	odd["metadata"].(map[string]any)["annotations"].(map[string]any)[lastAppliedAnnotation] = "not json"
+	if mo, err := buildMigration(appsKind, ordinalKind, odd); err != nil || mo.object["metadata"].(map[string]any)["annotations"].(map[string]any)[lastAppliedAnnotation] != nil {
+		t.Errorf("an unreadable record was carried (%v)", err)
 	}
 	if _, ok := mb.status["selector"]; ok || mb.object["apiVersion"] != "apps/v1" {
 		t.Errorf("to apps/v1: apiVersion %v, status %v", mb.object["apiVersion"], mb.status)

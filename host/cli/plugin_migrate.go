@@ -51,8 +51,8 @@ The steps:
      resourceVersion (an edit made after step 1 fails the delete: nothing is changed, run again) and wait
      until the garbage collector has removed the owner references from its pods, revisions and claims and
      then the object;
-  3. create the target: same name, namespace, labels, annotations (but kubectl's
-     last-applied-configuration, which names the old apiVersion), owner references and the spec exactly as
+  3. create the target: same name, namespace, labels, annotations (kubectl's last-applied-configuration
+     naming the target's apiVersion), owner references and the spec exactly as
      the API server returned it; then write the source's status through the status subresource
      (currentRevision, updateRevision, collisionCount, replica counts, conditions; not observedGeneration;
      for ordinal.dev also status.selector): revision names include collisionCount, and a rollout continues
