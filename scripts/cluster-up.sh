@@ -187,7 +187,7 @@ mkdir -p "$RUN/pids"
 for f in "$RUN"/pids/*.pid; do
   [ -e "$f" ] || continue
   if alive "$(cat "$f")" "$(cat "${f%.pid}.exe" 2>/dev/null)"; then
-    die "a cluster is already running from $RUN (pid $(cat "$f")); run scripts/cluster-down.sh first"
+    die "a cluster is already running from $RUN (pid $(cat "$f")); run make cluster-down first"
   fi
 done
 rm -rf "$RUN/pids" "$RUN/etcd-data" "$RUN/logs"
@@ -386,4 +386,4 @@ fi
 
 mkdir -p "$(dirname "$OUT")"
 cp "$RUN/admin.kubeconfig" "$OUT"
-log "cluster up: start $(since "$T_START")s, total (build+start) $(since "$T_ALL")s; kubeconfig $OUT; logs $RUN/logs; stop with scripts/cluster-down.sh"
+log "cluster up: start $(since "$T_START")s, total (build+start) $(since "$T_ALL")s; kubeconfig $OUT; logs $RUN/logs; stop with make cluster-down"
