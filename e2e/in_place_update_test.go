@@ -228,7 +228,7 @@ func cpuRequest(q string) setOpt {
 // get the new requests.
 func TestInPlaceResize(t *testing.T) {
 	t.Parallel()
-	ctx, ns, _, tr := begin(t, "ipr", true)
+	ctx, ns, c, tr := begin(t, "ipr", true)
 	createSet(t, ctx, ns, newSet("ipr", 3, inPlace("InPlaceOnly"), cpuRequest("10m")))
 	first := waitRolledOut(t, ctx, ns, "ipr", 3)
 	before := podFactsOf(t, ctx, ns, "ipr", 3)
@@ -252,5 +252,13 @@ func TestInPlaceResize(t *testing.T) {
 		if cs := p.Status.ContainerStatuses; len(cs) != 1 || cs[0].Resources == nil || cs[0].Resources.Requests.Cpu().String() != "20m" {
 			t.Errorf("%s: container statuses %+v, want the kubelet (kwok) to report 20m", name, cs)
 		}
+	}
+	// kwok writes each pod's status right after its resize, as a kubelet does: the update that follows is sent
+	// again at the pod's version, not refused (no FailedUpdate warning, no failed sync)
+	if evs := moduleEvents(t, ctx, ns, "FailedUpdate"); len(evs) > 0 {
+		t.Errorf("FailedUpdate events during a resize rollout: %s", evs[0].Message)
+	}
+	if failed := c.logLines(`"msg":"Sync failed"`); len(failed) > 0 {
+		t.Errorf("syncs failed during a resize rollout: %s", failed[0])
 	}
 }

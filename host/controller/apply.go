@@ -66,6 +66,18 @@ type restWriter struct {
 
 func (w *restWriter) CanAdopt(ctx context.Context) error { return w.canAdopt(ctx) }
 
+// Reread is an uncached GET of a pod (hostplan.Rereader: the update after the sync's own resize met a Conflict).
+func (w *restWriter) Reread(ctx context.Context, kind, namespace, name string) (json.RawMessage, error) {
+	gvr, ok := resourceForKind(w.target, kind)
+	if !ok || kind != abi.KindPod {
+		return nil, fmt.Errorf("reread of kind %q", kind)
+	}
+	if namespace == "" {
+		namespace = w.ns
+	}
+	return w.rest[gvr.GroupVersion()].Get().Namespace(namespace).Resource(gvr.Resource).Name(name).Do(ctx).Raw()
+}
+
 // Write issues one action and returns the resourceVersion the API server answered with.
 func (w *restWriter) Write(ctx context.Context, act *abi.Action, precondition types.UID) (string, error) {
 	gvr, ok := resourceForKind(w.target, act.Kind)

@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -29,15 +33,24 @@ import (
 // only the containers' resources from its object), then an update of the pod carrying the same
 // resourceVersion and those resources. The update is sent at the version the resize returned: the resize is
 // the only write between the two that the plan knows of, and a foreign write in between changes the version
-// again, so its Conflict still comes back.
+// again, so its Conflict still comes back. The kubelet's own answer to the resize (a write of the pod's
+// status) is such a write, and comes first more often than not: a writer that can re-read the pod (Rereader)
+// has the update sent once more at the pod's version when nothing but its status changed since the resize.
 type ownWrites map[string]ownWrite
 
 type ownWrite struct {
 	object          []byte
 	resourceVersion string
-	// resize: the write was a resize, sentAt the resourceVersion its object carried
-	resize bool
-	sentAt string
+	// resize: the write was a resize, sentAt the resourceVersion its object carried, resized its object
+	resize  bool
+	sentAt  string
+	resized []byte
+}
+
+// Rereader is a Writer that can read an object as the API server has it now (uncached). The applier asks only
+// when the update after its own resize of a pod meets a Conflict (statusOnlySince).
+type Rereader interface {
+	Reread(ctx context.Context, kind, namespace, name string) (json.RawMessage, error)
 }
 
 func ownKey(a *abi.Action) string { return a.Kind + "/" + a.Namespace + "/" + a.Name }
@@ -58,13 +71,53 @@ func (o ownWrites) write(ctx context.Context, w Writer, a *abi.Action, precondit
 		}
 	}
 	rv, err := w.Write(ctx, send, precondition)
+	if prev, ok := o[ownKey(a)]; ok && send != a && prev.resize && apierrors.IsConflict(err) {
+		// The kubelet answers a resize by writing the pod's status, often between the resize and this update:
+		// when that is all that changed since, the update is sent again at the version the pod has now.
+		if now, ok := statusOnlySince(ctx, w, a, prev.resized); ok {
+			obj, rerr := withResourceVersion(a.Object, now)
+			if rerr != nil {
+				return rerr
+			}
+			again := *a
+			again.Object = obj
+			rv, err = w.Write(ctx, &again, precondition)
+		}
+	}
 	switch {
 	case err == nil && a.Verb == abi.VerbUpdate:
 		o[ownKey(a)] = ownWrite{object: a.Object, resourceVersion: rv}
 	case err == nil && a.Verb == abi.VerbResize:
-		o[ownKey(a)] = ownWrite{resourceVersion: rv, resize: true, sentAt: resourceVersionOf(a.Object)}
+		o[ownKey(a)] = ownWrite{resourceVersion: rv, resize: true, sentAt: resourceVersionOf(a.Object), resized: a.Object}
 	}
 	return err
+}
+
+// statusOnlySince reads the pod a's update is for and returns its resourceVersion when its metadata and spec
+// are what this plan's resize left (the resize's object: the pod as the snapshot had it, with the new
+// resources), so that only its status, resourceVersion, generation or managedFields changed since; ok false
+// when the writer cannot read, or anything else changed (the Conflict then stands, as before).
+func statusOnlySince(ctx context.Context, w Writer, a *abi.Action, resized []byte) (string, bool) {
+	r, ok := w.(Rereader)
+	if !ok || a.Kind != abi.KindPod || len(resized) == 0 {
+		return "", false
+	}
+	fresh, err := r.Reread(ctx, a.Kind, a.Namespace, a.Name)
+	if err != nil {
+		return "", false
+	}
+	var was, now corev1.Pod
+	if json.Unmarshal(resized, &was) != nil || json.Unmarshal(fresh, &now) != nil || now.ResourceVersion == "" {
+		return "", false
+	}
+	rv := now.ResourceVersion
+	for _, p := range []*corev1.Pod{&was, &now} {
+		p.TypeMeta, p.ResourceVersion, p.Generation, p.ManagedFields, p.Status = metav1.TypeMeta{}, "", 0, nil, corev1.PodStatus{}
+	}
+	if !equality.Semantic.DeepEqual(was.ObjectMeta, now.ObjectMeta) || !equality.Semantic.DeepEqual(was.Spec, now.Spec) {
+		return "", false
+	}
+	return rv, true
 }
 
 // resourceVersionOf reads an object's metadata.resourceVersion ("" when absent or unreadable).

@@ -3,11 +3,16 @@ package plan_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/firewall"
@@ -125,6 +130,119 @@ func TestApplyRebasesAnUpdateOnItsOwnResize(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("resourceVersions sent %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// kubeletWriter is an API server whose kubelet answers a resize by writing the pod's status: the update sent at
+// the resize's version meets a Conflict. Reread gives the pod as it is then (changed: what else changed since).
+type kubeletWriter struct {
+	sent    []abi.Action
+	resized json.RawMessage
+	changed func(pod map[string]any)
+	rv      int
+}
+
+func (w *kubeletWriter) Write(_ context.Context, a *abi.Action, _ types.UID) (string, error) {
+	w.sent = append(w.sent, *a)
+	switch a.Verb {
+	case abi.VerbResize:
+		w.rv = 9 // 8 the resize's, 9 the kubelet's status write right after
+		return "8", nil
+	case abi.VerbUpdate:
+		var o struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(a.Object, &o); err != nil || o.Metadata.ResourceVersion != fmt.Sprint(w.rv) {
+			return "", apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, a.Name, errors.New("the object has been modified"))
+		}
+		return "10", nil
+	}
+	return "", nil
+}
+
+func (w *kubeletWriter) CanAdopt(context.Context) error { return nil }
+
+func (w *kubeletWriter) Reread(_ context.Context, kind, _, _ string) (json.RawMessage, error) {
+	var pod map[string]any
+	if err := json.Unmarshal(w.resized, &pod); err != nil {
+		return nil, err
+	}
+	md := pod["metadata"].(map[string]any)
+	md["resourceVersion"], md["generation"], md["managedFields"] = fmt.Sprint(w.rv), 2, []any{map[string]any{"manager": "kubelet"}}
+	pod["status"] = map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{"name": "app", "allocatedResources": map[string]any{"cpu": "0.2"}}}}
+	if w.changed != nil {
+		w.changed(pod)
+	}
+	return json.Marshal(pod)
+}
+
+// noReread is a kubeletWriter that cannot re-read.
+type noReread struct{ w *kubeletWriter }
+
+func (n noReread) Write(ctx context.Context, a *abi.Action, p types.UID) (string, error) {
+	return n.w.Write(ctx, a, p)
+}
+func (n noReread) CanAdopt(ctx context.Context) error { return nil }
+
+// The update after the plan's own resize meets the kubelet's status write (a Conflict) more often than not on
+// a real node: when the pod re-read shows nothing but its status (and version, generation, managedFields)
+// changed since the resize, the update is sent once more at the pod's version; anything else changed, or a
+// writer that cannot re-read, and the Conflict stands.
+func TestApplyResendsTheUpdateAfterTheKubeletsStatusWrite(t *testing.T) {
+	const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"prod","uid":"web-0-uid","resourceVersion":"%s","labels":{"app":"web","controller-revision-hash":"%s"},` +
+		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
+		`"spec":{"containers":[{"name":"app","image":"%s","resources":{"requests":{"cpu":"%s"}}}]}}`
+	const revision = `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"web-b","namespace":"prod","uid":"web-b-uid",` +
+		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
+		`"data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},"revision":2}`
+	snap := `{"abi":1,"now":"2026-05-01T12:00:00Z","statefulSet":{"apiVersion":"apps/v1","kind":"StatefulSet",` +
+		`"metadata":{"name":"web","namespace":"prod","uid":"web-uid","resourceVersion":"10","annotations":{"` + abi.AnnotationPodUpdatePolicy + `":"InPlaceIfPossible"}},` +
+		`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},` +
+		`"pods":[` + fmt.Sprintf(pod, "7", "web-a", "app:1", "100m") + `],"revisions":[` + revision + `],"claims":[]}`
+	scope, err := firewall.ScopeFromSnapshot([]byte(snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resized := json.RawMessage(fmt.Sprintf(pod, "7", "web-a", "app:1", "200m"))
+	resize := abi.Action{Verb: abi.VerbResize, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: resized}
+	update := abi.Action{Verb: abi.VerbUpdate, Kind: abi.KindPod, Namespace: "prod", Name: "web-0",
+		Object: json.RawMessage(strings.Replace(fmt.Sprintf(pod, "7", "web-b", "app:2", "200m"), `"labels":`, `"annotations":{"`+abi.AnnotationInPlaceUpdate+`":"web-b"},"labels":`, 1))}
+	for _, c := range []struct {
+		name     string
+		changed  func(map[string]any)
+		noReread bool
+		want     []string // the resourceVersions sent
+		conflict bool
+	}{
+		{"the kubelet's status alone", nil, false, []string{"7", "8", "9"}, false},
+		{"a label added since", func(p map[string]any) {
+			p["metadata"].(map[string]any)["labels"].(map[string]any)["team"] = "db"
+		}, false, []string{"7", "8"}, true},
+		{"the spec changed since", func(p map[string]any) {
+			p["spec"].(map[string]any)["activeDeadlineSeconds"] = 60
+		}, false, []string{"7", "8"}, true},
+		{"a writer that cannot re-read", nil, true, []string{"7", "8"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kw := &kubeletWriter{resized: resized, changed: c.changed}
+			var w plan.Writer = kw
+			if c.noReread {
+				w = noReread{kw}
+			}
+			_, err := plan.Apply(context.Background(), scope, &abi.Plan{Actions: []abi.Action{resize, update}}, w, plan.Options{})
+			var got []string
+			for _, a := range kw.sent {
+				got = append(got, sentResourceVersion(t, a))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("resourceVersions sent %v, want %v", got, c.want)
+			}
+			if gotConflict := apierrors.IsConflict(err); gotConflict != c.conflict {
+				t.Errorf("error %v, want a Conflict: %v", err, c.conflict)
 			}
 		})
 	}
