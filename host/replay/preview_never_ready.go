@@ -375,6 +375,11 @@ func (p *Preview) writeNeverReady(b *strings.Builder) {
 			return
 		}
 	}
+	// the edit's own rollout already stops where the what-if does, before any pod of the revision (an
+	// InPlaceOnly hold): the line would only repeat the outcome
+	if o := p.Timeline.Outcome; o.Result == "stuck" && o.Summary != "" && strings.Contains(n.Summary, o.Summary) {
+		return
+	}
 	rev := n.Revision.Label
 	if rev == "" {
 		rev = n.Revision.Name
