@@ -158,7 +158,8 @@ func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (string, 
 		return "", 0, planExitCode(p) // the snapshot was refused (a bad --feature-gates): not a rollout state
 	}
 	// pods the set's module updated in place are read as it reads them (extension in-place-update)
-	st, err := rollout.OfWith(snap.JSON, p, rollout.Reading{InPlace: module.HasExtension(r, abi.AnnotationPodUpdatePolicy)})
+	st, err := rollout.OfWith(snap.JSON, p, rollout.Reading{InPlace: module.HasExtension(r, abi.AnnotationPodUpdatePolicy),
+		OtherController: snapshot.OtherController(objs.Set, objs.Set.Annotations)})
 	if err != nil {
 		return "", 0, withCode(ExitModuleFailure, err)
 	}

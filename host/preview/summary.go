@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -277,35 +276,13 @@ func (e *edit) createHeadline(s *Summary, sel snapshot.Objects) {
 // what Ordinal would do, not what will happen. An InPlaceIfPossible set previewed "in place (the pods are
 // kept)" had every pod recreated by kube-controller-manager.
 func (e *edit) otherControllerLine(s *Summary) {
-	if e.old == nil || !namesOrdinal(e.cur.Annotations) {
+	if e.old == nil {
 		return
 	}
-	if m := statusWriter(e.old); m != "" && m != snapshot.OrdinalFieldManager && m != snapshot.OrdinalMigrateFieldManager {
+	if m := snapshot.OtherController(e.old, e.cur.Annotations); m != "" {
 		s.add("%q keeps this set's status, not Ordinal: it ignores the ordinal.dev/ annotations and does what upstream does, "+
 			"not what this preview shows; kubectl ordinal migrate statefulset/%s --to ordinal hands the set to Ordinal", m, e.name)
 	}
-}
-
-func namesOrdinal(annotations map[string]string) bool {
-	for k := range annotations {
-		if strings.HasPrefix(k, "ordinal.dev/") {
-			return true
-		}
-	}
-	return false
-}
-
-// statusWriter is the field manager that last wrote the fields of the set's status a StatefulSet controller
-// computes (snapshot.OwnsControllerStatus), or "" when the managedFields name none.
-func statusWriter(set *appsv1.StatefulSet) string {
-	var last metav1.ManagedFieldsEntry
-	for _, m := range set.ManagedFields {
-		if m.Subresource == "status" && m.Operation == metav1.ManagedFieldsOperationUpdate && m.Time != nil &&
-			snapshot.OwnsControllerStatus(m) && (last.Time == nil || m.Time.After(last.Time.Time)) {
-			last = m
-		}
-	}
-	return last.Manager
 }
 
 // templatePart: what a template change does to the pods (OnDelete, none now, the rolling update's batches).

@@ -363,3 +363,37 @@ events:
 		t.Errorf("state %s: %s", st.State, reasons)
 	}
 }
+
+// `kubectl ordinal status` of a set another controller runs (kube-controller-manager keeps its status) while it
+// names ordinal.dev/ annotations: the first reason says that controller ignores them, and that the next sync
+// shown is Ordinal's; -o json names the manager. The same set read with no other controller says nothing of it.
+func TestStatusSaysAnotherControllerIgnoresTheAnnotations(t *testing.T) {
+	m := extendedModule(t)
+	snap := midInPlaceUpdate(t, m)
+	raw, err := m.Reconcile(context.Background(), snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rollout.OfWith(snap, p, rollout.Reading{InPlace: true, OtherController: "kube-controller-manager"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Reasons) < 2 || !strings.HasPrefix(st.Reasons[0], `"kube-controller-manager" keeps this set's status, not Ordinal`) ||
+		!strings.Contains(st.Reasons[0], "kubectl ordinal migrate statefulset/web --to ordinal") {
+		t.Errorf("reasons %q: want the other controller first, then why the rollout waits", st.Reasons)
+	}
+	js, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(js, []byte(`"otherController":"kube-controller-manager"`)) {
+		t.Errorf("-o json does not name the other controller: %s", js)
+	}
+	if plain := statusWith(t, m, snap, true); plain.OtherController != "" || strings.Contains(strings.Join(plain.Reasons, " "), "keeps this set's status") {
+		t.Errorf("no other controller, yet: %q", plain.Reasons)
+	}
+}

@@ -3,7 +3,9 @@ package snapshot
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,6 +58,43 @@ const (
 	OrdinalFieldManager        = "ordinal"
 	OrdinalMigrateFieldManager = "kubectl-ordinal-migrate"
 )
+
+// StatusWriter is the field manager that last wrote the fields of the set's status a StatefulSet controller
+// computes (OwnsControllerStatus), or "" when the managedFields name none.
+func StatusWriter(set *appsv1.StatefulSet) string {
+	var last metav1.ManagedFieldsEntry
+	for _, m := range set.ManagedFields {
+		if m.Subresource == "status" && m.Operation == metav1.ManagedFieldsOperationUpdate && m.Time != nil &&
+			OwnsControllerStatus(m) && (last.Time == nil || m.Time.After(last.Time.Time)) {
+			last = m
+		}
+	}
+	return last.Manager
+}
+
+// OtherController is the field manager that keeps the live set's status when it is not Ordinal's and the set
+// asks for Ordinal's behaviour (annotations, the live set's or an edit's, name ordinal.dev/: an extension, a
+// module, policies): that controller (kube-controller-manager's, for an apps/v1 set Ordinal was never given)
+// ignores the annotations and does as upstream does, so what Ordinal would do is not what happens. "" otherwise.
+func OtherController(live *appsv1.StatefulSet, annotations map[string]string) string {
+	set := live
+	if set == nil || !namesOrdinal(annotations) {
+		return ""
+	}
+	if m := StatusWriter(set); m != "" && m != OrdinalFieldManager && m != OrdinalMigrateFieldManager {
+		return m
+	}
+	return ""
+}
+
+func namesOrdinal(annotations map[string]string) bool {
+	for k := range annotations {
+		if strings.HasPrefix(k, "ordinal.dev/") {
+			return true
+		}
+	}
+	return false
+}
 
 // controllerStatus are the status fields a StatefulSet controller computes from the set's pods and
 // revisions: all of apps/v1 StatefulSetStatus but conditions, which clients may add to.
