@@ -83,29 +83,38 @@ func TestApplyRebasesARepeatedUpdateOnItsOwnWrite(t *testing.T) {
 
 }
 
-// An in-place update (extension in-place-update) resizes a pod, then updates it at the same resourceVersion:
-// the update is sent at the version the resize returned. An update at another version is sent as planned,
-// and so is one after a refused resize.
-func TestApplyRebasesAnUpdateOnItsOwnResize(t *testing.T) {
-	const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"prod","uid":"web-0-uid","resourceVersion":"%s","labels":{"app":"web","controller-revision-hash":"%s"},` +
-		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
-		`"spec":{"containers":[{"name":"app","image":"%s","resources":{"requests":{"cpu":"%s"}}}]}}`
-	// web-b, the revision the update moves the pod to, holds the set's template
+// resizePod is web-0 of the resize tests, formatted with its resourceVersion, revision label, image and cpu.
+const resizePod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"prod","uid":"web-0-uid","resourceVersion":"%s","labels":{"app":"web","controller-revision-hash":"%s"},` +
+	`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
+	`"spec":{"containers":[{"name":"app","image":"%s","resources":{"requests":{"cpu":"%s"}}}]}}`
+
+// resizeScope is the firewall's scope of a 1-pod InPlaceIfPossible set whose web-0 (at web-a, app:1, 100m) moves
+// to web-b (app:2, 200m): web-b, the revision the update moves the pod to, holds the set's template.
+func resizeScope(t *testing.T) *firewall.Scope {
+	t.Helper()
 	const revision = `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"web-b","namespace":"prod","uid":"web-b-uid",` +
 		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
 		`"data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},"revision":2}`
 	snap := `{"abi":1,"now":"2026-05-01T12:00:00Z","statefulSet":{"apiVersion":"apps/v1","kind":"StatefulSet",` +
 		`"metadata":{"name":"web","namespace":"prod","uid":"web-uid","resourceVersion":"10","annotations":{"` + abi.AnnotationPodUpdatePolicy + `":"InPlaceIfPossible"}},` +
 		`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},` +
-		`"pods":[` + fmt.Sprintf(pod, "7", "web-a", "app:1", "100m") + `],"revisions":[` + revision + `],"claims":[]}`
+		`"pods":[` + fmt.Sprintf(resizePod, "7", "web-a", "app:1", "100m") + `],"revisions":[` + revision + `],"claims":[]}`
 	scope, err := firewall.ScopeFromSnapshot([]byte(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resize := abi.Action{Verb: abi.VerbResize, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: json.RawMessage(fmt.Sprintf(pod, "7", "web-a", "app:1", "200m"))}
+	return scope
+}
+
+// An in-place update (extension in-place-update) resizes a pod, then updates it at the same resourceVersion:
+// the update is sent at the version the resize returned. An update at another version is sent as planned,
+// and so is one after a refused resize.
+func TestApplyRebasesAnUpdateOnItsOwnResize(t *testing.T) {
+	scope := resizeScope(t)
+	resize := abi.Action{Verb: abi.VerbResize, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: json.RawMessage(fmt.Sprintf(resizePod, "7", "web-a", "app:1", "200m"))}
 	// the update moves the pod to web-b, and records it (ordinal.dev/in-place-update)
 	moved := func(rv string) json.RawMessage {
-		return json.RawMessage(strings.Replace(fmt.Sprintf(pod, rv, "web-b", "app:2", "200m"), `"labels":`, `"annotations":{"`+abi.AnnotationInPlaceUpdate+`":"web-b"},"labels":`, 1))
+		return json.RawMessage(strings.Replace(fmt.Sprintf(resizePod, rv, "web-b", "app:2", "200m"), `"labels":`, `"annotations":{"`+abi.AnnotationInPlaceUpdate+`":"web-b"},"labels":`, 1))
 	}
 	update := abi.Action{Verb: abi.VerbUpdate, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: moved("7")}
 	stale := update
@@ -193,24 +202,11 @@ func (n noReread) CanAdopt(ctx context.Context) error { return nil }
 // changed since the resize, the update is sent once more at the pod's version; anything else changed, or a
 // writer that cannot re-read, and the Conflict stands.
 func TestApplyResendsTheUpdateAfterTheKubeletsStatusWrite(t *testing.T) {
-	const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"prod","uid":"web-0-uid","resourceVersion":"%s","labels":{"app":"web","controller-revision-hash":"%s"},` +
-		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
-		`"spec":{"containers":[{"name":"app","image":"%s","resources":{"requests":{"cpu":"%s"}}}]}}`
-	const revision = `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"web-b","namespace":"prod","uid":"web-b-uid",` +
-		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"web-uid","controller":true,"blockOwnerDeletion":true}]},` +
-		`"data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},"revision":2}`
-	snap := `{"abi":1,"now":"2026-05-01T12:00:00Z","statefulSet":{"apiVersion":"apps/v1","kind":"StatefulSet",` +
-		`"metadata":{"name":"web","namespace":"prod","uid":"web-uid","resourceVersion":"10","annotations":{"` + abi.AnnotationPodUpdatePolicy + `":"InPlaceIfPossible"}},` +
-		`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:2","resources":{"requests":{"cpu":"200m"}}}]}}}},` +
-		`"pods":[` + fmt.Sprintf(pod, "7", "web-a", "app:1", "100m") + `],"revisions":[` + revision + `],"claims":[]}`
-	scope, err := firewall.ScopeFromSnapshot([]byte(snap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resized := json.RawMessage(fmt.Sprintf(pod, "7", "web-a", "app:1", "200m"))
+	scope := resizeScope(t)
+	resized := json.RawMessage(fmt.Sprintf(resizePod, "7", "web-a", "app:1", "200m"))
 	resize := abi.Action{Verb: abi.VerbResize, Kind: abi.KindPod, Namespace: "prod", Name: "web-0", Object: resized}
 	update := abi.Action{Verb: abi.VerbUpdate, Kind: abi.KindPod, Namespace: "prod", Name: "web-0",
-		Object: json.RawMessage(strings.Replace(fmt.Sprintf(pod, "7", "web-b", "app:2", "200m"), `"labels":`, `"annotations":{"`+abi.AnnotationInPlaceUpdate+`":"web-b"},"labels":`, 1))}
+		Object: json.RawMessage(strings.Replace(fmt.Sprintf(resizePod, "7", "web-b", "app:2", "200m"), `"labels":`, `"annotations":{"`+abi.AnnotationInPlaceUpdate+`":"web-b"},"labels":`, 1))}
 	for _, c := range []struct {
 		name     string
 		changed  func(map[string]any)
