@@ -366,7 +366,6 @@ func TestInPlaceSummarySaysWhetherContainersRestart(t *testing.T) {
 // resizePolicy given (YAML, or none).
 func inPlaceWorld(t *testing.T, m *wasm.Module, resizePolicy string) (*appsv1.StatefulSet, snapshot.Objects) {
 	t.Helper()
-	ctx := context.Background()
 	named := func(context.Context, string) (hostplan.Reconciler, error) { return m, nil }
 	sc, err := replay.ParseScenario([]byte(`name: in-place-summary
 manifests:
@@ -392,7 +391,13 @@ manifests:
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named})
+	return finalWorld(t, sc, m, named)
+}
+
+// finalWorld replays sc on m and gives the set and its objects as the replay ends.
+func finalWorld(t *testing.T, sc *replay.Scenario, m *wasm.Module, named func(context.Context, string) (hostplan.Reconciler, error)) (*appsv1.StatefulSet, snapshot.Objects) {
+	t.Helper()
+	tl, err := replay.Run(context.Background(), sc, replay.Options{Module: m, NamedModule: named})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,22 +495,11 @@ events:
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var snap struct {
-		StatefulSet *appsv1.StatefulSet          `json:"statefulSet"`
-		Pods        []*corev1.Pod                `json:"pods"`
-		Revisions   []*appsv1.ControllerRevision `json:"revisions"`
-	}
-	if err := json.Unmarshal(tl.Final, &snap); err != nil {
-		t.Fatal(err)
-	}
-	cur := snap.StatefulSet.DeepCopy()
+	old, objs := finalWorld(t, sc, m, named)
+	cur := old.DeepCopy()
 	cur.Annotations[abi.AnnotationPodUpdatePolicy] = abi.PodUpdateInPlaceIfPossible
-	res, err := Preview(ctx, Input{Old: snap.StatefulSet, New: cur, Module: m, NamedModule: named, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
-		Objects: snapshot.Objects{Pods: snap.Pods, Revisions: snap.Revisions}})
+	res, err := Preview(ctx, Input{Old: old, New: cur, Module: m, NamedModule: named, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC),
+		Objects: objs})
 	if err != nil {
 		t.Fatal(err)
 	}

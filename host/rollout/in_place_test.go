@@ -35,36 +35,9 @@ func extendedModule(t *testing.T) *wasm.Module {
 // does until the restart (the replay's kubelet writes none).
 func midInPlaceUpdate(t *testing.T, m *wasm.Module) []byte {
 	t.Helper()
-	sc, err := replay.ParseScenario([]byte(`name: mid-in-place
-limits: {duration: 21s}
-manifests:
-  - apiVersion: apps/v1
-    kind: StatefulSet
-    metadata:
-      name: web
-      namespace: default
-      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceIfPossible}
-    spec:
-      replicas: 3
-      serviceName: web
-      selector: {matchLabels: {app: web}}
-      template:
-        metadata: {labels: {app: web}}
-        spec: {containers: [{name: nginx, image: "registry.k8s.io/nginx-slim:0.27"}]}
-events:
-  - at: 20s
-    set: {"spec.template.spec.containers[0].image": "registry.k8s.io/nginx-slim:0.28"}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	named := func(context.Context, string) (plan.Reconciler, error) { return m, nil }
-	tl, err := replay.Run(context.Background(), sc, replay.Options{Module: module, NamedModule: named})
-	if err != nil {
-		t.Fatal(err)
-	}
+	final := inPlaceReplay(t, m, "InPlaceIfPossible", "21s", `{"spec.template.spec.containers[0].image": "registry.k8s.io/nginx-slim:0.28"}`)
 	var s map[string]any
-	if err := json.Unmarshal(tl.Final, &s); err != nil {
+	if err := json.Unmarshal(final, &s); err != nil {
 		t.Fatal(err)
 	}
 	found := false
@@ -79,10 +52,45 @@ events:
 			"ready": true, "restartCount": 0, "state": map[string]any{"running": map[string]any{"startedAt": "2026-01-01T00:00:00Z"}}}}
 	}
 	if !found {
-		t.Fatalf("the replay did not stop with web-2 updated in place:\n%s", tl.Final)
+		t.Fatalf("the replay did not stop with web-2 updated in place:\n%s", final)
 	}
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// inPlaceReplay replays a 3-pod OrderedReady set on the extended module with pod-update-policy policy, edited
+// at 20s by set (a scenario's set: event), for limit; it gives the world as the replay ends.
+func inPlaceReplay(t *testing.T, m *wasm.Module, policy, limit, set string) []byte {
+	t.Helper()
+	sc, err := replay.ParseScenario([]byte(`name: in-place
+limits: {duration: ` + limit + `}
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: web
+      namespace: default
+      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: ` + policy + `}
+    spec:
+      replicas: 3
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: nginx, image: "registry.k8s.io/nginx-slim:0.27"}]}
+events:
+  - at: 20s
+    set: ` + set + `
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(context.Context, string) (plan.Reconciler, error) { return m, nil }
+	tl, err := replay.Run(context.Background(), sc, replay.Options{Module: module, NamedModule: named})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl.Final
 }
 
 // statusWith is `kubectl ordinal status` on a snapshot: the module's plan, the status read as a module with
@@ -324,37 +332,9 @@ func status(p map[string]any) map[string]any { return p["status"].(map[string]an
 // the next sync deletes no pod.
 func TestStatusSaysInPlaceOnlyHoldsTheRollout(t *testing.T) {
 	m := extendedModule(t)
-	sc, err := replay.ParseScenario([]byte(`name: in-place-only-held
-limits: {duration: 40s}
-manifests:
-  - apiVersion: apps/v1
-    kind: StatefulSet
-    metadata:
-      name: web
-      namespace: default
-      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceOnly}
-    spec:
-      replicas: 3
-      serviceName: web
-      selector: {matchLabels: {app: web}}
-      template:
-        metadata: {labels: {app: web}}
-        spec: {containers: [{name: nginx, image: "registry.k8s.io/nginx-slim:0.27"}]}
-events:
-  - at: 20s
-    set:
-      "spec.template.spec.containers[0].image": "registry.k8s.io/nginx-slim:0.28"
-      "spec.template.spec.containers[0].env": [{name: MODE, value: fast}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	named := func(context.Context, string) (plan.Reconciler, error) { return m, nil }
-	tl, err := replay.Run(context.Background(), sc, replay.Options{Module: module, NamedModule: named})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := statusWith(t, m, tl.Final, true)
+	final := inPlaceReplay(t, m, "InPlaceOnly", "40s",
+		`{"spec.template.spec.containers[0].image": "registry.k8s.io/nginx-slim:0.28", "spec.template.spec.containers[0].env": [{name: MODE, value: fast}]}`)
+	st := statusWith(t, m, final, true)
 	reasons := strings.Join(st.Reasons, "; ")
 	if st.State != rollout.StateWaiting ||
 		!strings.Contains(reasons, `StatefulSet "web" holds Pod web-2 at revision`) ||
