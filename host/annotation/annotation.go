@@ -97,6 +97,18 @@ func Check(ann map[string]string, exts []abi.Extension) []Finding {
 	return out
 }
 
+// AsksOrdinal reports whether the annotations ask anything of the controller that runs the set: an ordinal.dev/
+// key other than those Ordinal's tools write for their own use (Written: kubectl ordinal pause's saved
+// partition, the policies' record of their holds), which ask nothing of whoever runs the set.
+func AsksOrdinal(ann map[string]string) bool {
+	for k := range ann {
+		if e, known := lookup(k); strings.HasPrefix(k, abi.AnnotationPrefix) && !(known && e.Written) {
+			return true
+		}
+	}
+	return false
+}
+
 // lookup is the entry of Keys for key k.
 func lookup(k string) (Key, bool) {
 	i := slices.IndexFunc(Keys, func(e Key) bool { return e.Key == k })

@@ -3,12 +3,13 @@ package snapshot
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/host/annotation"
 )
 
 // TrimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app),
@@ -74,26 +75,18 @@ func StatusWriter(set *appsv1.StatefulSet) string {
 
 // OtherController is the field manager that keeps the live set's status when it is not Ordinal's and the set
 // asks for Ordinal's behaviour (annotations, the live set's or an edit's, name ordinal.dev/: an extension, a
-// module, policies): that controller (kube-controller-manager's, for an apps/v1 set Ordinal was never given)
+// module, policies; not only the keys Ordinal's tools write for their own use, annotation.AsksOrdinal: a set
+// kubectl ordinal pause holds by its partition is not one): that controller (kube-controller-manager's, for an apps/v1 set Ordinal was never given)
 // ignores the annotations and does as upstream does, so what Ordinal would do is not what happens. "" otherwise.
 func OtherController(live *appsv1.StatefulSet, annotations map[string]string) string {
 	set := live
-	if set == nil || !namesOrdinal(annotations) {
+	if set == nil || !annotation.AsksOrdinal(annotations) {
 		return ""
 	}
 	if m := StatusWriter(set); m != "" && m != OrdinalFieldManager && m != OrdinalMigrateFieldManager {
 		return m
 	}
 	return ""
-}
-
-func namesOrdinal(annotations map[string]string) bool {
-	for k := range annotations {
-		if strings.HasPrefix(k, "ordinal.dev/") {
-			return true
-		}
-	}
-	return false
 }
 
 // controllerStatus are the status fields a StatefulSet controller computes from the set's pods and

@@ -87,6 +87,14 @@ func TestOtherController(t *testing.T) {
 		{"migrated", []metav1.ManagedFieldsEntry{entry(OrdinalMigrateFieldManager, 1, counts)}, ann, ""},
 		{"a client's condition since", []metav1.ManagedFieldsEntry{entry("kube-controller-manager", 1, counts), entry("kubectl", 3, condition)}, ann, "kube-controller-manager"},
 		{"no status writer", nil, ann, ""},
+		// kubectl ordinal pause of an apps/v1 set kube-controller-manager runs: the partition holds it there,
+		// and the annotation is only the partition to restore on resume, asking nothing of the controller
+		{"paused by kubectl ordinal pause", []metav1.ManagedFieldsEntry{entry("kube-controller-manager", 1, counts)},
+			map[string]string{"ordinal.dev/paused-partition": "0"}, ""},
+		{"the policies' hold record alone", []metav1.ManagedFieldsEntry{entry("kube-controller-manager", 1, counts)},
+			map[string]string{"ordinal.dev/policy-held": "{}"}, ""},
+		{"paused, and an extension asked", []metav1.ManagedFieldsEntry{entry("kube-controller-manager", 1, counts)},
+			map[string]string{"ordinal.dev/paused-partition": "0", "ordinal.dev/pod-update-policy": "InPlaceIfPossible"}, "kube-controller-manager"},
 	} {
 		set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", ManagedFields: c.entries}}
 		if got := OtherController(set, c.ann); got != c.want {
