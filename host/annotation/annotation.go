@@ -73,12 +73,15 @@ func Check(ann map[string]string, exts []abi.Extension) []Finding {
 	has := func(name string) bool {
 		return slices.ContainsFunc(exts, func(e abi.Extension) bool { return e.Name == name })
 	}
+	reads := func(k string) bool { // the module's describe names the key (a supplied module's own extension)
+		return slices.ContainsFunc(exts, func(e abi.Extension) bool { return e.Annotation == k })
+	}
 	var out []Finding
 	for _, k := range sortedKeys(ann) {
 		v := ann[k]
 		e, known := lookup(k)
 		switch {
-		case known && e.Extension != "" && has(e.Extension):
+		case known && e.Extension != "" && has(e.Extension), reads(k):
 			// the module reads it, and says itself what it cannot read
 		case known:
 			if e.Instead != "" && !slices.Contains(e.Off, v) {
@@ -89,7 +92,7 @@ func Check(ann map[string]string, exts []abi.Extension) []Finding {
 				out = append(out, Finding{InvalidExtensionValue, k, fmt.Sprintf("%s: %q is none of %s%s: a module with the extension %s would not read it either (a Warning InvalidAnnotation)",
 					k, v, strings.Join(e.Values, ", "), didYouMeanValue(v, e.Values), e.Extension)})
 			}
-		case strings.HasPrefix(k, abi.AnnotationPrefix) && !slices.ContainsFunc(exts, func(e abi.Extension) bool { return e.Annotation == k }):
+		case strings.HasPrefix(k, abi.AnnotationPrefix):
 			out = append(out, Finding{UnknownAnnotation, k, fmt.Sprintf("%s is unknown, it does nothing%s; known: %s",
 				k, didYouMeanKey(k, exts), people(exts))})
 		}

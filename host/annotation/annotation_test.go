@@ -42,6 +42,8 @@ func TestCheck(t *testing.T) {
 		{"a pod's annotation on a set", map[string]string{abi.AnnotationInPlaceUpdate: "web-1"}, extended,
 			[]want{{UnknownAnnotation, abi.AnnotationInPlaceUpdate}}, []string{"unknown"}},
 		{"a supplied module's own extension", map[string]string{"ordinal.dev/drain-first": "true"}, []abi.Extension{{Name: "drain", Annotation: "ordinal.dev/drain-first"}}, nil, nil},
+		// a supplied module that reads one of the extended module's keys under an extension of its own name
+		{"a supplied module's extension on a known key", map[string]string{abi.AnnotationPaused: "yes"}, []abi.Extension{{Name: "hold", Annotation: abi.AnnotationPaused}}, nil, nil},
 		{"a supplied module's extension is a known spelling", map[string]string{"ordinal.dev/drain-frist": "true"}, []abi.Extension{{Name: "drain", Annotation: "ordinal.dev/drain-first"}},
 			[]want{{UnknownAnnotation, "ordinal.dev/drain-frist"}}, []string{"did you mean ordinal.dev/drain-first?"}},
 		{"a value outside the list, on a module without the extension", map[string]string{abi.AnnotationPodUpdatePolicy: "InPlace"}, nil,
