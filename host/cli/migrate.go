@@ -27,13 +27,15 @@ import (
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // lastAppliedAs is a last-applied-configuration naming the target's apiVersion (kubectl's JSON, its trailing
-// newline kept); ok false when it is not a JSON object, and then it is not carried.
+// newline kept, every other field as written: a number is not rounded through float64); ok false when it is
+// not a JSON object, and then it is not carried.
 func lastAppliedAs(record string, to migrateKind) (string, bool) {
-	var m map[string]any
+	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(record), &m); err != nil || m == nil {
 		return "", false
 	}
-	m["apiVersion"], m["kind"] = to.apiVersion(), "StatefulSet"
+	m["apiVersion"], _ = json.Marshal(to.apiVersion())
+	m["kind"], _ = json.Marshal("StatefulSet")
 	b, err := json.Marshal(m)
 	if err != nil {
 		return "", false

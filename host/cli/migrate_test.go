@@ -412,3 +412,15 @@ func TestMigrateSaysWhatItWaitsFor(t *testing.T) {
 		t.Errorf("said more than once:\n%s", out.String())
 	}
 }
+
+// kubectl's record is carried as kubectl wrote it but for its apiVersion: an integer beyond float64's 53 bits
+// (an int64 field such as terminationGracePeriodSeconds) keeps its digits, so the next kubectl apply's
+// three-way merge diffs the manifest against what was applied, not a rounded copy of it.
+func TestMigrateLastAppliedKeepsNumbers(t *testing.T) {
+	rec := `{"apiVersion":"apps/v1","kind":"StatefulSet","spec":{"template":{"spec":{"terminationGracePeriodSeconds":9007199254740993}}}}` + "\n"
+	got, ok := lastAppliedAs(rec, ordinalKind)
+	want := `{"apiVersion":"ordinal.dev/v1","kind":"StatefulSet","spec":{"template":{"spec":{"terminationGracePeriodSeconds":9007199254740993}}}}` + "\n"
+	if !ok || got != want {
+		t.Errorf("record %q (%v)\nwant %q", got, ok, want)
+	}
+}
