@@ -222,6 +222,32 @@ func TestApplyResendsTheUpdateAfterTheKubeletsStatusWrite(t *testing.T) {
 			p["spec"].(map[string]any)["activeDeadlineSeconds"] = 60
 		}, false, []string{"7", "8"}, true},
 		{"a writer that cannot re-read", nil, true, []string{"7", "8"}, true},
+		{"deleted since", func(p map[string]any) {
+			md := p["metadata"].(map[string]any)
+			md["deletionTimestamp"], md["deletionGracePeriodSeconds"] = "2026-05-01T12:00:05Z", 30
+		}, false, []string{"7", "8"}, true},
+		{"another pod of the same name", func(p map[string]any) {
+			p["metadata"].(map[string]any)["uid"] = "web-0-uid-2"
+		}, false, []string{"7", "8"}, true},
+		{"a finalizer added since", func(p map[string]any) {
+			p["metadata"].(map[string]any)["finalizers"] = []any{"example.com/keep"}
+		}, false, []string{"7", "8"}, true},
+		{"an owner reference added since", func(p map[string]any) {
+			md := p["metadata"].(map[string]any)
+			md["ownerReferences"] = append(md["ownerReferences"].([]any), map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "keep", "uid": "cm-uid"})
+		}, false, []string{"7", "8"}, true},
+		{"resized again by someone else since", func(p map[string]any) {
+			c := p["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+			c["resources"] = map[string]any{"requests": map[string]any{"cpu": "300m"}}
+		}, false, []string{"7", "8"}, true},
+		// another write between the re-read and the resend: its Conflict stands, and nothing is sent again
+		{"written again after the re-read", func(p map[string]any) {
+			p["metadata"].(map[string]any)["resourceVersion"] = "11"
+		}, false, []string{"7", "8", "11"}, true},
+		{"the same resources written otherwise (0.2 for 200m)", func(p map[string]any) {
+			c := p["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+			c["resources"] = map[string]any{"requests": map[string]any{"cpu": "0.2"}}
+		}, false, []string{"7", "8", "9"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			kw := &kubeletWriter{resized: resized, changed: c.changed}
