@@ -143,6 +143,33 @@ func TestControllerWarnsOfAnnotationsItsModuleIgnores(t *testing.T) {
 		"InvalidExtensionValue": {`"InPlace"`, "ReCreate, InPlaceIfPossible, InPlaceOnly"},
 	})
 
+	// Many misspelt keys: three events, the last naming the rest.
+	annotate(map[string]string{"ordinal.dev/a": "1", "ordinal.dev/b": "1", "ordinal.dev/c": "1", "ordinal.dev/d": "1", "ordinal.dev/e": "1"})
+	if events := syncs(2); len(events) != 3 || !strings.Contains(events[2], "(and 2 more: UnknownAnnotation ordinal.dev/d, UnknownAnnotation ordinal.dev/e;") {
+		t.Errorf("events %q: want three, the last naming the two more", events)
+	}
+	// A scale (a new generation, the annotations as they were) says nothing again.
+	cur, err := c.client.AppsV1().StatefulSets("ns").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.Replicas = ptr.To[int32](0)
+	cur.Generation++
+	rv, _ := strconv.Atoi(cur.ResourceVersion)
+	cur.ResourceVersion = strconv.Itoa(rv + 1)
+	if _, err := c.client.AppsV1().StatefulSets("ns").Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) { // the fake's watch is asynchronous
+		if got, err := c.setsIn("ns").Get("web"); err == nil && got.Generation == cur.Generation {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the informer never showed the new generation")
+		}
+	}
+	want(syncs(2), nil)
+
 	// The same value on the extended module: the host says nothing; the module refuses the value itself.
 	annotate(map[string]string{abi.AnnotationModule: "extended", abi.AnnotationPodUpdatePolicy: "InPlace"})
 	events := syncs(2)
