@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/annotation"
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
@@ -158,8 +159,11 @@ func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (string, 
 		return "", 0, planExitCode(p) // the snapshot was refused (a bad --feature-gates): not a rollout state
 	}
 	// pods the set's module updated in place are read as it reads them (extension in-place-update)
-	st, err := rollout.OfWith(snap.JSON, p, rollout.Reading{InPlace: module.HasExtension(r, abi.AnnotationPodUpdatePolicy),
-		OtherController: snapshot.OtherController(objs.Set, objs.Set.Annotations)})
+	reading := rollout.Reading{InPlace: module.HasExtension(r, abi.AnnotationPodUpdatePolicy)}
+	if m := annotation.OtherController(objs.Set, objs.Set.Annotations); m != "" {
+		reading.OtherController, reading.OtherControllerSays = m, annotation.OtherControllerSays(m, objs.Set.Name, "the next sync shown here")
+	}
+	st, err := rollout.OfWith(snap.JSON, p, reading)
 	if err != nil {
 		return "", 0, withCode(ExitModuleFailure, err)
 	}

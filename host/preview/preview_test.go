@@ -430,7 +430,7 @@ func TestPreviewSaysAnotherControllerIgnoresTheAnnotations(t *testing.T) {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &t,
 			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:replicas":{},"f:updateRevision":{}}}`)}}
 	}
-	const want = `"kube-controller-manager" keeps this set's status, not Ordinal: it ignores the ordinal.dev/ annotations`
+	const want = `"kube-controller-manager" last wrote this set's status, not Ordinal: if it runs the set, it ignores the ordinal.dev/ annotations`
 	for _, c := range []struct {
 		name     string
 		managers []metav1.ManagedFieldsEntry

@@ -9,6 +9,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/annotation"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
@@ -279,9 +280,8 @@ func (e *edit) otherControllerLine(s *Summary) {
 	if e.old == nil {
 		return
 	}
-	if m := snapshot.OtherController(e.old, e.cur.Annotations); m != "" {
-		s.add("%q keeps this set's status, not Ordinal: it ignores the ordinal.dev/ annotations and does what upstream does, "+
-			"not what this preview shows; kubectl ordinal migrate statefulset/%s --to ordinal hands the set to Ordinal", m, e.name)
+	if m := annotation.OtherController(e.old, e.cur.Annotations); m != "" {
+		s.add("%s", annotation.OtherControllerSays(m, e.name, "this preview shows"))
 	}
 }
 

@@ -358,11 +358,12 @@ func TestStatusSaysAnotherControllerIgnoresTheAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := rollout.OfWith(snap, p, rollout.Reading{InPlace: true, OtherController: "kube-controller-manager"})
+	st, err := rollout.OfWith(snap, p, rollout.Reading{InPlace: true, OtherController: "kube-controller-manager",
+		OtherControllerSays: `"kube-controller-manager" last wrote this set's status, not Ordinal: kubectl ordinal migrate statefulset/web --to ordinal`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Reasons) < 2 || !strings.HasPrefix(st.Reasons[0], `"kube-controller-manager" keeps this set's status, not Ordinal`) ||
+	if len(st.Reasons) < 2 || !strings.HasPrefix(st.Reasons[0], `"kube-controller-manager" last wrote this set's status, not Ordinal`) ||
 		!strings.Contains(st.Reasons[0], "kubectl ordinal migrate statefulset/web --to ordinal") {
 		t.Errorf("reasons %q: want the other controller first, then why the rollout waits", st.Reasons)
 	}
@@ -373,7 +374,7 @@ func TestStatusSaysAnotherControllerIgnoresTheAnnotations(t *testing.T) {
 	if !bytes.Contains(js, []byte(`"otherController":"kube-controller-manager"`)) {
 		t.Errorf("-o json does not name the other controller: %s", js)
 	}
-	if plain := statusWith(t, m, snap, true); plain.OtherController != "" || strings.Contains(strings.Join(plain.Reasons, " "), "keeps this set's status") {
+	if plain := statusWith(t, m, snap, true); plain.OtherController != "" || strings.Contains(strings.Join(plain.Reasons, " "), "last wrote this set's status") {
 		t.Errorf("no other controller, yet: %q", plain.Reasons)
 	}
 }

@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -39,8 +38,8 @@ type Status struct {
 	// Conditions are the set's status conditions as the API server has them (extension progress-deadline's
 	// Progressing and Available, the Recreate strategy's Progressing, a policy's PolicyHold).
 	Conditions []Condition `json:"conditions"`
-	// OtherController is the field manager that keeps the set's status when it is not Ordinal's controller
-	// while the set names ordinal.dev/ annotations: it ignores them, and the next sync shown is Ordinal's.
+	// OtherController is the field manager that last wrote the set's status when it is not Ordinal's controller
+	// while the set's annotations ask something of the controller: if it runs the set, it ignores them.
 	OtherController string `json:"otherController,omitempty"`
 }
 
@@ -114,10 +113,10 @@ type Reading struct {
 	// InPlace: the module has extension in-place-update (module.HasExtension with abi.AnnotationPodUpdatePolicy),
 	// so a pod it updated in place is read by its container statuses (kube.InPlace), as the module reads it.
 	InPlace bool
-	// OtherController is the field manager that keeps the set's status when it is not Ordinal's and the set
-	// names ordinal.dev/ annotations (snapshot.OtherController): the next sync shown is Ordinal's, not what
-	// that controller will do, and the status says so first.
-	OtherController string
+	// OtherController is the field manager that last wrote the set's status when it is not Ordinal's while the
+	// set's annotations ask something of the controller (annotation.OtherController), and OtherControllerSays
+	// what the status then says first (annotation.OtherControllerSays): the next sync shown is Ordinal's.
+	OtherController, OtherControllerSays string
 }
 
 // Next is what the next sync writes.
@@ -215,10 +214,9 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 		}
 	}
 	st.State, st.Reasons = explain(w, st, labels, update, inPlaceBlocked(conds))
-	if m := r.OtherController; m != "" {
-		st.OtherController = m
-		st.Reasons = append([]string{fmt.Sprintf("%q keeps this set's status, not Ordinal: it ignores the ordinal.dev/ annotations and does what "+
-			"upstream does, not the next sync shown here; kubectl ordinal migrate statefulset/%s --to ordinal hands the set to Ordinal", m, set.Name)}, st.Reasons...)
+	if r.OtherController != "" {
+		st.OtherController = r.OtherController
+		st.Reasons = append([]string{r.OtherControllerSays}, st.Reasons...)
 	}
 	return st, nil
 }

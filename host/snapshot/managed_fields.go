@@ -8,8 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/ordinal-dev/ordinal/host/annotation"
 )
 
 // TrimManagedFields is kube-controller-manager's informer transform (cmd/kube-controller-manager/app),
@@ -71,22 +69,6 @@ func StatusWriter(set *appsv1.StatefulSet) string {
 		}
 	}
 	return last.Manager
-}
-
-// OtherController is the field manager that keeps the live set's status when it is not Ordinal's and the set
-// asks for Ordinal's behaviour (annotations, the live set's or an edit's, name ordinal.dev/: an extension, a
-// module, policies; not only the keys Ordinal's tools write for their own use, annotation.AsksOrdinal: a set
-// kubectl ordinal pause holds by its partition is not one): that controller (kube-controller-manager's, for an apps/v1 set Ordinal was never given)
-// ignores the annotations and does as upstream does, so what Ordinal would do is not what happens. "" otherwise.
-func OtherController(live *appsv1.StatefulSet, annotations map[string]string) string {
-	set := live
-	if set == nil || !annotation.AsksOrdinal(annotations) {
-		return ""
-	}
-	if m := StatusWriter(set); m != "" && m != OrdinalFieldManager && m != OrdinalMigrateFieldManager {
-		return m
-	}
-	return ""
 }
 
 // controllerStatus are the status fields a StatefulSet controller computes from the set's pods and
