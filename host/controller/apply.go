@@ -72,10 +72,14 @@ func (w *restWriter) Reread(ctx context.Context, kind, namespace, name string) (
 	if !ok || kind != abi.KindPod {
 		return nil, fmt.Errorf("reread of kind %q", kind)
 	}
+	client := w.rest[gvr.GroupVersion()]
+	if client == nil {
+		return nil, fmt.Errorf("no client for %s", gvr.GroupVersion())
+	}
 	if namespace == "" {
 		namespace = w.ns
 	}
-	return w.rest[gvr.GroupVersion()].Get().Namespace(namespace).Resource(gvr.Resource).Name(name).Do(ctx).Raw()
+	return client.Get().Namespace(namespace).Resource(gvr.Resource).Name(name).Do(ctx).Raw()
 }
 
 // Write issues one action and returns the resourceVersion the API server answered with.
