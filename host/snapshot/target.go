@@ -94,8 +94,13 @@ func GetSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name
 
 // PatchSet patches a set of kind t (a custom kind through the untyped REST client, as GetSet).
 func PatchSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, pt types.PatchType, data []byte, fieldManager string) (*appsv1.StatefulSet, error) {
+	return patchSet(ctx, client, t, ns, name, pt, data, metav1.PatchOptions{FieldManager: fieldManager})
+}
+
+// patchSet is the one PATCH of a set of kind t, with opts (a custom kind through the clientset's untyped REST
+// client, its options as the typed client encodes them).
+func patchSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions) (*appsv1.StatefulSet, error) {
 	t = t.OrApps()
-	opts := metav1.PatchOptions{FieldManager: fieldManager}
 	if !t.Custom {
 		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, pt, data, opts)
 	}
@@ -139,29 +144,15 @@ func SetNames(ctx context.Context, client kubernetes.Interface, t Target, ns str
 // (server-side apply with dryRun=All, forced, under fieldManager; nothing is changed). A custom kind goes
 // through the clientset's untyped REST client, as GetSet.
 func DryRunApplySet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, manifest []byte, fieldManager string) (*appsv1.StatefulSet, error) {
-	t = t.OrApps()
 	force := true
-	if !t.Custom {
-		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, types.ApplyPatchType, manifest, metav1.PatchOptions{
-			DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager, Force: &force})
-	}
-	return customSetCall(ctx, client, t, ns, name, func(r *rest.Request) *rest.Request {
-		return r.Verb("PATCH").SetHeader("Content-Type", string(types.ApplyPatchType)).Param("dryRun", metav1.DryRunAll).
-			Param("fieldManager", fieldManager).Param("force", "true").Body(manifest)
-	})
+	return patchSet(ctx, client, t, ns, name, types.ApplyPatchType, manifest,
+		metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager, Force: &force})
 }
 
 // DryRunPatchSet is what the API server would store for the patch (of type pt) of the set of kind t
 // (dryRun=All, under fieldManager; nothing is changed): a client-side kubectl apply's patch.
 func DryRunPatchSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, pt types.PatchType, patch []byte, fieldManager string) (*appsv1.StatefulSet, error) {
-	t = t.OrApps()
-	if !t.Custom {
-		return client.AppsV1().StatefulSets(ns).Patch(ctx, name, pt, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
-	}
-	return customSetCall(ctx, client, t, ns, name, func(r *rest.Request) *rest.Request {
-		return r.Verb("PATCH").SetHeader("Content-Type", string(pt)).Param("dryRun", metav1.DryRunAll).
-			Param("fieldManager", fieldManager).Body(patch)
-	})
+	return patchSet(ctx, client, t, ns, name, pt, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
 }
 
 // customSetCall makes one request for the set ns/name of custom kind t through the clientset's untyped REST
