@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 
@@ -143,16 +142,7 @@ func (s *Scope) createdPodDiff(name string, p *corev1.Pod, t *corev1.PodTemplate
 		return "spec.volumes"
 	}
 	a.Volumes, b.Volumes = nil, nil
-	if equality.Semantic.DeepEqual(a, b) {
-		return ""
-	}
-	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
-	for i := 0; i < va.NumField(); i++ {
-		if !equality.Semantic.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
-			return "spec." + jsonName(va.Type().Field(i))
-		}
-	}
-	return "spec"
+	return specFieldDiff(&a, &b)
 }
 
 func hasKey(m map[string]string, k string) bool {

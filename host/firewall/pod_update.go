@@ -99,10 +99,14 @@ func (st *planState) podSpecChange(old, now *corev1.PodSpec) string {
 			l.b[i].Resources = l.a[i].Resources
 		}
 	}
+	return specFieldDiff(a, b)
+}
+
+// specFieldDiff names the first field of pod spec b that differs from a ("spec.tolerations"; "" none).
+func specFieldDiff(a, b *corev1.PodSpec) string {
 	if equality.Semantic.DeepEqual(a, b) {
 		return ""
 	}
-	// name the field: the first member of the spec that differs
 	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	for i := 0; i < va.NumField(); i++ {
 		if !equality.Semantic.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
@@ -200,8 +204,13 @@ func (st *planState) holdsSetTemplate(name string) bool {
 		}
 		data = st.s.dataOf(name)
 	}
+	return st.s.dataHoldsSetTemplate(data)
+}
+
+// dataHoldsSetTemplate reports whether a revision's data holds the set's spec.template (with "$patch":"replace").
+func (s *Scope) dataHoldsSetTemplate(data []byte) bool {
 	t, ok := revisionTemplate(data)
-	return ok && reflect.DeepEqual(t, st.s.setTemplateDecoded())
+	return ok && reflect.DeepEqual(t, s.setTemplateDecoded())
 }
 
 // templateStrings is the labels or annotations of the set's template (revision "") or of the snapshot's

@@ -3,7 +3,6 @@ package firewall
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/ordinal-dev/ordinal/abi"
 )
@@ -32,7 +31,7 @@ func (st *planState) checkRevision(a *abi.Action) (Rule, string) {
 		}
 		// upstream creates one revision: the update revision, of the set's template (a revision of another
 		// template would give the pods created from it images the set never had: created_pods.go)
-		if t, ok := revisionTemplate(o.Data); !ok || !reflect.DeepEqual(t, s.setTemplateDecoded()) {
+		if !s.dataHoldsSetTemplate(o.Data) {
 			return RuleObject, "a created revision holds the set's spec.template (with \"$patch\":\"replace\")"
 		}
 		st.createdRevisions[a.Name] = o.Data
