@@ -119,7 +119,7 @@ func AsksOrdinal(ann map[string]string) bool {
 // Ordinal's, while the annotations (the live set's, or an edit's) ask something of the controller (AsksOrdinal);
 // "" otherwise. Most often kube-controller-manager runs such a set, ignores the annotations and does as upstream
 // does. Not always: a set that settled under kube-controller-manager keeps it as its status writer after
-// Ordinal's controller takes the set over, until a change makes Ordinal write the status (OtherControllerSays).
+// Ordinal's controller takes the set over, until a change makes Ordinal write the status (rollout.OtherControllerSays).
 func OtherController(live *appsv1.StatefulSet, ann map[string]string) string {
 	if live == nil || !AsksOrdinal(ann) {
 		return ""
@@ -128,13 +128,6 @@ func OtherController(live *appsv1.StatefulSet, ann map[string]string) string {
 		return m
 	}
 	return ""
-}
-
-// OtherControllerSays is what a preview or a status says of OtherController's manager m for the set name: shown
-// is what the reader sees ("this preview shows", "the next sync shown here").
-func OtherControllerSays(m, name, shown string) string {
-	return fmt.Sprintf("%q last wrote this set's status, not Ordinal: if it runs the set, it ignores the ordinal.dev/ annotations "+
-		"and does what upstream does, not what %s; kubectl ordinal migrate statefulset/%s --to ordinal hands the set to Ordinal", m, shown, name)
 }
 
 // lookup is the entry of Keys for key k.

@@ -159,11 +159,8 @@ func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (string, 
 		return "", 0, planExitCode(p) // the snapshot was refused (a bad --feature-gates): not a rollout state
 	}
 	// pods the set's module updated in place are read as it reads them (extension in-place-update)
-	reading := rollout.Reading{InPlace: module.HasExtension(r, abi.AnnotationPodUpdatePolicy)}
-	if m := annotation.OtherController(objs.Set, objs.Set.Annotations); m != "" {
-		reading.OtherController, reading.OtherControllerSays = m, annotation.OtherControllerSays(m, objs.Set.Name, "the next sync shown here")
-	}
-	st, err := rollout.OfWith(snap.JSON, p, reading)
+	st, err := rollout.OfWith(snap.JSON, p, rollout.Reading{InPlace: module.HasExtension(r, abi.AnnotationPodUpdatePolicy),
+		OtherController: annotation.OtherController(objs.Set, objs.Set.Annotations)})
 	if err != nil {
 		return "", 0, withCode(ExitModuleFailure, err)
 	}

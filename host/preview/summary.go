@@ -12,6 +12,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/annotation"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
@@ -272,16 +273,16 @@ func (e *edit) createHeadline(s *Summary, sel snapshot.Objects) {
 }
 
 // otherControllerLine: the set asks for Ordinal's behaviour (an ordinal.dev/ annotation: an extension, a
-// module, policies) yet another controller keeps its status (kube-controller-manager's, for an apps/v1 set
-// Ordinal was never given), which acts as upstream does whatever the annotations say: the preview is
-// what Ordinal would do, not what will happen. An InPlaceIfPossible set previewed "in place (the pods are
+// module, policies) yet another controller last wrote its status (kube-controller-manager's, for an apps/v1
+// set Ordinal was never given), which, if it runs the set, acts as upstream does whatever the annotations
+// say: the preview is what Ordinal would do, not what will happen. An InPlaceIfPossible set previewed "in place (the pods are
 // kept)" had every pod recreated by kube-controller-manager.
 func (e *edit) otherControllerLine(s *Summary) {
 	if e.old == nil {
 		return
 	}
 	if m := annotation.OtherController(e.old, e.cur.Annotations); m != "" {
-		s.add("%s", annotation.OtherControllerSays(m, e.name, "this preview shows"))
+		s.add("%s", rollout.OtherControllerSays(m, e.name, "this preview shows"))
 	}
 }
 

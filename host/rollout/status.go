@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -114,9 +115,18 @@ type Reading struct {
 	// so a pod it updated in place is read by its container statuses (kube.InPlace), as the module reads it.
 	InPlace bool
 	// OtherController is the field manager that last wrote the set's status when it is not Ordinal's while the
-	// set's annotations ask something of the controller (annotation.OtherController), and OtherControllerSays
-	// what the status then says first (annotation.OtherControllerSays): the next sync shown is Ordinal's.
-	OtherController, OtherControllerSays string
+	// set's annotations ask something of the controller (annotation.OtherController): the status says first
+	// that the next sync shown is Ordinal's (OtherControllerSays).
+	OtherController string
+}
+
+// OtherControllerSays is what a preview or a status says of a controller m other than Ordinal's that last wrote
+// the status of the set name (annotation.OtherController): shown is what the reader sees ("this preview shows",
+// "the next sync shown here does"). It is conditional: a set that settled under kube-controller-manager keeps it as
+// its status writer after Ordinal's controller takes the set over, until a change makes Ordinal write the status.
+func OtherControllerSays(m, name, shown string) string {
+	return fmt.Sprintf("%q last wrote this set's status, not Ordinal: if it runs the set, it ignores the ordinal.dev/ annotations "+
+		"and does what upstream does, not what %s; kubectl ordinal migrate statefulset/%s --to ordinal hands the set to Ordinal", m, shown, name)
 }
 
 // Next is what the next sync writes.
@@ -214,9 +224,9 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 		}
 	}
 	st.State, st.Reasons = explain(w, st, labels, update, inPlaceBlocked(conds))
-	if r.OtherController != "" {
-		st.OtherController = r.OtherController
-		st.Reasons = append([]string{r.OtherControllerSays}, st.Reasons...)
+	if m := r.OtherController; m != "" {
+		st.OtherController = m
+		st.Reasons = append([]string{OtherControllerSays(m, set.Name, "the next sync shown here does")}, st.Reasons...)
 	}
 	return st, nil
 }
