@@ -132,11 +132,7 @@ func documentExitCodes(root *cobra.Command) {
 
 // withExitCodes ends c's help description with the exit codes it can return.
 func withExitCodes(c *cobra.Command, codes ...exitMeaning) {
-	desc := c.Long
-	if desc == "" {
-		desc = c.Short
-	}
-	c.Long = strings.TrimRight(desc, "\n") + "\n\n" + exitCodesText(codes)
+	appendHelp(c, exitCodesText(codes))
 }
 
 // exitCodesText is the "Exit codes:" block of a help text, each meaning wrapped to helpWidth.

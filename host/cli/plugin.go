@@ -370,6 +370,9 @@ func readSetManifest(cmd *cobra.Command, mopts *moduleOptions, v fieldValidation
 	return js, &manifest, nil
 }
 
+// previewFieldManager is the field manager of kubectl ordinal preview's dry runs (nothing they name is stored).
+const previewFieldManager = "kubectl-ordinal-preview"
+
 // liveEdit is the edit a manifest (js) makes to the live set ns/name of kind target: the set now (nil when
 // it does not exist: a create), the set as the API server would store the manifest (a server-side apply
 // with dryRun=All), and the namespace's objects its snapshot is built from.
@@ -384,7 +387,7 @@ func liveEdit(ctx context.Context, c kubernetes.Interface, target snapshot.Targe
 	if old != nil && old.Annotations[lastAppliedAnnotation] != "" {
 		cur, err = dryRunClientSideApply(ctx, c, target, old, js)
 	} else {
-		cur, err = snapshot.DryRunApplySet(ctx, c, target, ns, name, js, "kubectl-ordinal-preview")
+		cur, err = snapshot.DryRunApplySet(ctx, c, target, ns, name, js, previewFieldManager)
 	}
 	if err != nil {
 		return nil, nil, objs, withCode(ExitUsage, fmt.Errorf("the API server does not accept this StatefulSet (server-side dry run): %w", err))
@@ -442,7 +445,7 @@ func dryRunClientSideApply(ctx context.Context, c kubernetes.Interface, target s
 	if err != nil {
 		return nil, fmt.Errorf("kubectl apply's patch of the live set (its %s): %w", lastAppliedAnnotation, err)
 	}
-	return snapshot.DryRunPatchSet(ctx, c, target, live.Namespace, live.Name, pt, patch, "kubectl-ordinal-preview")
+	return snapshot.DryRunPatchSet(ctx, c, target, live.Namespace, live.Name, pt, patch, previewFieldManager)
 }
 
 // writeLivePreview is the text of a preview of the live set: what the edit does (op), the live objects it
