@@ -11,6 +11,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
 
@@ -394,5 +397,70 @@ func TestRecreatePodFailedAtAdmission(t *testing.T) {
 	}
 	if s := statesUpTo(t, states, "evicted-0", "Running"); indexOf(s, "Failed") < 0 {
 		t.Errorf("evicted-0 went through %v, want Failed then, last, Running", s)
+	}
+}
+
+// execInPod runs `kubectl exec POD -- /bin/sh -c CMD` through the local cluster's kubectl with exec (hack/podreaper
+// kubectl, as scripts/e2e-upstream.sh gives upstream's specs) and returns its output and error.
+func execInPod(t *testing.T, ns, pod, cmd string) (string, error) {
+	t.Helper()
+	kubectl := filepath.Join(cfg.run, "bin", "podreaper")
+	out, err := exec.Command(kubectl, "kubectl", "--kubectl=/nonexistent", "--state-dir="+filepath.Join(cfg.run, "kubelet"),
+		"--kubeconfig="+cfg.kubeconfig, "--namespace="+ns, "exec", pod, "--", "/bin/sh", "-x", "-c", cmd).Output()
+	return string(out), err
+}
+
+// Readiness probes run, as a kubelet runs them, against the pod's container: a pod with a readiness probe starts
+// not Ready and is Ready only while its probe passes. An exec probe waits for a file that `kubectl exec` writes
+// on the pod's volume; an HTTP probe passes until the file it asks for is moved away, and again once it is
+// back: how upstream's StatefulSet specs pause pods and break and restore their readiness.
+func TestClusterKubeletReadinessProbes(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	pods := cfg.kc.CoreV1().Pods(ns)
+
+	paused := simplePod("paused", nil)
+	paused.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	paused.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	paused.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1,
+		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/data/continue"}}}}
+	web := simplePod("web", nil)
+	web.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/localhost.crt", Port: intstr.FromInt32(80)}}}
+	for _, p := range []*corev1.Pod{paused, web} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPod(t, ctx, ns, "web", "Ready (its HTTP probe passes)", 60*time.Second, podReady)
+	waitPod(t, ctx, ns, "paused", "Running", 60*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	// the paused pod's probe has failed at least once: what hostname says, and no Ready
+	if out, err := execInPod(t, ns, "paused", "printf $(hostname)"); err != nil || out != "paused" {
+		t.Fatalf("kubectl exec paused -- hostname: %q, %v", out, err)
+	}
+	if p, err := pods.Get(ctx, "paused", metav1.GetOptions{}); err != nil || podReady(p) {
+		t.Fatalf("paused is Ready (or gone: %v) before its probe's file exists", err)
+	}
+	if _, err := execInPod(t, ns, "paused", "dd if=/dev/zero of=/data/continue bs=1 count=1 conv=fsync"); err != nil {
+		t.Fatalf("kubectl exec paused -- dd: %v", err)
+	}
+	waitPod(t, ctx, ns, "paused", "Ready once /data/continue exists", 60*time.Second, podReady)
+
+	if _, err := execInPod(t, ns, "web", "mv -v /localhost.crt /tmp/ || true"); err != nil {
+		t.Fatalf("breaking web's probe: %v", err)
+	}
+	waitPod(t, ctx, ns, "web", "not Ready with its probed file moved away", 60*time.Second, func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && !podReady(p) && podCondition(p, corev1.PodReady).Reason == "ContainersNotReady"
+	})
+	if _, err := execInPod(t, ns, "web", "mv -v /tmp/localhost.crt / || true"); err != nil {
+		t.Fatalf("restoring web's probe: %v", err)
+	}
+	waitPod(t, ctx, ns, "web", "Ready again", 60*time.Second, podReady)
+	// an exec whose command fails answers as kubectl does: the exit code
+	if _, err := execInPod(t, ns, "web", "exit 3"); err == nil {
+		t.Error("kubectl exec -- exit 3 succeeded")
+	} else if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Errorf("kubectl exec -- exit 3: %v, want exit code 3", err)
 	}
 }

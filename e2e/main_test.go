@@ -23,6 +23,7 @@ var cfg struct {
 	root       string // repository root
 	kubeconfig string
 	pki        string // the local cluster's PKI (its CA signs the client certificate it presents to webhooks)
+	run        string // the local cluster's run directory (its bin/podreaper, its kubelet state)
 	bin        string // bin/ordinal
 	artifacts  string // controller logs, snapshots
 	kcmScript  string // scripts/cluster-kcm.sh (restarts kube-controller-manager of the local cluster)
@@ -82,6 +83,7 @@ func setup() error {
 	run := getenv("LOCALK8S_RUN", "/tmp/ordinal-localk8s")
 	cfg.kubeconfig = getenv("ORDINAL_E2E_KUBECONFIG", filepath.Join(run, "kubeconfig"))
 	cfg.pki = filepath.Join(run, "pki")
+	cfg.run = run
 	cfg.bin = getenv("ORDINAL_E2E_BIN", filepath.Join(root, "bin", "ordinal"))
 	cfg.artifacts = getenv("ORDINAL_E2E_ARTIFACTS", filepath.Join(root, "build", "e2e"))
 	cfg.kcmScript = filepath.Join(root, "scripts", "cluster-kcm.sh")

@@ -190,7 +190,7 @@ for f in "$RUN"/pids/*.pid; do
     die "a cluster is already running from $RUN (pid $(cat "$f")); run make cluster-down first"
   fi
 done
-rm -rf "$RUN/pids" "$RUN/etcd-data" "$RUN/logs"
+rm -rf "$RUN/pids" "$RUN/etcd-data" "$RUN/logs" "$RUN/kubelet"
 mkdir -p "$RUN/pids" "$RUN/logs" "$RUN/pki"
 
 for p in $APISERVER_PORT $ETCD_PORT $ETCD_PEER_PORT $KCM_PORT $SCHEDULER_PORT; do
@@ -371,11 +371,12 @@ EOF
   done
   wait_for "kwok node(s)" 60 kwok sh -c "for i in \$(seq 0 $((KWOK_NODES-1))); do curl -sf --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key $SERVER/api/v1/nodes/kwok-node-\$i?pretty=false | grep -q '\"type\":\"Ready\",\"status\":\"True\"' || exit 1; done"
   # hack/podreaper does what kwok's stages cannot: host-port admission (which kwok's stages wait for, so it runs
-  # whatever KWOK_POD_DELETE says) and, with KWOK_POD_DELETE=kubelet, stopping and removing deleted pods and the
+  # whatever KWOK_POD_DELETE says), readiness probes (kwok starts a pod with one not Ready; its containers' files
+  # and volumes in $RUN/kubelet) and, with KWOK_POD_DELETE=kubelet, stopping and removing deleted pods and the
   # status resync
   reaper_args=(--reap=false --resync-after=0)
   if [ "$KWOK_POD_DELETE" = kubelet ]; then reaper_args=(--delay="${KUBELET_STOP_DELAY:-0s}"); fi
-  start_recorded 6 podreaper "$RUN/bin/podreaper" --kubeconfig="$RUN/admin.kubeconfig" "${reaper_args[@]}"
+  start_recorded 6 podreaper "$RUN/bin/podreaper" --kubeconfig="$RUN/admin.kubeconfig" --state-dir="$RUN/kubelet" "${reaper_args[@]}"
   wait_for podreaper 30 podreaper grep -q "watching pods" "$RUN/logs/podreaper.log"
 fi
 

@@ -107,6 +107,14 @@ log "starting a cluster of its own in $LOCALK8S_RUN (kube-apiserver $GATES; kube
 KUBELET_STOP_DELAY=${KUBELET_STOP_DELAY:-1s} KCM_CONTROLLERS=$kcm KCM_FEATURE_GATES=$GATES APISERVER_FEATURE_GATES="ShardedListAndWatch=true,$GATES" \
   bash scripts/cluster-up.sh "$LOCALK8S_RUN/kubeconfig" > "$OUT/cluster-up.log" 2>&1 ||
   { tail -20 "$OUT/cluster-up.log" >&2; die "cluster-up failed (log: $OUT/cluster-up.log)"; }
+# kubectl for the specs: `kubectl exec` runs in the pod's container sandbox (hack/podreaper/kubectl.go: kwok runs
+# no containers; podreaper runs the readiness probes in the same sandboxes), everything else is kubectl's
+SPEC_KUBECTL=$LOCALK8S_RUN/bin/kubectl-with-exec
+cat > "$SPEC_KUBECTL" <<EOF
+#!/bin/sh
+exec "$LOCALK8S_RUN/bin/podreaper" kubectl --kubectl="$KUBECTL" --state-dir="$LOCALK8S_RUN/kubelet" "\$@"
+EOF
+chmod +x "$SPEC_KUBECTL"
 if [ "$CONTROLLER" = ordinal ]; then
   # `ordinal controller` manages its own kind too and will not start without its CRD
   # (kubectl wait fails at once, not waits, on a CRD whose status has no conditions yet)
@@ -139,7 +147,7 @@ fi
 # directory; hack/upstreamtests merges them (a spec counts where it ran).
 specs() { # specs PASS FOCUS SKIP PROCS
   local pass=$1 focus=$2 skip=$3 procs=$4
-  local args=(--kubeconfig="$LOCALK8S_RUN/kubeconfig" --provider=skeleton --kubectl-path="$KUBECTL" --report-dir="$OUT/$pass")
+  local args=(--kubeconfig="$LOCALK8S_RUN/kubeconfig" --provider=skeleton --kubectl-path="$SPEC_KUBECTL" --report-dir="$OUT/$pass")
   local g=(focus="$focus" skip="$skip" timeout=4h no-color v)
   mkdir -p "$OUT/$pass"
   log "pass $pass ($procs process(es)): focus $focus; log $OUT/$pass/e2e.log"

@@ -24,7 +24,13 @@
 // again. A pod bound to a node, still Pending after --resync-after and with no container status yet gets an
 // annotation (localk8s.ordinal.dev/status-resync), whose update event makes kwok play the stage again.
 //
-// Usage: podreaper --kubeconfig FILE [--delay 0s] [--reap=true] [--admit=true] [--resync-after 5s]
+// Readiness probes (prober.go): kwok starts a pod with a readiness probe not Ready, and podreaper runs its
+// probes, in the pod's container sandbox (sandbox.go) where a probe runs a command, and sets its readiness.
+// The same sandbox answers `kubectl exec` for upstream's e2e specs (kubectl.go).
+//
+// Usage: podreaper --kubeconfig FILE --state-dir DIR [--delay 0s] [--reap=true] [--admit=true] [--resync-after 5s]
+//
+//	podreaper kubectl --kubectl=PATH --state-dir=DIR [kubectl arguments]
 package main
 
 import (
@@ -34,6 +40,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -49,13 +56,22 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "kubectl":
+			os.Exit(kubectlMain(os.Args[2:]))
+		case sandboxInitArg:
+			sandboxInit(os.Args[2:])
+		}
+	}
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
 	delay := flag.Duration("delay", 0, "how long a deleted pod's containers take to stop, without its own e2e.ordinal.dev/termination-delay")
 	reap := flag.Bool("reap", true, "stop and remove deleted pods (off when kwok's pod-delete stage does)")
 	admitPods := flag.Bool("admit", true, "admit pods asking for host ports (kwok's stages wait for it)")
 	resyncAfter := flag.Duration("resync-after", 5*time.Second, "nudge kwok about a bound pod still Pending after this long (0: never)")
+	state := flag.String("state-dir", "", "the emulated containers' files and volumes (sandbox.go); empty: no readiness probes are run")
 	flag.Parse()
-	if err := run(*kubeconfig, *delay, *reap, *admitPods, *resyncAfter); err != nil {
+	if err := run(*kubeconfig, *state, *delay, *reap, *admitPods, *resyncAfter); err != nil {
 		fmt.Fprintln(os.Stderr, "podreaper:", err)
 		os.Exit(1)
 	}
@@ -70,8 +86,10 @@ type kubelet struct {
 	kc    kubernetes.Interface
 	pods  cache.Indexer // all pods, indexed by node
 	delay time.Duration
+	state string // the containers' files and volumes (sandbox.go); "": no probes
 
-	terminating sync.Map // pod UID -> chan struct{}: the goroutine stopping/removing it, woken by its events
+	terminating sync.Map
+	probing     sync.Map // pod UID -> struct{}: the goroutine running its readiness probes // pod UID -> chan struct{}: the goroutine stopping/removing it, woken by its events
 
 	mu       sync.Mutex
 	verdicts map[types.UID]bool // admission decisions taken (true: admitted), written or being written
@@ -79,7 +97,7 @@ type kubelet struct {
 
 const byNode = "node"
 
-func run(kubeconfig string, delay time.Duration, reap, admitPods bool, resyncAfter time.Duration) error {
+func run(kubeconfig, state string, delay time.Duration, reap, admitPods bool, resyncAfter time.Duration) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -93,7 +111,7 @@ func run(kubeconfig string, delay time.Duration, reap, admitPods bool, resyncAft
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	k := &kubelet{kc: kc, delay: delay, verdicts: map[types.UID]bool{}}
+	k := &kubelet{kc: kc, delay: delay, state: state, verdicts: map[types.UID]bool{}}
 	onPod := func(o interface{}) {
 		p, ok := o.(*corev1.Pod)
 		if !ok || p.Spec.NodeName == "" {
@@ -105,6 +123,7 @@ func run(kubeconfig string, delay time.Duration, reap, admitPods bool, resyncAft
 		if reap {
 			k.terminate(ctx, p)
 		}
+		k.probe(ctx, p)
 	}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: cache.NewListWatchFromClient(kc.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, fields.Everything()),
@@ -126,6 +145,9 @@ func run(kubeconfig string, delay time.Duration, reap, admitPods bool, resyncAft
 					k.mu.Lock()
 					delete(k.verdicts, p.UID)
 					k.mu.Unlock()
+					if state != "" { // its containers' files and emptyDir volumes go with it; its claims' stay
+						_ = os.RemoveAll(filepath.Join(state, "pods", string(p.UID)))
+					}
 				}
 			},
 		},
@@ -134,7 +156,7 @@ func run(kubeconfig string, delay time.Duration, reap, admitPods bool, resyncAft
 	if resyncAfter > 0 {
 		go resyncStuck(ctx, kc, store, resyncAfter)
 	}
-	logf("watching pods at %s (reap %t, admit %t)", cfg.Host, reap, admitPods)
+	logf("watching pods at %s (reap %t, admit %t, readiness probes %t)", cfg.Host, reap, admitPods, state != "")
 	ctrl.RunWithContext(ctx)
 	logf("stopped")
 	return nil

@@ -417,3 +417,40 @@ func TestInPlaceRestartAndResize(t *testing.T) {
 		t.Errorf("an in-place change to an unpullable image selects %v", got)
 	}
 }
+
+// A pod with a readiness probe starts not Ready, as a kubelet starts it, whatever else it is annotated with:
+// hack/podreaper runs the probe and sets its readiness. One without a probe is Ready at once (pod-ready).
+func TestReadinessProbedPodsStartNotReady(t *testing.T) {
+	lc := podStages(t, podStageFiles...)
+	probed := func(name string) *corev1.Pod {
+		p := pod(name, "busybox", "busybox")
+		p.Spec.Containers[1].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+			Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/data/statefulset-continue"}}}}
+		return p
+	}
+	for _, p := range []*corev1.Pod{
+		probed("probed"),
+		annotate(probed("paced"), "e2e.ordinal.dev/start-delay", "1s", "e2e.ordinal.dev/ready-delay", "1s"),
+		annotate(probed("ready-delay"), "e2e.ordinal.dev/ready-delay", "1s"),
+	} {
+		got := play(t, lc, p, "pod-never-ready")
+		if got.Status.Phase != corev1.PodRunning || condition(got, corev1.PodReady).Status != corev1.ConditionFalse ||
+			condition(got, corev1.ContainersReady).Status != corev1.ConditionFalse {
+			t.Errorf("pod %s: %s, Ready %+v", p.Name, got.Status.Phase, condition(got, corev1.PodReady))
+		}
+		for _, cs := range got.Status.ContainerStatuses {
+			if cs.Ready || cs.State.Running == nil {
+				t.Errorf("pod %s: container %s ready %t, state %+v", p.Name, cs.Name, cs.Ready, cs.State)
+			}
+		}
+		if next := matching(t, lc, got); len(next) != 0 {
+			t.Errorf("pod %s selects %v once Running: kwok would make it Ready before its probe passed", p.Name, next)
+		}
+	}
+	// a probe on no container: Ready at once, as before
+	p := pod("unprobed", "busybox")
+	p.Spec.Containers[0].LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz"}}}
+	if got := play(t, lc, p, "pod-ready"); condition(got, corev1.PodReady).Status != corev1.ConditionTrue {
+		t.Errorf("a pod without a readiness probe: Ready %+v", condition(got, corev1.PodReady))
+	}
+}

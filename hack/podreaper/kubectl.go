@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// podreaper kubectl --kubectl=PATH --state-dir=DIR [kubectl's arguments]: the kubectl upstream's e2e specs
+// run on the local cluster (scripts/e2e-upstream.sh gives it as --kubectl-path). `kubectl exec POD -- CMD...`
+// runs CMD in the pod's container sandbox (sandbox.go), as a kubelet would run it in the container, since
+// kwok runs none; every other command is the real kubectl's, unchanged. The exec answers as kubectl does: the
+// command's output, and its exit code, with "command terminated with exit code N" on stderr.
+
+// kubectlFlags are kubectl's global flags that take a value (the e2e framework's, and the usual ones).
+var kubectlFlags = map[string]bool{"--server": true, "-s": true, "--kubeconfig": true, "--namespace": true, "-n": true,
+	"--context": true, "--cluster": true, "--user": true, "--token": true, "--request-timeout": true,
+	"--certificate-authority": true, "--client-certificate": true, "--client-key": true}
+
+// execCall is a parsed `kubectl exec`: where, in which pod and container, what.
+type execCall struct {
+	server, kubeconfig, context, namespace string
+	pod, container                         string
+	argv                                   []string
+}
+
+// parseKubectl finds the subcommand of kubectl's arguments and, for exec, what it asks. isExec false: another
+// subcommand, for the real kubectl.
+func parseKubectl(args []string) (call execCall, isExec bool, err error) {
+	call.namespace = ""
+	i := 0
+	global := func(name, value string) {
+		switch name {
+		case "--server", "-s":
+			call.server = value
+		case "--kubeconfig":
+			call.kubeconfig = value
+		case "--context":
+			call.context = value
+		case "--namespace", "-n":
+			call.namespace = value
+		}
+	}
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		name, value, hasValue := strings.Cut(a, "=")
+		if !hasValue && kubectlFlags[name] && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		global(name, value)
+	}
+	if i == len(args) || args[i] != "exec" {
+		return call, false, nil
+	}
+	for i++; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			call.argv = args[i+1:]
+			break
+		}
+		name, value, hasValue := strings.Cut(a, "=")
+		switch {
+		case name == "-c" || name == "--container":
+			if !hasValue {
+				if i+1 == len(args) {
+					return call, true, fmt.Errorf("flag needs an argument: %s", name)
+				}
+				i++
+				value = args[i]
+			}
+			call.container = value
+		case name == "-i" || name == "--stdin" || name == "-t" || name == "--tty" || name == "-q" || name == "--quiet":
+		case strings.HasPrefix(a, "-"):
+			if !hasValue && kubectlFlags[name] && i+1 < len(args) {
+				i++
+				value = args[i]
+			}
+			global(name, value)
+		case call.pod == "":
+			call.pod = strings.TrimPrefix(a, "pod/")
+		default:
+			return call, true, fmt.Errorf("exec takes one pod and a command after --, not %q", a)
+		}
+	}
+	if call.pod == "" || len(call.argv) == 0 {
+		return call, true, errors.New("expected 'exec POD -- COMMAND [args...]'")
+	}
+	return call, true, nil
+}
+
+// kubectlMain is podreaper run as kubectl; it returns the process's exit code (or never, handing over to the
+// real kubectl).
+func kubectlMain(args []string) int {
+	var real, state string
+	for len(args) > 0 {
+		if v, ok := strings.CutPrefix(args[0], "--kubectl="); ok {
+			real = v
+		} else if v, ok := strings.CutPrefix(args[0], "--state-dir="); ok {
+			state = v
+		} else {
+			break
+		}
+		args = args[1:]
+	}
+	if real == "" || state == "" {
+		fmt.Fprintln(os.Stderr, "usage: podreaper kubectl --kubectl=PATH --state-dir=DIR [kubectl arguments]")
+		return 2
+	}
+	call, isExec, err := parseKubectl(args)
+	if !isExec {
+		err := syscall.Exec(real, append([]string{real}, args...), os.Environ())
+		fmt.Fprintf(os.Stderr, "podreaper kubectl: running %s: %v\n", real, err)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		return 1
+	}
+	code, err := execInPod(context.Background(), call, state)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		return 1
+	}
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "command terminated with exit code %d\n", code)
+	}
+	return code
+}
+
+// execInPod runs call's command in its pod's container as `kubectl exec` would, and returns its exit code.
+func execInPod(ctx context.Context, call execCall, state string) (int, error) {
+	loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: call.kubeconfig}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: call.context}
+	overrides.ClusterInfo.Server = call.server
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides)
+	ns := call.namespace
+	if ns == "" {
+		var err error
+		if ns, _, err = cc.Namespace(); err != nil {
+			return 0, err
+		}
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return 0, err
+	}
+	cfg.UserAgent = "ordinal-localk8s-kubectl-exec"
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	p, err := kc.CoreV1().Pods(ns).Get(ctx, call.pod, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return 0, fmt.Errorf("pods %q not found", call.pod)
+	} else if err != nil {
+		return 0, err
+	}
+	name := call.container
+	if name == "" {
+		name = p.Annotations["kubectl.kubernetes.io/default-container"]
+	}
+	if name == "" && len(p.Spec.Containers) > 0 {
+		name = p.Spec.Containers[0].Name
+	}
+	if err := execable(p, name); err != nil {
+		return 0, err
+	}
+	fs, err := containerOf(ctx, state, p, name, func(ctx context.Context, ns, claim string) (types.UID, error) {
+		c, err := kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		return c.UID, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return fs.run(ctx, call.argv, os.Stdout, os.Stderr)
+}
+
+// execable says why a kubelet would not exec in container name of p, if it would not: kubectl's and the
+// kubelet's own words.
+func execable(p *corev1.Pod, name string) error {
+	switch p.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed:
+		return fmt.Errorf("cannot exec into a container in a completed pod; current phase is %s", p.Status.Phase)
+	}
+	cs := containerStatus(p, name)
+	if cs == nil || cs.State.Running == nil {
+		return fmt.Errorf("unable to upgrade connection: container not found (%q)", name)
+	}
+	return nil
+}

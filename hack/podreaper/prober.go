@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Readiness probes, as a kubelet runs them, for the pods kwok starts not Ready (those with a readiness probe;
+// scripts/localk8s/kwok/pod-never-ready.yaml): each container's probe every periodSeconds from
+// initialDelaySeconds after it started; a container is ready after successThreshold successes in a row and
+// not ready after failureThreshold failures; the pod is Ready when every container is ready and its
+// readiness gates are True. What a probe finds is the container's (sandbox.go):
+//   - exec: the command's exit code, run in the container's sandbox;
+//   - httpGet: whether the container has the file the path names (its image serves every probed path until
+//     something moves the file away);
+//   - tcpSocket, grpc: success (the container listens).
+//
+// A probe's timeoutSeconds is not applied: on a loaded machine a sandbox can take longer than a second to
+// start, and a probe would then fail for the machine's speed, not the container's state.
+
+// probeResult is what a container's probes have said so far.
+type probeResult struct {
+	instance           string // the container it is about: name and restart count (a restart starts afresh)
+	ready              bool
+	successes, failure int32 // consecutive
+}
+
+// record counts one probe's result against the probe's thresholds.
+func (r *probeResult) record(ok bool, pr *corev1.Probe) {
+	success, failure := max(pr.SuccessThreshold, 1), pr.FailureThreshold
+	if failure <= 0 {
+		failure = 3 // the API server's default
+	}
+	if ok {
+		r.successes, r.failure = r.successes+1, 0
+		if r.successes >= success {
+			r.ready = true
+		}
+		return
+	}
+	r.successes, r.failure = 0, r.failure+1
+	if r.failure >= failure {
+		r.ready = false
+	}
+}
+
+func hasReadinessProbe(p *corev1.Pod) bool {
+	for _, c := range p.Spec.Containers {
+		if c.ReadinessProbe != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// probe starts, once per pod, the loop that runs running pod p's readiness probes and writes its readiness;
+// it ends when the pod is gone, deleted or no longer running.
+func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
+	if k.state == "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !hasReadinessProbe(p) {
+		return
+	}
+	if _, busy := k.probing.LoadOrStore(p.UID, struct{}{}); busy {
+		return
+	}
+	go func() {
+		defer k.probing.Delete(p.UID)
+		results := map[string]*probeResult{}
+		containers := map[string]*container{}
+		for {
+			cur, ok := k.current(p)
+			if !ok || cur.DeletionTimestamp != nil || cur.Status.Phase != corev1.PodRunning {
+				return
+			}
+			period := 10 * time.Second
+			for _, c := range cur.Spec.Containers {
+				pr, cs := c.ReadinessProbe, containerStatus(cur, c.Name)
+				if pr == nil || cs == nil || cs.State.Running == nil {
+					continue
+				}
+				instance := fmt.Sprintf("%s-%d", c.Name, cs.RestartCount)
+				r := results[c.Name]
+				if r == nil || r.instance != instance {
+					r = &probeResult{instance: instance}
+					results[c.Name] = r
+				}
+				if pr.PeriodSeconds > 0 {
+					period = min(period, time.Duration(pr.PeriodSeconds)*time.Second)
+				}
+				if time.Since(cs.State.Running.StartedAt.Time) < time.Duration(pr.InitialDelaySeconds)*time.Second {
+					period = min(period, time.Second)
+					continue
+				}
+				fs := containers[instance]
+				if fs == nil {
+					var err error
+					if fs, err = containerOf(ctx, k.state, cur, c.Name, k.claimUID); err != nil {
+						logf("pod %s/%s (uid %s), container %s: %v", p.Namespace, p.Name, p.UID, c.Name, err)
+						continue
+					}
+					containers[instance] = fs
+				}
+				r.record(k.runProbe(ctx, cur, fs, pr), pr)
+			}
+			if status, changed := readyStatus(cur, func(name string) bool {
+				r := results[name]
+				return r != nil && r.ready
+			}, metav1.Now()); changed {
+				q := cur.DeepCopy()
+				q.Status = status
+				if _, err := k.kc.CoreV1().Pods(q.Namespace).UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+					if !gone(err) {
+						logf("writing the readiness of pod %s/%s (uid %s): %v", p.Namespace, p.Name, p.UID, err)
+					}
+					period = min(period, time.Second) // a conflict: judge again on the pod as it is now
+				} else {
+					logf("pod %s/%s (uid %s): Ready %s", p.Namespace, p.Name, p.UID, podCondition(&status, corev1.PodReady))
+				}
+			}
+			if !sleep(ctx, period) {
+				return
+			}
+		}
+	}()
+}
+
+// runProbe runs one probe of pod p in its container fs and says whether it passed.
+func (k *kubelet) runProbe(ctx context.Context, p *corev1.Pod, fs *container, pr *corev1.Probe) bool {
+	switch {
+	case pr.Exec != nil:
+		var stderr strings.Builder
+		code, err := fs.run(ctx, pr.Exec.Command, io.Discard, &stderr)
+		if err != nil {
+			logf("exec probe %q of pod %s/%s (uid %s): %v", pr.Exec.Command, p.Namespace, p.Name, p.UID, err)
+			return false
+		}
+		return code == 0
+	case pr.HTTPGet != nil:
+		_, err := os.Stat(filepath.Join(fs.Root, filepath.FromSlash(path.Clean("/"+pr.HTTPGet.Path))))
+		return err == nil
+	}
+	return true
+}
+
+func (k *kubelet) claimUID(ctx context.Context, namespace, name string) (types.UID, error) {
+	c, err := k.kc.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return c.UID, nil
+}
+
+// readyStatus is p's status with its readiness as a kubelet reports it, given whether each probed container's
+// probe says it is ready (a running container without a readiness probe is ready), and whether it differs
+// from p's status in any container's readiness or the Ready and ContainersReady conditions.
+func readyStatus(p *corev1.Pod, probedReady func(container string) bool, now metav1.Time) (corev1.PodStatus, bool) {
+	s := *p.Status.DeepCopy()
+	probed := map[string]bool{}
+	for _, c := range p.Spec.Containers {
+		probed[c.Name] = c.ReadinessProbe != nil
+	}
+	var unready []string
+	changed := false
+	for i := range s.ContainerStatuses {
+		cs := &s.ContainerStatuses[i]
+		ready := cs.State.Running != nil && (!probed[cs.Name] || probedReady(cs.Name))
+		if cs.Ready != ready {
+			cs.Ready, changed = ready, true
+		}
+		if !ready {
+			unready = append(unready, cs.Name)
+		}
+	}
+	if len(s.ContainerStatuses) < len(p.Spec.Containers) {
+		unready = append(unready, "(containers without a status)")
+	}
+	containers := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now}
+	if len(unready) > 0 {
+		containers.Status, containers.Reason = corev1.ConditionFalse, "ContainersNotReady"
+		containers.Message = fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
+	}
+	ready := containers
+	ready.Type = corev1.PodReady
+	if len(unready) == 0 {
+		for _, g := range p.Spec.ReadinessGates {
+			if podCondition(&s, g.ConditionType) != corev1.ConditionTrue {
+				ready.Status, ready.Reason = corev1.ConditionFalse, "ReadinessGatesNotReady"
+				ready.Message = fmt.Sprintf("the status of pod readiness gate %q is not \"True\"", g.ConditionType)
+				break
+			}
+		}
+	}
+	for _, c := range []corev1.PodCondition{containers, ready} {
+		if podCondition(&s, c.Type) != c.Status {
+			changed = true
+		}
+		setCondition(&s, c)
+	}
+	return s, changed
+}
+
+// podCondition is the status of s's condition of type t ("" if it has none).
+func podCondition(s *corev1.PodStatus, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range s.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A container's probes move it to ready after successThreshold successes in a row and back after
+// failureThreshold failures in a row, as a kubelet counts them.
+func TestProbeThresholds(t *testing.T) {
+	pr := &corev1.Probe{SuccessThreshold: 2, FailureThreshold: 3}
+	var r probeResult
+	for i, c := range []struct {
+		ok, ready bool
+	}{{true, false}, {true, true}, {false, true}, {false, true}, {true, true}, {false, true}, {false, true}, {false, false}, {true, false}, {true, true}} {
+		r.record(c.ok, pr)
+		if r.ready != c.ready {
+			t.Fatalf("after result %d (%t): ready %t, want %t", i, c.ok, r.ready, c.ready)
+		}
+	}
+	// upstream's probes: one of each, and unset thresholds are the API server's defaults (1 and 3)
+	r = probeResult{}
+	r.record(true, &corev1.Probe{SuccessThreshold: 1, FailureThreshold: 1})
+	r.record(false, &corev1.Probe{SuccessThreshold: 1, FailureThreshold: 1})
+	if r.ready {
+		t.Error("one failure with failureThreshold 1 leaves the container ready")
+	}
+	r = probeResult{}
+	r.record(true, &corev1.Probe{})
+	r.record(false, &corev1.Probe{})
+	r.record(false, &corev1.Probe{})
+	if !r.ready {
+		t.Error("two failures with the default failureThreshold (3) made the container unready")
+	}
+}
+
+// The readiness written is the kubelet's: containers ready by their probes (or running, without one), the
+// pod Ready only with every container ready and its readiness gates True; nothing to write when nothing moves.
+func TestReadyStatus(t *testing.T) {
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	earlier := metav1.Unix(1000, 0)
+	p := &corev1.Pod{
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", ReadinessProbe: probe}, {Name: "sidecar"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "web", State: running}, {Name: "sidecar", State: running}},
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: earlier},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, LastTransitionTime: earlier}}},
+	}
+	now := metav1.Unix(2000, 0)
+	s, changed := readyStatus(p, func(string) bool { return false }, now)
+	if !changed { // the sidecar becomes ready; the pod stays not Ready
+		t.Error("the sidecar's readiness is not written")
+	}
+	if !s.ContainerStatuses[1].Ready || s.ContainerStatuses[0].Ready || podCondition(&s, corev1.PodReady) != corev1.ConditionFalse {
+		t.Errorf("probe failing: %+v", s)
+	}
+	if c := s.Conditions[0]; c.Reason != "ContainersNotReady" || c.Message != "containers with unready status: [web]" || !c.LastTransitionTime.Equal(&earlier) {
+		t.Errorf("Ready condition %+v", c)
+	}
+	p.Status = s
+	if _, changed := readyStatus(p, func(string) bool { return false }, now); changed {
+		t.Error("nothing moved, yet a write")
+	}
+	s, changed = readyStatus(p, func(string) bool { return true }, now)
+	if !changed || podCondition(&s, corev1.PodReady) != corev1.ConditionTrue || podCondition(&s, corev1.ContainersReady) != corev1.ConditionTrue ||
+		!s.ContainerStatuses[0].Ready || !s.Conditions[0].LastTransitionTime.Equal(&now) {
+		t.Errorf("probe passing: changed %t, %+v", changed, s)
+	}
+	// a readiness gate not True holds the pod, not its containers
+	p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "InPlaceUpdateReady"}}
+	s, _ = readyStatus(p, func(string) bool { return true }, now)
+	if podCondition(&s, corev1.PodReady) != corev1.ConditionFalse || podCondition(&s, corev1.ContainersReady) != corev1.ConditionTrue {
+		t.Errorf("gate missing: %+v", s.Conditions)
+	}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "InPlaceUpdateReady", Status: corev1.ConditionTrue})
+	if s, _ = readyStatus(p, func(string) bool { return true }, now); podCondition(&s, corev1.PodReady) != corev1.ConditionTrue {
+		t.Errorf("gate True: %+v", s.Conditions)
+	}
+	// a container not running is not ready, probe or not
+	p.Status.ContainerStatuses[1].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	if s, _ = readyStatus(p, func(string) bool { return true }, now); s.ContainerStatuses[1].Ready || podCondition(&s, corev1.PodReady) != corev1.ConditionFalse {
+		t.Errorf("a waiting container: %+v", s)
+	}
+}

@@ -1,0 +1,297 @@
+package main
+
+// The containers kwok does not run, for the commands that would run in them: `kubectl exec` (through the
+// kubectl of kubectl.go) and exec readiness probes (prober.go). A container is a directory of this machine
+// (its own files: what it changed of its image) and a command runs in it in a sandbox: new mount and UTS
+// namespaces, the machine's userland (/usr, /etc, ...) bound read-only as the image's, the pod's volumes at
+// their mount paths, the pod's hostname, and chroot. So a shell, coreutils and the paths upstream's e2e
+// specs use behave as in a container: `mv` of a file a probe serves, `dd` into /data, `$(hostname)`.
+//
+// Layout under the state directory (one per cluster, $LOCALK8S_RUN/kubelet):
+//
+//	pods/<pod uid>/containers/<name>-<restart count>/   a container's own files; a restart starts afresh
+//	pods/<pod uid>/volumes/<volume>/                     an emptyDir volume, the pod's as long as it lives
+//	claims/<claim uid>/                                  a PersistentVolumeClaim's volume, kept across pods
+//
+// A container starts with the files its HTTP probes serve (the probe's path under /): upstream's specs break
+// a web server's readiness by moving that file away (`mv -v /localhost.crt /tmp/`), and restore it.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// sandboxInitArg is the first argument of podreaper run as a sandbox's first process (sandboxInit).
+const sandboxInitArg = "sandbox-init"
+
+// sandboxFailed is the exit code of a sandbox that could not be set up (as `docker run`'s 125): the command
+// never ran, which callers report as an error, not as the command's answer.
+const sandboxFailed = 125
+
+// container is one container of a pod as a sandbox sees it.
+type container struct {
+	Root     string   `json:"root"`     // the container's own files
+	Hostname string   `json:"hostname"` // what hostname(1) says in it
+	Mounts   []volume `json:"mounts"`   // the pod's volumes the container mounts
+}
+
+// volume is a host directory bound at a mount path of the container.
+type volume struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly"`
+}
+
+// claimUID resolves a PersistentVolumeClaim of the pod's namespace to its UID.
+type claimUID func(ctx context.Context, namespace, name string) (types.UID, error)
+
+// containerOf lays out (once) and returns container name of pod p under the state directory.
+func containerOf(ctx context.Context, state string, p *corev1.Pod, name string, claim claimUID) (*container, error) {
+	var spec *corev1.Container
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == name {
+			spec = &p.Spec.Containers[i]
+		}
+	}
+	if spec == nil {
+		return nil, fmt.Errorf("pod %s/%s has no container %q", p.Namespace, p.Name, name)
+	}
+	var restarts int32
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == name {
+			restarts = cs.RestartCount
+		}
+	}
+	podDir := filepath.Join(state, "pods", string(p.UID))
+	c := &container{Root: filepath.Join(podDir, "containers", fmt.Sprintf("%s-%d", name, restarts)), Hostname: podHostname(p)}
+	if err := layOut(c.Root, servedPaths(spec)); err != nil {
+		return nil, err
+	}
+	for _, m := range spec.VolumeMounts {
+		src, err := volumeDir(ctx, state, podDir, p, m.Name, claim)
+		if err != nil {
+			return nil, err
+		}
+		if src == "" {
+			continue // a ConfigMap, a Secret, a projected token: nothing the specs read
+		}
+		src = filepath.Join(src, filepath.FromSlash(path.Clean("/"+m.SubPath)))
+		if err := os.MkdirAll(src, 0o755); err != nil {
+			return nil, err
+		}
+		c.Mounts = append(c.Mounts, volume{Source: src, Target: path.Clean("/" + m.MountPath), ReadOnly: m.ReadOnly})
+	}
+	return c, nil
+}
+
+// podHostname is the pod's hostname as its kubelet sets it: spec.hostname, else the pod's name (at most 63
+// characters, without a trailing '-' or '.').
+func podHostname(p *corev1.Pod) string {
+	if p.Spec.Hostname != "" {
+		return p.Spec.Hostname
+	}
+	h := p.Name
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h
+}
+
+// servedPaths are the files a container's HTTP probes ask for: its image has them at first.
+func servedPaths(c *corev1.Container) []string {
+	var out []string
+	for _, pr := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+		if pr != nil && pr.HTTPGet != nil {
+			if p := path.Clean("/" + pr.HTTPGet.Path); p != "/" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// layOut creates a container's root with its image's files, unless it exists: built aside, then renamed into
+// place, so that a sandbox and a probe starting the same container at once never see half of it.
+func layOut(root string, files []string) error {
+	if _, err := os.Stat(root); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(root), ".new-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(tmp, "tmp"), 0o1777); err != nil {
+		return err
+	}
+	for _, f := range files {
+		full := filepath.Join(tmp, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(full, []byte(f+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, root); err != nil && !errors.Is(err, os.ErrExist) && !isNotEmpty(err) {
+		return err
+	}
+	return nil
+}
+
+func isNotEmpty(err error) bool { return errors.Is(err, syscall.ENOTEMPTY) }
+
+// volumeDir is the host directory behind the pod's volume name: a claim's (by its UID), an emptyDir's, or ""
+// for a volume of another kind.
+func volumeDir(ctx context.Context, state, podDir string, p *corev1.Pod, name string, claim claimUID) (string, error) {
+	for _, v := range p.Spec.Volumes {
+		if v.Name != name {
+			continue
+		}
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			uid, err := claim(ctx, p.Namespace, v.PersistentVolumeClaim.ClaimName)
+			if err != nil {
+				return "", fmt.Errorf("volume %s of pod %s/%s: claim %s: %w", name, p.Namespace, p.Name, v.PersistentVolumeClaim.ClaimName, err)
+			}
+			return filepath.Join(state, "claims", string(uid)), nil
+		case v.EmptyDir != nil:
+			return filepath.Join(podDir, "volumes", name), nil
+		}
+		return "", nil
+	}
+	return "", fmt.Errorf("pod %s/%s mounts volume %q, which it does not have", p.Namespace, p.Name, name)
+}
+
+// run runs argv in the container, as `kubectl exec` or an exec probe would, and returns its exit code. err is
+// the sandbox's own failure (the command did not run), never the command's.
+func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Writer) (int, error) {
+	if len(argv) == 0 {
+		return 0, errors.New("no command")
+	}
+	spec, err := json.Marshal(c)
+	if err != nil {
+		return 0, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	var diag strings.Builder
+	cmd := exec.CommandContext(ctx, self, append([]string{sandboxInitArg, string(spec), "--"}, argv...)...)
+	cmd.Stdout, cmd.Stderr = stdout, io.MultiWriter(stderr, &diag)
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=" + c.Hostname, "HOME=/root"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS}
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit) && exit.ExitCode() == sandboxFailed && strings.Contains(diag.String(), "podreaper sandbox:"):
+		return 0, fmt.Errorf("%s", strings.TrimSpace(diag.String()))
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode(), nil
+	case errors.Is(err, syscall.EPERM):
+		return 0, fmt.Errorf("creating the sandbox's mount and UTS namespaces needs root (CAP_SYS_ADMIN): %w", err)
+	}
+	return 0, err
+}
+
+// hostUserland is what a sandbox takes from this machine, read-only, as its image: a shell and coreutils.
+var hostUserland = []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc", "/dev"}
+
+// sandboxInit is the first process of a sandbox (podreaper sandbox-init SPEC -- ARGV...), in its own mount
+// and UTS namespaces: it binds the userland and the volumes into the container's root, sets the hostname,
+// enters the root and becomes the command. Nothing it mounts reaches the machine's own namespace.
+func sandboxInit(args []string) {
+	fail := func(err error) {
+		fmt.Fprintf(os.Stderr, "podreaper sandbox: %v\n", err)
+		os.Exit(sandboxFailed)
+	}
+	if len(args) < 3 || args[1] != "--" {
+		fail(errors.New("usage: podreaper sandbox-init SPEC -- COMMAND..."))
+	}
+	var c container
+	if err := json.Unmarshal([]byte(args[0]), &c); err != nil {
+		fail(err)
+	}
+	argv := args[2:]
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		fail(fmt.Errorf("making the mounts private: %w", err))
+	}
+	for _, d := range hostUserland {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			continue
+		}
+		target := filepath.Join(c.Root, d)
+		if fi.Mode()&os.ModeSymlink != 0 { // /bin -> usr/bin on a merged /usr
+			link, err := os.Readlink(d)
+			if err != nil {
+				fail(err)
+			}
+			if err := os.Symlink(link, target); err != nil && !errors.Is(err, os.ErrExist) {
+				fail(err)
+			}
+			continue
+		}
+		if err := bind(d, target, true); err != nil {
+			fail(err)
+		}
+	}
+	for _, v := range c.Mounts {
+		if err := bind(v.Source, filepath.Join(c.Root, filepath.FromSlash(v.Target)), v.ReadOnly); err != nil {
+			fail(err)
+		}
+	}
+	if err := syscall.Sethostname([]byte(c.Hostname)); err != nil {
+		fail(fmt.Errorf("setting the hostname: %w", err))
+	}
+	if err := syscall.Chroot(c.Root); err != nil {
+		fail(fmt.Errorf("entering the container's root: %w", err))
+	}
+	if err := os.Chdir("/"); err != nil {
+		fail(err)
+	}
+	bin, err := exec.LookPath(argv[0])
+	if err != nil {
+		// as a container runtime answers a command it cannot find
+		fmt.Fprintf(os.Stderr, "exec: %q: %v\n", argv[0], err)
+		os.Exit(127)
+	}
+	fail(syscall.Exec(bin, argv, os.Environ()))
+}
+
+// bind mounts source at target (created if missing), read-only if asked.
+func bind(source, target string, readOnly bool) error {
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return fmt.Errorf("mount point %s: %w", target, err)
+	}
+	if err := syscall.Mount(source, target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("binding %s at %s: %w", source, target, err)
+	}
+	if readOnly {
+		if err := syscall.Mount("", target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("making %s read-only: %w", target, err)
+		}
+	}
+	return nil
+}

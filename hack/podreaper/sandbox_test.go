@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// statefulPod is a pod as upstream's e2e StatefulSet specs make it: a web server whose readiness is an HTTP
+// probe, its claim at /data and an emptyDir at /home.
+func statefulPod(name, uid string, restarts int32) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(uid)},
+		Spec: corev1.PodSpec{
+			Hostname: name,
+			Containers: []corev1.Container{{Name: "webserver", Image: "httpd",
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/localhost.crt", Port: intstr.FromInt32(80)}}},
+				VolumeMounts:   []corev1.VolumeMount{{Name: "datadir", MountPath: "/data/"}, {Name: "home", MountPath: "/home"}}}},
+			Volumes: []corev1.Volume{
+				{Name: "datadir", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "datadir-" + name}}},
+				{Name: "home", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "webserver", RestartCount: restarts,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+	}
+}
+
+// claims resolves every claim to a UID of its name: one claim per name, kept across pods.
+func claims(_ context.Context, _, name string) (types.UID, error) {
+	return types.UID("uid-" + name), nil
+}
+
+// sh runs a shell command in container c the way upstream's specs exec (/bin/sh -x -c CMD).
+func sh(t *testing.T, c *container, cmd string) (string, int) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code, err := c.run(context.Background(), []string{"/bin/sh", "-x", "-c", cmd}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("%s: the sandbox failed: %v", cmd, err)
+	}
+	return out.String(), code
+}
+
+// The commands upstream's e2e StatefulSet specs run in pods behave as in a container: the probed file moves
+// away and back, the hostname is the pod's, files on /data outlive the pod (its claim), and nothing of the
+// sandbox touches this machine's own files.
+func TestSandboxRunsUpstreamsCommands(t *testing.T) {
+	state := t.TempDir()
+	ctx := context.Background()
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	c, err := containerOf(ctx, state, p, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := filepath.Join(c.Root, "localhost.crt")
+	if _, err := os.Stat(served); err != nil {
+		t.Fatalf("a new container lacks the file its HTTP probe serves: %v", err)
+	}
+	if out, code := sh(t, c, "printf $(hostname)"); code != 0 || out != "ss-0" {
+		t.Errorf("hostname: %q (exit %d), want ss-0", out, code)
+	}
+	if _, code := sh(t, c, "mv -v /localhost.crt /tmp/ || true"); code != 0 {
+		t.Errorf("breaking the probe: exit %d", code)
+	}
+	if _, err := os.Stat(served); !os.IsNotExist(err) {
+		t.Errorf("the probed file is still served after mv: %v", err)
+	}
+	if _, code := sh(t, c, "mv -v /tmp/localhost.crt / || true"); code != 0 {
+		t.Errorf("restoring the probe: exit %d", code)
+	}
+	if _, err := os.Stat(served); err != nil {
+		t.Errorf("the probed file is not back: %v", err)
+	}
+	for _, cmd := range []string{"ls -idlh /data", "find /data", "touch /data/1700000000", "dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1 conv=fsync",
+		"echo $(hostname) | dd of=/data/hostname conv=fsync", "ln -s /data/hostname /data/hostname-symlink", "test -f /data/statefulset-continue"} {
+		if out, code := sh(t, c, cmd); code != 0 {
+			t.Errorf("%s: exit %d (%s)", cmd, code, out)
+		}
+	}
+	if _, code := sh(t, c, "test -f /data/nothing-here"); code != 1 {
+		t.Errorf("test -f of a missing file: exit %d, want 1", code)
+	}
+	if _, code := sh(t, c, "touch /usr/written-by-a-container"); code == 0 {
+		t.Error("a container wrote into the machine's /usr")
+	}
+	if _, err := os.Stat("/usr/written-by-a-container"); err == nil {
+		os.Remove("/usr/written-by-a-container")
+		t.Fatal("the sandbox wrote into the machine's own /usr")
+	}
+
+	// the pod recreated (a new UID, the same claim): a fresh container, the claim's files kept
+	q := statefulPod("ss-0", "pod-uid-2", 0)
+	c2, err := containerOf(ctx, state, q, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		`if [ "$(cat /data/hostname)" = "$(hostname)" ]; then exit 0; else exit 1; fi`,
+		`if [ "$(cat /data/hostname-symlink)" = "$(hostname)" ]; then exit 0; else exit 1; fi`,
+		"test -f /data/statefulset-continue", "test -f /localhost.crt",
+	} {
+		if out, code := sh(t, c2, cmd); code != 0 {
+			t.Errorf("after the pod's recreation, %s: exit %d (%s)", cmd, code, out)
+		}
+	}
+	if _, code := sh(t, c2, "test -f /home/anything || ls /home | grep -q ."); code == 0 {
+		t.Error("the new pod's emptyDir holds files")
+	}
+	// a restart (restart count up) starts from the image again: the moved file is back
+	sh(t, c2, "mv /localhost.crt /tmp/")
+	c3, err := containerOf(ctx, state, statefulPod("ss-0", "pod-uid-2", 1), "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, code := sh(t, c3, "test -f /localhost.crt"); code != 0 {
+		t.Error("a restarted container lacks its image's file")
+	}
+	if _, code := sh(t, c, "no-such-command"); code != 127 {
+		t.Errorf("an unknown command: exit %d, want 127", code)
+	}
+}
+
+// TestMain lets the test binary be a sandbox's first process, as podreaper is (container.run runs itself).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandboxInitArg {
+		sandboxInit(os.Args[2:])
+	}
+	os.Exit(m.Run())
+}
