@@ -33,6 +33,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/ordinal-dev/ordinal/abi"
 )
 
@@ -110,7 +112,7 @@ func Check(s *Scope, plan *abi.Plan) error {
 		a := &plan.Actions[i]
 		rule, reason := st.check(a)
 		if rule == "" && a.Verb == abi.VerbResize {
-			rule, reason = resizeThenUpdate(s, plan, i)
+			rule, reason = st.resizeThenUpdate(plan, i)
 		}
 		if rule != "" {
 			vs = append(vs, Violation{Index: i, Action: *a, Rule: rule, Reason: reason})
@@ -132,6 +134,13 @@ type planState struct {
 	createdRevisions map[string][]byte
 	// templates: the revisions' templates a created pod may come from (created_pods.go), once read
 	templates []namedTemplate
+	// wire: the pod last decoded from an action's object (wirePod), so that the update after a resize is
+	// decoded once for both the resize's rule and its own
+	wire struct {
+		a   *abi.Action
+		pod *corev1.Pod
+		err error
+	}
 }
 
 type objKey struct{ kind, name string }

@@ -108,8 +108,9 @@ func (st *planState) checkResize(a *abi.Action, target *Object) (Rule, string) {
 // resizeThenUpdate: the resize at i is part of an in-place update (abi/POLICY.md 2.1), right before the update
 // that moves the same pod's revision label, unless the plan predicts it fails (then it ends the pod's move). A
 // resize alone restarts the containers whose resizePolicy is RestartContainer, and policies, which hold
-// in-place updates, would not see it.
-func resizeThenUpdate(s *Scope, plan *abi.Plan, i int) (Rule, string) {
+// in-place updates, would not see it. The update is read as the API server will read it, whole (wirePod,
+// the decode its own rule then judges): one that does not decode is refused there and moves no label.
+func (st *planState) resizeThenUpdate(plan *abi.Plan, i int) (Rule, string) {
 	a := &plan.Actions[i]
 	if a.Error != "" {
 		return "", ""
@@ -117,18 +118,9 @@ func resizeThenUpdate(s *Scope, plan *abi.Plan, i int) (Rule, string) {
 	if i+1 < len(plan.Actions) {
 		next := &plan.Actions[i+1]
 		if next.Verb == abi.VerbUpdate && next.Kind == abi.KindPod && next.Name == a.Name {
-			var m struct {
-				Metadata struct {
-					Labels      map[string]any `json:"labels"`
-					Annotations map[string]any `json:"annotations"`
-				} `json:"metadata"`
-			}
-			if decodeWire(next.Object, &m) == nil {
-				rev, _ := m.Metadata.Labels[abi.LabelRevision].(string)
-				record, _ := m.Metadata.Annotations[abi.AnnotationInPlaceUpdate].(string)
-				if inplace.IsUpdate(next.Verb, next.Kind, rev, record, s.Pods[a.Name].Labels[abi.LabelRevision]) {
-					return "", ""
-				}
+			if p, err := st.wirePod(next); err == nil &&
+				inplace.IsUpdate(next.Verb, next.Kind, p.Labels[abi.LabelRevision], p.Annotations[abi.AnnotationInPlaceUpdate], st.s.Pods[a.Name].Labels[abi.LabelRevision]) {
+				return "", ""
 			}
 		}
 	}

@@ -52,25 +52,40 @@ func (s *Scope) checkObjectMeta(a *abi.Action, m *objectMeta) (Rule, string) {
 	return "", ""
 }
 
-// decodePod is decodeObject for a pod a plan creates, decoded whole once: its metadata judged as any
-// object's, its content then by checkCreatedPod (a created pod's two decodes were most of a Parallel
-// rollout's firewall time).
-func (s *Scope) decodePod(a *abi.Action) (*corev1.Pod, *objectMeta, Rule, string) {
+// decodePod is decodeObject for a pod a plan creates, updates or resizes, decoded whole once: its metadata
+// judged as any object's, its content then by the rules of its verb (a created pod's two decodes were most
+// of a Parallel rollout's firewall time).
+func (st *planState) decodePod(a *abi.Action) (*corev1.Pod, *objectMeta, Rule, string) {
 	if len(a.Object) == 0 {
 		return nil, nil, RuleObject, "no object"
 	}
-	var p corev1.Pod
-	if err := decodeWire(a.Object, &p); err != nil {
+	p, err := st.wirePod(a)
+	if err != nil {
 		return nil, nil, RuleObject, "object does not decode: " + err.Error()
 	}
 	m := &objectMeta{APIVersion: p.APIVersion, Kind: p.Kind}
 	md := &m.Metadata
 	md.Name, md.GenerateName, md.Namespace, md.UID = p.Name, p.GenerateName, p.Namespace, p.UID
 	md.Labels, md.OwnerReferences, md.DeletionTimestamp = p.Labels, p.OwnerReferences, p.DeletionTimestamp
-	if rule, reason := s.checkObjectMeta(a, m); rule != "" {
+	if rule, reason := st.s.checkObjectMeta(a, m); rule != "" {
 		return nil, nil, rule, reason
 	}
-	return &p, m, "", ""
+	return p, m, "", ""
+}
+
+// wirePod is action a's object decoded as a pod (decodeWire), the last such decode kept: a resize's rule
+// reads the update after it (resizeThenUpdate) before that update's own rule does. The rules only read
+// the pod.
+func (st *planState) wirePod(a *abi.Action) (*corev1.Pod, error) {
+	if st.wire.a != a {
+		var p corev1.Pod
+		err := decodeWire(a.Object, &p)
+		st.wire.a, st.wire.pod, st.wire.err = a, &p, err
+	}
+	if st.wire.err != nil {
+		return nil, st.wire.err
+	}
+	return st.wire.pod, nil
 }
 
 // isSetControllerRef reports whether ref is a controller reference to this set.

@@ -13,7 +13,7 @@ import (
 func (st *planState) checkPod(a *abi.Action) (Rule, string) {
 	s := st.s
 	if a.Verb == abi.VerbCreate {
-		p, m, rule, reason := s.decodePod(a)
+		p, m, rule, reason := st.decodePod(a)
 		if rule != "" {
 			return rule, reason
 		}
@@ -54,7 +54,7 @@ func (st *planState) checkPodReplace(a *abi.Action, target *Object) (*corev1.Pod
 	if !st.owned(abi.KindPod, target) {
 		return nil, RuleOwner, "the pod is not controlled by this set"
 	}
-	p, m, rule, reason := st.s.decodePod(a)
+	p, m, rule, reason := st.decodePod(a)
 	if rule != "" {
 		return nil, rule, reason
 	}

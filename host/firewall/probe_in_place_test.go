@@ -1,6 +1,8 @@
 package firewall_test
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,39 +95,61 @@ func inPlaceRevisionsSnapshot(policy, web0 string) string {
 // A resize is part of an in-place update: right before the update that moves the same pod's revision label
 // (abi/POLICY.md 2.1). A resize alone restarts the containers whose resizePolicy says RestartContainer, a
 // disruption no policy sees (policies hold in-place updates, and a lone resize is none), so a module could
-// restart every pod of the set at once.
+// restart every pod of the set at once. The update is read as sent, whole: updates that differ from the
+// in-place update only in their labels and annotations decide alone whether the resize is part of one, and
+// an update the API server will not decode moves no label.
 func TestProbeInPlaceResizeAlone(t *testing.T) {
-	base := strings.Replace(inPlacePod("web-0", webRef, "app:1", "100m"), `"labels":{"app":"web"}`,
-		`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`, 1)
+	oldMarks := `"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`
+	newMarks := `"labels":{"app":"web","controller-revision-hash":"web-2"},"annotations":{"keep":"1","note":"2","ordinal.dev/in-place-update":"web-2"}`
+	base := strings.Replace(inPlacePod("web-0", webRef, "app:1", "100m"), `"labels":{"app":"web"}`, oldMarks, 1)
 	resize := act(abi.VerbResize, abi.KindPod, "prod", "web-0", strings.Replace(base, `"cpu":"100m"`, `"cpu":"200m"`, 1))
-	moved := strings.Replace(strings.Replace(strings.Replace(base,
-		`"labels":{"app":"web","controller-revision-hash":"web-1","old":"1"},"annotations":{"keep":"1","oldnote":"1"}`,
-		`"labels":{"app":"web","controller-revision-hash":"web-2"},"annotations":{"keep":"1","note":"2","ordinal.dev/in-place-update":"web-2"}`, 1),
+	moved := strings.Replace(strings.Replace(strings.Replace(base, oldMarks, newMarks, 1),
 		`"image":"app:1"`, `"image":"app:2"`, 1), `"cpu":"100m"`, `"cpu":"200m"`, 1)
 	update := act(abi.VerbUpdate, abi.KindPod, "prod", "web-0", moved)
+	edit := func(from, to string) abi.Action {
+		if !strings.Contains(moved, from) {
+			t.Fatalf("%q is not in the update", from)
+		}
+		return act(abi.VerbUpdate, abi.KindPod, "prod", "web-0", strings.Replace(moved, from, to, 1))
+	}
 	failed := resize
 	failed.Error = `pods "web-0" not found`
 	for _, tc := range []struct {
 		name    string
 		actions []abi.Action
-		refused bool
+		refused []int // the actions refused, each by RuleObject
 	}{
-		{"a resize, then the pod's in-place update", []abi.Action{resize, update}, false},
-		{"a resize alone", []abi.Action{resize}, true},
-		{"a resize, then a status write", []abi.Action{resize, status()}, true},
-		{"a resize predicted to fail, alone", []abi.Action{failed}, false},
-		{"an in-place update alone", []abi.Action{update}, false},
+		{"a resize, then the pod's in-place update", []abi.Action{resize, update}, nil},
+		{"a resize alone", []abi.Action{resize}, []int{0}},
+		{"a resize, then a status write", []abi.Action{resize, status()}, []int{0}},
+		{"a resize predicted to fail, alone", []abi.Action{failed}, nil},
+		{"an in-place update alone", []abi.Action{update}, nil},
+		// the update's labels and annotations alone differ from the in-place update's
+		{"a resize, then an update keeping the revision label", []abi.Action{resize, edit(newMarks, oldMarks)}, []int{0}},
+		{"a resize, then an update moving the label without the record", []abi.Action{resize,
+			edit(`,"ordinal.dev/in-place-update":"web-2"`, ``)}, []int{0}},
+		{"a resize, then an update whose revision label is no string", []abi.Action{resize,
+			edit(`"controller-revision-hash":"web-2"`, `"controller-revision-hash":2`)}, []int{0, 1}},
+		// the label moves in the bytes, but the API server refuses the update whole, so the resize comes alone
+		{"a resize, then an update that does not decode as a pod", []abi.Action{resize,
+			edit(`"spec":{`, `"spec":{"hostname":5,`)}, []int{0, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := firewall.Check(scope(t, inPlaceRevisionsSnapshot(abi.PodUpdateInPlaceIfPossible, base)), &abi.Plan{Actions: tc.actions})
-			if !tc.refused {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
+			var got []int
+			var re *firewall.RefusedError
+			if errors.As(err, &re) {
+				for _, v := range re.Violations {
+					if v.Rule != firewall.RuleObject {
+						t.Fatalf("want object refusals, got %v", err)
+					}
+					got = append(got, v.Index)
 				}
-				return
+			} else if err != nil {
+				t.Fatalf("not a refusal: %v", err)
 			}
-			if !isRefused(err, firewall.RuleObject) {
-				t.Fatalf("want an object refusal, got %v", err)
+			if !slices.Equal(got, tc.refused) {
+				t.Fatalf("refused actions %v, want %v (%v)", got, tc.refused, err)
 			}
 		})
 	}
