@@ -167,6 +167,13 @@ const (
 // pod whose change cannot be made in place (its message names the pod and the field).
 const ConditionInPlaceUpdateBlocked = "InPlaceUpdateBlocked"
 
+// InPlaceOnlyHolds reports whether a set condition, by its type and status, says pod-update-policy InPlaceOnly
+// holds a pod: ConditionInPlaceUpdateBlocked, True. The one reading of the hold, whether the condition is a
+// typed object's or JSON's (its message then names the pod and the field).
+func InPlaceOnlyHolds(condType, status string) bool {
+	return condType == ConditionInPlaceUpdateBlocked && status == "True"
+}
+
 // Extension is one behaviour beyond upstream a module offers (describe's extensions).
 type Extension struct {
 	Name          string `json:"name"`

@@ -288,10 +288,8 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 		w(f.Code, "%s", f.Message)
 	}
 	// 0b. A pod pod-update-policy InPlaceOnly holds at the end, in the module's words (its condition).
-	for _, c := range jsonobj.GetArr(after, "status.conditions") {
-		if jsonobj.GetStr(c, "type") == abi.ConditionInPlaceUpdateBlocked && jsonobj.GetStr(c, "status") == "True" {
-			w(WarnInPlaceBlocked, "%s", jsonobj.GetStr(c, "message"))
-		}
+	for _, msg := range inPlaceBlocked(after) {
+		w(WarnInPlaceBlocked, "%s", msg)
 	}
 	// 1. OrderedReady waits for every pod to be Running and Ready before doing anything else.
 	if jsonobj.GetStr(spec, "podManagementPolicy") == "OrderedReady" {

@@ -545,7 +545,7 @@ func (e *engine) finish() {
 	case heldBack:
 		out.Result = "partitioned"
 		out.Summary = fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", partition, old.String(), e.label(update))
-	case inPlaceBlocked(ss):
+	case len(inPlaceBlocked(ss)) > 0:
 		// the extension in-place-update's hold: say whose it is (its condition's message names the pod and field)
 		out.Result, out.Summary = "stuck", fmt.Sprintf("%s %s holds %s (condition %s)", abi.AnnotationPodUpdatePolicy,
 			abi.PodUpdateInPlaceOnly, old.String(), abi.ConditionInPlaceUpdateBlocked)
@@ -554,14 +554,16 @@ func (e *engine) finish() {
 	}
 }
 
-// inPlaceBlocked: the set's InPlaceUpdateBlocked condition is True (pod-update-policy InPlaceOnly holds a pod).
-func inPlaceBlocked(ss Obj) bool {
+// inPlaceBlocked is the message of each of the set's conditions saying pod-update-policy InPlaceOnly holds a
+// pod (abi.InPlaceOnlyHolds), in the module's words: the pod and the field.
+func inPlaceBlocked(ss Obj) []string {
+	var out []string
 	for _, c := range jsonobj.GetArr(ss, "status.conditions") {
-		if jsonobj.GetStr(c, "type") == abi.ConditionInPlaceUpdateBlocked && jsonobj.GetStr(c, "status") == "True" {
-			return true
+		if abi.InPlaceOnlyHolds(jsonobj.GetStr(c, "type"), jsonobj.GetStr(c, "status")) {
+			out = append(out, jsonobj.GetStr(c, "message"))
 		}
 	}
-	return false
+	return out
 }
 
 // tagged is a list of pods each with a tag ("(A)", "(B, Running, not Ready)"), written with the runs of

@@ -235,7 +235,7 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 // next sync writes, else the set's): pod-update-policy InPlaceOnly holds the rollout at a pod.
 func inPlaceBlocked(conds []appsv1.StatefulSetCondition) string {
 	for _, c := range conds {
-		if string(c.Type) == abi.ConditionInPlaceUpdateBlocked && c.Status == corev1.ConditionTrue {
+		if abi.InPlaceOnlyHolds(string(c.Type), string(c.Status)) {
 			return c.Message
 		}
 	}
