@@ -27,6 +27,10 @@ var failOnNames = map[string]string{
 	"on-delete":                        replay.WarnOnDelete,
 	"unfinished":                       replay.WarnUnfinished,
 	"unrecoverable":                    replay.WarnUnrecoverable,
+	"unknown-annotation":               replay.WarnUnknownAnnotation,
+	"extension-ignored":                replay.WarnExtensionIgnored,
+	"invalid-extension-value":          replay.WarnInvalidExtensionValue,
+	"invalid-annotation":               replay.WarnInvalidAnnotation,
 }
 
 const failOnHelp = `--fail-on lists what fails the command (comma-separated; none: nothing): stuck (exit 6),
@@ -34,7 +38,10 @@ limit (exit 7), held (exit 9: the rollout ends waiting on a policy's hold), and 
 deleted; alias claims-deleted), policy-failed (a policy failed and held nothing back), and the preview
 warnings ordered-ready-blocked, max-unavailable-counts-held-back, max-unavailable-ignored, on-delete,
 unfinished and unrecoverable (if the new revision never becomes Ready, reverting the template alone does
-not recover the rollout and no recovery is configured); replay knows data-loss and policy-failed only.
+not recover the rollout and no recovery is configured), and of the set's ordinal.dev/ annotations
+unknown-annotation (a key nothing reads: a misspelling), extension-ignored (an extension the set's module
+lacks), invalid-extension-value (a value outside the list of such an extension) and invalid-annotation (a
+value the set's module cannot read); replay knows data-loss and policy-failed only.
 --replay-timeout bounds the whole command in wall-clock time: reached, the replay stops at the next sync as
 at its step limit (exit 7, --fail-on limit) and the rollout so far is printed.`
 

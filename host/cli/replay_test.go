@@ -537,3 +537,44 @@ func TestDemoCommands(t *testing.T) {
 		t.Errorf("preview does not call the revisions as the replay does, with its legend once:\n%s", out)
 	}
 }
+
+// --fail-on gates on what a set's ordinal.dev/ annotations ask that its module will not do: a misspelt key
+// (unknown-annotation) and an extension the faithful module lacks (extension-ignored) each exit 8 naming the
+// key; the same preview passes by default (the warnings are still printed), and replay refuses them (it never
+// checks the annotations).
+func TestPreviewFailOnAnnotations(t *testing.T) {
+	const snap = "../../examples/ci/web.snapshot.json"
+	b, err := os.ReadFile("../../examples/ci/web-new-image.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const meta = "metadata: {name: web, namespace: default, labels: {app: web}}"
+	if !strings.Contains(string(b), meta) {
+		t.Fatalf("examples/ci/web-new-image.yaml has no line %q to annotate", meta)
+	}
+	edit := filepath.Join(t.TempDir(), "web.yaml")
+	annotated := strings.Replace(string(b), meta, `metadata: {name: web, namespace: default, labels: {app: web}, annotations: {ordinal.dev/pasued: "true", ordinal.dev/recover-stuck-after: 5m}}`, 1)
+	if err := os.WriteFile(edit, []byte(annotated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, code, key string }{
+		{"unknown-annotation", "UnknownAnnotation", "ordinal.dev/pasued is unknown"},
+		{"extension-ignored", "ExtensionIgnored", "ordinal.dev/recover-stuck-after: \"5m\" is ignored"},
+		{"UnknownAnnotation", "UnknownAnnotation", "ordinal.dev/pasued is unknown"}, // the JSON's code
+	} {
+		code, _, errs := run(t, "", "preview", "-f", edit, "--from", snap, "--fail-on", c.name)
+		if code != ExitFailOn || !strings.Contains(errs, "--fail-on: "+c.code+": "+c.key) {
+			t.Errorf("--fail-on %s: exit %d, want %d naming %q: %s", c.name, code, ExitFailOn, c.key, errs)
+		}
+	}
+	code, out, errs := run(t, "", "preview", "-f", edit, "--from", snap)
+	if code != ExitOK || !strings.Contains(out, "ordinal.dev/pasued is unknown") {
+		t.Errorf("default --fail-on: exit %d, want %d with the warning shown: %s\n%s", code, ExitOK, errs, out)
+	}
+	if code, _, errs := run(t, "", "preview", "-f", "../../examples/ci/web-new-image.yaml", "--from", snap, "--fail-on", "unknown-annotation,extension-ignored,invalid-extension-value"); code != ExitOK {
+		t.Errorf("no ordinal.dev/ annotation: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run(t, "", "replay", "../../examples/rolling-update.yaml", "--fail-on", "unknown-annotation"); code != ExitUsage || !strings.Contains(errs, "a preview warning") {
+		t.Errorf("replay --fail-on unknown-annotation: exit %d: %s", code, errs)
+	}
+}
