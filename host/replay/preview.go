@@ -474,28 +474,31 @@ func (p *Preview) WriteText(w io.Writer) error {
 	return err
 }
 
-// Recreation is the pods extension in-place-update recreates from one revision, and why.
+// Recreation is the pods extension in-place-update recreates from one revision for one reason.
 type Recreation struct {
 	From string   // the revision (its letter) they were at
 	Pods []string // in ordinal order
 	Why  string   // the module's reason for the first of them (its RecreatingPod event)
 }
 
-// Recreations groups the pods Updates recreates by the revision they were at, in order of first appearance,
-// each group with the module's reason for its first pod: a revision's pods differ from the update revision's
-// template alike, so one reason speaks for them all.
+// Recreations groups the pods Updates recreates by the revision they were at and the module's reason, in
+// order of first appearance, each group with the reason as its first pod's event says it. The event names its
+// pod, so two pods' reasons are alike when their messages are but for the pod's name. A revision's pods
+// usually share one (the first field the update revision's template changes), but a group names only one
+// reason, so pods whose reasons differ (the update revision changed during the preview) are groups apart.
 func (p *Preview) Recreations() []Recreation {
 	var out []Recreation
-	at := map[string]int{}
+	at := map[[2]string]int{}
 	for _, bt := range p.Updates {
 		for _, u := range bt {
 			if u.InPlace {
 				continue
 			}
-			i, ok := at[u.From]
+			key := [2]string{u.From, strings.Replace(u.Why, u.Pod, "", 1)}
+			i, ok := at[key]
 			if !ok {
 				i = len(out)
-				at[u.From] = i
+				at[key] = i
 				out = append(out, Recreation{From: u.From, Why: u.Why})
 			}
 			out[i].Pods = append(out[i].Pods, u.Pod)

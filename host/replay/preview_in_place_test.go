@@ -289,3 +289,29 @@ func TestInPlaceRestartsTakeTheRestartDelay(t *testing.T) {
 		t.Errorf("no restart delay took %s, want the start delay's %s", def, slow)
 	}
 }
+
+// Pods recreated from one revision for different reasons are not one group under the first pod's reason: each
+// reason has its group, and pods whose events differ only in the pod they name share one.
+func TestRecreationsGroupByReason(t *testing.T) {
+	why := func(pod, field string) string {
+		return "Recreating Pod " + pod + " of StatefulSet web to move it to revision web-c: " + field + " changes, which a pod cannot change in place"
+	}
+	p := &Preview{Updates: [][]PodUpdate{
+		{{Pod: "web-4", From: "B", InPlace: true}, {Pod: "web-3", From: "A", Why: why("web-3", "spec.containers[0].env")}},
+		{{Pod: "web-2", From: "A", Why: why("web-2", "spec.volumes")}, {Pod: "web-1", From: "A", Why: why("web-1", "spec.containers[0].env")}},
+		{{Pod: "web-0", From: "B", Why: why("web-0", "spec.volumes")}},
+	}}
+	type group struct{ from, pods, why string }
+	var got []group
+	for _, r := range p.Recreations() {
+		got = append(got, group{r.From, strings.Join(r.Pods, " "), r.Why})
+	}
+	want := []group{
+		{"A", "web-1 web-3", why("web-3", "spec.containers[0].env")},
+		{"A", "web-2", why("web-2", "spec.volumes")},
+		{"B", "web-0", why("web-0", "spec.volumes")},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("recreations:\n%+v\nwant\n%+v", got, want)
+	}
+}
