@@ -225,15 +225,15 @@ func heldSummary(held []PolicyHeld) string {
 	return strings.Join(parts, "; ")
 }
 
-// warningLines are the replay's warnings in words, what can fail a CI job first: each failing policy once
-// per reason, then each Warning event once per reason and message.
-func (tl *Timeline) warningLines() []string {
-	var out []string
+// warnings are the replay's warnings, what can fail a CI job first: each failing policy once per reason, then
+// each Warning event once per reason and message, its reason as the code.
+func (tl *Timeline) warnings() []Warning {
+	var out []Warning
 	for _, f := range tl.PolicyFailures {
-		out = append(out, PolicyFailureText(f))
+		out = append(out, Warning{Code: WarnPolicyFailed, Message: PolicyFailureText(f)})
 	}
 	for _, w := range tl.WarningEvents {
-		out = append(out, fmt.Sprintf("%s (%s): %s", w.Reason, since(w.Count, "sync", w.FirstAt), oneLine(w.Message)))
+		out = append(out, Warning{Code: w.Reason, Message: fmt.Sprintf("%s (%s): %s", w.Reason, since(w.Count, "sync", w.FirstAt), oneLine(w.Message))})
 	}
 	return out
 }

@@ -400,7 +400,7 @@ func pronoun(n int) string {
 	return "them"
 }
 
-// WriteText prints the preview for people: what can fail a CI job (the warnings) first and last, a
+// WriteText prints the preview for people: what can fail a CI job (the warnings) first, their codes last, a
 // rollout's repeated steps once at each end of the run (text_fold.go), lists of pods as runs; -o json has
 // every step.
 func (p *Preview) WriteText(w io.Writer) error {
@@ -422,7 +422,10 @@ func (p *Preview) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s\n", c)
 		}
 	}
-	p.writeWarnings(&b)
+	if len(p.Warnings) > 0 {
+		b.WriteString("\n")
+		writeWarnings(&b, p.Warnings)
+	}
 	b.WriteString("\n")
 	if len(p.Steps) == 0 {
 		b.WriteString("steps: none (the controller changes no pod)\n")
@@ -469,7 +472,10 @@ func (p *Preview) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "estimate for the rest: %s (%s)\n", p.Estimate, p.Estimate.Basis)
 	}
 	p.writeNeverReady(&b)
-	p.writeWarnings(&b)
+	if len(p.Warnings) > 0 {
+		b.WriteString("\n")
+		writeWarningsNote(&b, p.Warnings)
+	}
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
 	return err
 }
@@ -644,18 +650,6 @@ func (p *Preview) writeUpdates(b *strings.Builder) [][]string {
 		}
 	}
 	return taken
-}
-
-// writeWarnings lists the warnings (printed before the steps and again after the outcome, where a CI log's
-// reader looks).
-func (p *Preview) writeWarnings(b *strings.Builder) {
-	if len(p.Warnings) == 0 {
-		return
-	}
-	b.WriteString("\nwarnings:\n")
-	for _, x := range p.Warnings {
-		fmt.Fprintf(b, "  ! %s\n", wrapJoin(strings.Fields(x.Message), " ", 4, 4))
-	}
 }
 
 // atMost keeps a long list to its first and last max/2 items, saying how many it left out (-o json has them).

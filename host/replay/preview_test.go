@@ -12,7 +12,8 @@ const previewDir = "../../testdata/replay/preview"
 
 // Previews of the trap cases: <case>.scenario.yaml builds the world, <case>.edit.yaml is the
 // edited StatefulSet, <case>.preview.txt the expected output (-update rewrites it). Each case must
-// also name its trap (lists of pods as runs: web-0..web-2).
+// also name its trap (lists of pods as runs: web-0..web-2), each warning once, before the steps, and end
+// with their codes.
 func TestPreviewTraps(t *testing.T) {
 	mustMention := map[string][]string{
 		"forced-rollback":               {"OrderedReady: web-2 not Running and Ready", "forced rollback", "outcome: stuck", "steps: none", "if A never becomes Ready: the rollout waits for web-2 (another revision)"},
@@ -38,6 +39,16 @@ func TestPreviewTraps(t *testing.T) {
 				if !strings.Contains(flat, w) {
 					t.Errorf("preview does not mention %q:\n%s", w, got.String())
 				}
+			}
+			if n := strings.Count(got.String(), "\n  ! "); n != len(p.Warnings) || n > 0 && strings.Index(got.String(), "\n  ! ") > strings.Index(got.String(), "\nsteps") {
+				t.Errorf("%d warnings, said %d times, want each once before the steps:\n%s", len(p.Warnings), n, got.String())
+			}
+			var codes []string
+			for _, w := range p.Warnings {
+				codes = append(codes, w.Code)
+			}
+			if end := "\nwarnings above: " + strings.Join(codes, ", ") + "\n"; len(codes) > 0 && !strings.HasSuffix(got.String(), end) {
+				t.Errorf("preview does not end with %q:\n%s", end, got.String())
 			}
 			golden := base + ".preview.txt"
 			if *update {

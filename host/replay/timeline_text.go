@@ -76,9 +76,9 @@ func (a ActionRecord) String() string {
 	return s
 }
 
-// WriteText prints the timeline for people: the outcome first and last, then the syncs that wrote or saw
-// something, a rollout's repeated syncs once at each end of the run (text_fold.go). verbose prints every
-// sync whole, with the controller's events.
+// WriteText prints the timeline for people: the outcome first and last, its warnings first (their codes last),
+// then the syncs that wrote or saw something, a rollout's repeated syncs once at each end of the run
+// (text_fold.go). verbose prints every sync whole, with the controller's events.
 func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "replay %s (%s model)", tl.Scenario, tl.Model)
@@ -88,8 +88,8 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	b.WriteString("\n")
 	outcome := fmt.Sprintf("== %s after %s, %d syncs: %s\n", tl.Outcome.Result, tl.Outcome.Duration, tl.Outcome.Steps, tl.Outcome.Summary)
 	b.WriteString(outcome)
-	warnings := tl.warningLines()
-	writeWarningLines(&b, warnings)
+	warnings := tl.warnings()
+	writeWarnings(&b, warnings)
 	fmt.Fprintf(&b, "%s\n", wrapJoin(rollout.RevisionLegendItems(tl.Revisions), " ", 0, 2))
 	fmt.Fprintf(&b, "grid: ordinal:revision/state (Running = not Ready), /term = terminating\n")
 	var shown []Step
@@ -124,7 +124,7 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	for _, n := range tl.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	writeWarningLines(&b, warnings)
+	writeWarningsNote(&b, warnings)
 	b.WriteString("\n" + outcome)
 	fmt.Fprintf(&b, "   (%s)\n", tl.StopReason)
 	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
@@ -182,15 +182,38 @@ func stepText(st Step, full, verbose bool) string {
 	return b.String()
 }
 
-// writeWarningLines writes the warnings of a text output, each once, as a preview writes its own.
-func writeWarningLines(b *strings.Builder, lines []string) {
-	if len(lines) == 0 {
+// writeWarnings writes the warnings of a replay's or a preview's text, each once, near its top: what can fail
+// a CI job is said first.
+func writeWarnings(b *strings.Builder, ws []Warning) {
+	if len(ws) == 0 {
 		return
 	}
 	b.WriteString("warnings:\n")
-	for _, l := range lines {
-		fmt.Fprintf(b, "  ! %s\n", wrapJoin(strings.Fields(l), " ", 4, 4))
+	for _, w := range ws {
+		fmt.Fprintf(b, "  ! %s\n", wrapJoin(strings.Fields(w.Message), " ", 4, 4))
 	}
+}
+
+// writeWarningsNote ends a text whose warnings writeWarnings wrote with one line naming their codes (how many
+// of a code, when several), where a CI log is read: its end, without the warnings said again.
+func writeWarningsNote(b *strings.Builder, ws []Warning) {
+	var codes []string
+	count := map[string]int{}
+	for _, w := range ws {
+		if count[w.Code]++; count[w.Code] == 1 {
+			codes = append(codes, w.Code)
+		}
+	}
+	if len(codes) == 0 {
+		return
+	}
+	for i, c := range codes {
+		if count[c] > 1 {
+			codes[i] = fmt.Sprintf("%s (%d)", c, count[c])
+		}
+	}
+	const head = "warnings above: "
+	fmt.Fprintf(b, "%s%s\n", head, wrapJoin(codes, ", ", len(head), 2))
 }
 
 // oneLine keeps module and policy text on its line: line breaks (\n, \r) become spaces, so no text can
