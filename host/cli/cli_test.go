@@ -121,7 +121,7 @@ func TestArgumentErrorsSayTheUsage(t *testing.T) {
 	}{
 		{false, []string{"replay"}, "ordinal: accepts between 1 and 2 arg(s), received 0; usage: ordinal replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST [statefulset/NAME]"},
 		{false, []string{"test"}, "; usage: ordinal test FILE... [flags]"},
-		{false, []string{"preview", manifest}, "ordinal: " + manifest + " is a file: ordinal preview reads it with -f; usage: ordinal preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)"},
+		{false, []string{"preview", manifest}, "ordinal: " + manifest + " is a file: ordinal preview reads it with -f; usage: ordinal preview -f edited.yaml (--from snapshot.json | --scenario scenario.yaml)"},
 		{false, []string{"preview", "-f", manifest, manifest}, `unknown command "` + manifest + `" for "ordinal preview"; usage: ordinal preview -f`},
 		{true, []string{"status"}, "error: accepts 1 arg(s), received 0; usage: kubectl ordinal status statefulset/NAME"},
 	} {

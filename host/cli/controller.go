@@ -64,7 +64,7 @@ func newControllerCommand(mopts *moduleOptions) *cobra.Command {
 	o := &controllerOptions{}
 	cmd := &cobra.Command{
 		Use:   "controller",
-		Short: "Run the StatefulSet controller against a cluster, with the reconcile module making every plan",
+		Short: "Run the StatefulSet controller on a cluster, the reconcile module making every plan",
 		Long: `controller manages Ordinal's own StatefulSets (ordinal.dev/v1, kubectl get osts), and with --apps-v1 the
 built-in apps/v1 StatefulSets too: it watches the sets, Pods, ControllerRevisions and PersistentVolumeClaims,
 and for each sync of a set builds a snapshot from its caches, asks the reconcile module for the plan and

@@ -9,10 +9,10 @@ import (
 // helpWidth is the widest line of the help texts this package generates.
 const helpWidth = 100
 
-// addHelp ends c's help description with a paragraph, wrapped to helpWidth: how a flag behaves, where its
-// own usage line only says what it is (TestFlagHelpLinesAreShort).
+// addHelp ends c's help description with a paragraph: how a flag behaves, where its own usage line only says
+// what it is (TestHelpLinesAreShort). wrapDescriptions wraps it.
 func addHelp(c *cobra.Command, paragraph string) {
-	appendHelp(c, strings.Join(wrapWords(paragraph, helpWidth), "\n"))
+	appendHelp(c, paragraph)
 }
 
 // appendHelp ends c's help description (its Short, when it has no Long) with block, after a blank line.
@@ -40,4 +40,31 @@ func wrapWords(s string, width int) []string {
 		}
 	}
 	return append(lines, line)
+}
+
+// wrapDescriptions wraps the help description (Long) of c and every command under it to helpWidth, as the
+// commands are built: its paragraphs of prose (lines at the margin) are filled again, however they were
+// broken in the source; indented lines (examples, tables, the exit codes) are laid out by whoever wrote them
+// and kept (TestHelpLinesAreShort holds them to helpWidth).
+func wrapDescriptions(c *cobra.Command) {
+	var out, para []string
+	flush := func() {
+		if len(para) > 0 {
+			out = append(out, wrapWords(strings.Join(para, " "), helpWidth)...)
+			para = nil
+		}
+	}
+	for _, l := range strings.Split(c.Long, "\n") {
+		if l == "" || l[0] == ' ' || l[0] == '\t' {
+			flush()
+			out = append(out, l)
+		} else {
+			para = append(para, l)
+		}
+	}
+	flush()
+	c.Long = strings.Join(out, "\n")
+	for _, sub := range c.Commands() {
+		wrapDescriptions(sub)
+	}
 }

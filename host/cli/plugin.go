@@ -86,19 +86,21 @@ func newPluginRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `kubectl ordinal runs the Kubernetes StatefulSet controller's reconcile logic (a WebAssembly module,
 the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run) against the live cluster:
 
-  kubectl ordinal preview -f web.yaml            what applying this file would do: steps, batches, traps
-  kubectl ordinal timeline statefulset/web       the current rollout replayed to completion from the live state
-  kubectl ordinal snapshot statefulset/web       the controller's snapshot of the set (ABI v1 JSON)
-  kubectl ordinal status statefulset/web -w      the live rollout as the module sees it: revisions, pods,
-                                                 the next sync's writes, why it waits; kept current
-  kubectl ordinal history statefulset/web        the revisions, with the template changes each made
+  kubectl ordinal preview -f web.yaml        what applying the file would do: steps, batches, traps
+  kubectl ordinal timeline statefulset/web   the current rollout replayed from the live state
+  kubectl ordinal snapshot statefulset/web   the controller's snapshot of the set (ABI v1 JSON)
+  kubectl ordinal status statefulset/web -w  the live rollout as the module sees it: revisions,
+                                             pods, the next sync's writes, why it waits; kept
+                                             current
+  kubectl ordinal history statefulset/web    the revisions, with the template changes each made
   kubectl ordinal migrate statefulset/web --to ordinal
-                                                 move the set from kube-controller-manager's controller
-                                                 (apps/v1) to Ordinal's (ordinal.dev/v1), no pod restarted;
-                                                 --to apps moves it back
+                                             move the set from kube-controller-manager's controller
+                                             (apps/v1) to Ordinal's (ordinal.dev/v1), no pod
+                                             restarted; --to apps moves it back
   kubectl ordinal undo|restart|pause|resume statefulset/web
-                                                 kubectl rollout's verbs, for both kinds (pause and resume:
-                                                 the pause extension, or the partition on apps/v1)
+                                             kubectl rollout's verbs, for both kinds (pause and
+                                             resume: the pause extension, or the partition on
+                                             apps/v1)
 
 Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy or a symlink), or with krew
 (make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal;
@@ -133,6 +135,7 @@ of either kind).`,
 	}
 	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot, status, history, migrate, restart, pause, resume, undo)
 	documentExitCodes(root)
+	wrapDescriptions(root)
 	return root
 }
 
@@ -229,7 +232,7 @@ func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var validate validateFlag
 	cmd := &cobra.Command{
 		Use:   "preview -f web.yaml",
-		Short: "Show what applying a StatefulSet manifest would do to the live set: steps, batches, traps",
+		Short: "Show what applying a manifest would do to the live set: steps, batches, traps",
 		Long: `preview reads a StatefulSet manifest, has the API server default it exactly as ` + "`kubectl apply`" + ` would
 store it (a dry run, dryRun=All: nothing is changed), builds the controller's snapshot of the
 live set (its pods, ControllerRevisions and PVCs) and replays the edit with the reconcile module: the steps
@@ -543,7 +546,7 @@ func newPluginSnapshot(o *pluginOptions) *cobra.Command {
 	var featureGates string
 	cmd := &cobra.Command{
 		Use:   "snapshot statefulset/NAME",
-		Short: "Print the snapshot the controller would build for the set right now (ABI v1; -o json by default)",
+		Short: "Print the snapshot the controller would build for the set now (ABI v1 JSON by default)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.output == "" {

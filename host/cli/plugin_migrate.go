@@ -35,44 +35,47 @@ const migrateHelp = `migrate moves a live StatefulSet between kube-controller-ma
 (ordinal.dev/v1, the CRD statefulsets.ordinal.dev) without deleting or recreating a pod and without a new
 ControllerRevision:
 
-  kubectl ordinal migrate statefulset/web --to ordinal    apps/v1 -> ordinal.dev/v1 (ordinal controller)
-  kubectl ordinal migrate statefulset/web --to apps       ordinal.dev/v1 -> apps/v1 (kube-controller-manager)
+  kubectl ordinal migrate statefulset/web --to ordinal    apps/v1 -> ordinal.dev/v1
+  kubectl ordinal migrate statefulset/web --to apps       ordinal.dev/v1 -> apps/v1
 
 The steps:
-  1. read the source set and refuse, changing nothing, when: it is mid-rollout (observedGeneration behind
-     generation, currentRevision != updateRevision, updated or current replicas != spec.replicas) unless
-     --allow-rollout; a set of that name already exists in the target kind; the source is being deleted or
-     controlled by another object; for --to ordinal, the CRD is not installed (kubectl apply -f
-     examples/deploy/crd.yaml, or the Helm chart); or the target's API server would store a different spec
-     (a server-side dry-run create is compared with the source's spec: another template is another
-     revision name);
+  1. read the source set and refuse, changing nothing, when: it is mid-rollout (observedGeneration
+     behind generation, currentRevision != updateRevision, updated or current replicas !=
+     spec.replicas) unless --allow-rollout; a set of that name already exists in the target kind;
+     the source is being deleted or controlled by another object; for --to ordinal, the CRD is not
+     installed (kubectl apply -f examples/deploy/crd.yaml, or the Helm chart); or the target's API
+     server would store a different spec (a server-side dry-run create is compared with the source's
+     spec: another template is another revision name);
   2. save the target object and its status in a backup file (--backup-dir, default
-     ~/.local/state/ordinal/migrate or $XDG_STATE_HOME/ordinal/migrate), then delete the source with propagationPolicy=Orphan and preconditions on its uid and
-     resourceVersion (an edit made after step 1 fails the delete: nothing is changed, run again) and wait
-     until the garbage collector has removed the owner references from its pods, revisions and claims and
-     then the object;
-  3. create the target: same name, namespace, labels, annotations (kubectl's last-applied-configuration
-     naming the target's apiVersion), owner references and the spec exactly as
-     the API server returned it; then write the source's status through the status subresource
-     (currentRevision, updateRevision, collisionCount, replica counts, conditions; not observedGeneration;
-     for ordinal.dev also status.selector): revision names include collisionCount, and a rollout continues
-     from status.currentRevision; then keep the backup under a name of its own (*.done-TIMESTAMP.json,
-     printed; yours to delete);
-  4. with --wait (the default), wait until every pod matching the selector is controlled by the new set
-     (its controller adopts the orphans), printing progress; the revisions and claims are adopted by the
-     same sync.
+     ~/.local/state/ordinal/migrate or $XDG_STATE_HOME/ordinal/migrate), then delete the source with
+     propagationPolicy=Orphan and preconditions on its uid and resourceVersion (an edit made after
+     step 1 fails the delete: nothing is changed, run again) and wait until the garbage collector
+     has removed the owner references from its pods, revisions and claims and then the object;
+  3. create the target: same name, namespace, labels, annotations (kubectl's
+     last-applied-configuration naming the target's apiVersion), owner references and the spec
+     exactly as the API server returned it; then write the source's status through the status
+     subresource (currentRevision, updateRevision, collisionCount, replica counts, conditions; not
+     observedGeneration; for ordinal.dev also status.selector): revision names include
+     collisionCount, and a rollout continues from status.currentRevision; then keep the backup under
+     a name of its own (*.done-TIMESTAMP.json, printed; yours to delete);
+  4. with --wait (the default), wait until every pod matching the selector is controlled by the new
+     set (its controller adopts the orphans), printing progress; the revisions and claims are
+     adopted by the same sync.
 
 Interrupted (Ctrl-C, a lost connection, a crash) the command leaves one of these states, and running the
 same command again continues from it:
   before the delete            nothing changed (a backup may be left; the next run rewrites it);
-  delete sent, set not gone    the source shows a deletionTimestamp and keeps its pods until the garbage
-                               collector is done; the next run finds it with its backup and waits;
-  source gone, target absent   the pods keep running, unmanaged (a failed pod is not replaced, nothing
-                               scales); the next run creates the target from the backup (the error
-                               message also prints the kubectl create and kubectl patch to do it by hand);
-  target created, no status    its controller may sync it before the status is there: for a settled set it
-                               computes the same revisions; mid-rollout it would update every pod. The next
-                               run writes the status if no controller has yet, else says what differs;
+  delete sent, set not gone    the source shows a deletionTimestamp and keeps its pods until the
+                               garbage collector is done; the next run finds it with its backup and
+                               waits;
+  source gone, target absent   the pods keep running, unmanaged (a failed pod is not replaced,
+                               nothing scales); the next run creates the target from the backup (the
+                               error message also prints the kubectl create and kubectl patch to do
+                               it by hand);
+  target created, no status    its controller may sync it before the status is there: for a settled
+                               set it computes the same revisions; mid-rollout it would update every
+                               pod. The next run writes the status if no controller has yet, else
+                               says what differs;
   done, backup not yet kept    the next run keeps it (renamed) and waits for the adoption.
 A failure after the delete prints the backup's path and the commands to finish. Creation is never retried
 with another spec: the backup holds the one the API server returned.
@@ -88,7 +91,7 @@ func newPluginMigrate(o *pluginOptions) *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "migrate statefulset/NAME --to ordinal|apps",
-		Short: "Move a live set between kube-controller-manager's controller (apps/v1) and Ordinal's (ordinal.dev/v1), no pod restarted",
+		Short: "Move a live set between kube-controller-manager (apps/v1) and Ordinal (ordinal.dev/v1)",
 		Long:  migrateHelp,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

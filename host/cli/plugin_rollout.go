@@ -26,10 +26,12 @@ from the highest ordinal by default; under OnDelete only as you delete them).`,
 
 func newPluginPause(o *pluginOptions) *cobra.Command {
 	return rolloutVerb(o, "pause", "Hold a set's rollout where it is", `pause holds the rollout (kubectl rollout pause refuses StatefulSets):
-  - an ordinal.dev set gets the pause extension's annotation ordinal.dev/paused: "true": no pod is created,
-    deleted or updated while it is there (the extended module's; the set should name it: ordinal.dev/module: extended);
-  - an apps/v1 set gets the partition 2147483647, so no pod is updated whatever the controller (scaling
-    still creates and deletes pods); its partition is kept in the annotation ordinal.dev/paused-partition.
+  - an ordinal.dev set gets the pause extension's annotation ordinal.dev/paused: "true": no pod is
+    created, deleted or updated while it is there (the extended module's; the set should name it:
+    ordinal.dev/module: extended);
+  - an apps/v1 set gets the partition 2147483647, so no pod is updated whatever the controller
+    (scaling still creates and deletes pods); its partition is kept in the annotation
+    ordinal.dev/paused-partition.
 A set already paused, or an apps/v1 set with updateStrategy OnDelete, is an error (exit 1).`,
 		func(set *appsv1.StatefulSet, _ []byte, res string, custom bool) (rollout.Patch, error) {
 			return rollout.Pause(set, res, custom)

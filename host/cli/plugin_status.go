@@ -38,15 +38,15 @@ func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var signals policyContextFlags
 	cmd := &cobra.Command{
 		Use:   "status statefulset/NAME [--watch]",
-		Short: "Show the live rollout as the module sees it: revisions, pods, the next sync's writes, why it waits",
+		Short: "Show the rollout as the module sees it: revisions, pods, the next writes, why it waits",
 		Long: `status builds the controller's snapshot of the live set, runs the reconcile module on it once (nothing is
 written), and shows:
   the revisions, with how many pods each has and which is current and which the update revision;
   the pods (consecutive ordinals in the same revision and state share a line);
   what the next sync will write;
-  the state (complete, progressing, waiting, partitioned, failed) and why the rollout waits: the pod the
-  controller waits for and the rule that makes it wait (OrderedReady, terminating pods, minReadySeconds,
-  maxUnavailable, the partition, OnDelete).
+  the state (complete, progressing, waiting, partitioned, failed) and why the rollout waits: the pod
+  the controller waits for and the rule that makes it wait (OrderedReady, terminating pods,
+  minReadySeconds, maxUnavailable, the partition, OnDelete).
 
 --watch (-w) keeps the view current, redrawn in place on a terminal, as a new frame otherwise (a new
 JSON or YAML document with -o json|yaml), whenever the set, its pods, revisions or claims change or the

@@ -19,7 +19,7 @@ import (
 func newPolicyCommand(opts *moduleOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
-		Short: "Work with policy modules (abi/POLICY.md): test one against its fixtures, bundle the fixtures",
+		Short: "Work with policy modules (abi/POLICY.md): test one against its fixtures, bundle them",
 	}
 	cmd.AddCommand(newPolicyTestCommand(opts), newPolicyFixturesCommand())
 	return cmd
@@ -29,7 +29,7 @@ func newPolicyTestCommand(opts *moduleOptions) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
 		Use:   "test POLICY.wasm FIXTURES",
-		Short: "Run a policy module, of any language, against its fixtures as the controller's gate does",
+		Short: "Run a policy module (any language) against its fixtures, as the controller's gate does",
 		Long: `test loads POLICY.wasm as the controller loads a policy (--timeout, --memory-limit-mib) and gives it each
 fixture's input: the answer must be the fixture's answer (the same JSON value). This is the check the
 controller makes of a policy the module ConfigMap supplies before a set may use it, run by the same code,
@@ -73,7 +73,7 @@ testdata/) or one file holding a JSON array of them (the ConfigMap's NAME.policy
 func newPolicyFixturesCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "fixtures DIR",
-		Short: "Write the fixtures of DIR as the JSON array the module ConfigMap carries (NAME.policy.fixtures.json)",
+		Short: "Write DIR's fixtures as the module ConfigMap's JSON array (NAME.policy.fixtures.json)",
 		Long: `fixtures reads DIR's fixture files (NAME.json, each {"description", "input", "answer"}) as
 'ordinal policy test' does and writes them as one JSON array, the module ConfigMap's NAME.policy.fixtures.json:
 

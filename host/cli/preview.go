@@ -20,8 +20,8 @@ func newPreviewCommand(opts *moduleOptions) *cobra.Command {
 	var namespace string
 	var validate validateFlag
 	cmd := &cobra.Command{
-		Use:   "preview -f edited-statefulset.yaml (--from snapshot.json | --scenario scenario.yaml)",
-		Short: "Show what applying an edited StatefulSet will do: the ordered steps, batches, duration and traps",
+		Use:   "preview -f edited.yaml (--from snapshot.json | --scenario scenario.yaml)",
+		Short: "Show what applying an edited StatefulSet will do: steps, batches, duration, traps",
 		Long: `preview applies an edited StatefulSet manifest to a world and replays it with the same engine as
 ` + "`ordinal replay`" + ` (the reconcile module, an in-memory API server and the kubelet model), so the steps are what the
 controller will do. The world is a snapshot (--from: ABI v1, JSON or YAML, as ` + "`ordinal reconcile`" + ` reads it, or a kubectl
@@ -31,8 +31,8 @@ taken down together, the pods a partition holds back, how long it takes under th
 for known traps (OrderedReady with a pod that is not Ready blocks everything; whenScaled=Delete deletes PVCs;
 maxUnavailable counts unavailable pods below the partition).
 
-  --html FILE     also write a self-contained page with the previewed rollout as a picture (pods x time),
-                  the same picture as ` + "`ordinal replay --html`",
+  --html FILE     also write a self-contained page with the previewed rollout as a picture
+                  (pods x time), the same picture as ` + "`ordinal replay --html`",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {

@@ -165,6 +165,7 @@ The default module is embedded in this binary; --module runs another one.`,
 	root.AddCommand(newControllerCommand(opts), newSnapshotCommand())
 	root.AddCommand(newWebhookCommand(opts), newTestCommand(opts), newPolicyCommand(opts))
 	documentExitCodes(root)
+	wrapDescriptions(root)
 	return root
 }
 

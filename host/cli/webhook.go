@@ -54,17 +54,19 @@ func newWebhookCommand(mopts *moduleOptions) *cobra.Command {
 	o := &webhookOptions{}
 	cmd := &cobra.Command{
 		Use:   "webhook --tls-cert-file FILE --tls-private-key-file FILE --client-ca-file FILE",
-		Short: "Serve a validating admission webhook that previews every StatefulSet edit at apply time",
+		Short: "Serve a validating admission webhook that previews each StatefulSet edit at apply time",
 		Long: `webhook is a validating admission webhook (admission.k8s.io/v1 AdmissionReview over HTTPS) for apps/v1
 StatefulSet CREATE and UPDATE. For each edit it builds the controller's snapshot of the set from informer
 caches (its pods, ControllerRevisions and PVCs) with the object the API server is about to store, replays the
 edit with the reconcile module (the preview engine of ` + "`ordinal preview`" + `) and answers allowed, with warnings
-that kubectl prints:
+that kubectl prints (each on one line):
 
-  Warning: ordinal: rolling update of 5 pods to revision web-6cbd9df98d, maxUnavailable 2: [web-4 web-3] then [web-2 web-1] then [web-0]; 3 steps
+  Warning: ordinal: rolling update of 5 pods to revision web-6cbd9df98d, maxUnavailable 2:
+    [web-4 web-3] then [web-2 web-1] then [web-0]; 3 steps
   Warning: ordinal: partition 3 holds web-0..web-2 at web-5d8f6c7b9
   Warning: ordinal: web-2 is not Ready: with OrderedReady this rollout will stop at web-2
-  Warning: ordinal: whenScaled=Delete: scaling 5→3 deletes PVCs data-web-3, data-web-4 and their data
+  Warning: ordinal: whenScaled=Delete: scaling 5→3 deletes PVCs data-web-3, data-web-4
+    and their data
 
 ` + "`kubectl apply --dry-run=server`" + ` shows the same warnings and changes nothing (no Event either: register the
 webhook with sideEffects: NoneOnDryRun). The full preview is recorded as an Event (reason RolloutPreview) on
