@@ -149,7 +149,8 @@ func sortedKeys(ann map[string]string) []string {
 }
 
 // people are the keys people write (Keys, and the module's own extensions' annotations), without the
-// prefix, as an UnknownAnnotation lists them: short enough for a webhook warning's 256 characters.
+// prefix, as an UnknownAnnotation lists them: short enough for a webhook warning's 256 characters, with a
+// space after each comma where a preview wraps its lines.
 func people(exts []abi.Extension) string {
 	var names []string
 	add := func(k string) {
@@ -165,7 +166,7 @@ func people(exts []abi.Extension) string {
 	for _, e := range exts {
 		add(e.Annotation)
 	}
-	return abi.AnnotationPrefix + "{" + strings.Join(names, ",") + "}"
+	return abi.AnnotationPrefix + "{" + strings.Join(names, ", ") + "}"
 }
 
 // didYouMeanKey is " (did you mean K?)" for the known key k most likely misspells (didyoumean), else "".

@@ -38,7 +38,7 @@ func TestCheck(t *testing.T) {
 		{"a misspelt key", map[string]string{"ordinal.dev/pod-updte-policy": "InPlaceOnly"}, extended,
 			[]want{{UnknownAnnotation, "ordinal.dev/pod-updte-policy"}}, []string{"did you mean ordinal.dev/pod-update-policy?"}},
 		{"a key like none", map[string]string{"ordinal.dev/colour": "blue"}, nil,
-			[]want{{UnknownAnnotation, "ordinal.dev/colour"}}, []string{"known: ordinal.dev/{module,policies,paused,"}},
+			[]want{{UnknownAnnotation, "ordinal.dev/colour"}}, []string{"known: ordinal.dev/{module, policies, paused,"}},
 		{"a pod's annotation on a set", map[string]string{abi.AnnotationInPlaceUpdate: "web-1"}, extended,
 			[]want{{UnknownAnnotation, abi.AnnotationInPlaceUpdate}}, []string{"unknown"}},
 		{"a supplied module's own extension", map[string]string{"ordinal.dev/drain-first": "true"}, []abi.Extension{{Name: "drain", Annotation: "ordinal.dev/drain-first"}}, nil, nil},
