@@ -20,13 +20,18 @@ import (
 // initialDelaySeconds after it started; a container is ready after successThreshold successes in a row and
 // not ready after failureThreshold failures; the pod is Ready when every container is ready and its
 // readiness gates are True. What a probe finds is the container's (sandbox.go):
-//   - exec: the command's exit code, run in the container's sandbox;
+//   - exec: the command's exit code, run in the container's sandbox (this machine's program of that name); a
+//     command this machine does not have (exit code 127: a program only the image has) passes, as kwok made
+//     every pod Ready before: the emulation cannot judge it;
 //   - httpGet: whether the container has the file the path names (its image serves every probed path until
 //     something moves the file away);
 //   - tcpSocket, grpc: success (the container listens).
 //
 // A probe's timeoutSeconds is not applied: on a loaded machine a sandbox can take longer than a second to
 // start, and a probe would then fail for the machine's speed, not the container's state.
+
+// commandNotFound is a shell's and a container runtime's exit code for a command it cannot find.
+const commandNotFound = 127
 
 // probeResult is what a container's probes have said so far.
 type probeResult struct {
@@ -151,6 +156,13 @@ func (k *kubelet) runProbe(ctx context.Context, p *corev1.Pod, fs *container, pr
 		if err != nil {
 			logf("exec probe %q of pod %s/%s (uid %s): %v", pr.Exec.Command, p.Namespace, p.Name, p.UID, err)
 			return false
+		}
+		if code == commandNotFound {
+			if _, said := k.unjudged.LoadOrStore(p.UID, true); !said {
+				logf("exec probe %q of pod %s/%s (uid %s): not a command of this machine (%s); counted as passing",
+					pr.Exec.Command, p.Namespace, p.Name, p.UID, strings.TrimSpace(stderr.String()))
+			}
+			return true
 		}
 		return code == 0
 	case pr.HTTPGet != nil:

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -84,5 +86,47 @@ func TestReadyStatus(t *testing.T) {
 	p.Status.ContainerStatuses[1].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 	if s, _ = readyStatus(p, func(string) bool { return true }, now); s.ContainerStatuses[1].Ready || podCondition(&s, corev1.PodReady) != corev1.ConditionFalse {
 		t.Errorf("a waiting container: %+v", s)
+	}
+}
+
+// What each kind of probe finds in the container: an exec probe its command's exit code (a command this machine
+// lacks passes: the emulation cannot judge an image's own program), an HTTP probe whether the container has
+// the file.
+func TestRunProbe(t *testing.T) {
+	ctx := context.Background()
+	k := &kubelet{state: t.TempDir()}
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	fs, err := containerOf(ctx, k.state, p, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(argv ...string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: argv}}}
+	}
+	http := func(path string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path}}}
+	}
+	for _, c := range []struct {
+		name string
+		pr   *corev1.Probe
+		want bool
+	}{
+		{"exec passing", exec("true"), true},
+		{"exec failing", exec("test", "-f", "/data/statefulset-continue"), false},
+		{"exec of an image's own program, not this machine's", exec("an-image-only-program", "--ready"), true},
+		{"http of the served file", http("/localhost.crt"), true},
+		{"http of /", http("/"), true},
+		{"http of another file", http("/index.html"), false},
+		{"tcp", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{}}}, true},
+	} {
+		if got := k.runProbe(ctx, p, fs, c.pr); got != c.want {
+			t.Errorf("%s: %t, want %t", c.name, got, c.want)
+		}
+	}
+	if code, err := fs.run(ctx, []string{"/bin/sh", "-c", "dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1"}, io.Discard, io.Discard); err != nil || code != 0 {
+		t.Fatalf("dd: %d, %v", code, err)
+	}
+	if !k.runProbe(ctx, p, fs, exec("test", "-f", "/data/statefulset-continue")) {
+		t.Error("the exec probe fails once its file exists")
 	}
 }

@@ -4,8 +4,10 @@ package main
 // kubectl of kubectl.go) and exec readiness probes (prober.go). A container is a directory of this machine
 // (its own files: what it changed of its image) and a command runs in it in a sandbox: new mount and UTS
 // namespaces, the machine's userland (/usr, /etc, ...) bound read-only as the image's, the pod's volumes at
-// their mount paths, the pod's hostname, and chroot. So a shell, coreutils and the paths upstream's e2e
-// specs use behave as in a container: `mv` of a file a probe serves, `dd` into /data, `$(hostname)`.
+// their mount paths, the pod's hostname, and chroot; the command runs as nobody, with /dev/null and its kin
+// for devices. So a shell, coreutils and the paths upstream's e2e specs use behave as in a container: `mv`
+// of a file a probe serves, `dd` into /data, `$(hostname)`. Whatever a pod of the local cluster asks (its
+// exec probes run by themselves) cannot write outside its own directories.
 //
 // Layout under the state directory (one per cluster, $LOCALK8S_RUN/kubelet):
 //
@@ -91,6 +93,9 @@ func containerOf(ctx context.Context, state string, p *corev1.Pod, name string, 
 		if err := os.MkdirAll(src, 0o755); err != nil {
 			return nil, err
 		}
+		if err := ownByNobody(src); err != nil {
+			return nil, err
+		}
 		c.Mounts = append(c.Mounts, volume{Source: src, Target: path.Clean("/" + m.MountPath), ReadOnly: m.ReadOnly})
 	}
 	return c, nil
@@ -151,8 +156,24 @@ func layOut(root string, files []string) error {
 			return err
 		}
 	}
+	if err := filepath.WalkDir(tmp, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return ownByNobody(p)
+	}); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, root); err != nil && !errors.Is(err, os.ErrExist) && !isNotEmpty(err) {
 		return err
+	}
+	return nil
+}
+
+// ownByNobody gives p to the user a sandbox's command runs as.
+func ownByNobody(p string) error {
+	if err := os.Lchown(p, nobody, nobody); err != nil {
+		return fmt.Errorf("the sandbox's files are nobody's (it needs root): %w", err)
 	}
 	return nil
 }
@@ -216,7 +237,14 @@ func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Wr
 }
 
 // hostUserland is what a sandbox takes from this machine, read-only, as its image: a shell and coreutils.
-var hostUserland = []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc", "/dev"}
+var hostUserland = []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc"}
+
+// devices are the device files a sandbox has (no disk, no terminal of this machine).
+var devices = []string{"null", "zero", "full", "random", "urandom"}
+
+// nobody is the user a sandbox's command runs as: it owns the container's files and its volumes, and nothing
+// of this machine.
+const nobody = 65534
 
 // sandboxInit is the first process of a sandbox (podreaper sandbox-init SPEC -- ARGV...), in its own mount
 // and UTS namespaces: it binds the userland and the volumes into the container's root, sets the hostname,
@@ -257,6 +285,20 @@ func sandboxInit(args []string) {
 			fail(err)
 		}
 	}
+	for _, d := range devices {
+		target := filepath.Join(c.Root, "dev", d)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			fail(err)
+		}
+		if f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o666); err != nil {
+			fail(err)
+		} else {
+			f.Close()
+		}
+		if err := syscall.Mount("/dev/"+d, target, "", syscall.MS_BIND, ""); err != nil {
+			fail(fmt.Errorf("binding /dev/%s: %w", d, err))
+		}
+	}
 	for _, v := range c.Mounts {
 		if err := bind(v.Source, filepath.Join(c.Root, filepath.FromSlash(v.Target)), v.ReadOnly); err != nil {
 			fail(err)
@@ -271,11 +313,20 @@ func sandboxInit(args []string) {
 	if err := os.Chdir("/"); err != nil {
 		fail(err)
 	}
+	if err := syscall.Setgroups(nil); err != nil {
+		fail(err)
+	}
+	if err := syscall.Setgid(nobody); err != nil {
+		fail(err)
+	}
+	if err := syscall.Setuid(nobody); err != nil {
+		fail(err)
+	}
 	bin, err := exec.LookPath(argv[0])
 	if err != nil {
 		// as a container runtime answers a command it cannot find
 		fmt.Fprintf(os.Stderr, "exec: %q: %v\n", argv[0], err)
-		os.Exit(127)
+		os.Exit(commandNotFound)
 	}
 	fail(syscall.Exec(bin, argv, os.Environ()))
 }

@@ -88,6 +88,10 @@ func TestSandboxRunsUpstreamsCommands(t *testing.T) {
 	if _, code := sh(t, c, "test -f /data/nothing-here"); code != 1 {
 		t.Errorf("test -f of a missing file: exit %d, want 1", code)
 	}
+	// as nobody, with no device, process or disk of this machine
+	if out, code := sh(t, c, `id -u; ls /dev | tr '\n' ' '; echo; test ! -e /proc/1`); code != 0 || out != "65534\nfull null random urandom zero \n" {
+		t.Errorf("the sandbox's user and devices: %q (exit %d)", out, code)
+	}
 	if _, code := sh(t, c, "touch /usr/written-by-a-container"); code == 0 {
 		t.Error("a container wrote into the machine's /usr")
 	}
