@@ -49,9 +49,10 @@ type container struct {
 	Mounts   []volume `json:"mounts"`   // the pod's volumes the container mounts
 }
 
-// volume is a host directory bound at a mount path of the container.
+// volume is a host directory (a volume's, or a subPath within it) bound at a mount path of the container.
 type volume struct {
-	Source   string `json:"source"`
+	Source   string `json:"source"`  // the volume's directory
+	SubPath  string `json:"subPath"` // within it, "" for all of it
 	Target   string `json:"target"`
 	ReadOnly bool   `json:"readOnly"`
 }
@@ -89,14 +90,28 @@ func containerOf(ctx context.Context, state string, p *corev1.Pod, name string, 
 		if src == "" {
 			continue // a ConfigMap, a Secret, a projected token: nothing the specs read
 		}
-		src = filepath.Join(src, filepath.FromSlash(path.Clean("/"+m.SubPath)))
 		if err := os.MkdirAll(src, 0o755); err != nil {
 			return nil, err
 		}
 		if err := ownByNobody(src); err != nil {
 			return nil, err
 		}
-		c.Mounts = append(c.Mounts, volume{Source: src, Target: path.Clean("/" + m.MountPath), ReadOnly: m.ReadOnly})
+		sub := strings.TrimPrefix(path.Clean("/"+m.SubPath), "/")
+		if sub != "" { // made within the volume: a symlink a container left there cannot lead out of it
+			vol, err := os.OpenRoot(src)
+			if err != nil {
+				return nil, err
+			}
+			err = vol.MkdirAll(sub, 0o755)
+			if err == nil {
+				err = vol.Lchown(sub, nobody, nobody)
+			}
+			vol.Close()
+			if err != nil {
+				return nil, fmt.Errorf("subPath %q of volume %s: %w", m.SubPath, m.Name, err)
+			}
+		}
+		c.Mounts = append(c.Mounts, volume{Source: src, SubPath: sub, Target: path.Clean("/" + m.MountPath), ReadOnly: m.ReadOnly})
 	}
 	return c, nil
 }
@@ -300,7 +315,13 @@ func sandboxInit(args []string) {
 		}
 	}
 	for _, v := range c.Mounts {
-		if err := bind(v.Source, filepath.Join(c.Root, filepath.FromSlash(v.Target)), v.ReadOnly); err != nil {
+		src, err := volumeSource(v)
+		if err != nil {
+			fail(err)
+		}
+		err = bind(fmt.Sprintf("/proc/self/fd/%d", src.Fd()), filepath.Join(c.Root, filepath.FromSlash(v.Target)), v.ReadOnly)
+		src.Close()
+		if err != nil {
 			fail(err)
 		}
 	}
@@ -329,6 +350,24 @@ func sandboxInit(args []string) {
 		os.Exit(commandNotFound)
 	}
 	fail(syscall.Exec(bin, argv, os.Environ()))
+}
+
+// volumeSource opens what v binds within its volume (os.Root: no symlink leads out of it), to be bound by its
+// descriptor's /proc path: what is bound is what was opened, whatever a container renames meanwhile.
+func volumeSource(v volume) (*os.File, error) {
+	if v.SubPath == "" {
+		return os.Open(v.Source)
+	}
+	vol, err := os.OpenRoot(v.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer vol.Close()
+	f, err := vol.Open(v.SubPath)
+	if err != nil {
+		return nil, fmt.Errorf("subPath %s of %s: %w", v.SubPath, v.Source, err)
+	}
+	return f, nil
 }
 
 // bind mounts source at target (created if missing), read-only if asked.

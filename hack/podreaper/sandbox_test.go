@@ -139,3 +139,38 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// A subPath is made and bound within its volume: a symlink a container left in the volume cannot lead a later
+// pod's mount, or the directory made for it, out of the volume (kubelet's subPath rule).
+func TestSandboxSubPathStaysInItsVolume(t *testing.T) {
+	state := t.TempDir()
+	ctx := context.Background()
+	c, err := containerOf(ctx, state, statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir() // stands for a directory of this machine
+	if _, code := sh(t, c, "ln -s "+outside+" /data/out && mkdir /data/sub && echo kept > /data/sub/file"); code != 0 {
+		t.Fatalf("setting up the volume: exit %d", code)
+	}
+	withSubPath := func(sub string) *corev1.Pod {
+		p := statefulPod("ss-0", "pod-uid-2", 0)
+		p.Spec.Containers[0].VolumeMounts[0].SubPath = sub
+		return p
+	}
+	c2, err := containerOf(ctx, state, withSubPath("sub"), "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, code := sh(t, c2, "cat /data/file"); code != 0 || out != "kept\n" {
+		t.Errorf("subPath sub: %q (exit %d)", out, code)
+	}
+	for _, sub := range []string{"out", "out/made-outside", "../../../" + outside} {
+		if _, err := containerOf(ctx, state, withSubPath(sub), "webserver", claims); err == nil && sub != "../../../"+outside {
+			t.Errorf("subPath %q through a symlink out of the volume: no error", sub)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("a subPath made %v outside its volume", entries)
+	}
+}
