@@ -34,7 +34,8 @@
 #                    none: nothing (deleted pods bound to the node stay Terminating).
 #                    hack/podreaper runs in every mode: it admits the pods asking for host ports (kwok's stages
 #                    wait for its decision; a host port taken on the node fails the pod, as a kubelet does).
-#   APISERVER_PORT=16443 ETCD_PORT=23790 ETCD_PEER_PORT=23800 KCM_PORT=20257 SCHEDULER_PORT=20259
+#   APISERVER_PORT=16443 ETCD_PORT=23790 ETCD_PEER_PORT=23800 KCM_PORT=20257 SCHEDULER_PORT=20259 (keep ports
+#                    below the kernel's ephemeral range, 32768-60999: an outgoing connection may hold one there)
 #   APISERVER_FEATURE_GATES  kube-apiserver --feature-gates. Unset: ShardedListAndWatch=true on v1.37 (alpha,
 #                    KEP-5866: lists and watches filtered by shard, which sharded replicas detect and use to
 #                    cache only their shards; docs/scale.md), none on other minors. Set empty: the minor's

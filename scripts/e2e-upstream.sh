@@ -21,16 +21,17 @@
 #      bin/ordinal, e.g. a release or an older commit's), E2E_UPSTREAM_PROCS (ginkgo processes for the specs not labelled
 #      [Serial], default 3; the ginkgo CLI is run from the module proxy at the wrapper's version),
 #      LOCALK8S_CACHE, GO; the cluster's run directory and ports default to their own
-#      (LOCALK8S_RUN=/tmp/ordinal-localk8s-upstream, APISERVER_PORT=36443, ...).
+#      (LOCALK8S_RUN=/tmp/ordinal-localk8s-upstream, APISERVER_PORT=18443, ...; all below the kernel's
+#      ephemeral ports, 32768-60999, where an outgoing connection may hold one).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 SRC=$ROOT/scripts/localk8s
 _localk8s_name=e2e-upstream
 export LOCALK8S_RUN=${E2E_UPSTREAM_RUN:-/tmp/ordinal-localk8s-upstream}
-export APISERVER_PORT=${E2E_UPSTREAM_APISERVER_PORT:-36443} ETCD_PORT=${E2E_UPSTREAM_ETCD_PORT:-43790}
-export ETCD_PEER_PORT=${E2E_UPSTREAM_ETCD_PEER_PORT:-43800} KCM_PORT=${E2E_UPSTREAM_KCM_PORT:-40257}
-export SCHEDULER_PORT=${E2E_UPSTREAM_SCHEDULER_PORT:-40259}
+export APISERVER_PORT=${E2E_UPSTREAM_APISERVER_PORT:-18443} ETCD_PORT=${E2E_UPSTREAM_ETCD_PORT:-28790}
+export ETCD_PEER_PORT=${E2E_UPSTREAM_ETCD_PEER_PORT:-28800} KCM_PORT=${E2E_UPSTREAM_KCM_PORT:-28257}
+export SCHEDULER_PORT=${E2E_UPSTREAM_SCHEDULER_PORT:-28259}
 # shellcheck source=localk8s/lib.sh
 . "$SRC/lib.sh"
 GO=${GO:-go}
