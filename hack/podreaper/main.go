@@ -88,9 +88,9 @@ type kubelet struct {
 	delay time.Duration
 	state string // the containers' files and volumes (sandbox.go); "": no probes
 
-	terminating sync.Map
+	terminating sync.Map // pod UID -> chan struct{}: the goroutine stopping/removing it, woken by its events
 	probing     sync.Map // pod UID -> struct{}: the goroutine running its readiness probes
-	unjudged    sync.Map // pod UID -> true: told that an exec probe's command is not this machine's // pod UID -> chan struct{}: the goroutine stopping/removing it, woken by its events
+	unjudged    sync.Map // pod UID -> true: told that an exec probe's command is not this machine's
 
 	mu       sync.Mutex
 	verdicts map[types.UID]bool // admission decisions taken (true: admitted), written or being written
