@@ -146,6 +146,7 @@ func run(kubeconfig, state string, delay time.Duration, reap, admitPods bool, re
 					k.mu.Lock()
 					delete(k.verdicts, p.UID)
 					k.mu.Unlock()
+					k.unjudged.Delete(p.UID)
 					if state != "" { // its containers' files and emptyDir volumes go with it; its claims' stay
 						_ = os.RemoveAll(filepath.Join(state, "pods", string(p.UID)))
 					}
