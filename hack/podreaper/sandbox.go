@@ -4,8 +4,8 @@ package main
 // kubectl of kubectl.go) and exec readiness probes (prober.go). A container is a directory of this machine
 // (its own files: what it changed of its image) and a command runs in it in a sandbox: new mount and UTS
 // namespaces, the machine's userland (/usr, /etc, ...) bound read-only as the image's, the pod's volumes at
-// their mount paths, the pod's hostname, and chroot; the command runs as nobody, with /dev/null and its kin
-// for devices. So a shell, coreutils and the paths upstream's e2e specs use behave as in a container: `mv`
+// their mount paths, the pod's hostname, and chroot; the command runs as nobody (no_new_privs: no setuid
+// program makes it root), with /dev/null and its kin for devices. So a shell, coreutils and the paths upstream's e2e specs use behave as in a container: `mv`
 // of a file a probe serves, `dd` into /data, `$(hostname)`. Whatever a pod of the local cluster asks (its
 // exec probes run by themselves) cannot write outside its own directories.
 //
@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -261,6 +262,9 @@ var devices = []string{"null", "zero", "full", "random", "urandom"}
 // of this machine.
 const nobody = 65534
 
+// prSetNoNewPrivs is prctl's PR_SET_NO_NEW_PRIVS (linux/prctl.h), which package syscall lacks.
+const prSetNoNewPrivs = 38
+
 // sandboxInit is the first process of a sandbox (podreaper sandbox-init SPEC -- ARGV...), in its own mount
 // and UTS namespaces: it binds the userland and the volumes into the container's root, sets the hostname,
 // enters the root and becomes the command. Nothing it mounts reaches the machine's own namespace.
@@ -348,6 +352,13 @@ func sandboxInit(args []string) {
 		// as a container runtime answers a command it cannot find
 		fmt.Fprintf(os.Stderr, "exec: %q: %v\n", argv[0], err)
 		os.Exit(commandNotFound)
+	}
+	// No exec gains a privilege (no_new_privs, as a container runtime sets it): the userland's setuid-root
+	// programs would otherwise run as root an ELF interpreter the container put at its own /lib64. The flag is
+	// the thread's, hence locked to the thread that execs.
+	runtime.LockOSThread()
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0); errno != 0 {
+		fail(fmt.Errorf("setting no_new_privs: %w", errno))
 	}
 	fail(syscall.Exec(bin, argv, os.Environ()))
 }

@@ -174,3 +174,28 @@ func TestSandboxSubPathStaysInItsVolume(t *testing.T) {
 		t.Errorf("a subPath made %v outside its volume", entries)
 	}
 }
+
+// No command in a sandbox gains a privilege by exec: the machine's userland has setuid-root programs (su,
+// mount, passwd), and a container can replace its own /lib64 (a symlink on a merged /usr) with a directory
+// holding its own ELF interpreter, which the kernel then runs as root for such a program, outside any chroot
+// after a second chroot. Here a setuid-root copy of id stands for such a program.
+func TestSandboxSetuidGivesNothing(t *testing.T) {
+	c, err := containerOf(context.Background(), t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		t.Skip(err)
+	}
+	suid := filepath.Join(c.Root, "suid-id")
+	if err := os.WriteFile(suid, id, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(suid, 0o4755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := sh(t, c, "/suid-id -u"); code != 0 || out != "65534\n" {
+		t.Errorf("a setuid-root program runs with effective uid %q (exit %d), want nobody's", out, code)
+	}
+}
