@@ -103,9 +103,11 @@ func containerOf(ctx context.Context, state string, p *corev1.Pod, name string, 
 			if err != nil {
 				return nil, err
 			}
-			err = vol.MkdirAll(sub, 0o755)
-			if err == nil {
-				err = vol.Lchown(sub, nobody, nobody)
+			if _, err = vol.Stat(sub); errors.Is(err, os.ErrNotExist) { // a file or directory already there is bound as it is
+				err = vol.MkdirAll(sub, 0o755)
+				if err == nil {
+					err = vol.Lchown(sub, nobody, nobody)
+				}
 			}
 			vol.Close()
 			if err != nil {
@@ -284,38 +286,34 @@ func sandboxInit(args []string) {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		fail(fmt.Errorf("making the mounts private: %w", err))
 	}
+	// The container (nobody) owns its root and may have left symlinks anywhere in it: every mount point is
+	// made and opened within the root (os.Root), and mounted on by its descriptor.
+	root, err := os.OpenRoot(c.Root)
+	if err != nil {
+		fail(err)
+	}
 	for _, d := range hostUserland {
 		fi, err := os.Lstat(d)
 		if err != nil {
 			continue
 		}
-		target := filepath.Join(c.Root, d)
 		if fi.Mode()&os.ModeSymlink != 0 { // /bin -> usr/bin on a merged /usr
 			link, err := os.Readlink(d)
 			if err != nil {
 				fail(err)
 			}
-			if err := os.Symlink(link, target); err != nil && !errors.Is(err, os.ErrExist) {
+			if err := root.Symlink(link, inRoot(d)); err != nil && !errors.Is(err, os.ErrExist) {
 				fail(err)
 			}
 			continue
 		}
-		if err := bind(d, target, true); err != nil {
+		if err := bind(root, d, d, false, true); err != nil {
 			fail(err)
 		}
 	}
 	for _, d := range devices {
-		target := filepath.Join(c.Root, "dev", d)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := bind(root, "/dev/"+d, "/dev/"+d, true, false); err != nil {
 			fail(err)
-		}
-		if f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o666); err != nil {
-			fail(err)
-		} else {
-			f.Close()
-		}
-		if err := syscall.Mount("/dev/"+d, target, "", syscall.MS_BIND, ""); err != nil {
-			fail(fmt.Errorf("binding /dev/%s: %w", d, err))
 		}
 	}
 	for _, v := range c.Mounts {
@@ -323,12 +321,16 @@ func sandboxInit(args []string) {
 		if err != nil {
 			fail(err)
 		}
-		err = bind(fmt.Sprintf("/proc/self/fd/%d", src.Fd()), filepath.Join(c.Root, filepath.FromSlash(v.Target)), v.ReadOnly)
+		fi, err := src.Stat()
+		if err == nil {
+			err = bind(root, fdPath(src), v.Target, !fi.IsDir(), v.ReadOnly)
+		}
 		src.Close()
 		if err != nil {
 			fail(err)
 		}
 	}
+	root.Close()
 	if err := syscall.Sethostname([]byte(c.Hostname)); err != nil {
 		fail(fmt.Errorf("setting the hostname: %w", err))
 	}
@@ -381,18 +383,47 @@ func volumeSource(v volume) (*os.File, error) {
 	return f, nil
 }
 
-// bind mounts source at target (created if missing), read-only if asked.
-func bind(source, target string, readOnly bool) error {
-	if err := os.MkdirAll(target, 0o755); err != nil {
+// bind mounts source at target, a path of the container's root made (a file if asked, else a directory) and
+// resolved within it; read-only if asked.
+func bind(root *os.Root, source, target string, file, readOnly bool) error {
+	rel := inRoot(target)
+	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
 		return fmt.Errorf("mount point %s: %w", target, err)
 	}
-	if err := syscall.Mount(source, target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+	if file { // O_NONBLOCK: a FIFO the container left there does not hold the sandbox up
+		f, err := root.OpenFile(rel, os.O_RDONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+		if err != nil {
+			return fmt.Errorf("mount point %s: %w", target, err)
+		}
+		f.Close()
+	} else if err := root.Mkdir(rel, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("mount point %s: %w", target, err)
+	}
+	at, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return fmt.Errorf("mount point %s: %w", target, err)
+	}
+	err = syscall.Mount(source, fdPath(at), "", syscall.MS_BIND|syscall.MS_REC, "")
+	at.Close()
+	if err != nil {
 		return fmt.Errorf("binding %s at %s: %w", source, target, err)
 	}
-	if readOnly {
-		if err := syscall.Mount("", target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
-			return fmt.Errorf("making %s read-only: %w", target, err)
-		}
+	if !readOnly {
+		return nil
+	}
+	top, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0) // now the mount just made
+	if err != nil {
+		return fmt.Errorf("mount point %s: %w", target, err)
+	}
+	defer top.Close()
+	if err := syscall.Mount("", fdPath(top), "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("making %s read-only: %w", target, err)
 	}
 	return nil
 }
+
+// inRoot is an absolute path of the container as a path within its root.
+func inRoot(p string) string { return "." + path.Clean("/"+p) }
+
+// fdPath names an open file by its descriptor: what mount(2) acts on is what was opened.
+func fdPath(f *os.File) string { return fmt.Sprintf("/proc/self/fd/%d", f.Fd()) }

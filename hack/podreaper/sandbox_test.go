@@ -165,6 +165,13 @@ func TestSandboxSubPathStaysInItsVolume(t *testing.T) {
 	if out, code := sh(t, c2, "cat /data/file"); code != 0 || out != "kept\n" {
 		t.Errorf("subPath sub: %q (exit %d)", out, code)
 	}
+	fileMount := withSubPath("sub/file")
+	fileMount.Spec.Containers[0].VolumeMounts[0].MountPath = "/etc2/file"
+	if c3, err := containerOf(ctx, state, fileMount, "webserver", claims); err != nil {
+		t.Errorf("subPath naming a file: %v", err)
+	} else if out, code := sh(t, c3, "cat /etc2/file"); code != 0 || out != "kept\n" {
+		t.Errorf("subPath naming a file: %q (exit %d)", out, code)
+	}
 	for _, sub := range []string{"out", "out/made-outside", "../../../" + outside} {
 		if _, err := containerOf(ctx, state, withSubPath(sub), "webserver", claims); err == nil && sub != "../../../"+outside {
 			t.Errorf("subPath %q through a symlink out of the volume: no error", sub)
@@ -197,5 +204,26 @@ func TestSandboxSetuidGivesNothing(t *testing.T) {
 	}
 	if out, code := sh(t, c, "/suid-id -u"); code != 0 || out != "65534\n" {
 		t.Errorf("a setuid-root program runs with effective uid %q (exit %d), want nobody's", out, code)
+	}
+}
+
+// A sandbox is set up (as root, before its chroot) within the container's root: a symlink the container left
+// where a device or a mount path goes leads nothing of the set-up out of the root, as the kubelet's runtime
+// resolves mount points within a container's root.
+func TestSandboxSetUpStaysInTheRoot(t *testing.T) {
+	state, outside := t.TempDir(), t.TempDir() // outside stands for a directory of this machine
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	p.Spec.Containers[0].VolumeMounts[1].MountPath = "/deep/home"
+	c, err := containerOf(context.Background(), state, p, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, code := sh(t, c, "mv /dev /dev.old && mv /deep /deep.old && ln -s "+outside+" /dev && ln -s "+outside+" /deep"); code != 0 {
+		t.Fatalf("the container's symlinks: exit %d", code)
+	}
+	var out strings.Builder
+	_, err = c.run(context.Background(), []string{"true"}, &out, &out)
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("setting a sandbox up made %v outside the container (sandbox: %v)", entries, err)
 	}
 }
