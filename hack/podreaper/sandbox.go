@@ -2,10 +2,11 @@ package main
 
 // The containers kwok does not run, for the commands that would run in them: `kubectl exec` (through the
 // kubectl of kubectl.go) and exec readiness probes (prober.go). A container is a directory of this machine
-// (its own files: what it changed of its image) and a command runs in it in a sandbox: new mount and UTS
-// namespaces, the machine's userland (/usr, /etc, ...) bound read-only as the image's, the pod's volumes at
-// their mount paths, the pod's hostname, and chroot; the command runs as nobody (no_new_privs: no setuid
-// program makes it root), with /dev/null and its kin for devices. So a shell, coreutils and the paths upstream's e2e specs use behave as in a container: `mv`
+// (its own files: what it changed of its image) and a command runs in it in a sandbox: new mount, UTS, PID,
+// network and IPC namespaces, the machine's userland (/usr, /etc, ...) bound read-only as the image's, the
+// pod's volumes at their mount paths, the pod's hostname, and chroot; the command runs as nobody
+// (no_new_privs: no setuid program makes it root), with /dev/null and its kin for devices, and its processes
+// end with it. So a shell, coreutils and the paths upstream's e2e specs use behave as in a container: `mv`
 // of a file a probe serves, `dd` into /data, `$(hostname)`. Whatever a pod of the local cluster asks (its
 // exec probes run by themselves) cannot write outside its own directories.
 //
@@ -238,7 +239,9 @@ func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Wr
 	cmd := exec.CommandContext(ctx, self, append([]string{sandboxInitArg, string(spec), "--"}, argv...)...)
 	cmd.Stdout, cmd.Stderr = stdout, io.MultiWriter(stderr, &diag)
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=" + c.Hostname, "HOME=/root"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS}
+	// its own processes (which end with it) and network, as a pod has: nothing of this machine to signal, trace or
+	// connect to (the local cluster's etcd answers anyone on 127.0.0.1)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC}
 	err = cmd.Run()
 	var exit *exec.ExitError
 	switch {
@@ -249,7 +252,7 @@ func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Wr
 	case errors.As(err, &exit) && exit.ExitCode() >= 0:
 		return exit.ExitCode(), nil
 	case errors.Is(err, syscall.EPERM):
-		return 0, fmt.Errorf("creating the sandbox's mount and UTS namespaces needs root (CAP_SYS_ADMIN): %w", err)
+		return 0, fmt.Errorf("creating the sandbox's namespaces needs root (CAP_SYS_ADMIN): %w", err)
 	}
 	return 0, err
 }
@@ -267,8 +270,8 @@ const nobody = 65534
 // prSetNoNewPrivs is prctl's PR_SET_NO_NEW_PRIVS (linux/prctl.h), which package syscall lacks.
 const prSetNoNewPrivs = 38
 
-// sandboxInit is the first process of a sandbox (podreaper sandbox-init SPEC -- ARGV...), in its own mount
-// and UTS namespaces: it binds the userland and the volumes into the container's root, sets the hostname,
+// sandboxInit is the first process of a sandbox (podreaper sandbox-init SPEC -- ARGV...), in its own
+// namespaces: it binds the userland and the volumes into the container's root, sets the hostname,
 // enters the root and becomes the command. Nothing it mounts reaches the machine's own namespace.
 func sandboxInit(args []string) {
 	fail := func(err error) {

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -226,4 +231,56 @@ func TestSandboxSetUpStaysInTheRoot(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("setting a sandbox up made %v outside the container (sandbox: %v)", entries, err)
 	}
+}
+
+// A sandbox has its own processes and network, as a pod has: its command reaches no process of this machine
+// (another sandbox's, or a daemon's, also nobody's), leaves none behind when it ends, and connects to nothing
+// this machine serves (the local cluster's etcd answers anyone on 127.0.0.1).
+func TestSandboxReachesNoProcessOrService(t *testing.T) {
+	c, err := containerOf(context.Background(), t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := exec.Command("sleep", "1000") // a process of this machine, nobody's
+	outside.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { outside.Process.Kill(); outside.Wait() }()
+	if _, code := sh(t, c, fmt.Sprintf("kill -9 %d", outside.Process.Pid)); code == 0 {
+		t.Error("a sandbox's command killed a process of this machine")
+	}
+	if _, code := sh(t, c, "sleep 1000 >/dev/null 2>&1 &"); code != 0 {
+		t.Fatalf("backgrounding: exit %d", code)
+	}
+	for _, pid := range rootedIn(c.Root) {
+		t.Errorf("process %d of the sandbox outlived its command", pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := os.Stat("/usr/bin/bash"); err == nil {
+		if _, code := sh(t, c, "bash -c 'echo hi >/dev/tcp/127.0.0.1/"+strconv.Itoa(l.Addr().(*net.TCPAddr).Port)+"'"); code == 0 {
+			t.Error("a sandbox's command connected to a service of this machine")
+		}
+	}
+}
+
+// rootedIn lists the processes whose root directory is dir.
+func rootedIn(dir string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if root, err := os.Readlink(fmt.Sprintf("/proc/%d/root", pid)); err == nil && root == dir {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
