@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -165,8 +163,13 @@ func (k *kubelet) runProbe(ctx context.Context, p *corev1.Pod, fs *container, pr
 			return true
 		}
 		return code == 0
-	case pr.HTTPGet != nil:
-		_, err := os.Stat(filepath.Join(fs.Root, filepath.FromSlash(path.Clean("/"+pr.HTTPGet.Path))))
+	case pr.HTTPGet != nil: // within the root: no symlink the container left says anything of this machine
+		root, err := os.OpenRoot(fs.Root)
+		if err != nil {
+			return false
+		}
+		defer root.Close()
+		_, err = root.Stat(inRoot(pr.HTTPGet.Path))
 		return err == nil
 	}
 	return true

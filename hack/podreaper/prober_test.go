@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -128,5 +130,36 @@ func TestRunProbe(t *testing.T) {
 	}
 	if !k.runProbe(ctx, p, fs, exec("test", "-f", "/data/statefulset-continue")) {
 		t.Error("the exec probe fails once its file exists")
+	}
+}
+
+// An HTTP probe looks within the container's root: a symlink the container left at the probed path says
+// nothing of this machine's files (whether a root-only file exists, through the pod's readiness).
+func TestHTTPProbeStaysInTheRoot(t *testing.T) {
+	ctx := context.Background()
+	k := &kubelet{state: t.TempDir()}
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	fs, err := containerOf(ctx, k.state, p, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, code := sh(t, fs, "ln -sf "+outside+"/secret /localhost.crt && ln -s localhost.crt /within"); code != 0 {
+		t.Fatalf("ln: exit %d", code)
+	}
+	http := func(path string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path}}}
+	}
+	if k.runProbe(ctx, p, fs, http("/localhost.crt")) {
+		t.Error("an HTTP probe found a file of this machine through the container's symlink")
+	}
+	if _, code := sh(t, fs, "rm /localhost.crt && echo served > /localhost.crt"); code != 0 {
+		t.Fatalf("restoring: exit %d", code)
+	}
+	if !k.runProbe(ctx, p, fs, http("/within")) {
+		t.Error("an HTTP probe does not follow a symlink within the container")
 	}
 }
