@@ -189,7 +189,7 @@ func execInPod(ctx context.Context, call execCall, state string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return fs.run(ctx, call.argv, os.Stdout, os.Stderr)
+	return fs.run(ctx, call.argv, os.Stdout, os.Stderr, 0)
 }
 
 // execable says why a kubelet would not exec in container name of p, if it would not: kubectl's and the

@@ -25,8 +25,9 @@ import (
 //     something moves the file away);
 //   - tcpSocket, grpc: success (the container listens).
 //
-// A probe's timeoutSeconds is not applied: on a loaded machine a sandbox can take longer than a second to
-// start, and a probe would then fail for the machine's speed, not the container's state.
+// An exec probe's timeoutSeconds counts from its command's start, once the sandbox is set up: on a loaded
+// machine a sandbox can take longer than a second to start, and a probe would then fail for the machine's
+// speed, not the container's state; a command that never ends fails its probe, as a kubelet's does.
 
 // commandNotFound is a shell's and a container runtime's exit code for a command it cannot find.
 const commandNotFound = 127
@@ -149,8 +150,8 @@ func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
 func (k *kubelet) runProbe(ctx context.Context, p *corev1.Pod, fs *container, pr *corev1.Probe) bool {
 	switch {
 	case pr.Exec != nil:
-		var stderr strings.Builder
-		code, err := fs.run(ctx, pr.Exec.Command, io.Discard, &stderr)
+		stderr := &head{n: 1024}
+		code, err := fs.run(ctx, pr.Exec.Command, io.Discard, stderr, time.Duration(max(pr.TimeoutSeconds, 1))*time.Second)
 		if err != nil {
 			logf("exec probe %q of pod %s/%s (uid %s): %v", pr.Exec.Command, p.Namespace, p.Name, p.UID, err)
 			return false
@@ -158,7 +159,7 @@ func (k *kubelet) runProbe(ctx context.Context, p *corev1.Pod, fs *container, pr
 		if code == commandNotFound {
 			if _, said := k.unjudged.LoadOrStore(p.UID, true); !said {
 				logf("exec probe %q of pod %s/%s (uid %s): not a command of this machine (%s); counted as passing",
-					pr.Exec.Command, p.Namespace, p.Name, p.UID, strings.TrimSpace(stderr.String()))
+					pr.Exec.Command, p.Namespace, p.Name, p.UID, strings.TrimSpace(string(stderr.b)))
 			}
 			return true
 		}
@@ -173,6 +174,17 @@ func (k *kubelet) runProbe(ctx context.Context, p *corev1.Pod, fs *container, pr
 		return err == nil
 	}
 	return true
+}
+
+// head keeps the first n bytes written to it: enough of a command's output for a log line, whatever it writes.
+type head struct {
+	b []byte
+	n int
+}
+
+func (h *head) Write(p []byte) (int, error) {
+	h.b = append(h.b, p[:min(len(p), max(h.n-len(h.b), 0))]...)
+	return len(p), nil
 }
 
 func (k *kubelet) claimUID(ctx context.Context, namespace, name string) (types.UID, error) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -125,7 +126,7 @@ func TestRunProbe(t *testing.T) {
 			t.Errorf("%s: %t, want %t", c.name, got, c.want)
 		}
 	}
-	if code, err := fs.run(ctx, []string{"/bin/sh", "-c", "dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1"}, io.Discard, io.Discard); err != nil || code != 0 {
+	if code, err := fs.run(ctx, []string{"/bin/sh", "-c", "dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1"}, io.Discard, io.Discard, 0); err != nil || code != 0 {
 		t.Fatalf("dd: %d, %v", code, err)
 	}
 	if !k.runProbe(ctx, p, fs, exec("test", "-f", "/data/statefulset-continue")) {
@@ -161,5 +162,32 @@ func TestHTTPProbeStaysInTheRoot(t *testing.T) {
 	}
 	if !k.runProbe(ctx, p, fs, http("/within")) {
 		t.Error("an HTTP probe does not follow a symlink within the container")
+	}
+}
+
+// An exec probe ends, as a kubelet's does: a command running past its probe's timeoutSeconds fails it (its
+// processes killed), and what it writes is not kept beyond what a log line shows.
+func TestExecProbeEnds(t *testing.T) {
+	ctx := context.Background()
+	k := &kubelet{state: t.TempDir()}
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	fs, err := containerOf(ctx, k.state, p, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func(timeout int32, argv ...string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: argv}}, TimeoutSeconds: timeout}
+	}
+	if k.runProbe(ctx, p, fs, probe(1, "sleep", "1000")) {
+		t.Error("a probe command running past its timeout passed")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if !k.runProbe(ctx, p, fs, probe(0, "/bin/sh", "-c", "head -c 67108864 /dev/zero >&2; head -c 67108864 /dev/zero")) {
+		t.Error("a probe with much output failed")
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 16<<20 {
+		t.Errorf("a probe's 128 MiB of output took %d MiB of memory", grown>>20)
 	}
 }

@@ -31,7 +31,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -222,8 +224,9 @@ func volumeDir(ctx context.Context, state, podDir string, p *corev1.Pod, name st
 }
 
 // run runs argv in the container, as `kubectl exec` or an exec probe would, and returns its exit code. err is
-// the sandbox's own failure (the command did not run), never the command's.
-func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Writer) (int, error) {
+// the sandbox's own failure (the command did not run), or the command running past timeout (0: none), counted
+// from its start: setting the sandbox up is the emulation's time, not the container's.
+func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Writer, timeout time.Duration) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("no command")
 	}
@@ -235,24 +238,42 @@ func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Wr
 	if err != nil {
 		return 0, err
 	}
-	var diag strings.Builder
+	// sandbox-init's own failure comes on this pipe, which closes as the command starts
+	setUp, setUpW, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer setUp.Close()
 	cmd := exec.CommandContext(ctx, self, append([]string{sandboxInitArg, string(spec), "--"}, argv...)...)
-	cmd.Stdout, cmd.Stderr = stdout, io.MultiWriter(stderr, &diag)
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = stdout, stderr, []*os.File{setUpW}
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=" + c.Hostname, "HOME=/root"}
 	// its own processes (which end with it) and network, as a pod has: nothing of this machine to signal, trace or
 	// connect to (the local cluster's etcd answers anyone on 127.0.0.1)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC}
-	err = cmd.Run()
+	err = cmd.Start()
+	setUpW.Close()
+	if errors.Is(err, syscall.EPERM) {
+		return 0, fmt.Errorf("creating the sandbox's namespaces needs root (CAP_SYS_ADMIN): %w", err)
+	} else if err != nil {
+		return 0, err
+	}
+	failed, _ := io.ReadAll(io.LimitReader(setUp, 4096))
+	var timedOut atomic.Bool
+	if len(failed) == 0 && timeout > 0 {
+		t := time.AfterFunc(timeout, func() { timedOut.Store(true); cmd.Process.Kill() }) // the namespace's init: all of it ends
+		defer t.Stop()
+	}
+	err = cmd.Wait()
 	var exit *exec.ExitError
 	switch {
+	case len(failed) > 0:
+		return 0, fmt.Errorf("podreaper sandbox: %s", strings.TrimSpace(string(failed)))
+	case timedOut.Load():
+		return 0, fmt.Errorf("command timed out after %s", timeout)
 	case err == nil:
 		return 0, nil
-	case errors.As(err, &exit) && exit.ExitCode() == sandboxFailed && strings.Contains(diag.String(), "podreaper sandbox:"):
-		return 0, fmt.Errorf("%s", strings.TrimSpace(diag.String()))
 	case errors.As(err, &exit) && exit.ExitCode() >= 0:
 		return exit.ExitCode(), nil
-	case errors.Is(err, syscall.EPERM):
-		return 0, fmt.Errorf("creating the sandbox's namespaces needs root (CAP_SYS_ADMIN): %w", err)
 	}
 	return 0, err
 }
@@ -274,8 +295,10 @@ const prSetNoNewPrivs = 38
 // namespaces: it binds the userland and the volumes into the container's root, sets the hostname,
 // enters the root and becomes the command. Nothing it mounts reaches the machine's own namespace.
 func sandboxInit(args []string) {
+	setUp := os.NewFile(3, "set-up") // container.run's pipe: closed by the command's exec, or told why not
+	syscall.CloseOnExec(3)
 	fail := func(err error) {
-		fmt.Fprintf(os.Stderr, "podreaper sandbox: %v\n", err)
+		fmt.Fprintln(setUp, err)
 		os.Exit(sandboxFailed)
 	}
 	if len(args) < 3 || args[1] != "--" {

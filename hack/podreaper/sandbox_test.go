@@ -47,7 +47,7 @@ func claims(_ context.Context, _, name string) (types.UID, error) {
 func sh(t *testing.T, c *container, cmd string) (string, int) {
 	t.Helper()
 	var out, errOut strings.Builder
-	code, err := c.run(context.Background(), []string{"/bin/sh", "-x", "-c", cmd}, &out, &errOut)
+	code, err := c.run(context.Background(), []string{"/bin/sh", "-x", "-c", cmd}, &out, &errOut, 0)
 	if err != nil {
 		t.Fatalf("%s: the sandbox failed: %v", cmd, err)
 	}
@@ -227,7 +227,7 @@ func TestSandboxSetUpStaysInTheRoot(t *testing.T) {
 		t.Fatalf("the container's symlinks: exit %d", code)
 	}
 	var out strings.Builder
-	_, err = c.run(context.Background(), []string{"true"}, &out, &out)
+	_, err = c.run(context.Background(), []string{"true"}, &out, &out, 0)
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("setting a sandbox up made %v outside the container (sandbox: %v)", entries, err)
 	}
@@ -283,4 +283,21 @@ func rootedIn(dir string) []int {
 		}
 	}
 	return out
+}
+
+// A command's own exit code is its answer, whatever it writes: only the sandbox says the sandbox failed.
+func TestSandboxFailureIsTheSandboxs(t *testing.T) {
+	c, err := containerOf(context.Background(), t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	code, err := c.run(context.Background(), []string{"/bin/sh", "-c", "echo 'podreaper sandbox: made up' >&2; exit 125"}, &out, &out, 0)
+	if err != nil || code != sandboxFailed {
+		t.Errorf("a command exiting %d: code %d, error %v", sandboxFailed, code, err)
+	}
+	c.Mounts = append(c.Mounts, volume{Source: filepath.Join(t.TempDir(), "missing"), Target: "/missing"})
+	if _, err := c.run(context.Background(), []string{"true"}, &out, &out, 0); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("a sandbox that could not be set up: %v", err)
+	}
 }
