@@ -36,7 +36,27 @@ const commandNotFound = 127
 type probeResult struct {
 	instance           string // the container it is about: name and restart count (a restart starts afresh)
 	ready              bool
-	successes, failure int32 // consecutive
+	successes, failure int32     // consecutive
+	last               time.Time // when the last probe started
+}
+
+// probePeriod is how often pr runs: periodSeconds, the API server's default 10 when unset.
+func probePeriod(pr *corev1.Probe) time.Duration {
+	if pr.PeriodSeconds <= 0 {
+		return 10 * time.Second
+	}
+	return time.Duration(pr.PeriodSeconds) * time.Second
+}
+
+// wait is how long until pr, of a container started at started, is to run again (0 or less: now): its first
+// run initialDelaySeconds after the start, then each periodSeconds after the last, each container's probe at
+// its own period, as a kubelet's probe workers run them.
+func (r *probeResult) wait(pr *corev1.Probe, started, now time.Time) time.Duration {
+	next := started.Add(time.Duration(pr.InitialDelaySeconds) * time.Second)
+	if !r.last.IsZero() {
+		next = r.last.Add(probePeriod(pr))
+	}
+	return next.Sub(now)
 }
 
 // record counts one probe's result against the probe's thresholds.
@@ -106,11 +126,8 @@ func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
 					r = &probeResult{instance: instance}
 					results[c.Name] = r
 				}
-				if pr.PeriodSeconds > 0 {
-					period = min(period, time.Duration(pr.PeriodSeconds)*time.Second)
-				}
-				if time.Since(cs.State.Running.StartedAt.Time) < time.Duration(pr.InitialDelaySeconds)*time.Second {
-					period = min(period, time.Second)
+				if wait := r.wait(pr, cs.State.Running.StartedAt.Time, time.Now()); wait > 0 {
+					period = min(period, wait)
 					continue
 				}
 				fs := containers[instance]
@@ -122,7 +139,9 @@ func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
 					}
 					containers[instance] = fs
 				}
+				r.last = time.Now()
 				r.record(k.runProbe(ctx, cur, fs, pr), pr)
+				period = min(period, probePeriod(pr))
 			}
 			if status, changed := readyStatus(cur, func(name string) bool {
 				r := results[name]

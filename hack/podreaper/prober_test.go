@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,5 +190,39 @@ func TestExecProbeEnds(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if grown := after.TotalAlloc - before.TotalAlloc; grown > 16<<20 {
 		t.Errorf("a probe's 128 MiB of output took %d MiB of memory", grown>>20)
+	}
+}
+
+// Each container's probe runs at its own periodSeconds (10 when unset), first initialDelaySeconds after the
+// container started: a probe with a period past 10 s is not run more often, nor one container's at another's.
+func TestProbeSchedule(t *testing.T) {
+	started := time.Unix(1000, 0)
+	at := func(s int) time.Time { return started.Add(time.Duration(s) * time.Second) }
+	var slow, fast, dflt probeResult
+	slowPr := &corev1.Probe{PeriodSeconds: 60, InitialDelaySeconds: 5}
+	fastPr := &corev1.Probe{PeriodSeconds: 1}
+	for _, c := range []struct {
+		r    *probeResult
+		pr   *corev1.Probe
+		now  int
+		want time.Duration
+	}{
+		{&slow, slowPr, 0, 5 * time.Second}, {&slow, slowPr, 5, 0},
+		{&fast, fastPr, 0, 0},
+		{&dflt, &corev1.Probe{}, 0, 0},
+	} {
+		if got := c.r.wait(c.pr, started, at(c.now)); got != c.want {
+			t.Errorf("before any run, %+v at %d s: wait %s, want %s", c.pr, c.now, got, c.want)
+		}
+	}
+	slow.last, fast.last, dflt.last = at(5), at(5), at(5)
+	if got := slow.wait(slowPr, started, at(15)); got != 50*time.Second {
+		t.Errorf("periodSeconds 60, run at 5 s, at 15 s: wait %s, want 50s", got)
+	}
+	if got := fast.wait(fastPr, started, at(6)); got != 0 {
+		t.Errorf("periodSeconds 1, run at 5 s, at 6 s: wait %s, want 0", got)
+	}
+	if got := dflt.wait(&corev1.Probe{}, started, at(6)); got != 9*time.Second {
+		t.Errorf("periodSeconds unset, run at 5 s, at 6 s: wait %s, want 9s", got)
 	}
 }
