@@ -22,10 +22,13 @@ import (
 // kwok runs none; every other command is the real kubectl's, unchanged. The exec answers as kubectl does: the
 // command's output, and its exit code, with "command terminated with exit code N" on stderr.
 
-// kubectlFlags are kubectl's global flags that take a value (the e2e framework's, and the usual ones).
+// kubectlFlags are kubectl's flags that take a value (the global ones the e2e framework passes, the usual ones,
+// and exec's own); the others are booleans.
 var kubectlFlags = map[string]bool{"--server": true, "-s": true, "--kubeconfig": true, "--namespace": true, "-n": true,
 	"--context": true, "--cluster": true, "--user": true, "--token": true, "--request-timeout": true,
-	"--certificate-authority": true, "--client-certificate": true, "--client-key": true}
+	"--certificate-authority": true, "--client-certificate": true, "--client-key": true, "--tls-server-name": true,
+	"--as": true, "--as-group": true, "--as-uid": true, "--cache-dir": true, "-v": true, "--v": true,
+	"--container": true, "-c": true, "--pod-running-timeout": true, "--filename": true, "-f": true}
 
 // execCall is a parsed `kubectl exec`: where, in which pod and container, what.
 type execCall struct {
@@ -34,64 +37,99 @@ type execCall struct {
 	argv                                   []string
 }
 
+// kubectlFlag is one flag given, with its value ("" for a boolean given bare).
+type kubectlFlag struct{ name, value string }
+
+// readFlags reads the flags of args[i] as kubectl's pflag does (--name=value, --name value, -x, -x=value,
+// -xvalue, -x value, grouped shorthands -itc value) and returns them with the index of the next argument.
+func readFlags(args []string, i int) ([]kubectlFlag, int, error) {
+	a := args[i]
+	value := func(name, attached string, has bool) (kubectlFlag, error) {
+		if !has && kubectlFlags[name] {
+			if i+1 == len(args) {
+				return kubectlFlag{}, fmt.Errorf("flag needs an argument: %s", name)
+			}
+			i++
+			attached = args[i]
+		}
+		return kubectlFlag{name, attached}, nil
+	}
+	if strings.HasPrefix(a, "--") {
+		name, v, has := strings.Cut(a, "=")
+		f, err := value(name, v, has)
+		return []kubectlFlag{f}, i + 1, err
+	}
+	var flags []kubectlFlag
+	for j := 1; j < len(a); j++ {
+		name, rest := "-"+a[j:j+1], a[j+1:]
+		v, has := strings.CutPrefix(rest, "=")
+		if kubectlFlags[name] && rest != "" {
+			has = true // -cside
+		}
+		if has || kubectlFlags[name] {
+			f, err := value(name, v, has)
+			return append(flags, f), i + 1, err
+		}
+		flags = append(flags, kubectlFlag{name: name})
+	}
+	return flags, i + 1, nil
+}
+
 // parseKubectl finds the subcommand of kubectl's arguments and, for exec, what it asks. isExec false: another
 // subcommand, for the real kubectl.
 func parseKubectl(args []string) (call execCall, isExec bool, err error) {
-	call.namespace = ""
-	i := 0
-	global := func(name, value string) {
-		switch name {
+	global := func(f kubectlFlag) {
+		switch f.name {
 		case "--server", "-s":
-			call.server = value
+			call.server = f.value
 		case "--kubeconfig":
-			call.kubeconfig = value
+			call.kubeconfig = f.value
 		case "--context":
-			call.context = value
+			call.context = f.value
 		case "--namespace", "-n":
-			call.namespace = value
+			call.namespace = f.value
+		case "--container", "-c":
+			call.container = f.value
 		}
 	}
-	for ; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			break
+	flag := func(a string) bool { return strings.HasPrefix(a, "-") && a != "-" && a != "--" }
+	i := 0
+	for i < len(args) && flag(args[i]) {
+		var flags []kubectlFlag
+		if flags, i, err = readFlags(args, i); err != nil {
+			return call, false, nil // kubectl's to answer
 		}
-		name, value, hasValue := strings.Cut(a, "=")
-		if !hasValue && kubectlFlags[name] && i+1 < len(args) {
-			i++
-			value = args[i]
+		for _, f := range flags {
+			global(f)
 		}
-		global(name, value)
 	}
 	if i == len(args) || args[i] != "exec" {
 		return call, false, nil
 	}
-	for i++; i < len(args); i++ {
+	for i++; i < len(args); {
 		a := args[i]
-		if a == "--" {
-			call.argv = args[i+1:]
-			break
-		}
-		name, value, hasValue := strings.Cut(a, "=")
 		switch {
-		case name == "-c" || name == "--container":
-			if !hasValue {
-				if i+1 == len(args) {
-					return call, true, fmt.Errorf("flag needs an argument: %s", name)
-				}
-				i++
-				value = args[i]
+		case a == "--":
+			call.argv = args[i+1:]
+			i = len(args)
+		case flag(a):
+			var flags []kubectlFlag
+			if flags, i, err = readFlags(args, i); err != nil {
+				return call, true, err
 			}
-			call.container = value
-		case name == "-i" || name == "--stdin" || name == "-t" || name == "--tty" || name == "-q" || name == "--quiet":
-		case strings.HasPrefix(a, "-"):
-			if !hasValue && kubectlFlags[name] && i+1 < len(args) {
-				i++
-				value = args[i]
+			for _, f := range flags {
+				global(f)
 			}
-			global(name, value)
 		case call.pod == "":
-			call.pod = strings.TrimPrefix(a, "pod/")
+			kind, name, typed := strings.Cut(a, "/")
+			if typed && kind != "pod" && kind != "pods" && kind != "po" {
+				return call, true, fmt.Errorf("exec into %s: only a pod's containers are emulated", a)
+			}
+			if !typed {
+				name = a
+			}
+			call.pod = name
+			i++
 		default:
 			return call, true, fmt.Errorf("exec takes one pod and a command after --, not %q", a)
 		}

@@ -32,3 +32,28 @@ func TestParseKubectl(t *testing.T) {
 		}
 	}
 }
+
+// kubectl's flag forms (pflag's): shorthands with their value attached (-cside, -nns) or grouped (-itc side),
+// a global flag's value as the next argument (-v 5), exec's own valued flags, and the pod as TYPE/NAME.
+func TestParseKubectlFlagForms(t *testing.T) {
+	for _, c := range []struct {
+		args                 []string
+		namespace, container string
+	}{
+		{[]string{"exec", "-cside", "p", "--", "ls"}, "", "side"},
+		{[]string{"exec", "-c=side", "p", "--", "ls"}, "", "side"},
+		{[]string{"-nns", "exec", "p", "--", "ls"}, "ns", ""},
+		{[]string{"exec", "-itc", "side", "p", "--", "ls"}, "", "side"},
+		{[]string{"exec", "-ti", "--container", "side", "--namespace", "ns", "p", "--", "ls"}, "ns", "side"},
+		{[]string{"-v", "5", "exec", "p", "--", "ls"}, "", ""},
+		{[]string{"--v=5", "exec", "p", "-n", "ns", "--", "ls"}, "ns", ""},
+		{[]string{"exec", "--pod-running-timeout", "1m", "p", "--", "ls"}, "", ""},
+		{[]string{"exec", "pods/p", "--", "ls"}, "", ""},
+		{[]string{"exec", "po/p", "--", "ls", "-c", "x"}, "", ""},
+	} {
+		call, isExec, err := parseKubectl(c.args)
+		if !isExec || err != nil || call.pod != "p" || call.namespace != c.namespace || call.container != c.container || call.argv[0] != "ls" {
+			t.Errorf("%q: %+v, exec %t, %v", c.args, call, isExec, err)
+		}
+	}
+}
