@@ -78,7 +78,15 @@ func (r *probeResult) record(ok bool, pr *corev1.Probe) {
 	}
 }
 
-func hasReadinessProbe(p *corev1.Pod) bool {
+// neverReadyAnnotation "true" keeps a pod not Ready for good (scripts/localk8s/kwok/pod-never-ready.yaml), as
+// a container whose readiness probe keeps failing: its probes are not run, lest they make it Ready.
+const neverReadyAnnotation = "e2e.ordinal.dev/never-ready"
+
+// probedHere reports whether podreaper runs p's readiness probes: it has one, and is not kept never Ready.
+func probedHere(p *corev1.Pod) bool {
+	if p.Annotations[neverReadyAnnotation] == "true" {
+		return false
+	}
 	for _, c := range p.Spec.Containers {
 		if c.ReadinessProbe != nil {
 			return true
@@ -99,7 +107,7 @@ func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
 // probe starts, once per pod, the loop that runs running pod p's readiness probes and writes its readiness;
 // it ends when the pod is gone, deleted or no longer running.
 func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
-	if k.state == "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !hasReadinessProbe(p) {
+	if k.state == "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !probedHere(p) {
 		return
 	}
 	if _, busy := k.probing.LoadOrStore(p.UID, struct{}{}); busy {

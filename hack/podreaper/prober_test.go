@@ -226,3 +226,21 @@ func TestProbeSchedule(t *testing.T) {
 		t.Errorf("periodSeconds unset, run at 5 s, at 6 s: wait %s, want 9s", got)
 	}
 }
+
+// A pod with a readiness probe has its probes run here, unless annotated never-ready: kwok keeps that one not
+// Ready for good, and a passing probe must not make it Ready.
+func TestProbedHere(t *testing.T) {
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	if !probedHere(p) {
+		t.Error("a pod with a readiness probe is not probed")
+	}
+	p.Annotations = map[string]string{"e2e.ordinal.dev/never-ready": "true"}
+	if probedHere(p) {
+		t.Error("a never-ready pod is probed")
+	}
+	p.Annotations = nil
+	p.Spec.Containers[0].ReadinessProbe = nil
+	if probedHere(p) {
+		t.Error("a pod without a readiness probe is probed")
+	}
+}
