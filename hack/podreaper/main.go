@@ -158,6 +158,17 @@ func run(kubeconfig, state string, delay time.Duration, reap, admitPods bool, re
 	if resyncAfter > 0 {
 		go resyncStuck(ctx, kc, store, resyncAfter)
 	}
+	if state != "" {
+		go func() {
+			if cache.WaitForCacheSync(ctx.Done(), ctrl.HasSynced) {
+				live := map[types.UID]bool{}
+				for _, o := range store.List() {
+					live[o.(*corev1.Pod).UID] = true
+				}
+				removeGonePods(state, func(uid types.UID) bool { return live[uid] })
+			}
+		}()
+	}
 	logf("watching pods at %s (reap %t, admit %t, readiness probes %t)", cfg.Host, reap, admitPods, state != "")
 	ctrl.RunWithContext(ctx)
 	logf("stopped")

@@ -30,6 +30,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -86,6 +87,7 @@ func containerOf(ctx context.Context, state string, p *corev1.Pod, name string, 
 	if err := layOut(c.Root, servedPaths(spec)); err != nil {
 		return nil, err
 	}
+	removeDeadContainers(filepath.Join(podDir, "containers"), name, restarts)
 	for _, m := range spec.VolumeMounts {
 		src, err := volumeDir(ctx, state, podDir, p, m.Name, claim)
 		if err != nil {
@@ -120,6 +122,30 @@ func containerOf(ctx context.Context, state string, p *corev1.Pod, name string, 
 		c.Mounts = append(c.Mounts, volume{Source: src, SubPath: sub, Target: path.Clean("/" + m.MountPath), ReadOnly: m.ReadOnly})
 	}
 	return c, nil
+}
+
+// removeDeadContainers removes the files of container name's instances before the last dead one (restart
+// count below restarts-1), as the kubelet's garbage collector keeps one dead container per container: a
+// container restarting over and over does not grow the state directory.
+func removeDeadContainers(dir, name string, restarts int32) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		n, err := strconv.ParseInt(strings.TrimPrefix(e.Name(), name+"-"), 10, 32)
+		if err == nil && strings.HasPrefix(e.Name(), name+"-") && int32(n) < restarts-1 {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// removeGonePods removes the files of the pods under the state directory that are not live: those deleted
+// while podreaper was not watching.
+func removeGonePods(state string, live func(types.UID) bool) {
+	entries, _ := os.ReadDir(filepath.Join(state, "pods"))
+	for _, e := range entries {
+		if !live(types.UID(e.Name())) {
+			_ = os.RemoveAll(filepath.Join(state, "pods", e.Name()))
+		}
+	}
 }
 
 // podHostname is the pod's hostname as its kubelet sets it: spec.hostname, else the pod's name (at most 63

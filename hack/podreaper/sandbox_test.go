@@ -301,3 +301,32 @@ func TestSandboxFailureIsTheSandboxs(t *testing.T) {
 		t.Errorf("a sandbox that could not be set up: %v", err)
 	}
 }
+
+// The state directory keeps what a kubelet keeps: of a container's instances the running one and the last
+// dead one, and of pods the live ones.
+func TestStateDirKeepsWhatAKubeletKeeps(t *testing.T) {
+	state := t.TempDir()
+	for restarts := range int32(4) {
+		if _, err := containerOf(context.Background(), state, statefulPod("ss-0", "pod-uid-1", restarts), "webserver", claims); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(state, "pods", "pod-uid-1", "containers"))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "webserver-2 webserver-3" {
+		t.Errorf("after 3 restarts, containers %v, want webserver-2 webserver-3", names)
+	}
+	if _, err := containerOf(context.Background(), state, statefulPod("ss-1", "pod-uid-2", 0), "webserver", claims); err != nil {
+		t.Fatal(err)
+	}
+	removeGonePods(state, func(uid types.UID) bool { return uid == "pod-uid-2" })
+	if entries, _ := os.ReadDir(filepath.Join(state, "pods")); len(entries) != 1 || entries[0].Name() != "pod-uid-2" {
+		t.Errorf("pods kept: %v, want pod-uid-2", entries)
+	}
+	if _, err := os.Stat(filepath.Join(state, "claims", "uid-datadir-ss-0")); err != nil {
+		t.Errorf("a claim's volume went with its pod: %v", err)
+	}
+}
