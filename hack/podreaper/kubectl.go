@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -34,6 +37,7 @@ var kubectlFlags = map[string]bool{"--server": true, "-s": true, "--kubeconfig":
 type execCall struct {
 	server, kubeconfig, context, namespace string
 	pod, container                         string
+	stdin                                  bool // -i: the command reads kubectl's stdin
 	argv                                   []string
 }
 
@@ -90,6 +94,8 @@ func parseKubectl(args []string) (call execCall, isExec bool, err error) {
 			call.namespace = f.value
 		case "--container", "-c":
 			call.container = f.value
+		case "--stdin", "-i":
+			call.stdin, _ = strconv.ParseBool(cmp.Or(f.value, "true"))
 		}
 	}
 	flag := func(a string) bool { return strings.HasPrefix(a, "-") && a != "-" && a != "--" }
@@ -227,7 +233,11 @@ func execInPod(ctx context.Context, call execCall, state string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return fs.run(ctx, call.argv, os.Stdout, os.Stderr, 0)
+	var stdin io.Reader // none unless asked, as kubectl gives the command
+	if call.stdin {
+		stdin = os.Stdin
+	}
+	return fs.run(ctx, call.argv, stdin, os.Stdout, os.Stderr, 0)
 }
 
 // execable says why a kubelet would not exec in container name of p, if it would not: kubectl's and the

@@ -57,3 +57,19 @@ func TestParseKubectlFlagForms(t *testing.T) {
 		}
 	}
 }
+
+// exec -i gives the command kubectl's stdin (`kubectl exec -i POD -- sh < script`); without it, none.
+func TestParseKubectlStdin(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		stdin bool
+	}{
+		{[]string{"exec", "-i", "p", "--", "sh"}, true}, {[]string{"exec", "-it", "p", "--", "sh"}, true},
+		{[]string{"exec", "--stdin", "p", "--", "sh"}, true}, {[]string{"exec", "--stdin=false", "p", "--", "sh"}, false},
+		{[]string{"exec", "-t", "p", "--", "sh"}, false}, {[]string{"exec", "p", "--", "sh", "-i"}, false},
+	} {
+		if call, _, err := parseKubectl(c.args); err != nil || call.stdin != c.stdin {
+			t.Errorf("%q: stdin %t, want %t (%v)", c.args, call.stdin, c.stdin, err)
+		}
+	}
+}

@@ -178,7 +178,7 @@ func (k *kubelet) runProbe(ctx context.Context, p *corev1.Pod, fs *container, pr
 	switch {
 	case pr.Exec != nil:
 		stderr := &head{n: 1024}
-		code, err := fs.run(ctx, pr.Exec.Command, io.Discard, stderr, time.Duration(max(pr.TimeoutSeconds, 1))*time.Second)
+		code, err := fs.run(ctx, pr.Exec.Command, nil, io.Discard, stderr, time.Duration(max(pr.TimeoutSeconds, 1))*time.Second)
 		if err != nil {
 			logf("exec probe %q of pod %s/%s (uid %s): %v", pr.Exec.Command, p.Namespace, p.Name, p.UID, err)
 			return false

@@ -127,7 +127,7 @@ func TestRunProbe(t *testing.T) {
 			t.Errorf("%s: %t, want %t", c.name, got, c.want)
 		}
 	}
-	if code, err := fs.run(ctx, []string{"/bin/sh", "-c", "dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1"}, io.Discard, io.Discard, 0); err != nil || code != 0 {
+	if code, err := fs.run(ctx, []string{"/bin/sh", "-c", "dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1"}, nil, io.Discard, io.Discard, 0); err != nil || code != 0 {
 		t.Fatalf("dd: %d, %v", code, err)
 	}
 	if !k.runProbe(ctx, p, fs, exec("test", "-f", "/data/statefulset-continue")) {

@@ -249,10 +249,11 @@ func volumeDir(ctx context.Context, state, podDir string, p *corev1.Pod, name st
 	return "", fmt.Errorf("pod %s/%s mounts volume %q, which it does not have", p.Namespace, p.Name, name)
 }
 
-// run runs argv in the container, as `kubectl exec` or an exec probe would, and returns its exit code. err is
+// run runs argv in the container, as `kubectl exec` or an exec probe would, on stdin (nil: none), and returns
+// its exit code. err is
 // the sandbox's own failure (the command did not run), or the command running past timeout (0: none), counted
 // from its start: setting the sandbox up is the emulation's time, not the container's.
-func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Writer, timeout time.Duration) (int, error) {
+func (c *container) run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, timeout time.Duration) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("no command")
 	}
@@ -271,7 +272,7 @@ func (c *container) run(ctx context.Context, argv []string, stdout, stderr io.Wr
 	}
 	defer setUp.Close()
 	cmd := exec.CommandContext(ctx, self, append([]string{sandboxInitArg, string(spec), "--"}, argv...)...)
-	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = stdout, stderr, []*os.File{setUpW}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = stdin, stdout, stderr, []*os.File{setUpW}
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=" + c.Hostname, "HOME=/root"}
 	// its own processes (which end with it) and network, as a pod has: nothing of this machine to signal, trace or
 	// connect to (the local cluster's etcd answers anyone on 127.0.0.1)

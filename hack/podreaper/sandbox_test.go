@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -47,7 +48,7 @@ func claims(_ context.Context, _, name string) (types.UID, error) {
 func sh(t *testing.T, c *container, cmd string) (string, int) {
 	t.Helper()
 	var out, errOut strings.Builder
-	code, err := c.run(context.Background(), []string{"/bin/sh", "-x", "-c", cmd}, &out, &errOut, 0)
+	code, err := c.run(context.Background(), []string{"/bin/sh", "-x", "-c", cmd}, nil, &out, &errOut, 0)
 	if err != nil {
 		t.Fatalf("%s: the sandbox failed: %v", cmd, err)
 	}
@@ -89,6 +90,10 @@ func TestSandboxRunsUpstreamsCommands(t *testing.T) {
 		if out, code := sh(t, c, cmd); code != 0 {
 			t.Errorf("%s: exit %d (%s)", cmd, code, out)
 		}
+	}
+	var out strings.Builder
+	if code, err := c.run(ctx, []string{"tee", "/data/from-stdin"}, strings.NewReader("piped\n"), &out, io.Discard, 0); err != nil || code != 0 || out.String() != "piped\n" {
+		t.Errorf("a command reading stdin: %q, exit %d, %v", out.String(), code, err)
 	}
 	if _, code := sh(t, c, "test -f /data/nothing-here"); code != 1 {
 		t.Errorf("test -f of a missing file: exit %d, want 1", code)
@@ -227,7 +232,7 @@ func TestSandboxSetUpStaysInTheRoot(t *testing.T) {
 		t.Fatalf("the container's symlinks: exit %d", code)
 	}
 	var out strings.Builder
-	_, err = c.run(context.Background(), []string{"true"}, &out, &out, 0)
+	_, err = c.run(context.Background(), []string{"true"}, nil, &out, &out, 0)
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("setting a sandbox up made %v outside the container (sandbox: %v)", entries, err)
 	}
@@ -292,12 +297,12 @@ func TestSandboxFailureIsTheSandboxs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	code, err := c.run(context.Background(), []string{"/bin/sh", "-c", "echo 'podreaper sandbox: made up' >&2; exit 125"}, &out, &out, 0)
+	code, err := c.run(context.Background(), []string{"/bin/sh", "-c", "echo 'podreaper sandbox: made up' >&2; exit 125"}, nil, &out, &out, 0)
 	if err != nil || code != sandboxFailed {
 		t.Errorf("a command exiting %d: code %d, error %v", sandboxFailed, code, err)
 	}
 	c.Mounts = append(c.Mounts, volume{Source: filepath.Join(t.TempDir(), "missing"), Target: "/missing"})
-	if _, err := c.run(context.Background(), []string{"true"}, &out, &out, 0); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := c.run(context.Background(), []string{"true"}, nil, &out, &out, 0); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("a sandbox that could not be set up: %v", err)
 	}
 }
