@@ -89,7 +89,7 @@ type kubelet struct {
 	state string // the containers' files and volumes (sandbox.go); "": no probes
 
 	terminating sync.Map // pod UID -> chan struct{}: the goroutine stopping/removing it, woken by its events
-	probing     sync.Map // pod UID -> struct{}: the goroutine running its readiness probes
+	probing     sync.Map // pod UID -> context.CancelFunc: ends the goroutine running its readiness probes
 	unjudged    sync.Map // pod UID -> true: told that an exec probe's command is not this machine's
 
 	mu       sync.Mutex
@@ -147,6 +147,7 @@ func run(kubeconfig, state string, delay time.Duration, reap, admitPods bool, re
 					delete(k.verdicts, p.UID)
 					k.mu.Unlock()
 					k.unjudged.Delete(p.UID)
+					k.stopProbes(p.UID)
 					if state != "" { // its containers' files and emptyDir volumes go with it; its claims' stay
 						_ = os.RemoveAll(filepath.Join(state, "pods", string(p.UID)))
 					}

@@ -105,16 +105,23 @@ func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
 }
 
 // probe starts, once per pod, the loop that runs running pod p's readiness probes and writes its readiness;
-// it ends when the pod is gone, deleted or no longer running.
+// it ends when the pod is gone, deleted or no longer running, a probe then running with it.
 func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
-	if k.state == "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !probedHere(p) {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		k.stopProbes(p.UID)
 		return
 	}
-	if _, busy := k.probing.LoadOrStore(p.UID, struct{}{}); busy {
+	if k.state == "" || !probedHere(p) {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	if _, busy := k.probing.LoadOrStore(p.UID, cancel); busy {
+		cancel()
 		return
 	}
 	go func() {
 		defer k.probing.Delete(p.UID)
+		defer cancel()
 		results := map[string]*probeResult{}
 		containers := map[string]*container{}
 		for {
@@ -171,6 +178,14 @@ func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
 			}
 		}
 	}()
+}
+
+// stopProbes ends the probe loop of the pod with UID uid, if it has one: its containers have stopped, and a
+// probe's command in one of them (however long its timeoutSeconds) ends with them.
+func (k *kubelet) stopProbes(uid types.UID) {
+	if cancel, ok := k.probing.Load(uid); ok {
+		cancel.(context.CancelFunc)()
+	}
 }
 
 // runProbe runs one probe of pod p in its container fs and says whether it passed.

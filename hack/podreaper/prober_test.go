@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 )
 
 // A container's probes move it to ready after successThreshold successes in a row and back after
@@ -242,5 +245,35 @@ func TestProbedHere(t *testing.T) {
 	p.Spec.Containers[0].ReadinessProbe = nil
 	if probedHere(p) {
 		t.Error("a pod without a readiness probe is probed")
+	}
+}
+
+// A deleted pod's probes end with its containers, a probe's command then running too, whatever its
+// timeoutSeconds.
+func TestDeletedPodEndsItsProbes(t *testing.T) {
+	ctx := context.Background()
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{TimeoutSeconds: 100000,
+		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sleep", "100000"}}}}
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := pods.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "datadir-ss-0", Namespace: "ns", UID: "claim-uid"}}
+	k := &kubelet{kc: fake.NewClientset(p, claim), pods: pods, state: t.TempDir()}
+	root := filepath.Join(k.state, "pods", "pod-uid-1", "containers", "webserver-0")
+	k.probe(ctx, p)
+	for len(rootedIn(root)) == 0 { // until the probe's command runs
+		time.Sleep(10 * time.Millisecond)
+	}
+	deleted := p.DeepCopy()
+	deleted.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	k.probe(ctx, deleted)
+	for _, busy := k.probing.Load(p.UID); busy; _, busy = k.probing.Load(p.UID) { // until the loop ends
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, pid := range rootedIn(root) {
+		t.Errorf("process %d of the deleted pod's probe still runs", pid)
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
