@@ -429,7 +429,7 @@ func volumeSource(v volume) (*os.File, error) {
 		return nil, err
 	}
 	defer vol.Close()
-	f, err := vol.Open(v.SubPath)
+	f, err := vol.OpenFile(v.SubPath, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO left there does not block
 	if err != nil {
 		return nil, fmt.Errorf("subPath %s of %s: %w", v.SubPath, v.Source, err)
 	}

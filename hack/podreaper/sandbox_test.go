@@ -335,3 +335,25 @@ func TestStateDirKeepsWhatAKubeletKeeps(t *testing.T) {
 		t.Errorf("a claim's volume went with its pod: %v", err)
 	}
 }
+
+// A FIFO a container left in its volume, named by a later pod's subPath, does not hold that pod's sandbox up.
+func TestSandboxSubPathFIFO(t *testing.T) {
+	state := t.TempDir()
+	c, err := containerOf(context.Background(), state, statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, code := sh(t, c, "mkfifo /data/fifo"); code != 0 {
+		t.Fatalf("mkfifo: exit %d", code)
+	}
+	p := statefulPod("ss-0", "pod-uid-2", 0)
+	p.Spec.Containers[0].VolumeMounts[0].SubPath = "fifo"
+	c2, err := containerOf(context.Background(), state, p, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if code, err := c2.run(context.Background(), []string{"test", "-p", "/data"}, nil, &out, &out, 0); code != 0 || err != nil {
+		t.Errorf("a FIFO bound by subPath: exit %d, %v (%s)", code, err, out.String())
+	}
+}
