@@ -250,9 +250,9 @@ func volumeDir(ctx context.Context, state, podDir string, p *corev1.Pod, name st
 }
 
 // run runs argv in the container, as `kubectl exec` or an exec probe would, on stdin (nil: none), and returns
-// its exit code. err is
-// the sandbox's own failure (the command did not run), or the command running past timeout (0: none), counted
-// from its start: setting the sandbox up is the emulation's time, not the container's.
+// its exit code. err is the sandbox's own failure (the command did not run), or the command running past
+// timeout (0: none), counted from its start: setting the sandbox up is the emulation's time, not the
+// container's.
 func (c *container) run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, timeout time.Duration) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("no command")

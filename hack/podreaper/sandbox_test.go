@@ -357,3 +357,19 @@ func TestSandboxSubPathFIFO(t *testing.T) {
 		t.Errorf("a FIFO bound by subPath: exit %d, %v (%s)", code, err, out.String())
 	}
 }
+
+// A volume mounted readOnly is read-only in the sandbox, though nobody owns it; the others are writable.
+func TestSandboxReadOnlyVolume(t *testing.T) {
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	p.Spec.Containers[0].VolumeMounts[1].ReadOnly = true
+	c, err := containerOf(context.Background(), t.TempDir(), p, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, code := sh(t, c, "touch /home/x"); code == 0 {
+		t.Error("a readOnly volume was written")
+	}
+	if _, code := sh(t, c, "touch /data/x"); code != 0 {
+		t.Errorf("a volume not readOnly: touch exit %d", code)
+	}
+}
