@@ -315,6 +315,14 @@ var devices = []string{"null", "zero", "full", "random", "urandom"}
 // of this machine.
 const nobody = 65534
 
+// sandboxProcesses bounds the processes (and threads) of user nobody, all sandboxes' together, as a pod's
+// pids limit bounds a container's: a command forking without end would otherwise take every PID of the
+// machine (32768 by default) before its timeout ends it. Far above what the specs' sandboxes use at once.
+const sandboxProcesses = 1024
+
+// rlimitNproc is RLIMIT_NPROC (asm-generic/resource.h), which package syscall lacks.
+const rlimitNproc = 6
+
 // prSetNoNewPrivs is prctl's PR_SET_NO_NEW_PRIVS (linux/prctl.h), which package syscall lacks.
 const prSetNoNewPrivs = 38
 
@@ -392,6 +400,9 @@ func sandboxInit(args []string) {
 	}
 	if err := os.Chdir("/"); err != nil {
 		fail(err)
+	}
+	if err := syscall.Setrlimit(rlimitNproc, &syscall.Rlimit{Cur: sandboxProcesses, Max: sandboxProcesses}); err != nil {
+		fail(fmt.Errorf("bounding the processes: %w", err))
 	}
 	if err := syscall.Setgroups(nil); err != nil {
 		fail(err)

@@ -373,3 +373,18 @@ func TestSandboxReadOnlyVolume(t *testing.T) {
 		t.Errorf("a volume not readOnly: touch exit %d", code)
 	}
 }
+
+// A sandbox's processes are bounded (nobody's, machine-wide: this machine's PIDs number 32768 or so): a probe
+// that forks without end cannot take every PID of the machine.
+func TestSandboxProcessesBounded(t *testing.T) {
+	c, err := containerOf(context.Background(), t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/usr/bin/bash"); err != nil {
+		t.Skip("no bash to ask ulimit -u")
+	}
+	if out, code := sh(t, c, "bash -c 'ulimit -u'"); code != 0 || out != fmt.Sprintln(sandboxProcesses) {
+		t.Errorf("ulimit -u in a sandbox: %q (exit %d), want %d", out, code, sandboxProcesses)
+	}
+}
