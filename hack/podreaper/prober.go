@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -121,63 +122,96 @@ func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
 	}
 	go func() {
 		defer k.probing.Delete(p.UID)
-		defer cancel()
-		results := map[string]*probeResult{}
-		containers := map[string]*container{}
+		defer cancel()                             // and the workers with it
+		var mu sync.Mutex                          // guards what the workers record
+		results := map[string]*probeResult{}       // by container name
+		workers := map[string]context.CancelFunc{} // by container instance
+		probed := make(chan struct{}, 1)           // a worker has recorded a result
 		for {
 			cur, ok := k.current(p)
 			if !ok || cur.DeletionTimestamp != nil || cur.Status.Phase != corev1.PodRunning {
 				return
 			}
-			period := 10 * time.Second
+			running := map[string]bool{}
 			for _, c := range cur.Spec.Containers {
 				pr, cs := c.ReadinessProbe, containerStatus(cur, c.Name)
 				if pr == nil || cs == nil || cs.State.Running == nil {
 					continue
 				}
 				instance := fmt.Sprintf("%s-%d", c.Name, cs.RestartCount)
-				r := results[c.Name]
-				if r == nil || r.instance != instance {
-					r = &probeResult{instance: instance}
+				running[instance] = true
+				if workers[instance] == nil {
+					r := &probeResult{instance: instance}
+					mu.Lock()
 					results[c.Name] = r
+					mu.Unlock()
+					wctx, stop := context.WithCancel(ctx)
+					workers[instance] = stop
+					go k.probeWorker(wctx, cur, c.Name, pr, cs.State.Running.StartedAt.Time, r, &mu, probed)
 				}
-				if wait := r.wait(pr, cs.State.Running.StartedAt.Time, time.Now()); wait > 0 {
-					period = min(period, wait)
-					continue
-				}
-				fs := containers[instance]
-				if fs == nil {
-					var err error
-					if fs, err = containerOf(ctx, k.state, cur, c.Name, k.claimUID); err != nil {
-						logf("pod %s/%s (uid %s), container %s: %v", p.Namespace, p.Name, p.UID, c.Name, err)
-						continue
-					}
-					containers[instance] = fs
-				}
-				r.last = time.Now()
-				r.record(k.runProbe(ctx, cur, fs, pr), pr)
-				period = min(period, probePeriod(pr))
 			}
-			if status, changed := readyStatus(cur, func(name string) bool {
+			for instance, stop := range workers {
+				if !running[instance] { // restarted or stopped: its probe goes with it
+					stop()
+					delete(workers, instance)
+				}
+			}
+			mu.Lock()
+			status, changed := readyStatus(cur, func(name string) bool {
 				r := results[name]
-				return r != nil && r.ready
-			}, metav1.Now()); changed {
+				return r != nil && r.ready && running[r.instance]
+			}, metav1.Now())
+			mu.Unlock()
+			wait := 10 * time.Second // to see the pod again (a readiness gate, a restart) without a probe's result
+			if changed {
 				q := cur.DeepCopy()
 				q.Status = status
 				if _, err := k.kc.CoreV1().Pods(q.Namespace).UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
 					if !gone(err) {
 						logf("writing the readiness of pod %s/%s (uid %s): %v", p.Namespace, p.Name, p.UID, err)
 					}
-					period = min(period, time.Second) // a conflict: judge again on the pod as it is now
+					wait = time.Second // a conflict: judge again on the pod as it is now
 				} else {
 					logf("pod %s/%s (uid %s): Ready %s", p.Namespace, p.Name, p.UID, podCondition(&status, corev1.PodReady))
 				}
 			}
-			if !sleep(ctx, period) {
+			select {
+			case <-probed:
+			case <-time.After(wait):
+			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+}
+
+// probeWorker runs probe pr of container name of pod p (started at started) at its period, recording its
+// results in r, until ctx ends; probed hears of each result. One per container instance, as a kubelet's
+// probe workers: a container's long probe holds back no other's.
+func (k *kubelet) probeWorker(ctx context.Context, p *corev1.Pod, name string, pr *corev1.Probe, started time.Time,
+	r *probeResult, mu *sync.Mutex, probed chan<- struct{}) {
+	var fs *container
+	for sleep(ctx, r.wait(pr, started, time.Now())) {
+		r.last = time.Now()
+		if fs == nil {
+			var err error
+			if fs, err = containerOf(ctx, k.state, p, name, k.claimUID); err != nil {
+				logf("pod %s/%s (uid %s), container %s: %v", p.Namespace, p.Name, p.UID, name, err)
+				continue
+			}
+		}
+		ok := k.runProbe(ctx, p, fs, pr)
+		if ctx.Err() != nil {
+			return // stopped while probing: the container is gone, the result with it
+		}
+		mu.Lock()
+		r.record(ok, pr)
+		mu.Unlock()
+		select {
+		case probed <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // stopProbes ends the probe loop of the pod with UID uid, if it has one: its containers have stopped, and a

@@ -277,3 +277,43 @@ func TestDeletedPodEndsItsProbes(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// Each container's probe runs on its own, as a kubelet's probe workers do: one container's probe command
+// running long (within its timeoutSeconds) holds back no other container's probes or readiness.
+func TestProbesRunPerContainer(t *testing.T) {
+	ctx := context.Background()
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	exec := func(timeout int32, argv ...string) *corev1.Probe {
+		return &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: timeout, ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: argv}}}
+	}
+	p.Spec.Containers[0].ReadinessProbe = exec(100000, "sleep", "100000")
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "sidecar", ReadinessProbe: exec(1, "true")})
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "sidecar",
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := pods.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "datadir-ss-0", Namespace: "ns", UID: "claim-uid"}}
+	k := &kubelet{kc: fake.NewClientset(p, claim), pods: pods, state: t.TempDir()}
+	k.probe(ctx, p)
+	defer func() { // the pod's end ends the long probe
+		k.stopProbes(p.UID)
+		for _, busy := k.probing.Load(p.UID); busy; _, busy = k.probing.Load(p.UID) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	for { // until the sidecar is written ready
+		q, err := k.kc.CoreV1().Pods("ns").Get(ctx, "ss-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs := containerStatus(q, "sidecar"); cs != nil && cs.Ready {
+			if containerStatus(q, "webserver").Ready {
+				t.Error("the container whose probe has not ended is ready")
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
