@@ -36,6 +36,7 @@ var kubectlFlags = map[string]bool{"--server": true, "-s": true, "--kubeconfig":
 // execCall is a parsed `kubectl exec`: where, in which pod and container, what.
 type execCall struct {
 	server, kubeconfig, context, namespace string
+	cluster, user, token                   string
 	pod, container                         string
 	stdin                                  bool // -i: the command reads kubectl's stdin
 	argv                                   []string
@@ -90,6 +91,12 @@ func parseKubectl(args []string) (call execCall, isExec bool, err error) {
 			call.kubeconfig = f.value
 		case "--context":
 			call.context = f.value
+		case "--cluster":
+			call.cluster = f.value
+		case "--user":
+			call.user = f.value
+		case "--token":
+			call.token = f.value
 		case "--namespace", "-n":
 			call.namespace = f.value
 		case "--container", "-c":
@@ -185,12 +192,20 @@ func kubectlMain(args []string) int {
 	return code
 }
 
+// clientConfig is the client configuration kubectl takes for call: its --kubeconfig, else $KUBECONFIG, else
+// ~/.kube/config, with the --context, --cluster, --user, --server and --token given over it.
+func clientConfig(call execCall) clientcmd.ClientConfig {
+	loading := clientcmd.NewDefaultClientConfigLoadingRules()
+	loading.ExplicitPath = call.kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: call.context}
+	overrides.Context.Cluster, overrides.Context.AuthInfo = call.cluster, call.user
+	overrides.ClusterInfo.Server, overrides.AuthInfo.Token = call.server, call.token
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides)
+}
+
 // execInPod runs call's command in its pod's container as `kubectl exec` would, and returns its exit code.
 func execInPod(ctx context.Context, call execCall, state string) (int, error) {
-	loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: call.kubeconfig}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: call.context}
-	overrides.ClusterInfo.Server = call.server
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides)
+	cc := clientConfig(call)
 	ns := call.namespace
 	if ns == "" {
 		var err error

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -70,6 +72,47 @@ func TestParseKubectlStdin(t *testing.T) {
 	} {
 		if call, _, err := parseKubectl(c.args); err != nil || call.stdin != c.stdin {
 			t.Errorf("%q: stdin %t, want %t (%v)", c.args, call.stdin, c.stdin, err)
+		}
+	}
+}
+
+// exec talks to the cluster kubectl would: the kubeconfig given, else $KUBECONFIG's, with the context,
+// cluster, user, server and token flags over it.
+func TestExecClientConfig(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- {name: a, cluster: {server: "https://a.invalid"}}
+- {name: b, cluster: {server: "https://b.invalid"}}
+users:
+- {name: ua, user: {token: ta}}
+- {name: ub, user: {token: tb}}
+contexts:
+- {name: ca, context: {cluster: a, user: ua, namespace: nsa}}
+current-context: ca
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args        []string
+		host, token string
+	}{
+		{[]string{"--kubeconfig", kubeconfig}, "https://a.invalid", "ta"},
+		{[]string{"--kubeconfig", kubeconfig, "--cluster", "b", "--user=ub"}, "https://b.invalid", "tb"},
+		{[]string{"--kubeconfig", kubeconfig, "-s", "https://s.invalid", "--token", "tt"}, "https://s.invalid", "tt"},
+		{nil, "https://a.invalid", "ta"}, // $KUBECONFIG
+	} {
+		t.Setenv("KUBECONFIG", kubeconfig)
+		call, _, err := parseKubectl(append(c.args, "exec", "p", "--", "ls"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := clientConfig(call).ClientConfig()
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+		} else if cfg.Host != c.host || cfg.BearerToken != c.token {
+			t.Errorf("%q: host %q token %q, want %q %q", c.args, cfg.Host, cfg.BearerToken, c.host, c.token)
 		}
 	}
 }
