@@ -228,13 +228,7 @@ func execInPod(ctx context.Context, call execCall, state string) (int, error) {
 	} else if err != nil {
 		return 0, err
 	}
-	name := call.container
-	if name == "" {
-		name = p.Annotations["kubectl.kubernetes.io/default-container"]
-	}
-	if name == "" && len(p.Spec.Containers) > 0 {
-		name = p.Spec.Containers[0].Name
-	}
+	name := cmp.Or(call.container, defaultContainer(p))
 	if err := execable(p, name); err != nil {
 		return 0, err
 	}
@@ -253,6 +247,21 @@ func execInPod(ctx context.Context, call execCall, state string) (int, error) {
 		stdin = os.Stdin
 	}
 	return fs.run(ctx, call.argv, stdin, os.Stdout, os.Stderr, 0)
+}
+
+// defaultContainer is the container kubectl execs in when not told which: the one the pod's
+// kubectl.kubernetes.io/default-container annotation names, if the pod has it, else its first.
+func defaultContainer(p *corev1.Pod) string {
+	a := p.Annotations["kubectl.kubernetes.io/default-container"]
+	for _, c := range p.Spec.Containers {
+		if c.Name == a {
+			return a
+		}
+	}
+	if len(p.Spec.Containers) == 0 {
+		return ""
+	}
+	return p.Spec.Containers[0].Name
 }
 
 // execable says why a kubelet would not exec in container name of p, if it would not: kubectl's and the

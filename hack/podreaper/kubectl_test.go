@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The kubectl upstream's e2e framework runs (framework/kubectl: --server, --kubeconfig, --namespace, then the
@@ -113,6 +115,19 @@ current-context: ca
 			t.Errorf("%q: %v", c.args, err)
 		} else if cfg.Host != c.host || cfg.BearerToken != c.token {
 			t.Errorf("%q: host %q token %q, want %q %q", c.args, cfg.Host, cfg.BearerToken, c.host, c.token)
+		}
+	}
+}
+
+// Without -c, exec goes where kubectl's goes: the container the default-container annotation names, if the
+// pod has one of that name, else the first.
+func TestDefaultContainer(t *testing.T) {
+	p := statefulPod("ss-0", "pod-uid-1", 0)
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "sidecar"})
+	for annotation, want := range map[string]string{"": "webserver", "sidecar": "sidecar", "gone": "webserver"} {
+		p.Annotations = map[string]string{"kubectl.kubernetes.io/default-container": annotation}
+		if got := defaultContainer(p); got != want {
+			t.Errorf("annotation %q: %q, want %q", annotation, got, want)
 		}
 	}
 }
