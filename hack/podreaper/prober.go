@@ -280,35 +280,51 @@ func readyStatus(p *corev1.Pod, probedReady func(container string) bool, now met
 	for _, c := range p.Spec.Containers {
 		probed[c.Name] = c.ReadinessProbe != nil
 	}
-	var unready []string
 	changed := false
+	readyOf := map[string]bool{}
 	for i := range s.ContainerStatuses {
 		cs := &s.ContainerStatuses[i]
 		ready := cs.State.Running != nil && (!probed[cs.Name] || probedReady(cs.Name))
 		if cs.Ready != ready {
 			cs.Ready, changed = ready, true
 		}
-		if !ready {
-			unready = append(unready, cs.Name)
+		readyOf[cs.Name] = ready
+	}
+	// in the kubelet's words (status.GenerateContainersReadyCondition, GeneratePodReadyCondition)
+	var unknown, unready []string
+	for _, c := range p.Spec.Containers {
+		if ready, known := readyOf[c.Name]; !known {
+			unknown = append(unknown, c.Name)
+		} else if !ready {
+			unready = append(unready, c.Name)
 		}
 	}
-	if len(s.ContainerStatuses) < len(p.Spec.Containers) {
-		unready = append(unready, "(containers without a status)")
+	var messages []string
+	if len(unknown) > 0 {
+		messages = append(messages, fmt.Sprintf("containers with unknown status: %s", unknown))
+	}
+	if len(unready) > 0 {
+		messages = append(messages, fmt.Sprintf("containers with unready status: %s", unready))
 	}
 	containers := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now}
-	if len(unready) > 0 {
-		containers.Status, containers.Reason = corev1.ConditionFalse, "ContainersNotReady"
-		containers.Message = fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
+	if len(messages) > 0 {
+		containers.Status, containers.Reason, containers.Message = corev1.ConditionFalse, "ContainersNotReady", strings.Join(messages, ", ")
 	}
 	ready := containers
 	ready.Type = corev1.PodReady
-	if len(unready) == 0 {
+	if len(messages) == 0 {
+		var gates []string
 		for _, g := range p.Spec.ReadinessGates {
-			if podCondition(&s, g.ConditionType) != corev1.ConditionTrue {
-				ready.Status, ready.Reason = corev1.ConditionFalse, "ReadinessGatesNotReady"
-				ready.Message = fmt.Sprintf("the status of pod readiness gate %q is not \"True\"", g.ConditionType)
-				break
+			switch c := podCondition(&s, g.ConditionType); c {
+			case "":
+				gates = append(gates, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", g.ConditionType))
+			case corev1.ConditionTrue:
+			default:
+				gates = append(gates, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %s", g.ConditionType, c))
 			}
+		}
+		if len(gates) > 0 {
+			ready.Status, ready.Reason, ready.Message = corev1.ConditionFalse, "ReadinessGatesNotReady", strings.Join(gates, ", ")
 		}
 	}
 	for _, c := range []corev1.PodCondition{containers, ready} {

@@ -317,3 +317,39 @@ func TestProbesRunPerContainer(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// The Ready and ContainersReady conditions say why in the kubelet's words (its status tests' messages):
+// containers without a status, unready ones, then each readiness gate not True.
+func TestReadyStatusMessages(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	p := &corev1.Pod{
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}, {Name: "b"}, {Name: "c"}},
+			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: "gate1"}, {ConditionType: "gate2"}, {ConditionType: "gate3"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "b"}, {Name: "a", State: running}}},
+	}
+	message := func(s corev1.PodStatus, ty corev1.PodConditionType) string {
+		for _, c := range s.Conditions {
+			if c.Type == ty {
+				return c.Reason + ": " + c.Message
+			}
+		}
+		return ""
+	}
+	s, _ := readyStatus(p, func(string) bool { return true }, metav1.Unix(1, 0))
+	want := "ContainersNotReady: containers with unknown status: [c], containers with unready status: [b]"
+	if got := message(s, corev1.ContainersReady); got != want {
+		t.Errorf("ContainersReady %q, want %q", got, want)
+	}
+	if got := message(s, corev1.PodReady); got != want {
+		t.Errorf("Ready %q, want %q", got, want)
+	}
+	p.Spec.Containers = p.Spec.Containers[:1]
+	p.Status.ContainerStatuses = p.Status.ContainerStatuses[1:]
+	p.Status.Conditions = []corev1.PodCondition{{Type: "gate1", Status: corev1.ConditionFalse}, {Type: "gate3", Status: corev1.ConditionTrue}}
+	s, _ = readyStatus(p, func(string) bool { return true }, metav1.Unix(1, 0))
+	want = `ReadinessGatesNotReady: the status of pod readiness gate "gate1" is not "True", but False, ` +
+		`corresponding condition of pod readiness gate "gate2" does not exist.`
+	if got := message(s, corev1.PodReady); got != want {
+		t.Errorf("Ready %q, want %q", got, want)
+	}
+}
