@@ -161,12 +161,30 @@ func run(kubeconfig, state string, delay time.Duration, reap, admitPods bool, re
 	}
 	if state != "" {
 		go func() {
-			if cache.WaitForCacheSync(ctx.Done(), ctrl.HasSynced) {
+			if !cache.WaitForCacheSync(ctx.Done(), ctrl.HasSynced) {
+				return
+			}
+			_ = removeGone(filepath.Join(state, "pods"), func() (map[types.UID]bool, error) {
 				live := map[types.UID]bool{}
 				for _, o := range store.List() {
 					live[o.(*corev1.Pod).UID] = true
 				}
-				removeGonePods(state, func(uid types.UID) bool { return live[uid] })
+				return live, nil
+			})
+			for { // a claim's volume outlives its pods, not the claim
+				if err := removeGone(filepath.Join(state, "claims"), func() (map[types.UID]bool, error) {
+					claims, err := kc.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+					live := map[types.UID]bool{}
+					for _, c := range claims.Items {
+						live[c.UID] = true
+					}
+					return live, err
+				}); err != nil {
+					logf("listing claims, to remove the volumes of those gone: %v", err)
+				}
+				if !sleep(ctx, 10*time.Minute) {
+					return
+				}
 			}
 		}()
 	}

@@ -14,7 +14,7 @@ package main
 //
 //	pods/<pod uid>/containers/<name>-<restart count>/   a container's own files; a restart starts afresh
 //	pods/<pod uid>/volumes/<volume>/                     an emptyDir volume, the pod's as long as it lives
-//	claims/<claim uid>/                                  a PersistentVolumeClaim's volume, kept across pods
+//	claims/<claim uid>/                                  a claim's volume: kept across pods, while the claim exists
 //
 // A container starts with the files its HTTP probes serve (the probe's path under /): upstream's specs break
 // a web server's readiness by moving that file away (`mv -v /localhost.crt /tmp/`), and restore it.
@@ -137,15 +137,24 @@ func removeDeadContainers(dir, name string, restarts int32) {
 	}
 }
 
-// removeGonePods removes the files of the pods under the state directory that are not live: those deleted
-// while podreaper was not watching.
-func removeGonePods(state string, live func(types.UID) bool) {
-	entries, _ := os.ReadDir(filepath.Join(state, "pods"))
+// removeGone removes the entries of dir (pods/ or claims/ of the state directory, named by UID) whose object
+// is not among those live lists: pods deleted while podreaper was not watching, claims deleted since they were
+// mounted. The directory is read first, so that an object made meanwhile, not yet listed, is not taken for gone.
+func removeGone(dir string, live func() (map[types.UID]bool, error)) error {
+	entries, _ := os.ReadDir(dir)
+	if len(entries) == 0 {
+		return nil
+	}
+	uids, err := live()
+	if err != nil {
+		return err
+	}
 	for _, e := range entries {
-		if !live(types.UID(e.Name())) {
-			_ = os.RemoveAll(filepath.Join(state, "pods", e.Name()))
+		if !uids[types.UID(e.Name())] {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
+	return nil
 }
 
 // podHostname is the pod's hostname as its kubelet sets it: spec.hostname, else the pod's name (at most 63

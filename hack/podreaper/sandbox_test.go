@@ -308,7 +308,7 @@ func TestSandboxFailureIsTheSandboxs(t *testing.T) {
 }
 
 // The state directory keeps what a kubelet keeps: of a container's instances the running one and the last
-// dead one, and of pods the live ones.
+// dead one, of pods the live ones, and of claims' volumes those of the claims that exist.
 func TestStateDirKeepsWhatAKubeletKeeps(t *testing.T) {
 	state := t.TempDir()
 	for restarts := range int32(4) {
@@ -327,12 +327,29 @@ func TestStateDirKeepsWhatAKubeletKeeps(t *testing.T) {
 	if _, err := containerOf(context.Background(), state, statefulPod("ss-1", "pod-uid-2", 0), "webserver", claims); err != nil {
 		t.Fatal(err)
 	}
-	removeGonePods(state, func(uid types.UID) bool { return uid == "pod-uid-2" })
+	live := func(uids ...types.UID) func() (map[types.UID]bool, error) {
+		return func() (map[types.UID]bool, error) {
+			m := map[types.UID]bool{}
+			for _, u := range uids {
+				m[u] = true
+			}
+			return m, nil
+		}
+	}
+	if err := removeGone(filepath.Join(state, "pods"), live("pod-uid-2")); err != nil {
+		t.Fatal(err)
+	}
 	if entries, _ := os.ReadDir(filepath.Join(state, "pods")); len(entries) != 1 || entries[0].Name() != "pod-uid-2" {
 		t.Errorf("pods kept: %v, want pod-uid-2", entries)
 	}
 	if _, err := os.Stat(filepath.Join(state, "claims", "uid-datadir-ss-0")); err != nil {
 		t.Errorf("a claim's volume went with its pod: %v", err)
+	}
+	if err := removeGone(filepath.Join(state, "claims"), live("uid-datadir-ss-1")); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(state, "claims")); len(entries) != 1 || entries[0].Name() != "uid-datadir-ss-1" {
+		t.Errorf("claims kept: %v, want uid-datadir-ss-1", entries)
 	}
 }
 
