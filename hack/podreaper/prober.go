@@ -26,9 +26,13 @@ import (
 //     something moves the file away);
 //   - tcpSocket, grpc: success (the container listens).
 //
-// An exec probe's timeoutSeconds counts from its command's start, once the sandbox is set up: on a loaded
-// machine a sandbox can take longer than a second to start, and a probe would then fail for the machine's
-// speed, not the container's state; a command that never ends fails its probe, as a kubelet's does.
+// An exec probe's timeout counts from its command's start, once the sandbox is set up, and is at least
+// minProbeTimeout whatever timeoutSeconds says: on a loaded machine a sandbox, or even `test -f`, can take
+// over a second to be scheduled, and a probe must not fail for the machine's speed rather than the
+// container's state. A command that never ends still fails its probe, as a kubelet's does.
+
+// minProbeTimeout is the least time an exec probe's command is given.
+const minProbeTimeout = 10 * time.Second
 
 // commandNotFound is a shell's and a container runtime's exit code for a command it cannot find.
 const commandNotFound = 127
@@ -227,7 +231,7 @@ func (k *kubelet) runProbe(ctx context.Context, p *corev1.Pod, fs *container, pr
 	switch {
 	case pr.Exec != nil:
 		stderr := &head{n: 1024}
-		code, err := fs.run(ctx, pr.Exec.Command, nil, io.Discard, stderr, time.Duration(max(pr.TimeoutSeconds, 1))*time.Second)
+		code, err := fs.run(ctx, pr.Exec.Command, nil, io.Discard, stderr, max(time.Duration(pr.TimeoutSeconds)*time.Second, minProbeTimeout))
 		if err != nil {
 			logf("exec probe %q of pod %s/%s (uid %s): %v", pr.Exec.Command, p.Namespace, p.Name, p.UID, err)
 			return false

@@ -169,8 +169,8 @@ func TestHTTPProbeStaysInTheRoot(t *testing.T) {
 	}
 }
 
-// An exec probe ends, as a kubelet's does: a command running past its probe's timeoutSeconds fails it (its
-// processes killed), and what it writes is not kept beyond what a log line shows.
+// An exec probe ends, as a kubelet's does: a command running past its probe's timeout (at least
+// minProbeTimeout) fails it (its processes killed), and what it writes is not kept beyond what a log line shows.
 func TestExecProbeEnds(t *testing.T) {
 	ctx := context.Background()
 	k := &kubelet{state: t.TempDir()}
