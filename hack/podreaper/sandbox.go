@@ -353,73 +353,10 @@ func sandboxInit(args []string) {
 		fail(err)
 	}
 	argv := args[2:]
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		fail(fmt.Errorf("making the mounts private: %w", err))
-	}
-	// The container (nobody) owns its root and may have left symlinks anywhere in it: every mount point is
-	// made and opened within the root (os.Root), and mounted on by its descriptor.
-	root, err := os.OpenRoot(c.Root)
-	if err != nil {
+	if err := mountContainer(&c); err != nil {
 		fail(err)
 	}
-	for _, d := range hostUserland {
-		fi, err := os.Lstat(d)
-		if err != nil {
-			continue
-		}
-		if fi.Mode()&os.ModeSymlink != 0 { // /bin -> usr/bin on a merged /usr
-			link, err := os.Readlink(d)
-			if err != nil {
-				fail(err)
-			}
-			if err := root.Symlink(link, inRoot(d)); err != nil && !errors.Is(err, os.ErrExist) {
-				fail(err)
-			}
-			continue
-		}
-		if err := bind(root, d, d, false, true); err != nil {
-			fail(err)
-		}
-	}
-	for _, d := range devices {
-		if err := bind(root, "/dev/"+d, "/dev/"+d, true, false); err != nil {
-			fail(err)
-		}
-	}
-	for _, v := range c.Mounts {
-		src, err := volumeSource(v)
-		if err != nil {
-			fail(err)
-		}
-		fi, err := src.Stat()
-		if err == nil {
-			err = bind(root, fdPath(src), v.Target, !fi.IsDir(), v.ReadOnly)
-		}
-		src.Close()
-		if err != nil {
-			fail(err)
-		}
-	}
-	root.Close()
-	if err := syscall.Sethostname([]byte(c.Hostname)); err != nil {
-		fail(fmt.Errorf("setting the hostname: %w", err))
-	}
-	if err := syscall.Chroot(c.Root); err != nil {
-		fail(fmt.Errorf("entering the container's root: %w", err))
-	}
-	if err := os.Chdir("/"); err != nil {
-		fail(err)
-	}
-	if err := syscall.Setrlimit(rlimitNproc, &syscall.Rlimit{Cur: sandboxProcesses, Max: sandboxProcesses}); err != nil {
-		fail(fmt.Errorf("bounding the processes: %w", err))
-	}
-	if err := syscall.Setgroups(nil); err != nil {
-		fail(err)
-	}
-	if err := syscall.Setgid(nobody); err != nil {
-		fail(err)
-	}
-	if err := syscall.Setuid(nobody); err != nil {
+	if err := enterAsNobody(&c); err != nil {
 		fail(err)
 	}
 	bin, err := exec.LookPath(argv[0])
@@ -436,6 +373,83 @@ func sandboxInit(args []string) {
 		fail(fmt.Errorf("setting no_new_privs: %w", errno))
 	}
 	fail(syscall.Exec(bin, argv, os.Environ()))
+}
+
+// mountContainer makes the sandbox's mounts private, then mounts into the container's root the userland, the
+// devices and the volumes. The container (nobody) owns its root and may have left symlinks anywhere in it:
+// every mount point is made and opened within the root (os.Root), and mounted on by its descriptor.
+func mountContainer(c *container) error {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	root, err := os.OpenRoot(c.Root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, d := range hostUserland {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink != 0 { // /bin -> usr/bin on a merged /usr
+			link, err := os.Readlink(d)
+			if err != nil {
+				return err
+			}
+			if err := root.Symlink(link, inRoot(d)); err != nil && !errors.Is(err, os.ErrExist) {
+				return err
+			}
+			continue
+		}
+		if err := bind(root, d, d, false, true); err != nil {
+			return err
+		}
+	}
+	for _, d := range devices {
+		if err := bind(root, "/dev/"+d, "/dev/"+d, true, false); err != nil {
+			return err
+		}
+	}
+	for _, v := range c.Mounts {
+		src, err := volumeSource(v)
+		if err != nil {
+			return err
+		}
+		fi, err := src.Stat()
+		if err == nil {
+			err = bind(root, fdPath(src), v.Target, !fi.IsDir(), v.ReadOnly)
+		}
+		src.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enterAsNobody gives the sandbox the pod's hostname, enters the container's root and becomes nobody, with a
+// bound on its processes.
+func enterAsNobody(c *container) error {
+	if err := syscall.Sethostname([]byte(c.Hostname)); err != nil {
+		return fmt.Errorf("setting the hostname: %w", err)
+	}
+	if err := syscall.Chroot(c.Root); err != nil {
+		return fmt.Errorf("entering the container's root: %w", err)
+	}
+	if err := os.Chdir("/"); err != nil {
+		return err
+	}
+	if err := syscall.Setrlimit(rlimitNproc, &syscall.Rlimit{Cur: sandboxProcesses, Max: sandboxProcesses}); err != nil {
+		return fmt.Errorf("bounding the processes: %w", err)
+	}
+	if err := syscall.Setgroups(nil); err != nil {
+		return err
+	}
+	if err := syscall.Setgid(nobody); err != nil {
+		return err
+	}
+	return syscall.Setuid(nobody)
 }
 
 // volumeSource opens what v binds within its volume (os.Root: no symlink leads out of it), to be bound by its
