@@ -126,67 +126,87 @@ func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
 	}
 	go func() {
 		defer k.probing.Delete(p.UID)
-		defer cancel()                             // and the workers with it
-		var mu sync.Mutex                          // guards what the workers record
-		results := map[string]*probeResult{}       // by container name
-		workers := map[string]context.CancelFunc{} // by container instance
-		probed := make(chan struct{}, 1)           // a worker has recorded a result
+		defer cancel() // and the workers with it
+		pp := &podProber{k: k, results: map[string]*probeResult{}, workers: map[string]context.CancelFunc{}, probed: make(chan struct{}, 1)}
 		for {
 			cur, ok := k.current(p)
 			if !ok || cur.DeletionTimestamp != nil || cur.Status.Phase != corev1.PodRunning {
 				return
 			}
-			running := map[string]bool{}
-			for _, c := range cur.Spec.Containers {
-				pr, cs := c.ReadinessProbe, containerStatus(cur, c.Name)
-				if pr == nil || cs == nil || cs.State.Running == nil {
-					continue
-				}
-				instance := fmt.Sprintf("%s-%d", c.Name, cs.RestartCount)
-				running[instance] = true
-				if workers[instance] == nil {
-					r := &probeResult{instance: instance}
-					mu.Lock()
-					results[c.Name] = r
-					mu.Unlock()
-					wctx, stop := context.WithCancel(ctx)
-					workers[instance] = stop
-					go k.probeWorker(wctx, cur, c.Name, pr, cs.State.Running.StartedAt.Time, r, &mu, probed)
-				}
-			}
-			for instance, stop := range workers {
-				if !running[instance] { // restarted or stopped: its probe goes with it
-					stop()
-					delete(workers, instance)
-				}
-			}
-			mu.Lock()
-			status, changed := readyStatus(cur, func(name string) bool {
-				r := results[name]
-				return r != nil && r.ready && running[r.instance]
-			}, metav1.Now())
-			mu.Unlock()
-			wait := 10 * time.Second // to see the pod again (a readiness gate, a restart) without a probe's result
-			if changed {
-				q := cur.DeepCopy()
-				q.Status = status
-				if _, err := k.kc.CoreV1().Pods(q.Namespace).UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
-					if !gone(err) {
-						logf("writing the readiness of pod %s/%s (uid %s): %v", p.Namespace, p.Name, p.UID, err)
-					}
-					wait = time.Second // a conflict: judge again on the pod as it is now
-				} else {
-					logf("pod %s/%s (uid %s): Ready %s", p.Namespace, p.Name, p.UID, podCondition(&status, corev1.PodReady))
-				}
-			}
+			running := pp.follow(ctx, cur)
+			wait := pp.writeReadiness(ctx, cur, running)
 			select {
-			case <-probed:
+			case <-pp.probed:
 			case <-time.After(wait):
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+}
+
+// podProber is one pod's probing: a worker per running container instance with a readiness probe, and what
+// their probes have said.
+type podProber struct {
+	k       *kubelet
+	mu      sync.Mutex                    // guards what the workers record
+	results map[string]*probeResult       // by container name
+	workers map[string]context.CancelFunc // by container instance
+	probed  chan struct{}                 // a worker has recorded a result
+}
+
+// follow starts a worker for each running container instance of cur with a readiness probe and stops those
+// of instances no longer running (restarted or stopped: the probe goes with them); it returns the running ones.
+func (pp *podProber) follow(ctx context.Context, cur *corev1.Pod) map[string]bool {
+	running := map[string]bool{}
+	for _, c := range cur.Spec.Containers {
+		pr, cs := c.ReadinessProbe, containerStatus(cur, c.Name)
+		if pr == nil || cs == nil || cs.State.Running == nil {
+			continue
+		}
+		instance := fmt.Sprintf("%s-%d", c.Name, cs.RestartCount)
+		running[instance] = true
+		if pp.workers[instance] == nil {
+			r := &probeResult{instance: instance}
+			pp.mu.Lock()
+			pp.results[c.Name] = r
+			pp.mu.Unlock()
+			wctx, stop := context.WithCancel(ctx)
+			pp.workers[instance] = stop
+			go pp.k.probeWorker(wctx, cur, c.Name, pr, cs.State.Running.StartedAt.Time, r, &pp.mu, pp.probed)
+		}
+	}
+	for instance, stop := range pp.workers {
+		if !running[instance] {
+			stop()
+			delete(pp.workers, instance)
+		}
+	}
+	return running
+}
+
+// writeReadiness writes cur's readiness if the probes moved it, and says how long to wait for the next look
+// at the pod without a probe's result (a readiness gate, a restart).
+func (pp *podProber) writeReadiness(ctx context.Context, cur *corev1.Pod, running map[string]bool) time.Duration {
+	pp.mu.Lock()
+	status, changed := readyStatus(cur, func(name string) bool {
+		r := pp.results[name]
+		return r != nil && r.ready && running[r.instance]
+	}, metav1.Now())
+	pp.mu.Unlock()
+	if !changed {
+		return 10 * time.Second
+	}
+	q := cur.DeepCopy()
+	q.Status = status
+	if _, err := pp.k.kc.CoreV1().Pods(q.Namespace).UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+		if !gone(err) {
+			logf("writing the readiness of pod %s/%s (uid %s): %v", cur.Namespace, cur.Name, cur.UID, err)
+		}
+		return time.Second // a conflict: judge again on the pod as it is now
+	}
+	logf("pod %s/%s (uid %s): Ready %s", cur.Namespace, cur.Name, cur.UID, podCondition(&status, corev1.PodReady))
+	return 10 * time.Second
 }
 
 // probeWorker runs probe pr of container name of pod p (started at started) at its period, recording its
