@@ -454,3 +454,21 @@ func TestReadinessProbedPodsStartNotReady(t *testing.T) {
 		t.Errorf("a pod without a readiness probe: Ready %+v", condition(got, corev1.PodReady))
 	}
 }
+
+// A pod with a readiness probe restarted in place is not made Ready by kwok: its restarted container's probe
+// must pass again (hack/podreaper), as a kubelet's prober starts afresh with a new container.
+func TestInPlaceRestartOfAProbedPodWaitsForTheProbe(t *testing.T) {
+	lc := podStages(t, podStageFiles...)
+	p := annotate(pod("web-0", "app:1"), "ordinal.dev/in-place-update", "web-abc")
+	p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready"}}}
+	running := play(t, lc, p, "pod-never-ready")
+	running.Status.ContainerStatuses[0].Ready = true // the prober found it ready
+	running.Spec.Containers[0].Image = "app:2"
+	restarted := play(t, lc, running, "pod-in-place-restart")
+	if cs := restarted.Status.ContainerStatuses[0]; cs.Ready || cs.RestartCount != 1 || condition(restarted, corev1.PodReady).Status != corev1.ConditionFalse {
+		t.Fatalf("after the restart: %+v, Ready %+v", cs, condition(restarted, corev1.PodReady))
+	}
+	if got := matching(t, lc, restarted); len(got) != 0 {
+		t.Errorf("a probed pod restarted in place selects %v: kwok would make it Ready before its probe passed", got)
+	}
+}
