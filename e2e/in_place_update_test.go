@@ -262,3 +262,69 @@ func TestInPlaceResize(t *testing.T) {
 		t.Errorf("syncs failed during a resize rollout: %s", failed[0])
 	}
 }
+
+// A pod restarted in place counts available only once its restarted container passes its readiness probe
+// again, as under a kubelet (issue: availability stays honest). An OrderedReady set whose exec probe looks for
+// a file in the container's own root, which a restart does not keep: the rollout restarts ipr-1 and waits
+// there until the probe passes in the new container; ipr-0 restarts only after that.
+func TestInPlaceWaitsForTheRestartedContainersProbe(t *testing.T) {
+	t.Parallel()
+	ctx, ns, _, tr := begin(t, "ipr", true)
+	probed := func(s *appsv1.StatefulSet) {
+		s.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1,
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "touch /probed; test -f /ready"}}}}
+	}
+	createSet(t, ctx, ns, newSet("ipr", 2, inPlace("InPlaceIfPossible"), probed))
+	runningPod := func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }
+	for _, name := range []string{"ipr-0", "ipr-1"} { // OrderedReady: ipr-1 comes once ipr-0 is Ready
+		waitPod(t, ctx, ns, name, "Running", 2*time.Minute, runningPod)
+		mustExec(t, ns, name, "touch /ready")
+	}
+	first := waitRolledOut(t, ctx, ns, "ipr", 2)
+	before := podFactsOf(t, ctx, ns, "ipr", 2)
+	patchContainer(t, ctx, ns, "ipr", `{"name":"app","image":"`+inPlaceImage+`"}`)
+	waitPod(t, ctx, ns, "ipr-1", "restarted in place", 2*time.Minute, func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].Image == inPlaceImage && cs[0].State.Running != nil
+	})
+	// the probe has run in the restarted container (its /probed is there), and failed: no /ready there
+	waitFor(t, ctx, "the probe run in ipr-1's restarted container", 2*time.Minute, func() bool {
+		_, err := execInPod(t, ns, "ipr-1", "test -f /probed")
+		return err == nil
+	})
+	if p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, "ipr-1", metav1.GetOptions{}); err != nil || podReady(p) {
+		t.Fatalf("ipr-1 Ready (or %v) while its restarted container fails its probe", err)
+	}
+	mark := tr.mark()
+	mustExec(t, ns, "ipr-1", "touch /ready")
+	waitPod(t, ctx, ns, "ipr-0", "restarted in place", 2*time.Minute, func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil
+	})
+	mustExec(t, ns, "ipr-0", "touch /ready")
+	waitSet(t, ctx, ns, "ipr", "rolled out to the new revision", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return rolledOut(2)(s) && s.Status.UpdateRevision != first.Status.CurrentRevision
+	})
+	wantInPlace(t, ctx, ns, "ipr", before, inPlaceImage)
+	// ipr-0 went down (its restart) only after ipr-1's probe could pass
+	ofIpr0 := func(steps []step) int {
+		n := 0
+		for _, st := range steps {
+			if st.ordinal == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	if all, after := ofIpr0(tr.stepsOf(stepUnready, 0)), ofIpr0(tr.stepsOf(stepUnready, mark)); all != 1 || after != 1 {
+		t.Errorf("ipr-0 went unready %d times, %d of them after ipr-1's probe could pass; want once, after: %+v", all, after, tr.stepsOf(stepUnready, 0))
+	}
+}
+
+// mustExec runs `sh -c cmd` in pod of ns (kubectl exec through the local cluster's kubelet emulation).
+func mustExec(t *testing.T, ns, pod, cmd string) {
+	t.Helper()
+	if out, err := execInPod(t, ns, pod, cmd); err != nil {
+		t.Fatalf("kubectl exec %s -- %s: %v (%s)", pod, cmd, err, out)
+	}
+}
