@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -232,13 +231,7 @@ func execInPod(ctx context.Context, call execCall, state string) (int, error) {
 	if err := execable(p, name); err != nil {
 		return 0, err
 	}
-	fs, err := containerOf(ctx, state, p, name, func(ctx context.Context, ns, claim string) (types.UID, error) {
-		c, err := kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		return c.UID, nil
-	})
+	fs, err := containerOf(ctx, state, p, name, claimsOf(kc))
 	if err != nil {
 		return 0, err
 	}

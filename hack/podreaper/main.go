@@ -160,33 +160,7 @@ func run(kubeconfig, state string, delay time.Duration, reap, admitPods bool, re
 		go resyncStuck(ctx, kc, store, resyncAfter)
 	}
 	if state != "" {
-		go func() {
-			if !cache.WaitForCacheSync(ctx.Done(), ctrl.HasSynced) {
-				return
-			}
-			_ = removeGone(filepath.Join(state, "pods"), func() (map[types.UID]bool, error) {
-				live := map[types.UID]bool{}
-				for _, o := range store.List() {
-					live[o.(*corev1.Pod).UID] = true
-				}
-				return live, nil
-			})
-			for { // a claim's volume outlives its pods, not the claim
-				if err := removeGone(filepath.Join(state, "claims"), func() (map[types.UID]bool, error) {
-					claims, err := kc.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-					live := map[types.UID]bool{}
-					for _, c := range claims.Items {
-						live[c.UID] = true
-					}
-					return live, err
-				}); err != nil {
-					logf("listing claims, to remove the volumes of those gone: %v", err)
-				}
-				if !sleep(ctx, 10*time.Minute) {
-					return
-				}
-			}
-		}()
+		go sweepState(ctx, kc, state, store, ctrl.HasSynced)
 	}
 	logf("watching pods at %s (reap %t, admit %t, readiness probes %t)", cfg.Host, reap, admitPods, state != "")
 	ctrl.RunWithContext(ctx)
@@ -395,6 +369,37 @@ func resyncStuck(ctx context.Context, kc kubernetes.Interface, store cache.Store
 				continue
 			}
 			logf("status resync of pod %s/%s (uid %s): Pending on node %s since %s", p.Namespace, p.Name, p.UID, p.Spec.NodeName, since.Format(time.RFC3339))
+		}
+	}
+}
+
+// sweepState removes from the state directory what outlived its object: once the pod cache has synced, the
+// files of pods deleted while podreaper was not watching; then, every 10 minutes, the volumes of claims gone
+// (a claim's volume outlives its pods, not the claim).
+func sweepState(ctx context.Context, kc kubernetes.Interface, state string, pods cache.Store, synced cache.InformerSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced) {
+		return
+	}
+	_ = removeGone(filepath.Join(state, "pods"), func() (map[types.UID]bool, error) {
+		live := map[types.UID]bool{}
+		for _, o := range pods.List() {
+			live[o.(*corev1.Pod).UID] = true
+		}
+		return live, nil
+	})
+	for {
+		if err := removeGone(filepath.Join(state, "claims"), func() (map[types.UID]bool, error) {
+			claims, err := kc.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+			live := map[types.UID]bool{}
+			for _, c := range claims.Items {
+				live[c.UID] = true
+			}
+			return live, err
+		}); err != nil {
+			logf("listing claims, to remove the volumes of those gone: %v", err)
+		}
+		if !sleep(ctx, 10*time.Minute) {
+			return
 		}
 	}
 }

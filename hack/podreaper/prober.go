@@ -219,7 +219,7 @@ func (k *kubelet) probeWorker(ctx context.Context, p *corev1.Pod, name string, p
 		r.last = time.Now()
 		if fs == nil {
 			var err error
-			if fs, err = containerOf(ctx, k.state, p, name, k.claimUID); err != nil {
+			if fs, err = containerOf(ctx, k.state, p, name, claimsOf(k.kc)); err != nil {
 				logf("pod %s/%s (uid %s), container %s: %v", p.Namespace, p.Name, p.UID, name, err)
 				continue
 			}
@@ -285,14 +285,6 @@ type head struct {
 func (h *head) Write(p []byte) (int, error) {
 	h.b = append(h.b, p[:min(len(p), max(h.n-len(h.b), 0))]...)
 	return len(p), nil
-}
-
-func (k *kubelet) claimUID(ctx context.Context, namespace, name string) (types.UID, error) {
-	c, err := k.kc.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	return c.UID, nil
 }
 
 // readyStatus is p's status with its readiness as a kubelet reports it, given whether each probed container's

@@ -37,7 +37,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 )
 
 // sandboxInitArg is the first argument of podreaper run as a sandbox's first process (sandboxInit).
@@ -65,6 +67,17 @@ type volume struct {
 // claimUID resolves a PersistentVolumeClaim of the pod's namespace to its UID.
 type claimUID func(ctx context.Context, namespace, name string) (types.UID, error)
 
+// claimsOf resolves claims through the API server kc talks to (the prober's client, or kubectl exec's).
+func claimsOf(kc kubernetes.Interface) claimUID {
+	return func(ctx context.Context, namespace, name string) (types.UID, error) {
+		c, err := kc.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		return c.UID, nil
+	}
+}
+
 // containerOf lays out (once) and returns container name of pod p under the state directory.
 func containerOf(ctx context.Context, state string, p *corev1.Pod, name string, claim claimUID) (*container, error) {
 	var spec *corev1.Container
@@ -77,10 +90,8 @@ func containerOf(ctx context.Context, state string, p *corev1.Pod, name string, 
 		return nil, fmt.Errorf("pod %s/%s has no container %q", p.Namespace, p.Name, name)
 	}
 	var restarts int32
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == name {
-			restarts = cs.RestartCount
-		}
+	if cs := containerStatus(p, name); cs != nil {
+		restarts = cs.RestartCount
 	}
 	podDir := filepath.Join(state, "pods", string(p.UID))
 	c := &container{Root: filepath.Join(podDir, "containers", fmt.Sprintf("%s-%d", name, restarts)), Hostname: podHostname(p)}
