@@ -103,27 +103,18 @@ func TestRunProbe(t *testing.T) {
 	ctx := context.Background()
 	k := &kubelet{state: t.TempDir()}
 	p := statefulPod("ss-0", "pod-uid-1", 0)
-	fs, err := containerOf(ctx, k.state, p, "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(argv ...string) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: argv}}}
-	}
-	http := func(path string) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path}}}
-	}
+	fs := webserver(t, k.state, p)
 	for _, c := range []struct {
 		name string
 		pr   *corev1.Probe
 		want bool
 	}{
-		{"exec passing", exec("true"), true},
-		{"exec failing", exec("test", "-f", "/data/statefulset-continue"), false},
-		{"exec of an image's own program, not this machine's", exec("an-image-only-program", "--ready"), true},
-		{"http of the served file", http("/localhost.crt"), true},
-		{"http of /", http("/"), true},
-		{"http of another file", http("/index.html"), false},
+		{"exec passing", execProbe("true"), true},
+		{"exec failing", execProbe("test", "-f", "/data/statefulset-continue"), false},
+		{"exec of an image's own program, not this machine's", execProbe("an-image-only-program", "--ready"), true},
+		{"http of the served file", httpProbe("/localhost.crt"), true},
+		{"http of /", httpProbe("/"), true},
+		{"http of another file", httpProbe("/index.html"), false},
 		{"tcp", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{}}}, true},
 	} {
 		if got := k.runProbe(ctx, p, fs, c.pr); got != c.want {
@@ -133,7 +124,7 @@ func TestRunProbe(t *testing.T) {
 	if code, err := fs.run(ctx, []string{"/bin/sh", "-c", "dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1"}, nil, io.Discard, io.Discard, 0); err != nil || code != 0 {
 		t.Fatalf("dd: %d, %v", code, err)
 	}
-	if !k.runProbe(ctx, p, fs, exec("test", "-f", "/data/statefulset-continue")) {
+	if !k.runProbe(ctx, p, fs, execProbe("test", "-f", "/data/statefulset-continue")) {
 		t.Error("the exec probe fails once its file exists")
 	}
 }
@@ -144,10 +135,7 @@ func TestHTTPProbeStaysInTheRoot(t *testing.T) {
 	ctx := context.Background()
 	k := &kubelet{state: t.TempDir()}
 	p := statefulPod("ss-0", "pod-uid-1", 0)
-	fs, err := containerOf(ctx, k.state, p, "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := webserver(t, k.state, p)
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret"), nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -155,16 +143,13 @@ func TestHTTPProbeStaysInTheRoot(t *testing.T) {
 	if _, code := sh(t, fs, "ln -sf "+outside+"/secret /localhost.crt && ln -s localhost.crt /within"); code != 0 {
 		t.Fatalf("ln: exit %d", code)
 	}
-	http := func(path string) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path}}}
-	}
-	if k.runProbe(ctx, p, fs, http("/localhost.crt")) {
+	if k.runProbe(ctx, p, fs, httpProbe("/localhost.crt")) {
 		t.Error("an HTTP probe found a file of this machine through the container's symlink")
 	}
 	if _, code := sh(t, fs, "rm /localhost.crt && echo served > /localhost.crt"); code != 0 {
 		t.Fatalf("restoring: exit %d", code)
 	}
-	if !k.runProbe(ctx, p, fs, http("/within")) {
+	if !k.runProbe(ctx, p, fs, httpProbe("/within")) {
 		t.Error("an HTTP probe does not follow a symlink within the container")
 	}
 }
@@ -175,10 +160,7 @@ func TestExecProbeEnds(t *testing.T) {
 	ctx := context.Background()
 	k := &kubelet{state: t.TempDir()}
 	p := statefulPod("ss-0", "pod-uid-1", 0)
-	fs, err := containerOf(ctx, k.state, p, "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := webserver(t, k.state, p)
 	probe := func(timeout int32, argv ...string) *corev1.Probe {
 		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: argv}}, TimeoutSeconds: timeout}
 	}
@@ -352,4 +334,12 @@ func TestReadyStatusMessages(t *testing.T) {
 	if got := message(s, corev1.PodReady); got != want {
 		t.Errorf("Ready %q, want %q", got, want)
 	}
+}
+
+func execProbe(argv ...string) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: argv}}}
+}
+
+func httpProbe(path string) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path}}}
 }

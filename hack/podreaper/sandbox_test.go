@@ -39,6 +39,16 @@ func statefulPod(name, uid string, restarts int32) *corev1.Pod {
 	}
 }
 
+// webserver is the container "webserver" of p, laid out under state.
+func webserver(t *testing.T, state string, p *corev1.Pod) *container {
+	t.Helper()
+	c, err := containerOf(context.Background(), state, p, "webserver", claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // claims resolves every claim to a UID of its name: one claim per name, kept across pods.
 func claims(_ context.Context, _, name string) (types.UID, error) {
 	return types.UID("uid-" + name), nil
@@ -62,10 +72,7 @@ func TestSandboxRunsUpstreamsCommands(t *testing.T) {
 	state := t.TempDir()
 	ctx := context.Background()
 	p := statefulPod("ss-0", "pod-uid-1", 0)
-	c, err := containerOf(ctx, state, p, "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := webserver(t, state, p)
 	served := filepath.Join(c.Root, "localhost.crt")
 	if _, err := os.Stat(served); err != nil {
 		t.Fatalf("a new container lacks the file its HTTP probe serves: %v", err)
@@ -112,10 +119,7 @@ func TestSandboxRunsUpstreamsCommands(t *testing.T) {
 
 	// the pod recreated (a new UID, the same claim): a fresh container, the claim's files kept
 	q := statefulPod("ss-0", "pod-uid-2", 0)
-	c2, err := containerOf(ctx, state, q, "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c2 := webserver(t, state, q)
 	for _, cmd := range []string{
 		`if [ "$(cat /data/hostname)" = "$(hostname)" ]; then exit 0; else exit 1; fi`,
 		`if [ "$(cat /data/hostname-symlink)" = "$(hostname)" ]; then exit 0; else exit 1; fi`,
@@ -130,10 +134,7 @@ func TestSandboxRunsUpstreamsCommands(t *testing.T) {
 	}
 	// a restart (restart count up) starts from the image again: the moved file is back
 	sh(t, c2, "mv /localhost.crt /tmp/")
-	c3, err := containerOf(ctx, state, statefulPod("ss-0", "pod-uid-2", 1), "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c3 := webserver(t, state, statefulPod("ss-0", "pod-uid-2", 1))
 	if _, code := sh(t, c3, "test -f /localhost.crt"); code != 0 {
 		t.Error("a restarted container lacks its image's file")
 	}
@@ -155,10 +156,7 @@ func TestMain(m *testing.M) {
 func TestSandboxSubPathStaysInItsVolume(t *testing.T) {
 	state := t.TempDir()
 	ctx := context.Background()
-	c, err := containerOf(ctx, state, statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := webserver(t, state, statefulPod("ss-0", "pod-uid-1", 0))
 	outside := t.TempDir() // stands for a directory of this machine
 	if _, code := sh(t, c, "ln -s "+outside+" /data/out && mkdir /data/sub && echo kept > /data/sub/file"); code != 0 {
 		t.Fatalf("setting up the volume: exit %d", code)
@@ -168,10 +166,7 @@ func TestSandboxSubPathStaysInItsVolume(t *testing.T) {
 		p.Spec.Containers[0].VolumeMounts[0].SubPath = sub
 		return p
 	}
-	c2, err := containerOf(ctx, state, withSubPath("sub"), "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c2 := webserver(t, state, withSubPath("sub"))
 	if out, code := sh(t, c2, "cat /data/file"); code != 0 || out != "kept\n" {
 		t.Errorf("subPath sub: %q (exit %d)", out, code)
 	}
@@ -197,13 +192,10 @@ func TestSandboxSubPathStaysInItsVolume(t *testing.T) {
 // holding its own ELF interpreter, which the kernel then runs as root for such a program, outside any chroot
 // after a second chroot. Here a setuid-root copy of id stands for such a program.
 func TestSandboxSetuidGivesNothing(t *testing.T) {
-	c, err := containerOf(context.Background(), t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := webserver(t, t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0))
 	id, err := os.ReadFile("/usr/bin/id")
-	if err != nil {
-		t.Skip(err)
+	if err != nil { // the sandbox's userland is this machine's: coreutils is part of it
+		t.Fatalf("no setuid-able program to try: %v", err)
 	}
 	suid := filepath.Join(c.Root, "suid-id")
 	if err := os.WriteFile(suid, id, 0o755); err != nil {
@@ -224,15 +216,12 @@ func TestSandboxSetUpStaysInTheRoot(t *testing.T) {
 	state, outside := t.TempDir(), t.TempDir() // outside stands for a directory of this machine
 	p := statefulPod("ss-0", "pod-uid-1", 0)
 	p.Spec.Containers[0].VolumeMounts[1].MountPath = "/deep/home"
-	c, err := containerOf(context.Background(), state, p, "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := webserver(t, state, p)
 	if _, code := sh(t, c, "mv /dev /dev.old && mv /deep /deep.old && ln -s "+outside+" /dev && ln -s "+outside+" /deep"); code != 0 {
 		t.Fatalf("the container's symlinks: exit %d", code)
 	}
 	var out strings.Builder
-	_, err = c.run(context.Background(), []string{"true"}, nil, &out, &out, 0)
+	_, err := c.run(context.Background(), []string{"true"}, nil, &out, &out, 0)
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("setting a sandbox up made %v outside the container (sandbox: %v)", entries, err)
 	}
@@ -242,10 +231,7 @@ func TestSandboxSetUpStaysInTheRoot(t *testing.T) {
 // (another sandbox's, or a daemon's, also nobody's), leaves none behind when it ends, and connects to nothing
 // this machine serves (the local cluster's etcd answers anyone on 127.0.0.1).
 func TestSandboxReachesNoProcessOrService(t *testing.T) {
-	c, err := containerOf(context.Background(), t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := webserver(t, t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0))
 	outside := exec.Command("sleep", "1000") // a process of this machine, nobody's
 	outside.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	if err := outside.Start(); err != nil {
@@ -292,10 +278,7 @@ func rootedIn(dir string) []int {
 
 // A command's own exit code is its answer, whatever it writes: only the sandbox says the sandbox failed.
 func TestSandboxFailureIsTheSandboxs(t *testing.T) {
-	c, err := containerOf(context.Background(), t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := webserver(t, t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0))
 	var out strings.Builder
 	code, err := c.run(context.Background(), []string{"/bin/sh", "-c", "echo 'podreaper sandbox: made up' >&2; exit 125"}, nil, &out, &out, 0)
 	if err != nil || code != sandboxFailed {
@@ -356,19 +339,13 @@ func TestStateDirKeepsWhatAKubeletKeeps(t *testing.T) {
 // A FIFO a container left in its volume, named by a later pod's subPath, does not hold that pod's sandbox up.
 func TestSandboxSubPathFIFO(t *testing.T) {
 	state := t.TempDir()
-	c, err := containerOf(context.Background(), state, statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := webserver(t, state, statefulPod("ss-0", "pod-uid-1", 0))
 	if _, code := sh(t, c, "mkfifo /data/fifo"); code != 0 {
 		t.Fatalf("mkfifo: exit %d", code)
 	}
 	p := statefulPod("ss-0", "pod-uid-2", 0)
 	p.Spec.Containers[0].VolumeMounts[0].SubPath = "fifo"
-	c2, err := containerOf(context.Background(), state, p, "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c2 := webserver(t, state, p)
 	var out strings.Builder
 	if code, err := c2.run(context.Background(), []string{"test", "-p", "/data"}, nil, &out, &out, 0); code != 0 || err != nil {
 		t.Errorf("a FIFO bound by subPath: exit %d, %v (%s)", code, err, out.String())
@@ -379,10 +356,7 @@ func TestSandboxSubPathFIFO(t *testing.T) {
 func TestSandboxReadOnlyVolume(t *testing.T) {
 	p := statefulPod("ss-0", "pod-uid-1", 0)
 	p.Spec.Containers[0].VolumeMounts[1].ReadOnly = true
-	c, err := containerOf(context.Background(), t.TempDir(), p, "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := webserver(t, t.TempDir(), p)
 	if _, code := sh(t, c, "touch /home/x"); code == 0 {
 		t.Error("a readOnly volume was written")
 	}
@@ -394,12 +368,9 @@ func TestSandboxReadOnlyVolume(t *testing.T) {
 // A sandbox's processes are bounded (nobody's, machine-wide: this machine's PIDs number 32768 or so): a probe
 // that forks without end cannot take every PID of the machine.
 func TestSandboxProcessesBounded(t *testing.T) {
-	c, err := containerOf(context.Background(), t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0), "webserver", claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat("/usr/bin/bash"); err != nil {
-		t.Skip("no bash to ask ulimit -u")
+	c := webserver(t, t.TempDir(), statefulPod("ss-0", "pod-uid-1", 0))
+	if _, err := os.Stat("/usr/bin/bash"); err != nil { // the sandbox's userland is this machine's
+		t.Fatalf("no bash to ask ulimit -u in the sandbox: %v", err)
 	}
 	if out, code := sh(t, c, "bash -c 'ulimit -u'"); code != 0 || out != fmt.Sprintln(sandboxProcesses) {
 		t.Errorf("ulimit -u in a sandbox: %q (exit %d), want %d", out, code, sandboxProcesses)
