@@ -109,7 +109,7 @@ Logs are structured (JSON by default, --log-format=text for key=value) on stderr
 	}
 	o.kube.bind(cmd, "watch only this namespace (default: all)")
 	o.kube.bindRate(cmd)
-	addHelp(cmd, `Flags in detail: -n (alias --watch-namespace) and --selector (alias --label-selector) are
+	appendHelp(cmd, `Flags in detail: -n (alias --watch-namespace) and --selector (alias --label-selector) are
 filtered by the API server and apply to StatefulSets, Pods, ControllerRevisions and PVCs alike: pod and claim
 templates must carry the selector's labels. --workers never sync one set on two workers at once.
 --identity names the replica in its Lease and ends its requests' user agent, ordinal/<version>/<identity>.

@@ -152,7 +152,7 @@ func (r *rolloutFlags) bind(cmd *cobra.Command, modelHelp string) {
 	f.StringVar(&r.failOn, "fail-on", "stuck,limit", "conditions that fail the command")
 	// Not --timeout: that one bounds each call into the module, as in every command.
 	f.DurationVar(&r.timeout, "replay-timeout", 0, "wall-clock limit of the whole command (0: none)")
-	addHelp(cmd, failOnHelp)
+	appendHelp(cmd, failOnHelp)
 }
 
 // budget is the replay's Budget for --replay-timeout: the engine's own bound on wall-clock time (the

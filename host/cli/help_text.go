@@ -9,13 +9,8 @@ import (
 // helpWidth is the widest line of the help texts this package generates.
 const helpWidth = 100
 
-// addHelp ends c's help description with a paragraph: how a flag behaves, where its own usage line only says
-// what it is (TestHelpLinesAreShort). wrapDescriptions wraps it.
-func addHelp(c *cobra.Command, paragraph string) {
-	appendHelp(c, paragraph)
-}
-
-// appendHelp ends c's help description (its Short, when it has no Long) with block, after a blank line.
+// appendHelp ends c's help description (its Short, when it has no Long) with block, after a blank line: how a
+// flag behaves, where its own usage line only says what it is, or the exit codes. wrapDescriptions wraps it.
 func appendHelp(c *cobra.Command, block string) {
 	desc := c.Long
 	if desc == "" {

@@ -27,7 +27,7 @@ func (o *kubeOptions) bind(cmd *cobra.Command, namespaceHelp string) {
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
 	f.StringVar(&o.context, "context", "", "kubeconfig context (default: the current one)")
 	f.StringVarP(&o.namespace, "namespace", "n", "", namespaceHelp)
-	addHelp(cmd, "The kubeconfig is --kubeconfig, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.")
+	appendHelp(cmd, "The kubeconfig is --kubeconfig, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.")
 }
 
 // bindRequestTimeout is kubectl's --request-timeout for commands that make a few requests and end, bounded by

@@ -26,7 +26,7 @@ func (c *configMapModules) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&c.ref, "module-configmap", "", "the controller's module ConfigMap, NAMESPACE/NAME")
 	f.StringVar(&c.key, "module-configmap-key", "ordinal.wasm", "the active module's key there")
-	addHelp(cmd, "--module-configmap NAMESPACE/NAME is the controller's module ConfigMap: a set that names a module "+
+	appendHelp(cmd, "--module-configmap NAMESPACE/NAME is the controller's module ConfigMap: a set that names a module "+
 		"(ordinal.dev/module: NAME) runs the one under its key NAME.wasm, after the controller's conformance gate; "+
 		"--module-configmap-key is the active module's key there, not a module a set names.")
 }

@@ -33,7 +33,7 @@ func (o *moduleOptions) bind(cmd *cobra.Command) {
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit of a module's compile and of each call")
 	f.Uint32Var(&o.memoryLimitMB, "memory-limit-mib", 256, "guest memory limit in MiB (1 to 4096)")
 	f.StringArrayVar(&o.policyFiles, "policy", nil, "a policy module (.wasm) sets may name; repeatable")
-	addHelp(cmd, `Modules: compiled modules are cached in --cache-dir ("" disables the on-disk cache); --timeout
+	appendHelp(cmd, `Modules: compiled modules are cached in --cache-dir ("" disables the on-disk cache); --timeout
 (positive) bounds compiling a module and each call into it. --policy adds a policy module that a set may name
 with ordinal.dev/policies, by the name the module describes; handoff, pdb, window and zones are shipped.`)
 }

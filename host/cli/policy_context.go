@@ -16,7 +16,7 @@ type policyContextFlags struct{ ref string }
 
 func (f *policyContextFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.ref, "signals-configmap", "", "ConfigMap NAMESPACE/NAME of policy signals")
-	addHelp(cmd, "--signals-configmap NAMESPACE/NAME is the ConfigMap of signals the controller gives the sets' policies "+
+	appendHelp(cmd, "--signals-configmap NAMESPACE/NAME is the ConfigMap of signals the controller gives the sets' policies "+
 		"(its --signals-configmap), read once: the policies see them as in a sync.")
 }
 

@@ -30,7 +30,7 @@ type validateFlag struct{ mode string }
 func (f *validateFlag) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "validate", validateWarn, "unknown fields: strict, warn or ignore")
-	addHelp(cmd, `--validate judges unknown fields in Kubernetes objects (of snapshots, Lists, scenarios, manifests):
+	appendHelp(cmd, `--validate judges unknown fields in Kubernetes objects (of snapshots, Lists, scenarios, manifests):
 strict (a bare --validate) refuses them (exit 1); warn names them on stderr and drops them, as kube-apiserver
 does; ignore drops them. In Ordinal's own formats they are always errors.`)
 	fl.Lookup("validate").NoOptDefVal = validateStrict // kubectl's bare --validate
