@@ -115,9 +115,8 @@ var rootExitCodes = exitCodesText([]exitMeaning{exitOK, exitUsage}) + `
 Other codes are a command's own: its --help lists the codes it can return and what each means there.`
 
 // documentExitCodes ends the help description of every command under root that commandExitCodes lists
-// with its exit codes, and puts the root's own after its list of commands.
+// with its exit codes (root's own are printed after its list of commands: exitCodesAfterCommands).
 func documentExitCodes(root *cobra.Command) {
-	exitCodesAfterCommands(root, rootExitCodes)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if codes, ok := commandExitCodes[c.CommandPath()]; ok {

@@ -12,7 +12,8 @@ import (
 // Every line of every command's --help, `ordinal` and `kubectl ordinal` alike, fits helpWidth: its
 // description, usage and list of commands as well as its flags (a walkthrough found flag lines of 227
 // characters, wrapped three times on a terminal, and descriptions of 120). A flag's usage says what the flag
-// is in one short line; how it behaves belongs in the command's description or the docs.
+// is in one short line; how it behaves belongs in the command's description or the docs. What --help prints
+// is the description the CLI reference has.
 func TestHelpLinesAreShort(t *testing.T) {
 	t.Setenv("HOME", "~") // --cache-dir's default is under the home directory: the same on every machine
 	t.Setenv("XDG_CACHE_HOME", "")
@@ -32,6 +33,10 @@ func TestHelpLinesAreShort(t *testing.T) {
 			var out bytes.Buffer
 			if code := mains[name](append(path, "--help"), strings.NewReader(""), &out, io.Discard); code != ExitOK {
 				t.Fatalf("%s --help: exit %d", c.CommandPath(), code)
+			}
+			// Help finishes its texts when it is printed (helpOnDemand): what it prints is the reference's.
+			if long := strings.TrimRight(c.Long, " \t\n"); !strings.Contains(out.String(), long) {
+				t.Errorf("%s --help does not print the description CommandTrees has:\n%s\n--- printed:\n%s", c.CommandPath(), long, out.String())
 			}
 			inFlags := false
 			for _, l := range strings.Split(out.String(), "\n") {

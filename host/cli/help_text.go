@@ -2,6 +2,7 @@ package cli
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -37,8 +38,8 @@ func wrapWords(s string, width int) []string {
 	return append(lines, line)
 }
 
-// wrapDescriptions wraps the help description (Long) of c and every command under it to helpWidth, as the
-// commands are built: its paragraphs of prose (lines at the margin) are filled again, however they were
+// wrapDescriptions wraps the help description (Long) of c and every command under it to helpWidth (finishHelp):
+// its paragraphs of prose (lines at the margin) are filled again, however they were
 // broken in the source; indented lines (examples, tables, the exit codes) are laid out by whoever wrote them
 // and kept (TestHelpLinesAreShort holds them to helpWidth).
 func wrapDescriptions(c *cobra.Command) {
@@ -62,4 +63,25 @@ func wrapDescriptions(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		wrapDescriptions(sub)
 	}
+}
+
+// finishHelp completes the help texts of root's tree: each command's exit codes, then every description
+// wrapped. The help function runs it (helpOnDemand); the CLI reference and the tests, which read the
+// texts without printing help, through CommandTrees.
+func finishHelp(root *cobra.Command) {
+	documentExitCodes(root)
+	wrapDescriptions(root)
+}
+
+// helpOnDemand has root's tree finish its help texts when help is first printed, not as the tree is built
+// for every run: finishing them was ~2 ms of a 45 ms `ordinal reconcile` (perf), for texts a run that is
+// not asked for help never shows. root's own exit codes follow its list of commands.
+func helpOnDemand(root *cobra.Command) {
+	exitCodesAfterCommands(root, rootExitCodes)
+	help := root.HelpFunc()
+	finish := sync.OnceFunc(func() { finishHelp(root) })
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		finish()
+		help(c, args)
+	})
 }

@@ -134,8 +134,7 @@ of either kind).`,
 		c.ValidArgsFunction = o.completeSets
 	}
 	root.AddCommand(newPluginPreview(mopts, o), timeline, snapshot, status, history, migrate, restart, pause, resume, undo)
-	documentExitCodes(root)
-	wrapDescriptions(root)
+	helpOnDemand(root)
 	return root
 }
 

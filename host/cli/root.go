@@ -164,13 +164,17 @@ The default module is embedded in this binary; --module runs another one.`,
 	root.AddCommand(newReplayCommand(opts), newPreviewCommand(opts))
 	root.AddCommand(newControllerCommand(opts), newSnapshotCommand())
 	root.AddCommand(newWebhookCommand(opts), newTestCommand(opts), newPolicyCommand(opts))
-	documentExitCodes(root)
-	wrapDescriptions(root)
+	helpOnDemand(root)
 	return root
 }
 
 // CommandTrees is every command tree the binary serves, `ordinal` and the kubectl plugin `kubectl ordinal`,
 // unexecuted and writing nowhere: what the generated CLI reference (docs/reference/cli.md, hack/clidoc) reads.
+// Their help texts are finished, as help prints them.
 func CommandTrees() []*cobra.Command {
-	return []*cobra.Command{newRootCommand(nil, io.Discard, io.Discard), newPluginRoot(nil, io.Discard, io.Discard)}
+	trees := []*cobra.Command{newRootCommand(nil, io.Discard, io.Discard), newPluginRoot(nil, io.Discard, io.Discard)}
+	for _, root := range trees {
+		finishHelp(root)
+	}
+	return trees
 }
