@@ -44,6 +44,7 @@ type handshakeListener struct {
 	requestLineTimeout time.Duration
 	now                func() time.Time
 	log                *slog.Logger
+	refused            *refusalLog         // nil: not logged
 	dropped            func(reason string) // nil: not counted
 
 	ready chan net.Conn
@@ -71,7 +72,7 @@ func newHandshakeListener(inner net.Listener, cfg *tls.Config, trusted func(tls.
 	}
 	l := &handshakeListener{inner: inner, trusted: trusted, handshakeTimeout: o.HandshakeTimeout,
 		maxUnauth: o.MaxUnauthenticatedConnections, slots: make(chan struct{}, o.MaxConnections), now: now, log: log,
-		dropped: dropped, ready: make(chan net.Conn), ctx: ctx, stop: stop, unauth: list.New()}
+		refused: o.refused, dropped: dropped, ready: make(chan net.Conn), ctx: ctx, stop: stop, unauth: list.New()}
 	if o.AllowUnauthenticated {
 		l.requestLineTimeout = o.ReadHeaderTimeout
 	}
@@ -291,6 +292,13 @@ func (l *handshakeListener) handshake(tc *trackedConn) {
 			l.drop(DropHandshakeTimeout)
 		default:
 			l.drop(DropHandshakeFailed)
+			var ve *tls.CertificateVerificationError
+			if errors.As(err, &ve) && len(ve.UnverifiedCertificates) > 0 {
+				c := ve.UnverifiedCertificates[0]
+				l.refused.warn("Refused a client certificate that --client-ca-file does not verify: is that file the CA "+
+					"of the client certificate kube-apiserver presents to webhooks (docs/webhook.md)?",
+					"remote", tc.RemoteAddr().String(), "commonName", c.Subject.CommonName, "issuer", c.Issuer.CommonName, "err", ve.Err)
+			}
 			var re tls.RecordHeaderError
 			if errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
 				_, _ = io.WriteString(re.Conn, "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -48,6 +49,8 @@ type ServeOptions struct {
 	Metrics *Metrics
 
 	now func() time.Time // the clock of arrivals (tests); default time.Now
+
+	refused *refusalLog // set by HTTPServer: the callers turned away for their client certificate
 }
 
 // Defaults of ServeOptions.
@@ -111,6 +114,7 @@ func (o ServeOptions) HTTPServer(h http.Handler, tlsCfg *tls.Config, ln net.List
 	if log == nil {
 		log = slog.Default()
 	}
+	o.refused = &refusalLog{log: log, now: o.now}
 	tlsCfg = tlsCfg.Clone()
 	if o.ClientCAs != nil {
 		tlsCfg.ClientCAs = o.ClientCAs
@@ -198,13 +202,53 @@ func (o ServeOptions) authenticate(h http.Handler) http.Handler {
 			return
 		}
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+			o.refused.warn("Refused a caller without a client certificate: kube-apiserver presents one only when its "+
+				"--admission-control-config-file gives the webhook plugins a kubeconfig with one (docs/webhook.md); "+
+				"else run with --insecure-allow-unauthenticated", "remote", r.RemoteAddr, "path", r.URL.Path)
 			http.Error(w, "a client certificate is required (the API server's, see AdmissionConfiguration)", http.StatusUnauthorized)
 			return
 		}
 		if cn := r.TLS.VerifiedChains[0][0].Subject.CommonName; !o.isAPIServer(*r.TLS) {
+			o.refused.warn("Refused a client certificate whose common name is not in --client-cert-allowed-names",
+				"remote", r.RemoteAddr, "path", r.URL.Path, "commonName", cn, "allowed", o.AllowedNames)
 			http.Error(w, fmt.Sprintf("client certificate %q is not one of the allowed names", cn), http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// refusalLog logs the callers turned away for their client certificate, at most one line a minute (a flood
+// of them must not flood the log). The API server turned away is the usual misconfiguration of a new
+// install, and with failurePolicy: Ignore nothing else shows it: kubectl apply just prints no warning.
+type refusalLog struct {
+	log *slog.Logger
+	now func() time.Time
+
+	mu      sync.Mutex
+	next    time.Time // no line before then
+	skipped int       // refusals not logged since the last line
+}
+
+// refusalLogEvery is the least time between two lines of a refusalLog.
+const refusalLogEvery = time.Minute
+
+func (r *refusalLog) warn(msg string, args ...any) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	now := r.now()
+	if now.Before(r.next) {
+		r.skipped++
+		r.mu.Unlock()
+		return
+	}
+	skipped := r.skipped
+	r.skipped, r.next = 0, now.Add(refusalLogEvery)
+	r.mu.Unlock()
+	if skipped > 0 {
+		args = append(args, "refusedWithoutALine", skipped)
+	}
+	r.log.Warn(msg, args...)
 }

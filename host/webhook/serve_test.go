@@ -13,6 +13,8 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -177,5 +179,109 @@ func TestWebhookSlowClientsTimedOut(t *testing.T) {
 				return
 			}
 		}
+	}
+}
+
+// A newcomer ran the webhook with --client-ca-file naming the CA of its own serving certificate (the ca.crt
+// beside tls.crt) instead of the CA of the API server's client certificate: every review was refused in the
+// TLS handshake, failurePolicy: Ignore let every edit through without a warning, and the webhook's log
+// said nothing at its default level. A caller turned away for its client certificate is now a warning
+// (each way of being turned away), at most one line a minute, the next line counting those not logged.
+func TestRefusedClientCertificatesAreLogged(t *testing.T) {
+	clientCA := newTestCA(t, "client-ca")
+	var (
+		mu    sync.Mutex
+		clock = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func() { mu.Lock(); defer mu.Unlock(); clock = clock.Add(refusalLogEvery) }
+	logs := &syncBuffer{}
+	o := ServeOptions{ClientCAs: clientCA.pool, AllowedNames: []string{"kube-apiserver-webhook-client"}, now: now}
+	servingCA := newTestCA(t, "serving-ca")
+	serving := servingCA.issue(t, "webhook", x509.ExtKeyUsageServerAuth)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, hl, err := o.HTTPServer(http.NotFoundHandler(), &tls.Config{Certificates: []tls.Certificate{serving}}, ln,
+		slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(hl) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	addr := ln.Addr().String()
+
+	// As kube-apiserver does (a client certificate callback): the certificate is sent whatever CAs the
+	// server names, so the handshake refuses it.
+	stranger := newTestCA(t, "stranger-ca").issue(t, "kube-apiserver-webhook-client", x509.ExtKeyUsageClientAuth)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: servingCA.pool,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &stranger, nil }}}}
+	if resp, err := c.Post("https://"+addr+"/validate", "application/json", nil); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a certificate of another CA reached the handler: %s", resp.Status)
+	}
+	logs.waitFor(t, `level=WARN msg="Refused a client certificate that --client-ca-file does not verify`, `commonName=kube-apiserver-webhook-client issuer=stranger-ca`)
+
+	advance()
+	if code, _, err := get(t, addr, servingCA.pool, nil, "/validate"); err != nil || code != http.StatusUnauthorized {
+		t.Fatalf("without a certificate: %d %v", code, err)
+	}
+	logs.waitFor(t, `level=WARN msg="Refused a caller without a client certificate`, "path=/validate")
+
+	// Within the minute: counted, not logged; the next line, a minute on, says how many.
+	other := clientCA.issue(t, "someone-else", x509.ExtKeyUsageClientAuth)
+	for range 2 {
+		if code, _, err := get(t, addr, servingCA.pool, &other, "/validate"); err != nil || code != http.StatusForbidden {
+			t.Fatalf("another name: %d %v", code, err)
+		}
+	}
+	advance()
+	if code, _, err := get(t, addr, servingCA.pool, &other, "/validate"); err != nil || code != http.StatusForbidden {
+		t.Fatalf("another name: %d %v", code, err)
+	}
+	logs.waitFor(t, `level=WARN msg="Refused a client certificate whose common name is not in --client-cert-allowed-names"`,
+		"commonName=someone-else", "refusedWithoutALine=2")
+	if n := strings.Count(logs.String(), "level=WARN"); n != 3 {
+		t.Errorf("%d warnings, want 3 (one a minute):\n%s", n, logs.String())
+	}
+}
+
+// syncBuffer is a log destination the server's goroutines write while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor waits for a line holding every part (the handshake's goroutine logs after the client saw its
+// error), bounded only for safety.
+func (b *syncBuffer) waitFor(t *testing.T, parts ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; {
+		for _, line := range strings.Split(b.String(), "\n") {
+			found := true
+			for _, p := range parts {
+				found = found && strings.Contains(line, p)
+			}
+			if found {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line with %q in:\n%s", parts, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
