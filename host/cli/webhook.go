@@ -69,9 +69,9 @@ that kubectl prints (each on one line):
     and their data
 
 ` + "`kubectl apply --dry-run=server`" + ` shows the same warnings and changes nothing (no Event either: register the
-webhook with sideEffects: NoneOnDryRun). The full preview is recorded as an Event (reason RolloutPreview) on
-the set and served on GET /preview/NAMESPACE/NAME (text; ?format=json) of the webhook's HTTPS address; the
-object is never modified.
+webhook with sideEffects: NoneOnDryRun). The warnings are recorded as an Event (reason RolloutPreview) on the
+set, and the full preview is served on GET /preview/NAMESPACE/NAME (text; ?format=json) of the webhook's HTTPS
+address, to the callers /validate answers; the object is never modified.
 
 Policies (off by default) deny known-dangerous edits: --deny-stuck-rollouts (the rollout would block behind a
 pod that is not Ready under OrderedReady), --deny-pvc-deletion (a whenScaled=Delete scale-down would delete

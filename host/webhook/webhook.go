@@ -4,7 +4,7 @@
 // SelectObjects + Build) from informer caches of the set's namespace with the object the API server
 // is about to store, replays the edit with the preview engine (host/replay) on the reconcile module, and
 // answers allowed with warnings that summarise the rollout (batches, partition, blocking pods, PVCs
-// deleted). The full preview goes to an Event on the set and to the /preview endpoint, never into the
+// deleted). The summary goes to an Event on the set, the full preview to the /preview endpoint, never into the
 // object. Optional policies deny known-dangerous edits. Any failure answers allowed with a warning
 // (fail-open) unless FailClosed is set.
 package webhook
@@ -50,7 +50,7 @@ type Source interface {
 	HasSynced() bool
 }
 
-// EventRecorder records the full preview on the StatefulSet (client-go's record.EventRecorder is one).
+// EventRecorder records the preview's summary on the StatefulSet (client-go's record.EventRecorder is one).
 type EventRecorder interface {
 	Event(object runtime.Object, eventtype, reason, message string)
 }
@@ -104,7 +104,7 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxReplicas previewed (default 5000): larger sets are allowed with a warning and not replayed.
 	MaxReplicas int32
-	// Events, when set, receives the full preview of every non-dry-run review as an Event on the set.
+	// Events, when set, receives the summary of every non-dry-run review as an Event on the set.
 	Events EventRecorder
 	// Metrics (default: a fresh registry).
 	Metrics *Metrics
@@ -132,7 +132,7 @@ const (
 	DefaultMaxConcurrent = 4
 	DefaultMaxBodyBytes  = 8 << 20
 	DefaultMaxReplicas   = 5000
-	// EventReason is the reason of the Event that carries the full preview.
+	// EventReason is the reason of the Event that carries a preview's summary.
 	EventReason = "RolloutPreview"
 )
 
