@@ -414,7 +414,7 @@ func (p *Preview) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(p.Settings.Items(), ", ", len("settings: "), 2))
 	fmt.Fprintf(&b, "kubelet model: %s\n", p.KubeModel)
 	if pace := p.Pace.String(); pace != "" {
-		fmt.Fprintf(&b, "pace: %s\n", wrapJoin(strings.Split(pace, ", "), ", ", len("pace: "), 2))
+		fmt.Fprintf(&b, "pace: %s\n", wrapPace(pace))
 	}
 	if len(p.Changes) > 0 {
 		b.WriteString("changes:\n")
@@ -670,4 +670,18 @@ func (p *Preview) WriteJSON(w io.Writer) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// wrapPace wraps a pace's words at its commas, or, when a part between two commas is longer than a line
+// (what a learned pace says it was learned from), at any space: a pace learned from a live set was one
+// line of 150 characters in the webhook's and kubectl ordinal preview's text.
+func wrapPace(pace string) string {
+	parts, sep := strings.Split(pace, ", "), ", "
+	for _, p := range parts {
+		if len("pace: ")+len(p) > textWidth {
+			parts, sep = strings.Fields(pace), " "
+			break
+		}
+	}
+	return wrapJoin(parts, sep, len("pace: "), 2)
 }

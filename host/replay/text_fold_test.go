@@ -200,3 +200,29 @@ func TestPreviewStepsStayInLine(t *testing.T) {
 		t.Errorf("the steps' writes start at columns %v:\n%s", cols, b.String())
 	}
 }
+
+// A pace learned from a live set (kubectl ordinal preview, the webhook's /preview) said where each delay came
+// from in one line of about 150 characters: its parts are wrapped at the width, words and all kept.
+func TestLearnedPaceLineFits(t *testing.T) {
+	zero, five := 0.0, 5.0
+	p := &Preview{Pace: Pace{StartSeconds: &zero, ReadySeconds: &zero, TerminationSeconds: &five, RestartSeconds: &zero,
+		From: PaceLearned, Learned: &LearnedPace{StartPods: 5, ReadyPods: 5, Replacements: 5}}}
+	var b bytes.Buffer
+	if err := p.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	var pace []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if len(l) > textWidth {
+			t.Errorf("a line of %d characters: %s", len(l), l)
+		}
+		if strings.HasPrefix(l, "pace: ") || (len(pace) > 0 && strings.HasPrefix(l, "  ")) {
+			pace = append(pace, strings.TrimSpace(strings.TrimPrefix(l, "pace: ")))
+		} else if len(pace) > 0 {
+			break
+		}
+	}
+	if got, want := strings.Join(pace, " "), p.Pace.String(); got != want {
+		t.Errorf("the pace lines say\n%s\nwant\n%s", got, want)
+	}
+}
