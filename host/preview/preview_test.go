@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -77,6 +78,66 @@ func TestPreviewOfACreate(t *testing.T) {
 	}
 	if res.Pods != 0 || res.Text == "" {
 		t.Fatalf("a create's snapshot held %d pods; text %q", res.Pods, res.Text)
+	}
+}
+
+// kubectl ordinal migrate deletes a set with orphan propagation and creates it again (of the other kind):
+// the webhook previewed that create as "create StatefulSet web: 5 pods web-0..web-4, one at a time", where
+// the controller adopts the 5 pods and creates none. The summary says what the replay did: adopted pods,
+// and only the missing ones created.
+func TestPreviewOfACreateOverExistingPods(t *testing.T) {
+	ctx := context.Background()
+	m, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	labels := map[string]string{"app": "web"}
+	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), ServiceName: "web", Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1"}}}}}}
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = kube.DefaultStatefulSetJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	set = &appsv1.StatefulSet{}
+	if err := json.Unmarshal(b, set); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	fresh, err := Preview(ctx, Input{New: set, Module: m, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := fresh.Preview.To.Name
+	orphan := func(name string) *corev1.Pod { // Running and Ready at the revision the set will have, no owner
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + types.UID(name),
+			CreationTimestamp: metav1.NewTime(now.Add(-time.Hour)),
+			Labels:            map[string]string{"app": "web", appsv1.ControllerRevisionHashLabelKey: rev, appsv1.StatefulSetPodNameLabel: name}},
+			Spec: *set.Spec.Template.Spec.DeepCopy(),
+			Status: corev1.PodStatus{Phase: corev1.PodRunning,
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}}}
+	}
+	for _, c := range []struct {
+		pods []*corev1.Pod
+		want string
+	}{
+		{[]*corev1.Pod{orphan("web-0"), orphan("web-1"), orphan("web-2")},
+			"create StatefulSet web: adopts 3 pods that exist already (web-0..web-2), creates none, revision " + rev},
+		{[]*corev1.Pod{orphan("web-0"), orphan("web-1")},
+			"create StatefulSet web: adopts 2 pods that exist already (web-0, web-1), creates 1 pod (web-2), one at a time"},
+	} {
+		res, err := Preview(ctx, Input{New: set, Objects: snapshot.Objects{Pods: c.pods}, Module: m, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.Change != "create" || len(res.Summary.Lines) == 0 || !strings.HasPrefix(res.Summary.Lines[0], c.want) {
+			t.Errorf("summary %q, want it to start %q; preview:\n%s", res.Summary.Lines, c.want, res.Text)
+		}
 	}
 }
 

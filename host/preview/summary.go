@@ -2,6 +2,7 @@ package preview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -61,8 +62,9 @@ type edit struct {
 	// the set's ordinals by replica slot: upstream's, or those the reserve-ordinals extension leaves
 	slots, oldSlots ordinal.Slots
 	reserving       bool
-	// what the replay did to pods: created, and deleted out of the set's range
-	created, deletedOut []string
+	// what the replay did to pods: created, deleted out of the set's range, and adopted (existing pods the
+	// set's controller took as its own: a set created over orphans, as kubectl ordinal migrate does)
+	created, deletedOut, adopted []string
 	// the rolling update's batches of pods in range taken down together; with the extension
 	// in-place-update, each pod moved in place or recreated (the module's own account, typed)
 	batches            [][]string
@@ -154,6 +156,11 @@ func (e *edit) podWrites() {
 					e.deletedOut = append(e.deletedOut, a.Name)
 				}
 				seenDelete[a.Name] = true
+			case "patch": // upstream's ClaimPods: the adoption patch sets the controller's ownerReference
+				if strings.Contains(a.Detail, `"ownerReferences"`) && e.inRange(a.Name) && !seenCreate[a.Name] && !seenDelete[a.Name] &&
+					!slices.Contains(e.adopted, a.Name) {
+					e.adopted = append(e.adopted, a.Name)
+				}
 			}
 		}
 	}
@@ -255,9 +262,31 @@ func (e *edit) headline(s *Summary, sel snapshot.Objects) {
 // createHeadline: the pods a new set creates, and the claims of earlier sets it reuses.
 func (e *edit) createHeadline(s *Summary, sel snapshot.Objects) {
 	s.Change = "create"
-	if e.replicas == 0 {
+	switch {
+	case len(e.adopted) > 0:
+		// The pods exist (kubectl ordinal migrate deletes a set with orphan propagation and creates it again):
+		// "5 pods web-0..web-4, one at a time" read as if they would be created, where none was.
+		ordinal.Sort(e.adopted)
+		line := fmt.Sprintf("create StatefulSet %s: adopts %s that exist already (%s)", e.name, plural(len(e.adopted), "pod"), compactRange(e.adopted, e.name))
+		var created []string
+		for _, n := range e.created {
+			if e.inRange(n) {
+				created = append(created, n)
+			}
+		}
+		if len(created) > 0 {
+			line += fmt.Sprintf(", creates %s (%s), %s", plural(len(created), "pod"), listNames(created, 8), e.policyWord)
+		} else {
+			line += ", creates none"
+		}
+		line += ", revision " + e.toRev
+		if e.replaced > 0 {
+			line += "; then " + e.templatePart()
+		}
+		s.add("%s", line)
+	case e.replicas == 0:
 		s.add("create StatefulSet %s with 0 replicas: no pods", e.name)
-	} else {
+	default:
 		s.add("create StatefulSet %s: %s %s, %s, revision %s", e.name, plural(int(e.replicas), "pod"), e.slotRange(e.slots, 0, e.replicas, false), e.policyWord, e.toRev)
 	}
 	var reused []string
