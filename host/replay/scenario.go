@@ -249,6 +249,8 @@ func nested(keys []any, val json.RawMessage) ([]byte, bool) {
 	return doc, err == nil
 }
 
+// validate refuses a scenario the replay could not run, naming the field: its own settings, the manifests
+// of its world (a snapshot is checked where it is read), then each event.
 func (sc *Scenario) validate() error {
 	if err := sc.Kubelet.Validate(); err != nil {
 		return err
@@ -259,81 +261,123 @@ func (sc *Scenario) validate() error {
 		}
 	}
 	if sc.snapshot == nil {
-		sets := 0
-		for i, m := range sc.Manifests {
-			o, err := jsonobj.DecodeObj(m)
-			if err != nil {
-				return fmt.Errorf("manifests[%d]: %w", i, err)
-			}
-			switch k := jsonobj.GetStr(o, "kind"); k {
-			case world.KindSet:
-				sets++
-			case world.KindPod, world.KindClaim, world.KindRevision, kindPDB, kindNode:
-			default:
-				return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim, ControllerRevision, PodDisruptionBudget or Node", i, k)
-			}
-			if jsonobj.GetStr(o, "metadata.name") == "" {
-				return fmt.Errorf("manifests[%d]: metadata.name is required", i)
-			}
-		}
-		if sets != 1 {
-			return fmt.Errorf("manifests: want exactly one StatefulSet, found %d", sets)
-		}
-	}
-	if sc.Limits.Duration != nil {
-		if err := world.NonNegative(sc.Limits.Duration, "limits.duration"); err != nil {
+		if err := checkManifests(sc.Manifests); err != nil {
 			return err
 		}
 	}
-	if sc.Limits.Steps < 0 {
-		return fmt.Errorf("limits.steps: %d is negative", sc.Limits.Steps)
+	if err := sc.Limits.check(); err != nil {
+		return err
 	}
 	for i, e := range sc.Events {
-		for _, d := range []struct {
-			d    *Duration
-			path string
-		}{{e.At, "at"}, {e.After, "after"}} {
-			if err := world.NonNegative(d.d, fmt.Sprintf("events[%d].%s", i, d.path)); err != nil {
-				return err
+		if err := e.check(i, sc.Kubelet.Model); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkManifests: objects of the kinds a world holds, each named, and exactly one StatefulSet, the set the
+// replay is about.
+func checkManifests(manifests []json.RawMessage) error {
+	sets := 0
+	for i, m := range manifests {
+		o, err := jsonobj.DecodeObj(m)
+		if err != nil {
+			return fmt.Errorf("manifests[%d]: %w", i, err)
+		}
+		switch k := jsonobj.GetStr(o, "kind"); k {
+		case world.KindSet:
+			sets++
+		case world.KindPod, world.KindClaim, world.KindRevision, kindPDB, kindNode:
+		default:
+			return fmt.Errorf("manifests[%d]: kind %q: want StatefulSet, Pod, PersistentVolumeClaim, ControllerRevision, PodDisruptionBudget or Node", i, k)
+		}
+		if jsonobj.GetStr(o, "metadata.name") == "" {
+			return fmt.Errorf("manifests[%d]: metadata.name is required", i)
+		}
+	}
+	if sets != 1 {
+		return fmt.Errorf("manifests: want exactly one StatefulSet, found %d", sets)
+	}
+	return nil
+}
+
+func (l Limits) check() error {
+	if l.Duration != nil {
+		if err := world.NonNegative(l.Duration, "limits.duration"); err != nil {
+			return err
+		}
+	}
+	if l.Steps < 0 {
+		return fmt.Errorf("limits.steps: %d is negative", l.Steps)
+	}
+	return nil
+}
+
+// check refuses events[i] of a scenario whose kubelet model is model: a negative delay, more than one
+// action or timing, an object its action could not apply, a kubelet rule the model cannot follow.
+func (e Event) check(i int, model string) error {
+	if err := e.checkDelays(i); err != nil {
+		return err
+	}
+	if e.action() == "" {
+		return fmt.Errorf("events[%d]: more than one action in one event", i)
+	}
+	if e.At != nil && (e.Settled || e.After != nil) {
+		return fmt.Errorf("events[%d]: `at` excludes `settled` and `after`", i)
+	}
+	if err := e.checkObjects(i); err != nil {
+		return err
+	}
+	if model == ModelTick {
+		// the tick model has no kubelet rules: one an event adds is refused as one at the start is
+		for _, b := range e.Kubelet {
+			if err := (KubeletConfig{Model: ModelTick, Pods: []PodBehavior{b}}).Validate(); err != nil {
+				return fmt.Errorf("events[%d]: %w", i, err)
 			}
 		}
-		for j, b := range e.Kubelet {
-			if err := b.NonNegative(fmt.Sprintf("events[%d].kubelet[%d]", i, j)); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// checkDelays: the event's timing and the delays of its kubelet rules are not negative.
+func (e Event) checkDelays(i int) error {
+	for _, d := range []struct {
+		d    *Duration
+		path string
+	}{{e.At, "at"}, {e.After, "after"}} {
+		if err := world.NonNegative(d.d, fmt.Sprintf("events[%d].%s", i, d.path)); err != nil {
+			return err
 		}
-		if e.action() == "" {
-			return fmt.Errorf("events[%d]: more than one action in one event", i)
+	}
+	for j, b := range e.Kubelet {
+		if err := b.NonNegative(fmt.Sprintf("events[%d].kubelet[%d]", i, j)); err != nil {
+			return err
 		}
-		if e.At != nil && (e.Settled || e.After != nil) {
-			return fmt.Errorf("events[%d]: `at` excludes `settled` and `after`", i)
+	}
+	return nil
+}
+
+// checkObjects: the objects of a set, apply or recreateSet event are what the action applies.
+func (e Event) checkObjects(i int) error {
+	if len(e.Set) > 0 {
+		if err := checkSet(e.Set); err != nil {
+			return fmt.Errorf("events[%d].set: %w", i, err)
 		}
-		if len(e.Set) > 0 {
-			if err := checkSet(e.Set); err != nil {
-				return fmt.Errorf("events[%d].set: %w", i, err)
-			}
+	}
+	if len(e.Apply) > 0 {
+		o, err := jsonobj.DecodeObj(e.Apply)
+		if err != nil || jsonobj.GetStr(o, "kind") != world.KindSet {
+			return fmt.Errorf("events[%d].apply: want a StatefulSet manifest", i)
 		}
-		if len(e.Apply) > 0 {
-			o, err := jsonobj.DecodeObj(e.Apply)
-			if err != nil || jsonobj.GetStr(o, "kind") != world.KindSet {
-				return fmt.Errorf("events[%d].apply: want a StatefulSet manifest", i)
-			}
+	}
+	if len(e.RecreateSet) > 0 {
+		o, err := jsonobj.DecodeObj(e.RecreateSet)
+		if err != nil || jsonobj.GetStr(o, "kind") != world.KindSet || jsonobj.GetStr(o, "metadata.name") == "" {
+			return fmt.Errorf("events[%d].recreateSet: want a StatefulSet manifest with metadata.name", i)
 		}
-		if len(e.RecreateSet) > 0 {
-			o, err := jsonobj.DecodeObj(e.RecreateSet)
-			if err != nil || jsonobj.GetStr(o, "kind") != world.KindSet || jsonobj.GetStr(o, "metadata.name") == "" {
-				return fmt.Errorf("events[%d].recreateSet: want a StatefulSet manifest with metadata.name", i)
-			}
-			if v := jsonobj.GetStr(o, "apiVersion"); v != "" && v != "apps/v1" {
-				return fmt.Errorf("events[%d].recreateSet: apiVersion %q: want apps/v1", i, v)
-			}
-		}
-		if sc.Kubelet.Model == ModelTick && len(e.Kubelet) > 0 {
-			for _, b := range e.Kubelet {
-				if err := (KubeletConfig{Model: ModelTick, Pods: []PodBehavior{b}}).Validate(); err != nil {
-					return fmt.Errorf("events[%d]: %w", i, err)
-				}
-			}
+		if v := jsonobj.GetStr(o, "apiVersion"); v != "" && v != "apps/v1" {
+			return fmt.Errorf("events[%d].recreateSet: apiVersion %q: want apps/v1", i, v)
 		}
 	}
 	return nil
