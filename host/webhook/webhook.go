@@ -298,35 +298,56 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		(req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return resp, DecisionSkipped
 	}
-	dryRun := req.DryRun != nil && *req.DryRun
-	budget := s.cfg.Timeout
+	budget := s.cfg.Timeout // what the review has left from its arrival, for the answer to a timeout
 	if d, ok := ctx.Deadline(); ok {
 		budget = time.Until(d).Round(time.Millisecond)
 	}
-	fail := func(reason string) (*admissionv1.AdmissionResponse, string) {
-		s.log.Warn("No preview", "set", req.Namespace+"/"+req.Name, "operation", req.Operation, "uid", req.UID, "reason", reason)
-		if s.cfg.FailClosed {
-			resp.Allowed = false
-			resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
-				Message: "ordinal: no rollout preview (" + reason + "); the webhook runs with --failure-policy=closed"}
-			return resp, DecisionFailedClosed
-		}
-		resp.Warnings = limitWarnings([]string{"no rollout preview (" + reason + "); the edit was not checked"})
-		return resp, DecisionFailedOpen
+	old, cur, skip, err := editedSets(req)
+	switch {
+	case err != nil:
+		return s.noPreview(req, resp, err.Error())
+	case skip:
+		return resp, DecisionSkipped
 	}
-	var cur, old appsv1.StatefulSet
-	if err := json.Unmarshal(req.Object.Raw, &cur); err != nil || len(req.Object.Raw) == 0 {
-		return fail(fmt.Sprintf("request.object is not a StatefulSet: %v", errOr(err, "empty")))
+	if r := cur.Spec.Replicas; r != nil && *r > s.cfg.MaxReplicas {
+		resp.Warnings = limitWarnings([]string{fmt.Sprintf("no rollout preview: %d replicas is more than this webhook previews (%d)", *r, s.cfg.MaxReplicas)})
+		return resp, DecisionSkipped
+	}
+	t0 := time.Now()
+	res, why := s.previewReview(ctx, req, target, old, cur, budget)
+	if res == nil {
+		return s.noPreview(req, resp, why)
+	}
+	resp.Warnings = limitWarnings(res.Summary.Lines)
+	decision := DecisionAllowed
+	if denials := s.denials(res); len(denials) > 0 {
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+			Message: "ordinal: edit of StatefulSet " + cur.Name + " denied by " + strings.Join(denials, "; ")}
+		decision = DecisionDenied
+	}
+	s.record(req, cur, resp, res, decision, t0)
+	return resp, decision
+}
+
+// editedSets decodes the review's sets: cur as the API server is about to store it, named as the request
+// names it, and old before an update (nil for a create). skip: an update the controller acts on no
+// differently, so there is nothing to preview.
+func editedSets(req *admissionv1.AdmissionRequest) (old, cur *appsv1.StatefulSet, skip bool, err error) {
+	cur = &appsv1.StatefulSet{}
+	if err := json.Unmarshal(req.Object.Raw, cur); err != nil || len(req.Object.Raw) == 0 {
+		return nil, nil, false, fmt.Errorf("request.object is not a StatefulSet: %v", errOr(err, "empty"))
 	}
 	if req.Operation == admissionv1.Update {
-		if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil || len(req.OldObject.Raw) == 0 {
-			return fail(fmt.Sprintf("request.oldObject is not a StatefulSet: %v", errOr(err, "empty")))
+		old = &appsv1.StatefulSet{}
+		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil || len(req.OldObject.Raw) == 0 {
+			return nil, nil, false, fmt.Errorf("request.oldObject is not a StatefulSet: %v", errOr(err, "empty"))
 		}
 		if apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) && sameOrdinalAnnotations(old.Annotations, cur.Annotations) {
-			return resp, DecisionSkipped // metadata-only change: the controller does nothing new
+			return nil, nil, true, nil // metadata-only change: the controller does nothing new
 		}
 		if cur.DeletionTimestamp != nil {
-			return resp, DecisionSkipped
+			return nil, nil, true, nil
 		}
 	}
 	if cur.Namespace == "" {
@@ -335,34 +356,48 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	if cur.Name == "" {
 		cur.Name = req.Name
 	}
-	if r := cur.Spec.Replicas; r != nil && *r > s.cfg.MaxReplicas {
-		resp.Warnings = limitWarnings([]string{fmt.Sprintf("no rollout preview: %d replicas is more than this webhook previews (%d)", *r, s.cfg.MaxReplicas)})
-		return resp, DecisionSkipped
+	return old, cur, false, nil
+}
+
+// noPreview answers a review that has no preview, for this reason, by the failure policy.
+func (s *Server) noPreview(req *admissionv1.AdmissionRequest, resp *admissionv1.AdmissionResponse, reason string) (*admissionv1.AdmissionResponse, string) {
+	s.log.Warn("No preview", "set", req.Namespace+"/"+req.Name, "operation", req.Operation, "uid", req.UID, "reason", reason)
+	if s.cfg.FailClosed {
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+			Message: "ordinal: no rollout preview (" + reason + "); the webhook runs with --failure-policy=closed"}
+		return resp, DecisionFailedClosed
 	}
+	resp.Warnings = limitWarnings([]string{"no rollout preview (" + reason + "); the edit was not checked"})
+	return resp, DecisionFailedOpen
+}
+
+// previewReview previews the review's edit, or says why it has no preview (nil result): the caches are not
+// ready, the review's time is gone, or the preview failed.
+func (s *Server) previewReview(ctx context.Context, req *admissionv1.AdmissionRequest, target snapshot.Target, old, cur *appsv1.StatefulSet,
+	budget time.Duration) (*preview.Result, string) {
 	if !s.cfg.Source.HasSynced() {
-		return fail("the webhook's informer caches have not synced yet")
-	}
-	var oldp *appsv1.StatefulSet
-	if req.Operation == admissionv1.Update {
-		oldp = &old
+		return nil, "the webhook's informer caches have not synced yet"
 	}
 	if ctx.Err() != nil { // the time went on the way here: answer now rather than start a preview nobody waits for
-		return fail("the review's deadline passed before its preview could start: it counts from when the request arrived, " +
-			"and the connection's handshake and its wait for a slot took it")
+		return nil, "the review's deadline passed before its preview could start: it counts from when the request arrived, " +
+			"and the connection's handshake and its wait for a slot took it"
 	}
-	t0 := time.Now()
-	res, err := s.sharedPreview(ctx, req, target, oldp, &cur)
+	res, err := s.sharedPreview(ctx, req, target, old, cur)
 	if err != nil {
 		if errors.Is(err, wasm.ErrStillChecking) { // a module or policy the set names is new: the next review gets it
-			return fail(err.Error())
+			return nil, err.Error()
 		}
 		if ctx.Err() != nil || errors.Is(err, errPreviewTimedOut) {
-			return fail(fmt.Sprintf("timed out: the replay took longer than the webhook's budget of %s", budget))
+			return nil, fmt.Sprintf("timed out: the replay took longer than the webhook's budget of %s", budget)
 		}
-		return fail(err.Error())
+		return nil, err.Error()
 	}
-	resp.Warnings = limitWarnings(res.Summary.Lines)
-	decision := DecisionAllowed
+	return res, ""
+}
+
+// denials are the deny policies the previewed edit breaks, each in words.
+func (s *Server) denials(res *preview.Result) []string {
 	var denials []string
 	if s.cfg.DenyStuckRollouts && res.Summary.Blocked != "" {
 		denials = append(denials, "--deny-stuck-rollouts: "+res.Summary.Blocked)
@@ -371,21 +406,22 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		denials = append(denials, fmt.Sprintf("--deny-pvc-deletion: %s deletes PersistentVolumeClaims and their data: %s (set persistentVolumeClaimRetentionPolicy.whenScaled: Retain to keep them)",
 			res.Summary.Change, strings.Join(res.Summary.DeletedClaims, ", ")))
 	}
-	if len(denials) > 0 {
-		resp.Allowed = false
-		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
-			Message: "ordinal: edit of StatefulSet " + cur.Name + " denied by " + strings.Join(denials, "; ")}
-		decision = DecisionDenied
-	}
+	return denials
+}
+
+// record keeps the answered review's preview for /preview, puts it in an Event on the set when the edit
+// will be stored (allowed, and no dry run), and logs the decision with the time since the preview began (t0).
+func (s *Server) record(req *admissionv1.AdmissionRequest, cur *appsv1.StatefulSet, resp *admissionv1.AdmissionResponse, res *preview.Result,
+	decision string, t0 time.Time) {
+	dryRun := req.DryRun != nil && *req.DryRun
 	s.store.put(storedPreview{Namespace: cur.Namespace, Name: cur.Name, UID: string(req.UID), Operation: string(req.Operation),
 		DryRun: dryRun, Time: s.now().UTC().Format(time.RFC3339), Allowed: resp.Allowed, Warnings: resp.Warnings,
 		Text: res.Text, Preview: res.Preview})
 	if s.cfg.Events != nil && !dryRun && resp.Allowed {
-		s.cfg.Events.Event(&cur, corev1.EventTypeNormal, EventReason, eventMessage(res))
+		s.cfg.Events.Event(cur, corev1.EventTypeNormal, EventReason, eventMessage(res))
 	}
 	s.log.Info("Reviewed StatefulSet", "set", cur.Namespace+"/"+cur.Name, "operation", req.Operation, "dryRun", dryRun,
 		"decision", decision, "warnings", len(resp.Warnings), "outcome", res.Preview.Outcome.Result, "duration", time.Since(t0))
-	return resp, decision
 }
 
 func errOr(err error, s string) string {
