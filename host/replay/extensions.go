@@ -5,9 +5,11 @@ import (
 	"errors"
 
 	"github.com/ordinal-dev/ordinal/host/annotation"
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/module"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // What the host reads of the extensions (docs/extensions.md) is read only where the set's module has
@@ -34,6 +36,17 @@ func extensionOn(ctx context.Context, opts Options, ann map[string]string, key s
 		return false
 	}
 	return hasExtension(m, key)
+}
+
+// slotsOf is the ordinals of a set (its start, replicas and annotations) by replica slot, as its module
+// places its pods: those the extension reserve-ordinals leaves when the module has it (kube.Slots, with
+// reserving), else upstream's start, start+1, ...
+func slotsOf(start, replicas int64, ann map[string]string, reserving bool) ordinal.Slots {
+	if reserving {
+		s, _ := kube.Slots(start, replicas, ann)
+		return s
+	}
+	return ordinal.NewSlots(start, replicas, nil)
 }
 
 // namedModule is NamedModule, or an error when the replay has none.

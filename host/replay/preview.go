@@ -377,14 +377,10 @@ func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
 	_ = edited
 }
 
-// Slots is the ordinals of a set with these annotations as the module the preview ran places its pods:
-// those the extension reserve-ordinals leaves when the set's module has it (kube.Slots), else upstream's.
+// Slots is the ordinals of a set with these annotations as the module the preview ran places its pods
+// (slotsOf).
 func (p *Preview) Slots(start, replicas int64, annotations map[string]string) ordinal.Slots {
-	if p.reserving != nil && p.reserving(annotations) {
-		s, _ := kube.Slots(start, replicas, annotations)
-		return s
-	}
-	return ordinal.NewSlots(start, replicas, nil)
+	return slotsOf(start, replicas, annotations, p.reserving != nil && p.reserving(annotations))
 }
 
 // featureOff: the gate is explicitly disabled (every gate the warnings name is on by default).

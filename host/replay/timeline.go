@@ -446,8 +446,37 @@ func (e *engine) progressAt(now time.Time) Progress {
 	return p
 }
 
-// finish classifies how the replay ended.
+// finish keeps the world the replay ended in and classifies how it ended.
 func (e *engine) finish() {
+	tl := e.tl
+	e.keepFinal()
+	if tl.StopReason == "" {
+		tl.StopReason = "settled: no writes, no requeue, nothing pending"
+	}
+	out := &tl.Outcome
+	out.Steps = len(tl.Steps)
+	if n := len(tl.Steps); n > 0 {
+		out.Duration, out.DurationSeconds = tl.Steps[n-1].Offset, tl.Steps[n-1].Offset.Seconds()
+	}
+	defer e.judgeHolds(out) // a rollout a policy still holds says so, whatever else ended it
+	switch {
+	case tl.budgetSpent:
+		out.Result, out.Summary = "partial", tl.StopReason+"; the rest is not replayed"
+	case strings.Contains(tl.StopReason, "limit"):
+		out.Result, out.Summary = "limit", tl.StopReason
+		// A sync that fails the same way again and again (a pod the API server refuses) is stuck, not slow:
+		// the controller retries it with backoff forever.
+		if why, ok := repeatedFailure(tl.Steps); ok {
+			out.Result, out.Summary = "stuck", "every sync fails the same way: "+why
+		}
+	default:
+		out.Result, out.Summary = e.settledOutcome()
+	}
+}
+
+// keepFinal keeps the end of the replay on its timeline: the world as a snapshot, and what the host
+// supplied the policies last (a preview's world, Settled, starts from them).
+func (e *engine) keepFinal() {
 	tl := e.tl
 	tl.longestSync = e.longestSync
 	tl.Final = e.compact(e.snapshot())
@@ -460,41 +489,63 @@ func (e *engine) finish() {
 		b, _ := json.Marshal(n)
 		tl.finalNodes = append(tl.finalNodes, b)
 	}
-	if tl.StopReason == "" {
-		tl.StopReason = "settled: no writes, no requeue, nothing pending"
-	}
-	out := &tl.Outcome
-	out.Steps = len(tl.Steps)
-	if n := len(tl.Steps); n > 0 {
-		out.Duration, out.DurationSeconds = tl.Steps[n-1].Offset, tl.Steps[n-1].Offset.Seconds()
-	}
-	defer e.judgeHolds(out) // a rollout a policy still holds says so, whatever else ended it
-	if tl.budgetSpent {
-		out.Result, out.Summary = "partial", tl.StopReason+"; the rest is not replayed"
-		return
-	}
-	if strings.Contains(tl.StopReason, "limit") {
-		out.Result, out.Summary = "limit", tl.StopReason
-		// A sync that fails the same way again and again (a pod the API server refuses) is stuck, not slow:
-		// the controller retries it with backoff forever.
-		if why, ok := repeatedFailure(tl.Steps); ok {
-			out.Result, out.Summary = "stuck", "every sync fails the same way: "+why
-		}
-		return
-	}
+}
+
+// settledOutcome is the result and summary of a replay that settled: complete, or where it stands and why
+// nothing more happens.
+func (e *engine) settledOutcome() (result, summary string) {
 	ss := e.api.StatefulSet()
 	if ss == nil {
-		out.Result, out.Summary = "complete", "the StatefulSet was deleted"
-		return
+		return "complete", "the StatefulSet was deleted"
 	}
-	replicas, _ := jsonobj.GetInt(ss, "spec.replicas")
+	c := e.census(ss)
+	switch {
+	case len(c.notReady.names) > 0:
+		summary = "nothing more happens: not Ready: " + c.notReady.String()
+		if len(c.missing) > 0 {
+			summary += "; missing: " + strings.Join(ordinal.Fold(c.missing), ", ")
+		}
+		return "stuck", summary
+	case len(c.missing) > 0:
+		return "stuck", "nothing more happens: missing pods: " + strings.Join(ordinal.Fold(c.missing), ", ")
+	case len(c.old.names) == 0:
+		if c.replicas == 0 {
+			return "complete", "no pods: 0 replicas"
+		}
+		return "complete", fmt.Sprintf("all %d pods Ready at revision %s", c.replicas, e.label(c.update))
+	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
+		return "waiting", "OnDelete: " + c.old.String() + " keep their revision until deleted"
+	case c.heldBack:
+		return "partitioned", fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", c.partition, c.old.String(), e.label(c.update))
+	case len(inPlaceBlocked(ss)) > 0:
+		// the extension in-place-update's hold: say whose it is (its condition's message names the pod and field)
+		return "stuck", fmt.Sprintf("%s %s holds %s (condition %s)", abi.AnnotationPodUpdatePolicy,
+			abi.PodUpdateInPlaceOnly, c.old.String(), abi.ConditionInPlaceUpdateBlocked)
+	default:
+		return "stuck", "nothing more happens, yet not updated: " + c.old.String()
+	}
+}
+
+// podCensus is the set's pods at the end of a replay as its outcome names them.
+type podCensus struct {
+	replicas, partition int64
+	update              string // the set's update revision
+	notReady            tagged // not Ready, or terminating: with revision and state
+	old                 tagged // not at the update revision: with revision
+	missing             []string
+	heldBack            bool // every pod in old is below the partition
+}
+
+// census counts the set's own pods (a pod that is not the set's never makes its rollout stuck) against its
+// slots and its update revision.
+func (e *engine) census(ss Obj) podCensus {
+	c := podCensus{update: jsonobj.GetStr(ss, "status.updateRevision")}
+	c.replicas, _ = jsonobj.GetInt(ss, "spec.replicas")
+	c.partition, _ = jsonobj.GetInt(ss, "spec.updateStrategy.rollingUpdate.partition")
 	start, _ := jsonobj.GetInt(ss, "spec.ordinals.start")
-	update := jsonobj.GetStr(ss, "status.updateRevision")
-	var notReady, old tagged
-	var missing []string
 	var oldOrdinals []int
 	present := map[int]bool{}
-	members := kube.MembersOfJSON(ss) // a pod that is not the set's never makes its rollout stuck
+	members := kube.MembersOfJSON(ss)
 	for _, n := range e.api.Names(world.KindPod) {
 		p := e.api.Get(world.KindPod, n)
 		ord, ok := members.PodJSON(p)
@@ -503,55 +554,25 @@ func (e *engine) finish() {
 		}
 		present[ord] = true
 		if !kube.PodReadyJSON(p) || jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
-			notReady.add(n, fmt.Sprintf("(%s, %s)", e.label(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))
+			c.notReady.add(n, fmt.Sprintf("(%s, %s)", e.label(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash")), podStateWord(p)))
 		}
-		if rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash"); rev != update {
-			old.add(n, "("+e.label(rev)+")")
+		if rev := jsonobj.GetStr(p, "metadata.labels.controller-revision-hash"); rev != c.update {
+			c.old.add(n, "("+e.label(rev)+")")
 			oldOrdinals = append(oldOrdinals, ord)
 		}
 	}
-	slots := ordinal.NewSlots(start, replicas, nil)
-	if m, err := e.moduleOfSet(); err == nil && hasExtension(m, abi.AnnotationReserveOrdinals) {
-		slots, _ = kube.Slots(start, replicas, annotations(ss)) // the extension reserve-ordinals skips some
-	}
-	for i := 0; i < int(replicas); i++ {
+	m, err := e.moduleOfSet()
+	slots := slotsOf(start, c.replicas, annotations(ss), err == nil && hasExtension(m, abi.AnnotationReserveOrdinals))
+	for i := 0; i < int(c.replicas); i++ {
 		if o := slots.At(i); !present[int(o)] {
-			missing = append(missing, ordinal.Name(jsonobj.GetStr(ss, "metadata.name"), o))
+			c.missing = append(c.missing, ordinal.Name(jsonobj.GetStr(ss, "metadata.name"), o))
 		}
 	}
-	partition, _ := jsonobj.GetInt(ss, "spec.updateStrategy.rollingUpdate.partition")
-	heldBack := len(old.names) > 0
+	c.heldBack = len(c.old.names) > 0
 	for _, o := range oldOrdinals {
-		heldBack = heldBack && int64(o) < start+partition
+		c.heldBack = c.heldBack && int64(o) < start+c.partition
 	}
-	switch {
-	case len(notReady.names) > 0:
-		out.Result = "stuck"
-		out.Summary = "nothing more happens: not Ready: " + notReady.String()
-		if len(missing) > 0 {
-			out.Summary += "; missing: " + strings.Join(ordinal.Fold(missing), ", ")
-		}
-	case len(missing) > 0:
-		out.Result, out.Summary = "stuck", "nothing more happens: missing pods: "+strings.Join(ordinal.Fold(missing), ", ")
-	case len(old.names) == 0:
-		out.Result = "complete"
-		out.Summary = fmt.Sprintf("all %d pods Ready at revision %s", replicas, e.label(update))
-		if replicas == 0 {
-			out.Summary = "no pods: 0 replicas"
-		}
-	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
-		out.Result = "waiting"
-		out.Summary = "OnDelete: " + old.String() + " keep their revision until deleted"
-	case heldBack:
-		out.Result = "partitioned"
-		out.Summary = fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", partition, old.String(), e.label(update))
-	case len(inPlaceBlocked(ss)) > 0:
-		// the extension in-place-update's hold: say whose it is (its condition's message names the pod and field)
-		out.Result, out.Summary = "stuck", fmt.Sprintf("%s %s holds %s (condition %s)", abi.AnnotationPodUpdatePolicy,
-			abi.PodUpdateInPlaceOnly, old.String(), abi.ConditionInPlaceUpdateBlocked)
-	default:
-		out.Result, out.Summary = "stuck", "nothing more happens, yet not updated: "+old.String()
-	}
+	return c
 }
 
 // inPlaceBlocked is the message of each of the set's conditions saying pod-update-policy InPlaceOnly holds a
