@@ -117,25 +117,9 @@ type PreviewStep struct {
 // PreviewEdit replays `edited` (a StatefulSet manifest) applied at once to the world `base`
 // (a scenario whose initial state is a snapshot: ScenarioFromSnapshot).
 func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Options) (*Preview, error) {
-	o, err := jsonobj.DecodeObj(edited)
+	o, cur, check, err := checkEdit(base, edited)
 	if err != nil {
-		return nil, invalidWorld("edited StatefulSet: %w", err)
-	}
-	if k := jsonobj.GetStr(o, "kind"); k != "" && k != world.KindSet {
-		return nil, invalidWorld("edited manifest is a %s, want a StatefulSet", k)
-	}
-	jsonobj.SetDefault(o, "kind", world.KindSet)
-	jsonobj.SetDefault(o, "apiVersion", "apps/v1")
-	cur := jsonobj.GetObj(base.snapshot, "statefulSet")
-	if n := jsonobj.GetStr(o, "metadata.name"); n != "" && n != jsonobj.GetStr(cur, "metadata.name") {
-		return nil, invalidWorld("edited StatefulSet %q is not the snapshot's %q", n, jsonobj.GetStr(cur, "metadata.name"))
-	}
-	// An edit the API server would refuse is refused here, with its message, not replayed as a note.
-	check := jsonobj.CloneObj(o)
-	jsonobj.SetDefault(jsonobj.Ensure(check, "metadata"), "name", jsonobj.GetStr(cur, "metadata.name"))
-	kube.DefaultStatefulSet(check)
-	if err := world.APIAnswer(kube.ValidateStatefulSetUpdate(cur, check, kube.GatesOf(base.Features))); err != nil {
-		return nil, &InvalidWorldError{Err: err}
+		return nil, err
 	}
 	changes := rollout.Diff(map[string]any{"spec": jsonobj.Get(cur, "spec")}, map[string]any{"spec": jsonobj.Get(check, "spec")})
 	sc := *base
@@ -152,61 +136,14 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 		Warnings: []Warning{}, HeldBack: []string{}, Batches: [][]string{}, Steps: []PreviewStep{}, Changes: changes}
 	p.From = tl.revision(jsonobj.GetStr(cur, "status.currentRevision"))
 	final, _ := jsonobj.DecodeObj(tl.Final)
-	fs := jsonobj.GetObj(final, "statefulSet")
-	p.To = tl.revision(jsonobj.GetStr(fs, "status.updateRevision"))
-	if name, hold := heldRevision(tl); hold != nil {
-		p.To, p.ToHeld = tl.revision(name), hold
-	}
-	if p.Settings, err = settingsOf(fs, base.Features); err != nil {
+	fs := jsonobj.GetObj(final, "statefulSet") // the set as the replay ended
+	if err := p.readEnd(ctx, opts, tl, fs); err != nil {
 		return nil, err
 	}
-	p.recoverStuck = extensionOn(ctx, opts, annotations(fs), abi.AnnotationRecoverStuckAfter)
-	p.progressDeadline = extensionOn(ctx, opts, annotations(fs), abi.AnnotationProgressDeadlineSeconds)
-	p.reserving = func(ann map[string]string) bool { return extensionOn(ctx, opts, ann, abi.AnnotationReserveOrdinals) }
-	p.annotations = annotationFindings(ctx, opts, annotations(fs))
-	if p.reserving(annotations(fs)) {
-		p.Settings.ReservedOrdinals = annotations(fs)[abi.AnnotationReserveOrdinals]
+	for i := range tl.Steps {
+		p.addStep(&tl.Steps[i])
 	}
-	for _, st := range tl.Steps {
-		var acts, deleted []string
-		var updates []PodUpdate
-		for _, a := range st.Actions {
-			if a.Kind == world.KindPod || a.Kind == world.KindClaim || a.Error != "" {
-				acts = append(acts, a.String())
-			}
-			if a.Kind == world.KindPod && a.Verb == "delete" && a.Error == "" {
-				deleted = append(deleted, a.Name)
-			}
-			// extension in-place-update: a pod moved in place (its update, not the resize before it), or a delete
-			// the module says recreates a pod it cannot update in place
-			if a.Kind == world.KindPod && a.Error == "" && a.Held == nil && (a.InPlace && a.Verb == "update" || a.Verb == "delete" && a.Why != "") {
-				updates = append(updates, PodUpdate{Pod: a.Name, InPlace: a.InPlace, Why: a.Why})
-			}
-		}
-		if len(updates) > 0 {
-			from := map[string]string{}
-			for ps := range st.Pods.All() { // the revisions the pods were at, as the sync saw them
-				from[ps.Name] = ps.Label
-			}
-			for i := range updates {
-				updates[i].From = from[updates[i].Pod]
-			}
-			p.Updates = append(p.Updates, updates)
-		}
-		var world []WorldEvent
-		for _, w := range st.World {
-			if w.Source == "gc" || w.Reason == "Failed" || w.Reason == ReasonLostReadiness || w.Reason == ReasonExpanded {
-				world = append(world, w)
-			}
-		}
-		if len(acts) > 0 || len(world) > 0 {
-			p.Steps = append(p.Steps, PreviewStep{Offset: st.Offset, OffsetSeconds: st.Offset.Seconds(), Actions: acts, World: world})
-		}
-		if len(deleted) > 0 {
-			p.Batches = append(p.Batches, deleted)
-		}
-	}
-	p.warn(base.snapshot, o, fs, final, tl)
+	p.warn(base.snapshot, fs, final, tl)
 	if tl.Outcome.Result == "partial" {
 		p.Estimate = p.estimateRest(base.snapshot, final)
 	}
@@ -216,6 +153,107 @@ func PreviewEdit(ctx context.Context, base *Scenario, edited []byte, opts Option
 		}
 	}
 	return p, nil
+}
+
+// checkEdit reads the edited manifest as the edit of base's set: o as it is applied (kind and apiVersion
+// defaulted), cur the set before it, check the edited set as the API server would store it. An edit the
+// API server would refuse is refused here, with its message, not replayed as a note.
+func checkEdit(base *Scenario, edited []byte) (o, cur, check Obj, err error) {
+	o, err = jsonobj.DecodeObj(edited)
+	if err != nil {
+		return nil, nil, nil, invalidWorld("edited StatefulSet: %w", err)
+	}
+	if k := jsonobj.GetStr(o, "kind"); k != "" && k != world.KindSet {
+		return nil, nil, nil, invalidWorld("edited manifest is a %s, want a StatefulSet", k)
+	}
+	jsonobj.SetDefault(o, "kind", world.KindSet)
+	jsonobj.SetDefault(o, "apiVersion", "apps/v1")
+	cur = jsonobj.GetObj(base.snapshot, "statefulSet")
+	if n := jsonobj.GetStr(o, "metadata.name"); n != "" && n != jsonobj.GetStr(cur, "metadata.name") {
+		return nil, nil, nil, invalidWorld("edited StatefulSet %q is not the snapshot's %q", n, jsonobj.GetStr(cur, "metadata.name"))
+	}
+	check = jsonobj.CloneObj(o)
+	jsonobj.SetDefault(jsonobj.Ensure(check, "metadata"), "name", jsonobj.GetStr(cur, "metadata.name"))
+	kube.DefaultStatefulSet(check)
+	if err := world.APIAnswer(kube.ValidateStatefulSetUpdate(cur, check, kube.GatesOf(base.Features))); err != nil {
+		return nil, nil, nil, &InvalidWorldError{Err: err}
+	}
+	return o, cur, check, nil
+}
+
+// readEnd reads what the preview says of the set the replay ended with (fs): the revision the edit leads to
+// (or would, when a policy holds its create), the settings that decide how the rollout goes, and the
+// extensions its module acts on, which the warnings and the summary weigh.
+func (p *Preview) readEnd(ctx context.Context, opts Options, tl *Timeline, fs Obj) error {
+	p.To = tl.revision(jsonobj.GetStr(fs, "status.updateRevision"))
+	if name, hold := heldRevision(tl); hold != nil {
+		p.To, p.ToHeld = tl.revision(name), hold
+	}
+	var err error
+	if p.Settings, err = settingsOf(fs, p.features); err != nil {
+		return err
+	}
+	p.recoverStuck = extensionOn(ctx, opts, annotations(fs), abi.AnnotationRecoverStuckAfter)
+	p.progressDeadline = extensionOn(ctx, opts, annotations(fs), abi.AnnotationProgressDeadlineSeconds)
+	p.reserving = func(ann map[string]string) bool { return extensionOn(ctx, opts, ann, abi.AnnotationReserveOrdinals) }
+	p.annotations = annotationFindings(ctx, opts, annotations(fs))
+	if p.reserving(annotations(fs)) {
+		p.Settings.ReservedOrdinals = annotations(fs)[abi.AnnotationReserveOrdinals]
+	}
+	return nil
+}
+
+// addStep adds a sync of the replay as the preview shows it: a step when it wrote pods or claims, failed a
+// write, or saw pods fail, lose readiness or be collected; its pod deletes as a batch; its pod updates under
+// extension in-place-update as a batch of Updates.
+func (p *Preview) addStep(st *Step) {
+	var acts, deleted []string
+	for _, a := range st.Actions {
+		if a.Kind == world.KindPod || a.Kind == world.KindClaim || a.Error != "" {
+			acts = append(acts, a.String())
+		}
+		if a.Kind == world.KindPod && a.Verb == "delete" && a.Error == "" {
+			deleted = append(deleted, a.Name)
+		}
+	}
+	if updates := podUpdates(st); len(updates) > 0 {
+		p.Updates = append(p.Updates, updates)
+	}
+	var world []WorldEvent
+	for _, w := range st.World {
+		if w.Source == "gc" || w.Reason == "Failed" || w.Reason == ReasonLostReadiness || w.Reason == ReasonExpanded {
+			world = append(world, w)
+		}
+	}
+	if len(acts) > 0 || len(world) > 0 {
+		p.Steps = append(p.Steps, PreviewStep{Offset: st.Offset, OffsetSeconds: st.Offset.Seconds(), Actions: acts, World: world})
+	}
+	if len(deleted) > 0 {
+		p.Batches = append(p.Batches, deleted)
+	}
+}
+
+// podUpdates are the pods a sync moves to the update revision under extension in-place-update, each from
+// the revision it was at as the sync saw it: a pod moved in place (its update, not the resize before it),
+// or a delete the module says recreates a pod it cannot update in place.
+func podUpdates(st *Step) []PodUpdate {
+	var updates []PodUpdate
+	for _, a := range st.Actions {
+		if a.Kind == world.KindPod && a.Error == "" && a.Held == nil && (a.InPlace && a.Verb == "update" || a.Verb == "delete" && a.Why != "") {
+			updates = append(updates, PodUpdate{Pod: a.Name, InPlace: a.InPlace, Why: a.Why})
+		}
+	}
+	if len(updates) == 0 {
+		return nil
+	}
+	from := map[string]string{}
+	for ps := range st.Pods.All() {
+		from[ps.Name] = ps.Label
+	}
+	for i := range updates {
+		updates[i].From = from[updates[i].Pod]
+	}
+	return updates
 }
 
 // ToHeldNote is "not created: policy P holds its create (Reason)" when ToHeld says so, else "".
@@ -263,118 +301,141 @@ func settingsOf(set Obj, features map[string]bool) (rollout.Settings, error) {
 	return rollout.SettingsOf(&typed, features), nil
 }
 
-// warn adds the known traps that apply to this edit and world.
-func (p *Preview) warn(before Obj, edited, after, final Obj, tl *Timeline) {
-	w := func(code, format string, args ...any) {
-		p.Warnings = append(p.Warnings, Warning{Code: code, Message: fmt.Sprintf(format, args...)})
+// warn adds the known traps that apply to this edit and world: before is the world before the edit, after
+// the set as the replay ended, final the world then. Their order is the warnings' order.
+func (p *Preview) warn(before, after, final Obj, tl *Timeline) {
+	spec := jsonobj.GetObj(after, "spec")
+	// only the set's pods count: a pod with its labels that is not its own (db-0, web--1) holds nothing up
+	members := kube.MembersOfJSON(jsonobj.GetObj(before, "statefulSet"))
+	p.warnReplayFindings(tl, after)
+	// OrderedReady waits for every pod to be Running and Ready before doing anything else.
+	if jsonobj.GetStr(spec, "podManagementPolicy") == "OrderedReady" {
+		p.warnOrderedReady(before, after, members)
 	}
+	if jsonobj.GetStr(spec, "persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete" {
+		p.warnClaimsDeleted(before, after)
+	}
+	if jsonobj.GetStr(spec, "updateStrategy.type") == "RollingUpdate" {
+		p.warnRollingUpdate(before, spec, final, members)
+	}
+	if jsonobj.GetStr(spec, "updateStrategy.type") == "OnDelete" && p.From.Name != p.To.Name {
+		p.addWarning(WarnOnDelete, "OnDelete: no pod is replaced by the controller; each pod moves to revision %s only when you delete it", p.To.Label)
+	}
+	if p.Outcome.Result == "stuck" || p.Outcome.Result == "limit" {
+		p.addWarning(WarnUnfinished, "the rollout does not finish: %s", p.Outcome.Summary)
+	}
+	if p.Outcome.Result == OutcomeHeld {
+		p.addWarning(WarnPolicyHeld, "the rollout waits on a policy: %s", p.Outcome.Summary)
+	}
+}
+
+func (p *Preview) addWarning(code, format string, args ...any) {
+	p.Warnings = append(p.Warnings, Warning{Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// warnReplayFindings says what the replay and the module found wrong, first: a policy that failed guarded
+// nothing (once per policy and reason), an extension's annotation the module cannot read, the set's
+// ordinal.dev/ annotations its module will not act on (the controller's events say the same), a pod
+// pod-update-policy InPlaceOnly holds at the end (its condition). Each is in its finder's words.
+func (p *Preview) warnReplayFindings(tl *Timeline, after Obj) {
+	p.PolicyFailures = tl.PolicyFailures
+	for _, f := range tl.PolicyFailures {
+		p.addWarning(WarnPolicyFailed, "%s", PolicyFailureText(f))
+	}
+	for _, msg := range tl.invalidAnnotations { // abi.EventInvalidAnnotation
+		p.addWarning(WarnInvalidAnnotation, "%s", msg)
+	}
+	for _, f := range p.annotations {
+		p.addWarning(f.Code, "%s", f.Message)
+	}
+	for _, msg := range inPlaceBlocked(after) {
+		p.addWarning(WarnInPlaceBlocked, "%s", msg)
+	}
+}
+
+// warnOrderedReady names the set's pods that are not Running and Ready before the edit: under OrderedReady
+// they block it, unless extension recover-stuck replaces them (RollingUpdate).
+func (p *Preview) warnOrderedReady(before, after Obj, members kube.Members) {
+	var notReady []string
+	for _, v := range jsonobj.GetArr(before, "pods") {
+		pod := v.(Obj)
+		if _, ok := members.PodJSON(pod); ok && jsonobj.Get(pod, "metadata.deletionTimestamp") == nil && !(kube.PodRunningAndReadyJSON(pod)) {
+			notReady = append(notReady, jsonobj.GetStr(pod, "metadata.name"))
+		}
+	}
+	switch {
+	case len(notReady) > 0 && p.recoverStuck && jsonobj.GetStr(after, "spec.updateStrategy.type") == "RollingUpdate":
+		p.addWarning(WarnOrderedReadyBlocked, "OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
+			"but %s %s deletes a pod not at the update revision once it has not been Ready that long, so it is recreated at its ordinal's revision (the steps show when)",
+			strings.Join(notReady, ", "), pronoun(len(notReady)), abi.AnnotationRecoverStuckAfter, annotations(after)[abi.AnnotationRecoverStuckAfter])
+	case len(notReady) > 0:
+		p.addWarning(WarnOrderedReadyBlocked, "OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
+			"so this edit changes nothing until then. Reverting the template does not help either (forced rollback): delete the broken pod(s) after fixing the template",
+			strings.Join(notReady, ", "), pronoun(len(notReady)))
+	}
+}
+
+// warnClaimsDeleted names the claims whenScaled=Delete deletes: those of the slots a scale-down (or a
+// reservation: extension reserve-ordinals) removes.
+func (p *Preview) warnClaimsDeleted(before, after Obj) {
 	spec := jsonobj.GetObj(after, "spec")
 	start, _ := jsonobj.GetInt(spec, "ordinals.start")
 	replicas, _ := jsonobj.GetInt(spec, "replicas")
-	// only the set's pods count: a pod with its labels that is not its own (db-0, web--1) holds nothing up
-	members, finalMembers := kube.MembersOfJSON(jsonobj.GetObj(before, "statefulSet")), kube.MembersOfJSON(jsonobj.GetObj(final, "statefulSet"))
-	// 0. A policy that failed guarded nothing: said first, once per policy and reason.
-	p.PolicyFailures = tl.PolicyFailures
-	for _, f := range tl.PolicyFailures {
-		w(WarnPolicyFailed, "%s", PolicyFailureText(f))
-	}
-	// 0a. An extension's annotation the module cannot read, in the module's words (abi.EventInvalidAnnotation).
-	for _, msg := range tl.invalidAnnotations {
-		w(WarnInvalidAnnotation, "%s", msg)
-	}
-	// 0a'. An extension the set asks for and its module does not have (upstream's plan ignores it), an
-	// ordinal.dev/ key nothing reads, a value the module would not read: the controller's events too.
-	for _, f := range p.annotations {
-		w(f.Code, "%s", f.Message)
-	}
-	// 0b. A pod pod-update-policy InPlaceOnly holds at the end, in the module's words (its condition).
-	for _, msg := range inPlaceBlocked(after) {
-		w(WarnInPlaceBlocked, "%s", msg)
-	}
-	// 1. OrderedReady waits for every pod to be Running and Ready before doing anything else.
-	if jsonobj.GetStr(spec, "podManagementPolicy") == "OrderedReady" {
-		var notReady []string
-		for _, v := range jsonobj.GetArr(before, "pods") {
-			pod := v.(Obj)
-			if _, ok := members.PodJSON(pod); ok && jsonobj.Get(pod, "metadata.deletionTimestamp") == nil && !(kube.PodRunningAndReadyJSON(pod)) {
-				notReady = append(notReady, jsonobj.GetStr(pod, "metadata.name"))
-			}
-		}
-		switch {
-		case len(notReady) > 0 && p.recoverStuck && jsonobj.GetStr(spec, "updateStrategy.type") == "RollingUpdate":
-			w(WarnOrderedReadyBlocked, "OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
-				"but %s %s deletes a pod not at the update revision once it has not been Ready that long, so it is recreated at its ordinal's revision (the steps show when)",
-				strings.Join(notReady, ", "), pronoun(len(notReady)), abi.AnnotationRecoverStuckAfter, annotations(after)[abi.AnnotationRecoverStuckAfter])
-		case len(notReady) > 0:
-			w(WarnOrderedReadyBlocked, "OrderedReady: %s not Running and Ready; the controller waits for %s before it creates, deletes or updates any other pod, "+
-				"so this edit changes nothing until then. Reverting the template does not help either (forced rollback): delete the broken pod(s) after fixing the template",
-				strings.Join(notReady, ", "), pronoun(len(notReady)))
-		}
-	}
-	// 2. whenScaled=Delete deletes the claims of the pods a scale-down (or a reservation: extension
-	// reserve-ordinals) removes.
 	oldSet := jsonobj.GetObj(before, "statefulSet")
 	oldStart, _ := jsonobj.GetInt(oldSet, "spec.ordinals.start")
 	oldReplicas, _ := jsonobj.GetInt(oldSet, "spec.replicas")
 	oldSlots, newSlots := p.Slots(oldStart, oldReplicas, annotations(oldSet)), p.Slots(start, replicas, annotations(after))
+	var claims []string
+	for _, v := range jsonobj.GetArr(before, "claims") {
+		name := jsonobj.GetStr(v, "metadata.name")
+		if o, ok := ordinal.Ordinal(name); ok && oldSlots.Contains(int64(o)) && !newSlots.Contains(int64(o)) {
+			for _, t := range jsonobj.GetArr(spec, "volumeClaimTemplates") {
+				if strings.HasPrefix(name, jsonobj.GetStr(t, "metadata.name")+"-") {
+					claims = append(claims, name)
+				}
+			}
+		}
+	}
+	world.SortNatural(claims)
+	if len(claims) == 0 {
+		return
+	}
 	what := fmt.Sprintf("scaling %d -> %d", oldReplicas, replicas)
 	if replicas >= oldReplicas {
 		what = fmt.Sprintf("%s %q", abi.AnnotationReserveOrdinals, annotations(after)[abi.AnnotationReserveOrdinals])
 	}
-	if jsonobj.GetStr(spec, "persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete" {
-		var claims []string
-		for _, v := range jsonobj.GetArr(before, "claims") {
-			name := jsonobj.GetStr(v, "metadata.name")
-			if o, ok := ordinal.Ordinal(name); ok && oldSlots.Contains(int64(o)) && !newSlots.Contains(int64(o)) {
-				for _, t := range jsonobj.GetArr(spec, "volumeClaimTemplates") {
-					if strings.HasPrefix(name, jsonobj.GetStr(t, "metadata.name")+"-") {
-						claims = append(claims, name)
-					}
-				}
+	p.addWarning(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: %s deletes these PVCs and their data: %s",
+		what, strings.Join(ordinal.Fold(claims), ", "))
+}
+
+// warnRollingUpdate lists the pods the partition holds back at the end (final), and says that maxUnavailable
+// counts the unavailable pods below the partition too, and when its feature gate is off.
+func (p *Preview) warnRollingUpdate(before, spec, final Obj, members kube.Members) {
+	start, _ := jsonobj.GetInt(spec, "ordinals.start")
+	part, _ := jsonobj.GetInt(spec, "updateStrategy.rollingUpdate.partition")
+	mu := jsonobj.Get(spec, "updateStrategy.rollingUpdate.maxUnavailable")
+	var below []string
+	for _, v := range jsonobj.GetArr(before, "pods") {
+		pod := v.(Obj)
+		if o, ok := members.PodJSON(pod); ok && int64(o) < start+part && !kube.PodReadyJSON(pod) {
+			below = append(below, jsonobj.GetStr(pod, "metadata.name"))
+		}
+	}
+	if part > 0 {
+		finalMembers := kube.MembersOfJSON(jsonobj.GetObj(final, "statefulSet"))
+		for _, v := range jsonobj.GetArr(final, "pods") {
+			if o, ok := finalMembers.PodJSON(v.(Obj)); ok && int64(o) < start+part {
+				p.HeldBack = append(p.HeldBack, jsonobj.GetStr(v, "metadata.name"))
 			}
 		}
-		world.SortNatural(claims)
-		if len(claims) > 0 {
-			w(WarnClaimsDeleted, "persistentVolumeClaimRetentionPolicy.whenScaled=Delete: %s deletes these PVCs and their data: %s",
-				what, strings.Join(ordinal.Fold(claims), ", "))
-		}
 	}
-	// 3. maxUnavailable counts unavailable pods below the partition too.
-	if jsonobj.GetStr(spec, "updateStrategy.type") == "RollingUpdate" {
-		part, _ := jsonobj.GetInt(spec, "updateStrategy.rollingUpdate.partition")
-		mu := jsonobj.Get(spec, "updateStrategy.rollingUpdate.maxUnavailable")
-		var below []string
-		for _, v := range jsonobj.GetArr(before, "pods") {
-			pod := v.(Obj)
-			if o, ok := members.PodJSON(pod); ok && int64(o) < start+part && !kube.PodReadyJSON(pod) {
-				below = append(below, jsonobj.GetStr(pod, "metadata.name"))
-			}
-		}
-		if part > 0 {
-			for _, v := range jsonobj.GetArr(final, "pods") {
-				if o, ok := finalMembers.PodJSON(v.(Obj)); ok && int64(o) < start+part {
-					p.HeldBack = append(p.HeldBack, jsonobj.GetStr(v, "metadata.name"))
-				}
-			}
-		}
-		if part > 0 && len(below) > 0 {
-			w(WarnMaxUnavailableCountsHeldBack, "maxUnavailable %v counts unavailable pods below the partition as well: %s (ordinal < %d, held back) already count against it, so fewer pods (or none) are updated at a time",
-				mu, strings.Join(ordinal.Fold(below), ", "), start+part)
-		}
-		if n, ok := jsonobj.AsInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff(tl, "MaxUnavailableStatefulSet") {
-			w(WarnMaxUnavailableIgnored, "maxUnavailable %v is ignored: the MaxUnavailableStatefulSet feature gate is off, pods are updated one at a time", mu)
-		}
+	if part > 0 && len(below) > 0 {
+		p.addWarning(WarnMaxUnavailableCountsHeldBack, "maxUnavailable %v counts unavailable pods below the partition as well: %s (ordinal < %d, held back) already count against it, so fewer pods (or none) are updated at a time",
+			mu, strings.Join(ordinal.Fold(below), ", "), start+part)
 	}
-	if jsonobj.GetStr(spec, "updateStrategy.type") == "OnDelete" && p.From.Name != p.To.Name {
-		w(WarnOnDelete, "OnDelete: no pod is replaced by the controller; each pod moves to revision %s only when you delete it", p.To.Label)
+	if n, ok := jsonobj.AsInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff(nil, "MaxUnavailableStatefulSet") {
+		p.addWarning(WarnMaxUnavailableIgnored, "maxUnavailable %v is ignored: the MaxUnavailableStatefulSet feature gate is off, pods are updated one at a time", mu)
 	}
-	if p.Outcome.Result == "stuck" || p.Outcome.Result == "limit" {
-		w(WarnUnfinished, "the rollout does not finish: %s", p.Outcome.Summary)
-	}
-	if p.Outcome.Result == OutcomeHeld {
-		w(WarnPolicyHeld, "the rollout waits on a policy: %s", p.Outcome.Summary)
-	}
-	_ = edited
 }
 
 // Slots is the ordinals of a set with these annotations as the module the preview ran places its pods
