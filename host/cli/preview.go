@@ -35,19 +35,8 @@ maxUnavailable counts unavailable pods below the partition).
                   (pods x time), the same picture as ` + "`ordinal replay --html`",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch {
-			case file == "":
-				return withCode(ExitUsage, fmt.Errorf("need -f, the edited StatefulSet manifest; usage: %s", cmd.UseLine()))
-			case from == "" && scenario == "":
-				// A newcomer has a manifest and no snapshot yet: say where one comes from.
-				return withCode(ExitUsage, errors.New("need the world to preview the edit against: --from SNAPSHOT (a live set's: "+
-					"kubectl ordinal snapshot statefulset/NAME > FILE; or kubectl ordinal preview -f FILE against the live set "+
-					"itself) or --scenario SCENARIO (the end state of a replay)"))
-			case from != "" && scenario != "":
-				return withCode(ExitUsage, errors.New("--from and --scenario both name the world to preview against: give one"))
-			}
-			if stdin := 0 + btoi(file == "-") + btoi(from == "-") + btoi(scenario == "-"); stdin > 1 {
-				return withCode(ExitUsage, fmt.Errorf("only one of -f, --from and --scenario can be - (standard input)"))
+			if err := checkPreviewInputs(cmd, file, from, scenario); err != nil {
+				return err
 			}
 			format, err := output.resolve(cmd)
 			if err != nil {
@@ -61,110 +50,24 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
-			edited, err := opts.readDocument(cmd.InOrStdin(), file, "edited StatefulSet")
+			edited, err := readEditedSet(cmd, opts, file, v)
 			if err != nil {
-				return err
-			}
-			switch in := recognise(edited, opts.inputLimit()); in.kind {
-			case inputManifest:
-				edited = in.json
-			case inputUnknown:
-				if err := in.unreadable(file, "a StatefulSet manifest"); err != nil {
-					return err
-				}
-				if edited, err = yamljson.ToJSONWithin(edited, opts.inputLimit(), "edited StatefulSet "+displayName(file)); err != nil {
-					return withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
-				}
-			default:
-				return wrongInput(in, file, "a StatefulSet manifest (-f)")
-			}
-			if edited, err = v.manifest(edited, file, "StatefulSet"); err != nil {
 				return err
 			}
 			var base *replay.Scenario
 			if from != "" {
-				doc, err := opts.readDocument(cmd.InOrStdin(), from, "snapshot")
-				if err != nil {
-					return err
-				}
-				// The edited manifest names the set; -n (or its own namespace) picks it from a List.
-				var md struct {
-					Metadata struct{ Name, Namespace string } `json:"metadata"`
-				}
-				_ = json.Unmarshal(edited, &md)
-				choice := setChoice{namespace: md.Metadata.Namespace, name: md.Metadata.Name}
-				if namespace != "" {
-					if choice.namespace != "" && choice.namespace != namespace {
-						return withCode(ExitUsage, fmt.Errorf("the edited StatefulSet's namespace %q does not match -n %q", choice.namespace, namespace))
-					}
-					choice.namespace = namespace
-				}
-				snap, err := snapshotInput(opts.recognise(doc, opts.inputLimit()), from, choice, v)
-				if err != nil {
-					return err
-				}
-				// The snapshot is judged by the module first, exactly as `reconcile` judges it, so the same
-				// bad snapshot exits the same way from both.
-				if err := reconcileOnce(cmd.Context(), opts, snap); err != nil {
-					return err
-				}
-				if base, err = replay.ScenarioFromSnapshot(snap.json); err != nil {
-					return withCode(ExitUsage, err)
-				}
+				base, err = snapshotWorld(cmd, opts, from, namespace, edited, v)
 			} else {
-				sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), scenario, setChoice{}, v)
-				if err != nil {
-					return err
-				}
-				tl, err := runReplay(cmd.Context(), opts, sc, &rollout, newProgress(cmd.ErrOrStderr(), format, "replaying the scenario"))
-				if err != nil {
-					return err
-				}
-				// A world cut off mid-way has pods the kubelet was still starting or stopping; a snapshot of it
-				// keeps them as they were, so the preview would report them stuck.
-				if tl.Outcome.Result == "limit" && strings.Contains(tl.StopReason, "(--replay-timeout ") {
-					return withCode(ExitLimit, fmt.Errorf("--scenario %s: %s, before the edit was previewed", scenario, tl.StopReason))
-				}
-				if tl.Outcome.Result == "limit" {
-					return withCode(ExitUsage, fmt.Errorf("--scenario %s stopped at its limit (%s) before it settled: a preview starts from the world a scenario settles in; raise the scenario's limits, or preview from a snapshot (--from)",
-						scenario, tl.StopReason))
-				}
-				if base, err = replay.Settled(sc, tl); err != nil {
-					return withCode(ExitUsage, err)
-				}
+				base, err = settledWorld(cmd, opts, scenario, &rollout, format, v)
 			}
-			m, err := opts.load(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer m.Close(cmd.Context())
-			named, closeNamed := opts.replayModules()
-			defer closeNamed()
-			pols, err := opts.policies(cmd.Context())
+			p, err := previewEdit(cmd, opts, base, edited, &rollout, format)
 			if err != nil {
 				return err
 			}
-			defer pols.Close()
-			prog := newProgress(cmd.ErrOrStderr(), format, "previewing")
-			p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get,
-				Model: rollout.model, Budget: rollout.budget(), Progress: prog.update})
-			prog.done()
-			if err != nil {
-				return withCode(exitCodeOf(err), err)
-			}
-			var out bytes.Buffer
-			if format == "text" {
-				err = p.WriteText(&out)
-			} else {
-				err = writeJSONAs(&out, format, p.WriteJSON)
-			}
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			if err := writeHTML(cmd.ErrOrStderr(), "preview picture", htmlOut, p.WriteHTML); err != nil {
-				return err
-			}
-			if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
+			if err := writePreview(cmd, p, format, htmlOut); err != nil {
 				return err
 			}
 			return fail.verdict(p.Outcome, p.Warnings)
@@ -181,4 +84,151 @@ maxUnavailable counts unavailable pods below the partition).
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the previewed rollout to this file")
 	validate.bind(cmd)
 	return cmd
+}
+
+// checkPreviewInputs refuses a preview without an edit, without exactly one world to preview it against, or
+// with more than one input on standard input.
+func checkPreviewInputs(cmd *cobra.Command, file, from, scenario string) error {
+	switch {
+	case file == "":
+		return withCode(ExitUsage, fmt.Errorf("need -f, the edited StatefulSet manifest; usage: %s", cmd.UseLine()))
+	case from == "" && scenario == "":
+		// A newcomer has a manifest and no snapshot yet: say where one comes from.
+		return withCode(ExitUsage, errors.New("need the world to preview the edit against: --from SNAPSHOT (a live set's: "+
+			"kubectl ordinal snapshot statefulset/NAME > FILE; or kubectl ordinal preview -f FILE against the live set "+
+			"itself) or --scenario SCENARIO (the end state of a replay)"))
+	case from != "" && scenario != "":
+		return withCode(ExitUsage, errors.New("--from and --scenario both name the world to preview against: give one"))
+	}
+	if stdin := 0 + btoi(file == "-") + btoi(from == "-") + btoi(scenario == "-"); stdin > 1 {
+		return withCode(ExitUsage, fmt.Errorf("only one of -f, --from and --scenario can be - (standard input)"))
+	}
+	return nil
+}
+
+// readEditedSet reads the edited StatefulSet of -f as JSON, its unknown fields v's to judge.
+func readEditedSet(cmd *cobra.Command, opts *moduleOptions, file string, v fieldValidation) ([]byte, error) {
+	edited, err := opts.readDocument(cmd.InOrStdin(), file, "edited StatefulSet")
+	if err != nil {
+		return nil, err
+	}
+	switch in := recognise(edited, opts.inputLimit()); in.kind {
+	case inputManifest:
+		edited = in.json
+	case inputUnknown:
+		if err := in.unreadable(file, "a StatefulSet manifest"); err != nil {
+			return nil, err
+		}
+		if edited, err = yamljson.ToJSONWithin(edited, opts.inputLimit(), "edited StatefulSet "+displayName(file)); err != nil {
+			return nil, withCode(ExitUsage, fmt.Errorf("edited StatefulSet: %w", err))
+		}
+	default:
+		return nil, wrongInput(in, file, "a StatefulSet manifest (-f)")
+	}
+	return v.manifest(edited, file, "StatefulSet")
+}
+
+// snapshotWorld is the world of --from: the snapshot's, or that of the set the edited manifest names (its
+// namespace, else -n) in a List.
+func snapshotWorld(cmd *cobra.Command, opts *moduleOptions, from, namespace string, edited []byte, v fieldValidation) (*replay.Scenario, error) {
+	doc, err := opts.readDocument(cmd.InOrStdin(), from, "snapshot")
+	if err != nil {
+		return nil, err
+	}
+	var md struct {
+		Metadata struct{ Name, Namespace string } `json:"metadata"`
+	}
+	_ = json.Unmarshal(edited, &md)
+	choice := setChoice{namespace: md.Metadata.Namespace, name: md.Metadata.Name}
+	if namespace != "" {
+		if choice.namespace != "" && choice.namespace != namespace {
+			return nil, withCode(ExitUsage, fmt.Errorf("the edited StatefulSet's namespace %q does not match -n %q", choice.namespace, namespace))
+		}
+		choice.namespace = namespace
+	}
+	snap, err := snapshotInput(opts.recognise(doc, opts.inputLimit()), from, choice, v)
+	if err != nil {
+		return nil, err
+	}
+	// The snapshot is judged by the module first, exactly as `reconcile` judges it, so the same
+	// bad snapshot exits the same way from both.
+	if err := reconcileOnce(cmd.Context(), opts, snap); err != nil {
+		return nil, err
+	}
+	base, err := replay.ScenarioFromSnapshot(snap.json)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	return base, nil
+}
+
+// settledWorld is the world of --scenario: the one the scenario's replay settles in.
+func settledWorld(cmd *cobra.Command, opts *moduleOptions, scenario string, rollout *rolloutFlags, format string, v fieldValidation) (*replay.Scenario, error) {
+	sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), scenario, setChoice{}, v)
+	if err != nil {
+		return nil, err
+	}
+	tl, err := runReplay(cmd.Context(), opts, sc, rollout, newProgress(cmd.ErrOrStderr(), format, "replaying the scenario"))
+	if err != nil {
+		return nil, err
+	}
+	// A world cut off mid-way has pods the kubelet was still starting or stopping; a snapshot of it
+	// keeps them as they were, so the preview would report them stuck.
+	if tl.Outcome.Result == "limit" && strings.Contains(tl.StopReason, "(--replay-timeout ") {
+		return nil, withCode(ExitLimit, fmt.Errorf("--scenario %s: %s, before the edit was previewed", scenario, tl.StopReason))
+	}
+	if tl.Outcome.Result == "limit" {
+		return nil, withCode(ExitUsage, fmt.Errorf("--scenario %s stopped at its limit (%s) before it settled: a preview starts from the world a scenario settles in; raise the scenario's limits, or preview from a snapshot (--from)",
+			scenario, tl.StopReason))
+	}
+	base, err := replay.Settled(sc, tl)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	return base, nil
+}
+
+// previewEdit replays the edit on base with the module, the modules and policies the set names, and
+// rollout's model and budget, drawing its progress on a terminal.
+func previewEdit(cmd *cobra.Command, opts *moduleOptions, base *replay.Scenario, edited []byte, rollout *rolloutFlags, format string) (*replay.Preview, error) {
+	m, err := opts.load(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close(cmd.Context())
+	named, closeNamed := opts.replayModules()
+	defer closeNamed()
+	pols, err := opts.policies(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	defer pols.Close()
+	prog := newProgress(cmd.ErrOrStderr(), format, "previewing")
+	p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get,
+		Model: rollout.model, Budget: rollout.budget(), Progress: prog.update})
+	prog.done()
+	if err != nil {
+		return nil, withCode(exitCodeOf(err), err)
+	}
+	return p, nil
+}
+
+// writePreview writes the preview in format to stdout and its picture to --html. The output is rendered
+// first, so a preview that cannot be written leaves neither.
+func writePreview(cmd *cobra.Command, p *replay.Preview, format, htmlOut string) error {
+	var out bytes.Buffer
+	var err error
+	if format == "text" {
+		err = p.WriteText(&out)
+	} else {
+		err = writeJSONAs(&out, format, p.WriteJSON)
+	}
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if err := writeHTML(cmd.ErrOrStderr(), "preview picture", htmlOut, p.WriteHTML); err != nil {
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(out.Bytes())
+	return err
 }
