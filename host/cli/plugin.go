@@ -223,12 +223,17 @@ func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) erro
 	})
 }
 
+// pluginPreviewOptions are the flags of kubectl ordinal preview.
+type pluginPreviewOptions struct {
+	file, featureGates, htmlOut string
+	rollout                     rolloutFlags
+	supplied                    configMapModules
+	signals                     policyContextFlags
+	validate                    validateFlag
+}
+
 func newPluginPreview(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
-	var file, featureGates, htmlOut string
-	var rollout rolloutFlags
-	var supplied configMapModules
-	var signals policyContextFlags
-	var validate validateFlag
+	p := &pluginPreviewOptions{}
 	cmd := &cobra.Command{
 		Use:   "preview -f web.yaml",
 		Short: "Show what applying a manifest would do to the live set: steps, batches, traps",
@@ -243,108 +248,145 @@ apply (it carries kubectl.kubernetes.io/last-applied-configuration) is patched i
 patches it (its three-way merge): a field the last apply set and the file drops is removed. Any other set
 is merged like server-side apply: fields other managers own and the file omits are kept.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			if file == "" {
-				return withCode(ExitUsage, fmt.Errorf("-f is required (a StatefulSet manifest, or - for standard input)"))
-			}
-			fail, err := rollout.parse(true)
-			if err != nil {
-				return err
-			}
-			v, err := validate.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			features, err := parseFeatureGates(featureGates)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			js, manifest, err := readSetManifest(cmd, mopts, v, file)
-			if err != nil {
-				return err
-			}
-			target := setTarget(manifest.APIVersion)
-			c, ns, err := o.client()
-			if err != nil {
-				return err
-			}
-			if manifest.Namespace != "" {
-				if o.kube.namespace != "" && o.kube.namespace != manifest.Namespace {
-					return withCode(ExitUsage, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q", manifest.Namespace, o.kube.namespace))
-				}
-				ns = manifest.Namespace
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			old, cur, objs, err := liveEdit(ctx, c, target, ns, manifest.Name, js)
-			if err != nil {
-				return err
-			}
-			m, err := mopts.load(ctx)
-			if err != nil {
-				return err
-			}
-			defer m.Close(ctx)
-			pols, err := mopts.policies(ctx)
-			if err != nil {
-				return err
-			}
-			defer pols.Close()
-			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, pols, features)
-			if err != nil {
-				return err
-			}
-			defer closeNamed()
-			pctx, err := signals.fetch(ctx, c, cur, objs.Pods, pols.Get) // the policies the edit names
-			if err != nil {
-				return err
-			}
-			prog := newProgress(cmd.ErrOrStderr(), format, "previewing") // a large set takes a while: say so on a terminal
-			res, err := preview.Preview(ctx, preview.Input{Old: old, New: cur, Objects: objs, Module: m, NamedModule: named, NamedPolicy: pols.Get,
-				Features: features, Model: rollout.model, Now: time.Now(), Budget: rollout.budget(), Progress: prog.update,
-				Budgets: pctx.Budgets, Nodes: pctx.Nodes, Signals: pctx.Signals, Events: preview.SetEvents(ctx, c, old)})
-			prog.done()
-			if err != nil {
-				var we *wasm.Error
-				if errors.As(err, &we) {
-					return withCode(ExitModuleFailure, err)
-				}
-				return withCode(ExitUsage, err)
-			}
-			op := "apply to StatefulSet " + ns + "/" + manifest.Name
-			if old == nil {
-				op = "create StatefulSet " + ns + "/" + manifest.Name
-				if line := otherKindLine(ctx, c, target, ns, manifest.Name); line != "" {
-					res.Summary.Lines = append([]string{line}, res.Summary.Lines...)
-				}
-			}
-			out := struct {
-				Preview *replay.Preview `json:"preview"`
-				Summary preview.Summary `json:"summary"`
-			}{res.Preview, res.Summary}
-			if err := writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error { return writeLivePreview(w, op, res) }); err != nil || res.Preview == nil {
-				return err
-			}
-			if err := writeHTML(cmd.ErrOrStderr(), "preview picture", htmlOut, res.Preview.WriteHTML); err != nil {
-				return err
-			}
-			return fail.verdict(res.Preview.Outcome, res.Preview.Warnings)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return p.run(cmd, mopts, o) },
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", "the StatefulSet manifest, or - for standard input")
-	rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`)
-	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
-	cmd.Flags().StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
-	supplied.bind(cmd)
-	signals.bind(cmd)
-	validate.bind(cmd)
+	cmd.Flags().StringVarP(&p.file, "filename", "f", "", "the StatefulSet manifest, or - for standard input")
+	p.rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`)
+	cmd.Flags().StringVar(&p.featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	cmd.Flags().StringVar(&p.htmlOut, "html", "", "write an HTML picture of the rollout to this file")
+	p.supplied.bind(cmd)
+	p.signals.bind(cmd)
+	p.validate.bind(cmd)
 	return cmd
+}
+
+// run previews the manifest's edit of the live set: the flags, the edit as the API server would make it (a
+// dry run), its replay, then the preview written.
+func (p *pluginPreviewOptions) run(cmd *cobra.Command, mopts *moduleOptions, o *pluginOptions) error {
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	if p.file == "" {
+		return withCode(ExitUsage, fmt.Errorf("-f is required (a StatefulSet manifest, or - for standard input)"))
+	}
+	fail, err := p.rollout.parse(true)
+	if err != nil {
+		return err
+	}
+	v, err := p.validate.resolve(cmd)
+	if err != nil {
+		return err
+	}
+	features, err := parseFeatureGates(p.featureGates)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	js, manifest, err := readSetManifest(cmd, mopts, v, p.file)
+	if err != nil {
+		return err
+	}
+	target := setTarget(manifest.APIVersion)
+	c, ns, err := o.manifestClient(manifest)
+	if err != nil {
+		return err
+	}
+	ctx := cmdContext(cmd)
+	old, cur, objs, err := liveEdit(ctx, c, target, ns, manifest.Name, js)
+	if err != nil {
+		return err
+	}
+	res, err := p.preview(ctx, cmd.ErrOrStderr(), format, mopts, o, c,
+		preview.Input{Old: old, New: cur, Objects: objs, Features: features, Model: p.rollout.model, Budget: p.rollout.budget()})
+	if err != nil {
+		return err
+	}
+	op := editOp(ctx, c, target, ns, manifest.Name, old == nil, res)
+	if err := p.write(cmd, format, op, res); err != nil || res.Preview == nil {
+		return err
+	}
+	return fail.verdict(res.Preview.Outcome, res.Preview.Warnings)
+}
+
+// editOp is what the edit does to the live set ns/name (create: there is none), for the text's first line. A
+// create of a set that exists as the other kind says so first in the summary (otherKindLine).
+func editOp(ctx context.Context, c kubernetes.Interface, target snapshot.Target, ns, name string, create bool, res *preview.Result) string {
+	if !create {
+		return "apply to StatefulSet " + ns + "/" + name
+	}
+	if line := otherKindLine(ctx, c, target, ns, name); line != "" {
+		res.Summary.Lines = append([]string{line}, res.Summary.Lines...)
+	}
+	return "create StatefulSet " + ns + "/" + name
+}
+
+// write writes the preview in format to stdout (-o json|yaml: the preview and its summary), then its picture
+// to --html when there is a rollout to draw.
+func (p *pluginPreviewOptions) write(cmd *cobra.Command, format, op string, res *preview.Result) error {
+	out := struct {
+		Preview *replay.Preview `json:"preview"`
+		Summary preview.Summary `json:"summary"`
+	}{res.Preview, res.Summary}
+	if err := writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error { return writeLivePreview(w, op, res) }); err != nil || res.Preview == nil {
+		return err
+	}
+	return writeHTML(cmd.ErrOrStderr(), "preview picture", p.htmlOut, res.Preview.WriteHTML)
+}
+
+// manifestClient connects to the cluster, in the manifest's namespace when it names one (which -n may
+// repeat, not contradict: kubectl's rule), else -n's or the context's.
+func (o *pluginOptions) manifestClient(manifest *appsv1.StatefulSet) (kubernetes.Interface, string, error) {
+	c, ns, err := o.client()
+	if err != nil {
+		return nil, "", err
+	}
+	if manifest.Namespace != "" {
+		if o.kube.namespace != "" && o.kube.namespace != manifest.Namespace {
+			return nil, "", withCode(ExitUsage, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q", manifest.Namespace, o.kube.namespace))
+		}
+		ns = manifest.Namespace
+	}
+	return c, ns, nil
+}
+
+// preview replays the edit in (its sets, objects, features, model and budget) with the module, the modules
+// and policies the set names and what those policies read from the cluster (c), drawing its progress on a
+// terminal: a large set takes a while.
+func (p *pluginPreviewOptions) preview(ctx context.Context, stderr io.Writer, format string, mopts *moduleOptions, o *pluginOptions,
+	c kubernetes.Interface, in preview.Input) (*preview.Result, error) {
+	m, err := mopts.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close(ctx)
+	pols, err := mopts.policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer pols.Close()
+	named, closeNamed, err := o.namedModules(ctx, mopts, &p.supplied, pols, in.Features)
+	if err != nil {
+		return nil, err
+	}
+	defer closeNamed()
+	pctx, err := p.signals.fetch(ctx, c, in.New, in.Objects.Pods, pols.Get) // the policies the edit names
+	if err != nil {
+		return nil, err
+	}
+	in.Module, in.NamedModule, in.NamedPolicy = m, named, pols.Get
+	in.Budgets, in.Nodes, in.Signals = pctx.Budgets, pctx.Nodes, pctx.Signals
+	prog := newProgress(stderr, format, "previewing")
+	in.Now, in.Progress, in.Events = time.Now(), prog.update, preview.SetEvents(ctx, c, in.Old)
+	res, err := preview.Preview(ctx, in)
+	prog.done()
+	if err != nil {
+		var we *wasm.Error
+		if errors.As(err, &we) {
+			return nil, withCode(ExitModuleFailure, err)
+		}
+		return nil, withCode(ExitUsage, err)
+	}
+	return res, nil
 }
 
 // readSetManifest reads the StatefulSet manifest of -f file as JSON, with its unknown fields named (or refused,
