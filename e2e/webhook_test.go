@@ -289,7 +289,7 @@ func registerWebhook(t *testing.T, ctx context.Context, ns, addr string) {
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"statefulsets"},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"statefulsets", "statefulsets/scale"},
 					Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
 			}},
 		}},
@@ -405,7 +405,7 @@ func previewEvents(t *testing.T, ctx context.Context, ns string) []string {
 }
 
 // TestWebhookApply: kubectl apply prints the preview as warnings (create, rolling update with
-// maxUnavailable, partition, scale-down with whenScaled=Delete); the predicted revision is the one the
+// maxUnavailable, partition, scale-down with whenScaled=Delete), and kubectl scale too; the predicted revision is the one the
 // controller then rolls out (the AdmissionReview object is defaulted as stored); --dry-run=server prints the
 // same preview and changes nothing; the full preview is an Event and on /preview; the plugin's preview,
 // timeline and snapshot run through kubectl.
@@ -499,6 +499,14 @@ func TestWebhookApply(t *testing.T) {
 	// partition: a template change held back below ordinal 3
 	_, stderr, _ = kubectl(t, ctx, webManifest(5, "Parallel", "v3", 3, false), "apply", "-n", ns, "-f", "-", "--dry-run=server")
 	requireWarning(t, stderr, "rolling update of 2 pods", "[web-4 web-3]", "partition 3 holds web-0..web-2 at "+set.Status.CurrentRevision)
+
+	// kubectl scale writes the scale subresource, whose review carries no set: the webhook reads the set (under
+	// the deployed RBAC) and previews the scale-down as the edit of spec.replicas it is
+	_, stderr, code = kubectl(t, ctx, "", "scale", "statefulset/web", "--replicas=4", "-n", ns, "--dry-run=server")
+	if code != 0 {
+		t.Fatalf("kubectl scale --dry-run=server failed: %s", stderr)
+	}
+	requireWarning(t, stderr, "Warning: ordinal: scaling 5→4 deletes web-4", "whenScaled=Delete: scaling 5→4 deletes PVCs data-web-4")
 
 	// scale-down with whenScaled=Delete
 	_, stderr, _ = kubectl(t, ctx, webManifest(3, "Parallel", "v2", 0, false), "apply", "-n", ns, "-f", "-")

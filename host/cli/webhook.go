@@ -55,8 +55,8 @@ func newWebhookCommand(mopts *moduleOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "webhook --tls-cert-file FILE --tls-private-key-file FILE --client-ca-file FILE",
 		Short: "Serve a validating admission webhook that previews each StatefulSet edit at apply time",
-		Long: `webhook is a validating admission webhook (admission.k8s.io/v1 AdmissionReview over HTTPS) for apps/v1
-StatefulSet CREATE and UPDATE. For each edit it builds the controller's snapshot of the set from informer
+		Long: `webhook is a validating admission webhook (admission.k8s.io/v1 AdmissionReview over HTTPS) for StatefulSet
+CREATE and UPDATE, and updates of their scale subresource (kubectl scale, autoscalers). For each edit it builds the controller's snapshot of the set from informer
 caches (its pods, ControllerRevisions and PVCs) with the object the API server is about to store, replays the
 edit with the reconcile module (the preview engine of ` + "`ordinal preview`" + `) and answers allowed, with warnings
 that kubectl prints (each on one line):

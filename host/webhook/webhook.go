@@ -1,8 +1,8 @@
 // Package webhook is `ordinal webhook`: a validating admission webhook for StatefulSets (apps/v1 and
 // Ordinal's ordinal.dev/v1) that tells the user, at `kubectl apply` time, what the edit will do to the
-// running set. For each CREATE and UPDATE it builds the controller's snapshot (host/snapshot's
-// SelectObjects + Build) from informer caches of the set's namespace with the object the API server
-// is about to store, replays the edit with the preview engine (host/replay) on the reconcile module, and
+// running set. For each CREATE and UPDATE (and update of the scale subresource: scale.go) it builds the
+// controller's snapshot (host/snapshot's SelectObjects + Build) from informer caches of the set's namespace
+// with the object the API server is about to store, replays the edit with the preview engine (host/replay) on the reconcile module, and
 // answers allowed with warnings that summarise the rollout (batches, partition, blocking pods, PVCs
 // deleted). The summary goes to an Event on the set, the full preview to the /preview endpoint, never into the
 // object. Optional policies deny known-dangerous edits. Any failure answers allowed with a warning
@@ -70,6 +70,10 @@ type Config struct {
 	// context cannot be read is answered by the failure policy, as a sync does not run without it. Nil:
 	// the policies run without budgets, nodes or signals.
 	Client kubernetes.Interface
+	// GetSet reads a set as the API server stores it, for a review of its scale subresource (kubectl scale,
+	// an autoscaler), which carries only the new replica count. Nil: snapshot.GetSet through Client; with
+	// neither, such a review is answered by the failure policy.
+	GetSet func(ctx context.Context, t snapshot.Target, ns, name string) (*appsv1.StatefulSet, error)
 	// SignalsConfigMap is NAMESPACE/NAME of the ConfigMap of signals the controller gives the sets'
 	// policies (its --signals-configmap), read for each review of a set that names policies; "": none.
 	SignalsConfigMap string
@@ -158,6 +162,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxReplicas <= 0 {
 		cfg.MaxReplicas = DefaultMaxReplicas
+	}
+	if client := cfg.Client; cfg.GetSet == nil && client != nil {
+		cfg.GetSet = func(ctx context.Context, t snapshot.Target, ns, name string) (*appsv1.StatefulSet, error) {
+			return snapshot.GetSet(ctx, client, t, ns, name)
+		}
 	}
 	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), metrics: cfg.Metrics, log: cfg.Logger,
 		now: cfg.Now, store: newPreviewStore(256)}
@@ -293,16 +302,22 @@ func (s *Server) badRequest(w http.ResponseWriter, start time.Time, code int, ms
 // by the failure policy. The decision is the metrics label.
 func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	target := snapshot.TargetOfGroup(req.Kind.Group) // apps/v1 for a group of neither kind: skipped just below
-	if req.Kind.Group != target.GroupVersion.Group || req.Kind.Kind != "StatefulSet" || req.SubResource != "" ||
-		(req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+	target, scale, ok := reviewed(req)
+	if !ok {
 		return resp, DecisionSkipped
 	}
 	budget := s.cfg.Timeout // what the review has left from its arrival, for the answer to a timeout
 	if d, ok := ctx.Deadline(); ok {
 		budget = time.Until(d).Round(time.Millisecond)
 	}
-	old, cur, skip, err := editedSets(req)
+	var old, cur *appsv1.StatefulSet
+	var skip bool
+	var err error
+	if scale {
+		old, cur, skip, err = s.scaledSets(ctx, req, target)
+	} else {
+		old, cur, skip, err = editedSets(req)
+	}
 	switch {
 	case err != nil:
 		return s.noPreview(req, resp, err.Error())
@@ -328,6 +343,19 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	}
 	s.record(req, cur, resp, res, decision, t0)
 	return resp, decision
+}
+
+// reviewed says whether the webhook previews req, and the kind of set it edits: a create or update of a
+// StatefulSet of either kind, or an update of its scale subresource (scale).
+func reviewed(req *admissionv1.AdmissionRequest) (t snapshot.Target, scale, ok bool) {
+	if req.SubResource == "scale" {
+		t = snapshot.TargetOfGroup(req.Resource.Group) // apps/v1 for a group of neither kind: not previewed
+		return t, true, req.Resource.Group == t.GroupVersion.Group && req.Resource.Resource == t.Resource &&
+			req.Kind.Kind == "Scale" && req.Operation == admissionv1.Update
+	}
+	t = snapshot.TargetOfGroup(req.Kind.Group)
+	return t, false, req.Kind.Group == t.GroupVersion.Group && req.Kind.Kind == "StatefulSet" && req.SubResource == "" &&
+		(req.Operation == admissionv1.Create || req.Operation == admissionv1.Update)
 }
 
 // editedSets decodes the review's sets: cur as the API server is about to store it, named as the request
