@@ -400,7 +400,7 @@ func (p *Preview) warnClaimsDeleted(before, after Obj) {
 	if len(claims) == 0 {
 		return
 	}
-	what := fmt.Sprintf("scaling %d -> %d", oldReplicas, replicas)
+	what := fmt.Sprintf("scaling %d→%d", oldReplicas, replicas) // as the summary says it
 	if replicas >= oldReplicas {
 		what = fmt.Sprintf("%s %q", abi.AnnotationReserveOrdinals, annotations(after)[abi.AnnotationReserveOrdinals])
 	}
