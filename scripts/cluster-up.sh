@@ -388,4 +388,6 @@ fi
 
 mkdir -p "$(dirname "$OUT")"
 cp "$RUN/admin.kubeconfig" "$OUT"
-log "cluster up: start $(since "$T_START")s, total (build+start) $(since "$T_ALL")s; kubeconfig $OUT; logs $RUN/logs; stop with make cluster-down"
+down="make cluster-down"
+[ "$RUN" = /tmp/ordinal-localk8s ] || down="LOCALK8S_RUN=$RUN make cluster-down" # the runtime dir it stops
+log "cluster up: start $(since "$T_START")s, total (build+start) $(since "$T_ALL")s; kubeconfig $OUT; logs $RUN/logs; stop with $down"
