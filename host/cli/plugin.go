@@ -156,6 +156,40 @@ func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, 
 	return named, closeNamed, nil
 }
 
+// liveModules are what a live command's replays run on: the module (--module, else the embedded one), the
+// policies (--policy and the embedded ones) and the modules a set may name (with --module-configmap, the
+// controller's supplied ones too). close releases them all.
+type liveModules struct {
+	module *wasm.Module
+	pols   *policy.Registry
+	named  func(ctx context.Context, name string) (hostplan.Reconciler, error)
+	close  func()
+}
+
+// loadModules loads a live command's modules (liveModules) under the feature gates given.
+func (o *pluginOptions) loadModules(ctx context.Context, mopts *moduleOptions, supplied *configMapModules, features map[string]bool) (*liveModules, error) {
+	m, err := mopts.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pols, err := mopts.policies(ctx)
+	if err != nil {
+		m.Close(context.Background())
+		return nil, err
+	}
+	named, closeNamed, err := o.namedModules(ctx, mopts, supplied, pols, features)
+	if err != nil {
+		pols.Close()
+		m.Close(context.Background())
+		return nil, err
+	}
+	return &liveModules{module: m, pols: pols, named: named, close: func() {
+		closeNamed()
+		pols.Close()
+		m.Close(context.Background())
+	}}, nil
+}
+
 // liveSetRead is a set read from the cluster: the controller's snapshot of it, its objects, and the client and
 // feature gates that read it (for the command's further calls).
 type liveSetRead struct {
@@ -354,26 +388,16 @@ func (o *pluginOptions) manifestClient(manifest *appsv1.StatefulSet) (kubernetes
 // terminal: a large set takes a while.
 func (p *pluginPreviewOptions) preview(ctx context.Context, stderr io.Writer, format string, mopts *moduleOptions, o *pluginOptions,
 	c kubernetes.Interface, in preview.Input) (*preview.Result, error) {
-	m, err := mopts.load(ctx)
+	mods, err := o.loadModules(ctx, mopts, &p.supplied, in.Features)
 	if err != nil {
 		return nil, err
 	}
-	defer m.Close(ctx)
-	pols, err := mopts.policies(ctx)
+	defer mods.close()
+	pctx, err := p.signals.fetch(ctx, c, in.New, in.Objects.Pods, mods.pols.Get) // the policies the edit names
 	if err != nil {
 		return nil, err
 	}
-	defer pols.Close()
-	named, closeNamed, err := o.namedModules(ctx, mopts, &p.supplied, pols, in.Features)
-	if err != nil {
-		return nil, err
-	}
-	defer closeNamed()
-	pctx, err := p.signals.fetch(ctx, c, in.New, in.Objects.Pods, pols.Get) // the policies the edit names
-	if err != nil {
-		return nil, err
-	}
-	in.Module, in.NamedModule, in.NamedPolicy = m, named, pols.Get
+	in.Module, in.NamedModule, in.NamedPolicy = mods.module, mods.named, mods.pols.Get
 	in.Budgets, in.Nodes, in.Signals = pctx.Budgets, pctx.Nodes, pctx.Signals
 	prog := newProgress(stderr, format, "previewing")
 	in.Now, in.Progress, in.Events = time.Now(), prog.update, preview.SetEvents(ctx, c, in.Old)
@@ -538,29 +562,19 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			m, err := mopts.load(ctx)
+			mods, err := o.loadModules(ctx, mopts, &supplied, live.features)
 			if err != nil {
 				return err
 			}
-			defer m.Close(ctx)
-			pols, err := mopts.policies(ctx)
-			if err != nil {
-				return err
-			}
-			defer pols.Close()
-			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, pols, live.features)
-			if err != nil {
-				return err
-			}
-			defer closeNamed()
-			pctx, err := signals.fetch(ctx, live.client, live.objs.Set, live.objs.Pods, pols.Get)
+			defer mods.close()
+			pctx, err := signals.fetch(ctx, live.client, live.objs.Set, live.objs.Pods, mods.pols.Get)
 			if err != nil {
 				return err
 			}
 			sc.Manifests = append(append(sc.Manifests, pctx.Budgets...), pctx.Nodes...)
 			sc.Signals = pctx.Signals
 			prog := newProgress(cmd.ErrOrStderr(), format, "replaying")
-			tl, err := replay.Run(ctx, sc, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get, Model: model, Progress: prog.update})
+			tl, err := replay.Run(ctx, sc, replay.Options{Module: mods.module, NamedModule: mods.named, NamedPolicy: mods.pols.Get, Model: model, Progress: prog.update})
 			prog.done()
 			if err != nil {
 				var we *wasm.Error

@@ -63,22 +63,12 @@ controller's requeue comes due; it runs until interrupted.`,
 			}
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			m, err := mopts.load(ctx)
+			mods, err := o.loadModules(ctx, mopts, &supplied, features)
 			if err != nil {
 				return err
 			}
-			defer m.Close(context.Background())
-			pols, err := mopts.policies(ctx)
-			if err != nil {
-				return err
-			}
-			defer pols.Close()
-			named, closeNamed, err := o.namedModules(ctx, mopts, &supplied, pols, features)
-			if err != nil {
-				return err
-			}
-			defer closeNamed()
-			s := &statusView{module: m, named: named, policies: pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
+			defer mods.close()
+			s := &statusView{module: mods.module, named: mods.named, policies: mods.pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
 				errOut: cmd.ErrOrStderr(), signals: signals}
 			if !watch {
 				objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
