@@ -558,10 +558,7 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
+			ctx := cmdContext(cmd)
 			mods, err := o.loadModules(ctx, mopts, &supplied, live.features)
 			if err != nil {
 				return err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"io"
 	"path/filepath"
 	"strings"
@@ -37,10 +36,7 @@ func (o *pluginOptions) completeSets(cmd *cobra.Command, args []string, toComple
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	ctx := cmdContext(cmd)
 	var out []string
 	for _, k := range []struct {
 		t      snapshot.Target

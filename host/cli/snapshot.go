@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -56,10 +55,7 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
+			ctx := cmdContext(cmd)
 			snap, _, err := snapshot.Live(ctx, client, target, ns, name, time.Now(), features)
 			if err != nil {
 				return withCode(ExitUsage, otherKindHint(ctx, client, target, ns, name, err))
