@@ -150,7 +150,7 @@ func (p *Preview) batchSize(spec Obj, replace bool, left int) int {
 		}
 		return 1
 	}
-	if p.featureOff(nil, "MaxUnavailableStatefulSet") {
+	if p.featureOff("MaxUnavailableStatefulSet") {
 		return 1
 	}
 	replicas, _ := jsonobj.GetInt(spec, "replicas")

@@ -433,7 +433,7 @@ func (p *Preview) warnRollingUpdate(before, spec, final Obj, members kube.Member
 		p.addWarning(WarnMaxUnavailableCountsHeldBack, "maxUnavailable %v counts unavailable pods below the partition as well: %s (ordinal < %d, held back) already count against it, so fewer pods (or none) are updated at a time",
 			mu, strings.Join(ordinal.Fold(below), ", "), start+part)
 	}
-	if n, ok := jsonobj.AsInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff(nil, "MaxUnavailableStatefulSet") {
+	if n, ok := jsonobj.AsInt(mu); (ok && n > 1 || !ok && mu != nil) && p.featureOff("MaxUnavailableStatefulSet") {
 		p.addWarning(WarnMaxUnavailableIgnored, "maxUnavailable %v is ignored: the MaxUnavailableStatefulSet feature gate is off, pods are updated one at a time", mu)
 	}
 }
@@ -445,7 +445,7 @@ func (p *Preview) Slots(start, replicas int64, annotations map[string]string) or
 }
 
 // featureOff: the gate is explicitly disabled (every gate the warnings name is on by default).
-func (p *Preview) featureOff(_ *Timeline, gate string) bool {
+func (p *Preview) featureOff(gate string) bool {
 	on, set := p.features[gate]
 	return set && !on
 }
