@@ -125,9 +125,12 @@ func (k *kubelet) probe(ctx context.Context, p *corev1.Pod) {
 		return
 	}
 	go func() {
-		defer k.probing.Delete(p.UID)
-		defer cancel() // and the workers with it
 		pp := &podProber{k: k, results: map[string]*probeResult{}, workers: map[string]context.CancelFunc{}, probed: make(chan struct{}, 1)}
+		// In this order: the workers are stopped, their commands have ended, and only then is the pod no
+		// longer probing (a loop that has ended leaves no probe's command running, however slow its kill).
+		defer k.probing.Delete(p.UID)
+		defer pp.running.Wait()
+		defer cancel() // and the workers with it
 		for {
 			cur, ok := k.current(p)
 			if !ok || cur.DeletionTimestamp != nil || cur.Status.Phase != corev1.PodRunning {
@@ -153,6 +156,7 @@ type podProber struct {
 	results map[string]*probeResult       // by container name
 	workers map[string]context.CancelFunc // by container instance
 	probed  chan struct{}                 // a worker has recorded a result
+	running sync.WaitGroup                // the workers, until each has returned (its command ended)
 }
 
 // follow starts a worker for each running container instance of cur with a readiness probe and stops those
@@ -173,7 +177,7 @@ func (pp *podProber) follow(ctx context.Context, cur *corev1.Pod) map[string]boo
 			pp.mu.Unlock()
 			wctx, stop := context.WithCancel(ctx)
 			pp.workers[instance] = stop
-			go pp.k.probeWorker(wctx, cur, c.Name, pr, cs.State.Running.StartedAt.Time, r, &pp.mu, pp.probed)
+			pp.running.Go(func() { pp.k.probeWorker(wctx, cur, c.Name, pr, cs.State.Running.StartedAt.Time, r, &pp.mu, pp.probed) })
 		}
 	}
 	for instance, stop := range pp.workers {
