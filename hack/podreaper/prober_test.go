@@ -169,7 +169,9 @@ func TestExecProbeEnds(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if !k.runProbe(ctx, p, fs, probe(0, "/bin/sh", "-c", "head -c 67108864 /dev/zero >&2; head -c 67108864 /dev/zero")) {
+	// an hour to write it: the output is the point, and on a loaded machine 128 MiB through a pipe can take
+	// a good part of minProbeTimeout
+	if !k.runProbe(ctx, p, fs, probe(3600, "/bin/sh", "-c", "head -c 67108864 /dev/zero >&2; head -c 67108864 /dev/zero")) {
 		t.Error("a probe with much output failed")
 	}
 	runtime.ReadMemStats(&after)
