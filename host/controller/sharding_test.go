@@ -39,8 +39,11 @@ func TestShardsSplitAndHandOver(t *testing.T) {
 	// by replica: the shards whose caches it started (caughtUp) and dropped (released)
 	took, released := map[string][]int{}, map[string][]int{}
 	newReplica := func(id string) (*shards, context.CancelFunc) {
+		// The electors renew in real time: a term lapses when no renewal lands within RenewDeadline, and a
+		// lapsed term is taken again (a second take). 14 electors renewing every 100 ms under -race on a
+		// loaded machine missed a 1.5 s deadline; 5 s at 250 ms does not (a's release, not expiry, hands over).
 		s := newShards(Sharding{Shards: n, LeaderElection: LeaderElection{Namespace: "ordinal", Name: "o", Identity: id,
-			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}}, client, NewMetrics(nil))
+			LeaseDuration: 6 * time.Second, RenewDeadline: 5 * time.Second, RetryPeriod: 250 * time.Millisecond}}, client, NewMetrics(nil))
 		s.caughtUp = func(_ context.Context, i int) error {
 			mu.Lock()
 			defer mu.Unlock()
