@@ -44,7 +44,7 @@ func shippedPolicies(t *testing.T) func(context.Context, string) (policy.Module,
 		if !ok {
 			return nil, errors.New("unknown policy " + name)
 		}
-		p, err := wasm.LoadPolicy(ctx, code, wasm.Config{})
+		p, err := wasm.LoadPolicy(ctx, code, boundedLoad)
 		if err != nil {
 			return nil, err
 		}

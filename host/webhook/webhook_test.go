@@ -38,9 +38,14 @@ import (
 
 var testModule *wasm.Module
 
+// boundedLoad is the modules' configuration here: Timeout bounds each compile and call, and its 30 s
+// default is a wall-clock budget that compiling a module under -race on a loaded machine misses
+// ("compile exceeded 30s timeout"). Ten minutes: a hang guard. Tests of the timeouts set their own.
+var boundedLoad = wasm.Config{Timeout: 10 * time.Minute}
+
 func TestMain(m *testing.M) {
 	ctx := context.Background()
-	mod, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
+	mod, err := wasm.Load(ctx, embedded.Module(), boundedLoad)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loading the embedded module:", err)
 		os.Exit(1)
@@ -699,7 +704,7 @@ func TestReservedOrdinalsPreviewed(t *testing.T) {
 	cur := w.edit(func(s *appsv1.StatefulSet) {
 		s.Annotations = map[string]string{abi.AnnotationModule: "extended", abi.AnnotationReserveOrdinals: "1"}
 	})
-	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), wasm.Config{})
+	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), boundedLoad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +748,7 @@ func TestResizeClaimsPreviewed(t *testing.T) {
 	cur.UID, cur.ResourceVersion, cur.Status = "", "", appsv1.StatefulSetStatus{}
 	cur.Annotations = map[string]string{abi.AnnotationModule: "extended", abi.AnnotationResizeClaims: "true"}
 	cur.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
-	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), wasm.Config{})
+	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), boundedLoad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,7 +782,7 @@ func TestReservedOrdinalsIgnoredByTheFaithfulModule(t *testing.T) {
 // annotation, its value and that no pod is written until it is fixed.
 func TestWebhookWarnsOfAnInvalidExtensionAnnotation(t *testing.T) {
 	w := newWorld(t, 3, "OrderedReady", 1, "Retain", "")
-	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), wasm.Config{})
+	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), boundedLoad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -804,7 +809,7 @@ func TestWebhookWarnsOfAnInvalidExtensionAnnotation(t *testing.T) {
 // field); InPlaceOnly holds the rollout, and the warning names the pod and the field.
 func TestInPlaceUpdatePreviewed(t *testing.T) {
 	w := newWorld(t, 3, "OrderedReady", 1, "Retain", "")
-	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), wasm.Config{})
+	extended, err := wasm.Load(context.Background(), embedded.ExtendedModule(), boundedLoad)
 	if err != nil {
 		t.Fatal(err)
 	}
