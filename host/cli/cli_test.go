@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,11 @@ func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr s
 	var out, errb bytes.Buffer
 	// No on-disk compilation cache in tests: each test binary compiles once per Load.
 	args = append(args, "--cache-dir", "")
+	// --timeout bounds the module's compile: its 10 s default is a wall-clock budget a loaded machine misses
+	// (TestPreviewHTML: "compile exceeded 10s timeout"). A test that sets its own keeps it.
+	if !slices.ContainsFunc(args, func(a string) bool { return a == "--timeout" || strings.HasPrefix(a, "--timeout=") }) {
+		args = append(args, "--timeout", "10m")
+	}
 	code = Main(args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
