@@ -26,21 +26,26 @@ import (
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
-// A preview of a create on the embedded module: the set is replayed from nothing to Ready, one pod at a
-// time under OrderedReady, and the summary says so in one line.
-func TestPreviewOfACreate(t *testing.T) {
-	ctx := context.Background()
-	m, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
+// embeddedModule is the embedded module, loaded for the test.
+func embeddedModule(t *testing.T) *wasm.Module {
+	t.Helper()
+	m, err := wasm.Load(context.Background(), embedded.Module(), wasm.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close(ctx)
+	t.Cleanup(func() { m.Close(context.Background()) })
+	return m
+}
+
+// createdSet is a 3-pod set web as the API server answers a dry-run create of it: defaulted (host/kube's
+// defaulting, kube-apiserver's).
+func createdSet(t *testing.T) *appsv1.StatefulSet {
+	t.Helper()
 	labels := map[string]string{"app": "web"}
 	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
 		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), ServiceName: "web", Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1"}}}}}}
-	// as the API server answers a dry-run create: defaulted (host/kube's defaulting, kube-apiserver's)
 	b, err := json.Marshal(set)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +57,15 @@ func TestPreviewOfACreate(t *testing.T) {
 	if err := json.Unmarshal(b, set); err != nil {
 		t.Fatal(err)
 	}
+	return set
+}
+
+// A preview of a create on the embedded module: the set is replayed from nothing to Ready, one pod at a
+// time under OrderedReady, and the summary says so in one line.
+func TestPreviewOfACreate(t *testing.T) {
+	ctx := context.Background()
+	m := embeddedModule(t)
+	set := createdSet(t)
 	res, err := Preview(ctx, Input{New: set, Module: m, Now: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
@@ -87,27 +101,8 @@ func TestPreviewOfACreate(t *testing.T) {
 // and only the missing ones created.
 func TestPreviewOfACreateOverExistingPods(t *testing.T) {
 	ctx := context.Background()
-	m, err := wasm.Load(ctx, embedded.Module(), wasm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close(ctx)
-	labels := map[string]string{"app": "web"}
-	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), ServiceName: "web", Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1"}}}}}}
-	b, err := json.Marshal(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err = kube.DefaultStatefulSetJSON(b); err != nil {
-		t.Fatal(err)
-	}
-	set = &appsv1.StatefulSet{}
-	if err := json.Unmarshal(b, set); err != nil {
-		t.Fatal(err)
-	}
+	m := embeddedModule(t)
+	set := createdSet(t)
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	fresh, err := Preview(ctx, Input{New: set, Module: m, Now: now})
 	if err != nil {
