@@ -43,12 +43,6 @@ func (s *Server) scaledSets(ctx context.Context, req *admissionv1.AdmissionReque
 		return nil, nil, true, nil
 	}
 	live.APIVersion, live.Kind = t.APIVersion(), t.Kind // as a review of the set itself carries them
-	if live.Namespace == "" {
-		live.Namespace = req.Namespace
-	}
-	if live.Name == "" {
-		live.Name = req.Name
-	}
 	cur = live.DeepCopy()
 	cur.Spec.Replicas = &now.Spec.Replicas
 	cur.Generation++ // spec.replicas is part of the spec

@@ -2,11 +2,11 @@
 // Ordinal's ordinal.dev/v1) that tells the user, at `kubectl apply` time, what the edit will do to the
 // running set. For each CREATE and UPDATE (and update of the scale subresource: scale.go) it builds the
 // controller's snapshot (host/snapshot's SelectObjects + Build) from informer caches of the set's namespace
-// with the object the API server is about to store, replays the edit with the preview engine (host/replay) on the reconcile module, and
-// answers allowed with warnings that summarise the rollout (batches, partition, blocking pods, PVCs
-// deleted). The summary goes to an Event on the set, the full preview to the /preview endpoint, never into the
-// object. Optional policies deny known-dangerous edits. Any failure answers allowed with a warning
-// (fail-open) unless FailClosed is set.
+// with the object the API server is about to store, replays the edit with the preview engine (host/replay)
+// on the reconcile module, and answers allowed with warnings that summarise the rollout (batches,
+// partition, blocking pods, PVCs deleted). The summary goes to an Event on the set, the full preview to the
+// /preview endpoint, never into the object. Optional policies deny known-dangerous edits. Any failure
+// answers allowed with a warning (fail-open) unless FailClosed is set.
 package webhook
 
 import (
