@@ -20,9 +20,9 @@ type directInstance struct {
 	mod                         api.Module
 	mem                         api.Memory
 	alloc, reconcile, describer api.Function
-	interrupt                   api.MutableGlobal // set to 1 to stop the guest at its next check
-	interrupted                 bool              // the flag was set: never reuse the instance
-	policy                      bool              // a policy's: reconcile is its ordinal_evaluate
+	interrupt                   interruptGlobals // the call's work budget and the host's stop flag
+	interrupted                 bool             // the flag was set: never reuse the instance
+	policy                      bool             // a policy's: reconcile is its ordinal_evaluate
 	output                      *tailBuffer
 	calls                       int
 	id                          uint64 // unique in the process: a Session knows its instance by it
@@ -32,12 +32,26 @@ type directInstance struct {
 // instanceIDs numbers direct instances (an address may be reused once an instance is gone).
 var instanceIDs atomic.Uint64
 
+// interruptGlobals are an instance's globals that instrumentInterrupts added.
+type interruptGlobals struct {
+	budget api.MutableGlobal // the work left to the call; the guest counts it down
+	stop   api.MutableGlobal // the host sets it to 1 to stop the call at its next check
+}
+
+// interruptGlobalsOf finds the globals instrumentInterrupts added to mod.
+func interruptGlobalsOf(mod api.Module) (interruptGlobals, bool) {
+	budget, ok1 := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
+	stop, ok2 := mod.ExportedGlobal(stopExport).(api.MutableGlobal)
+	return interruptGlobals{budget, stop}, ok1 && ok2
+}
+
 // guard runs one export call with its work budget set and ctx's end and the module's Close wired to
-// zero it. An interrupted call's error is the context's, so it classifies as a timeout or
+// its stop flag. An interrupted call's error is the context's, so it classifies as a timeout or
 // cancellation; a call that spent its budget is a budgetSpentError (a timeout too).
-func (m *Module) guard(ctx context.Context, flag api.MutableGlobal, interrupted *bool, call func() error) error {
-	flag.Set(uint64(m.cfg.WorkBudget))
-	stop := func() { flag.Set(0) }
+func (m *Module) guard(ctx context.Context, g interruptGlobals, interrupted *bool, call func() error) error {
+	g.budget.Set(uint64(m.cfg.WorkBudget))
+	g.stop.Set(0)
+	stop := func() { g.stop.Set(1) }
 	stopCall, stopClose := context.AfterFunc(ctx, stop), context.AfterFunc(m.life, stop)
 	err := call()
 	firedCall, firedClose := !stopCall(), !stopClose()
@@ -54,7 +68,7 @@ func (m *Module) guard(ctx context.Context, flag api.MutableGlobal, interrupted 
 			}
 			err = fmt.Errorf("%w (%v)", cause, err)
 		}
-	case err != nil && uint32(flag.Get()) == 0:
+	case err != nil && uint32(g.budget.Get()) == 0:
 		*interrupted = true
 		err = &budgetSpentError{budget: m.cfg.WorkBudget, err: err}
 	}
@@ -96,10 +110,10 @@ func (m *Module) newDirectInstance(ctx context.Context) (*directInstance, error)
 	if err != nil {
 		return nil, classify(ctx, "instantiate", pathDirect, err, output.take())
 	}
-	flag, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
-	if !ok { // instrumentInterrupts always adds it
+	flag, ok := interruptGlobalsOf(mod)
+	if !ok { // instrumentInterrupts always adds them
 		mod.Close(context.Background())
-		return nil, badModule("instantiate", "the interrupt global %q is missing", interruptExport)
+		return nil, badModule("instantiate", "the interrupt globals %q and %q are missing", interruptExport, stopExport)
 	}
 	if init := mod.ExportedFunction("_initialize"); init != nil {
 		var interrupted bool

@@ -5,33 +5,41 @@ import (
 	"fmt"
 )
 
-// interruptExport names the global instrumentInterrupts adds: a mutable i32 holding the call's
-// remaining work budget. The host sets it to Config.WorkBudget before a call and to 0 to stop the call;
-// the guest counts it down at every check and traps at 0. The name is not a valid Go or C identifier,
-// so no toolchain exports it by chance.
-const interruptExport = "ordinal.interrupt"
+// interruptExport and stopExport name the globals instrumentInterrupts adds. interruptExport is a mutable
+// i32 holding the call's remaining work budget: the host sets it to Config.WorkBudget before a call, and
+// the guest counts it down at every check and traps at 0. stopExport is the host's alone: 0 during a
+// call, 1 to stop it. The guest only reads it, so the host's stop cannot be lost: a stop written into the
+// budget was overwritten by the guest's own read-modify-write of it about as often as not, and a looping
+// call then ran through its whole budget (seconds) long after its timeout. Neither name is a valid Go
+// or C identifier, so no toolchain exports one by chance.
+const (
+	interruptExport = "ordinal.interrupt"
+	stopExport      = "ordinal.stop"
+)
 
-// interruptCheck is `global.get $g; i32.eqz; if; unreachable; end; global.get $g; i32.const 1; i32.sub;
-// global.set $g` (the global's index spliced in): stop when the host zeroed the budget or it ran out.
-// A host's zero can be lost to the guest's own write-back; the budget still ends the call.
-func interruptCheck(global uint32) []byte {
-	b := appendU32([]byte{0x23}, global)
-	b = append(b, 0x45, 0x04, 0x40, 0x00, 0x0b, 0x23)
-	b = appendU32(b, global)
+// interruptCheck is `global.get $budget; i32.eqz; global.get $stop; i32.or; if; unreachable; end;
+// global.get $budget; i32.const 1; i32.sub; global.set $budget` (the globals' indexes spliced in): stop
+// when the host asked to or the budget ran out.
+func interruptCheck(budget, stop uint32) []byte {
+	b := appendU32([]byte{0x23}, budget)
+	b = append(b, 0x45, 0x23)
+	b = appendU32(b, stop)
+	b = append(b, 0x72, 0x04, 0x40, 0x00, 0x0b, 0x23)
+	b = appendU32(b, budget)
 	b = append(b, 0x41, 0x01, 0x6b, 0x24)
-	return appendU32(b, global)
+	return appendU32(b, budget)
 }
 
-// instrumentInterrupts returns bin with a check of a new exported global at every function entry and
-// every loop header, the places wazero's WithCloseOnContextDone checks. Setting the global stops the
+// instrumentInterrupts returns bin with a check of two new exported globals at every function entry and
+// every loop header, the places wazero's WithCloseOnContextDone checks. Setting the stop global stops the
 // guest at its next check with a trap, so a call timeout can stop a module that loops forever.
 //
 // wazero's own check calls out to Go at each of those places (an exit from machine code and back):
 // on the shipped module it made a 1000-pod reconcile ~4x slower. A load and a branch cost ~nothing.
 // Control flow in wasm is structured, so the inserted `if ... end` is self-contained: no branch
-// depth, index or offset elsewhere in the module changes. The new global is the module's last, so
+// depth, index or offset elsewhere in the module changes. The new globals are the module's last, so
 // no index of the original changes either; a module whose code names a global it does not have (it
-// would then reach the interrupt flag) is refused.
+// would then reach the budget or the stop flag) is refused.
 func instrumentInterrupts(bin []byte) ([]byte, error) {
 	if len(bin) < 8 || string(bin[:4]) != "\x00asm" {
 		return nil, errors.New("no wasm magic number")
@@ -76,7 +84,7 @@ func instrumentInterrupts(bin []byte) ([]byte, error) {
 			}
 		}
 	}
-	check := interruptCheck(globals)
+	check := interruptCheck(globals, globals+1)
 
 	out := append(make([]byte, 0, len(bin)+len(bin)/8), bin[:8]...)
 	emit := func(id byte, body []byte) []byte {
@@ -84,19 +92,24 @@ func instrumentInterrupts(bin []byte) ([]byte, error) {
 		out = appendU32(out, uint32(len(body)))
 		return append(out, body...)
 	}
+	const added = 2                                   // the budget, then the stop flag
 	newGlobal := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b} // (mut i32) (i32.const 0)
-	newExport := appendU32(nil, uint32(len(interruptExport)))
-	newExport = append(append(newExport, interruptExport...), 0x03)
-	newExport = appendU32(newExport, globals)
+	newGlobal = append(newGlobal, newGlobal...)
+	var newExport []byte
+	for i, name := range []string{interruptExport, stopExport} {
+		newExport = appendU32(newExport, uint32(len(name)))
+		newExport = append(append(newExport, name...), 0x03)
+		newExport = appendU32(newExport, globals+uint32(i))
+	}
 	haveGlobals, haveExports := false, false
 	for _, s := range secs {
 		// Sections come in a fixed order; a missing global or export section goes before the first
 		// section that must follow it.
 		if !haveGlobals && s.id != 0 && sectionRank(s.id) > sectionRank(6) {
-			out, haveGlobals = emit(6, append([]byte{1}, newGlobal...)), true
+			out, haveGlobals = emit(6, append([]byte{added}, newGlobal...)), true
 		}
 		if !haveExports && s.id != 0 && sectionRank(s.id) > sectionRank(7) {
-			out, haveExports = emit(7, append([]byte{1}, newExport...)), true
+			out, haveExports = emit(7, append([]byte{added}, newExport...)), true
 		}
 		contents := bin[s.start:s.end]
 		switch s.id {
@@ -106,7 +119,7 @@ func instrumentInterrupts(bin []byte) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			body := appendU32(nil, n+1)
+			body := appendU32(nil, n+added)
 			body = append(body, contents[r.i:]...)
 			if s.id == 6 {
 				body, haveGlobals = append(body, newGlobal...), true
@@ -125,16 +138,16 @@ func instrumentInterrupts(bin []byte) ([]byte, error) {
 		}
 	}
 	if !haveGlobals {
-		out = emit(6, append([]byte{1}, newGlobal...))
+		out = emit(6, append([]byte{added}, newGlobal...))
 	}
 	if !haveExports {
-		out = emit(7, append([]byte{1}, newExport...))
+		out = emit(7, append([]byte{added}, newExport...))
 	}
 	return out, nil
 }
 
 // instrumentCode rewrites the code section: the check after each body's locals and after each loop's
-// block type. globals is the count before the interrupt global, which no original instruction may name.
+// block type. globals is the count before the interrupt globals, which no original instruction may name.
 func instrumentCode(sec, check []byte, globals uint32) ([]byte, error) {
 	r := &reader{b: sec}
 	n, err := r.count()
@@ -204,7 +217,7 @@ func importedGlobals(r *reader) (uint32, error) {
 	return uint32(shape.Globals), nil
 }
 
-// checkExportNames refuses a module that already exports the interrupt global's name.
+// checkExportNames refuses a module that already exports the name of an interrupt global.
 func checkExportNames(r *reader) error {
 	n, err := r.count()
 	if err != nil {
@@ -215,8 +228,8 @@ func checkExportNames(r *reader) error {
 		if err != nil {
 			return err
 		}
-		if string(r.b[r.i:r.i+int(k)]) == interruptExport {
-			return fmt.Errorf("module exports %q, a name the host reserves", interruptExport)
+		if name := string(r.b[r.i : r.i+int(k)]); name == interruptExport || name == stopExport {
+			return fmt.Errorf("module exports %q, a name the host reserves", name)
 		}
 		r.i += int(k)
 		if _, err := r.byte(); err != nil {

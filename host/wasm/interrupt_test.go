@@ -47,12 +47,17 @@ func TestInterruptChecksAtEveryLoopAndEntry(t *testing.T) {
 		t.Fatalf("instrumented module does not decode: %v", err)
 	}
 	loops := countOpcode(t, bin, 0x03)
-	if added := after.Globals - before.Globals; added != 1 {
-		t.Errorf("globals: %d added, want 1", added)
+	if added := after.Globals - before.Globals; added != 2 {
+		t.Errorf("globals: %d added, want 2 (the budget and the stop flag)", added)
 	}
-	check := interruptCheck(uint32(after.Globals - 1))
+	check := interruptCheck(uint32(after.Globals-2), uint32(after.Globals-1))
 	if n := bytes.Count(out, check) - bytes.Count(bin, check); n != before.Functions+loops {
 		t.Errorf("%d checks inserted, want one per function (%d) and loop (%d)", n, before.Functions, loops)
+	}
+	// The guest only reads the stop flag: a stop it could write back over would be lost (a looping call
+	// once ran through its whole work budget, seconds past its timeout, that way).
+	if n := countGlobalSets(t, out, uint32(after.Globals-1)); n != 0 {
+		t.Errorf("%d instructions write the stop flag, want none", n)
 	}
 	rt := wazero.NewRuntime(context.Background())
 	defer rt.Close(context.Background())
@@ -69,6 +74,31 @@ func TestInterruptChecksAtEveryLoopAndEntry(t *testing.T) {
 func countOpcode(t *testing.T, bin []byte, op byte) int {
 	t.Helper()
 	n := 0
+	forEachInstruction(t, bin, func(ins []byte) {
+		if ins[0] == op {
+			n++
+		}
+	})
+	return n
+}
+
+// countGlobalSets counts the global.set instructions naming global idx in every function body.
+func countGlobalSets(t *testing.T, bin []byte, idx uint32) int {
+	t.Helper()
+	n := 0
+	forEachInstruction(t, bin, func(ins []byte) {
+		if ins[0] == 0x24 {
+			if got, _ := (&reader{b: ins, i: 1}).u32(); got == idx {
+				n++
+			}
+		}
+	})
+	return n
+}
+
+// forEachInstruction calls f with the bytes of each instruction of every function body.
+func forEachInstruction(t *testing.T, bin []byte, f func(ins []byte)) {
+	t.Helper()
 	r := &reader{b: bin, i: 8}
 	for r.i < len(bin) {
 		id, _ := r.byte()
@@ -90,16 +120,14 @@ func countOpcode(t *testing.T, bin []byte, op byte) int {
 				body.byte()
 			}
 			for body.i < len(body.b) {
-				if body.b[body.i] == op {
-					n++
-				}
+				at := body.i
 				if err := body.instruction(); err != nil {
 					t.Fatal(err)
 				}
+				f(body.b[at:body.i])
 			}
 		}
 	}
-	return n
 }
 
 func TestInterruptAddsMissingSections(t *testing.T) {
@@ -115,19 +143,23 @@ func TestInterruptAddsMissingSections(t *testing.T) {
 	if err != nil {
 		t.Fatalf("wazero refuses the instrumented module: %v", err)
 	}
-	if mod.ExportedGlobal(interruptExport) == nil {
-		t.Errorf("no %q export", interruptExport)
+	for _, name := range []string{interruptExport, stopExport} {
+		if mod.ExportedGlobal(name) == nil {
+			t.Errorf("no %q export", name)
+		}
 	}
 }
 
 func TestInterruptNameIsReserved(t *testing.T) {
-	name := []byte(interruptExport)
-	exports := append(appendU32([]byte{1}, uint32(len(name))), name...)
-	exports = append(exports, 0x03, 0)
-	bin := tinyModule([]byte{1, 0x7f, 0x01, 0x41, 0, 0x0b}, exports, []byte{0, 0x0b})
-	_, err := Load(context.Background(), bin, Config{})
-	if !errors.Is(err, ErrBadModule) || !strings.Contains(err.Error(), "reserves") {
-		t.Errorf("a module exporting %q: %v", interruptExport, err)
+	for _, reserved := range []string{interruptExport, stopExport} {
+		name := []byte(reserved)
+		exports := append(appendU32([]byte{1}, uint32(len(name))), name...)
+		exports = append(exports, 0x03, 0)
+		bin := tinyModule([]byte{1, 0x7f, 0x01, 0x41, 0, 0x0b}, exports, []byte{0, 0x0b})
+		_, err := Load(context.Background(), bin, Config{})
+		if !errors.Is(err, ErrBadModule) || !strings.Contains(err.Error(), "reserves") || !strings.Contains(err.Error(), reserved) {
+			t.Errorf("a module exporting %q: %v", reserved, err)
+		}
 	}
 }
 

@@ -22,6 +22,18 @@ var (
 // Timeouts here bound misbehaving modules; no assertion depends on timing.
 const boundTimeout = 500 * time.Millisecond
 
+// loadCompiled loads a test module whose Config.Timeout is short, compiled first under the default
+// timeout into a compilation cache of the test's own: Load's compile is bounded by the timeout too, and
+// under -race on a loaded machine it can take longer than a bound meant for a looping call.
+func loadCompiled(t *testing.T, name string, cfg wasm.Config) *wasm.Module {
+	t.Helper()
+	cfg.CacheDir = t.TempDir()
+	warm := cfg
+	warm.Timeout = 0
+	loadTestModule(t, name, warm).Close(context.Background())
+	return loadTestModule(t, name, cfg)
+}
+
 func TestMisbehavingModules(t *testing.T) {
 	cases := []struct {
 		module   string
@@ -33,6 +45,7 @@ func TestMisbehavingModules(t *testing.T) {
 			[]string{"module trapped: unreachable", "panic: test module asked to misbehave"}},
 		// Stopped by the timeout, or by the work budget when a garbage collection waiting for the
 		// looping guest keeps the timer from firing (both are ErrTimeout; TestWorkBudget pins the latter).
+		// The healthy calls after it are bounded by the same timeout: a fresh instance each.
 		{"loop", wasm.Config{Timeout: boundTimeout}, wasm.ErrTimeout,
 			[]string{"exceeded"}},
 		{"oom", wasm.Config{MemoryLimitPages: 256}, wasm.ErrOutOfMemory,
@@ -47,7 +60,7 @@ func TestMisbehavingModules(t *testing.T) {
 			if tc.cfg.Timeout == 0 {
 				tc.cfg.Timeout = 30 * time.Second // a bound, in case the module hangs
 			}
-			m := loadTestModule(t, tc.module, tc.cfg)
+			m := loadCompiled(t, tc.module, tc.cfg)
 			ctx := context.Background()
 
 			_, st, err := m.ReconcileWithStats(ctx, misbehave)
