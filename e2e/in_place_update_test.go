@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,6 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ordinal-dev/ordinal/host/rollout"
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 )
 
 // inPlace: extension in-place-update on the extended module, with this pod-update-policy.
@@ -266,7 +270,8 @@ func TestInPlaceResize(t *testing.T) {
 // A pod restarted in place counts available only once its restarted container passes its readiness probe
 // again, as under a kubelet (issue: availability stays honest). An OrderedReady set whose exec probe looks for
 // a file in the container's own root, which a restart does not keep: the rollout restarts ipr-1 and waits
-// there until the probe passes in the new container; ipr-0 restarts only after that.
+// there until the probe passes in the new container; ipr-0 restarts only after that. `kubectl ordinal status`
+// says what ipr-1 waits for while it is held: its probe, then (an image no node can pull) its image.
 func TestInPlaceWaitsForTheRestartedContainersProbe(t *testing.T) {
 	t.Parallel()
 	ctx, ns, _, tr := begin(t, "ipr", true)
@@ -295,6 +300,13 @@ func TestInPlaceWaitsForTheRestartedContainersProbe(t *testing.T) {
 	if p, err := cfg.kc.CoreV1().Pods(ns).Get(ctx, "ipr-1", metav1.GetOptions{}); err != nil || podReady(p) {
 		t.Fatalf("ipr-1 Ready (or %v) while its restarted container fails its probe", err)
 	}
+	// kubectl ordinal status shows ipr-1 mid-update: restarted, not Ready yet (held there by its probe)
+	text := waitStatusShowsInPlace(t, ctx, ns, "ipr", "ipr-1", func(u *rollout.InPlaceUpdate) bool {
+		return u.Waiting == rollout.InPlaceReady && u.RestartedAt != ""
+	})
+	if !strings.Contains(text, "updating in place (restarted ") {
+		t.Errorf("kubectl ordinal status does not say ipr-1 restarted in place and is not Ready yet:\n%s", text)
+	}
 	mark := tr.mark()
 	mustExec(t, ns, "ipr-1", "touch /ready")
 	waitPod(t, ctx, ns, "ipr-0", "restarted in place", 2*time.Minute, func(p *corev1.Pod) bool {
@@ -318,6 +330,48 @@ func TestInPlaceWaitsForTheRestartedContainersProbe(t *testing.T) {
 	}
 	if all, after := ofIpr0(tr.stepsOf(stepUnready, 0)), ofIpr0(tr.stepsOf(stepUnready, mark)); all != 1 || after != 1 {
 		t.Errorf("ipr-0 went unready %d times, %d of them after ipr-1's probe could pass; want once, after: %+v", all, after, tr.stepsOf(stepUnready, 0))
+	}
+	// An image the node cannot pull holds ipr-1 mid-update, its container on the old image: kubectl ordinal
+	// status says which image it waits for.
+	patchContainer(t, ctx, ns, "ipr", `{"name":"app","image":"`+unpullableImage+`"}`)
+	text = waitStatusShowsInPlace(t, ctx, ns, "ipr", "ipr-1", func(u *rollout.InPlaceUpdate) bool {
+		return u.Waiting == inplaceready.WaitImage && u.Has == inPlaceImage && u.Want == unpullableImage
+	})
+	if want := "updating in place (container app: image " + inPlaceImage + " → " + unpullableImage + ")"; !strings.Contains(text, want) {
+		t.Errorf("kubectl ordinal status does not say %q:\n%s", want, text)
+	}
+}
+
+// unpullableImage is an image the local cluster's kubelet emulation never pulls (a registry under .invalid).
+const unpullableImage = "registry.invalid/app:v3"
+
+// waitStatusShowsInPlace waits until `kubectl ordinal status SET -o json` shows pod mid in-place update as
+// want accepts, and returns what the text form says then. The state waited for must last (held by a probe or
+// an image that never comes): a state that passes on its own could be missed between two looks.
+func waitStatusShowsInPlace(t *testing.T, ctx context.Context, ns, set, pod string, want func(*rollout.InPlaceUpdate) bool) string {
+	t.Helper()
+	var last string
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, err := pluginOutput(ctx, "status", set, "-n", ns, "-o", "json")
+		var st rollout.Status
+		if err == nil && json.Unmarshal([]byte(out), &st) == nil {
+			for _, p := range st.Pods {
+				if p.Name == pod && p.InPlace != nil {
+					if last = fmt.Sprintf("%+v", *p.InPlace); want(p.InPlace) {
+						text, err := pluginOutput(ctx, "status", set, "-n", ns)
+						if err != nil {
+							t.Fatalf("kubectl ordinal status %s: %v", set, err)
+						}
+						return text
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("kubectl ordinal status never showed %s in the state wanted (last: %q, err %v)\n%s", pod, last, err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -49,8 +49,6 @@ type fidelityCase struct {
 	// warm: the set is rolled once before the edit (so its events show how long its pods take to go, as a
 	// live set's do); only OnDelete sets are not
 	warm bool
-	// statusMidUpdate: while the cluster rolls, `kubectl ordinal status` shows a pod mid in-place update
-	statusMidUpdate bool
 }
 
 // Issue 30 item 3: what `kubectl ordinal preview` says an edit of a live set will do is what the controller
@@ -142,7 +140,7 @@ func TestPreviewPredictsTheClusterRollout(t *testing.T) {
 		// upstream's order and batches; kwok restarts a container after the start delay and makes it Ready after
 		// the ready delay, the preview's kubelet likewise
 		{name: "OrderedReady image change in place", replicas: 4, edit: inPlaceImageEdit, pace: pace{"2s", "2s", "1s"},
-			inPlace: []int{3, 2, 1, 0}, end: 4, updated: 4, warm: true, statusMidUpdate: true},
+			inPlace: []int{3, 2, 1, 0}, end: 4, updated: 4, warm: true},
 		{name: "Parallel maxUnavailable 2 in place", replicas: 4, opts: []setOpt{parallel, maxUnavailable(2)}, edit: inPlaceImageEdit, pace: quick,
 			inPlace: []int{3, 2, 1, 0}, end: 4, updated: 4, warm: true},
 	}
@@ -263,10 +261,6 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 	}
 
 	mark := tr.mark()
-	var midUpdate func() string
-	if c.statusMidUpdate {
-		midUpdate = watchStatusMidInPlaceUpdate(ctx, ns, name)
-	}
 	accepted := whenGenerationPasses(ctx, ns, name, getSet(t, ctx, ns, name).Generation)
 	if o, e, code := kubectl(t, ctx, "", "apply", "--server-side", "--force-conflicts", "-f", f); code != 0 {
 		t.Fatalf("kubectl apply: exit %d\n%s%s", code, o, e)
@@ -327,13 +321,6 @@ func previewAgainstCluster(t *testing.T, name string, c fidelityCase) string {
 	if len(c.inPlace) > 0 {
 		batches, predictedBatches = inPlace, predictedInPlaceBatches // the table's column
 	}
-	if midUpdate != nil {
-		if seen := midUpdate(); seen == "" {
-			t.Errorf("kubectl ordinal status never showed a pod mid in-place update during the rollout")
-		} else {
-			t.Logf("kubectl ordinal status during the rollout:\n%s", seen)
-		}
-	}
 	predicted := time.Duration(res.Preview.Outcome.DurationSeconds * float64(time.Second))
 	ratio := "-"
 	if predicted > 0 {
@@ -365,44 +352,6 @@ func batchString(bs [][]int) string {
 func inPlaceImageEdit(s *appsv1.StatefulSet) {
 	inPlace("InPlaceIfPossible")(s)
 	s.Spec.Template.Spec.Containers[0].Image = inPlaceImage
-}
-
-// watchStatusMidInPlaceUpdate asks `kubectl ordinal status` (JSON, then text) about the set until it shows a
-// pod mid in-place update, from now until the returned function is called; that returns the text it showed
-// ("" if it never did).
-func watchStatusMidInPlaceUpdate(ctx context.Context, ns, name string) func() string {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan string, 1)
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			out, err := pluginOutput(ctx, "status", name, "-n", ns, "-o", "json")
-			var st rollout.Status
-			if err == nil && json.Unmarshal([]byte(out), &st) == nil {
-				for _, p := range st.Pods {
-					if p.InPlace != nil && p.InPlace.Waiting == "image" && p.InPlace.Want == inPlaceImage && p.State != "Ready" && p.State != "Available" {
-						text, _ := pluginOutput(ctx, "status", name, "-n", ns)
-						done <- fmt.Sprintf("%s: %+v\n%s", p.Name, *p.InPlace, text)
-						return
-					}
-				}
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	}()
-	return func() string {
-		select {
-		case s := <-done:
-			cancel()
-			return s
-		case <-time.After(time.Second):
-		}
-		cancel()
-		return <-done
-	}
 }
 
 // pluginOutput is `kubectl ordinal ARGS`'s standard output, for a goroutine (plugin fails its test).
