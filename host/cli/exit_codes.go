@@ -68,7 +68,7 @@ var (
 	exitGatesRejected = exitMeaning{ExitRejected, "the module rejected the set's snapshot (e.g. an unknown gate in --feature-gates)"}
 	exitSyncFailed    = exitMeaning{ExitSyncFailed, "the sync failed the way upstream's would (error.code SyncFailed); the plan is printed"}
 
-	exitModuleFailed = exitMeaning{ExitModuleFailure, "the module failed: it could not be loaded or is over a module limit, speaks another ABI, trapped, timed out, ran out of memory, or returned something that is not an ABI v1 plan"}
+	exitModuleFailed = exitMeaning{ExitModuleFailure, "the module failed: it could not be loaded or is over a module limit, speaks another ABI, trapped, timed out, ran out of memory, or returned something that is not an ABI v1 plan or a plan the action firewall refuses"}
 	exitModuleLoad   = exitMeaning{ExitModuleFailure, "the module could not be loaded"}
 	exitModulesLoad  = exitMeaning{ExitModuleFailure, "the module or a --policy module could not be loaded"}
 	exitTestModule   = exitMeaning{ExitModuleFailure, "the module could not be loaded (no test was run)"}
@@ -98,8 +98,8 @@ var commandExitCodes = map[string][]exitMeaning{
 	"ordinal policy test":     {exitFixturesPass, exitFixtureBad, exitPolicyLoad, exitFixtureFailed},
 	"ordinal policy fixtures": {exitOK, exitUsage},
 
-	"kubectl ordinal preview":  {exitRolloutPassed, exitLivePreview, exitModuleFailed, exitStuck, exitLimit, exitFailOn, exitHeld},
-	"kubectl ordinal timeline": {exitOK, exitLiveUsage, exitModuleFailed},
+	"kubectl ordinal preview":  {exitRolloutPassed, exitLivePreview, exitWorldRejected, exitModuleFailed, exitStuck, exitLimit, exitFailOn, exitHeld},
+	"kubectl ordinal timeline": {exitOK, exitLiveUsage, exitWorldRejected, exitModuleFailed},
 	"kubectl ordinal snapshot": {exitOK, exitLiveUsage},
 	"kubectl ordinal status":   {exitOK, exitLiveUsage, exitGatesRejected, exitModuleFailed},
 	"kubectl ordinal history":  {exitOK, exitLiveUsage},

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +14,12 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/firewall"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
 // helpExitCodes is the codes a command's --help lists under "Exit codes:", run as a user runs it.
@@ -130,6 +138,30 @@ func TestHelpListsTheExitCodesACommandReturns(t *testing.T) {
 		}
 		if codes, block := helpExitCodes(t, tc.args[0]); !slices.Contains(codes, code) {
 			t.Errorf("%v exits %d, which %s --help does not list:\n%s", tc.args, code, tc.args[0], block)
+		}
+	}
+}
+
+// One mapping for every replay's failure, so `ordinal preview` and `kubectl ordinal preview`/`timeline` exit
+// alike: the plugin once mapped a firewall's refusal and an invalid plan to 1 (the input's fault) and a
+// rejected snapshot to 1 instead of 2, where `ordinal preview` said 4 and 2.
+func TestExitCodeOfReplayFailures(t *testing.T) {
+	step := func(err error) error { return fmt.Errorf("step 3: module failed: %w", err) }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"a module that trapped", step(&wasm.Error{Kind: wasm.ErrTrap, Op: "reconcile", Path: "direct"}), ExitModuleFailure},
+		{"a module that did not answer", step(&hostplan.ModuleError{Err: errors.New("over a limit")}), ExitModuleFailure},
+		{"a plan that does not decode", step(&hostplan.InvalidError{Path: "actions[0].verb", Msg: "unknown"}), ExitModuleFailure},
+		{"a plan the firewall refuses", step(&firewall.RefusedError{Set: "default/web"}), ExitModuleFailure},
+		{"a rejected snapshot", &replay.RejectedError{Step: 2, Plan: &abi.Error{Code: abi.CodeInvalidSnapshot, Message: "x"}}, ExitRejected},
+		{"an invalid world", &replay.InvalidWorldError{Err: errors.New("two sets")}, ExitUsage},
+		{"an input error", errors.New("PodDisruptionBudget pdb: spec.minAvailable \"x\""), ExitUsage},
+	} {
+		if got := exitCodeOf(tc.err); got != tc.want {
+			t.Errorf("%s (%v): exit %d, want %d", tc.name, tc.err, got, tc.want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -404,19 +403,9 @@ func (p *pluginPreviewOptions) preview(ctx context.Context, stderr io.Writer, fo
 	res, err := preview.Preview(ctx, in)
 	prog.done()
 	if err != nil {
-		return nil, liveReplayFailure(err)
+		return nil, withCode(exitCodeOf(err), err)
 	}
 	return res, nil
-}
-
-// liveReplayFailure is the exit error of a live command's failed replay: the module's failure (4), else its
-// input's (1).
-func liveReplayFailure(err error) error {
-	var we *wasm.Error
-	if errors.As(err, &we) {
-		return withCode(ExitModuleFailure, err)
-	}
-	return withCode(ExitUsage, err)
 }
 
 // readSetManifest reads the StatefulSet manifest of -f file as JSON, with its unknown fields named (or refused,
@@ -580,7 +569,7 @@ from now on, with the pods' states and the writes, and how the rollout ends (com
 			tl, err := replay.Run(ctx, sc, replay.Options{Module: mods.module, NamedModule: mods.named, NamedPolicy: mods.pols.Get, Model: model, Progress: prog.update})
 			prog.done()
 			if err != nil {
-				return liveReplayFailure(err)
+				return withCode(exitCodeOf(err), err)
 			}
 			if format != "text" {
 				return writeJSONAs(cmd.OutOrStdout(), format, tl.WriteJSON)

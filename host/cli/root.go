@@ -11,25 +11,32 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ordinal-dev/ordinal/host/firewall"
+	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/replay"
-	"github.com/ordinal-dev/ordinal/internal/readlimit"
+	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
-// exitCodeOf maps an error of the host library to its exit code: the one mapping reconcile, replay and
-// preview share, so the same bad input exits the same way from each.
+// exitCodeOf maps an error of a replay (replay, preview, and the plugin's live preview and timeline) to its
+// exit code, so the same failure exits the same way from each: the module's failures (it trapped, timed
+// out, wrote a plan that does not decode or that the firewall refuses) are ExitModuleFailure, its rejection
+// of a snapshot ExitRejected, and everything else is the input's (a world, a file, a flag): ExitUsage.
 func exitCodeOf(err error) int {
-	var world *replay.InvalidWorldError
-	var tooLarge *readlimit.TooLargeError
-	var notText *readlimit.NotTextError
-	var rejected *replay.RejectedError
+	var (
+		rejected  *replay.RejectedError
+		wasmErr   *wasm.Error
+		moduleErr *hostplan.ModuleError
+		badPlan   *hostplan.InvalidError
+		refused   *firewall.RefusedError
+	)
 	switch {
-	case errors.As(err, &world), errors.As(err, &tooLarge), errors.As(err, &notText):
-		return ExitUsage
 	case errors.As(err, &rejected):
 		return ExitRejected
+	case errors.As(err, &wasmErr), errors.As(err, &moduleErr), errors.As(err, &badPlan), errors.As(err, &refused):
+		return ExitModuleFailure
 	}
-	return ExitModuleFailure
+	return ExitUsage
 }
 
 // exitError carries an exit code through cobra's error return.
