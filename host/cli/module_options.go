@@ -13,6 +13,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/embedded"
 	"github.com/ordinal-dev/ordinal/host/module"
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
+	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/readlimit"
 )
@@ -105,6 +106,75 @@ func readModuleFile(path string) ([]byte, error) {
 // options' limits. Embedded modules are trusted as the default one is: built and tested with the binary.
 func (o *moduleOptions) registry() *module.Registry {
 	return module.NewRegistry(o.loadCode, map[string][]byte{"faithful": embedded.Module(), "extended": embedded.ExtendedModule()})
+}
+
+// loadedModules are what a command's syncs and replays run on: the module (--module, else the embedded one),
+// the policies (--policy and the embedded ones) and the modules a set may name. close, where set, releases
+// them all (commandModules close their own).
+type loadedModules struct {
+	module *wasm.Module
+	pols   *policy.Registry
+	named  func(ctx context.Context, name string) (hostplan.Reconciler, error)
+	close  func()
+}
+
+// commandModules are one offline command's modules, each loaded on first use and then shared by its steps
+// (judging a snapshot, settling a scenario, previewing the edit), so the module is compiled or read from
+// the cache once, and an input that cannot be read is still reported before a module that cannot load.
+// Judging a snapshot needs no policy: a --policy that cannot load fails the replay that runs it.
+type commandModules struct {
+	opts           *moduleOptions
+	module         *wasm.Module
+	named          func(ctx context.Context, name string) (hostplan.Reconciler, error)
+	closeNamed     func()
+	pols           *policy.Registry
+	moduleErr      error
+	polsErr        error
+	loadedModule   bool
+	loadedPolicies bool
+}
+
+// commandModules are these options' modules for one command; the caller closes them.
+func (o *moduleOptions) commandModules() *commandModules { return &commandModules{opts: o} }
+
+// reconciler is the module and the modules a set may name: what a single sync runs on.
+func (c *commandModules) reconciler(ctx context.Context) (*wasm.Module, func(context.Context, string) (hostplan.Reconciler, error), error) {
+	if !c.loadedModule {
+		c.loadedModule = true
+		if c.module, c.moduleErr = c.opts.load(ctx); c.moduleErr == nil {
+			c.named, c.closeNamed = c.opts.replayModules()
+		}
+	}
+	return c.module, c.named, c.moduleErr
+}
+
+// all is what a replay runs on: the reconciler and the policies.
+func (c *commandModules) all(ctx context.Context) (*loadedModules, error) {
+	m, named, err := c.reconciler(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !c.loadedPolicies {
+		c.loadedPolicies = true
+		c.pols, c.polsErr = c.opts.policies(ctx)
+	}
+	if c.polsErr != nil {
+		return nil, c.polsErr
+	}
+	return &loadedModules{module: m, pols: c.pols, named: named}, nil // closed with c
+}
+
+// close releases what was loaded.
+func (c *commandModules) close() {
+	if c.closeNamed != nil {
+		c.closeNamed()
+	}
+	if c.pols != nil {
+		c.pols.Close()
+	}
+	if c.module != nil {
+		c.module.Close(context.Background())
+	}
 }
 
 // replayModules is a registry as replay.Options.NamedModule (replays, previews, timelines, the webhook);

@@ -27,7 +27,6 @@ import (
 	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
-	"github.com/ordinal-dev/ordinal/host/wasm"
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -155,18 +154,9 @@ func (o *pluginOptions) namedModules(ctx context.Context, mopts *moduleOptions, 
 	return named, closeNamed, nil
 }
 
-// liveModules are what a live command's replays run on: the module (--module, else the embedded one), the
-// policies (--policy and the embedded ones) and the modules a set may name (with --module-configmap, the
-// controller's supplied ones too). close releases them all.
-type liveModules struct {
-	module *wasm.Module
-	pols   *policy.Registry
-	named  func(ctx context.Context, name string) (hostplan.Reconciler, error)
-	close  func()
-}
-
-// loadModules loads a live command's modules (liveModules) under the feature gates given.
-func (o *pluginOptions) loadModules(ctx context.Context, mopts *moduleOptions, supplied *configMapModules, features map[string]bool) (*liveModules, error) {
+// loadModules loads a live command's modules under the feature gates given: the modules a set may name
+// include, with --module-configmap, the controller's supplied ones.
+func (o *pluginOptions) loadModules(ctx context.Context, mopts *moduleOptions, supplied *configMapModules, features map[string]bool) (*loadedModules, error) {
 	m, err := mopts.load(ctx)
 	if err != nil {
 		return nil, err
@@ -182,7 +172,7 @@ func (o *pluginOptions) loadModules(ctx context.Context, mopts *moduleOptions, s
 		m.Close(context.Background())
 		return nil, err
 	}
-	return &liveModules{module: m, pols: pols, named: named, close: func() {
+	return &loadedModules{module: m, pols: pols, named: named, close: func() {
 		closeNamed()
 		pols.Close()
 		m.Close(context.Background())

@@ -54,16 +54,18 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
+			mods := opts.commandModules()
+			defer mods.close()
 			var base *replay.Scenario
 			if from != "" {
-				base, err = snapshotWorld(cmd, opts, from, namespace, edited, v)
+				base, err = snapshotWorld(cmd, mods, from, namespace, edited, v)
 			} else {
-				base, err = settledWorld(cmd, opts, scenario, &rollout, format, v)
+				base, err = settledWorld(cmd, mods, scenario, &rollout, format, v)
 			}
 			if err != nil {
 				return err
 			}
-			p, err := previewEdit(cmd, opts, base, edited, &rollout, format)
+			p, err := previewEdit(cmd, mods, base, edited, &rollout, format)
 			if err != nil {
 				return err
 			}
@@ -130,7 +132,8 @@ func readEditedSet(cmd *cobra.Command, opts *moduleOptions, file string, v field
 
 // snapshotWorld is the world of --from: the snapshot's, or that of the set the edited manifest names (its
 // namespace, else -n) in a List.
-func snapshotWorld(cmd *cobra.Command, opts *moduleOptions, from, namespace string, edited []byte, v fieldValidation) (*replay.Scenario, error) {
+func snapshotWorld(cmd *cobra.Command, mods *commandModules, from, namespace string, edited []byte, v fieldValidation) (*replay.Scenario, error) {
+	opts := mods.opts
 	doc, err := opts.readDocument(cmd.InOrStdin(), from, "snapshot")
 	if err != nil {
 		return nil, err
@@ -152,7 +155,7 @@ func snapshotWorld(cmd *cobra.Command, opts *moduleOptions, from, namespace stri
 	}
 	// The snapshot is judged by the module first, exactly as `reconcile` judges it, so the same
 	// bad snapshot exits the same way from both.
-	if err := reconcileOnce(cmd.Context(), opts, snap); err != nil {
+	if err := reconcileOnce(cmd.Context(), mods, snap); err != nil {
 		return nil, err
 	}
 	base, err := replay.ScenarioFromSnapshot(snap.json)
@@ -163,12 +166,12 @@ func snapshotWorld(cmd *cobra.Command, opts *moduleOptions, from, namespace stri
 }
 
 // settledWorld is the world of --scenario: the one the scenario's replay settles in.
-func settledWorld(cmd *cobra.Command, opts *moduleOptions, scenario string, rollout *rolloutFlags, format string, v fieldValidation) (*replay.Scenario, error) {
-	sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), scenario, setChoice{}, v)
+func settledWorld(cmd *cobra.Command, mods *commandModules, scenario string, rollout *rolloutFlags, format string, v fieldValidation) (*replay.Scenario, error) {
+	sc, err := loadReplayInput(cmd.Context(), mods, cmd.InOrStdin(), scenario, setChoice{}, v)
 	if err != nil {
 		return nil, err
 	}
-	tl, err := runReplay(cmd.Context(), opts, sc, rollout, newProgress(cmd.ErrOrStderr(), format, "replaying the scenario"))
+	tl, err := runReplay(cmd.Context(), mods, sc, rollout, newProgress(cmd.ErrOrStderr(), format, "replaying the scenario"))
 	if err != nil {
 		return nil, err
 	}
@@ -190,21 +193,13 @@ func settledWorld(cmd *cobra.Command, opts *moduleOptions, scenario string, roll
 
 // previewEdit replays the edit on base with the module, the modules and policies the set names, and
 // rollout's model and budget, drawing its progress on a terminal.
-func previewEdit(cmd *cobra.Command, opts *moduleOptions, base *replay.Scenario, edited []byte, rollout *rolloutFlags, format string) (*replay.Preview, error) {
-	m, err := opts.load(cmd.Context())
+func previewEdit(cmd *cobra.Command, mods *commandModules, base *replay.Scenario, edited []byte, rollout *rolloutFlags, format string) (*replay.Preview, error) {
+	ms, err := mods.all(cmd.Context())
 	if err != nil {
 		return nil, err
 	}
-	defer m.Close(cmd.Context())
-	named, closeNamed := opts.replayModules()
-	defer closeNamed()
-	pols, err := opts.policies(cmd.Context())
-	if err != nil {
-		return nil, err
-	}
-	defer pols.Close()
 	prog := newProgress(cmd.ErrOrStderr(), format, "previewing")
-	p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: m, NamedModule: named, NamedPolicy: pols.Get,
+	p, err := replay.PreviewEdit(cmd.Context(), base, edited, replay.Options{Module: ms.module, NamedModule: ms.named, NamedPolicy: ms.pols.Get,
 		Model: rollout.model, Budget: rollout.budget(), Progress: prog.update})
 	prog.done()
 	if err != nil {

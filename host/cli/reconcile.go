@@ -154,14 +154,11 @@ func flagAliases(old map[string]string) func(*pflag.FlagSet, string) pflag.Norma
 
 // reconcileOnce runs the module once on snapshot and returns the exit error `reconcile` would: nil for a
 // plan (SyncFailed included: the snapshot is fine), a rejection (2), or a module failure (4).
-func reconcileOnce(ctx context.Context, opts *moduleOptions, snapshot snapshotFile) error {
-	m, err := opts.load(ctx)
+func reconcileOnce(ctx context.Context, mods *commandModules, snapshot snapshotFile) error {
+	m, named, err := mods.reconciler(ctx)
 	if err != nil {
 		return err
 	}
-	defer m.Close(ctx)
-	named, closeNamed := opts.replayModules()
-	defer closeNamed()
 	_, p, err := reconcilePlan(ctx, m, named, snapshot.json, setAnnotations(snapshot.set))
 	if err != nil {
 		return err

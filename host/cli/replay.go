@@ -62,11 +62,13 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
-			sc, err := loadReplayInput(cmd.Context(), opts, cmd.InOrStdin(), args[0], choice, v)
+			mods := opts.commandModules()
+			defer mods.close()
+			sc, err := loadReplayInput(cmd.Context(), mods, cmd.InOrStdin(), args[0], choice, v)
 			if err != nil {
 				return err
 			}
-			tl, err := runReplay(cmd.Context(), opts, sc, &rollout, newProgress(cmd.ErrOrStderr(), format, "replaying"))
+			tl, err := runReplay(cmd.Context(), mods, sc, &rollout, newProgress(cmd.ErrOrStderr(), format, "replaying"))
 			if err != nil {
 				return err
 			}
@@ -115,33 +117,25 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 
 // runReplay loads the module and replays sc with rollout's model and --replay-timeout, drawing prog (a
 // progress line on a terminal). The caller has checked rollout (parse).
-func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, rollout *rolloutFlags, prog *progress) (*replay.Timeline, error) {
-	m, err := opts.load(ctx)
+func runReplay(ctx context.Context, mods *commandModules, sc *replay.Scenario, rollout *rolloutFlags, prog *progress) (*replay.Timeline, error) {
+	ms, err := mods.all(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer m.Close(ctx)
 	var loaded []*wasm.Module
 	defer func() {
 		for _, l := range loaded {
 			l.Close(ctx)
 		}
 	}()
-	named, closeNamed := opts.replayModules()
-	defer closeNamed()
-	pols, err := opts.policies(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer pols.Close()
 	ro := replay.Options{
-		Module:      m,
+		Module:      ms.module,
 		Model:       rollout.model,
 		Budget:      rollout.budget(),
-		NamedModule: named,
-		NamedPolicy: pols.Get,
+		NamedModule: ms.named,
+		NamedPolicy: ms.pols.Get,
 		LoadModule: func(ctx context.Context, path string) (hostplan.Reconciler, error) {
-			o := *opts
+			o := *mods.opts
 			o.path = path
 			lm, err := o.load(ctx)
 			if err != nil {
@@ -165,7 +159,7 @@ func runReplay(ctx context.Context, opts *moduleOptions, sc *replay.Scenario, ro
 // judge it, so the same snapshot exits the same way from all three (a replicas of 1e400 is the module's
 // InvalidSnapshot, exit 2, not the in-memory API server's refusal, exit 1). The unknown fields of the
 // Kubernetes objects in it are v's to judge.
-func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, path string, choice setChoice, v fieldValidation) (*replay.Scenario, error) {
+func loadReplayInput(ctx context.Context, mods *commandModules, stdin io.Reader, path string, choice setChoice, v fieldValidation) (*replay.Scenario, error) {
 	var b []byte
 	var err error
 	if path == "-" {
@@ -176,10 +170,10 @@ func loadReplayInput(ctx context.Context, opts *moduleOptions, stdin io.Reader, 
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
-	in := opts.recognise(b, replay.MaxScenarioBytes)
+	in := mods.opts.recognise(b, replay.MaxScenarioBytes)
 	sc, snap, err := scenarioInput(in, path, choice, v)
 	if snap != nil {
-		if err := reconcileOnce(ctx, opts, *snap); err != nil {
+		if err := reconcileOnce(ctx, mods, *snap); err != nil {
 			return nil, err
 		}
 	}

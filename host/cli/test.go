@@ -257,20 +257,20 @@ type preparedTest struct {
 // error, and no test runs (a malformed scenario in the last file once surfaced after the others had run).
 // Then the module is loaded once, so that a module that cannot be loaded is one problem, not every test's.
 func prepareTests(ctx context.Context, opts *moduleOptions, files []string, v fieldValidation) ([]preparedTest, error) {
+	mods := opts.commandModules()
+	defer mods.close()
 	var tests []preparedTest
 	var problems []error
 	for _, file := range files {
-		ts, errs := prepareFile(ctx, opts, file, v)
+		ts, errs := prepareFile(ctx, mods, file, v)
 		tests, problems = append(tests, ts...), append(problems, errs...)
 	}
 	if len(problems) > 0 {
 		return nil, testProblems(problems)
 	}
-	m, err := opts.load(ctx)
-	if err != nil {
+	if _, _, err := mods.reconciler(ctx); err != nil {
 		return nil, err
 	}
-	m.Close(ctx)
 	return tests, nil
 }
 
@@ -301,7 +301,7 @@ func codeOf(err error) int {
 }
 
 // prepareFile reads file and checks each of its tests, going on past a test with a problem.
-func prepareFile(ctx context.Context, opts *moduleOptions, file string, v fieldValidation) ([]preparedTest, []error) {
+func prepareFile(ctx context.Context, mods *commandModules, file string, v fieldValidation) ([]preparedTest, []error) {
 	tf, err := readTestFile(file)
 	if err != nil {
 		return nil, []error{err}
@@ -312,7 +312,7 @@ func prepareFile(ctx context.Context, opts *moduleOptions, file string, v fieldV
 		if t.Name == "" {
 			t.Name = fmt.Sprintf("tests[%d]", i)
 		}
-		pt, err := prepareTest(ctx, opts, file, t, v)
+		pt, err := prepareTest(ctx, mods, file, t, v)
 		if err != nil {
 			problems = append(problems, err)
 			continue
@@ -324,7 +324,7 @@ func prepareFile(ctx context.Context, opts *moduleOptions, file string, v fieldV
 
 // prepareTest loads a test's scenario, reads its edit and finds its policy files; the Kubernetes objects
 // of the scenario and the edit are v's to judge.
-func prepareTest(ctx context.Context, opts *moduleOptions, file string, t policyTest, v fieldValidation) (preparedTest, error) {
+func prepareTest(ctx context.Context, mods *commandModules, file string, t policyTest, v fieldValidation) (preparedTest, error) {
 	pt := preparedTest{file: file, test: t}
 	fail := func(code int, err error) (preparedTest, error) {
 		return pt, withCode(code, fmt.Errorf("%s: %s: %w", file, t.Name, err))
@@ -333,7 +333,7 @@ func prepareTest(ctx context.Context, opts *moduleOptions, file string, t policy
 		return fail(ExitUsage, errors.New("a test names its scenario"))
 	}
 	rel := relativeTo(file)
-	sc, err := loadReplayInput(ctx, opts, nil, rel(t.Scenario), setChoice{}, v)
+	sc, err := loadReplayInput(ctx, mods, nil, rel(t.Scenario), setChoice{}, v)
 	if err != nil {
 		return fail(codeOf(err), err)
 	}
@@ -380,7 +380,9 @@ func runTest(ctx context.Context, opts *moduleOptions, pt preparedTest, timeout 
 	defer cancel()
 	o := *opts
 	o.policyFiles = append(append([]string(nil), opts.policyFiles...), pt.policies...)
-	tl, err := runReplay(tctx, &o, pt.sc, &rolloutFlags{}, &progress{}) // no progress line: the tests print their own
+	mods := o.commandModules() // the test's own policies beside the command's
+	defer mods.close()
+	tl, err := runReplay(tctx, mods, pt.sc, &rolloutFlags{}, &progress{}) // no progress line: the tests print their own
 	if err != nil {
 		why := "the replay failed: " + err.Error()
 		if errors.Is(context.Cause(tctx), errTestTimeout) {
