@@ -512,7 +512,7 @@ func (e *engine) settledOutcome() (result, summary string) {
 		if c.replicas == 0 {
 			return "complete", "no pods: 0 replicas"
 		}
-		return "complete", fmt.Sprintf("all %d pods Ready at revision %s", c.replicas, e.label(c.update))
+		return "complete", allPodsReady(c.replicas) + " Ready at revision " + e.label(c.update)
 	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
 		return "waiting", "OnDelete: " + c.old.String() + " keep their revision until deleted"
 	case c.heldBack:
@@ -524,6 +524,17 @@ func (e *engine) settledOutcome() (result, summary string) {
 	default:
 		return "stuck", "nothing more happens, yet not updated: " + c.old.String()
 	}
+}
+
+// allPodsReady names every pod of a set of n > 0 as English does: "1 pod", "both pods", "all 5 pods".
+func allPodsReady(n int64) string {
+	switch n {
+	case 1:
+		return "1 pod"
+	case 2:
+		return "both pods"
+	}
+	return fmt.Sprintf("all %d pods", n)
 }
 
 // podCensus is the set's pods at the end of a replay as its outcome names them.
