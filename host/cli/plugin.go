@@ -343,17 +343,25 @@ func editOp(ctx context.Context, c kubernetes.Interface, target snapshot.Target,
 	return "create StatefulSet " + ns + "/" + name
 }
 
-// write writes the preview in format to stdout (-o json|yaml: the preview and its summary), then its picture
-// to --html when there is a rollout to draw.
+// write writes the preview in format to stdout (-o json|yaml: the preview and its summary) and its picture to
+// --html when there is a rollout to draw. As `ordinal preview` does, the output is rendered first and the
+// picture written before it, so a preview that cannot be written leaves neither.
 func (p *pluginPreviewOptions) write(cmd *cobra.Command, format, op string, res *preview.Result) error {
 	out := struct {
 		Preview *replay.Preview `json:"preview"`
 		Summary preview.Summary `json:"summary"`
 	}{res.Preview, res.Summary}
-	if err := writeFormatted(cmd.OutOrStdout(), format, out, func(w io.Writer) error { return writeLivePreview(w, op, res) }); err != nil || res.Preview == nil {
-		return err
+	var b bytes.Buffer
+	if err := writeFormatted(&b, format, out, func(w io.Writer) error { return writeLivePreview(w, op, res) }); err != nil {
+		return withCode(ExitUsage, err)
 	}
-	return writeHTML(cmd.ErrOrStderr(), "preview picture", p.htmlOut, res.Preview.WriteHTML)
+	if res.Preview != nil {
+		if err := writeHTML(cmd.ErrOrStderr(), "preview picture", p.htmlOut, res.Preview.WriteHTML); err != nil {
+			return err
+		}
+	}
+	_, err := cmd.OutOrStdout().Write(b.Bytes())
+	return err
 }
 
 // manifestClient connects to the cluster, in the manifest's namespace when it names one (which -n may

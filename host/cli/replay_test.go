@@ -112,9 +112,10 @@ func TestPreviewHTML(t *testing.T) {
 	if last := d.Revisions[len(d.Revisions)-1].Name; len(d.Steps) == 0 || !strings.Contains(out, last) {
 		t.Errorf("page's revisions %v, %d steps: not the preview's (%s)", d.Revisions, len(d.Steps), out)
 	}
-	if code, _, errs := run(t, "", "preview", "--scenario", "../../examples/rolling-update.yaml", "-f", "../../examples/rolling-update-next.yaml",
-		"--html", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html")); code != ExitUsage || !strings.Contains(errs, "--html") {
-		t.Errorf("--html into a missing directory: exit %d, stderr %s", code, errs)
+	// a picture that cannot be written fails the preview before its text is printed: neither is left
+	if code, out, errs := run(t, "", "preview", "--scenario", "../../examples/rolling-update.yaml", "-f", "../../examples/rolling-update-next.yaml",
+		"--html", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html")); code != ExitUsage || !strings.Contains(errs, "--html") || out != "" {
+		t.Errorf("--html into a missing directory: exit %d, stderr %s, stdout %.200q", code, errs, out)
 	}
 }
 
