@@ -462,33 +462,48 @@ func pronoun(n int) string {
 // every step.
 func (p *Preview) WriteText(w io.Writer) error {
 	var b strings.Builder
-	to := letterOf(p.To)
-	if note := p.ToHeldNote(); note != "" {
-		to += " (" + note + ")"
-	}
-	fmt.Fprintf(&b, "preview: StatefulSet %s, revision %s -> %s\n", p.Set, letterOf(p.From), to)
-	fmt.Fprintf(&b, "%s\n", wrapJoin(rollout.RevisionLegendItems(p.revisions()), " ", 0, 2))
-	fmt.Fprintf(&b, "settings: %s\n", wrapJoin(p.Settings.Items(), ", ", len("settings: "), 2))
-	fmt.Fprintf(&b, "kubelet model: %s\n", p.KubeModel)
-	if pace := p.Pace.String(); pace != "" {
-		fmt.Fprintf(&b, "pace: %s\n", wrapPace(pace))
-	}
-	if len(p.Changes) > 0 {
-		b.WriteString("changes:\n")
-		for _, c := range p.Changes {
-			fmt.Fprintf(&b, "  %s\n", c)
-		}
-	}
+	p.writeHeader(&b)
 	if len(p.Warnings) > 0 {
 		b.WriteString("\n")
 		writeWarnings(&b, p.Warnings)
 	}
 	b.WriteString("\n")
+	p.writeSteps(&b)
+	p.writeBatches(&b)
+	p.writeOutcome(&b)
+	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
+	return err
+}
+
+// writeHeader writes what is previewed: the set and its revisions, its settings, the kubelet model and pace,
+// and the edit's changes.
+func (p *Preview) writeHeader(b *strings.Builder) {
+	to := letterOf(p.To)
+	if note := p.ToHeldNote(); note != "" {
+		to += " (" + note + ")"
+	}
+	fmt.Fprintf(b, "preview: StatefulSet %s, revision %s -> %s\n", p.Set, letterOf(p.From), to)
+	fmt.Fprintf(b, "%s\n", wrapJoin(rollout.RevisionLegendItems(p.revisions()), " ", 0, 2))
+	fmt.Fprintf(b, "settings: %s\n", wrapJoin(p.Settings.Items(), ", ", len("settings: "), 2))
+	fmt.Fprintf(b, "kubelet model: %s\n", p.KubeModel)
+	if pace := p.Pace.String(); pace != "" {
+		fmt.Fprintf(b, "pace: %s\n", wrapPace(pace))
+	}
+	if len(p.Changes) > 0 {
+		b.WriteString("changes:\n")
+		for _, c := range p.Changes {
+			fmt.Fprintf(b, "  %s\n", c)
+		}
+	}
+}
+
+// writeSteps writes the steps, one a line at its offset, runs of steps alike folded.
+func (p *Preview) writeSteps(b *strings.Builder) {
 	if len(p.Steps) == 0 {
 		b.WriteString("steps: none (the controller changes no pod)\n")
-	} else {
-		b.WriteString("steps:\n")
+		return
 	}
+	b.WriteString("steps:\n")
 	parts := make([][]string, len(p.Steps)) // each step's world changes and writes
 	shapes := make([]shape, len(p.Steps))
 	width := 7 // the offsets' column: "+49m55s", or wider for hours ("+5h59m48s")
@@ -498,14 +513,19 @@ func (p *Preview) WriteText(w io.Writer) error {
 		width = max(width, len(s.Offset.String()))
 	}
 	eachFolded(foldRuns(shapes, 4, 12), func(i int) {
-		fmt.Fprintf(&b, "  +%-*s %s\n", width, p.Steps[i].Offset, wrapJoin(foldList(parts[i]), "; ", width+4, width+4))
+		fmt.Fprintf(b, "  +%-*s %s\n", width, p.Steps[i].Offset, wrapJoin(foldList(parts[i]), "; ", width+4, width+4))
 	}, func(r run, first, last int) {
-		fmt.Fprintf(&b, "  %-*s %s (+%s .. +%s)\n", width+1, "...", r.left("times"), p.Steps[first].Offset, p.Steps[last].Offset)
+		fmt.Fprintf(b, "  %-*s %s (+%s .. +%s)\n", width+1, "...", r.left("times"), p.Steps[first].Offset, p.Steps[last].Offset)
 	})
+}
+
+// writeBatches writes how pods move: the in-place updates and recreations, the batches pods are taken down
+// in, and what the partition holds back.
+func (p *Preview) writeBatches(b *strings.Builder) {
 	taken := p.Batches
 	if len(p.Updates) > 0 {
 		b.WriteString("\n")
-		taken = p.writeUpdates(&b)
+		taken = p.writeUpdates(b)
 	}
 	if len(taken) > 0 {
 		parts := make([]string, len(taken))
@@ -518,23 +538,26 @@ func (p *Preview) WriteText(w io.Writer) error {
 		} else {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s%s\n", head, wrapJoin(atMost(foldList(parts), 24, "batches"), " -> ", len(head), 2))
+		fmt.Fprintf(b, "%s%s\n", head, wrapJoin(atMost(foldList(parts), 24, "batches"), " -> ", len(head), 2))
 	}
 	if len(p.HeldBack) > 0 {
 		const head = "held back by the partition: "
-		fmt.Fprintf(&b, "%s%s\n", head, wrapJoin(ordinal.Fold(p.HeldBack), ", ", len(head), 2))
+		fmt.Fprintf(b, "%s%s\n", head, wrapJoin(ordinal.Fold(p.HeldBack), ", ", len(head), 2))
 	}
-	fmt.Fprintf(&b, "\noutcome: %s after %s: %s\n", p.Outcome.Result, p.Outcome.Duration, p.Outcome.Summary)
+}
+
+// writeOutcome writes how the rollout ends, the estimate for what the replay did not reach, the never-Ready
+// replay's findings and what the warnings mean for a CI job.
+func (p *Preview) writeOutcome(b *strings.Builder) {
+	fmt.Fprintf(b, "\noutcome: %s after %s: %s\n", p.Outcome.Result, p.Outcome.Duration, p.Outcome.Summary)
 	if p.Estimate != nil {
-		fmt.Fprintf(&b, "estimate for the rest: %s (%s)\n", p.Estimate, p.Estimate.Basis)
+		fmt.Fprintf(b, "estimate for the rest: %s (%s)\n", p.Estimate, p.Estimate.Basis)
 	}
-	p.writeNeverReady(&b)
+	p.writeNeverReady(b)
 	if len(p.Warnings) > 0 {
 		b.WriteString("\n")
-		writeWarningsNote(&b, p.Warnings)
+		writeWarningsNote(b, p.Warnings)
 	}
-	_, err := io.WriteString(w, termsafe.String(b.String())) // module and scenario text inside
-	return err
 }
 
 // Recreation is the pods extension in-place-update recreates from one revision for one reason.
