@@ -526,11 +526,16 @@ func writeLivePreview(w io.Writer, op string, res *preview.Result) error {
 	return err
 }
 
+// pluginTimelineOptions are the flags of kubectl ordinal timeline.
+type pluginTimelineOptions struct {
+	model, featureGates string
+	verbose             bool
+	supplied            configMapModules
+	signals             policyContextFlags
+}
+
 func newPluginTimeline(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
-	var model, featureGates string
-	var verbose bool
-	var supplied configMapModules
-	var signals policyContextFlags
+	t := &pluginTimelineOptions{}
 	cmd := &cobra.Command{
 		Use:   "timeline statefulset/NAME",
 		Short: "Replay the set's current rollout to completion from the live state, in virtual time",
@@ -538,49 +543,62 @@ func newPluginTimeline(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 in-memory API server and a simulated kubelet until nothing more happens: every sync the controller would make
 from now on, with the pods' states and the writes, and how the rollout ends (complete, partitioned, stuck).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			live, err := o.liveSetSnapshot(cmd, args[0], featureGates)
-			if err != nil {
-				return err
-			}
-			sc, err := replay.ScenarioFromSnapshot(live.snap.JSON)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			ctx := cmdContext(cmd)
-			mods, err := o.loadModules(ctx, mopts, &supplied, live.features)
-			if err != nil {
-				return err
-			}
-			defer mods.close()
-			pctx, err := signals.fetch(ctx, live.client, live.objs.Set, live.objs.Pods, mods.pols.Get)
-			if err != nil {
-				return err
-			}
-			sc.Manifests = append(append(sc.Manifests, pctx.Budgets...), pctx.Nodes...)
-			sc.Signals = pctx.Signals
-			prog := newProgress(cmd.ErrOrStderr(), format, "replaying")
-			tl, err := replay.Run(ctx, sc, replay.Options{Module: mods.module, NamedModule: mods.named, NamedPolicy: mods.pols.Get, Model: model, Progress: prog.update})
-			prog.done()
-			if err != nil {
-				return withCode(exitCodeOf(err), err)
-			}
-			if format != "text" {
-				return writeJSONAs(cmd.OutOrStdout(), format, tl.WriteJSON)
-			}
-			return tl.WriteText(cmd.OutOrStdout(), verbose)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return t.run(cmd, args[0], mopts, o) },
 	}
-	cmd.Flags().StringVar(&model, "model", "", `kubelet model: "delays" (default) or "tick"`)
-	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "also print idle syncs and the controller's events")
-	supplied.bind(cmd)
-	signals.bind(cmd)
+	cmd.Flags().StringVar(&t.model, "model", "", `kubelet model: "delays" (default) or "tick"`)
+	cmd.Flags().StringVar(&t.featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	cmd.Flags().BoolVar(&t.verbose, "verbose", false, "also print idle syncs and the controller's events")
+	t.supplied.bind(cmd)
+	t.signals.bind(cmd)
 	return cmd
+}
+
+// run reads the live set, replays it from now on and writes the timeline.
+func (t *pluginTimelineOptions) run(cmd *cobra.Command, arg string, mopts *moduleOptions, o *pluginOptions) error {
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	live, err := o.liveSetSnapshot(cmd, arg, t.featureGates)
+	if err != nil {
+		return err
+	}
+	tl, err := t.replay(cmd, live, mopts, o, format)
+	if err != nil {
+		return err
+	}
+	if format != "text" {
+		return writeJSONAs(cmd.OutOrStdout(), format, tl.WriteJSON)
+	}
+	return tl.WriteText(cmd.OutOrStdout(), t.verbose)
+}
+
+// replay replays the live set's world, with the PodDisruptionBudgets, nodes and signals its policies read,
+// on the modules the controller would run, drawing progress on a terminal.
+func (t *pluginTimelineOptions) replay(cmd *cobra.Command, live *liveSetRead, mopts *moduleOptions, o *pluginOptions, format string) (*replay.Timeline, error) {
+	sc, err := replay.ScenarioFromSnapshot(live.snap.JSON)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	ctx := cmdContext(cmd)
+	mods, err := o.loadModules(ctx, mopts, &t.supplied, live.features)
+	if err != nil {
+		return nil, err
+	}
+	defer mods.close()
+	pctx, err := t.signals.fetch(ctx, live.client, live.objs.Set, live.objs.Pods, mods.pols.Get)
+	if err != nil {
+		return nil, err
+	}
+	sc.Manifests = append(append(sc.Manifests, pctx.Budgets...), pctx.Nodes...)
+	sc.Signals = pctx.Signals
+	prog := newProgress(cmd.ErrOrStderr(), format, "replaying")
+	tl, err := replay.Run(ctx, sc, replay.Options{Module: mods.module, NamedModule: mods.named, NamedPolicy: mods.pols.Get, Model: t.model, Progress: prog.update})
+	prog.done()
+	if err != nil {
+		return nil, withCode(exitCodeOf(err), err)
+	}
+	return tl, nil
 }
 
 func newPluginSnapshot(o *pluginOptions) *cobra.Command {
