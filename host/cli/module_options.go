@@ -164,7 +164,8 @@ func (c *commandModules) all(ctx context.Context) (*loadedModules, error) {
 	return &loadedModules{module: m, pols: c.pols, named: named}, nil // closed with c
 }
 
-// close releases what was loaded.
+// close releases what was loaded; a command closes them once its last replay is done, before it writes
+// what it found (a module's instances are megabytes), and again, doing nothing, when it returns.
 func (c *commandModules) close() {
 	if c.closeNamed != nil {
 		c.closeNamed()
@@ -175,7 +176,12 @@ func (c *commandModules) close() {
 	if c.module != nil {
 		c.module.Close(context.Background())
 	}
+	c.closeNamed, c.pols, c.module, c.named = nil, nil, nil, nil
+	c.moduleErr, c.polsErr = errClosedModules, errClosedModules
 }
+
+// errClosedModules is what commandModules give after close (a command that closed them too early).
+var errClosedModules = errors.New("internal error: the command's modules were closed")
 
 // replayModules is a registry as replay.Options.NamedModule (replays, previews, timelines, the webhook);
 // close releases what it loaded.

@@ -69,6 +69,7 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
+			mods.close()
 			if err := writePreview(cmd, p, format, htmlOut); err != nil {
 				return err
 			}

@@ -72,6 +72,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			if err != nil {
 				return err
 			}
+			mods.close()
 			if format == "json" && golden == "" {
 				// streamed: a large replay's JSON (over 100 MB at 1000 pods) is never held whole
 				if err := writeHTML(cmd.ErrOrStderr(), "replay picture", htmlOut, tl.WriteHTML); err != nil {

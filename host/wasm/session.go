@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -36,9 +35,13 @@ type Session struct {
 	marks    uint64
 	// laid is the Layout.ID of the layout held came from, when its host tracks changes (0: none)
 	laid uint64
-	// wire is the buffer of the last delta sent, written over by the next (spliceDelta)
-	wire []byte
-	st   SessionStats
+	// wire is the buffer of the last delta or snapshot with references sent, written over by the next
+	// (spliceDelta, withReferences); cuts and refs are withReferences' own
+	wire  []byte
+	cuts  []referenceCut
+	refs  []byte
+	spare heldSpare // the maps of what it held before last, for holdAll to fill again
+	st    SessionStats
 }
 
 // heldObject is an object an instance holds: its list in the snapshot, uid and resourceVersion.
@@ -265,7 +268,7 @@ func (s *Session) settle(in *sessionInput, inst *directInstance, gen int, kept b
 		s.commit(delta)
 		s.laid = in.layout.idOf()
 	default:
-		s.held, s.byUID, s.complete = heldAfter(s.objectsOf(in))
+		s.holdAll(s.objectsOf(in))
 		s.laid = in.layout.idOf()
 	}
 }
@@ -430,8 +433,11 @@ func (s *Session) laidObjects(snapshot []byte, layout *Layout) []snapshotObject 
 // resourceVersion the others have not, and byUID has none (no delta builds on such a snapshot: abi/README.md,
 // "Object deltas"; a module from before holds none, and answers a reference to one with StaleReference,
 // which the session answers with the whole snapshot). complete: it holds them all, each by its uid.
-func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]*heldEntry, byUID map[[2]string]*heldEntry, complete bool) {
-	uids := make(map[[2]string]int, len(objs))
+//
+// The maps are spare's, cleared (a session's held before last: heldSpare), and an object held before with the
+// same bytes keeps its entry (prev): a 300-pod sync allocated ~100 KB of maps and entries here each time.
+func heldAfter(objs []snapshotObject, prev map[[sha256.Size]byte]*heldEntry, spare *heldSpare) (h map[[sha256.Size]byte]*heldEntry, byUID map[[2]string]*heldEntry, complete bool) {
+	uids := spare.clearedUIDs(len(objs))
 	var versions map[heldObject]int // of the uids shared, found once one is
 	complete = true
 	for _, o := range objs {
@@ -441,7 +447,7 @@ func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]*heldEntry, byUID
 		}
 		k := [2]string{o.list, o.uid}
 		if uids[k]++; uids[k] == 2 && versions == nil {
-			versions = map[heldObject]int{}
+			versions = spare.clearedVersions()
 		}
 	}
 	for i := 0; versions != nil && i < len(objs); i++ {
@@ -449,16 +455,21 @@ func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]*heldEntry, byUID
 			versions[o.heldObject]++
 		}
 	}
-	h = make(map[[sha256.Size]byte]*heldEntry, len(objs))
-	byUID = make(map[[2]string]*heldEntry, len(objs))
+	h, byUID = spare.clearedHeld(len(objs))
+	entry := func(o snapshotObject) *heldEntry {
+		if e := prev[o.digest]; e != nil && e.heldObject == o.heldObject {
+			return e
+		}
+		return &heldEntry{heldObject: o.heldObject, digest: o.digest}
+	}
 	for _, o := range objs {
 		k := [2]string{o.list, o.uid}
 		switch {
 		case o.ok && uids[k] == 1:
-			e := &heldEntry{heldObject: o.heldObject, digest: o.digest}
+			e := entry(o)
 			h[o.digest], byUID[k] = e, e
 		case o.ok && versions[o.heldObject] == 1:
-			h[o.digest] = &heldEntry{heldObject: o.heldObject, digest: o.digest}
+			h[o.digest] = entry(o)
 			complete = false
 		default:
 			complete = false
@@ -467,17 +478,54 @@ func heldAfter(objs []snapshotObject) (h map[[sha256.Size]byte]*heldEntry, byUID
 	return h, byUID, complete && len(h) == len(objs)
 }
 
-// withReferences is snapshot with every object the instance holds byte for byte replaced by its reference
-// (referenced: at least one was). The references are written into one buffer first, so the snapshot's copy is
-// allocated at its size: a guess (a quarter of the snapshot) grew or was mostly unused, and was the largest
-// allocation of a replay's sync.
-func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte, bool) {
-	type cut struct {
-		from, to int
-		ref      [2]int // where its reference is in refs
+// heldSpare is what heldAfter fills again: the maps of what a session held before last, and its counts.
+type heldSpare struct {
+	held     map[[sha256.Size]byte]*heldEntry
+	byUID    map[[2]string]*heldEntry
+	uids     map[[2]string]int
+	versions map[heldObject]int
+}
+
+func (sp *heldSpare) clearedHeld(n int) (map[[sha256.Size]byte]*heldEntry, map[[2]string]*heldEntry) {
+	h, byUID := sp.held, sp.byUID
+	sp.held, sp.byUID = nil, nil // the caller's now
+	if h == nil || byUID == nil {
+		return make(map[[sha256.Size]byte]*heldEntry, n), make(map[[2]string]*heldEntry, n)
 	}
-	var cuts []cut
-	var refs []byte
+	clear(h)
+	clear(byUID)
+	return h, byUID
+}
+
+func (sp *heldSpare) clearedUIDs(n int) map[[2]string]int {
+	if sp.uids == nil {
+		sp.uids = make(map[[2]string]int, n)
+	}
+	clear(sp.uids)
+	return sp.uids
+}
+
+func (sp *heldSpare) clearedVersions() map[heldObject]int {
+	if sp.versions == nil {
+		sp.versions = map[heldObject]int{}
+	}
+	clear(sp.versions)
+	return sp.versions
+}
+
+// holdAll makes held what the instance holds after a call that sent every object of objs (heldAfter); the
+// maps it held before are heldAfter's to fill next time.
+func (s *Session) holdAll(objs []snapshotObject) {
+	prevHeld, prevByUID := s.held, s.byUID
+	s.held, s.byUID, s.complete = heldAfter(objs, prevHeld, &s.spare)
+	s.spare.held, s.spare.byUID = prevHeld, prevByUID
+}
+
+// withReferences is snapshot with every object the instance holds byte for byte replaced by its reference
+// (referenced: at least one was). The references are written into one buffer first, so the snapshot's copy
+// is grown to its size at once (a guess, a quarter of the snapshot, grew or was mostly unused).
+func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte, bool) {
+	cuts, refs := s.cuts[:0], s.refs[:0] // buffers of the previous call's, written over
 	size := len(snapshot)
 	for _, o := range objs {
 		if !o.ok {
@@ -492,22 +540,33 @@ func (s *Session) withReferences(snapshot []byte, objs []snapshotObject) ([]byte
 			refs = refs[:at]
 			continue
 		}
-		cuts = append(cuts, cut{o.from, o.to, [2]int{at, len(refs)}})
+		cuts = append(cuts, referenceCut{o.from, o.to, [2]int{at, len(refs)}})
 		size += len(refs) - at - (o.to - o.from)
 		s.st.References++
 	}
+	s.cuts, s.refs = cuts, refs
 	if len(cuts) == 0 {
 		return snapshot, false
 	}
-	sort.Slice(cuts, func(i, j int) bool { return cuts[i].from < cuts[j].from }) // lists in key order, not the snapshot's
-	out := make([]byte, 0, size)
+	slices.SortFunc(cuts, func(a, b referenceCut) int { return a.from - b.from }) // lists in key order, not the snapshot's
+	// Written over the buffer of the previous call's wire (Session.wire): it is copied into the guest's
+	// memory and kept by nothing, and the snapshot with references is most of a snapshot's size each sync.
+	out := slices.Grow(s.wire[:0], size)
 	at := 0
 	for _, c := range cuts {
 		out = append(out, snapshot[at:c.from]...)
 		out = append(out, refs[c.ref[0]:c.ref[1]]...)
 		at = c.to
 	}
-	return append(out, snapshot[at:]...), true
+	out = append(out, snapshot[at:]...)
+	s.wire = out
+	return out, true
+}
+
+// referenceCut is an object withReferences sends as a reference: snapshot[from:to] replaced by refs[ref[0]:ref[1]].
+type referenceCut struct {
+	from, to int
+	ref      [2]int
 }
 
 // appendReference appends {"unchanged":{"uid":UID,"resourceVersion":RV}} as json.Marshal(abi.Unchanged)
