@@ -15,7 +15,6 @@ import (
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
-	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -158,29 +157,13 @@ func (e *edit) podWrites() {
 				}
 				seenDelete[a.Name] = true
 			case "patch":
-				if adoptsPod(a.Detail) && e.inRange(a.Name) && !seenCreate[a.Name] && !seenDelete[a.Name] &&
+				if a.Ownership() == replay.OwnershipAdopt && e.inRange(a.Name) && !seenCreate[a.Name] && !seenDelete[a.Name] &&
 					!slices.Contains(e.adopted, a.Name) {
 					e.adopted = append(e.adopted, a.Name)
 				}
 			}
 		}
 	}
-}
-
-// adoptsPod reports whether a pod's patch (an action record's detail: the patch as sent) is upstream's
-// adoption (ClaimPods' AdoptPod: a controller ownerReference set). Its release (ReleasePod) also names
-// ownerReferences, with "$patch": "delete" and no controller field.
-func adoptsPod(patch string) bool {
-	p, err := jsonobj.DecodeObj([]byte(patch))
-	if err != nil {
-		return false
-	}
-	for _, ref := range jsonobj.GetArr(p, "metadata.ownerReferences") {
-		if c, _ := jsonobj.Get(ref, "controller").(bool); c {
-			return true
-		}
-	}
-	return false
 }
 
 // rollingBatches are the rolling update's batches of pods in range, and how many pods it replaced.

@@ -116,12 +116,14 @@ func (p PodState) State() string {
 
 // ActionRecord is one write of a sync, summarised.
 type ActionRecord struct {
-	Verb   string      `json:"verb"`
-	Kind   string      `json:"kind"`
-	Name   string      `json:"name"`
-	Detail string      `json:"detail,omitempty"`
-	Error  string      `json:"error,omitempty"`
-	Held   *ActionHold `json:"held,omitempty"` // a policy held it back (Error is the refusal): not issued
+	Verb   string `json:"verb"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Detail string `json:"detail,omitempty"`
+	// Patch is a patch's body as the plan has it (Detail says what it does where it can: PodOwnership).
+	Patch json.RawMessage `json:"patch,omitempty"`
+	Error string          `json:"error,omitempty"`
+	Held  *ActionHold     `json:"held,omitempty"` // a policy held it back (Error is the refusal): not issued
 	// InPlace: extension in-place-update moves the pod to its revision without deleting it: this is the pod
 	// update that moves its revision label to the one its in-place record (abi.AnnotationInPlaceUpdate) names,
 	// or the resize right before it (abi/inplace.At, markInPlace). Detail says "in place" because of it.
@@ -385,9 +387,61 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 	case a.Verb == abi.VerbUpdateStatus:
 		r.Detail = e.statusOf(jsonobj.AsObj(o("status")))
 	case a.Verb == abi.VerbPatch:
-		r.Detail = string(a.Patch)
+		r.Patch = slices.Clone(a.Patch)
+		switch ownership, owner := podOwnership(a.Kind, a.Patch); ownership {
+		case OwnershipAdopt:
+			r.Detail = "adopted by " + owner
+		case OwnershipRelease:
+			r.Detail = "released by its controller"
+		default:
+			r.Detail = string(a.Patch)
+		}
 	}
 	return r
+}
+
+// Ownership is what a pod patch does to the pod's controller: upstream's ClaimPods adopts an orphan that
+// matches the selector (a patch that sets a controller ownerReference) and releases a pod that no longer
+// matches (a patch that deletes the set's ownerReference).
+type Ownership int
+
+const (
+	OwnershipNone Ownership = iota
+	OwnershipAdopt
+	OwnershipRelease
+)
+
+// Ownership is what the write does to a pod's controller (a pod patch's: podOwnership).
+func (r ActionRecord) Ownership() Ownership {
+	if r.Verb != abi.VerbPatch {
+		return OwnershipNone
+	}
+	o, _ := podOwnership(r.Kind, r.Patch)
+	return o
+}
+
+// podOwnership reads a patch of an object of kind as upstream's adoption or release of a pod, and for an
+// adoption names the owner ("StatefulSet/web").
+func podOwnership(kind string, patch []byte) (Ownership, string) {
+	if kind != abi.KindPod {
+		return OwnershipNone, ""
+	}
+	p, err := jsonobj.DecodeObj(patch)
+	if err != nil {
+		return OwnershipNone, ""
+	}
+	refs := jsonobj.GetArr(p, "metadata.ownerReferences")
+	for _, ref := range refs {
+		if c, _ := jsonobj.Get(ref, "controller").(bool); c {
+			return OwnershipAdopt, jsonobj.GetStr(ref, "kind") + "/" + jsonobj.GetStr(ref, "name")
+		}
+	}
+	for _, ref := range refs {
+		if jsonobj.GetStr(ref, "$patch") == "delete" {
+			return OwnershipRelease, ""
+		}
+	}
+	return OwnershipNone, ""
 }
 
 // markInPlace marks the writes of a sync's plan that are an in-place update of a pod (extension
