@@ -407,7 +407,7 @@ func (e *edit) resizedClaims(s *Summary) {
 	for _, st := range e.p.Timeline.Steps {
 		for _, a := range st.Actions {
 			if a.Kind == "PersistentVolumeClaim" && a.Verb == "patch" && a.Error == "" {
-				resized = append(resized, a.Name+" to "+strings.TrimPrefix(a.Detail, "storage "))
+				resized = append(resized, a.Name+" to "+a.ClaimStorage())
 			}
 		}
 	}

@@ -120,7 +120,7 @@ type ActionRecord struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	Detail string `json:"detail,omitempty"`
-	// Patch is a patch's body as the plan has it (Detail says what it does where it can: PodOwnership).
+	// Patch is a patch's body as the plan has it (Detail says what it does: Ownership, ClaimStorage).
 	Patch json.RawMessage `json:"patch,omitempty"`
 	Error string          `json:"error,omitempty"`
 	Held  *ActionHold     `json:"held,omitempty"` // a policy held it back (Error is the refusal): not issued
@@ -374,8 +374,8 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 		n, _ := jsonobj.AsInt(o("revision"))
 		r.Detail = fmt.Sprintf("%s, revision %d", e.letter(a.Name, n), n)
 	case a.Kind == world.KindClaim && a.Verb == abi.VerbPatch: // extension resize-claims
-		p, _ := jsonobj.DecodeObj(a.Patch)
-		r.Detail = "storage " + jsonobj.GetStr(p, "spec.resources.requests.storage")
+		r.Patch = slices.Clone(a.Patch)
+		r.Detail = "storage " + r.ClaimStorage()
 	case a.Kind == world.KindClaim:
 		var owners []string
 		for _, ref := range jsonobj.AsArr(o("metadata.ownerReferences")) {
@@ -410,6 +410,15 @@ const (
 	OwnershipAdopt
 	OwnershipRelease
 )
+
+// ClaimStorage is the storage request a claim's patch asks for (extension resize-claims), "" for another write.
+func (r ActionRecord) ClaimStorage() string {
+	if r.Kind != world.KindClaim || r.Verb != abi.VerbPatch {
+		return ""
+	}
+	p, _ := jsonobj.DecodeObj(r.Patch)
+	return jsonobj.GetStr(p, "spec.resources.requests.storage")
+}
 
 // Ownership is what the write does to a pod's controller (a pod patch's: podOwnership).
 func (r ActionRecord) Ownership() Ownership {
