@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -124,6 +125,7 @@ type loadedModules struct {
 // Judging a snapshot needs no policy: a --policy that cannot load fails the replay that runs it.
 type commandModules struct {
 	opts           *moduleOptions
+	parent         *commandModules // whose reconciler these share (withPolicyFiles)
 	module         *wasm.Module
 	named          func(ctx context.Context, name string) (hostplan.Reconciler, error)
 	closeNamed     func()
@@ -137,8 +139,19 @@ type commandModules struct {
 // commandModules are these options' modules for one command; the caller closes them.
 func (o *moduleOptions) commandModules() *commandModules { return &commandModules{opts: o} }
 
+// withPolicyFiles are c's modules with these policy files beside c's own (a test's): the module is c's,
+// loaded once for every test; the policies are loaded for the child alone, and closed with it.
+func (c *commandModules) withPolicyFiles(files []string) *commandModules {
+	o := *c.opts
+	o.policyFiles = append(slices.Clone(c.opts.policyFiles), files...)
+	return &commandModules{opts: &o, parent: c}
+}
+
 // reconciler is the module and the modules a set may name: what a single sync runs on.
 func (c *commandModules) reconciler(ctx context.Context) (*wasm.Module, func(context.Context, string) (hostplan.Reconciler, error), error) {
+	if c.parent != nil {
+		return c.parent.reconciler(ctx)
+	}
 	if !c.loadedModule {
 		c.loadedModule = true
 		if c.module, c.moduleErr = c.opts.load(ctx); c.moduleErr == nil {

@@ -154,7 +154,9 @@ and holds.`,
 			if timeout <= 0 {
 				return withCode(ExitUsage, fmt.Errorf("--test-timeout %s: the limit for one test must be positive", timeout))
 			}
-			tests, err := prepareTests(cmd.Context(), opts, args, v)
+			mods := opts.commandModules() // the module, loaded once for every test
+			defer mods.close()
+			tests, err := prepareTests(cmd.Context(), mods, args, v)
 			if err != nil {
 				return err
 			}
@@ -163,8 +165,9 @@ and holds.`,
 				if err := cmd.Context().Err(); err != nil {
 					return err
 				}
-				results = append(results, runTest(cmd.Context(), opts, pt, timeout))
+				results = append(results, runTest(cmd.Context(), mods, pt, timeout))
 			}
+			mods.close()
 			failed := 0
 			for _, r := range results {
 				if !r.Passed {
@@ -256,9 +259,7 @@ type preparedTest struct {
 // prepareTests reads and checks every test of files before any runs: the problems of all of them are one
 // error, and no test runs (a malformed scenario in the last file once surfaced after the others had run).
 // Then the module is loaded once, so that a module that cannot be loaded is one problem, not every test's.
-func prepareTests(ctx context.Context, opts *moduleOptions, files []string, v fieldValidation) ([]preparedTest, error) {
-	mods := opts.commandModules()
-	defer mods.close()
+func prepareTests(ctx context.Context, mods *commandModules, files []string, v fieldValidation) ([]preparedTest, error) {
 	var tests []preparedTest
 	var problems []error
 	for _, file := range files {
@@ -375,14 +376,12 @@ func relativeTo(file string) func(string) string {
 
 // runTest replays a prepared test and judges it. A replay that fails, or runs past timeout (wall-clock, a
 // safety stop for a replay that would not end, never a measure of speed), fails the test alone.
-func runTest(ctx context.Context, opts *moduleOptions, pt preparedTest, timeout time.Duration) testResult {
+func runTest(ctx context.Context, mods *commandModules, pt preparedTest, timeout time.Duration) testResult {
 	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errTestTimeout)
 	defer cancel()
-	o := *opts
-	o.policyFiles = append(append([]string(nil), opts.policyFiles...), pt.policies...)
-	mods := o.commandModules() // the test's own policies beside the command's
-	defer mods.close()
-	tl, err := runReplay(tctx, mods, pt.sc, &rolloutFlags{}, &progress{}) // no progress line: the tests print their own
+	tm := mods.withPolicyFiles(pt.policies) // the test's own policies beside the command's
+	defer tm.close()
+	tl, err := runReplay(tctx, tm, pt.sc, &rolloutFlags{}, &progress{}) // no progress line: the tests print their own
 	if err != nil {
 		why := "the replay failed: " + err.Error()
 		if errors.Is(context.Cause(tctx), errTestTimeout) {
