@@ -191,6 +191,7 @@ func (c *commandModules) close() {
 	}
 	c.closeNamed, c.pols, c.module, c.named = nil, nil, nil, nil
 	c.moduleErr, c.polsErr = errClosedModules, errClosedModules
+	c.loadedModule, c.loadedPolicies = true, true // never loaded again
 }
 
 // errClosedModules is what commandModules give after close (a command that closed them too early).
