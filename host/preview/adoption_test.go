@@ -20,6 +20,7 @@ func TestAdoptsPod(t *testing.T) {
 		{"a reference that is no controller's", "Pod", `{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"u2"}]}}`, replay.OwnershipNone},
 		{"another patch", "Pod", `{"metadata":{"labels":{"app":"web"}}}`, replay.OwnershipNone},
 		{"not JSON", "Pod", `owners=[StatefulSet/web]`, replay.OwnershipNone},
+		{"a ControllerRevision's adoption (no pod's)", "ControllerRevision", `{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"u1","controller":true,"blockOwnerDeletion":true}],"uid":"r1"}}`, replay.OwnershipNone},
 		{"a claim's adoption-like patch", "PersistentVolumeClaim", `{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"u1","controller":true}]}}`, replay.OwnershipNone},
 	} {
 		r := replay.ActionRecord{Verb: "patch", Kind: tc.kind, Name: "web-0", Patch: []byte(tc.patch)}

@@ -388,7 +388,11 @@ func (e *engine) describe(a abi.Action) ActionRecord {
 		r.Detail = e.statusOf(jsonobj.AsObj(o("status")))
 	case a.Verb == abi.VerbPatch:
 		r.Patch = slices.Clone(a.Patch)
-		switch ownership, owner := podOwnership(a.Kind, a.Patch); ownership {
+		ownership, owner := OwnershipNone, ""
+		if a.Kind == abi.KindPod || a.Kind == abi.KindControllerRevision {
+			ownership, owner = ownershipPatch(a.Patch)
+		}
+		switch ownership {
 		case OwnershipAdopt:
 			r.Detail = "adopted by " + owner
 		case OwnershipRelease:
@@ -420,21 +424,19 @@ func (r ActionRecord) ClaimStorage() string {
 	return jsonobj.GetStr(p, "spec.resources.requests.storage")
 }
 
-// Ownership is what the write does to a pod's controller (a pod patch's: podOwnership).
+// Ownership is what the write does to a pod's controller (a pod patch's: ownershipPatch).
 func (r ActionRecord) Ownership() Ownership {
-	if r.Verb != abi.VerbPatch {
+	if r.Verb != abi.VerbPatch || r.Kind != abi.KindPod {
 		return OwnershipNone
 	}
-	o, _ := podOwnership(r.Kind, r.Patch)
+	o, _ := ownershipPatch(r.Patch)
 	return o
 }
 
-// podOwnership reads a patch of an object of kind as upstream's adoption or release of a pod, and for an
-// adoption names the owner ("StatefulSet/web").
-func podOwnership(kind string, patch []byte) (Ownership, string) {
-	if kind != abi.KindPod {
-		return OwnershipNone, ""
-	}
+// ownershipPatch reads a patch as upstream's adoption or release of an object (ClaimPods' of a pod,
+// adoptOrphanRevisions' of a ControllerRevision: the same patch), and for an adoption names the owner
+// ("StatefulSet/web").
+func ownershipPatch(patch []byte) (Ownership, string) {
 	p, err := jsonobj.DecodeObj(patch)
 	if err != nil {
 		return OwnershipNone, ""
