@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testFiles writes files (name: content) into a directory of their own, the scenarios of testdata/scenarios
@@ -182,4 +184,52 @@ func TestTestAliasBombRefused(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "t.yaml: the document with its aliases expanded is larger than the 8 MiB limit for YAML") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+}
+
+// `ordinal test` loads the module once for all its tests, each test's own policies beside it: the module
+// file is read while the tests are prepared and not again (it is gone when they run), and a test with a
+// policy of its own and one without both run on it.
+func TestTestLoadsTheModuleOnce(t *testing.T) {
+	dir := testFiles(t, map[string]string{"t.test.yaml": `tests:
+  - name: its own policy
+    scenario: $S/policy-pdb.yaml
+    policies: [` + mustAbs(t, "../../policies/pdb/pdb.wasm") + `]
+    expect: {outcome: complete}
+  - name: no policy
+    scenario: $S/rolling-update-maxunavailable2.yaml
+    expect: {outcome: complete, noHolds: true}
+`})
+	module := filepath.Join(dir, "module.wasm")
+	b, err := os.ReadFile("../embedded/ordinal.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(module, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := &moduleOptions{path: module, timeout: time.Minute, memoryLimitMB: 256}
+	mods := opts.commandModules()
+	defer mods.close()
+	ctx := context.Background()
+	tests, err := prepareTests(ctx, mods, []string{filepath.Join(dir, "t.test.yaml")}, fieldValidation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(module); err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range tests {
+		if r := runTest(ctx, mods, pt, time.Minute); !r.Passed {
+			t.Errorf("%s: %v", pt.test.Name, r.Failures)
+		}
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
