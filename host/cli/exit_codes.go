@@ -66,12 +66,13 @@ var (
 	exitRejected      = exitMeaning{ExitRejected, "the snapshot was rejected: the error plan is printed (error.code InvalidJSON, InvalidSnapshot, UnsupportedABI, UnknownFeatureGate, or StaleReference for a reference to an unchanged object, which only a session's previous call can resolve; error.path names the bad field)"}
 	exitWorldRejected = exitMeaning{ExitRejected, "the module rejected a snapshot of the world (error.code and error.path are printed)"}
 	exitGatesRejected = exitMeaning{ExitRejected, "the module rejected the set's snapshot (e.g. an unknown gate in --feature-gates)"}
+	exitTestRejected  = exitMeaning{ExitRejected, "the module rejected a test's snapshot (error.code and error.path are printed; no test was run)"}
 	exitSyncFailed    = exitMeaning{ExitSyncFailed, "the sync failed the way upstream's would (error.code SyncFailed); the plan is printed"}
 
 	exitModuleFailed = exitMeaning{ExitModuleFailure, "the module failed: it could not be loaded or is over a module limit, speaks another ABI, trapped, timed out, ran out of memory, or returned something that is not an ABI v1 plan or a plan the action firewall refuses"}
 	exitModuleLoad   = exitMeaning{ExitModuleFailure, "the module could not be loaded"}
 	exitModulesLoad  = exitMeaning{ExitModuleFailure, "the module or a --policy module could not be loaded"}
-	exitTestModule   = exitMeaning{ExitModuleFailure, "the module could not be loaded (no test was run)"}
+	exitTestModule   = exitMeaning{ExitModuleFailure, "the module could not be loaded, or failed on a test's snapshot (no test was run)"}
 	exitPolicyLoad   = exitMeaning{ExitModuleFailure, "the module could not be loaded as a policy"}
 
 	exitGoldenDiffers = exitMeaning{ExitGoldenDiffers, "--golden: the timeline differs from the golden file (with --golden, only 0 and 5 judge the rollout)"}
@@ -94,7 +95,7 @@ var commandExitCodes = map[string][]exitMeaning{
 	"ordinal snapshot":        {exitOK, exitLiveUsage},
 	"ordinal controller":      {exitStopped, exitLeaseLost, exitModulesLoad},
 	"ordinal webhook":         {exitStopped, exitServeFailed, exitModulesLoad},
-	"ordinal test":            {exitTestsPassed, exitTestInputs, exitTestModule, exitTestFailed},
+	"ordinal test":            {exitTestsPassed, exitTestInputs, exitTestRejected, exitTestModule, exitTestFailed},
 	"ordinal policy test":     {exitFixturesPass, exitFixtureBad, exitPolicyLoad, exitFixtureFailed},
 	"ordinal policy fixtures": {exitOK, exitUsage},
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/wasmbuild"
 )
 
 // testFiles writes files (name: content) into a directory of their own, the scenarios of testdata/scenarios
@@ -232,4 +234,31 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// A test whose scenario is a snapshot is judged by the module before any test runs, as `replay` judges one:
+// a snapshot the module rejects is exit 2 and one it fails on exit 4, and the help of `ordinal test` says so.
+func TestTestSnapshotJudgedByTheModule(t *testing.T) {
+	snapshot := mustAbs(t, "../../examples/web-fresh.snapshot.json")
+	dir := testFiles(t, map[string]string{"t.test.yaml": "tests:\n  - name: a snapshot\n    scenario: " + snapshot + "\n    expect: {outcome: complete}\n"})
+	_, help, _ := run(t, "", "test", "--help")
+	for _, tc := range []struct {
+		plan string
+		code int
+	}{
+		{`{"abi":1,"error":{"code":"InvalidSnapshot","path":"statefulSet.spec","message":"no"},"actions":[],"requeueAfterSeconds":0,"events":[]}`, ExitRejected},
+		{`not a plan`, ExitModuleFailure},
+	} {
+		module := filepath.Join(dir, "module.wasm")
+		if err := os.WriteFile(module, wasmbuild.FixedOutput(tc.plan), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := run(t, "", "test", filepath.Join(dir, "t.test.yaml"), "--module", module)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d (%s)", tc.plan, code, tc.code, stderr)
+		}
+		if !strings.Contains(help, fmt.Sprintf("\n  %d  ", code)) {
+			t.Errorf("exit %d is not in the help of ordinal test:\n%s", code, help)
+		}
+	}
 }
