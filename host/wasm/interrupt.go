@@ -17,6 +17,10 @@ const (
 	stopExport      = "ordinal.stop"
 )
 
+// errStartSection: the module has a start function, which wazero runs while it creates an instance, before
+// the host can set the call's budget (its first check would trap on the budget's zero) or bound its time.
+var errStartSection = errors.New("the module has a start function (the wasm start section), which runs when an instance is created, outside the host's time bounds: export _initialize instead (abi/README.md, section 1)")
+
 // interruptCheck is `global.get $budget; i32.eqz; global.get $stop; i32.or; if; unreachable; end;
 // global.get $budget; i32.const 1; i32.sub; global.set $budget` (the globals' indexes spliced in): stop
 // when the host asked to or the budget ran out.
@@ -82,6 +86,8 @@ func instrumentInterrupts(bin []byte) ([]byte, error) {
 			if err := checkExportNames(sec); err != nil {
 				return nil, err
 			}
+		case 8:
+			return nil, errStartSection
 		}
 	}
 	check := interruptCheck(globals, globals+1)

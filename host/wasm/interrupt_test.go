@@ -216,3 +216,24 @@ func TestCloseStopsARunningCall(t *testing.T) {
 		}
 	}
 }
+
+// A start function runs while wazero creates an instance, before the host sets the call's work budget (its
+// first check would trap on the budget's zero: "module failed to start") or can bound its time: a module
+// with one is refused when loaded, saying so.
+func TestStartSectionRefused(t *testing.T) {
+	sec := func(id byte, c []byte) []byte { return append(appendU32([]byte{id}, uint32(len(c))), c...) }
+	bin := []byte("\x00asm\x01\x00\x00\x00")
+	bin = append(bin, sec(1, []byte{1, 0x60, 0, 0})...) // type 0: () -> ()
+	bin = append(bin, sec(3, []byte{1, 0})...)          // function 0 of type 0
+	bin = append(bin, sec(8, []byte{0})...)             // start: function 0
+	bin = append(bin, sec(10, []byte{1, 2, 0, 0x0b})...)
+	rt := wazero.NewRuntime(context.Background())
+	defer rt.Close(context.Background())
+	if _, err := rt.CompileModule(context.Background(), bin); err != nil {
+		t.Fatalf("the module is not valid wasm to begin with: %v", err)
+	}
+	_, err := Load(context.Background(), bin, Config{})
+	if !errors.Is(err, ErrBadModule) || !strings.Contains(err.Error(), "start function") || !strings.Contains(err.Error(), "_initialize") {
+		t.Errorf("a module with a start function: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,9 @@ var preparations atomic.Int64
 // bytes wazero compiles (the checks add one block per loop and function).
 func instrumentWithinLimits(wasmBytes []byte, l ModuleLimits) ([]byte, error) {
 	checked, err := instrumentInterrupts(wasmBytes)
+	if errors.Is(err, errStartSection) {
+		return nil, &Error{Kind: ErrBadModule, Op: "load", Msg: err.Error(), Err: err}
+	}
 	if err != nil {
 		return nil, &Error{Kind: ErrBadModule, Op: "load", Msg: "not a valid wasm module: " + err.Error(), Err: err}
 	}
