@@ -143,33 +143,47 @@ func checkShardCaches(t *testing.T, ctx context.Context, leaseNs string, namespa
 		t.Fatal(err)
 	}
 	filtered := probe.ShardInfo != nil
-	holders := map[int]string{}
-	for i := range testShards {
-		l, err := cfg.kc.CoordinationV1().Leases(leaseNs).Get(ctx, shardLeaseID+"-shard-"+strconv.Itoa(i), metav1.GetOptions{})
-		if err == nil && l.Spec.HolderIdentity != nil {
-			holders[i] = *l.Spec.HolderIdentity
-		}
-	}
-	for id, p := range replicas {
-		wantSets := len(namespaces)
-		if filtered {
-			wantSets = 0
-			for _, ns := range namespaces {
-				if holders[controllerShardOf(ns)] == id {
-					wantSets++
-				}
+	// the shards' holders, read again at each look: under load a replica's Lease can lapse and its shards
+	// move while the caches are checked, and what a replica caches follows what it holds
+	holders := func() map[int]string {
+		h := map[int]string{}
+		for i := range testShards {
+			l, err := cfg.kc.CoordinationV1().Leases(leaseNs).Get(ctx, shardLeaseID+"-shard-"+strconv.Itoa(i), metav1.GetOptions{})
+			if err == nil && l.Spec.HolderIdentity != nil {
+				h[i] = *l.Spec.HolderIdentity
 			}
 		}
-		want := fmt.Sprintf("filtered %d, pods %d, statefulsets.apps %d", map[bool]int{true: 1}[filtered], 3*wantSets, wantSets)
-		var got string
+		return h
+	}
+	for id, p := range replicas {
+		var got, want string
+		var held map[int]string
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			held = holders()
+			wantSets := len(namespaces)
+			if filtered {
+				wantSets = 0
+				for _, ns := range namespaces {
+					if held[controllerShardOf(ns)] == id {
+						wantSets++
+					}
+				}
+			}
+			want = fmt.Sprintf("filtered %d, pods %d, statefulsets.apps %d", map[bool]int{true: 1}[filtered], 3*wantSets, wantSets)
 			text := p.metricsText(t)
+			// a replica that holds no shard has no informers, and reports no series of them: nothing cached
+			cached := func(series string) string {
+				if v := metricOf(text, series); v != "-" || text == "" {
+					return v
+				}
+				return "0"
+			}
 			got = fmt.Sprintf("filtered %s, pods %s, statefulsets.apps %s", metricOf(text, "ordinal_shard_informers_filtered"),
-				metricOf(text, `ordinal_cached_objects{resource="pods"}`), metricOf(text, `ordinal_cached_objects{resource="statefulsets.apps"}`))
+				cached(`ordinal_cached_objects{resource="pods"}`), cached(`ordinal_cached_objects{resource="statefulsets.apps"}`))
 			return got == want, nil
 		})
 		if err != nil {
-			t.Errorf("%s's caches (server filters by shard: %v; shard holders %v): %s, want %s", id, filtered, holders, got, want)
+			t.Errorf("%s's caches (server filters by shard: %v; shard holders %v): %s, want %s", id, filtered, held, got, want)
 			continue
 		}
 		t.Logf("%s's caches: %s", id, got)
