@@ -351,16 +351,17 @@ func (p *pluginPreviewOptions) write(cmd *cobra.Command, format, op string, res 
 		Preview *replay.Preview `json:"preview"`
 		Summary preview.Summary `json:"summary"`
 	}{res.Preview, res.Summary}
-	var b bytes.Buffer
-	if err := writeFormatted(&b, format, out, func(w io.Writer) error { return writeLivePreview(w, op, res) }); err != nil {
-		return withCode(ExitUsage, err)
-	}
+	var picture func(io.Writer) error // none without a rollout to draw
 	if res.Preview != nil {
-		if err := writeHTML(cmd.ErrOrStderr(), "preview picture", p.htmlOut, res.Preview.WriteHTML); err != nil {
-			return err
-		}
+		picture = res.Preview.WriteHTML
 	}
-	_, err := cmd.OutOrStdout().Write(b.Bytes())
+	b, err := renderWithPicture(cmd.ErrOrStderr(), func(w io.Writer) error {
+		return writeFormatted(w, format, out, func(w io.Writer) error { return writeLivePreview(w, op, res) })
+	}, "preview picture", p.htmlOut, picture)
+	if err != nil {
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(b)
 	return err
 }
 

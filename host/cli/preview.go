@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -209,22 +209,18 @@ func previewEdit(cmd *cobra.Command, mods *commandModules, base *replay.Scenario
 	return p, nil
 }
 
-// writePreview writes the preview in format to stdout and its picture to --html. The output is rendered
-// first, so a preview that cannot be written leaves neither.
+// writePreview writes the preview in format to stdout and its picture to --html (renderWithPicture: a
+// preview that cannot be written leaves neither).
 func writePreview(cmd *cobra.Command, p *replay.Preview, format, htmlOut string) error {
-	var out bytes.Buffer
-	var err error
-	if format == "text" {
-		err = p.WriteText(&out)
-	} else {
-		err = writeJSONAs(&out, format, p.WriteJSON)
-	}
+	out, err := renderWithPicture(cmd.ErrOrStderr(), func(w io.Writer) error {
+		if format == "text" {
+			return p.WriteText(w)
+		}
+		return writeJSONAs(w, format, p.WriteJSON)
+	}, "preview picture", htmlOut, p.WriteHTML)
 	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	if err := writeHTML(cmd.ErrOrStderr(), "preview picture", htmlOut, p.WriteHTML); err != nil {
 		return err
 	}
-	_, err = cmd.OutOrStdout().Write(out.Bytes())
+	_, err = cmd.OutOrStdout().Write(out)
 	return err
 }

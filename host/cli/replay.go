@@ -83,22 +83,19 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 				}
 				return fail.verdict(tl.Outcome, replayWarnings(tl))
 			}
-			var out bytes.Buffer
-			if format == "text" {
-				err = tl.WriteText(&out, verbose)
-			} else {
-				err = writeJSONAs(&out, format, tl.WriteJSON)
-			}
+			out, err := renderWithPicture(cmd.ErrOrStderr(), func(w io.Writer) error {
+				if format == "text" {
+					return tl.WriteText(w, verbose)
+				}
+				return writeJSONAs(w, format, tl.WriteJSON)
+			}, "replay picture", htmlOut, tl.WriteHTML)
 			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			if err := writeHTML(cmd.ErrOrStderr(), "replay picture", htmlOut, tl.WriteHTML); err != nil {
 				return err
 			}
 			if golden != "" {
-				return checkGolden(cmd.OutOrStdout(), golden, out.Bytes(), update)
+				return checkGolden(cmd.OutOrStdout(), golden, out, update)
 			}
-			if _, err := cmd.OutOrStdout().Write(out.Bytes()); err != nil {
+			if _, err := cmd.OutOrStdout().Write(out); err != nil {
 				return err
 			}
 			return fail.verdict(tl.Outcome, replayWarnings(tl))
@@ -253,6 +250,22 @@ func firstDifference(want, got string) string {
 // writeHTML writes the picture of a replay (--html; nothing when path is empty): replay, preview and
 // kubectl ordinal preview all draw it with Timeline.WriteHTML. It says on stderr where the page went, so a
 // user who asked for it need not look for it, and stdout stays the timeline (-o json|yaml is piped).
+// renderWithPicture renders a command's output, then writes its picture (what, to --html path; none when
+// picture is nil), and returns the output for the caller to print: output that cannot be rendered, or a
+// picture that cannot be written, leaves nothing printed.
+func renderWithPicture(stderr io.Writer, render func(io.Writer) error, what, path string, picture func(io.Writer) error) ([]byte, error) {
+	var out bytes.Buffer
+	if err := render(&out); err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	if picture != nil {
+		if err := writeHTML(stderr, what, path, picture); err != nil {
+			return nil, err
+		}
+	}
+	return out.Bytes(), nil
+}
+
 func writeHTML(stderr io.Writer, what, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return nil
