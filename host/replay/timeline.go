@@ -577,7 +577,7 @@ func (e *engine) settledOutcome() (result, summary string) {
 		if c.replicas == 0 {
 			return "complete", "no pods: 0 replicas"
 		}
-		return "complete", allPodsReady(c.replicas) + " Ready at revision " + e.label(c.update)
+		return "complete", allPods(c.replicas) + " Ready at revision " + e.label(c.update)
 	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
 		return "waiting", "OnDelete: " + c.old.String() + " keep their revision until deleted"
 	case c.heldBack:
@@ -591,8 +591,8 @@ func (e *engine) settledOutcome() (result, summary string) {
 	}
 }
 
-// allPodsReady names every pod of a set of n > 0 as English does: "1 pod", "both pods", "all 5 pods".
-func allPodsReady(n int64) string {
+// allPods names every pod of a set of n > 0 as English does: "1 pod", "both pods", "all 5 pods".
+func allPods(n int64) string {
 	switch n {
 	case 1:
 		return "1 pod"

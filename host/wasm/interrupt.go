@@ -3,6 +3,7 @@ package wasm
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // interruptExport and stopExport name the globals instrumentInterrupts adds. interruptExport is a mutable
@@ -16,6 +17,9 @@ const (
 	interruptExport = "ordinal.interrupt"
 	stopExport      = "ordinal.stop"
 )
+
+// interruptGlobalNames are the names of the globals instrumentInterrupts adds, in the order it adds them.
+var interruptGlobalNames = []string{interruptExport, stopExport}
 
 // errStartSection: the module has a start function, which wazero runs while it creates an instance, before
 // the host can set the call's budget (its first check would trap on the budget's zero) or bound its time.
@@ -98,11 +102,10 @@ func instrumentInterrupts(bin []byte) ([]byte, error) {
 		out = appendU32(out, uint32(len(body)))
 		return append(out, body...)
 	}
-	const added = 2                                   // the budget, then the stop flag
-	newGlobal := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b} // (mut i32) (i32.const 0)
-	newGlobal = append(newGlobal, newGlobal...)
-	var newExport []byte
-	for i, name := range []string{interruptExport, stopExport} {
+	added := byte(len(interruptGlobalNames))
+	var newGlobal, newExport []byte
+	for i, name := range interruptGlobalNames {
+		newGlobal = append(newGlobal, 0x7f, 0x01, 0x41, 0x00, 0x0b) // (mut i32) (i32.const 0)
 		newExport = appendU32(newExport, uint32(len(name)))
 		newExport = append(append(newExport, name...), 0x03)
 		newExport = appendU32(newExport, globals+uint32(i))
@@ -125,7 +128,7 @@ func instrumentInterrupts(bin []byte) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			body := appendU32(nil, n+added)
+			body := appendU32(nil, n+uint32(added))
 			body = append(body, contents[r.i:]...)
 			if s.id == 6 {
 				body, haveGlobals = append(body, newGlobal...), true
@@ -234,7 +237,7 @@ func checkExportNames(r *reader) error {
 		if err != nil {
 			return err
 		}
-		if name := string(r.b[r.i : r.i+int(k)]); name == interruptExport || name == stopExport {
+		if name := string(r.b[r.i : r.i+int(k)]); slices.Contains(interruptGlobalNames, name) {
 			return fmt.Errorf("module exports %q, a name the host reserves", name)
 		}
 		r.i += int(k)
