@@ -280,11 +280,11 @@ func replayVsSimulate(dir string, worlds []world) {
 		var om, rm, bm []int64
 		var ordSyncs, oraSyncs, baseSyncs int
 		for range *rounds {
-			c, mem, out := measure(*ordinalBin, "replay", "--model", "tick", "--json", scenFile)
+			c, mem, out := measure(*ordinalBin, "replay", "--model", "tick", "-o", "json", scenFile)
 			oc, om = append(oc, c), append(om, mem)
 			ordSyncs = countSteps(out)
 			if *baselineBin != "" {
-				c, mem, out := measure(*baselineBin, "replay", "--model", "tick", "--json", scenFile)
+				c, mem, out := measure(*baselineBin, "replay", "--model", "tick", "-o", "json", scenFile)
 				bc, bm = append(bc, c), append(bm, mem)
 				baseSyncs = countSteps(out)
 			}
