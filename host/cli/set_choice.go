@@ -79,6 +79,9 @@ func (c setChoice) checkSnapshot(snapshot snapshotFile) error {
 		return nil // not JSON: the module says what is wrong
 	}
 	apiVersion, namespace, name := snapshot.setMeta()
+	if name == "" { // "/" would read as a set of no name: the file is no snapshot of any set
+		return fmt.Errorf("it names no StatefulSet (a snapshot has a \"statefulSet\" with a metadata.name), so it is no snapshot of %s", c)
+	}
 	if !c.matches(apiVersion, namespace, name) {
 		return fmt.Errorf("the snapshot's StatefulSet is %s/%s, not %s", namespace, name, c)
 	}

@@ -54,6 +54,10 @@ func TestNamespaceChoosesTheSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	snapFile := "../../examples/ci/web.snapshot.json"
+	noSet := filepath.Join(dir, "no-set.json") // JSON, but no snapshot: it read as "the snapshot's StatefulSet is /"
+	if err := os.WriteFile(noSet, []byte(`{"abi":1,"pods":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	manifest := "../../examples/ci/web-new-image.yaml" // namespace default
 	for _, c := range []struct {
 		args []string
@@ -73,6 +77,8 @@ func TestNamespaceChoosesTheSet(t *testing.T) {
 		{[]string{"replay", "../../testdata/scenarios/rolling-update.yaml", "-n", "x"}, 1, "a scenario names its own objects"},
 		{[]string{"preview", "-f", manifest, "--from", listFile}, 0, "preview: StatefulSet web"},
 		{[]string{"preview", "-f", manifest, "--from", listFile, "-n", "other"}, 1, `namespace "default" does not match -n "other"`},
+		{[]string{"preview", "-f", manifest, "--from", noSet}, 1, noSet + `: it names no StatefulSet (a snapshot has a "statefulSet" with a metadata.name), so it is no snapshot of statefulset/web`},
+		{[]string{"reconcile", "-f", noSet, "statefulset/web"}, 1, "it names no StatefulSet"},
 	} {
 		code, out, errs := run(t, "", c.args...)
 		if code != c.code || !strings.Contains(out+errs, c.want) {
