@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -25,6 +26,8 @@ type caches struct {
 	perShard bool
 	// newGroup builds a group over the given shard selector with every controller's handlers on it.
 	newGroup func(shardSelector string) (*cacheGroup, error)
+	// setKinds are the set resources every group caches (cached reports them when no group runs)
+	setKinds []schema.GroupResource
 
 	mu      sync.RWMutex
 	all     *cacheGroup         // !perShard: the one group
@@ -126,9 +129,13 @@ func (c *caches) stopAll() {
 	c.mu.Unlock()
 }
 
-// cached is the number of objects of each resource the running groups hold (a metric).
+// cached is the number of objects of each resource the running groups hold (a metric): every resource a
+// group caches, 0 when no group runs (a sharded replica holding no shard), so a dashboard reads 0, not no data.
 func (c *caches) cached() map[string]int {
-	out := map[string]int{}
+	out := map[string]int{podResource.Resource: 0, revisionResource.Resource: 0, claimResource.Resource: 0}
+	for _, gr := range c.setKinds {
+		out[gr.String()] = 0
+	}
 	for _, g := range c.groups() {
 		out[podResource.Resource] += len(g.pods.GetStore().ListKeys())
 		out[revisionResource.Resource] += len(g.revs.GetStore().ListKeys())

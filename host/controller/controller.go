@@ -250,6 +250,9 @@ func newManager(cfg Config, client kubernetes.Interface, rc restClients) (*Manag
 			g.watch(m.logger, m.controllers)
 			return g, nil
 		}}
+	for _, t := range cfg.Targets {
+		m.caches.setKinds = append(m.caches.setKinds, t.GroupResource())
+	}
 	m.metrics.setCached(m.caches.cached)
 	if sh := cfg.Sharding; sh != nil && sh.Shards > 1 {
 		if err := sh.validate(); err != nil {
