@@ -55,64 +55,27 @@ func newWebhookCommand(mopts *moduleOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "webhook --tls-cert-file FILE --tls-private-key-file FILE --client-ca-file FILE",
 		Short: "Serve a validating admission webhook that previews each StatefulSet edit at apply time",
-		Long: `webhook is a validating admission webhook (admission.k8s.io/v1 AdmissionReview over HTTPS) for StatefulSet
-CREATE and UPDATE, and updates of their scale subresource (kubectl scale, autoscalers). For each edit it builds the controller's snapshot of the set from informer
-caches (its pods, ControllerRevisions and PVCs) with the object the API server is about to store, replays the
-edit with the reconcile module (the preview engine of ` + "`ordinal preview`" + `) and answers allowed, with warnings
-that kubectl prints (each on one line):
+		Long: `webhook is a validating admission webhook for StatefulSet CREATE and UPDATE (and their scale
+subresource: kubectl scale, autoscalers). For each edit it replays the rollout with the reconcile
+module, from the set's live pods, ControllerRevisions and PVCs and the object about to be stored (the
+preview engine of ` + "`ordinal preview`" + `), and answers allowed with warnings that kubectl prints:
 
   Warning: ordinal: rolling update of 5 pods to revision web-6cbd9df98d, maxUnavailable 2:
     [web-4 web-3] then [web-2 web-1] then [web-0]; 3 steps
-  Warning: ordinal: partition 3 holds web-0..web-2 at web-5d8f6c7b9
   Warning: ordinal: web-2 is not Ready: with OrderedReady this rollout will stop at web-2
-  Warning: ordinal: whenScaled=Delete: scaling 5→3 deletes PVCs data-web-3, data-web-4
-    and their data
 
-` + "`kubectl apply --dry-run=server`" + ` shows the same warnings and changes nothing (no Event either: register the
-webhook with sideEffects: NoneOnDryRun). The warnings are recorded as an Event (reason RolloutPreview) on the
-set, and the full preview is served on GET /preview/NAMESPACE/NAME (text; ?format=json) of the webhook's HTTPS
-address, to the callers /validate answers; the object is never modified.
+` + "`kubectl apply --dry-run=server`" + ` shows the same and changes nothing (register the webhook with
+sideEffects: NoneOnDryRun). Each preview is also an Event (RolloutPreview) on the set and, in full, GET
+/preview/NAMESPACE/NAME. --deny-stuck-rollouts and --deny-pvc-deletion deny known-dangerous edits. A
+review that cannot be previewed within --preview-timeout (module failure, caches not synced, too
+long) is allowed with a warning, or denied with --failure-policy=closed; a long rollout is answered
+with the steps replayed and an estimate of the rest.
 
-Policies (off by default) deny known-dangerous edits: --deny-stuck-rollouts (the rollout would block behind a
-pod that is not Ready under OrderedReady), --deny-pvc-deletion (a whenScaled=Delete scale-down would delete
-PVCs). Every review answers within --preview-timeout of its arrival (lowered to 80% of the API server's own
-timeout for the call); a review that cannot be previewed (timeout, module failure, caches not synced) is allowed with a
-warning, or denied with --failure-policy=closed.
-
-TLS: --tls-cert-file/--tls-private-key-file, reloaded when the files change (a rotated Secret needs no
-restart). Callers: /validate and /preview answer only a client presenting a certificate signed by
---client-ca-file (the API server presents one when its AdmissionConfiguration gives the webhook plugins a
-kubeConfigFile with a client certificate; docs/webhook.md), with a common name among
---client-cert-allowed-names when set; /healthz and /readyz answer anyone. Where the API server cannot be
-configured so, --insecure-allow-unauthenticated serves any caller: then restrict who reaches the port
-(NetworkPolicy), since a caller can make the webhook replay and record Events. Slow or idle clients are
-cut off (--tls-handshake-timeout, --read-header-timeout, --read-timeout, --idle-timeout). Connections are
-counted apart: at most --max-connections of the API server's (a verified client certificate), and at most
---max-unauthenticated-connections of the rest, in their handshake or without a certificate (a new one
-closes the oldest idle one, never a handshake under way or a request in flight, and is refused when
-none may be closed), so a flood of connections that present no certificate cannot keep a review out. Endpoints on --addr (HTTPS): POST /validate, GET /preview/NS/NAME, GET /preview, /healthz, /readyz
-(200 once the caches synced). Identical reviews made at the same time share one preview; previews wait
-for one of --max-concurrent-previews slots in arrival order. Prometheus metrics on --metrics-bind-address (HTTP; alias --metrics-addr):
-ordinal_webhook_requests_total{operation,decision}, ordinal_webhook_request_duration_seconds{decision},
-ordinal_webhook_reviews_waiting, ordinal_webhook_shared_previews_total,
-ordinal_webhook_preview_duration_seconds, ordinal_webhook_certificate_reloads_total{result},
-ordinal_webhook_connections_dropped_total{reason}.
-
-A set naming a module (ordinal.dev/module) is previewed on it: an embedded one, or one --module-configmap
-supplies.
-A set naming policies (ordinal.dev/policies) is previewed with them and what they read, as kubectl ordinal
-preview gives it them: the PodDisruptionBudgets and nodes they ask for (read for each review; RBAC list on
-both) and the signals of --signals-configmap (get on that ConfigMap).
-
-Limits: --preview-timeout is at most 30s, the longest an API server waits for a webhook. --max-preview-syncs
-bounds the syncs one preview replays (0 to 1000000; 0: only time bounds it): a longer rollout, or one that
-outlasts 70% of the review's deadline, is answered with the steps replayed and an estimate of the rest. At
-most --max-waiting-reviews reviews wait for a preview (0: 64 x --max-concurrent-previews; at most 4096); more
-are answered by the failure policy at once. A set of more than --max-replicas replicas is allowed with a
-warning and not previewed. --signals-configmap (the controller's) is read for each review of a set that
-names policies: grant the webhook get on it.
-
-Deployment: examples/deploy/webhook/ (kubectl apply -k; its README says what each file is); scripts/webhook-ca.sh makes a CA and serving certificate for tests.`,
+Callers must present a client certificate signed by --client-ca-file (or
+--insecure-allow-unauthenticated, behind a NetworkPolicy). docs/webhook.md has the API server's
+set-up, how a review is answered, the connection limits, the metrics and each limit;
+examples/deploy/webhook/ deploys it (kubectl apply -k); scripts/webhook-ca.sh makes a CA and serving
+certificate for tests.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd, mopts, o) },
 	}
