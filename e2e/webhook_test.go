@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -477,6 +478,9 @@ func TestWebhookApply(t *testing.T) {
 	if n := previewEventCount(t, ctx, ns); n != events+1 {
 		t.Errorf("RolloutPreview Events went from %d to %d for one dry run and one apply: the dry run recorded one", events, n)
 	}
+	// The Event names the generation the apply gave the set (kube-apiserver raises it before it calls validating
+	// webhooks), so kubectl ordinal status says this generation was previewed.
+	requirePreviewedAtApply(t, ctx, ns, "web", true)
 	m := revisionInWarning.FindStringSubmatch(stderr)
 	if m == nil {
 		t.Fatalf("no revision in the warning: %s", stderr)
@@ -576,6 +580,12 @@ func TestWebhookDownFailOpen(t *testing.T) {
 	if _, _, code := kubectl(t, ctx, webManifest(1, "Parallel", "v1", 0, false), "apply", "-n", ns, "-f", "-"); code != 0 {
 		t.Fatal("create failed")
 	}
+	// the create's preview Event is recorded (asynchronously) before the webhook goes
+	for deadline := time.Now().Add(time.Minute); previewEventCount(t, ctx, ns) == 0; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no RolloutPreview Event for the create after 1m")
+		}
+	}
 	hook.stop()
 	failOpen := func() float64 {
 		return apiserverMetric(t, ctx, "apiserver_admission_webhook_fail_open_count", `name="`+hookName+`"`)
@@ -593,6 +603,33 @@ func TestWebhookDownFailOpen(t *testing.T) {
 	}
 	if n1 := failOpen(); n1 <= n0 {
 		t.Errorf("apiserver_admission_webhook_fail_open_count{name=%q} did not grow (%v -> %v)", hookName, n0, n1)
+	}
+	// kubectl printed nothing of it; kubectl ordinal status says the edit was not previewed
+	requirePreviewedAtApply(t, ctx, ns, "web", false)
+}
+
+// requirePreviewedAtApply: kubectl ordinal status says whether the set's generation was previewed at apply by
+// the webhook (its RolloutPreview Events), in text and in -o json.
+func requirePreviewedAtApply(t *testing.T, ctx context.Context, ns, name string, previewed bool) {
+	t.Helper()
+	set := getSet(t, ctx, ns, name)
+	out, perr, code := plugin(t, ctx, "status", "statefulset/"+name, "-n", ns)
+	want := "previewed at apply by the webhook, "
+	if !previewed {
+		want = fmt.Sprintf("NOT previewed at apply: the webhook's last preview is of generation %d, ", set.Generation-1)
+	}
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("kubectl ordinal status at generation %d: exit %d, want %q\n%s%s", set.Generation, code, want, out, perr)
+	}
+	out, perr, code = plugin(t, ctx, "status", "statefulset/"+name, "-n", ns, "-o", "json")
+	var st struct {
+		ApplyPreview *struct{ Generation int64 } `json:"applyPreview"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.ApplyPreview == nil {
+		t.Fatalf("kubectl ordinal status -o json: exit %d, %v, no applyPreview\n%s%s", code, err, out, perr)
+	}
+	if wantGen := set.Generation - map[bool]int64{true: 0, false: 1}[previewed]; st.ApplyPreview.Generation != wantGen {
+		t.Errorf("applyPreview.generation %d, want %d (the set is at %d)", st.ApplyPreview.Generation, wantGen, set.Generation)
 	}
 }
 

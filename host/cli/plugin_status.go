@@ -24,6 +24,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/module"
 	"github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
+	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
@@ -46,7 +47,9 @@ written), and shows:
   what the next sync will write;
   the state (complete, progressing, waiting, partitioned, failed) and why the rollout waits: the pod
   the controller waits for and the rule that makes it wait (OrderedReady, terminating pods,
-  minReadySeconds, maxUnavailable, the partition, OnDelete).
+  minReadySeconds, maxUnavailable, the partition, OnDelete);
+  where ordinal webhook previews the set's edits, whether its generation was previewed at apply
+  (from the webhook's RolloutPreview Events: a webhook that was down let the edit through silently).
 
 --watch (-w) keeps the view current, redrawn in place on a terminal, as a new frame otherwise (a new
 JSON or YAML document with -o json|yaml), whenever the set, its pods, revisions or claims change or the
@@ -159,6 +162,9 @@ func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (string, 
 		return "", 0, err
 	}
 	st.Held(holds)
+	// the webhook's Events say whether this generation was previewed at apply (without permission to list
+	// Events, nothing is said)
+	st.PreviewedAtApply(rollout.LastApplyPreview(preview.SetEvents(ctx, s.client, objs.Set), objs.Set.Generation))
 	var b bytes.Buffer
 	if err := writeFormatted(&b, s.format, st, st.WriteText); err != nil {
 		return "", 0, err

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 )
@@ -78,7 +79,7 @@ func terminationPace(pods []*corev1.Pod, events []corev1.Event) []time.Duration 
 		if len(w) != 7 || !strings.EqualFold(w[0], "delete") || w[1] != "Pod" || w[3] != "in" || w[6] != "successful" {
 			continue
 		}
-		if at := eventTime(e); at.After(deleted[w[2]]) {
+		if at := kube.EventTime(e); at.After(deleted[w[2]]) {
 			deleted[w[2]] = at
 		}
 	}
@@ -147,18 +148,6 @@ func SetEvents(ctx context.Context, c kubernetes.Interface, set *appsv1.Stateful
 // terminationSlack is how much past its grace period a pod may take to go and still count as replaced: the
 // kubelet's kill and report, the controller's next sync.
 const terminationSlack = 5 * time.Second
-
-// eventTime is when an event last happened: its series' last observation, its last timestamp or its time.
-func eventTime(e *corev1.Event) time.Time {
-	t := e.LastTimestamp.Time
-	if e.EventTime.After(t) {
-		t = e.EventTime.Time
-	}
-	if e.Series != nil && e.Series.LastObservedTime.After(t) {
-		t = e.Series.LastObservedTime.Time
-	}
-	return t
-}
 
 // podPace is how long p took from creation to running (hasStart) and from running to Ready (ok false: it does
 // not say). A pod whose containers restarted (in place, or after a crash) no longer shows its first start:

@@ -42,6 +42,8 @@ type Status struct {
 	// OtherController is the field manager that last wrote the set's status when it is not Ordinal's controller
 	// while the set's annotations ask something of the controller: if it runs the set, it ignores them.
 	OtherController string `json:"otherController,omitempty"`
+	// ApplyPreview is the webhook's last recorded preview of the set's edits (PreviewedAtApply), when known.
+	ApplyPreview *ApplyPreview `json:"applyPreview,omitempty"`
 }
 
 // Condition is one of the set's status conditions.

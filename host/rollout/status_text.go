@@ -28,6 +28,9 @@ func (s *Status) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "  %s; replicas %d: ready %d, current %d, updated %d, available %d\n", gen, s.Replicas,
 		s.ReadyReplicas, s.CurrentReplicas, s.UpdatedReplicas, s.AvailableReplicas)
+	if l := s.applyPreviewLine(); l != "" {
+		b.WriteString("  " + l + "\n")
+	}
 	for _, c := range s.Conditions {
 		fmt.Fprintf(&b, "  condition %s=%s", c.Type, c.Status)
 		if c.Reason != "" {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 )
 
@@ -64,6 +65,8 @@ func TestScaleSubresourceIsPreviewedAsAReplicasEdit(t *testing.T) {
 	}
 	if f.eventCount() != 1 {
 		t.Errorf("%d events recorded for an allowed scale, want the preview's one", f.eventCount())
+	} else if ev, gen := <-f.events.Events, w.set.Generation+1; !strings.HasSuffix(ev, fmt.Sprintf(" map[%s:%d]", rollout.AnnotationPreviewedGeneration, gen)) {
+		t.Errorf("event %q: want the generation the scale gives the set, %d", ev, gen) // a change of spec.replicas raises it
 	}
 	// The same answer as the edit of spec.replicas it is.
 	edit := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](3) })

@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,7 @@ import (
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
@@ -52,7 +54,7 @@ type Source interface {
 
 // EventRecorder records the preview's summary on the StatefulSet (client-go's record.EventRecorder is one).
 type EventRecorder interface {
-	Event(object runtime.Object, eventtype, reason, message string)
+	AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any)
 }
 
 // Config configures a Server.
@@ -137,7 +139,7 @@ const (
 	DefaultMaxBodyBytes  = 8 << 20
 	DefaultMaxReplicas   = 5000
 	// EventReason is the reason of the Event that carries a preview's summary.
-	EventReason = "RolloutPreview"
+	EventReason = rollout.PreviewEventReason
 )
 
 // New returns a Server.
@@ -446,7 +448,10 @@ func (s *Server) record(req *admissionv1.AdmissionRequest, cur *appsv1.StatefulS
 		DryRun: dryRun, Time: s.now().UTC().Format(time.RFC3339), Allowed: resp.Allowed, Warnings: resp.Warnings,
 		Text: res.Text, Preview: res.Preview})
 	if s.cfg.Events != nil && !dryRun && resp.Allowed {
-		s.cfg.Events.Event(cur, corev1.EventTypeNormal, EventReason, eventMessage(res))
+		// The generation the edit gives the set (the API server raised it before calling validating webhooks; a
+		// scale's is scaledSets'), so that kubectl ordinal status can tell an edit stored without a preview.
+		gen := map[string]string{rollout.AnnotationPreviewedGeneration: strconv.FormatInt(cur.Generation, 10)}
+		s.cfg.Events.AnnotatedEventf(cur, gen, corev1.EventTypeNormal, EventReason, "%s", eventMessage(cur.Generation, res))
 	}
 	s.log.Info("Reviewed StatefulSet", "set", cur.Namespace+"/"+cur.Name, "operation", req.Operation, "dryRun", dryRun,
 		"decision", decision, "warnings", len(resp.Warnings), "outcome", res.Preview.Outcome.Result, "duration", time.Since(t0))
@@ -546,14 +551,14 @@ func (s *Server) preview(ctx context.Context, t snapshot.Target, old, cur *appsv
 	return preview.Preview(ctx, in)
 }
 
-// eventMessage is the Event's message: the summary lines (an Event message is at most 1 KiB; the
-// complete preview is on /preview).
-func eventMessage(r *preview.Result) string {
+// eventMessage is the Event's message: the generation the edit gives the set, then the summary lines (an
+// Event message is at most 1 KiB; the complete preview is on /preview).
+func eventMessage(gen int64, r *preview.Result) string {
 	msg := strings.Join(r.Summary.Lines, "; ")
 	if msg == "" {
 		msg = "no pod changes"
 	}
-	return truncateRunes(msg, 1024)
+	return truncateRunes(rollout.PreviewEventMessage(gen, msg), 1024)
 }
 
 // ---- recent previews ----

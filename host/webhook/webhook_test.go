@@ -33,6 +33,7 @@ import (
 	hostplan "github.com/ordinal-dev/ordinal/host/plan"
 	"github.com/ordinal-dev/ordinal/host/policy"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/wasm"
 )
 
@@ -293,7 +294,9 @@ func TestCreate(t *testing.T) {
 	if f.eventCount() != 1 {
 		t.Errorf("%d events, want 1 (the preview)", f.eventCount())
 	}
-	if ev := <-f.events.Events; !strings.Contains(ev, EventReason) || !strings.Contains(ev, "create StatefulSet web") {
+	// the generation the create gives the set, in the message and as the annotation kubectl ordinal status reads
+	if ev := <-f.events.Events; !strings.Contains(ev, EventReason+" generation 1: create StatefulSet web") ||
+		!strings.HasSuffix(ev, " map["+rollout.AnnotationPreviewedGeneration+":1]") {
 		t.Errorf("event %q", ev)
 	}
 }
