@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordinal-dev/ordinal/host/preview"
 	"github.com/ordinal-dev/ordinal/host/replay"
 	"github.com/ordinal-dev/ordinal/internal/yamljson"
 )
@@ -58,7 +59,7 @@ maxUnavailable counts unavailable pods below the partition).
 			defer mods.close()
 			var base *replay.Scenario
 			if from != "" {
-				base, err = snapshotWorld(cmd, mods, from, namespace, edited, v)
+				base, err = snapshotWorld(cmd, mods, from, namespace, edited, v, rollout.model)
 			} else {
 				base, err = settledWorld(cmd, mods, scenario, &rollout, format, v)
 			}
@@ -132,8 +133,9 @@ func readEditedSet(cmd *cobra.Command, opts *moduleOptions, file string, v field
 }
 
 // snapshotWorld is the world of --from: the snapshot's, or that of the set the edited manifest names (its
-// namespace, else -n) in a List.
-func snapshotWorld(cmd *cobra.Command, mods *commandModules, from, namespace string, edited []byte, v fieldValidation) (*replay.Scenario, error) {
+// namespace, else -n) in a List, its pods' pace learned from them as a live preview learns it (but for the
+// tick model, the reference harness's).
+func snapshotWorld(cmd *cobra.Command, mods *commandModules, from, namespace string, edited []byte, v fieldValidation, model string) (*replay.Scenario, error) {
 	opts := mods.opts
 	doc, err := opts.readDocument(cmd.InOrStdin(), from, "snapshot")
 	if err != nil {
@@ -162,6 +164,9 @@ func snapshotWorld(cmd *cobra.Command, mods *commandModules, from, namespace str
 	base, err := replay.ScenarioFromSnapshot(snap.json)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
+	}
+	if model != replay.ModelTick {
+		preview.LearnPaceFromSnapshot(&base.Kubelet, snap.json)
 	}
 	return base, nil
 }

@@ -2,6 +2,7 @@ package preview
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay"
+	"github.com/ordinal-dev/ordinal/host/snapshot"
 	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 )
 
@@ -51,6 +53,32 @@ func learnPace(kc *replay.KubeletConfig, pods []*corev1.Pod, events []corev1.Eve
 	kc.TerminationDelay = typicalOf(terms)
 	kc.RestartDelay = typicalOf(restarts)
 	kc.Learned = &learned // the pace says what from (replay.Pace)
+}
+
+// LearnPaceFromSnapshot is learnPace for a preview from a recorded world (`ordinal preview --from`): the pods
+// of a live set's snapshot show how its pods came up as the live set's pods do, so a CI job's preview of an edit
+// takes as long as `kubectl ordinal preview` of the same edit says (how long a pod takes to go needs the set's
+// events, which a snapshot does not carry: it stays the model's). Only the set's own pods count, as they
+// would live; a snapshot that is not one (no set, a bad selector) teaches nothing.
+func LearnPaceFromSnapshot(kc *replay.KubeletConfig, snap []byte) {
+	var s struct {
+		StatefulSet *appsv1.StatefulSet `json:"statefulSet"`
+		Pods        []*corev1.Pod       `json:"pods"`
+	}
+	if json.Unmarshal(snap, &s) != nil || s.StatefulSet == nil {
+		return
+	}
+	sel, err := snapshot.NewSelection(s.StatefulSet)
+	if err != nil {
+		return
+	}
+	var own []*corev1.Pod
+	for _, p := range s.Pods {
+		if p != nil && sel.Pod(&p.ObjectMeta) {
+			own = append(own, p)
+		}
+	}
+	learnPace(kc, own, nil)
 }
 
 // typicalOf is the typical of ds (nil for none: the delay stays the model's).
