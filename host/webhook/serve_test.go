@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/internal/logbuffer"
 )
 
 // testCA issues certificates for the serve tests.
@@ -195,7 +197,7 @@ func TestRefusedClientCertificatesAreLogged(t *testing.T) {
 	)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func() { mu.Lock(); defer mu.Unlock(); clock = clock.Add(refusalLogEvery) }
-	logs := &syncBuffer{}
+	logs := &logbuffer.Buffer{}
 	o := ServeOptions{ClientCAs: clientCA.pool, AllowedNames: []string{"kube-apiserver-webhook-client"}, now: now}
 	servingCA := newTestCA(t, "serving-ca")
 	serving := servingCA.issue(t, "webhook", x509.ExtKeyUsageServerAuth)
@@ -221,13 +223,13 @@ func TestRefusedClientCertificatesAreLogged(t *testing.T) {
 		resp.Body.Close()
 		t.Fatalf("a certificate of another CA reached the handler: %s", resp.Status)
 	}
-	logs.waitFor(t, `level=WARN msg="Refused a client certificate that --client-ca-file does not verify`, `commonName=kube-apiserver-webhook-client issuer=stranger-ca`)
+	logs.WaitFor(t, `level=WARN msg="Refused a client certificate that --client-ca-file does not verify`, `commonName=kube-apiserver-webhook-client issuer=stranger-ca`)
 
 	advance()
 	if code, _, err := get(t, addr, servingCA.pool, nil, "/validate"); err != nil || code != http.StatusUnauthorized {
 		t.Fatalf("without a certificate: %d %v", code, err)
 	}
-	logs.waitFor(t, `level=WARN msg="Refused a caller without a client certificate`, "path=/validate")
+	logs.WaitFor(t, `level=WARN msg="Refused a caller without a client certificate`, "path=/validate")
 
 	// Within the minute: counted, not logged; the next line, a minute on, says how many.
 	other := clientCA.issue(t, "someone-else", x509.ExtKeyUsageClientAuth)
@@ -240,48 +242,9 @@ func TestRefusedClientCertificatesAreLogged(t *testing.T) {
 	if code, _, err := get(t, addr, servingCA.pool, &other, "/validate"); err != nil || code != http.StatusForbidden {
 		t.Fatalf("another name: %d %v", code, err)
 	}
-	logs.waitFor(t, `level=WARN msg="Refused a client certificate whose common name is not in --client-cert-allowed-names"`,
+	logs.WaitFor(t, `level=WARN msg="Refused a client certificate whose common name is not in --client-cert-allowed-names"`,
 		"commonName=someone-else", "refusedWithoutALine=2")
 	if n := strings.Count(logs.String(), "level=WARN"); n != 3 {
 		t.Errorf("%d warnings, want 3 (one a minute):\n%s", n, logs.String())
-	}
-}
-
-// syncBuffer is a log destination the server's goroutines write while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor waits for a line holding every part (the handshake's goroutine logs after the client saw its
-// error), bounded only for safety.
-func (b *syncBuffer) waitFor(t *testing.T, parts ...string) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; {
-		for _, line := range strings.Split(b.String(), "\n") {
-			found := true
-			for _, p := range parts {
-				found = found && strings.Contains(line, p)
-			}
-			if found {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line with %q in:\n%s", parts, b.String())
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
