@@ -125,7 +125,7 @@ func TestArgumentErrorsSayTheUsage(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{false, []string{"replay"}, "ordinal: accepts between 1 and 2 arg(s), received 0; usage: ordinal replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST [statefulset/NAME]"},
+		{false, []string{"replay"}, "ordinal: no input: give a scenario, snapshot, List or manifest as the argument or with -f; usage: ordinal replay [-f] SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST [statefulset/NAME]"},
 		{false, []string{"test"}, "; usage: ordinal test FILE... [flags]"},
 		{false, []string{"preview", manifest}, "ordinal: " + manifest + " is a file: ordinal preview reads it with -f; usage: ordinal preview -f edited.yaml (--from snapshot.json | --scenario scenario.yaml)"},
 		{false, []string{"preview", "-f", manifest, manifest}, `unknown command "` + manifest + `" for "ordinal preview"; usage: ordinal preview -f`},
@@ -240,5 +240,23 @@ func TestReconcileOutputFormats(t *testing.T) {
 	}
 	if code, _, errs := run(t, "", "reconcile", "-o", "xml", "-f", "../../examples/web-fresh.snapshot.json"); code != ExitUsage || !strings.Contains(errs, "-o/--output") {
 		t.Errorf("-o xml: exit %d %s", code, errs)
+	}
+}
+
+// A flag a command does not have is answered with the command's usage line, so kubectl's -f given to a
+// command that takes its files as arguments shows where they go.
+func TestUnknownFlagShowsUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"test", "-f", "../../testdata/policies/shipped.test.yaml"}, "ordinal: unknown shorthand flag: 'f' in -f; usage: ordinal test FILE... [flags]\n"},
+		{[]string{"preview", "--bogus"}, "ordinal: unknown flag: --bogus; usage: ordinal preview -f edited.yaml "},
+		{[]string{"policy", "--bogus"}, "ordinal: unknown flag: --bogus\n"}, // a group of commands: no usage line to show
+	} {
+		code, _, errs := run(t, "", c.args...)
+		if code != ExitUsage || !strings.HasPrefix(errs, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d, %q", c.args, code, errs, ExitUsage, c.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,14 +19,14 @@ import (
 )
 
 func newReplayCommand(opts *moduleOptions) *cobra.Command {
-	var golden, htmlOut string
+	var golden, htmlOut, file string
 	var rollout rolloutFlags
 	var update, verbose bool
 	var output outputFlag
 	var choice setChoice
 	var validate validateFlag
 	cmd := &cobra.Command{
-		Use:   "replay SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST [statefulset/NAME] [-n NAMESPACE]",
+		Use:   "replay [-f] SCENARIO.yaml|SNAPSHOT|MANIFEST|LIST [statefulset/NAME] [-n NAMESPACE]",
 		Short: "Replay a scenario in virtual time and print the rollout timeline",
 		Long: `replay runs a scenario (initial manifests, a kubelet model and timed events; see
 testdata/scenarios/README.md) against an in-memory API server, a simulated kubelet and the reconcile
@@ -36,15 +37,19 @@ limits (limits.steps, limits.duration); by default the larger of 2000 syncs and 
 scenario it takes a snapshot or a kubectl List (the world from there on, no events), or a StatefulSet
 manifest (its creation). -n NAMESPACE and statefulset/NAME pick the set of a List that holds several (a
 snapshot's set must be the one named; a manifest without a namespace gets -n's, as kubectl apply -n).
+The input is the first argument or, as kubectl takes a file, -f FILE (- for standard input).
 
   --golden FILE   compare the output with FILE; exit 5 and show the first difference when it differs
   --update        with --golden, rewrite FILE instead
   -o json|yaml    machine-readable timeline (every step's full plan included)
   --html FILE     also write a self-contained page with the rollout as a picture (pods x time)
   --model tick    replay with the reference harness's kubelet model (oracle simulate) instead`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: func(cmd *cobra.Command, args []string) error { return replayArgs(cmd, args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := choice.setArg(args[1:]); err != nil {
+			if !cmd.Flags().Changed("filename") {
+				file, args = args[0], args[1:]
+			}
+			if err := choice.setArg(args); err != nil {
 				return err
 			}
 			if update && golden == "" {
@@ -64,7 +69,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 			}
 			mods := opts.commandModules()
 			defer mods.close()
-			sc, err := loadReplayInput(cmd.Context(), mods, cmd.InOrStdin(), args[0], choice, v)
+			sc, err := loadReplayInput(cmd.Context(), mods, cmd.InOrStdin(), file, choice, v)
 			if err != nil {
 				return err
 			}
@@ -102,6 +107,7 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 		},
 	}
 	f := cmd.Flags()
+	f.StringVarP(&file, "filename", "f", "", "the input (instead of the argument), or - for standard input")
 	choice.bindNamespace(cmd)
 	f.StringVar(&golden, "golden", "", "compare with this golden file (exit 5 on difference)")
 	f.BoolVar(&update, "update", false, "rewrite the golden file")
@@ -111,6 +117,30 @@ snapshot's set must be the one named; a manifest without a namespace gets -n's, 
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print idle syncs and the controller's events")
 	validate.bind(cmd)
 	return cmd
+}
+
+// replayArgs checks replay's arguments: the input and an optional set, or only the set when -f gives the
+// input (kubectl's habit, as reconcile and preview take theirs), never both.
+func replayArgs(cmd *cobra.Command, args []string) error {
+	usage := "; usage: " + cmd.UseLine()
+	if !cmd.Flags().Changed("filename") {
+		if len(args) == 0 {
+			return withCode(ExitUsage, errors.New("no input: give a scenario, snapshot, List or manifest as the argument or with -f"+usage))
+		}
+		if len(args) > 2 {
+			return withCode(ExitUsage, fmt.Errorf("%d arguments: want the input and at most one statefulset/NAME%s", len(args), usage))
+		}
+		return nil
+	}
+	if len(args) > 1 {
+		return withCode(ExitUsage, fmt.Errorf("%d arguments with -f: want at most one statefulset/NAME%s", len(args), usage))
+	}
+	if len(args) == 1 {
+		if _, _, err := parseSetArg(args[0]); err != nil && isRegularFile(args[0]) {
+			return withCode(ExitUsage, fmt.Errorf("-f and %s: replay takes one input, as the argument or with -f%s", args[0], usage))
+		}
+	}
+	return nil
 }
 
 // runReplay loads the module and replays sc with rollout's model and --replay-timeout, drawing prog (a

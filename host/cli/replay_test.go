@@ -579,3 +579,45 @@ func TestPreviewFailOnAnnotations(t *testing.T) {
 		t.Errorf("replay --fail-on unknown-annotation: exit %d: %s", code, errs)
 	}
 }
+
+// replay takes its input as kubectl takes a file, with -f (or -f - for standard input), as reconcile and
+// preview do, and still as its argument; never both, and -f leaves the argument to name the set.
+func TestReplayTakesItsInputWithF(t *testing.T) {
+	const scenario = "../../examples/rolling-update.yaml"
+	_, want, _ := run(t, "", "replay", scenario)
+	stdin, err := os.ReadFile(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+	}{
+		{"-f FILE", "", []string{"replay", "-f", scenario}},
+		{"--filename FILE", "", []string{"replay", "--filename", scenario}},
+		{"-f -", string(stdin), []string{"replay", "-f", "-"}},
+	} {
+		code, out, errs := run(t, c.stdin, c.args...)
+		if code != ExitOK || out != want {
+			t.Errorf("%s: exit %d, stderr %s; output differs from the argument's: %v", c.name, code, errs, out != want)
+		}
+	}
+	code, out, errs := run(t, "", "replay", "-f", "../../examples/lists/prod.yaml", "-n", "prod", "statefulset/web")
+	if code != ExitOK || !strings.HasPrefix(out, "replay prod/web") {
+		t.Errorf("-f LIST statefulset/NAME: exit %d, stderr %s, output %.80q", code, errs, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay"}, "no input: give a scenario, snapshot, List or manifest as the argument or with -f; usage: ordinal replay [-f] "},
+		{[]string{"replay", "-f", scenario, scenario}, "-f and " + scenario + ": replay takes one input, as the argument or with -f; usage: "},
+		{[]string{"replay", "-f", scenario, "statefulset/web", "statefulset/db"}, "2 arguments with -f: want at most one statefulset/NAME; usage: "},
+		{[]string{"replay", scenario, "statefulset/web", "x"}, "3 arguments: want the input and at most one statefulset/NAME; usage: "},
+	} {
+		code, _, errs := run(t, "", c.args...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d saying %q", c.args, code, errs, ExitUsage, c.want)
+		}
+	}
+}

@@ -85,6 +85,7 @@ func pluginVerbHint(root *cobra.Command, args []string) string {
 // execute runs a command tree and maps its error to an exit code, printing the error after prefix.
 func execute(root *cobra.Command, args []string, stderr io.Writer, prefix string) int {
 	argsWithUsage(root)
+	root.SetFlagErrorFunc(flagErrorWithUsage)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
@@ -109,8 +110,9 @@ func argsWithUsage(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			err := check(cmd, args)
-			if err == nil {
-				return nil
+			var own *exitError
+			if err == nil || errors.As(err, &own) {
+				return err // a command's own check says what it takes
 			}
 			if f := cmd.Flags().Lookup("filename"); f != nil && !f.Changed && len(args) > 0 && isRegularFile(args[0]) {
 				return fmt.Errorf("%s is a file: %s reads it with -f; usage: %s", args[0], cmd.CommandPath(), cmd.UseLine())
@@ -121,6 +123,16 @@ func argsWithUsage(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		argsWithUsage(sub)
 	}
+}
+
+// flagErrorWithUsage follows a flag cobra does not know with the command's usage line, as argsWithUsage
+// does for arguments: kubectl's -f given to a command that takes its files as arguments (`ordinal test -f
+// x.test.yaml`) then shows where they go, not only "unknown shorthand flag: 'f' in -f".
+func flagErrorWithUsage(cmd *cobra.Command, err error) error {
+	if !cmd.Runnable() { // a group of commands: its usage line says nothing
+		return err
+	}
+	return fmt.Errorf("%w; usage: %s", err, cmd.UseLine())
 }
 
 // exitCodesAfterCommands prints a root command's exit codes after its usage, not in its description before
