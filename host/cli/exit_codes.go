@@ -53,7 +53,7 @@ var (
 
 	exitUsage       = exitMeaning{ExitUsage, "usage error, or an input that cannot be read or is malformed"}
 	exitBadSnapshot = exitMeaning{ExitUsage, "usage error, unreadable or too large input, or an unknown field in it (always in a snapshot's envelope; in its Kubernetes objects under --validate=strict)"}
-	exitBadWorld    = exitMeaning{ExitUsage, "usage error, unreadable or too large input, an unknown field in it (always in a snapshot's envelope or a scenario; in its Kubernetes objects under --validate=strict), or a world an API server would refuse"}
+	exitBadWorld    = exitMeaning{ExitUsage, "usage error, unreadable or too large input, an unknown field in it (always in a snapshot's envelope or a scenario; in its Kubernetes objects under --validate=strict), or a world or an edit an API server would refuse"}
 	exitVersionFail = exitMeaning{ExitUsage, "usage error, or the controller at --controller could not be reached or gave no module"}
 	exitLiveUsage   = exitMeaning{ExitUsage, "usage error, or the API server could not be reached or refused a request (the message says which)"}
 	exitLivePreview = exitMeaning{ExitUsage, "usage error, an unreadable manifest, or the API server could not be reached or refused the manifest's dry run"}

@@ -621,3 +621,21 @@ func TestReplayTakesItsInputWithF(t *testing.T) {
 		}
 	}
 }
+
+// An edit the API server would refuse (here a changed serviceName, which is immutable) is said to be that,
+// with the API server's message, and exits 1: the world it was previewed against is not what is wrong.
+func TestPreviewOfARefusedEditSaysTheAPIServerWouldRefuseIt(t *testing.T) {
+	b, err := os.ReadFile("../../examples/ci/web-new-image.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := filepath.Join(t.TempDir(), "web.yaml")
+	if err := os.WriteFile(edit, []byte(strings.Replace(string(b), "serviceName: web", "serviceName: other", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "preview", "-f", edit, "--from", "../../examples/ci/web.snapshot.json")
+	want := `ordinal: the API server would refuse this edit: StatefulSet.apps "web" is invalid: spec.serviceName: Invalid value: "other": field is immutable` + "\n"
+	if code != ExitUsage || errs != want || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and stderr %q", code, out, errs, ExitUsage, want)
+	}
+}

@@ -176,7 +176,7 @@ func checkEdit(base *Scenario, edited []byte) (o, cur, check Obj, err error) {
 	jsonobj.SetDefault(jsonobj.Ensure(check, "metadata"), "name", jsonobj.GetStr(cur, "metadata.name"))
 	kube.DefaultStatefulSet(check)
 	if err := world.APIAnswer(kube.ValidateStatefulSetUpdate(cur, check, kube.GatesOf(base.Features))); err != nil {
-		return nil, nil, nil, &InvalidWorldError{Err: err}
+		return nil, nil, nil, &RefusedEditError{Err: err}
 	}
 	return o, cur, check, nil
 }
