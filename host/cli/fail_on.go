@@ -33,7 +33,9 @@ var failOnNames = map[string]string{
 	"invalid-annotation":               replay.WarnInvalidAnnotation,
 }
 
-const failOnHelp = `--fail-on lists what fails the command (comma-separated; none: nothing): stuck (exit 6),
+// previewFailOnHelp and replayFailOnHelp say what --fail-on takes in each: a replay judges only its outcome,
+// deleted claims and failed policies, so its help does not list the preview's warnings.
+const previewFailOnHelp = `--fail-on lists what fails the command (comma-separated; none: nothing): stuck (exit 6),
 limit (exit 7), held (exit 9: the rollout ends waiting on a policy's hold), and for exit 8 data-loss (PVCs
 deleted; alias claims-deleted), policy-failed (a policy failed and held nothing back), and the preview
 warnings ordered-ready-blocked, max-unavailable-counts-held-back, max-unavailable-ignored, on-delete,
@@ -41,8 +43,16 @@ unfinished and unrecoverable (if the new revision never becomes Ready, reverting
 not recover the rollout and no recovery is configured), and of the set's ordinal.dev/ annotations
 unknown-annotation (a key nothing reads: a misspelling), extension-ignored (an extension the set's module
 lacks), invalid-extension-value (a value outside the list of such an extension) and invalid-annotation (a
-value the set's module cannot read); replay knows data-loss and policy-failed only.
---replay-timeout bounds the whole command in wall-clock time: reached, the replay stops at the next sync as
+value the set's module cannot read).
+` + replayTimeoutHelp
+
+const replayFailOnHelp = `--fail-on lists what fails the command (comma-separated; none: nothing): stuck (exit 6),
+limit (exit 7), held (exit 9: the rollout ends waiting on a policy's hold), and for exit 8 data-loss (the
+garbage collector deleted PVCs; alias claims-deleted) and policy-failed (a policy failed and held nothing
+back). The warnings of an edit are ordinal preview's.
+` + replayTimeoutHelp
+
+const replayTimeoutHelp = `--replay-timeout bounds the whole command in wall-clock time: reached, the replay stops at the next sync as
 at its step limit (exit 7, --fail-on limit) and the rollout so far is printed.`
 
 // replayFailOn are the conditions a replay judges (outcomes and the warnings of replayWarnings).
@@ -146,13 +156,17 @@ type rolloutFlags struct {
 	start         time.Time     // when the command started (parse), from which the timeout counts
 }
 
-func (r *rolloutFlags) bind(cmd *cobra.Command, modelHelp string) {
+func (r *rolloutFlags) bind(cmd *cobra.Command, modelHelp string, previewWarnings bool) {
 	f := cmd.Flags()
 	f.StringVar(&r.model, "model", "", modelHelp)
 	f.StringVar(&r.failOn, "fail-on", "stuck,limit", "conditions that fail the command")
 	// Not --timeout: that one bounds each call into the module, as in every command.
 	f.DurationVar(&r.timeout, "replay-timeout", 0, "wall-clock limit of the whole command (0: none)")
-	appendHelp(cmd, failOnHelp)
+	if previewWarnings {
+		appendHelp(cmd, previewFailOnHelp)
+	} else {
+		appendHelp(cmd, replayFailOnHelp)
+	}
 }
 
 // budget is the replay's Budget for --replay-timeout: the engine's own bound on wall-clock time (the

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -61,5 +62,32 @@ func TestHelpLinesAreShort(t *testing.T) {
 	}
 	if flagLines < 100 || lines < 1000 {
 		t.Fatalf("only %d lines, %d of them flag lines, found: is the help's layout what the test expects?", lines, flagLines)
+	}
+}
+
+// Each command's --help names exactly the --fail-on conditions the command takes: replay's once listed the
+// preview's warnings too, then said it knew none of them.
+func TestFailOnHelpNamesWhatTheCommandTakes(t *testing.T) {
+	for _, c := range []struct {
+		main            func([]string, io.Reader, io.Writer, io.Writer) int
+		args            []string
+		previewWarnings bool
+	}{
+		{Main, []string{"replay", "--help"}, false},
+		{Main, []string{"preview", "--help"}, true},
+		{PluginMain, []string{"preview", "--help"}, true},
+	} {
+		var out bytes.Buffer
+		if code := c.main(c.args, strings.NewReader(""), &out, io.Discard); code != ExitOK {
+			t.Fatalf("%v: exit %d", c.args, code)
+		}
+		help := strings.Join(strings.Fields(out.String()), " ") // unwrapped: a name may straddle a line's end
+		for name := range failOnNames {
+			_, err := parseFailOn(name, c.previewWarnings)
+			named := regexp.MustCompile(`(^|[^a-z-])` + name + `([^a-z-]|$)`).MatchString(help)
+			if named != (err == nil) {
+				t.Errorf("%v: --fail-on %s: named in the help %v, taken %v (%v)", c.args, name, named, err == nil, err)
+			}
+		}
 	}
 }

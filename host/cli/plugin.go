@@ -274,7 +274,7 @@ is merged like server-side apply: fields other managers own and the file omits a
 		RunE: func(cmd *cobra.Command, _ []string) error { return p.run(cmd, mopts, o) },
 	}
 	cmd.Flags().StringVarP(&p.file, "filename", "f", "", "the StatefulSet manifest, or - for standard input")
-	p.rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`)
+	p.rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`, true)
 	cmd.Flags().StringVar(&p.featureGates, "feature-gates", "", "feature-gate overrides for the module")
 	cmd.Flags().StringVar(&p.htmlOut, "html", "", "write an HTML picture of the rollout to this file")
 	p.supplied.bind(cmd)

@@ -83,7 +83,7 @@ maxUnavailable counts unavailable pods below the partition).
 	f.StringVar(&from, "from", "", "the current world: a snapshot or a kubectl List")
 	f.StringVar(&scenario, "scenario", "", "the current world: the end state of this scenario")
 	f.StringVarP(&namespace, "namespace", "n", "", "the set's namespace, if the manifest has none")
-	rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`)
+	rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`, true)
 	addOutputFlag(cmd, &output, "text, json or yaml")
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the previewed rollout to this file")
 	validate.bind(cmd)

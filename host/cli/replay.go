@@ -113,7 +113,7 @@ The input is the first argument or, as kubectl takes a file, -f FILE (- for stan
 	f.BoolVar(&update, "update", false, "rewrite the golden file")
 	addOutputFlag(cmd, &output, "text, json or yaml")
 	f.StringVar(&htmlOut, "html", "", "write an HTML picture of the rollout to this file")
-	rollout.bind(cmd, `kubelet model: "delays" or "tick" (default: the scenario's)`)
+	rollout.bind(cmd, `kubelet model: "delays" or "tick" (default: the scenario's)`, false)
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print idle syncs and the controller's events")
 	validate.bind(cmd)
 	return cmd
