@@ -512,7 +512,7 @@ func (p *Preview) writeSteps(b *strings.Builder) {
 		shapes[i] = shapeOf(strings.Join(parts[i], "; "))
 		width = max(width, len(s.Offset.String()))
 	}
-	eachFolded(foldRuns(shapes, 4, 12), func(i int) {
+	eachFolded(shapes, 4, 12, func(i int) {
 		fmt.Fprintf(b, "  +%-*s %s\n", width, p.Steps[i].Offset, wrapJoin(foldList(parts[i]), "; ", width+4, width+4))
 	}, func(r run, first, last int) {
 		fmt.Fprintf(b, "  %-*s %s (+%s .. +%s)\n", width+1, "...", r.left("times"), p.Steps[first].Offset, p.Steps[last].Offset)

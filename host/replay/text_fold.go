@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Text output stays a screen at any size (issue 31): a rollout repeats the same few syncs once per pod
+// Text output does not grow with the set's size (issue 31): a rollout repeats the same few syncs once per pod
 // (delete web-299, create web-299, delete web-298, ...), so the text writers print a repeated run once at
 // its start and once at its end, with one line for what they left out; -v and -o json|yaml keep every
 // step.
@@ -66,8 +66,9 @@ type run struct {
 }
 
 // maxPeriod is the longest repeated group looked for: a rollout's pod takes a few syncs (deleted, created,
-// Running, Ready) and a replay a few more.
-const maxPeriod = 6
+// Running, Ready) and a replay a few more, and a batch of maxUnavailable pods about three a pod (a batch of
+// 20 under OrderedReady is 62 syncs). A longer group is folded inside (eachFolded) but not as a whole.
+const maxPeriod = 1000
 
 // foldRuns splits items into runs: the longest repetition starting at each item that covers at least
 // minItems items in at least minReps repetitions, else the item alone. A repetition is the same shapes with
@@ -77,7 +78,7 @@ func foldRuns(items []shape, minReps, minItems int) []run {
 	var out []run
 	for i := 0; i < len(items); {
 		best := run{start: i, period: 1, reps: 1}
-		for k := 1; k <= maxPeriod && i+2*k <= len(items); k++ {
+		for k := 1; k <= maxPeriod && i+max(2, minReps)*k <= len(items); k++ { // fewer than minReps repetitions never fold
 			reps, ok := 1, true
 			var delta [][]int64
 			for ok && i+(reps+1)*k <= len(items) {
@@ -163,28 +164,32 @@ func foldList(items []string) []string {
 		shapes[i] = shapeOf(s)
 	}
 	var out []string
-	eachFolded(foldRuns(shapes, 6, 6), func(i int) { out = append(out, items[i]) },
+	eachFolded(shapes, 6, 6, func(i int) { out = append(out, items[i]) },
 		func(r run, _, _ int) { out = append(out, "... "+r.left("")+" ...") })
 	return out
 }
 
-// eachFolded writes runs: item for each item shown (an item alone, a repetition's first and last period)
-// and fold for what a repetition leaves out between them, items first to last.
-func eachFolded(runs []run, item func(i int), fold func(r run, first, last int)) {
-	for _, r := range runs {
-		if r.reps == 1 {
-			item(r.start)
-			continue
-		}
-		for i := r.start; i < r.start+r.period; i++ {
-			item(i)
-		}
-		last := r.start + (r.reps-1)*r.period
-		fold(r, r.start+r.period, last-1)
-		for i := last; i < last+r.period; i++ {
-			item(i)
+// eachFolded folds items (foldRuns) and writes them: item for each item shown (an item alone, a repetition's
+// first and last period) and fold for what a repetition leaves out between them, items first to last. A
+// repetition's first and last period are folded the same way in turn, so a repeated group that has its own
+// repeats inside (a batch of maxUnavailable pods, each created, Running and Ready in turn) is as short as
+// its parts: folding only the batches printed two batches whole, folding only the pods printed every batch.
+func eachFolded(items []shape, minReps, minItems int, item func(i int), fold func(r run, first, last int)) {
+	var walk func(lo, hi int)
+	walk = func(lo, hi int) {
+		for _, r := range foldRuns(items[lo:hi], minReps, minItems) {
+			r.start += lo
+			if r.reps == 1 {
+				item(r.start)
+				continue
+			}
+			last := r.start + (r.reps-1)*r.period
+			walk(r.start, r.start+r.period)
+			fold(r, r.start+r.period, last-1)
+			walk(last, last+r.period)
 		}
 	}
+	walk(0, len(items))
 }
 
 // wrapJoin joins parts with sep into lines of at most textWidth (a part longer than that has a line of its

@@ -101,22 +101,20 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 		}
 		shown = append(shown, st)
 	}
-	runs := []run{}
 	if verbose {
-		for i := range shown {
-			runs = append(runs, run{start: i, period: 1, reps: 1})
+		for _, st := range shown {
+			b.WriteString(stepText(st, true, verbose))
 		}
 	} else { // a sync repeats another when all but its pod grid does (the grid is shown at each end)
 		shapes := make([]shape, len(shown))
 		for i, st := range shown {
 			shapes[i] = shapeOf(stepText(st, false, false))
 		}
-		runs = foldRuns(shapes, 4, 12)
+		eachFolded(shapes, 4, 12, func(i int) { b.WriteString(stepText(shown[i], true, verbose)) }, func(r run, first, last int) {
+			fmt.Fprintf(&b, "\n... %s: #%d +%s .. #%d +%s\n", r.left("times"), shown[first].Index, shown[first].Offset,
+				shown[last].Index, shown[last].Offset)
+		})
 	}
-	eachFolded(runs, func(i int) { b.WriteString(stepText(shown[i], true, verbose)) }, func(r run, first, last int) {
-		fmt.Fprintf(&b, "\n... %s: #%d +%s .. #%d +%s\n", r.left("times"), shown[first].Index, shown[first].Offset,
-			shown[last].Index, shown[last].Offset)
-	})
 	if quiet > 0 {
 		fmt.Fprintf(&b, "\n(%d sync%s that wrote nothing and saw no change %s not shown; -v shows them)\n", quiet,
 			map[bool]string{true: "", false: "s"}[quiet == 1], map[bool]string{true: "is", false: "are"}[quiet == 1])
