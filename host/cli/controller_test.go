@@ -38,6 +38,10 @@ func TestParseSetArg(t *testing.T) {
 			t.Errorf("parseSetArg(%q): want an error", in)
 		}
 	}
+	// a kind it does not take is answered with both kinds' short names, osts/NAME as the guides write it
+	if _, _, err := parseSetArg("pods/web"); err == nil || err.Error() != `want statefulset/NAME (apps/v1) or osts/NAME (statefulsets.ordinal.dev), got "pods/web"` {
+		t.Errorf("parseSetArg(pods/web): %v", err)
+	}
 }
 
 func TestParseFeatureGates(t *testing.T) {

@@ -104,8 +104,8 @@ Install: put the ordinal binary on PATH under the name kubectl-ordinal (a copy o
 (make krew writes the plugin manifest and archives). Completion: also as kubectl_complete-ordinal;
 kubectl's own completion then completes the plugin's commands, flags and the cluster's StatefulSets.
 Flags follow kubectl: --kubeconfig (default: $KUBECONFIG, then ~/.kube/config), --context, -n/--namespace,
--o json|yaml|text, --request-timeout (0: no limit, kubectl's default; status --watch waits this long for its
-first answer, then retries for as long as it runs).
+-o json|yaml|text, --request-timeout (30s here, where kubectl waits without limit; 0: no limit; status --watch
+waits this long for its first answer, then retries for as long as it runs).
 A set argument names the kind as kubectl does: statefulset/web (apps/v1), statefulsets.ordinal.dev/web or
 osts/web (Ordinal's own kind; timeline, snapshot, status and history read either; preview takes a manifest
 of either kind).`,

@@ -89,6 +89,12 @@ The namespace defaults to the kubeconfig context's, else "default".`,
 	return cmd
 }
 
+// setArgError names every way to write a set, Ordinal's short kind osts included: a newcomer told only
+// "statefulsets.ordinal.dev/NAME" had not met the osts/NAME the guides use.
+func setArgError(s string) error {
+	return fmt.Errorf("want statefulset/NAME (apps/v1) or osts/NAME (statefulsets.%s), got %q", crd.Group, s)
+}
+
 // parseSetArg reads a set argument as kubectl names the kinds: statefulset/NAME, statefulsets/NAME,
 // sts/NAME, statefulset.apps/NAME or a bare NAME (apps/v1), and statefulset.ordinal.dev/NAME,
 // statefulsets.ordinal.dev/NAME or osts/NAME (Ordinal's own kind).
@@ -104,10 +110,10 @@ func parseSetArg(s string) (snapshot.Target, string, error) {
 	case "statefulset." + crd.Group, "statefulsets." + crd.Group, "osts":
 		t = snapshot.CRDTarget
 	default:
-		return t, "", fmt.Errorf("want statefulset/NAME or statefulsets.%s/NAME, got %q", crd.Group, s)
+		return t, "", setArgError(s)
 	}
 	if name == "" {
-		return t, "", fmt.Errorf("want statefulset/NAME or statefulsets.%s/NAME, got %q", crd.Group, s)
+		return t, "", setArgError(s)
 	}
 	// A StatefulSet's name is a DNS subdomain (no '/', no ".."): anything else never reaches a URL path.
 	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
