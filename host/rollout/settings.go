@@ -91,9 +91,9 @@ func (s Settings) String() string { return strings.Join(s.Items(), ", ") }
 func (s Settings) Items() []string {
 	items := []string{fmt.Sprintf("%d replica%s", s.Replicas, plural(int(s.Replicas))), s.PodManagementPolicy, s.UpdateStrategy}
 	if r := s.RollingUpdate; r != nil {
-		unset := ""
+		unset := "" // "(no rollingUpdate: partition 0, ...)" read as if the set had no rolling update at all
 		if r.Unset {
-			unset = "no rollingUpdate: "
+			unset = ", the defaults"
 		}
 		mu := r.MaxUnavailable.String()
 		switch {
@@ -102,7 +102,7 @@ func (s Settings) Items() []string {
 		case r.MaxUnavailable.Type == intstr.String: // a percentage: the pods it comes to
 			mu += fmt.Sprintf(" = %d pods", r.MaxUnavailablePods)
 		}
-		items[2] += fmt.Sprintf(" (%spartition %d, maxUnavailable %s)", unset, r.Partition, mu)
+		items[2] += fmt.Sprintf(" (partition %d, maxUnavailable %s%s)", r.Partition, mu, unset)
 	}
 	if s.MinReadySeconds > 0 {
 		items = append(items, fmt.Sprintf("minReadySeconds %d", s.MinReadySeconds))
