@@ -24,10 +24,12 @@ func newSnapshotCommand() *cobra.Command {
 		Long: `snapshot reads a StatefulSet and the Pods, ControllerRevisions and PersistentVolumeClaims of its namespace
 with live GET/List calls and writes the ABI v1 snapshot the controller would build for it right now: the same
 code as the controller's snapshot builder (the same selection of objects, sorted by name, each as the API
-server returns it, "now" from the clock). Attach it to a bug report, or replay it:
+server returns it, "now" from the clock). Attach it to a bug report, or run the module on it:
 
   ordinal snapshot statefulset/web -n prod > web.snapshot.json
-  ordinal reconcile -f web.snapshot.json
+  ordinal reconcile -f web.snapshot.json                 # the next sync's plan
+  ordinal replay -f web.snapshot.json                    # the rollout from there, in virtual time
+  ordinal preview -f web.yaml --from web.snapshot.json   # what an edit will do
 
 The namespace defaults to the kubeconfig context's, else "default".`,
 		Args: cobra.ExactArgs(1),
