@@ -607,7 +607,15 @@ func newPluginSnapshot(o *pluginOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot statefulset/NAME",
 		Short: "Print the snapshot the controller would build for the set now (ABI v1 JSON by default)",
-		Args:  cobra.ExactArgs(1),
+		Long: `snapshot builds the controller's snapshot of the live set (the set, its pods, ControllerRevisions and
+PVCs, and "now") and prints it: ABI v1 JSON by default, -o yaml, or -o text, a table of the objects.
+Recorded, it is the world that ordinal previews an edit against without the cluster, in CI
+(docs/ci.md), or a bug report's:
+
+  kubectl ordinal snapshot statefulset/web -n prod > web.snapshot.json
+  ordinal preview -f web.yaml --from web.snapshot.json   # what an edit will do
+  ordinal replay -f web.snapshot.json                    # the rollout from there, in virtual time`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.output == "" {
 				o.output = "json"
