@@ -297,6 +297,9 @@ func (p *pluginPreviewOptions) run(cmd *cobra.Command, mopts *moduleOptions, o *
 	if err != nil {
 		return err
 	}
+	if err := checkHTMLPath(p.htmlOut); err != nil {
+		return err
+	}
 	v, err := p.validate.resolve(cmd)
 	if err != nil {
 		return err

@@ -47,6 +47,9 @@ maxUnavailable counts unavailable pods below the partition).
 			if err != nil {
 				return err
 			}
+			if err := checkHTMLPath(htmlOut); err != nil {
+				return err
+			}
 			v, err := validate.resolve(cmd)
 			if err != nil {
 				return err

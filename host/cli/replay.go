@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,6 +62,9 @@ The input is the first argument or, as kubectl takes a file, -f FILE (- for stan
 			}
 			fail, err := rollout.parse(false)
 			if err != nil {
+				return err
+			}
+			if err := checkHTMLPath(htmlOut); err != nil {
 				return err
 			}
 			v, err := validate.resolve(cmd)
@@ -277,9 +281,6 @@ func firstDifference(want, got string) string {
 	return "(no line differs; trailing bytes differ)"
 }
 
-// writeHTML writes the picture of a replay (--html; nothing when path is empty): replay, preview and
-// kubectl ordinal preview all draw it with Timeline.WriteHTML. It says on stderr where the page went, so a
-// user who asked for it need not look for it, and stdout stays the timeline (-o json|yaml is piped).
 // renderWithPicture renders a command's output, then writes its picture (what, to --html path; none when
 // picture is nil), and returns the output for the caller to print: output that cannot be rendered, or a
 // picture that cannot be written, leaves nothing printed.
@@ -296,6 +297,21 @@ func renderWithPicture(stderr io.Writer, render func(io.Writer) error, what, pat
 	return out.Bytes(), nil
 }
 
+// checkHTMLPath refuses --html FILE in a directory that does not exist before anything is replayed: the
+// page is written last, after a replay that may take seconds, and the error then named FILE.tmp.
+func checkHTMLPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return withCode(ExitUsage, fmt.Errorf("--html %s: no directory %s to write the page in", path, filepath.Dir(path)))
+	}
+	return nil
+}
+
+// writeHTML writes the picture of a replay (--html; nothing when path is empty): replay, preview and
+// kubectl ordinal preview all draw it with Timeline.WriteHTML. It says on stderr where the page went, so a
+// user who asked for it need not look for it, and stdout stays the timeline (-o json|yaml is piped).
 func writeHTML(stderr io.Writer, what, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return nil

@@ -639,3 +639,19 @@ func TestPreviewOfARefusedEditSaysTheAPIServerWouldRefuseIt(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and stderr %q", code, out, errs, ExitUsage, want)
 	}
 }
+
+// --html FILE in a directory that does not exist is refused before anything is replayed, naming the
+// directory: the page is written last, and the error once came after the whole replay and named FILE.tmp.
+func TestHTMLInAMissingDirectoryIsRefusedFirst(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "no-such-dir", "x.html")
+	want := "ordinal: --html " + page + ": no directory " + filepath.Dir(page) + " to write the page in\n"
+	for _, args := range [][]string{
+		{"replay", "../../examples/rolling-update.yaml", "--html", page},
+		{"preview", "-f", "../../examples/ci/web-new-image.yaml", "--from", "../../examples/ci/web.snapshot.json", "--html", page},
+	} {
+		code, out, errs := run(t, "", args...)
+		if code != ExitUsage || errs != want || out != "" {
+			t.Errorf("%s: exit %d, stdout %.60q, stderr %q; want exit %d and %q", args[0], code, out, errs, ExitUsage, want)
+		}
+	}
+}
