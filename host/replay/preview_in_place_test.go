@@ -315,3 +315,62 @@ func TestRecreationsGroupByReason(t *testing.T) {
 		t.Errorf("recreations:\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+// A set with a native sidecar (an init container with restartPolicy Always) and an ordinary init container
+// rolls out in place to the end: the replay's kubelet reports the init containers' statuses as a kubelet
+// does (the sidecar running its spec, restarted with the pod's other containers; the init container
+// completed with the image it ran), which the module reads for the sidecar. Without them every in-place
+// rollout of such a set stopped after its first pod, "stuck", exit 6.
+func TestInPlaceWithASidecarCompletes(t *testing.T) {
+	sc, err := ParseScenario([]byte(`
+name: in-place-sidecar
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: web
+      namespace: default
+      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceIfPossible}
+    spec:
+      replicas: 3
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          initContainers:
+            - {name: init, image: "busybox:1", command: ["true"]}
+            - {name: proxy, image: "envoy:1", restartPolicy: Always}
+          containers:
+            - {name: app, image: "nginx:1"}
+events:
+  - settled: true
+    set: {"spec.template.spec.containers[0].image": "nginx:2"}
+  - settled: true
+    set: {"spec.template.spec.initContainers[1].image": "envoy:2"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl.Outcome.Result != "complete" || !strings.Contains(tl.Outcome.Summary, "revision C") {
+		t.Fatalf("outcome %+v, want the second in-place rollout complete at C", tl.Outcome)
+	}
+	inPlace := 0
+	for _, st := range tl.Steps {
+		for _, a := range st.Actions {
+			if a.Kind == "Pod" && a.Verb == "delete" {
+				t.Errorf("step %d deletes %s: want every pod updated in place", st.Index, a.Name)
+			}
+			if a.Kind == "Pod" && a.Verb == "update" && a.InPlace {
+				inPlace++
+			}
+		}
+	}
+	if inPlace != 6 {
+		t.Errorf("%d in-place updates, want 6 (3 pods, two rollouts)", inPlace)
+	}
+}

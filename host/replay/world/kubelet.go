@@ -830,38 +830,54 @@ func (k *Kubelet) restartInTick(step int, now time.Time) {
 }
 
 // setContainerStatuses reports the pod's containers as running its spec: images and resources as the spec
-// has them; restarted: started now (restartCount up), else since they started.
+// has them; restarted: started now (restartCount up), else since they started. Init containers are reported
+// too, as the kubelet reports them (the module waits for a sidecar's status after an in-place update): a
+// sidecar (restartPolicy Always) runs like a container; an init container has completed, with the image it
+// ran, which an in-place update does not run again.
 func setContainerStatuses(p Obj, now time.Time, ready, restarted bool) {
 	st := jsonobj.Ensure(p, "status")
-	old := map[string]Obj{}
-	for _, c := range jsonobj.GetArr(st, "containerStatuses") {
-		if co, ok := c.(Obj); ok {
-			old[jsonobj.GetStr(co, "name")] = co
-		}
-	}
 	started := jsonobj.GetStr(st, "startTime")
 	if restarted || started == "" {
 		started = now.UTC().Format(time.RFC3339)
 	}
-	var out []any
-	for _, c := range jsonobj.GetArr(p, "spec.containers") {
-		name := jsonobj.GetStr(c, "name")
-		restarts, _ := jsonobj.GetInt(old[name], "restartCount")
-		since := started
-		if o := old[name]; o != nil && !restarted {
-			if t := jsonobj.GetStr(o, "state.running.startedAt"); t != "" {
-				since = t
+	for _, list := range [][2]string{{"containers", "containerStatuses"}, {"initContainers", "initContainerStatuses"}} {
+		old := map[string]Obj{}
+		for _, c := range jsonobj.GetArr(st, list[1]) {
+			if co, ok := c.(Obj); ok {
+				old[jsonobj.GetStr(co, "name")] = co
 			}
 		}
-		if restarted && old[name] != nil {
-			restarts++
+		var out []any
+		for _, c := range jsonobj.GetArr(p, "spec."+list[0]) {
+			name := jsonobj.GetStr(c, "name")
+			if list[0] == "initContainers" && jsonobj.GetStr(c, "restartPolicy") != "Always" {
+				cs := old[name]
+				if cs == nil {
+					cs = Obj{"name": name, "image": jsonobj.GetStr(c, "image"), "ready": true, "started": false, "restartCount": jsonobj.Num(0),
+						"state": Obj{"terminated": Obj{"exitCode": jsonobj.Num(0), "reason": "Completed", "startedAt": started, "finishedAt": started}}}
+				}
+				out = append(out, cs)
+				continue
+			}
+			restarts, _ := jsonobj.GetInt(old[name], "restartCount")
+			since := started
+			if o := old[name]; o != nil && !restarted {
+				if t := jsonobj.GetStr(o, "state.running.startedAt"); t != "" {
+					since = t
+				}
+			}
+			if restarted && old[name] != nil {
+				restarts++
+			}
+			cs := Obj{"name": name, "image": jsonobj.GetStr(c, "image"), "ready": ready, "started": true,
+				"restartCount": jsonobj.Num(restarts), "state": Obj{"running": Obj{"startedAt": since}}}
+			if r := jsonobj.Get(c, "resources"); r != nil {
+				cs["resources"] = jsonobj.Clone(r)
+			}
+			out = append(out, cs)
 		}
-		cs := Obj{"name": name, "image": jsonobj.GetStr(c, "image"), "ready": ready, "started": true,
-			"restartCount": jsonobj.Num(restarts), "state": Obj{"running": Obj{"startedAt": since}}}
-		if r := jsonobj.Get(c, "resources"); r != nil {
-			cs["resources"] = jsonobj.Clone(r)
+		if out != nil || list[0] == "containers" {
+			st[list[1]] = out
 		}
-		out = append(out, cs)
 	}
-	st["containerStatuses"] = out
 }
