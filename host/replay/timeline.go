@@ -92,6 +92,9 @@ type Step struct {
 	holdEvent []bool // by event: it reports a held write (the module's Failed<Verb>: its hold says it)
 }
 
+// quiet: the sync wrote nothing, failed nothing and saw no change of the world.
+func (st *Step) quiet() bool { return len(st.Actions) == 0 && len(st.World) == 0 && st.Error == "" }
+
 // PodState is one pod in the grid.
 type PodState struct {
 	Name        string `json:"name"`
@@ -521,7 +524,17 @@ func (e *engine) finish() {
 	out := &tl.Outcome
 	out.Steps = len(tl.Steps)
 	if n := len(tl.Steps); n > 0 {
-		out.Duration, out.DurationSeconds = tl.Steps[n-1].Offset, tl.Steps[n-1].Offset.Seconds()
+		last := tl.Steps[n-1]
+		// A replay that settled took until its last sync that did or saw something: a sync a requeue asked
+		// for long before (a progress deadline's, minReadySeconds') that finds nothing to do is no part of it.
+		settled := !tl.budgetSpent && !strings.Contains(tl.StopReason, "limit")
+		for i := n - 1; settled && i >= 0; i-- {
+			if !tl.Steps[i].quiet() {
+				last = tl.Steps[i]
+				break
+			}
+		}
+		out.Duration, out.DurationSeconds = last.Offset, last.Offset.Seconds()
 	}
 	defer e.judgeHolds(out) // a rollout a policy still holds says so, whatever else ended it
 	switch {

@@ -95,7 +95,7 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	var shown []Step
 	quiet := 0
 	for _, st := range tl.Steps {
-		if !verbose && len(st.Actions) == 0 && len(st.World) == 0 && st.Error == "" {
+		if !verbose && st.quiet() {
 			quiet++
 			continue
 		}

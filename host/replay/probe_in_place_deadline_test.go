@@ -1,0 +1,79 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Probes of extensions in-place-update and progress-deadline through previews (branch probe47).
+
+// probeWorld is a settled 3-pod OrderedReady set on the extended module with these annotations (YAML flow
+// pairs), and an edit of it to image img: the world a preview starts from, and the edit.
+func probeWorld(t *testing.T, annotations, img string) (*Scenario, []byte) {
+	t.Helper()
+	set := fmt.Sprintf(`apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+  namespace: default
+  annotations: {ordinal.dev/module: extended, %s}
+spec:
+  replicas: 3
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - {name: app, image: "%%s"}
+`, annotations)
+	var ind strings.Builder
+	for _, l := range strings.Split(fmt.Sprintf(set, "nginx:1"), "\n") {
+		ind.WriteString("    " + l + "\n")
+	}
+	sc, err := ParseScenario([]byte("name: probe\nmanifests:\n  -\n" + ind.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	world, err := ScenarioFromSnapshot(tl.Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit, err := yamlToJSON([]byte(fmt.Sprintf(set, img)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return world, edit
+}
+
+func probePreview(t *testing.T, annotations, img string) *Preview {
+	t.Helper()
+	world, edit := probeWorld(t, annotations, img)
+	p, err := PreviewEdit(context.Background(), world, edit, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A rollout takes as long with a progress deadline as without: the deadline's requeue, which finds nothing
+// to do after the rollout completed, is not part of it. It was: a 30 s rollout previewed "complete after
+// 10m1s" under ordinal.dev/progress-deadline-seconds: "600".
+func TestProbeDurationIsNotTheDeadlinesRequeue(t *testing.T) {
+	for _, policy := range []string{"ReCreate", "InPlaceIfPossible"} {
+		plain := probePreview(t, "ordinal.dev/pod-update-policy: "+policy, "nginx:2")
+		timed := probePreview(t, `ordinal.dev/pod-update-policy: `+policy+`, ordinal.dev/progress-deadline-seconds: "600"`, "nginx:2")
+		if plain.Outcome.Result != "complete" || timed.Outcome.Result != "complete" {
+			t.Fatalf("%s: outcomes %+v and %+v", policy, plain.Outcome, timed.Outcome)
+		}
+		if timed.Outcome.Duration != plain.Outcome.Duration {
+			t.Errorf("%s: complete after %s with a 600 s deadline, %s without", policy, timed.Outcome.Duration, plain.Outcome.Duration)
+		}
+	}
+}
