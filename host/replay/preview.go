@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tidwall/gjson"
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
@@ -103,6 +104,9 @@ const (
 	// pod-update-policy InPlaceOnly holds a pod whose change cannot be made in place (the module's words: its
 	// condition abi.ConditionInPlaceUpdateBlocked at the end of the preview)
 	WarnInPlaceBlocked = "InPlaceBlocked"
+	// extension progress-deadline: the rollout made no progress for the set's deadline (the module's Warning
+	// event, in its words: with on-progress-deadline Rollback it says the edit is rolled back)
+	WarnProgressDeadlineExceeded = abi.EventProgressDeadlineExceeded
 )
 
 // PreviewStep is a sync after the edit that changed pods or claims.
@@ -186,6 +190,9 @@ func checkEdit(base *Scenario, edited []byte) (o, cur, check Obj, err error) {
 // extensions its module acts on, which the warnings and the summary weigh.
 func (p *Preview) readEnd(ctx context.Context, opts Options, tl *Timeline, fs Obj) error {
 	p.To = tl.revision(jsonobj.GetStr(fs, "status.updateRevision"))
+	if from := rolledBackFrom(tl); from != "" {
+		p.To = tl.revision(from) // the set ends at the revision it was rolled back to, not the edit's
+	}
 	if name, hold := heldRevision(tl); hold != nil {
 		p.To, p.ToHeld = tl.revision(name), hold
 	}
@@ -254,6 +261,24 @@ func podUpdates(st *Step) []PodUpdate {
 		updates[i].From = from[updates[i].Pod]
 	}
 	return updates
+}
+
+// rolledBackFrom is the update revision extension progress-deadline's Rollback first moved the set away from:
+// the one the status names that the module wrote right before its patch of the set's template (the one
+// patch of a set a plan may carry, abi/README.md). "" when nothing was rolled back.
+func rolledBackFrom(tl *Timeline) string {
+	for _, st := range tl.Steps {
+		for _, a := range st.Actions {
+			if a.Kind == world.KindSet && a.Verb == "patch" && a.Error == "" && a.Held == nil {
+				plan := st.Plan
+				if len(st.Replanned) > 0 {
+					plan = st.Replanned
+				}
+				return gjson.GetBytes(plan, `actions.#(verb=="updateStatus").object.status.updateRevision`).String()
+			}
+		}
+	}
+	return ""
 }
 
 // ToHeldNote is "not created: policy P holds its create (Reason)" when ToHeld says so, else "".
@@ -336,7 +361,8 @@ func (p *Preview) addWarning(code, format string, args ...any) {
 // warnReplayFindings says what the replay and the module found wrong, first: a policy that failed guarded
 // nothing (once per policy and reason), an extension's annotation the module cannot read, the set's
 // ordinal.dev/ annotations its module will not act on (the controller's events say the same), a pod
-// pod-update-policy InPlaceOnly holds at the end (its condition). Each is in its finder's words.
+// pod-update-policy InPlaceOnly holds at the end (its condition), a progress deadline passed (the module's
+// Warning event: stopped, reported, or the edit rolled back). Each is in its finder's words.
 func (p *Preview) warnReplayFindings(tl *Timeline, after Obj) {
 	p.PolicyFailures = tl.PolicyFailures
 	for _, f := range tl.PolicyFailures {
@@ -350,6 +376,11 @@ func (p *Preview) warnReplayFindings(tl *Timeline, after Obj) {
 	}
 	for _, msg := range inPlaceBlocked(after) {
 		p.addWarning(WarnInPlaceBlocked, "%s", msg)
+	}
+	for _, w := range tl.WarningEvents {
+		if w.Reason == abi.EventProgressDeadlineExceeded {
+			p.addWarning(WarnProgressDeadlineExceeded, "%s", w.Message)
+		}
 	}
 }
 

@@ -77,3 +77,23 @@ func TestProbeDurationIsNotTheDeadlinesRequeue(t *testing.T) {
 		}
 	}
 }
+
+// A preview whose edit the module rolls back (ordinal.dev/on-progress-deadline: Rollback, past a deadline
+// shorter than a pod's restart) says the edit's revision is the one it leads to, warns that the deadline
+// passed and the edit was rolled back, and asks "what if it never becomes Ready?" of that revision. It said
+// "revision A -> A", no warning, exit 0, and asked the what-if of A, the revision rolled back to.
+func TestProbePreviewOfAnEditRolledBack(t *testing.T) {
+	for _, policy := range []string{"ReCreate", "InPlaceIfPossible"} {
+		p := probePreview(t, `ordinal.dev/pod-update-policy: `+policy+`, ordinal.dev/progress-deadline-seconds: "3", ordinal.dev/on-progress-deadline: Rollback`, "nginx:2")
+		if p.From.Label != "A" || p.To.Label != "B" {
+			t.Errorf("%s: revision %s -> %s, want A -> B", policy, p.From.Label, p.To.Label)
+		}
+		w, ok := warned(p, WarnProgressDeadlineExceeded)
+		if !ok || !strings.Contains(w.Message, "rolled back") {
+			t.Errorf("%s: warnings %+v, want %s saying it is rolled back", policy, p.Warnings, WarnProgressDeadlineExceeded)
+		}
+		if n := p.NeverReady; n == nil || n.Revision.Label != "B" {
+			t.Errorf("%s: never-Ready %+v, want it asked of B", policy, n)
+		}
+	}
+}
