@@ -424,7 +424,7 @@ func inPlacePod(o jsonv.Value) inplaceready.Pod {
 	}
 	for _, list := range []string{"containerStatuses", "initContainerStatuses"} {
 		for _, st := range o.Path("status", list).A {
-			s := inplaceready.Status{Name: st.G("name").Str(), Image: st.G("image").Str()}
+			s := inplaceready.Status{Name: st.G("name").Str(), Image: st.G("image").Str(), ImageID: st.G("imageID").Str()}
 			if t, err := parseTime(st.Path("state", "running", "startedAt").Str()); err == nil {
 				s.StartedAt = t
 			}

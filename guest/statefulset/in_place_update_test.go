@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
 )
 
@@ -378,4 +379,21 @@ func revisionFrom(t *testing.T, p inPlacePlan) map[string]any {
 	}
 	t.Fatal("the plan creates no revision")
 	return nil
+}
+
+// A container whose spec pins its image by digest runs it when its status's imageID has that digest, though a
+// runtime reports the image by one of its tags when it has any (containerd: the first): the module reads the
+// imageID, or a pod updated in place to a pinned image never counted as Ready again.
+func TestInPlacePodPinnedByDigest(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("a", 64)
+	for imageID, pending := range map[string]bool{"docker.io/library/nginx@" + digest: false, "docker.io/library/nginx@sha256:" + strings.Repeat("b", 64): true} {
+		pod, err := jsonv.Parse([]byte(`{"spec":{"containers":[{"name":"app","image":"nginx@` + digest + `"}]},"status":{"containerStatuses":[` +
+			`{"name":"app","image":"docker.io/library/nginx:1.27","imageID":"` + imageID + `","state":{"running":{"startedAt":"2026-01-01T00:00:00Z"}}}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := inplaceready.Judge(inPlacePod(pod)); v.Pending != pending {
+			t.Errorf("imageID %s: %+v, want pending %v", imageID, v, pending)
+		}
+	}
 }

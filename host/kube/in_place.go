@@ -35,7 +35,7 @@ func InPlacePod(p *corev1.Pod) inplaceready.Pod {
 	}
 	for _, list := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
 		for _, st := range list {
-			s := inplaceready.Status{Name: st.Name, Image: st.Image}
+			s := inplaceready.Status{Name: st.Name, Image: st.Image, ImageID: st.ImageID}
 			if r := st.State.Running; r != nil {
 				s.StartedAt = r.StartedAt.Time
 			}

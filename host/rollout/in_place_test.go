@@ -246,6 +246,13 @@ func TestHostAndModuleAgreeOnPodsUpdatedInPlace(t *testing.T) {
 			p["metadata"].(map[string]any)["generation"] = 2
 			status(p)["observedGeneration"] = 2
 		}},
+		{"pinned by digest, reported by a tag of the image", 0, func(p map[string]any) {
+			digest := "sha256:" + strings.Repeat("d", 64)
+			cs := running("docker.io/library/nginx:1.27", "2026-01-01T00:09:00Z")
+			cs["imageID"] = "docker.io/library/nginx@" + digest
+			status(p)["containerStatuses"] = []any{cs}
+			spec(p)["containers"].([]any)[0].(map[string]any)["image"] = "nginx@" + digest
+		}},
 		{"record names another revision", 0, func(p map[string]any) {
 			p["metadata"].(map[string]any)["annotations"].(map[string]any)[abi.AnnotationInPlaceUpdate] = "web-other"
 		}},

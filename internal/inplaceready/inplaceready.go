@@ -40,6 +40,8 @@ type Container struct {
 // Status is a container's status as the kubelet reports it.
 type Status struct {
 	Name, Image string
+	// ImageID is the image the runtime runs, by digest (repository@sha256:...), as the kubelet reports it.
+	ImageID string
 	// StartedAt is when its running state began (zero: not running, or not readable).
 	StartedAt time.Time
 	// Resources are what the status reports the container runs with; nil when it reports none (the kubelet
@@ -107,7 +109,7 @@ func Judge(p Pod) Verdict {
 			pending(c.Name, WaitStatus, "", "", c.Image)
 			continue
 		}
-		if !SameImage(st.Image, c.Image) {
+		if !SameImage(st.Image, c.Image) && !PinnedDigest(st.ImageID, c.Image) {
 			pending(c.Name, WaitImage, "", st.Image, c.Image)
 			continue
 		}
@@ -179,6 +181,14 @@ func SameImage(status, spec string) bool {
 		return true
 	}
 	return NormalImage(status) == NormalImage(spec)
+}
+
+// PinnedDigest: spec pins its image by digest (name@sha256:...) and imageID, a status's image by digest, has
+// that digest. A runtime reports an image by one of its tags when it has any (containerd: its first), so
+// an image pinned by digest comes back as a tag only SameImage cannot match; its digest says it runs.
+func PinnedDigest(imageID, spec string) bool {
+	i, j := strings.LastIndexByte(spec, '@'), strings.LastIndexByte(imageID, '@')
+	return i >= 0 && j >= 0 && len(spec) > i+1 && spec[i+1:] == imageID[j+1:]
 }
 
 // NormalImage spells an image reference out: registry (docker.io for none), library/ for a Docker Hub

@@ -1,6 +1,7 @@
 package inplaceready
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,6 +63,17 @@ func TestJudge(t *testing.T) {
 		if got := Judge(c.pod); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
+	}
+	// a spec pinned by digest, which the runtime reports by one of the image's tags: the status's imageID has
+	// the digest the spec pins (or another one: the old image)
+	pinned := Container{Name: "app", Image: "nginx@sha256:" + strings.Repeat("a", 64)}
+	tagged := Status{Name: "app", Image: "docker.io/library/nginx:1.27", ImageID: "docker.io/library/nginx@sha256:" + strings.Repeat("a", 64), StartedAt: t0}
+	if got := Judge(Pod{Containers: []Container{pinned}, Statuses: []Status{tagged}}); got != (Verdict{LastStart: t0}) {
+		t.Errorf("pinned by digest, reported by a tag of it: %+v, want it running its spec", got)
+	}
+	tagged.ImageID = "docker.io/library/nginx@sha256:" + strings.Repeat("b", 64)
+	if got := Judge(Pod{Containers: []Container{pinned}, Statuses: []Status{tagged}}); !got.Pending || got.Waiting != WaitImage {
+		t.Errorf("pinned by digest, running another: %+v, want it waited for", got)
 	}
 	if Applies("", "") || Applies("web-1", "web-2") || !Applies("web-2", "web-2") {
 		t.Error("Applies: want a record naming the pod's own revision only")
