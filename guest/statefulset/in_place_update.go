@@ -6,6 +6,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
+	"github.com/ordinal-dev/ordinal/internal/quantity"
 )
 
 // Extension in-place-update (extended module only; kubernetes/kubernetes#122926): with
@@ -167,8 +168,9 @@ func resizable(from, to jsonv.Value) bool {
 }
 
 // qosClass is the pod QoS class of a template over its containers' CPU and memory (v1/qos.GetPodQOS's rule
-// for what resize can change): BestEffort with none, Guaranteed when every container limits both and
-// requests what it limits, else Burstable.
+// for what resize can change, which counts only positive quantities): BestEffort with none, Guaranteed when
+// every container limits both and requests what it limits (a request left out is the limit, as the API
+// server defaults it), else Burstable.
 func qosClass(t jsonv.Value) string {
 	some, guaranteed := false, true
 	for _, list := range []string{"initContainers", "containers"} {
@@ -177,7 +179,8 @@ func qosClass(t jsonv.Value) string {
 			for _, r := range []string{"cpu", "memory"} {
 				rq, rqOK := req.Get(r)
 				l, lOK := lim.Get(r)
-				some = some || rqOK || lOK
+				lOK = lOK && positiveQuantity(r, l.Str())
+				some = some || lOK || rqOK && positiveQuantity(r, rq.Str())
 				if !lOK || rqOK && !inplaceready.SameQuantity(r, rq.Str(), l.Str()) {
 					guaranteed = false
 				}
@@ -191,6 +194,16 @@ func qosClass(t jsonv.Value) string {
 		return "Guaranteed"
 	}
 	return "Burstable"
+}
+
+// positiveQuantity: q, a quantity of resource r, reads as more than zero (one GetPodQOS counts).
+func positiveQuantity(r, q string) bool {
+	read := quantity.Value
+	if r == "cpu" {
+		read = quantity.MilliValue
+	}
+	n, ok := read(q)
+	return ok && n > 0
 }
 
 // firstDifference names the first path at which a and b differ ("" when equal), in a's member order.

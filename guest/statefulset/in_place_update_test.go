@@ -397,3 +397,26 @@ func TestInPlacePodPinnedByDigest(t *testing.T) {
 		}
 	}
 }
+
+// The QoS class counts only positive CPU and memory (v1/qos.GetPodQOS): a template asking for cpu "0" is
+// BestEffort, and a resize that asks for 100m makes it Burstable, which kube-apiserver refuses; the module
+// recreates the pod instead of sending a resize that fails every sync.
+func TestInPlaceQoSCountsPositiveQuantitiesOnly(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		from, to map[string]any
+		inPlace  bool
+	}{
+		{"zero requests to some", map[string]any{"requests": map[string]any{"cpu": "0", "memory": "0"}},
+			map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "0"}}, false},
+		{"zero limit: not Guaranteed", map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "64Mi"}, "limits": map[string]any{"cpu": "100m", "memory": "0"}},
+			map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "64Mi"}, "limits": map[string]any{"cpu": "100m", "memory": "64Mi"}}, false},
+		{"Burstable stays Burstable", map[string]any{"requests": map[string]any{"cpu": "0", "memory": "64Mi"}},
+			map[string]any{"requests": map[string]any{"cpu": "0", "memory": "128Mi"}}, true},
+	} {
+		ok, field, _ := inPlaceDiff(templateWith(c.from), templateWith(c.to))
+		if ok != c.inPlace || !ok && !strings.Contains(field, "QoS") {
+			t.Errorf("%s: in place %v (%s), want %v", c.name, ok, field, c.inPlace)
+		}
+	}
+}
