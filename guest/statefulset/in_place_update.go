@@ -316,8 +316,15 @@ func (s *syncer) updateInPlace(p *pod, v *inPlaceVerdict, update string) error {
 		}
 	}
 	meta := obj.G("metadata")
-	meta.Set("labels", movedStrings(meta.G("labels"), v.from.Path("metadata", "labels"), v.to.Path("metadata", "labels"),
-		labelRevision, update))
+	labels := movedStrings(meta.G("labels"), v.from.Path("metadata", "labels"), v.to.Path("metadata", "labels"), labelRevision, update)
+	for _, k := range []string{labelPodName, labelPodIndex} { // the pod's own: initIdentity overrides a template's
+		if l, ok := meta.G("labels").Get(k); ok {
+			labels.Set(k, l)
+		} else {
+			labels.Delete(k)
+		}
+	}
+	meta.Set("labels", labels)
 	meta.Set("annotations", movedStrings(meta.G("annotations"), v.from.Path("metadata", "annotations"),
 		v.to.Path("metadata", "annotations"), annotationInPlaceUpdate, update))
 	obj.Set("metadata", meta)

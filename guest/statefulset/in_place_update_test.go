@@ -420,3 +420,33 @@ func TestInPlaceQoSCountsPositiveQuantitiesOnly(t *testing.T) {
 		}
 	}
 }
+
+// A template that sets the identity labels (pod-name, pod-index) does not give them to a pod updated in place:
+// upstream's initIdentity overrides them on every pod it creates, and the pod keeps its own (the firewall
+// refused the plan that moved them: the module failed every sync of such a set).
+func TestInPlaceKeepsThePodsIdentityLabels(t *testing.T) {
+	in := inPlaceCase(t, policyInPlaceIfPossible, nil)
+	var v map[string]any
+	_ = json.Unmarshal(in, &v)
+	labels := v["statefulSet"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any)
+	labels[labelPodName], labels[labelPodIndex] = "zzz", "99"
+	in, _ = json.Marshal(v)
+	if !inPlaceExtended(t, in) {
+		return
+	}
+	p := decodeInPlacePlan(t, Reconcile(in))
+	updated := 0
+	for _, a := range p.Actions {
+		if a.Kind != kindPod || a.Verb != verbUpdate {
+			continue
+		}
+		updated++
+		l := a.Object["metadata"].(map[string]any)["labels"].(map[string]any)
+		if l[labelPodName] != a.Name || l[labelPodIndex] != strings.TrimPrefix(a.Name, "web-") {
+			t.Errorf("%s updated in place with identity labels %v, %v", a.Name, l[labelPodName], l[labelPodIndex])
+		}
+	}
+	if updated == 0 {
+		t.Fatalf("no pod updated in place: %v", p.podWrites())
+	}
+}
