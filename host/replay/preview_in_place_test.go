@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordinal-dev/ordinal/host/replay/world"
 )
 
 // previewCase previews testdata/replay/preview's <name>.edit.yaml on the world <name>.scenario.yaml settles in.
@@ -372,5 +374,66 @@ events:
 	}
 	if inPlace != 6 {
 		t.Errorf("%d in-place updates, want 6 (3 pods, two rollouts)", inPlace)
+	}
+}
+
+// A resize of a resource whose resizePolicy is RestartContainer restarts the container, as the kubelet does:
+// the replay's kubelet restarted none, so a preview had the pods Ready throughout and the rollout as fast as a
+// live resize. Under NotRequired (the default) no container restarts.
+func TestInPlaceResizeRestartsUnderRestartContainer(t *testing.T) {
+	restarts := func(policy string) (restarted, resized int) {
+		t.Helper()
+		sc, err := ParseScenario([]byte(`
+name: resize-policy
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: web
+      namespace: default
+      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceIfPossible}
+    spec:
+      replicas: 3
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          containers:
+            - name: app
+              image: "nginx:1"
+              resizePolicy: [{resourceName: memory, restartPolicy: ` + policy + `}]
+              resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 100m, memory: 64Mi}}
+events:
+  - settled: true
+    set: {"spec.template.spec.containers[0].resources": {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: 100m, memory: 128Mi}}}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl, err := Run(context.Background(), sc, testOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tl.Outcome.Result != "complete" {
+			t.Fatalf("%s: outcome %+v", policy, tl.Outcome)
+		}
+		for _, st := range tl.Steps {
+			for _, w := range st.World {
+				switch w.Reason {
+				case world.ReasonRestarted:
+					restarted++
+				case world.ReasonResized:
+					resized++
+				}
+			}
+		}
+		return restarted, resized
+	}
+	if r, z := restarts("RestartContainer"); r != 3 || z != 0 {
+		t.Errorf("RestartContainer: %d pods restarted, %d resized live; want 3 restarted", r, z)
+	}
+	if r, z := restarts("NotRequired"); r != 0 || z != 3 {
+		t.Errorf("NotRequired: %d pods restarted, %d resized live; want 3 resized live", r, z)
 	}
 }

@@ -300,7 +300,7 @@ func (s *APIServer) Resize(obj Obj) error {
 		return staleConflict(KindPod, name)
 	}
 	o := jsonobj.CloneObj(old)
-	changed := false
+	changed, restart := false, false
 	for _, list := range []string{"initContainers", "containers"} {
 		want := map[string]any{}
 		for _, c := range jsonobj.GetArr(obj, "spec."+list) {
@@ -312,6 +312,7 @@ func (s *APIServer) Resize(obj Obj) error {
 			if co == nil || !ok {
 				continue
 			}
+			restart = restart || restartsOnResize(co, w)
 			for _, k := range []string{"resources", "resizePolicy"} {
 				if !jsonobj.Equal(co[k], w[k]) {
 					changed = true
@@ -328,9 +329,27 @@ func (s *APIServer) Resize(obj Obj) error {
 	s.put(KindPod, name, o)
 	s.suspect(KindPod, name)
 	if changed {
-		s.podSpecChanged(name, false)
+		s.podSpecChanged(name, restart)
 	}
 	return nil
+}
+
+// restartsOnResize: resizing container old to want's resources restarts it, as the kubelet does for a CPU or
+// memory change whose resizePolicy (want's, the one the resize sets) is RestartContainer; under NotRequired,
+// the default, the kubelet resizes it live.
+func restartsOnResize(old, want Obj) bool {
+	for _, r := range []string{"cpu", "memory"} {
+		if jsonobj.Equal(jsonobj.Get(old, "resources.requests."+r), jsonobj.Get(want, "resources.requests."+r)) &&
+			jsonobj.Equal(jsonobj.Get(old, "resources.limits."+r), jsonobj.Get(want, "resources.limits."+r)) {
+			continue
+		}
+		for _, p := range jsonobj.GetArr(want, "resizePolicy") {
+			if jsonobj.GetStr(p, "resourceName") == r && jsonobj.GetStr(p, "restartPolicy") == "RestartContainer" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *APIServer) podSpecChanged(name string, restart bool) {
