@@ -62,8 +62,10 @@ type UndoOutcome struct {
 	// Undetermined: the replay did not settle within the preview's budget or limits; Recovers is false.
 	Undetermined bool    `json:"undetermined,omitempty"`
 	Outcome      Outcome `json:"outcome"`
-	// Deleted are the pods the controller deletes after the revert: how it recovers, if it does.
+	// Deleted are the pods the controller deletes after the revert, and InPlace those it updates in place
+	// (extension in-place-update): how it recovers, if it does.
 	Deleted []string `json:"deleted,omitempty"`
+	InPlace []string `json:"inPlace,omitempty"`
 }
 
 // Recovery kinds.
@@ -233,13 +235,22 @@ func (p *Preview) replayUndo(ctx context.Context, stalled *Scenario, tl *Timelin
 	seen := map[string]bool{}
 	for _, st := range utl.Steps {
 		for _, a := range st.Actions {
-			if a.Kind == world.KindPod && a.Verb == "delete" && a.Error == "" && !seen[a.Name] {
-				seen[a.Name] = true
-				u.Deleted = append(u.Deleted, a.Name)
+			if a.Kind != world.KindPod || a.Error != "" || a.Held != nil || seen[a.Name] {
+				continue
 			}
+			switch {
+			case a.Verb == "delete":
+				u.Deleted = append(u.Deleted, a.Name)
+			case a.Verb == "update" && a.InPlace:
+				u.InPlace = append(u.InPlace, a.Name)
+			default:
+				continue
+			}
+			seen[a.Name] = true
 		}
 	}
 	world.SortNatural(u.Deleted)
+	world.SortNatural(u.InPlace)
 	return u, nil
 }
 
@@ -328,8 +339,15 @@ func (n *NeverReadyOutcome) summary() string {
 		s += "whether reverting the template recovers it is not known (" + u.Outcome.Summary + ")"
 	case u.Recovers:
 		s += "reverting the template recovers it"
+		var moves []string
 		if len(u.Deleted) > 0 {
-			s += ": the controller replaces " + strings.Join(ordinal.Fold(u.Deleted), ", ")
+			moves = append(moves, "replaces "+strings.Join(ordinal.Fold(u.Deleted), ", "))
+		}
+		if len(u.InPlace) > 0 {
+			moves = append(moves, "updates "+strings.Join(ordinal.Fold(u.InPlace), ", ")+" in place")
+		}
+		if len(moves) > 0 {
+			s += ": the controller " + strings.Join(moves, " and ")
 		}
 		s += " (in " + u.Outcome.Duration.String()
 		if u.Outcome.Result == "stuck" { // what was not Ready before the edit still is

@@ -97,3 +97,20 @@ func TestProbePreviewOfAnEditRolledBack(t *testing.T) {
 		}
 	}
 }
+
+// The never-Ready what-if's undo names the pods the controller moves after the revert, those it moves back in
+// place too: of a mixed in-place rollout it named only web-0 and web-1 (recreated, Ready all along) as how
+// reverting recovers, and not web-2..web-4, the never-Ready pods it updates back in place.
+func TestProbeUndoNamesThePodsMovedBackInPlace(t *testing.T) {
+	p := previewCase(t, "in-place-mixed")
+	n := p.NeverReady
+	if n == nil || n.Undo == nil || !n.Undo.Recovers {
+		t.Fatalf("never-Ready %+v, want an undo that recovers", n)
+	}
+	if got := strings.Join(n.Undo.InPlace, ","); got != "web-2,web-3,web-4" {
+		t.Errorf("undo moved in place %q, want web-2,web-3,web-4 (deleted %v)", got, n.Undo.Deleted)
+	}
+	if !strings.Contains(n.Summary, "web-2..web-4 in place") {
+		t.Errorf("summary %q does not name the pods moved back in place", n.Summary)
+	}
+}
