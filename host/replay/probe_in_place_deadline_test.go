@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -112,5 +113,92 @@ func TestProbeUndoNamesThePodsMovedBackInPlace(t *testing.T) {
 	}
 	if !strings.Contains(n.Summary, "web-2..web-4 in place") {
 		t.Errorf("summary %q does not name the pods moved back in place", n.Summary)
+	}
+}
+
+// A world taken mid in-place update (kubectl ordinal preview, the webhook, preview --from a snapshot) holds a
+// pod whose containers the kubelet has not restarted yet: its status reports the old image (or a resize in
+// progress, or a status of the pod's generation before the update). The replay's kubelet carries that update
+// out as it carries out its own; it left the pod as it was, and every such replay ended "stuck after 0s".
+func TestProbeReplayFromAWorldMidInPlaceUpdate(t *testing.T) {
+	sc, err := ParseScenario([]byte(`
+name: mid-in-place
+kubelet: {restartDelay: 10m}
+limits: {duration: 1m}
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: web
+      namespace: default
+      annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceIfPossible}
+    spec:
+      replicas: 3
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          containers:
+            - {name: app, image: "nginx:1", resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 100m, memory: 64Mi}}}
+events:
+  - settled: true
+    set:
+      "spec.template.spec.containers[0].image": "nginx:2"
+      "spec.template.spec.containers[0].resources": {requests: {cpu: 200m, memory: 64Mi}, limits: {cpu: 200m, memory: 64Mi}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Run(context.Background(), sc, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "64Mi"}, "limits": map[string]any{"cpu": "100m", "memory": "64Mi"}}
+	for name, status := range map[string]map[string]any{
+		"old image": {"containerStatuses": []any{map[string]any{"name": "app", "image": "docker.io/library/nginx:1", "ready": true, "resources": old,
+			"state": map[string]any{"running": map[string]any{"startedAt": "2026-11-22T10:00:05Z"}}}}},
+		"resize in progress, status behind the pod's generation": {"observedGeneration": 1, "containerStatuses": []any{map[string]any{"name": "app", "image": "nginx:2", "ready": true, "resources": old,
+			"state": map[string]any{"running": map[string]any{"startedAt": "2026-11-22T10:00:05Z"}}}},
+			"conditions": []any{map[string]any{"type": "PodResizeInProgress", "status": "True"}, map[string]any{"type": "Ready", "status": "True"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var w map[string]any
+			if err := json.Unmarshal(tl.Final, &w); err != nil {
+				t.Fatal(err)
+			}
+			moved := 0
+			for _, p := range w["pods"].([]any) {
+				pod := p.(map[string]any)
+				md := pod["metadata"].(map[string]any)
+				if ann, _ := md["annotations"].(map[string]any); ann["ordinal.dev/in-place-update"] == nil {
+					continue
+				}
+				moved++
+				md["generation"] = 2
+				st := pod["status"].(map[string]any)
+				for k, v := range status {
+					if k == "conditions" {
+						v = append(st["conditions"].([]any), v.([]any)[0])
+					}
+					st[k] = v
+				}
+			}
+			if moved != 1 {
+				t.Fatalf("%d pods updated in place when the replay stopped, want 1", moved)
+			}
+			b, _ := json.Marshal(w)
+			world, err := ScenarioFromSnapshot(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Run(context.Background(), world, testOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Outcome.Result != "complete" {
+				t.Errorf("outcome %+v, want the rollout carried on to the end", out.Outcome)
+			}
+		})
 	}
 }

@@ -1,12 +1,16 @@
 package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -147,7 +151,8 @@ func (e *engine) loadSnapshot(s Obj) error {
 }
 
 // seedKubelet gives pods that already exist their pending transitions: Pending pods start,
-// terminating pods go away (the tick model does this through its own rules).
+// terminating pods go away, pods updated in place whose containers do not run the update yet restart or
+// resize (the tick model does this through its own rules).
 func (e *engine) seedKubelet() {
 	if e.cfg.Model == ModelTick {
 		return
@@ -158,6 +163,23 @@ func (e *engine) seedKubelet() {
 			e.kube.PodDeleted(n)
 		} else if jsonobj.GetStr(p, "status.phase") == "Pending" {
 			e.kube.PodCreated(n)
+		} else if restart, pending := inPlacePending(p); pending {
+			e.kube.PodSpecChanged(n, restart)
 		}
 	}
+}
+
+// inPlacePending: pod p was updated in place (its record names its revision: a world taken mid-rollout) and,
+// by the module's own rule, does not run that update yet; restart: its containers are to restart (a new
+// image), else only its status is behind (resources, a resize, its generation).
+func inPlacePending(p Obj) (restart, pending bool) {
+	var typed corev1.Pod
+	if json.Unmarshal(mustJSON(p), &typed) != nil {
+		return false, false
+	}
+	v, ok := kube.InPlace(&typed)
+	if !ok || !v.Pending {
+		return false, false
+	}
+	return v.Waiting == inplaceready.WaitImage || v.Waiting == inplaceready.WaitStatus, true
 }

@@ -830,12 +830,25 @@ func (k *Kubelet) restartInTick(step int, now time.Time) {
 }
 
 // setContainerStatuses reports the pod's containers as running its spec: images and resources as the spec
-// has them; restarted: started now (restartCount up), else since they started. Init containers are reported
+// has them, no resize pending or in progress, the status of the pod's generation; restarted: started now
+// (restartCount up), else since they started. Init containers are reported
 // too, as the kubelet reports them (the module waits for a sidecar's status after an in-place update): a
 // sidecar (restartPolicy Always) runs like a container; an init container has completed, with the image it
 // ran, which an in-place update does not run again.
 func setContainerStatuses(p Obj, now time.Time, ready, restarted bool) {
 	st := jsonobj.Ensure(p, "status")
+	if g := jsonobj.Get(p, "metadata.generation"); g != nil {
+		st["observedGeneration"] = g
+	}
+	if cs := jsonobj.GetArr(st, "conditions"); len(cs) > 0 {
+		kept := []any{}
+		for _, c := range cs {
+			if t := jsonobj.GetStr(c, "type"); t != "PodResizePending" && t != "PodResizeInProgress" {
+				kept = append(kept, c)
+			}
+		}
+		st["conditions"] = kept
+	}
 	started := jsonobj.GetStr(st, "startTime")
 	if restarted || started == "" {
 		started = now.UTC().Format(time.RFC3339)
