@@ -31,6 +31,7 @@ var failOnNames = map[string]string{
 	"extension-ignored":                replay.WarnExtensionIgnored,
 	"invalid-extension-value":          replay.WarnInvalidExtensionValue,
 	"invalid-annotation":               replay.WarnInvalidAnnotation,
+	"progress-deadline-exceeded":       replay.WarnProgressDeadlineExceeded,
 }
 
 // previewFailOnHelp and replayFailOnHelp say what --fail-on takes in each: a replay judges only its outcome,
@@ -43,7 +44,8 @@ unfinished and unrecoverable (if the new revision never becomes Ready, reverting
 not recover the rollout and no recovery is configured), and of the set's ordinal.dev/ annotations
 unknown-annotation (a key nothing reads: a misspelling), extension-ignored (an extension the set's module
 lacks), invalid-extension-value (a value outside the list of such an extension) and invalid-annotation (a
-value the set's module cannot read).
+value the set's module cannot read), and progress-deadline-exceeded (the rollout passed the set's
+ordinal.dev/progress-deadline-seconds: reported, paused or rolled back).
 ` + replayTimeoutHelp
 
 const replayFailOnHelp = `--fail-on lists what fails the command (comma-separated; none: nothing): stuck (exit 6),

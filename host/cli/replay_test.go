@@ -655,3 +655,40 @@ func TestHTMLInAMissingDirectoryIsRefusedFirst(t *testing.T) {
 		}
 	}
 }
+
+// --fail-on progress-deadline-exceeded gates on an edit the set's progress deadline stops or rolls back: a
+// healthy image change under a 3 s deadline with on-progress-deadline Rollback ends "complete" at the old
+// revision, which the default gate passes, as the revision the edit leads to and with the module's warning.
+func TestPreviewFailOnProgressDeadlineExceeded(t *testing.T) {
+	dir := t.TempDir()
+	set := `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+  namespace: default
+  annotations: {ordinal.dev/module: extended, ordinal.dev/progress-deadline-seconds: "3", ordinal.dev/on-progress-deadline: Rollback}
+spec:
+  replicas: 3
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: "nginx:%s"}]
+`
+	scenario := "name: deadline\nmanifests:\n  - " + strings.ReplaceAll(fmt.Sprintf(set, "1"), "\n", "\n    ") + "\n"
+	if err := os.WriteFile(dir+"/s.yaml", []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/edit.yaml", []byte(fmt.Sprintf(set, "2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "", "preview", "-f", dir+"/edit.yaml", "--scenario", dir+"/s.yaml")
+	if code != ExitOK || !strings.Contains(out, "revision A -> B") || !strings.Contains(out, "rolled back") {
+		t.Fatalf("default --fail-on: exit %d, want %d with the edit's revision and the rollback warned: %s\n%s", code, ExitOK, errs, out)
+	}
+	code, _, errs = run(t, "", "preview", "-f", dir+"/edit.yaml", "--scenario", dir+"/s.yaml", "--fail-on", "progress-deadline-exceeded")
+	if code != ExitFailOn || !strings.Contains(errs, "--fail-on: ProgressDeadlineExceeded: ") {
+		t.Fatalf("exit %d, want %d: %s", code, ExitFailOn, errs)
+	}
+}
