@@ -69,11 +69,14 @@ func (s *syncer) checkPodUpdatePolicy() {
 
 // inPlaceVerdict is whether pods of one revision can move to the update revision in place.
 type inPlaceVerdict struct {
-	ok     bool
-	field  string // why not: the first field that differs and that a pod cannot change in place
-	from   jsonv.Value
-	to     jsonv.Value
-	resize bool // container resources change (a pods/resize write)
+	ok    bool
+	field string // why not: the first field that differs and that a pod cannot change in place
+	// unknown: the pod's revision is not in the set's history (its ControllerRevision deleted), so what
+	// changes cannot be told
+	unknown string
+	from    jsonv.Value
+	to      jsonv.Value
+	resize  bool // container resources change (a pods/resize write)
 }
 
 // verdictFor judges a move from revision name to the update revision (memoized per sync: a rollout has few
@@ -82,10 +85,10 @@ func (s *syncer) verdictFor(name string, update *revision, updateTemplate jsonv.
 	if v, ok := s.inPlaceVerdicts[name]; ok {
 		return v
 	}
-	v := &inPlaceVerdict{field: "its revision " + name + " is not in the set's history"}
+	v := &inPlaceVerdict{unknown: name}
 	if r := s.revByKey[key(s.set.Meta.Namespace, name)]; r != nil {
 		if from, err := s.revisionTemplate(r); err == nil {
-			v.from, v.to = from, updateTemplate
+			v.from, v.to, v.unknown = from, updateTemplate, ""
 			v.ok, v.field, v.resize = inPlaceDiff(from, updateTemplate)
 		}
 	}
@@ -94,6 +97,14 @@ func (s *syncer) verdictFor(name string, update *revision, updateTemplate jsonv.
 	}
 	s.inPlaceVerdicts[name] = v
 	return v
+}
+
+// why says why a pod cannot move in place, as the events and the condition say it.
+func (v *inPlaceVerdict) why() string {
+	if v.unknown != "" {
+		return "its revision " + v.unknown + " is not in the set's history, so what changes cannot be told"
+	}
+	return v.field + " changes, which a pod cannot change in place"
 }
 
 // inPlaceDiff reports whether template from can become template to in place: equal once the labels, the
@@ -250,7 +261,7 @@ func (s *syncer) replaceOldPod(replicas *replicaSlots, i int, update *revision) 
 		// the event reports the delete that follows (deletePod issues it first): a host reads which pod is
 		// recreated, and why, from the event's action (abi/README.md, Events), not from its words
 		s.eventOf(len(s.plan.Actions), eventNormal, reasonRecreateNeeded, "Recreating Pod "+p.Meta.Name+" of StatefulSet "+s.set.Meta.Name+
-			" to move it to revision "+update.Meta.Name+": "+v.field+" changes, which a pod cannot change in place")
+			" to move it to revision "+update.Meta.Name+": "+v.why())
 		return false, s.deletePod(p)
 	}
 	return false, s.updateInPlace(p, v, update.Meta.Name)
@@ -392,7 +403,7 @@ func (s *syncer) inPlaceCondition(status *setStatus, replicas *replicaSlots, upd
 			}
 			if v := s.verdictFor(p.revisionLabel(), update, replicas.updateTemplate); !v.ok {
 				blocked = "StatefulSet " + strconv.Quote(s.set.Meta.Name) + " holds Pod " + p.Meta.Name + " at revision " +
-					p.revisionLabel() + ": " + v.field + " changes, which a pod cannot change in place, and " +
+					p.revisionLabel() + ": " + v.why() + ", and " +
 					annotationPodUpdatePolicy + " is " + policyInPlaceOnly + "."
 			}
 		}

@@ -450,3 +450,28 @@ func TestInPlaceKeepsThePodsIdentityLabels(t *testing.T) {
 		t.Fatalf("no pod updated in place: %v", p.podWrites())
 	}
 }
+
+// A pod whose revision is not in the set's history (its ControllerRevision deleted) cannot be judged, and the
+// event and the condition say so in a sentence: they read "its revision R is not in the set's history changes,
+// which a pod cannot change in place", a field's template around a reason.
+func TestInPlaceUnknownRevisionIsSaidPlainly(t *testing.T) {
+	for _, policy := range []string{policyInPlaceIfPossible, policyInPlaceOnly} {
+		in := inPlaceCase(t, policy, func(c map[string]any) { c["image"] = "registry.k8s.io/nginx-slim:0.29" })
+		var v map[string]any
+		_ = json.Unmarshal(in, &v)
+		v["revisions"] = []any{} // the pods' revision is gone
+		in, _ = json.Marshal(v)
+		if !inPlaceExtended(t, in) {
+			return
+		}
+		p := decodeInPlacePlan(t, Reconcile(in))
+		reason := reasonRecreateNeeded
+		if policy == policyInPlaceOnly {
+			reason = reasonInPlaceBlocked
+		}
+		e := p.event(reason)
+		if !strings.Contains(e, "is not in the set's history") || strings.Contains(e, "history changes") {
+			t.Errorf("%s: event %q", policy, e)
+		}
+	}
+}
