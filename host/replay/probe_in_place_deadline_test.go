@@ -202,3 +202,20 @@ events:
 		})
 	}
 }
+
+// A rollout that ends held by ordinal.dev/paused says so, as one InPlaceOnly holds does: it ended "nothing more
+// happens, yet not updated", which reads as a fault, with no word of the pause asked for.
+func TestProbeOutcomeNamesThePause(t *testing.T) {
+	world, edit := probeWorld(t, `ordinal.dev/pod-update-policy: InPlaceIfPossible`, "nginx:2")
+	var o map[string]any
+	_ = json.Unmarshal(edit, &o)
+	o["metadata"].(map[string]any)["annotations"].(map[string]any)["ordinal.dev/paused"] = "true"
+	edit, _ = json.Marshal(o)
+	p, err := PreviewEdit(context.Background(), world, edit, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Outcome.Result != "stuck" || !strings.Contains(p.Outcome.Summary, `ordinal.dev/paused "true" holds web-0..web-2 (A)`) {
+		t.Errorf("outcome %+v, want the pause named", p.Outcome)
+	}
+}

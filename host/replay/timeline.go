@@ -595,6 +595,9 @@ func (e *engine) settledOutcome() (result, summary string) {
 		return "waiting", "OnDelete: " + c.old.String() + " keep their revision until deleted"
 	case c.heldBack:
 		return "partitioned", fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", c.partition, c.old.String(), e.label(c.update))
+	case annotations(ss)[abi.AnnotationPaused] == "true" && e.extensionOfSet(abi.AnnotationPaused):
+		// the extension pause's hold, asked for: say whose it is
+		return "stuck", fmt.Sprintf("%s %q holds %s", abi.AnnotationPaused, "true", c.old.String())
 	case len(inPlaceBlocked(ss)) > 0:
 		// the extension in-place-update's hold: say whose it is (its condition's message names the pod and field)
 		return "stuck", fmt.Sprintf("%s %s holds %s (condition %s)", abi.AnnotationPodUpdatePolicy,
@@ -602,6 +605,12 @@ func (e *engine) settledOutcome() (result, summary string) {
 	default:
 		return "stuck", "nothing more happens, yet not updated: " + c.old.String()
 	}
+}
+
+// extensionOfSet: the module the set's syncs run has the extension whose annotation is key.
+func (e *engine) extensionOfSet(key string) bool {
+	m, err := e.moduleOfSet()
+	return err == nil && hasExtension(m, key)
 }
 
 // allPods names every pod of a set of n > 0 as English does: "1 pod", "both pods", "all 5 pods".
