@@ -659,8 +659,7 @@ func (e *engine) census(ss Obj) podCensus {
 			oldOrdinals = append(oldOrdinals, ord)
 		}
 	}
-	m, err := e.moduleOfSet()
-	slots := slotsOf(start, c.replicas, annotations(ss), err == nil && hasExtension(m, abi.AnnotationReserveOrdinals))
+	slots := slotsOf(start, c.replicas, annotations(ss), e.extensionOfSet(abi.AnnotationReserveOrdinals))
 	for i := 0; i < int(c.replicas); i++ {
 		if o := slots.At(i); !present[int(o)] {
 			c.missing = append(c.missing, ordinal.Name(jsonobj.GetStr(ss, "metadata.name"), o))
