@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
 	"github.com/ordinal-dev/ordinal/host/replay/world"
 	"github.com/ordinal-dev/ordinal/internal/inplaceready"
@@ -173,6 +174,11 @@ func (e *engine) seedKubelet() {
 // by the module's own rule, does not run that update yet; restart: its containers are to restart (a new
 // image), else only its status is behind (resources, a resize, its generation).
 func inPlacePending(p Obj) (restart, pending bool) {
+	// only a pod whose record names its revision is decoded whole (every pod of a 1000-pod world was)
+	record, _ := jsonobj.GetObj(p, "metadata.annotations")[abi.AnnotationInPlaceUpdate].(string)
+	if !inplaceready.Applies(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash"), record) {
+		return false, false
+	}
 	var typed corev1.Pod
 	if json.Unmarshal(mustJSON(p), &typed) != nil {
 		return false, false
