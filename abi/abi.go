@@ -174,6 +174,15 @@ func InPlaceOnlyHolds(condType, status string) bool {
 	return condType == ConditionInPlaceUpdateBlocked && status == "True"
 }
 
+// The conditions of extension progress-deadline (AnnotationProgressDeadlineSeconds) that say a rollout will
+// not end by itself (Deployment's names): ConditionProgressing False with ReasonProgressDeadlineExceeded, no
+// progress for the deadline; ConditionRolledBack True, on-progress-deadline Rollback put the template back.
+const (
+	ConditionProgressing           = "Progressing"
+	ConditionRolledBack            = "RolledBack"
+	ReasonProgressDeadlineExceeded = EventProgressDeadlineExceeded
+)
+
 // Extension is one behaviour beyond upstream a module offers (describe's extensions).
 type Extension struct {
 	Name          string `json:"name"`

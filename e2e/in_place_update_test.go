@@ -170,8 +170,10 @@ func TestInPlaceRolloutParallelMaxUnavailable(t *testing.T) {
 }
 
 // A change beyond images (env): InPlaceIfPossible recreates the pods, saying why; InPlaceOnly recreates
-// none and says, in a condition and a Warning, which pod and field hold it.
+// none and says, in a condition and a Warning, which pod and field hold it, and `kubectl ordinal status
+// --wait` ends there with exit 6 rather than waiting for ever.
 func TestInPlaceNotPossible(t *testing.T) {
+	requireHookEnv(t) // the real kubectl
 	t.Parallel()
 	ctx, ns, _, tr := begin(t, "ipn", true)
 	createSet(t, ctx, ns, newSet("ipn", 2, inPlace("InPlaceIfPossible")))
@@ -214,6 +216,10 @@ func TestInPlaceNotPossible(t *testing.T) {
 	}
 	if s.Status.UpdatedReplicas != 0 || s.Status.ReadyReplicas != 2 {
 		t.Errorf("status %s: want nothing updated, both Ready", statusString(s))
+	}
+	if out, errOut, code := statusWait(t, ctx, ns, "sts/ipn", "-o", "json"); code != 6 ||
+		!strings.Contains(errOut, "the rollout is stuck: InPlaceUpdateBlocked=True") || !strings.Contains(out, `"state": "waiting"`) {
+		t.Errorf("kubectl ordinal status --wait -o json of a rollout InPlaceOnly holds: exit %d, want 6 naming the condition, and the last view\n%s%s", code, out, errOut)
 	}
 	if steps := tr.stepsOf(stepTerminating, mark); len(steps) != 0 {
 		t.Errorf("InPlaceOnly deleted pods: %v", steps)

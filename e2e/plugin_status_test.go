@@ -118,3 +118,13 @@ func TestPluginStatusWatchAndHistory(t *testing.T) {
 		}
 	}
 }
+
+// statusWait runs `kubectl ordinal status SET -n NS --wait --wait-timeout 4m ARGS` as a CI step waits on a
+// rollout (the test's own guard is longer than the command's limit: a hang guard, not a budget), and logs it.
+func statusWait(t *testing.T, ctx context.Context, ns, set string, args ...string) (string, string, int) {
+	t.Helper()
+	args = append([]string{"status", set, "-n", ns, "--wait", "--wait-timeout", "4m"}, args...)
+	out, errOut, code := pluginWithin(t, ctx, 5*time.Minute, args...)
+	t.Logf("$ kubectl ordinal %s  -> exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+	return out, errOut, code
+}

@@ -40,12 +40,17 @@ func setCondition(s *appsv1.StatefulSet, typ string) *appsv1.StatefulSetConditio
 // rollout to an image that cannot be pulled (an OrderedReady set: it stalls on its top pod) turns
 // Progressing False, ProgressDeadlineExceeded, once no pod became updated and available for the 30 s
 // deadline and not before, which `kubectl wait --for=condition=Progressing=False` sees, with a warning event
-// and `kubectl ordinal status` saying the same.
+// and `kubectl ordinal status` saying the same. `kubectl ordinal status --wait`, as a CI step waits on a
+// rollout, exits 0 once the set is rolled out and 6 once the deadline has passed.
 func TestProgressDeadlineConditions(t *testing.T) {
 	requireHookEnv(t) // the real kubectl
 	t.Parallel()
 	ctx, ns, _, _ := begin(t, "pd", true)
 	createSet(t, ctx, ns, newSet("pd", 3, progressDeadline("30")))
+	if out, errOut, code := statusWait(t, ctx, ns, "sts/pd"); code != 0 ||
+		!strings.Contains(out, "state: complete") || !strings.Contains(out, "3 pods Ready at revision A") {
+		t.Fatalf("kubectl ordinal status --wait of the set's creation: exit %d\n%s%s", code, out, errOut)
+	}
 	if out, errOut, code := kubectl(t, ctx, "", "wait", "-n", ns, "--for=condition=Available", "statefulset/pd", "--timeout=3m"); code != 0 {
 		t.Fatalf("kubectl wait --for=condition=Available: exit %d\n%s%s", code, out, errOut)
 	}
@@ -57,6 +62,12 @@ func TestProgressDeadlineConditions(t *testing.T) {
 
 	patched := time.Now().Truncate(time.Second)
 	patchSet(t, ctx, ns, "pd", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.invalid/app:broken"}]}}}}`)
+	// started right after the edit: the Progressing=True of the previous generation does not end the wait
+	out, errOut, code := statusWait(t, ctx, ns, "sts/pd")
+	if code != 6 || !strings.Contains(errOut, "the rollout is stuck: Progressing=False ProgressDeadlineExceeded") || strings.Count(out, "StatefulSet "+ns+"/pd") != 2 {
+		t.Fatalf("kubectl ordinal status --wait of a rollout that passes its deadline: exit %d, want 6 saying why, "+
+			"with the first and last views (a line per change between):\n%s%s", code, out, errOut)
+	}
 	if out, errOut, code := kubectl(t, ctx, "", "wait", "-n", ns, "--for=condition=Progressing=False", "statefulset/pd", "--timeout=3m"); code != 0 {
 		t.Fatalf("kubectl wait --for=condition=Progressing=False: exit %d\n%s%s", code, out, errOut)
 	}
@@ -86,7 +97,7 @@ func TestProgressDeadlineConditions(t *testing.T) {
 	if len(l.Items) != 1 || l.Items[0].Type != "Warning" || !strings.Contains(l.Items[0].Message, "1 of 3 pods updated") {
 		t.Errorf("ProgressDeadlineExceeded events: %v %v; all events:\n%s", l, err, eventLog(ns))
 	}
-	out, errOut, code := plugin(t, ctx, "status", "sts/pd", "-n", ns, "-o", "json")
+	out, errOut, code = plugin(t, ctx, "status", "sts/pd", "-n", ns, "-o", "json")
 	var st rollout.Status
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
 		t.Fatalf("kubectl ordinal status -o json: exit %d\n%s%s", code, out, errOut)
@@ -127,8 +138,10 @@ func TestProgressDeadlineConditionsOrdinalKind(t *testing.T) {
 // OrderedReady set stalls on rb-4; once the 10 s deadline passes the module puts back the old template (a
 // JSON patch of the set the firewall allows only as that), and the set returns to the old revision with
 // every pod Ready, rb-4 (never Ready) replaced without anyone deleting it: the forced-rollback trap of
-// kubernetes/kubernetes#67250 recovered with no manual step.
+// kubernetes/kubernetes#67250 recovered with no manual step. `kubectl ordinal status --wait` of the edit exits 6:
+// the set heals, but the edit failed.
 func TestProgressDeadlineRollback(t *testing.T) {
+	requireHookEnv(t) // the real kubectl
 	t.Parallel()
 	ctx, ns, _, tr := begin(t, "rb", true)
 	set := newSet("rb", 5, progressDeadline("10"))
@@ -139,6 +152,9 @@ func TestProgressDeadlineRollback(t *testing.T) {
 	image := good.Spec.Template.Spec.Containers[0].Image
 
 	patchSet(t, ctx, ns, "rb", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.invalid/app:broken"}]}}}}`)
+	if out, errOut, code := statusWait(t, ctx, ns, "sts/rb"); code != 6 || !strings.Contains(errOut, "the rollout is stuck: RolledBack=True ProgressDeadlineExceeded") {
+		t.Errorf("kubectl ordinal status --wait of an edit rolled back at its deadline: exit %d, want 6 naming RolledBack\n%s%s", code, out, errOut)
+	}
 	s := waitSet(t, ctx, ns, "rb", "rolled back: 5 pods Ready at the old revision", 3*time.Minute, func(s *appsv1.StatefulSet) bool {
 		return s.Generation >= 3 && rolledOut(5)(s) && s.Status.UpdateRevision == good.Status.UpdateRevision
 	})

@@ -110,7 +110,14 @@ func kubectl(t *testing.T, ctx context.Context, stdin string, args ...string) (s
 // plugin, so --kubeconfig goes after the plugin's name.
 func plugin(t *testing.T, ctx context.Context, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	return pluginWithin(t, ctx, 60*time.Second, args...)
+}
+
+// pluginWithin is plugin for a command that waits on the cluster (status --wait): guard is a hang guard,
+// longer than the command's own limit, not a budget.
+func pluginWithin(t *testing.T, ctx context.Context, guard time.Duration, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, guard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, hookEnv.kubectl, append([]string{"ordinal"}, append(args, "--kubeconfig", cfg.kubeconfig)...)...)
 	cmd.Env = append(os.Environ(), "PATH="+hookEnv.pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))

@@ -12,6 +12,14 @@ import (
 	"github.com/ordinal-dev/ordinal/abi"
 )
 
+// The conditions hosts read to tell a rollout that will not end by itself (abi) are the module's.
+func TestProgressDeadlineNamesAreABIs(t *testing.T) {
+	if conditionProgressing != abi.ConditionProgressing || conditionRolledBack != abi.ConditionRolledBack ||
+		reasonProgressDeadlineExceeded != abi.ReasonProgressDeadlineExceeded {
+		t.Error("progress-deadline's condition names differ from abi's")
+	}
+}
+
 // deadlinePlan is what these tests read of a plan.
 type deadlinePlan struct {
 	Actions []struct {

@@ -79,6 +79,11 @@ var (
 	exitTestFailed    = exitMeaning{ExitTestFailed, "a test failed"}
 	exitFixtureFailed = exitMeaning{ExitTestFailed, "a fixture got another answer, or the policy failed on it"}
 
+	exitWaitComplete = exitMeaning{ExitOK, "success; with --wait, the rollout is complete"}
+	exitWaitUsage    = exitMeaning{ExitUsage, "usage error, the API server could not be reached or refused a request (the message says which), or with --wait the set was deleted"}
+	exitWaitStuck    = exitMeaning{ExitStuck, "--wait: the rollout is stuck: the set's progress deadline passed (Progressing=False ProgressDeadlineExceeded, or RolledBack), or InPlaceOnly holds a pod"}
+	exitWaitLimit    = exitMeaning{ExitLimit, "--wait: --wait-timeout passed, or SIGINT or SIGTERM came, before the rollout ended"}
+
 	exitStuck  = exitMeaning{ExitStuck, "the rollout ends stuck (a pod never becomes Ready, an OrderedReady set blocked, ...); --fail-on stuck"}
 	exitLimit  = exitMeaning{ExitLimit, "the replay reached its step or time limit (or --replay-timeout) before the rollout settled; --fail-on limit"}
 	exitFailOn = exitMeaning{ExitFailOn, "a warning named in --fail-on was found, e.g. --fail-on data-loss, or policy-failed (a policy of the set trapped, timed out or answered out of contract, and held nothing back)"}
@@ -102,7 +107,7 @@ var commandExitCodes = map[string][]exitMeaning{
 	"kubectl ordinal preview":  {exitRolloutPassed, exitLivePreview, exitWorldRejected, exitModuleFailed, exitStuck, exitLimit, exitFailOn, exitHeld},
 	"kubectl ordinal timeline": {exitOK, exitLiveUsage, exitWorldRejected, exitModuleFailed},
 	"kubectl ordinal snapshot": {exitOK, exitLiveUsage},
-	"kubectl ordinal status":   {exitOK, exitLiveUsage, exitGatesRejected, exitModuleFailed},
+	"kubectl ordinal status":   {exitWaitComplete, exitWaitUsage, exitGatesRejected, exitModuleFailed, exitWaitStuck, exitWaitLimit},
 	"kubectl ordinal history":  {exitOK, exitLiveUsage},
 	"kubectl ordinal migrate":  {exitMigrated, exitMigrateFail},
 	"kubectl ordinal restart":  {exitOK, exitLiveUsage},
@@ -139,7 +144,7 @@ func withExitCodes(c *cobra.Command, codes ...exitMeaning) {
 func exitCodesText(codes []exitMeaning) string {
 	var b strings.Builder
 	b.WriteString("Exit codes:")
-	rollout := 0
+	rollout, failOn := 0, false // several rollout codes apply at once only where --fail-on adds its own
 	for _, m := range codes {
 		prefix := fmt.Sprintf("  %d  ", m.code)
 		for i, l := range wrapWords(m.text, helpWidth-len(prefix)) {
@@ -151,8 +156,9 @@ func exitCodesText(codes []exitMeaning) string {
 		if m.code >= ExitStuck {
 			rollout++
 		}
+		failOn = failOn || m.code == ExitFailOn
 	}
-	if rollout > 1 {
+	if rollout > 1 && failOn {
 		b.WriteString("\nWhen several apply, the lowest code is the exit code.")
 	}
 	return b.String()

@@ -96,7 +96,7 @@ func TestHelpListsTheExitCodesACommandReturns(t *testing.T) {
 		{[]string{"version"}, []int{0, 1, 4}},
 		{[]string{"controller"}, []int{0, 1, 4}},
 		{[]string{"snapshot"}, []int{0, 1}},
-		{[]string{"kubectl", "ordinal", "status"}, []int{0, 1, 2, 4}},
+		{[]string{"kubectl", "ordinal", "status"}, []int{0, 1, 2, 4, 6, 7}},
 		{[]string{"kubectl", "ordinal", "pause"}, []int{0, 1}},
 	} {
 		codes, block := helpExitCodes(t, tc.cmd...)

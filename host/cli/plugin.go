@@ -89,7 +89,8 @@ the same one ` + "`ordinal controller`" + ` and ` + "`ordinal webhook`" + ` run)
   kubectl ordinal snapshot statefulset/web   the controller's snapshot of the set (ABI v1 JSON)
   kubectl ordinal status statefulset/web -w  the live rollout as the module sees it: revisions,
                                              pods, the next sync's writes, why it waits; kept
-                                             current
+                                             current; --wait: until the rollout ends, the exit
+                                             code saying how (0 complete, 6 stuck)
   kubectl ordinal history statefulset/web    the revisions, with the template changes each made
   kubectl ordinal migrate statefulset/web --to ordinal
                                              move the set from kube-controller-manager's controller

@@ -35,10 +35,11 @@ import (
 func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
 	var featureGates string
 	var watch bool
+	var wait rolloutWait
 	var supplied configMapModules
 	var signals policyContextFlags
 	cmd := &cobra.Command{
-		Use:   "status statefulset/NAME [--watch]",
+		Use:   "status statefulset/NAME [--watch | --wait [--wait-timeout DURATION]]",
 		Short: "Show the rollout as the module sees it: revisions, pods, the next writes, why it waits",
 		Long: `status builds the controller's snapshot of the live set, runs the reconcile module on it once (nothing is
 written), and shows:
@@ -53,12 +54,24 @@ written), and shows:
 
 --watch (-w) keeps the view current, redrawn in place on a terminal, as a new frame otherwise (a new
 JSON or YAML document with -o json|yaml), whenever the set, its pods, revisions or claims change or the
-controller's requeue comes due; it runs until interrupted.`,
+controller's requeue comes due; it runs until interrupted.
+
+--wait watches until the rollout ends, as kubectl rollout status does, and exits by how it ended:
+complete (the controller has synced the latest edit, every pod from the partition up is at the update
+revision and Ready, or Available with minReadySeconds, and the status says so), or stuck: the set's
+progress deadline passed (Progressing=False ProgressDeadlineExceeded, or RolledBack under
+on-progress-deadline: Rollback) or InPlaceOnly holds a pod. Without
+ordinal.dev/progress-deadline-seconds, a rollout that stops moving is waited on until --wait-timeout
+(0: no limit) or an interrupt, which exit 7, never 0. Off a terminal, text is the first view, a line
+per change of the state, and the last view; -o json|yaml prints the last view only.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := o.format()
 			if err != nil {
 				return err
+			}
+			if err := wait.check(cmd); err != nil {
+				return withCode(ExitUsage, err)
 			}
 			t, name, features, client, ns, err := o.target(args[0], featureGates)
 			if err != nil {
@@ -73,20 +86,26 @@ controller's requeue comes due; it runs until interrupted.`,
 			defer mods.close()
 			s := &statusView{module: mods.module, named: mods.named, policies: mods.pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
 				errOut: cmd.ErrOrStderr(), signals: signals}
-			if !watch {
+			if !watch || wait.on {
+				// one view; --wait reads the set first, as kubectl rollout status does, so that a set that does not
+				// exist is an error (with the other kind's hint) rather than a wait
 				objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
 				if err != nil {
 					return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
 				}
-				frame, _, err := s.frame(ctx, objs)
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil // interrupted: not a module failure
+				if wait.on {
+					s.wait = &wait
+				} else {
+					v, err := s.frame(ctx, objs)
+					if err != nil {
+						if ctx.Err() != nil {
+							return nil // interrupted: not a module failure
+						}
+						return err
 					}
+					_, err = io.WriteString(s.out, v.text)
 					return err
 				}
-				_, err = io.WriteString(s.out, frame)
-				return err
 			}
 			cfg, _, err := o.kube.restConfig()
 			if err != nil {
@@ -94,7 +113,7 @@ controller's requeue comes due; it runs until interrupted.`,
 			}
 			if err := reachable(ctx, client); err != nil { // within --request-timeout; Ctrl-C ends the wait
 				if ctx.Err() != nil {
-					return nil // interrupted: exit 0, as the watch itself
+					return wait.interrupted(nil) // interrupted: exit 0, as the watch itself (not --wait)
 				}
 				return err
 			}
@@ -103,13 +122,15 @@ controller's requeue comes due; it runs until interrupted.`,
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			if err := s.watch(ctx, cfg, watchClient, t, ns, name); err != nil && ctx.Err() == nil {
-				return err
+			err = s.watch(ctx, cfg, watchClient, t, ns, name)
+			if ctx.Err() != nil {
+				return wait.interrupted(s.last) // --watch: exit 0
 			}
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep the view current until interrupted")
+	wait.bind(cmd)
 	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
 	supplied.bind(cmd)
 	signals.bind(cmd)
@@ -136,40 +157,55 @@ type statusView struct {
 	client   kubernetes.Interface
 	errOut   io.Writer // --watch says here when it lost the API server and is retrying
 	signals  policyContextFlags
+	// wait: --wait, the watch ends with the rollout (nil: --watch, until interrupted); last is the latest view
+	wait *rolloutWait
+	last *statusFrame
 }
 
-// frame is one rendering of the set's status, and the requeue the module asked for.
-func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (string, time.Duration, error) {
+// statusFrame is one view of the set's status: the status, its rendering, and the requeue the module asked for.
+type statusFrame struct {
+	st      *rollout.Status
+	text    string
+	requeue time.Duration
+}
+
+// frame is one view of the set's status.
+func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (*statusFrame, error) {
 	snap, _, err := snapshot.Of(objs, time.Now(), s.features)
 	if err != nil {
-		return "", 0, withCode(ExitUsage, err)
+		return nil, withCode(ExitUsage, err)
 	}
 	r, _, p, err := reconcileSet(ctx, s.module, s.named, snap.JSON, objs.Set.Annotations)
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
 	if p.Error != nil && p.Error.Code != abi.CodeSyncFailed {
-		return "", 0, planExitCode(p) // the snapshot was refused (a bad --feature-gates): not a rollout state
+		return nil, planExitCode(p) // the snapshot was refused (a bad --feature-gates): not a rollout state
 	}
 	// pods the set's module updated in place are read as it reads them (extension in-place-update)
 	st, err := rollout.OfWith(snap.JSON, p, rollout.Reading{InPlace: module.HasExtension(r, abi.AnnotationPodUpdatePolicy),
 		OtherController: annotation.OtherController(objs.Set, objs.Set.Annotations)})
 	if err != nil {
-		return "", 0, withCode(ExitModuleFailure, err)
+		return nil, withCode(ExitModuleFailure, err)
 	}
 	holds, err := s.holds(ctx, objs, snap, p)
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
 	st.Held(holds)
 	// the webhook's Events say whether this generation was previewed at apply (without permission to list
 	// Events, nothing is said)
 	st.PreviewedAtApply(rollout.LastApplyPreview(preview.SetEvents(ctx, s.client, objs.Set), objs.Set.Generation))
+	return s.render(st, plan.RequeueAfter(p.RequeueAfterSeconds))
+}
+
+// render is the view of st in the output format.
+func (s *statusView) render(st *rollout.Status, requeue time.Duration) (*statusFrame, error) {
 	var b bytes.Buffer
 	if err := writeFormatted(&b, s.format, st, st.WriteText); err != nil {
-		return "", 0, err
+		return nil, err
 	}
-	return b.String(), plan.RequeueAfter(p.RequeueAfterSeconds), nil
+	return &statusFrame{st: st, text: b.String(), requeue: requeue}, nil
 }
 
 // holds are the writes of the next sync the set's policies hold, as the controller's sync would ask them
@@ -225,60 +261,100 @@ func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kuberne
 	if !source.WaitForSync(ctx) || !cache.WaitForCacheSync(ctx.Done(), setInformer.HasSynced) {
 		return nil // interrupted before the first list
 	}
-	terminal := isTerminal(s.out)
-	var last string
-	first := true
+	show := s.shower()
 	requeue := time.NewTimer(time.Hour)
 	defer requeue.Stop()
+	timeout := s.wait.deadline()
 	for {
-		frame, after, err := s.cachedFrame(ctx, t, ns, name, sets, source)
+		v, err := s.cachedFrame(ctx, t, ns, name, sets, source)
 		if err != nil {
 			return err
 		}
-		if frame != last {
-			last = frame
-			switch {
-			case terminal:
-				frame = "\x1b[H\x1b[2J" + frame // home and clear: redraw in place
-			case !first && s.format == "yaml":
-				frame = "---\n" + frame
-			case !first && s.format == "text":
-				frame = "\n" + frame
-			}
-			first = false
-			if _, err := io.WriteString(s.out, frame); err != nil {
-				return err
+		s.last = v
+		if err := show(v, false); err != nil {
+			return err
+		}
+		if s.wait != nil {
+			if end, why := v.st.Ended(); end != rollout.NotEnded {
+				return s.wait.ended(show, v, end, why)
 			}
 		}
 		requeue.Reset(time.Hour)
-		if after > 0 {
-			requeue.Reset(after)
+		if v.requeue > 0 {
+			requeue.Reset(v.requeue)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
 		case <-requeue.C:
+		case <-timeout:
+			return s.wait.timedOut(show, v)
 		}
+	}
+}
+
+// shower is how the watch shows each view (last: the view it ends with, under --wait). --watch: a view
+// that changed is redrawn in place on a terminal, else written as a new frame (a new YAML document, a blank
+// line between texts). --wait: the same on a terminal; off it, text is the first view, a line per change of
+// the state and the last view, and -o json|yaml the last view only.
+func (s *statusView) shower() func(v *statusFrame, last bool) error {
+	terminal := isTerminal(s.out)
+	var shown, line string
+	started := time.Now()
+	first := true
+	write := func(text string) error {
+		if text == shown {
+			return nil
+		}
+		shown = text
+		switch {
+		case terminal:
+			text = "\x1b[H\x1b[2J" + text // home and clear: redraw in place
+		case !first && s.format == "yaml":
+			text = "---\n" + text
+		case !first && s.format == "text":
+			text = "\n" + text
+		}
+		first = false
+		_, err := io.WriteString(s.out, text)
+		return err
+	}
+	return func(v *statusFrame, last bool) error {
+		switch {
+		case s.wait == nil || terminal:
+			return write(v.text)
+		case s.format != "text":
+			if last {
+				return write(v.text)
+			}
+			return nil
+		case first || last:
+			line = stateLine(v)
+			return write(v.text)
+		}
+		if l := stateLine(v); l != line {
+			line = l
+			_, err := fmt.Fprintf(s.out, "%s %s\n", time.Since(started).Round(time.Second), termsafe.String(l))
+			return err
+		}
+		return nil
 	}
 }
 
 // cachedFrame renders the set from the informers' caches; a set that does not exist (yet, or any more)
 // is a frame of its own.
-func (s *statusView) cachedFrame(ctx context.Context, t snapshot.Target, ns, name string, sets appslisters.StatefulSetLister, source *webhook.InformerSource) (string, time.Duration, error) {
+func (s *statusView) cachedFrame(ctx context.Context, t snapshot.Target, ns, name string, sets appslisters.StatefulSetLister, source *webhook.InformerSource) (*statusFrame, error) {
 	set, err := sets.StatefulSets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		st := rollout.NotFound(ns, name)
-		var b bytes.Buffer
-		err := writeFormatted(&b, s.format, st, st.WriteText)
-		return b.String(), 0, err
+		return s.render(rollout.NotFound(ns, name), 0)
 	}
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
 	objs := snapshot.Objects{Target: t, Set: set}
 	if objs.Pods, objs.Revisions, objs.Claims, err = source.Namespace(ns); err != nil {
-		return "", 0, err
+		return nil, err
 	}
 	return s.frame(ctx, objs)
 }

@@ -1,0 +1,69 @@
+package rollout_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ordinal-dev/ordinal/host/rollout"
+)
+
+// withConditions sets the set's status conditions.
+func withConditions(conds ...map[string]any) func(set map[string]any) {
+	return func(set map[string]any) {
+		l := make([]any, len(conds))
+		for i, c := range conds {
+			l[i] = c
+		}
+		status(set)["conditions"] = l
+	}
+}
+
+// A rollout ends complete as kubectl rollout status's does (the latest generation observed, the pods
+// updated and ready, the partition's share when partitioned, the status recorded), and stuck where
+// kubectl's would wait forever: the progress deadline passed, the set was rolled back, InPlaceOnly holds a
+// pod; a condition of an earlier generation does not count.
+func TestStatusEnded(t *testing.T) {
+	deadline := map[string]any{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+		"message": `StatefulSet "web" has timed out progressing to revision web-b.`}
+	newer := func(set map[string]any) {
+		set["metadata"].(map[string]any)["generation"] = status(set)["observedGeneration"].(float64) + 1
+	}
+	for _, c := range []struct {
+		name     string
+		scenario string
+		edits    []func(set map[string]any)
+		want     rollout.Ending
+		why      string
+	}{
+		{"complete", "rolling-update", nil, rollout.Complete, "3 pods Ready at revision B"},
+		{"partitioned", "ondelete-then-rollingupdate", nil, rollout.Complete, "partition 1 holds back web-0 (A)"},
+		{"waiting for a pod", "create-never-ready", nil, rollout.NotEnded, ""},
+		{"OnDelete waits for deletes", "ondelete", nil, rollout.NotEnded, ""},
+		{"the next sync creates", "rolling-update", []func(map[string]any){func(set map[string]any) { spec(set)["replicas"] = 5 }}, rollout.NotEnded, ""},
+		{"an edit not observed yet", "rolling-update", []func(map[string]any){newer}, rollout.NotEnded, ""},
+		{"the status not recorded yet", "rolling-update", []func(map[string]any){func(set map[string]any) { status(set)["readyReplicas"] = 2 }}, rollout.NotEnded, ""},
+		{"progress deadline exceeded", "create-never-ready", []func(map[string]any){withConditions(deadline)}, rollout.Stuck,
+			`Progressing=False ProgressDeadlineExceeded: StatefulSet "web" has timed out progressing to revision web-b.`},
+		{"a deadline of an earlier generation", "create-never-ready", []func(map[string]any){withConditions(deadline), newer}, rollout.NotEnded, ""},
+		{"rolled back", "rolling-update", []func(map[string]any){withConditions(map[string]any{"type": "RolledBack", "status": "True", "reason": "ProgressDeadlineExceeded",
+			"message": `StatefulSet "web" is rolled back to revision web-a from revision web-b: no progress for 10s.`})}, rollout.Stuck, "RolledBack=True ProgressDeadlineExceeded: StatefulSet"},
+		{"InPlaceOnly holds a pod", "create-never-ready", []func(map[string]any){withConditions(map[string]any{"type": "InPlaceUpdateBlocked", "status": "True", "reason": "ChangeNotInPlace",
+			"message": "web-0: spec.containers[0].env changes"})}, rollout.Stuck, "InPlaceUpdateBlocked=True ChangeNotInPlace: web-0"},
+		{"a progressing condition", "create-never-ready", []func(map[string]any){withConditions(map[string]any{"type": "Progressing", "status": "True", "reason": "NewRevisionProgressing"})}, rollout.NotEnded, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			snap := finalSnapshot(t, c.scenario)
+			for _, e := range c.edits {
+				snap = edit(t, snap, e)
+			}
+			st := statusOf(t, snap)
+			got, why := st.Ended()
+			if got != c.want || !strings.Contains(why, c.why) || (got == rollout.NotEnded) != (why == "") {
+				t.Errorf("Ended() = %q, %q; want %q, %q (state %s: %s)", got, why, c.want, c.why, st.State, strings.Join(st.Reasons, "; "))
+			}
+		})
+	}
+	if got, why := rollout.NotFound("default", "web").Ended(); got != rollout.Gone || why != "StatefulSet default/web not found" {
+		t.Errorf("a set that does not exist: %q, %q", got, why)
+	}
+}
