@@ -524,6 +524,16 @@ func TestWebhookApply(t *testing.T) {
 	requireWarning(t, stderr, "Warning: ordinal: scaling 5→3 deletes web-4, web-3", "whenScaled=Delete: scaling 5→3 deletes PVCs data-web-3, data-web-4")
 	waitRolledOut(t, ctx, ns, "web", 3)
 
+	// a real kubectl scale: the webhook's Event carries the generation and the digest of the spec the scale gives
+	// the set (the set it read, with the Scale's replicas), which kubectl ordinal status finds the stored set has
+	events = previewEventCount(t, ctx, ns)
+	if _, stderr, code := kubectl(t, ctx, "", "scale", "statefulset/web", "--replicas=2", "-n", ns); code != 0 {
+		t.Fatalf("kubectl scale: %s", stderr)
+	}
+	waitFor(t, ctx, "the scale's RolloutPreview Event", time.Minute, func() bool { return previewEventCount(t, ctx, ns) > events })
+	requirePreviewedAtApply(t, ctx, ns, "web", true)
+	waitRolledOut(t, ctx, ns, "web", 2)
+
 	// kubectl's own completion completes the plugin's arguments with the live sets (kubectl_complete-ordinal)
 	// (kubectl takes no flag before a plugin's name: the kubeconfig comes from $KUBECONFIG.)
 	complete := exec.CommandContext(ctx, hookEnv.kubectl, "__complete", "ordinal", "snapshot", "-n", ns, "statefulset/")
@@ -533,7 +543,7 @@ func TestWebhookApply(t *testing.T) {
 	}
 
 	// the plugin's snapshot equals `ordinal snapshot` in content
-	if out, perr, pcode := plugin(t, ctx, "snapshot", "sts/web", "-n", ns, "-o", "text"); pcode != 0 || !strings.Contains(out, "pods (3):") {
+	if out, perr, pcode := plugin(t, ctx, "snapshot", "sts/web", "-n", ns, "-o", "text"); pcode != 0 || !strings.Contains(out, "pods (2):") {
 		t.Errorf("kubectl ordinal snapshot -o text: exit %d\n%s%s", pcode, out, perr)
 	}
 	if out, _, pcode := plugin(t, ctx, "snapshot", "sts/web", "-n", ns); pcode != 0 || !strings.Contains(out, `"abi":1`) {

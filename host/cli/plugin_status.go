@@ -195,7 +195,7 @@ func (s *statusView) frame(ctx context.Context, objs snapshot.Objects) (*statusF
 	st.Held(holds)
 	// the webhook's Events say whether this generation was previewed at apply (without permission to list
 	// Events, nothing is said)
-	st.PreviewedAtApply(rollout.LastApplyPreview(preview.SetEvents(ctx, s.client, objs.Set), objs.Set.Generation))
+	st.PreviewedAtApply(rollout.LastApplyPreview(preview.SetEvents(ctx, s.client, objs.Set), objs.Set.Generation, rollout.SpecDigest(&objs.Set.Spec)))
 	return s.render(st, plan.RequeueAfter(p.RequeueAfterSeconds))
 }
 

@@ -220,7 +220,7 @@ func (w *webhookRun) build(ctx context.Context, mopts *moduleOptions, module *wa
 	w.src = webhook.NewInformerSource(client, o.kube.namespace, 0)
 	var events record.EventRecorder
 	if o.events {
-		b := record.NewBroadcaster(record.WithContext(ctx))
+		b := record.NewBroadcaster(record.WithContext(ctx), record.WithCorrelatorOptions(webhook.EventCorrelation()))
 		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 		w.closers = append(w.closers, b.Shutdown)
 		events = b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ordinal-webhook"})

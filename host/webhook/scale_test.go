@@ -65,8 +65,10 @@ func TestScaleSubresourceIsPreviewedAsAReplicasEdit(t *testing.T) {
 	}
 	if f.eventCount() != 1 {
 		t.Errorf("%d events recorded for an allowed scale, want the preview's one", f.eventCount())
-	} else if ev, gen := <-f.events.Events, w.set.Generation+1; !strings.HasSuffix(ev, fmt.Sprintf(" map[%s:%d]", rollout.AnnotationPreviewedGeneration, gen)) {
-		t.Errorf("event %q: want the generation the scale gives the set, %d", ev, gen) // a change of spec.replicas raises it
+	} else if ev, gen, scaled := <-f.events.Events, w.set.Generation+1, w.set.Spec.DeepCopy(); !strings.HasSuffix(ev, fmt.Sprintf(" map[%s:%d %s:%s]",
+		rollout.AnnotationPreviewedGeneration, gen, rollout.AnnotationPreviewedSpec, rollout.SpecDigest(func() *appsv1.StatefulSetSpec { scaled.Replicas = ptr.To[int32](3); return scaled }()))) {
+		// a change of spec.replicas raises the generation; the spec is the set's with the Scale's replicas
+		t.Errorf("event %q: want the generation the scale gives the set, %d, and the digest of the scaled spec", ev, gen)
 	}
 	// The same answer as the edit of spec.replicas it is.
 	edit := w.edit(func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](3) })

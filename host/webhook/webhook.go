@@ -331,6 +331,7 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		return resp, DecisionSkipped
 	}
 	t0 := time.Now()
+	spec := rollout.SpecDigest(&cur.Spec) // of the set as the API server will store it, before the preview reads it
 	res, why := s.previewReview(ctx, req, target, old, cur, budget)
 	if res == nil {
 		return s.noPreview(req, resp, why)
@@ -343,7 +344,7 @@ func (s *Server) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 			Message: "ordinal: edit of StatefulSet " + cur.Name + " denied by " + strings.Join(denials, "; ")}
 		decision = DecisionDenied
 	}
-	s.record(req, cur, resp, res, decision, t0)
+	s.record(req, cur, spec, resp, res, decision, t0)
 	return resp, decision
 }
 
@@ -440,8 +441,9 @@ func (s *Server) denials(res *preview.Result) []string {
 }
 
 // record keeps the answered review's preview for /preview, puts it in an Event on the set when the edit
-// will be stored (allowed, and no dry run), and logs the decision with the time since the preview began (t0).
-func (s *Server) record(req *admissionv1.AdmissionRequest, cur *appsv1.StatefulSet, resp *admissionv1.AdmissionResponse, res *preview.Result,
+// will be stored (allowed, and no dry run), with the generation and the digest of the spec (spec) it gives
+// the set, and logs the decision with the time since the preview began (t0).
+func (s *Server) record(req *admissionv1.AdmissionRequest, cur *appsv1.StatefulSet, spec string, resp *admissionv1.AdmissionResponse, res *preview.Result,
 	decision string, t0 time.Time) {
 	dryRun := req.DryRun != nil && *req.DryRun
 	s.store.put(storedPreview{Namespace: cur.Namespace, Name: cur.Name, UID: string(req.UID), Operation: string(req.Operation),
@@ -450,7 +452,7 @@ func (s *Server) record(req *admissionv1.AdmissionRequest, cur *appsv1.StatefulS
 	if s.cfg.Events != nil && !dryRun && resp.Allowed {
 		// The generation the edit gives the set (the API server raised it before calling validating webhooks; a
 		// scale's is scaledSets'), so that kubectl ordinal status can tell an edit stored without a preview.
-		gen := map[string]string{rollout.AnnotationPreviewedGeneration: strconv.FormatInt(cur.Generation, 10)}
+		gen := map[string]string{rollout.AnnotationPreviewedGeneration: strconv.FormatInt(cur.Generation, 10), rollout.AnnotationPreviewedSpec: spec}
 		s.cfg.Events.AnnotatedEventf(cur, gen, corev1.EventTypeNormal, EventReason, "%s", eventMessage(cur.Generation, res))
 	}
 	s.log.Info("Reviewed StatefulSet", "set", cur.Namespace+"/"+cur.Name, "operation", req.Operation, "dryRun", dryRun,

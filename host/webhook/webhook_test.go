@@ -294,9 +294,10 @@ func TestCreate(t *testing.T) {
 	if f.eventCount() != 1 {
 		t.Errorf("%d events, want 1 (the preview)", f.eventCount())
 	}
-	// the generation the create gives the set, in the message and as the annotation kubectl ordinal status reads
+	// the generation the create gives the set, in the message and as an annotation kubectl ordinal status reads,
+	// with the digest of the spec previewed
 	if ev := <-f.events.Events; !strings.Contains(ev, EventReason+" generation 1: create StatefulSet web") ||
-		!strings.HasSuffix(ev, " map["+rollout.AnnotationPreviewedGeneration+":1]") {
+		!strings.HasSuffix(ev, " map["+rollout.AnnotationPreviewedGeneration+":1 "+rollout.AnnotationPreviewedSpec+":"+rollout.SpecDigest(&cur.Spec)+"]") {
 		t.Errorf("event %q", ev)
 	}
 }
