@@ -76,8 +76,8 @@ func (a ActionRecord) String() string {
 	return s
 }
 
-// WriteText prints the timeline for people: the outcome first and last, its warnings first (their codes last),
-// then the syncs that wrote or saw something, a rollout's repeated syncs once at each end of the run
+// WriteText prints the timeline for people: the outcome first and last, its warnings first (their codes last)
+// and the policies' holds, then the syncs that wrote or saw something, a rollout's repeated syncs once at each end of the run
 // (text_fold.go). verbose prints every sync whole, with the controller's events.
 func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	var b strings.Builder
@@ -90,6 +90,7 @@ func (tl *Timeline) WriteText(w io.Writer, verbose bool) error {
 	b.WriteString(outcome)
 	warnings := tl.warnings()
 	writeWarnings(&b, warnings)
+	writeHolds(&b, tl.Steps, tl.Outcome.Result)
 	fmt.Fprintf(&b, "%s\n", wrapJoin(rollout.RevisionLegendItems(tl.Revisions), " ", 0, 2))
 	fmt.Fprintf(&b, "grid: ordinal:revision/state (Running = not Ready), /term = terminating\n")
 	var shown []Step
