@@ -276,6 +276,7 @@ func snapshotOfList(js []byte, now time.Time, choice setChoice, v fieldValidatio
 func listSets(items [][]byte, choice setChoice, v fieldValidation, file string) ([]string, snapshot.Objects, error) {
 	var objs snapshot.Objects
 	var sets, all []string
+	var example string // how to choose the first of several sets: its argument and namespace
 	var fields kube.FieldChecker
 	var unknown []fieldcheck.Unknown
 	kinds := make([]string, len(items))
@@ -303,6 +304,13 @@ func listSets(items [][]byte, choice setChoice, v fieldValidation, file string) 
 		if choice.matches(tm.APIVersion, s.Namespace, s.Name) {
 			objs.Set, objs.Target = s, setTarget(tm.APIVersion)
 			sets = append(sets, label)
+			if example == "" {
+				example = "statefulset/" + s.Name
+				if setTarget(tm.APIVersion).Custom {
+					example = "osts/" + s.Name
+				}
+				example = fmt.Sprintf("`%s -n %s`", example, s.Namespace)
+			}
 		}
 	}
 	if err := v.report(file, unknown); err != nil {
@@ -312,7 +320,7 @@ func listSets(items [][]byte, choice setChoice, v fieldValidation, file string) 
 	case len(sets) == 0 && !choice.empty():
 		return nil, objs, fmt.Errorf("the List holds no StatefulSet %s (it holds %d: %s)", choice, len(all), strings.Join(all, ", "))
 	case len(sets) != 1:
-		return nil, objs, fmt.Errorf("the List holds %d StatefulSets (%s); a snapshot is about exactly one: choose it with -n NAMESPACE (and statefulset/NAME where the command takes it), or list one: `kubectl get statefulset/NAME,pods,controllerrevisions,pvc -o yaml`", len(sets), strings.Join(sets, ", "))
+		return nil, objs, fmt.Errorf("the List holds %d StatefulSets (%s); a snapshot is about exactly one: name it after the file, e.g. %s, or list one: `kubectl get statefulset/NAME,pods,controllerrevisions,pvc -o yaml`", len(sets), strings.Join(sets, ", "), example)
 	}
 	return kinds, objs, nil
 }

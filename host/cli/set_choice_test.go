@@ -64,7 +64,8 @@ func TestNamespaceChoosesTheSet(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"reconcile", "-f", listFile}, 1, "the List holds 2 StatefulSets (default/web, other/web)"},
+		{[]string{"reconcile", "-f", listFile}, 1, "the List holds 2 StatefulSets (default/web, other/web); a snapshot is about exactly one: " +
+			"name it after the file, e.g. `statefulset/web -n default`"}, // the choice it names works, below
 		{[]string{"reconcile", "-f", listFile, "-n", "other"}, 0, "StatefulSet other/web"},
 		{[]string{"reconcile", "-f", listFile, "statefulset/web", "--namespace", "default"}, 0, "StatefulSet default/web"},
 		{[]string{"reconcile", "-f", listFile, "-n", "nope"}, 1, "the List holds no StatefulSet in namespace nope (it holds 2: default/web, other/web)"},
@@ -124,7 +125,8 @@ func TestSetArgumentKindChoosesTheSet(t *testing.T) {
 		code       int
 		want, lack string
 	}{
-		{"web", 1, "the List holds 2 StatefulSets (default/web, StatefulSet.ordinal.dev default/web)", ""},
+		{"web", 1, "the List holds 2 StatefulSets (default/web, StatefulSet.ordinal.dev default/web); a snapshot is about exactly one: " +
+			"name it after the file, e.g. `statefulset/web -n default`", ""},
 		{"osts/web", 0, `"apiVersion":"ordinal.dev/v1"`, ""},
 		{"statefulsets.ordinal.dev/web", 0, `"apiVersion":"ordinal.dev/v1"`, ""},
 		{"statefulset/web", 0, `"apiVersion":"apps/v1"`, "ordinal.dev/v1"},
