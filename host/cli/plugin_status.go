@@ -32,12 +32,17 @@ import (
 	"github.com/ordinal-dev/ordinal/internal/termsafe"
 )
 
+// statusFlags are kubectl ordinal status's own flags.
+type statusFlags struct {
+	featureGates string
+	watch        bool
+	wait         rolloutWait
+	supplied     configMapModules
+	signals      policyContextFlags
+}
+
 func newPluginStatus(mopts *moduleOptions, o *pluginOptions) *cobra.Command {
-	var featureGates string
-	var watch bool
-	var wait rolloutWait
-	var supplied configMapModules
-	var signals policyContextFlags
+	var f statusFlags
 	cmd := &cobra.Command{
 		Use:   "status statefulset/NAME [--watch | --wait [--wait-timeout DURATION]]",
 		Short: "Show the rollout as the module sees it: revisions, pods, the next writes, why it waits",
@@ -65,76 +70,88 @@ ordinal.dev/progress-deadline-seconds, a rollout that stops moving is waited on 
 (0: no limit) or an interrupt, which exit 7, never 0. Off a terminal, text is the first view, a line
 per change of the state, and the last view; -o json|yaml prints the last view only.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			if err := wait.check(cmd); err != nil {
-				return withCode(ExitUsage, err)
-			}
-			t, name, features, client, ns, err := o.target(args[0], featureGates)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			mods, err := o.loadModules(ctx, mopts, &supplied, features)
-			if err != nil {
-				return err
-			}
-			defer mods.close()
-			s := &statusView{module: mods.module, named: mods.named, policies: mods.pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
-				errOut: cmd.ErrOrStderr(), signals: signals}
-			if !watch || wait.on {
-				// one view; --wait reads the set first, as kubectl rollout status does, so that a set that does not
-				// exist is an error (with the other kind's hint) rather than a wait
-				objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
-				if err != nil {
-					return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
-				}
-				if wait.on {
-					s.wait = &wait
-				} else {
-					v, err := s.frame(ctx, objs)
-					if err != nil {
-						if ctx.Err() != nil {
-							return nil // interrupted: not a module failure
-						}
-						return err
-					}
-					_, err = io.WriteString(s.out, v.text)
-					return err
-				}
-			}
-			cfg, _, err := o.kube.restConfig()
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			if err := reachable(ctx, client); err != nil { // within --request-timeout; Ctrl-C ends the wait
-				if ctx.Err() != nil {
-					return wait.interrupted(nil) // interrupted: exit 0, as the watch itself (not --wait)
-				}
-				return err
-			}
-			cfg.Timeout = 0 // a watch is one long request: the informers' own timeouts end it
-			watchClient, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			err = s.watch(ctx, cfg, watchClient, t, ns, name)
-			if ctx.Err() != nil {
-				return wait.interrupted(s.last) // --watch: exit 0
-			}
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args[0], mopts, o) },
 	}
-	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep the view current until interrupted")
-	wait.bind(cmd)
-	cmd.Flags().StringVar(&featureGates, "feature-gates", "", "feature-gate overrides for the module")
-	supplied.bind(cmd)
-	signals.bind(cmd)
+	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "keep the view current until interrupted")
+	f.wait.bind(cmd)
+	cmd.Flags().StringVar(&f.featureGates, "feature-gates", "", "feature-gate overrides for the module")
+	f.supplied.bind(cmd)
+	f.signals.bind(cmd)
 	return cmd
+}
+
+// run shows the set named arg once, or watches it (--watch, --wait).
+func (f *statusFlags) run(cmd *cobra.Command, arg string, mopts *moduleOptions, o *pluginOptions) error {
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	if err := f.wait.check(cmd); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	t, name, features, client, ns, err := o.target(arg, f.featureGates)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	mods, err := o.loadModules(ctx, mopts, &f.supplied, features)
+	if err != nil {
+		return err
+	}
+	defer mods.close()
+	s := &statusView{module: mods.module, named: mods.named, policies: mods.pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
+		errOut: cmd.ErrOrStderr(), signals: f.signals}
+	if !f.watch || f.wait.on {
+		// --wait reads the set first, as kubectl rollout status does, so that a set that does not exist is an
+		// error (with the other kind's hint) rather than a wait
+		objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
+		if err != nil {
+			return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
+		}
+		if !f.wait.on {
+			return s.once(ctx, objs)
+		}
+		s.wait = &f.wait
+	}
+	return s.watchLive(ctx, o, client, t, ns, name)
+}
+
+// once shows one view of the set.
+func (s *statusView) once(ctx context.Context, objs snapshot.Objects) error {
+	v, err := s.frame(ctx, objs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted: not a module failure
+		}
+		return err
+	}
+	_, err = io.WriteString(s.out, v.text)
+	return err
+}
+
+// watchLive watches the set until interrupted (--watch: exit 0) or, under --wait, until its rollout ends.
+func (s *statusView) watchLive(ctx context.Context, o *pluginOptions, client kubernetes.Interface, t snapshot.Target, ns, name string) error {
+	cfg, _, err := o.kube.restConfig()
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if err := reachable(ctx, client); err != nil { // within --request-timeout; Ctrl-C ends the wait
+		if ctx.Err() != nil {
+			return s.wait.interrupted(nil)
+		}
+		return err
+	}
+	cfg.Timeout = 0 // a watch is one long request: the informers' own timeouts end it
+	watchClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	err = s.watch(ctx, cfg, watchClient, t, ns, name)
+	if ctx.Err() != nil {
+		return s.wait.interrupted(s.last)
+	}
+	return err
 }
 
 func cmdContext(cmd *cobra.Command) context.Context {

@@ -67,9 +67,9 @@ func (w *rolloutWait) timedOut(show func(*statusFrame, bool) error, v *statusFra
 }
 
 // interrupted is the exit of a wait stopped by SIGINT or SIGTERM (last: the latest view, if any); nil
-// without --wait, where an interrupt is how the watch ends.
+// without --wait (w nil or off), where an interrupt is how the watch ends.
 func (w *rolloutWait) interrupted(last *statusFrame) error {
-	if !w.on {
+	if w == nil || !w.on {
 		return nil
 	}
 	if last == nil {
