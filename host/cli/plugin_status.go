@@ -65,7 +65,7 @@ controller's requeue comes due; it runs until interrupted.
 complete (the controller has synced the latest edit, every pod from the partition up is at the update
 revision and Ready, or Available with minReadySeconds, and the status says so), or stuck: the set's
 progress deadline passed (Progressing=False ProgressDeadlineExceeded, or RolledBack under
-on-progress-deadline: Rollback) or InPlaceOnly holds a pod. Without
+on-progress-deadline: Rollback while the rollback rolls out) or InPlaceOnly holds a pod. Without
 ordinal.dev/progress-deadline-seconds, a rollout that stops moving is waited on until --wait-timeout
 (0: no limit) or an interrupt, which exit 7, never 0. Off a terminal, text is the first view, a line
 per change of the state, and the last view; -o json|yaml prints the last view only.`,

@@ -16,7 +16,7 @@ const (
 	// minReadySeconds), up to the partition when the set has one, and the controller has recorded it.
 	Complete Ending = "complete"
 	// Stuck: the rollout will not end by itself: the set's progress deadline passed (with on-progress-deadline
-	// Rollback, the template was put back), or pod-update-policy InPlaceOnly holds a pod.
+	// Rollback, the template is being put back), or pod-update-policy InPlaceOnly holds a pod.
 	Stuck Ending = "stuck"
 	// Gone: the set does not exist.
 	Gone Ending = "gone"
@@ -35,16 +35,25 @@ func (s *Status) Ended() (Ending, string) {
 	case s.ObservedGeneration < s.Generation:
 		return NotEnded, ""
 	}
+	complete := (s.State == StateComplete || s.State == StatePartitioned) && len(s.Next.Writes) == 0 && s.Next.UpdateRevision == ""
+	rolledBack := ""
 	for _, c := range s.Conditions {
 		switch {
-		case c.Type == abi.ConditionRolledBack && c.Status == "True",
-			c.Type == abi.ConditionProgressing && c.Status == "False" && c.Reason == abi.ReasonProgressDeadlineExceeded,
+		case c.Type == abi.ConditionProgressing && c.Status == "False" && c.Reason == abi.ReasonProgressDeadlineExceeded,
 			abi.InPlaceOnlyHolds(c.Type, c.Status):
 			return Stuck, conditionLine(c)
+		case c.Type == abi.ConditionRolledBack && c.Status == "True":
+			// The condition stays for as long as the set keeps the template it was rolled back to: the edit failed
+			// while the rollback rolls out, but once it is done, a wait (say, the deploy of a Git revert to that
+			// same template, which changes nothing) finds a set that is complete, and says how it got there.
+			if !complete {
+				return Stuck, conditionLine(c)
+			}
+			rolledBack = " (" + conditionLine(c) + ")"
 		}
 	}
-	if (s.State == StateComplete || s.State == StatePartitioned) && len(s.Next.Writes) == 0 && s.Next.UpdateRevision == "" {
-		return Complete, s.Why()
+	if complete {
+		return Complete, s.Why() + rolledBack
 	}
 	return NotEnded, ""
 }

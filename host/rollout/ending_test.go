@@ -20,11 +20,13 @@ func withConditions(conds ...map[string]any) func(set map[string]any) {
 
 // A rollout ends complete as kubectl rollout status's does (the latest generation observed, the pods
 // updated and ready, the partition's share when partitioned, the status recorded), and stuck where
-// kubectl's would wait forever: the progress deadline passed, the set was rolled back, InPlaceOnly holds a
-// pod; a condition of an earlier generation does not count.
+// kubectl's would wait forever: the progress deadline passed, the set is being rolled back, InPlaceOnly holds
+// a pod; a condition of an earlier generation does not count.
 func TestStatusEnded(t *testing.T) {
 	deadline := map[string]any{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
 		"message": `StatefulSet "web" has timed out progressing to revision web-b.`}
+	rolledBack := map[string]any{"type": "RolledBack", "status": "True", "reason": "ProgressDeadlineExceeded",
+		"message": `StatefulSet "web" is rolled back to revision web-a from revision web-b: no progress for 10s.`}
 	newer := func(set map[string]any) {
 		set["metadata"].(map[string]any)["generation"] = status(set)["observedGeneration"].(float64) + 1
 	}
@@ -45,8 +47,10 @@ func TestStatusEnded(t *testing.T) {
 		{"progress deadline exceeded", "create-never-ready", []func(map[string]any){withConditions(deadline)}, rollout.Stuck,
 			`Progressing=False ProgressDeadlineExceeded: StatefulSet "web" has timed out progressing to revision web-b.`},
 		{"a deadline of an earlier generation", "create-never-ready", []func(map[string]any){withConditions(deadline), newer}, rollout.NotEnded, ""},
-		{"rolled back", "rolling-update", []func(map[string]any){withConditions(map[string]any{"type": "RolledBack", "status": "True", "reason": "ProgressDeadlineExceeded",
-			"message": `StatefulSet "web" is rolled back to revision web-a from revision web-b: no progress for 10s.`})}, rollout.Stuck, "RolledBack=True ProgressDeadlineExceeded: StatefulSet"},
+		{"rolling back", "create-never-ready", []func(map[string]any){withConditions(rolledBack)}, rollout.Stuck, "RolledBack=True ProgressDeadlineExceeded: StatefulSet"},
+		// the rollback rolled out: a wait started now (the deploy of a revert to the same template) finds it complete
+		{"rolled back", "rolling-update", []func(map[string]any){withConditions(rolledBack)}, rollout.Complete,
+			"3 pods Ready at revision B (RolledBack=True ProgressDeadlineExceeded: StatefulSet"},
 		{"InPlaceOnly holds a pod", "create-never-ready", []func(map[string]any){withConditions(map[string]any{"type": "InPlaceUpdateBlocked", "status": "True", "reason": "ChangeNotInPlace",
 			"message": "web-0: spec.containers[0].env changes"})}, rollout.Stuck, "InPlaceUpdateBlocked=True ChangeNotInPlace: web-0"},
 		{"a progressing condition", "create-never-ready", []func(map[string]any){withConditions(map[string]any{"type": "Progressing", "status": "True", "reason": "NewRevisionProgressing"})}, rollout.NotEnded, ""},
