@@ -152,6 +152,16 @@ const (
 	AnnotationInPlaceUpdate = inplace.Annotation
 )
 
+// EnumAnnotation is the value of an extension's annotation that takes one of a list of values
+// (AnnotationPaused, AnnotationResizeClaims, AnnotationOnProgressDeadline, AnnotationPodUpdatePolicy); ok is
+// false when it is absent or empty. The extended module reads an empty value (a Helm value left unset
+// renders as "") as no annotation, the default, not as a misspelling it warns of or holds pods for; hosts
+// read it so too.
+func EnumAnnotation(ann map[string]string, key string) (v string, ok bool) {
+	v = ann[key]
+	return v, v != ""
+}
+
 // LabelRevision is the label a set's pods carry naming the revision they run (upstream's apps/v1
 // ControllerRevisionHashLabelKey): an in-place update moves it.
 const LabelRevision = inplace.LabelRevision

@@ -26,7 +26,7 @@ func (s *syncer) resizeClaims() error {
 	if !extendedBuild {
 		return nil
 	}
-	if v, ok := s.set.Meta.Annotations[annotationResizeClaims]; ok && v != "true" && v != "false" {
+	if v, ok := s.enumAnnotation(annotationResizeClaims); ok && v != "true" && v != "false" {
 		// "True", "yes", "1": whoever wrote it meant to turn it on; say it is off, as the other extensions do
 		s.event(eventWarning, "InvalidAnnotation", annotationResizeClaims+": "+strconv.Quote(v)+` is neither "true" nor "false": no claim is resized`)
 	}

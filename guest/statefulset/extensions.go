@@ -56,6 +56,15 @@ func (s *syncer) ordinalSlots() ordinal.Slots {
 	return slots
 }
 
+// enumAnnotation is the value of an extension's annotation that takes one of a list of values (paused,
+// resize-claims, on-progress-deadline, pod-update-policy); ok is false when it is absent or empty. An empty
+// value (a Helm value left unset renders as "") asks for the default, as no annotation does: holding pods
+// or warning, as a misspelt value does, would punish a set that asked for nothing.
+func (s *syncer) enumAnnotation(key string) (v string, ok bool) {
+	v = s.set.Meta.Annotations[key]
+	return v, v != ""
+}
+
 // paused says whether the set opted into the pause extension: no pod is created, deleted, updated,
 // adopted or released and no claim touched; revisions and the status stay current (as upstream does
 // for a set being deleted).
@@ -68,7 +77,7 @@ func (s *syncer) paused() bool {
 // must not let a rollout run, as an invalid reserve-ordinals holds rather than fall back. Values are
 // exact, as the other extensions' are.
 func (s *syncer) checkPaused() {
-	v, ok := s.set.Meta.Annotations[annotationPaused]
+	v, ok := s.enumAnnotation(annotationPaused)
 	if !extendedBuild || !ok || v == "true" || v == "false" {
 		return
 	}

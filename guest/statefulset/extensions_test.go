@@ -312,3 +312,39 @@ func TestInvalidPausedValueWarnsAndHoldsPodWrites(t *testing.T) {
 		t.Errorf("only %d plans whose pod writes the invalid value held back: the test proves little", held)
 	}
 }
+
+// Regression (hostile probe of in-place-update): an extension's enum annotation with an empty value (a Helm
+// value left unset renders as "") is the default, as no annotation is: pod-update-policy "" and paused ""
+// held every pod write with a Warning InvalidAnnotation, resize-claims "" and on-progress-deadline "" warned.
+// Every conformance case's plan with the empty value equals its plan without the annotation, in both builds.
+func TestEmptyEnumAnnotationIsTheDefault(t *testing.T) {
+	snaps := conformanceSnapshots(t)
+	for _, c := range []struct{ key, base, baseValue string }{
+		{key: annotationPodUpdatePolicy},
+		{key: annotationPaused},
+		{key: annotationResizeClaims},
+		{key: annotationOnProgressDeadline},
+		{key: annotationOnProgressDeadline, base: annotationProgressDeadline, baseValue: "600"},
+	} {
+		compared := 0
+		for _, s := range snaps {
+			in := s.in
+			if c.base != "" {
+				if in = annotate(t, in, c.base, c.baseValue); in == nil {
+					continue
+				}
+			}
+			empty := annotate(t, in, c.key, "")
+			if empty == nil {
+				continue
+			}
+			if d := diffJSON(Reconcile(in), withoutKey(t, Reconcile(empty), c.key)); d != "" {
+				t.Fatalf("%s with %s %q (and %s %q): the plan differs from the plan without it:\n%s", s.name, c.key, "", c.base, c.baseValue, d)
+			}
+			compared++
+		}
+		if compared < 1000 {
+			t.Errorf("%s: only %d cases compared", c.key, compared)
+		}
+	}
+}

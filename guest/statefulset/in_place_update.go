@@ -42,8 +42,8 @@ const (
 	reasonInPlaceBlocked = "InPlaceBlocked" // InPlaceOnly holds a pod, and says why
 )
 
-// podUpdatePolicy is the set's pod-update-policy: "" for ReCreate (upstream), absent, or the faithful
-// module. An invalid value holds every pod write (podsHeld) with a warning: whoever wrote it asked not to
+// podUpdatePolicy is the set's pod-update-policy: "" for ReCreate (upstream), absent, empty
+// (enumAnnotation), or the faithful module. An invalid value holds every pod write (podsHeld) with a warning: whoever wrote it asked not to
 // have pods recreated, so falling back to recreating them would do what they meant to avoid.
 func (s *syncer) podUpdatePolicy() string {
 	if !extendedBuild {
@@ -58,7 +58,7 @@ func (s *syncer) podUpdatePolicy() string {
 
 // checkPodUpdatePolicy warns of, and holds pod writes for, a pod-update-policy that is none of the three.
 func (s *syncer) checkPodUpdatePolicy() {
-	v, ok := s.set.Meta.Annotations[annotationPodUpdatePolicy]
+	v, ok := s.enumAnnotation(annotationPodUpdatePolicy)
 	if !extendedBuild || !ok || v == policyReCreate || v == policyInPlaceIfPossible || v == policyInPlaceOnly {
 		return
 	}

@@ -98,7 +98,7 @@ func (s *syncer) rollbackRecoversAfter(update string) time.Duration {
 // onProgressDeadline is what passing the deadline does: "" (report it), Pause or Rollback. Any other value is warned
 // of and reports only, so a misspelling never starts holding pods back.
 func (s *syncer) onProgressDeadline() string {
-	v, ok := s.set.Meta.Annotations[annotationOnProgressDeadline]
+	v, ok := s.enumAnnotation(annotationOnProgressDeadline)
 	if !ok || v == onDeadlinePause || v == onDeadlineRollback {
 		return v
 	}
@@ -133,7 +133,7 @@ func (s *syncer) progressConditions(st *setStatus) {
 	}
 	deadline := s.progressDeadline()
 	if _, ok := s.set.Meta.Annotations[annotationProgressDeadline]; !ok {
-		if v, ok := s.set.Meta.Annotations[annotationOnProgressDeadline]; ok {
+		if v, ok := s.enumAnnotation(annotationOnProgressDeadline); ok {
 			s.event(eventWarning, "InvalidAnnotation", annotationOnProgressDeadline+": "+strconv.Quote(v)+" without "+
 				annotationProgressDeadline+": there is no deadline to act on")
 		}

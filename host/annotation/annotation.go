@@ -83,6 +83,9 @@ func Check(ann map[string]string, exts []abi.Extension) []Finding {
 	for _, k := range sortedKeys(ann) {
 		v := ann[k]
 		e, known := lookup(k)
+		if _, set := abi.EnumAnnotation(ann, k); known && e.Values != nil && !set {
+			continue // an empty value of a list's annotation is no annotation (abi.EnumAnnotation)
+		}
 		switch {
 		case known && e.Extension != "" && has(e.Extension), reads(k):
 			// the module reads it, and says itself what it cannot read

@@ -53,6 +53,9 @@ func TestCheck(t *testing.T) {
 			[]want{{ExtensionIgnored, abi.AnnotationPaused}, {InvalidExtensionValue, abi.AnnotationPaused}}, []string{"not paused", `did you mean "true"?`}},
 		{"a modifier's value: no ExtensionIgnored of its own", map[string]string{abi.AnnotationOnProgressDeadline: "rollback"}, nil,
 			[]want{{InvalidExtensionValue, abi.AnnotationOnProgressDeadline}}, []string{`did you mean "Rollback"?`}},
+		// an empty value (a Helm value left unset) is no annotation, as the module reads it (abi.EnumAnnotation)
+		{"empty values of the lists' keys, on the faithful module", map[string]string{abi.AnnotationPodUpdatePolicy: "", abi.AnnotationPaused: "",
+			abi.AnnotationResizeClaims: "", abi.AnnotationOnProgressDeadline: ""}, nil, nil, nil},
 		{"a value outside the list, on the extended module: the module's to say", map[string]string{abi.AnnotationPodUpdatePolicy: "InPlace", abi.AnnotationPaused: "yes"}, extended, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -146,7 +146,7 @@ func checkSource(from migrateKind, obj map[string]any, allowRollout bool) error 
 	// A pause is the kind's own (the extension's annotation on ordinal.dev, the partition on apps/v1): it
 	// would not hold on the other side, and `kubectl ordinal resume` of the other kind could not undo it.
 	_, byPartition := s.Annotations[rollout.PausedPartitionAnnotation]
-	if _, byAnnotation := s.Annotations[abi.AnnotationPaused]; byAnnotation || byPartition {
+	if _, byAnnotation := abi.EnumAnnotation(s.Annotations, abi.AnnotationPaused); byAnnotation || byPartition {
 		return fmt.Errorf("%s is paused (kubectl ordinal pause): resume it first (kubectl ordinal resume %s), and pause it again after the migration if you want; a pause does not carry over to the other kind", id, s.Name)
 	}
 	if r := rolloutReasons(s); len(r) > 0 && !allowRollout {

@@ -15,7 +15,7 @@ const MaxProgressDeadlineSeconds = deadline.MaxSeconds
 // they do not count. The hosts' one reading: the firewall's rollback rule and the previews' recovery.
 func ProgressDeadline(ann map[string]string) (seconds int64, policy, why string) {
 	secs, hasSecs := ann[abi.AnnotationProgressDeadlineSeconds]
-	policy, hasPolicy := ann[abi.AnnotationOnProgressDeadline]
+	policy, hasPolicy := abi.EnumAnnotation(ann, abi.AnnotationOnProgressDeadline)
 	if !hasSecs && !hasPolicy {
 		return 0, "", ""
 	}

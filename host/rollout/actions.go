@@ -62,10 +62,11 @@ func Restart(set *appsv1.StatefulSet, now time.Time) Patch {
 }
 
 // paused reports whether pause holds the set: the partition it saved, or the pause extension's annotation
-// with any value but "false" (the extension holds pod writes on an invalid value too).
+// with any value but "false" or "" (the extension holds pod writes on an invalid value too; an empty one is
+// no annotation, abi.EnumAnnotation).
 func paused(set *appsv1.StatefulSet) bool {
 	_, byPartition := set.Annotations[PausedPartitionAnnotation]
-	v, byAnnotation := set.Annotations[abi.AnnotationPaused]
+	v, byAnnotation := abi.EnumAnnotation(set.Annotations, abi.AnnotationPaused)
 	return byPartition || byAnnotation && v != "false"
 }
 
@@ -102,7 +103,7 @@ func Pause(set *appsv1.StatefulSet, resource string, custom bool) (Patch, error)
 // another partition while it was paused: theirs is kept).
 func Resume(set *appsv1.StatefulSet, resource string, custom bool) (Patch, error) {
 	if custom {
-		if v, ok := set.Annotations[abi.AnnotationPaused]; !ok || v == "false" {
+		if v, ok := abi.EnumAnnotation(set.Annotations, abi.AnnotationPaused); !ok || v == "false" {
 			return Patch{}, fmt.Errorf("%s %q is not paused", resource, set.Name)
 		}
 		return Patch{Done: "resumed", Data: merge(set, map[string]any{"metadata": map[string]any{"annotations": map[string]any{abi.AnnotationPaused: nil}}})}, nil

@@ -89,8 +89,10 @@ func TestPauseAndResume(t *testing.T) {
 	}
 	// hostile probe: "false" is not paused; a saved partition that is not one pause wrote is refused, saying
 	// how to fix it; a restart of a paused set says it waits for the resume
-	if _, err := rollout.Resume(setAt("9", map[string]string{abi.AnnotationPaused: "false"}, ru), "statefulsets.ordinal.dev", true); err == nil {
-		t.Error("resuming an ordinal.dev set whose pause annotation is \"false\" succeeded")
+	for _, off := range []string{"false", ""} { // "": no annotation, as the module reads it (abi.EnumAnnotation)
+		if _, err := rollout.Resume(setAt("9", map[string]string{abi.AnnotationPaused: off}, ru), "statefulsets.ordinal.dev", true); err == nil {
+			t.Errorf("resuming an ordinal.dev set whose pause annotation is %q succeeded", off)
+		}
 	}
 	for _, bad := range []string{"+3", "-1", "abc", "99999999999", " 3", ""} {
 		if _, err := rollout.Resume(setAt("8", map[string]string{rollout.PausedPartitionAnnotation: bad}, paused), "statefulsets.apps", false); err == nil ||
