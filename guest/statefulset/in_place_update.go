@@ -6,7 +6,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/jsonv"
-	"github.com/ordinal-dev/ordinal/internal/quantity"
+	"github.com/ordinal-dev/ordinal/internal/qos"
 )
 
 // Extension in-place-update (extended module only; kubernetes/kubernetes#122926): with
@@ -178,43 +178,21 @@ func resizable(from, to jsonv.Value) bool {
 	return true
 }
 
-// qosClass is the pod QoS class of a template over its containers' CPU and memory (v1/qos.GetPodQOS's rule
-// for what resize can change, which counts only positive quantities): BestEffort with none, Guaranteed when
-// every container limits both and requests what it limits (a request left out is the limit, as the API
-// server defaults it), else Burstable.
+// qosClass is the QoS class of a pod made from template t (v1/qos.ComputePodQOS, internal/qos: the replay's
+// API server refuses a resize that changes it with the same rule, as kube-apiserver does).
 func qosClass(t jsonv.Value) string {
-	some, guaranteed := false, true
-	for _, list := range []string{"initContainers", "containers"} {
-		for _, c := range t.Path("spec", list).A {
-			req, lim := c.Path("resources", "requests"), c.Path("resources", "limits")
-			for _, r := range []string{"cpu", "memory"} {
-				rq, rqOK := req.Get(r)
-				l, lOK := lim.Get(r)
-				lOK = lOK && positiveQuantity(r, l.Str())
-				some = some || lOK || rqOK && positiveQuantity(r, rq.Str())
-				if !lOK || rqOK && !inplaceready.SameQuantity(r, rq.Str(), l.Str()) {
-					guaranteed = false
-				}
-			}
-		}
+	var p qos.Pod
+	if r, ok := t.Path("spec").Get("resources"); ok && r.K == jsonv.Object {
+		lvl := inPlaceResources(r)
+		p.Level = &lvl
 	}
-	switch {
-	case !some:
-		return "BestEffort"
-	case guaranteed:
-		return "Guaranteed"
+	for _, c := range t.Path("spec", "containers").A {
+		p.Containers = append(p.Containers, inPlaceResources(c.G("resources")))
 	}
-	return "Burstable"
-}
-
-// positiveQuantity: q, a quantity of resource r, reads as more than zero (one GetPodQOS counts).
-func positiveQuantity(r, q string) bool {
-	read := quantity.Value
-	if r == "cpu" {
-		read = quantity.MilliValue
+	for _, c := range t.Path("spec", "initContainers").A {
+		p.InitContainers = append(p.InitContainers, inPlaceResources(c.G("resources")))
 	}
-	n, ok := read(q)
-	return ok && n > 0
+	return qos.Class(p)
 }
 
 // firstDifference names the first path at which a and b differ ("" when equal), in a's member order.

@@ -421,6 +421,27 @@ func TestInPlaceQoSCountsPositiveQuantitiesOnly(t *testing.T) {
 	}
 }
 
+// With pod-level resources (spec.resources) they alone decide the QoS class (v1/qos.ComputePodQOS, and the
+// replay's API server, through internal/qos), so a container resize under a Guaranteed pod-level budget
+// keeps the class and is done in place; the module's own per-container rule called it a change to
+// Guaranteed and recreated the pod.
+func TestInPlaceQoSOfPodLevelResources(t *testing.T) {
+	tmpl := func(req string) jsonv.Value {
+		res := func(r, l string) map[string]any {
+			return map[string]any{"requests": map[string]any{"cpu": r, "memory": "1Gi"}, "limits": map[string]any{"cpu": l, "memory": "1Gi"}}
+		}
+		b, _ := json.Marshal(map[string]any{"metadata": map[string]any{}, "spec": map[string]any{
+			"resources": res("4", "4"),
+			"containers": []any{map[string]any{"name": "a", "image": "a:1", "resources": res("1", "1")},
+				map[string]any{"name": "b", "image": "b:1", "resources": res(req, "2")}}}})
+		v, _ := jsonv.Parse(b)
+		return v
+	}
+	if ok, field, resize := inPlaceDiff(tmpl("1"), tmpl("2")); !ok || !resize {
+		t.Errorf("in place %v (%s), resize %v: want a resize in place", ok, field, resize)
+	}
+}
+
 // A template that sets the identity labels (pod-name, pod-index) does not give them to a pod updated in place:
 // upstream's initIdentity overrides them on every pod it creates, and the pod keeps its own (the firewall
 // refused the plan that moved them: the module failed every sync of such a set).

@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ordinal-dev/ordinal/host/kube/kubetest"
 	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
@@ -127,4 +128,53 @@ func TestRecreateStrategyFollowsItsGate(t *testing.T) {
 	// updates with the gate off: a set that has Recreate keeps it; one that has not cannot get it
 	checkAnswer(t, ValidateStatefulSetUpdate(set(recreate), set(recreate), Gates{}), "", "")
 	checkAnswer(t, ValidateStatefulSetUpdate(set(nil), set(recreate), Gates{}), metav1.StatusReasonInvalid, off)
+}
+
+// The QoS class the module and the replay's API server compute (internal/qos, through PodQOS) is the one the
+// real kube-apiserver v1.37.2 recorded for every pod of the corpus (testdata/apiserver-defaults), read from
+// the pod it stored (the corpus's manifests spell some quantities as JSON numbers, which no stored object
+// does), and from that pod with each request equal to its limit left out, as a template the module reads may
+// leave it: the rule defaults it, as the API server's defaulting does before it computes the class.
+func TestPodQOSIsTheAPIServers(t *testing.T) {
+	pods := 0
+	for _, fx := range kubetest.Fixtures(t, fixturesDir) {
+		if fx.Kind != "Pod" {
+			continue
+		}
+		pods++
+		want := jsonobj.GetStr(fx.Answer, "status.qosClass")
+		spec := jsonobj.CloneObj(jsonobj.GetObj(fx.Answer, "spec"))
+		if got := PodQOS(spec); got != want {
+			t.Errorf("%s: %s, kube-apiserver recorded %s", fx.Name, got, want)
+		}
+		for _, list := range []string{"containers", "initContainers"} {
+			for _, c := range jsonobj.GetArr(spec, list) {
+				req, lim := jsonobj.GetObj(c, "resources.requests"), jsonobj.GetObj(c, "resources.limits")
+				for r, q := range lim {
+					if req[r] == q {
+						delete(req, r)
+					}
+				}
+			}
+		}
+		if got := PodQOS(spec); got != want {
+			t.Errorf("%s, requests equal to limits left out: %s, kube-apiserver recorded %s", fx.Name, got, want)
+		}
+	}
+	if pods < 20 {
+		t.Fatalf("only %d pods in the corpus", pods)
+	}
+}
+
+// A resize that changes the pod's QoS class is refused with kube-apiserver's message (ValidatePodResize:
+// the value is the class the pod keeps); one that keeps it is not.
+func TestValidatePodResize(t *testing.T) {
+	pod := func(req, lim string) jsonobj.Obj {
+		o, _ := jsonobj.DecodeObj([]byte(`{"metadata":{"name":"web-0"},"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"` + req +
+			`","memory":"1Gi"},"limits":{"cpu":"` + lim + `","memory":"1Gi"}}}]},"status":{"qosClass":"Guaranteed"}}`))
+		return o
+	}
+	checkAnswer(t, ValidatePodResize(pod("1", "1"), pod("2", "2")), "", "")
+	checkAnswer(t, ValidatePodResize(pod("1", "1"), pod("500m", "1")), metav1.StatusReasonInvalid,
+		`Pod "web-0" is invalid: spec: Invalid value: "Guaranteed": Pod QOS Class may not change as a result of resizing`)
 }

@@ -6,7 +6,8 @@
 // they wait for. Each reads its pod into a Pod and calls Judge; neither has a rule of its own, so the two
 // cannot disagree about a pod. (Which writes of a plan are an in-place update is abi/inplace's question.)
 //
-// The module is built by TinyGo: this package uses nothing but strconv, strings, time and internal/quantity.
+// The module is built by TinyGo: this package uses nothing but strconv, strings, time, internal/quantity and
+// internal/qos.
 package inplaceready
 
 import (
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordinal-dev/ordinal/internal/qos"
 	"github.com/ordinal-dev/ordinal/internal/quantity"
 )
 
@@ -24,10 +26,8 @@ import (
 func Applies(revision, record string) bool { return revision != "" && record == revision }
 
 // Resources are a container's CPU and memory requests and limits, each a quantity as the object spells it
-// ("" where none is given).
-type Resources struct {
-	RequestCPU, RequestMemory, LimitCPU, LimitMemory string
-}
+// ("" where none is given): what the QoS class is computed from too.
+type Resources = qos.Resources
 
 // Container is one container the pod's readiness waits for: each of its spec's containers and each sidecar
 // (an init container with restartPolicy Always). Init containers that ran to completion are not restarted by

@@ -222,7 +222,7 @@ func (s *APIServer) Create(kind string, obj Obj) error {
 	case KindPod:
 		jsonobj.Set(o, "metadata.generation", jsonobj.Num(1))
 		kube.DefaultPod(o, s.ns)
-		o["status"] = Obj{"phase": "Pending", "qosClass": podQOS(jsonobj.GetObj(o, "spec"))} // PrepareForCreate resets the status
+		o["status"] = Obj{"phase": "Pending", "qosClass": kube.PodQOS(jsonobj.GetObj(o, "spec"))} // PrepareForCreate resets the status
 	case KindClaim:
 		kube.DefaultClaim(o, s.ns)
 		o["status"] = Obj{"phase": "Pending"}
@@ -289,7 +289,8 @@ func (s *APIServer) Update(kind string, obj Obj) error {
 }
 
 // Resize is a PUT of a pod to its resize subresource: only the containers' resources and resize policies are
-// taken from obj (kube-apiserver's dropNonResizeUpdates); a resourceVersion in obj is a precondition.
+// taken from obj (kube-apiserver's dropNonResizeUpdates); a resourceVersion in obj is a precondition. A
+// resize that changes the pod's QoS class is Invalid, as kube-apiserver's ValidatePodResize has it.
 func (s *APIServer) Resize(obj Obj) error {
 	name := jsonobj.GetStr(obj, "metadata.name")
 	old := s.Get(KindPod, name)
@@ -324,6 +325,9 @@ func (s *APIServer) Resize(obj Obj) error {
 				}
 			}
 		}
+	}
+	if err := APIAnswer(kube.ValidatePodResize(old, o)); err != nil {
+		return err
 	}
 	s.bump(KindPod, o)
 	s.put(KindPod, name, o)
