@@ -36,6 +36,11 @@ func TestPreviewRefusesWhatTheAPIServerRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	i32 := func(v int32) *int32 { return &v }
+	resources := func(limits, requests corev1.ResourceList) func(s *appsv1.StatefulSet) {
+		return func(s *appsv1.StatefulSet) {
+			s.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Limits: limits, Requests: requests}
+		}
+	}
 	mu := func(v intstr.IntOrString) func(s *appsv1.StatefulSet) {
 		return func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = &v }
 	}
@@ -75,6 +80,13 @@ func TestPreviewRefusesWhatTheAPIServerRefuses(t *testing.T) {
 		{name: "ordinals negative", edit: func(s *appsv1.StatefulSet) {
 			s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: -4}
 		}},
+		// core pod-template validation, which apps/v1 runs on the set's template (ValidateResourceRequirements)
+		{name: "negative cpu limit", edit: resources(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("-1")}, nil)},
+		{name: "negative memory request", edit: resources(nil, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("-64Mi")})},
+		{name: "request above limit", edit: resources(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+			corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")})},
+		{name: "request below limit (allowed)", edit: resources(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+			corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")})},
 		{name: "image (allowed)", edit: func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/pause:3.9" }},
 		{name: "replicas and minReadySeconds (allowed)", edit: func(s *appsv1.StatefulSet) { s.Spec.Replicas = i32(3); s.Spec.MinReadySeconds = 5 }},
 	}

@@ -640,6 +640,48 @@ func TestPreviewOfARefusedEditSaysTheAPIServerWouldRefuseIt(t *testing.T) {
 	}
 }
 
+// A template whose resources kube-apiserver refuses (a negative quantity, a request above its limit: core
+// pod-template validation, which apps/v1 runs on a StatefulSet) is a refused edit, exit 1 with the API
+// server's message, in a preview's edit and a scenario's set: event alike; it was replayed as valid.
+func TestATemplateWithInvalidResourcesIsRefused(t *testing.T) {
+	b, err := os.ReadFile("../../examples/ci/web-new-image.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ resources, want string }{
+		{"{limits: {cpu: '-1'}}", `spec.template.spec.containers[0].resources.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0`},
+		{"{requests: {memory: 2Gi}, limits: {memory: 1Gi}}", `spec.template.spec.containers[0].resources.requests: Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi`},
+	} {
+		edit := filepath.Join(dir, "web.yaml")
+		bad := strings.Replace(string(b), "          ports:", "          resources: "+c.resources+"\n          ports:", 1)
+		if err := os.WriteFile(edit, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := run(t, "", "preview", "-f", edit, "--from", "../../examples/ci/web.snapshot.json")
+		want := `ordinal: the API server would refuse this edit: StatefulSet.apps "web" is invalid: ` + c.want + "\n"
+		if code != ExitUsage || errs != want || out != "" {
+			t.Errorf("preview: exit %d, stdout %.80q, stderr %q; want exit %d and stderr %q", code, out, errs, ExitUsage, want)
+		}
+		scenario := filepath.Join(dir, "s.yaml")
+		var set []string // the manifest as the scenario's one manifest
+		for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.HasPrefix(l, "#") {
+				set = append(set, map[bool]string{true: "  - ", false: "    "}[i == 1]+l)
+			}
+		}
+		sc := "name: s\nmanifests:\n" + strings.Join(set, "\n") +
+			"\nevents:\n  - at: 1s\n    set:\n      \"spec.template.spec.containers[0].resources\": " + c.resources + "\n"
+		if err := os.WriteFile(scenario, []byte(sc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs = run(t, "", "replay", scenario)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("replay set: exit %d, stderr %q; want exit %d saying %q", code, errs, ExitUsage, c.want)
+		}
+	}
+}
+
 // --html FILE in a directory that does not exist is refused before anything is replayed, naming the
 // directory: the page is written last, and the error once came after the whole replay and named FILE.tmp.
 func TestHTMLInAMissingDirectoryIsRefusedFirst(t *testing.T) {

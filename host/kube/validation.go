@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	sigsjson "sigs.k8s.io/json"
@@ -195,7 +196,89 @@ func specErrors(o jsonobj.Obj, allowRecreate bool) []fieldError {
 		}
 		errs = append(errs, invalidValue("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
 	}
+	return append(errs, templateResourceErrors(jsonobj.GetObj(o, "spec.template.spec"))...)
+}
+
+// templateResourceErrors are ValidatePodTemplateSpec's refusals of the template's resources
+// (ValidateResourceRequirements of each container, then each init container, then the pod-level resources):
+// a negative quantity, a request above its limit. Resource names in order (the API server walks a map); a
+// quantity that does not parse was refused by strictFields already.
+func templateResourceErrors(spec jsonobj.Obj) []fieldError {
+	var errs []fieldError
+	for _, list := range []string{"containers", "initContainers"} {
+		for i, c := range jsonobj.GetArr(spec, list) {
+			errs = append(errs, resourceRequirementErrors(jsonobj.GetObj(c, "resources"), fmt.Sprintf("spec.template.spec.%s[%d].resources", list, i))...)
+		}
+	}
+	if r, ok := spec["resources"].(jsonobj.Obj); ok {
+		errs = append(errs, resourceRequirementErrors(r, "spec.template.spec.resources")...)
+	}
 	return errs
+}
+
+// resourceRequirementErrors is ValidateResourceRequirements' quantity checks of one resources object at path:
+// each limit, then each request, not negative; a request not above its limit, and equal to it for a resource
+// that cannot be overcommitted (an extended resource, hugepages), which must then have a limit.
+func resourceRequirementErrors(r jsonobj.Obj, path string) []fieldError {
+	var errs []fieldError
+	limits, requests := quantities(jsonobj.GetObj(r, "limits")), quantities(jsonobj.GetObj(r, "requests"))
+	for _, name := range sortedNames(limits) {
+		if q := limits[name]; q.Sign() < 0 {
+			errs = append(errs, invalidValue(path+".limits["+name+"]", q.String(), "must be greater than or equal to 0"))
+		}
+	}
+	for _, name := range sortedNames(requests) {
+		q := requests[name]
+		if q.Sign() < 0 {
+			errs = append(errs, invalidValue(path+".requests["+name+"]", q.String(), "must be greater than or equal to 0"))
+		}
+		lim, ok := limits[name]
+		switch {
+		case ok && q.Cmp(lim) != 0 && !overcommitAllowed(name):
+			errs = append(errs, invalidValue(path+".requests", q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, lim.String())))
+		case ok && q.Cmp(lim) > 0:
+			errs = append(errs, invalidValue(path+".requests", q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
+		case !ok && !overcommitAllowed(name):
+			errs = append(errs, fieldError{path + ".limits", "Required value: Limit must be set for non overcommitable resources"})
+		}
+	}
+	return errs
+}
+
+// quantities reads a resource list's quantities (those that parse: strictFields refused the others).
+func quantities(list jsonobj.Obj) map[string]resource.Quantity {
+	out := map[string]resource.Quantity{}
+	for name, v := range list {
+		var s string
+		switch v := v.(type) {
+		case string:
+			s = v
+		case json.Number:
+			s = v.String()
+		default:
+			continue
+		}
+		if q, err := resource.ParseQuantity(s); err == nil {
+			out[name] = q
+		}
+	}
+	return out
+}
+
+func sortedNames(m map[string]resource.Quantity) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// overcommitAllowed is helper.IsOvercommitAllowed: a native resource (no domain, or a kubernetes.io one)
+// other than hugepages.
+func overcommitAllowed(name string) bool {
+	native := !strings.Contains(name, "/") || strings.Contains(name, "kubernetes.io/")
+	return native && !strings.HasPrefix(name, "hugepages-")
 }
 
 var percentPattern = regexp.MustCompile(`^[0-9]+%$`)

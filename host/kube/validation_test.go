@@ -80,6 +80,23 @@ func TestUpdateValidation(t *testing.T) {
 		},
 			`StatefulSet.apps "web" is invalid: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: cannot be 0`},
 		{"revisionHistoryLimit negative", func(o jsonobj.Obj) { jsonobj.Set(o, "spec.revisionHistoryLimit", jsonobj.Num(-3)) }, ""},
+		// the template's resources (ValidatePodTemplateSpec, ValidateResourceRequirements; e2e
+		// TestPreviewRefusesWhatTheAPIServerRefuses sends the same edits to kube-apiserver)
+		{"negative cpu limit", resources(`{"limits":{"cpu":"-1"}}`),
+			`StatefulSet.apps "web" is invalid: spec.template.spec.containers[0].resources.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0`},
+		{"negative memory request", resources(`{"requests":{"memory":"-64Mi"}}`),
+			`StatefulSet.apps "web" is invalid: spec.template.spec.containers[0].resources.requests[memory]: Invalid value: "-64Mi": must be greater than or equal to 0`},
+		{"request above limit", resources(`{"requests":{"cpu":"2000m","memory":"1Gi"},"limits":{"cpu":"1","memory":"1Gi"}}`),
+			`StatefulSet.apps "web" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1`},
+		{"request above limit, both", resources(`{"requests":{"cpu":"2","memory":"2Gi"},"limits":{"cpu":"1","memory":"1024Mi"}}`),
+			`StatefulSet.apps "web" is invalid: [spec.template.spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1, ` +
+				`spec.template.spec.containers[0].resources.requests: Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi]`},
+		{"request below limit", resources(`{"requests":{"cpu":"500m","memory":"0"},"limits":{"cpu":"1","memory":"1Gi"}}`), ""},
+		{"an extended resource's request below its limit", resources(`{"requests":{"example.com/gpu":"1"},"limits":{"example.com/gpu":"2"}}`),
+			`StatefulSet.apps "web" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2`},
+		{"an init container's negative request", func(o jsonobj.Obj) {
+			jsonobj.Set(o, "spec.template.spec.initContainers", []any{jsonobj.Obj{"name": "init", "image": "busybox", "resources": jsonobj.Obj{"requests": jsonobj.Obj{"cpu": "-100m"}}}})
+		}, `StatefulSet.apps "web" is invalid: spec.template.spec.initContainers[0].resources.requests[cpu]: Invalid value: "-100m": must be greater than or equal to 0`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			old, _ := jsonobj.DecodeObj([]byte(validSet))
@@ -89,6 +106,17 @@ func TestUpdateValidation(t *testing.T) {
 			DefaultStatefulSet(o)
 			checkAnswer(t, ValidateStatefulSetUpdate(old, o, Gates{}), metav1.StatusReasonInvalid, c.want)
 		})
+	}
+}
+
+// resources sets the template's first container's resources (JSON).
+func resources(r string) func(jsonobj.Obj) {
+	return func(o jsonobj.Obj) {
+		v, err := jsonobj.DecodeObj([]byte(r))
+		if err != nil {
+			panic(err)
+		}
+		jsonobj.GetArr(o, "spec.template.spec.containers")[0].(jsonobj.Obj)["resources"] = v
 	}
 }
 
