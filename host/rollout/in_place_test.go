@@ -35,6 +35,12 @@ func extendedModule(t *testing.T) *wasm.Module {
 // does until the restart (the replay's kubelet writes none).
 func midInPlaceUpdate(t *testing.T, m *wasm.Module) []byte {
 	t.Helper()
+	return midInPlaceUpdateReporting(t, m, "registry.k8s.io/nginx-slim:0.27")
+}
+
+// midInPlaceUpdateReporting is midInPlaceUpdate with web-2's container status naming image.
+func midInPlaceUpdateReporting(t *testing.T, m *wasm.Module, image string) []byte {
+	t.Helper()
 	final := inPlaceReplay(t, m, "InPlaceIfPossible", "21s", `{"spec.template.spec.containers[0].image": "registry.k8s.io/nginx-slim:0.28"}`)
 	var s map[string]any
 	if err := json.Unmarshal(final, &s); err != nil {
@@ -48,7 +54,7 @@ func midInPlaceUpdate(t *testing.T, m *wasm.Module) []byte {
 			continue
 		}
 		found = md["annotations"].(map[string]any)[abi.AnnotationInPlaceUpdate] == md["labels"].(map[string]any)["controller-revision-hash"]
-		pod["status"].(map[string]any)["containerStatuses"] = []any{map[string]any{"name": "nginx", "image": "registry.k8s.io/nginx-slim:0.27",
+		pod["status"].(map[string]any)["containerStatuses"] = []any{map[string]any{"name": "nginx", "image": image,
 			"ready": true, "restartCount": 0, "state": map[string]any{"running": map[string]any{"startedAt": "2026-01-01T00:00:00Z"}}}}
 	}
 	if !found {
@@ -148,6 +154,33 @@ func TestStatusShowsAPodMidInPlaceUpdate(t *testing.T) {
 	}
 	if up := statusWith(t, m, snap, false); up.Pods[2].State != "Ready" || up.Pods[2].InPlace != nil {
 		t.Errorf("read as upstream reads pods, web-2 is %+v, want Ready", up.Pods[2])
+	}
+}
+
+// A pod whose status names its image by a tag of the spec's repository that no revision has (nginx-slim:latest
+// for nginx-slim:0.28: containerd reports an image's first tag) waits, as the module reads it (the pod's
+// status cannot tell it from a container not restarted yet), and status says so, and how to get out: the
+// line said only "image nginx-slim:latest → nginx-slim:0.28", which read as a kubelet that never restarts.
+func TestStatusSaysAnImageReportedByAnotherTagWaits(t *testing.T) {
+	m := extendedModule(t)
+	st := statusWith(t, m, midInPlaceUpdateReporting(t, m, "registry.k8s.io/nginx-slim:latest"), true)
+	web2 := st.Pods[2]
+	want := rollout.InPlaceUpdate{Waiting: "image", Container: "nginx", Has: "registry.k8s.io/nginx-slim:latest", Want: "registry.k8s.io/nginx-slim:0.28", OtherTag: true}
+	if web2.Name != "web-2" || web2.State != "Running" || web2.InPlace == nil || *web2.InPlace != want {
+		t.Fatalf("web-2: %+v (in place %+v), want Running, %+v", web2, web2.InPlace, want)
+	}
+	var b bytes.Buffer
+	if err := st.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(flat(b.String()), "image registry.k8s.io/nginx-slim:latest → registry.k8s.io/nginx-slim:0.28; registry.k8s.io/nginx-slim:latest is no revision's image: "+
+		"the runtime may name registry.k8s.io/nginx-slim:0.28 by another of its tags, which the pod's status cannot tell from a container not restarted yet, "+
+		"so it waits until you pin the image by digest or delete the pod)") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	// the old revision's own tag is the ordinary wait: no such words
+	if st := statusWith(t, m, midInPlaceUpdate(t, m), true); st.Pods[2].InPlace == nil || st.Pods[2].InPlace.OtherTag {
+		t.Errorf("web-2 reporting the old revision's image: %+v", st.Pods[2].InPlace)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -73,4 +74,29 @@ func (w *world) labels() map[string]string {
 		l[r.Name] = letters.Of(r.Name, r.Revision)
 	}
 	return l
+}
+
+// revisionImage reports whether some revision of the set gives container (a container or an init
+// container of that name) image, spelt as a runtime may report it (inplaceready.SameImage).
+func (w *world) revisionImage(container, image string) bool {
+	for _, r := range w.revisions {
+		var d struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers, InitContainers []struct{ Name, Image string }
+					} `json:"spec"`
+				} `json:"template"`
+			} `json:"spec"`
+		}
+		if json.Unmarshal(r.Data.Raw, &d) != nil {
+			continue
+		}
+		for _, c := range append(d.Spec.Template.Spec.Containers, d.Spec.Template.Spec.InitContainers...) {
+			if c.Name == container && inplaceready.SameImage(image, c.Image) {
+				return true
+			}
+		}
+	}
+	return false
 }

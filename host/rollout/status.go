@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -106,6 +107,10 @@ type InPlaceUpdate struct {
 	Want string `json:"want,omitempty"`
 	// RestartedAt is the last start of its containers (RFC 3339), once it runs its spec.
 	RestartedAt string `json:"restartedAt,omitempty"`
+	// OtherTag: the status names the spec's repository by a tag no revision of the set gives the container
+	// (app:latest for app:2): the runtime may report the spec's image by another of its tags, which the pod
+	// cannot tell from a container not restarted yet (inplaceready.OtherTag), so the pod may wait for good.
+	OtherTag bool `json:"otherTag,omitempty"`
 }
 
 // InPlaceReady is InPlaceUpdate.Waiting for a pod that runs its spec and is not Ready yet.
@@ -321,6 +326,7 @@ func inPlaceState(pod *Pod, p *corev1.Pod, minReady int32, w *world) {
 			pod.State = string(p.Status.Phase) // the module reads it not Ready: Running
 		}
 		pod.InPlace = &InPlaceUpdate{Waiting: v.Waiting, Container: v.Container, Resource: v.Resource, Has: v.Has, Want: v.Want}
+		pod.InPlace.OtherTag = v.Waiting == inplaceready.WaitImage && inplaceready.OtherTag(v.Has, v.Want) && !w.revisionImage(v.Container, v.Has)
 	case !ready:
 		pod.InPlace = &InPlaceUpdate{Waiting: InPlaceReady}
 		if !v.LastStart.IsZero() {

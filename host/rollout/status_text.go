@@ -124,6 +124,11 @@ func (u *InPlaceUpdate) String() string {
 	}
 	switch u.Waiting {
 	case inplaceready.WaitImage:
+		if u.OtherTag {
+			return fmt.Sprintf("updating in place (container %s: image %s → %s; %s is no revision's image: the runtime may name %s by another of its tags, "+
+				"which the pod's status cannot tell from a container not restarted yet, so it waits until you pin the image by digest or delete the pod)",
+				u.Container, has, u.Want, has, u.Want)
+		}
 		return fmt.Sprintf("updating in place (container %s: image %s → %s)", u.Container, has, u.Want)
 	case inplaceready.WaitResources:
 		return fmt.Sprintf("updating in place (container %s: %s %s → %s)", u.Container, u.Resource, has, u.Want)

@@ -191,6 +191,33 @@ func PinnedDigest(imageID, spec string) bool {
 	return i >= 0 && j >= 0 && len(spec) > i+1 && spec[i+1:] == imageID[j+1:]
 }
 
+// OtherTag: a status's image and its spec's name one repository by two tags (app:latest and app:2). A runtime
+// reports an image by one of its tags (containerd: the first, issue kubernetes/kubernetes#51017), so a
+// container restarted on the spec's image may be reported by another tag of it; but a container the kubelet
+// has not restarted yet is reported by a tag of the old image too, and nothing in the pod tells the two apart:
+// the status's imageID is a digest no tag can be compared with, and the in-place record keeps no digest from
+// before the update. Judge keeps such a pod waiting (WaitImage), since counting it would count a container
+// that may still restart; hosts say why with this (docs/in-place-updates.md, "An image reported by another
+// tag").
+func OtherTag(status, spec string) bool {
+	a, b := NormalImage(status), NormalImage(spec)
+	an, aok := taggedName(a)
+	bn, bok := taggedName(b)
+	return a != b && aok && bok && an == bn
+}
+
+// taggedName is the name of a normalized reference with a tag (not a digest).
+func taggedName(ref string) (string, bool) {
+	if strings.IndexByte(ref, '@') >= 0 {
+		return "", false
+	}
+	i := strings.LastIndexByte(ref, ':')
+	if i < strings.LastIndexByte(ref, '/') {
+		return "", false
+	}
+	return ref[:i], true
+}
+
 // NormalImage spells an image reference out: registry (docker.io for none), library/ for a Docker Hub
 // official image, and :latest for no tag or digest.
 func NormalImage(ref string) string {

@@ -79,3 +79,28 @@ func TestJudge(t *testing.T) {
 		t.Error("Applies: want a record naming the pod's own revision only")
 	}
 }
+
+// OtherTag tells a status naming the spec's repository by another tag; not another repository, the same
+// tag spelt otherwise, or a digest.
+func TestOtherTag(t *testing.T) {
+	for _, c := range []struct {
+		status, spec string
+		want         bool
+	}{
+		{"app:latest", "app:2", true},
+		{"docker.io/library/app:latest", "app:2", true},
+		{"example.com/team/app:1", "example.com/team/app:2", true},
+		{"app", "app:2", true}, // untagged is :latest
+		{"app:2", "app:2", false},
+		{"docker.io/library/app:2", "app:2", false},
+		{"other:2", "app:2", false},
+		{"app@sha256:abc", "app:2", false},
+		{"sha256:abc", "app:2", false},
+		{"localhost:5000/app:1", "localhost:5000/app:2", true},
+		{"localhost:5000/app", "localhost:5001/app", false},
+	} {
+		if got := OtherTag(c.status, c.spec); got != c.want {
+			t.Errorf("OtherTag(%q, %q) = %v, want %v", c.status, c.spec, got, c.want)
+		}
+	}
+}
