@@ -60,6 +60,11 @@ func TestErrorPlans(t *testing.T) {
 		{"pods object", mod(`"pods":[]`, `"pods":{}`), CodeInvalidSnapshot, "pods", "expected array, got object"},
 		{"pod name number", mod(`"pods":[]`, `"pods":[{"metadata":{"name":5}}]`), CodeInvalidSnapshot, "pods[0].metadata.name", "expected string, got number"},
 		{"pod labels", mod(`"pods":[]`, `"pods":[{"metadata":{"name":"web-0","labels":{"a":1}}}]`), CodeInvalidSnapshot, "pods[0].metadata.labels.a", "expected string"},
+		// the hostile probe: a number in a pod's annotations went back in the extension's update of the pod,
+		// which the host's firewall could not decode (exit 4, a module failure)
+		{"pod annotations", mod(`"pods":[]`, `"pods":[{"metadata":{"name":"web-0","annotations":{"a":5}}}]`), CodeInvalidSnapshot, "pods[0].metadata.annotations.a", "expected string, got number"},
+		{"pod annotations not an object", mod(`"pods":[]`, `"pods":[{"metadata":{"name":"web-0","annotations":[]}}]`), CodeInvalidSnapshot, "pods[0].metadata.annotations", "expected object, got array"},
+		{"claim annotations", mod(`"claims":[]`, `"claims":[{"metadata":{"name":"data-web-0","annotations":{"a":true}}}]`), CodeInvalidSnapshot, "claims[0].metadata.annotations.a", "expected string, got boolean"},
 		{"pod bad time", mod(`"pods":[]`, `"pods":[{"metadata":{"name":"web-0","deletionTimestamp":"x"}}]`), CodeInvalidSnapshot, "pods[0].metadata.deletionTimestamp", "RFC 3339"},
 		{"duplicate pods", mod(`"pods":[]`, `"pods":[{"metadata":{"name":"web-0"}},{"metadata":{"name":"web-0"}}]`), CodeInvalidSnapshot, "pods[1].metadata.name", "duplicate"},
 		{"revision number", mod(`"revisions":[]`, `"revisions":[{"metadata":{"name":"r"},"revision":"1"}]`), CodeInvalidSnapshot, "revisions[0].revision", "expected integer"},

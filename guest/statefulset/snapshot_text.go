@@ -83,6 +83,12 @@ func (d *decoder) timestampT(t jsonv.Text, base, key string) (time.Time, bool) {
 }
 
 func (d *decoder) stringMapT(t jsonv.Text, base, key string) map[string]string {
+	return d.stringsT(t, base, key, true)
+}
+
+// stringsT checks that t is an object of strings (null is read as ""), as the API server holds labels and
+// annotations, and with keep returns it as a map.
+func (d *decoder) stringsT(t jsonv.Text, base, key string, keep bool) map[string]string {
 	switch textKind(t) {
 	case jsonv.Null:
 		return nil
@@ -91,7 +97,10 @@ func (d *decoder) stringMapT(t jsonv.Text, base, key string) map[string]string {
 		d.fail(d.join(base, key), typeErr("object", kindOf(t)))
 		return nil
 	}
-	m := make(map[string]string, 8)
+	var m map[string]string
+	if keep {
+		m = make(map[string]string, 8)
+	}
 	for i := t.FirstMember(); ; {
 		k, v, next, ok := t.Member(i)
 		if !ok {
@@ -100,9 +109,13 @@ func (d *decoder) stringMapT(t jsonv.Text, base, key string) map[string]string {
 		i = next
 		switch v.Kind() {
 		case jsonv.Null:
-			m[k] = ""
+			if keep {
+				m[k] = ""
+			}
 		case jsonv.String:
-			m[k] = v.Str()
+			if keep {
+				m[k] = v.Str()
+			}
 		default:
 			d.fail(d.join(d.join(base, key), k), typeErr("string", kindOf(v)))
 		}
@@ -135,6 +148,11 @@ func (d *decoder) metaFields(f *[10]jsonv.Text, path string, full bool) objectMe
 		m.Generation, _ = d.integerT(f[3], path, "generation", 64)
 		m.Created, _ = d.timestampT(f[4], path, "creationTimestamp")
 		m.Annotations = d.stringMapT(f[5], path, "annotations")
+	} else {
+		// not read, but checked: a pod's annotations go back whole in the module's update of it (the
+		// extension in-place-update's), which the host's firewall could not decode with a number in them, and
+		// the module failed where the snapshot is what is wrong
+		d.stringsT(f[5], path, "annotations", false)
 	}
 	m.DeletionTimestamp, m.Deleting = d.timestampT(f[6], path, "deletionTimestamp")
 	m.Labels = d.stringMapT(f[7], path, "labels")

@@ -734,3 +734,41 @@ spec:
 		t.Fatalf("exit %d, want %d: %s", code, ExitFailOn, errs)
 	}
 }
+
+// A pod whose annotations hold a number (no API server stores one) is a snapshot the module rejects, exit 2
+// naming the field, from reconcile, replay and preview alike: with the extended module's in-place update it
+// was exit 4, the firewall unable to decode the pod the module sent back.
+func TestNonStringPodAnnotationIsARejectedSnapshot(t *testing.T) {
+	var snap map[string]any
+	b, err := os.ReadFile("../../examples/ci/web.snapshot.json")
+	if err != nil || json.Unmarshal(b, &snap) != nil {
+		t.Fatal(err)
+	}
+	md := snap["statefulSet"].(map[string]any)["metadata"].(map[string]any)
+	md["annotations"] = map[string]any{"ordinal.dev/module": "extended", "ordinal.dev/pod-update-policy": "InPlaceIfPossible"}
+	for _, p := range snap["pods"].([]any) {
+		p.(map[string]any)["metadata"].(map[string]any)["annotations"] = map[string]any{"a": 5}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "snapshot.json")
+	b, _ = json.Marshal(snap)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit, err := os.ReadFile("../../examples/ci/web-new-image.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	editFile := filepath.Join(dir, "web.yaml")
+	annotated := strings.Replace(string(edit), "labels: {app: web}}", "labels: {app: web}, annotations: {ordinal.dev/module: extended, ordinal.dev/pod-update-policy: InPlaceIfPossible}}", 1)
+	if err := os.WriteFile(editFile, []byte(annotated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "pods[0].metadata.annotations.a: expected string, got number"
+	for _, args := range [][]string{{"reconcile", "-f", file}, {"replay", file}, {"preview", "-f", editFile, "--from", file}} {
+		code, _, errs := run(t, "", args...)
+		if code != ExitRejected || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d saying %q", args[0], code, errs, ExitRejected, want)
+		}
+	}
+}
