@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"encoding/json"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -64,4 +66,35 @@ func inPlaceResources(r corev1.ResourceRequirements) inplaceready.Resources {
 	}
 	return inplaceready.Resources{RequestCPU: q(r.Requests, corev1.ResourceCPU), RequestMemory: q(r.Requests, corev1.ResourceMemory),
 		LimitCPU: q(r.Limits, corev1.ResourceCPU), LimitMemory: q(r.Limits, corev1.ResourceMemory)}
+}
+
+// OtherTagWait: verdict v waits for a container whose status names the spec's repository by another tag
+// (inplaceready.OtherTag) that none of the revisions (their data, as a ControllerRevision holds it) gives
+// that container: the runtime may report the spec's image by another of its tags, which the pod's status
+// cannot tell from a container not restarted yet (docs/in-place-updates.md, "An image reported by another
+// tag"); a tag of an earlier revision's image is the ordinary wait for the restart.
+func OtherTagWait(v inplaceready.Verdict, revisions [][]byte) bool {
+	if !v.Pending || v.Waiting != inplaceready.WaitImage || !inplaceready.OtherTag(v.Has, v.Want) {
+		return false
+	}
+	for _, data := range revisions {
+		var d struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers, InitContainers []struct{ Name, Image string }
+					} `json:"spec"`
+				} `json:"template"`
+			} `json:"spec"`
+		}
+		if json.Unmarshal(data, &d) != nil {
+			continue
+		}
+		for _, c := range append(d.Spec.Template.Spec.Containers, d.Spec.Template.Spec.InitContainers...) {
+			if c.Name == v.Container && inplaceready.SameImage(v.Has, c.Image) {
+				return false
+			}
+		}
+	}
+	return true
 }

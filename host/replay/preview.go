@@ -228,7 +228,8 @@ func (p *Preview) addStep(st *Step) {
 	}
 	var world []WorldEvent
 	for _, w := range st.World {
-		if w.Source == "gc" || w.Reason == "Failed" || w.Reason == ReasonLostReadiness || w.Reason == ReasonExpanded {
+		if w.Source == "gc" || w.Reason == "Failed" || w.Reason == ReasonLostReadiness || w.Reason == ReasonExpanded ||
+			w.Reason == ReasonImageByAnotherTag {
 			world = append(world, w)
 		}
 	}

@@ -121,6 +121,7 @@ func TestProbeUndoNamesThePodsMovedBackInPlace(t *testing.T) {
 // progress, or a status of the pod's generation before the update). The replay's kubelet carries that update
 // out as it carries out its own; it left the pod as it was, and every such replay ended "stuck after 0s".
 func TestProbeReplayFromAWorldMidInPlaceUpdate(t *testing.T) {
+	const anotherTag = "image reported by another tag"
 	sc, err := ParseScenario([]byte(`
 name: mid-in-place
 kubelet: {restartDelay: 10m}
@@ -161,6 +162,11 @@ events:
 		"resize in progress, status behind the pod's generation": {"observedGeneration": 1, "containerStatuses": []any{map[string]any{"name": "app", "image": "nginx:2", "ready": true, "resources": old,
 			"state": map[string]any{"running": map[string]any{"startedAt": "2026-11-22T10:00:05Z"}}}},
 			"conditions": []any{map[string]any{"type": "PodResizeInProgress", "status": "True"}, map[string]any{"type": "Ready", "status": "True"}}},
+		// a tag no revision has: the runtime may name nginx:2 so (containerd: an image's first tag), which
+		// the pod cannot tell from a container not restarted yet; the replay restarts it, and says the
+		// cluster may wait for good
+		anotherTag: {"containerStatuses": []any{map[string]any{"name": "app", "image": "docker.io/library/nginx:latest", "ready": true, "resources": old,
+			"state": map[string]any{"running": map[string]any{"startedAt": "2026-11-22T10:00:05Z"}}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var w map[string]any
@@ -198,6 +204,28 @@ events:
 			}
 			if out.Outcome.Result != "complete" {
 				t.Errorf("outcome %+v, want the rollout carried on to the end", out.Outcome)
+			}
+			said := false
+			for _, n := range out.Steps[0].World {
+				said = said || n.Reason == "ImageReportedByAnotherTag" && strings.Contains(n.Message,
+					"container app reports image docker.io/library/nginx:latest, no revision's image, for nginx:2: the replay restarts it; on the cluster")
+			}
+			if said != (name == anotherTag) {
+				t.Errorf("first step's world notes %+v: a note of the other tag %v, want %v", out.Steps[0].World, said, name == anotherTag)
+			}
+			if name != anotherTag {
+				return
+			}
+			// a preview of an edit of that world says it in its first step
+			set := w["statefulSet"].(map[string]any)
+			set["spec"].(map[string]any)["replicas"] = 4
+			edit, _ := json.Marshal(set)
+			p, err := PreviewEdit(context.Background(), world, edit, testOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Steps) == 0 || len(p.Steps[0].World) == 0 || p.Steps[0].World[0].Reason != ReasonImageByAnotherTag {
+				t.Errorf("preview steps %+v: want the first to say the image is reported by another tag", p.Steps)
 			}
 		})
 	}

@@ -164,28 +164,42 @@ func (e *engine) seedKubelet() {
 			e.kube.PodDeleted(n)
 		} else if jsonobj.GetStr(p, "status.phase") == "Pending" {
 			e.kube.PodCreated(n)
-		} else if restart, pending := inPlacePending(p); pending {
+		} else if restart, pending, v := inPlacePending(p); pending {
 			e.kube.PodSpecChanged(n, restart)
+			if kube.OtherTagWait(v, e.revisionData()) {
+				e.api.Note("kubelet", world.ReasonImageByAnotherTag, world.KindPod, n, "pod %s: container %s reports image %s, no revision's image, for %s: "+
+					"the replay restarts it; on the cluster the runtime may name %s by another of its tags, and the pod then waits for good "+
+					"(pin the image by digest, or delete the pod)", n, v.Container, v.Has, v.Want, v.Want)
+			}
 		}
 	}
 }
 
+// revisionData is the data of the world's revisions, as kube.OtherTagWait reads them.
+func (e *engine) revisionData() [][]byte {
+	var out [][]byte
+	for _, n := range e.api.Names(world.KindRevision) {
+		out = append(out, mustJSON(jsonobj.Get(e.api.Get(world.KindRevision, n), "data")))
+	}
+	return out
+}
+
 // inPlacePending: pod p was updated in place (its record names its revision: a world taken mid-rollout) and,
 // by the module's own rule, does not run that update yet; restart: its containers are to restart (a new
-// image), else only its status is behind (resources, a resize, its generation).
-func inPlacePending(p Obj) (restart, pending bool) {
+// image), else only its status is behind (resources, a resize, its generation); v is the module's verdict.
+func inPlacePending(p Obj) (restart, pending bool, v inplaceready.Verdict) {
 	// only a pod whose record names its revision is decoded whole (every pod of a 1000-pod world was)
 	record, _ := jsonobj.GetObj(p, "metadata.annotations")[abi.AnnotationInPlaceUpdate].(string)
 	if !inplaceready.Applies(jsonobj.GetStr(p, "metadata.labels.controller-revision-hash"), record) {
-		return false, false
+		return false, false, v
 	}
 	var typed corev1.Pod
 	if json.Unmarshal(mustJSON(p), &typed) != nil {
-		return false, false
+		return false, false, v
 	}
 	v, ok := kube.InPlace(&typed)
 	if !ok || !v.Pending {
-		return false, false
+		return false, false, v
 	}
-	return v.Waiting == inplaceready.WaitImage || v.Waiting == inplaceready.WaitStatus, true
+	return v.Waiting == inplaceready.WaitImage || v.Waiting == inplaceready.WaitStatus, true, v
 }

@@ -38,4 +38,7 @@ const (
 	ReasonLostReadiness = world.ReasonLostReadiness
 	ReasonRemoved       = world.ReasonRemoved
 	ReasonExpanded      = world.ReasonExpanded
+	// ReasonImageByAnotherTag is also a preview's step (docs/in-place-updates.md, "An image reported by
+	// another tag")
+	ReasonImageByAnotherTag = world.ReasonImageByAnotherTag
 )

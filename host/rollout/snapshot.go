@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -76,27 +75,11 @@ func (w *world) labels() map[string]string {
 	return l
 }
 
-// revisionImage reports whether some revision of the set gives container (a container or an init
-// container of that name) image, spelt as a runtime may report it (inplaceready.SameImage).
-func (w *world) revisionImage(container, image string) bool {
-	for _, r := range w.revisions {
-		var d struct {
-			Spec struct {
-				Template struct {
-					Spec struct {
-						Containers, InitContainers []struct{ Name, Image string }
-					} `json:"spec"`
-				} `json:"template"`
-			} `json:"spec"`
-		}
-		if json.Unmarshal(r.Data.Raw, &d) != nil {
-			continue
-		}
-		for _, c := range append(d.Spec.Template.Spec.Containers, d.Spec.Template.Spec.InitContainers...) {
-			if c.Name == container && inplaceready.SameImage(image, c.Image) {
-				return true
-			}
-		}
+// revisionData is the data of the set's revisions, as kube.OtherTagWait reads them.
+func (w *world) revisionData() [][]byte {
+	out := make([][]byte, len(w.revisions))
+	for i, r := range w.revisions {
+		out[i] = r.Data.Raw
 	}
-	return false
+	return out
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
-	"github.com/ordinal-dev/ordinal/internal/inplaceready"
 	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
@@ -326,7 +325,7 @@ func inPlaceState(pod *Pod, p *corev1.Pod, minReady int32, w *world) {
 			pod.State = string(p.Status.Phase) // the module reads it not Ready: Running
 		}
 		pod.InPlace = &InPlaceUpdate{Waiting: v.Waiting, Container: v.Container, Resource: v.Resource, Has: v.Has, Want: v.Want}
-		pod.InPlace.OtherTag = v.Waiting == inplaceready.WaitImage && inplaceready.OtherTag(v.Has, v.Want) && !w.revisionImage(v.Container, v.Has)
+		pod.InPlace.OtherTag = kube.OtherTagWait(v, w.revisionData())
 	case !ready:
 		pod.InPlace = &InPlaceUpdate{Waiting: InPlaceReady}
 		if !v.LastStart.IsZero() {

@@ -22,6 +22,9 @@ const (
 	ReasonResized       = "Resized"       // the pod's containers run new resources, in place
 	ReasonRemoved       = "Removed"       // the kubelet finished a pod's termination
 	ReasonExpanded      = "Expanded"      // the volume resizer grew a claim to its request
+	// a pod of the world as loaded names its update's image by another tag (kube.OtherTagWait): the replay
+	// restarts it, the cluster may not count it
+	ReasonImageByAnotherTag = "ImageReportedByAnotherTag"
 )
 
 // String is the event as the timeline prints it: "kubelet: pod web-0 Ready".
