@@ -82,10 +82,10 @@ func Check(ann map[string]string, exts []abi.Extension) []Finding {
 	var out []Finding
 	for _, k := range sortedKeys(ann) {
 		v := ann[k]
-		e, known := lookup(k)
-		if _, set := abi.EnumAnnotation(ann, k); known && e.Values != nil && !set {
-			continue // an empty value of a list's annotation is no annotation (abi.EnumAnnotation)
+		if unset(ann, k) {
+			continue
 		}
+		e, known := lookup(k)
 		switch {
 		case known && e.Extension != "" && has(e.Extension), reads(k):
 			// the module reads it, and says itself what it cannot read
@@ -106,12 +106,20 @@ func Check(ann map[string]string, exts []abi.Extension) []Finding {
 	return out
 }
 
+// unset: ann gives key k, whose values are a list, the empty value, which is no annotation (abi.EnumAnnotation,
+// as the module reads it).
+func unset(ann map[string]string, k string) bool {
+	e, known := lookup(k)
+	_, set := abi.EnumAnnotation(ann, k)
+	return known && e.Values != nil && !set
+}
+
 // AsksOrdinal reports whether the annotations ask anything of the controller that runs the set: an ordinal.dev/
 // key other than those Ordinal's tools write for their own use (Written: kubectl ordinal pause's saved
 // partition, the policies' record of their holds), which ask nothing of whoever runs the set.
 func AsksOrdinal(ann map[string]string) bool {
 	for k := range ann {
-		if e, known := lookup(k); strings.HasPrefix(k, abi.AnnotationPrefix) && !(known && e.Written) {
+		if e, known := lookup(k); strings.HasPrefix(k, abi.AnnotationPrefix) && !(known && e.Written) && !unset(ann, k) {
 			return true
 		}
 	}

@@ -42,6 +42,9 @@ func TestOtherController(t *testing.T) {
 			map[string]string{"ordinal.dev/paused-partition": "0"}, ""},
 		{"the policies' hold record alone", []metav1.ManagedFieldsEntry{entry("kube-controller-manager", 1, counts)},
 			map[string]string{"ordinal.dev/policy-held": "{}"}, ""},
+		// a Helm value left unset: no annotation (abi.EnumAnnotation)
+		{"an empty pod-update-policy", []metav1.ManagedFieldsEntry{entry("kube-controller-manager", 1, counts)},
+			map[string]string{"ordinal.dev/pod-update-policy": ""}, ""},
 		{"paused, and an extension asked", []metav1.ManagedFieldsEntry{entry("kube-controller-manager", 1, counts)},
 			map[string]string{"ordinal.dev/paused-partition": "0", "ordinal.dev/pod-update-policy": "InPlaceIfPossible"}, "kube-controller-manager"},
 	} {
