@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ordinal-dev/ordinal/guest/statefulset"
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/jsonobj"
 )
 
 // `ordinal preview` refuses the edits kube-apiserver refuses, with kube-apiserver's message, and exits 1;
@@ -186,4 +188,54 @@ func minorOf(v string) string {
 		return v
 	}
 	return parts[0] + "." + parts[1]
+}
+
+// A pods/resize that would change the pod's QoS class: kube-apiserver refuses it, and the replay's API server
+// refuses the same resize of the same stored pod with the same cause (kube.ValidatePodResize, the in-memory
+// API server's check; internal/qos, the class rule the module's in-place updates use too).
+func TestResizeThatChangesTheQoSClassIsRefusedAsTheAPIServerDoes(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	ns := newNamespace(t, ctx)
+	res := func(cpuRequest string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuRequest), corev1.ResourceMemory: resource.MustParse("64Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}
+	}
+	pod, err := cfg.kc.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "qos", Namespace: ns},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: res("100m")}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.QOSClass != corev1.PodQOSGuaranteed {
+		t.Fatalf("created with QoS class %q", pod.Status.QOSClass)
+	}
+	resized := pod.DeepCopy()
+	resized.Spec.Containers[0].Resources = res("50m") // Burstable
+	_, apiErr := cfg.kc.CoreV1().Pods(ns).UpdateResize(ctx, pod.Name, resized, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	const cause = `spec: Invalid value: "Guaranteed": Pod QOS Class may not change as a result of resizing`
+	if apiErr == nil || !strings.Contains(apiErr.Error(), cause) {
+		t.Fatalf("kube-apiserver's answer to a resize to Burstable: %v; want it to say %q", apiErr, cause)
+	}
+	toObj := func(p *corev1.Pod) jsonobj.Obj {
+		b, _ := json.Marshal(p)
+		o, err := jsonobj.DecodeObj(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	ours := kube.ValidatePodResize(toObj(pod), toObj(resized))
+	if ours == nil || !strings.Contains(apiErr.Error(), ours.Error()) {
+		t.Errorf("the replay's refusal differs from kube-apiserver's:\n replay: %v\n server: %v", ours, apiErr)
+	}
+	within := pod.DeepCopy()
+	within.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("200m")
+	within.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU] = resource.MustParse("200m")
+	if _, err := cfg.kc.CoreV1().Pods(ns).UpdateResize(ctx, pod.Name, within, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil ||
+		kube.ValidatePodResize(toObj(pod), toObj(within)) != nil {
+		t.Errorf("a resize within Guaranteed: kube-apiserver %v, replay %v", err, kube.ValidatePodResize(toObj(pod), toObj(within)))
+	}
 }
