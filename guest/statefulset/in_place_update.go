@@ -42,9 +42,9 @@ const (
 	reasonInPlaceBlocked = "InPlaceBlocked" // InPlaceOnly holds a pod, and says why
 )
 
-// podUpdatePolicy is the set's pod-update-policy: "" for ReCreate (upstream), absent, empty
-// (enumAnnotation), or the faithful module. An invalid value holds every pod write (podsHeld) with a warning: whoever wrote it asked not to
-// have pods recreated, so falling back to recreating them would do what they meant to avoid.
+// podUpdatePolicy is the set's pod-update-policy: "" for ReCreate (upstream), absent, empty (enumAnnotation),
+// or the faithful module. An invalid value holds every pod write (podsHeld) with a warning: whoever wrote it
+// asked not to have pods recreated, so falling back to recreating them would do what they meant to avoid.
 func (s *syncer) podUpdatePolicy() string {
 	if !extendedBuild {
 		return ""
