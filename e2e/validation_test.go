@@ -213,6 +213,7 @@ func TestResizeThatChangesTheQoSClassIsRefusedAsTheAPIServerDoes(t *testing.T) {
 		t.Fatalf("created with QoS class %q", pod.Status.QOSClass)
 	}
 	resized := pod.DeepCopy()
+	resized.ResourceVersion = ""                      // unconditional: the scheduler and the kubelet write the pod after its creation
 	resized.Spec.Containers[0].Resources = res("50m") // Burstable
 	_, apiErr := cfg.kc.CoreV1().Pods(ns).UpdateResize(ctx, pod.Name, resized, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 	const cause = `spec: Invalid value: "Guaranteed": Pod QOS Class may not change as a result of resizing`
@@ -232,6 +233,7 @@ func TestResizeThatChangesTheQoSClassIsRefusedAsTheAPIServerDoes(t *testing.T) {
 		t.Errorf("the replay's refusal differs from kube-apiserver's:\n replay: %v\n server: %v", ours, apiErr)
 	}
 	within := pod.DeepCopy()
+	within.ResourceVersion = ""
 	within.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("200m")
 	within.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU] = resource.MustParse("200m")
 	if _, err := cfg.kc.CoreV1().Pods(ns).UpdateResize(ctx, pod.Name, within, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil ||
