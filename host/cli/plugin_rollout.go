@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/host/rollout"
@@ -60,6 +61,9 @@ revision's, nothing is written ("skipped rollback").`,
 	return cmd
 }
 
+// conflictRetries bounds the verbs' retries of a patch a status write alone made the API server refuse.
+const conflictRetries = 5
+
 // rolloutVerb is one of the verbs: read the set (and, for undo, its snapshot with the revisions), make the
 // patch, send it with the set's resourceVersion as precondition, and say what happened as kubectl does.
 func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *appsv1.StatefulSet, snapshot []byte, resource string, custom bool) (rollout.Patch, error), needsRevisions bool) *cobra.Command {
@@ -74,31 +78,50 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *app
 				return err
 			}
 			ctx := cmdContext(cmd)
-			var set *appsv1.StatefulSet
-			var snapJSON []byte
-			if needsRevisions {
-				snap, objs, err := snapshot.Live(ctx, c, t, ns, name, time.Now(), nil)
-				if err != nil {
+			ref := strings.ToLower(t.Kind) + "." + t.GroupVersion.Group + "/" + name
+			var p rollout.Patch
+			var conflict error // the 409 of the last attempt
+			for attempt, generation := 0, int64(-1); ; attempt++ {
+				var set *appsv1.StatefulSet
+				var snapJSON []byte
+				if needsRevisions {
+					snap, objs, err := snapshot.Live(ctx, c, t, ns, name, time.Now(), nil)
+					if err != nil {
+						return withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
+					}
+					set, snapJSON = objs.Set, snap.JSON
+				} else if set, err = snapshot.GetSet(ctx, c, t, ns, name); err != nil {
 					return withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
 				}
-				set, snapJSON = objs.Set, snap.JSON
-			} else if set, err = snapshot.GetSet(ctx, c, t, ns, name); err != nil {
-				return withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
-			}
-			resource := t.Resource + "." + t.GroupVersion.Group
-			p, err := patch(set, snapJSON, resource, t.Custom)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			ref := strings.ToLower(t.Kind) + "." + t.GroupVersion.Group + "/" + name
-			if p.Data != nil {
+				switch {
+				case generation < 0:
+					generation = set.Generation
+				case set.Generation != generation: // the spec was edited since the first read: its 409 stands
+					return withCode(ExitUsage, conflict)
+				}
+				resource := t.Resource + "." + t.GroupVersion.Group
+				if p, err = patch(set, snapJSON, resource, t.Custom); err != nil {
+					return withCode(ExitUsage, err)
+				}
+				if p.Data == nil {
+					break
+				}
 				pt := types.MergePatchType
 				if p.JSONPatch {
 					pt = types.JSONPatchType
 				}
-				if _, err := snapshot.PatchSet(ctx, c, t, ns, name, pt, p.Data, "kubectl-ordinal-"+verb); err != nil {
+				_, err = snapshot.PatchSet(ctx, c, t, ns, name, pt, p.Data, "kubectl-ordinal-"+verb)
+				if err == nil {
+					break
+				}
+				// The patch's resourceVersion refuses an edit made since the read; but a controller writes the
+				// set's status on each sync of a rollout, a new resourceVersion each time, so a verb sent
+				// mid-rollout (when it is needed) met a 409 for a status write alone. Read again and retry
+				// while the spec is the one first read (its generation); an edit of the spec keeps the 409.
+				if !apierrors.IsConflict(err) || attempt >= conflictRetries {
 					return withCode(ExitUsage, err)
 				}
+				conflict = err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", ref, p.Done)
 			if p.Note != "" {
