@@ -81,10 +81,13 @@ type Revision struct {
 
 // Pod is one pod of the grid.
 type Pod struct {
-	Name        string `json:"name"`
-	Ordinal     int    `json:"ordinal"`
-	Revision    string `json:"revision"` // the revision's letter (RevisionLetter); "?" for a revision the set does not have
-	State       string `json:"state"`    // Ready, Available, Running, Pending, Failed, Succeeded, Unknown
+	Name     string `json:"name"`
+	Ordinal  int    `json:"ordinal"`
+	Revision string `json:"revision"` // the revision's letter (RevisionLetter); "?" for a revision the set does not have
+	State    string `json:"state"`    // Ready, Available, Running, Pending, Failed, Succeeded, Unknown
+	// Reason is why a pod that is not Ready does not run, as kubectl get pods says it: the reason a container
+	// waits (ImagePullBackOff, CrashLoopBackOff, CreateContainerConfigError, ...), init containers first.
+	Reason      string `json:"reason,omitempty"`
 	Terminating bool   `json:"terminating,omitempty"`
 	// InPlace is the pod's in-place update while it is under way (extension in-place-update, on a module that
 	// has it: Reading.InPlace): the pod was moved to its revision in place and does not run it yet, or runs it
@@ -208,6 +211,9 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 			l = UnknownRevision
 		}
 		pod := Pod{Name: p.Name, Ordinal: o, Revision: l, State: podState(p, set.Spec.MinReadySeconds, w), Terminating: p.DeletionTimestamp != nil}
+		if pod.State != "Ready" && pod.State != "Available" {
+			pod.Reason = waitingReason(p)
+		}
 		if r.InPlace && p.DeletionTimestamp == nil {
 			inPlaceState(&pod, p, set.Spec.MinReadySeconds, w)
 		}
@@ -307,6 +313,20 @@ func podState(p *corev1.Pod, minReady int32, w *world) string {
 		return "Pending"
 	}
 	return string(p.Status.Phase)
+}
+
+// waitingReason is the reason the pod's first waiting container gives (init containers first), as kubectl's
+// STATUS column shows it; "" when none waits with a reason, or only for its start (ContainerCreating,
+// PodInitializing: nothing is wrong yet).
+func waitingReason(p *corev1.Pod) string {
+	for _, cs := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for _, c := range cs {
+			if w := c.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+				return w.Reason
+			}
+		}
+	}
+	return ""
 }
 
 // inPlaceState reads a pod extension in-place-update moved to its revision as the module does (kube.InPlace):

@@ -295,3 +295,87 @@ func TestStatusShowsTheSetsConditions(t *testing.T) {
 		}
 	}
 }
+
+// snapshotAfter replays a recorded scenario through its first n events (and until the world settles) and
+// returns the world it leaves, as a snapshot.
+func snapshotAfter(t *testing.T, name string, n int) []byte {
+	t.Helper()
+	sc, err := replay.LoadScenario(filepath.Join("..", "..", "testdata", "scenarios", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Events = sc.Events[:n]
+	tl, err := replay.Run(context.Background(), sc, replay.Options{Module: module})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl.Final
+}
+
+// editPod changes the snapshot's pod named name with a function over its generic JSON.
+func editPod(t *testing.T, snapshot []byte, name string, f func(pod map[string]any)) []byte {
+	t.Helper()
+	var s map[string]any
+	if err := json.Unmarshal(snapshot, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s["pods"].([]any) {
+		if pod := p.(map[string]any); pod["metadata"].(map[string]any)["name"] == name {
+			f(pod)
+		}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A user who reverted a broken release of an OrderedReady set (kubectl ordinal undo) was told only that the
+// controller waits for web-2 to be Running and Ready: not that web-2 is at the revision just left, cannot
+// become Ready, and holds the set for good (upstream's forced-rollback trap), nor the way out. Nor why the pod
+// does not run: kubectl get pods says ImagePullBackOff, the status said Pending.
+func TestStatusNamesTheForcedRollbackTrapAndItsWayOut(t *testing.T) {
+	reverted := snapshotAfter(t, "forced-rollback-trap", 2) // the broken release, then the template reverted
+	pulling := editPod(t, reverted, "web-2", func(pod map[string]any) {
+		pod["status"] = map[string]any{"phase": "Pending", "containerStatuses": []any{map[string]any{"name": "nginx", "image": "registry.k8s.io/nginx-slim:0.28", "ready": false,
+			"state": map[string]any{"waiting": map[string]any{"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}}}
+	})
+	recovering := edit(t, reverted, func(set map[string]any) {
+		set["metadata"].(map[string]any)["annotations"] = map[string]any{abi.AnnotationRecoverStuckAfter: "10m"}
+	})
+	for _, c := range []struct {
+		name     string
+		snapshot []byte
+		want     []string
+		not      []string
+	}{
+		{"reverted", reverted, []string{"OrderedReady: waiting for web-2 (B, Running) to be Running and Ready",
+			"web-2 is at a revision other than the update revision C: the controller replaces it only once it is Ready",
+			"(the forced-rollback trap); to get out: kubectl delete pod web-2 -n default, and the controller recreates it at C"}, nil},
+		{"image pull", pulling, []string{"waiting for web-2 (B, Pending: ImagePullBackOff)", "kubectl delete pod web-2 -n default"}, nil},
+		{"recover-stuck", recovering, []string{"ordinal.dev/recover-stuck-after: 10m deletes such a pod once it has not been Ready that long"}, []string{"kubectl delete pod"}},
+		// A pod at the update revision is the rollout's own: no trap.
+		{"new revision", finalSnapshot(t, "create-never-ready"), []string{"waiting for web-0 (A, Running)"}, []string{"forced-rollback", "kubectl delete pod"}},
+	} {
+		st := statusOf(t, c.snapshot)
+		reasons := strings.Join(st.Reasons, "\n")
+		for _, w := range c.want {
+			if !strings.Contains(reasons, w) {
+				t.Errorf("%s: reasons lack %q:\n%s", c.name, w, reasons)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(reasons, w) {
+				t.Errorf("%s: reasons say %q:\n%s", c.name, w, reasons)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := statusOf(t, pulling).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Pending (ImagePullBackOff)") {
+		t.Errorf("the pods' grid does not say why web-2 does not run:\n%s", b.String())
+	}
+}

@@ -107,6 +107,9 @@ type podRun struct {
 
 func (r podRun) state() string {
 	s := r.pod.State
+	if r.pod.Reason != "" {
+		s += " (" + r.pod.Reason + ")"
+	}
 	if r.pod.Terminating {
 		s += ", terminating"
 	}
@@ -151,7 +154,7 @@ func (u *InPlaceUpdate) String() string {
 func podRuns(pods []Pod) []podRun {
 	var out []podRun
 	for _, r := range ordinal.Runs(pods, func(p Pod) int64 { return int64(p.Ordinal) }, func(a, b Pod) bool {
-		return a.Revision == b.Revision && a.State == b.State && a.Terminating == b.Terminating &&
+		return a.Revision == b.Revision && a.State == b.State && a.Reason == b.Reason && a.Terminating == b.Terminating &&
 			(a.InPlace == nil) == (b.InPlace == nil) && (a.InPlace == nil || *a.InPlace == *b.InPlace)
 	}) {
 		names := pods[r[0]].Name

@@ -56,6 +56,7 @@ func podWrites(next Next) []string {
 // podGroups are a set's pods by what a sync that writes to none of them may be waiting for.
 type podGroups struct {
 	terminating, notReady, notAvailable []string
+	notReadyOld                         []string // of notReady, the names of those at another revision than the update revision
 	old                                 []string // in the set's range, at another revision than the update revision
 	oldAbove                            []string // of those, at or above the partition
 	missing                             []string // ordinals in the range with no pod
@@ -74,6 +75,9 @@ func groupPods(set *appsv1.StatefulSet, pods []Pod, update string) podGroups {
 			g.terminating = append(g.terminating, p.Name)
 		case p.State != "Ready" && p.State != "Available":
 			g.notReady = append(g.notReady, describeWaiting(p))
+			if in && (p.Revision == UnknownRevision || update != p.Revision) {
+				g.notReadyOld = append(g.notReadyOld, p.Name)
+			}
 		case set.Spec.MinReadySeconds > 0 && p.State != "Available":
 			g.notAvailable = append(g.notAvailable, p.Name)
 		}
@@ -97,10 +101,14 @@ func groupPods(set *appsv1.StatefulSet, pods []Pod, update string) podGroups {
 
 // describeWaiting names a pod not Ready with its revision and state (and an in-place update under way).
 func describeWaiting(p Pod) string {
-	if p.InPlace != nil {
-		return fmt.Sprintf("%s (%s, %s, %s)", p.Name, p.Revision, p.State, p.InPlace)
+	state := p.State
+	if p.Reason != "" {
+		state += ": " + p.Reason
 	}
-	return fmt.Sprintf("%s (%s, %s)", p.Name, p.Revision, p.State)
+	if p.InPlace != nil {
+		return fmt.Sprintf("%s (%s, %s, %s)", p.Name, p.Revision, state, p.InPlace)
+	}
+	return fmt.Sprintf("%s (%s, %s)", p.Name, p.Revision, state)
 }
 
 // waitingFor is the state of a rollout whose next sync writes to no pod, and the rule it waits by (blocked:
@@ -119,6 +127,9 @@ func waitingFor(w *world, g podGroups, update, blocked string) (string, string) 
 			r += " before the controller creates " + g.missing[0]
 		} else {
 			r += "; until then no other pod is created, deleted or updated"
+		}
+		if len(g.notReadyOld) > 0 && rolling {
+			r += forcedRollback(set, g.notReadyOld, update)
 		}
 		return StateWaiting, r
 	case len(g.notReady) > 0 && len(g.oldAbove) > 0 && rolling && g.unavailable >= maxUnavailable(set, w):
@@ -153,6 +164,21 @@ func waitingFor(w *world, g podGroups, update, blocked string) (string, string) 
 			maxUnavailable(set, w), g.unavailable, plural(g.unavailable), list(g.oldAbove), verbS(len(g.oldAbove)))
 	}
 	return StateWaiting, list(g.oldAbove) + " still to be updated, yet the next sync deletes no pod"
+}
+
+// forcedRollback says the way out of upstream's forced-rollback trap (kubernetes/kubernetes#67250) for an
+// OrderedReady set waiting on pods not Ready at a revision the rollout left (a broken release reverted, or
+// rolled forward): the controller replaces such a pod only once it is Ready, so one that cannot become Ready
+// holds the set for good, whatever the template says, unless it is deleted or recover-stuck deletes it.
+func forcedRollback(set *appsv1.StatefulSet, pods []string, update string) string {
+	s := fmt.Sprintf(". %s %s at a revision other than the update revision %s: the controller replaces %s only once %s Ready, "+
+		"so if %s cannot become Ready (an image that cannot be pulled, a crash), the rollout stays here whatever the template says (the forced-rollback trap)",
+		list(pods), map[bool]string{true: "is", false: "are"}[len(pods) == 1], update, pronoun(len(pods)),
+		map[bool]string{true: "it is", false: "they are"}[len(pods) == 1], pronoun(len(pods)))
+	if after := set.Annotations[abi.AnnotationRecoverStuckAfter]; after != "" {
+		return s + fmt.Sprintf("; %s: %s deletes such a pod once it has not been Ready that long (on the extended module), and it is recreated at %s", abi.AnnotationRecoverStuckAfter, after, update)
+	}
+	return s + fmt.Sprintf("; to get out: kubectl delete pod %s -n %s, and the controller recreates %s at %s", strings.Join(pods, " "), set.Namespace, pronoun(len(pods)), update)
 }
 
 // list joins names, eliding the middle of long lists: a 1000-pod set's reasons stay one line.
