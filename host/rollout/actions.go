@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
+	"github.com/ordinal-dev/ordinal/host/kube"
+	"github.com/ordinal-dev/ordinal/internal/ordinal"
 )
 
 // kubectl rollout's verbs for a StatefulSet, as patches of the live set: restart and undo as kubectl does
@@ -175,5 +178,37 @@ func Undo(snapshot []byte, resource string, toRevision int64) (Patch, error) {
 	if err != nil {
 		return Patch{}, err
 	}
-	return Patch{JSONPatch: true, Data: data, Done: "rolled back"}, nil
+	return Patch{JSONPatch: true, Data: data, Done: "rolled back", Note: undoNote(w, to)}, nil
+}
+
+// undoNote is what a user rolling back should know: a paused set rolls back only once resumed; and under
+// OrderedReady a pod not Ready at a revision other than the one rolled back to holds the rollback (the
+// controller waits for it, and replaces it only once it is Ready: upstream's forced-rollback trap), so a
+// broken release's pod has to be deleted unless recover-stuck replaces it.
+func undoNote(w *world, to *appsv1.ControllerRevision) string {
+	set := w.set
+	var notes []string
+	if paused(set) {
+		notes = append(notes, "the set is paused: the rollback rolls out once it is resumed (kubectl ordinal resume)")
+	}
+	var stuck []string
+	first, n := start(set), replicas(set)
+	for _, p := range w.pods {
+		o, ok := ordinal.Ordinal(p.Name)
+		if ok && int32(o) >= first && int32(o) < first+n && p.DeletionTimestamp == nil &&
+			p.Labels[appsv1.ControllerRevisionHashLabelKey] != to.Name && !kube.PodRunningAndReady(p) {
+			stuck = append(stuck, p.Name)
+		}
+	}
+	if len(stuck) > 0 && set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement && set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType {
+		note := fmt.Sprintf("%s not Ready and not at revision %d: under OrderedReady the controller waits for %s before it rolls back any other pod, "+
+			"and replaces %s only once Ready (the forced-rollback trap)", list(stuck), to.Revision, pronoun(len(stuck)), pronoun(len(stuck)))
+		if after := set.Annotations[abi.AnnotationRecoverStuckAfter]; after != "" {
+			note += fmt.Sprintf("; %s: %s deletes such a pod once it has not been Ready that long (on the extended module)", abi.AnnotationRecoverStuckAfter, after)
+		} else {
+			note += fmt.Sprintf("; if it cannot become Ready, delete it: kubectl delete pod %s -n %s", strings.Join(stuck, " "), set.Namespace)
+		}
+		notes = append(notes, note)
+	}
+	return strings.Join(notes, "; ")
 }

@@ -141,3 +141,38 @@ func TestUndo(t *testing.T) {
 		t.Errorf("undo to a revision that is not there: %v", err)
 	}
 }
+
+// A user who undid a broken release of an OrderedReady set got "rolled back" and nothing else, and the set
+// stayed where it was for good: web-2, at the broken revision and never Ready, is waited for and replaced
+// only once Ready (upstream's forced-rollback trap). Undo now says so and how to get out; and that a paused
+// set rolls back only once resumed, as restart says.
+func TestUndoSaysWhatHoldsTheRollback(t *testing.T) {
+	broken := snapshotAfter(t, "forced-rollback-trap", 1) // web-2 at revision B, never Ready
+	p, err := rollout.Undo(broken, "statefulsets.apps", 0)
+	if err != nil || p.Done != "rolled back" {
+		t.Fatalf("undo: %q %v", p.Done, err)
+	}
+	if want := "web-2 not Ready and not at revision 1: under OrderedReady the controller waits for it before it rolls back any other pod"; !strings.Contains(p.Note, want) ||
+		!strings.Contains(p.Note, "kubectl delete pod web-2 -n default") {
+		t.Errorf("undo's note %q, want %q and the delete", p.Note, want)
+	}
+	recovering := edit(t, broken, func(set map[string]any) {
+		set["metadata"].(map[string]any)["annotations"] = map[string]any{abi.AnnotationRecoverStuckAfter: "10m"}
+	})
+	if p, _ := rollout.Undo(recovering, "statefulsets.apps", 0); !strings.Contains(p.Note, "ordinal.dev/recover-stuck-after: 10m deletes such a pod") || strings.Contains(p.Note, "kubectl delete") {
+		t.Errorf("undo's note with recover-stuck: %q", p.Note)
+	}
+	parallel := edit(t, broken, func(set map[string]any) { spec(set)["podManagementPolicy"] = "Parallel" })
+	if p, _ := rollout.Undo(parallel, "statefulsets.apps", 0); p.Note != "" {
+		t.Errorf("a Parallel set replaces the broken pod itself, yet undo notes %q", p.Note)
+	}
+	paused := edit(t, finalSnapshot(t, "partition-canary"), func(set map[string]any) {
+		set["metadata"].(map[string]any)["annotations"] = map[string]any{rollout.PausedPartitionAnnotation: "0"}
+	})
+	if p, _ := rollout.Undo(paused, "statefulsets.apps", 0); p.Note != "the set is paused: the rollback rolls out once it is resumed (kubectl ordinal resume)" {
+		t.Errorf("undo of a paused set notes %q", p.Note)
+	}
+	if p, _ := rollout.Undo(finalSnapshot(t, "partition-canary"), "statefulsets.apps", 0); p.Note != "" {
+		t.Errorf("undo of a settled set notes %q", p.Note)
+	}
+}
