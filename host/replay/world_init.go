@@ -162,7 +162,7 @@ func (e *engine) seedKubelet() {
 		p := e.api.Get(world.KindPod, n)
 		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
 			e.kube.PodDeleted(n)
-		} else if jsonobj.GetStr(p, "status.phase") == "Pending" {
+		} else if jsonobj.GetStr(p, "status.phase") == "Pending" && !imagePullFailing(p) {
 			e.kube.PodCreated(n)
 		} else if restart, pending, v := inPlacePending(p); pending {
 			e.kube.PodSpecChanged(n, restart)
@@ -182,6 +182,22 @@ func (e *engine) revisionData() [][]byte {
 		out = append(out, mustJSON(jsonobj.Get(e.api.Get(world.KindRevision, n), "data")))
 	}
 	return out
+}
+
+// imagePullFailing: a container of pod p waits for an image its kubelet failed to pull (kubelet's
+// ErrImagePull, ImagePullBackOff, InvalidImageName, ErrImageNeverPull). Such a pod of a live world stays
+// Pending: started by the model, a preview of the edit that fixes a broken release had the broken pod come
+// up, and its OrderedReady rollout complete at once, where the live controller waits on that pod for good.
+func imagePullFailing(p Obj) bool {
+	for _, key := range []string{"status.initContainerStatuses", "status.containerStatuses"} {
+		for _, c := range jsonobj.GetArr(p, key) {
+			switch jsonobj.GetStr(c, "state.waiting.reason") {
+			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // inPlacePending: pod p was updated in place (its record names its revision: a world taken mid-rollout) and,
