@@ -235,7 +235,7 @@ func OfWith(snapshot []byte, plan *abi.Plan, r Reading) (*Status, error) {
 			st.Next.Error = plan.Error.Code + ": " + plan.Error.Message
 		}
 	}
-	st.State, st.Reasons = explain(w, st, labels, update, inPlaceBlocked(conds))
+	st.State, st.Reasons = explain(w, st, labels, update, inPlaceBlocked(conds), pausedBy(w.set, plan, conds, update))
 	if m := r.OtherController; m != "" {
 		st.OtherController = m
 		st.Reasons = append([]string{OtherControllerSays(m, set.Name, "the next sync shown here does")}, st.Reasons...)

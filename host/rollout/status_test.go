@@ -312,6 +312,21 @@ func snapshotAfter(t *testing.T, name string, n int) []byte {
 	return tl.Final
 }
 
+// snapshotAfterWith is snapshotAfter for a scenario whose set names a module (named gives it).
+func snapshotAfterWith(t *testing.T, name string, n int, named func(context.Context, string) (plan.Reconciler, error)) []byte {
+	t.Helper()
+	sc, err := replay.LoadScenario(filepath.Join("..", "..", "testdata", "scenarios", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Events = sc.Events[:n]
+	tl, err := replay.Run(context.Background(), sc, replay.Options{Module: module, NamedModule: named})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl.Final
+}
+
 // editPod changes the snapshot's pod named name with a function over its generic JSON.
 func editPod(t *testing.T, snapshot []byte, name string, f func(pod map[string]any)) []byte {
 	t.Helper()
@@ -378,4 +393,67 @@ func TestStatusNamesTheForcedRollbackTrapAndItsWayOut(t *testing.T) {
 	if !strings.Contains(b.String(), "Pending (ImagePullBackOff)") {
 		t.Errorf("the pods' grid does not say why web-2 does not run:\n%s", b.String())
 	}
+}
+
+// A paused rollout's status did not say it was paused: an ordinal.dev set paused mid-rollout read "web-0, web-1
+// still to be updated, yet the next sync deletes no pod", an apps/v1 set paused by kubectl ordinal pause
+// "partition 2147483647 holds back ...", and a set on-progress-deadline Pause holds named only the pod it
+// waited for, though that pod becoming Ready would not move it. Each now says what holds it and how to go on.
+func TestStatusSaysWhatPausesTheRollout(t *testing.T) {
+	ext := extendedModule(t)
+	deadline, err := replay.ParseScenario([]byte(strings.Replace(string(mustRead(t, filepath.Join("..", "..", "testdata", "scenarios", "progress-deadline.yaml"))),
+		`ordinal.dev/progress-deadline-seconds: "60"`, `ordinal.dev/progress-deadline-seconds: "60"`+"\n        ordinal.dev/on-progress-deadline: Pause", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(context.Context, string) (plan.Reconciler, error) { return ext, nil }
+	tl, err := replay.Run(context.Background(), deadline, replay.Options{Module: module, NamedModule: named})
+	if err != nil {
+		t.Fatal(err)
+	}
+	partitionPaused := edit(t, finalSnapshot(t, "partition-canary"), func(set map[string]any) {
+		set["metadata"].(map[string]any)["annotations"] = map[string]any{rollout.PausedPartitionAnnotation: "1"}
+		spec(set)["updateStrategy"].(map[string]any)["rollingUpdate"].(map[string]any)["partition"] = 2147483647
+		c := spec(set)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+		c["image"] = "registry.k8s.io/nginx-slim:0.30" // a new release, which the pause holds
+	})
+	for _, c := range []struct {
+		name     string
+		snapshot []byte
+		state    string
+		want     []string
+		not      string
+	}{
+		{"paused", snapshotAfterWith(t, "pause-mid-rollout", 3, named), rollout.StateWaiting,
+			[]string{`paused (ordinal.dev/paused: "true"): no pod is created, deleted or updated until kubectl ordinal resume statefulset/web`}, "still to be updated"},
+		{"partition", partitionPaused, rollout.StateWaiting,
+			[]string{"paused by kubectl ordinal pause: partition 2147483647 holds every pod back (the partition was 1); kubectl ordinal resume statefulset/web lets the rollout go on"}, "partition 2147483647 holds back"},
+		{"progress deadline", tl.Final, rollout.StateWaiting, []string{"ordinal.dev/on-progress-deadline: Pause holds the rollout: it made no progress to revision web-",
+			"until the template changes (a fix, or kubectl ordinal undo statefulset/web) or the annotation is removed", "OrderedReady: waiting for web-2"}, ""},
+		// Settled: nothing is held.
+		{"settled", snapshotAfterWith(t, "pause-mid-rollout", 1, named), rollout.StateComplete, nil, "paused"},
+	} {
+		st := statusWith(t, ext, c.snapshot, false)
+		reasons := strings.Join(st.Reasons, "\n")
+		if st.State != c.state {
+			t.Errorf("%s: state %s, want %s:\n%s", c.name, st.State, c.state, reasons)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(reasons, w) {
+				t.Errorf("%s: reasons lack %q:\n%s", c.name, w, reasons)
+			}
+		}
+		if c.not != "" && strings.Contains(reasons, c.not) {
+			t.Errorf("%s: reasons say %q:\n%s", c.name, c.not, reasons)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -18,7 +18,7 @@ import (
 // terminating pods are waited for, minReadySeconds delays availability, maxUnavailable caps the pods
 // being replaced, the partition holds lower ordinals back, OnDelete replaces nothing), and the extension
 // in-place-update's InPlaceOnly hold (blocked: its condition's message).
-func explain(w *world, st *Status, labels map[string]string, update, blocked string) (string, []string) {
+func explain(w *world, st *Status, labels map[string]string, update, blocked, paused string) (string, []string) {
 	if st.Next.Error != "" {
 		return StateFailed, []string{"the module reports " + st.Next.Error}
 	}
@@ -33,13 +33,59 @@ func explain(w *world, st *Status, labels map[string]string, update, blocked str
 	} else {
 		var why string
 		state, why = waitingFor(w, groupPods(w.set, st.Pods, labels[update]), labels[update], blocked)
-		reasons = append(reasons, why)
+		switch {
+		case paused == "" || state == StateComplete:
+		case state == StatePartitioned && w.set.Annotations[PausedPartitionAnnotation] != "", strings.HasSuffix(why, stillToUpdate):
+			why = "" // the partition is the pause's; the pods still to be updated are what it holds
+			state = StateWaiting
+		default:
+			state = StateWaiting
+		}
+		if paused != "" && state != StateComplete {
+			reasons = append(reasons, paused)
+		}
+		if why != "" {
+			reasons = append(reasons, why)
+		}
 	}
 	if st.Next.RequeueAfterSeconds > 0 {
 		d := hostplan.RequeueAfter(st.Next.RequeueAfterSeconds).Round(time.Second)
 		reasons = append(reasons, fmt.Sprintf("the controller syncs again in %s (requeue)", max(d, time.Second)))
 	}
 	return state, reasons
+}
+
+// pausedBy says what pauses the set's rollout, with the way to let it go on, or "": kubectl ordinal pause
+// (the pause extension's annotation, when the module's plan says it holds pods back: its Paused event; on
+// apps/v1, the partition it raised), or extension progress-deadline's on-progress-deadline Pause once the
+// rollout to the update revision passed its deadline (the module's progressDeadlinePaused: its
+// Progressing=False condition names that revision). Such a set's status said only that pods were "still to
+// be updated, yet the next sync deletes no pod", or that a partition of 2147483647 held them.
+func pausedBy(set *appsv1.StatefulSet, plan *abi.Plan, conds []appsv1.StatefulSetCondition, update string) string {
+	ref := "statefulset/" + set.Name
+	if set.APIVersion != "" && set.APIVersion != "apps/v1" {
+		ref = "osts/" + set.Name
+	}
+	if plan != nil {
+		for _, e := range plan.Events {
+			if e.Reason == "Paused" {
+				return fmt.Sprintf("paused (%s: \"true\"): no pod is created, deleted or updated until kubectl ordinal resume %s", abi.AnnotationPaused, ref)
+			}
+		}
+	}
+	if saved, ok := set.Annotations[PausedPartitionAnnotation]; ok && partition(set) == pausedPartition {
+		return fmt.Sprintf("paused by kubectl ordinal pause: partition %d holds every pod back (the partition was %s); kubectl ordinal resume %s lets the rollout go on",
+			pausedPartition, saved, ref)
+	}
+	if set.Annotations[abi.AnnotationOnProgressDeadline] == "Pause" && set.Annotations[abi.AnnotationProgressDeadlineSeconds] != "" && update != "" {
+		for _, c := range conds {
+			if c.Type == "Progressing" && c.Status == "False" && c.Reason == abi.EventProgressDeadlineExceeded && strings.Contains(c.Message, "revision "+update+".") {
+				return fmt.Sprintf("%s: Pause holds the rollout: it made no progress to revision %s for its deadline; no pod is created, deleted or updated "+
+					"until the template changes (a fix, or kubectl ordinal undo %s) or the annotation is removed", abi.AnnotationOnProgressDeadline, update, ref)
+			}
+		}
+	}
+	return ""
 }
 
 // podWrites are the next sync's writes to pods and claims that it expects to succeed, as "verb name".
@@ -163,7 +209,7 @@ func waitingFor(w *world, g podGroups, update, blocked string) (string, string) 
 		return StateWaiting, fmt.Sprintf("maxUnavailable %d reached: %d pod%s unavailable; %s wait%s",
 			maxUnavailable(set, w), g.unavailable, plural(g.unavailable), list(g.oldAbove), verbS(len(g.oldAbove)))
 	}
-	return StateWaiting, list(g.oldAbove) + " still to be updated, yet the next sync deletes no pod"
+	return StateWaiting, list(g.oldAbove) + stillToUpdate
 }
 
 // forcedRollback says the way out of upstream's forced-rollback trap (kubernetes/kubernetes#67250) for an
@@ -180,6 +226,9 @@ func forcedRollback(set *appsv1.StatefulSet, pods []string, update string) strin
 	}
 	return s + fmt.Sprintf("; to get out: kubectl delete pod %s -n %s, and the controller recreates %s at %s", strings.Join(pods, " "), set.Namespace, pronoun(len(pods)), update)
 }
+
+// stillToUpdate ends the reason of a rollout whose next sync writes nothing and no rule of the set's explains it.
+const stillToUpdate = " still to be updated, yet the next sync deletes no pod"
 
 // list joins names, eliding the middle of long lists: a 1000-pod set's reasons stay one line.
 func list(names []string) string {
