@@ -20,9 +20,9 @@ func newPluginRestart(o *pluginOptions) *cobra.Command {
 	return rolloutVerb(o, "restart", "Restart a set's pods: a new pod template, rolled out as its update strategy says", `restart sets the pod template's kubectl.kubernetes.io/restartedAt annotation to now, as `+"`kubectl rollout restart`"+`
 does: a new revision, so the controller replaces every pod as the set's update strategy says (one at a time
 from the highest ordinal by default; under OnDelete only as you delete them).`,
-		func(set *appsv1.StatefulSet, _ []byte, res string, custom bool) (rollout.Patch, error) {
-			return rollout.Restart(set, time.Now()), nil
-		}, false)
+		func(_ *appsv1.StatefulSet, snapshot []byte, res string, custom bool) (rollout.Patch, error) {
+			return rollout.RestartOf(snapshot, time.Now())
+		}, true)
 }
 
 func newPluginPause(o *pluginOptions) *cobra.Command {

@@ -186,29 +186,57 @@ func Undo(snapshot []byte, resource string, toRevision int64) (Patch, error) {
 // controller waits for it, and replaces it only once it is Ready: upstream's forced-rollback trap), so a
 // broken release's pod has to be deleted unless recover-stuck replaces it.
 func undoNote(w *world, to *appsv1.ControllerRevision) string {
-	set := w.set
 	var notes []string
-	if paused(set) {
+	if paused(w.set) {
 		notes = append(notes, "the set is paused: the rollback rolls out once it is resumed (kubectl ordinal resume)")
+	}
+	if n := heldByNotReady(w, to.Name, fmt.Sprintf("not at revision %d", to.Revision), "rolls back"); n != "" {
+		notes = append(notes, n)
+	}
+	return strings.Join(notes, "; ")
+}
+
+// heldByNotReady says, for an OrderedReady RollingUpdate set, which pods not Ready at a revision other than
+// target ("": a new revision) hold the template change a verb makes, and the way out: the controller waits
+// for them before it acts ("rolls back", "restarts") on any other pod, and replaces them only once Ready.
+func heldByNotReady(w *world, target, where, acts string) string {
+	set := w.set
+	if set.Spec.PodManagementPolicy == appsv1.ParallelPodManagement || set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return ""
 	}
 	var stuck []string
 	first, n := start(set), replicas(set)
 	for _, p := range w.pods {
 		o, ok := ordinal.Ordinal(p.Name)
 		if ok && int32(o) >= first && int32(o) < first+n && p.DeletionTimestamp == nil &&
-			p.Labels[appsv1.ControllerRevisionHashLabelKey] != to.Name && !kube.PodRunningAndReady(p) {
+			(target == "" || p.Labels[appsv1.ControllerRevisionHashLabelKey] != target) && !kube.PodRunningAndReady(p) {
 			stuck = append(stuck, p.Name)
 		}
 	}
-	if len(stuck) > 0 && set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement && set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType {
-		note := fmt.Sprintf("%s not Ready and not at revision %d: under OrderedReady the controller waits for %s before it rolls back any other pod, "+
-			"and replaces %s only once Ready (the forced-rollback trap)", list(stuck), to.Revision, pronoun(len(stuck)), pronoun(len(stuck)))
-		if after := set.Annotations[abi.AnnotationRecoverStuckAfter]; after != "" {
-			note += fmt.Sprintf("; %s: %s deletes such a pod once it has not been Ready that long (on the extended module)", abi.AnnotationRecoverStuckAfter, after)
-		} else {
-			note += fmt.Sprintf("; if it cannot become Ready, delete it: kubectl delete pod %s -n %s", strings.Join(stuck, " "), set.Namespace)
-		}
-		notes = append(notes, note)
+	if len(stuck) == 0 {
+		return ""
 	}
-	return strings.Join(notes, "; ")
+	note := fmt.Sprintf("%s not Ready and %s: under OrderedReady the controller waits for %s before it %s any other pod, "+
+		"and replaces %s only once Ready (the forced-rollback trap)", list(stuck), where, pronoun(len(stuck)), acts, pronoun(len(stuck)))
+	if after := set.Annotations[abi.AnnotationRecoverStuckAfter]; after != "" {
+		return note + fmt.Sprintf("; %s: %s deletes such a pod once it has not been Ready that long (on the extended module)", abi.AnnotationRecoverStuckAfter, after)
+	}
+	return note + fmt.Sprintf("; if it cannot become Ready, delete it: kubectl delete pod %s -n %s", strings.Join(stuck, " "), set.Namespace)
+}
+
+// RestartOf is Restart of the snapshot's set, with a note when a pod not Ready holds the restart (OrderedReady:
+// heldByNotReady), as a restart meant to get a stuck rollout going does not replace the pod that stalls it.
+func RestartOf(snapshot []byte, now time.Time) (Patch, error) {
+	w, err := decode(snapshot)
+	if err != nil {
+		return Patch{}, err
+	}
+	p := Restart(w.set, now)
+	if n := heldByNotReady(w, "", "not at the restart's new revision", "restarts"); n != "" {
+		if p.Note != "" {
+			p.Note += "; "
+		}
+		p.Note += n
+	}
+	return p, nil
 }

@@ -176,3 +176,26 @@ func TestUndoSaysWhatHoldsTheRollback(t *testing.T) {
 		t.Errorf("undo of a settled set notes %q", p.Note)
 	}
 }
+
+// kubectl ordinal restart of an OrderedReady set stalled on a broken pod printed "restarted", and no pod was
+// restarted: the controller waits for the broken pod before it replaces any other, and replaces that one only
+// once Ready. Restart now says so, as undo does.
+func TestRestartSaysWhatHoldsIt(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	broken := snapshotAfter(t, "forced-rollback-trap", 1) // web-2 at revision B, never Ready
+	p, err := rollout.RestartOf(broken, now)
+	if err != nil || p.Done != "restarted" || p.Data == nil {
+		t.Fatalf("restart: %q %s %v", p.Done, p.Data, err)
+	}
+	if want := "web-2 not Ready and not at the restart's new revision: under OrderedReady the controller waits for it before it restarts any other pod"; !strings.Contains(p.Note, want) ||
+		!strings.Contains(p.Note, "kubectl delete pod web-2 -n default") {
+		t.Errorf("restart's note %q, want %q and the delete", p.Note, want)
+	}
+	parallel := edit(t, broken, func(set map[string]any) { spec(set)["podManagementPolicy"] = "Parallel" })
+	if p, _ := rollout.RestartOf(parallel, now); p.Note != "" {
+		t.Errorf("a Parallel set replaces the broken pod itself, yet restart notes %q", p.Note)
+	}
+	if p, _ := rollout.RestartOf(finalSnapshot(t, "partition-canary"), now); p.Note != "" {
+		t.Errorf("restart of a settled set notes %q", p.Note)
+	}
+}
