@@ -197,6 +197,14 @@ func (s *syncer) progressingCondition(st *setStatus, deadline time.Duration, onD
 		s.setCondition(st, conditionProgressing, "Unknown", reasonRolloutPaused,
 			"StatefulSet "+strconv.Quote(s.set.Meta.Name)+" is paused ("+annotationPaused+"): no deadline is measured.")
 		return
+	case s.set.StrategyType == strategyRolling && s.set.HasRollingUpdate && s.partitionSlot() >= int(s.set.Replicas):
+		// a partition above every ordinal (kubectl ordinal pause holds an apps/v1 set so) updates no pod: the
+		// rollout is held as a pause holds it. Measured, its deadline passed and Rollback rewrote the template
+		// and replaced a pod of a set its user had paused.
+		s.setCondition(st, conditionProgressing, "Unknown", reasonRolloutPaused,
+			"StatefulSet "+strconv.Quote(s.set.Meta.Name)+" is held by its partition "+strconv.Itoa(int(s.set.Partition))+
+				" (no pod is updated): no deadline is measured.")
+		return
 	case s.set.StrategyType == strategyOnDelete:
 		// the controller replaces no pod by itself: progress is the user's, no deadline is measured
 		s.setCondition(st, conditionProgressing, "True", reasonNewRevisionProgressing, s.progressingMessage(rev))

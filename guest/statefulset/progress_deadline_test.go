@@ -497,3 +497,43 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// A partition above every ordinal (kubectl ordinal pause's on apps/v1) holds the rollout as a pause does: no
+// deadline is measured, so on-progress-deadline Rollback never rewrites the template of a set its user paused
+// mid-rollout (it did, and replaced the broken pod the user had paused to look at).
+func TestProgressDeadlineNotMeasuredWhileAPartitionHoldsEveryPod(t *testing.T) {
+	stuck := annotate(t, stuckSnapshot(t, ""), annotationProgressDeadline, "30")
+	stuck = annotate(t, stuck, annotationOnProgressDeadline, onDeadlineRollback)
+	var v map[string]any
+	if err := json.Unmarshal(stuck, &v); err != nil {
+		t.Fatal(err)
+	}
+	spec := v["statefulSet"].(map[string]any)["spec"].(map[string]any)
+	spec["updateStrategy"] = map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": float64(math.MaxInt32)}}
+	held, _ := json.Marshal(v)
+	if !extendedOnly(t, held) {
+		return
+	}
+	p1 := decodeDeadlinePlan(t, Reconcile(held))
+	st1 := p1.status(t)
+	if pr := conditionOf(t, st1, conditionProgressing); pr == nil || pr.Status != "Unknown" || pr.Reason != reasonRolloutPaused ||
+		!strings.Contains(pr.Message, "held by its partition 2147483647") {
+		t.Fatalf("Progressing %+v, want Unknown RolloutPaused naming the partition", pr)
+	}
+	p2 := decodeDeadlinePlan(t, Reconcile(nextSync(t, held, st1, time.Hour)))
+	if p2.hasEvent("Warning"+" "+reasonProgressDeadlineExceeded) || p2.hasEvent("Normal "+eventRollingBack) {
+		t.Errorf("an hour later: events %+v, want no deadline passed and no rollback", p2.Events)
+	}
+	for _, a := range p2.Actions {
+		if a.Verb == verbPatch && a.Kind == kindStatefulSet {
+			t.Errorf("an hour later: the set is patched (%s), want its template left as the user holds it", a.Object)
+		}
+	}
+	// The partition lowered again (kubectl ordinal resume): a rollout, measured from then.
+	spec["updateStrategy"] = map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": float64(0)}}
+	resumed, _ := json.Marshal(v)
+	p3 := decodeDeadlinePlan(t, Reconcile(nextSync(t, resumed, st1, time.Hour)))
+	if pr := conditionOf(t, p3.status(t), conditionProgressing); pr == nil || pr.Reason != reasonNewRevisionProgressing {
+		t.Errorf("resumed: Progressing %+v, want NewRevisionProgressing", pr)
+	}
+}
