@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ordinal-dev/ordinal/host/rollout"
@@ -113,6 +115,15 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *app
 				_, err = snapshot.PatchSet(ctx, c, t, ns, name, pt, p.Data, "kubectl-ordinal-"+verb)
 				if err == nil {
 					break
+				}
+				if p.JSONPatch && apierrors.IsInvalid(err) {
+					// undo's JSON patch tests the resourceVersion, and a failed test is a 422 with no details
+					// ("the server rejected our request due to an error in our request"), not a 409: the set
+					// read again at another version says it was the test, and it is the conflict it is
+					if now, gerr := snapshot.GetSet(ctx, c, t, ns, name); gerr == nil && now.ResourceVersion != set.ResourceVersion {
+						err = apierrors.NewConflict(schema.GroupResource{Group: t.GroupVersion.Group, Resource: t.Resource}, name,
+							errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+					}
 				}
 				// The patch's resourceVersion refuses an edit made since the read; but a controller writes the
 				// set's status on each sync of a rollout, a new resourceVersion each time, so a verb sent

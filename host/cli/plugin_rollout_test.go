@@ -11,45 +11,73 @@ import (
 )
 
 // A rollout verb sent mid-rollout met the controller's status writes: each is a new resourceVersion, so the
-// verb's patch, preconditioned on the version it read, was refused (409) by a status write alone and
-// `kubectl ordinal pause` failed when a user needed it. A conflict is retried on a fresh read while the set's
-// generation (its spec) is the one first read; an edit of the spec in between still refuses the verb.
+// verb's patch, preconditioned on the version it read, was refused by a status write alone and `kubectl
+// ordinal pause` failed (409) when a user needed it, `kubectl ordinal undo` with "The request is invalid: the
+// server rejected our request due to an error in our request" (its JSON patch's failed test of the
+// resourceVersion is a 422 without details). A refusal is retried on a fresh read while the set's generation
+// (its spec) is the one first read; an edit of the spec in between still refuses the verb, as a conflict.
 func TestRolloutVerbRetriesAConflictOfAStatusWrite(t *testing.T) {
 	for _, c := range []struct {
 		name      string
+		verb      string
 		edited    bool // the spec is edited (generation 2) between the first read and the patch
 		wantCode  int
 		wantOut   string
 		wantErr   string
 		wantPatch int
 	}{
-		{name: "status write", wantCode: ExitOK, wantOut: "statefulset.apps/web paused", wantPatch: 2},
-		{name: "spec edit", edited: true, wantCode: ExitUsage, wantErr: "Conflict", wantPatch: 1},
+		{name: "pause, status write", verb: "pause", wantCode: ExitOK, wantOut: "statefulset.apps/web paused", wantPatch: 2},
+		{name: "pause, spec edit", verb: "pause", edited: true, wantCode: ExitUsage, wantErr: "Conflict", wantPatch: 1},
+		{name: "undo, status write", verb: "undo", wantCode: ExitOK, wantOut: "statefulset.apps/web rolled back", wantPatch: 2},
+		{name: "undo, spec edit", verb: "undo", edited: true, wantCode: ExitUsage,
+			wantErr: `Operation cannot be fulfilled on statefulsets.apps "web": the object has been modified`, wantPatch: 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var mu sync.Mutex
 			rv, generation, patches := 1, 1, []string{}
+			template := func(image string) string {
+				return `{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"` + image + `"}]}}`
+			}
+			revision := func(n int, image string) string {
+				return fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"web-%d","namespace":"default","uid":"r%d",`+
+					`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"u1","controller":true}]},"revision":%d,`+
+					`"data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"%s"}]}}}}}`, n, n, n, image)
+			}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()
 				defer mu.Unlock()
 				w.Header().Set("Content-Type", "application/json")
-				if r.URL.Path != "/apis/apps/v1/namespaces/default/statefulsets/web" {
+				switch r.URL.Path {
+				case "/apis/apps/v1/namespaces/default/statefulsets/web":
+				case "/api/v1/namespaces/default/pods", "/api/v1/namespaces/default/persistentvolumeclaims":
+					fmt.Fprint(w, `{"kind":"List","apiVersion":"v1","metadata":{},"items":[]}`)
+					return
+				case "/apis/apps/v1/namespaces/default/controllerrevisions":
+					fmt.Fprintf(w, `{"kind":"ControllerRevisionList","apiVersion":"apps/v1","metadata":{},"items":[%s,%s]}`, revision(1, "app:1"), revision(2, "app:2"))
+					return
+				default:
 					w.WriteHeader(http.StatusNotFound)
 					fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
 					return
 				}
-				set := func() string {
-					return fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"default","uid":"u1","resourceVersion":"%d","generation":%d},`+
-						`"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}}},"updateStrategy":{"type":"RollingUpdate"}}}`, rv, generation)
-				}
 				if r.Method == http.MethodPatch {
 					b, _ := io.ReadAll(r.Body)
 					patches = append(patches, string(b))
-					if !strings.Contains(string(b), fmt.Sprintf(`"resourceVersion":"%d"`, rv)) || len(patches) == 1 {
+					json := r.Header.Get("Content-Type") == "application/json-patch+json"
+					precondition := fmt.Sprintf(`"resourceVersion":"%d"`, rv)
+					if json {
+						precondition = fmt.Sprintf(`"path":"/metadata/resourceVersion","value":"%d"`, rv)
+					}
+					if !strings.Contains(string(b), precondition) || len(patches) == 1 {
 						// the controller wrote the status (or the user the spec) after the verb read the set
 						rv++
 						if c.edited {
 							generation++
+						}
+						if json { // kube-apiserver's answer to a JSON patch whose test fails
+							w.WriteHeader(http.StatusUnprocessableEntity)
+							fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server rejected our request due to an error in our request","reason":"Invalid","details":{},"code":422}`)
+							return
 						}
 						w.WriteHeader(http.StatusConflict)
 						fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Operation cannot be fulfilled on statefulsets.apps \"web\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","code":409}`)
@@ -57,16 +85,17 @@ func TestRolloutVerbRetriesAConflictOfAStatusWrite(t *testing.T) {
 					}
 					rv++
 				}
-				fmt.Fprint(w, set())
+				fmt.Fprintf(w, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"default","uid":"u1","resourceVersion":"%d","generation":%d},`+
+					`"spec":{"selector":{"matchLabels":{"app":"web"}},"template":%s,"updateStrategy":{"type":"RollingUpdate"}}}`, rv, generation, template("app:2"))
 			}))
 			defer srv.Close()
-			code, out, errs := plug("pause", "statefulset/web", "--kubeconfig", kubeconfigFor(t, srv.URL), "-n", "default")
+			code, out, errs := plug(c.verb, "statefulset/web", "--kubeconfig", kubeconfigFor(t, srv.URL), "-n", "default", "--cache-dir", "")
 			mu.Lock()
 			defer mu.Unlock()
 			if code != c.wantCode || !strings.Contains(out, c.wantOut) || !strings.Contains(errs, c.wantErr) || len(patches) != c.wantPatch {
 				t.Errorf("exit %d, stdout %q, stderr %q, %d patches %q; want exit %d, %q, %q, %d patches", code, out, errs, len(patches), patches, c.wantCode, c.wantOut, c.wantErr, c.wantPatch)
 			}
-			if len(patches) == 2 && !strings.Contains(patches[1], `"resourceVersion":"2"`) {
+			if len(patches) == 2 && !strings.Contains(patches[1], `"2"`) {
 				t.Errorf("the retry is not preconditioned on the version it read again: %s", patches[1])
 			}
 		})
