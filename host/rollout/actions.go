@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ordinal-dev/ordinal/abi"
 	"github.com/ordinal-dev/ordinal/host/kube"
@@ -209,7 +210,7 @@ func heldByNotReady(w *world, target, where, acts string) string {
 	for _, p := range w.pods {
 		o, ok := ordinal.Ordinal(p.Name)
 		if ok && int32(o) >= first && int32(o) < first+n && p.DeletionTimestamp == nil &&
-			(target == "" || p.Labels[appsv1.ControllerRevisionHashLabelKey] != target) && !kube.PodRunningAndReady(p) {
+			(target == "" || p.Labels[appsv1.ControllerRevisionHashLabelKey] != target) && (!kube.PodRunningAndReady(p) || inPlacePending(set, p)) {
 			stuck = append(stuck, p.Name)
 		}
 	}
@@ -222,6 +223,16 @@ func heldByNotReady(w *world, target, where, acts string) string {
 		return note + fmt.Sprintf("; %s: %s deletes such a pod once it has not been Ready that long (on the extended module)", abi.AnnotationRecoverStuckAfter, after)
 	}
 	return note + fmt.Sprintf("; if it cannot become Ready, delete it: kubectl delete pod %s -n %s", strings.Join(stuck, " "), set.Namespace)
+}
+
+// inPlacePending: the set updates pods in place (extension in-place-update) and p, updated so, does not run its
+// update yet: the module reads it as not Ready, whatever its Ready condition says (kube.InPlace).
+func inPlacePending(set *appsv1.StatefulSet, p *corev1.Pod) bool {
+	if _, ok := set.Annotations[abi.AnnotationPodUpdatePolicy]; !ok {
+		return false
+	}
+	v, ok := kube.InPlace(p)
+	return ok && v.Pending
 }
 
 // RestartOf is Restart of the snapshot's set, with a note when a pod not Ready holds the restart (OrderedReady:

@@ -162,6 +162,10 @@ func TestUndoSaysWhatHoldsTheRollback(t *testing.T) {
 	if p, _ := rollout.Undo(recovering, "statefulsets.apps", 0); !strings.Contains(p.Note, "ordinal.dev/recover-stuck-after: 10m deletes such a pod") || strings.Contains(p.Note, "kubectl delete") {
 		t.Errorf("undo's note with recover-stuck: %q", p.Note)
 	}
+	// A pod mid in-place update reads Ready to upstream, and not Ready to the module that waits for it.
+	if p, _ := rollout.Undo(midInPlaceUpdate(t, extendedModule(t)), "statefulsets.apps", 0); !strings.Contains(p.Note, "web-2 not Ready and not at revision 1") {
+		t.Errorf("undo mid in-place update notes %q, want web-2 named", p.Note)
+	}
 	parallel := edit(t, broken, func(set map[string]any) { spec(set)["podManagementPolicy"] = "Parallel" })
 	if p, _ := rollout.Undo(parallel, "statefulsets.apps", 0); p.Note != "" {
 		t.Errorf("a Parallel set replaces the broken pod itself, yet undo notes %q", p.Note)
