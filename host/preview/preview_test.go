@@ -565,3 +565,44 @@ events:
 		t.Errorf("summary:\n%s", lines)
 	}
 }
+
+// A preview of an edit to an apps/v1 set kubectl ordinal pause holds (its partition 2147483647) said
+// "partition 2147483647 holds web-0..web-1", "outcome: partitioned", as if the user had staged a canary: not
+// that the pause holds the edit, nor that kubectl ordinal resume rolls it out. Both now say so.
+func TestPreviewOfAnEditToAPausedSetNamesThePause(t *testing.T) {
+	ctx := context.Background()
+	m := embeddedModule(t)
+	sc, err := replay.ParseScenario([]byte(`name: paused
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web, namespace: default}
+    spec:
+      replicas: 2
+      serviceName: web
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: app, image: "nginx:1"}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, objs := finalWorld(t, sc, m, nil)
+	old.Annotations = map[string]string{"ordinal.dev/paused-partition": "0"} // as kubectl ordinal pause leaves it
+	old.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](2147483647)}
+	cur := old.DeepCopy()
+	cur.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	res, err := Preview(ctx, Input{Old: old, New: cur, Module: m, Now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC), Objects: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "kubectl ordinal pause holds web-0, web-1 at "
+	if lines := strings.Join(res.Summary.Lines, "\n"); !strings.Contains(lines, line) || !strings.Contains(lines, "kubectl ordinal resume statefulset/web rolls this edit out") {
+		t.Errorf("summary\n%s\nwant %q and the resume", lines, line)
+	}
+	if o := res.Preview.Outcome; o.Result != "partitioned" || !strings.Contains(o.Summary, "kubectl ordinal pause holds back web-0 (A), web-1 (A)") ||
+		!strings.Contains(o.Summary, "kubectl ordinal resume lets the rollout go on") {
+		t.Errorf("outcome %+v, want the pause named", o)
+	}
+}

@@ -2,6 +2,7 @@ package preview
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -434,6 +435,12 @@ func (e *edit) partitionLine(s *Summary) {
 	at := p.From.Name
 	if at == "" {
 		at = "their current revision"
+	}
+	if saved, ok := e.cur.Annotations[rollout.PausedPartitionAnnotation]; ok && e.partition == math.MaxInt32 {
+		// kubectl ordinal pause's partition: whose it is, and what lets the edit roll
+		s.add("kubectl ordinal pause holds %s at %s (partition %d; the partition was %s): kubectl ordinal resume statefulset/%s rolls this edit out",
+			compactRange(held, e.name), at, e.partition, saved, e.name)
+		return
 	}
 	s.add("partition %d holds %s at %s", e.partition, compactRange(held, e.name), at)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -593,6 +594,10 @@ func (e *engine) settledOutcome() (result, summary string) {
 		return "complete", allPods(c.replicas) + " Ready at revision " + e.label(c.update)
 	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
 		return "waiting", "OnDelete: " + c.old.String() + " keep their revision until deleted"
+	case c.heldBack && c.partition == math.MaxInt32 && annotations(ss)[rollout.PausedPartitionAnnotation] != "":
+		// kubectl ordinal pause's partition: say whose it is and what lets the rollout go on
+		return "partitioned", fmt.Sprintf("kubectl ordinal pause holds back %s (partition %d, %s %q); kubectl ordinal resume lets the rollout go on to revision %s",
+			c.old.String(), c.partition, rollout.PausedPartitionAnnotation, annotations(ss)[rollout.PausedPartitionAnnotation], e.label(c.update))
 	case c.heldBack:
 		return "partitioned", fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", c.partition, c.old.String(), e.label(c.update))
 	case annotations(ss)[abi.AnnotationPaused] == "true" && e.extensionOfSet(abi.AnnotationPaused):
