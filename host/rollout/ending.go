@@ -36,24 +36,28 @@ func (s *Status) Ended() (Ending, string) {
 		return NotEnded, ""
 	}
 	complete := (s.State == StateComplete || s.State == StatePartitioned) && len(s.Next.Writes) == 0 && s.Next.UpdateRevision == ""
-	rolledBack := ""
+	var rolledBack, stuck string
 	for _, c := range s.Conditions {
 		switch {
-		case c.Type == abi.ConditionProgressing && c.Status == "False" && c.Reason == abi.ReasonProgressDeadlineExceeded,
-			abi.InPlaceOnlyHolds(c.Type, c.Status):
-			return Stuck, conditionLine(c)
 		case c.Type == abi.ConditionRolledBack && c.Status == "True":
 			// The condition stays for as long as the set keeps the template it was rolled back to: the edit failed
 			// while the rollback rolls out, but once it is done, a wait (say, the deploy of a Git revert to that
 			// same template, which changes nothing) finds a set that is complete, and says how it got there.
-			if !complete {
-				return Stuck, conditionLine(c)
-			}
-			rolledBack = " (" + conditionLine(c) + ")"
+			rolledBack = conditionLine(c)
+		case stuck == "" && (c.Type == abi.ConditionProgressing && c.Status == "False" && c.Reason == abi.ReasonProgressDeadlineExceeded ||
+			abi.InPlaceOnlyHolds(c.Type, c.Status)):
+			stuck = conditionLine(c)
 		}
 	}
-	if complete {
-		return Complete, s.Why() + rolledBack
+	switch {
+	case rolledBack != "" && !complete:
+		return Stuck, rolledBack // the deadline passed too; the rollback says what follows
+	case stuck != "":
+		return Stuck, stuck
+	case complete && rolledBack != "":
+		return Complete, s.Why() + " (" + rolledBack + ")"
+	case complete:
+		return Complete, s.Why()
 	}
 	return NotEnded, ""
 }

@@ -48,6 +48,8 @@ func TestStatusEnded(t *testing.T) {
 			`Progressing=False ProgressDeadlineExceeded: StatefulSet "web" has timed out progressing to revision web-b.`},
 		{"a deadline of an earlier generation", "create-never-ready", []func(map[string]any){withConditions(deadline), newer}, rollout.NotEnded, ""},
 		{"rolling back", "create-never-ready", []func(map[string]any){withConditions(rolledBack)}, rollout.Stuck, "RolledBack=True ProgressDeadlineExceeded: StatefulSet"},
+		// the sync that rolls back writes both conditions: the rollback is what a reader needs
+		{"rolling back past the deadline", "create-never-ready", []func(map[string]any){withConditions(deadline, rolledBack)}, rollout.Stuck, "RolledBack=True"},
 		// the rollback rolled out: a wait started now (the deploy of a revert to the same template) finds it complete
 		{"rolled back", "rolling-update", []func(map[string]any){withConditions(rolledBack)}, rollout.Complete,
 			"3 pods Ready at revision B (RolledBack=True ProgressDeadlineExceeded: StatefulSet"},
