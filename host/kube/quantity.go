@@ -13,18 +13,24 @@ import (
 // template spelled two ways must hash to the same revision, as on a real cluster. A value that is not a
 // quantity is left for validation to refuse.
 func canonicalQuantity(o jsonobj.Obj, key string) {
+	if q, ok := jsonQuantity(o[key]); ok {
+		o[key] = q.String()
+	}
+}
+
+// jsonQuantity reads a resource quantity as generic JSON holds it: a string or a number, as the API accepts.
+func jsonQuantity(v any) (resource.Quantity, bool) {
 	var s string
-	switch v := o[key].(type) {
+	switch v := v.(type) {
 	case string:
 		s = v
 	case json.Number:
 		s = v.String()
 	default:
-		return
+		return resource.Quantity{}, false
 	}
-	if q, err := resource.ParseQuantity(s); err == nil {
-		o[key] = q.String()
-	}
+	q, err := resource.ParseQuantity(s)
+	return q, err == nil
 }
 
 // canonicalQuantities canonicalises every value of a resource list (requests, limits, overhead).

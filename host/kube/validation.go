@@ -249,16 +249,7 @@ func resourceRequirementErrors(r jsonobj.Obj, path string) []fieldError {
 func quantities(list jsonobj.Obj) map[string]resource.Quantity {
 	out := map[string]resource.Quantity{}
 	for name, v := range list {
-		var s string
-		switch v := v.(type) {
-		case string:
-			s = v
-		case json.Number:
-			s = v.String()
-		default:
-			continue
-		}
-		if q, err := resource.ParseQuantity(s); err == nil {
+		if q, ok := jsonQuantity(v); ok {
 			out[name] = q
 		}
 	}
