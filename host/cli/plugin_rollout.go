@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ordinal-dev/ordinal/host/rollout"
 	"github.com/ordinal-dev/ordinal/host/snapshot"
@@ -66,9 +68,12 @@ revision's, nothing is written ("skipped rollback").`,
 // conflictRetries bounds the verbs' retries of a patch a status write alone made the API server refuse.
 const conflictRetries = 5
 
+// verbPatch makes a verb's patch of the set as read (snapshot: its snapshot with the revisions, for undo).
+type verbPatch func(set *appsv1.StatefulSet, snapshot []byte, resource string, custom bool) (rollout.Patch, error)
+
 // rolloutVerb is one of the verbs: read the set (and, for undo, its snapshot with the revisions), make the
 // patch, send it with the set's resourceVersion as precondition, and say what happened as kubectl does.
-func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *appsv1.StatefulSet, snapshot []byte, resource string, custom bool) (rollout.Patch, error), needsRevisions bool) *cobra.Command {
+func rolloutVerb(o *pluginOptions, verb, short, long string, patch verbPatch, needsRevisions bool) *cobra.Command {
 	return &cobra.Command{
 		Use:   verb + " statefulset/NAME",
 		Short: short,
@@ -79,61 +84,11 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *app
 			if err != nil {
 				return err
 			}
-			ctx := cmdContext(cmd)
-			ref := strings.ToLower(t.Kind) + "." + t.GroupVersion.Group + "/" + name
-			var p rollout.Patch
-			var conflict error // the 409 of the last attempt
-			for attempt, generation := 0, int64(-1); ; attempt++ {
-				var set *appsv1.StatefulSet
-				var snapJSON []byte
-				if needsRevisions {
-					snap, objs, err := snapshot.Live(ctx, c, t, ns, name, time.Now(), nil)
-					if err != nil {
-						return withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
-					}
-					set, snapJSON = objs.Set, snap.JSON
-				} else if set, err = snapshot.GetSet(ctx, c, t, ns, name); err != nil {
-					return withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
-				}
-				switch {
-				case generation < 0:
-					generation = set.Generation
-				case set.Generation != generation: // the spec was edited since the first read: its 409 stands
-					return withCode(ExitUsage, conflict)
-				}
-				resource := t.Resource + "." + t.GroupVersion.Group
-				if p, err = patch(set, snapJSON, resource, t.Custom); err != nil {
-					return withCode(ExitUsage, err)
-				}
-				if p.Data == nil {
-					break
-				}
-				pt := types.MergePatchType
-				if p.JSONPatch {
-					pt = types.JSONPatchType
-				}
-				_, err = snapshot.PatchSet(ctx, c, t, ns, name, pt, p.Data, "kubectl-ordinal-"+verb)
-				if err == nil {
-					break
-				}
-				if p.JSONPatch && apierrors.IsInvalid(err) {
-					// undo's JSON patch tests the resourceVersion, and a failed test is a 422 with no details
-					// ("the server rejected our request due to an error in our request"), not a 409: the set
-					// read again at another version says it was the test, and it is the conflict it is
-					if now, gerr := snapshot.GetSet(ctx, c, t, ns, name); gerr == nil && now.ResourceVersion != set.ResourceVersion {
-						err = apierrors.NewConflict(schema.GroupResource{Group: t.GroupVersion.Group, Resource: t.Resource}, name,
-							errors.New("the object has been modified; please apply your changes to the latest version and try again"))
-					}
-				}
-				// The patch's resourceVersion refuses an edit made since the read; but a controller writes the
-				// set's status on each sync of a rollout, a new resourceVersion each time, so a verb sent
-				// mid-rollout (when it is needed) met a 409 for a status write alone. Read again and retry
-				// while the spec is the one first read (its generation); an edit of the spec keeps the 409.
-				if !apierrors.IsConflict(err) || attempt >= conflictRetries {
-					return withCode(ExitUsage, err)
-				}
-				conflict = err
+			p, err := sendVerb(cmdContext(cmd), c, t, ns, name, verb, patch, needsRevisions)
+			if err != nil {
+				return err
 			}
+			ref := strings.ToLower(t.Kind) + "." + t.GroupVersion.Group + "/" + name
 			fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", ref, p.Done)
 			if p.Note != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", p.Note)
@@ -141,4 +96,63 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch func(set *app
 			return nil
 		},
 	}
+}
+
+// sendVerb reads the set, makes the verb's patch and sends it, again on a fresh read when only a status write
+// made the API server refuse it (up to conflictRetries times).
+func sendVerb(ctx context.Context, c kubernetes.Interface, t snapshot.Target, ns, name, verb string, patch verbPatch, needsRevisions bool) (rollout.Patch, error) {
+	var p rollout.Patch
+	var err, conflict error // conflict: the 409 of the last attempt
+	for attempt, generation := 0, int64(-1); ; attempt++ {
+		var set *appsv1.StatefulSet
+		var snapJSON []byte
+		if needsRevisions {
+			snap, objs, err := snapshot.Live(ctx, c, t, ns, name, time.Now(), nil)
+			if err != nil {
+				return rollout.Patch{}, withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
+			}
+			set, snapJSON = objs.Set, snap.JSON
+		} else if set, err = snapshot.GetSet(ctx, c, t, ns, name); err != nil {
+			return rollout.Patch{}, withCode(ExitUsage, otherKindHint(ctx, c, t, ns, name, err))
+		}
+		switch {
+		case generation < 0:
+			generation = set.Generation
+		case set.Generation != generation: // the spec was edited since the first read: its 409 stands
+			return rollout.Patch{}, withCode(ExitUsage, conflict)
+		}
+		resource := t.Resource + "." + t.GroupVersion.Group
+		if p, err = patch(set, snapJSON, resource, t.Custom); err != nil {
+			return rollout.Patch{}, withCode(ExitUsage, err)
+		}
+		if p.Data == nil {
+			break
+		}
+		pt := types.MergePatchType
+		if p.JSONPatch {
+			pt = types.JSONPatchType
+		}
+		_, err = snapshot.PatchSet(ctx, c, t, ns, name, pt, p.Data, "kubectl-ordinal-"+verb)
+		if err == nil {
+			break
+		}
+		if p.JSONPatch && apierrors.IsInvalid(err) {
+			// undo's JSON patch tests the resourceVersion, and a failed test is a 422 with no details
+			// ("the server rejected our request due to an error in our request"), not a 409: the set
+			// read again at another version says it was the test, and it is the conflict it is
+			if now, gerr := snapshot.GetSet(ctx, c, t, ns, name); gerr == nil && now.ResourceVersion != set.ResourceVersion {
+				err = apierrors.NewConflict(schema.GroupResource{Group: t.GroupVersion.Group, Resource: t.Resource}, name,
+					errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+			}
+		}
+		// The patch's resourceVersion refuses an edit made since the read; but a controller writes the
+		// set's status on each sync of a rollout, a new resourceVersion each time, so a verb sent
+		// mid-rollout (when it is needed) met a 409 for a status write alone. Read again and retry
+		// while the spec is the one first read (its generation); an edit of the spec keeps the 409.
+		if !apierrors.IsConflict(err) || attempt >= conflictRetries {
+			return rollout.Patch{}, withCode(ExitUsage, err)
+		}
+		conflict = err
+	}
+	return p, nil
 }
