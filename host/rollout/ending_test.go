@@ -73,3 +73,18 @@ func TestStatusEnded(t *testing.T) {
 		t.Errorf("a set that does not exist: %q, %q", got, why)
 	}
 }
+
+// A rollout complete after its set was rolled back at the deadline says that the source the set is applied
+// from still holds the template that failed (a GitOps loop); one complete without a rollback does not.
+func TestStatusOfARolledBackSetSaysToRevertTheSource(t *testing.T) {
+	snap := finalSnapshot(t, "rolling-update")
+	advice := "revert the change there"
+	if st := statusOf(t, snap); strings.Contains(strings.Join(st.Reasons, "; "), advice) {
+		t.Errorf("a set never rolled back: %q", st.Reasons)
+	}
+	st := statusOf(t, edit(t, snap, withConditions(map[string]any{"type": "RolledBack", "status": "True", "reason": "ProgressDeadlineExceeded",
+		"message": `StatefulSet "web" is rolled back to revision web-a from revision web-b: no progress for 10s.`})))
+	if st.State != rollout.StateComplete || !strings.Contains(strings.Join(st.Reasons, "; "), advice) || st.Why() != "3 pods Ready at revision B" {
+		t.Errorf("a set rolled back, the rollback rolled out: state %s, reasons %q", st.State, st.Reasons)
+	}
+}

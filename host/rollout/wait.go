@@ -48,6 +48,9 @@ func explain(w *world, st *Status, labels map[string]string, update, blocked, pa
 			reasons = append(reasons, why)
 		}
 	}
+	if state == StateComplete && rolledBack(st.Conditions) {
+		reasons = append(reasons, rolledBackAdvice)
+	}
 	if st.Next.RequeueAfterSeconds > 0 {
 		d := hostplan.RequeueAfter(st.Next.RequeueAfterSeconds).Round(time.Second)
 		reasons = append(reasons, fmt.Sprintf("the controller syncs again in %s (requeue)", max(d, time.Second)))
@@ -258,4 +261,21 @@ func pronoun(n int) string {
 		return "it"
 	}
 	return "them"
+}
+
+// rolledBackAdvice is what a rollout complete after on-progress-deadline: Rollback says: the set is whole
+// again, but its template is the one it was rolled back to, not the one it was last given, and wherever that
+// came from still holds the edit that failed (docs/extensions.md, "Rollback under GitOps").
+const rolledBackAdvice = "complete at the revision the set was rolled back to (condition RolledBack): a GitOps tool or pipeline " +
+	"that applies the set from its source applies the template that failed again, and the set rolls back again after the deadline; " +
+	"revert the change there"
+
+// rolledBack: extension progress-deadline rolled the set back (its RolledBack condition is True).
+func rolledBack(conds []Condition) bool {
+	for _, c := range conds {
+		if c.Type == abi.ConditionRolledBack && c.Status == "True" {
+			return true
+		}
+	}
+	return false
 }
