@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +66,26 @@ func TestPluginRolloutVerbs(t *testing.T) {
 	}
 	if _, ok := resumed.Annotations[rollout.PausedPartitionAnnotation]; ok || resumed.Spec.Template.Annotations[annVersion] != "v2" {
 		t.Errorf("after resume: annotations %v, template %v", resumed.Annotations, resumed.Spec.Template.Annotations)
+	}
+
+	// undo's dry runs write nothing; the client one's manifest (-o yaml) is one kubectl ordinal preview takes, and
+	// its preview is the rollback's: the pods back to the revision before
+	before := getSet(t, ctx, ns, "rv")
+	verb("statefulset.apps/rv rolled back (server dry run)", "undo", "statefulset/rv", "--dry-run=server")
+	manifest, perr, code := plugin(t, ctx, "undo", "statefulset/rv", "-n", ns, "--dry-run=client", "-o", "yaml")
+	if code != 0 || !strings.Contains(manifest, "kind: StatefulSet") || strings.Contains(manifest, "managedFields") {
+		t.Fatalf("kubectl ordinal undo --dry-run=client -o yaml: exit %d\n%s%s", code, manifest, perr)
+	}
+	undoFile := filepath.Join(t.TempDir(), "undo.yaml")
+	if err := os.WriteFile(undoFile, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, perr, code := plugin(t, ctx, "preview", "-f", undoFile, "-n", ns); code != 0 ||
+		!strings.Contains(out, "rolling update of 2 pods to revision "+restarted.Status.UpdateRevision) {
+		t.Errorf("kubectl ordinal preview of undo's dry run: exit %d, want the rollback to %s\n%s%s", code, restarted.Status.UpdateRevision, out, perr)
+	}
+	if after := getSet(t, ctx, ns, "rv"); after.Generation != before.Generation || after.Spec.Template.Annotations[annVersion] != "v2" {
+		t.Fatalf("undo's dry runs wrote the set: generation %d -> %d, template %v", before.Generation, after.Generation, after.Spec.Template.Annotations)
 	}
 
 	verb("statefulset.apps/rv rolled back", "undo", "statefulset/rv")

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // A rollout verb sent mid-rollout met the controller's status writes: each is a new resourceVersion, so the
@@ -99,5 +104,34 @@ func TestRolloutVerbRetriesAConflictOfAStatusWrite(t *testing.T) {
 				t.Errorf("the retry is not preconditioned on the version it read again: %s", patches[1])
 			}
 		})
+	}
+}
+
+// --dry-run=client is the patch applied to the set read, as the API server applies it, and sent nowhere:
+// undo's JSON patch (its test of the resourceVersion read included) and the other verbs' merge patches.
+func TestPatchedLocally(t *testing.T) {
+	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: "7", Annotations: map[string]string{"a": "1"}}}
+	set.Spec.Template.Spec.Containers = []corev1.Container{{Name: "app", Image: "app:2"}}
+	undo := `[{"op":"test","path":"/metadata/resourceVersion","value":"7"},` +
+		`{"op":"replace","path":"/spec/template","value":{"spec":{"containers":[{"name":"app","image":"app:1"}]}}}]`
+	got, err := patchedLocally(set, types.JSONPatchType, []byte(undo))
+	if err != nil || got.Spec.Template.Spec.Containers[0].Image != "app:1" || got.Name != "web" {
+		t.Errorf("undo's JSON patch: %v, %+v", err, got)
+	}
+	if _, err := patchedLocally(set, types.JSONPatchType, []byte(strings.Replace(undo, `"7"`, `"6"`, 1))); err == nil {
+		t.Error("a JSON patch whose test fails applied")
+	}
+	got, err = patchedLocally(set, types.MergePatchType, []byte(`{"metadata":{"annotations":{"a":null,"b":"2"}}}`))
+	if err != nil || got.Annotations["b"] != "2" || got.Annotations["a"] != "" || set.Annotations["a"] != "1" {
+		t.Errorf("a merge patch: %v, %v (the set read: %v)", err, got.Annotations, set.Annotations)
+	}
+}
+
+// --dry-run takes kubectl's values, and says which it wants before anything connects.
+func TestRolloutVerbDryRunValues(t *testing.T) {
+	var out, errb strings.Builder
+	code := PluginMain([]string{"undo", "statefulset/web", "--dry-run=maybe", "--kubeconfig", "/nonexistent"}, strings.NewReader(""), &out, &errb)
+	if errs := errb.String(); code != ExitUsage || !strings.Contains(errs, `--dry-run "maybe": want "none", "server", or "client"`) {
+		t.Errorf("exit %d: %s", code, errs)
 	}
 }
