@@ -132,6 +132,10 @@ func TestProgressDeadlineConditionsOrdinalKind(t *testing.T) {
 		"statefulsets.ordinal.dev/pdo", "--timeout=3m"); code != 0 {
 		t.Fatalf("kubectl wait for Progressing RolloutComplete: exit %d\n%s%s", code, out, errOut)
 	}
+	// kubectl ordinal status --wait watches Ordinal's kind through its own informer
+	if out, errOut, code := statusWait(t, ctx, ns, "osts/pdo", "-o", "json"); code != 0 || !strings.Contains(out, `"state": "complete"`) {
+		t.Errorf("kubectl ordinal status osts/pdo --wait: exit %d, want 0 and the complete view\n%s%s", code, out, errOut)
+	}
 }
 
 // ordinal.dev/on-progress-deadline: Rollback on the real control plane: a broken-image rollout of a 5-pod
