@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -138,7 +139,7 @@ func (s *statusView) watchLive(ctx context.Context, o *pluginOptions, client kub
 	}
 	if err := reachable(ctx, client); err != nil { // within --request-timeout; Ctrl-C ends the wait
 		if ctx.Err() != nil {
-			return s.wait.interrupted(nil)
+			return s.wait.interrupted(nil, nil)
 		}
 		return err
 	}
@@ -149,7 +150,11 @@ func (s *statusView) watchLive(ctx context.Context, o *pluginOptions, client kub
 	}
 	err = s.watch(ctx, cfg, watchClient, t, ns, name)
 	if ctx.Err() != nil {
-		return s.wait.interrupted(s.last)
+		var e *exitError
+		if errors.As(err, &e) && e.code == ExitLimit {
+			return err // the watch showed its last view
+		}
+		return s.wait.interrupted(nil, s.last)
 	}
 	return err
 }
@@ -302,7 +307,7 @@ func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kuberne
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return s.wait.interrupted(show, v)
 		case <-changed:
 		case <-requeue.C:
 		case <-timeout:

@@ -66,14 +66,20 @@ func (w *rolloutWait) timedOut(show func(*statusFrame, bool) error, v *statusFra
 	return withCode(ExitLimit, fmt.Errorf("--wait-timeout %s passed before the rollout ended: %s", w.timeout, stateLine(v)))
 }
 
-// interrupted is the exit of a wait stopped by SIGINT or SIGTERM (last: the latest view, if any); nil
-// without --wait (w nil or off), where an interrupt is how the watch ends.
-func (w *rolloutWait) interrupted(last *statusFrame) error {
+// interrupted is the exit of a wait stopped by SIGINT or SIGTERM (last: the latest view, if any, shown as
+// the last view when show is given, as at --wait-timeout, so -o json|yaml still prints its one document);
+// nil without --wait (w nil or off), where an interrupt is how the watch ends.
+func (w *rolloutWait) interrupted(show func(*statusFrame, bool) error, last *statusFrame) error {
 	if w == nil || !w.on {
 		return nil
 	}
 	if last == nil {
 		return withCode(ExitLimit, errors.New("interrupted before the rollout ended"))
+	}
+	if show != nil {
+		if err := show(last, true); err != nil {
+			return err
+		}
 	}
 	return withCode(ExitLimit, fmt.Errorf("interrupted before the rollout ended: %s", stateLine(last)))
 }

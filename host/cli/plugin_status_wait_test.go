@@ -101,12 +101,34 @@ func TestStatusWaitExits(t *testing.T) {
 		{"stuck", w.ended(show, v, rollout.Stuck, "Progressing=False ProgressDeadlineExceeded: no progress"), ExitStuck, "the rollout is stuck: Progressing=False ProgressDeadlineExceeded"},
 		{"gone", w.ended(show, v, rollout.Gone, "StatefulSet default/web not found"), ExitUsage, "deleted while its rollout was waited on"},
 		{"timed out", w.timedOut(show, v), ExitLimit, "--wait-timeout 1m0s passed before the rollout ended: waiting: OrderedReady: waiting for web-2"},
-		{"interrupted", w.interrupted(v), ExitLimit, "interrupted before the rollout ended: waiting: OrderedReady"},
-		{"interrupted before a view", w.interrupted(nil), ExitLimit, "interrupted before the rollout ended"},
-		{"--watch interrupted", (&rolloutWait{}).interrupted(v), 0, ""},
+		{"interrupted", w.interrupted(show, v), ExitLimit, "interrupted before the rollout ended: waiting: OrderedReady"},
+		{"interrupted before a view", w.interrupted(show, nil), ExitLimit, "interrupted before the rollout ended"},
+		{"--watch interrupted", (&rolloutWait{}).interrupted(show, v), 0, ""},
 	} {
 		if got := code(c.err); got != c.code || (c.err != nil) != (c.says != "") || c.err != nil && !strings.Contains(c.err.Error(), c.says) {
 			t.Errorf("%s: exit %d (%v), want %d saying %q", c.name, got, c.err, c.code, c.says)
+		}
+	}
+}
+
+// A wait interrupted (SIGTERM from a CI step's timeout) with -o json|yaml prints the last view, as at
+// --wait-timeout: it printed nothing, so a script reading the document got none.
+func TestStatusWaitInterruptedShowsTheLastView(t *testing.T) {
+	for _, format := range []string{"json", "yaml", "text"} {
+		var out strings.Builder
+		s := &statusView{format: format, out: &out, wait: &rolloutWait{on: true}}
+		show := s.shower()
+		v := waitFrame(t, s, rollout.StateWaiting, "OrderedReady: waiting for web-2 (B, Pending) to be Running and Ready")
+		if err := show(v, false); err != nil {
+			t.Fatal(err)
+		}
+		err := s.wait.interrupted(show, v)
+		var e *exitError
+		if !errors.As(err, &e) || e.code != ExitLimit {
+			t.Errorf("%s: %v, want exit %d", format, err, ExitLimit)
+		}
+		if !strings.Contains(out.String(), "OrderedReady: waiting for web-2") {
+			t.Errorf("%s: interrupted, printed no view:\n%s", format, out.String())
 		}
 	}
 }
