@@ -50,6 +50,9 @@ func PluginMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type pluginOptions struct {
 	kube   kubeOptions
 	output string
+	// warnings, where set, gets the API server's warnings as kubectl prints them ("Warning: ..."): a verb's
+	// write is reviewed by the webhook like kubectl rollout's, whose preview is those warnings
+	warnings io.Writer
 }
 
 func (o *pluginOptions) format() (string, error) { return outputFormat(o.output) }
@@ -61,6 +64,9 @@ func (o *pluginOptions) client() (kubernetes.Interface, string, error) {
 	}
 	// The webhook (if registered) answers our dry-run with the same preview as warnings: do not print them twice.
 	cfg.WarningHandler = rest.NoWarnings{}
+	if o.warnings != nil {
+		cfg.WarningHandler = rest.NewWarningWriter(o.warnings, rest.WarningWriterOptions{Deduplicate: true})
+	}
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, "", withCode(ExitUsage, err)

@@ -96,6 +96,7 @@ func rolloutVerb(o *pluginOptions, verb, short, long string, patch verbPatch, ne
 			if dryRun != dryRunNone && dryRun != dryRunClient && dryRun != dryRunServer {
 				return withCode(ExitUsage, fmt.Errorf(`--dry-run %q: want "none", "server", or "client"`, dryRun))
 			}
+			o.warnings = cmd.ErrOrStderr() // the webhook's preview of the write, as kubectl rollout shows it
 			t, name, _, c, ns, err := o.target(args[0], "")
 			if err != nil {
 				return err

@@ -127,6 +127,38 @@ func TestPatchedLocally(t *testing.T) {
 	}
 }
 
+// A verb's write is reviewed by the webhook like kubectl rollout's, and its preview (the API server's
+// warnings) is shown as kubectl shows it: kubectl ordinal restart|undo printed none of it, so a rollout the
+// webhook warned would stall started unwarned.
+func TestRolloutVerbShowsTheWebhooksWarnings(t *testing.T) {
+	for _, dryRun := range []string{"none", "server"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			switch r.URL.Path {
+			case "/api/v1/namespaces/default/pods", "/api/v1/namespaces/default/persistentvolumeclaims", "/apis/apps/v1/namespaces/default/controllerrevisions":
+				fmt.Fprint(w, `{"kind":"List","apiVersion":"v1","metadata":{},"items":[]}`)
+				return
+			case "/apis/apps/v1/namespaces/default/statefulsets/web":
+			default:
+				w.WriteHeader(http.StatusNotFound)
+				fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
+				return
+			}
+			if r.Method == http.MethodPatch {
+				w.Header().Add("Warning", `299 - "ordinal: rolling update of 3 pods to revision web-2: [web-2] then [web-1] then [web-0]"`)
+			}
+			fmt.Fprint(w, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web","namespace":"default","uid":"u1","resourceVersion":"1","generation":1},`+
+				`"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"app:1"}]}},"updateStrategy":{"type":"RollingUpdate"}}}`)
+		}))
+		code, out, errs := plug("restart", "statefulset/web", "--dry-run="+dryRun, "--kubeconfig", kubeconfigFor(t, srv.URL), "-n", "default", "--cache-dir", "")
+		srv.Close()
+		if code != ExitOK || !strings.Contains(out, "statefulset.apps/web restarted") ||
+			!strings.Contains(errs, "Warning: ordinal: rolling update of 3 pods to revision web-2") {
+			t.Errorf("--dry-run=%s: exit %d, stdout %q, stderr %q; want the webhook's warning on stderr", dryRun, code, out, errs)
+		}
+	}
+}
+
 // --dry-run takes kubectl's values, and says which it wants before anything connects.
 func TestRolloutVerbDryRunValues(t *testing.T) {
 	var out, errb strings.Builder
