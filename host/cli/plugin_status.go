@@ -98,6 +98,9 @@ func (f *statusFlags) run(cmd *cobra.Command, arg string, mopts *moduleOptions, 
 	defer stop()
 	mods, err := o.loadModules(ctx, mopts, &f.supplied, features)
 	if err != nil {
+		if ctx.Err() != nil && f.wait.on {
+			return f.wait.interrupted(nil, nil) // not a module failure (4) nor a missing set (1)
+		}
 		return err
 	}
 	defer mods.close()
@@ -108,6 +111,9 @@ func (f *statusFlags) run(cmd *cobra.Command, arg string, mopts *moduleOptions, 
 		// error (with the other kind's hint) rather than a wait
 		objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
 		if err != nil {
+			if ctx.Err() != nil && f.wait.on {
+				return f.wait.interrupted(nil, nil) // exit 1 would say the set does not exist
+			}
 			return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
 		}
 		if !f.wait.on {

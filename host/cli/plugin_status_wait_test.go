@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -129,6 +130,23 @@ func TestStatusWaitInterruptedShowsTheLastView(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "OrderedReady: waiting for web-2") {
 			t.Errorf("%s: interrupted, printed no view:\n%s", format, out.String())
+		}
+	}
+}
+
+// SIGTERM while --wait was still loading the module or reading the set exited 4 ("compile canceled") or 1
+// (as for a set that does not exist): an interrupt before the rollout ended is 7 wherever it comes.
+func TestStatusWaitInterruptedBeforeTheWatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the signal came first
+	for _, cacheDir := range []string{"", t.TempDir()} {
+		var out, errb strings.Builder
+		root := newPluginRoot(strings.NewReader(""), &out, &errb)
+		root.SetArgs([]string{"status", "statefulset/web", "--wait", "--kubeconfig", kubeconfigFor(t, "http://127.0.0.1:1"), "--cache-dir", cacheDir})
+		err := root.ExecuteContext(ctx)
+		var e *exitError
+		if !errors.As(err, &e) || e.code != ExitLimit || !strings.Contains(err.Error(), "interrupted before the rollout ended") {
+			t.Errorf("--cache-dir %q: %v, want exit %d, interrupted", cacheDir, err, ExitLimit)
 		}
 	}
 }
