@@ -80,7 +80,7 @@ func TestPluginRolloutVerbs(t *testing.T) {
 	if err := os.WriteFile(undoFile, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, perr, code := plugin(t, ctx, "preview", "-f", undoFile, "-n", ns); code != 0 ||
+	if out, perr, code := plugin(t, ctx, "preview", "--replace", "-f", undoFile, "-n", ns); code != 0 ||
 		!strings.Contains(out, "rolling update of 2 pods to revision "+restarted.Status.UpdateRevision) {
 		t.Errorf("kubectl ordinal preview of undo's dry run: exit %d, want the rollback to %s\n%s%s", code, restarted.Status.UpdateRevision, out, perr)
 	}
@@ -100,6 +100,30 @@ func TestPluginRolloutVerbs(t *testing.T) {
 	verb(fmt.Sprintf("statefulset.apps/rv skipped rollback (current template already matches revision %d)", newest), "undo", "statefulset/rv", fmt.Sprintf("--to-revision=%d", newest))
 	if after := getSet(t, ctx, ns, "rv"); after.Generation != undone.Generation {
 		t.Errorf("a skipped rollback wrote the set: generation %d -> %d", undone.Generation, after.Generation)
+	}
+
+	// A set created with kubectl apply and restarted since: its undo's manifest previewed as kubectl apply
+	// would apply it keeps the restart's annotation (in neither the last-applied record nor the file) and
+	// shows nothing; previewed as what undo does, the whole template put back (--replace), it is the rollback.
+	if _, perr, code := kubectl(t, ctx, webManifest(2, "Parallel", "v1", 0, false), "apply", "-n", ns, "-f", "-"); code != 0 {
+		t.Fatalf("kubectl apply: %s", perr)
+	}
+	applied := waitRolledOut(t, ctx, ns, "web", 2)
+	verb("statefulset.apps/web restarted", "restart", "statefulset/web")
+	waitSet(t, ctx, ns, "web", "restarted", 2*time.Minute, func(s *appsv1.StatefulSet) bool {
+		return rolledOut(2)(s) && s.Status.UpdateRevision != applied.Status.UpdateRevision
+	})
+	manifest, perr, code = plugin(t, ctx, "undo", "statefulset/web", "-n", ns, "--dry-run=client", "-o", "yaml")
+	if code != 0 {
+		t.Fatalf("kubectl ordinal undo --dry-run=client: exit %d\n%s", code, perr)
+	}
+	if err := os.WriteFile(undoFile, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, perr, code := plugin(t, ctx, "preview", "--replace", "-f", undoFile, "-n", ns); code != 0 ||
+		!strings.Contains(out, "rolling update of 2 pods to revision "+applied.Status.UpdateRevision) {
+		t.Errorf("kubectl ordinal preview --replace of an applied, restarted set's undo: exit %d, want the rollback to %s\n%s%s",
+			code, applied.Status.UpdateRevision, out, perr)
 	}
 }
 

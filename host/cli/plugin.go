@@ -256,6 +256,7 @@ func writeFormatted(w io.Writer, format string, v any, text func(io.Writer) erro
 // pluginPreviewOptions are the flags of kubectl ordinal preview.
 type pluginPreviewOptions struct {
 	file, featureGates, htmlOut string
+	replace                     bool // kubectl replace -f: the manifest is the whole set, not an apply
 	rollout                     rolloutFlags
 	supplied                    configMapModules
 	signals                     policyContextFlags
@@ -276,11 +277,15 @@ back, and warnings for known traps. A set that does not exist yet is previewed a
 The namespace is the manifest's, else -n, else the context's. A set last applied with client-side kubectl
 apply (it carries kubectl.kubernetes.io/last-applied-configuration) is patched in the dry run as kubectl apply
 patches it (its three-way merge): a field the last apply set and the file drops is removed. Any other set
-is merged like server-side apply: fields other managers own and the file omits are kept.`,
+is merged like server-side apply: fields other managers own and the file omits are kept.
+
+--replace previews kubectl replace -f instead: the manifest is the whole set (as kubectl get -o yaml, or
+kubectl ordinal undo --dry-run=client -o yaml, print it), put in place of the live one, which must exist.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return p.run(cmd, mopts, o) },
 	}
 	cmd.Flags().StringVarP(&p.file, "filename", "f", "", "the StatefulSet manifest, or - for standard input")
+	cmd.Flags().BoolVar(&p.replace, "replace", false, "preview kubectl replace -f (the whole set), not apply -f")
 	p.rollout.bind(cmd, `kubelet model: "delays" (default) or "tick"`, true)
 	cmd.Flags().StringVar(&p.featureGates, "feature-gates", "", "feature-gate overrides for the module")
 	cmd.Flags().StringVar(&p.htmlOut, "html", "", "write an HTML picture of the rollout to this file")
@@ -325,7 +330,7 @@ func (p *pluginPreviewOptions) run(cmd *cobra.Command, mopts *moduleOptions, o *
 		return err
 	}
 	ctx := cmdContext(cmd)
-	old, cur, objs, err := liveEdit(ctx, c, target, ns, manifest.Name, js)
+	old, cur, objs, err := liveEdit(ctx, c, target, ns, manifest.Name, js, p.replace)
 	if err != nil {
 		return err
 	}
@@ -447,18 +452,22 @@ const previewFieldManager = "kubectl-ordinal-preview"
 
 // liveEdit is the edit a manifest (js) makes to the live set ns/name of kind target: the set now (nil when
 // it does not exist: a create), the set as the API server would store the manifest (a server-side apply
-// with dryRun=All), and the namespace's objects its snapshot is built from.
-func liveEdit(ctx context.Context, c kubernetes.Interface, target snapshot.Target, ns, name string, js []byte) (old, cur *appsv1.StatefulSet, objs snapshot.Objects, err error) {
+// with dryRun=All; replace: an update, as kubectl replace -f), and the namespace's objects its snapshot is
+// built from.
+func liveEdit(ctx context.Context, c kubernetes.Interface, target snapshot.Target, ns, name string, js []byte, replace bool) (old, cur *appsv1.StatefulSet, objs snapshot.Objects, err error) {
 	live, err := snapshot.GetSet(ctx, c, target, ns, name)
 	switch {
 	case err == nil:
 		old = live
-	case !apierrors.IsNotFound(err):
+	case !apierrors.IsNotFound(err) || replace: // kubectl replace of a set that does not exist: its NotFound
 		return nil, nil, objs, withCode(ExitUsage, err)
 	}
-	if old != nil && old.Annotations[lastAppliedAnnotation] != "" {
+	switch {
+	case replace:
+		cur, err = snapshot.DryRunReplaceSet(ctx, c, target, old, js, previewFieldManager)
+	case old != nil && old.Annotations[lastAppliedAnnotation] != "":
 		cur, err = dryRunClientSideApply(ctx, c, target, old, js)
-	} else {
+	default:
 		cur, err = snapshot.DryRunApplySet(ctx, c, target, ns, name, js, previewFieldManager)
 	}
 	if err != nil {

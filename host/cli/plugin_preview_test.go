@@ -40,7 +40,7 @@ func TestLiveEditOfAClientSideAppliedSetDropsWhatTheManifestDrops(t *testing.T) 
 		t.Fatal(err)
 	}
 	kc := fake.NewClientset(live)
-	_, cur, _, err := liveEdit(context.Background(), kc, snapshot.Target{}, "prod", "web", manifest)
+	_, cur, _, err := liveEdit(context.Background(), kc, snapshot.Target{}, "prod", "web", manifest, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ does: --to-revision N (the numbers `+"`kubectl ordinal history`"+` lists), by de
 The controller then rolls the pods back as the update strategy says. When the template already is that
 revision's, nothing is written ("skipped rollback"). To preview it first:
   kubectl ordinal undo statefulset/web --dry-run=client -o yaml > undo.yaml
-  kubectl ordinal preview -f undo.yaml`,
+  kubectl ordinal preview --replace -f undo.yaml`,
 		func(_ *appsv1.StatefulSet, snapshot []byte, res string, _ bool) (rollout.Patch, error) {
 			return rollout.Undo(snapshot, res, to)
 		}, true)

@@ -149,6 +149,39 @@ func DryRunApplySet(ctx context.Context, client kubernetes.Interface, t Target, 
 		metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager, Force: &force})
 }
 
+// DryRunReplaceSet is what the API server would store for manifest (JSON: the whole set, as kubectl replace
+// sends it) put in place of the live set of kind t (an update with dryRun=All, under fieldManager; nothing is
+// changed). It is sent at the live set's resourceVersion: a preview asks what the set would become, not
+// whether it changed since the manifest was read (a controller's status writes move it all the time).
+func DryRunReplaceSet(ctx context.Context, client kubernetes.Interface, t Target, live *appsv1.StatefulSet, manifest []byte, fieldManager string) (*appsv1.StatefulSet, error) {
+	var set map[string]any
+	if err := json.Unmarshal(manifest, &set); err != nil {
+		return nil, err
+	}
+	meta, _ := set["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		set["metadata"] = meta
+	}
+	meta["resourceVersion"] = live.ResourceVersion
+	body, err := json.Marshal(set)
+	if err != nil {
+		return nil, err
+	}
+	opts := metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager}
+	t = t.OrApps()
+	if !t.Custom {
+		typed := &appsv1.StatefulSet{}
+		if err := json.Unmarshal(body, typed); err != nil {
+			return nil, err
+		}
+		return client.AppsV1().StatefulSets(live.Namespace).Update(ctx, typed, opts)
+	}
+	return customSetCall(ctx, client, t, live.Namespace, live.Name, func(r *rest.Request) *rest.Request {
+		return r.Verb("PUT").SetHeader("Content-Type", "application/json").VersionedParams(&opts, metav1.ParameterCodec).Body(body)
+	})
+}
+
 // DryRunPatchSet is what the API server would store for the patch (of type pt) of the set of kind t
 // (dryRun=All, under fieldManager; nothing is changed): a client-side kubectl apply's patch.
 func DryRunPatchSet(ctx context.Context, client kubernetes.Interface, t Target, ns, name string, pt types.PatchType, patch []byte, fieldManager string) (*appsv1.StatefulSet, error) {
