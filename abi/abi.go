@@ -193,6 +193,13 @@ const (
 	ReasonProgressDeadlineExceeded = EventProgressDeadlineExceeded
 )
 
+// ProgressDeadlineExceeded reports whether a set condition, by its type, status and reason, says the rollout
+// passed its progress deadline: ConditionProgressing, False, ReasonProgressDeadlineExceeded. The one reading
+// of it, whether the condition is a typed object's or a host's own copy (its message names the revision).
+func ProgressDeadlineExceeded(condType, status, reason string) bool {
+	return condType == ConditionProgressing && status == "False" && reason == ReasonProgressDeadlineExceeded
+}
+
 // Extension is one behaviour beyond upstream a module offers (describe's extensions).
 type Extension struct {
 	Name          string `json:"name"`

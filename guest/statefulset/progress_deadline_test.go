@@ -15,7 +15,8 @@ import (
 // The conditions hosts read to tell a rollout that will not end by itself (abi) are the module's.
 func TestProgressDeadlineNamesAreABIs(t *testing.T) {
 	if conditionProgressing != abi.ConditionProgressing || conditionRolledBack != abi.ConditionRolledBack ||
-		reasonProgressDeadlineExceeded != abi.ReasonProgressDeadlineExceeded {
+		reasonProgressDeadlineExceeded != abi.ReasonProgressDeadlineExceeded ||
+		!abi.ProgressDeadlineExceeded(conditionProgressing, "False", reasonProgressDeadlineExceeded) {
 		t.Error("progress-deadline's condition names differ from abi's")
 	}
 }

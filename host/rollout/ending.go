@@ -44,8 +44,7 @@ func (s *Status) Ended() (Ending, string) {
 			// while the rollback rolls out, but once it is done, a wait (say, the deploy of a Git revert to that
 			// same template, which changes nothing) finds a set that is complete, and says how it got there.
 			rolledBack = conditionLine(c)
-		case stuck == "" && (c.Type == abi.ConditionProgressing && c.Status == "False" && c.Reason == abi.ReasonProgressDeadlineExceeded ||
-			abi.InPlaceOnlyHolds(c.Type, c.Status)):
+		case stuck == "" && (abi.ProgressDeadlineExceeded(c.Type, c.Status, c.Reason) || abi.InPlaceOnlyHolds(c.Type, c.Status)):
 			stuck = conditionLine(c)
 		}
 	}

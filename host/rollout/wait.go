@@ -82,7 +82,7 @@ func pausedBy(set *appsv1.StatefulSet, plan *abi.Plan, conds []appsv1.StatefulSe
 	}
 	if set.Annotations[abi.AnnotationOnProgressDeadline] == "Pause" && set.Annotations[abi.AnnotationProgressDeadlineSeconds] != "" && update != "" {
 		for _, c := range conds {
-			if c.Type == "Progressing" && c.Status == "False" && c.Reason == abi.EventProgressDeadlineExceeded && strings.Contains(c.Message, "revision "+update+".") {
+			if abi.ProgressDeadlineExceeded(string(c.Type), string(c.Status), c.Reason) && strings.Contains(c.Message, "revision "+update+".") {
 				return fmt.Sprintf("%s: Pause holds the rollout: it made no progress to revision %s for its deadline; no pod is created, deleted or updated "+
 					"until the template changes (a fix, or kubectl ordinal undo %s) or the annotation is removed", abi.AnnotationOnProgressDeadline, update, ref)
 			}
