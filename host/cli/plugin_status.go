@@ -106,20 +106,23 @@ func (f *statusFlags) run(cmd *cobra.Command, arg string, mopts *moduleOptions, 
 	defer mods.close()
 	s := &statusView{module: mods.module, named: mods.named, policies: mods.pols.Get, client: client, features: features, format: format, out: cmd.OutOrStdout(),
 		errOut: cmd.ErrOrStderr(), signals: f.signals}
-	if !f.watch || f.wait.on {
+	switch {
+	case f.wait.on:
 		// --wait reads the set first, as kubectl rollout status does, so that a set that does not exist is an
-		// error (with the other kind's hint) rather than a wait
-		objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
-		if err != nil {
-			if ctx.Err() != nil && f.wait.on {
+		// error (with the other kind's hint) rather than a wait; the watch then lists its objects
+		if _, err := snapshot.GetSet(ctx, client, t, ns, name); err != nil {
+			if ctx.Err() != nil {
 				return f.wait.interrupted(nil, nil) // exit 1 would say the set does not exist
 			}
 			return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
 		}
-		if !f.wait.on {
-			return s.once(ctx, objs)
-		}
 		s.wait = &f.wait
+	case !f.watch:
+		objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
+		if err != nil {
+			return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
+		}
+		return s.once(ctx, objs)
 	}
 	return s.watchLive(ctx, o, client, t, ns, name)
 }
