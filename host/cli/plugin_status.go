@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -157,15 +156,7 @@ func (s *statusView) watchLive(ctx context.Context, o *pluginOptions, client kub
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	err = s.watch(ctx, cfg, watchClient, t, ns, name)
-	if ctx.Err() != nil {
-		var e *exitError
-		if errors.As(err, &e) && e.code == ExitLimit {
-			return err // the watch showed its last view
-		}
-		return s.wait.interrupted(nil, s.last)
-	}
-	return err
+	return s.watch(ctx, cfg, watchClient, t, ns, name)
 }
 
 func cmdContext(cmd *cobra.Command) context.Context {
@@ -188,9 +179,8 @@ type statusView struct {
 	client   kubernetes.Interface
 	errOut   io.Writer // --watch says here when it lost the API server and is retrying
 	signals  policyContextFlags
-	// wait: --wait, the watch ends with the rollout (nil: --watch, until interrupted); last is the latest view
+	// wait: --wait, the watch ends with the rollout (nil: --watch, until interrupted)
 	wait *rolloutWait
-	last *statusFrame
 }
 
 // statusFrame is one view of the set's status: the status, its rendering, and the requeue the module asked for.
@@ -290,18 +280,22 @@ func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kuberne
 	source.Start(ctx)
 	go setInformer.RunWithContext(ctx)
 	if !source.WaitForSync(ctx) || !cache.WaitForCacheSync(ctx.Done(), setInformer.HasSynced) {
-		return nil // interrupted before the first list
+		return s.wait.interrupted(nil, nil) // before the first list
 	}
 	show := s.shower()
 	requeue := time.NewTimer(time.Hour)
 	defer requeue.Stop()
 	timeout := s.wait.deadline()
+	var last *statusFrame
 	for {
 		v, err := s.cachedFrame(ctx, t, ns, name, sets, source)
 		if err != nil {
+			if ctx.Err() != nil {
+				return s.wait.interrupted(show, last) // the module's call cut short: not a module failure
+			}
 			return err
 		}
-		s.last = v
+		last = v
 		if err := show(v, false); err != nil {
 			return err
 		}
