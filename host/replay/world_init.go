@@ -158,6 +158,7 @@ func (e *engine) seedKubelet() {
 	if e.cfg.Model == ModelTick {
 		return
 	}
+	var revisions [][]byte // the revisions' data, encoded once, for the first pod mid in-place update
 	for _, n := range e.api.Names(world.KindPod) {
 		p := e.api.Get(world.KindPod, n)
 		if jsonobj.Get(p, "metadata.deletionTimestamp") != nil {
@@ -166,7 +167,10 @@ func (e *engine) seedKubelet() {
 			e.kube.PodCreated(n)
 		} else if restart, pending, v := inPlacePending(p); pending {
 			e.kube.PodSpecChanged(n, restart)
-			if kube.OtherTagWait(v, e.revisionData()) {
+			if revisions == nil {
+				revisions = e.revisionData()
+			}
+			if kube.OtherTagWait(v, revisions) {
 				e.api.Note("kubelet", world.ReasonImageByAnotherTag, world.KindPod, n, "pod %s: container %s reports image %s, no revision's image, for %s: "+
 					"the replay restarts it; on the cluster the runtime may name %s by another of its tags, and the pod then waits for good "+
 					"(pin the image by digest, or delete the pod)", n, v.Container, v.Has, v.Want, v.Want)
