@@ -38,5 +38,5 @@ func ValidatePodResize(old, resized jsonobj.Obj) error {
 		return nil
 	}
 	return invalidObject("Pod", jsonobj.GetStr(old, "metadata.name"), []fieldError{
-		invalidValue("spec", jsonobj.GetStr(old, "status.qosClass"), "Pod QOS Class may not change as a result of resizing")})
+		invalidValue("spec", was, "Pod QOS Class may not change as a result of resizing")})
 }
