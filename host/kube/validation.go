@@ -3,8 +3,10 @@ package kube
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -222,12 +224,12 @@ func templateResourceErrors(spec jsonobj.Obj) []fieldError {
 func resourceRequirementErrors(r jsonobj.Obj, path string) []fieldError {
 	var errs []fieldError
 	limits, requests := quantities(jsonobj.GetObj(r, "limits")), quantities(jsonobj.GetObj(r, "requests"))
-	for _, name := range sortedNames(limits) {
+	for _, name := range slices.Sorted(maps.Keys(limits)) {
 		if q := limits[name]; q.Sign() < 0 {
 			errs = append(errs, invalidValue(path+".limits["+name+"]", q.String(), "must be greater than or equal to 0"))
 		}
 	}
-	for _, name := range sortedNames(requests) {
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
 		q := requests[name]
 		if q.Sign() < 0 {
 			errs = append(errs, invalidValue(path+".requests["+name+"]", q.String(), "must be greater than or equal to 0"))
@@ -254,15 +256,6 @@ func quantities(list jsonobj.Obj) map[string]resource.Quantity {
 		}
 	}
 	return out
-}
-
-func sortedNames(m map[string]resource.Quantity) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // overcommitAllowed is helper.IsOvercommitAllowed: a native resource (no domain, or a kubernetes.io one)
