@@ -2,7 +2,6 @@ package preview
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -436,7 +435,7 @@ func (e *edit) partitionLine(s *Summary) {
 	if at == "" {
 		at = "their current revision"
 	}
-	if saved, ok := e.cur.Annotations[rollout.PausedPartitionAnnotation]; ok && e.partition == math.MaxInt32 {
+	if saved, ok := rollout.PausePartitionHolds(e.cur.Annotations, int64(e.partition)); ok {
 		// kubectl ordinal pause's partition: whose it is, and what lets the edit roll
 		s.add("kubectl ordinal pause holds %s at %s (partition %d; the partition was %s): kubectl ordinal resume statefulset/%s rolls this edit out",
 			compactRange(held, e.name), at, e.partition, saved, e.name)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -578,6 +577,7 @@ func (e *engine) settledOutcome() (result, summary string) {
 		return "complete", "the StatefulSet was deleted"
 	}
 	c := e.census(ss)
+	saved, paused := rollout.PausePartitionHolds(annotations(ss), c.partition)
 	switch {
 	case len(c.notReady.names) > 0:
 		summary = "nothing more happens: not Ready: " + c.notReady.String()
@@ -594,10 +594,10 @@ func (e *engine) settledOutcome() (result, summary string) {
 		return "complete", allPods(c.replicas) + " Ready at revision " + e.label(c.update)
 	case jsonobj.GetStr(ss, "spec.updateStrategy.type") == "OnDelete":
 		return "waiting", "OnDelete: " + c.old.String() + " keep their revision until deleted"
-	case c.heldBack && c.partition == math.MaxInt32 && annotations(ss)[rollout.PausedPartitionAnnotation] != "":
+	case c.heldBack && paused:
 		// kubectl ordinal pause's partition: say whose it is and what lets the rollout go on
 		return "partitioned", fmt.Sprintf("kubectl ordinal pause holds back %s (partition %d, %s %q); kubectl ordinal resume lets the rollout go on to revision %s",
-			c.old.String(), c.partition, rollout.PausedPartitionAnnotation, annotations(ss)[rollout.PausedPartitionAnnotation], e.label(c.update))
+			c.old.String(), c.partition, rollout.PausedPartitionAnnotation, saved, e.label(c.update))
 	case c.heldBack:
 		return "partitioned", fmt.Sprintf("partition %d holds back %s; the rest is at revision %s", c.partition, c.old.String(), e.label(c.update))
 	case annotations(ss)[abi.AnnotationPaused] == "true" && e.extensionOfSet(abi.AnnotationPaused):

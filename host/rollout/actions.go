@@ -34,6 +34,14 @@ const PausedPartitionAnnotation = "ordinal.dev/paused-partition"
 // however the set is scaled.
 const pausedPartition = math.MaxInt32
 
+// PausePartitionHolds reports whether an apps/v1 set with these annotations and partition is held by kubectl
+// ordinal pause's partition (pausedPartition, with the partition it replaced saved in PausedPartitionAnnotation),
+// and returns that saved partition: the one reading of it for status, previews and replays.
+func PausePartitionHolds(annotations map[string]string, partition int64) (saved string, ok bool) {
+	saved, ok = annotations[PausedPartitionAnnotation]
+	return saved, ok && partition == pausedPartition
+}
+
 // Patch is a JSON merge patch (RFC 7386) or a JSON patch (RFC 6902) of a set, and what it does in words.
 type Patch struct {
 	JSONPatch bool   // Data is a JSON patch; else a merge patch

@@ -76,7 +76,7 @@ func pausedBy(set *appsv1.StatefulSet, plan *abi.Plan, conds []appsv1.StatefulSe
 			}
 		}
 	}
-	if saved, ok := set.Annotations[PausedPartitionAnnotation]; ok && partition(set) == pausedPartition {
+	if saved, ok := PausePartitionHolds(set.Annotations, int64(partition(set))); ok {
 		return fmt.Sprintf("paused by kubectl ordinal pause: partition %d holds every pod back (the partition was %s); kubectl ordinal resume %s lets the rollout go on",
 			pausedPartition, saved, ref)
 	}
