@@ -109,12 +109,14 @@ func (f *statusFlags) run(cmd *cobra.Command, arg string, mopts *moduleOptions, 
 	case f.wait.on:
 		// --wait reads the set first, as kubectl rollout status does, so that a set that does not exist is an
 		// error (with the other kind's hint) rather than a wait; the watch then lists its objects
-		if _, err := snapshot.GetSet(ctx, client, t, ns, name); err != nil {
+		set, err := snapshot.GetSet(ctx, client, t, ns, name)
+		if err != nil {
 			if ctx.Err() != nil {
 				return f.wait.interrupted(nil, nil) // exit 1 would say the set does not exist
 			}
 			return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
 		}
+		f.wait.since = set.Generation
 		s.wait = &f.wait
 	case !f.watch:
 		objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
@@ -300,7 +302,7 @@ func (s *statusView) watch(ctx context.Context, cfg *rest.Config, client kuberne
 			return err
 		}
 		if s.wait != nil {
-			if end, why := v.st.Ended(); end != rollout.NotEnded {
+			if end, why := v.st.Ended(s.wait.since); end != rollout.NotEnded {
 				return s.wait.ended(show, v, end, why)
 			}
 		}

@@ -17,6 +17,7 @@ type rolloutWait struct {
 	on      bool
 	timeout time.Duration
 	started time.Time
+	since   int64 // the set's generation when the wait began (rollout.Status.Ended)
 }
 
 func (w *rolloutWait) bind(cmd *cobra.Command) {

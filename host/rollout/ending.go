@@ -27,8 +27,11 @@ const (
 // ready — made of the pods as the module reads them and of the next sync writing nothing (so the status
 // the controller recorded is final), and it knows what kubectl's does not: a rollout that cannot end by
 // itself. A condition counts only in a status of the set's latest generation; an older one is of an
-// earlier edit (a stale ProgressDeadlineExceeded before the controller has seen the fix).
-func (s *Status) Ended() (Ending, string) {
+// earlier edit (a stale ProgressDeadlineExceeded before the controller has seen the fix). since is the set's
+// generation when the wait began: a rollback writes the template, a new generation, so one past since rolled
+// back the rollout waited on, however far it has rolled back since (a wait sees the states it is shown, not
+// every state the set went through).
+func (s *Status) Ended(since int64) (Ending, string) {
 	switch {
 	case s.State == StateNotFound:
 		return Gone, fmt.Sprintf("StatefulSet %s/%s not found", s.Namespace, s.Name)
@@ -41,15 +44,16 @@ func (s *Status) Ended() (Ending, string) {
 		switch {
 		case c.Type == abi.ConditionRolledBack && c.Status == "True":
 			// The condition stays for as long as the set keeps the template it was rolled back to: the edit failed
-			// while the rollback rolls out, but once it is done, a wait (say, the deploy of a Git revert to that
-			// same template, which changes nothing) finds a set that is complete, and says how it got there.
+			// while the rollback rolls out, or when the rollback came during the wait; but a wait begun after it
+			// (say, the deploy of a Git revert to that same template, which changes nothing) finds a set that is
+			// complete, and says how it got there.
 			rolledBack = conditionLine(c)
 		case stuck == "" && (abi.ProgressDeadlineExceeded(c.Type, c.Status, c.Reason) || abi.InPlaceOnlyHolds(c.Type, c.Status)):
 			stuck = conditionLine(c)
 		}
 	}
 	switch {
-	case rolledBack != "" && !complete:
+	case rolledBack != "" && (!complete || s.Generation > since):
 		return Stuck, rolledBack // the deadline passed too; the rollback says what follows
 	case stuck != "":
 		return Stuck, stuck

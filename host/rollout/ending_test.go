@@ -63,13 +63,19 @@ func TestStatusEnded(t *testing.T) {
 				snap = edit(t, snap, e)
 			}
 			st := statusOf(t, snap)
-			got, why := st.Ended()
+			got, why := st.Ended(st.Generation) // the wait began at the set's generation
 			if got != c.want || !strings.Contains(why, c.why) || (got == rollout.NotEnded) != (why == "") {
 				t.Errorf("Ended() = %q, %q; want %q, %q (state %s: %s)", got, why, c.want, c.why, st.State, strings.Join(st.Reasons, "; "))
 			}
 		})
 	}
-	if got, why := rollout.NotFound("default", "web").Ended(); got != rollout.Gone || why != "StatefulSet default/web not found" {
+	// Rolled back while waited on (the rollback's template write is a generation past the wait's start), and
+	// done by the time the wait looked again, as it may be on a fast cluster: the rollout waited on failed.
+	st := statusOf(t, edit(t, finalSnapshot(t, "rolling-update"), withConditions(rolledBack)))
+	if got, why := st.Ended(st.Generation - 1); got != rollout.Stuck || !strings.HasPrefix(why, "RolledBack=True") {
+		t.Errorf("rolled back during the wait: %q, %q; want stuck naming RolledBack", got, why)
+	}
+	if got, why := rollout.NotFound("default", "web").Ended(0); got != rollout.Gone || why != "StatefulSet default/web not found" {
 		t.Errorf("a set that does not exist: %q, %q", got, why)
 	}
 }
