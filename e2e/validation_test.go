@@ -204,7 +204,10 @@ func TestResizeThatChangesTheQoSClassIsRefusedAsTheAPIServerDoes(t *testing.T) {
 	}
 	pod, err := cfg.kc.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "qos", Namespace: ns},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: res("100m")}}},
+		// never scheduled: once bound to a kwok node, kube-apiserver refuses any resize for the node ("Pod
+		// running on node without support for resize") before it judges the QoS class
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{"e2e.ordinal.dev/no-such-node": "true"},
+			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: res("100m")}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
