@@ -95,6 +95,19 @@ func (f *statusFlags) run(cmd *cobra.Command, arg string, mopts *moduleOptions, 
 	}
 	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.wait.on {
+		// --wait reads the set first, as kubectl rollout status does, so that a set that does not exist is an
+		// error (with the other kind's hint) rather than a wait, and before it loads modules, so that the
+		// generation it waits from (Ended's since) is the set's as the command began; the watch lists the rest
+		set, err := snapshot.GetSet(ctx, client, t, ns, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return f.wait.interrupted(nil, nil) // exit 1 would say the set does not exist
+			}
+			return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
+		}
+		f.wait.since = set.Generation
+	}
 	mods, err := o.loadModules(ctx, mopts, &f.supplied, features)
 	if err != nil {
 		if ctx.Err() != nil && f.wait.on {
@@ -107,16 +120,6 @@ func (f *statusFlags) run(cmd *cobra.Command, arg string, mopts *moduleOptions, 
 		errOut: cmd.ErrOrStderr(), signals: f.signals}
 	switch {
 	case f.wait.on:
-		// --wait reads the set first, as kubectl rollout status does, so that a set that does not exist is an
-		// error (with the other kind's hint) rather than a wait; the watch then lists its objects
-		set, err := snapshot.GetSet(ctx, client, t, ns, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return f.wait.interrupted(nil, nil) // exit 1 would say the set does not exist
-			}
-			return withCode(ExitUsage, otherKindHint(ctx, client, t, ns, name, err))
-		}
-		f.wait.since = set.Generation
 		s.wait = &f.wait
 	case !f.watch:
 		objs, err := snapshot.LiveObjects(ctx, client, t, ns, name)
